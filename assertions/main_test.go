@@ -1,0 +1,141 @@
+package assertions
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/triggers-dev/triggers/constructs/dynamotable"
+	"github.com/triggers-dev/triggers/constructs/eventstore"
+	"github.com/triggers-dev/triggers/internal/cdktest"
+	_ "github.com/triggers-dev/triggers/internal/jsiienv"
+	"github.com/triggers-dev/triggers/internal/jsiirt"
+	"github.com/triggers-dev/triggers/stacks"
+)
+
+// Names of the test-only stacks, synthesized beside the real app's stacks.
+const (
+	stackProvisioned = "test-events-provisioned"
+	stackCMK         = "test-events-cmk"
+	stackConsumer    = "test-events-consumer"
+)
+
+var (
+	assemblyDir string
+	templates   map[string]map[string]any
+)
+
+func TestMain(m *testing.M) {
+	code, err := run(m)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "assertions:", err)
+		code = 1
+	}
+	os.Exit(code)
+}
+
+func run(m *testing.M) (int, error) {
+	defer jsiirt.Close()
+	dir, err := os.MkdirTemp("", "triggers-assertions-*")
+	if err != nil {
+		return 1, err
+	}
+	defer os.RemoveAll(dir)
+	assemblyDir = filepath.Join(dir, "cdk.out")
+	app, err := cdktest.NewApp(assemblyDir, map[string]any{"aws:cdk:version-reporting": false})
+	if err != nil {
+		return 1, err
+	}
+	cfg, err := stacks.ConfigFromContext(app)
+	if err != nil {
+		return 1, err
+	}
+	stacks.Build(app, cfg)
+	buildTestStacks(app)
+	app.Synth(nil)
+	if templates, err = cdktest.Templates(assemblyDir); err != nil {
+		return 1, err
+	}
+	return m.Run(), nil
+}
+
+// buildTestStacks adds the variants the real app does not deploy by default:
+// provisioned billing, a customer-managed key with every option set, and a
+// stack that imports the events table and grants each intent to a role.
+func buildTestStacks(app awscdk.App) {
+	p := awscdk.NewStack(app, jsii.String(stackProvisioned), nil)
+	eventstore.NewEventsTable(p, jsii.String("Events"), &eventstore.EventsTableProps{
+		TableOptions: dynamotable.TableOptions{Billing: dynamotable.Provisioned},
+	})
+
+	c := awscdk.NewStack(app, jsii.String(stackCMK), nil)
+	key := awskms.NewKey(c, jsii.String("Key"), &awskms.KeyProps{EnableKeyRotation: jsii.Bool(true)})
+	events := eventstore.NewEventsTable(c, jsii.String("Events"), &eventstore.EventsTableProps{
+		TableOptions: dynamotable.TableOptions{
+			EncryptionKey:       key,
+			ContributorInsights: jsii.Bool(true),
+			RecoveryPeriodDays:  7,
+			Billing:             dynamotable.Provisioned,
+			ReadScaling:         &dynamotable.Scaling{MinCapacity: 10, MaxCapacity: 400, TargetUtilizationPercent: 50},
+			WriteScaling:        &dynamotable.Scaling{MinCapacity: 20, MaxCapacity: 800, TargetUtilizationPercent: 60},
+		},
+	})
+	// The construct is a real jsii construct: it takes tags and children.
+	awscdk.Tags_Of(events).Add(jsii.String("owner"), jsii.String("platform-team"), nil)
+	awscdk.NewCfnOutput(events, jsii.String("ChildOutput"), &awscdk.CfnOutputProps{Value: events.TableName()})
+	for _, intent := range []string{"Append", "ReadInbox", "UpdateStatus", "Stream"} {
+		role := awsiam.NewRole(c, jsii.String("Local"+intent+"Role"), &awsiam.RoleProps{
+			AssumedBy: awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil),
+		})
+		grant(events, intent, role)
+	}
+
+	i := awscdk.NewStack(app, jsii.String(stackConsumer), nil)
+	imported := eventstore.FromEventsTableAttributes(i, jsii.String("Events"), &eventstore.EventsTableAttributes{
+		TableName:      jsii.String("events-made-elsewhere"),
+		TableStreamArn: jsii.String("arn:aws:dynamodb:us-east-1:111111111111:table/events-made-elsewhere/stream/2025-11-11T10:00:00.000"),
+	})
+	for _, intent := range []string{"Append", "ReadInbox", "UpdateStatus", "Stream"} {
+		role := awsiam.NewRole(i, jsii.String(intent+"Role"), &awsiam.RoleProps{
+			AssumedBy: awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil),
+		})
+		grant(imported, intent, role)
+	}
+}
+
+func grant(t eventstore.IEventsTable, intent string, role awsiam.IRole) {
+	switch intent {
+	case "Append":
+		t.GrantAppendEvents(role)
+	case "ReadInbox":
+		t.GrantReadInbox(role)
+	case "UpdateStatus":
+		t.GrantUpdateStatus(role)
+	case "Stream":
+		t.GrantStreamRead(role)
+	}
+}
+
+// tmpl returns the named stack's template or fails the test.
+func tmpl(t *testing.T, stack string) map[string]any {
+	t.Helper()
+	tp, ok := templates[stack]
+	if !ok {
+		t.Fatalf("no template for stack %q; have %v", stack, keys(templates))
+	}
+	return tp
+}
+
+func keys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}

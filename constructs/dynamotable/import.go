@@ -1,0 +1,72 @@
+package dynamotable
+
+import (
+	"fmt"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/triggers-dev/triggers/schema"
+)
+
+// TableAttributes identify a table made elsewhere (another stack or app).
+type TableAttributes struct {
+	// Schema describes the table. Required: grants and metrics take index
+	// names from it.
+	Schema *schema.Table
+	// TableName is the physical name. Give TableName or TableArn.
+	TableName *string
+	// TableArn is the table ARN. Give TableName or TableArn.
+	TableArn *string
+	// TableStreamArn is the stream ARN; needed to read the stream.
+	//
+	// Default: no stream access.
+	TableStreamArn *string
+	// EncryptionKey is the table's customer-managed key, if any.
+	//
+	// Default: AWS-managed encryption (no KMS grants).
+	EncryptionKey awskms.IKey
+}
+
+// Imported is a table made elsewhere, seen through its schema.
+type Imported struct {
+	constructs.Construct
+	*Accessors
+}
+
+// FromTableAttributes imports a table made elsewhere as an ITable.
+func FromTableAttributes(scope constructs.Construct, id *string, attrs *TableAttributes) ITable {
+	t := &Imported{Accessors: &Accessors{}}
+	FromTableAttributes_Override(t, t.Accessors, scope, id, attrs)
+	return t
+}
+
+// FromTableAttributes_Override imports a table into t, registering self (the
+// struct that embeds t) as the construct, so that types extending Imported
+// can be used as a scope.
+func FromTableAttributes_Override(self constructs.Construct, t *Accessors, scope constructs.Construct, id *string, attrs *TableAttributes) {
+	if attrs == nil || attrs.Schema == nil {
+		panic(fmt.Errorf("dynamotable %q: attrs.Schema is required: pass the imported table's description", deref(id)))
+	}
+	if attrs.TableName == nil && attrs.TableArn == nil {
+		panic(fmt.Errorf("dynamotable %q: give attrs.TableName or attrs.TableArn to identify the imported table", deref(id)))
+	}
+	if err := attrs.Schema.Validate(); err != nil {
+		panic(fmt.Errorf("dynamotable %q: invalid schema:\n%w", deref(id), err))
+	}
+	t.schema, t.key = *attrs.Schema, attrs.EncryptionKey
+	constructs.NewConstruct_Override(self, scope, id)
+	names := make([]*string, 0, len(attrs.Schema.GlobalIndexes))
+	for _, ix := range attrs.Schema.GlobalIndexes {
+		names = append(names, jsii.String(ix.Name))
+	}
+	t.l2 = awsdynamodb.Table_FromTableAttributes(self, jsii.String("Resource"), &awsdynamodb.TableAttributes{
+		TableName:      attrs.TableName,
+		TableArn:       attrs.TableArn,
+		TableStreamArn: attrs.TableStreamArn,
+		EncryptionKey:  attrs.EncryptionKey,
+		GlobalIndexes:  &names,
+	})
+}

@@ -1,0 +1,132 @@
+// Package eventstore provides EventsTable, the DynamoDB table of the Triggers
+// service (seeds 000 and 001): partition key user_id, sort key
+// timestamp#event_id, EventTypeIndex and StatusIndex projecting ALL, TTL on
+// ttl, a NEW_IMAGE stream and PITR for 35 days, on-demand by default.
+//
+// It adds intent-level grants (append events, read the inbox, update status,
+// read the stream) that name exactly the actions and index ARNs each role
+// needs, and an import path for a table made elsewhere.
+package eventstore
+
+import (
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/triggers-dev/triggers/constructs/dynamotable"
+	"github.com/triggers-dev/triggers/schema"
+)
+
+// IAM actions behind each intent-level grant. The runtime's store uses no
+// other calls (see docs/runtime.md).
+var (
+	// AppendActions write new events, idempotency records and batches.
+	AppendActions = []string{"dynamodb:PutItem", "dynamodb:BatchWriteItem", "dynamodb:ConditionCheckItem", "dynamodb:GetItem"}
+	// ReadInboxActions list and read events, on the table and both indexes.
+	ReadInboxActions = []string{"dynamodb:Query", "dynamodb:GetItem"}
+	// UpdateStatusActions change an event's status.
+	UpdateStatusActions = []string{"dynamodb:UpdateItem", "dynamodb:GetItem"}
+)
+
+// IEventsTable is the events table, made here or imported.
+type IEventsTable interface {
+	dynamotable.ITable
+	// EventTypeIndexName returns "EventTypeIndex".
+	EventTypeIndexName() *string
+	// StatusIndexName returns "StatusIndex".
+	StatusIndexName() *string
+	// GrantAppendEvents lets grantee ingest events (single, batch,
+	// idempotent): AppendActions on the table only.
+	GrantAppendEvents(grantee awsiam.IGrantable) awsiam.Grant
+	// GrantReadInbox lets grantee list and read events: ReadInboxActions on
+	// the table, EventTypeIndex and StatusIndex.
+	GrantReadInbox(grantee awsiam.IGrantable) awsiam.Grant
+	// GrantUpdateStatus lets grantee change event status (PATCH, ack):
+	// UpdateStatusActions on the table only.
+	GrantUpdateStatus(grantee awsiam.IGrantable) awsiam.Grant
+}
+
+// EventsTableProps configures an EventsTable; the schema is fixed. A nil
+// props takes every default (see dynamotable.TableOptions).
+type EventsTableProps struct {
+	dynamotable.TableOptions
+}
+
+// EventsTable is the events table of seeds 000 and 001.
+type EventsTable struct {
+	constructs.Construct
+	*dynamotable.Core
+	*EventGrants
+}
+
+// NewEventsTable creates the events table. Invalid props panic with an error
+// naming each bad value and its fix.
+func NewEventsTable(scope constructs.Construct, id *string, props *EventsTableProps) *EventsTable {
+	if props == nil {
+		props = &EventsTableProps{}
+	}
+	sc := schema.Events()
+	e := &EventsTable{Core: &dynamotable.Core{}}
+	e.EventGrants = &EventGrants{e}
+	dynamotable.NewTable_Override(e, e.Core, scope, id, &dynamotable.TableProps{Schema: &sc, TableOptions: props.TableOptions})
+	return e
+}
+
+// EventsTableAttributes identify an events table made elsewhere.
+type EventsTableAttributes struct {
+	// TableName is the physical name. Give TableName or TableArn.
+	TableName *string
+	// TableArn is the table ARN. Give TableName or TableArn.
+	TableArn *string
+	// TableStreamArn is the stream ARN; needed for GrantStreamRead.
+	//
+	// Default: no stream access.
+	TableStreamArn *string
+	// EncryptionKey is the table's customer-managed key, if any.
+	//
+	// Default: AWS-managed encryption.
+	EncryptionKey awskms.IKey
+}
+
+type importedEvents struct {
+	constructs.Construct
+	*dynamotable.Accessors
+	*EventGrants
+}
+
+// FromEventsTableAttributes imports an events table made elsewhere, for
+// example in a stateful stack of another app.
+func FromEventsTableAttributes(scope constructs.Construct, id *string, attrs *EventsTableAttributes) IEventsTable {
+	if attrs == nil {
+		attrs = &EventsTableAttributes{}
+	}
+	sc := schema.Events()
+	t := &importedEvents{Accessors: &dynamotable.Accessors{}}
+	t.EventGrants = &EventGrants{t}
+	dynamotable.FromTableAttributes_Override(t, t.Accessors, scope, id, &dynamotable.TableAttributes{
+		Schema: &sc, TableName: attrs.TableName, TableArn: attrs.TableArn,
+		TableStreamArn: attrs.TableStreamArn, EncryptionKey: attrs.EncryptionKey,
+	})
+	return t
+}
+
+// EventGrants implements the events table's intent-level grants for
+// EventsTable and imported tables. It is exported only because jsii requires
+// embedded fields of a construct to be exported.
+type EventGrants struct{ t dynamotable.ITable }
+
+func (g *EventGrants) EventTypeIndexName() *string { return jsii.String(schema.EventTypeIndex) }
+func (g *EventGrants) StatusIndexName() *string    { return jsii.String(schema.StatusIndex) }
+
+func (g *EventGrants) GrantAppendEvents(grantee awsiam.IGrantable) awsiam.Grant {
+	return g.t.Grant(grantee, nil, true, AppendActions...)
+}
+
+func (g *EventGrants) GrantReadInbox(grantee awsiam.IGrantable) awsiam.Grant {
+	return g.t.Grant(grantee, []string{schema.EventTypeIndex, schema.StatusIndex}, false, ReadInboxActions...)
+}
+
+func (g *EventGrants) GrantUpdateStatus(grantee awsiam.IGrantable) awsiam.Grant {
+	return g.t.Grant(grantee, nil, true, UpdateStatusActions...)
+}

@@ -1,0 +1,66 @@
+package stacks
+
+import (
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/triggers-dev/triggers/constructs/dynamotable"
+	"github.com/triggers-dev/triggers/constructs/eventstore"
+)
+
+// TriggersDataStackProps configures the Triggers stateful stack.
+type TriggersDataStackProps struct {
+	awscdk.StackProps
+	// Env is the environment name, tagged on every resource.
+	//
+	// Default: "dev".
+	Env string
+	// Billing is the events table billing mode.
+	//
+	// Default: dynamotable.OnDemand.
+	Billing dynamotable.Billing
+}
+
+// TriggersDataStack holds the Triggers service's stateful resources (seeds
+// 000/001). Termination protection is on.
+type TriggersDataStack struct {
+	awscdk.Stack
+	// Events is the events table.
+	Events *eventstore.EventsTable
+}
+
+// NewTriggersDataStack creates the stack.
+func NewTriggersDataStack(scope constructs.Construct, id *string, props *TriggersDataStackProps) *TriggersDataStack {
+	if props == nil {
+		props = &TriggersDataStackProps{}
+	}
+	env := props.Env
+	if env == "" {
+		env = "dev"
+	}
+	sp := props.StackProps
+	if sp.TerminationProtection == nil {
+		sp.TerminationProtection = jsii.Bool(true)
+	}
+	stack := awscdk.NewStack(scope, id, &sp)
+	awscdk.Tags_Of(stack).Add(jsii.String("triggers:env"), jsii.String(env), nil)
+	awscdk.Tags_Of(stack).Add(jsii.String("triggers:system"), jsii.String("triggers"), nil)
+
+	opts := dynamotable.TableOptions{Billing: props.Billing}
+	events := eventstore.NewEventsTable(stack, jsii.String("Events"), &eventstore.EventsTableProps{TableOptions: opts})
+
+	awscdk.NewCfnOutput(stack, jsii.String("EventsTableName"), &awscdk.CfnOutputProps{
+		Value: events.TableName(), Description: jsii.String("Events table name"),
+		ExportName: jsii.String(*stack.StackName() + "-EventsTableName"),
+	})
+	awscdk.NewCfnOutput(stack, jsii.String("EventsTableArn"), &awscdk.CfnOutputProps{
+		Value: events.TableArn(), Description: jsii.String("Events table ARN"),
+		ExportName: jsii.String(*stack.StackName() + "-EventsTableArn"),
+	})
+	awscdk.NewCfnOutput(stack, jsii.String("EventsTableStreamArn"), &awscdk.CfnOutputProps{
+		Value: events.TableStreamArn(), Description: jsii.String("Events table stream ARN (NEW_IMAGE)"),
+		ExportName: jsii.String(*stack.StackName() + "-EventsTableStreamArn"),
+	})
+	return &TriggersDataStack{Stack: stack, Events: events}
+}
