@@ -1,0 +1,288 @@
+// Package apikey creates, stores, checks and revokes API keys.
+//
+// A key is "trg_" followed by 43 base64url characters (32 random bytes).
+// Only its SHA-256 hash is stored (hex, the table's partition key), with a
+// short prefix for recognition, the tenant id, a status (active or
+// revoked) and timestamps; the key itself is shown once, at creation.
+package apikey
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/schema"
+)
+
+// Key format.
+const (
+	Prefix       = "trg_"
+	randomBytes  = 32
+	keyLen       = len(Prefix) + 43
+	displayChars = len(Prefix) + 8
+	maxKeyLen    = 512
+)
+
+// Statuses of a key.
+const (
+	StatusActive  = "active"
+	StatusRevoked = "revoked"
+)
+
+// Errors of Authenticate.
+var (
+	// ErrMissing: the request carries no key (401).
+	ErrMissing = errors.New("missing API key")
+	// ErrUnknown: no such key (401).
+	ErrUnknown = errors.New("unknown API key")
+	// ErrRevoked: the key was revoked (403).
+	ErrRevoked = errors.New("revoked API key")
+)
+
+// Generate returns a new random API key.
+func Generate() (string, error) {
+	var b [randomBytes]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("read random bytes for an API key: %w", err)
+	}
+	return Prefix + base64.RawURLEncoding.EncodeToString(b[:]), nil
+}
+
+// Hash returns the hex SHA-256 of key, the table's partition key.
+func Hash(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:])
+}
+
+// DisplayPrefix returns the part of key that may be shown and stored.
+func DisplayPrefix(key string) string {
+	if len(key) <= displayChars {
+		return key
+	}
+	return key[:displayChars]
+}
+
+// FromHeaders returns the key presented in "Authorization: Bearer <key>"
+// or, failing that, "X-Api-Key: <key>"; empty when neither is present.
+func FromHeaders(get func(name string) string) string {
+	if a := strings.TrimSpace(get("Authorization")); a != "" {
+		scheme, rest, ok := strings.Cut(a, " ")
+		if ok && strings.EqualFold(scheme, "Bearer") {
+			return strings.TrimSpace(rest)
+		}
+	}
+	return strings.TrimSpace(get("X-Api-Key"))
+}
+
+// FromRequest is FromHeaders for an http.Request.
+func FromRequest(r *http.Request) string { return FromHeaders(r.Header.Get) }
+
+// Key is a stored key's record; never the key itself.
+type Key struct {
+	Hash        string
+	Prefix      string
+	TenantID    string
+	Status      string
+	Description string
+	CreatedAt   time.Time
+	RevokedAt   time.Time
+}
+
+// DB is the part of the DynamoDB client the key store uses.
+type DB interface {
+	GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+	Query(ctx context.Context, in *dynamodb.QueryInput, optFns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+	Scan(ctx context.Context, in *dynamodb.ScanInput, optFns ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
+}
+
+// Store keeps API keys in the table of schema.APIKeys.
+type Store struct {
+	db    DB
+	table string
+	now   func() time.Time
+}
+
+// NewStore returns a key store on table.
+func NewStore(db DB, table string) *Store {
+	return &Store{db: db, table: table, now: time.Now}
+}
+
+// Create makes a new active key for tenant and returns it; the caller must
+// show it once: only its hash is stored.
+func (s *Store) Create(ctx context.Context, tenant, description string) (string, Key, error) {
+	if !event.ValidTenantID(tenant) {
+		return "", Key{}, fmt.Errorf("tenant id %q is invalid: use 1-128 characters of [A-Za-z0-9_.:-], starting with a letter or digit", tenant)
+	}
+	key, err := Generate()
+	if err != nil {
+		return "", Key{}, err
+	}
+	k := Key{
+		Hash:        Hash(key),
+		Prefix:      DisplayPrefix(key),
+		TenantID:    tenant,
+		Status:      StatusActive,
+		Description: description,
+		CreatedAt:   s.now().UTC().Truncate(time.Millisecond),
+	}
+	item := map[string]types.AttributeValue{
+		schema.AttrKeyHash:   &types.AttributeValueMemberS{Value: k.Hash},
+		schema.AttrKeyPrefix: &types.AttributeValueMemberS{Value: k.Prefix},
+		schema.AttrTenantID:  &types.AttributeValueMemberS{Value: tenant},
+		schema.AttrKeyStatus: &types.AttributeValueMemberS{Value: StatusActive},
+		schema.AttrCreatedAt: &types.AttributeValueMemberN{Value: strconv.FormatInt(k.CreatedAt.UnixMilli(), 10)},
+	}
+	if description != "" {
+		item[schema.AttrDescription] = &types.AttributeValueMemberS{Value: description}
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:                aws.String(s.table),
+		Item:                     item,
+		ConditionExpression:      aws.String("attribute_not_exists(#h)"),
+		ExpressionAttributeNames: map[string]string{"#h": schema.AttrKeyHash},
+	})
+	if err != nil {
+		return "", Key{}, fmt.Errorf("store API key: %w", err)
+	}
+	return key, k, nil
+}
+
+// Authenticate returns the tenant of the presented key: ErrMissing for an
+// empty key, ErrUnknown for a key not in the table (or malformed), and
+// ErrRevoked for a revoked one. One GetItem on the key's hash.
+func (s *Store) Authenticate(ctx context.Context, key string) (string, error) {
+	if key == "" {
+		return "", ErrMissing
+	}
+	if len(key) > maxKeyLen {
+		return "", ErrUnknown
+	}
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(s.table),
+		Key:       map[string]types.AttributeValue{schema.AttrKeyHash: &types.AttributeValueMemberS{Value: Hash(key)}},
+	})
+	if err != nil {
+		return "", fmt.Errorf("look up API key: %w", err)
+	}
+	if out.Item == nil {
+		return "", ErrUnknown
+	}
+	k := keyFromItem(out.Item)
+	switch {
+	case k.Status == StatusRevoked:
+		return "", ErrRevoked
+	case k.Status != StatusActive || !event.ValidTenantID(k.TenantID):
+		return "", ErrUnknown
+	}
+	return k.TenantID, nil
+}
+
+// List returns the keys of tenant (TenantIndex, newest first), or of all
+// tenants when tenant is empty (a Scan: the table is small and this is an
+// operator's tool).
+func (s *Store) List(ctx context.Context, tenant string) ([]Key, error) {
+	var keys []Key
+	var start map[string]types.AttributeValue
+	for {
+		var items []map[string]types.AttributeValue
+		var last map[string]types.AttributeValue
+		if tenant != "" {
+			out, err := s.db.Query(ctx, &dynamodb.QueryInput{
+				TableName:                 aws.String(s.table),
+				IndexName:                 aws.String(schema.TenantIndex),
+				KeyConditionExpression:    aws.String("#t = :t"),
+				ExpressionAttributeNames:  map[string]string{"#t": schema.AttrTenantID},
+				ExpressionAttributeValues: map[string]types.AttributeValue{":t": &types.AttributeValueMemberS{Value: tenant}},
+				ScanIndexForward:          aws.Bool(false),
+				ExclusiveStartKey:         start,
+			})
+			if err != nil {
+				return nil, fmt.Errorf("list API keys of %s: %w", tenant, err)
+			}
+			items, last = out.Items, out.LastEvaluatedKey
+		} else {
+			out, err := s.db.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(s.table), ExclusiveStartKey: start})
+			if err != nil {
+				return nil, fmt.Errorf("list API keys: %w", err)
+			}
+			items, last = out.Items, out.LastEvaluatedKey
+		}
+		for _, it := range items {
+			keys = append(keys, keyFromItem(it))
+		}
+		if last == nil {
+			return keys, nil
+		}
+		start = last
+	}
+}
+
+// ErrNoSuchKey is returned by Revoke for a hash that is not in the table.
+var ErrNoSuchKey = errors.New("no API key with this hash")
+
+// Revoke marks the key with hash revoked. It reports whether the key was
+// active before; revoking a revoked key again is not an error.
+func (s *Store) Revoke(ctx context.Context, hash string) (bool, error) {
+	hash = strings.ToLower(strings.TrimSpace(hash))
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                           aws.String(s.table),
+		Key:                                 map[string]types.AttributeValue{schema.AttrKeyHash: &types.AttributeValueMemberS{Value: hash}},
+		UpdateExpression:                    aws.String("SET #s = :revoked, #r = :now"),
+		ConditionExpression:                 aws.String("attribute_exists(#h) AND #s = :active"),
+		ExpressionAttributeNames:            map[string]string{"#h": schema.AttrKeyHash, "#s": schema.AttrKeyStatus, "#r": schema.AttrRevokedAt},
+		ExpressionAttributeValues:           map[string]types.AttributeValue{":revoked": &types.AttributeValueMemberS{Value: StatusRevoked}, ":active": &types.AttributeValueMemberS{Value: StatusActive}, ":now": &types.AttributeValueMemberN{Value: strconv.FormatInt(s.now().UnixMilli(), 10)}},
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		if ccf.Item == nil {
+			return false, ErrNoSuchKey
+		}
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("revoke API key: %w", err)
+	}
+	return true, nil
+}
+
+func keyFromItem(item map[string]types.AttributeValue) Key {
+	str := func(n string) string {
+		if v, ok := item[n].(*types.AttributeValueMemberS); ok {
+			return v.Value
+		}
+		return ""
+	}
+	ms := func(n string) time.Time {
+		if v, ok := item[n].(*types.AttributeValueMemberN); ok {
+			if i, err := strconv.ParseInt(v.Value, 10, 64); err == nil {
+				return time.UnixMilli(i).UTC()
+			}
+		}
+		return time.Time{}
+	}
+	return Key{
+		Hash:        str(schema.AttrKeyHash),
+		Prefix:      str(schema.AttrKeyPrefix),
+		TenantID:    str(schema.AttrTenantID),
+		Status:      str(schema.AttrKeyStatus),
+		Description: str(schema.AttrDescription),
+		CreatedAt:   ms(schema.AttrCreatedAt),
+		RevokedAt:   ms(schema.AttrRevokedAt),
+	}
+}

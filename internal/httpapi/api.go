@@ -1,0 +1,281 @@
+// Package httpapi implements the Triggers HTTP API v1 as a net/http
+// handler. The same handler serves a local HTTP server and, through
+// package lambdaadapter, API Gateway REST proxy events in Lambda.
+//
+// The tenant comes from the request context (WithTenant, set by the
+// Lambda adapter from the authorizer's context) or, when the handler has
+// an Authenticator (local serving), from the request's API key.
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/triggers-dev/triggers/internal/cursor"
+	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/internal/store"
+)
+
+// Store is what the handlers need from storage; *store.Store implements it.
+type Store interface {
+	Put(ctx context.Context, tenant string, e event.Event) error
+	PutIdempotent(ctx context.Context, tenant string, e event.Event, key, requestHash string) (event.Event, bool, error)
+	PutBatch(ctx context.Context, tenant string, events []event.Event) []error
+	Get(ctx context.Context, tenant, id string) (event.Event, error)
+	Transition(ctx context.Context, tenant, id string, from []event.Status, to event.Status) (event.Event, error)
+	List(ctx context.Context, q store.Query) (store.Page, error)
+}
+
+// Authenticator maps an API key to a tenant id; *apikey.Store implements
+// it. Errors apikey.ErrMissing and apikey.ErrUnknown give 401,
+// apikey.ErrRevoked 403.
+type Authenticator interface {
+	Authenticate(ctx context.Context, key string) (string, error)
+}
+
+// Config configures the API.
+type Config struct {
+	// Store keeps the events. Required.
+	Store Store
+	// CursorSecret signs inbox cursors; at least 32 bytes. Required.
+	CursorSecret []byte
+	// Authenticator, when set, authenticates requests whose context
+	// carries no tenant (local serving). Default: such requests get 401.
+	Authenticator Authenticator
+	// Retention is how long events live. Default: event.DefaultRetention.
+	Retention time.Duration
+	// Logger receives one JSON line per request. Default: slog.Default().
+	Logger *slog.Logger
+	// Now is the clock. Default: time.Now.
+	Now func() time.Time
+}
+
+// API is the HTTP API; it implements http.Handler.
+type API struct {
+	store     Store
+	cursors   *cursor.Codec
+	auth      Authenticator
+	retention time.Duration
+	log       *slog.Logger
+	now       func() time.Time
+}
+
+// New returns the API for cfg.
+func New(cfg Config) (*API, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("httpapi: Config.Store is nil: pass a *store.Store")
+	}
+	codec, err := cursor.New(cfg.CursorSecret)
+	if err != nil {
+		return nil, err
+	}
+	a := &API{store: cfg.Store, cursors: codec, auth: cfg.Authenticator, retention: cfg.Retention, log: cfg.Logger, now: cfg.Now}
+	if a.retention <= 0 {
+		a.retention = event.DefaultRetention
+	}
+	if a.log == nil {
+		a.log = slog.Default()
+	}
+	if a.now == nil {
+		a.now = time.Now
+	}
+	return a, nil
+}
+
+type ctxKey int
+
+const (
+	tenantKey ctxKey = iota
+	requestIDKey
+	sourceIPKey
+)
+
+// WithTenant returns ctx carrying the authenticated tenant id.
+func WithTenant(ctx context.Context, tenant string) context.Context {
+	return context.WithValue(ctx, tenantKey, tenant)
+}
+
+// WithRequestID returns ctx carrying the request id to use (API Gateway's).
+func WithRequestID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, requestIDKey, id)
+}
+
+// WithSourceIP returns ctx carrying the client's IP address as the edge
+// saw it.
+func WithSourceIP(ctx context.Context, ip string) context.Context {
+	return context.WithValue(ctx, sourceIPKey, ip)
+}
+
+func ctxString(ctx context.Context, k ctxKey) string {
+	v, _ := ctx.Value(k).(string)
+	return v
+}
+
+func newRequestID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func sourceIP(r *http.Request) string {
+	if ip := ctxString(r.Context(), sourceIPKey); ip != "" {
+		return ip
+	}
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return host
+	}
+	return r.RemoteAddr
+}
+
+// validHeaderToken reports whether v is 1-max visible ASCII characters.
+func validHeaderToken(v string, max int) bool {
+	if v == "" || len(v) > max {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < 0x21 || v[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// reqInfo is what one request carries through the handlers.
+type reqInfo struct {
+	requestID     string
+	correlationID string
+	tenant        string
+}
+
+// ServeHTTP serves the API.
+func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	ri := &reqInfo{requestID: ctxString(r.Context(), requestIDKey)}
+	if ri.requestID == "" {
+		ri.requestID = newRequestID()
+	}
+	w.Header().Set("X-Request-Id", ri.requestID)
+
+	status, body, err := a.serve(w, r, ri)
+	if err != nil {
+		ae := toAPIError(err)
+		status = ae.status
+		body = errorBody{Error: errorDetail{Code: ae.code, Message: ae.message, RequestID: ri.requestID}}
+		if ae.retryAfter != "" {
+			w.Header().Set("Retry-After", ae.retryAfter)
+		}
+		if ae.allow != "" {
+			w.Header().Set("Allow", ae.allow)
+		}
+	}
+	writeJSON(w, status, body)
+
+	attrs := []slog.Attr{
+		slog.String("request_id", ri.requestID),
+		slog.String("correlation_id", ri.correlationID),
+		slog.String("tenant", ri.tenant),
+		slog.String("method", r.Method),
+		slog.String("path", r.URL.Path),
+		slog.Int("status", status),
+		slog.Int64("duration_ms", time.Since(start).Milliseconds()),
+	}
+	level := slog.LevelInfo
+	if err != nil {
+		ae := toAPIError(err)
+		attrs = append(attrs, slog.String("error_code", ae.code), slog.String("error", err.Error()))
+		if status >= 500 {
+			level = slog.LevelError
+		} else {
+			level = slog.LevelWarn
+		}
+	}
+	a.log.LogAttrs(r.Context(), level, "request", attrs...)
+}
+
+// serve authenticates and routes; it returns the status and body of a
+// success, or an error that ServeHTTP turns into the error response.
+func (a *API) serve(w http.ResponseWriter, r *http.Request, ri *reqInfo) (status int, body any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			status, body, err = 0, nil, &panicError{value: p}
+		}
+	}()
+	if c := r.Header.Get("X-Correlation-Id"); c != "" {
+		if !validHeaderToken(c, 128) {
+			return 0, nil, &apiError{status: http.StatusBadRequest, code: "invalid_header", message: "X-Correlation-Id must be 1-128 visible ASCII characters"}
+		}
+		ri.correlationID = c
+		w.Header().Set("X-Correlation-Id", c)
+	}
+
+	route, allow, id := match(r.Method, r.URL.Path)
+	if route == nil && allow == "" {
+		return 0, nil, &apiError{status: http.StatusNotFound, code: "not_found", message: "no such resource: " + truncatePath(r.URL.Path)}
+	}
+
+	ri.tenant = ctxString(r.Context(), tenantKey)
+	if ri.tenant == "" {
+		if a.auth == nil {
+			return 0, nil, errUnauthorized
+		}
+		tenant, err := a.auth.Authenticate(r.Context(), apikeyFromRequest(r))
+		if err != nil {
+			return 0, nil, err
+		}
+		ri.tenant = tenant
+	}
+	if !event.ValidTenantID(ri.tenant) {
+		return 0, nil, errUnauthorized
+	}
+	if route == nil {
+		return 0, nil, &apiError{status: http.StatusMethodNotAllowed, code: "method_not_allowed", message: r.Method + " is not allowed here; use " + allow, allow: allow}
+	}
+	return route(a, r, ri, id)
+}
+
+type routeFunc func(a *API, r *http.Request, ri *reqInfo, id string) (int, any, error)
+
+// match routes method and path; for a known path with another method it
+// returns the allowed methods instead.
+func match(method, path string) (routeFunc, string, string) {
+	one := func(want string, f routeFunc) (routeFunc, string, string) {
+		if method == want {
+			return f, "", ""
+		}
+		return nil, want, ""
+	}
+	switch path {
+	case "/v1/events":
+		return one(http.MethodPost, (*API).createEvent)
+	case "/v1/events/batch":
+		return one(http.MethodPost, (*API).createBatch)
+	case "/v1/inbox":
+		return one(http.MethodGet, (*API).listInbox)
+	case "/v1/inbox/ack":
+		return one(http.MethodPost, (*API).ack)
+	}
+	if rest, ok := strings.CutPrefix(path, "/v1/events/"); ok && rest != "" && !strings.Contains(rest, "/") {
+		switch method {
+		case http.MethodGet:
+			return (*API).getEvent, "", rest
+		case http.MethodPatch:
+			return (*API).patchEvent, "", rest
+		}
+		return nil, "GET, PATCH", ""
+	}
+	return nil, "", ""
+}
+
+func truncatePath(p string) string {
+	if len(p) > 100 {
+		return p[:100] + "..."
+	}
+	return p
+}

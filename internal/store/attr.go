@@ -1,0 +1,119 @@
+package store
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// ToAttributeValue converts decoded JSON (map[string]any, []any, string,
+// json.Number, bool, nil) to a DynamoDB attribute value. Numbers go to N
+// as their original digits, so nothing is lost to float64.
+func ToAttributeValue(v any) (types.AttributeValue, error) {
+	switch x := v.(type) {
+	case nil:
+		return &types.AttributeValueMemberNULL{Value: true}, nil
+	case bool:
+		return &types.AttributeValueMemberBOOL{Value: x}, nil
+	case string:
+		return &types.AttributeValueMemberS{Value: x}, nil
+	case json.Number:
+		return &types.AttributeValueMemberN{Value: string(x)}, nil
+	case map[string]any:
+		m := make(map[string]types.AttributeValue, len(x))
+		for k, e := range x {
+			av, err := ToAttributeValue(e)
+			if err != nil {
+				return nil, err
+			}
+			m[k] = av
+		}
+		return &types.AttributeValueMemberM{Value: m}, nil
+	case []any:
+		l := make([]types.AttributeValue, len(x))
+		for i, e := range x {
+			av, err := ToAttributeValue(e)
+			if err != nil {
+				return nil, err
+			}
+			l[i] = av
+		}
+		return &types.AttributeValueMemberL{Value: l}, nil
+	}
+	return nil, fmt.Errorf("cannot store JSON value of type %T", v)
+}
+
+// FromAttributeValue converts a DynamoDB attribute value back to decoded
+// JSON; numbers become json.Number with DynamoDB's digits. Sets become
+// arrays and binary values base64 strings (the API never writes them).
+func FromAttributeValue(av types.AttributeValue) any {
+	switch x := av.(type) {
+	case *types.AttributeValueMemberNULL:
+		return nil
+	case *types.AttributeValueMemberBOOL:
+		return x.Value
+	case *types.AttributeValueMemberS:
+		return x.Value
+	case *types.AttributeValueMemberN:
+		return json.Number(x.Value)
+	case *types.AttributeValueMemberM:
+		m := make(map[string]any, len(x.Value))
+		for k, e := range x.Value {
+			m[k] = FromAttributeValue(e)
+		}
+		return m
+	case *types.AttributeValueMemberL:
+		l := make([]any, len(x.Value))
+		for i, e := range x.Value {
+			l[i] = FromAttributeValue(e)
+		}
+		return l
+	case *types.AttributeValueMemberSS:
+		l := make([]any, len(x.Value))
+		for i, e := range x.Value {
+			l[i] = e
+		}
+		return l
+	case *types.AttributeValueMemberNS:
+		l := make([]any, len(x.Value))
+		for i, e := range x.Value {
+			l[i] = json.Number(e)
+		}
+		return l
+	case *types.AttributeValueMemberB:
+		return base64.StdEncoding.EncodeToString(x.Value)
+	case *types.AttributeValueMemberBS:
+		l := make([]any, len(x.Value))
+		for i, e := range x.Value {
+			l[i] = base64.StdEncoding.EncodeToString(e)
+		}
+		return l
+	}
+	return nil
+}
+
+func s(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+
+func n(v int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
+}
+
+func getS(item map[string]types.AttributeValue, name string) string {
+	if v, ok := item[name].(*types.AttributeValueMemberS); ok {
+		return v.Value
+	}
+	return ""
+}
+
+func getN(item map[string]types.AttributeValue, name string) int64 {
+	if v, ok := item[name].(*types.AttributeValueMemberN); ok {
+		i, err := strconv.ParseInt(v.Value, 10, 64)
+		if err == nil {
+			return i
+		}
+	}
+	return 0
+}

@@ -1,0 +1,36 @@
+package schema
+
+// Attribute names of the API-keys table (seed 003, TenantApiKeys).
+//
+// Deviation from seed 003: the seed keys the table by the API key itself
+// (pk = api_key, sk = "meta"). Here the partition key is key_hash, the
+// hex SHA-256 of the key, and there is no sort key: a leaked table or
+// backup then reveals no usable key, and the constant sort key added
+// nothing. key_prefix keeps the first characters of the key so people can
+// recognise it.
+const (
+	AttrKeyHash     = "key_hash"
+	AttrKeyPrefix   = "key_prefix"
+	AttrTenantID    = "tenant_id"
+	AttrKeyStatus   = "status"
+	AttrCreatedAt   = "created_at"
+	AttrRevokedAt   = "revoked_at"
+	AttrDescription = "description"
+)
+
+// TenantIndex lists a tenant's keys, newest first by created_at.
+const TenantIndex = "TenantIndex"
+
+// APIKeys returns the API-keys table: partition key key_hash (S), no sort
+// key, no TTL, no stream, and TenantIndex (tenant_id, created_at as epoch
+// milliseconds) projecting ALL for listing a tenant's keys. Each call
+// returns a fresh value that the caller may modify.
+func APIKeys() Table {
+	return Table{
+		Name:         "apikeys",
+		PartitionKey: S(AttrKeyHash),
+		GlobalIndexes: []Index{
+			{Name: TenantIndex, PartitionKey: S(AttrTenantID), SortKey: Ptr(N(AttrCreatedAt)), Projection: All()},
+		},
+	}
+}
