@@ -242,3 +242,5 @@ func Props(resource map[string]any) map[string]any {
 	p, _ := resource["Properties"].(map[string]any)
 	return p
 }
+
+func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }

@@ -1,0 +1,132 @@
+package dynamotable_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/triggers-dev/triggers/constructs/dynamotable"
+	_ "github.com/triggers-dev/triggers/internal/jsiienv"
+	"github.com/triggers-dev/triggers/internal/jsiirt"
+	"github.com/triggers-dev/triggers/schema"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	jsiirt.Close()
+	os.Exit(code)
+}
+
+func events() *schema.Table {
+	s := schema.Events()
+	return &s
+}
+
+func TestValidatePropsRejects(t *testing.T) {
+	badSchema := schema.Events()
+	badSchema.GlobalIndexes[1].Name = schema.EventTypeIndex
+	ttlKey := schema.Events()
+	ttlKey.TTLAttribute = schema.AttrUserID
+	prov := dynamotable.Provisioned
+	tests := []struct {
+		name  string
+		props *dynamotable.TableProps
+		want  string
+	}{
+		{"nil props", nil, "props.Schema is required"},
+		{"no schema", &dynamotable.TableProps{}, "props.Schema is required"},
+		{"duplicate index names", &dynamotable.TableProps{Schema: &badSchema}, `index name "EventTypeIndex" is used twice`},
+		{"TTL attribute is a key", &dynamotable.TableProps{Schema: &ttlKey}, `TTL attribute "user_id" of table "events" is also a primary key attribute`},
+		{"unknown billing", &dynamotable.TableProps{Schema: events(), TableOptions: dynamotable.TableOptions{Billing: "FREE"}}, `billing "FREE" is unknown: use dynamotable.OnDemand or dynamotable.Provisioned`},
+		{"scaling with on-demand", &dynamotable.TableProps{Schema: events(), TableOptions: dynamotable.TableOptions{ReadScaling: &dynamotable.Scaling{MaxCapacity: 10}}}, "ReadScaling is set but billing is on-demand: set Billing: dynamotable.Provisioned, or remove ReadScaling"},
+		{"min greater than max", &dynamotable.TableProps{Schema: events(), TableOptions: dynamotable.TableOptions{Billing: prov, WriteScaling: &dynamotable.Scaling{MinCapacity: 200, MaxCapacity: 100}}}, "WriteScaling.MinCapacity 200 is greater than MaxCapacity 100: raise MaxCapacity or lower MinCapacity"},
+		{"default min greater than max", &dynamotable.TableProps{Schema: events(), TableOptions: dynamotable.TableOptions{Billing: prov, ReadScaling: &dynamotable.Scaling{MaxCapacity: 3}}}, "ReadScaling.MinCapacity 5 is greater than MaxCapacity 3"},
+		{"negative min", &dynamotable.TableProps{Schema: events(), TableOptions: dynamotable.TableOptions{Billing: prov, ReadScaling: &dynamotable.Scaling{MinCapacity: -1}}}, "ReadScaling.MinCapacity -1 is below 1"},
+		{"target below 20", &dynamotable.TableProps{Schema: events(), TableOptions: dynamotable.TableOptions{Billing: prov, ReadScaling: &dynamotable.Scaling{TargetUtilizationPercent: 10}}}, "ReadScaling.TargetUtilizationPercent 10 is outside 20-90"},
+		{"target above 90", &dynamotable.TableProps{Schema: events(), TableOptions: dynamotable.TableOptions{Billing: prov, WriteScaling: &dynamotable.Scaling{TargetUtilizationPercent: 95}}}, "WriteScaling.TargetUtilizationPercent 95 is outside 20-90"},
+		{"recovery period above 35", &dynamotable.TableProps{Schema: events(), TableOptions: dynamotable.TableOptions{RecoveryPeriodDays: 36}}, "RecoveryPeriodDays 36 is outside 1-35"},
+		{"recovery period below 1", &dynamotable.TableProps{Schema: events(), TableOptions: dynamotable.TableOptions{RecoveryPeriodDays: -3}}, "RecoveryPeriodDays -3 is outside 1-35"},
+		{"fractional recovery period", &dynamotable.TableProps{Schema: events(), TableOptions: dynamotable.TableOptions{RecoveryPeriodDays: 1.5}}, "RecoveryPeriodDays 1.5 is outside 1-35"},
+		{"recovery period without PITR", &dynamotable.TableProps{Schema: events(), TableOptions: dynamotable.TableOptions{PointInTimeRecovery: jsii.Bool(false), RecoveryPeriodDays: 7}}, "RecoveryPeriodDays 7 is set but PointInTimeRecovery is off"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := dynamotable.ValidateProps(tt.props)
+			require.Error(t, err, "ValidateProps = nil, want an error containing %q", tt.want)
+			assert.Contains(t, err.Error(), tt.want)
+
+			// NewTable fails the same way, naming the construct, and adds nothing.
+			stack := awscdk.NewStack(awscdk.NewApp(nil), jsii.String("S"), nil)
+			assert.PanicsWithError(t, `dynamotable "Bad": invalid props:`+"\n"+err.Error(), func() {
+				dynamotable.NewTable(stack, jsii.String("Bad"), tt.props)
+			})
+			assert.Nil(t, stack.Node().TryFindChild(jsii.String("Bad")), "no construct is left behind")
+		})
+	}
+}
+
+func TestValidatePropsAcceptsTokens(t *testing.T) {
+	stack := awscdk.NewStack(awscdk.NewApp(nil), jsii.String("S"), nil)
+	max := awscdk.NewCfnParameter(stack, jsii.String("Max"), &awscdk.CfnParameterProps{Type: jsii.String("Number")})
+	props := &dynamotable.TableProps{Schema: events(), TableOptions: dynamotable.TableOptions{
+		Billing: dynamotable.Provisioned, ReadScaling: &dynamotable.Scaling{MaxCapacity: *max.ValueAsNumber()},
+	}}
+	assert.NoError(t, dynamotable.ValidateProps(props), "a deploy-time value is not checked at synth")
+}
+
+func TestValidatePropsAcceptsDefaults(t *testing.T) {
+	assert.NoError(t, dynamotable.ValidateProps(&dynamotable.TableProps{Schema: events()}))
+	assert.NoError(t, dynamotable.ValidateProps(&dynamotable.TableProps{Schema: events(), TableOptions: dynamotable.TableOptions{
+		Billing: dynamotable.Provisioned, ReadScaling: &dynamotable.Scaling{MinCapacity: 1, MaxCapacity: 1, TargetUtilizationPercent: 20},
+		WriteScaling: &dynamotable.Scaling{TargetUtilizationPercent: 90}, RecoveryPeriodDays: 1,
+	}}))
+}
+
+// Risky settings synthesize, with a warning that says what is at stake.
+func TestRiskySettingsWarn(t *testing.T) {
+	stack := awscdk.NewStack(awscdk.NewApp(nil), jsii.String("S"), nil)
+	dynamotable.NewTable(stack, jsii.String("Scratch"), &dynamotable.TableProps{Schema: events(), TableOptions: dynamotable.TableOptions{
+		PointInTimeRecovery: jsii.Bool(false), DeletionProtection: jsii.Bool(false), RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+	}})
+	ann := assertions.Annotations_FromStack(stack)
+	for _, want := range []string{"point-in-time recovery is off", "deletion protection is off", "removal policy DESTROY"} {
+		ann.HasWarning(jsii.String("/S/Scratch"), assertions.Match_StringLikeRegexp(jsii.String(want)))
+	}
+	tmpl := assertions.Template_FromStack(stack, nil)
+	tmpl.HasResource(jsii.String("AWS::DynamoDB::Table"), map[string]any{
+		"DeletionPolicy": "Delete",
+		"Properties": map[string]any{
+			"DeletionProtectionEnabled":        false,
+			"PointInTimeRecoverySpecification": map[string]any{"PointInTimeRecoveryEnabled": false},
+		},
+	})
+}
+
+func TestSafeDefaultsDoNotWarn(t *testing.T) {
+	stack := awscdk.NewStack(awscdk.NewApp(nil), jsii.String("S"), nil)
+	dynamotable.NewTable(stack, jsii.String("T"), &dynamotable.TableProps{Schema: events()})
+	assertions.Annotations_FromStack(stack).HasNoWarning(jsii.String("*"), assertions.Match_AnyValue())
+}
+
+func TestImportValidation(t *testing.T) {
+	stack := awscdk.NewStack(awscdk.NewApp(nil), jsii.String("S"), nil)
+	assert.PanicsWithError(t, `dynamotable "I": attrs.Schema is required: pass the imported table's description`, func() {
+		dynamotable.FromTableAttributes(stack, jsii.String("I"), &dynamotable.TableAttributes{TableName: jsii.String("x")})
+	})
+	assert.PanicsWithError(t, `dynamotable "I": give attrs.TableName or attrs.TableArn to identify the imported table`, func() {
+		dynamotable.FromTableAttributes(stack, jsii.String("I"), &dynamotable.TableAttributes{Schema: events()})
+	})
+	imp := dynamotable.FromTableAttributes(stack, jsii.String("I"), &dynamotable.TableAttributes{Schema: events(), TableName: jsii.String("made-elsewhere")})
+	assert.Equal(t, "made-elsewhere", *imp.TableName())
+	assert.PanicsWithError(t, `table "events" has no index "Nope": use one of EventTypeIndex, StatusIndex`, func() { imp.TableIndexArn("Nope") })
+	noStream := schema.Table{Name: "plain", PartitionKey: schema.S("pk")}
+	plain := dynamotable.FromTableAttributes(stack, jsii.String("P"), &dynamotable.TableAttributes{Schema: &noStream, TableName: jsii.String("plain")})
+	assert.PanicsWithError(t, `table "plain" has no stream: set Stream in its schema (for example schema.StreamNewImage) before granting stream reads`, func() {
+		plain.GrantStreamRead(nil)
+	})
+}

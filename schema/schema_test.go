@@ -1,0 +1,124 @@
+package schema
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestEventsSchemaIsValid(t *testing.T) {
+	require.NoError(t, Events().Validate())
+}
+
+func TestEventsReturnsFreshValue(t *testing.T) {
+	a := Events()
+	a.GlobalIndexes[0].Name = "changed"
+	assert.Equal(t, EventTypeIndex, Events().GlobalIndexes[0].Name)
+}
+
+func TestValidateRejects(t *testing.T) {
+	manyIndexes := Events()
+	manyIndexes.GlobalIndexes = nil
+	for i := 0; i < 21; i++ {
+		manyIndexes.GlobalIndexes = append(manyIndexes.GlobalIndexes, Index{Name: fmt.Sprintf("Index%02d", i), PartitionKey: S("user_id")})
+	}
+	tests := []struct {
+		name   string
+		mutate func(*Table)
+		want   string
+	}{
+		{"empty table name", func(t *Table) { t.Name = " " }, "table name is empty"},
+		{"empty partition key", func(t *Table) { t.PartitionKey.Name = "" }, "partition key of table \"events\" has an empty name"},
+		{"bad key type", func(t *Table) { t.PartitionKey.Type = "SS" }, `has type "SS": use schema.String, schema.Number or schema.Binary`},
+		{"long key name", func(t *Table) { t.PartitionKey.Name = strings.Repeat("k", 256) }, "is 256 bytes: key attribute names are at most 255 bytes"},
+		{"sort key equals partition key", func(t *Table) { t.SortKey = Ptr(S("user_id")) }, `sort key "user_id" of table "events" is also its partition key`},
+		{"more than 20 GSIs", func(t *Table) { *t = manyIndexes }, "has 21 global secondary indexes: DynamoDB allows at most 20, remove 1"},
+		{"duplicate index names", func(t *Table) { t.GlobalIndexes[1].Name = EventTypeIndex }, `index name "EventTypeIndex" is used twice`},
+		{"short index name", func(t *Table) { t.GlobalIndexes[0].Name = "ix" }, `index name "ix" of table "events" is 2 characters: index names are 3-255 characters`},
+		{"bad index name characters", func(t *Table) { t.GlobalIndexes[0].Name = "by type" }, "has characters DynamoDB rejects"},
+		{"conflicting attribute types", func(t *Table) { t.GlobalIndexes[0].SortKey = Ptr(N(AttrTimestampEventID)) }, `attribute "timestamp#event_id" of table "events" is declared both S and N`},
+		{"include without attributes", func(t *Table) { t.GlobalIndexes[0].Projection = Include() }, "has projection INCLUDE with no attributes"},
+		{"non-key attributes with ALL", func(t *Table) { t.GlobalIndexes[0].Projection = Projection{Type: ProjectAll, NonKeyAttributes: []string{"a"}} }, "lists non-key attributes with projection ALL"},
+		{"duplicate projected attribute", func(t *Table) { t.GlobalIndexes[0].Projection = Include("a", "a") }, `projects attribute "a" twice or empty`},
+		{"unknown projection", func(t *Table) { t.GlobalIndexes[0].Projection = Projection{Type: "SOME"} }, `has projection type "SOME"`},
+		{"more than 100 projected attributes", func(t *Table) {
+			var attrs []string
+			for i := 0; i < 101; i++ {
+				attrs = append(attrs, fmt.Sprintf("a%d", i))
+			}
+			t.GlobalIndexes[0].Projection = Include(attrs...)
+		}, "projects 101 non-key attributes across its indexes: DynamoDB allows at most 100"},
+		{"TTL on the partition key", func(t *Table) { t.TTLAttribute = AttrUserID }, `TTL attribute "user_id" of table "events" is also a primary key attribute`},
+		{"TTL on the sort key", func(t *Table) { t.TTLAttribute = AttrTimestampEventID }, "is also a primary key attribute"},
+		{"TTL on a string index key", func(t *Table) { t.TTLAttribute = AttrStatusTS }, `TTL attribute "status#timestamp" of table "events" is an index key of type S`},
+		{"unknown stream view", func(t *Table) { t.Stream = "NEW" }, `stream view "NEW" of table "events" is unknown`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tab := Events()
+			tt.mutate(&tab)
+			err := tab.Validate()
+			require.Error(t, err, "Validate() = nil, want an error containing %q", tt.want)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+}
+
+func TestValidateReportsEveryProblem(t *testing.T) {
+	tab := Events()
+	tab.Name = ""
+	tab.TTLAttribute = AttrUserID
+	tab.Stream = "X"
+	err := tab.Validate()
+	require.Error(t, err)
+	for _, want := range []string{"table name is empty", "is also a primary key attribute", `stream view "X"`} {
+		assert.Contains(t, err.Error(), want)
+	}
+}
+
+func TestValidateAcceptsNumberTTLIndexKey(t *testing.T) {
+	tab := Table{Name: "t", PartitionKey: S("pk"), TTLAttribute: "exp",
+		GlobalIndexes: []Index{{Name: "ByExpiry", PartitionKey: S("kind"), SortKey: Ptr(N("exp"))}}}
+	assert.NoError(t, tab.Validate())
+}
+
+func TestKeyAttributes(t *testing.T) {
+	got := Events().KeyAttributes()
+	want := []Attribute{S(AttrEventTypeTS), S(AttrStatusTS), S(AttrTimestampEventID), S(AttrUserID)}
+	assert.Equal(t, want, got)
+}
+
+func TestCreateTableInput(t *testing.T) {
+	in := Events().CreateTableInput("events-test")
+	assert.Equal(t, "events-test", aws.ToString(in.TableName))
+	assert.Equal(t, types.BillingModePayPerRequest, in.BillingMode)
+	assert.Equal(t, []types.KeySchemaElement{
+		{AttributeName: aws.String(AttrUserID), KeyType: types.KeyTypeHash},
+		{AttributeName: aws.String(AttrTimestampEventID), KeyType: types.KeyTypeRange},
+	}, in.KeySchema)
+	require.Len(t, in.GlobalSecondaryIndexes, 2)
+	assert.Equal(t, EventTypeIndex, aws.ToString(in.GlobalSecondaryIndexes[0].IndexName))
+	assert.Equal(t, types.ProjectionTypeAll, in.GlobalSecondaryIndexes[1].Projection.ProjectionType)
+	assert.Equal(t, types.StreamViewTypeNewImage, in.StreamSpecification.StreamViewType)
+	assert.Len(t, in.AttributeDefinitions, 4)
+
+	ttl := Events().UpdateTimeToLiveInput("events-test")
+	require.NotNil(t, ttl)
+	assert.Equal(t, AttrTTL, aws.ToString(ttl.TimeToLiveSpecification.AttributeName))
+	assert.True(t, aws.ToBool(ttl.TimeToLiveSpecification.Enabled))
+
+	noTTL := Table{Name: "t", PartitionKey: S("pk")}
+	assert.Nil(t, noTTL.UpdateTimeToLiveInput("t"))
+	assert.Nil(t, noTTL.CreateTableInput("t").StreamSpecification)
+
+	inc := Table{Name: "t", PartitionKey: S("pk"), GlobalIndexes: []Index{{Name: "ByX", PartitionKey: N("x"), Projection: Include("a", "b")}}}
+	gsi := inc.CreateTableInput("t").GlobalSecondaryIndexes[0]
+	assert.Equal(t, types.ProjectionTypeInclude, gsi.Projection.ProjectionType)
+	assert.Equal(t, []string{"a", "b"}, gsi.Projection.NonKeyAttributes)
+	assert.Len(t, gsi.KeySchema, 1)
+}
