@@ -237,10 +237,10 @@ func (a *API) serve(w http.ResponseWriter, r *http.Request, ri *reqInfo) (status
 	if route == nil {
 		return 0, nil, &apiError{status: http.StatusMethodNotAllowed, code: "method_not_allowed", message: r.Method + " is not allowed here; use " + allow, allow: allow}
 	}
-	return route(a, r, ri, id)
+	return route(a, w, r, ri, id)
 }
 
-type routeFunc func(a *API, r *http.Request, ri *reqInfo, id string) (int, any, error)
+type routeFunc func(a *API, w http.ResponseWriter, r *http.Request, ri *reqInfo, id string) (int, any, error)
 
 // match routes method and path; for a known path with another method it
 // returns the allowed methods instead.

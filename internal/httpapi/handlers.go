@@ -58,12 +58,12 @@ func requestHash(req event.CreateRequest) string {
 }
 
 // createEvent serves POST /v1/events.
-func (a *API) createEvent(r *http.Request, ri *reqInfo, _ string) (int, any, error) {
+func (a *API) createEvent(w http.ResponseWriter, r *http.Request, ri *reqInfo, _ string) (int, any, error) {
 	key := r.Header.Get("Idempotency-Key")
 	if key != "" && !validHeaderToken(key, 255) {
 		return 0, nil, &apiError{status: http.StatusBadRequest, code: "invalid_idempotency_key", message: "Idempotency-Key must be 1-255 visible ASCII characters"}
 	}
-	data, err := readBody(nil, r)
+	data, err := readBody(w, r)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -79,12 +79,14 @@ func (a *API) createEvent(r *http.Request, ri *reqInfo, _ string) (int, any, err
 		if err := a.store.Put(r.Context(), ri.tenant, e); err != nil {
 			return 0, nil, err
 		}
+		w.Header().Set("Location", "/v1/events/"+e.ID)
 		return http.StatusCreated, e, nil
 	}
 	stored, created, err := a.store.PutIdempotent(r.Context(), ri.tenant, e, key, requestHash(req))
 	if err != nil {
 		return 0, nil, err
 	}
+	w.Header().Set("Location", "/v1/events/"+stored.ID)
 	if created {
 		return http.StatusCreated, stored, nil
 	}
@@ -104,11 +106,11 @@ type batchResponse struct {
 }
 
 // createBatch serves POST /v1/events/batch.
-func (a *API) createBatch(r *http.Request, ri *reqInfo, _ string) (int, any, error) {
+func (a *API) createBatch(w http.ResponseWriter, r *http.Request, ri *reqInfo, _ string) (int, any, error) {
 	if r.Header.Get("Idempotency-Key") != "" {
 		return 0, nil, &apiError{status: http.StatusBadRequest, code: "invalid_idempotency_key", message: "Idempotency-Key is not supported on batch requests; send events one by one to deduplicate them"}
 	}
-	data, err := readBody(nil, r)
+	data, err := readBody(w, r)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -163,7 +165,7 @@ func (b *BatchResult) setError(err error, requestID string) {
 }
 
 // getEvent serves GET /v1/events/{event_id}.
-func (a *API) getEvent(r *http.Request, ri *reqInfo, id string) (int, any, error) {
+func (a *API) getEvent(w http.ResponseWriter, r *http.Request, ri *reqInfo, id string) (int, any, error) {
 	e, err := a.store.Get(r.Context(), ri.tenant, id)
 	if err != nil {
 		return 0, nil, err
@@ -172,8 +174,8 @@ func (a *API) getEvent(r *http.Request, ri *reqInfo, id string) (int, any, error
 }
 
 // patchEvent serves PATCH /v1/events/{event_id}.
-func (a *API) patchEvent(r *http.Request, ri *reqInfo, id string) (int, any, error) {
-	data, err := readBody(nil, r)
+func (a *API) patchEvent(w http.ResponseWriter, r *http.Request, ri *reqInfo, id string) (int, any, error) {
+	data, err := readBody(w, r)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -204,8 +206,8 @@ type AckResponse struct {
 }
 
 // ack serves POST /v1/inbox/ack: received -> delivered for each id.
-func (a *API) ack(r *http.Request, ri *reqInfo, _ string) (int, any, error) {
-	data, err := readBody(nil, r)
+func (a *API) ack(w http.ResponseWriter, r *http.Request, ri *reqInfo, _ string) (int, any, error) {
+	data, err := readBody(w, r)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -261,7 +263,7 @@ type InboxPage struct {
 }
 
 // listInbox serves GET /v1/inbox.
-func (a *API) listInbox(r *http.Request, ri *reqInfo, _ string) (int, any, error) {
+func (a *API) listInbox(w http.ResponseWriter, r *http.Request, ri *reqInfo, _ string) (int, any, error) {
 	p, err := event.ParseListQuery(r.URL.Query())
 	if err != nil {
 		return 0, nil, err

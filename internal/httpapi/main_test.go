@@ -176,3 +176,17 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	defer func() { <-l.mu }()
 	return l.w.Write(p)
 }
+
+func jsonUnmarshal(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	return dec.Decode(v)
+}
+
+func mustTime(ts string) time.Time {
+	t, err := time.Parse(event.TimeLayout, ts)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
