@@ -43,7 +43,9 @@ func TestValidateRejects(t *testing.T) {
 		{"bad index name characters", func(t *Table) { t.GlobalIndexes[0].Name = "by type" }, "has characters DynamoDB rejects"},
 		{"conflicting attribute types", func(t *Table) { t.GlobalIndexes[0].SortKey = Ptr(N(AttrTimestampEventID)) }, `attribute "timestamp#event_id" of table "events" is declared both S and N`},
 		{"include without attributes", func(t *Table) { t.GlobalIndexes[0].Projection = Include() }, "has projection INCLUDE with no attributes"},
-		{"non-key attributes with ALL", func(t *Table) { t.GlobalIndexes[0].Projection = Projection{Type: ProjectAll, NonKeyAttributes: []string{"a"}} }, "lists non-key attributes with projection ALL"},
+		{"non-key attributes with ALL", func(t *Table) {
+			t.GlobalIndexes[0].Projection = Projection{Type: ProjectAll, NonKeyAttributes: []string{"a"}}
+		}, "lists non-key attributes with projection ALL"},
 		{"duplicate projected attribute", func(t *Table) { t.GlobalIndexes[0].Projection = Include("a", "a") }, `projects attribute "a" twice or empty`},
 		{"unknown projection", func(t *Table) { t.GlobalIndexes[0].Projection = Projection{Type: "SOME"} }, `has projection type "SOME"`},
 		{"more than 100 projected attributes", func(t *Table) {
