@@ -134,6 +134,7 @@ func TestInboxQueries(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.query, func(t *testing.T) {
+			e := e.with(t)
 			got := e.all("tenant-a", tt.query)
 			if tt.want == nil {
 				tt.want = []string{}
@@ -217,6 +218,7 @@ func TestInboxRejectsBadParameters(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.query, func(t *testing.T) {
+			e := e.with(t)
 			r, _ := e.inbox("tenant-a", tt.query)
 			assert.Equal(t, http.StatusBadRequest, r.code, "GET /v1/inbox?%s = %d %s", tt.query, r.code, r.body)
 			assert.Equal(t, tt.code, r.errCode(t))

@@ -116,6 +116,7 @@ func TestCreateEventRejectsBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			e := e.with(t)
 			tt.r.method, tt.r.path, tt.r.tenant = "POST", "/v1/events", "tenant-a"
 			r := e.do(tt.r)
 			assert.Equal(t, tt.code, r.code, "POST /v1/events (%s) = %d %s, want %d", tt.name, r.code, r.body, tt.code)
@@ -137,6 +138,7 @@ func TestCreateEventAcceptsLimits(t *testing.T) {
 		"empty object":       `{}`,
 	} {
 		t.Run(name, func(t *testing.T) {
+			e := e.with(t)
 			r := e.do(req{method: "POST", path: "/v1/events", tenant: "tenant-a", body: `{"event_type":"x","payload":` + payload + `}`})
 			assert.Equal(t, http.StatusCreated, r.code, "POST %s = %d %s", payload[:min(len(payload), 60)], r.code, r.body)
 		})

@@ -190,3 +190,10 @@ func mustTime(ts string) time.Time {
 	}
 	return t
 }
+
+// with returns a copy of e that reports to t (for subtests).
+func (e *env) with(t *testing.T) *env {
+	c := *e
+	c.t = t
+	return &c
+}

@@ -35,6 +35,7 @@ func TestEveryStatusTransition(t *testing.T) {
 		for _, to := range event.Statuses {
 			valid := event.CanTransition(from, to)
 			t.Run(fmt.Sprintf("%s->%s", from, to), func(t *testing.T) {
+				e := e.with(t)
 				ev := e.post("tenant-a", "t", `{}`)
 				e.moveTo("tenant-a", ev.ID, from)
 				before, err := e.store.Get(context.Background(), "tenant-a", ev.ID)
@@ -173,6 +174,7 @@ func TestPatchAndGetErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			e := e.with(t)
 			tt.r.tenant = "tenant-a"
 			r := e.do(tt.r)
 			assert.Equal(t, tt.code, r.code, "%s %s = %d %s, want %d", tt.r.method, tt.r.path, r.code, r.body, tt.code)

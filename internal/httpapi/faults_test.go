@@ -1,0 +1,251 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/triggers-dev/triggers/internal/apikey"
+	"github.com/triggers-dev/triggers/internal/dynamotest"
+	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/internal/httpapi"
+	"github.com/triggers-dev/triggers/internal/store"
+	"github.com/triggers-dev/triggers/schema"
+)
+
+// faultClient returns a DynamoDB Local client whose HTTP layer lets fault
+// decide per request: a non-nil response replaces DynamoDB's answer.
+func faultClient(fault func(op string, body []byte) *http.Response) *dynamodb.Client {
+	real := &http.Client{}
+	return dynamotest.NewClient(db.Endpoint, func(o *dynamodb.Options) {
+		o.HTTPClient = dynamotest.HTTPClientFunc(func(r *http.Request) (*http.Response, error) {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			op := strings.TrimPrefix(r.Header.Get("X-Amz-Target"), "DynamoDB_20120810.")
+			if resp := fault(op, body); resp != nil {
+				resp.Request = r
+				return resp, nil
+			}
+			return real.Do(r)
+		})
+		o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) {
+			so.MaxAttempts = 3
+			so.MaxBackoff = 5 * time.Millisecond
+		})
+	})
+}
+
+func awsError(code, msg string) *http.Response {
+	body := `{"__type":"com.amazonaws.dynamodb.v20120810#` + code + `","message":"` + msg + `"}`
+	return &http.Response{
+		StatusCode: 400,
+		Header:     http.Header{"Content-Type": {"application/x-amz-json-1.0"}},
+		Body:       io.NopCloser(strings.NewReader(body)),
+	}
+}
+
+func awsJSON(v any) *http.Response {
+	b, _ := json.Marshal(v)
+	return &http.Response{
+		StatusCode: 200,
+		Header:     http.Header{"Content-Type": {"application/x-amz-json-1.0"}},
+		Body:       io.NopCloser(bytes.NewReader(b)),
+	}
+}
+
+func TestThrottlingBeyondRetriesIs503(t *testing.T) {
+	table := db.CreateTable(t, schema.Events())
+	var calls atomic.Int32
+	client := faultClient(func(op string, _ []byte) *http.Response {
+		calls.Add(1)
+		return awsError("ProvisionedThroughputExceededException", "The level of configured provisioned throughput for the table was exceeded.")
+	})
+	e := newEnvOn(t, table, client)
+	seed := newEnvOn(t, table, db.Client)
+	ev := seed.post("tenant-a", "t", `{}`)
+	tests := []req{
+		{method: "POST", path: "/v1/events", body: `{"event_type":"t","payload":{}}`},
+		{method: "POST", path: "/v1/events", body: `{"event_type":"t","payload":{}}`, headers: map[string]string{"Idempotency-Key": "k"}},
+		{method: "GET", path: "/v1/events/" + ev.ID},
+		{method: "PATCH", path: "/v1/events/" + ev.ID, body: `{"status":"delivered"}`},
+		{method: "GET", path: "/v1/inbox"},
+		{method: "POST", path: "/v1/inbox/ack", body: `{"event_ids":["` + ev.ID + `"]}`},
+	}
+	for _, r := range tests {
+		calls.Store(0)
+		r.tenant = "tenant-a"
+		got := e.do(r)
+		assert.Equal(t, http.StatusServiceUnavailable, got.code, "%s %s under throttling = %d %s", r.method, r.path, got.code, got.body)
+		assert.Equal(t, "1", got.header.Get("Retry-After"))
+		assert.Equal(t, "unavailable", got.errCode(t))
+		assert.GreaterOrEqual(t, calls.Load(), int32(3), "%s %s: the SDK did not retry", r.method, r.path)
+	}
+	// Batch: every item reports 503.
+	got := e.do(req{method: "POST", path: "/v1/events/batch", tenant: "tenant-a", body: `{"events":[{"event_type":"t","payload":{}}]}`})
+	require.Equal(t, http.StatusMultiStatus, got.code)
+	assert.Contains(t, string(got.body), `"status":503`)
+	assert.Contains(t, e.logs.String(), `"level":"ERROR"`)
+}
+
+func TestBatchRetriesUnprocessedItems(t *testing.T) {
+	table := db.CreateTable(t, schema.Events())
+	var batches atomic.Int32
+	client := faultClient(func(op string, body []byte) *http.Response {
+		if op != "BatchWriteItem" || batches.Add(1) > 2 {
+			return nil
+		}
+		// The first two calls process nothing.
+		var in map[string]json.RawMessage
+		_ = json.Unmarshal(body, &in)
+		return awsJSON(map[string]json.RawMessage{"UnprocessedItems": in["RequestItems"]})
+	})
+	e := newEnvOn(t, table, client)
+	r := e.do(req{method: "POST", path: "/v1/events/batch", tenant: "tenant-a", body: `{"events":[{"event_type":"t","payload":{"i":1}},{"event_type":"t","payload":{"i":2}}]}`})
+	require.Equal(t, http.StatusMultiStatus, r.code)
+	assert.Equal(t, 2, strings.Count(string(r.body), `"status":201`), "%s", r.body)
+	assert.Equal(t, int32(3), batches.Load(), "BatchWriteItem calls")
+	assert.Equal(t, 2, e.count("tenant-a"))
+
+	// Items that stay unprocessed are reported as 503, the rest stored.
+	batches.Store(-100)
+	r = e.do(req{method: "POST", path: "/v1/events/batch", tenant: "tenant-b", body: `{"events":[{"event_type":"t","payload":{}}]}`})
+	require.Equal(t, http.StatusMultiStatus, r.code)
+	assert.Contains(t, string(r.body), `"status":503`)
+	assert.Equal(t, 0, e.count("tenant-b"))
+}
+
+func TestOversizeItemIs400(t *testing.T) {
+	// A body under 256 KiB can still make an item over 400 KB: DynamoDB
+	// counts 3 bytes plus 1 per element for each list, so "[]" (2 bytes of
+	// JSON) costs 4 bytes in the item.
+	e := newEnv(t)
+	nested := strings.Repeat("[", 29) + strings.Repeat("]", 29)
+	var b strings.Builder
+	b.WriteString(`{"event_type":"t","payload":{"l":[`)
+	for b.Len() < event.MaxBodyBytes-200 {
+		b.WriteString(nested + ",")
+	}
+	b.WriteString(`[]]}}`)
+	r := e.do(req{method: "POST", path: "/v1/events", tenant: "tenant-a", body: b.String()})
+	require.Equal(t, http.StatusBadRequest, r.code, "%d %s", r.code, r.body[:min(len(r.body), 300)])
+	assert.Equal(t, "invalid_payload", r.errCode(t))
+	r = e.do(req{method: "POST", path: "/v1/events", tenant: "tenant-a", body: b.String(), headers: map[string]string{"Idempotency-Key": "big"}})
+	require.Equal(t, http.StatusBadRequest, r.code, "%d %s", r.code, r.body[:min(len(r.body), 300)])
+	assert.Equal(t, 0, e.itemCount(), "oversize requests wrote items")
+
+	// In a batch, DynamoDB rejects the whole BatchWriteItem; the store then
+	// writes item by item so the small event is still stored.
+	item := strings.TrimSuffix(strings.TrimPrefix(b.String(), ""), "")
+	item = item[:len(item)-len(`[]]}}`)-500] // keep the batch under 256 KiB
+	item = item[:strings.LastIndex(item, ",")] + `]}}`
+	r = e.do(req{method: "POST", path: "/v1/events/batch", tenant: "tenant-b", body: `{"events":[{"event_type":"small","payload":{}},` + item + `]}`})
+	require.Equal(t, http.StatusMultiStatus, r.code, "%d %s", r.code, r.body[:min(len(r.body), 300)])
+	var res struct {
+		Results []struct {
+			Status int `json:"status"`
+			Error  *struct {
+				Code string `json:"code"`
+			} `json:"error"`
+		} `json:"results"`
+	}
+	require.NoError(t, json.Unmarshal(r.body, &res))
+	require.Len(t, res.Results, 2)
+	assert.Equal(t, 201, res.Results[0].Status)
+	assert.Equal(t, 400, res.Results[1].Status)
+	assert.Equal(t, "invalid_payload", res.Results[1].Error.Code)
+	assert.Equal(t, 1, e.count("tenant-b"))
+}
+
+type panicStore struct{ httpapi.Store }
+
+func (panicStore) Get(context.Context, string, string) (event.Event, error) { panic("boom") }
+
+func TestPanicIs500AndLogged(t *testing.T) {
+	var logs bytes.Buffer
+	api, err := httpapi.New(httpapi.Config{Store: panicStore{}, CursorSecret: testSecret, Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+	require.NoError(t, err)
+	e := &env{t: t, api: api}
+	r := e.do(req{method: "GET", path: "/v1/events/x", tenant: "tenant-a"})
+	assert.Equal(t, http.StatusInternalServerError, r.code)
+	assert.Equal(t, "internal", r.errCode(t))
+	assert.Equal(t, 1, strings.Count(logs.String(), "\n"), "log lines: %s", logs.String())
+	assert.Contains(t, logs.String(), "panic: boom")
+}
+
+func TestLogsOneLinePerRequest(t *testing.T) {
+	e := newEnv(t)
+	e.do(req{method: "POST", path: "/v1/events", tenant: "tenant-a", body: `{"event_type":"t","payload":{}}`, headers: map[string]string{"X-Correlation-Id": "corr-1"}})
+	e.do(req{method: "POST", path: "/v1/events", tenant: "tenant-a", body: `{"event_type":"t","payload":[]}`, headers: map[string]string{"X-Correlation-Id": "corr-2"}})
+	lines := strings.Split(strings.TrimSpace(e.logs.String()), "\n")
+	require.Len(t, lines, 2, "%s", e.logs.String())
+	for i, l := range lines {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(l), &m), "log line %d is not JSON: %s", i, l)
+		assert.Equal(t, "tenant-a", m["tenant"])
+		assert.NotEmpty(t, m["request_id"])
+		assert.Equal(t, []string{"corr-1", "corr-2"}[i], m["correlation_id"])
+	}
+	assert.Contains(t, lines[1], `"error_code":"invalid_payload"`)
+	assert.Contains(t, lines[1], `"level":"WARN"`)
+}
+
+// keyAuth is a real API-key store on DynamoDB Local.
+func TestLocalAuthentication(t *testing.T) {
+	events := db.CreateTable(t, schema.Events())
+	keysTable := db.CreateTable(t, schema.APIKeys())
+	keys := apikey.NewStore(db.Client, keysTable)
+	ctx := context.Background()
+	active, _, err := keys.Create(ctx, "tenant-a", "test")
+	require.NoError(t, err)
+	revoked, k, err := keys.Create(ctx, "tenant-a", "old")
+	require.NoError(t, err)
+	_, err = keys.Revoke(ctx, k.Hash)
+	require.NoError(t, err)
+
+	api, err := httpapi.New(httpapi.Config{Store: store.New(db.Client, events), CursorSecret: testSecret, Authenticator: keys, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+	require.NoError(t, err)
+	e := &env{t: t, api: api, table: events}
+	tests := []struct {
+		name    string
+		headers map[string]string
+		code    int
+	}{
+		{"bearer", map[string]string{"Authorization": "Bearer " + active}, 200},
+		{"bearer lower case", map[string]string{"Authorization": "bearer " + active}, 200},
+		{"x-api-key", map[string]string{"X-Api-Key": active}, 200},
+		{"missing", nil, 401},
+		{"basic scheme", map[string]string{"Authorization": "Basic " + active}, 401},
+		{"unknown", map[string]string{"Authorization": "Bearer trg_unknown"}, 401},
+		{"revoked", map[string]string{"X-Api-Key": revoked}, 403},
+	}
+	for _, tt := range tests {
+		r := e.do(req{method: "GET", path: "/v1/inbox", headers: tt.headers})
+		assert.Equal(t, tt.code, r.code, "%s: GET /v1/inbox = %d %s", tt.name, r.code, r.body)
+	}
+	// Without an authenticator, a request without tenant context is 401.
+	noAuth, err := httpapi.New(httpapi.Config{Store: store.New(db.Client, events), CursorSecret: testSecret, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+	require.NoError(t, err)
+	r := (&env{t: t, api: noAuth}).do(req{method: "GET", path: "/v1/inbox", headers: map[string]string{"Authorization": "Bearer " + active}})
+	assert.Equal(t, http.StatusUnauthorized, r.code)
+}
+
+func TestNewValidatesConfig(t *testing.T) {
+	_, err := httpapi.New(httpapi.Config{CursorSecret: testSecret})
+	assert.Error(t, err, "New without a store")
+	_, err = httpapi.New(httpapi.Config{Store: panicStore{}, CursorSecret: []byte("short")})
+	assert.Error(t, err, "New with a short secret")
+	assert.False(t, errors.Is(err, nil))
+}
