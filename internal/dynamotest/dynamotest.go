@@ -41,6 +41,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/triggers-dev/triggers/internal/awsdb"
 	"github.com/triggers-dev/triggers/schema"
 )
 
@@ -238,23 +239,8 @@ func (l *Local) CreateTableE(ctx context.Context, tbl schema.Table, prefix strin
 // wait until ACTIVE, then UpdateTimeToLive when the schema has a TTL
 // attribute.
 func CreateTable(ctx context.Context, c *dynamodb.Client, tbl schema.Table, name string) (string, error) {
-	if err := tbl.Validate(); err != nil {
-		return "", fmt.Errorf("schema %q is invalid: %w", tbl.Name, err)
-	}
-	if _, err := c.CreateTable(ctx, tbl.CreateTableInput(name)); err != nil {
-		return "", fmt.Errorf("create table %s: %w", name, err)
-	}
-	w := dynamodb.NewTableExistsWaiter(c, func(o *dynamodb.TableExistsWaiterOptions) {
-		o.MinDelay = 50 * time.Millisecond
-		o.MaxDelay = 500 * time.Millisecond
-	})
-	if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)}, time.Minute); err != nil {
-		return "", fmt.Errorf("wait for table %s: %w", name, err)
-	}
-	if in := tbl.UpdateTimeToLiveInput(name); in != nil {
-		if _, err := c.UpdateTimeToLive(ctx, in); err != nil {
-			return "", fmt.Errorf("enable TTL on %s: %w", name, err)
-		}
+	if _, err := awsdb.CreateTable(ctx, c, tbl, name, false); err != nil {
+		return "", err
 	}
 	return name, nil
 }

@@ -1,0 +1,115 @@
+// Package appconfig reads the Lambda functions' configuration from the
+// environment. Every variable is documented in docs/runtime.md.
+package appconfig
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/triggers-dev/triggers/internal/cursor"
+	"github.com/triggers-dev/triggers/internal/event"
+)
+
+// Environment variable names.
+const (
+	EnvEventsTable      = "EVENTS_TABLE"
+	EnvAPIKeysTable     = "API_KEYS_TABLE"
+	EnvCursorSecret     = "CURSOR_SECRET"
+	EnvRetentionDays    = "RETENTION_DAYS"
+	EnvLogLevel         = "LOG_LEVEL"
+	EnvDynamoDBEndpoint = "DYNAMODB_ENDPOINT"
+)
+
+// API is the configuration of the API function.
+type API struct {
+	EventsTable  string
+	CursorSecret []byte
+	Retention    time.Duration
+	LogLevel     slog.Level
+	// Endpoint overrides the DynamoDB endpoint; empty on AWS.
+	Endpoint string
+}
+
+// Authorizer is the configuration of the authorizer function.
+type Authorizer struct {
+	APIKeysTable string
+	LogLevel     slog.Level
+	Endpoint     string
+}
+
+// LoadAPI reads the API function's configuration: EVENTS_TABLE and
+// CURSOR_SECRET (at least 32 bytes) are required; RETENTION_DAYS
+// (default 30, 1-3650), LOG_LEVEL (debug, info, warn, error; default
+// info) and DYNAMODB_ENDPOINT are optional.
+func LoadAPI(getenv func(string) string) (API, error) {
+	var errs []error
+	c := API{
+		EventsTable:  strings.TrimSpace(getenv(EnvEventsTable)),
+		CursorSecret: []byte(getenv(EnvCursorSecret)),
+		Retention:    event.DefaultRetention,
+		Endpoint:     strings.TrimSpace(getenv(EnvDynamoDBEndpoint)),
+	}
+	if c.EventsTable == "" {
+		errs = append(errs, fmt.Errorf("%s is not set: set it to the events table name", EnvEventsTable))
+	}
+	if len(c.CursorSecret) < cursor.MinSecretBytes {
+		errs = append(errs, fmt.Errorf("%s is %d bytes: set it to at least %d random bytes (for example: openssl rand -base64 48)", EnvCursorSecret, len(c.CursorSecret), cursor.MinSecretBytes))
+	}
+	if v := strings.TrimSpace(getenv(EnvRetentionDays)); v != "" {
+		d, err := strconv.Atoi(v)
+		if err != nil || d < 1 || d > 3650 {
+			errs = append(errs, fmt.Errorf("%s=%q is invalid: use a whole number of days from 1 to 3650", EnvRetentionDays, v))
+		} else {
+			c.Retention = time.Duration(d) * 24 * time.Hour
+		}
+	}
+	lvl, err := parseLevel(getenv(EnvLogLevel))
+	if err != nil {
+		errs = append(errs, err)
+	}
+	c.LogLevel = lvl
+	return c, errors.Join(errs...)
+}
+
+// LoadAuthorizer reads the authorizer's configuration: API_KEYS_TABLE is
+// required; LOG_LEVEL and DYNAMODB_ENDPOINT are optional.
+func LoadAuthorizer(getenv func(string) string) (Authorizer, error) {
+	var errs []error
+	c := Authorizer{
+		APIKeysTable: strings.TrimSpace(getenv(EnvAPIKeysTable)),
+		Endpoint:     strings.TrimSpace(getenv(EnvDynamoDBEndpoint)),
+	}
+	if c.APIKeysTable == "" {
+		errs = append(errs, fmt.Errorf("%s is not set: set it to the API-keys table name", EnvAPIKeysTable))
+	}
+	lvl, err := parseLevel(getenv(EnvLogLevel))
+	if err != nil {
+		errs = append(errs, err)
+	}
+	c.LogLevel = lvl
+	return c, errors.Join(errs...)
+}
+
+func parseLevel(v string) (slog.Level, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "", "info":
+		return slog.LevelInfo, nil
+	case "debug":
+		return slog.LevelDebug, nil
+	case "warn", "warning":
+		return slog.LevelWarn, nil
+	case "error":
+		return slog.LevelError, nil
+	}
+	return slog.LevelInfo, fmt.Errorf("%s=%q is invalid: use debug, info, warn or error", EnvLogLevel, v)
+}
+
+// Logger returns the JSON logger the functions use.
+func Logger(w io.Writer, level slog.Level) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
+}

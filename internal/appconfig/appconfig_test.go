@@ -1,0 +1,54 @@
+package appconfig_test
+
+import (
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/triggers-dev/triggers/internal/appconfig"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestLoadAPI(t *testing.T) {
+	secret := strings.Repeat("k", 32)
+	c, err := appconfig.LoadAPI(env(map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": secret}))
+	require.NoError(t, err)
+	assert.Equal(t, appconfig.API{EventsTable: "ev", CursorSecret: []byte(secret), Retention: 30 * 24 * time.Hour, LogLevel: slog.LevelInfo}, c)
+
+	c, err = appconfig.LoadAPI(env(map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": secret, "RETENTION_DAYS": "7", "LOG_LEVEL": "DEBUG", "DYNAMODB_ENDPOINT": "http://localhost:8000"}))
+	require.NoError(t, err)
+	assert.Equal(t, 7*24*time.Hour, c.Retention)
+	assert.Equal(t, slog.LevelDebug, c.LogLevel)
+	assert.Equal(t, "http://localhost:8000", c.Endpoint)
+
+	tests := []struct {
+		name string
+		env  map[string]string
+		want []string
+	}{
+		{"nothing", nil, []string{"EVENTS_TABLE", "CURSOR_SECRET"}},
+		{"short secret", map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": "short"}, []string{"CURSOR_SECRET is 5 bytes"}},
+		{"bad retention", map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": secret, "RETENTION_DAYS": "0"}, []string{"RETENTION_DAYS"}},
+		{"bad level", map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": secret, "LOG_LEVEL": "loud"}, []string{"LOG_LEVEL"}},
+	}
+	for _, tt := range tests {
+		_, err := appconfig.LoadAPI(env(tt.env))
+		require.Error(t, err, tt.name)
+		for _, w := range tt.want {
+			assert.Contains(t, err.Error(), w, tt.name)
+		}
+	}
+}
+
+func TestLoadAuthorizer(t *testing.T) {
+	c, err := appconfig.LoadAuthorizer(env(map[string]string{"API_KEYS_TABLE": "keys", "LOG_LEVEL": "warn"}))
+	require.NoError(t, err)
+	assert.Equal(t, appconfig.Authorizer{APIKeysTable: "keys", LogLevel: slog.LevelWarn}, c)
+	_, err = appconfig.LoadAuthorizer(env(nil))
+	assert.ErrorContains(t, err, "API_KEYS_TABLE")
+}

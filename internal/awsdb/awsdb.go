@@ -1,0 +1,103 @@
+// Package awsdb builds DynamoDB clients for the Lambda functions and
+// command-line tools, on AWS or against a local endpoint such as DynamoDB
+// Local, and creates tables from package schema.
+package awsdb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/triggers-dev/triggers/schema"
+)
+
+// Options select the endpoint and region.
+type Options struct {
+	// EndpointURL overrides the DynamoDB endpoint (DynamoDB Local, say).
+	// Default: the regional AWS endpoint.
+	EndpointURL string
+	// Region overrides the region. Default: the SDK's resolution
+	// (AWS_REGION, profile), or us-east-1 with EndpointURL set.
+	Region string
+	// MaxAttempts bounds the SDK's attempts per call, retries of
+	// throttling with exponential backoff included. Default: 4.
+	MaxAttempts int
+}
+
+// NewClient returns a DynamoDB client from the default AWS configuration
+// chain (environment, shared config, Lambda role). With EndpointURL and no
+// credentials in the environment it uses static dummy credentials, which
+// DynamoDB Local accepts.
+func NewClient(ctx context.Context, o Options) (*dynamodb.Client, error) {
+	attempts := o.MaxAttempts
+	if attempts <= 0 {
+		attempts = 4
+	}
+	opts := []func(*config.LoadOptions) error{
+		config.WithRetryer(func() aws.Retryer {
+			return retry.NewStandard(func(so *retry.StandardOptions) {
+				so.MaxAttempts = attempts
+				so.MaxBackoff = 2 * time.Second
+			})
+		}),
+	}
+	region := o.Region
+	if region == "" && o.EndpointURL != "" && os.Getenv("AWS_REGION") == "" && os.Getenv("AWS_DEFAULT_REGION") == "" {
+		region = "us-east-1"
+	}
+	if region != "" {
+		opts = append(opts, config.WithRegion(region))
+	}
+	if o.EndpointURL != "" && os.Getenv("AWS_ACCESS_KEY_ID") == "" && os.Getenv("AWS_PROFILE") == "" {
+		opts = append(opts, config.WithCredentialsProvider(aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+			return aws.Credentials{AccessKeyID: "local", SecretAccessKey: "local", Source: "awsdb-local"}, nil
+		})))
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("load AWS configuration: %w", err)
+	}
+	return dynamodb.NewFromConfig(cfg, func(do *dynamodb.Options) {
+		if o.EndpointURL != "" {
+			do.BaseEndpoint = aws.String(o.EndpointURL)
+		}
+	}), nil
+}
+
+// CreateTable creates the table tbl under the physical name name, waits
+// until it is ACTIVE, then enables TTL when the schema has a TTL
+// attribute. With ifMissing, an existing table is left alone and created
+// is false.
+func CreateTable(ctx context.Context, c *dynamodb.Client, tbl schema.Table, name string, ifMissing bool) (created bool, err error) {
+	if err := tbl.Validate(); err != nil {
+		return false, fmt.Errorf("schema %q is invalid: %w", tbl.Name, err)
+	}
+	if _, err := c.CreateTable(ctx, tbl.CreateTableInput(name)); err != nil {
+		var inUse *types.ResourceInUseException
+		if ifMissing && errors.As(err, &inUse) {
+			return false, nil
+		}
+		return false, fmt.Errorf("create table %s: %w", name, err)
+	}
+	w := dynamodb.NewTableExistsWaiter(c, func(o *dynamodb.TableExistsWaiterOptions) {
+		o.MinDelay = 50 * time.Millisecond
+		o.MaxDelay = 2 * time.Second
+	})
+	if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)}, 5*time.Minute); err != nil {
+		return true, fmt.Errorf("wait for table %s: %w", name, err)
+	}
+	if in := tbl.UpdateTimeToLiveInput(name); in != nil {
+		if _, err := c.UpdateTimeToLive(ctx, in); err != nil {
+			return true, fmt.Errorf("enable TTL on %s: %w", name, err)
+		}
+	}
+	return true, nil
+}

@@ -1,0 +1,102 @@
+package lambdaadapter
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/triggers-dev/triggers/internal/apikey"
+)
+
+// ErrUnauthorized is the error API Gateway turns into a 401: an authorizer
+// Lambda that fails with exactly the message "Unauthorized".
+var ErrUnauthorized = errors.New("Unauthorized")
+
+// Authenticator maps an API key to its tenant; *apikey.Store implements it.
+type Authenticator interface {
+	Authenticate(ctx context.Context, key string) (string, error)
+}
+
+// AuthorizerHandler is the Lambda handler type of a REQUEST authorizer.
+type AuthorizerHandler func(context.Context, events.APIGatewayCustomAuthorizerRequestTypeRequest) (events.APIGatewayCustomAuthorizerResponse, error)
+
+// Authorizer returns an API Gateway REQUEST authorizer. It reads the key
+// from "Authorization: Bearer <key>" or "X-Api-Key", hashes and looks it
+// up, and:
+//   - allows the whole API stage for an active key, with the tenant id in
+//     the context under TenantContextKey (the policy covers every method
+//     so that a cached result works for all of them);
+//   - fails with "Unauthorized" (API Gateway: 401) for a missing or
+//     unknown key;
+//   - denies (API Gateway: 403) for a revoked key;
+//   - returns the lookup error (API Gateway: 500) when DynamoDB fails.
+//
+// It logs one JSON line per call, never the key itself.
+func Authorizer(auth Authenticator, log *slog.Logger) AuthorizerHandler {
+	if log == nil {
+		log = slog.Default()
+	}
+	return func(ctx context.Context, ev events.APIGatewayCustomAuthorizerRequestTypeRequest) (events.APIGatewayCustomAuthorizerResponse, error) {
+		key := apikey.FromHeaders(headerGetter(ev.Headers, ev.MultiValueHeaders))
+		tenant, err := auth.Authenticate(ctx, key)
+		attrs := []any{"request_id", ev.RequestContext.RequestID, "method", ev.HTTPMethod, "path", ev.Path, "key_prefix", apikey.DisplayPrefix(key)}
+		switch {
+		case err == nil:
+			log.InfoContext(ctx, "authorized", append(attrs, "tenant", tenant)...)
+			return policy(tenant, "Allow", stageWildcard(ev.MethodArn), map[string]any{TenantContextKey: tenant}), nil
+		case errors.Is(err, apikey.ErrRevoked):
+			log.WarnContext(ctx, "denied: revoked API key", attrs...)
+			return policy("revoked", "Deny", stageWildcard(ev.MethodArn), nil), nil
+		case errors.Is(err, apikey.ErrMissing), errors.Is(err, apikey.ErrUnknown):
+			log.WarnContext(ctx, "unauthorized: "+err.Error(), attrs...)
+			return events.APIGatewayCustomAuthorizerResponse{}, ErrUnauthorized
+		}
+		log.ErrorContext(ctx, "API key lookup failed", append(attrs, "error", err.Error())...)
+		return events.APIGatewayCustomAuthorizerResponse{}, err
+	}
+}
+
+func policy(principal, effect, resource string, ctx map[string]any) events.APIGatewayCustomAuthorizerResponse {
+	return events.APIGatewayCustomAuthorizerResponse{
+		PrincipalID: principal,
+		PolicyDocument: events.APIGatewayCustomAuthorizerPolicy{
+			Version: "2012-10-17",
+			Statement: []events.IAMPolicyStatement{{
+				Action:   []string{"execute-api:Invoke"},
+				Effect:   effect,
+				Resource: []string{resource},
+			}},
+		},
+		Context: ctx,
+	}
+}
+
+// stageWildcard turns
+// arn:aws:execute-api:region:account:api/stage/METHOD/path into
+// arn:aws:execute-api:region:account:api/stage/*/*.
+func stageWildcard(methodArn string) string {
+	parts := strings.SplitN(methodArn, "/", 3)
+	if len(parts) < 2 {
+		return methodArn
+	}
+	return parts[0] + "/" + parts[1] + "/*/*"
+}
+
+// headerGetter looks headers up case-insensitively, as HTTP requires.
+func headerGetter(single map[string]string, multi map[string][]string) func(string) string {
+	h := http.Header{}
+	for k, v := range single {
+		h.Set(k, v)
+	}
+	for k, vs := range multi {
+		h.Del(k)
+		for _, v := range vs {
+			h.Add(k, v)
+		}
+	}
+	return h.Get
+}

@@ -1,0 +1,155 @@
+// Package lambdaadapter connects the net/http API and the API-key check to
+// AWS Lambda behind an API Gateway REST API: Proxy turns proxy-integration
+// events into http.Requests, Authorizer implements a REQUEST authorizer.
+// Nothing else in the runtime knows about Lambda.
+package lambdaadapter
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/triggers-dev/triggers/internal/httpapi"
+)
+
+// TenantContextKey is the key of the tenant id in the authorizer's context
+// (events.APIGatewayProxyRequestContext.Authorizer).
+const TenantContextKey = "tenantId"
+
+// ProxyHandler is the Lambda handler type of a REST API proxy integration.
+type ProxyHandler func(context.Context, events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error)
+
+// Proxy adapts h to API Gateway REST proxy events. The request id is API
+// Gateway's, the source IP its identity.sourceIp, and the tenant the
+// authorizer context's tenantId. It never returns an error: every failure
+// is an HTTP response.
+func Proxy(h http.Handler) ProxyHandler {
+	return func(ctx context.Context, ev events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
+		r, err := Request(ctx, ev)
+		if err != nil {
+			slog.ErrorContext(ctx, "cannot convert the API Gateway event", "request_id", ev.RequestContext.RequestID, "error", err.Error())
+			return events.APIGatewayProxyResponse{
+				StatusCode: http.StatusBadRequest,
+				Headers:    map[string]string{"Content-Type": "application/json", "X-Request-Id": ev.RequestContext.RequestID},
+				Body:       `{"error":{"code":"invalid_body","message":"the request body is not valid base64","request_id":"` + jsonSafe(ev.RequestContext.RequestID) + `"}}`,
+			}, nil
+		}
+		w := &recorder{header: http.Header{}}
+		h.ServeHTTP(w, r)
+		return w.response(), nil
+	}
+}
+
+// Request converts a REST proxy event to an http.Request carrying the
+// request id, source IP and tenant in its context.
+func Request(ctx context.Context, ev events.APIGatewayProxyRequest) (*http.Request, error) {
+	body := []byte(ev.Body)
+	if ev.IsBase64Encoded {
+		b, err := base64.StdEncoding.DecodeString(ev.Body)
+		if err != nil {
+			return nil, err
+		}
+		body = b
+	}
+	q := url.Values{}
+	if len(ev.MultiValueQueryStringParameters) > 0 {
+		for k, vs := range ev.MultiValueQueryStringParameters {
+			q[k] = append([]string(nil), vs...)
+		}
+	} else {
+		for k, v := range ev.QueryStringParameters {
+			q.Set(k, v)
+		}
+	}
+	path := ev.Path
+	if path == "" {
+		path = "/"
+	}
+	u := &url.URL{Path: path, RawQuery: q.Encode()}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx = httpapi.WithRequestID(ctx, ev.RequestContext.RequestID)
+	if ip := ev.RequestContext.Identity.SourceIP; ip != "" {
+		ctx = httpapi.WithSourceIP(ctx, ip)
+	}
+	if t, ok := ev.RequestContext.Authorizer[TenantContextKey].(string); ok && t != "" {
+		ctx = httpapi.WithTenant(ctx, t)
+	}
+	r, err := http.NewRequestWithContext(ctx, ev.HTTPMethod, u.String(), bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	r.RequestURI = u.RequestURI()
+	r.ContentLength = int64(len(body))
+	r.RemoteAddr = ev.RequestContext.Identity.SourceIP
+	if len(ev.MultiValueHeaders) > 0 {
+		for k, vs := range ev.MultiValueHeaders {
+			for _, v := range vs {
+				r.Header.Add(k, v)
+			}
+		}
+	} else {
+		for k, v := range ev.Headers {
+			r.Header.Set(k, v)
+		}
+	}
+	if host := r.Header.Get("Host"); host != "" {
+		r.Host = host
+	}
+	return r, nil
+}
+
+// recorder is a minimal http.ResponseWriter buffering the response.
+type recorder struct {
+	header      http.Header
+	status      int
+	body        bytes.Buffer
+	wroteHeader bool
+}
+
+func (w *recorder) Header() http.Header { return w.header }
+
+func (w *recorder) WriteHeader(status int) {
+	if !w.wroteHeader {
+		w.status, w.wroteHeader = status, true
+	}
+}
+
+func (w *recorder) Write(p []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	return w.body.Write(p)
+}
+
+func (w *recorder) response() events.APIGatewayProxyResponse {
+	w.WriteHeader(http.StatusOK)
+	res := events.APIGatewayProxyResponse{StatusCode: w.status, MultiValueHeaders: map[string][]string{}}
+	for k, vs := range w.header {
+		res.MultiValueHeaders[k] = append([]string(nil), vs...)
+	}
+	if utf8.Valid(w.body.Bytes()) {
+		res.Body = w.body.String()
+	} else {
+		res.Body = base64.StdEncoding.EncodeToString(w.body.Bytes())
+		res.IsBase64Encoded = true
+	}
+	res.MultiValueHeaders["Content-Length"] = []string{strconv.Itoa(w.body.Len())}
+	return res
+}
+
+func jsonSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '"' || r == '\\' || r < 0x20 {
+			return -1
+		}
+		return r
+	}, s)
+}
