@@ -1,6 +1,7 @@
 package assertions
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,6 +25,8 @@ const (
 	stackProvisioned = "test-events-provisioned"
 	stackCMK         = "test-events-cmk"
 	stackConsumer    = "test-events-consumer"
+	// stackTenantTypeIndex is seed 003's stack with the optional index on.
+	stackTenantTypeIndex = "test-tenant-type-index"
 )
 
 var (
@@ -96,6 +99,8 @@ func buildTestStacks(app awscdk.App) {
 		grant(events, intent, role)
 	}
 
+	stacks.NewTenantStack(app, jsii.String(stackTenantTypeIndex), &stacks.TenantStackProps{EventTypeIndex: true})
+
 	i := awscdk.NewStack(app, jsii.String(stackConsumer), nil)
 	imported := eventstore.FromEventsTableAttributes(i, jsii.String("Events"), &eventstore.EventsTableAttributes{
 		TableName:      jsii.String("events-made-elsewhere"),
@@ -130,6 +135,27 @@ func tmpl(t *testing.T, stack string) map[string]any {
 		t.Fatalf("no template for stack %q; have %v", stack, keys(templates))
 	}
 	return tp
+}
+
+// assemblyManifest is the part of cloud assembly's manifest.json the tests read.
+type assemblyManifest struct {
+	Artifacts map[string]struct {
+		Type       string         `json:"type"`
+		Properties map[string]any `json:"properties"`
+	} `json:"artifacts"`
+}
+
+func manifest(t *testing.T) assemblyManifest {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(assemblyDir, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m assemblyManifest
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 func keys[V any](m map[string]V) []string {

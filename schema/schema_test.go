@@ -124,3 +124,12 @@ func TestCreateTableInput(t *testing.T) {
 	assert.Equal(t, []string{"a", "b"}, gsi.Projection.NonKeyAttributes)
 	assert.Len(t, gsi.KeySchema, 1)
 }
+
+func TestCatalogTablesAreValidAndUniquelyNamed(t *testing.T) {
+	seen := map[string]bool{}
+	for _, tab := range Catalog() {
+		assert.NoError(t, tab.Validate(), "table %s", tab.Name)
+		assert.False(t, seen[tab.Name], "table name %s twice in the catalog", tab.Name)
+		seen[tab.Name] = true
+	}
+}

@@ -18,6 +18,8 @@ const (
 	ContextEnv = "triggers:env"
 	// ContextBilling selects the events table billing: on-demand or provisioned.
 	ContextBilling = "triggers:billing"
+	// ContextTenantEventTypeIndex adds seed 003's optional event-type-index: true or false.
+	ContextTenantEventTypeIndex = "tenant:event-type-index"
 )
 
 // Environments the app accepts in ContextEnv.
@@ -29,6 +31,8 @@ type Config struct {
 	Env string
 	// Billing is the events table billing mode. Default: on-demand.
 	Billing dynamotable.Billing
+	// TenantEventTypeIndex adds seed 003's optional event-type-index. Default: false.
+	TenantEventTypeIndex bool
 }
 
 var envRE = regexp.MustCompile(`^[a-z][a-z0-9-]{0,15}$`)
@@ -53,6 +57,15 @@ func ConfigFromContext(app awscdk.App) (Config, error) {
 			return cfg, fmt.Errorf("context %s=%v is unknown: use on-demand or provisioned", ContextBilling, v)
 		}
 	}
+	if v := app.Node().TryGetContext(jsii.String(ContextTenantEventTypeIndex)); v != nil {
+		switch v {
+		case true, "true":
+			cfg.TenantEventTypeIndex = true
+		case false, "false":
+		default:
+			return cfg, fmt.Errorf("context %s=%v is not a boolean: use true or false", ContextTenantEventTypeIndex, v)
+		}
+	}
 	return cfg, nil
 }
 
@@ -65,7 +78,22 @@ func Build(app awscdk.App, cfg Config) {
 		Env:     cfg.Env,
 		Billing: cfg.Billing,
 	})
+	data := func(system, desc string) DataStackProps {
+		return DataStackProps{Env: cfg.Env, StackProps: awscdk.StackProps{
+			Description: jsii.String(fmt.Sprintf("%s %s: %s", system, cfg.Env, desc)),
+		}}
+	}
+	NewTicketingStack(app, jsii.String(StackName("ticketing", cfg.Env, "data")),
+		ptr(data("Event ticketing", "Events, Registrations, Tickets and Users tables. Seed 002.")))
+	NewTenantStack(app, jsii.String(StackName("tenant", cfg.Env, "data")), &TenantStackProps{
+		DataStackProps: data("Tenant", "TenantApiKeys and Events tables. Seed 003."),
+		EventTypeIndex: cfg.TenantEventTypeIndex,
+	})
+	NewFerryhookStack(app, jsii.String(StackName("ferryhook", cfg.Env, "data")),
+		ptr(data("Ferryhook", "ferryhook-main and ferryhook-events tables. Seed 004.")))
 }
+
+func ptr[T any](v T) *T { return &v }
 
 // StackName joins a system, an environment and a part into a stack name,
 // such as "triggers-dev-data".

@@ -200,6 +200,9 @@ func NewTable_Override(self constructs.Construct, t *Core, scope constructs.Cons
 	}
 
 	ann := awscdk.Annotations_Of(self)
+	for _, w := range SchemaWarnings(sc) {
+		ann.AddWarningV2(jsii.String(w.ID), jsii.String(w.Message))
+	}
 	if !pitr {
 		ann.AddWarningV2(jsii.String("triggers:pitr-off"), jsii.String("point-in-time recovery is off: the table cannot be restored after a bad write or delete; remove PointInTimeRecovery: false unless the data is disposable"))
 	}
