@@ -1,0 +1,205 @@
+// Command triggers-keys creates, lists and revokes Triggers API keys, on
+// AWS or against a local DynamoDB endpoint.
+//
+//	triggers-keys [-table NAME] [-endpoint-url URL] [-region R] COMMAND [flags]
+//
+// Commands:
+//
+//	create -tenant ID [-description TEXT]   create a key; it is printed once
+//	list [-tenant ID] [-json]               list keys (never the keys themselves)
+//	revoke -hash HASH | -key KEY            revoke a key
+//	create-table                            create the API-keys table (local use)
+//
+// The table defaults to $API_KEYS_TABLE; credentials and region come from
+// the usual AWS configuration chain.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/triggers-dev/triggers/internal/apikey"
+	"github.com/triggers-dev/triggers/internal/awsdb"
+	"github.com/triggers-dev/triggers/schema"
+)
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr, os.Getenv))
+}
+
+const usage = `usage: triggers-keys [-table NAME] [-endpoint-url URL] [-region REGION] COMMAND [flags]
+
+commands:
+  create -tenant ID [-description TEXT]   create a key for a tenant; the key is shown once
+  list [-tenant ID] [-json]               list keys: hash, prefix, tenant, status, dates
+  revoke -hash HASH | -key KEY            revoke a key (idempotent)
+  create-table                            create the API-keys table if missing (local use)
+
+global flags:
+`
+
+// run is the whole command; it returns the exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	global := flag.NewFlagSet("triggers-keys", flag.ContinueOnError)
+	global.SetOutput(stderr)
+	table := global.String("table", getenv("API_KEYS_TABLE"), "API-keys table name (default $API_KEYS_TABLE)")
+	endpoint := global.String("endpoint-url", getenv("DYNAMODB_ENDPOINT"), "DynamoDB endpoint, such as http://localhost:8000 for DynamoDB Local (default $DYNAMODB_ENDPOINT, else AWS)")
+	region := global.String("region", "", "AWS region (default: from the AWS configuration; us-east-1 with -endpoint-url)")
+	global.Usage = func() {
+		fmt.Fprint(stderr, usage)
+		global.PrintDefaults()
+	}
+	if err := global.Parse(args); err != nil {
+		return 2
+	}
+	if global.NArg() == 0 {
+		global.Usage()
+		return 2
+	}
+	cmd, rest := global.Arg(0), global.Args()[1:]
+	if *table == "" {
+		fmt.Fprintln(stderr, "triggers-keys: no table: pass -table NAME or set API_KEYS_TABLE")
+		return 2
+	}
+	client, err := awsdb.NewClient(ctx, awsdb.Options{EndpointURL: *endpoint, Region: *region})
+	if err != nil {
+		fmt.Fprintf(stderr, "triggers-keys: %v\n", err)
+		return 1
+	}
+	keys := apikey.NewStore(client, *table)
+
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	switch cmd {
+	case "create":
+		tenant := fs.String("tenant", "", "tenant id (required)")
+		desc := fs.String("description", "", "free text stored with the key")
+		if fs.Parse(rest) != nil || !noArgs(fs, stderr) {
+			return 2
+		}
+		if *tenant == "" {
+			fmt.Fprintln(stderr, "triggers-keys create: -tenant is required")
+			return 2
+		}
+		key, k, err := keys.Create(ctx, *tenant, *desc)
+		if err != nil {
+			fmt.Fprintf(stderr, "triggers-keys create: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "api_key: %s\nhash:    %s\ntenant:  %s\n", key, k.Hash, k.TenantID)
+		fmt.Fprintln(stderr, "Store the key now: it is not shown again and only its SHA-256 hash is kept.")
+		return 0
+	case "list":
+		tenant := fs.String("tenant", "", "only this tenant's keys (default: all, by Scan)")
+		asJSON := fs.Bool("json", false, "print JSON lines")
+		if fs.Parse(rest) != nil || !noArgs(fs, stderr) {
+			return 2
+		}
+		list, err := keys.List(ctx, *tenant)
+		if err != nil {
+			fmt.Fprintf(stderr, "triggers-keys list: %v\n", err)
+			return 1
+		}
+		if *asJSON {
+			enc := json.NewEncoder(stdout)
+			for _, k := range list {
+				_ = enc.Encode(jsonKey(k))
+			}
+			return 0
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "HASH\tPREFIX\tTENANT\tSTATUS\tCREATED\tREVOKED\tDESCRIPTION")
+		for _, k := range list {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.Hash, k.Prefix, k.TenantID, k.Status, stamp(k.CreatedAt), stamp(k.RevokedAt), k.Description)
+		}
+		_ = tw.Flush()
+		return 0
+	case "revoke":
+		hash := fs.String("hash", "", "hash of the key, as list shows it")
+		key := fs.String("key", "", "the key itself")
+		if fs.Parse(rest) != nil || !noArgs(fs, stderr) {
+			return 2
+		}
+		if (*hash == "") == (*key == "") {
+			fmt.Fprintln(stderr, "triggers-keys revoke: pass exactly one of -hash or -key")
+			return 2
+		}
+		if *key != "" {
+			*hash = apikey.Hash(*key)
+		}
+		was, err := keys.Revoke(ctx, *hash)
+		if errors.Is(err, apikey.ErrNoSuchKey) {
+			fmt.Fprintf(stderr, "triggers-keys revoke: no key with hash %s\n", *hash)
+			return 1
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "triggers-keys revoke: %v\n", err)
+			return 1
+		}
+		if was {
+			fmt.Fprintf(stdout, "revoked %s\n", strings.ToLower(*hash))
+		} else {
+			fmt.Fprintf(stdout, "already revoked %s\n", strings.ToLower(*hash))
+		}
+		return 0
+	case "create-table":
+		if fs.Parse(rest) != nil || !noArgs(fs, stderr) {
+			return 2
+		}
+		created, err := awsdb.CreateTable(ctx, client, schema.APIKeys(), *table, true)
+		if err != nil {
+			fmt.Fprintf(stderr, "triggers-keys create-table: %v\n", err)
+			return 1
+		}
+		if created {
+			fmt.Fprintf(stdout, "created table %s\n", *table)
+		} else {
+			fmt.Fprintf(stdout, "table %s exists\n", *table)
+		}
+		return 0
+	}
+	fmt.Fprintf(stderr, "triggers-keys: unknown command %q\n", cmd)
+	global.Usage()
+	return 2
+}
+
+func noArgs(fs *flag.FlagSet, stderr io.Writer) bool {
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "triggers-keys %s: unexpected arguments %q\n", fs.Name(), fs.Args())
+		return false
+	}
+	return true
+}
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+type keyJSON struct {
+	Hash        string `json:"hash"`
+	Prefix      string `json:"prefix"`
+	TenantID    string `json:"tenant_id"`
+	Status      string `json:"status"`
+	Description string `json:"description,omitempty"`
+	CreatedAt   string `json:"created_at"`
+	RevokedAt   string `json:"revoked_at,omitempty"`
+}
+
+func jsonKey(k apikey.Key) keyJSON {
+	out := keyJSON{Hash: k.Hash, Prefix: k.Prefix, TenantID: k.TenantID, Status: k.Status, Description: k.Description, CreatedAt: stamp(k.CreatedAt)}
+	if !k.RevokedAt.IsZero() {
+		out.RevokedAt = stamp(k.RevokedAt)
+	}
+	return out
+}

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/triggers-dev/triggers/internal/apikey"
+	"github.com/triggers-dev/triggers/internal/dynamotest"
+)
+
+var db *dynamotest.Local
+
+func TestMain(m *testing.M) { os.Exit(dynamotest.Main(m, &db)) }
+
+func cli(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), append([]string{"-endpoint-url", db.Endpoint}, args...), &out, &errOut, func(string) string { return "" })
+	return code, out.String(), errOut.String()
+}
+
+func TestKeyLifecycle(t *testing.T) {
+	table := dynamotest.TableName("keys-" + t.Name())
+	code, out, errOut := cli(t, "-table", table, "create-table")
+	require.Equal(t, 0, code, "create-table: %s", errOut)
+	assert.Contains(t, out, "created table")
+	code, out, _ = cli(t, "-table", table, "create-table")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "exists")
+
+	code, out, errOut = cli(t, "-table", table, "create", "-tenant", "tenant-a", "-description", "ci")
+	require.Equal(t, 0, code, "create: %s", errOut)
+	assert.Contains(t, errOut, "not shown again")
+	key := regexp.MustCompile(`api_key: (trg_\S+)`).FindStringSubmatch(out)
+	require.Len(t, key, 2, "create printed no key: %s", out)
+	hash := apikey.Hash(key[1])
+	assert.Contains(t, out, hash)
+
+	keys := apikey.NewStore(db.Client, table)
+	tenant, err := keys.Authenticate(context.Background(), key[1])
+	require.NoError(t, err)
+	assert.Equal(t, "tenant-a", tenant)
+
+	_, _, _ = cli(t, "-table", table, "create", "-tenant", "tenant-b")
+	code, out, _ = cli(t, "-table", table, "list")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, hash)
+	assert.Contains(t, out, "tenant-b")
+	assert.NotContains(t, out, key[1], "list printed a key")
+
+	code, out, _ = cli(t, "-table", table, "list", "-tenant", "tenant-a", "-json")
+	require.Equal(t, 0, code)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 1, "%s", out)
+	var k map[string]any
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &k))
+	assert.Equal(t, hash, k["hash"])
+	assert.Equal(t, "active", k["status"])
+	assert.Equal(t, "ci", k["description"])
+	assert.Equal(t, apikey.DisplayPrefix(key[1]), k["prefix"])
+
+	code, out, _ = cli(t, "-table", table, "revoke", "-hash", hash)
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "revoked "+hash)
+	code, out, _ = cli(t, "-table", table, "revoke", "-key", key[1])
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "already revoked")
+	_, err = keys.Authenticate(context.Background(), key[1])
+	assert.ErrorIs(t, err, apikey.ErrRevoked)
+
+	code, _, errOut = cli(t, "-table", table, "revoke", "-hash", strings.Repeat("0", 64))
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "no key")
+}
+
+func TestUsageErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{nil, "usage"},
+		{[]string{"list"}, "no table"},
+		{[]string{"-table", "t", "frobnicate"}, "unknown command"},
+		{[]string{"-table", "t", "create"}, "-tenant is required"},
+		{[]string{"-table", "t", "revoke"}, "exactly one"},
+		{[]string{"-table", "t", "revoke", "-hash", "a", "-key", "b"}, "exactly one"},
+		{[]string{"-table", "t", "list", "extra"}, "unexpected arguments"},
+	}
+	for _, tt := range tests {
+		code, _, errOut := cli(t, tt.args...)
+		assert.Equal(t, 2, code, "triggers-keys %q", tt.args)
+		assert.Contains(t, errOut, tt.want, "triggers-keys %q", tt.args)
+	}
+	code, _, errOut := cli(t, "-table", dynamotest.TableName("k"), "create", "-tenant", "bad#tenant")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "invalid")
+}
