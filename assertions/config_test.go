@@ -1,0 +1,47 @@
+package assertions
+
+import (
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/triggers-dev/triggers/constructs/dynamotable"
+	"github.com/triggers-dev/triggers/stacks"
+)
+
+func TestConfigFromContext(t *testing.T) {
+	tests := []struct {
+		name    string
+		ctx     map[string]any
+		want    stacks.Config
+		wantErr string
+	}{
+		{"defaults", nil, stacks.Config{Env: "dev", Billing: dynamotable.OnDemand}, ""},
+		{"prod provisioned", map[string]any{"triggers:env": "prod", "triggers:billing": "provisioned"}, stacks.Config{Env: "prod", Billing: dynamotable.Provisioned}, ""},
+		{"tenant index on", map[string]any{"tenant:event-type-index": "true"}, stacks.Config{Env: "dev", Billing: dynamotable.OnDemand, TenantEventTypeIndex: true}, ""},
+		{"bad env", map[string]any{"triggers:env": "Prod!"}, stacks.Config{}, "context triggers:env=Prod! is not an environment name"},
+		{"bad billing", map[string]any{"triggers:billing": "cheap"}, stacks.Config{}, "context triggers:billing=cheap is unknown: use on-demand or provisioned"},
+		{"bad bool", map[string]any{"tenant:event-type-index": "yes"}, stacks.Config{}, "context tenant:event-type-index=yes is not a boolean"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := tt.ctx
+			app := awscdk.NewApp(&awscdk.AppProps{Context: &ctx})
+			got, err := stacks.ConfigFromContext(app)
+			if tt.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func TestStackNames(t *testing.T) {
+	assert.Equal(t, "ticketing-staging-data", stacks.StackName("ticketing", "staging", "data"))
+	assert.Equal(t, "triggers-prod", stacks.StackName("triggers", "prod", ""))
+}
