@@ -46,5 +46,9 @@ vet:
 cfn-lint: synth
 	cfn-lint cdk.out/*.template.json
 
+## dev, bench, fuzz: reserved for the local server, benchmarks and fuzzing
+dev bench fuzz:
+	@echo "make $@ is reserved and not implemented yet (see the open issues)"; exit 2
+
 clean:
 	rm -rf cdk.out .cache
