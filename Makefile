@@ -28,6 +28,7 @@ deps: $(NODE_STAMP) $(GO_STAMP)
 
 ## synth: synthesize every stack offline into cdk.out/
 synth: deps
+	rm -rf cdk.out
 	$(CDK) synth --quiet
 	@echo "templates:"; ls -1 cdk.out/*.template.json
 

@@ -43,7 +43,7 @@ func SchemaWarnings(t schema.Table) []Warning {
 		seen[k.Name] = true
 		if secretName.MatchString(k.Name) && !hashName.MatchString(k.Name) {
 			out = append(out, Warning{
-				ID: "triggers:secret-in-key",
+				ID:      "triggers:secret-in-key",
 				Message: fmt.Sprintf("key attribute %q of table %q looks like a secret kept in plain text: key values appear in stream records, backups, exports and Contributor Insights; key the table by a hash of the secret (for example SHA-256) instead", k.Name, t.Name),
 			})
 		}
@@ -51,7 +51,7 @@ func SchemaWarnings(t schema.Table) []Warning {
 	for _, ix := range t.GlobalIndexes {
 		if lowCardinality[strings.ToLower(ix.PartitionKey.Name)] {
 			out = append(out, Warning{
-				ID: "triggers:low-cardinality-index-key",
+				ID:      "triggers:low-cardinality-index-key",
 				Message: fmt.Sprintf("index %q of table %q is partitioned by %q: every item with the same value shares one partition (about 1,000 writes and 3,000 reads per second); fine for small tables, otherwise shard the key (for example status#N)", ix.Name, t.Name, ix.PartitionKey.Name),
 			})
 		}
