@@ -1,0 +1,223 @@
+package event_test
+
+import (
+	"encoding/json"
+	"math/big"
+	"net/url"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/internal/store"
+)
+
+// Seed inputs shared by the fuzz targets; more live in testdata/fuzz.
+var bodySeeds = []string{
+	`{"event_type":"user.created","payload":{"email":"a@example.com"}}`,
+	`{"event_type":"x","payload":{"n":123456789012345678901234567890,"d":0.1,"e":1e-130,"u":"\u00e9👋","z":null,"t":true,"a":[],"o":{}}}`,
+	`{"event_type":"x","payload":[]}`,
+	`{"event_type":"x","payload":{"":1}}`,
+	`{"event_type":"x","payload":{"a":1e126}}`,
+	`{"event_type":"x#y","payload":{}}`,
+	`{"event_type":"x","payload":{}} trailing`,
+	`{"event_type":"x","payload":{"a":{"a":{"a":{"a":{"a":[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]}}}}}}`,
+	`{"event_type":"x","extra":1,"payload":{}}`,
+	``, `null`, `[]`, `{`, `"s"`,
+}
+
+// FuzzParseCreate: the single-event body parser never panics; what it
+// accepts is a valid event that converts to a DynamoDB item and survives
+// a JSON round trip unchanged.
+func FuzzParseCreate(f *testing.F) {
+	for _, s := range bodySeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		req, err := event.ParseCreate(data)
+		if err != nil {
+			if _, ok := err.(*event.InputError); !ok {
+				t.Fatalf("ParseCreate(%q) error %T %v, want *InputError", data, err, err)
+			}
+			return
+		}
+		checkRequest(t, data, req)
+	})
+}
+
+func checkRequest(t *testing.T, data []byte, req event.CreateRequest) {
+	t.Helper()
+	if !event.ValidEventType(req.EventType) {
+		t.Fatalf("ParseCreate(%q) accepted event type %q", data, req.EventType)
+	}
+	if req.Payload == nil {
+		t.Fatalf("ParseCreate(%q) accepted a nil payload", data)
+	}
+	if err := event.ValidatePayload(req.Payload); err != nil {
+		t.Fatalf("ParseCreate(%q) accepted a payload ValidatePayload rejects: %v", data, err)
+	}
+	av, err := store.ToAttributeValue(req.Payload)
+	if err != nil {
+		t.Fatalf("ToAttributeValue of an accepted payload: %v", err)
+	}
+	if back := store.FromAttributeValue(av); !reflect.DeepEqual(back, any(req.Payload)) {
+		t.Fatalf("attribute value round trip changed the payload: %v != %v", back, req.Payload)
+	}
+	enc, err := json.Marshal(req.Payload)
+	if err != nil {
+		t.Fatalf("Marshal of an accepted payload: %v", err)
+	}
+	again, err := event.ParseCreate([]byte(`{"event_type":"x","payload":` + string(enc) + `}`))
+	if err != nil {
+		t.Fatalf("re-encoded payload %s rejected: %v", enc, err)
+	}
+	if !reflect.DeepEqual(again.Payload, req.Payload) {
+		t.Fatalf("JSON round trip changed the payload: %v != %v", again.Payload, req.Payload)
+	}
+}
+
+// FuzzParseBatch: the batch parser never panics, returns one result per
+// entry, and each accepted entry is valid.
+func FuzzParseBatch(f *testing.F) {
+	f.Add([]byte(`{"events":[` + bodySeeds[0] + `,` + bodySeeds[1] + `,` + bodySeeds[2] + `,42]}`))
+	f.Add([]byte(`{"events":[]}`))
+	f.Add([]byte(`{"events":null}`))
+	f.Add([]byte(`{"events":[{}],"x":1}`))
+	f.Add([]byte(`{}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		reqs, errs, err := event.ParseBatch(data)
+		if err != nil {
+			return
+		}
+		if len(reqs) != len(errs) || len(reqs) < 1 || len(reqs) > event.MaxBatch {
+			t.Fatalf("ParseBatch(%q): %d requests, %d errors", data, len(reqs), len(errs))
+		}
+		for i := range reqs {
+			if errs[i] == nil {
+				checkRequest(t, data, reqs[i])
+			}
+		}
+	})
+}
+
+// FuzzParseStatusAndAck: the PATCH and ack body parsers never panic and
+// return only valid values.
+func FuzzParseStatusAndAck(f *testing.F) {
+	for _, s := range []string{`{"status":"delivered"}`, `{"status":"x"}`, `{"event_ids":["a","a","b"]}`, `{"event_ids":[]}`, `{"event_ids":[1]}`, `{}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if s, err := event.ParseStatus(data); err == nil && !s.Valid() {
+			t.Fatalf("ParseStatus(%q) = %q", data, s)
+		}
+		ids, err := event.ParseAck(data)
+		if err != nil {
+			return
+		}
+		if len(ids) < 1 || len(ids) > event.MaxAck {
+			t.Fatalf("ParseAck(%q): %d ids", data, len(ids))
+		}
+		seen := map[string]bool{}
+		for _, id := range ids {
+			if seen[id] {
+				t.Fatalf("ParseAck(%q) kept duplicate %q", data, id)
+			}
+			seen[id] = true
+		}
+	})
+}
+
+// FuzzParseListQuery: the inbox query parser never panics and returns only
+// values in range.
+func FuzzParseListQuery(f *testing.F) {
+	for _, s := range []string{"", "limit=10", "status=all&order=asc", "event_type=user.created&status=failed", "limit=0", "limit=1&limit=2",
+		"cursor=abc", "cursor=", "x=1", "status=%ZZ", "order=desc&limit=100", "limit=-5", "limit=99999999999999999999"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		q, err := url.ParseQuery(raw)
+		if err != nil {
+			return
+		}
+		p, err := event.ParseListQuery(q)
+		if err != nil {
+			if _, ok := err.(*event.InputError); !ok {
+				t.Fatalf("ParseListQuery(%q) error %T", raw, err)
+			}
+			return
+		}
+		if p.Limit < 1 || p.Limit > event.MaxLimit {
+			t.Fatalf("ParseListQuery(%q).Limit = %d", raw, p.Limit)
+		}
+		if p.Status != "" && !p.Status.Valid() {
+			t.Fatalf("ParseListQuery(%q).Status = %q", raw, p.Status)
+		}
+		if p.EventType != "" && !event.ValidEventType(p.EventType) {
+			t.Fatalf("ParseListQuery(%q).EventType = %q", raw, p.EventType)
+		}
+		if strings.Contains(p.Shape(), "#") {
+			t.Fatalf("shape %q contains #", p.Shape())
+		}
+	})
+}
+
+// FuzzValidNumber: ValidNumber never panics and agrees with exact
+// arithmetic (math/big) on numbers of moderate exponent.
+func FuzzValidNumber(f *testing.F) {
+	for _, s := range []string{"0", "-0.0", "1e125", "1e126", "1e-130", "1e-131", "12345678901234567890123456789012345678", "123456789012345678901234567890123456789", "0.1", "9.99e125", "1E+2", "00.5", "-"} {
+		f.Add(s)
+	}
+	lo := new(big.Rat).SetFrac(big.NewInt(1), new(big.Int).Exp(big.NewInt(10), big.NewInt(130), nil))
+	hi := new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(126), nil))
+	f.Fuzz(func(t *testing.T, s string) {
+		err := event.ValidNumber(s)
+		if len(s) > 200 || strings.TrimSpace(s) != s || !json.Valid([]byte(s)) {
+			return
+		}
+		if s[0] != '-' && (s[0] < '0' || s[0] > '9') {
+			return // a JSON value, but not a number
+		}
+		if i := strings.IndexAny(s, "eE"); i >= 0 && len(strings.TrimLeft(strings.TrimLeft(s[i+1:], "+-"), "0")) > 3 {
+			return // exponent too large for big.Rat to be quick
+		}
+		r, ok := new(big.Rat).SetString(s)
+		if !ok {
+			t.Fatalf("big.Rat cannot parse JSON number %q", s)
+		}
+		abs := new(big.Rat).Abs(r)
+		want := abs.Sign() == 0 || (abs.Cmp(lo) >= 0 && abs.Cmp(hi) < 0 && sigDigits(s) <= event.MaxNumberDigits)
+		if (err == nil) != want {
+			t.Fatalf("ValidNumber(%q) = %v, want valid=%v", s, err, want)
+		}
+	})
+}
+
+func sigDigits(s string) int {
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		s = s[:i]
+	}
+	s = strings.TrimLeft(s, "-+")
+	s = strings.Replace(s, ".", "", 1)
+	return len(strings.TrimRight(strings.TrimLeft(s, "0"), "0"))
+}
+
+// FuzzParseID: ParseID never panics; an accepted id is canonical and
+// yields a sort key that begins with its own timestamp.
+func FuzzParseID(f *testing.F) {
+	for _, s := range []string{"01a2054b-f8ba-7375-9175-608e01a3eb60", "550e8400-e29b-41d4-a716-446655440000", "", "01A2054B-F8BA-7375-9175-608E01A3EB60", "ffffffff-ffff-7fff-bfff-ffffffffffff"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ts, err := event.ParseID(s)
+		if err != nil {
+			return
+		}
+		if s != strings.ToLower(s) || len(s) != 36 {
+			t.Fatalf("ParseID accepted non-canonical %q", s)
+		}
+		sk, err := event.SortKeyForID(s)
+		if err != nil || sk != event.FormatTime(ts)+"#"+s {
+			t.Fatalf("SortKeyForID(%q) = %q, %v", s, sk, err)
+		}
+	})
+}
