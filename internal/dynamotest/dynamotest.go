@@ -23,6 +23,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"net"
 	"net/http"
@@ -76,7 +77,17 @@ var tableSeq atomic.Int64
 // Main starts DynamoDB Local, stores it in *db, runs the tests and stops the
 // process. It returns the exit code for os.Exit. When DynamoDB Local cannot
 // start, Main prints why and returns 1 without running any test.
+//
+// When the run selects no tests (-run '^$', as scripts/bench.sh and
+// fuzzing do), Main does not start DynamoDB Local and *db stays nil:
+// benchmarks and fuzz targets must not need it.
 func Main(m *testing.M, db **Local) int {
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	if f := flag.Lookup("test.run"); f != nil && f.Value.String() == "^$" {
+		return m.Run()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout+5*time.Minute)
 	l, err := Start(ctx)
 	cancel()

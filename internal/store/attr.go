@@ -117,3 +117,7 @@ func getN(item map[string]types.AttributeValue, name string) int64 {
 	}
 	return 0
 }
+
+// AttributeValue is the SDK's attribute value type, re-exported so that
+// callers of Item and EventFromItem need not import the SDK's types.
+type AttributeValue = types.AttributeValue

@@ -118,6 +118,12 @@ func backoff(attempt int) time.Duration {
 	return base/2 + rand.N(base/2+1)
 }
 
+// Item returns the table item of event e for tenant, shaped exactly like
+// the example item of seed 000.
+func Item(tenant string, e event.Event) (map[string]types.AttributeValue, error) {
+	return itemFor(tenant, e)
+}
+
 // itemFor returns the table item of e for tenant, shaped like seed 000.
 func itemFor(tenant string, e event.Event) (map[string]types.AttributeValue, error) {
 	payload, err := ToAttributeValue(e.Payload)

@@ -1,0 +1,102 @@
+package event_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/internal/httpapi"
+	"github.com/triggers-dev/triggers/internal/store"
+)
+
+// body returns a create request of about size bytes with a realistic mix
+// of strings, numbers, nesting and arrays.
+func body(size int) []byte {
+	var b strings.Builder
+	b.WriteString(`{"event_type":"order.completed","payload":{"order_id":"ord_8f14e45fceea167a","total":1234.56,"currency":"EUR","customer":{"id":123456789012345678901,"email":"someone@example.com","tags":["vip","beta"]},"items":[`)
+	for i := 0; b.Len() < size-40; i++ {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `{"sku":"SKU-%06d","qty":%d,"price":%d.99,"gift":%t,"note":null}`, i, i%7+1, i%500, i%3 == 0)
+	}
+	b.WriteString(`]}}`)
+	return []byte(b.String())
+}
+
+// BenchmarkIngest measures what the API does per event before DynamoDB:
+// parse and validate the body, build the event, marshal the item, and
+// encode the 201 response.
+func BenchmarkIngest(b *testing.B) {
+	for _, size := range []int{1 << 10, 64 << 10} {
+		data := body(size)
+		b.Run(fmt.Sprintf("%dKB", size>>10), func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			now := time.Now()
+			var out bytes.Buffer
+			for i := 0; i < b.N; i++ {
+				req, err := event.ParseCreate(data)
+				if err != nil {
+					b.Fatal(err)
+				}
+				e, err := event.New(req, now, event.DefaultRetention, event.Metadata{SourceIP: "203.0.113.7", CorrelationID: "c"})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := store.Item("tenant-a", e); err != nil {
+					b.Fatal(err)
+				}
+				out.Reset()
+				enc := json.NewEncoder(&out)
+				enc.SetEscapeHTML(false)
+				if err := enc.Encode(e); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkInboxPage measures turning a full page of DynamoDB items (50
+// events of about 1 KB) into the JSON body of GET /v1/inbox.
+func BenchmarkInboxPage(b *testing.B) {
+	req, err := event.ParseCreate(body(1 << 10))
+	if err != nil {
+		b.Fatal(err)
+	}
+	now := time.Now()
+	var raw []map[string]store.AttributeValue
+	for i := 0; i < event.DefaultLimit; i++ {
+		e, err := event.New(req, now.Add(time.Duration(i)*time.Millisecond), event.DefaultRetention, event.Metadata{SourceIP: "203.0.113.7"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		it, err := store.Item("tenant-a", e)
+		if err != nil {
+			b.Fatal(err)
+		}
+		raw = append(raw, it)
+	}
+	b.ReportAllocs()
+	var out bytes.Buffer
+	for i := 0; i < b.N; i++ {
+		page := httpapi.InboxPage{Events: make([]event.Event, 0, len(raw))}
+		for _, it := range raw {
+			page.Events = append(page.Events, store.EventFromItem(it))
+		}
+		c := "cursor"
+		page.NextCursor = &c
+		out.Reset()
+		enc := json.NewEncoder(&out)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(page); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(int64(out.Len()))
+}
