@@ -1,0 +1,162 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/triggers-dev/triggers/internal/dynamotest"
+	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/internal/store"
+	"github.com/triggers-dev/triggers/schema"
+)
+
+var db *dynamotest.Local
+
+func TestMain(m *testing.M) { os.Exit(dynamotest.Main(m, &db)) }
+
+func newEvent(t *testing.T, typ string, payload map[string]any) event.Event {
+	t.Helper()
+	e, err := event.New(event.CreateRequest{EventType: typ, Payload: payload}, time.Now(), event.DefaultRetention, event.Metadata{SourceIP: "192.0.2.1"})
+	require.NoError(t, err)
+	return e
+}
+
+func scan(t *testing.T, table string) []map[string]types.AttributeValue {
+	t.Helper()
+	out, err := db.Client.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(table), ConsistentRead: aws.Bool(true)})
+	require.NoError(t, err)
+	return out.Items
+}
+
+// TestIdempotencyRecordIsDistinguishable pins what a stream consumer sees:
+// the idempotency record lives in an "idempotency#" partition, carries
+// record_type, and has neither event_type nor the GSI keys.
+func TestIdempotencyRecordIsDistinguishable(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.Events())
+	st := store.New(db.Client, table)
+	e := newEvent(t, "t", map[string]any{"a": json.Number("1")})
+	got, created, err := st.PutIdempotent(ctx, "tenant-a", e, "key-1", "hash-1")
+	require.NoError(t, err)
+	assert.True(t, created)
+	assert.Equal(t, e.ID, got.ID)
+
+	items := scan(t, table)
+	require.Len(t, items, 2)
+	var events, records int
+	for _, it := range items {
+		if store.IsIdempotencyRecord(it) {
+			records++
+			pk := it[schema.AttrUserID].(*types.AttributeValueMemberS).Value
+			assert.Equal(t, store.IdempotencyPartition("tenant-a", "key-1"), pk)
+			assert.True(t, strings.HasPrefix(pk, "idempotency#tenant-a#"), pk)
+			assert.Equal(t, store.RecordTypeIdempotency, it[store.AttrRecordType].(*types.AttributeValueMemberS).Value)
+			assert.Equal(t, e.SortKey(), it[store.AttrEventKey].(*types.AttributeValueMemberS).Value)
+			for _, absent := range []string{schema.AttrEventType, schema.AttrStatusTS, schema.AttrEventTypeTS, schema.AttrPayload} {
+				assert.NotContains(t, it, absent, "idempotency record has %s", absent)
+			}
+			assert.Contains(t, it, schema.AttrTTL, "idempotency record without ttl")
+		} else {
+			events++
+			assert.Equal(t, e, store.EventFromItem(it))
+		}
+	}
+	assert.Equal(t, 1, events)
+	assert.Equal(t, 1, records)
+
+	// The key is per tenant and per request.
+	again, created, err := st.PutIdempotent(ctx, "tenant-a", newEvent(t, "t", map[string]any{}), "key-1", "hash-1")
+	require.NoError(t, err)
+	assert.False(t, created)
+	assert.Equal(t, e.ID, again.ID)
+	_, _, err = st.PutIdempotent(ctx, "tenant-a", newEvent(t, "t", map[string]any{}), "key-1", "hash-2")
+	assert.ErrorIs(t, err, event.ErrIdempotencyMismatch)
+}
+
+func TestAttributeValueRoundTrip(t *testing.T) {
+	in := map[string]any{
+		"n": json.Number("123456789012345678901234567890"), "s": "x", "b": true, "z": nil,
+		"l": []any{json.Number("0.1"), "y", []any{}, map[string]any{}}, "m": map[string]any{"k": false},
+	}
+	av, err := store.ToAttributeValue(in)
+	require.NoError(t, err)
+	assert.Equal(t, in, store.FromAttributeValue(av))
+	_, err = store.ToAttributeValue(map[string]any{"f": 1.5})
+	assert.Error(t, err, "float64 must not be stored silently")
+	assert.Equal(t, []any{"a"}, store.FromAttributeValue(&types.AttributeValueMemberSS{Value: []string{"a"}}))
+	assert.Equal(t, "AQI=", store.FromAttributeValue(&types.AttributeValueMemberB{Value: []byte{1, 2}}))
+}
+
+func TestItemShape(t *testing.T) {
+	e := newEvent(t, "user.created", map[string]any{"email": "a@example.com"})
+	e.Metadata.CorrelationID = "req-abc123"
+	item, err := store.Item("user-12345", e)
+	require.NoError(t, err)
+	var names []string
+	for k := range item {
+		names = append(names, k)
+	}
+	assert.ElementsMatch(t, []string{"user_id", "timestamp#event_id", "event_id", "event_type", "payload", "status", "timestamp", "ttl", "retry_count", "metadata", "event_type#timestamp", "status#timestamp"}, names)
+	assert.Equal(t, &types.AttributeValueMemberS{Value: e.Timestamp + "#" + e.ID}, item[schema.AttrTimestampEventID])
+	assert.Equal(t, &types.AttributeValueMemberN{Value: fmt.Sprint(e.TTL)}, item[schema.AttrTTL])
+}
+
+func TestListStopsAfterBoundedRounds(t *testing.T) {
+	// Every item is expired, so each Query returns nothing after the
+	// filter; List must stop and hand back a cursor instead of reading the
+	// whole partition in one request.
+	ctx := context.Background()
+	// TTL stays off on this table: DynamoDB Local would otherwise delete
+	// some of the expired items while the test runs.
+	tbl := schema.Events()
+	tbl.TTLAttribute = ""
+	table := db.CreateTable(t, tbl)
+	past := store.New(db.Client, table)
+	var evs []event.Event
+	for i := 0; i < 30; i++ {
+		e, err := event.New(event.CreateRequest{EventType: "t", Payload: map[string]any{}}, time.Now().Add(-40*24*time.Hour+time.Duration(i)*time.Millisecond), event.DefaultRetention, event.Metadata{})
+		require.NoError(t, err)
+		evs = append(evs, e)
+	}
+	for i, err := range past.PutBatch(ctx, "tenant-a", evs[:25]) {
+		require.NoError(t, err, "event %d", i)
+	}
+	for i, err := range past.PutBatch(ctx, "tenant-a", evs[25:]) {
+		require.NoError(t, err, "event %d", i)
+	}
+	require.Len(t, scan(t, table), 30)
+	st := store.New(db.Client, table)
+	page, err := st.List(ctx, store.Query{Tenant: "tenant-a", Limit: 2})
+	require.NoError(t, err)
+	assert.Empty(t, page.Events)
+	require.NotNil(t, page.Next, "want a cursor to continue after 5 rounds of 2")
+	pages := 1
+	for page.Next != nil {
+		page, err = st.List(ctx, store.Query{Tenant: "tenant-a", Limit: 2, After: page.Next})
+		require.NoError(t, err)
+		assert.Empty(t, page.Events)
+		pages++
+		require.Less(t, pages, 10)
+	}
+	assert.Equal(t, 4, pages, "30 expired items, 10 evaluated per request (the third request ends on the last item, so a fourth finds nothing)")
+}
+
+func TestMissingTableIsNotUnavailable(t *testing.T) {
+	st := store.New(db.Client, "no-such-table")
+	_, err := st.Get(context.Background(), "tenant-a", newEvent(t, "t", map[string]any{}).ID)
+	require.Error(t, err)
+	assert.False(t, errors.Is(err, event.ErrUnavailable), "a missing table is a configuration error (500), not a 503: %v", err)
+	assert.False(t, errors.Is(err, event.ErrNotFound))
+}
