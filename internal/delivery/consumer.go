@@ -1,0 +1,303 @@
+// Package delivery is the stream consumer of the events table: it turns
+// the table's DynamoDB stream (view NEW_IMAGE) into messages on the
+// delivery queue, one per newly inserted event ("streams as the outbox":
+// ingestion writes DynamoDB only).
+//
+// Only INSERT records of events are delivered; MODIFY (status updates),
+// REMOVE (deletions, TTL expiry included) and idempotency records are
+// skipped. Each event becomes one SQS message whose body is the event's
+// public JSON (MarshalEvent) with the String attributes tenant and
+// event_type. Delivery is at least once: a record is retried until every
+// record before it was sent, so consumers deduplicate by event_id.
+//
+// The queue sits behind Sender (SendMessageBatch only): *sqs.Client in
+// Lambda, a SinkFunc or WriterSink locally. StreamReader reads a table's
+// stream with the DynamoDB Streams API and yields the same
+// events.DynamoDBEvent batches Lambda would. See docs/delivery.md.
+package delivery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+)
+
+// Sender is the part of the SQS client the consumer uses; *sqs.Client
+// implements it, and so do SinkFunc and WriterSink for local development.
+type Sender interface {
+	SendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchInput, optFns ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error)
+}
+
+// Limits of SendMessageBatch.
+const (
+	// MaxBatchEntries is the most entries one SendMessageBatch call takes.
+	MaxBatchEntries = 10
+	// DefaultMaxBatchBytes bounds the summed message sizes of one call:
+	// 256 KiB, the historical SQS limit, so the consumer works with any
+	// queue. A single larger message is sent alone.
+	DefaultMaxBatchBytes = 256 * 1024
+	// DefaultMaxAttempts is how often an entry that failed with a
+	// retryable error is sent, the first attempt included.
+	DefaultMaxAttempts = 3
+)
+
+// Config configures a Consumer.
+type Config struct {
+	// Sender sends message batches. Required.
+	Sender Sender
+	// QueueURL is the delivery queue. Required (sinks ignore it, but it
+	// names the destination in logs).
+	QueueURL string
+	// Logger receives one JSON line per malformed record and per failed
+	// invocation. Default: slog.Default().
+	Logger *slog.Logger
+	// MaxAttempts bounds the sends of an entry that fails with a
+	// retryable error (SenderFault false), the first included. Errors of
+	// the whole call are not retried here: the SDK's retryer already
+	// retried them. Default: DefaultMaxAttempts.
+	MaxAttempts int
+	// MaxBatchBytes bounds the summed message sizes of one call.
+	// Default: DefaultMaxBatchBytes.
+	MaxBatchBytes int
+	// Sleep waits between attempts. Default: a context-aware timer.
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// Consumer forwards inserted events from stream batches to the queue.
+type Consumer struct {
+	send        Sender
+	queueURL    string
+	log         *slog.Logger
+	maxAttempts int
+	maxBytes    int
+	sleep       func(context.Context, time.Duration) error
+}
+
+// New returns a consumer for cfg.
+func New(cfg Config) (*Consumer, error) {
+	if cfg.Sender == nil {
+		return nil, errors.New("delivery: Config.Sender is nil: pass an *sqs.Client or a sink")
+	}
+	if cfg.QueueURL == "" {
+		return nil, errors.New("delivery: Config.QueueURL is empty: set it to the delivery queue URL")
+	}
+	c := &Consumer{send: cfg.Sender, queueURL: cfg.QueueURL, log: cfg.Logger, maxAttempts: cfg.MaxAttempts, maxBytes: cfg.MaxBatchBytes, sleep: cfg.Sleep}
+	if c.log == nil {
+		c.log = slog.Default()
+	}
+	if c.maxAttempts <= 0 {
+		c.maxAttempts = DefaultMaxAttempts
+	}
+	if c.maxBytes <= 0 {
+		c.maxBytes = DefaultMaxBatchBytes
+	}
+	if c.sleep == nil {
+		c.sleep = sleepCtx
+	}
+	return c, nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func backoff(attempt int) time.Duration {
+	base := 50 * time.Millisecond << min(attempt, 5)
+	return base/2 + rand.N(base/2+1)
+}
+
+// pending is a record to send: its index in the batch and its message.
+type pending struct {
+	index int
+	msg   Message
+}
+
+// Handle processes one stream batch (one shard's records, in order) and
+// reports partial failures: the first record that could not be handled
+// and every record after it, so that Lambda (ReportBatchItemFailures)
+// resumes from that record and no later record is checkpointed before
+// it. Records after a failure are not sent in this invocation. Handle
+// returns an error only when the failed record has no sequence number to
+// report.
+func (c *Consumer) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+	recs := ev.Records
+	firstFail := len(recs)
+	var toSend []pending
+	for i, r := range recs {
+		d, msg, err := Decide(r)
+		if err != nil {
+			c.log.LogAttrs(ctx, slog.LevelError, "malformed stream record: it can never be delivered",
+				slog.String("sequence_number", r.Change.SequenceNumber),
+				slog.String("event_name", r.EventName),
+				slog.String("stream_event_id", r.EventID),
+				slog.String("event_source_arn", r.EventSourceArn),
+				slog.String("error", err.Error()))
+			firstFail = i
+			break
+		}
+		if d == Deliver {
+			toSend = append(toSend, pending{index: i, msg: msg})
+		}
+	}
+
+	sent := 0
+	var sendErr *sendFailure
+	for start := 0; start < len(toSend); {
+		end := c.chunkEnd(toSend, start)
+		if f := c.sendChunk(ctx, toSend[start:end]); f != nil {
+			sendErr = f
+			firstFail = min(firstFail, f.index)
+			break
+		}
+		sent += end - start
+		start = end
+	}
+
+	// An empty list (not null) when all succeeded: Lambda reads either as
+	// success, the empty list is clearer in logs.
+	resp := events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{}}
+	for _, r := range recs[firstFail:] {
+		resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: r.Change.SequenceNumber})
+	}
+	if sendErr != nil {
+		r := recs[sendErr.index]
+		c.log.LogAttrs(ctx, slog.LevelError, "cannot send events to the delivery queue: Lambda retries from the first failed record",
+			slog.String("queue_url", c.queueURL),
+			slog.String("sequence_number", r.Change.SequenceNumber),
+			slog.String("event_source_arn", r.EventSourceArn),
+			slog.String("tenant", sendErr.msg.Tenant),
+			slog.String("event_id", sendErr.msg.EventID),
+			slog.Int("sent", sent),
+			slog.Int("failed_records", len(recs)-firstFail),
+			slog.String("error", sendErr.err.Error()))
+	}
+	c.log.LogAttrs(ctx, slog.LevelDebug, "stream batch processed",
+		slog.Int("records", len(recs)), slog.Int("sent", sent), slog.Int("failed_records", len(recs)-firstFail))
+	if firstFail < len(recs) && recs[firstFail].Change.SequenceNumber == "" {
+		return resp, fmt.Errorf("record %d failed and has no sequence number to report: failing the whole batch", firstFail)
+	}
+	return resp, nil
+}
+
+// chunkEnd returns the end of the chunk starting at start: at most
+// MaxBatchEntries messages within the byte budget (at least one).
+func (c *Consumer) chunkEnd(ps []pending, start int) int {
+	end, size := start, 0
+	for end < len(ps) && end-start < MaxBatchEntries {
+		s := ps[end].msg.size()
+		if end > start && size+s > c.maxBytes {
+			break
+		}
+		size += s
+		end++
+	}
+	return end
+}
+
+// sendFailure is the first record of a chunk that could not be sent.
+type sendFailure struct {
+	index int
+	msg   Message
+	err   error
+}
+
+// sendChunk sends ps in one SendMessageBatch call, retrying entries that
+// failed with a retryable error up to maxAttempts times. It returns the
+// failed record with the lowest index, or nil when all were sent.
+func (c *Consumer) sendChunk(ctx context.Context, ps []pending) *sendFailure {
+	byID := make(map[string]pending, len(ps))
+	entries := make([]sqstypes.SendMessageBatchRequestEntry, len(ps))
+	for i, p := range ps {
+		id := strconv.Itoa(p.index)
+		byID[id] = p
+		entries[i] = sqstypes.SendMessageBatchRequestEntry{
+			Id:          aws.String(id),
+			MessageBody: aws.String(string(p.msg.Body)),
+			MessageAttributes: map[string]sqstypes.MessageAttributeValue{
+				AttrTenant:    {DataType: aws.String("String"), StringValue: aws.String(p.msg.Tenant)},
+				AttrEventType: {DataType: aws.String("String"), StringValue: aws.String(p.msg.EventType)},
+			},
+		}
+	}
+	var failed *sendFailure
+	fail := func(p pending, err error) {
+		if failed == nil || p.index < failed.index {
+			failed = &sendFailure{index: p.index, msg: p.msg, err: err}
+		}
+	}
+	for attempt := 1; len(entries) > 0; attempt++ {
+		out, err := c.send.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(c.queueURL), Entries: entries})
+		if err != nil {
+			for _, e := range entries {
+				fail(byID[*e.Id], fmt.Errorf("SendMessageBatch: %w", err))
+			}
+			return failed
+		}
+		done := make(map[string]bool, len(entries))
+		for _, s := range out.Successful {
+			done[aws.ToString(s.Id)] = true
+		}
+		retryable := make(map[string]bool)
+		var retryErr error
+		for _, f := range out.Failed {
+			id := aws.ToString(f.Id)
+			p, ok := byID[id]
+			if !ok || done[id] {
+				continue
+			}
+			done[id] = true
+			err := fmt.Errorf("entry failed: %s: %s (sender fault %t, attempt %d)", aws.ToString(f.Code), aws.ToString(f.Message), f.SenderFault, attempt)
+			if f.SenderFault {
+				fail(p, err)
+				continue
+			}
+			retryErr = err
+			retryable[id] = true
+		}
+		// Retry in the original order; an entry the result does not
+		// mention is retried too, to be sure.
+		var retry []sqstypes.SendMessageBatchRequestEntry
+		for _, e := range entries {
+			switch {
+			case retryable[*e.Id]:
+				retry = append(retry, e)
+			case !done[*e.Id]:
+				retryErr = fmt.Errorf("entry missing from the SendMessageBatch result (attempt %d)", attempt)
+				retry = append(retry, e)
+			}
+		}
+		if len(retry) == 0 {
+			break
+		}
+		if attempt >= c.maxAttempts {
+			for _, e := range retry {
+				fail(byID[*e.Id], retryErr)
+			}
+			break
+		}
+		if err := c.sleep(ctx, backoff(attempt)); err != nil {
+			for _, e := range retry {
+				fail(byID[*e.Id], fmt.Errorf("%v; not retried: %w", retryErr, err))
+			}
+			break
+		}
+		entries = retry
+	}
+	return failed
+}

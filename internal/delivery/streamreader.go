@@ -1,0 +1,357 @@
+package delivery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+)
+
+// StreamsAPI is the part of the DynamoDB Streams client StreamReader
+// uses; *dynamodbstreams.Client implements it.
+type StreamsAPI interface {
+	DescribeStream(ctx context.Context, in *dynamodbstreams.DescribeStreamInput, optFns ...func(*dynamodbstreams.Options)) (*dynamodbstreams.DescribeStreamOutput, error)
+	GetShardIterator(ctx context.Context, in *dynamodbstreams.GetShardIteratorInput, optFns ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetShardIteratorOutput, error)
+	GetRecords(ctx context.Context, in *dynamodbstreams.GetRecordsInput, optFns ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetRecordsOutput, error)
+}
+
+// TableDescriber is the part of the DynamoDB client LatestStreamARN uses.
+type TableDescriber interface {
+	DescribeTable(ctx context.Context, in *dynamodb.DescribeTableInput, optFns ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error)
+}
+
+// LatestStreamARN returns the ARN of table's current stream
+// (DescribeTable's LatestStreamArn), or an error if it has none.
+func LatestStreamARN(ctx context.Context, db TableDescriber, table string) (string, error) {
+	out, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
+	if err != nil {
+		return "", fmt.Errorf("describe table %s: %w", table, err)
+	}
+	arn := aws.ToString(out.Table.LatestStreamArn)
+	if arn == "" {
+		return "", fmt.Errorf("table %s has no stream: enable one with view type NEW_IMAGE", table)
+	}
+	return arn, nil
+}
+
+// StreamReaderOptions configure a StreamReader.
+type StreamReaderOptions struct {
+	// Latest starts new shards at LATEST (only records written from now
+	// on). Default: TRIM_HORIZON, every record still in the stream.
+	Latest bool
+	// Limit is the most records one GetRecords call returns (1-1000).
+	// Default: 100, the default batch size of a Lambda event source
+	// mapping.
+	Limit int32
+	// Region fills each record's awsRegion when the API leaves it empty.
+	// Default: empty.
+	Region string
+}
+
+type shardState struct {
+	parent   string
+	iterator *string
+	lastSeq  string // last sequence number read, to renew an expired iterator
+	closed   bool   // GetRecords returned no next iterator: fully read
+}
+
+// StreamReader reads a DynamoDB stream with the DynamoDB Streams API
+// (DescribeStream, GetShardIterator, GetRecords) and yields each shard's
+// records as an events.DynamoDBEvent, exactly the shape Lambda hands the
+// stream consumer. A child shard is read only after its parent was read
+// to the end, so records of one item stay in order. It works against
+// DynamoDB Local and AWS alike; it is not safe for concurrent use.
+type StreamReader struct {
+	client StreamsAPI
+	arn    string
+	opts   StreamReaderOptions
+	shards map[string]*shardState
+}
+
+// NewStreamReader returns a reader of the stream streamARN.
+func NewStreamReader(client StreamsAPI, streamARN string, opts StreamReaderOptions) *StreamReader {
+	if opts.Limit <= 0 || opts.Limit > 1000 {
+		opts.Limit = 100
+	}
+	return &StreamReader{client: client, arn: streamARN, opts: opts, shards: map[string]*shardState{}}
+}
+
+// ShardBatch is the records one GetRecords call returned for one shard.
+type ShardBatch struct {
+	// ShardID is the shard the records come from.
+	ShardID string
+	// Event holds the records in stream order, as Lambda delivers them.
+	Event events.DynamoDBEvent
+}
+
+// Next makes one polling round: it refreshes the shard list and calls
+// GetRecords once on every shard that may be read, returning one batch
+// per shard that had records (none when nothing is new).
+func (r *StreamReader) Next(ctx context.Context) ([]ShardBatch, error) {
+	if err := r.refreshShards(ctx); err != nil {
+		return nil, err
+	}
+	ids := make([]string, 0, len(r.shards))
+	for id := range r.shards {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	var batches []ShardBatch
+	for _, id := range ids {
+		s := r.shards[id]
+		if s.closed {
+			continue
+		}
+		if p, ok := r.shards[s.parent]; ok && !p.closed {
+			continue // read the parent to its end first
+		}
+		recs, err := r.read(ctx, id, s)
+		if err != nil {
+			return batches, err
+		}
+		if len(recs) > 0 {
+			batches = append(batches, ShardBatch{ShardID: id, Event: events.DynamoDBEvent{Records: recs}})
+		}
+	}
+	return batches, nil
+}
+
+func (r *StreamReader) refreshShards(ctx context.Context) error {
+	var start *string
+	for {
+		out, err := r.client.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(r.arn), ExclusiveStartShardId: start})
+		if err != nil {
+			return fmt.Errorf("describe stream %s: %w", r.arn, err)
+		}
+		d := out.StreamDescription
+		if d == nil {
+			return fmt.Errorf("describe stream %s: no description", r.arn)
+		}
+		for _, sh := range d.Shards {
+			id := aws.ToString(sh.ShardId)
+			if _, ok := r.shards[id]; !ok {
+				r.shards[id] = &shardState{parent: aws.ToString(sh.ParentShardId)}
+			}
+		}
+		if d.LastEvaluatedShardId == nil {
+			return nil
+		}
+		start = d.LastEvaluatedShardId
+	}
+}
+
+// position sets the shard's iterator: typ at seq, or the reader's start
+// position when typ is empty.
+func (r *StreamReader) position(ctx context.Context, id string, s *shardState, typ streamtypes.ShardIteratorType, seq string) error {
+	in := &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(r.arn), ShardId: aws.String(id), ShardIteratorType: typ}
+	switch {
+	case typ != "":
+		in.SequenceNumber = aws.String(seq)
+	case r.opts.Latest:
+		in.ShardIteratorType = streamtypes.ShardIteratorTypeLatest
+	default:
+		in.ShardIteratorType = streamtypes.ShardIteratorTypeTrimHorizon
+	}
+	out, err := r.client.GetShardIterator(ctx, in)
+	if err != nil {
+		return fmt.Errorf("get %s iterator of shard %s: %w", in.ShardIteratorType, id, err)
+	}
+	s.iterator, s.closed = out.ShardIterator, out.ShardIterator == nil
+	return nil
+}
+
+func (r *StreamReader) read(ctx context.Context, id string, s *shardState) ([]events.DynamoDBEventRecord, error) {
+	if s.iterator == nil {
+		var err error
+		if s.lastSeq != "" {
+			err = r.position(ctx, id, s, streamtypes.ShardIteratorTypeAfterSequenceNumber, s.lastSeq)
+		} else {
+			err = r.position(ctx, id, s, "", "")
+		}
+		if err != nil || s.closed {
+			return nil, err
+		}
+	}
+	out, err := r.client.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: s.iterator, Limit: aws.Int32(r.opts.Limit)})
+	var expired *streamtypes.ExpiredIteratorException
+	if errors.As(err, &expired) {
+		s.iterator = nil // renewed from lastSeq on the next round
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get records of shard %s: %w", id, err)
+	}
+	s.iterator = out.NextShardIterator
+	s.closed = out.NextShardIterator == nil
+	recs := make([]events.DynamoDBEventRecord, 0, len(out.Records))
+	for _, rec := range out.Records {
+		lr, err := r.lambdaRecord(rec)
+		if err != nil {
+			return nil, fmt.Errorf("shard %s: %w", id, err)
+		}
+		recs = append(recs, lr)
+		s.lastSeq = lr.Change.SequenceNumber
+	}
+	return recs, nil
+}
+
+// Rewind makes the next read of shardID start at sequence number seq
+// (AT_SEQUENCE_NUMBER): how a poller retries from the first failed record,
+// as Lambda does with ReportBatchItemFailures.
+func (r *StreamReader) Rewind(ctx context.Context, shardID, seq string) error {
+	return r.reposition(ctx, shardID, streamtypes.ShardIteratorTypeAtSequenceNumber, seq)
+}
+
+// SkipPast makes the next read of shardID start after sequence number seq
+// (AFTER_SEQUENCE_NUMBER): how a poller gives up on a record.
+func (r *StreamReader) SkipPast(ctx context.Context, shardID, seq string) error {
+	return r.reposition(ctx, shardID, streamtypes.ShardIteratorTypeAfterSequenceNumber, seq)
+}
+
+func (r *StreamReader) reposition(ctx context.Context, shardID string, typ streamtypes.ShardIteratorType, seq string) error {
+	s, ok := r.shards[shardID]
+	if !ok {
+		return fmt.Errorf("unknown shard %s", shardID)
+	}
+	if err := r.position(ctx, shardID, s, typ, seq); err != nil {
+		return err
+	}
+	s.lastSeq = ""
+	return nil
+}
+
+func (r *StreamReader) lambdaRecord(rec streamtypes.Record) (events.DynamoDBEventRecord, error) {
+	out := events.DynamoDBEventRecord{
+		AWSRegion:      aws.ToString(rec.AwsRegion),
+		EventID:        aws.ToString(rec.EventID),
+		EventName:      string(rec.EventName),
+		EventSource:    aws.ToString(rec.EventSource),
+		EventVersion:   aws.ToString(rec.EventVersion),
+		EventSourceArn: r.arn,
+	}
+	if out.AWSRegion == "" {
+		out.AWSRegion = r.opts.Region
+	}
+	if rec.UserIdentity != nil {
+		out.UserIdentity = &events.DynamoDBUserIdentity{Type: aws.ToString(rec.UserIdentity.Type), PrincipalID: aws.ToString(rec.UserIdentity.PrincipalId)}
+	}
+	d := rec.Dynamodb
+	if d == nil {
+		return out, fmt.Errorf("record %s has no dynamodb section", out.EventID)
+	}
+	var err error
+	if out.Change.Keys, err = LambdaImage(d.Keys); err != nil {
+		return out, fmt.Errorf("record %s keys: %w", out.EventID, err)
+	}
+	if out.Change.NewImage, err = LambdaImage(d.NewImage); err != nil {
+		return out, fmt.Errorf("record %s new image: %w", out.EventID, err)
+	}
+	if out.Change.OldImage, err = LambdaImage(d.OldImage); err != nil {
+		return out, fmt.Errorf("record %s old image: %w", out.EventID, err)
+	}
+	if d.ApproximateCreationDateTime != nil {
+		out.Change.ApproximateCreationDateTime = events.SecondsEpochTime{Time: *d.ApproximateCreationDateTime}
+	}
+	out.Change.SequenceNumber = aws.ToString(d.SequenceNumber)
+	out.Change.SizeBytes = aws.ToInt64(d.SizeBytes)
+	out.Change.StreamViewType = string(d.StreamViewType)
+	return out, nil
+}
+
+// Handler processes one stream batch like the Lambda function does;
+// (*Consumer).Handle is one.
+type Handler func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error)
+
+// PollOptions configure Poll.
+type PollOptions struct {
+	// Interval is the pause after a round that found nothing new.
+	// Default: 1 s.
+	Interval time.Duration
+	// MaxRetries is how often a failed record is retried before the
+	// poller skips it, like the event source mapping's maximum retry
+	// attempts. Default: 3.
+	MaxRetries int
+	// Logger receives one line per skipped record. Default: slog.Default().
+	Logger *slog.Logger
+}
+
+// Poll reads the stream until ctx ends, calling h for each shard batch.
+// Like Lambda with ReportBatchItemFailures it retries a shard from the
+// lowest failed sequence number (from the batch's first record when h
+// returns an error); after MaxRetries it skips that record and logs it,
+// where Lambda would send it to the on-failure destination. Poll returns
+// ctx's error, or the first error of the Streams API.
+func (r *StreamReader) Poll(ctx context.Context, h Handler, o PollOptions) error {
+	if o.Interval <= 0 {
+		o.Interval = time.Second
+	}
+	if o.MaxRetries <= 0 {
+		o.MaxRetries = 3
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	retries := map[string]int{} // shard/seq -> failures so far
+	for {
+		// Batches read before an error are handled before returning it.
+		batches, nextErr := r.Next(ctx)
+		for _, b := range batches {
+			resp, herr := h(ctx, b.Event)
+			seq, whole := lowestFailed(resp)
+			if herr != nil || whole {
+				seq = b.Event.Records[0].Change.SequenceNumber
+			}
+			if seq == "" {
+				continue
+			}
+			key := b.ShardID + "/" + seq
+			retries[key]++
+			var err error
+			if retries[key] <= o.MaxRetries {
+				err = r.Rewind(ctx, b.ShardID, seq)
+			} else {
+				delete(retries, key)
+				o.Logger.LogAttrs(ctx, slog.LevelError, "stream record failed too often: skipping it",
+					slog.String("shard_id", b.ShardID), slog.String("sequence_number", seq), slog.Int("attempts", o.MaxRetries+1))
+				err = r.SkipPast(ctx, b.ShardID, seq)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		if nextErr != nil {
+			return nextErr
+		}
+		if len(batches) > 0 {
+			continue
+		}
+		if err := sleepCtx(ctx, o.Interval); err != nil {
+			return err
+		}
+	}
+}
+
+// lowestFailed returns the lowest sequence number among resp's failures
+// ("" when there are none), and whole when a failure has an empty
+// identifier, which Lambda treats as a failure of the whole batch.
+// Sequence numbers are decimal strings.
+func lowestFailed(resp events.DynamoDBEventResponse) (low string, whole bool) {
+	for _, f := range resp.BatchItemFailures {
+		s := f.ItemIdentifier
+		if s == "" {
+			return "", true
+		}
+		if low == "" || len(s) < len(low) || (len(s) == len(low) && s < low) {
+			low = s
+		}
+	}
+	return low, false
+}

@@ -1,0 +1,44 @@
+// Command streamconsumer is the Lambda function consuming the events
+// table's DynamoDB stream (view NEW_IMAGE): it forwards every newly
+// inserted event to the SQS delivery queue and reports partial batch
+// failures. Configuration: see internal/appconfig and docs/delivery.md.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/triggers-dev/triggers/internal/appconfig"
+	"github.com/triggers-dev/triggers/internal/delivery"
+)
+
+func main() {
+	cfg, err := appconfig.LoadConsumer(os.Getenv)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "streamconsumer: configuration: %v\n", err)
+		os.Exit(1)
+	}
+	log := appconfig.Logger(os.Stdout, cfg.LogLevel)
+	awsCfg, err := config.LoadDefaultConfig(context.Background())
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "streamconsumer: load AWS configuration: %v\n", err)
+		os.Exit(1)
+	}
+	client := sqs.NewFromConfig(awsCfg, func(o *sqs.Options) {
+		if cfg.Endpoint != "" {
+			o.BaseEndpoint = aws.String(cfg.Endpoint)
+		}
+	})
+	consumer, err := delivery.New(delivery.Config{Sender: client, QueueURL: cfg.QueueURL, Logger: log})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "streamconsumer: %v\n", err)
+		os.Exit(1)
+	}
+	lambda.Start(consumer.Handle)
+}
