@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/store"
@@ -127,7 +128,9 @@ func (a *API) createBatch(w http.ResponseWriter, r *http.Request, ri *reqInfo, _
 		results[i].Index = i
 		if errs[i] == nil {
 			var e event.Event
-			e, errs[i] = event.New(reqs[i], now, a.retention, md)
+			// One microsecond apart, so the batch keeps its order in
+			// the inbox (sort keys are timestamp#event_id).
+			e, errs[i] = event.New(reqs[i], now.Add(time.Duration(i)*time.Microsecond), a.retention, md)
 			if errs[i] == nil {
 				toStore = append(toStore, e)
 				idx = append(idx, i)

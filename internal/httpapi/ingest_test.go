@@ -243,6 +243,14 @@ func TestBatch(t *testing.T) {
 	r = e.do(req{method: "POST", path: "/v1/events/batch", tenant: "tenant-b", body: `{"events":[` + strings.Join(full, ",") + `]}`})
 	require.Equal(t, http.StatusMultiStatus, r.code, "%s", r.body)
 	assert.Equal(t, event.MaxBatch, e.count("tenant-b"))
+	// The inbox lists a batch in its order (oldest first with order=asc).
+	var got batchIDs
+	require.NoError(t, jsonUnmarshal(r.body, &got))
+	var want []string
+	for _, res := range got.Results {
+		want = append(want, res.Event.ID)
+	}
+	assert.Equal(t, want, e.all("tenant-b", "order=asc&limit=100"))
 
 	for name, body := range map[string]string{
 		"26 events":    `{"events":[` + strings.Join(append(full, full[0]), ",") + `]}`,
@@ -257,4 +265,12 @@ func TestBatch(t *testing.T) {
 	r = e.do(req{method: "POST", path: "/v1/events/batch", tenant: "tenant-c", body: `{"events":[]}`, headers: map[string]string{"Idempotency-Key": "k"}})
 	assert.Equal(t, "invalid_idempotency_key", r.errCode(t))
 	assert.Equal(t, 0, e.count("tenant-c"))
+}
+
+type batchIDs struct {
+	Results []struct {
+		Event struct {
+			ID string `json:"event_id"`
+		} `json:"event"`
+	} `json:"results"`
 }
