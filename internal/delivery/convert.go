@@ -105,8 +105,14 @@ func Item(image map[string]events.DynamoDBAttributeValue) (map[string]types.Attr
 // LambdaAttributeValue converts an attribute value read with the DynamoDB
 // Streams API into the aws-lambda-go form Lambda delivers, so that records
 // read locally (see StreamReader) take the same path as in Lambda.
+//
+// A nil value becomes an empty map: DynamoDB Local's Streams API writes an
+// empty map as a type-less {} (not {"M":{}}), which the SDK decodes as
+// nil; real DynamoDB Streams never yields nil.
 func LambdaAttributeValue(av streamtypes.AttributeValue) (events.DynamoDBAttributeValue, error) {
 	switch x := av.(type) {
+	case nil:
+		return events.NewMapAttribute(map[string]events.DynamoDBAttributeValue{}), nil
 	case *streamtypes.AttributeValueMemberS:
 		return events.NewStringAttribute(x.Value), nil
 	case *streamtypes.AttributeValueMemberN:

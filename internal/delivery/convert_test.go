@@ -122,6 +122,11 @@ func TestAttributeValueErrors(t *testing.T) {
 
 	_, err = delivery.LambdaAttributeValue(&streamtypes.UnknownUnionMember{Tag: "X"})
 	assert.ErrorContains(t, err, "unsupported")
+	// DynamoDB Local's stream writes an empty map as {}, which the SDK
+	// decodes as a nil value.
+	empty, err := delivery.LambdaAttributeValue(nil)
+	require.NoError(t, err)
+	assert.Equal(t, events.NewMapAttribute(map[string]events.DynamoDBAttributeValue{}), empty)
 	img, err := delivery.LambdaImage(nil)
 	assert.NoError(t, err)
 	assert.Nil(t, img)
