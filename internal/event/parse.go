@@ -175,39 +175,63 @@ func ParseBatch(data []byte) ([]CreateRequest, []error, error) {
 // MaxPayloadDepth, no empty object keys (DynamoDB rejects empty attribute
 // names), and every number within DynamoDB's precision and range.
 func ValidatePayload(p map[string]any) error {
-	return validateValue(p, 1, "payload")
+	if err := validateValue(p, 1); err != nil {
+		return inputErr(CodeInvalidPayload, "%s%s", truncate(err.path(), 80), err.msg)
+	}
+	return nil
 }
 
-func validateValue(v any, depth int, path string) error {
+// payloadError is a payload problem; the path is collected on the way
+// back up, so valid payloads build no path strings at all.
+type payloadError struct {
+	rev []string // path segments, innermost first
+	msg string
+}
+
+func (e *payloadError) at(seg string) *payloadError {
+	e.rev = append(e.rev, seg)
+	return e
+}
+
+func (e *payloadError) path() string {
+	var b strings.Builder
+	b.WriteString("payload")
+	for i := len(e.rev) - 1; i >= 0; i-- {
+		b.WriteString(e.rev[i])
+	}
+	return b.String()
+}
+
+func validateValue(v any, depth int) *payloadError {
 	switch x := v.(type) {
 	case map[string]any:
 		if depth > MaxPayloadDepth {
-			return inputErr(CodeInvalidPayload, "%s is nested deeper than %d levels, the most DynamoDB stores", truncate(path, 80), MaxPayloadDepth)
+			return &payloadError{msg: fmt.Sprintf(" is nested deeper than %d levels, the most DynamoDB stores", MaxPayloadDepth)}
 		}
 		for k, e := range x {
 			if k == "" {
-				return inputErr(CodeInvalidPayload, "%s has an empty key: DynamoDB cannot store empty attribute names", truncate(path, 80))
+				return &payloadError{msg: " has an empty key: DynamoDB cannot store empty attribute names"}
 			}
-			if err := validateValue(e, depth+1, path+"."+k); err != nil {
-				return err
+			if err := validateValue(e, depth+1); err != nil {
+				return err.at("." + k)
 			}
 		}
 	case []any:
 		if depth > MaxPayloadDepth {
-			return inputErr(CodeInvalidPayload, "%s is nested deeper than %d levels, the most DynamoDB stores", truncate(path, 80), MaxPayloadDepth)
+			return &payloadError{msg: fmt.Sprintf(" is nested deeper than %d levels, the most DynamoDB stores", MaxPayloadDepth)}
 		}
 		for i, e := range x {
-			if err := validateValue(e, depth+1, path+"["+strconv.Itoa(i)+"]"); err != nil {
-				return err
+			if err := validateValue(e, depth+1); err != nil {
+				return err.at("[" + strconv.Itoa(i) + "]")
 			}
 		}
 	case json.Number:
 		if err := ValidNumber(string(x)); err != nil {
-			return inputErr(CodeInvalidPayload, "%s: %v", truncate(path, 80), err)
+			return &payloadError{msg: ": " + err.Error()}
 		}
 	case string, bool, nil:
 	default:
-		return inputErr(CodeInvalidPayload, "%s has an unsupported value of type %T", truncate(path, 80), v)
+		return &payloadError{msg: fmt.Sprintf(" has an unsupported value of type %T", v)}
 	}
 	return nil
 }
