@@ -249,3 +249,20 @@ func TestNewValidatesConfig(t *testing.T) {
 	assert.Error(t, err, "New with a short secret")
 	assert.False(t, errors.Is(err, nil))
 }
+
+func TestThrottledKeyLookupIs503(t *testing.T) {
+	keysTable := db.CreateTable(t, schema.APIKeys())
+	throttled := faultClient(func(string, []byte) *http.Response {
+		return awsError("ThrottlingException", "Rate exceeded")
+	})
+	api, err := httpapi.New(httpapi.Config{
+		Store:         store.New(db.Client, db.CreateTable(t, schema.Events())),
+		CursorSecret:  testSecret,
+		Authenticator: apikey.NewStore(throttled, keysTable),
+		Logger:        slog.New(slog.NewJSONHandler(io.Discard, nil)),
+	})
+	require.NoError(t, err)
+	r := (&env{t: t, api: api}).do(req{method: "GET", path: "/v1/inbox", headers: map[string]string{"X-Api-Key": "trg_x"}})
+	assert.Equal(t, http.StatusServiceUnavailable, r.code, "%s", r.body)
+	assert.Equal(t, "1", r.header.Get("Retry-After"))
+}

@@ -16,18 +16,15 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/smithy-go"
 
+	"github.com/triggers-dev/triggers/internal/ddberr"
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/schema"
 )
@@ -593,46 +590,15 @@ func (st *Store) List(ctx context.Context, q Query) (Page, error) {
 	}
 }
 
-// throttleCodes are the error codes of DynamoDB throttling.
-var throttleCodes = map[string]bool{
-	"ProvisionedThroughputExceededException": true,
-	"ThrottlingException":                    true,
-	"RequestLimitExceeded":                   true,
-	"LimitExceededException":                 true,
-	"TransactionInProgressException":         true,
-	"InternalServerError":                    true,
-	"ServiceUnavailable":                     true,
-}
-
-// itemProblems are fragments of ValidationException messages that blame
-// the item rather than the request the code built.
-var itemProblems = []string{"item size", "nesting levels", "number overflow", "number underflow", "precision", "empty attribute name", "maximum allowed size"}
-
 // classify wraps DynamoDB errors as event.ErrUnavailable (throttling that
 // outlasted the SDK's retries, retry quota exhausted, network failures) or
 // event.ErrInvalidItem (DynamoDB rejected the item), else with context.
 func classify(op string, err error) error {
-	var apiErr smithy.APIError
-	if errors.As(err, &apiErr) {
-		code := apiErr.ErrorCode()
-		if throttleCodes[code] {
-			return fmt.Errorf("%s: %w: %v", op, event.ErrUnavailable, err)
-		}
-		if code == "ValidationException" {
-			msg := strings.ToLower(apiErr.ErrorMessage())
-			for _, p := range itemProblems {
-				if strings.Contains(msg, p) {
-					return fmt.Errorf("%s: %w: %s", op, event.ErrInvalidItem, apiErr.ErrorMessage())
-				}
-			}
-		}
-		return fmt.Errorf("%s: %w", op, err)
-	}
-	var quota *ratelimit.QuotaExceededError
-	var maxAttempts *retry.MaxAttemptsError
-	var netErr net.Error
-	if errors.As(err, &quota) || errors.As(err, &maxAttempts) || errors.As(err, &netErr) || errors.Is(err, context.DeadlineExceeded) {
+	if ddberr.Unavailable(err) {
 		return fmt.Errorf("%s: %w: %v", op, event.ErrUnavailable, err)
+	}
+	if msg, ok := ddberr.InvalidItem(err); ok {
+		return fmt.Errorf("%s: %w: %s", op, event.ErrInvalidItem, msg)
 	}
 	return fmt.Errorf("%s: %w", op, err)
 }
