@@ -1,0 +1,93 @@
+package delivery_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/triggers-dev/triggers/internal/delivery"
+)
+
+func TestWriterSink(t *testing.T) {
+	var out bytes.Buffer
+	c, _ := newConsumer(t, delivery.WriterSink(&out))
+	recs := inserts(2)
+	recs[1] = record("INSERT", "102", eventImage("globex", "e102", "order.paid", map[string]events.DynamoDBAttributeValue{"html": events.NewStringAttribute("<&>")}))
+	resp, err := c.Handle(context.Background(), events.DynamoDBEvent{Records: recs})
+	require.NoError(t, err)
+	assert.Empty(t, resp.BatchItemFailures)
+
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	require.Len(t, lines, 2, "one JSON line per delivered event: %q", out.String())
+	assert.JSONEq(t, `{"tenant":"acme","event_type":"user.created","event":{"event_id":"e101","event_type":"user.created","payload":{"n":101},"status":"received","timestamp":"2026-11-22T10:00:00.000000Z","retry_count":0,"metadata":{"source_ip":"192.0.2.1","api_version":"v1"}}}`, lines[0])
+	assert.Contains(t, lines[1], `"tenant":"globex"`)
+	assert.Contains(t, lines[1], `"html":"<&>"`, "no HTML escaping")
+}
+
+func TestSinkFunc(t *testing.T) {
+	var got []delivery.Message
+	calls := 0
+	sink := delivery.SinkFunc(func(_ context.Context, m delivery.Message) error {
+		calls++
+		if m.EventID == "e102" && calls < 4 {
+			return errors.New("local sink busy")
+		}
+		got = append(got, m)
+		return nil
+	})
+	c, _ := newConsumer(t, sink)
+	resp, err := c.Handle(context.Background(), events.DynamoDBEvent{Records: inserts(3)})
+	require.NoError(t, err)
+	assert.Empty(t, resp.BatchItemFailures, "the sink's error is retryable and the retry succeeds")
+	require.Len(t, got, 3)
+	assert.Equal(t, []string{"e101", "e103", "e102"}, []string{got[0].EventID, got[1].EventID, got[2].EventID})
+	assert.Equal(t, "acme", got[0].Tenant)
+	assert.Equal(t, "user.created", got[0].EventType)
+	assert.True(t, json.Valid(got[0].Body))
+
+	// Like SQS, a sink takes 1 to 10 entries per call.
+	_, err = sink.SendMessageBatch(context.Background(), &sqs.SendMessageBatchInput{})
+	assert.ErrorContains(t, err, "0 entries")
+	out, err := sink.SendMessageBatch(context.Background(), &sqs.SendMessageBatchInput{Entries: []sqstypes.SendMessageBatchRequestEntry{{Id: aws.String("x"), MessageBody: aws.String("{}")}}})
+	require.NoError(t, err)
+	assert.Len(t, out.Successful, 1)
+}
+
+// TestLambdaHandlerJSON invokes the handler the way the Lambda runtime
+// does (lambda.NewHandler, JSON in and out), with a stream event in the
+// JSON form Lambda sends.
+func TestLambdaHandlerJSON(t *testing.T) {
+	const in = `{"Records":[
+	{"eventID":"a","eventName":"INSERT","eventVersion":"1.1","eventSource":"aws:dynamodb","awsRegion":"eu-west-1",
+	 "dynamodb":{"ApproximateCreationDateTime":1795386540,"Keys":{"user_id":{"S":"acme"},"timestamp#event_id":{"S":"2026-11-22T10:00:00.000000Z#e1"}},
+	  "NewImage":{"user_id":{"S":"acme"},"timestamp#event_id":{"S":"2026-11-22T10:00:00.000000Z#e1"},"event_id":{"S":"e1"},"event_type":{"S":"user.created"},
+	   "payload":{"M":{"big":{"N":"123456789012345678901234567890"},"name":{"S":"Zoë"},"tags":{"L":[{"S":"a"},{"NULL":true}]},"empty":{"M":{}}}},
+	   "status":{"S":"received"},"timestamp":{"S":"2026-11-22T10:00:00.000000Z"},"ttl":{"N":"1797978553"},"retry_count":{"N":"0"},
+	   "metadata":{"M":{"source_ip":{"S":"192.0.2.1"},"api_version":{"S":"v1"},"correlation_id":{"S":"c-1"}}},
+	   "event_type#timestamp":{"S":"user.created#2026-11-22T10:00:00.000000Z"},"status#timestamp":{"S":"received#2026-11-22T10:00:00.000000Z"}},
+	  "SequenceNumber":"4421584500000000017450439091","SizeBytes":400,"StreamViewType":"NEW_IMAGE"},
+	 "eventSourceARN":"arn:aws:dynamodb:eu-west-1:123456789012:table/events/stream/2026-01-01T00:00:00.000"},
+	{"eventID":"b","eventName":"INSERT","eventVersion":"1.1","eventSource":"aws:dynamodb","awsRegion":"eu-west-1",
+	 "dynamodb":{"Keys":{"user_id":{"S":"acme"}},"SequenceNumber":"4421584500000000017450439092","SizeBytes":20,"StreamViewType":"KEYS_ONLY"},
+	 "eventSourceARN":"arn:aws:dynamodb:eu-west-1:123456789012:table/events/stream/2026-01-01T00:00:00.000"}]}`
+	fake := &fakeSQS{}
+	c, _ := newConsumer(t, fake)
+	out, err := lambda.NewHandler(c.Handle).Invoke(context.Background(), []byte(in))
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"batchItemFailures":[{"itemIdentifier":"4421584500000000017450439092"}]}`, string(out))
+	require.Len(t, fake.sent, 1)
+	assert.Equal(t, `{"event_id":"e1","event_type":"user.created","payload":{"big":123456789012345678901234567890,"empty":{},"name":"Zoë","tags":["a",null]},"status":"received","timestamp":"2026-11-22T10:00:00.000000Z","retry_count":0,"metadata":{"source_ip":"192.0.2.1","api_version":"v1","correlation_id":"c-1"}}`, fake.sent[0].Body)
+	assert.Equal(t, "acme", fake.sent[0].Tenant)
+	assert.Equal(t, "user.created", fake.sent[0].EventType)
+}
