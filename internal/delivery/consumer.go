@@ -18,6 +18,7 @@ package delivery
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -136,11 +137,57 @@ type pending struct {
 // returns an error only when the failed record has no sequence number to
 // report.
 func (c *Consumer) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
-	recs := ev.Records
+	return c.handle(ctx, ev.Records, nil)
+}
+
+// HandleJSON is Handle on the raw invocation payload, and what the Lambda
+// function registers. It decodes each record on its own, so that a record
+// aws-lambda-go cannot decode (an attribute type it does not know, say)
+// is a malformed record like any other, reported and logged once, instead
+// of failing the whole invocation before any code of ours runs. Only a
+// payload that is not a stream event at all is an error.
+func (c *Consumer) HandleJSON(ctx context.Context, payload json.RawMessage) (events.DynamoDBEventResponse, error) {
+	var env struct {
+		Records []json.RawMessage `json:"Records"`
+	}
+	if err := json.Unmarshal(payload, &env); err != nil {
+		return events.DynamoDBEventResponse{}, fmt.Errorf("decode DynamoDB stream event: %w", err)
+	}
+	recs := make([]events.DynamoDBEventRecord, len(env.Records))
+	var undecodable map[int]error
+	for i, raw := range env.Records {
+		if err := json.Unmarshal(raw, &recs[i]); err != nil {
+			// Keep what identifies the record, for the report and the log.
+			var id struct {
+				EventID        string `json:"eventID"`
+				EventName      string `json:"eventName"`
+				EventSourceArn string `json:"eventSourceARN"`
+				Dynamodb       struct {
+					SequenceNumber string `json:"SequenceNumber"`
+				} `json:"dynamodb"`
+			}
+			_ = json.Unmarshal(raw, &id)
+			recs[i] = events.DynamoDBEventRecord{EventID: id.EventID, EventName: id.EventName, EventSourceArn: id.EventSourceArn}
+			recs[i].Change.SequenceNumber = id.Dynamodb.SequenceNumber
+			if undecodable == nil {
+				undecodable = map[int]error{}
+			}
+			undecodable[i] = fmt.Errorf("%w: cannot decode the record: %v", ErrMalformed, err)
+		}
+	}
+	return c.handle(ctx, recs, undecodable)
+}
+
+// handle processes recs; undecodable holds the records (by index) that
+// could not even be decoded.
+func (c *Consumer) handle(ctx context.Context, recs []events.DynamoDBEventRecord, undecodable map[int]error) (events.DynamoDBEventResponse, error) {
 	firstFail := len(recs)
 	var toSend []pending
 	for i, r := range recs {
-		d, msg, err := Decide(r)
+		d, msg, err := Skip, Message{}, undecodable[i]
+		if err == nil {
+			d, msg, err = Decide(r)
+		}
 		if err != nil {
 			c.log.LogAttrs(ctx, slog.LevelError, "malformed stream record: it can never be delivered",
 				slog.String("sequence_number", r.Change.SequenceNumber),

@@ -64,30 +64,90 @@ func TestSinkFunc(t *testing.T) {
 	assert.Len(t, out.Successful, 1)
 }
 
-// TestLambdaHandlerJSON invokes the handler the way the Lambda runtime
-// does (lambda.NewHandler, JSON in and out), with a stream event in the
-// JSON form Lambda sends.
-func TestLambdaHandlerJSON(t *testing.T) {
-	const in = `{"Records":[
-	{"eventID":"a","eventName":"INSERT","eventVersion":"1.1","eventSource":"aws:dynamodb","awsRegion":"eu-west-1",
-	 "dynamodb":{"ApproximateCreationDateTime":1795386540,"Keys":{"user_id":{"S":"acme"},"timestamp#event_id":{"S":"2026-11-22T10:00:00.000000Z#e1"}},
-	  "NewImage":{"user_id":{"S":"acme"},"timestamp#event_id":{"S":"2026-11-22T10:00:00.000000Z#e1"},"event_id":{"S":"e1"},"event_type":{"S":"user.created"},
-	   "payload":{"M":{"big":{"N":"123456789012345678901234567890"},"name":{"S":"Zoë"},"tags":{"L":[{"S":"a"},{"NULL":true}]},"empty":{"M":{}}}},
-	   "status":{"S":"received"},"timestamp":{"S":"2026-11-22T10:00:00.000000Z"},"ttl":{"N":"1797978553"},"retry_count":{"N":"0"},
+// streamRecordJSON is one INSERT record in the JSON form Lambda sends;
+// newImage is spliced in verbatim.
+func streamRecordJSON(seq, newImage string) string {
+	return `{"eventID":"id-` + seq + `","eventName":"INSERT","eventVersion":"1.1","eventSource":"aws:dynamodb","awsRegion":"eu-west-1",
+	 "dynamodb":{"ApproximateCreationDateTime":1795386540,"Keys":{"user_id":{"S":"acme"}},"NewImage":` + newImage + `,
+	  "SequenceNumber":"` + seq + `","SizeBytes":400,"StreamViewType":"NEW_IMAGE"},
+	 "eventSourceARN":"arn:aws:dynamodb:eu-west-1:123456789012:table/events/stream/2026-01-01T00:00:00.000"}`
+}
+
+func eventImageJSON(id, payload string) string {
+	return `{"user_id":{"S":"acme"},"timestamp#event_id":{"S":"2026-11-22T10:00:00.000000Z#` + id + `"},"event_id":{"S":"` + id + `"},"event_type":{"S":"user.created"},
+	   "payload":` + payload + `,"status":{"S":"received"},"timestamp":{"S":"2026-11-22T10:00:00.000000Z"},"ttl":{"N":"1797978553"},"retry_count":{"N":"0"},
 	   "metadata":{"M":{"source_ip":{"S":"192.0.2.1"},"api_version":{"S":"v1"},"correlation_id":{"S":"c-1"}}},
-	   "event_type#timestamp":{"S":"user.created#2026-11-22T10:00:00.000000Z"},"status#timestamp":{"S":"received#2026-11-22T10:00:00.000000Z"}},
-	  "SequenceNumber":"4421584500000000017450439091","SizeBytes":400,"StreamViewType":"NEW_IMAGE"},
-	 "eventSourceARN":"arn:aws:dynamodb:eu-west-1:123456789012:table/events/stream/2026-01-01T00:00:00.000"},
-	{"eventID":"b","eventName":"INSERT","eventVersion":"1.1","eventSource":"aws:dynamodb","awsRegion":"eu-west-1",
-	 "dynamodb":{"Keys":{"user_id":{"S":"acme"}},"SequenceNumber":"4421584500000000017450439092","SizeBytes":20,"StreamViewType":"KEYS_ONLY"},
-	 "eventSourceARN":"arn:aws:dynamodb:eu-west-1:123456789012:table/events/stream/2026-01-01T00:00:00.000"}]}`
-	fake := &fakeSQS{}
-	c, _ := newConsumer(t, fake)
-	out, err := lambda.NewHandler(c.Handle).Invoke(context.Background(), []byte(in))
-	require.NoError(t, err)
-	assert.JSONEq(t, `{"batchItemFailures":[{"itemIdentifier":"4421584500000000017450439092"}]}`, string(out))
-	require.Len(t, fake.sent, 1)
-	assert.Equal(t, `{"event_id":"e1","event_type":"user.created","payload":{"big":123456789012345678901234567890,"empty":{},"name":"Zoë","tags":["a",null]},"status":"received","timestamp":"2026-11-22T10:00:00.000000Z","retry_count":0,"metadata":{"source_ip":"192.0.2.1","api_version":"v1","correlation_id":"c-1"}}`, fake.sent[0].Body)
-	assert.Equal(t, "acme", fake.sent[0].Tenant)
-	assert.Equal(t, "user.created", fake.sent[0].EventType)
+	   "event_type#timestamp":{"S":"user.created#2026-11-22T10:00:00.000000Z"},"status#timestamp":{"S":"received#2026-11-22T10:00:00.000000Z"}}`
+}
+
+// TestLambdaHandlerJSON invokes the handler main registers the way the
+// Lambda runtime does (lambda.NewHandler, JSON in and out), with stream
+// events in the JSON form Lambda sends.
+func TestLambdaHandlerJSON(t *testing.T) {
+	const full = `{"M":{"big":{"N":"123456789012345678901234567890"},"name":{"S":"Zoë"},"tags":{"L":[{"S":"a"},{"NULL":true}]},"empty":{"M":{}}}}`
+	tests := []struct {
+		name         string
+		records      []string
+		wantResponse string
+		wantSent     []string
+		wantLog      string // in the one ERROR line, if any
+	}{
+		{
+			name:         "one event",
+			records:      []string{streamRecordJSON("4421584500000000017450439091", eventImageJSON("e1", full))},
+			wantResponse: `{"batchItemFailures":[]}`,
+			wantSent:     []string{`{"event_id":"e1","event_type":"user.created","payload":{"big":123456789012345678901234567890,"empty":{},"name":"Zoë","tags":["a",null]},"status":"received","timestamp":"2026-11-22T10:00:00.000000Z","retry_count":0,"metadata":{"source_ip":"192.0.2.1","api_version":"v1","correlation_id":"c-1"}}`},
+		},
+		{
+			name: "a record aws-lambda-go cannot decode is malformed, the batch still runs",
+			records: []string{
+				streamRecordJSON("11", eventImageJSON("e1", `{"M":{}}`)),
+				streamRecordJSON("12", eventImageJSON("e2", `{"M":{"x":{"FUTURE":"1"}}}`)),
+				streamRecordJSON("13", eventImageJSON("e3", `{"M":{}}`)),
+			},
+			wantResponse: `{"batchItemFailures":[{"itemIdentifier":"12"},{"itemIdentifier":"13"}]}`,
+			wantSent:     []string{`{"event_id":"e1","event_type":"user.created","payload":{},"status":"received","timestamp":"2026-11-22T10:00:00.000000Z","retry_count":0,"metadata":{"source_ip":"192.0.2.1","api_version":"v1","correlation_id":"c-1"}}`},
+			wantLog:      "cannot decode the record",
+		},
+		{
+			name:         "no records",
+			records:      nil,
+			wantResponse: `{"batchItemFailures":[]}`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fake := &fakeSQS{}
+			c, logs := newConsumer(t, fake)
+			in := `{"Records":[` + strings.Join(tt.records, ",") + `]}`
+			out, err := lambda.NewHandler(c.HandleJSON).Invoke(context.Background(), []byte(in))
+			require.NoError(t, err)
+			assert.JSONEq(t, tt.wantResponse, string(out))
+			var bodies []string
+			for _, m := range fake.sent {
+				bodies = append(bodies, m.Body)
+				assert.Equal(t, "acme", m.Tenant)
+				assert.Equal(t, "user.created", m.EventType)
+			}
+			assert.Equal(t, tt.wantSent, bodies)
+			var errs []map[string]any
+			for _, l := range logs.lines(t) {
+				if l["level"] == "ERROR" {
+					errs = append(errs, l)
+				}
+			}
+			if tt.wantLog == "" {
+				assert.Empty(t, errs)
+				return
+			}
+			require.Len(t, errs, 1)
+			assert.Contains(t, errs[0]["error"], tt.wantLog)
+			assert.Equal(t, "12", errs[0]["sequence_number"])
+			assert.Equal(t, "id-12", errs[0]["stream_event_id"])
+		})
+	}
+
+	c, _ := newConsumer(t, &fakeSQS{})
+	_, err := c.HandleJSON(context.Background(), json.RawMessage(`[1,2]`))
+	assert.ErrorContains(t, err, "decode DynamoDB stream event")
 }

@@ -40,5 +40,5 @@ func main() {
 		fmt.Fprintf(os.Stderr, "streamconsumer: %v\n", err)
 		os.Exit(1)
 	}
-	lambda.Start(consumer.Handle)
+	lambda.Start(consumer.HandleJSON)
 }
