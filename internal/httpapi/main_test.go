@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -164,16 +165,13 @@ func (e *env) itemCount() int {
 }
 
 type lockedWriter struct {
-	mu chan struct{}
+	mu sync.Mutex
 	w  io.Writer
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
-	if l.mu == nil {
-		l.mu = make(chan struct{}, 1)
-	}
-	l.mu <- struct{}{}
-	defer func() { <-l.mu }()
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
 
