@@ -253,11 +253,13 @@ func (st *Store) PutIdempotent(ctx context.Context, tenant string, e event.Event
 		reasons := tce.CancellationReasons
 		if len(reasons) == 2 && aws.ToString(reasons[1].Code) == "ConditionalCheckFailed" {
 			orig, err := st.original(ctx, tenant, key, requestHash, reasons[1].Item)
-			if err == nil || attempt >= attempts {
-				return orig, false, err
-			}
-			if !errors.Is(err, errRecordGone) {
+			switch {
+			case err == nil:
+				return orig, false, nil
+			case !errors.Is(err, errRecordGone):
 				return event.Event{}, false, err
+			case attempt >= attempts:
+				return event.Event{}, false, fmt.Errorf("%w: idempotency record keeps changing", event.ErrUnavailable)
 			}
 		} else if !hasReason(reasons, "TransactionConflict") || attempt >= attempts {
 			return event.Event{}, false, classifyCancel(err, reasons)
