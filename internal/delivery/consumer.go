@@ -207,12 +207,13 @@ func (c *Consumer) handle(ctx context.Context, recs []events.DynamoDBEventRecord
 	var sendErr *sendFailure
 	for start := 0; start < len(toSend); {
 		end := c.chunkEnd(toSend, start)
-		if f := c.sendChunk(ctx, toSend[start:end]); f != nil {
+		n, f := c.sendChunk(ctx, toSend[start:end])
+		sent += n
+		if f != nil {
 			sendErr = f
 			firstFail = min(firstFail, f.index)
 			break
 		}
-		sent += end - start
 		start = end
 	}
 
@@ -265,9 +266,10 @@ type sendFailure struct {
 }
 
 // sendChunk sends ps in one SendMessageBatch call, retrying entries that
-// failed with a retryable error up to maxAttempts times. It returns the
-// failed record with the lowest index, or nil when all were sent.
-func (c *Consumer) sendChunk(ctx context.Context, ps []pending) *sendFailure {
+// failed with a retryable error up to maxAttempts times. It returns how
+// many were sent and the failed record with the lowest index (nil when
+// all were sent).
+func (c *Consumer) sendChunk(ctx context.Context, ps []pending) (sent int, failed *sendFailure) {
 	byID := make(map[string]pending, len(ps))
 	entries := make([]sqstypes.SendMessageBatchRequestEntry, len(ps))
 	for i, p := range ps {
@@ -282,7 +284,6 @@ func (c *Consumer) sendChunk(ctx context.Context, ps []pending) *sendFailure {
 			},
 		}
 	}
-	var failed *sendFailure
 	fail := func(p pending, err error) {
 		if failed == nil || p.index < failed.index {
 			failed = &sendFailure{index: p.index, msg: p.msg, err: err}
@@ -294,11 +295,15 @@ func (c *Consumer) sendChunk(ctx context.Context, ps []pending) *sendFailure {
 			for _, e := range entries {
 				fail(byID[*e.Id], fmt.Errorf("SendMessageBatch: %w", err))
 			}
-			return failed
+			return sent, failed
 		}
 		done := make(map[string]bool, len(entries))
 		for _, s := range out.Successful {
-			done[aws.ToString(s.Id)] = true
+			id := aws.ToString(s.Id)
+			if _, ok := byID[id]; ok && !done[id] {
+				done[id] = true
+				sent++
+			}
 		}
 		retryable := make(map[string]bool)
 		var retryErr error
@@ -346,5 +351,5 @@ func (c *Consumer) sendChunk(ctx context.Context, ps []pending) *sendFailure {
 		}
 		entries = retry
 	}
-	return failed
+	return sent, failed
 }

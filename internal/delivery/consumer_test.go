@@ -200,6 +200,8 @@ func TestHandlePartialFailures(t *testing.T) {
 			require.Len(t, errs, 1, "one error line per failed invocation")
 			assert.Equal(t, tt.wantFailures[0], errs[0]["sequence_number"])
 			assert.Equal(t, testQueue, errs[0]["queue_url"])
+			assert.EqualValues(t, len(tt.wantSent), errs[0]["sent"], "sent, in the log")
+			assert.EqualValues(t, len(tt.wantFailures), errs[0]["failed_records"])
 		})
 	}
 }
