@@ -70,6 +70,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 			return *eventsTable
 		case appconfig.EnvCursorSecret:
 			return string(secret)
+		case appconfig.EnvCursorSecretARN:
+			return "" // the local server takes the key itself
 		}
 		return getenv(k)
 	})

@@ -20,6 +20,7 @@ const (
 	EnvEventsTable      = "EVENTS_TABLE"
 	EnvAPIKeysTable     = "API_KEYS_TABLE"
 	EnvCursorSecret     = "CURSOR_SECRET"
+	EnvCursorSecretARN  = "CURSOR_SECRET_ARN"
 	EnvRetentionDays    = "RETENTION_DAYS"
 	EnvLogLevel         = "LOG_LEVEL"
 	EnvDynamoDBEndpoint = "DYNAMODB_ENDPOINT"
@@ -27,10 +28,14 @@ const (
 
 // API is the configuration of the API function.
 type API struct {
-	EventsTable  string
+	EventsTable string
+	// CursorSecret is the cursor HMAC key from CURSOR_SECRET; empty when
+	// CursorSecretARN names a Secrets Manager secret to read instead.
 	CursorSecret []byte
-	Retention    time.Duration
-	LogLevel     slog.Level
+	// CursorSecretARN is CURSOR_SECRET_ARN.
+	CursorSecretARN string
+	Retention       time.Duration
+	LogLevel        slog.Level
 	// Endpoint overrides the DynamoDB endpoint; empty on AWS.
 	Endpoint string
 }
@@ -42,8 +47,11 @@ type Authorizer struct {
 	Endpoint     string
 }
 
-// LoadAPI reads the API function's configuration: EVENTS_TABLE and
-// CURSOR_SECRET (at least 32 bytes) are required; RETENTION_DAYS
+// LoadAPI reads the API function's configuration: EVENTS_TABLE is
+// required, and the cursor key either as CURSOR_SECRET_ARN (a Secrets
+// Manager secret, read by the caller at cold start; what the CDK construct
+// sets) or as CURSOR_SECRET itself (at least 32 bytes; local use).
+// RETENTION_DAYS
 // (default 30, 1-3650), LOG_LEVEL (debug, info, warn, error; default
 // info) and DYNAMODB_ENDPOINT are optional.
 func LoadAPI(getenv func(string) string) (API, error) {
@@ -57,7 +65,14 @@ func LoadAPI(getenv func(string) string) (API, error) {
 	if c.EventsTable == "" {
 		errs = append(errs, fmt.Errorf("%s is not set: set it to the events table name", EnvEventsTable))
 	}
-	if len(c.CursorSecret) < cursor.MinSecretBytes {
+	c.CursorSecretARN = strings.TrimSpace(getenv(EnvCursorSecretARN))
+	switch {
+	case len(c.CursorSecret) > 0 && c.CursorSecretARN != "":
+		errs = append(errs, fmt.Errorf("both %s and %s are set: set only one", EnvCursorSecret, EnvCursorSecretARN))
+	case c.CursorSecretARN != "":
+	case len(c.CursorSecret) == 0:
+		errs = append(errs, fmt.Errorf("no cursor key: set %s to a Secrets Manager secret, or %s to at least %d random bytes", EnvCursorSecretARN, EnvCursorSecret, cursor.MinSecretBytes))
+	case len(c.CursorSecret) < cursor.MinSecretBytes:
 		errs = append(errs, fmt.Errorf("%s is %d bytes: set it to at least %d random bytes (for example: openssl rand -base64 48)", EnvCursorSecret, len(c.CursorSecret), cursor.MinSecretBytes))
 	}
 	if v := strings.TrimSpace(getenv(EnvRetentionDays)); v != "" {

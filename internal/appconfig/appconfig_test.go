@@ -26,12 +26,18 @@ func TestLoadAPI(t *testing.T) {
 	assert.Equal(t, slog.LevelDebug, c.LogLevel)
 	assert.Equal(t, "http://localhost:8000", c.Endpoint)
 
+	c, err = appconfig.LoadAPI(env(map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET_ARN": " arn:aws:secretsmanager:us-east-1:1:secret:c "}))
+	require.NoError(t, err)
+	assert.Equal(t, "arn:aws:secretsmanager:us-east-1:1:secret:c", c.CursorSecretARN)
+	assert.Empty(t, c.CursorSecret)
+
 	tests := []struct {
 		name string
 		env  map[string]string
 		want []string
 	}{
-		{"nothing", nil, []string{"EVENTS_TABLE", "CURSOR_SECRET"}},
+		{"nothing", nil, []string{"EVENTS_TABLE", "CURSOR_SECRET_ARN"}},
+		{"both secrets", map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": secret, "CURSOR_SECRET_ARN": "arn:x"}, []string{"only one"}},
 		{"short secret", map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": "short"}, []string{"CURSOR_SECRET is 5 bytes"}},
 		{"bad retention", map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": secret, "RETENTION_DAYS": "0"}, []string{"RETENTION_DAYS"}},
 		{"bad level", map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": secret, "LOG_LEVEL": "loud"}, []string{"LOG_LEVEL"}},

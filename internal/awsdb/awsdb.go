@@ -37,6 +37,21 @@ type Options struct {
 // credentials in the environment it uses static dummy credentials, which
 // DynamoDB Local accepts.
 func NewClient(ctx context.Context, o Options) (*dynamodb.Client, error) {
+	cfg, err := LoadConfig(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	return dynamodb.NewFromConfig(cfg, func(do *dynamodb.Options) {
+		if o.EndpointURL != "" {
+			do.BaseEndpoint = aws.String(o.EndpointURL)
+		}
+	}), nil
+}
+
+// LoadConfig returns the AWS configuration NewClient builds its client
+// from (retryer, region, credentials), for other service clients. The
+// endpoint override applies to DynamoDB only.
+func LoadConfig(ctx context.Context, o Options) (aws.Config, error) {
 	attempts := o.MaxAttempts
 	if attempts <= 0 {
 		attempts = 4
@@ -63,13 +78,9 @@ func NewClient(ctx context.Context, o Options) (*dynamodb.Client, error) {
 	}
 	cfg, err := config.LoadDefaultConfig(ctx, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("load AWS configuration: %w", err)
+		return aws.Config{}, fmt.Errorf("load AWS configuration: %w", err)
 	}
-	return dynamodb.NewFromConfig(cfg, func(do *dynamodb.Options) {
-		if o.EndpointURL != "" {
-			do.BaseEndpoint = aws.String(o.EndpointURL)
-		}
-	}), nil
+	return cfg, nil
 }
 
 // CreateTable creates the table tbl under the physical name name, waits
