@@ -44,8 +44,10 @@ func LatestStreamARN(ctx context.Context, db TableDescriber, table string) (stri
 
 // StreamReaderOptions configure a StreamReader.
 type StreamReaderOptions struct {
-	// Latest starts new shards at LATEST (only records written from now
-	// on). Default: TRIM_HORIZON, every record still in the stream.
+	// Latest starts the shards that exist at the first read at LATEST
+	// (only records written from then on); shards that appear later are
+	// read from their start. Default: TRIM_HORIZON, every record still in
+	// the stream.
 	Latest bool
 	// Limit is the most records one GetRecords call returns (1-1000).
 	// Default: 100, the default batch size of a Lambda event source
@@ -58,9 +60,14 @@ type StreamReaderOptions struct {
 
 type shardState struct {
 	parent   string
+	latest   bool // start at LATEST (shards that existed when reading began)
 	iterator *string
-	lastSeq  string // last sequence number read, to renew an expired iterator
-	closed   bool   // GetRecords returned no next iterator: fully read
+	// resumeType and resumeSeq renew an expired iterator: after the last
+	// record read, or where Rewind or SkipPast pointed. Empty: the
+	// reader's start position.
+	resumeType streamtypes.ShardIteratorType
+	resumeSeq  string
+	closed     bool // GetRecords returned no next iterator: fully read
 }
 
 // StreamReader reads a DynamoDB stream with the DynamoDB Streams API
@@ -74,6 +81,8 @@ type StreamReader struct {
 	arn    string
 	opts   StreamReaderOptions
 	shards map[string]*shardState
+	// listed is set once the shards were listed the first time.
+	listed bool
 }
 
 // NewStreamReader returns a reader of the stream streamARN.
@@ -138,10 +147,14 @@ func (r *StreamReader) refreshShards(ctx context.Context) error {
 		for _, sh := range d.Shards {
 			id := aws.ToString(sh.ShardId)
 			if _, ok := r.shards[id]; !ok {
-				r.shards[id] = &shardState{parent: aws.ToString(sh.ParentShardId)}
+				// Only shards that exist when reading begins start at
+				// LATEST; later ones (children) are read from their start,
+				// or their first records would be skipped.
+				r.shards[id] = &shardState{parent: aws.ToString(sh.ParentShardId), latest: r.opts.Latest && !r.listed}
 			}
 		}
 		if d.LastEvaluatedShardId == nil {
+			r.listed = true
 			return nil
 		}
 		start = d.LastEvaluatedShardId
@@ -155,7 +168,7 @@ func (r *StreamReader) position(ctx context.Context, id string, s *shardState, t
 	switch {
 	case typ != "":
 		in.SequenceNumber = aws.String(seq)
-	case r.opts.Latest:
+	case s.latest:
 		in.ShardIteratorType = streamtypes.ShardIteratorTypeLatest
 	default:
 		in.ShardIteratorType = streamtypes.ShardIteratorTypeTrimHorizon
@@ -170,20 +183,14 @@ func (r *StreamReader) position(ctx context.Context, id string, s *shardState, t
 
 func (r *StreamReader) read(ctx context.Context, id string, s *shardState) ([]events.DynamoDBEventRecord, error) {
 	if s.iterator == nil {
-		var err error
-		if s.lastSeq != "" {
-			err = r.position(ctx, id, s, streamtypes.ShardIteratorTypeAfterSequenceNumber, s.lastSeq)
-		} else {
-			err = r.position(ctx, id, s, "", "")
-		}
-		if err != nil || s.closed {
+		if err := r.position(ctx, id, s, s.resumeType, s.resumeSeq); err != nil || s.closed {
 			return nil, err
 		}
 	}
 	out, err := r.client.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: s.iterator, Limit: aws.Int32(r.opts.Limit)})
 	var expired *streamtypes.ExpiredIteratorException
 	if errors.As(err, &expired) {
-		s.iterator = nil // renewed from lastSeq on the next round
+		s.iterator = nil // renewed from resumeType/resumeSeq on the next round
 		return nil, nil
 	}
 	if err != nil {
@@ -198,7 +205,7 @@ func (r *StreamReader) read(ctx context.Context, id string, s *shardState) ([]ev
 			return nil, fmt.Errorf("shard %s: %w", id, err)
 		}
 		recs = append(recs, lr)
-		s.lastSeq = lr.Change.SequenceNumber
+		s.resumeType, s.resumeSeq = streamtypes.ShardIteratorTypeAfterSequenceNumber, lr.Change.SequenceNumber
 	}
 	return recs, nil
 }
@@ -224,7 +231,7 @@ func (r *StreamReader) reposition(ctx context.Context, shardID string, typ strea
 	if err := r.position(ctx, shardID, s, typ, seq); err != nil {
 		return err
 	}
-	s.lastSeq = ""
+	s.resumeType, s.resumeSeq = typ, seq
 	return nil
 }
 

@@ -1,0 +1,162 @@
+package delivery_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/triggers-dev/triggers/internal/delivery"
+)
+
+// fakeStreams is a DynamoDB Streams API with scripted shards. Iterators
+// are "shard|position".
+type fakeStreams struct {
+	pages   [][]streamtypes.Shard
+	records map[string][]string // shard -> sequence numbers
+	closed  map[string]bool     // shard ends after its records
+	expire  map[string]bool     // next GetRecords on the shard fails once
+	iters   []string            // GetShardIterator calls: shard:type:seq
+}
+
+func (f *fakeStreams) DescribeStream(_ context.Context, in *dynamodbstreams.DescribeStreamInput, _ ...func(*dynamodbstreams.Options)) (*dynamodbstreams.DescribeStreamOutput, error) {
+	page := 0
+	if in.ExclusiveStartShardId != nil {
+		page, _ = strconv.Atoi(strings.TrimPrefix(*in.ExclusiveStartShardId, "page"))
+	}
+	d := &streamtypes.StreamDescription{Shards: f.pages[page], StreamArn: in.StreamArn}
+	if page+1 < len(f.pages) {
+		d.LastEvaluatedShardId = aws.String(fmt.Sprint("page", page+1))
+	}
+	return &dynamodbstreams.DescribeStreamOutput{StreamDescription: d}, nil
+}
+
+func (f *fakeStreams) GetShardIterator(_ context.Context, in *dynamodbstreams.GetShardIteratorInput, _ ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetShardIteratorOutput, error) {
+	shard := *in.ShardId
+	f.iters = append(f.iters, shard+":"+string(in.ShardIteratorType)+":"+aws.ToString(in.SequenceNumber))
+	recs := f.records[shard]
+	pos := 0
+	switch in.ShardIteratorType {
+	case streamtypes.ShardIteratorTypeLatest:
+		pos = len(recs)
+	case streamtypes.ShardIteratorTypeAtSequenceNumber, streamtypes.ShardIteratorTypeAfterSequenceNumber:
+		pos = -1
+		for i, s := range recs {
+			if s == *in.SequenceNumber {
+				pos = i
+			}
+		}
+		if pos < 0 {
+			return nil, fmt.Errorf("no sequence number %s", *in.SequenceNumber)
+		}
+		if in.ShardIteratorType == streamtypes.ShardIteratorTypeAfterSequenceNumber {
+			pos++
+		}
+	}
+	return &dynamodbstreams.GetShardIteratorOutput{ShardIterator: aws.String(fmt.Sprint(shard, "|", pos))}, nil
+}
+
+func (f *fakeStreams) GetRecords(_ context.Context, in *dynamodbstreams.GetRecordsInput, _ ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetRecordsOutput, error) {
+	shard, p, _ := strings.Cut(*in.ShardIterator, "|")
+	if f.expire[shard] {
+		delete(f.expire, shard)
+		return nil, &streamtypes.ExpiredIteratorException{Message: aws.String("expired")}
+	}
+	pos, _ := strconv.Atoi(p)
+	recs := f.records[shard]
+	end := min(pos+int(aws.ToInt32(in.Limit)), len(recs))
+	out := &dynamodbstreams.GetRecordsOutput{}
+	for _, seq := range recs[pos:end] {
+		out.Records = append(out.Records, streamtypes.Record{
+			EventID:   aws.String("ev" + seq),
+			EventName: streamtypes.OperationTypeInsert,
+			Dynamodb: &streamtypes.StreamRecord{
+				SequenceNumber: aws.String(seq),
+				NewImage:       map[string]streamtypes.AttributeValue{"k": &streamtypes.AttributeValueMemberS{Value: seq}},
+				StreamViewType: streamtypes.StreamViewTypeNewImage,
+			},
+		})
+	}
+	if !(f.closed[shard] && end == len(recs)) {
+		out.NextShardIterator = aws.String(fmt.Sprint(shard, "|", end))
+	}
+	return out, nil
+}
+
+// round returns "shard:seq,seq" per batch of one Next call.
+func round(t *testing.T, r *delivery.StreamReader) []string {
+	t.Helper()
+	batches, err := r.Next(context.Background())
+	require.NoError(t, err)
+	out := []string{}
+	for _, b := range batches {
+		var s []string
+		for _, rec := range b.Event.Records {
+			s = append(s, rec.Change.SequenceNumber)
+			assert.Equal(t, "arn:stream", rec.EventSourceArn)
+			assert.Equal(t, rec.Change.SequenceNumber, rec.Change.NewImage["k"].String())
+		}
+		out = append(out, b.ShardID+":"+strings.Join(s, ","))
+	}
+	return out
+}
+
+// TestStreamReaderShards: a child shard is read only after its parent is
+// exhausted; shard lists are paginated; an expired iterator is renewed
+// after the last record read; Rewind and SkipPast reposition a shard.
+func TestStreamReaderShards(t *testing.T) {
+	f := &fakeStreams{
+		pages: [][]streamtypes.Shard{
+			{{ShardId: aws.String("a")}},
+			{{ShardId: aws.String("b"), ParentShardId: aws.String("a")}},
+		},
+		records: map[string][]string{"a": {"1", "2"}, "b": {"3", "4"}},
+		closed:  map[string]bool{"a": true},
+		expire:  map[string]bool{},
+	}
+	r := delivery.NewStreamReader(f, "arn:stream", delivery.StreamReaderOptions{Limit: 1})
+	assert.Equal(t, []string{"a:1"}, round(t, r), "the child waits for its parent")
+	assert.Equal(t, []string{"a:2", "b:3"}, round(t, r))
+	assert.Equal(t, []string{"b:4"}, round(t, r))
+	assert.Equal(t, []string{}, round(t, r), "nothing new")
+
+	f.expire["b"] = true
+	f.records["b"] = append(f.records["b"], "5")
+	assert.Equal(t, []string{}, round(t, r), "expired iterator: dropped")
+	assert.Equal(t, []string{"b:5"}, round(t, r), "renewed after the last record read")
+	assert.Contains(t, f.iters, "b:AFTER_SEQUENCE_NUMBER:4")
+
+	require.NoError(t, r.Rewind(context.Background(), "b", "3"))
+	f.expire["b"] = true
+	assert.Equal(t, []string{}, round(t, r), "expired again")
+	assert.Equal(t, []string{"b:3"}, round(t, r), "renewed where Rewind pointed")
+	require.NoError(t, r.SkipPast(context.Background(), "b", "4"))
+	assert.Equal(t, []string{"b:5"}, round(t, r))
+	assert.ErrorContains(t, r.Rewind(context.Background(), "zz", "1"), "unknown shard")
+}
+
+// TestStreamReaderLatest: LATEST applies to the shards that exist at the
+// first read; a shard that appears later is read from its start.
+func TestStreamReaderLatest(t *testing.T) {
+	f := &fakeStreams{
+		pages:   [][]streamtypes.Shard{{{ShardId: aws.String("a")}}},
+		records: map[string][]string{"a": {"1", "2"}},
+		closed:  map[string]bool{},
+		expire:  map[string]bool{},
+	}
+	r := delivery.NewStreamReader(f, "arn:stream", delivery.StreamReaderOptions{Latest: true})
+	assert.Equal(t, []string{}, round(t, r))
+	f.records["a"] = append(f.records["a"], "3")
+	f.pages[0] = append(f.pages[0], streamtypes.Shard{ShardId: aws.String("b"), ParentShardId: aws.String("a")})
+	f.records["b"] = []string{"4"}
+	f.closed["a"] = true
+	assert.Equal(t, []string{"a:3", "b:4"}, round(t, r))
+	assert.Equal(t, []string{"a:LATEST:", "b:TRIM_HORIZON:"}, f.iters)
+}
