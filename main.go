@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/jsii-runtime-go"
 
 	_ "github.com/triggers-dev/triggers/internal/jsiienv" // before any jsii package: silences Node's banner
 	"github.com/triggers-dev/triggers/internal/jsiirt"
@@ -23,5 +24,8 @@ func main() {
 		os.Exit(2)
 	}
 	stacks.Build(app, cfg)
+	if v := app.Node().TryGetContext(jsii.String(stacks.ContextCdkNag)); v != false && v != "false" {
+		stacks.CheckWithCdkNag(app)
+	}
 	app.Synth(nil)
 }

@@ -30,6 +30,7 @@ const (
 )
 
 var (
+	appStacks   []string // the real app's stacks, as stacks.Build makes them
 	assemblyDir string
 	templates   map[string]map[string]any
 )
@@ -60,12 +61,32 @@ func run(m *testing.M) (int, error) {
 		return 1, err
 	}
 	stacks.Build(app, cfg)
+	// cdk-nag checks every stack of the real app (not the test variants).
+	for _, c := range *app.Node().Children() {
+		appStacks = append(appStacks, *c.Node().Id())
+		stacks.CheckWithCdkNag(c)
+	}
 	buildTestStacks(app)
-	app.Synth(nil)
+	if err := synth(app); err != nil {
+		return 1, err
+	}
 	if templates, err = cdktest.Templates(assemblyDir); err != nil {
 		return 1, err
 	}
 	return m.Run(), nil
+}
+
+// synth synthesizes the app; a validation failure (an unsuppressed
+// cdk-nag finding, for one) returns the validation report as the error.
+func synth(app awscdk.App) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			report, _ := os.ReadFile(filepath.Join(assemblyDir, "validation-report.json"))
+			err = fmt.Errorf("synth failed: %v\n%s", r, report)
+		}
+	}()
+	app.Synth(nil)
+	return nil
 }
 
 // buildTestStacks adds the variants the real app does not deploy by default:
@@ -142,6 +163,10 @@ type assemblyManifest struct {
 	Artifacts map[string]struct {
 		Type       string         `json:"type"`
 		Properties map[string]any `json:"properties"`
+		Metadata   map[string][]struct {
+			Type string `json:"type"`
+			Data any    `json:"data"`
+		} `json:"metadata"`
 	} `json:"artifacts"`
 }
 

@@ -243,9 +243,14 @@ func TestSeed004Ferryhook(t *testing.T) {
 }
 
 // Seeds 000/001 on the data stack are covered by TestEventsTableOnDemand;
-// this checks the stack holds just that table.
+// this checks the stack holds that table and the API-keys table (seed 003's
+// TenantApiKeys, keyed by hash) that the authorizer reads.
 func TestSeed000TriggersData(t *testing.T) {
-	stackTableCount(t, dataStack, 1)
+	stackTableCount(t, dataStack, 2)
+	keys := tableIn(t, dataStack, "ApiKeys")
+	keys.key("key_hash", "S", "", "")
+	keys.gsi("TenantIndex", "tenant_id", "S", "created_at", "N", "ALL")
+	keys.stateful()
 	ev := tableIn(t, dataStack, "Events")
 	ev.key("user_id", "S", "timestamp#event_id", "S")
 	ev.indexNames("EventTypeIndex", "StatusIndex")

@@ -71,26 +71,33 @@ func ConfigFromContext(app awscdk.App) (Config, error) {
 
 // Build adds every stack of the app for cfg.
 func Build(app awscdk.App, cfg Config) {
-	NewTriggersDataStack(app, jsii.String(StackName("triggers", cfg.Env, "data")), &TriggersDataStackProps{
+	data := NewTriggersDataStack(app, jsii.String(StackName("triggers", cfg.Env, "data")), &TriggersDataStackProps{
 		StackProps: awscdk.StackProps{
-			Description: jsii.String(fmt.Sprintf("Triggers %s: stateful resources (events table). Seeds 000/001.", cfg.Env)),
+			Description: jsii.String(fmt.Sprintf("Triggers %s: stateful resources (events and API-keys tables). Seeds 000/001/003.", cfg.Env)),
 		},
 		Env:     cfg.Env,
 		Billing: cfg.Billing,
 	})
-	data := func(system, desc string) DataStackProps {
+	NewTriggersApiStack(app, jsii.String(StackName("triggers", cfg.Env, "api")), &TriggersApiStackProps{
+		StackProps: awscdk.StackProps{
+			Description: jsii.String(fmt.Sprintf("Triggers %s: stateless resources (API Gateway, Lambda functions, stream delivery).", cfg.Env)),
+		},
+		Data: data,
+		Env:  cfg.Env,
+	})
+	dataProps := func(system, desc string) DataStackProps {
 		return DataStackProps{Env: cfg.Env, StackProps: awscdk.StackProps{
 			Description: jsii.String(fmt.Sprintf("%s %s: %s", system, cfg.Env, desc)),
 		}}
 	}
 	NewTicketingStack(app, jsii.String(StackName("ticketing", cfg.Env, "data")),
-		ptr(data("Event ticketing", "Events, Registrations, Tickets and Users tables. Seed 002.")))
+		ptr(dataProps("Event ticketing", "Events, Registrations, Tickets and Users tables. Seed 002.")))
 	NewTenantStack(app, jsii.String(StackName("tenant", cfg.Env, "data")), &TenantStackProps{
-		DataStackProps: data("Tenant", "TenantApiKeys and Events tables. Seed 003."),
+		DataStackProps: dataProps("Tenant", "TenantApiKeys and Events tables. Seed 003."),
 		EventTypeIndex: cfg.TenantEventTypeIndex,
 	})
 	NewFerryhookStack(app, jsii.String(StackName("ferryhook", cfg.Env, "data")),
-		ptr(data("Ferryhook", "ferryhook-main and ferryhook-events tables. Seed 004.")))
+		ptr(dataProps("Ferryhook", "ferryhook-main and ferryhook-events tables. Seed 004.")))
 }
 
 func ptr[T any](v T) *T { return &v }

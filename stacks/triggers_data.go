@@ -7,6 +7,7 @@ import (
 
 	"github.com/triggers-dev/triggers/constructs/dynamotable"
 	"github.com/triggers-dev/triggers/constructs/eventstore"
+	"github.com/triggers-dev/triggers/schema"
 )
 
 // TriggersDataStackProps configures the Triggers stateful stack.
@@ -16,18 +17,25 @@ type TriggersDataStackProps struct {
 	//
 	// Default: "dev".
 	Env string
-	// Billing is the events table billing mode.
+	// Billing is the tables' billing mode (overrides TableOptions.Billing).
 	//
 	// Default: dynamotable.OnDemand.
 	Billing dynamotable.Billing
+	// TableOptions apply to both tables.
+	//
+	// Default: dynamotable's defaults.
+	TableOptions dynamotable.TableOptions
 }
 
-// TriggersDataStack holds the Triggers service's stateful resources (seeds
-// 000/001). Termination protection is on.
+// TriggersDataStack holds the Triggers service's stateful resources: the
+// events table (seeds 000/001) and the API-keys table. Termination
+// protection is on.
 type TriggersDataStack struct {
 	awscdk.Stack
 	// Events is the events table.
 	Events *eventstore.EventsTable
+	// ApiKeys maps API-key hashes to tenants.
+	ApiKeys *dynamotable.Table
 }
 
 // NewTriggersDataStack creates the stack.
@@ -47,7 +55,10 @@ func NewTriggersDataStack(scope constructs.Construct, id *string, props *Trigger
 	awscdk.Tags_Of(stack).Add(jsii.String("triggers:env"), jsii.String(env), nil)
 	awscdk.Tags_Of(stack).Add(jsii.String("triggers:system"), jsii.String("triggers"), nil)
 
-	opts := dynamotable.TableOptions{Billing: props.Billing}
+	opts := props.TableOptions
+	if props.Billing != "" {
+		opts.Billing = props.Billing
+	}
 	events := eventstore.NewEventsTable(stack, jsii.String("Events"), &eventstore.EventsTableProps{TableOptions: opts})
 
 	awscdk.NewCfnOutput(stack, jsii.String("EventsTableName"), &awscdk.CfnOutputProps{
@@ -62,5 +73,6 @@ func NewTriggersDataStack(scope constructs.Construct, id *string, props *Trigger
 		Value: events.TableStreamArn(), Description: jsii.String("Events table stream ARN (NEW_IMAGE)"),
 		ExportName: jsii.String(*stack.StackName() + "-EventsTableStreamArn"),
 	})
-	return &TriggersDataStack{Stack: stack, Events: events}
+	apiKeys := addTable(stack, "ApiKeys", schema.APIKeys(), opts)
+	return &TriggersDataStack{Stack: stack, Events: events, ApiKeys: apiKeys}
 }

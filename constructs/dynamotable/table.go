@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
@@ -64,6 +65,9 @@ type ITable interface {
 	MetricConsumedReadCapacityUnits(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric
 	// MetricConsumedWriteCapacityUnits returns ConsumedWriteCapacityUnits (sum).
 	MetricConsumedWriteCapacityUnits(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric
+	// AddStreamConsumer attaches a function to the table's stream with safe
+	// defaults (see StreamConsumerOptions).
+	AddStreamConsumer(fn awslambda.IFunction, opts *StreamConsumerOptions) *StreamConsumer
 }
 
 // Table is a DynamoDB table built from a schema. Its main child, with id

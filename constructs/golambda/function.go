@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3assets"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
+	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 )
 
 // Defaults of GoFunctionProps.
@@ -68,13 +69,16 @@ type GoFunctionProps struct {
 }
 
 // GoFunction is a Go Lambda function built from this module at synth time.
-// Its children are "Resource" (the awslambda.Function) and "LogGroup".
+// Its children are "Resource" (the awslambda.Function), "LogGroup" and
+// "ServiceRole" (allowed to write to that log group only).
 type GoFunction struct {
 	constructs.Construct
 	// Function is the Lambda function.
 	Function awslambda.Function
 	// LogGroup is the function's log group.
 	LogGroup awslogs.LogGroup
+	// Role is the function's execution role; grants add to its policy.
+	Role awsiam.Role
 }
 
 // NewGoFunction builds entry and creates the function. Bad props panic with
@@ -127,7 +131,25 @@ func NewGoFunction(scope constructs.Construct, id *string, props *GoFunctionProp
 	if props.Tracing {
 		tracing = awslambda.Tracing_ACTIVE
 	}
+	// A role of its own that may write only to its own log group: no AWS
+	// managed policy (AWSLambdaBasicExecutionRole allows every log group).
+	f.Role = awsiam.NewRole(f, jsii.String("ServiceRole"), &awsiam.RoleProps{
+		AssumedBy:   awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil),
+		Description: props.Description,
+	})
+	f.Role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   jsii.Strings("logs:CreateLogStream", "logs:PutLogEvents"),
+		Resources: jsii.Strings(*f.LogGroup.LogGroupArn()),
+	}))
+	if props.Tracing {
+		cdknag.NagSuppressions_AddResourceSuppressions(f.Role, &[]*cdknag.NagPackSuppression{{
+			Id:        jsii.String("AwsSolutions-IAM5"),
+			Reason:    jsii.String("X-Ray's PutTraceSegments and PutTelemetryRecords support no resource-level permissions; Lambda's tracing grant must use Resource *"),
+			AppliesTo: &[]any{"Resource::*"},
+		}}, jsii.Bool(true))
+	}
 	fp := &awslambda.FunctionProps{
+		Role:         f.Role,
 		Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
 		Architecture: awslambda.Architecture_ARM_64(),
 		Handler:      jsii.String("bootstrap"),

@@ -1,0 +1,357 @@
+// Package triggersapi provides TriggersApi: the Triggers HTTP API v1 on API
+// Gateway (REST) with a Lambda REQUEST authorizer, its Go Lambda functions
+// bundled at synth, and stream delivery from the events table to an SQS
+// queue. See the README's "TriggersApi" section for the defaults table and
+// an architecture picture.
+package triggersapi
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awswafv2"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
+
+	"github.com/triggers-dev/triggers/constructs/dynamotable"
+	"github.com/triggers-dev/triggers/constructs/eventstore"
+	"github.com/triggers-dev/triggers/constructs/golambda"
+	"github.com/triggers-dev/triggers/schema"
+)
+
+// Environment variables the functions read (see internal/appconfig).
+const (
+	EnvEventsTable      = "EVENTS_TABLE"
+	EnvAPIKeysTable     = "API_KEYS_TABLE"
+	EnvCursorSecretArn  = "CURSOR_SECRET_ARN"
+	EnvRetentionDays    = "RETENTION_DAYS"
+	EnvDeliveryQueueURL = "DELIVERY_QUEUE_URL"
+)
+
+// Routes are the contract's routes (method, path), all served by the API
+// function behind the authorizer.
+var Routes = [][2]string{
+	{"POST", "/v1/events"},
+	{"POST", "/v1/events/batch"},
+	{"GET", "/v1/events/{event_id}"},
+	{"PATCH", "/v1/events/{event_id}"},
+	{"GET", "/v1/inbox"},
+	{"POST", "/v1/inbox/ack"},
+}
+
+// TriggersApi is the deployable Triggers service around an events table and
+// an API-keys table.
+type TriggersApi struct {
+	constructs.Construct
+	// RestApi is the API Gateway REST API.
+	RestApi awsapigateway.RestApi
+	// AccessLogs receives the stage's JSON access logs.
+	AccessLogs awslogs.LogGroup
+	// ApiFunction serves every route.
+	ApiFunction *golambda.GoFunction
+	// AuthorizerFunction is the REQUEST authorizer.
+	AuthorizerFunction *golambda.GoFunction
+	// ConsumerFunction reads the events stream and feeds DeliveryQueue.
+	ConsumerFunction *golambda.GoFunction
+	// DeliveryQueue receives one message per new event.
+	DeliveryQueue awssqs.Queue
+	// DeliveryDeadLetterQueue receives delivery messages received too often.
+	DeliveryDeadLetterQueue awssqs.Queue
+	// StreamFailureQueue receives stream records the consumer gave up on.
+	StreamFailureQueue awssqs.IQueue
+	// EventsTable and ApiKeysTable are the tables in use (given or created).
+	EventsTable  eventstore.IEventsTable
+	ApiKeysTable dynamotable.ITable
+	// CursorSecret signs inbox cursors.
+	CursorSecret awssecretsmanager.ISecret
+}
+
+// Url returns the stage's base URL (ending in "/").
+func (a *TriggersApi) Url() *string { return a.RestApi.Url() }
+
+// NewTriggersApi creates the API. Invalid props panic with an error naming
+// the value and the fix.
+func NewTriggersApi(scope constructs.Construct, id *string, props *TriggersApiProps) *TriggersApi {
+	if props == nil {
+		props = &TriggersApiProps{}
+	}
+	if err := ValidateProps(props); err != nil {
+		panic(fmt.Errorf("triggersapi %q: invalid props:\n%w", deref(id), err))
+	}
+	a := &TriggersApi{}
+	constructs.NewConstruct_Override(a, scope, id)
+
+	a.EventsTable = props.EventsTable
+	if a.EventsTable == nil {
+		a.EventsTable = eventstore.NewEventsTable(a, jsii.String("Events"), nil)
+	}
+	a.ApiKeysTable = props.ApiKeysTable
+	if a.ApiKeysTable == nil {
+		keys := schema.APIKeys()
+		a.ApiKeysTable = dynamotable.NewTable(a, jsii.String("ApiKeys"), &dynamotable.TableProps{Schema: &keys})
+	}
+	a.CursorSecret = props.CursorSecret
+	if a.CursorSecret == nil {
+		secret := awssecretsmanager.NewSecret(a, jsii.String("CursorSecret"), &awssecretsmanager.SecretProps{
+			Description: jsii.String("HMAC key that signs Triggers inbox cursors"),
+			GenerateSecretString: &awssecretsmanager.SecretStringGenerator{
+				PasswordLength: jsii.Number(64), ExcludePunctuation: jsii.Bool(true),
+			},
+		})
+		suppress(secret, "AwsSolutions-SMG4", "the cursor HMAC key has no rotation Lambda: rotating it invalidates every outstanding inbox cursor (clients get 400 and restart from the first page), so it is rotated by hand (docs/runbook.md), not on a schedule")
+		a.CursorSecret = secret
+	}
+	retention := props.LogRetention
+	if retention == "" {
+		retention = awslogs.RetentionDays_ONE_MONTH
+	}
+	days := props.RetentionDays
+	if days == 0 {
+		days = DefaultRetentionDays
+	}
+
+	fn := func(id, entry, desc string, o *FunctionOptions, defTimeout float64, env map[string]*string) *golambda.GoFunction {
+		p := &golambda.GoFunctionProps{
+			Entry: entry, Description: jsii.String(desc), Environment: env,
+			LogRetention: retention, Tracing: props.Tracing,
+			Timeout: awscdk.Duration_Seconds(jsii.Number(defTimeout)),
+		}
+		if o != nil {
+			p.MemoryMiB, p.ReservedConcurrency = o.MemoryMiB, o.ReservedConcurrency
+			if o.Timeout != nil {
+				p.Timeout = o.Timeout
+			}
+		}
+		return golambda.NewGoFunction(a, jsii.String(id), p)
+	}
+	a.ApiFunction = fn("ApiFunction", "lambda/api", "Triggers HTTP API v1", props.ApiFunction, 10, map[string]*string{
+		EnvEventsTable:     a.EventsTable.TableName(),
+		EnvCursorSecretArn: a.CursorSecret.SecretArn(),
+		EnvRetentionDays:   jsii.String(strconv.Itoa(int(days))),
+	})
+	a.EventsTable.GrantAppendEvents(a.ApiFunction)
+	a.EventsTable.GrantReadInbox(a.ApiFunction)
+	a.EventsTable.GrantUpdateStatus(a.ApiFunction)
+	a.CursorSecret.GrantRead(a.ApiFunction, nil)
+
+	a.AuthorizerFunction = fn("AuthorizerFunction", "lambda/authorizer", "Triggers API-key authorizer", props.AuthorizerFunction, 5, map[string]*string{
+		EnvAPIKeysTable: a.ApiKeysTable.TableName(),
+	})
+	a.ApiKeysTable.Grant(a.AuthorizerFunction, nil, false, "dynamodb:GetItem")
+
+	a.buildDelivery(props, fn)
+	a.buildRestApi(props, retention)
+	return a
+}
+
+func (a *TriggersApi) buildDelivery(props *TriggersApiProps, fn func(string, string, string, *FunctionOptions, float64, map[string]*string) *golambda.GoFunction) {
+	d := DeliveryOptions{}
+	if props.Delivery != nil {
+		d = *props.Delivery
+	}
+	a.DeliveryDeadLetterQueue = dynamotable.NewTLSOnlyQueue(a, "DeliveryDLQ", &awssqs.QueueProps{
+		RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
+	})
+	receives := d.MaxReceiveCount
+	if receives == 0 {
+		receives = DefaultDLQMaxReceiveCount
+	}
+	qp := &awssqs.QueueProps{
+		VisibilityTimeout: d.QueueVisibilityTimeout,
+		RetentionPeriod:   d.QueueRetention,
+		DeadLetterQueue:   &awssqs.DeadLetterQueue{Queue: a.DeliveryDeadLetterQueue, MaxReceiveCount: jsii.Number(receives)},
+	}
+	a.DeliveryQueue = dynamotable.NewTLSOnlyQueue(a, "DeliveryQueue", qp)
+
+	a.ConsumerFunction = fn("ConsumerFunction", "lambda/streamconsumer", "Triggers stream consumer: new events to the delivery queue", d.Function, 30, map[string]*string{
+		EnvDeliveryQueueURL: a.DeliveryQueue.QueueUrl(),
+	})
+	a.DeliveryQueue.GrantSendMessages(a.ConsumerFunction)
+	so := dynamotable.StreamConsumerOptions{}
+	if d.Stream != nil {
+		so = *d.Stream
+	}
+	ownFailureQueue := so.FailureQueue == nil
+	if ownFailureQueue {
+		q := dynamotable.NewTLSOnlyQueue(a, "StreamFailures", &awssqs.QueueProps{
+			RetentionPeriod: awscdk.Duration_Days(jsii.Number(dynamotable.DefaultFailureQueueRetentionDay)),
+		})
+		suppress(q, "AwsSolutions-SQS3", "this queue is the stream consumer's on-failure destination: it already is the dead-letter queue of the event source mapping")
+		so.FailureQueue = q
+	}
+	if len(so.Filters) == 0 {
+		so.Filters = []*map[string]any{awslambda.FilterCriteria_Filter(&map[string]any{
+			"eventName": awslambda.FilterRule_IsEqual(jsii.String("INSERT")),
+		})}
+	}
+	c := a.EventsTable.AddStreamConsumer(a.ConsumerFunction.Function, &so)
+	a.StreamFailureQueue = c.FailureQueue
+	suppress(a.ConsumerFunction.Role, "AwsSolutions-IAM5", "dynamodb:ListStreams supports no resource-level permissions; the stream read grant (GetRecords, GetShardIterator, DescribeStream) is scoped to the events table's stream ARN", "Resource::*")
+}
+
+// suppress records a cdk-nag suppression on one resource (and its
+// children), for one rule, optionally for specific findings only.
+func suppress(c constructs.IConstruct, rule, reason string, appliesTo ...any) {
+	s := &cdknag.NagPackSuppression{Id: jsii.String(rule), Reason: jsii.String(reason)}
+	if len(appliesTo) > 0 {
+		s.AppliesTo = &appliesTo
+	}
+	cdknag.NagSuppressions_AddResourceSuppressions(c, &[]*cdknag.NagPackSuppression{s}, jsii.Bool(true))
+}
+
+// gatewayErrors shape API Gateway's own responses like the contract's
+// errors: {"error":{"code","message","request_id"}}.
+var gatewayErrors = []struct {
+	id     string
+	typ    func() awsapigateway.ResponseType
+	status string
+	code   string
+	msg    string
+}{
+	{"Unauthorized", awsapigateway.ResponseType_UNAUTHORIZED, "401", "unauthorized", "send a valid API key: Authorization: Bearer <key> or X-Api-Key"},
+	{"AccessDenied", awsapigateway.ResponseType_ACCESS_DENIED, "403", "forbidden", "this API key was revoked"},
+	{"NotFound", awsapigateway.ResponseType_MISSING_AUTHENTICATION_TOKEN, "404", "not_found", "no such resource"},
+	{"Throttled", awsapigateway.ResponseType_THROTTLED, "429", "throttled", "too many requests; slow down and retry"},
+	{"TooLarge", awsapigateway.ResponseType_REQUEST_TOO_LARGE, "413", "payload_too_large", "the body is larger than the API accepts"},
+	{"BadParameters", awsapigateway.ResponseType_BAD_REQUEST_PARAMETERS, "400", "invalid_parameter", "$context.error.validationErrorString"},
+	{"Default4xx", awsapigateway.ResponseType_DEFAULT_4XX, "", "bad_request", "$context.error.message"},
+	{"Default5xx", awsapigateway.ResponseType_DEFAULT_5XX, "", "internal", "internal error; quote the request id when reporting it"},
+}
+
+// accessLogFormat is the stage's JSON access log line.
+const accessLogFormat = `{"requestId":"$context.requestId","extendedRequestId":"$context.extendedRequestId",` +
+	`"ip":"$context.identity.sourceIp","userAgent":"$context.identity.userAgent","requestTime":"$context.requestTime",` +
+	`"httpMethod":"$context.httpMethod","resourcePath":"$context.resourcePath","path":"$context.path",` +
+	`"status":"$context.status","protocol":"$context.protocol","responseLength":"$context.responseLength",` +
+	`"tenant":"$context.authorizer.tenant","authorizerError":"$context.authorizer.error",` +
+	`"latency":"$context.responseLatency","integrationLatency":"$context.integration.latency",` +
+	`"errorMessage":"$context.error.message","wafStatus":"$context.waf.status"}`
+
+func (a *TriggersApi) buildRestApi(props *TriggersApiProps, retention awslogs.RetentionDays) {
+	a.AccessLogs = awslogs.NewLogGroup(a, jsii.String("AccessLogs"), &awslogs.LogGroupProps{
+		Retention: retention, RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
+	})
+	stage := props.StageName
+	if stage == "" {
+		stage = DefaultStageName
+	}
+	level := props.ExecutionLogging
+	if level == "" {
+		level = awsapigateway.MethodLoggingLevel_ERROR
+	}
+	num := func(v, d float64) *float64 {
+		if v == 0 {
+			return jsii.Number(d)
+		}
+		return jsii.Number(v)
+	}
+	api := awsapigateway.NewRestApi(a, jsii.String("Api"), &awsapigateway.RestApiProps{
+		Description:                 jsii.String("Triggers HTTP API v1"),
+		EndpointConfiguration:       &awsapigateway.EndpointConfiguration{Types: &[]awsapigateway.EndpointType{awsapigateway.EndpointType_REGIONAL}},
+		CloudWatchRole:              jsii.Bool(props.CloudWatchRole == nil || *props.CloudWatchRole),
+		DomainName:                  props.DomainName,
+		DefaultCorsPreflightOptions: props.Cors,
+		DeployOptions: &awsapigateway.StageOptions{
+			StageName:            jsii.String(stage),
+			ThrottlingRateLimit:  num(props.ThrottlingRateLimit, DefaultThrottlingRateLimit),
+			ThrottlingBurstLimit: num(props.ThrottlingBurstLimit, DefaultThrottlingBurstLimit),
+			AccessLogDestination: awsapigateway.NewLogGroupLogDestination(a.AccessLogs),
+			AccessLogFormat:      awsapigateway.AccessLogFormat_Custom(jsii.String(accessLogFormat)),
+			LoggingLevel:         level,
+			DataTraceEnabled:     jsii.Bool(false),
+			MetricsEnabled:       jsii.Bool(true),
+			TracingEnabled:       jsii.Bool(props.Tracing),
+		},
+	})
+	a.RestApi = api
+
+	ttl := props.AuthorizerCacheTtl
+	if ttl == nil {
+		ttl = awscdk.Duration_Seconds(jsii.Number(DefaultAuthorizerCacheSeconds))
+	}
+	sources := []*string{}
+	if *ttl.ToSeconds(nil) > 0 {
+		sources = append(sources, awsapigateway.IdentitySource_Header(jsii.String("Authorization")))
+	}
+	auth := awsapigateway.NewRequestAuthorizer(a, jsii.String("Authorizer"), &awsapigateway.RequestAuthorizerProps{
+		Handler:         a.AuthorizerFunction.Function,
+		IdentitySources: &sources,
+		ResultsCacheTtl: ttl,
+	})
+	validator := api.AddRequestValidator(jsii.String("Params"), &awsapigateway.RequestValidatorOptions{
+		ValidateRequestParameters: jsii.Bool(true),
+		ValidateRequestBody:       jsii.Bool(false),
+	})
+	integration := awsapigateway.NewLambdaIntegration(a.ApiFunction.Function, &awsapigateway.LambdaIntegrationOptions{Proxy: jsii.Bool(true)})
+
+	v1 := api.Root().AddResource(jsii.String("v1"), nil)
+	events := v1.AddResource(jsii.String("events"), nil)
+	batch := events.AddResource(jsii.String("batch"), nil)
+	event := events.AddResource(jsii.String("{event_id}"), nil)
+	inbox := v1.AddResource(jsii.String("inbox"), nil)
+	ack := inbox.AddResource(jsii.String("ack"), nil)
+	resources := map[string]awsapigateway.Resource{
+		"/v1/events": events, "/v1/events/batch": batch, "/v1/events/{event_id}": event,
+		"/v1/inbox": inbox, "/v1/inbox/ack": ack,
+	}
+	for _, r := range Routes {
+		opts := &awsapigateway.MethodOptions{
+			Authorizer:        auth,
+			AuthorizationType: awsapigateway.AuthorizationType_CUSTOM,
+			RequestValidator:  validator,
+		}
+		if r[1] == "/v1/events/{event_id}" {
+			opts.RequestParameters = &map[string]*bool{"method.request.path.event_id": jsii.Bool(true)}
+		}
+		resources[r[1]].AddMethod(jsii.String(r[0]), integration, opts)
+	}
+
+	for _, g := range gatewayErrors {
+		o := &awsapigateway.GatewayResponseOptions{
+			Type: g.typ(),
+			ResponseHeaders: &map[string]*string{
+				"Content-Type": jsii.String("'application/json'"),
+			},
+			Templates: &map[string]*string{
+				"application/json": jsii.String(fmt.Sprintf(`{"error":{"code":"%s","message":"%s","request_id":"$context.requestId"}}`, g.code, g.msg)),
+			},
+		}
+		if g.status != "" {
+			o.StatusCode = jsii.String(g.status)
+		}
+		if g.id == "Throttled" {
+			(*o.ResponseHeaders)["Retry-After"] = jsii.String("'1'")
+		}
+		api.AddGatewayResponse(jsii.String(g.id), o)
+	}
+
+	if props.WebAclArn != nil {
+		awswafv2.NewCfnWebACLAssociation(a, jsii.String("WebAcl"), &awswafv2.CfnWebACLAssociationProps{
+			ResourceArn: api.DeploymentStage().StageArn(),
+			WebAclArn:   props.WebAclArn,
+		})
+	} else {
+		suppress(api.DeploymentStage(), "AwsSolutions-APIG3", "no WebAclArn was given: a web ACL is the account's or platform team's choice (rules, cost); pass TriggersApiProps.WebAclArn to associate one")
+	}
+	suppress(api, "AwsSolutions-APIG2", "request bodies are validated by the API function against the HTTP contract (JSON errors with specific codes, identical locally and on AWS); a second, coarser JSON-schema check at the edge would answer the same input with different errors. The request validator checks required parameters")
+	suppress(api, "AwsSolutions-COG4", "tenants authenticate with API keys (stored as SHA-256 hashes) through a Lambda REQUEST authorizer; there are no Cognito users in this design")
+	if props.CloudWatchRole == nil || *props.CloudWatchRole {
+		if role := api.Node().TryFindChild(jsii.String("CloudWatchRole")); role != nil {
+			suppress(role, "AwsSolutions-IAM4", "AmazonAPIGatewayPushToCloudWatchLogs is the policy AWS documents for API Gateway's account-level logging role; API Gateway writes to log groups it names itself at runtime", "Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs")
+		}
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

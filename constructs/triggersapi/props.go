@@ -1,0 +1,146 @@
+package triggersapi
+
+import (
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
+
+	"github.com/triggers-dev/triggers/constructs/dynamotable"
+	"github.com/triggers-dev/triggers/constructs/eventstore"
+)
+
+// Defaults of TriggersApiProps.
+const (
+	DefaultStageName              = "live"
+	DefaultAuthorizerCacheSeconds = 300
+	DefaultThrottlingRateLimit    = 100
+	DefaultThrottlingBurstLimit   = 200
+	DefaultRetentionDays          = 30
+	DefaultDLQMaxReceiveCount     = 5
+)
+
+// FunctionOptions size one of the construct's functions. Zero values take
+// the function's defaults.
+type FunctionOptions struct {
+	// MemoryMiB is the memory size, 128-10240.
+	MemoryMiB float64
+	// Timeout of one invocation.
+	Timeout awscdk.Duration
+	// ReservedConcurrency caps concurrent executions; 0 means no cap.
+	ReservedConcurrency float64
+}
+
+// TriggersApiProps configures a TriggersApi. A nil props takes every
+// default.
+type TriggersApiProps struct {
+	// EventsTable stores the events.
+	//
+	// Default: a new eventstore.EventsTable inside this construct.
+	EventsTable eventstore.IEventsTable
+	// ApiKeysTable maps API-key hashes to tenants (schema.APIKeys()).
+	//
+	// Default: a new table inside this construct.
+	ApiKeysTable dynamotable.ITable
+	// StageName is the API Gateway stage (the first path segment of the URL).
+	//
+	// Default: "live".
+	StageName string
+	// AuthorizerCacheTtl is how long API Gateway caches the authorizer's
+	// decision per API key: also how long a revoked key keeps working.
+	// Between 0 (no cache) and 1 hour. With caching, the identity source is
+	// the Authorization header only (the cache key must contain the
+	// credential), so clients must send Authorization: Bearer <key>; with
+	// 0, X-Api-Key works too.
+	//
+	// Default: 300 seconds.
+	AuthorizerCacheTtl awscdk.Duration
+	// ThrottlingRateLimit is the stage's steady-state requests per second.
+	//
+	// Default: 100.
+	ThrottlingRateLimit float64
+	// ThrottlingBurstLimit is the stage's burst of requests.
+	//
+	// Default: 200.
+	ThrottlingBurstLimit float64
+	// LogRetention applies to the access log group and every function's logs.
+	//
+	// Default: awslogs.RetentionDays_ONE_MONTH.
+	LogRetention awslogs.RetentionDays
+	// ExecutionLogging is the stage's execution log level.
+	//
+	// Default: awsapigateway.MethodLoggingLevel_ERROR.
+	ExecutionLogging awsapigateway.MethodLoggingLevel
+	// CloudWatchRole creates the account-level role API Gateway needs to
+	// write execution logs (AWS::ApiGateway::Account). Turn it off when the
+	// account already has one set by another stack.
+	//
+	// Default: true.
+	CloudWatchRole *bool
+	// Tracing turns on AWS X-Ray for the stage and every function.
+	//
+	// Default: false.
+	Tracing bool
+	// Cors sets CORS preflight responses on every resource.
+	//
+	// Default: no CORS (browsers cannot call the API from other origins).
+	Cors *awsapigateway.CorsOptions
+	// DomainName maps a custom domain to the API.
+	//
+	// Default: the execute-api endpoint only.
+	DomainName *awsapigateway.DomainNameOptions
+	// WebAclArn associates an AWS WAFv2 web ACL (REGIONAL scope) with the
+	// stage. (WAFv2 has no L2 construct; this is its ARN.)
+	//
+	// Default: no web ACL.
+	WebAclArn *string
+	// RetentionDays is how long events live before TTL expires them, 1-3650.
+	//
+	// Default: 30.
+	RetentionDays float64
+	// CursorSecret is the HMAC key that signs inbox cursors (at least 32
+	// bytes of SecretString).
+	//
+	// Default: a new generated Secrets Manager secret (64 characters).
+	CursorSecret awssecretsmanager.ISecret
+	// ApiFunction sizes the API function.
+	//
+	// Default: 256 MiB, 10 seconds.
+	ApiFunction *FunctionOptions
+	// AuthorizerFunction sizes the authorizer.
+	//
+	// Default: 256 MiB, 5 seconds.
+	AuthorizerFunction *FunctionOptions
+	// Delivery configures the stream consumer and its queues.
+	//
+	// Default: see DeliveryOptions.
+	Delivery *DeliveryOptions
+}
+
+// DeliveryOptions configures stream delivery: the consumer function reading
+// the events table stream, the delivery queue it feeds and that queue's DLQ.
+type DeliveryOptions struct {
+	// Function sizes the stream consumer.
+	//
+	// Default: 256 MiB, 30 seconds.
+	Function *FunctionOptions
+	// Stream tunes the event source mapping (batch size, retries, record
+	// age, failure queue...). Records are filtered to INSERTs.
+	//
+	// Default: dynamotable.StreamConsumerOptions defaults (100 records,
+	// 10 retries, 24 hours, bisect on error, partial batch failures).
+	Stream *dynamotable.StreamConsumerOptions
+	// QueueVisibilityTimeout is the delivery queue's visibility timeout:
+	// how long a downstream consumer has per message.
+	//
+	// Default: 30 seconds.
+	QueueVisibilityTimeout awscdk.Duration
+	// QueueRetention is how long undelivered messages stay in the delivery queue.
+	//
+	// Default: 4 days.
+	QueueRetention awscdk.Duration
+	// MaxReceiveCount moves a message to the DLQ after this many receives.
+	//
+	// Default: 5.
+	MaxReceiveCount float64
+}

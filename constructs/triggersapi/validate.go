@@ -1,0 +1,57 @@
+package triggersapi
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/jsii-runtime-go"
+)
+
+var stageRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
+
+func isToken(v float64) bool { return *awscdk.Token_IsUnresolved(jsii.Number(v)) }
+
+// ValidateProps reports every problem with props, each naming the bad value
+// and the fix. NewTriggersApi panics with this error.
+func ValidateProps(p *TriggersApiProps) error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if p.AuthorizerCacheTtl != nil && !*awscdk.Token_IsUnresolved(p.AuthorizerCacheTtl) {
+		if s := *p.AuthorizerCacheTtl.ToSeconds(nil); s < 0 || s > 3600 {
+			bad("AuthorizerCacheTtl %v seconds is outside 0-3600: API Gateway caches authorizer results for at most one hour", s)
+		}
+	}
+	if r := p.ThrottlingRateLimit; r != 0 && !isToken(r) && r < 0 {
+		bad("ThrottlingRateLimit %v is negative: give requests per second", r)
+	}
+	if b := p.ThrottlingBurstLimit; b != 0 && !isToken(b) && b < 0 {
+		bad("ThrottlingBurstLimit %v is negative: give a number of requests", b)
+	}
+	rate, burst := p.ThrottlingRateLimit, p.ThrottlingBurstLimit
+	if rate == 0 {
+		rate = DefaultThrottlingRateLimit
+	}
+	if burst == 0 {
+		burst = DefaultThrottlingBurstLimit
+	}
+	if !isToken(rate) && !isToken(burst) && burst < rate {
+		bad("ThrottlingBurstLimit %v is below ThrottlingRateLimit %v: the burst must hold at least one second of requests", burst, rate)
+	}
+	if d := p.RetentionDays; d != 0 && !isToken(d) && (d < 1 || d > 3650 || d != float64(int(d))) {
+		bad("RetentionDays %v is outside 1-3650: events live whole days, up to ten years", d)
+	}
+	if p.StageName != "" && !stageRE.MatchString(p.StageName) {
+		bad("StageName %q is invalid: use letters, digits, '_' and '-' (at most 128)", p.StageName)
+	}
+	for name, o := range map[string]*FunctionOptions{"ApiFunction": p.ApiFunction, "AuthorizerFunction": p.AuthorizerFunction} {
+		if o != nil && o.MemoryMiB != 0 && (o.MemoryMiB < 128 || o.MemoryMiB > 10240) {
+			bad("%s.MemoryMiB %v is outside 128-10240", name, o.MemoryMiB)
+		}
+	}
+	if p.Delivery != nil && p.Delivery.MaxReceiveCount != 0 && (p.Delivery.MaxReceiveCount < 1 || p.Delivery.MaxReceiveCount > 1000) {
+		bad("Delivery.MaxReceiveCount %v is outside 1-1000", p.Delivery.MaxReceiveCount)
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,64 @@
+package stacks
+
+import (
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/triggers-dev/triggers/constructs/triggersapi"
+)
+
+// TriggersApiStackProps configures the Triggers stateless stack.
+type TriggersApiStackProps struct {
+	awscdk.StackProps
+	// Data is the stateful stack whose tables the API uses. Required.
+	Data *TriggersDataStack
+	// Env is the environment name, tagged on every resource.
+	//
+	// Default: "dev".
+	Env string
+	// Api configures the API; its EventsTable and ApiKeysTable are set
+	// from Data.
+	//
+	// Default: triggersapi defaults.
+	Api triggersapi.TriggersApiProps
+}
+
+// TriggersApiStack holds the Triggers service's stateless resources: the
+// API, its functions, the stream consumer and the delivery queues.
+type TriggersApiStack struct {
+	awscdk.Stack
+	// Api is the TriggersApi construct.
+	Api *triggersapi.TriggersApi
+}
+
+// NewTriggersApiStack creates the stack.
+func NewTriggersApiStack(scope constructs.Construct, id *string, props *TriggersApiStackProps) *TriggersApiStack {
+	if props == nil || props.Data == nil {
+		panic("stacks: TriggersApiStackProps.Data is required: pass the stack made by NewTriggersDataStack")
+	}
+	env := props.Env
+	if env == "" {
+		env = "dev"
+	}
+	stack := awscdk.NewStack(scope, id, &props.StackProps)
+	awscdk.Tags_Of(stack).Add(jsii.String("triggers:env"), jsii.String(env), nil)
+	awscdk.Tags_Of(stack).Add(jsii.String("triggers:system"), jsii.String("triggers"), nil)
+
+	ap := props.Api
+	ap.EventsTable = props.Data.Events
+	ap.ApiKeysTable = props.Data.ApiKeys
+	api := triggersapi.NewTriggersApi(stack, jsii.String("Triggers"), &ap)
+
+	out := func(id, desc string, v *string) {
+		awscdk.NewCfnOutput(stack, jsii.String(id), &awscdk.CfnOutputProps{
+			Value: v, Description: jsii.String(desc), ExportName: jsii.String(*stack.StackName() + "-" + id),
+		})
+	}
+	out("ApiUrl", "Base URL of the Triggers HTTP API (append v1/...)", api.Url())
+	out("DeliveryQueueUrl", "SQS queue receiving one message per new event", api.DeliveryQueue.QueueUrl())
+	out("DeliveryDeadLetterQueueUrl", "Delivery messages received too many times", api.DeliveryDeadLetterQueue.QueueUrl())
+	out("StreamFailureQueueUrl", "Stream records the consumer gave up on", api.StreamFailureQueue.QueueUrl())
+	out("CursorSecretArn", "Secrets Manager secret signing inbox cursors", api.CursorSecret.SecretArn())
+	return &TriggersApiStack{Stack: stack, Api: api}
+}
