@@ -25,7 +25,8 @@ type Consumer struct {
 	Endpoint string
 }
 
-// LoadConsumer reads the stream consumer's configuration:
+// LoadConsumer reads the stream consumer's configuration (documented in
+// docs/delivery.md):
 // DELIVERY_QUEUE_URL (an absolute http or https URL) is required;
 // LOG_LEVEL (debug, info, warn, error; default info) and SQS_ENDPOINT are
 // optional.

@@ -279,8 +279,8 @@ type Handler func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDB
 
 // PollOptions configure Poll.
 type PollOptions struct {
-	// Interval is the pause after a round that found nothing new.
-	// Default: 1 s.
+	// Interval is the pause after a round that found nothing new or had
+	// a failure. Default: 1 s.
 	Interval time.Duration
 	// MaxRetries is how often a failed record is retried before the
 	// poller skips it, like the event source mapping's maximum retry
@@ -306,10 +306,15 @@ func (r *StreamReader) Poll(ctx context.Context, h Handler, o PollOptions) error
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	retries := map[string]int{} // shard/seq -> failures so far
+	type failing struct {
+		seq string
+		n   int
+	}
+	retries := map[string]failing{} // shard -> its lowest failed record and failures so far
 	for {
 		// Batches read before an error are handled before returning it.
 		batches, nextErr := r.Next(ctx)
+		failed := false
 		for _, b := range batches {
 			resp, herr := h(ctx, b.Event)
 			seq, whole := lowestFailed(resp)
@@ -317,17 +322,23 @@ func (r *StreamReader) Poll(ctx context.Context, h Handler, o PollOptions) error
 				seq = b.Event.Records[0].Change.SequenceNumber
 			}
 			if seq == "" {
+				delete(retries, b.ShardID)
 				continue
 			}
-			key := b.ShardID + "/" + seq
-			retries[key]++
+			failed = true
+			f := retries[b.ShardID]
+			if f.seq != seq {
+				f = failing{seq: seq}
+			}
+			f.n++
 			var err error
-			if retries[key] <= o.MaxRetries {
+			if f.n <= o.MaxRetries {
+				retries[b.ShardID] = f
 				err = r.Rewind(ctx, b.ShardID, seq)
 			} else {
-				delete(retries, key)
+				delete(retries, b.ShardID)
 				o.Logger.LogAttrs(ctx, slog.LevelError, "stream record failed too often: skipping it",
-					slog.String("shard_id", b.ShardID), slog.String("sequence_number", seq), slog.Int("attempts", o.MaxRetries+1))
+					slog.String("shard_id", b.ShardID), slog.String("sequence_number", seq), slog.Int("attempts", f.n))
 				err = r.SkipPast(ctx, b.ShardID, seq)
 			}
 			if err != nil {
@@ -337,9 +348,10 @@ func (r *StreamReader) Poll(ctx context.Context, h Handler, o PollOptions) error
 		if nextErr != nil {
 			return nextErr
 		}
-		if len(batches) > 0 {
-			continue
+		if len(batches) > 0 && !failed {
+			continue // more may be waiting
 		}
+		// Nothing new, or a failure: pause before the next round.
 		if err := sleepCtx(ctx, o.Interval); err != nil {
 			return err
 		}
