@@ -8,12 +8,16 @@ import (
 	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscertificatemanager"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/triggers-dev/triggers/constructs/dynamotable"
 	"github.com/triggers-dev/triggers/constructs/eventstore"
+	"github.com/triggers-dev/triggers/constructs/triggersapi"
 	"github.com/triggers-dev/triggers/internal/cdktest"
 	_ "github.com/triggers-dev/triggers/internal/jsiienv"
 	"github.com/triggers-dev/triggers/internal/jsiirt"
@@ -27,6 +31,8 @@ const (
 	stackConsumer    = "test-events-consumer"
 	// stackTenantTypeIndex is seed 003's stack with the optional index on.
 	stackTenantTypeIndex = "test-tenant-type-index"
+	// stackApiOptions is a TriggersApi with every option set.
+	stackApiOptions = "test-api-options"
 )
 
 var (
@@ -121,6 +127,28 @@ func buildTestStacks(app awscdk.App) {
 	}
 
 	stacks.NewTenantStack(app, jsii.String(stackTenantTypeIndex), &stacks.TenantStackProps{EventTypeIndex: true})
+
+	o := awscdk.NewStack(app, jsii.String(stackApiOptions), nil)
+	cert := awscertificatemanager.Certificate_FromCertificateArn(o, jsii.String("Cert"), jsii.String("arn:aws:acm:us-east-1:111111111111:certificate/abc"))
+	triggersapi.NewTriggersApi(o, jsii.String("Triggers"), &triggersapi.TriggersApiProps{
+		StageName:            "v1stage",
+		AuthorizerCacheTtl:   awscdk.Duration_Seconds(jsii.Number(0)),
+		ThrottlingRateLimit:  50,
+		ThrottlingBurstLimit: 75,
+		LogRetention:         awslogs.RetentionDays_THREE_MONTHS,
+		ExecutionLogging:     awsapigateway.MethodLoggingLevel_INFO,
+		CloudWatchRole:       jsii.Bool(false),
+		Tracing:              true,
+		Cors:                 &awsapigateway.CorsOptions{AllowOrigins: jsii.Strings("https://app.example.com")},
+		DomainName:           &awsapigateway.DomainNameOptions{DomainName: jsii.String("api.example.com"), Certificate: cert},
+		WebAclArn:            jsii.String("arn:aws:wafv2:us-east-1:111111111111:regional/webacl/triggers/abc"),
+		RetentionDays:        7,
+		ApiFunction:          &triggersapi.FunctionOptions{MemoryMiB: 1024, Timeout: awscdk.Duration_Seconds(jsii.Number(20)), ReservedConcurrency: 50},
+		Delivery: &triggersapi.DeliveryOptions{
+			Stream:          &dynamotable.StreamConsumerOptions{BatchSize: 10, RetryAttempts: 3, MaxRecordAge: awscdk.Duration_Hours(jsii.Number(6)), ParallelizationFactor: 2},
+			MaxReceiveCount: 3,
+		},
+	})
 
 	i := awscdk.NewStack(app, jsii.String(stackConsumer), nil)
 	imported := eventstore.FromEventsTableAttributes(i, jsii.String("Events"), &eventstore.EventsTableAttributes{

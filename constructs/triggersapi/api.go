@@ -157,16 +157,20 @@ func (a *TriggersApi) buildDelivery(props *TriggersApiProps, fn func(string, str
 		d = *props.Delivery
 	}
 	a.DeliveryDeadLetterQueue = dynamotable.NewTLSOnlyQueue(a, "DeliveryDLQ", &awssqs.QueueProps{
-		RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
+		MaxMessageSizeBytes: jsii.Number(1048576),
+		RetentionPeriod:     awscdk.Duration_Days(jsii.Number(14)),
 	})
 	receives := d.MaxReceiveCount
 	if receives == 0 {
 		receives = DefaultDLQMaxReceiveCount
 	}
 	qp := &awssqs.QueueProps{
-		VisibilityTimeout: d.QueueVisibilityTimeout,
-		RetentionPeriod:   d.QueueRetention,
-		DeadLetterQueue:   &awssqs.DeadLetterQueue{Queue: a.DeliveryDeadLetterQueue, MaxReceiveCount: jsii.Number(receives)},
+		// An event's JSON can exceed 256 KiB (a 256 KiB payload plus its
+		// envelope); SQS accepts messages up to 1 MiB.
+		MaxMessageSizeBytes: jsii.Number(1048576),
+		VisibilityTimeout:   d.QueueVisibilityTimeout,
+		RetentionPeriod:     d.QueueRetention,
+		DeadLetterQueue:     &awssqs.DeadLetterQueue{Queue: a.DeliveryDeadLetterQueue, MaxReceiveCount: jsii.Number(receives)},
 	}
 	a.DeliveryQueue = dynamotable.NewTLSOnlyQueue(a, "DeliveryQueue", qp)
 
@@ -221,6 +225,7 @@ var gatewayErrors = []struct {
 	{"Throttled", awsapigateway.ResponseType_THROTTLED, "429", "throttled", "too many requests; slow down and retry"},
 	{"TooLarge", awsapigateway.ResponseType_REQUEST_TOO_LARGE, "413", "payload_too_large", "the body is larger than the API accepts"},
 	{"BadParameters", awsapigateway.ResponseType_BAD_REQUEST_PARAMETERS, "400", "invalid_parameter", "$context.error.validationErrorString"},
+	{"AuthorizerFailure", awsapigateway.ResponseType_AUTHORIZER_FAILURE, "503", "unavailable", "authentication is briefly unavailable; retry after the Retry-After delay"},
 	{"Default4xx", awsapigateway.ResponseType_DEFAULT_4XX, "", "bad_request", "$context.error.message"},
 	{"Default5xx", awsapigateway.ResponseType_DEFAULT_5XX, "", "internal", "internal error; quote the request id when reporting it"},
 }
@@ -230,7 +235,7 @@ const accessLogFormat = `{"requestId":"$context.requestId","extendedRequestId":"
 	`"ip":"$context.identity.sourceIp","userAgent":"$context.identity.userAgent","requestTime":"$context.requestTime",` +
 	`"httpMethod":"$context.httpMethod","resourcePath":"$context.resourcePath","path":"$context.path",` +
 	`"status":"$context.status","protocol":"$context.protocol","responseLength":"$context.responseLength",` +
-	`"tenant":"$context.authorizer.tenant","authorizerError":"$context.authorizer.error",` +
+	`"tenant":"$context.authorizer.tenantId","authorizerError":"$context.authorizer.error",` +
 	`"latency":"$context.responseLatency","integrationLatency":"$context.integration.latency",` +
 	`"errorMessage":"$context.error.message","wafStatus":"$context.waf.status"}`
 
@@ -285,6 +290,11 @@ func (a *TriggersApi) buildRestApi(props *TriggersApiProps, retention awslogs.Re
 		IdentitySources: &sources,
 		ResultsCacheTtl: ttl,
 	})
+	if len(sources) == 0 {
+		// CDK writes IdentitySource "" for an empty list; without caching
+		// the property is optional, so leave it out altogether.
+		auth.Node().DefaultChild().(awsapigateway.CfnAuthorizer).AddPropertyDeletionOverride(jsii.String("IdentitySource"))
+	}
 	validator := api.AddRequestValidator(jsii.String("Params"), &awsapigateway.RequestValidatorOptions{
 		ValidateRequestParameters: jsii.Bool(true),
 		ValidateRequestBody:       jsii.Bool(false),
@@ -326,7 +336,7 @@ func (a *TriggersApi) buildRestApi(props *TriggersApiProps, retention awslogs.Re
 		if g.status != "" {
 			o.StatusCode = jsii.String(g.status)
 		}
-		if g.id == "Throttled" {
+		if g.id == "Throttled" || g.id == "AuthorizerFailure" {
 			(*o.ResponseHeaders)["Retry-After"] = jsii.String("'1'")
 		}
 		api.AddGatewayResponse(jsii.String(g.id), o)

@@ -1,0 +1,96 @@
+package assertions
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/triggers-dev/triggers/internal/cdktest"
+)
+
+// A TriggersApi with every option set: each reaches the template.
+func TestApiOptions(t *testing.T) {
+	tp := tmpl(t, stackApiOptions)
+
+	t.Run("creates its own tables when none are given", func(t *testing.T) {
+		assert.Len(t, cdktest.Resources(tp, "AWS::DynamoDB::Table"), 2)
+		one(t, tp, "AWS::DynamoDB::Table", "TriggersEvents")
+		one(t, tp, "AWS::DynamoDB::Table", "TriggersApiKeys")
+	})
+	t.Run("authorizer without cache has no identity source", func(t *testing.T) {
+		_, auth := one(t, tp, "AWS::ApiGateway::Authorizer", "TriggersAuthorizer")
+		p := cdktest.Props(auth)
+		assert.Equal(t, 0.0, p["AuthorizerResultTtlInSeconds"])
+		assert.NotContains(t, p, "IdentitySource", "X-Api-Key works too: the authorizer reads both headers")
+	})
+	t.Run("stage", func(t *testing.T) {
+		_, st := one(t, tp, "AWS::ApiGateway::Stage", "TriggersApiDeploymentStage")
+		p := cdktest.Props(st)
+		assert.Equal(t, "v1stage", p["StageName"])
+		assert.Equal(t, true, p["TracingEnabled"])
+		ms := p["MethodSettings"].([]any)[0].(map[string]any)
+		assert.Equal(t, "INFO", ms["LoggingLevel"])
+		assert.Equal(t, 50.0, ms["ThrottlingRateLimit"])
+		assert.Equal(t, 75.0, ms["ThrottlingBurstLimit"])
+		_, lg := one(t, tp, "AWS::Logs::LogGroup", "TriggersAccessLogs")
+		assert.Equal(t, 90.0, cdktest.Props(lg)["RetentionInDays"])
+		assert.Empty(t, cdktest.Resources(tp, "AWS::ApiGateway::Account"), "CloudWatchRole: false")
+	})
+	t.Run("CORS preflight on every resource", func(t *testing.T) {
+		n := 0
+		for _, m := range cdktest.Resources(tp, "AWS::ApiGateway::Method") {
+			p := cdktest.Props(m)
+			if p["HttpMethod"] == "OPTIONS" {
+				n++
+				assert.Equal(t, "NONE", p["AuthorizationType"], "preflight needs no key")
+				assert.Contains(t, jsonOf(p["Integration"]), "https://app.example.com")
+			}
+		}
+		assert.Equal(t, 7, n, "root, v1, events, batch, {event_id}, inbox, ack")
+	})
+	t.Run("custom domain and web ACL", func(t *testing.T) {
+		_, dn := one(t, tp, "AWS::ApiGateway::DomainName", "TriggersApiCustomDomain")
+		assert.Equal(t, "api.example.com", cdktest.Props(dn)["DomainName"])
+		assert.Len(t, cdktest.Resources(tp, "AWS::ApiGateway::BasePathMapping"), 1)
+		_, waf := one(t, tp, "AWS::WAFv2::WebACLAssociation", "TriggersWebAcl")
+		assert.Equal(t, "arn:aws:wafv2:us-east-1:111111111111:regional/webacl/triggers/abc", cdktest.Props(waf)["WebACLArn"])
+	})
+	t.Run("functions", func(t *testing.T) {
+		_, fn := one(t, tp, "AWS::Lambda::Function", "TriggersApiFunction")
+		p := cdktest.Props(fn)
+		assert.Equal(t, 1024.0, p["MemorySize"])
+		assert.Equal(t, 20.0, p["Timeout"])
+		assert.Equal(t, 50.0, p["ReservedConcurrentExecutions"])
+		assert.Equal(t, "7", p["Environment"].(map[string]any)["Variables"].(map[string]any)["RETENTION_DAYS"])
+		for id, f := range cdktest.Resources(tp, "AWS::Lambda::Function") {
+			assert.Equal(t, map[string]any{"Mode": "Active"}, cdktest.Props(f)["TracingConfig"], id)
+		}
+		_, lg := one(t, tp, "AWS::Logs::LogGroup", "TriggersApiFunctionLogGroup")
+		assert.Equal(t, 90.0, cdktest.Props(lg)["RetentionInDays"])
+		// Tracing adds the X-Ray actions, which take no resource ARN.
+		sts := roleStatements(t, tp, "TriggersApiFunctionServiceRole")
+		var xray bool
+		for _, s := range sts {
+			for _, a := range s.Actions {
+				if a == "xray:PutTraceSegments" {
+					xray = true
+					assert.Equal(t, []any{"*"}, s.Resources)
+				}
+			}
+		}
+		assert.True(t, xray, "X-Ray permissions with tracing")
+	})
+	t.Run("delivery", func(t *testing.T) {
+		_, esm := one(t, tp, "AWS::Lambda::EventSourceMapping", "TriggersConsumerFunction")
+		p := cdktest.Props(esm)
+		assert.Equal(t, 10.0, p["BatchSize"])
+		assert.Equal(t, 3.0, p["MaximumRetryAttempts"])
+		assert.Equal(t, 21600.0, p["MaximumRecordAgeInSeconds"])
+		assert.Equal(t, 2.0, p["ParallelizationFactor"])
+		_, q := one(t, tp, "AWS::SQS::Queue", "TriggersDeliveryQueue")
+		rp := cdktest.Props(q)["RedrivePolicy"].(map[string]any)
+		assert.Equal(t, 3.0, rp["maxReceiveCount"])
+	})
+	require.NotEmpty(t, tp)
+}
