@@ -47,9 +47,22 @@ vet:
 cfn-lint: synth
 	cfn-lint cdk.out/*.template.json
 
-## dev, bench, fuzz: reserved for the local server, benchmarks and fuzzing
-dev bench fuzz:
-	@echo "make $@ is reserved and not implemented yet (see the open issues)"; exit 2
+## bench: Go benchmarks with allocations (runtime), then synth timings
+bench: deps
+	scripts/bench.sh
+	scripts/synth-timing.sh
+
+## fuzz: every fuzz target briefly (FUZZTIME each, default 10s)
+fuzz: deps
+	scripts/fuzz.sh
+
+## build-lambdas: the Lambda binaries into bin/<fn>/bootstrap, with sizes
+build-lambdas:
+	scripts/build-lambdas.sh
+
+## dev: reserved for the local stack (DynamoDB Local + API + delivery)
+dev:
+	@echo "make dev is not implemented yet (see the open issues)"; exit 2
 
 clean:
 	rm -rf cdk.out .cache
