@@ -1,6 +1,6 @@
 //go:build linux
 
-package dynamotest
+package ddblocal
 
 import (
 	"fmt"
@@ -10,14 +10,19 @@ import (
 	"syscall"
 )
 
-// setProcAttr puts DynamoDB Local in its own process group and asks the
-// kernel to SIGKILL it when the test binary dies.
+// setProcAttr puts DynamoDB Local in its own process group (a terminal's
+// Ctrl-C reaches only the parent, which then stops it in order) and asks
+// the kernel to SIGKILL it when the parent dies.
 func setProcAttr(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
 
-func killProcess(cmd *exec.Cmd) {
+func terminate(cmd *exec.Cmd) {
 	// Negative pid: the whole process group the JVM leads.
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+}
+
+func killProcess(cmd *exec.Cmd) {
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	_ = cmd.Process.Kill()
 }

@@ -1,10 +1,15 @@
 //go:build !linux
 
-package dynamotest
+package ddblocal
 
-import "os/exec"
+import (
+	"os"
+	"os/exec"
+)
 
 func setProcAttr(*exec.Cmd) {}
+
+func terminate(cmd *exec.Cmd) { _ = cmd.Process.Signal(os.Interrupt) }
 
 func killProcess(cmd *exec.Cmd) { _ = cmd.Process.Kill() }
 
