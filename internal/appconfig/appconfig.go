@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/triggers-dev/triggers/internal/cursor"
+	"github.com/triggers-dev/triggers/internal/emf"
 	"github.com/triggers-dev/triggers/internal/event"
 )
 
@@ -24,6 +25,7 @@ const (
 	EnvRetentionDays    = "RETENTION_DAYS"
 	EnvLogLevel         = "LOG_LEVEL"
 	EnvDynamoDBEndpoint = "DYNAMODB_ENDPOINT"
+	EnvMetricsNamespace = "METRICS_NAMESPACE"
 )
 
 // API is the configuration of the API function.
@@ -38,6 +40,9 @@ type API struct {
 	LogLevel        slog.Level
 	// Endpoint overrides the DynamoDB endpoint; empty on AWS.
 	Endpoint string
+	// MetricsNamespace is METRICS_NAMESPACE: the CloudWatch namespace of
+	// the embedded-metric-format lines; empty turns them off.
+	MetricsNamespace string
 }
 
 // Authorizer is the configuration of the authorizer function.
@@ -53,7 +58,7 @@ type Authorizer struct {
 // sets) or as CURSOR_SECRET itself (at least 32 bytes; local use).
 // RETENTION_DAYS
 // (default 30, 1-3650), LOG_LEVEL (debug, info, warn, error; default
-// info) and DYNAMODB_ENDPOINT are optional.
+// info), DYNAMODB_ENDPOINT and METRICS_NAMESPACE are optional.
 func LoadAPI(getenv func(string) string) (API, error) {
 	var errs []error
 	c := API{
@@ -82,6 +87,12 @@ func LoadAPI(getenv func(string) string) (API, error) {
 		} else {
 			c.Retention = time.Duration(d) * 24 * time.Hour
 		}
+	}
+	if ns := strings.TrimSpace(getenv(EnvMetricsNamespace)); ns != "" {
+		if err := emf.ValidNamespace(ns); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", EnvMetricsNamespace, err))
+		}
+		c.MetricsNamespace = ns
 	}
 	lvl, err := parseLevel(getenv(EnvLogLevel))
 	if err != nil {

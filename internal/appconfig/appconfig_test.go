@@ -20,8 +20,9 @@ func TestLoadAPI(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, appconfig.API{EventsTable: "ev", CursorSecret: []byte(secret), Retention: 30 * 24 * time.Hour, LogLevel: slog.LevelInfo}, c)
 
-	c, err = appconfig.LoadAPI(env(map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": secret, "RETENTION_DAYS": "7", "LOG_LEVEL": "DEBUG", "DYNAMODB_ENDPOINT": "http://localhost:8000"}))
+	c, err = appconfig.LoadAPI(env(map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": secret, "RETENTION_DAYS": "7", "LOG_LEVEL": "DEBUG", "DYNAMODB_ENDPOINT": "http://localhost:8000", "METRICS_NAMESPACE": "Triggers/prod-api"}))
 	require.NoError(t, err)
+	assert.Equal(t, "Triggers/prod-api", c.MetricsNamespace)
 	assert.Equal(t, 7*24*time.Hour, c.Retention)
 	assert.Equal(t, slog.LevelDebug, c.LogLevel)
 	assert.Equal(t, "http://localhost:8000", c.Endpoint)
@@ -40,6 +41,7 @@ func TestLoadAPI(t *testing.T) {
 		{"both secrets", map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": secret, "CURSOR_SECRET_ARN": "arn:x"}, []string{"only one"}},
 		{"short secret", map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": "short"}, []string{"CURSOR_SECRET is 5 bytes"}},
 		{"bad retention", map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": secret, "RETENTION_DAYS": "0"}, []string{"RETENTION_DAYS"}},
+		{"bad namespace", map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": secret, "METRICS_NAMESPACE": "AWS/Lambda"}, []string{"METRICS_NAMESPACE", "reserved"}},
 		{"bad level", map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": secret, "LOG_LEVEL": "loud"}, []string{"LOG_LEVEL"}},
 	}
 	for _, tt := range tests {

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/triggers-dev/triggers/internal/cursor"
+	"github.com/triggers-dev/triggers/internal/emf"
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/store"
 )
@@ -55,6 +56,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock. Default: time.Now.
 	Now func() time.Time
+	// Metrics records ingestion outcomes (EventsIngested, EventsRejected
+	// by reason). Default: emf.Nop.
+	Metrics emf.Recorder
 }
 
 // API is the HTTP API; it implements http.Handler.
@@ -65,6 +69,7 @@ type API struct {
 	retention time.Duration
 	log       *slog.Logger
 	now       func() time.Time
+	metrics   emf.Recorder
 }
 
 // New returns the API for cfg.
@@ -76,7 +81,7 @@ func New(cfg Config) (*API, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &API{store: cfg.Store, cursors: codec, auth: cfg.Authenticator, retention: cfg.Retention, log: cfg.Logger, now: cfg.Now}
+	a := &API{store: cfg.Store, cursors: codec, auth: cfg.Authenticator, retention: cfg.Retention, log: cfg.Logger, now: cfg.Now, metrics: cfg.Metrics}
 	if a.retention <= 0 {
 		a.retention = event.DefaultRetention
 	}
@@ -85,6 +90,9 @@ func New(cfg Config) (*API, error) {
 	}
 	if a.now == nil {
 		a.now = time.Now
+	}
+	if a.metrics == nil {
+		a.metrics = emf.Nop{}
 	}
 	return a, nil
 }
@@ -152,6 +160,18 @@ type reqInfo struct {
 	requestID     string
 	correlationID string
 	tenant        string
+	// ingest is set by the ingestion routes; ingested and rejected are
+	// their per-event outcomes (rejected by error code).
+	ingest   bool
+	ingested int
+	rejected map[string]int
+}
+
+func (ri *reqInfo) reject(code string) {
+	if ri.rejected == nil {
+		ri.rejected = map[string]int{}
+	}
+	ri.rejected[code]++
 }
 
 // ServeHTTP serves the API.
@@ -174,8 +194,16 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if ae.allow != "" {
 			w.Header().Set("Allow", ae.allow)
 		}
+		if ri.ingest {
+			// Rejected whole: its events cannot be counted, so the
+			// request counts as one.
+			ri.reject(ae.code)
+		}
 	}
 	writeJSON(w, status, body)
+	if ri.ingest {
+		a.metrics.Ingest(ri.ingested, ri.rejected)
+	}
 
 	attrs := []slog.Attr{
 		slog.String("request_id", ri.requestID),

@@ -60,6 +60,7 @@ func requestHash(req event.CreateRequest) string {
 
 // createEvent serves POST /v1/events.
 func (a *API) createEvent(w http.ResponseWriter, r *http.Request, ri *reqInfo, _ string) (int, any, error) {
+	ri.ingest = true
 	key := r.Header.Get("Idempotency-Key")
 	if key != "" && !validHeaderToken(key, 255) {
 		return 0, nil, &apiError{status: http.StatusBadRequest, code: "invalid_idempotency_key", message: "Idempotency-Key must be 1-255 visible ASCII characters"}
@@ -81,6 +82,7 @@ func (a *API) createEvent(w http.ResponseWriter, r *http.Request, ri *reqInfo, _
 			return 0, nil, err
 		}
 		w.Header().Set("Location", "/v1/events/"+e.ID)
+		ri.ingested = 1
 		return http.StatusCreated, e, nil
 	}
 	stored, created, err := a.store.PutIdempotent(r.Context(), ri.tenant, e, key, requestHash(req))
@@ -89,6 +91,7 @@ func (a *API) createEvent(w http.ResponseWriter, r *http.Request, ri *reqInfo, _
 	}
 	w.Header().Set("Location", "/v1/events/"+stored.ID)
 	if created {
+		ri.ingested = 1
 		return http.StatusCreated, stored, nil
 	}
 	return http.StatusOK, stored, nil
@@ -108,6 +111,7 @@ type batchResponse struct {
 
 // createBatch serves POST /v1/events/batch.
 func (a *API) createBatch(w http.ResponseWriter, r *http.Request, ri *reqInfo, _ string) (int, any, error) {
+	ri.ingest = true
 	if r.Header.Get("Idempotency-Key") != "" {
 		return 0, nil, &apiError{status: http.StatusBadRequest, code: "invalid_idempotency_key", message: "Idempotency-Key is not supported on batch requests; send events one by one to deduplicate them"}
 	}
@@ -153,6 +157,13 @@ func (a *API) createBatch(w http.ResponseWriter, r *http.Request, ri *reqInfo, _
 		e := toStore[j]
 		results[i].Status = http.StatusCreated
 		results[i].Event = &e
+	}
+	for _, res := range results {
+		if res.Error != nil {
+			ri.reject(res.Error.Code)
+		} else {
+			ri.ingested++
+		}
 	}
 	if firstErr != nil {
 		// Logged once with the request; the response is still a 207.

@@ -15,6 +15,7 @@ import (
 	"github.com/triggers-dev/triggers/internal/appconfig"
 	"github.com/triggers-dev/triggers/internal/awsdb"
 	"github.com/triggers-dev/triggers/internal/cursor"
+	"github.com/triggers-dev/triggers/internal/emf"
 	"github.com/triggers-dev/triggers/internal/httpapi"
 	"github.com/triggers-dev/triggers/internal/lambdaadapter"
 	"github.com/triggers-dev/triggers/internal/secrets"
@@ -48,11 +49,19 @@ func run(ctx context.Context) error {
 			return err
 		}
 	}
+	var metrics emf.Recorder = emf.Nop{}
+	if cfg.MetricsNamespace != "" {
+		// stdout is the function's log: CloudWatch Logs extracts the metrics.
+		if metrics, err = emf.New(os.Stdout, cfg.MetricsNamespace); err != nil {
+			return err
+		}
+	}
 	api, err := httpapi.New(httpapi.Config{
 		Store:        store.New(client, cfg.EventsTable),
 		CursorSecret: secret,
 		Retention:    cfg.Retention,
 		Logger:       appconfig.Logger(os.Stdout, cfg.LogLevel),
+		Metrics:      metrics,
 	})
 	if err != nil {
 		return err

@@ -1,0 +1,157 @@
+// Package emf writes the runtime's own CloudWatch metrics as embedded
+// metric format (EMF) log lines: one JSON object a line that CloudWatch Logs
+// turns into metrics when the function's log group receives it. No AWS SDK
+// call, no agent, no extra latency: a Lambda function's stdout is its log.
+//
+// Metrics (namespace set by METRICS_NAMESPACE, see docs/runtime.md):
+//
+//	EventsIngested                 events stored (201); no dimension
+//	EventsRejected, dim Reason     events refused, by error code
+//
+// The format is specified at
+// https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/CloudWatch_Embedded_Metric_Format_Specification.html
+package emf
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"sync"
+	"time"
+)
+
+// Metric names and the dimension the runtime emits.
+const (
+	MetricEventsIngested = "EventsIngested"
+	MetricEventsRejected = "EventsRejected"
+	DimensionReason      = "Reason"
+)
+
+// Recorder counts ingestion outcomes. Implementations are safe for
+// concurrent use.
+type Recorder interface {
+	// Ingest records the outcome of one ingestion request: how many events
+	// were stored, and how many were rejected, by reason (an error code
+	// such as "invalid_event"). A request without outcome records nothing.
+	Ingest(ingested int, rejected map[string]int)
+}
+
+// Nop records nothing.
+type Nop struct{}
+
+// Ingest does nothing.
+func (Nop) Ingest(int, map[string]int) {}
+
+// Writer writes EMF lines to W, one line per metric set, each in a single
+// Write so that concurrent requests never interleave.
+type Writer struct {
+	namespace string
+	mu        sync.Mutex
+	w         io.Writer
+	now       func() time.Time
+}
+
+// New returns a Writer to w in namespace. The namespace must be 1-255
+// characters of CloudWatch's namespace alphabet.
+func New(w io.Writer, namespace string) (*Writer, error) {
+	if err := ValidNamespace(namespace); err != nil {
+		return nil, err
+	}
+	return &Writer{namespace: namespace, w: w, now: time.Now}, nil
+}
+
+// ValidNamespace checks a CloudWatch namespace: 1-255 characters of
+// letters, digits and . - _ / # : and space, not starting with "AWS/".
+func ValidNamespace(ns string) error {
+	if ns == "" || len(ns) > 255 {
+		return fmt.Errorf("metrics namespace %q must be 1-255 characters", ns)
+	}
+	if len(ns) >= 4 && ns[:4] == "AWS/" {
+		return fmt.Errorf("metrics namespace %q starts with AWS/, which is reserved for AWS services: use for example Triggers/prod", ns)
+	}
+	for _, r := range ns {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
+		switch r {
+		case '.', '-', '_', '/', '#', ':', ' ':
+			ok = true
+		}
+		if !ok {
+			return fmt.Errorf("metrics namespace %q has the character %q: use letters, digits and . - _ / # : space", ns, r)
+		}
+	}
+	return nil
+}
+
+// Namespace returns the namespace of the lines.
+func (w *Writer) Namespace() string { return w.namespace }
+
+type metricDef struct {
+	Name string `json:"Name"`
+	Unit string `json:"Unit"`
+}
+
+type directive struct {
+	Namespace  string      `json:"Namespace"`
+	Dimensions [][]string  `json:"Dimensions"`
+	Metrics    []metricDef `json:"Metrics"`
+}
+
+type meta struct {
+	Timestamp         int64       `json:"Timestamp"`
+	CloudWatchMetrics []directive `json:"CloudWatchMetrics"`
+}
+
+// Ingest writes one line for the ingested count (when positive) and one
+// line per rejection reason (in name order).
+func (w *Writer) Ingest(ingested int, rejected map[string]int) {
+	ts := w.now().UnixMilli()
+	var lines [][]byte
+	if ingested > 0 {
+		lines = append(lines, w.line(ts, MetricEventsIngested, nil, ingested))
+	}
+	reasons := make([]string, 0, len(rejected))
+	for r, n := range rejected {
+		if n > 0 {
+			reasons = append(reasons, r)
+		}
+	}
+	sort.Strings(reasons)
+	for _, r := range reasons {
+		lines = append(lines, w.line(ts, MetricEventsRejected, map[string]string{DimensionReason: r}, rejected[r]))
+	}
+	if len(lines) == 0 {
+		return
+	}
+	var buf []byte
+	for _, l := range lines {
+		buf = append(append(buf, l...), '\n')
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, _ = w.w.Write(buf) // metrics are best effort: a lost log line loses a count, never a request
+}
+
+func (w *Writer) line(ts int64, name string, dims map[string]string, value int) []byte {
+	names := make([]string, 0, len(dims))
+	for k := range dims {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	doc := map[string]any{
+		"_aws": meta{Timestamp: ts, CloudWatchMetrics: []directive{{
+			Namespace: w.namespace, Dimensions: [][]string{names},
+			Metrics: []metricDef{{Name: name, Unit: "Count"}},
+		}}},
+		name: value,
+	}
+	for k, v := range dims {
+		doc[k] = v
+	}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		// Only strings and ints above: cannot happen.
+		panic(fmt.Sprintf("emf: %v", err))
+	}
+	return b
+}
