@@ -168,7 +168,7 @@ func TestLambdaFunctions(t *testing.T) {
 		memory, timeout float64
 		env             []string
 	}{
-		"TriggersApiFunction":        {256, 10, []string{triggersapi.EnvEventsTable, triggersapi.EnvCursorSecretArn, triggersapi.EnvRetentionDays}},
+		"TriggersApiFunction":        {256, 10, []string{triggersapi.EnvEventsTable, triggersapi.EnvCursorSecretArn, triggersapi.EnvRetentionDays, triggersapi.EnvMetricsNamespace}},
 		"TriggersAuthorizerFunction": {256, 5, []string{triggersapi.EnvAPIKeysTable}},
 		"TriggersConsumerFunction":   {256, 30, []string{triggersapi.EnvDeliveryQueueURL}},
 	}
@@ -197,6 +197,7 @@ func TestLambdaFunctions(t *testing.T) {
 	}
 	env := cdktest.Props(fns[mustID(t, tp, "AWS::Lambda::Function", "TriggersApiFunction")])["Environment"].(map[string]any)["Variables"].(map[string]any)
 	assert.Equal(t, "30", env[triggersapi.EnvRetentionDays])
+	assert.Equal(t, "Triggers/triggers-dev-api", env[triggersapi.EnvMetricsNamespace], "one metrics namespace per environment")
 	assert.Contains(t, jsonOf(env[triggersapi.EnvEventsTable]), "Events948F067E", "EVENTS_TABLE is the data stack's events table")
 	assert.Equal(t, map[string]any{"Ref": "TriggersCursorSecretABBC42CB"}, env[triggersapi.EnvCursorSecretArn])
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/triggers-dev/triggers/constructs/dynamotable"
 	"github.com/triggers-dev/triggers/constructs/eventstore"
+	"github.com/triggers-dev/triggers/constructs/monitoring"
 	"github.com/triggers-dev/triggers/constructs/triggersapi"
 	"github.com/triggers-dev/triggers/internal/cdktest"
 	_ "github.com/triggers-dev/triggers/internal/jsiienv"
@@ -33,6 +34,8 @@ const (
 	stackTenantTypeIndex = "test-tenant-type-index"
 	// stackApiOptions is a TriggersApi with every option set.
 	stackApiOptions = "test-api-options"
+	// stackMonitoringProvisioned monitors a provisioned table alone.
+	stackMonitoringProvisioned = "test-monitoring-provisioned"
 )
 
 var (
@@ -148,6 +151,16 @@ func buildTestStacks(app awscdk.App) {
 			Stream:          &dynamotable.StreamConsumerOptions{BatchSize: 10, RetryAttempts: 3, MaxRecordAge: awscdk.Duration_Hours(jsii.Number(6)), ParallelizationFactor: 2},
 			MaxReceiveCount: 3,
 		},
+	})
+
+	mp := awscdk.NewStack(app, jsii.String(stackMonitoringProvisioned), nil)
+	provisioned := eventstore.NewEventsTable(mp, jsii.String("Events"), &eventstore.EventsTableProps{
+		TableOptions: dynamotable.TableOptions{Billing: dynamotable.Provisioned},
+	})
+	monitoring.NewTriggersMonitoring(mp, jsii.String("Monitoring"), &monitoring.TriggersMonitoringProps{
+		EventsTable: provisioned,
+		Thresholds:  &monitoring.Thresholds{PutItemLatencyP99Ms: 25, ConsumedCapacityPercent: 85},
+		RunbookURL:  "https://runbooks.example.com/triggers",
 	})
 
 	i := awscdk.NewStack(app, jsii.String(stackConsumer), nil)

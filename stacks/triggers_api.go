@@ -5,6 +5,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/triggers-dev/triggers/constructs/monitoring"
 	"github.com/triggers-dev/triggers/constructs/triggersapi"
 )
 
@@ -22,6 +23,11 @@ type TriggersApiStackProps struct {
 	//
 	// Default: triggersapi defaults.
 	Api triggersapi.TriggersApiProps
+	// Monitoring configures the dashboard and alarms; Api and the dashboard
+	// name ("triggers-<env>") are set here.
+	//
+	// Default: monitoring defaults.
+	Monitoring monitoring.TriggersMonitoringProps
 }
 
 // TriggersApiStack holds the Triggers service's stateless resources: the
@@ -30,6 +36,8 @@ type TriggersApiStack struct {
 	awscdk.Stack
 	// Api is the TriggersApi construct.
 	Api *triggersapi.TriggersApi
+	// Monitoring is the environment's dashboard, alarms and saved queries.
+	Monitoring *monitoring.TriggersMonitoring
 }
 
 // NewTriggersApiStack creates the stack.
@@ -60,5 +68,14 @@ func NewTriggersApiStack(scope constructs.Construct, id *string, props *Triggers
 	out("DeliveryDeadLetterQueueUrl", "Delivery messages received too many times", api.DeliveryDeadLetterQueue.QueueUrl())
 	out("StreamFailureQueueUrl", "Stream records the consumer gave up on", api.StreamFailureQueue.QueueUrl())
 	out("CursorSecretArn", "Secrets Manager secret signing inbox cursors", api.CursorSecret.SecretArn())
-	return &TriggersApiStack{Stack: stack, Api: api}
+
+	mp := props.Monitoring
+	mp.Api = api
+	if mp.DashboardName == "" {
+		mp.DashboardName = "triggers-" + env
+	}
+	mon := monitoring.NewTriggersMonitoring(stack, jsii.String("Monitoring"), &mp)
+	out("AlarmTopicArn", "SNS topic receiving every alarm (subscribe your on-call here)", mon.AlarmTopic.TopicArn())
+	out("DashboardName", "CloudWatch dashboard of this environment", mon.Dashboard.DashboardName())
+	return &TriggersApiStack{Stack: stack, Api: api, Monitoring: mon}
 }

@@ -33,6 +33,7 @@ const (
 	EnvCursorSecretArn  = "CURSOR_SECRET_ARN"
 	EnvRetentionDays    = "RETENTION_DAYS"
 	EnvDeliveryQueueURL = "DELIVERY_QUEUE_URL"
+	EnvMetricsNamespace = "METRICS_NAMESPACE"
 )
 
 // Routes are the contract's routes (method, path), all served by the API
@@ -71,7 +72,13 @@ type TriggersApi struct {
 	ApiKeysTable dynamotable.ITable
 	// CursorSecret signs inbox cursors.
 	CursorSecret awssecretsmanager.ISecret
+
+	metricsNamespace string
 }
+
+// MetricsNamespace returns the CloudWatch namespace of the API function's
+// own metrics (embedded metric format): EventsIngested, EventsRejected.
+func (a *TriggersApi) MetricsNamespace() string { return a.metricsNamespace }
 
 // Url returns the stage's base URL (ending in "/").
 func (a *TriggersApi) Url() *string { return a.RestApi.Url() }
@@ -131,10 +138,15 @@ func NewTriggersApi(scope constructs.Construct, id *string, props *TriggersApiPr
 		}
 		return golambda.NewGoFunction(a, jsii.String(id), p)
 	}
+	a.metricsNamespace = props.MetricsNamespace
+	if a.metricsNamespace == "" {
+		a.metricsNamespace = "Triggers/" + *awscdk.Stack_Of(a).StackName()
+	}
 	a.ApiFunction = fn("ApiFunction", "lambda/api", "Triggers HTTP API v1", props.ApiFunction, 10, map[string]*string{
-		EnvEventsTable:     a.EventsTable.TableName(),
-		EnvCursorSecretArn: a.CursorSecret.SecretArn(),
-		EnvRetentionDays:   jsii.String(strconv.Itoa(int(days))),
+		EnvMetricsNamespace: jsii.String(a.metricsNamespace),
+		EnvEventsTable:      a.EventsTable.TableName(),
+		EnvCursorSecretArn:  a.CursorSecret.SecretArn(),
+		EnvRetentionDays:    jsii.String(strconv.Itoa(int(days))),
 	})
 	a.EventsTable.GrantAppendEvents(a.ApiFunction)
 	a.EventsTable.GrantReadInbox(a.ApiFunction)

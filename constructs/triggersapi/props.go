@@ -111,6 +111,11 @@ type TriggersApiProps struct {
 	//
 	// Default: 256 MiB, 5 seconds.
 	AuthorizerFunction *FunctionOptions
+	// MetricsNamespace is the CloudWatch namespace of the API function's
+	// own metrics (METRICS_NAMESPACE).
+	//
+	// Default: "Triggers/<stack name>", so environments do not mix.
+	MetricsNamespace string
 	// Delivery configures the stream consumer and its queues.
 	//
 	// Default: see DeliveryOptions.

@@ -1,0 +1,109 @@
+package monitoring_test
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/triggers-dev/triggers/constructs/dynamotable"
+	"github.com/triggers-dev/triggers/constructs/eventstore"
+	"github.com/triggers-dev/triggers/constructs/monitoring"
+	_ "github.com/triggers-dev/triggers/internal/jsiienv"
+	"github.com/triggers-dev/triggers/internal/jsiirt"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	jsiirt.Close()
+	os.Exit(code)
+}
+
+func TestValidatePropsRejects(t *testing.T) {
+	stack := awscdk.NewStack(awscdk.NewApp(nil), jsii.String("S"), nil)
+	table := eventstore.NewEventsTable(stack, jsii.String("Events"), nil)
+	mins := func(n float64) awscdk.Duration { return awscdk.Duration_Minutes(jsii.Number(n)) }
+	tests := []struct {
+		name  string
+		props *monitoring.TriggersMonitoringProps
+		want  string
+	}{
+		{"nothing to monitor", &monitoring.TriggersMonitoringProps{}, "give props.EventsTable or props.Api"},
+		{"nil props", nil, "give props.EventsTable or props.Api"},
+		{"negative latency", &monitoring.TriggersMonitoringProps{EventsTable: table, Thresholds: &monitoring.Thresholds{PutItemLatencyP99Ms: -5}}, "Thresholds.PutItemLatencyP99Ms -5 is negative"},
+		{"percent above 100", &monitoring.TriggersMonitoringProps{EventsTable: table, Thresholds: &monitoring.Thresholds{ConsumedCapacityPercent: 120}}, "Thresholds.ConsumedCapacityPercent 120 is above 100"},
+		{"5xx percent above 100", &monitoring.TriggersMonitoringProps{EventsTable: table, Thresholds: &monitoring.Thresholds{Api5xxPercent: 101}}, "Thresholds.Api5xxPercent 101 is above 100"},
+		{"seconds period", &monitoring.TriggersMonitoringProps{EventsTable: table, Period: awscdk.Duration_Seconds(jsii.Number(90))}, "Period 90 seconds is invalid"},
+		{"period above a day", &monitoring.TriggersMonitoringProps{EventsTable: table, Period: mins(2000)}, "Period 120000 seconds is invalid"},
+		{"reserved namespace", &monitoring.TriggersMonitoringProps{EventsTable: table, MetricsNamespace: "AWS/Triggers"}, "MetricsNamespace: metrics namespace \"AWS/Triggers\" starts with AWS/"},
+		{"unknown billing", &monitoring.TriggersMonitoringProps{EventsTable: table, Billing: "cheap"}, `Billing "cheap" is unknown`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := monitoring.ValidateProps(tt.props)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+			assert.PanicsWithError(t, `monitoring "Mon": invalid props:`+"\n"+err.Error(), func() {
+				monitoring.NewTriggersMonitoring(stack, jsii.String("Mon"), tt.props)
+			})
+		})
+	}
+	assert.NoError(t, monitoring.ValidateProps(&monitoring.TriggersMonitoringProps{
+		EventsTable: table, Period: mins(1), Thresholds: &monitoring.Thresholds{ConsumedCapacityPercent: 100},
+	}))
+}
+
+// A table's monitoring with a topic given: no topic is created, every
+// alarm notifies the given one, and the period applies to every alarm.
+func TestGivenTopicAndPeriod(t *testing.T) {
+	stack := awscdk.NewStack(awscdk.NewApp(nil), jsii.String("S"), nil)
+	table := eventstore.NewEventsTable(stack, jsii.String("Events"), nil)
+	topic := awssns.Topic_FromTopicArn(stack, jsii.String("OnCall"), jsii.String("arn:aws:sns:eu-west-1:111111111111:on-call"))
+	m := monitoring.NewTriggersMonitoring(stack, jsii.String("Monitoring"), &monitoring.TriggersMonitoringProps{
+		EventsTable: table, AlarmTopic: topic, Period: awscdk.Duration_Minutes(jsii.Number(1)),
+	})
+	tmpl := assertions.Template_FromStack(stack, nil)
+	tmpl.ResourceCountIs(jsii.String("AWS::SNS::Topic"), jsii.Number(0))
+	alarms := *tmpl.FindResources(jsii.String("AWS::CloudWatch::Alarm"), nil)
+	require.Len(t, alarms, len(m.Alarms))
+	require.Len(t, alarms, 5, "table, 2 GSI throttles, PutItem latency, system errors (on demand: no capacity alarms)")
+	for id, a := range alarms {
+		props := (*a)["Properties"].(map[string]any)
+		assert.Equal(t, []any{"arn:aws:sns:eu-west-1:111111111111:on-call"}, props["AlarmActions"], id)
+		assert.Equal(t, []any{"arn:aws:sns:eu-west-1:111111111111:on-call"}, props["OKActions"], id)
+		for _, q := range props["Metrics"].([]any) {
+			if ms, ok := q.(map[string]any)["MetricStat"].(map[string]any); ok {
+				assert.Equal(t, 60.0, ms["Period"], id)
+			}
+		}
+	}
+	assert.NotNil(t, m.Alarm("PutItemLatency"))
+	assert.Nil(t, m.Alarm("ReadCapacity"), "no capacity alarm on demand")
+}
+
+// Monitoring of the events table alone: a dashboard, an encrypted alarm
+// topic, and alarms on throttling (table and each GSI), PutItem p99
+// latency and system errors; capacity alarms too in provisioned mode.
+func ExampleNewTriggersMonitoring() {
+	stack := awscdk.NewStack(awscdk.NewApp(nil), jsii.String("Data"), nil)
+	events := eventstore.NewEventsTable(stack, jsii.String("Events"), &eventstore.EventsTableProps{
+		TableOptions: dynamotable.TableOptions{Billing: dynamotable.Provisioned},
+	})
+	mon := monitoring.NewTriggersMonitoring(stack, jsii.String("Monitoring"), &monitoring.TriggersMonitoringProps{
+		EventsTable:   events,
+		DashboardName: "triggers-prod",
+		Thresholds:    &monitoring.Thresholds{PutItemLatencyP99Ms: 25},
+	})
+	tmpl := assertions.Template_FromStack(stack, nil)
+	tmpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{
+		"Threshold": 25, "ComparisonOperator": "GreaterThanThreshold", "EvaluationPeriods": 3,
+	})
+	fmt.Println(len(mon.Alarms), "alarms")
+	// Output: 11 alarms
+}
