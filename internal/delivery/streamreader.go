@@ -68,6 +68,10 @@ type shardState struct {
 	resumeType streamtypes.ShardIteratorType
 	resumeSeq  string
 	closed     bool // GetRecords returned no next iterator: fully read
+	// renewedAfterTrim is set when a TrimmedDataAccessException made the
+	// reader renew the iterator from resumeSeq; a second one in a row
+	// starts the shard over from its trim horizon.
+	renewedAfterTrim bool
 }
 
 // StreamReader reads a DynamoDB stream with the DynamoDB Streams API
@@ -193,9 +197,26 @@ func (r *StreamReader) read(ctx context.Context, id string, s *shardState) ([]ev
 		s.iterator = nil // renewed from resumeType/resumeSeq on the next round
 		return nil, nil
 	}
+	var trimmed *streamtypes.TrimmedDataAccessException
+	if errors.As(err, &trimmed) {
+		// The iterator points before the shard's oldest record: on AWS
+		// the records aged out (24 hours); DynamoDB Local also says so
+		// for the iterator of a shard that was empty when other tables
+		// were created. Renew after the last record read; if that fails
+		// too, or nothing was read yet, start over from the oldest record
+		// still there (at least once: records may be read again).
+		s.iterator = nil
+		if s.resumeType == "" || s.renewedAfterTrim {
+			s.resumeType, s.resumeSeq, s.latest, s.renewedAfterTrim = "", "", false, false
+		} else {
+			s.renewedAfterTrim = true
+		}
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("get records of shard %s: %w", id, err)
 	}
+	s.renewedAfterTrim = false
 	s.iterator = out.NextShardIterator
 	s.closed = out.NextShardIterator == nil
 	recs := make([]events.DynamoDBEventRecord, 0, len(out.Records))

@@ -23,6 +23,7 @@ type fakeStreams struct {
 	records map[string][]string // shard -> sequence numbers
 	closed  map[string]bool     // shard ends after its records
 	expire  map[string]bool     // next GetRecords on the shard fails once
+	trimmed map[string]int      // the next n GetRecords on the shard fail as trimmed
 	iters   []string            // GetShardIterator calls: shard:type:seq
 }
 
@@ -68,6 +69,10 @@ func (f *fakeStreams) GetRecords(_ context.Context, in *dynamodbstreams.GetRecor
 	if f.expire[shard] {
 		delete(f.expire, shard)
 		return nil, &streamtypes.ExpiredIteratorException{Message: aws.String("expired")}
+	}
+	if f.trimmed[shard] > 0 {
+		f.trimmed[shard]--
+		return nil, &streamtypes.TrimmedDataAccessException{Message: aws.String("trimmed")}
 	}
 	pos, _ := strconv.Atoi(p)
 	recs := f.records[shard]
@@ -159,4 +164,34 @@ func TestStreamReaderLatest(t *testing.T) {
 	f.closed["a"] = true
 	assert.Equal(t, []string{"a:3", "b:4"}, round(t, r))
 	assert.Equal(t, []string{"a:LATEST:", "b:TRIM_HORIZON:"}, f.iters)
+}
+
+// TestStreamReaderTrimmed: a TrimmedDataAccessException renews the
+// iterator after the last record read; a second one in a row, or one
+// before any record was read, starts the shard over at TRIM_HORIZON.
+func TestStreamReaderTrimmed(t *testing.T) {
+	f := &fakeStreams{
+		pages:   [][]streamtypes.Shard{{{ShardId: aws.String("a")}}},
+		records: map[string][]string{"a": {"1", "2"}},
+		closed:  map[string]bool{},
+		expire:  map[string]bool{},
+		trimmed: map[string]int{"a": 1},
+	}
+	r := delivery.NewStreamReader(f, "arn:stream", delivery.StreamReaderOptions{Latest: true})
+	assert.Equal(t, []string{}, round(t, r), "trimmed before any record: dropped")
+	assert.Equal(t, []string{"a:1,2"}, round(t, r), "started over from the oldest record, not LATEST")
+	assert.Equal(t, []string{"a:LATEST:", "a:TRIM_HORIZON:"}, f.iters)
+
+	f.records["a"] = append(f.records["a"], "3")
+	f.trimmed["a"] = 1
+	assert.Equal(t, []string{}, round(t, r))
+	assert.Equal(t, []string{"a:3"}, round(t, r), "renewed after the last record read")
+	assert.Equal(t, "a:AFTER_SEQUENCE_NUMBER:2", f.iters[len(f.iters)-1])
+
+	f.records["a"] = append(f.records["a"], "4")
+	f.trimmed["a"] = 2
+	assert.Equal(t, []string{}, round(t, r))
+	assert.Equal(t, []string{}, round(t, r), "trimmed again after renewing")
+	assert.Equal(t, []string{"a:1,2,3,4"}, round(t, r), "over from the trim horizon: at least once")
+	assert.Equal(t, []string{"a:AFTER_SEQUENCE_NUMBER:3", "a:TRIM_HORIZON:"}, f.iters[len(f.iters)-2:])
 }
