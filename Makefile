@@ -60,9 +60,12 @@ fuzz: deps
 build-lambdas:
 	scripts/build-lambdas.sh
 
-## dev: reserved for the local stack (DynamoDB Local + API + delivery)
-dev:
-	@echo "make dev is not implemented yet (see the open issues)"; exit 2
+## dev: DynamoDB Local + tables + demo API key + the API on 127.0.0.1:8080 +
+## stream delivery to a local sink; Ctrl-C stops everything.
+##   make dev DATA=.dev-data ADDR=127.0.0.1:8081 DYNAMODB_PORT=8001 DEV_FLAGS="-tenant acme"
+dev: deps
+	go build -o bin/triggers-dev ./cmd/triggers-dev
+	exec bin/triggers-dev $(if $(DATA),-data $(DATA)) $(if $(ADDR),-addr $(ADDR)) $(if $(DYNAMODB_PORT),-dynamodb-port $(DYNAMODB_PORT)) $(DEV_FLAGS)
 
 clean:
 	rm -rf cdk.out .cache

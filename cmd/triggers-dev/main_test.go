@@ -1,0 +1,352 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/triggers-dev/triggers/internal/ddblocal"
+)
+
+// bin is triggers-dev, built once: the tests run it as `make dev` does.
+var bin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "triggers-dev-test")
+	if err != nil {
+		panic(err)
+	}
+	bin = filepath.Join(dir, "triggers-dev")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build triggers-dev: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	// Install DynamoDB Local when missing, as make dev's deps target does.
+	root, err := ddblocal.ModuleRoot()
+	if err == nil {
+		_, err = ddblocal.FindJar(context.Background(), root, true)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "DynamoDB Local: %v\n", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// dev is a running triggers-dev process.
+type dev struct {
+	cmd            *exec.Cmd
+	stdout, stderr *syncBuffer
+	done           chan error
+	url, key, ddb  string
+	ddbPid         int
+}
+
+func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
+
+var (
+	reURL = regexp.MustCompile(`(?m)^  API:\s+(\S+)$`)
+	reKey = regexp.MustCompile(`(?m)^  API key:\s+(\S+)`)
+	reDDB = regexp.MustCompile(`(?m)^  DynamoDB Local:\s+(\S+)\s+\(pid (\d+)\)`)
+)
+
+// start runs triggers-dev and waits for its summary.
+func start(t *testing.T, env []string, args ...string) *dev {
+	t.Helper()
+	d := &dev{cmd: exec.Command(bin, args...), stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan error, 1)}
+	d.cmd.Stdout, d.cmd.Stderr = d.stdout, d.stderr
+	d.cmd.Env = append(os.Environ(), env...)
+	require.NoError(t, d.cmd.Start())
+	go func() { d.done <- d.cmd.Wait() }()
+	t.Cleanup(func() {
+		if d.cmd.ProcessState == nil {
+			_ = d.cmd.Process.Kill()
+			<-d.done
+		}
+	})
+	deadline := time.After(2 * time.Minute)
+	for !strings.Contains(d.stdout.String(), "Ctrl-C stops everything.") {
+		select {
+		case err := <-d.done:
+			t.Fatalf("triggers-dev exited before serving (%v)\nstdout:\n%s\nstderr:\n%s", err, d.stdout, d.stderr)
+		case <-deadline:
+			t.Fatalf("triggers-dev did not start in 2 minutes\nstdout:\n%s\nstderr:\n%s", d.stdout, d.stderr)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	out := d.stdout.String()
+	d.url = reURL.FindStringSubmatch(out)[1]
+	d.key = reKey.FindStringSubmatch(out)[1]
+	m := reDDB.FindStringSubmatch(out)
+	d.ddb = m[1]
+	d.ddbPid, _ = strconv.Atoi(m[2])
+	require.True(t, alive(d.ddbPid), "DynamoDB Local pid %d", d.ddbPid)
+	return d
+}
+
+// interrupt sends Ctrl-C's SIGINT and checks that triggers-dev exits 0
+// and takes DynamoDB Local with it.
+func (d *dev) interrupt(t *testing.T) {
+	t.Helper()
+	require.NoError(t, d.cmd.Process.Signal(os.Interrupt))
+	select {
+	case err := <-d.done:
+		require.NoError(t, err, "exit after Ctrl-C; stderr:\n%s", d.stderr)
+	case <-time.After(30 * time.Second):
+		t.Fatalf("triggers-dev still running 30 s after SIGINT")
+	}
+	assert.Contains(t, d.stderr.String(), "triggers-dev: stopped")
+	assert.False(t, alive(d.ddbPid), "DynamoDB Local (pid %d) left running", d.ddbPid)
+}
+
+// readmeBlock returns the shell block that follows the README line
+// starting with marker.
+func readmeBlock(t *testing.T, marker string) string {
+	t.Helper()
+	root, err := ddblocal.ModuleRoot()
+	require.NoError(t, err)
+	raw, err := os.ReadFile(filepath.Join(root, "README.md"))
+	require.NoError(t, err)
+	_, after, ok := strings.Cut(string(raw), "\n"+marker)
+	require.True(t, ok, "README.md has no line starting with %q", marker)
+	_, after, ok = strings.Cut(after, "```sh\n")
+	require.True(t, ok, "no ```sh block after %q", marker)
+	block, _, ok := strings.Cut(after, "```")
+	require.True(t, ok, "unterminated block after %q", marker)
+	return block
+}
+
+func runBash(t *testing.T, script string, env ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", script)
+	cmd.Env = append(os.Environ(), env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "script failed:\n%s\nstderr:\n%s\nstdout:\n%s", script, stderr.String(), out)
+	return string(out)
+}
+
+// decodeAll decodes a stream of JSON documents.
+func decodeAll(t *testing.T, s string) []map[string]any {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(s))
+	var docs []map[string]any
+	for {
+		var m map[string]any
+		err := dec.Decode(&m)
+		if errors.Is(err, io.EOF) {
+			return docs
+		}
+		require.NoError(t, err, "output:\n%s", s)
+		docs = append(docs, m)
+	}
+}
+
+func ids(events any) []string {
+	var out []string
+	for _, e := range events.([]any) {
+		out = append(out, e.(map[string]any)["event_id"].(string))
+	}
+	return out
+}
+
+// The README's walkthrough and AWS CLI commands, run as written against a
+// make dev-style process: post, inbox, delivery, ack, then the seed's
+// verification commands; Ctrl-C then stops everything.
+func TestReadmeWalkthrough(t *testing.T) {
+	deliveries := filepath.Join(t.TempDir(), "deliveries.jsonl")
+	d := start(t, nil, "-addr", "127.0.0.1:0", "-dynamodb-port", "-1", "-deliveries", deliveries)
+	assert.Contains(t, d.stdout.String(), "export TRIGGERS_URL="+d.url+" TRIGGERS_KEY="+d.key, "the summary prints the walkthrough's exports")
+
+	out := runBash(t, readmeBlock(t, "<!-- walkthrough"), "TRIGGERS_URL="+d.url, "TRIGGERS_KEY="+d.key)
+	docs := decodeAll(t, out)
+	require.Len(t, docs, 6, "one JSON document per step:\n%s", out)
+	ev := docs[0]
+	id, _ := ev["event_id"].(string)
+	require.NotEmpty(t, id, "step 1 returns the event: %v", ev)
+	assert.Equal(t, "received", ev["status"])
+	assert.Equal(t, "walkthrough-1", ev["metadata"].(map[string]any)["correlation_id"])
+	assert.Equal(t, []string{id}, ids(docs[1]["events"]), "step 2: the inbox holds the event")
+	var delivered []string
+	for _, dl := range docs[2]["deliveries"].([]any) {
+		m := dl.(map[string]any)
+		assert.Equal(t, "demo", m["tenant"])
+		assert.Equal(t, "user.created", m["event_type"])
+		delivered = append(delivered, m["event"].(map[string]any)["event_id"].(string))
+	}
+	assert.Equal(t, []string{id}, delivered, "step 3: delivered once through the stream")
+	assert.Equal(t, []any{id}, docs[3]["delivered"], "step 4: ack")
+	assert.Empty(t, docs[4]["events"], "step 5: inbox empty")
+	assert.Equal(t, "delivered", docs[5]["status"], "step 5: event delivered")
+
+	raw, err := os.ReadFile(deliveries)
+	require.NoError(t, err)
+	assert.Contains(t, string(raw), `"event_id":"`+id+`"`, "-deliveries file")
+	assert.Regexp(t, `"msg":"delivered".*"event_id":"`+id+`"`, d.stdout.String(), "delivery log line")
+
+	out = runBash(t, readmeBlock(t, "<!-- aws-cli"), "DDB="+d.ddb)
+	docs = decodeAll(t, out)
+	require.Len(t, docs, 5, "list-tables, describe-table, describe-time-to-live, two queries:\n%s", out)
+	assert.ElementsMatch(t, []any{"triggers-apikeys", "triggers-events"}, docs[0]["TableNames"])
+	table := docs[1]["Table"].(map[string]any)
+	var indexes []string
+	for _, ix := range table["GlobalSecondaryIndexes"].([]any) {
+		indexes = append(indexes, ix.(map[string]any)["IndexName"].(string))
+	}
+	assert.ElementsMatch(t, []string{"EventTypeIndex", "StatusIndex"}, indexes)
+	assert.Equal(t, "NEW_IMAGE", table["StreamSpecification"].(map[string]any)["StreamViewType"])
+	assert.Equal(t, "ttl", docs[2]["TimeToLiveDescription"].(map[string]any)["AttributeName"])
+	for i, q := range docs[3:] {
+		require.Equal(t, 1.0, q["Count"], "query %d: %v", i, q)
+		item := q["Items"].([]any)[0].(map[string]any)
+		assert.Equal(t, id, item["event_id"].(map[string]any)["S"], "query %d", i)
+	}
+
+	d.interrupt(t)
+}
+
+// DATA keeps tables and events across runs; each run mints a new key for
+// the same tenant. A killed triggers-dev takes DynamoDB Local with it.
+func TestDataKeptAcrossRuns(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "dev-data")
+	d := start(t, nil, "-addr", "127.0.0.1:0", "-dynamodb-port", "-1", "-data", data)
+	assert.Contains(t, d.stdout.String(), "kept in "+data)
+	req, _ := http.NewRequest("POST", d.url+"/v1/events", strings.NewReader(`{"event_type":"kept.across.runs","payload":{"n":1}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Api-Key", d.key)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	var ev struct {
+		ID string `json:"event_id"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&ev))
+	resp.Body.Close()
+	require.Equal(t, http.StatusCreated, resp.StatusCode)
+	d.interrupt(t)
+
+	d2 := start(t, nil, "-addr", "127.0.0.1:0", "-dynamodb-port", "-1", "-data", data)
+	assert.Contains(t, d2.stdout.String(), "tables found")
+	assert.NotEqual(t, d.key, d2.key, "a new key at every start")
+	req, _ = http.NewRequest("GET", d2.url+"/v1/events/"+ev.ID, nil)
+	req.Header.Set("Authorization", "Bearer "+d2.key)
+	resp, err = http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "the event of the first run")
+
+	require.NoError(t, d2.cmd.Process.Kill())
+	<-d2.done
+	require.Eventually(t, func() bool { return !alive(d2.ddbPid) }, 15*time.Second, 100*time.Millisecond,
+		"DynamoDB Local (pid %d) outlived a killed triggers-dev", d2.ddbPid)
+}
+
+// Bad start-up conditions stop triggers-dev at once, exit status 2, with a
+// message that says what to do.
+func TestStartupErrors(t *testing.T) {
+	api, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer api.Close()
+	ddbPort, err := net.Listen("tcp", ":0")
+	require.NoError(t, err)
+	defer ddbPort.Close()
+	noJava := t.TempDir() // a PATH with no java on it
+
+	tests := []struct {
+		name string
+		env  []string
+		args []string
+		want []string
+	}{
+		{"API port in use", nil, []string{"-addr", api.Addr().String()},
+			[]string{"the API cannot listen on " + api.Addr().String(), "make dev ADDR="}},
+		{"DynamoDB Local port in use", nil, []string{"-addr", "127.0.0.1:0", "-dynamodb-port", strconv.Itoa(ddbPort.Addr().(*net.TCPAddr).Port)},
+			[]string{"DynamoDB Local cannot listen on port", "make dev DYNAMODB_PORT="}},
+		{"Java missing", []string{"PATH=" + noJava}, []string{"-addr", "127.0.0.1:0", "-dynamodb-port", "-1"},
+			[]string{"java not found", "Java 17 or newer"}},
+		{"DynamoDB Local not installed", nil, []string{"-addr", "127.0.0.1:0", "-dynamodb-port", "-1", "-jar", "/nonexistent/DynamoDBLocal.jar"},
+			[]string{"DynamoDB Local is not installed", "make deps"}},
+		{"bad tenant", nil, []string{"-addr", "127.0.0.1:0", "-tenant", "no spaces"},
+			[]string{`tenant "no spaces" is invalid`}},
+		{"stray argument", nil, []string{"serve"}, []string{`unexpected argument "serve"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, bin, tt.args...)
+			cmd.Env = append(os.Environ(), tt.env...)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			var ee *exec.ExitError
+			require.ErrorAs(t, err, &ee, "stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+			assert.Equal(t, 2, ee.ExitCode())
+			for _, w := range tt.want {
+				assert.Contains(t, stderr.String(), w)
+			}
+			assert.NotContains(t, stdout.String(), "API key:", "nothing served")
+			// One line, no stack trace.
+			assert.Equal(t, 1, strings.Count(strings.TrimSpace(stderr.String()), "\n")+1, "stderr: %s", stderr.String())
+		})
+	}
+}
+
+// Every line of stdout after the summary is a JSON log line.
+func TestLogLinesAreJSON(t *testing.T) {
+	d := start(t, nil, "-addr", "127.0.0.1:0", "-dynamodb-port", "-1")
+	resp, err := http.Get(d.url + "/v1/inbox")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	d.interrupt(t)
+	_, logs, _ := strings.Cut(d.stdout.String(), "Ctrl-C stops everything.\n\n")
+	s := bufio.NewScanner(strings.NewReader(logs))
+	n := 0
+	for s.Scan() {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(s.Bytes(), &m), "log line %q", s.Text())
+		n++
+	}
+	assert.GreaterOrEqual(t, n, 1, "the 401 request is logged")
+}
