@@ -26,6 +26,12 @@ type Operation string
 const (
 	GetItem Operation = "GetItem"
 	Query   Operation = "Query"
+	// PutItem writes Item (on the condition Condition, if any); Run
+	// returns the item read back with a consistent GetItem.
+	PutItem Operation = "PutItem"
+	// UpdateItem applies Update to the item at Key (on Condition, if
+	// any); Run returns the new item (ReturnValues ALL_NEW).
+	UpdateItem Operation = "UpdateItem"
 )
 
 // Pattern is one access pattern: the seed's words and the exact request.
@@ -58,11 +64,18 @@ type Pattern struct {
 	FetchItems bool
 	// Limit bounds the page; 0 means no limit beyond DynamoDB's 1 MB page.
 	Limit int32
+	// Item is PutItem's item.
+	Item map[string]any
+	// Update is UpdateItem's update expression.
+	Update string
+	// Condition is a write's condition expression.
+	Condition string
 }
 
 // Patterns returns every declared pattern, in seed order.
 func Patterns() []Pattern {
 	var out []Pattern
+	out = append(out, Triggers()...)
 	out = append(out, Ticketing()...)
 	out = append(out, Tenant()...)
 	out = append(out, Ferryhook()...)
@@ -146,9 +159,63 @@ func (p Pattern) Run(ctx context.Context, c *dynamodb.Client, tableName string) 
 			}
 		}
 		return res, nil
+	case PutItem:
+		item, err := attributevalue.MarshalMap(p.Item)
+		if err != nil {
+			return Result{}, fmt.Errorf("marshal item: %w", err)
+		}
+		in := &dynamodb.PutItemInput{TableName: aws.String(tableName), Item: item}
+		if err := p.conditions(&in.ConditionExpression, &in.ExpressionAttributeNames, &in.ExpressionAttributeValues); err != nil {
+			return Result{}, err
+		}
+		if _, err := c.PutItem(ctx, in); err != nil {
+			return Result{}, err
+		}
+		tab := Tables()[p.Table]
+		key := map[string]types.AttributeValue{tab.PartitionKey.Name: item[tab.PartitionKey.Name]}
+		if tab.SortKey != nil {
+			key[tab.SortKey.Name] = item[tab.SortKey.Name]
+		}
+		got, err := c.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(tableName), Key: key, ConsistentRead: aws.Bool(true)})
+		if err != nil {
+			return Result{}, err
+		}
+		return Result{Items: []map[string]types.AttributeValue{got.Item}, Count: 1}, nil
+	case UpdateItem:
+		key, err := attributevalue.MarshalMap(p.Key)
+		if err != nil {
+			return Result{}, fmt.Errorf("marshal key: %w", err)
+		}
+		in := &dynamodb.UpdateItemInput{TableName: aws.String(tableName), Key: key, UpdateExpression: aws.String(p.Update), ReturnValues: types.ReturnValueAllNew}
+		if err := p.conditions(&in.ConditionExpression, &in.ExpressionAttributeNames, &in.ExpressionAttributeValues); err != nil {
+			return Result{}, err
+		}
+		out, err := c.UpdateItem(ctx, in)
+		if err != nil {
+			return Result{}, err
+		}
+		return Result{Items: []map[string]types.AttributeValue{out.Attributes}, Count: 1}, nil
 	default:
 		return Result{}, fmt.Errorf("pattern %q: unknown operation %q", p.Name, p.Op)
 	}
+}
+
+// conditions fills a write's condition, names and values.
+func (p Pattern) conditions(cond **string, names *map[string]string, values *map[string]types.AttributeValue) error {
+	if p.Condition != "" {
+		*cond = aws.String(p.Condition)
+	}
+	if len(p.Names) > 0 {
+		*names = p.Names
+	}
+	if len(p.Values) > 0 {
+		v, err := attributevalue.MarshalMap(p.Values)
+		if err != nil {
+			return fmt.Errorf("marshal values: %w", err)
+		}
+		*values = v
+	}
+	return nil
 }
 
 // Markdown renders the patterns as the tables of stacks/ACCESS_PATTERNS.md.
@@ -157,10 +224,12 @@ func Markdown() string {
 	b.WriteString("# Access patterns\n\n")
 	b.WriteString("Generated from `internal/accesspatterns` (its tests run every row against DynamoDB Local with\n")
 	b.WriteString("sample items and check the results; `UPDATE_GOLDEN=1 go test ./internal/accesspatterns/`\n")
-	b.WriteString("rewrites this file). Every pattern is a GetItem or a Query on a key or an index: no scans.\n")
+	b.WriteString("rewrites this file). Every read is a GetItem or a Query on a key or an index: no scans; writes\n")
+	b.WriteString("are conditional PutItem / UpdateItem on the full key.\n")
 	b.WriteString("`:name` placeholders are the request's expression values; `#name` placeholders are attribute\n")
 	b.WriteString("names (needed for names like `status` and `date`, which DynamoDB reserves).\n")
 	titles := map[string]string{
+		"000": "Triggers events table (seeds 000/001, stack `triggers-<env>-data`; the runtime's store issues these requests)",
 		"002": "Event ticketing (seed 002, stack `ticketing-<env>-data`)",
 		"003": "Tenant design (seed 003, stack `tenant-<env>-data`)",
 		"004": "Ferryhook (seed 004, stack `ferryhook-<env>-data`)",
@@ -187,13 +256,30 @@ func Markdown() string {
 
 func (p Pattern) request() string {
 	esc := func(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
-	if p.Op == GetItem {
-		keys := make([]string, 0, len(p.Key))
-		for k, v := range p.Key {
+	keyText := func(m map[string]any) string {
+		keys := make([]string, 0, len(m))
+		for k, v := range m {
 			keys = append(keys, fmt.Sprintf("`%s = %s`", k, esc(fmt.Sprint(v))))
 		}
 		sort.Strings(keys)
-		return "GetItem " + strings.Join(keys, ", ")
+		return strings.Join(keys, ", ")
+	}
+	cond := ""
+	if p.Condition != "" {
+		cond = ", condition `" + esc(p.Condition) + "`"
+	}
+	switch p.Op {
+	case GetItem:
+		return "GetItem " + keyText(p.Key)
+	case PutItem:
+		tab := Tables()[p.Table]
+		key := map[string]any{tab.PartitionKey.Name: p.Item[tab.PartitionKey.Name]}
+		if tab.SortKey != nil {
+			key[tab.SortKey.Name] = p.Item[tab.SortKey.Name]
+		}
+		return "PutItem " + keyText(key) + cond
+	case UpdateItem:
+		return "UpdateItem " + keyText(p.Key) + ", `" + esc(p.Update) + "`" + cond
 	}
 	parts := []string{"Query `" + esc(p.KeyCondition) + "`"}
 	if p.Filter != "" {

@@ -2,6 +2,7 @@ package accesspatterns
 
 import (
 	"context"
+	"flag"
 	"os"
 	"path/filepath"
 	"testing"
@@ -19,12 +20,21 @@ import (
 
 var db *dynamotest.Local
 
+var update = flag.Bool("update", false, "rewrite stacks/ACCESS_PATTERNS.md")
+
 func TestMain(m *testing.M) { os.Exit(dynamotest.Main(m, &db)) }
 
 const ttlFar = 4102444800 // 2100-01-01, epoch seconds
 
 // fixtures are sample items per table, shaped as the seeds show them.
 var fixtures = map[string][]map[string]any{
+	"events": {
+		triggersEvent("user-123", "2025-11-11T10:00:00.000001Z", "evt-1", "user.created", "received"),
+		triggersEvent("user-123", "2025-11-11T10:00:00.000002Z", "evt-2", "order.completed", "delivered"),
+		triggersEvent("user-123", "2025-11-11T10:00:00.000003Z", "evt-3", "order.completed", "failed"),
+		triggersEvent("user-123", "2025-11-11T10:00:00.000004Z", "evt-4", "order.completed", "failed"),
+		triggersEvent("user-456", "2025-11-11T10:00:00.000005Z", "evt-5", "order.completed", "failed"),
+	},
 	"ticketing-events": {
 		{"eventId": "EVENT#1", "organizerId": "USER#org1", "date": "2025-12-15T09:00:00Z", "status": "active", "category": "Technology", "name": "Tech Conference 2025", "capacity": 500},
 		{"eventId": "EVENT#2", "organizerId": "USER#org1", "date": "2026-01-10T09:00:00Z", "status": "active", "category": "Business", "name": "Founders Meetup"},
@@ -74,6 +84,16 @@ var fixtures = map[string][]map[string]any{
 	},
 }
 
+// triggersEvent is an item shaped like seed 000's example item.
+func triggersEvent(user, ts, id, typ, status string) map[string]any {
+	return map[string]any{
+		"user_id": user, "timestamp#event_id": ts + "#" + id, "event_id": id, "event_type": typ,
+		"payload": map[string]any{"n": 1}, "status": status, "timestamp": ts, "ttl": ttlFar, "retry_count": 0,
+		"metadata":             map[string]any{"source_ip": "192.0.2.1", "api_version": "v1"},
+		"event_type#timestamp": typ + "#" + ts, "status#timestamp": status + "#" + ts,
+	}
+}
+
 // want is each pattern's expected result: the id attribute's values in
 // order, or a count.
 type want struct {
@@ -83,6 +103,12 @@ type want struct {
 }
 
 var expected = map[string]want{
+	"000/Create event (POST /v1/events)":                                     {idAttr: "event_id", ids: []string{"evt-new"}},
+	"000/Get event by ID (GET /v1/events/{id})":                              {idAttr: "event_id", ids: []string{"evt-1"}},
+	"000/Query events by user, newest first (GET /v1/inbox?status=all)":      {idAttr: "event_id", ids: []string{"evt-new", "evt-4", "evt-3", "evt-2", "evt-1"}}, // pattern 1 ran first
+	"000/Query events by type (GET /v1/inbox?event_type=)":                   {idAttr: "event_id", ids: []string{"evt-4", "evt-3", "evt-2"}},
+	"000/Query events by status (GET /v1/inbox, status=received by default)": {idAttr: "event_id", ids: []string{"evt-4", "evt-3"}},
+	"000/Update event status (PATCH /v1/events/{id}: failed -> retrying)":    {idAttr: "status", ids: []string{"retrying"}},
 	"002/Get event by ID":                                           {idAttr: "eventId", ids: []string{"EVENT#1"}},
 	"002/List all active events":                                    {idAttr: "eventId", ids: []string{"EVENT#1", "EVENT#2", "EVENT#4"}},
 	"002/List organizer's events":                                   {idAttr: "eventId", ids: []string{"EVENT#1", "EVENT#2"}},
@@ -209,7 +235,7 @@ func TestTenantInboxIsolation(t *testing.T) {
 
 func TestNoPatternScans(t *testing.T) {
 	for _, p := range Patterns() {
-		assert.Contains(t, []Operation{GetItem, Query}, p.Op, p.Name)
+		assert.Contains(t, []Operation{GetItem, Query, PutItem, UpdateItem}, p.Op, p.Name)
 		if p.Op == Query {
 			assert.NotEmpty(t, p.KeyCondition, p.Name)
 		}
@@ -220,11 +246,34 @@ func TestNoPatternScans(t *testing.T) {
 func TestAccessPatternsDocument(t *testing.T) {
 	path := filepath.Join("..", "..", "stacks", "ACCESS_PATTERNS.md")
 	got := Markdown()
-	if os.Getenv("UPDATE_GOLDEN") == "1" {
+	if os.Getenv("UPDATE_GOLDEN") == "1" || *update {
 		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
 		return
 	}
 	want, err := os.ReadFile(path)
 	require.NoError(t, err, "run with UPDATE_GOLDEN=1 to create %s", path)
 	assert.Equal(t, string(want), got, "%s is stale: rerun with UPDATE_GOLDEN=1", path)
+}
+
+// Seed 000's writes keep their guarantees: a second create with the same
+// key fails its condition, and a status change from the wrong status
+// fails, leaving the item as it was.
+func TestTriggersWritesAreConditional(t *testing.T) {
+	tables := loadTables(t)
+	ctx := context.Background()
+	create, update := Triggers()[0], Triggers()[5]
+	phys := tables[create.Table]
+	_, err := create.Run(ctx, db.Client, phys)
+	require.NoError(t, err)
+	_, err = create.Run(ctx, db.Client, phys)
+	var ccf *types.ConditionalCheckFailedException
+	assert.ErrorAs(t, err, &ccf, "a second create of the same key")
+
+	res, err := update.Run(ctx, db.Client, phys)
+	require.NoError(t, err)
+	var retries int
+	require.NoError(t, attributevalue.Unmarshal(res.Items[0]["retry_count"], &retries))
+	assert.Equal(t, 1, retries, "failed -> retrying counts a retry")
+	_, err = update.Run(ctx, db.Client, phys)
+	assert.ErrorAs(t, err, &ccf, "retrying -> retrying is not a transition")
 }

@@ -2,6 +2,43 @@ package accesspatterns
 
 import "github.com/triggers-dev/triggers/schema"
 
+// Triggers returns seed 000's access patterns (Patterns 1-6), as the
+// runtime's store issues them (internal/store): the id of an event yields
+// its sort key, so Pattern 2 is one GetItem; index prefixes end in "#" so
+// "failed" never matches "failed_permanently"; status changes are
+// conditional on the current status.
+func Triggers() []Pattern {
+	ev := schema.Events().Name
+	const ts = "2025-11-11T10:30:45.123456Z"
+	return []Pattern{
+		{Seed: "000", Name: "Create event (POST /v1/events)", Table: ev, Op: PutItem,
+			Item: map[string]any{
+				schema.AttrUserID: "user-123", schema.AttrTimestampEventID: ts + "#evt-new", schema.AttrEventID: "evt-new",
+				schema.AttrEventType: "user.created", schema.AttrPayload: map[string]any{"email": "user@example.com"},
+				schema.AttrStatus: "received", schema.AttrTimestamp: ts, schema.AttrTTL: 4102444800, schema.AttrRetryCount: 0,
+				schema.AttrMetadata:    map[string]any{"source_ip": "192.0.2.1", "api_version": "v1"},
+				schema.AttrEventTypeTS: "user.created#" + ts, schema.AttrStatusTS: "received#" + ts,
+			},
+			Condition: "attribute_not_exists(#sk)", Names: map[string]string{"#sk": schema.AttrTimestampEventID}},
+		{Seed: "000", Name: "Get event by ID (GET /v1/events/{id})", Table: ev, Op: GetItem,
+			Key: map[string]any{schema.AttrUserID: "user-123", schema.AttrTimestampEventID: "2025-11-11T10:00:00.000001Z#evt-1"}},
+		{Seed: "000", Name: "Query events by user, newest first (GET /v1/inbox?status=all)", Table: ev, Op: Query,
+			KeyCondition: "user_id = :uid", Values: map[string]any{":uid": "user-123"}, Descending: true, Limit: 100},
+		{Seed: "000", Name: "Query events by type (GET /v1/inbox?event_type=)", Table: ev, Index: schema.EventTypeIndex, Op: Query,
+			KeyCondition: "user_id = :uid AND begins_with(#et, :et)", Names: map[string]string{"#et": schema.AttrEventTypeTS},
+			Values: map[string]any{":uid": "user-123", ":et": "order.completed#"}, Descending: true, Limit: 50},
+		{Seed: "000", Name: "Query events by status (GET /v1/inbox, status=received by default)", Table: ev, Index: schema.StatusIndex, Op: Query,
+			KeyCondition: "user_id = :uid AND begins_with(#st, :st)", Names: map[string]string{"#st": schema.AttrStatusTS},
+			Values: map[string]any{":uid": "user-123", ":st": "failed#"}, Descending: true, Limit: 50},
+		{Seed: "000", Name: "Update event status (PATCH /v1/events/{id}: failed -> retrying)", Table: ev, Op: UpdateItem,
+			Key:       map[string]any{schema.AttrUserID: "user-123", schema.AttrTimestampEventID: "2025-11-11T10:00:00.000003Z#evt-3"},
+			Update:    "SET #status = :to, #st = :st, retry_count = retry_count + :one",
+			Condition: "#status = :from",
+			Names:     map[string]string{"#status": schema.AttrStatus, "#st": schema.AttrStatusTS},
+			Values:    map[string]any{":to": "retrying", ":from": "failed", ":st": "retrying#2025-11-11T10:00:00.000003Z", ":one": 1}},
+	}
+}
+
 // Ticketing returns seed 002's access patterns, with sample values that
 // match the fixtures in this package's tests.
 func Ticketing() []Pattern {
