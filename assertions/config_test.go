@@ -21,7 +21,8 @@ func TestConfigFromContext(t *testing.T) {
 		{"defaults", nil, stacks.Config{Env: "dev", Billing: dynamotable.OnDemand}, ""},
 		{"prod provisioned", map[string]any{"triggers:env": "prod", "triggers:billing": "provisioned"}, stacks.Config{Env: "prod", Billing: dynamotable.Provisioned}, ""},
 		{"tenant index on", map[string]any{"tenant:event-type-index": "true"}, stacks.Config{Env: "dev", Billing: dynamotable.OnDemand, TenantEventTypeIndex: true}, ""},
-		{"bad env", map[string]any{"triggers:env": "Prod!"}, stacks.Config{}, "context triggers:env=Prod! is not an environment name"},
+		{"bad env", map[string]any{"triggers:env": "Prod!"}, stacks.Config{}, "context triggers:env=Prod! is not an environment name: use dev, staging, prod, or another name"},
+		{"team env", map[string]any{"triggers:env": "qa-2"}, stacks.Config{Env: "qa-2", Billing: dynamotable.OnDemand}, ""},
 		{"bad billing", map[string]any{"triggers:billing": "cheap"}, stacks.Config{}, "context triggers:billing=cheap is unknown: use on-demand or provisioned"},
 		{"bad bool", map[string]any{"tenant:event-type-index": "yes"}, stacks.Config{}, "context tenant:event-type-index=yes is not a boolean"},
 	}
@@ -39,6 +40,22 @@ func TestConfigFromContext(t *testing.T) {
 			assert.Equal(t, tt.want, got)
 		})
 	}
+}
+
+// -c triggers:env=prod names every stack of the app after prod.
+func TestBuildNamesEveryStackAfterTheEnvironment(t *testing.T) {
+	ctx := map[string]any{"aws:cdk:bundling-stacks": []any{}, "triggers:env": "prod"}
+	app := awscdk.NewApp(&awscdk.AppProps{Context: &ctx})
+	cfg, err := stacks.ConfigFromContext(app)
+	require.NoError(t, err)
+	stacks.Build(app, cfg)
+	var names []string
+	for _, c := range *app.Node().Children() {
+		if s, ok := c.(awscdk.Stack); ok {
+			names = append(names, *s.StackName())
+		}
+	}
+	assert.ElementsMatch(t, []string{"triggers-prod-data", "triggers-prod-api", "ticketing-prod-data", "tenant-prod-data", "ferryhook-prod-data"}, names)
 }
 
 func TestStackNames(t *testing.T) {

@@ -273,3 +273,18 @@ func TestDataStacksAreProtected(t *testing.T) {
 		}
 	}
 }
+
+// The logical ids of every stateful table are pinned: a changed id makes
+// CloudFormation create a new table and orphan (RETAIN) the old one with
+// its data. Change one only with a migration plan.
+func TestStatefulLogicalIDsPinned(t *testing.T) {
+	want := map[string][]string{
+		dataStack:            {"ApiKeys3C34A7E6", "Events948F067E"},
+		"ticketing-dev-data": {"Events948F067E", "RegistrationsE002A2BA", "TicketsB51CEDFD", "Users10139FB0"},
+		"tenant-dev-data":    {"Events948F067E", "TenantApiKeys2C2C5AF5"},
+		"ferryhook-dev-data": {"Events948F067E", "Main139A74C6"},
+	}
+	for stack, ids := range want {
+		assert.ElementsMatch(t, ids, keys(cdktest.Resources(tmpl(t, stack), "AWS::DynamoDB::Table")), stack)
+	}
+}

@@ -5,6 +5,7 @@ package stacks
 import (
 	"fmt"
 	"regexp"
+	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
@@ -14,7 +15,8 @@ import (
 
 // Context keys the app reads (cdk.json or `cdk synth -c key=value`).
 const (
-	// ContextEnv selects the environment named in stack names: dev, staging or prod.
+	// ContextEnv selects the environment named in stack names: dev,
+	// staging, prod, or another name of lowercase letters, digits and '-'.
 	ContextEnv = "triggers:env"
 	// ContextBilling selects the events table billing: on-demand or provisioned.
 	ContextBilling = "triggers:billing"
@@ -22,7 +24,8 @@ const (
 	ContextTenantEventTypeIndex = "tenant:event-type-index"
 )
 
-// Environments the app accepts in ContextEnv.
+// Environments are the usual values of ContextEnv; any name matching
+// ^[a-z][a-z0-9-]{0,15}$ is accepted (a team's "qa", "perf"...).
 var Environments = []string{"dev", "staging", "prod"}
 
 // Config is what the app reads from context.
@@ -43,7 +46,7 @@ func ConfigFromContext(app awscdk.App) (Config, error) {
 	if v := app.Node().TryGetContext(jsii.String(ContextEnv)); v != nil {
 		s, ok := v.(string)
 		if !ok || !envRE.MatchString(s) {
-			return cfg, fmt.Errorf("context %s=%v is not an environment name: use dev, staging or prod (lowercase letters, digits and '-', at most 16)", ContextEnv, v)
+			return cfg, fmt.Errorf("context %s=%v is not an environment name: use %s, or another name of lowercase letters, digits and '-' (at most 16, starting with a letter)", ContextEnv, v, strings.Join(Environments, ", "))
 		}
 		cfg.Env = s
 	}

@@ -49,6 +49,8 @@ func TestValidatePropsRejects(t *testing.T) {
 		{"negative min", &dynamotable.TableProps{Schema: events(), TableOptions: dynamotable.TableOptions{Billing: prov, ReadScaling: &dynamotable.Scaling{MinCapacity: -1}}}, "ReadScaling.MinCapacity -1 is below 1"},
 		{"target below 20", &dynamotable.TableProps{Schema: events(), TableOptions: dynamotable.TableOptions{Billing: prov, ReadScaling: &dynamotable.Scaling{TargetUtilizationPercent: 10}}}, "ReadScaling.TargetUtilizationPercent 10 is outside 20-90"},
 		{"target above 90", &dynamotable.TableProps{Schema: events(), TableOptions: dynamotable.TableOptions{Billing: prov, WriteScaling: &dynamotable.Scaling{TargetUtilizationPercent: 95}}}, "WriteScaling.TargetUtilizationPercent 95 is outside 20-90"},
+		{"fractional capacity", &dynamotable.TableProps{Schema: events(), TableOptions: dynamotable.TableOptions{Billing: prov, ReadScaling: &dynamotable.Scaling{MinCapacity: 5.5, MaxCapacity: 10}}}, "ReadScaling.MinCapacity 5.5 is not a whole number"},
+		{"fractional max capacity", &dynamotable.TableProps{Schema: events(), TableOptions: dynamotable.TableOptions{Billing: prov, WriteScaling: &dynamotable.Scaling{MaxCapacity: 99.9}}}, "WriteScaling.MaxCapacity 99.9 is not a whole number"},
 		{"recovery period above 35", &dynamotable.TableProps{Schema: events(), TableOptions: dynamotable.TableOptions{RecoveryPeriodDays: 36}}, "RecoveryPeriodDays 36 is outside 1-35"},
 		{"recovery period below 1", &dynamotable.TableProps{Schema: events(), TableOptions: dynamotable.TableOptions{RecoveryPeriodDays: -3}}, "RecoveryPeriodDays -3 is outside 1-35"},
 		{"fractional recovery period", &dynamotable.TableProps{Schema: events(), TableOptions: dynamotable.TableOptions{RecoveryPeriodDays: 1.5}}, "RecoveryPeriodDays 1.5 is outside 1-35"},
@@ -107,6 +109,33 @@ func TestRiskySettingsWarn(t *testing.T) {
 	})
 }
 
+// DESTROY with deletion protection left on cannot be deleted with its stack.
+func TestDestroyWithDeletionProtectionWarns(t *testing.T) {
+	stack := awscdk.NewStack(awscdk.NewApp(nil), jsii.String("S"), nil)
+	dynamotable.NewTable(stack, jsii.String("T"), &dynamotable.TableProps{Schema: events(), TableOptions: dynamotable.TableOptions{
+		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+	}})
+	assertions.Annotations_FromStack(stack).HasWarning(jsii.String("/S/T"), assertions.Match_StringLikeRegexp(jsii.String("deleting the stack fails on this table")))
+}
+
+// Schema risks reach the construct as synth warnings, and a reviewed one
+// can be acknowledged.
+func TestSchemaWarningsThroughNewTable(t *testing.T) {
+	stack := awscdk.NewStack(awscdk.NewApp(nil), jsii.String("S"), nil)
+	keys := schema.Table{Name: "keys", PartitionKey: schema.S("api_key")}
+	byStatus := schema.Table{Name: "orders", PartitionKey: schema.S("id"), GlobalIndexes: []schema.Index{
+		{Name: "ByStatus", PartitionKey: schema.S("status"), Projection: schema.KeysOnly()},
+	}}
+	dynamotable.NewTable(stack, jsii.String("Keys"), &dynamotable.TableProps{Schema: &keys})
+	dynamotable.NewTable(stack, jsii.String("Orders"), &dynamotable.TableProps{Schema: &byStatus})
+	acked := dynamotable.NewTable(stack, jsii.String("Acked"), &dynamotable.TableProps{Schema: &byStatus})
+	awscdk.Annotations_Of(acked).AcknowledgeWarning(jsii.String("triggers:low-cardinality-index-key"), jsii.String("reviewed"))
+	ann := assertions.Annotations_FromStack(stack)
+	ann.HasWarning(jsii.String("/S/Keys"), assertions.Match_StringLikeRegexp(jsii.String("api_key.*\\[ack: triggers:secret-in-key\\]")))
+	ann.HasWarning(jsii.String("/S/Orders"), assertions.Match_StringLikeRegexp(jsii.String("ByStatus.*\\[ack: triggers:low-cardinality-index-key\\]")))
+	ann.HasNoWarning(jsii.String("/S/Acked"), assertions.Match_AnyValue())
+}
+
 func TestSafeDefaultsDoNotWarn(t *testing.T) {
 	stack := awscdk.NewStack(awscdk.NewApp(nil), jsii.String("S"), nil)
 	dynamotable.NewTable(stack, jsii.String("T"), &dynamotable.TableProps{Schema: events()})
@@ -121,9 +150,15 @@ func TestImportValidation(t *testing.T) {
 	assert.PanicsWithError(t, `dynamotable "I": give attrs.TableName or attrs.TableArn to identify the imported table`, func() {
 		dynamotable.FromTableAttributes(stack, jsii.String("I"), &dynamotable.TableAttributes{Schema: events()})
 	})
+	invalid := schema.Events()
+	invalid.GlobalIndexes[1].Name = schema.EventTypeIndex
+	assert.PanicsWithError(t, "dynamotable \"I\": invalid schema:\nindex name \"EventTypeIndex\" is used twice in table \"events\": give each index its own name", func() {
+		dynamotable.FromTableAttributes(stack, jsii.String("I"), &dynamotable.TableAttributes{Schema: &invalid, TableName: jsii.String("x")})
+	})
 	imp := dynamotable.FromTableAttributes(stack, jsii.String("I"), &dynamotable.TableAttributes{Schema: events(), TableName: jsii.String("made-elsewhere")})
 	assert.Equal(t, "made-elsewhere", *imp.TableName())
 	assert.PanicsWithError(t, `table "events" has no index "Nope": use one of EventTypeIndex, StatusIndex`, func() { imp.TableIndexArn("Nope") })
+	assert.Panics(t, func() { imp.MetricForIndex("Nope", "ReadThrottleEvents", nil) }, "a metric of an index the table does not have")
 	noStream := schema.Table{Name: "plain", PartitionKey: schema.S("pk")}
 	plain := dynamotable.FromTableAttributes(stack, jsii.String("P"), &dynamotable.TableAttributes{Schema: &noStream, TableName: jsii.String("plain")})
 	assert.PanicsWithError(t, `table "plain" has no stream: set Stream in its schema (for example schema.StreamNewImage) before granting stream reads`, func() {

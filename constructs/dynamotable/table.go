@@ -215,6 +215,9 @@ func NewTable_Override(self constructs.Construct, t *Core, scope constructs.Cons
 	}
 	if removal == awscdk.RemovalPolicy_DESTROY {
 		ann.AddWarningV2(jsii.String("triggers:removal-destroy"), jsii.String("removal policy DESTROY deletes the table and its data when it leaves the stack; use RETAIN (the default) for real data"))
+		if props.DeletionProtection == nil || *props.DeletionProtection {
+			ann.AddWarningV2(jsii.String("triggers:destroy-with-deletion-protection"), jsii.String("removal policy DESTROY with deletion protection on: deleting the stack fails on this table; set DeletionProtection: jsii.Bool(false) too, or keep RETAIN"))
+		}
 	}
 }
 

@@ -57,6 +57,14 @@ func ValidateProps(props *TableProps) error {
 		if !isToken(s.MinCapacity) && !isToken(s.MaxCapacity) && s.MinCapacity > s.MaxCapacity {
 			bad("%s.MinCapacity %v is greater than MaxCapacity %v: raise MaxCapacity or lower MinCapacity", dim.name, s.MinCapacity, s.MaxCapacity)
 		}
+		for _, c := range []struct {
+			name string
+			v    float64
+		}{{"MinCapacity", s.MinCapacity}, {"MaxCapacity", s.MaxCapacity}} {
+			if !isToken(c.v) && c.v != float64(int64(c.v)) {
+				bad("%s.%s %v is not a whole number: capacity units are whole", dim.name, c.name, c.v)
+			}
+		}
 		if t := s.TargetUtilizationPercent; !isToken(t) && (t < minTargetUtilization || t > maxTargetUtilization) {
 			bad("%s.TargetUtilizationPercent %v is outside %d-%d: DynamoDB auto scaling accepts targets from %d to %d percent", dim.name, t, minTargetUtilization, maxTargetUtilization, minTargetUtilization, maxTargetUtilization)
 		}
