@@ -16,7 +16,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -25,6 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/triggers-dev/triggers/internal/ddblocal"
+	"github.com/triggers-dev/triggers/internal/syncio"
 )
 
 // bin is triggers-dev, built once: the tests run it as `make dev` does.
@@ -54,27 +54,10 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // dev is a running triggers-dev process.
 type dev struct {
 	cmd            *exec.Cmd
-	stdout, stderr *syncBuffer
+	stdout, stderr *syncio.Buffer
 	done           chan error
 	url, key, ddb  string
 	ddbPid         int
@@ -91,7 +74,7 @@ var (
 // start runs triggers-dev and waits for its summary.
 func start(t *testing.T, env []string, args ...string) *dev {
 	t.Helper()
-	d := &dev{cmd: exec.Command(bin, args...), stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan error, 1)}
+	d := &dev{cmd: exec.Command(bin, args...), stdout: &syncio.Buffer{}, stderr: &syncio.Buffer{}, done: make(chan error, 1)}
 	d.cmd.Stdout, d.cmd.Stderr = d.stdout, d.stderr
 	d.cmd.Env = append(os.Environ(), env...)
 	require.NoError(t, d.cmd.Start())

@@ -11,7 +11,6 @@
 package ddblocal
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -26,6 +25,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/triggers-dev/triggers/internal/syncio"
 )
 
 // Region is the region every client of DynamoDB Local uses.
@@ -75,7 +76,7 @@ type Process struct {
 	Client *dynamodb.Client
 
 	cmd  *exec.Cmd
-	out  *lockedBuffer
+	out  *syncio.Buffer
 	done chan struct{}
 	once sync.Once
 }
@@ -132,7 +133,7 @@ func Start(ctx context.Context, o Options) (*Process, error) {
 	args = append(args, "-sharedDb", "-port", strconv.Itoa(port), "-disableTelemetry")
 	cmd := exec.Command(javaPath, args...)
 	cmd.Dir = dir
-	out := &lockedBuffer{}
+	out := &syncio.Buffer{Max: 1 << 20}
 	cmd.Stdout = out
 	cmd.Stderr = out
 	setProcAttr(cmd)
@@ -320,24 +321,4 @@ func checkPort(port int) error {
 		return fmt.Errorf("%w: DynamoDB Local cannot listen on port %d (%v): stop what uses it, or choose another port", ErrPortInUse, port, err)
 	}
 	return ln.Close()
-}
-
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.buf.Len() > 1<<20 {
-		return len(p), nil
-	}
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -36,6 +36,7 @@ import (
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/httpapi"
 	"github.com/triggers-dev/triggers/internal/store"
+	"github.com/triggers-dev/triggers/internal/syncio"
 	"github.com/triggers-dev/triggers/schema"
 )
 
@@ -160,7 +161,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		}
 	}()
 
-	log := slog.New(slog.NewJSONHandler(&lockedWriter{w: o.Stdout}, nil))
+	log := slog.New(slog.NewJSONHandler(&syncio.Writer{W: o.Stdout}, nil))
 	client := proc.Client
 	eventsCreated, err := awsdb.CreateTable(ctx, client, schema.Events(), o.EventsTable, true)
 	if err != nil {
@@ -362,15 +363,4 @@ func (d *deliveryLog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
