@@ -237,7 +237,7 @@ func TestDataKeptAcrossRuns(t *testing.T) {
 	assert.Contains(t, d.stdout.String(), "kept in "+data)
 	req, _ := http.NewRequest("POST", d.url+"/v1/events", strings.NewReader(`{"event_type":"kept.across.runs","payload":{"n":1}}`))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Api-Key", d.key)
+	req.Header.Set("Authorization", "Bearer "+d.key)
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	var ev struct {

@@ -14,7 +14,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -68,28 +67,16 @@ func Hash(key string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// DisplayPrefix returns the part of key that may be shown and stored.
+// DisplayPrefix returns the part of key that may be shown, logged and
+// stored: the first 12 characters of a key of the generated length, and
+// nothing for anything else (a short or malformed string may be a whole
+// secret, or a typo of one).
 func DisplayPrefix(key string) string {
-	if len(key) <= displayChars {
-		return key
+	if len(key) != keyLen || !strings.HasPrefix(key, Prefix) {
+		return ""
 	}
 	return key[:displayChars]
 }
-
-// FromHeaders returns the key presented in "Authorization: Bearer <key>"
-// or, failing that, "X-Api-Key: <key>"; empty when neither is present.
-func FromHeaders(get func(name string) string) string {
-	if a := strings.TrimSpace(get("Authorization")); a != "" {
-		scheme, rest, ok := strings.Cut(a, " ")
-		if ok && strings.EqualFold(scheme, "Bearer") {
-			return strings.TrimSpace(rest)
-		}
-	}
-	return strings.TrimSpace(get("X-Api-Key"))
-}
-
-// FromRequest is FromHeaders for an http.Request.
-func FromRequest(r *http.Request) string { return FromHeaders(r.Header.Get) }
 
 // Key is a stored key's record; never the key itself.
 type Key struct {

@@ -1,7 +1,10 @@
 package apikey_test
 
 import (
+	"math/rand/v2"
 	"net/http"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -24,29 +27,126 @@ func TestGenerate(t *testing.T) {
 func TestHashAndPrefix(t *testing.T) {
 	// SHA-256("abc"), a published test vector.
 	assert.Equal(t, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", apikey.Hash("abc"))
-	assert.Equal(t, "trg_abcdefgh", apikey.DisplayPrefix("trg_abcdefghijklmnop"))
-	assert.Equal(t, "short", apikey.DisplayPrefix("short"))
+	k, err := apikey.Generate()
+	require.NoError(t, err)
+	assert.Equal(t, k[:12], apikey.DisplayPrefix(k))
+	// Anything but a generated key shows nothing: a short string may be a
+	// whole secret, a long one a typo of a key.
+	assert.Equal(t, "", apikey.DisplayPrefix("trg_abcdefgh"))
+	assert.Equal(t, "", apikey.DisplayPrefix("short"))
+	assert.Equal(t, "", apikey.DisplayPrefix(k+"x"))
 }
 
-func TestFromHeaders(t *testing.T) {
+func TestCredential(t *testing.T) {
+	const k = "trg_x"
 	tests := []struct {
-		headers map[string]string
+		name    string
+		headers [][2]string
+		sources apikey.Sources
 		want    string
+		err     error
 	}{
-		{map[string]string{"Authorization": "Bearer trg_x"}, "trg_x"},
-		{map[string]string{"Authorization": "bearer   trg_x  "}, "trg_x"},
-		{map[string]string{"X-Api-Key": "trg_y"}, "trg_y"},
-		{map[string]string{"Authorization": "Bearer trg_x", "X-Api-Key": "trg_y"}, "trg_x"},
-		{map[string]string{"Authorization": "Basic dXNlcjpwYXNz", "X-Api-Key": "trg_y"}, "trg_y"},
-		{map[string]string{"Authorization": "Basic dXNlcjpwYXNz"}, ""},
-		{map[string]string{"Authorization": "Bearer"}, ""},
-		{nil, ""},
+		{"bearer", [][2]string{{"Authorization", "Bearer trg_x"}}, apikey.SourceBearer, k, nil},
+		{"scheme in any case, blanks around", [][2]string{{"authorization", "  bEaReR   trg_x  "}}, apikey.SourceBearer, k, nil},
+		{"nothing", nil, apikey.SourceBearer, "", apikey.ErrMissing},
+		{"x-api-key alone is not a source", [][2]string{{"X-Api-Key", k}}, apikey.SourceBearer, "", apikey.ErrMissing},
+		// The defect of wave 1: Authorization present but not Bearer fell
+		// back to X-Api-Key, which the authorizer cache does not key on.
+		{"basic + x-api-key", [][2]string{{"Authorization", "Basic Zm9v"}, {"X-Api-Key", k}}, apikey.SourceBearer, "", apikey.ErrMalformed},
+		{"basic", [][2]string{{"Authorization", "Basic Zm9v"}}, apikey.SourceBearer, "", apikey.ErrMalformed},
+		{"scheme only", [][2]string{{"Authorization", "Bearer"}}, apikey.SourceBearer, "", apikey.ErrMalformed},
+		{"empty token", [][2]string{{"Authorization", "Bearer    "}}, apikey.SourceBearer, "", apikey.ErrMalformed},
+		{"empty header", [][2]string{{"Authorization", ""}}, apikey.SourceBearer, "", apikey.ErrMalformed},
+		{"two tokens", [][2]string{{"Authorization", "Bearer trg_x trg_y"}}, apikey.SourceBearer, "", apikey.ErrMalformed},
+		{"comma-joined", [][2]string{{"Authorization", "Bearer trg_x,Bearer trg_y"}}, apikey.SourceBearer, "", apikey.ErrMalformed},
+		{"two authorization headers", [][2]string{{"Authorization", "Bearer trg_x"}, {"Authorization", "Bearer trg_x"}}, apikey.SourceBearer, "", apikey.ErrMalformed},
+		{"control character", [][2]string{{"Authorization", "Bearer trg_\x01"}}, apikey.SourceBearer, "", apikey.ErrMalformed},
+		{"too long", [][2]string{{"Authorization", "Bearer " + strings.Repeat("a", 513)}}, apikey.SourceBearer, "", apikey.ErrMalformed},
+		{"bearer + x-api-key, cache off", [][2]string{{"Authorization", "Bearer trg_x"}, {"X-Api-Key", "trg_x"}}, apikey.SourceBearerOrHeader, "", apikey.ErrMalformed},
+		{"x-api-key, cache off", [][2]string{{"X-Api-Key", " trg_x "}}, apikey.SourceBearerOrHeader, k, nil},
+		{"bearer, cache off", [][2]string{{"Authorization", "Bearer trg_x"}}, apikey.SourceBearerOrHeader, k, nil},
+		{"basic + x-api-key, cache off", [][2]string{{"Authorization", "Basic Zm9v"}, {"X-Api-Key", k}}, apikey.SourceBearerOrHeader, "", apikey.ErrMalformed},
+		{"empty x-api-key, cache off", [][2]string{{"X-Api-Key", ""}}, apikey.SourceBearerOrHeader, "", apikey.ErrMalformed},
+		{"nothing, cache off", nil, apikey.SourceBearerOrHeader, "", apikey.ErrMissing},
 	}
 	for _, tt := range tests {
 		h := http.Header{}
-		for k, v := range tt.headers {
-			h.Set(k, v)
+		for _, kv := range tt.headers {
+			h.Add(kv[0], kv[1])
 		}
-		assert.Equal(t, tt.want, apikey.FromHeaders(h.Get), "FromHeaders(%v)", tt.headers)
+		got, err := apikey.Credential(h, tt.sources)
+		if tt.err != nil {
+			assert.ErrorIs(t, err, tt.err, tt.name)
+			assert.Empty(t, got, tt.name)
+			continue
+		}
+		require.NoError(t, err, tt.name)
+		assert.Equal(t, tt.want, got, tt.name)
 	}
+}
+
+func TestCheckExtraneous(t *testing.T) {
+	h := http.Header{"Authorization": {"Bearer trg_x"}, "X-Api-Key": {"trg_y"}}
+	assert.ErrorIs(t, apikey.CheckExtraneous(h, apikey.SourceBearer), apikey.ErrMalformed)
+	assert.NoError(t, apikey.CheckExtraneous(h, apikey.SourceBearerOrHeader), "cache off: Credential itself refuses both")
+	assert.NoError(t, apikey.CheckExtraneous(http.Header{"Authorization": {"Bearer trg_x"}}, apikey.SourceBearer))
+	assert.ErrorIs(t, apikey.CheckExtraneous(http.Header{"X-Api-Key": {""}}, apikey.SourceBearer), apikey.ErrMalformed, "even an empty X-Api-Key")
+}
+
+// TestCredentialDependsOnlyOnTheCacheKey is the property that closes the
+// cross-tenant defect: under SourceBearer the credential (or the refusal)
+// is a function of the Authorization header's values alone, the identity
+// source API Gateway caches on. Two requests with the same Authorization
+// values always get the same answer, whatever else they carry.
+func TestCredentialDependsOnlyOnTheCacheKey(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	authValues := []string{"", "Bearer trg_a", "bearer trg_a", "Bearer trg_b", "Basic Zm9v", "Bearer", "Bearer  ", "Token trg_a", "trg_a", "Bearer trg_a trg_b"}
+	others := [][2]string{{"X-Api-Key", "trg_a"}, {"X-Api-Key", "trg_b"}, {"X-Api-Key", ""}, {"Cookie", "k=trg_a"}, {"X-Amz-Security-Token", "trg_a"}, {"Proxy-Authorization", "Bearer trg_b"}}
+	type answer struct {
+		key string
+		err string
+	}
+	byCacheKey := map[string]answer{}
+	for i := 0; i < 5000; i++ {
+		h := http.Header{}
+		var auth []string
+		for n := rng.IntN(3); n > 0; n-- {
+			v := authValues[rng.IntN(len(authValues))]
+			auth = append(auth, v)
+			h.Add("Authorization", v)
+		}
+		for _, o := range others {
+			if rng.IntN(2) == 0 {
+				h.Add(o[0], o[1])
+			}
+		}
+		key, err := apikey.Credential(h, apikey.SourceBearer)
+		got := answer{key: key}
+		if err != nil {
+			got.err = err.Error()
+		}
+		if key != "" {
+			require.Len(t, auth, 1)
+			assert.Contains(t, auth[0], key, "the key must come from Authorization")
+		}
+		ck := strings.Join(auth, "\x00") + "|" + strconv.Itoa(len(auth))
+		if prev, ok := byCacheKey[ck]; ok {
+			require.Equal(t, prev, got, "same Authorization values %q, different answers: the cache key does not determine the credential (headers %v)", auth, h)
+		}
+		byCacheKey[ck] = got
+	}
+	assert.Greater(t, len(byCacheKey), 30, "the generator must cover many cache keys")
+}
+
+func TestParseSources(t *testing.T) {
+	for v, want := range map[string]apikey.Sources{"": apikey.SourceBearer, "authorization": apikey.SourceBearer, " Authorization, X-Api-Key ": apikey.SourceBearerOrHeader} {
+		got, err := apikey.ParseSources(v)
+		require.NoError(t, err, v)
+		assert.Equal(t, want, got, v)
+	}
+	_, err := apikey.ParseSources("x-api-key")
+	assert.ErrorContains(t, err, "API_KEY_SOURCES")
+	assert.Contains(t, apikey.SourceBearer.Hint(), "Authorization: Bearer <key>")
+	assert.Contains(t, apikey.SourceBearer.Hint(), "X-Api-Key is not accepted")
+	assert.Contains(t, apikey.SourceBearerOrHeader.Hint(), "not both")
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/triggers-dev/triggers/internal/apikey"
 	"github.com/triggers-dev/triggers/internal/cursor"
 	"github.com/triggers-dev/triggers/internal/emf"
 	"github.com/triggers-dev/triggers/internal/event"
@@ -26,6 +27,9 @@ const (
 	EnvLogLevel         = "LOG_LEVEL"
 	EnvDynamoDBEndpoint = "DYNAMODB_ENDPOINT"
 	EnvMetricsNamespace = "METRICS_NAMESPACE"
+	// EnvAPIKeySources selects the headers that may carry the API key
+	// (apikey.ParseSources); the construct sets it on both functions.
+	EnvAPIKeySources = apikey.EnvSources
 )
 
 // API is the configuration of the API function.
@@ -43,6 +47,10 @@ type API struct {
 	// MetricsNamespace is METRICS_NAMESPACE: the CloudWatch namespace of
 	// the embedded-metric-format lines; empty turns them off.
 	MetricsNamespace string
+	// KeySources is API_KEY_SOURCES (default apikey.SourceBearer): with
+	// SourceBearer the function refuses requests that also carry X-Api-Key,
+	// which a cached authorizer result would otherwise let through.
+	KeySources apikey.Sources
 }
 
 // Authorizer is the configuration of the authorizer function.
@@ -50,6 +58,8 @@ type Authorizer struct {
 	APIKeysTable string
 	LogLevel     slog.Level
 	Endpoint     string
+	// KeySources is API_KEY_SOURCES (default apikey.SourceBearer).
+	KeySources apikey.Sources
 }
 
 // LoadAPI reads the API function's configuration: EVENTS_TABLE is
@@ -99,11 +109,14 @@ func LoadAPI(getenv func(string) string) (API, error) {
 		errs = append(errs, err)
 	}
 	c.LogLevel = lvl
+	if c.KeySources, err = apikey.ParseSources(getenv(EnvAPIKeySources)); err != nil {
+		errs = append(errs, err)
+	}
 	return c, errors.Join(errs...)
 }
 
 // LoadAuthorizer reads the authorizer's configuration: API_KEYS_TABLE is
-// required; LOG_LEVEL and DYNAMODB_ENDPOINT are optional.
+// required; LOG_LEVEL, DYNAMODB_ENDPOINT and API_KEY_SOURCES are optional.
 func LoadAuthorizer(getenv func(string) string) (Authorizer, error) {
 	var errs []error
 	c := Authorizer{
@@ -118,6 +131,9 @@ func LoadAuthorizer(getenv func(string) string) (Authorizer, error) {
 		errs = append(errs, err)
 	}
 	c.LogLevel = lvl
+	if c.KeySources, err = apikey.ParseSources(getenv(EnvAPIKeySources)); err != nil {
+		errs = append(errs, err)
+	}
 	return c, errors.Join(errs...)
 }
 

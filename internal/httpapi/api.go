@@ -12,12 +12,14 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"strings"
 	"time"
 
+	"github.com/triggers-dev/triggers/internal/apikey"
 	"github.com/triggers-dev/triggers/internal/cursor"
 	"github.com/triggers-dev/triggers/internal/emf"
 	"github.com/triggers-dev/triggers/internal/event"
@@ -50,6 +52,12 @@ type Config struct {
 	// Authenticator, when set, authenticates requests whose context
 	// carries no tenant (local serving). Default: such requests get 401.
 	Authenticator Authenticator
+	// KeySources are the headers that may carry the API key, as the
+	// deployed authorizer reads them (apikey.Credential). Requests whose
+	// tenant came from the authorizer are still checked with
+	// apikey.CheckExtraneous: behind a cached authorizer they may carry
+	// credentials the authorizer never saw. Default: apikey.SourceBearer.
+	KeySources apikey.Sources
 	// Retention is how long events live. Default: event.DefaultRetention.
 	Retention time.Duration
 	// Logger receives one JSON line per request. Default: slog.Default().
@@ -66,6 +74,7 @@ type API struct {
 	store     Store
 	cursors   *cursor.Codec
 	auth      Authenticator
+	sources   apikey.Sources
 	retention time.Duration
 	log       *slog.Logger
 	now       func() time.Time
@@ -81,7 +90,11 @@ func New(cfg Config) (*API, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &API{store: cfg.Store, cursors: codec, auth: cfg.Authenticator, retention: cfg.Retention, log: cfg.Logger, now: cfg.Now, metrics: cfg.Metrics}
+	sources, err := apikey.ParseSources(string(cfg.KeySources))
+	if err != nil {
+		return nil, fmt.Errorf("httpapi: Config.KeySources: %w", err)
+	}
+	a := &API{store: cfg.Store, cursors: codec, auth: cfg.Authenticator, sources: sources, retention: cfg.Retention, log: cfg.Logger, now: cfg.Now, metrics: cfg.Metrics}
 	if a.retention <= 0 {
 		a.retention = event.DefaultRetention
 	}
@@ -248,24 +261,43 @@ func (a *API) serve(w http.ResponseWriter, r *http.Request, ri *reqInfo) (status
 		return 0, nil, &apiError{status: http.StatusNotFound, code: "not_found", message: "no such resource: " + truncatePath(r.URL.Path)}
 	}
 
-	ri.tenant = ctxString(r.Context(), tenantKey)
-	if ri.tenant == "" {
-		if a.auth == nil {
-			return 0, nil, errUnauthorized
-		}
-		tenant, err := a.auth.Authenticate(r.Context(), apikeyFromRequest(r))
-		if err != nil {
-			return 0, nil, err
-		}
-		ri.tenant = tenant
-	}
-	if !event.ValidTenantID(ri.tenant) {
-		return 0, nil, errUnauthorized
+	if ri.tenant, err = a.authenticate(r); err != nil {
+		return 0, nil, err
 	}
 	if route == nil {
 		return 0, nil, &apiError{status: http.StatusMethodNotAllowed, code: "method_not_allowed", message: r.Method + " is not allowed here; use " + allow, allow: allow}
 	}
 	return route(a, w, r, ri, id)
+}
+
+// authenticate returns the request's tenant: the authorizer's (from the
+// context) or, when serving locally, the one its API key maps to, under
+// the same rules as the deployed authorizer (apikey.Credential). Either
+// way the request may carry no credential outside the key sources.
+func (a *API) authenticate(r *http.Request) (string, error) {
+	if err := apikey.CheckExtraneous(r.Header, a.sources); err != nil {
+		return "", unauthorized(a.sources, err)
+	}
+	tenant := ctxString(r.Context(), tenantKey)
+	if tenant == "" {
+		if a.auth == nil {
+			return "", unauthorized(a.sources, errors.New("no tenant from an authorizer and no local authenticator"))
+		}
+		key, err := apikey.Credential(r.Header, a.sources)
+		if err != nil {
+			return "", unauthorized(a.sources, err)
+		}
+		if tenant, err = a.auth.Authenticate(r.Context(), key); err != nil {
+			if errors.Is(err, apikey.ErrMissing) || errors.Is(err, apikey.ErrUnknown) {
+				return "", unauthorized(a.sources, err)
+			}
+			return "", err
+		}
+	}
+	if !event.ValidTenantID(tenant) {
+		return "", unauthorized(a.sources, fmt.Errorf("tenant id %q is invalid", truncatePath(tenant)))
+	}
+	return tenant, nil
 }
 
 type routeFunc func(a *API, w http.ResponseWriter, r *http.Request, ri *reqInfo, id string) (int, any, error)

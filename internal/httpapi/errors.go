@@ -49,9 +49,12 @@ type panicError struct{ value any }
 
 func (e *panicError) Error() string { return fmt.Sprintf("panic: %v", e.value) }
 
-var errUnauthorized = &apiError{status: http.StatusUnauthorized, code: "unauthorized", message: "send a valid API key: Authorization: Bearer <key> or X-Api-Key"}
-
-func apikeyFromRequest(r *http.Request) string { return apikey.FromRequest(r) }
+// unauthorized is the 401 of an API whose key sources are s: its message
+// states exactly the rules of s (the construct's UNAUTHORIZED gateway
+// response says the same).
+func unauthorized(s apikey.Sources, cause error) *apiError {
+	return &apiError{status: http.StatusUnauthorized, code: "unauthorized", message: s.Hint(), cause: cause}
+}
 
 // toAPIError maps any error to its response.
 func toAPIError(err error) *apiError {
@@ -75,8 +78,8 @@ func toAPIError(err error) *apiError {
 		return &apiError{status: http.StatusServiceUnavailable, code: "unavailable", message: "storage is busy; retry after the Retry-After delay", retryAfter: strconv.Itoa(RetryAfterSeconds)}
 	case errors.Is(err, cursor.ErrInvalid):
 		return &apiError{status: http.StatusBadRequest, code: "invalid_cursor", message: "cursor is invalid, was altered, or belongs to another query or tenant; start again without it"}
-	case errors.Is(err, apikey.ErrMissing), errors.Is(err, apikey.ErrUnknown):
-		return errUnauthorized
+	case errors.Is(err, apikey.ErrMissing), errors.Is(err, apikey.ErrUnknown), errors.Is(err, apikey.ErrMalformed):
+		return unauthorized(apikey.SourceBearer, err)
 	case errors.Is(err, apikey.ErrRevoked):
 		return &apiError{status: http.StatusForbidden, code: "forbidden", message: "this API key was revoked"}
 	}

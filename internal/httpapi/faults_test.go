@@ -225,16 +225,45 @@ func TestLocalAuthentication(t *testing.T) {
 	}{
 		{"bearer", map[string]string{"Authorization": "Bearer " + active}, 200},
 		{"bearer lower case", map[string]string{"Authorization": "bearer " + active}, 200},
-		{"x-api-key", map[string]string{"X-Api-Key": active}, 200},
+		{"x-api-key is not a source by default", map[string]string{"X-Api-Key": active}, 401},
 		{"missing", nil, 401},
 		{"basic scheme", map[string]string{"Authorization": "Basic " + active}, 401},
+		// The cross-tenant defect: no fallback from another scheme.
+		{"basic + x-api-key", map[string]string{"Authorization": "Basic Zm9v", "X-Api-Key": active}, 401},
+		{"bearer + x-api-key", map[string]string{"Authorization": "Bearer " + active, "X-Api-Key": active}, 401},
+		{"empty token", map[string]string{"Authorization": "Bearer  "}, 401},
 		{"unknown", map[string]string{"Authorization": "Bearer trg_unknown"}, 401},
-		{"revoked", map[string]string{"X-Api-Key": revoked}, 403},
+		{"revoked", map[string]string{"Authorization": "Bearer " + revoked}, 403},
 	}
 	for _, tt := range tests {
 		r := e.do(req{method: "GET", path: "/v1/inbox", headers: tt.headers})
 		assert.Equal(t, tt.code, r.code, "%s: GET /v1/inbox = %d %s", tt.name, r.code, r.body)
+		if tt.code == 401 {
+			assert.Contains(t, string(r.body), `"message":"`+apikey.SourceBearer.Hint()+`"`, tt.name)
+		}
 	}
+	// With the deployment's cache off, X-Api-Key works, alone.
+	uncached, err := httpapi.New(httpapi.Config{Store: store.New(db.Client, events), CursorSecret: testSecret, Authenticator: keys, KeySources: apikey.SourceBearerOrHeader, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+	require.NoError(t, err)
+	u := &env{t: t, api: uncached, table: events}
+	for _, tt := range []struct {
+		name    string
+		headers map[string]string
+		code    int
+	}{
+		{"x-api-key", map[string]string{"X-Api-Key": active}, 200},
+		{"bearer", map[string]string{"Authorization": "Bearer " + active}, 200},
+		{"both", map[string]string{"Authorization": "Bearer " + active, "X-Api-Key": active}, 401},
+		{"basic + x-api-key", map[string]string{"Authorization": "Basic Zm9v", "X-Api-Key": active}, 401},
+	} {
+		r := u.do(req{method: "GET", path: "/v1/inbox", headers: tt.headers})
+		assert.Equal(t, tt.code, r.code, "cache off, %s: %s", tt.name, r.body)
+		if tt.code == 401 {
+			assert.Contains(t, string(r.body), apikey.SourceBearerOrHeader.Hint(), tt.name)
+		}
+	}
+	_, err = httpapi.New(httpapi.Config{Store: store.New(db.Client, events), CursorSecret: testSecret, KeySources: "cookie"})
+	assert.ErrorContains(t, err, "API_KEY_SOURCES")
 	// Without an authenticator, a request without tenant context is 401.
 	noAuth, err := httpapi.New(httpapi.Config{Store: store.New(db.Client, events), CursorSecret: testSecret, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
 	require.NoError(t, err)
@@ -262,7 +291,7 @@ func TestThrottledKeyLookupIs503(t *testing.T) {
 		Logger:        slog.New(slog.NewJSONHandler(io.Discard, nil)),
 	})
 	require.NoError(t, err)
-	r := (&env{t: t, api: api}).do(req{method: "GET", path: "/v1/inbox", headers: map[string]string{"X-Api-Key": "trg_x"}})
+	r := (&env{t: t, api: api}).do(req{method: "GET", path: "/v1/inbox", headers: map[string]string{"Authorization": "Bearer trg_x"}})
 	assert.Equal(t, http.StatusServiceUnavailable, r.code, "%s", r.body)
 	assert.Equal(t, "1", r.header.Get("Retry-After"))
 }

@@ -1,11 +1,14 @@
 package lambdaadapter_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"strings"
@@ -123,7 +126,7 @@ func TestAuthorizer(t *testing.T) {
 	require.NoError(t, err)
 	_, err = keys.Revoke(ctx, rk.Hash)
 	require.NoError(t, err)
-	auth := lambdaadapter.Authorizer(keys, quiet)
+	auth := lambdaadapter.Authorizer(keys, apikey.SourceBearer, quiet)
 	arn := "arn:aws:execute-api:us-east-1:123456789012:abcdef1234/prod/GET/v1/inbox"
 	req := func(headers map[string]string) events.APIGatewayCustomAuthorizerRequestTypeRequest {
 		return events.APIGatewayCustomAuthorizerRequestTypeRequest{Type: "REQUEST", MethodArn: arn, Headers: headers}
@@ -137,26 +140,167 @@ func TestAuthorizer(t *testing.T) {
 	assert.Equal(t, "Allow", res.PolicyDocument.Statement[0].Effect)
 	assert.Equal(t, []string{"arn:aws:execute-api:us-east-1:123456789012:abcdef1234/prod/*/*"}, res.PolicyDocument.Statement[0].Resource)
 
-	res, err = auth(ctx, req(map[string]string{"X-API-KEY": active}))
-	require.NoError(t, err)
-	assert.Equal(t, "Allow", res.PolicyDocument.Statement[0].Effect)
-
 	for name, h := range map[string]map[string]string{
 		"missing":      nil,
 		"unknown":      {"Authorization": "Bearer trg_nope"},
 		"empty bearer": {"Authorization": "Bearer "},
+		// The cross-tenant defect: the cache keys on Authorization, so a
+		// key in X-Api-Key must never be looked up behind it.
+		"basic + x-api-key": {"Authorization": "Basic Zm9v", "X-Api-Key": active},
+		"x-api-key alone":   {"X-API-KEY": active},
 	} {
 		_, err = auth(ctx, req(h))
 		assert.Equal(t, lambdaadapter.ErrUnauthorized, err, "%s: want the Unauthorized error (401)", name)
 	}
 
-	res, err = auth(ctx, req(map[string]string{"X-Api-Key": revoked}))
+	res, err = auth(ctx, req(map[string]string{"Authorization": "Bearer " + revoked}))
 	require.NoError(t, err)
 	assert.Equal(t, "Deny", res.PolicyDocument.Statement[0].Effect, "revoked key: want Deny (403)")
 	assert.Empty(t, res.Context)
 
-	broken := lambdaadapter.Authorizer(apikey.NewStore(db.Client, "no-such-table"), quiet)
-	_, err = broken(ctx, req(map[string]string{"X-Api-Key": active}))
+	// With the cache off, X-Api-Key is a source too, but never beside
+	// Authorization.
+	uncached := lambdaadapter.Authorizer(keys, apikey.SourceBearerOrHeader, quiet)
+	res, err = uncached(ctx, req(map[string]string{"X-API-KEY": active}))
+	require.NoError(t, err)
+	assert.Equal(t, "Allow", res.PolicyDocument.Statement[0].Effect)
+	_, err = uncached(ctx, req(map[string]string{"Authorization": "Bearer " + active, "X-Api-Key": active}))
+	assert.Equal(t, lambdaadapter.ErrUnauthorized, err, "two credentials: 401")
+	_, err = uncached(ctx, req(map[string]string{"Authorization": "Basic Zm9v", "X-Api-Key": active}))
+	assert.Equal(t, lambdaadapter.ErrUnauthorized, err, "no fallback from another scheme")
+
+	broken := lambdaadapter.Authorizer(apikey.NewStore(db.Client, "no-such-table"), apikey.SourceBearer, quiet)
+	_, err = broken(ctx, req(map[string]string{"Authorization": "Bearer " + active}))
 	require.Error(t, err)
 	assert.NotEqual(t, lambdaadapter.ErrUnauthorized, err, "a DynamoDB failure must not look like a bad key")
+}
+
+// recordingAuth maps keys to tenants and records every key it was asked.
+type recordingAuth struct {
+	tenants map[string]string
+	asked   []string
+}
+
+func (r *recordingAuth) Authenticate(_ context.Context, key string) (string, error) {
+	r.asked = append(r.asked, key)
+	if t, ok := r.tenants[key]; ok {
+		return t, nil
+	}
+	return "", apikey.ErrUnknown
+}
+
+// TestAuthorizerAnswerIsAFunctionOfTheIdentitySource checks, over random
+// header combinations in both of API Gateway's header maps, that the
+// authorizer only ever looks up the Bearer token of the Authorization
+// header (the identity source the construct pins) and gives the same
+// answer to requests whose Authorization values are the same: a result
+// API Gateway caches under that value is right for every request it is
+// reused for.
+func TestAuthorizerAnswerIsAFunctionOfTheIdentitySource(t *testing.T) {
+	rec := &recordingAuth{tenants: map[string]string{"trg_a": "tenant-a", "trg_b": "tenant-b"}}
+	auth := lambdaadapter.Authorizer(rec, apikey.SourceBearer, quiet)
+	authValues := []string{"Bearer trg_a", "Bearer trg_b", "bearer trg_a", "Basic Zm9v", "Bearer ", "Bearer trg_c", "trg_a"}
+	extras := map[string][]string{"X-Api-Key": {"trg_a", "trg_b"}, "x-api-key": {"trg_b"}, "Cookie": {"trg_a"}}
+	rng := rand.New(rand.NewPCG(7, 11))
+	seen := map[string]string{}
+	for i := 0; i < 2000; i++ {
+		ev := events.APIGatewayCustomAuthorizerRequestTypeRequest{Type: "REQUEST", MethodArn: "arn:aws:execute-api:us-east-1:1:api/live/GET/v1/inbox", Headers: map[string]string{}, MultiValueHeaders: map[string][]string{}}
+		var auths []string
+		if rng.IntN(4) > 0 {
+			v := authValues[rng.IntN(len(authValues))]
+			auths = []string{v}
+			ev.Headers["Authorization"] = v
+			ev.MultiValueHeaders["Authorization"] = []string{v}
+		}
+		for k, vs := range extras {
+			if rng.IntN(2) == 0 {
+				v := vs[rng.IntN(len(vs))]
+				ev.Headers[k] = v
+				ev.MultiValueHeaders[k] = []string{v}
+			}
+		}
+		rec.asked = nil
+		res, err := auth(context.Background(), ev)
+		answer := "error:" + fmt.Sprint(err)
+		if err == nil {
+			answer = res.PrincipalID + ":" + res.PolicyDocument.Statement[0].Effect
+		}
+		for _, k := range rec.asked {
+			require.Len(t, auths, 1)
+			assert.Equal(t, strings.TrimSpace(auths[0][len("Bearer "):]), k, "looked up a key that is not the Authorization bearer token (headers %v)", ev.Headers)
+		}
+		ck := strings.Join(auths, "\x00")
+		if prev, ok := seen[ck]; ok {
+			require.Equal(t, prev, answer, "Authorization %q answered differently depending on other headers %v", auths, ev.Headers)
+		}
+		seen[ck] = answer
+	}
+	assert.Equal(t, "tenant-a:Allow", seen["Bearer trg_a"])
+	assert.Equal(t, "error:Unauthorized", seen["Basic Zm9v"], "another scheme never falls back to X-Api-Key")
+	assert.Equal(t, "error:Unauthorized", seen[""], "no Authorization: 401, whatever X-Api-Key says")
+}
+
+// TestAuthorizerNeverLogsTheKey captures the authorizer's log lines and
+// checks that no key, nor more than its display prefix, appears in them.
+func TestAuthorizerNeverLogsTheKey(t *testing.T) {
+	key, err := apikey.Generate()
+	require.NoError(t, err)
+	short := "trg_shortsecret"
+	var buf bytes.Buffer
+	auth := lambdaadapter.Authorizer(&recordingAuth{tenants: map[string]string{key: "tenant-a"}}, apikey.SourceBearer, slog.New(slog.NewJSONHandler(&buf, nil)))
+	for _, k := range []string{key, short, key + "x"} {
+		_, _ = auth(context.Background(), events.APIGatewayCustomAuthorizerRequestTypeRequest{Headers: map[string]string{"Authorization": "Bearer " + k}})
+	}
+	logs := buf.String()
+	require.Equal(t, 3, strings.Count(logs, "\n"), "one line per call: %s", logs)
+	assert.Contains(t, logs, `"key_prefix":"`+key[:12]+`"`)
+	assert.NotContains(t, logs, key[:13], "more than the display prefix of a valid key was logged")
+	assert.NotContains(t, logs, short, "a short (invalid) key was logged whole")
+}
+
+// TestProxyRoutesOnTheResource: behind a custom domain with a base path
+// mapping, API Gateway's path carries the base path; routing uses the
+// resource and its path parameters, so every route still works.
+func TestProxyRoutesOnTheResource(t *testing.T) {
+	h := newProxy(t)
+	ctx := context.Background()
+	ev := proxyEvent("POST", "/triggers/v1/events", "tenant-a", `{"event_type":"a","payload":{}}`)
+	ev.Resource = "/v1/events"
+	res, err := h(ctx, ev)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusCreated, res.StatusCode, "%s", res.Body)
+	var created struct {
+		ID string `json:"event_id"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(res.Body), &created))
+
+	ev = proxyEvent("GET", "/triggers/v1/events/"+created.ID, "tenant-a", "")
+	ev.Resource = "/v1/events/{event_id}"
+	ev.PathParameters = map[string]string{"event_id": created.ID}
+	res, err = h(ctx, ev)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, res.StatusCode, "%s", res.Body)
+	assert.Contains(t, res.Body, created.ID)
+
+	// A decoded path parameter with a slash is no id: 404, not another route.
+	ev.PathParameters = map[string]string{"event_id": "batch/x"}
+	res, _ = h(ctx, ev)
+	assert.Equal(t, http.StatusNotFound, res.StatusCode, "%s", res.Body)
+}
+
+// TestProxyRefusesCredentialsOutsideTheCacheKey: a request the authorizer
+// allowed (from its cache, say) that also carries X-Api-Key is a 401 from
+// the API function, so "both headers" never depends on the cache.
+func TestProxyRefusesCredentialsOutsideTheCacheKey(t *testing.T) {
+	h := newProxy(t)
+	ev := proxyEvent("GET", "/v1/inbox", "tenant-a", "")
+	ev.MultiValueHeaders["Authorization"] = []string{"Bearer trg_a"}
+	res, err := h(context.Background(), ev)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, res.StatusCode, "%s", res.Body)
+	ev.MultiValueHeaders["X-Api-Key"] = []string{"trg_b"}
+	res, err = h(context.Background(), ev)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusUnauthorized, res.StatusCode, "%s", res.Body)
+	assert.Contains(t, res.Body, apikey.SourceBearer.Hint())
 }

@@ -25,24 +25,31 @@ type Authenticator interface {
 type AuthorizerHandler func(context.Context, events.APIGatewayCustomAuthorizerRequestTypeRequest) (events.APIGatewayCustomAuthorizerResponse, error)
 
 // Authorizer returns an API Gateway REQUEST authorizer. It reads the key
-// from "Authorization: Bearer <key>" or "X-Api-Key", hashes and looks it
-// up, and:
+// with apikey.Credential under sources, from the headers sources names and
+// nothing else (with apikey.SourceBearer: the Authorization header, the
+// authorizer cache's key, so a cached result can only ever be reused for
+// the same credential), hashes and looks it up, and:
 //   - allows the whole API stage for an active key, with the tenant id in
 //     the context under TenantContextKey (the policy covers every method
 //     so that a cached result works for all of them);
 //   - fails with "Unauthorized" (API Gateway: 401) for a missing or
 //     unknown key;
 //   - denies (API Gateway: 403) for a revoked key;
-//   - returns the lookup error (API Gateway: 500) when DynamoDB fails.
+//   - returns the lookup error when DynamoDB fails, which API Gateway
+//     answers with its AUTHORIZER_CONFIGURATION_ERROR response (the
+//     construct makes it a 503 with Retry-After); errors are not cached.
 //
 // It logs one JSON line per call, never the key itself.
-func Authorizer(auth Authenticator, log *slog.Logger) AuthorizerHandler {
+func Authorizer(auth Authenticator, sources apikey.Sources, log *slog.Logger) AuthorizerHandler {
 	if log == nil {
 		log = slog.Default()
 	}
 	return func(ctx context.Context, ev events.APIGatewayCustomAuthorizerRequestTypeRequest) (events.APIGatewayCustomAuthorizerResponse, error) {
-		key := apikey.FromHeaders(headerGetter(ev.Headers, ev.MultiValueHeaders))
-		tenant, err := auth.Authenticate(ctx, key)
+		key, err := apikey.Credential(Headers(ev.Headers, ev.MultiValueHeaders), sources)
+		var tenant string
+		if err == nil {
+			tenant, err = auth.Authenticate(ctx, key)
+		}
 		attrs := []any{"request_id", ev.RequestContext.RequestID, "method", ev.HTTPMethod, "path", ev.Path, "key_prefix", apikey.DisplayPrefix(key)}
 		switch {
 		case err == nil:
@@ -51,7 +58,7 @@ func Authorizer(auth Authenticator, log *slog.Logger) AuthorizerHandler {
 		case errors.Is(err, apikey.ErrRevoked):
 			log.WarnContext(ctx, "denied: revoked API key", attrs...)
 			return policy("revoked", "Deny", stageWildcard(ev.MethodArn), nil), nil
-		case errors.Is(err, apikey.ErrMissing), errors.Is(err, apikey.ErrUnknown):
+		case errors.Is(err, apikey.ErrMissing), errors.Is(err, apikey.ErrUnknown), errors.Is(err, apikey.ErrMalformed):
 			log.WarnContext(ctx, "unauthorized: "+err.Error(), attrs...)
 			return events.APIGatewayCustomAuthorizerResponse{}, ErrUnauthorized
 		}
@@ -86,8 +93,10 @@ func stageWildcard(methodArn string) string {
 	return parts[0] + "/" + parts[1] + "/*/*"
 }
 
-// headerGetter looks headers up case-insensitively, as HTTP requires.
-func headerGetter(single map[string]string, multi map[string][]string) func(string) string {
+// Headers merges API Gateway's two views of the request headers into an
+// http.Header (canonical names, every value): multiValueHeaders wins for
+// the names it has, since headers holds only the last value of each.
+func Headers(single map[string]string, multi map[string][]string) http.Header {
 	h := http.Header{}
 	for k, v := range single {
 		h.Set(k, v)
@@ -98,5 +107,5 @@ func headerGetter(single map[string]string, multi map[string][]string) func(stri
 			h.Add(k, v)
 		}
 	}
-	return h.Get
+	return h
 }

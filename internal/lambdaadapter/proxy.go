@@ -69,11 +69,7 @@ func Request(ctx context.Context, ev events.APIGatewayProxyRequest) (*http.Reque
 			q.Set(k, v)
 		}
 	}
-	path := ev.Path
-	if path == "" {
-		path = "/"
-	}
-	u := &url.URL{Path: path, RawQuery: q.Encode()}
+	u := &url.URL{Path: routePath(ev), RawQuery: q.Encode()}
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -106,6 +102,27 @@ func Request(ctx context.Context, ev events.APIGatewayProxyRequest) (*http.Reque
 		r.Host = host
 	}
 	return r, nil
+}
+
+// routePath is the path the handler routes on: the API Gateway resource
+// with its path parameters filled in, not the raw path, which carries the
+// base path of a custom domain mapping ("/triggers/v1/events" for resource
+// "/v1/events"). Without a resource (a test event, say) it is the path.
+func routePath(ev events.APIGatewayProxyRequest) string {
+	if ev.Resource == "" {
+		if ev.Path == "" {
+			return "/"
+		}
+		return ev.Path
+	}
+	segs := strings.Split(ev.Resource, "/")
+	for i, seg := range segs {
+		if len(seg) > 2 && seg[0] == '{' && seg[len(seg)-1] == '}' {
+			name := strings.TrimSuffix(seg[1:len(seg)-1], "+")
+			segs[i] = ev.PathParameters[name]
+		}
+	}
+	return strings.Join(segs, "/")
 }
 
 // recorder is a minimal http.ResponseWriter buffering the response.

@@ -60,6 +60,7 @@ func run(ctx context.Context) error {
 		Store:        store.New(client, cfg.EventsTable),
 		CursorSecret: secret,
 		Retention:    cfg.Retention,
+		KeySources:   cfg.KeySources,
 		Logger:       appconfig.Logger(os.Stdout, cfg.LogLevel),
 		Metrics:      metrics,
 	})

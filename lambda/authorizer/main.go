@@ -29,5 +29,5 @@ func main() {
 		os.Exit(1)
 	}
 	keys := apikey.NewStore(client, cfg.APIKeysTable)
-	lambda.Start(lambdaadapter.Authorizer(keys, appconfig.Logger(os.Stdout, cfg.LogLevel)))
+	lambda.Start(lambdaadapter.Authorizer(keys, cfg.KeySources, appconfig.Logger(os.Stdout, cfg.LogLevel)))
 }
