@@ -23,6 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
 
 	"github.com/triggers-dev/triggers/internal/ddberr"
 	"github.com/triggers-dev/triggers/internal/event"
@@ -595,12 +596,36 @@ func (st *Store) List(ctx context.Context, q Query) (Page, error) {
 // classify wraps DynamoDB errors as event.ErrUnavailable (throttling that
 // outlasted the SDK's retries, retry quota exhausted, network failures) or
 // event.ErrInvalidItem (DynamoDB rejected the item), else with context.
+//
+// On the calls that write items the store built from client input
+// (PutItem, BatchWriteItem, TransactWriteItems; the SDK names the
+// operation in the error), every ValidationException about values blames
+// the item (ddberr.InvalidWrite), so no rejected payload becomes a 500;
+// elsewhere only the messages ddberr.InvalidItem knows do.
 func classify(op string, err error) error {
 	if ddberr.Unavailable(err) {
 		return fmt.Errorf("%s: %w: %v", op, event.ErrUnavailable, err)
 	}
-	if msg, ok := ddberr.InvalidItem(err); ok {
+	invalid := ddberr.InvalidItem
+	if writesItems(err) {
+		invalid = ddberr.InvalidWrite
+	}
+	if msg, ok := invalid(err); ok {
 		return fmt.Errorf("%s: %w: %s", op, event.ErrInvalidItem, msg)
 	}
 	return fmt.Errorf("%s: %w", op, err)
+}
+
+// writesItems reports whether err comes from a DynamoDB call that writes
+// whole items built by the store.
+func writesItems(err error) bool {
+	var oe *smithy.OperationError
+	if !errors.As(err, &oe) {
+		return false
+	}
+	switch oe.Operation() {
+	case "PutItem", "BatchWriteItem", "TransactWriteItems":
+		return true
+	}
+	return false
 }
