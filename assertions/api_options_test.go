@@ -23,6 +23,11 @@ func TestApiOptions(t *testing.T) {
 		p := cdktest.Props(auth)
 		assert.Equal(t, 0.0, p["AuthorizerResultTtlInSeconds"])
 		assert.NotContains(t, p, "IdentitySource", "X-Api-Key works too: the authorizer reads both headers")
+		for _, fn := range []string{"TriggersApiFunction", "TriggersAuthorizerFunction"} {
+			_, f := one(t, tp, "AWS::Lambda::Function", fn)
+			env := cdktest.Props(f)["Environment"].(map[string]any)["Variables"].(map[string]any)
+			assert.Equal(t, "authorization,x-api-key", env["API_KEY_SOURCES"], fn)
+		}
 	})
 	t.Run("stage", func(t *testing.T) {
 		_, st := one(t, tp, "AWS::ApiGateway::Stage", "TriggersApiDeploymentStage")
@@ -55,6 +60,7 @@ func TestApiOptions(t *testing.T) {
 		assert.Len(t, cdktest.Resources(tp, "AWS::ApiGateway::BasePathMapping"), 1)
 		_, waf := one(t, tp, "AWS::WAFv2::WebACLAssociation", "TriggersWebAcl")
 		assert.Equal(t, "arn:aws:wafv2:us-east-1:111111111111:regional/webacl/triggers/abc", cdktest.Props(waf)["WebACLArn"])
+		assert.Empty(t, cdktest.Resources(tp, "AWS::WAFv2::WebACL"), "the given web ACL replaces the rate-limit one")
 	})
 	t.Run("functions", func(t *testing.T) {
 		_, fn := one(t, tp, "AWS::Lambda::Function", "TriggersApiFunction")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/triggers-dev/triggers/constructs/eventstore"
 	"github.com/triggers-dev/triggers/constructs/triggersapi"
+	"github.com/triggers-dev/triggers/internal/apikey"
 	"github.com/triggers-dev/triggers/internal/cdktest"
 )
 
@@ -168,8 +169,8 @@ func TestLambdaFunctions(t *testing.T) {
 		memory, timeout float64
 		env             []string
 	}{
-		"TriggersApiFunction":        {256, 10, []string{triggersapi.EnvEventsTable, triggersapi.EnvCursorSecretArn, triggersapi.EnvRetentionDays, triggersapi.EnvMetricsNamespace}},
-		"TriggersAuthorizerFunction": {256, 5, []string{triggersapi.EnvAPIKeysTable}},
+		"TriggersApiFunction":        {256, 10, []string{triggersapi.EnvEventsTable, triggersapi.EnvCursorSecretArn, triggersapi.EnvRetentionDays, triggersapi.EnvMetricsNamespace, triggersapi.EnvAPIKeySources}},
+		"TriggersAuthorizerFunction": {256, 5, []string{triggersapi.EnvAPIKeysTable, triggersapi.EnvAPIKeySources}},
 		"TriggersConsumerFunction":   {256, 30, []string{triggersapi.EnvDeliveryQueueURL}},
 	}
 	fns := cdktest.Resources(tp, "AWS::Lambda::Function")
@@ -200,6 +201,11 @@ func TestLambdaFunctions(t *testing.T) {
 	assert.Equal(t, "Triggers/triggers-dev-api", env[triggersapi.EnvMetricsNamespace], "one metrics namespace per environment")
 	assert.Contains(t, jsonOf(env[triggersapi.EnvEventsTable]), "Events948F067E", "EVENTS_TABLE is the data stack's events table")
 	assert.Equal(t, map[string]any{"Ref": "TriggersCursorSecretABBC42CB"}, env[triggersapi.EnvCursorSecretArn])
+	// With the cache on (the default), both functions accept the key from
+	// the Authorization header only: exactly the cache's identity source.
+	assert.Equal(t, string(apikey.SourceBearer), env[triggersapi.EnvAPIKeySources])
+	authEnv := cdktest.Props(fns[mustID(t, tp, "AWS::Lambda::Function", "TriggersAuthorizerFunction")])["Environment"].(map[string]any)["Variables"].(map[string]any)
+	assert.Equal(t, string(apikey.SourceBearer), authEnv[triggersapi.EnvAPIKeySources])
 }
 
 func mustID(t *testing.T, tp map[string]any, typ, prefix string) string {
@@ -215,6 +221,8 @@ func TestRestApiRoutesAndAuthorizer(t *testing.T) {
 	authID, auth := one(t, tp, "AWS::ApiGateway::Authorizer", "TriggersAuthorizer")
 	ap := cdktest.Props(auth)
 	assert.Equal(t, "REQUEST", ap["Type"])
+	// Pinned: the cache key is the Authorization header, and nothing else;
+	// the functions read the key from exactly that header (TestLambdaFunctions).
 	assert.Equal(t, "method.request.header.Authorization", ap["IdentitySource"])
 	assert.Equal(t, 300.0, ap["AuthorizerResultTtlInSeconds"], "default cache TTL = revocation delay")
 	assert.Contains(t, jsonOf(ap["AuthorizerUri"]), "TriggersAuthorizerFunction")
@@ -255,7 +263,33 @@ func TestRestApiRoutesAndAuthorizer(t *testing.T) {
 	for _, r := range triggersapi.Routes {
 		want = append(want, r[0]+" "+r[1])
 	}
-	assert.ElementsMatch(t, want, routes, "the contract's routes and no others (no CORS OPTIONS by default)")
+	// Every other method on a known resource reaches the function, which
+	// answers 405 with Allow, as the local server does.
+	for _, p := range []string{"/v1/events", "/v1/events/batch", "/v1/events/{event_id}", "/v1/inbox", "/v1/inbox/ack"} {
+		want = append(want, "ANY "+p)
+	}
+	assert.ElementsMatch(t, want, routes, "the contract's routes, ANY on each resource, and no others (no CORS OPTIONS by default)")
+
+	// One invoke permission per function, each scoped to this API: the API
+	// function's to any method of any stage (not two per method, which
+	// would crowd its resource policy), the authorizer's to the authorizer.
+	perms := cdktest.Resources(tp, "AWS::Lambda::Permission")
+	require.Len(t, perms, 2)
+	for id, perm := range perms {
+		p := cdktest.Props(perm)
+		assert.Equal(t, "apigateway.amazonaws.com", p["Principal"], id)
+		assert.Equal(t, "lambda:InvokeFunction", p["Action"], id)
+		arn := jsonOf(p["SourceArn"])
+		assert.Contains(t, arn, `{"Ref":"`+mustID(t, tp, "AWS::ApiGateway::RestApi", "TriggersApi")+`"}`, id)
+		switch fn := jsonOf(p["FunctionName"]); {
+		case strings.Contains(fn, "TriggersApiFunction"):
+			assert.True(t, strings.HasSuffix(arn, `"/*/*/*"]]}`), "%s: %s", id, arn)
+		case strings.Contains(fn, "TriggersAuthorizerFunction"):
+			assert.Contains(t, arn, `"/authorizers/",{"Ref":"`+authID+`"}`, id)
+		default:
+			t.Errorf("%s: permission for an unexpected function %s", id, fn)
+		}
+	}
 
 	_, v := one(t, tp, "AWS::ApiGateway::RequestValidator", "TriggersApiParams")
 	assert.Equal(t, true, cdktest.Props(v)["ValidateRequestParameters"])
@@ -284,7 +318,33 @@ func TestStageSettings(t *testing.T) {
 	assert.Equal(t, "Retain", lg["DeletionPolicy"])
 	// Execution logs need the account-level CloudWatch role.
 	one(t, tp, "AWS::ApiGateway::Account", "TriggersApiAccount")
-	assert.Empty(t, cdktest.Resources(tp, "AWS::WAFv2::WebACLAssociation"), "no web ACL unless given")
+	// Per-tenant rate limits by default: a WAF web ACL on the stage with a
+	// rule per Authorization value and a rule per address.
+	aclID, acl := one(t, tp, "AWS::WAFv2::WebACL", "TriggersRateLimits")
+	ap := cdktest.Props(acl)
+	assert.Equal(t, "REGIONAL", ap["Scope"])
+	assert.Equal(t, map[string]any{"Allow": map[string]any{}}, ap["DefaultAction"])
+	rules := ap["Rules"].([]any)
+	require.Len(t, rules, 2)
+	perKey := rules[0].(map[string]any)
+	assert.Equal(t, "PerApiKey", perKey["Name"])
+	assert.Equal(t, map[string]any{"RateBasedStatement": map[string]any{
+		"Limit": 6000.0, "EvaluationWindowSec": 300.0, "AggregateKeyType": "CUSTOM_KEYS",
+		"CustomKeys": []any{map[string]any{"Header": map[string]any{"Name": "authorization", "TextTransformations": []any{map[string]any{"Priority": 0.0, "Type": "NONE"}}}}},
+	}}, perKey["Statement"])
+	perIP := rules[1].(map[string]any)
+	assert.Equal(t, "PerAddress", perIP["Name"])
+	assert.Equal(t, map[string]any{"RateBasedStatement": map[string]any{"Limit": 30000.0, "EvaluationWindowSec": 300.0, "AggregateKeyType": "IP"}}, perIP["Statement"])
+	for _, r := range rules {
+		block := r.(map[string]any)["Action"].(map[string]any)["Block"].(map[string]any)["CustomResponse"].(map[string]any)
+		assert.Equal(t, 429.0, block["ResponseCode"])
+		assert.Equal(t, []any{map[string]any{"Name": "Retry-After", "Value": "60"}}, block["ResponseHeaders"])
+	}
+	body := ap["CustomResponseBodies"].(map[string]any)["throttled"].(map[string]any)
+	assert.Equal(t, "APPLICATION_JSON", body["ContentType"])
+	assert.Contains(t, body["Content"], `"code":"throttled"`)
+	_, assoc := one(t, tp, "AWS::WAFv2::WebACLAssociation", "TriggersRateLimitAssociation")
+	assert.Equal(t, map[string]any{"Fn::GetAtt": []any{aclID, "Arn"}}, cdktest.Props(assoc)["WebACLArn"])
 	assert.Empty(t, cdktest.Resources(tp, "AWS::ApiGateway::DomainName"), "no custom domain unless given")
 }
 
@@ -295,7 +355,8 @@ func TestGatewayResponses(t *testing.T) {
 		"UNAUTHORIZED": {"401", "unauthorized"}, "ACCESS_DENIED": {"403", "forbidden"},
 		"MISSING_AUTHENTICATION_TOKEN": {"404", "not_found"}, "THROTTLED": {"429", "throttled"},
 		"REQUEST_TOO_LARGE": {"413", "payload_too_large"}, "BAD_REQUEST_PARAMETERS": {"400", "invalid_parameter"},
-		"AUTHORIZER_FAILURE": {"503", "unavailable"}, "DEFAULT_4XX": {"", "bad_request"}, "DEFAULT_5XX": {"", "internal"},
+		"AUTHORIZER_FAILURE": {"503", "unavailable"}, "AUTHORIZER_CONFIGURATION_ERROR": {"503", "unavailable"},
+		"DEFAULT_4XX": {"", "bad_request"}, "DEFAULT_5XX": {"", "internal"},
 	}
 	got := map[string]bool{}
 	for id, r := range cdktest.Resources(tp, "AWS::ApiGateway::GatewayResponse") {
@@ -312,8 +373,13 @@ func TestGatewayResponses(t *testing.T) {
 		assert.Contains(t, body, `"request_id":"$context.requestId"`, typ)
 		headers := p["ResponseParameters"].(map[string]any)
 		assert.Equal(t, "'application/json'", headers["gatewayresponse.header.Content-Type"], typ)
-		if typ == "THROTTLED" || typ == "AUTHORIZER_FAILURE" {
+		if typ == "THROTTLED" || typ == "AUTHORIZER_FAILURE" || typ == "AUTHORIZER_CONFIGURATION_ERROR" {
 			assert.Equal(t, "'1'", headers["gatewayresponse.header.Retry-After"], typ)
+		} else {
+			assert.NotContains(t, headers, "gatewayresponse.header.Retry-After", typ)
+		}
+		if typ == "UNAUTHORIZED" {
+			assert.Contains(t, body, `"message":"`+apikey.SourceBearer.Hint()+`"`, "the 401 states the deployment's rules exactly")
 		}
 	}
 	assert.Len(t, got, len(want))

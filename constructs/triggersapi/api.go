@@ -23,6 +23,7 @@ import (
 	"github.com/triggers-dev/triggers/constructs/dynamotable"
 	"github.com/triggers-dev/triggers/constructs/eventstore"
 	"github.com/triggers-dev/triggers/constructs/golambda"
+	"github.com/triggers-dev/triggers/internal/apikey"
 	"github.com/triggers-dev/triggers/schema"
 )
 
@@ -34,6 +35,10 @@ const (
 	EnvRetentionDays    = "RETENTION_DAYS"
 	EnvDeliveryQueueURL = "DELIVERY_QUEUE_URL"
 	EnvMetricsNamespace = "METRICS_NAMESPACE"
+	// EnvAPIKeySources tells both functions which headers may carry the
+	// API key: apikey.SourceBearer with the authorizer cache on,
+	// apikey.SourceBearerOrHeader with it off.
+	EnvAPIKeySources = apikey.EnvSources
 )
 
 // Routes are the contract's routes (method, path), all served by the API
@@ -72,9 +77,18 @@ type TriggersApi struct {
 	ApiKeysTable dynamotable.ITable
 	// CursorSecret signs inbox cursors.
 	CursorSecret awssecretsmanager.ISecret
+	// WebAcl is the web ACL holding the per-tenant and per-IP rate limits
+	// (nil when RateLimit.Disabled or WebAclArn is set).
+	WebAcl awswafv2.CfnWebACL
 
 	metricsNamespace string
+	keySources       apikey.Sources
 }
+
+// KeySources returns which headers may carry the API key in this
+// deployment: only Authorization: Bearer with the authorizer cache on (the
+// cache keys on that header), Authorization or X-Api-Key with it off.
+func (a *TriggersApi) KeySources() apikey.Sources { return a.keySources }
 
 // MetricsNamespace returns the CloudWatch namespace of the API function's
 // own metrics (embedded metric format): EventsIngested, EventsRejected.
@@ -123,6 +137,12 @@ func NewTriggersApi(scope constructs.Construct, id *string, props *TriggersApiPr
 	if days == 0 {
 		days = DefaultRetentionDays
 	}
+	// The credential the functions accept must be exactly what the
+	// authorizer cache keys on: with a cache, the Authorization header.
+	a.keySources = apikey.SourceBearer
+	if ttl := props.AuthorizerCacheTtl; ttl != nil && *ttl.ToSeconds(nil) == 0 {
+		a.keySources = apikey.SourceBearerOrHeader
+	}
 
 	fn := func(id, entry, desc string, o *FunctionOptions, defTimeout float64, env map[string]*string) *golambda.GoFunction {
 		p := &golambda.GoFunctionProps{
@@ -147,6 +167,7 @@ func NewTriggersApi(scope constructs.Construct, id *string, props *TriggersApiPr
 		EnvEventsTable:      a.EventsTable.TableName(),
 		EnvCursorSecretArn:  a.CursorSecret.SecretArn(),
 		EnvRetentionDays:    jsii.String(strconv.Itoa(int(days))),
+		EnvAPIKeySources:    jsii.String(string(a.keySources)),
 	})
 	a.EventsTable.GrantAppendEvents(a.ApiFunction)
 	a.EventsTable.GrantReadInbox(a.ApiFunction)
@@ -154,7 +175,8 @@ func NewTriggersApi(scope constructs.Construct, id *string, props *TriggersApiPr
 	a.CursorSecret.GrantRead(a.ApiFunction, nil)
 
 	a.AuthorizerFunction = fn("AuthorizerFunction", "lambda/authorizer", "Triggers API-key authorizer", props.AuthorizerFunction, 5, map[string]*string{
-		EnvAPIKeysTable: a.ApiKeysTable.TableName(),
+		EnvAPIKeysTable:  a.ApiKeysTable.TableName(),
+		EnvAPIKeySources: jsii.String(string(a.keySources)),
 	})
 	a.ApiKeysTable.Grant(a.AuthorizerFunction, nil, false, "dynamodb:GetItem")
 
@@ -222,24 +244,35 @@ func suppress(c constructs.IConstruct, rule, reason string, appliesTo ...any) {
 	cdknag.NagSuppressions_AddResourceSuppressions(c, &[]*cdknag.NagPackSuppression{s}, jsii.Bool(true))
 }
 
+type gatewayError struct {
+	id         string
+	typ        func() awsapigateway.ResponseType
+	status     string
+	code       string
+	msg        string
+	retryAfter bool
+}
+
 // gatewayErrors shape API Gateway's own responses like the contract's
-// errors: {"error":{"code","message","request_id"}}.
-var gatewayErrors = []struct {
-	id     string
-	typ    func() awsapigateway.ResponseType
-	status string
-	code   string
-	msg    string
-}{
-	{"Unauthorized", awsapigateway.ResponseType_UNAUTHORIZED, "401", "unauthorized", "send a valid API key: Authorization: Bearer <key> or X-Api-Key"},
-	{"AccessDenied", awsapigateway.ResponseType_ACCESS_DENIED, "403", "forbidden", "this API key was revoked"},
-	{"NotFound", awsapigateway.ResponseType_MISSING_AUTHENTICATION_TOKEN, "404", "not_found", "no such resource"},
-	{"Throttled", awsapigateway.ResponseType_THROTTLED, "429", "throttled", "too many requests; slow down and retry"},
-	{"TooLarge", awsapigateway.ResponseType_REQUEST_TOO_LARGE, "413", "payload_too_large", "the body is larger than the API accepts"},
-	{"BadParameters", awsapigateway.ResponseType_BAD_REQUEST_PARAMETERS, "400", "invalid_parameter", "$context.error.validationErrorString"},
-	{"AuthorizerFailure", awsapigateway.ResponseType_AUTHORIZER_FAILURE, "503", "unavailable", "authentication is briefly unavailable; retry after the Retry-After delay"},
-	{"Default4xx", awsapigateway.ResponseType_DEFAULT_4XX, "", "bad_request", "$context.error.message"},
-	{"Default5xx", awsapigateway.ResponseType_DEFAULT_5XX, "", "internal", "internal error; quote the request id when reporting it"},
+// errors: {"error":{"code","message","request_id"}}. The 401's message
+// states the key sources of the deployment.
+func gatewayErrors(sources apikey.Sources) []gatewayError {
+	return append([]gatewayError{{"Unauthorized", awsapigateway.ResponseType_UNAUTHORIZED, "401", "unauthorized", sources.Hint(), false}}, fixedGatewayErrors...)
+}
+
+var fixedGatewayErrors = []gatewayError{
+	{"AccessDenied", awsapigateway.ResponseType_ACCESS_DENIED, "403", "forbidden", "this API key was revoked", false},
+	{"NotFound", awsapigateway.ResponseType_MISSING_AUTHENTICATION_TOKEN, "404", "not_found", "no such resource", false},
+	{"Throttled", awsapigateway.ResponseType_THROTTLED, "429", "throttled", "too many requests; slow down and retry", true},
+	{"TooLarge", awsapigateway.ResponseType_REQUEST_TOO_LARGE, "413", "payload_too_large", "the body is larger than the API accepts", false},
+	{"BadParameters", awsapigateway.ResponseType_BAD_REQUEST_PARAMETERS, "400", "invalid_parameter", "$context.error.validationErrorString", false},
+	// A failing authorizer function (DynamoDB down or slow, a timeout)
+	// is answered with AUTHORIZER_CONFIGURATION_ERROR, a 500 by default:
+	// to the client it is a passing outage, like any other 503.
+	{"AuthorizerConfigurationError", awsapigateway.ResponseType_AUTHORIZER_CONFIGURATION_ERROR, "503", "unavailable", "authentication is briefly unavailable; retry after the Retry-After delay", true},
+	{"AuthorizerFailure", awsapigateway.ResponseType_AUTHORIZER_FAILURE, "503", "unavailable", "authentication is briefly unavailable; retry after the Retry-After delay", true},
+	{"Default4xx", awsapigateway.ResponseType_DEFAULT_4XX, "", "bad_request", "$context.error.message", false},
+	{"Default5xx", awsapigateway.ResponseType_DEFAULT_5XX, "", "internal", "internal error; quote the request id when reporting it", false},
 }
 
 // accessLogFormat is the stage's JSON access log line.
@@ -311,7 +344,12 @@ func (a *TriggersApi) buildRestApi(props *TriggersApiProps, retention awslogs.Re
 		ValidateRequestParameters: jsii.Bool(true),
 		ValidateRequestBody:       jsii.Bool(false),
 	})
-	integration := awsapigateway.NewLambdaIntegration(a.ApiFunction.Function, &awsapigateway.LambdaIntegrationOptions{Proxy: jsii.Bool(true)})
+	// One invoke permission for the whole API (any method, this API only)
+	// instead of two per method: eleven methods would otherwise put 22
+	// statements in the function's resource policy, whose size is capped.
+	integration := awsapigateway.NewLambdaIntegration(a.ApiFunction.Function, &awsapigateway.LambdaIntegrationOptions{
+		Proxy: jsii.Bool(true), ScopePermissionToMethod: jsii.Bool(false),
+	})
 
 	v1 := api.Root().AddResource(jsii.String("v1"), nil)
 	events := v1.AddResource(jsii.String("events"), nil)
@@ -334,8 +372,24 @@ func (a *TriggersApi) buildRestApi(props *TriggersApiProps, retention awslogs.Re
 		}
 		resources[r[1]].AddMethod(jsii.String(r[0]), integration, opts)
 	}
+	// Another method on a known resource goes to the function too, which
+	// answers 405 with the Allow header after authentication, exactly as
+	// the local server does. Without it API Gateway would answer
+	// MISSING_AUTHENTICATION_TOKEN (our 404), unlike the contract.
+	for _, path := range []string{"/v1/events", "/v1/events/batch", "/v1/events/{event_id}", "/v1/inbox", "/v1/inbox/ack"} {
+		res := resources[path]
+		opts := &awsapigateway.MethodOptions{
+			Authorizer:        auth,
+			AuthorizationType: awsapigateway.AuthorizationType_CUSTOM,
+			RequestValidator:  validator,
+		}
+		if path == "/v1/events/{event_id}" {
+			opts.RequestParameters = &map[string]*bool{"method.request.path.event_id": jsii.Bool(true)}
+		}
+		res.AddMethod(jsii.String("ANY"), integration, opts)
+	}
 
-	for _, g := range gatewayErrors {
+	for _, g := range gatewayErrors(a.keySources) {
 		o := &awsapigateway.GatewayResponseOptions{
 			Type: g.typ(),
 			ResponseHeaders: &map[string]*string{
@@ -348,19 +402,26 @@ func (a *TriggersApi) buildRestApi(props *TriggersApiProps, retention awslogs.Re
 		if g.status != "" {
 			o.StatusCode = jsii.String(g.status)
 		}
-		if g.id == "Throttled" || g.id == "AuthorizerFailure" {
+		if g.retryAfter {
 			(*o.ResponseHeaders)["Retry-After"] = jsii.String("'1'")
 		}
 		api.AddGatewayResponse(jsii.String(g.id), o)
 	}
 
-	if props.WebAclArn != nil {
+	switch {
+	case props.WebAclArn != nil:
 		awswafv2.NewCfnWebACLAssociation(a, jsii.String("WebAcl"), &awswafv2.CfnWebACLAssociationProps{
 			ResourceArn: api.DeploymentStage().StageArn(),
 			WebAclArn:   props.WebAclArn,
 		})
-	} else {
-		suppress(api.DeploymentStage(), "AwsSolutions-APIG3", "no WebAclArn was given: a web ACL is the account's or platform team's choice (rules, cost); pass TriggersApiProps.WebAclArn to associate one")
+	case props.RateLimit != nil && props.RateLimit.Disabled:
+		suppress(api.DeploymentStage(), "AwsSolutions-APIG3", "RateLimit.Disabled and no WebAclArn: the deployer chose no web ACL (every tenant then shares the stage-wide throttle)")
+	default:
+		a.WebAcl = newRateLimitAcl(a, props.RateLimit)
+		awswafv2.NewCfnWebACLAssociation(a, jsii.String("RateLimitAssociation"), &awswafv2.CfnWebACLAssociationProps{
+			ResourceArn: api.DeploymentStage().StageArn(),
+			WebAclArn:   a.WebAcl.AttrArn(),
+		})
 	}
 	suppress(api, "AwsSolutions-APIG2", "request bodies are validated by the API function against the HTTP contract (JSON errors with specific codes, identical locally and on AWS); a second, coarser JSON-schema check at the edge would answer the same input with different errors. The request validator checks required parameters")
 	suppress(api, "AwsSolutions-COG4", "tenants authenticate with API keys (stored as SHA-256 hashes) through a Lambda REQUEST authorizer; there are no Cognito users in this design")

@@ -49,9 +49,10 @@ type TriggersApiProps struct {
 	// AuthorizerCacheTtl is how long API Gateway caches the authorizer's
 	// decision per API key: also how long a revoked key keeps working.
 	// Between 0 (no cache) and 1 hour. With caching, the identity source is
-	// the Authorization header only (the cache key must contain the
-	// credential), so clients must send Authorization: Bearer <key>; with
-	// 0, X-Api-Key works too.
+	// the Authorization header and the key is accepted from that header
+	// only (the cache key must be exactly the credential checked): clients
+	// send Authorization: Bearer <key>, and a request that also carries
+	// X-Api-Key is a 401. With 0, either header works, never both.
 	//
 	// Default: 300 seconds.
 	AuthorizerCacheTtl awscdk.Duration
@@ -89,11 +90,19 @@ type TriggersApiProps struct {
 	//
 	// Default: the execute-api endpoint only.
 	DomainName *awsapigateway.DomainNameOptions
-	// WebAclArn associates an AWS WAFv2 web ACL (REGIONAL scope) with the
-	// stage. (WAFv2 has no L2 construct; this is its ARN.)
+	// WebAclArn associates your own AWS WAFv2 web ACL (REGIONAL scope)
+	// with the stage instead of the one RateLimit creates (a stage has one
+	// web ACL): put rate-based rules in it. (WAFv2 has no L2 construct;
+	// this is its ARN.) Not together with RateLimit.
 	//
-	// Default: no web ACL.
+	// Default: the rate-limit web ACL of RateLimit.
 	WebAclArn *string
+	// RateLimit sets per-API-key and per-address request limits in a web
+	// ACL the construct creates, so one tenant cannot use up the stage's
+	// shared throttle.
+	//
+	// Default: on, with RateLimitOptions' defaults.
+	RateLimit *RateLimitOptions
 	// RetentionDays is how long events live before TTL expires them, 1-3650.
 	//
 	// Default: 30.

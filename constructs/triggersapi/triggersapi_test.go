@@ -3,6 +3,7 @@ package triggersapi_test
 import (
 	"fmt"
 	"os"
+	"regexp"
 	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/triggers-dev/triggers/constructs/triggersapi"
+	"github.com/triggers-dev/triggers/internal/apikey"
 	_ "github.com/triggers-dev/triggers/internal/jsiienv"
 	"github.com/triggers-dev/triggers/internal/jsiirt"
 )
@@ -45,6 +47,10 @@ func TestValidatePropsRejects(t *testing.T) {
 		{"tiny memory", triggersapi.TriggersApiProps{ApiFunction: &triggersapi.FunctionOptions{MemoryMiB: 64}}, "ApiFunction.MemoryMiB 64 is outside 128-10240"},
 		{"huge authorizer memory", triggersapi.TriggersApiProps{AuthorizerFunction: &triggersapi.FunctionOptions{MemoryMiB: 20000}}, "AuthorizerFunction.MemoryMiB 20000 is outside 128-10240"},
 		{"receive count", triggersapi.TriggersApiProps{Delivery: &triggersapi.DeliveryOptions{MaxReceiveCount: 5000}}, "Delivery.MaxReceiveCount 5000 is outside 1-1000"},
+		{"rate limit and own web ACL", triggersapi.TriggersApiProps{WebAclArn: jsii.String("arn:aws:wafv2:us-east-1:1:regional/webacl/x/y"), RateLimit: &triggersapi.RateLimitOptions{RequestsPerKey: 100}}, "RateLimit and WebAclArn are both set"},
+		{"per-key limit below WAF's minimum", triggersapi.TriggersApiProps{RateLimit: &triggersapi.RateLimitOptions{RequestsPerKey: 5}}, "RateLimit.RequestsPerKey 5 is outside 10-2000000000"},
+		{"fractional per-IP limit", triggersapi.TriggersApiProps{RateLimit: &triggersapi.RateLimitOptions{RequestsPerIP: 100.5}}, "RateLimit.RequestsPerIP 100.5 is outside"},
+		{"window WAF does not support", triggersapi.TriggersApiProps{RateLimit: &triggersapi.RateLimitOptions{Window: awscdk.Duration_Minutes(jsii.Number(3))}}, "RateLimit.Window 180 seconds is not one of 1, 2, 5 or 10 minutes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -64,7 +70,45 @@ func TestValidatePropsAccepts(t *testing.T) {
 	assert.NoError(t, triggersapi.ValidateProps(&triggersapi.TriggersApiProps{
 		AuthorizerCacheTtl: awscdk.Duration_Hours(jsii.Number(1)), ThrottlingRateLimit: 10, ThrottlingBurstLimit: 10,
 		RetentionDays: 3650, StageName: "prod_2",
+		RateLimit: &triggersapi.RateLimitOptions{RequestsPerKey: 10, RequestsPerIP: 2e9, Window: awscdk.Duration_Minutes(jsii.Number(10))},
 	}))
+	assert.NoError(t, triggersapi.ValidateProps(&triggersapi.TriggersApiProps{
+		WebAclArn: jsii.String("arn:aws:wafv2:us-east-1:1:regional/webacl/x/y"), RateLimit: &triggersapi.RateLimitOptions{Disabled: true},
+	}), "an own web ACL with the built-in limits turned off")
+}
+
+// The key sources follow the cache: the functions and the 401 agree with
+// what API Gateway caches on.
+func TestKeySourcesFollowTheAuthorizerCache(t *testing.T) {
+	for _, tt := range []struct {
+		ttl  awscdk.Duration
+		want apikey.Sources
+	}{
+		{nil, apikey.SourceBearer},
+		{awscdk.Duration_Seconds(jsii.Number(30)), apikey.SourceBearer},
+		{awscdk.Duration_Seconds(jsii.Number(0)), apikey.SourceBearerOrHeader},
+	} {
+		stack := awscdk.NewStack(newApp(), jsii.String("S"), nil)
+		api := triggersapi.NewTriggersApi(stack, jsii.String("Api"), &triggersapi.TriggersApiProps{AuthorizerCacheTtl: tt.ttl})
+		assert.Equal(t, tt.want, api.KeySources())
+		tmpl := assertions.Template_FromStack(stack, nil)
+		for _, fn := range []string{"ApiApiFunction", "ApiAuthorizerFunction"} {
+			fns := tmpl.FindResources(jsii.String("AWS::Lambda::Function"), nil)
+			found := false
+			for id, r := range *fns {
+				if len(id) > len(fn) && id[:len(fn)] == fn && id[len(fn)] != 'L' && id[len(fn)] != 'S' {
+					vars := (*r)["Properties"].(map[string]any)["Environment"].(map[string]any)["Variables"].(map[string]any)
+					assert.Equal(t, string(tt.want), vars[triggersapi.EnvAPIKeySources], id)
+					found = true
+				}
+			}
+			assert.True(t, found, fn)
+		}
+		tmpl.HasResourceProperties(jsii.String("AWS::ApiGateway::GatewayResponse"), map[string]any{
+			"ResponseType":      "UNAUTHORIZED",
+			"ResponseTemplates": map[string]any{"application/json": assertions.Match_StringLikeRegexp(jsii.String(regexp.QuoteMeta(tt.want.Hint())))},
+		})
+	}
 }
 
 // The construct is a real jsii construct: it takes tags, which reach its
@@ -104,7 +148,7 @@ func ExampleNewTriggersApi() {
 	fmt.Println("queues:", count("AWS::SQS::Queue"))
 	// Output:
 	// functions: 3
-	// routes: 6
+	// routes: 11
 	// tables: 2
 	// queues: 3
 }

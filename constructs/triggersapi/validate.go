@@ -53,5 +53,22 @@ func ValidateProps(p *TriggersApiProps) error {
 	if p.Delivery != nil && p.Delivery.MaxReceiveCount != 0 && (p.Delivery.MaxReceiveCount < 1 || p.Delivery.MaxReceiveCount > 1000) {
 		bad("Delivery.MaxReceiveCount %v is outside 1-1000", p.Delivery.MaxReceiveCount)
 	}
+	if o := p.RateLimit; o != nil {
+		if p.WebAclArn != nil && !o.Disabled {
+			bad("RateLimit and WebAclArn are both set: a stage has one web ACL; put rate-based rules in yours, or drop WebAclArn")
+		}
+		for name, v := range map[string]float64{"RateLimit.RequestsPerKey": o.RequestsPerKey, "RateLimit.RequestsPerIP": o.RequestsPerIP} {
+			if v != 0 && !isToken(v) && (v < 10 || v > 2e9 || v != float64(int64(v))) {
+				bad("%s %v is outside 10-2000000000: WAF rate-based rules count whole requests, at least 10 per window", name, v)
+			}
+		}
+		if o.Window != nil && !*awscdk.Token_IsUnresolved(o.Window) {
+			switch w := *o.Window.ToSeconds(nil); w {
+			case 60, 120, 300, 600:
+			default:
+				bad("RateLimit.Window %v seconds is not one of 1, 2, 5 or 10 minutes, the windows WAF rate-based rules support", w)
+			}
+		}
+	}
 	return errors.Join(errs...)
 }

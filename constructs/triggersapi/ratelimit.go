@@ -1,0 +1,139 @@
+package triggersapi
+
+import (
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awswafv2"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// Defaults of RateLimitOptions.
+const (
+	// DefaultRequestsPerKey is how many requests one API key may make per
+	// window: 6,000 per 5 minutes, 20 per second on average.
+	DefaultRequestsPerKey = 6000
+	// DefaultRequestsPerIP is how many requests one client address may
+	// make per window, with or without a key: 30,000 per 5 minutes, 100
+	// per second, the stage-wide default rate.
+	DefaultRequestsPerIP = 30000
+	// DefaultRateWindowSeconds is the window WAF counts requests in.
+	DefaultRateWindowSeconds = 300
+)
+
+// RateLimitOptions configures the per-tenant rate limits: an AWS WAF web ACL
+// on the stage with two rate-based rules, evaluated before API Gateway's
+// stage-wide throttle, so one tenant, or one address sending floods of
+// unauthenticated requests, cannot use up the throttle every tenant
+// shares. Requests over a limit get 429 with Retry-After and the
+// contract's JSON error body.
+//
+// The first rule counts requests per value of the Authorization header:
+// the credential, so per API key, hence per tenant (a tenant with several
+// keys gets the limit once per key). The second counts requests per
+// client IP address, keyed or not.
+//
+// Cost (us-east-1 list prices, 2026): $5 per web ACL and $1 per rule per
+// month, plus $0.60 per million requests: $7 a month plus $0.60 per
+// million requests. See docs/rate-limits.md.
+type RateLimitOptions struct {
+	// Disabled creates no web ACL: every caller then shares the stage's
+	// ThrottlingRateLimit.
+	//
+	// Default: false.
+	Disabled bool
+	// RequestsPerKey is the most requests one Authorization header value
+	// may make per Window before WAF answers 429; 10-2,000,000,000.
+	//
+	// Default: DefaultRequestsPerKey (6,000 per 5 minutes).
+	RequestsPerKey float64
+	// RequestsPerIP is the most requests one client address may make per
+	// Window; 10-2,000,000,000.
+	//
+	// Default: DefaultRequestsPerIP (30,000 per 5 minutes).
+	RequestsPerIP float64
+	// Window is the period WAF counts requests over: 1, 2, 5 or 10
+	// minutes.
+	//
+	// Default: 5 minutes.
+	Window awscdk.Duration
+}
+
+// throttledBody is the JSON body of WAF's 429: the contract's error shape
+// (WAF has no request id to put in it).
+const throttledBody = `{"error":{"code":"throttled","message":"rate limit exceeded for this API key or address; retry after the Retry-After delay","request_id":""}}`
+
+func rateLimitValues(o *RateLimitOptions) (perKey, perIP, window float64) {
+	perKey, perIP, window = DefaultRequestsPerKey, DefaultRequestsPerIP, DefaultRateWindowSeconds
+	if o == nil {
+		return
+	}
+	if o.RequestsPerKey != 0 {
+		perKey = o.RequestsPerKey
+	}
+	if o.RequestsPerIP != 0 {
+		perIP = o.RequestsPerIP
+	}
+	if o.Window != nil {
+		window = *o.Window.ToSeconds(nil)
+	}
+	return
+}
+
+// newRateLimitAcl creates the REGIONAL web ACL of o (nil: the defaults).
+func newRateLimitAcl(a *TriggersApi, o *RateLimitOptions) awswafv2.CfnWebACL {
+	perKey, perIP, window := rateLimitValues(o)
+	metric := func(name string) *awswafv2.CfnWebACL_VisibilityConfigProperty {
+		return &awswafv2.CfnWebACL_VisibilityConfigProperty{
+			CloudWatchMetricsEnabled: jsii.Bool(true),
+			MetricName:               jsii.String(name),
+			SampledRequestsEnabled:   jsii.Bool(true),
+		}
+	}
+	block := &awswafv2.CfnWebACL_RuleActionProperty{Block: &awswafv2.CfnWebACL_BlockActionProperty{
+		CustomResponse: &awswafv2.CfnWebACL_CustomResponseProperty{
+			ResponseCode:          jsii.Number(429),
+			CustomResponseBodyKey: jsii.String("throttled"),
+			ResponseHeaders: &[]*awswafv2.CfnWebACL_CustomHTTPHeaderProperty{
+				{Name: jsii.String("Retry-After"), Value: jsii.String("60")},
+			},
+		},
+	}}
+	return awswafv2.NewCfnWebACL(a, jsii.String("RateLimits"), &awswafv2.CfnWebACLProps{
+		Description:   jsii.String("Triggers API: per-API-key and per-address rate limits"),
+		Scope:         jsii.String("REGIONAL"),
+		DefaultAction: &awswafv2.CfnWebACL_DefaultActionProperty{Allow: &awswafv2.CfnWebACL_AllowActionProperty{}},
+		CustomResponseBodies: &map[string]*awswafv2.CfnWebACL_CustomResponseBodyProperty{
+			"throttled": {ContentType: jsii.String("APPLICATION_JSON"), Content: jsii.String(throttledBody)},
+		},
+		VisibilityConfig: metric("TriggersRateLimits"),
+		Rules: &[]*awswafv2.CfnWebACL_RuleProperty{
+			{
+				Name:     jsii.String("PerApiKey"),
+				Priority: jsii.Number(0),
+				Action:   block,
+				Statement: &awswafv2.CfnWebACL_StatementProperty{RateBasedStatement: &awswafv2.CfnWebACL_RateBasedStatementProperty{
+					Limit:               jsii.Number(perKey),
+					EvaluationWindowSec: jsii.Number(window),
+					AggregateKeyType:    jsii.String("CUSTOM_KEYS"),
+					CustomKeys: &[]*awswafv2.CfnWebACL_RateBasedStatementCustomKeyProperty{{
+						Header: &awswafv2.CfnWebACL_RateLimitHeaderProperty{
+							Name:                jsii.String("authorization"),
+							TextTransformations: &[]*awswafv2.CfnWebACL_TextTransformationProperty{{Priority: jsii.Number(0), Type: jsii.String("NONE")}},
+						},
+					}},
+				}},
+				VisibilityConfig: metric("TriggersPerApiKey"),
+			},
+			{
+				Name:     jsii.String("PerAddress"),
+				Priority: jsii.Number(1),
+				Action:   block,
+				Statement: &awswafv2.CfnWebACL_StatementProperty{RateBasedStatement: &awswafv2.CfnWebACL_RateBasedStatementProperty{
+					Limit:               jsii.Number(perIP),
+					EvaluationWindowSec: jsii.Number(window),
+					AggregateKeyType:    jsii.String("IP"),
+				}},
+				VisibilityConfig: metric("TriggersPerAddress"),
+			},
+		},
+	})
+}
