@@ -47,10 +47,10 @@ func TestEdgeRouting(t *testing.T) {
 	}{
 		{"GET", "/dev", 200, "/", nil},
 		{"GET", "/dev/", 200, "/", nil},
-		{"GET", "/dev/items/special", 200, "/items/special", nil},                         // literal before {id}
-		{"POST", "/dev/items/special", 403, "", nil},                                      // no POST there: no fallback to {id}
+		{"GET", "/dev/items/special", 200, "/items/special", nil},                                  // literal before {id}
+		{"POST", "/dev/items/special", 403, "", nil},                                               // no POST there: no fallback to {id}
 		{"PUT", "/dev/items/42?tenant=x", 200, "/items/{id}", map[string]string{"id": "42"}},       // ANY
-		{"DELETE", "/dev/items/42", 200, "/items/{id}", map[string]string{"id": "42"}},    // DELETE (NONE) before ANY (CUSTOM)
+		{"DELETE", "/dev/items/42", 200, "/items/{id}", map[string]string{"id": "42"}},             // DELETE (NONE) before ANY (CUSTOM)
 		{"GET", "/dev/items/a%2Fb?tenant=x", 200, "/items/{id}", map[string]string{"id": "a%2Fb"}}, // as sent
 		{"GET", "/dev/files/a/b/c.txt", 200, "/files/{path+}", map[string]string{"path": "a/b/c.txt"}},
 		{"PATCH", "/dev/files/x", 200, "/files/{path+}", map[string]string{"path": "x"}},
