@@ -112,6 +112,10 @@ func NewClient(endpoint string, optFns ...func(*dynamodb.Options)) *dynamodb.Cli
 // a no-op.
 func (l *Local) Stop() error { return l.proc.Stop() }
 
+// Pid returns the process id of DynamoDB Local's JVM, for tests that pause
+// it (SIGSTOP) to see a hung dependency.
+func (l *Local) Pid() int { return l.proc.Pid() }
+
 // Output returns what DynamoDB Local printed so far; useful in failures.
 func (l *Local) Output() string { return l.proc.Output() }
 

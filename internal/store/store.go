@@ -190,11 +190,19 @@ func (st *Store) Put(ctx context.Context, tenant string, e event.Event) error {
 		return err
 	}
 	_, err = st.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:                aws.String(st.table),
-		Item:                     item,
-		ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
-		ExpressionAttributeNames: map[string]string{"#pk": schema.AttrUserID},
+		TableName:                           aws.String(st.table),
+		Item:                                item,
+		ConditionExpression:                 aws.String("attribute_not_exists(#pk)"),
+		ExpressionAttributeNames:            map[string]string{"#pk": schema.AttrUserID},
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) && ccf.Item != nil && getS(ccf.Item, schema.AttrEventID) == e.ID {
+		// The key is new (it holds a fresh random event id), so an item
+		// already under it with this id is our own write: the SDK retried
+		// a PutItem whose first response was lost after it succeeded.
+		return nil
+	}
 	if err != nil {
 		return classify("put event", err)
 	}

@@ -1,0 +1,48 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/triggers-dev/triggers/internal/awsdb"
+	"github.com/triggers-dev/triggers/internal/dynamotest"
+	"github.com/triggers-dev/triggers/internal/store"
+	"github.com/triggers-dev/triggers/schema"
+)
+
+// A conditional PutItem that succeeded but whose response was lost is
+// retried by the SDK; the retry fails the condition on our own item. Put
+// must report success (the event is stored, once), not a failure that the
+// API would answer with a 5xx and the client would retry into a duplicate.
+func TestPutSurvivesALostResponse(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.Events())
+	proxy := dynamotest.NewFaultProxy(t, db.Endpoint)
+	client, err := awsdb.NewClient(ctx, awsdb.Options{EndpointURL: proxy.URL})
+	require.NoError(t, err)
+	st := store.New(client, table)
+
+	proxy.LoseResponse("PutItem", 1)
+	e := newEvent(t, "order.paid", map[string]any{"n": json.Number("1")})
+	require.NoError(t, st.Put(ctx, "tenant-a", e))
+	assert.Equal(t, 2, proxy.Calls("PutItem"), "the SDK retried once after the lost response")
+	items := scan(t, table)
+	require.Len(t, items, 1, "stored exactly once")
+	assert.Equal(t, e, store.EventFromItem(items[0]))
+
+	// A real conflict (another event's item under the key) is still an error.
+	e2 := newEvent(t, "order.paid", map[string]any{})
+	item, err := store.Item("tenant-a", e2)
+	require.NoError(t, err)
+	item[schema.AttrEventID] = &types.AttributeValueMemberS{Value: "evt_someone_else"}
+	_, err = db.Client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: item})
+	require.NoError(t, err)
+	assert.Error(t, st.Put(ctx, "tenant-a", e2))
+}
