@@ -17,6 +17,7 @@ require (
 	github.com/aws/jsii-runtime-go v1.139.0
 	github.com/aws/smithy-go v1.28.1
 	github.com/cdklabs/cdk-nag-go/cdknag/v2 v2.38.2
+	github.com/go-json-experiment/json v0.0.0-20260623181947-01eb4420fa68
 	github.com/pmezard/go-difflib v1.0.0
 	github.com/stretchr/testify v1.11.1
 )

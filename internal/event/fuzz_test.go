@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/store"
@@ -23,6 +24,14 @@ var bodySeeds = []string{
 	`{"event_type":"x","payload":{"a":{"a":{"a":{"a":{"a":[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]}}}}}}`,
 	`{"event_type":"x","extra":1,"payload":{}}`,
 	``, `null`, `[]`, `{`, `"s"`,
+	// I-JSON (RFC 7493) violations and numbers DynamoDB rejects.
+	`{"event_type":"a","event_type":"b","payload":{}}`,
+	`{"event_type":"a","payload":{"k":1,"k":2}}`,
+	"{\"event_type\":\"a\",\"payload\":{\"s\":\"\xff\"}}",
+	`{"event_type":"a","payload":{"s":"\ud800"}}`,
+	`{"event_type":"a","payload":{"s":"\ud83d\ude00"}}`,
+	`{"event_type":"a","payload":{"n":0e2147483648}}`,
+	`{"event_type":"a","payload":{"n":0e125,"m":-0.0e-130}}`,
 }
 
 // FuzzParseCreate: the single-event body parser never panics; what it
@@ -39,6 +48,9 @@ func FuzzParseCreate(f *testing.F) {
 				t.Fatalf("ParseCreate(%q) error %T %v, want *InputError", data, err, err)
 			}
 			return
+		}
+		if !utf8.Valid(data) {
+			t.Fatalf("ParseCreate(%q) accepted invalid UTF-8", data)
 		}
 		checkRequest(t, data, req)
 	})
@@ -83,6 +95,9 @@ func FuzzParseBatch(f *testing.F) {
 	f.Add([]byte(`{"events":null}`))
 	f.Add([]byte(`{"events":[{}],"x":1}`))
 	f.Add([]byte(`{}`))
+	f.Add([]byte(`{"events":[{"event_type":"a","payload":{}},{"event_type":"a","event_type":"b","payload":{}}]}`))
+	f.Add([]byte(`{"events":[],"events":[]}`))
+	f.Add([]byte("{\"events\":[{\"event_type\":\"a\",\"payload\":{\"s\":\"\xff\"}}]}"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		reqs, errs, err := event.ParseBatch(data)
 		if err != nil {
@@ -130,15 +145,15 @@ func FuzzParseStatusAndAck(f *testing.F) {
 // values in range.
 func FuzzParseListQuery(f *testing.F) {
 	for _, s := range []string{"", "limit=10", "status=all&order=asc", "event_type=user.created&status=failed", "limit=0", "limit=1&limit=2",
-		"cursor=abc", "cursor=", "x=1", "status=%ZZ", "order=desc&limit=100", "limit=-5", "limit=99999999999999999999"} {
+		"cursor=abc", "cursor=", "x=1", "status=%ZZ", "order=desc&limit=100", "limit=-5", "limit=99999999999999999999",
+		"cursor=%%%", "limit=%zz", "limit=1;order=asc"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
-		q, err := url.ParseQuery(raw)
-		if err != nil {
-			return
+		p, err := event.ParseRawListQuery(raw)
+		if _, perr := url.ParseQuery(raw); perr != nil && err == nil {
+			t.Fatalf("ParseRawListQuery(%q) accepted a malformed query", raw)
 		}
-		p, err := event.ParseListQuery(q)
 		if err != nil {
 			if _, ok := err.(*event.InputError); !ok {
 				t.Fatalf("ParseListQuery(%q) error %T", raw, err)

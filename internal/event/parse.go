@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Limits on client input.
@@ -81,13 +83,20 @@ type createBody struct {
 }
 
 // decodeStrict decodes exactly one JSON value from data into v, with
-// numbers as json.Number and unknown fields rejected.
-func decodeStrict(data []byte, v any) error {
+// numbers as json.Number and unknown fields rejected. data must be I-JSON
+// (RFC 7493): valid UTF-8, no lone surrogate escapes, no duplicate member
+// names; encoding/json would silently repair the first two (as U+FFFD) and
+// keep the last of the duplicates. Byte offsets in errors are counted from
+// base, the position of data in the request body.
+func decodeStrict(data []byte, base int64, v any) error {
+	if err := checkIJSON(data, base); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return describeJSONError(err)
+		return describeJSONError(data, base, err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return inputErr(CodeInvalidJSON, "the body holds more than one JSON value")
@@ -95,16 +104,44 @@ func decodeStrict(data []byte, v any) error {
 	return nil
 }
 
-func describeJSONError(err error) error {
+// checkIJSON reports the first way data is not exactly one I-JSON value,
+// using jsontext's strict decoder, which rejects invalid UTF-8, lone
+// surrogates and duplicate names natively.
+func checkIJSON(data []byte, base int64) error {
+	dec := jsontext.NewDecoder(bytes.NewReader(data))
+	if err := dec.SkipValue(); err != nil {
+		return describeJSONError(data, base, err)
+	}
+	return checkEnd(dec, data, base)
+}
+
+// checkEnd reports data after the value dec has just read.
+func checkEnd(dec *jsontext.Decoder, data []byte, base int64) error {
+	end := dec.InputOffset()
+	if _, err := dec.ReadToken(); err != io.EOF {
+		for end < int64(len(data)) && isSpace(data[end]) {
+			end++
+		}
+		return inputErr(CodeInvalidJSON, "the body holds more than one JSON value: more data follows at byte %d", base+end)
+	}
+	return nil
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func describeJSONError(data []byte, base int64, err error) error {
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
+	var jt *jsontext.SyntacticError
 	switch {
-	case errors.Is(err, io.EOF):
-		return inputErr(CodeInvalidJSON, "the body is empty: send a JSON object")
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return inputErr(CodeInvalidJSON, "the body ends in the middle of a JSON value")
+	case errors.Is(err, io.EOF):
+		return inputErr(CodeInvalidJSON, "the body is empty: send a JSON object")
+	case errors.As(err, &jt):
+		return describeSyntactic(data, base, jt)
 	case errors.As(err, &syn):
-		return inputErr(CodeInvalidJSON, "malformed JSON at byte %d: %s", syn.Offset, syn.Error())
+		return inputErr(CodeInvalidJSON, "malformed JSON at byte %d: %s", base+syn.Offset, syn.Error())
 	case errors.As(err, &typ):
 		if typ.Field == "" {
 			return inputErr(CodeInvalidJSON, "the body must be a JSON object, not %s", typ.Value)
@@ -116,11 +153,98 @@ func describeJSONError(err error) error {
 	return inputErr(CodeInvalidJSON, "malformed JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
 }
 
+// describeSyntactic turns a jsontext error into a message that names the
+// byte, the place (as a JSON Pointer) and, for I-JSON violations, the rule.
+func describeSyntactic(data []byte, base int64, e *jsontext.SyntacticError) error {
+	where := func(p jsontext.Pointer) string {
+		if p == "" {
+			return "the top-level value"
+		}
+		return strconv.Quote(truncate(string(p), 80))
+	}
+	off := e.ByteOffset
+	if e.Err == nil {
+		return inputErr(CodeInvalidJSON, "malformed JSON at byte %d", base+off)
+	}
+	switch {
+	case e.Err == jsontext.ErrDuplicateName:
+		obj := "the top-level object"
+		if parent := e.JSONPointer.Parent(); parent != "" {
+			obj = "the object at " + where(parent)
+		}
+		return inputErr(CodeInvalidJSON, "duplicate member name %q at byte %d in %s: request bodies are I-JSON (RFC 7493), where names are unique within an object", truncate(e.JSONPointer.LastToken(), 40), base+off, obj)
+	case e.Err == io.ErrUnexpectedEOF:
+		return inputErr(CodeInvalidJSON, "the body ends in the middle of a JSON value (in %s)", where(e.JSONPointer))
+	case strings.Contains(e.Err.Error(), "invalid UTF-8"):
+		return inputErr(CodeInvalidJSON, "invalid UTF-8 at byte %d (in %s): request bodies are I-JSON (RFC 7493) and must be UTF-8", base+firstInvalidUTF8(data, off), where(e.JSONPointer))
+	case strings.Contains(e.Err.Error(), "surrogate"):
+		at, esc := loneSurrogate(data, off)
+		return inputErr(CodeInvalidJSON, "lone surrogate escape %s at byte %d (in %s): request bodies are I-JSON (RFC 7493); escape characters outside the BMP as a surrogate pair such as \\ud83d\\ude00", esc, base+at, where(e.JSONPointer))
+	}
+	msg := e.Err.Error()
+	if e.JSONPointer != "" {
+		msg += " (in " + where(e.JSONPointer) + ")"
+	}
+	return inputErr(CodeInvalidJSON, "malformed JSON at byte %d: %s", base+off, msg)
+}
+
+// firstInvalidUTF8 returns the offset of the first byte at or after from
+// that does not start a valid UTF-8 sequence (from itself if none does).
+func firstInvalidUTF8(data []byte, from int64) int64 {
+	for i := from; i >= 0 && i < int64(len(data)); {
+		r, size := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && size == 1 {
+			return i
+		}
+		i += int64(size)
+	}
+	return from
+}
+
+// loneSurrogate finds the first \uXXXX escape at or after from that is a
+// surrogate without its partner, and returns its offset and text.
+func loneSurrogate(data []byte, from int64) (int64, string) {
+	hex := func(i int64) (rune, bool) {
+		if i+6 > int64(len(data)) || data[i] != '\\' || data[i+1] != 'u' {
+			return 0, false
+		}
+		v, err := strconv.ParseUint(string(data[i+2:i+6]), 16, 16)
+		return rune(v), err == nil
+	}
+	for i := max(from, 0); i < int64(len(data)); i++ {
+		if data[i] != '\\' {
+			continue
+		}
+		r, ok := hex(i)
+		if !ok {
+			i++ // skip the escaped character
+			continue
+		}
+		if 0xd800 <= r && r < 0xdc00 {
+			if lo, ok := hex(i + 6); ok && 0xdc00 <= lo && lo < 0xe000 {
+				i += 11
+				continue
+			}
+			return i, string(data[i : i+6])
+		}
+		if 0xdc00 <= r && r < 0xe000 {
+			return i, string(data[i : i+6])
+		}
+		i += 5
+	}
+	return from, "\\u...."
+}
+
 // ParseCreate parses and validates the body of POST /v1/events:
 // {"event_type": "...", "payload": {...}}.
 func ParseCreate(data []byte) (CreateRequest, error) {
+	return parseCreate(data, 0)
+}
+
+// parseCreate is ParseCreate for data found at byte base of the body.
+func parseCreate(data []byte, base int64) (CreateRequest, error) {
 	var b createBody
-	if err := decodeStrict(data, &b); err != nil {
+	if err := decodeStrict(data, base, &b); err != nil {
 		return CreateRequest{}, err
 	}
 	return b.validate()
@@ -148,28 +272,123 @@ func (b createBody) validate() (CreateRequest, error) {
 
 // ParseBatch parses the body of POST /v1/events/batch: {"events": [...]}
 // with 1-25 entries. The whole-body error is non-nil only when the body as a
-// whole is unusable; otherwise each entry has a request or its own error,
-// so valid entries can be stored and invalid ones reported.
+// whole is unusable (malformed JSON, not an object, an unknown or repeated
+// member, events missing or of the wrong size); otherwise each entry has a
+// request or its own error, so valid entries can be stored and invalid ones
+// reported. An I-JSON violation inside one entry (invalid UTF-8, a lone
+// surrogate, a duplicate name) is that entry's error; byte offsets in
+// entry errors count from the start of the body.
 func ParseBatch(data []byte) ([]CreateRequest, []error, error) {
-	var b struct {
-		Events *[]json.RawMessage `json:"events"`
-	}
-	if err := decodeStrict(data, &b); err != nil {
+	entries, offsets, err := splitBatch(data)
+	if err != nil {
 		return nil, nil, err
 	}
-	if b.Events == nil {
-		return nil, nil, inputErr(CodeInvalidBatch, "events is missing: send {\"events\": [...]}")
-	}
-	n := len(*b.Events)
+	n := len(entries)
 	if n == 0 || n > MaxBatch {
 		return nil, nil, inputErr(CodeInvalidBatch, "events has %d entries: send 1-%d", n, MaxBatch)
 	}
 	reqs := make([]CreateRequest, n)
 	errs := make([]error, n)
-	for i, raw := range *b.Events {
-		reqs[i], errs[i] = ParseCreate(raw)
+	for i, raw := range entries {
+		reqs[i], errs[i] = parseCreate(raw, offsets[i])
 	}
 	return reqs, errs, nil
+}
+
+// splitBatch reads {"events": [...]} and returns each entry's bytes and
+// offset, unchecked beyond JSON syntax: the decoder here tolerates
+// duplicate names and invalid UTF-8 so that such a problem inside an entry
+// stays that entry's error. The top level is checked by hand: "events" is
+// the only member and appears once.
+func splitBatch(data []byte) ([][]byte, []int64, error) {
+	dec := jsontext.NewDecoder(bytes.NewReader(data), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	fail := func(err error) ([][]byte, []int64, error) { return nil, nil, describeJSONError(data, 0, err) }
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return fail(err)
+	}
+	if tok.Kind() != '{' {
+		return nil, nil, inputErr(CodeInvalidJSON, "the body must be a JSON object, not %s", kindName(tok.Kind()))
+	}
+	var entries [][]byte
+	var offsets []int64
+	seen, isNull := false, false
+	for dec.PeekKind() == '"' {
+		name, err := dec.ReadValue()
+		if err != nil {
+			return fail(err)
+		}
+		nameAt := dec.InputOffset() - int64(len(name))
+		if err := checkIJSON(name, nameAt); err != nil {
+			return nil, nil, err
+		}
+		if name.String() != `"events"` {
+			unq, _ := jsontext.AppendUnquote(nil, name)
+			if string(unq) != "events" {
+				return nil, nil, inputErr(CodeInvalidJSON, "unknown field %q", truncate(string(unq), 40))
+			}
+		}
+		if seen {
+			return nil, nil, inputErr(CodeInvalidJSON, "duplicate member name \"events\" at byte %d in the top-level object: request bodies are I-JSON (RFC 7493), where names are unique within an object", nameAt)
+		}
+		seen = true
+		switch k := dec.PeekKind(); k {
+		case '[':
+			if _, err := dec.ReadToken(); err != nil {
+				return fail(err)
+			}
+			for dec.PeekKind() != ']' {
+				v, err := dec.ReadValue()
+				if err != nil {
+					return fail(err)
+				}
+				offsets = append(offsets, dec.InputOffset()-int64(len(v)))
+				entries = append(entries, v.Clone())
+			}
+			if _, err := dec.ReadToken(); err != nil {
+				return fail(err)
+			}
+		case 'n':
+			if _, err := dec.ReadToken(); err != nil {
+				return fail(err)
+			}
+			isNull = true
+		default:
+			if _, err := dec.ReadValue(); err != nil {
+				return fail(err)
+			}
+			return nil, nil, inputErr(CodeInvalidJSON, "field \"events\" must not be %s", kindName(k))
+		}
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return fail(err)
+	}
+	if err := checkEnd(dec, data, 0); err != nil {
+		return nil, nil, err
+	}
+	if !seen || isNull {
+		return nil, nil, inputErr(CodeInvalidBatch, "events is missing: send {\"events\": [...]}")
+	}
+	return entries, offsets, nil
+}
+
+// kindName names a JSON kind as encoding/json's type errors do.
+func kindName(k jsontext.Kind) string {
+	switch k {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case '0':
+		return "number"
+	case 't', 'f':
+		return "bool"
+	case 'n':
+		return "null"
+	}
+	return "invalid"
 }
 
 // ValidatePayload checks that DynamoDB can store p exactly: nesting at most
@@ -329,7 +548,7 @@ func ParseStatus(data []byte) (Status, error) {
 	var b struct {
 		Status *string `json:"status"`
 	}
-	if err := decodeStrict(data, &b); err != nil {
+	if err := decodeStrict(data, 0, &b); err != nil {
 		return "", err
 	}
 	if b.Status == nil {
@@ -348,7 +567,7 @@ func ParseAck(data []byte) ([]string, error) {
 	var b struct {
 		EventIDs *[]string `json:"event_ids"`
 	}
-	if err := decodeStrict(data, &b); err != nil {
+	if err := decodeStrict(data, 0, &b); err != nil {
 		return nil, err
 	}
 	if b.EventIDs == nil {
@@ -472,4 +691,16 @@ func truncate(s string, n int) string {
 		n--
 	}
 	return s[:n] + "..."
+}
+
+// ParseRawListQuery is ParseListQuery for the raw query string of GET
+// /v1/inbox (r.URL.RawQuery): a malformed query (a bad %-escape, a ';'
+// separator) is an invalid_parameter error instead of pairs silently
+// dropped, which url.URL.Query would do.
+func ParseRawListQuery(rawQuery string) (ListParams, error) {
+	q, err := url.ParseQuery(rawQuery)
+	if err != nil {
+		return ListParams{Status: Received, Limit: DefaultLimit}, inputErr(CodeInvalidParameter, "the query string is malformed: %s", truncate(err.Error(), 80))
+	}
+	return ParseListQuery(q)
 }
