@@ -278,7 +278,7 @@ type InboxPage struct {
 
 // listInbox serves GET /v1/inbox.
 func (a *API) listInbox(w http.ResponseWriter, r *http.Request, ri *reqInfo, _ string) (int, any, error) {
-	p, err := event.ParseListQuery(r.URL.Query())
+	p, err := event.ParseRawListQuery(r.URL.RawQuery)
 	if err != nil {
 		return 0, nil, err
 	}
