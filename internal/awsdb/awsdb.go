@@ -12,6 +12,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -30,7 +31,16 @@ type Options struct {
 	// MaxAttempts bounds the SDK's attempts per call, retries of
 	// throttling with exponential backoff included. Default: 4.
 	MaxAttempts int
+	// AttemptTimeout bounds one HTTP attempt (connect, send, read the
+	// whole response): a DynamoDB that accepts the connection and then
+	// hangs costs this much per attempt, not the caller's whole deadline,
+	// and the SDK retries the attempt. Default: DefaultAttemptTimeout.
+	AttemptTimeout time.Duration
 }
+
+// DefaultAttemptTimeout bounds one DynamoDB HTTP attempt. DynamoDB answers
+// in milliseconds; a 25-item batch of 400 KB items is 10 MB, well under it.
+const DefaultAttemptTimeout = 3 * time.Second
 
 // NewClient returns a DynamoDB client from the default AWS configuration
 // chain (environment, shared config, Lambda role). With EndpointURL and no
@@ -56,7 +66,12 @@ func LoadConfig(ctx context.Context, o Options) (aws.Config, error) {
 	if attempts <= 0 {
 		attempts = 4
 	}
+	timeout := o.AttemptTimeout
+	if timeout <= 0 {
+		timeout = DefaultAttemptTimeout
+	}
 	opts := []func(*config.LoadOptions) error{
+		config.WithHTTPClient(awshttp.NewBuildableClient().WithTimeout(timeout)),
 		config.WithRetryer(func() aws.Retryer {
 			return retry.NewStandard(func(so *retry.StandardOptions) {
 				so.MaxAttempts = attempts

@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -67,7 +68,32 @@ type Config struct {
 	// Metrics records ingestion outcomes (EventsIngested, EventsRejected
 	// by reason). Default: emf.Nop.
 	Metrics emf.Recorder
+	// RequestBudget bounds the time one request may spend: when it runs
+	// out, the answer is 503 unavailable with Retry-After, whatever
+	// DynamoDB is doing. When the request's context has a deadline (the
+	// Lambda invocation's), the budget ends DeadlineMargin before it, so
+	// the function answers instead of timing out. Default:
+	// DefaultRequestBudget.
+	RequestBudget time.Duration
 }
+
+// Request budget defaults.
+const (
+	// DefaultRequestBudget is below API Gateway's 29-second integration
+	// timeout and the API function's default 10-second timeout.
+	DefaultRequestBudget = 8 * time.Second
+	// DeadlineMargin is kept free before the context's own deadline to
+	// write the answer.
+	DeadlineMargin = time.Second
+	// minBudget is the least a request gets even when the invocation is
+	// nearly out of time.
+	minBudget = 100 * time.Millisecond
+)
+
+// StatusClientClosedRequest is the status logged (never sent: nobody is
+// listening) for a request whose client went away before the answer,
+// nginx's 499.
+const StatusClientClosedRequest = 499
 
 // API is the HTTP API; it implements http.Handler.
 type API struct {
@@ -75,6 +101,7 @@ type API struct {
 	cursors   *cursor.Codec
 	auth      Authenticator
 	sources   apikey.Sources
+	budget    time.Duration
 	retention time.Duration
 	log       *slog.Logger
 	now       func() time.Time
@@ -107,7 +134,21 @@ func New(cfg Config) (*API, error) {
 	if a.metrics == nil {
 		a.metrics = emf.Nop{}
 	}
+	a.budget = cfg.RequestBudget
+	if a.budget <= 0 {
+		a.budget = DefaultRequestBudget
+	}
 	return a, nil
+}
+
+// budgetContext returns the context a request runs in: parent, cut off
+// after the budget or DeadlineMargin before parent's deadline.
+func (a *API) budgetContext(parent context.Context) (context.Context, context.CancelFunc) {
+	d := a.budget
+	if dl, ok := parent.Deadline(); ok {
+		d = min(d, max(time.Until(dl)-DeadlineMargin, minBudget))
+	}
+	return context.WithTimeout(parent, d)
 }
 
 type ctxKey int
@@ -196,9 +237,21 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("X-Request-Id", ri.requestID)
 
-	status, body, err := a.serve(w, r, ri)
+	parent := r.Context()
+	ctx, cancel := a.budgetContext(parent)
+	defer cancel()
+	status, body, err := a.serve(w, r.WithContext(ctx), ri)
+	var ae *apiError
 	if err != nil {
-		ae := toAPIError(err)
+		ae = toAPIError(err)
+		switch {
+		case parent.Err() != nil:
+			// The client went away (or the invocation ended): nobody
+			// reads this answer; log what happened, not a 500.
+			ae = &apiError{status: StatusClientClosedRequest, code: "client_closed_request", message: "the client closed the request before the answer"}
+		case ctx.Err() != nil && ae.status >= 500:
+			ae = &apiError{status: http.StatusServiceUnavailable, code: "unavailable", message: "storage did not answer within the request's time budget; retry after the Retry-After delay", retryAfter: strconv.Itoa(RetryAfterSeconds)}
+		}
 		status = ae.status
 		body = errorBody{Error: errorDetail{Code: ae.code, Message: ae.message, RequestID: ri.requestID}}
 		if ae.retryAfter != "" {
@@ -229,9 +282,8 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	level := slog.LevelInfo
 	if err != nil {
-		ae := toAPIError(err)
 		attrs = append(attrs, slog.String("error_code", ae.code), slog.String("error", err.Error()))
-		if status >= 500 {
+		if status >= 500 && status != StatusClientClosedRequest {
 			level = slog.LevelError
 		} else {
 			level = slog.LevelWarn

@@ -13,12 +13,14 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/triggers-dev/triggers/internal/apikey"
+	"github.com/triggers-dev/triggers/internal/awsdb"
 	"github.com/triggers-dev/triggers/internal/dynamotest"
 	"github.com/triggers-dev/triggers/internal/httpapi"
 	"github.com/triggers-dev/triggers/internal/lambdaadapter"
@@ -303,4 +305,24 @@ func TestProxyRefusesCredentialsOutsideTheCacheKey(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusUnauthorized, res.StatusCode, "%s", res.Body)
 	assert.Contains(t, res.Body, apikey.SourceBearer.Hint())
+}
+
+// With DynamoDB hung, the authorizer fails before its invocation times out,
+// with an error API Gateway answers through AUTHORIZER_CONFIGURATION_ERROR
+// (the construct's 503 + Retry-After), never "Unauthorized".
+func TestAuthorizerFailsBeforeItsDeadline(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.APIKeys())
+	proxy := dynamotest.NewFaultProxy(t, db.Endpoint)
+	client, err := awsdb.NewClient(ctx, awsdb.Options{EndpointURL: proxy.URL})
+	require.NoError(t, err)
+	auth := lambdaadapter.Authorizer(apikey.NewStore(client, table), apikey.SourceBearer, quiet)
+	proxy.Stall()
+	defer proxy.Release()
+	invocation, cancel := context.WithTimeout(ctx, lambdaadapter.AuthorizerDeadlineMargin+time.Second)
+	defer cancel()
+	_, err = auth(invocation, events.APIGatewayCustomAuthorizerRequestTypeRequest{Headers: map[string]string{"Authorization": "Bearer trg_x"}})
+	require.Error(t, err)
+	assert.NotEqual(t, lambdaadapter.ErrUnauthorized, err)
+	assert.NoError(t, invocation.Err(), "failed before the invocation's deadline")
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -20,6 +21,12 @@ var ErrUnauthorized = errors.New("Unauthorized")
 type Authenticator interface {
 	Authenticate(ctx context.Context, key string) (string, error)
 }
+
+// AuthorizerDeadlineMargin is how long before the invocation's deadline
+// the authorizer gives up on DynamoDB and fails, so the failure is its own
+// (logged, answered by API Gateway's AUTHORIZER_CONFIGURATION_ERROR
+// response) rather than a function timeout.
+const AuthorizerDeadlineMargin = 500 * time.Millisecond
 
 // AuthorizerHandler is the Lambda handler type of a REQUEST authorizer.
 type AuthorizerHandler func(context.Context, events.APIGatewayCustomAuthorizerRequestTypeRequest) (events.APIGatewayCustomAuthorizerResponse, error)
@@ -45,6 +52,12 @@ func Authorizer(auth Authenticator, sources apikey.Sources, log *slog.Logger) Au
 		log = slog.Default()
 	}
 	return func(ctx context.Context, ev events.APIGatewayCustomAuthorizerRequestTypeRequest) (events.APIGatewayCustomAuthorizerResponse, error) {
+		if dl, ok := ctx.Deadline(); ok {
+			// Fail (and log it) before the invocation times out.
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithDeadline(ctx, dl.Add(-AuthorizerDeadlineMargin))
+			defer cancel()
+		}
 		key, err := apikey.Credential(Headers(ev.Headers, ev.MultiValueHeaders), sources)
 		var tenant string
 		if err == nil {

@@ -1,0 +1,191 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/triggers-dev/triggers/internal/apikey"
+	"github.com/triggers-dev/triggers/internal/awsdb"
+	"github.com/triggers-dev/triggers/internal/dynamotest"
+	"github.com/triggers-dev/triggers/internal/httpapi"
+	"github.com/triggers-dev/triggers/internal/store"
+	"github.com/triggers-dev/triggers/internal/syncio"
+	"github.com/triggers-dev/triggers/schema"
+)
+
+// With DynamoDB hung (its process stopped, not dead: connections are
+// accepted and never answered), every request answers 503 + Retry-After
+// within its budget, through the production client (awsdb: per-attempt
+// timeouts, retries); nothing acknowledged before is lost, and everything
+// works again once DynamoDB resumes.
+func TestHungDynamoDBAnswers503WithinTheBudget(t *testing.T) {
+	ctx := context.Background()
+	local, err := dynamotest.Start(ctx)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = local.Stop() })
+	events := local.CreateTable(t, schema.Events())
+	keysTable := local.CreateTable(t, schema.APIKeys())
+	client, err := awsdb.NewClient(ctx, awsdb.Options{EndpointURL: local.Endpoint})
+	require.NoError(t, err)
+	keys := apikey.NewStore(client, keysTable)
+	key, _, err := keys.Create(ctx, "tenant-a", "hang test")
+	require.NoError(t, err)
+
+	const budget = 2 * time.Second
+	api, err := httpapi.New(httpapi.Config{
+		Store: store.New(client, events), CursorSecret: testSecret, Authenticator: keys,
+		RequestBudget: budget, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)),
+	})
+	require.NoError(t, err)
+	// The local server authenticates itself; behind API Gateway the tenant
+	// comes from the authorizer: hang both paths.
+	local1 := httptest.NewServer(api)
+	t.Cleanup(local1.Close)
+	behindAuthorizer := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		api.ServeHTTP(w, r.WithContext(httpapi.WithTenant(r.Context(), "tenant-a")))
+	}))
+	t.Cleanup(behindAuthorizer.Close)
+
+	send := func(base, method, path, body string) (int, http.Header, []byte, time.Duration) {
+		req, err := http.NewRequest(method, base+path, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+key)
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		start := time.Now()
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, res.Header, b, time.Since(start)
+	}
+	var before []string
+	for i := 0; i < 3; i++ {
+		code, _, b, _ := send(local1.URL, "POST", "/v1/events", `{"event_type":"before.hang","payload":{"i":1}}`)
+		require.Equal(t, http.StatusCreated, code, "%s", b)
+		var e struct {
+			ID string `json:"event_id"`
+		}
+		require.NoError(t, json.Unmarshal(b, &e))
+		before = append(before, e.ID)
+	}
+
+	require.NoError(t, syscall.Kill(local.Pid(), syscall.SIGSTOP))
+	resumed := false
+	resume := func() {
+		if !resumed {
+			resumed = true
+			_ = syscall.Kill(local.Pid(), syscall.SIGCONT)
+		}
+	}
+	t.Cleanup(resume)
+
+	type call struct{ base, method, path, body string }
+	calls := []call{
+		{local1.URL, "POST", "/v1/events", `{"event_type":"during.hang","payload":{}}`},
+		{local1.URL, "GET", "/v1/inbox", ""},
+		{behindAuthorizer.URL, "POST", "/v1/events", `{"event_type":"during.hang","payload":{}}`},
+		{behindAuthorizer.URL, "POST", "/v1/events/batch", `{"events":[{"event_type":"during.hang","payload":{}}]}`},
+		{behindAuthorizer.URL, "GET", "/v1/inbox", ""},
+		{behindAuthorizer.URL, "GET", "/v1/events/" + before[0], ""},
+		{behindAuthorizer.URL, "PATCH", "/v1/events/" + before[1], `{"status":"failed"}`},
+		{behindAuthorizer.URL, "POST", "/v1/inbox/ack", `{"event_ids":["` + before[2] + `"]}`},
+	}
+	var wg sync.WaitGroup
+	for _, c := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			code, h, b, took := send(c.base, c.method, c.path, c.body)
+			name := c.method + " " + c.path
+			if c.path == "/v1/events/batch" {
+				// 207 with a 503 per entry: the batch itself was read.
+				if assert.Equal(t, http.StatusMultiStatus, code, "%s: %s", name, b) {
+					assert.Contains(t, string(b), `"status":503`, name)
+				}
+			} else {
+				assert.Equal(t, http.StatusServiceUnavailable, code, "%s: %s", name, b)
+				assert.Equal(t, "1", h.Get("Retry-After"), name)
+				assert.Contains(t, string(b), `"code":"unavailable"`, name)
+			}
+			assert.Less(t, took, budget+time.Second, "%s waited %v for a hung DynamoDB, budget %v", name, took, budget)
+		}()
+	}
+	wg.Wait()
+
+	resume()
+	// Nothing acknowledged is lost, and the API serves again.
+	for _, id := range before {
+		code, _, b, _ := send(local1.URL, "GET", "/v1/events/"+id, "")
+		assert.Equal(t, http.StatusOK, code, "event %s acknowledged before the hang: %s", id, b)
+	}
+	code, _, b, _ := send(local1.URL, "POST", "/v1/events", `{"event_type":"after.hang","payload":{}}`)
+	assert.Equal(t, http.StatusCreated, code, "%s", b)
+}
+
+// A client that goes away while DynamoDB is slow is logged as 499
+// client_closed_request at WARN, not as a 500 internal error.
+func TestClientDisconnectIsLoggedAs499(t *testing.T) {
+	ctx := context.Background()
+	events := db.CreateTable(t, schema.Events())
+	proxy := dynamotest.NewFaultProxy(t, db.Endpoint)
+	client, err := awsdb.NewClient(ctx, awsdb.Options{EndpointURL: proxy.URL})
+	require.NoError(t, err)
+	var logs syncio.Buffer
+	api, err := httpapi.New(httpapi.Config{Store: store.New(client, events), CursorSecret: testSecret, Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+	require.NoError(t, err)
+
+	proxy.Stall()
+	// A client disconnect cancels the request's context (no deadline).
+	reqCtx, cancel := context.WithCancel(httpapi.WithTenant(ctx, "tenant-a"))
+	defer cancel()
+	time.AfterFunc(300*time.Millisecond, cancel)
+	req := httptest.NewRequest("POST", "/v1/events", bytes.NewReader([]byte(`{"event_type":"a","payload":{}}`))).WithContext(reqCtx)
+	req.Header.Set("Content-Type", "application/json")
+	api.ServeHTTP(httptest.NewRecorder(), req)
+	proxy.Release()
+
+	var line map[string]any
+	require.NoError(t, json.Unmarshal([]byte(strings.TrimSpace(logs.String())), &line), "one JSON log line: %s", logs.String())
+	assert.Equal(t, 499.0, line["status"])
+	assert.Equal(t, "client_closed_request", line["error_code"])
+	assert.Equal(t, "WARN", line["level"])
+}
+
+// Inside Lambda the request's context carries the invocation's deadline:
+// the budget ends DeadlineMargin before it, so the function answers 503
+// itself instead of being killed by its timeout (API Gateway's 502).
+func TestBudgetEndsBeforeTheInvocationDeadline(t *testing.T) {
+	ctx := context.Background()
+	events := db.CreateTable(t, schema.Events())
+	proxy := dynamotest.NewFaultProxy(t, db.Endpoint)
+	client, err := awsdb.NewClient(ctx, awsdb.Options{EndpointURL: proxy.URL})
+	require.NoError(t, err)
+	api, err := httpapi.New(httpapi.Config{Store: store.New(client, events), CursorSecret: testSecret, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+	require.NoError(t, err)
+
+	proxy.Stall()
+	defer proxy.Release()
+	invocation, cancel := context.WithTimeout(httpapi.WithTenant(ctx, "tenant-a"), httpapi.DeadlineMargin+time.Second)
+	defer cancel()
+	req := httptest.NewRequest("GET", "/v1/inbox", nil).WithContext(invocation)
+	rec := httptest.NewRecorder()
+	api.ServeHTTP(rec, req)
+	assert.Equal(t, http.StatusServiceUnavailable, rec.Code, rec.Body.String())
+	assert.Equal(t, "1", rec.Header().Get("Retry-After"))
+	assert.NoError(t, invocation.Err(), "answered before the invocation's deadline")
+}
