@@ -7,7 +7,7 @@
 //
 //	create -tenant ID [-description TEXT]   create a key; it is printed once
 //	list [-tenant ID] [-json]               list keys (never the keys themselves)
-//	revoke -hash HASH | -key KEY            revoke a key
+//	revoke -hash HASH | -key-stdin          revoke a key (the key itself is read from stdin, never argv)
 //	create-table                            create the API-keys table (local use)
 //
 // The table defaults to $API_KEYS_TABLE; credentials and region come from
@@ -15,6 +15,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -32,7 +33,7 @@ import (
 )
 
 func main() {
-	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr, os.Getenv))
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
 }
 
 const usage = `usage: triggers-keys [-table NAME] [-endpoint-url URL] [-region REGION] COMMAND [flags]
@@ -40,14 +41,15 @@ const usage = `usage: triggers-keys [-table NAME] [-endpoint-url URL] [-region R
 commands:
   create -tenant ID [-description TEXT]   create a key for a tenant; the key is shown once
   list [-tenant ID] [-json]               list keys: hash, prefix, tenant, status, dates
-  revoke -hash HASH | -key KEY            revoke a key (idempotent)
+  revoke -hash HASH | -key-stdin          revoke a key (idempotent); -key-stdin reads the key
+                                          from standard input, so it stays out of argv and history
   create-table                            create the API-keys table if missing (local use)
 
 global flags:
 `
 
 // run is the whole command; it returns the exit code.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	global := flag.NewFlagSet("triggers-keys", flag.ContinueOnError)
 	global.SetOutput(stderr)
 	table := global.String("table", getenv("API_KEYS_TABLE"), "API-keys table name (default $API_KEYS_TABLE)")
@@ -124,16 +126,27 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return 0
 	case "revoke":
 		hash := fs.String("hash", "", "hash of the key, as list shows it")
-		key := fs.String("key", "", "the key itself")
+		fromStdin := fs.Bool("key-stdin", false, "read the key itself from standard input (one line)")
+		argvKey := fs.String("key", "", "refused: a key in argv lands in shell history and process lists; use -key-stdin")
 		if fs.Parse(rest) != nil || !noArgs(fs, stderr) {
 			return 2
 		}
-		if (*hash == "") == (*key == "") {
-			fmt.Fprintln(stderr, "triggers-keys revoke: pass exactly one of -hash or -key")
+		if *argvKey != "" {
+			fmt.Fprintln(stderr, "triggers-keys revoke: -key puts the secret in argv (shell history, ps): pipe it to -key-stdin instead, or pass -hash")
 			return 2
 		}
-		if *key != "" {
-			*hash = apikey.Hash(*key)
+		if (*hash == "") == !*fromStdin {
+			fmt.Fprintln(stderr, "triggers-keys revoke: pass exactly one of -hash or -key-stdin")
+			return 2
+		}
+		if *fromStdin {
+			line, err := bufio.NewReader(io.LimitReader(stdin, 4096)).ReadString('\n')
+			key := strings.TrimSpace(line)
+			if key == "" {
+				fmt.Fprintf(stderr, "triggers-keys revoke: no key on standard input (%v): echo \"$KEY\" | triggers-keys revoke -key-stdin\n", err)
+				return 2
+			}
+			*hash = apikey.Hash(key)
 		}
 		was, err := keys.Revoke(ctx, *hash)
 		if errors.Is(err, apikey.ErrNoSuchKey) {

@@ -22,8 +22,14 @@ func TestMain(m *testing.M) { os.Exit(dynamotest.Main(m, &db)) }
 
 func cli(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
+	return cliIn(t, "", args...)
+}
+
+// cliIn runs the command with stdin as its standard input.
+func cliIn(t *testing.T, stdin string, args ...string) (int, string, string) {
+	t.Helper()
 	var out, errOut bytes.Buffer
-	code := run(context.Background(), append([]string{"-endpoint-url", db.Endpoint}, args...), &out, &errOut, func(string) string { return "" })
+	code := run(context.Background(), append([]string{"-endpoint-url", db.Endpoint}, args...), strings.NewReader(stdin), &out, &errOut, func(string) string { return "" })
 	return code, out.String(), errOut.String()
 }
 
@@ -70,7 +76,7 @@ func TestKeyLifecycle(t *testing.T) {
 	code, out, _ = cli(t, "-table", table, "revoke", "-hash", hash)
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "revoked "+hash)
-	code, out, _ = cli(t, "-table", table, "revoke", "-key", key[1])
+	code, out, _ = cliIn(t, key[1]+"\n", "-table", table, "revoke", "-key-stdin")
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "already revoked")
 	_, err = keys.Authenticate(context.Background(), key[1])
@@ -91,7 +97,10 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-table", "t", "frobnicate"}, "unknown command"},
 		{[]string{"-table", "t", "create"}, "-tenant is required"},
 		{[]string{"-table", "t", "revoke"}, "exactly one"},
-		{[]string{"-table", "t", "revoke", "-hash", "a", "-key", "b"}, "exactly one"},
+		{[]string{"-table", "t", "revoke", "-hash", "a", "-key-stdin"}, "exactly one"},
+		// The secret never goes in argv: shell history, ps, audit logs.
+		{[]string{"-table", "t", "revoke", "-key", "trg_secret"}, "-key-stdin"},
+		{[]string{"-table", "t", "revoke", "-key-stdin"}, "no key on standard input"},
 		{[]string{"-table", "t", "list", "extra"}, "unexpected arguments"},
 	}
 	for _, tt := range tests {
