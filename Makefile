@@ -12,7 +12,7 @@ CDK := ./node_modules/.bin/cdk
 NODE_STAMP := node_modules/.triggers-installed
 GO_STAMP := .cache/go-mod-downloaded
 
-.PHONY: all deps synth test lint vet fmt-check cfn-lint dev bench fuzz build-lambdas clean
+.PHONY: all deps synth test lint vet fmt-check cfn-lint dev smoke bench fuzz build-lambdas clean
 
 all: synth
 
@@ -31,6 +31,20 @@ synth: deps
 	rm -rf cdk.out
 	$(CDK) synth --quiet
 	@echo "templates:"; ls -1 cdk.out/*.template.json
+
+# The dev API stack that make dev serves through the local API Gateway
+# emulator. It is synthesized again when a Go package the CDK app is built
+# from (constructs, stacks, schema and what they import) or the app's
+# configuration changed since the last synth.
+API_TEMPLATE := cdk.out/triggers-dev-api.template.json
+APP_PACKAGES = $(shell go list -deps -f '{{with .Module}}{{if eq .Path "github.com/triggers-dev/triggers"}}{{$$.Dir}}{{end}}{{end}}' .)
+APP_SOURCES = $(filter-out %_test.go,$(foreach d,$(APP_PACKAGES),$(wildcard $(d)/*.go))) cdk.json go.mod go.sum
+
+$(API_TEMPLATE): $(APP_SOURCES) | deps
+	rm -rf cdk.out
+	$(CDK) synth --quiet
+	test -f $@ || { echo "make synth wrote no $@: is triggers:env still dev in cdk.json?"; exit 1; }
+	touch $@
 
 ## test: formatting, vet, every Go test (DynamoDB Local and synth included)
 test: deps fmt-check vet
@@ -60,12 +74,21 @@ fuzz: deps
 build-lambdas:
 	scripts/build-lambdas.sh
 
-## dev: DynamoDB Local + tables + demo API key + the API on 127.0.0.1:8080 +
+## dev: DynamoDB Local + tables + demo API key + the API on
+## 127.0.0.1:8080/live through the API Gateway emulator built from
+## cdk.out/triggers-dev-api.template.json (synthesized first when stale) +
 ## stream delivery to a local sink; Ctrl-C stops everything.
 ##   make dev DATA=.dev-data ADDR=127.0.0.1:8081 DYNAMODB_PORT=8001 DEV_FLAGS="-tenant acme"
-dev: deps
+dev: deps $(API_TEMPLATE)
 	go build -o bin/triggers-dev ./cmd/triggers-dev
-	exec bin/triggers-dev $(if $(DATA),-data $(DATA)) $(if $(ADDR),-addr $(ADDR)) $(if $(DYNAMODB_PORT),-dynamodb-port $(DYNAMODB_PORT)) $(DEV_FLAGS)
+	exec bin/triggers-dev -template $(API_TEMPLATE) $(if $(DATA),-data $(DATA)) $(if $(ADDR),-addr $(ADDR)) $(if $(DYNAMODB_PORT),-dynamodb-port $(DYNAMODB_PORT)) $(DEV_FLAGS)
+
+## smoke: the contract suite (conformance/) against a deployed stage:
+##   make smoke URL=https://abc.execute-api.eu-west-1.amazonaws.com/live KEY=trg_... KEY2=trg_...
+## KEY and KEY2 belong to two dedicated test tenants; READONLY=1 makes no writes.
+smoke:
+	@test -n "$(URL)" -a -n "$(KEY)" -a -n "$(KEY2)" || { echo "usage: make smoke URL=<stage URL> KEY=<test tenant key> KEY2=<second test tenant key> [READONLY=1] [X_API_KEY=1]"; exit 2; }
+	go test -count=1 -v -timeout 15m ./conformance -args -base '$(URL)' -key '$(KEY)' -key2 '$(KEY2)' $(if $(READONLY),-readonly) $(if $(X_API_KEY),-x-api-key)
 
 clean:
 	rm -rf cdk.out .cache

@@ -11,7 +11,7 @@
 //	go run ./cmd/triggers-dev -h  # every flag
 //
 // Exit status: 0 after Ctrl-C, 2 for bad flags or start-up conditions
-// (port in use, Java missing, DynamoDB Local not installed), 1 when
+// (no template, port in use, Java missing, DynamoDB Local not installed), 1 when
 // something fails while serving.
 package main
 
@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/triggers-dev/triggers/internal/devenv"
+	"github.com/triggers-dev/triggers/internal/localapi"
 )
 
 func main() {
@@ -40,6 +41,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var o devenv.Options
 	fs.StringVar(&o.Addr, "addr", devenv.DefaultAddr, "the API's listen address")
+	fs.StringVar(&o.Template, "template", "", "the synthesized API stack template to serve (default: "+localapi.DefaultTemplate+" in the module root, written by make synth)")
 	fs.IntVar(&o.DynamoDBPort, "dynamodb-port", devenv.DefaultDynamoDBPort, "DynamoDB Local's port (-1: any free port)")
 	fs.StringVar(&o.DataDir, "data", "", "keep DynamoDB Local's data in this folder across runs (default: in memory)")
 	fs.StringVar(&o.Tenant, "tenant", devenv.DefaultTenant, "the demo tenant that gets a new API key")

@@ -60,6 +60,7 @@ type dev struct {
 	stdout, stderr *syncio.Buffer
 	done           chan error
 	url, key, ddb  string
+	deliveries     string
 	ddbPid         int
 }
 
@@ -67,14 +68,19 @@ func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
 
 var (
 	reURL = regexp.MustCompile(`(?m)^  API:\s+(\S+)$`)
+	reDel = regexp.MustCompile(`(?m)^  deliveries:\s+(\S+),`)
 	reKey = regexp.MustCompile(`(?m)^  API key:\s+(\S+)`)
 	reDDB = regexp.MustCompile(`(?m)^  DynamoDB Local:\s+(\S+)\s+\(pid (\d+)\)`)
 )
 
-// start runs triggers-dev and waits for its summary.
+// template is the dev API stack as synthesized, kept identical to the
+// real synth by the assertions golden test: the tests do not synthesize.
+const template = "../../assertions/testdata/triggers-dev-api.json"
+
+// start runs triggers-dev on the golden template and waits for its summary.
 func start(t *testing.T, env []string, args ...string) *dev {
 	t.Helper()
-	d := &dev{cmd: exec.Command(bin, args...), stdout: &syncio.Buffer{}, stderr: &syncio.Buffer{}, done: make(chan error, 1)}
+	d := &dev{cmd: exec.Command(bin, append([]string{"-template", template}, args...)...), stdout: &syncio.Buffer{}, stderr: &syncio.Buffer{}, done: make(chan error, 1)}
 	d.cmd.Stdout, d.cmd.Stderr = d.stdout, d.stderr
 	d.cmd.Env = append(os.Environ(), env...)
 	require.NoError(t, d.cmd.Start())
@@ -98,6 +104,7 @@ func start(t *testing.T, env []string, args ...string) *dev {
 	out := d.stdout.String()
 	d.url = reURL.FindStringSubmatch(out)[1]
 	d.key = reKey.FindStringSubmatch(out)[1]
+	d.deliveries = reDel.FindStringSubmatch(out)[1]
 	m := reDDB.FindStringSubmatch(out)
 	d.ddb = m[1]
 	d.ddbPid, _ = strconv.Atoi(m[2])
@@ -180,9 +187,12 @@ func ids(events any) []string {
 func TestReadmeWalkthrough(t *testing.T) {
 	deliveries := filepath.Join(t.TempDir(), "deliveries.jsonl")
 	d := start(t, nil, "-addr", "127.0.0.1:0", "-dynamodb-port", "-1", "-deliveries", deliveries)
-	assert.Contains(t, d.stdout.String(), "export TRIGGERS_URL="+d.url+" TRIGGERS_KEY="+d.key, "the summary prints the walkthrough's exports")
+	assert.Contains(t, d.stdout.String(), "export TRIGGERS_URL="+d.url+" TRIGGERS_KEY="+d.key+" TRIGGERS_DELIVERIES="+d.deliveries,
+		"the summary prints the walkthrough's exports")
+	assert.Regexp(t, `^http://127\.0\.0\.1:\d+/live$`, d.url, "the stage URL, as the deployed ApiUrl")
+	assert.Regexp(t, `^http://127\.0\.0\.1:\d+/_dev/deliveries$`, d.deliveries)
 
-	out := runBash(t, readmeBlock(t, "<!-- walkthrough"), "TRIGGERS_URL="+d.url, "TRIGGERS_KEY="+d.key)
+	out := runBash(t, readmeBlock(t, "<!-- walkthrough"), "TRIGGERS_URL="+d.url, "TRIGGERS_KEY="+d.key, "TRIGGERS_DELIVERIES="+d.deliveries)
 	docs := decodeAll(t, out)
 	require.Len(t, docs, 6, "one JSON document per step:\n%s", out)
 	ev := docs[0]
@@ -207,6 +217,17 @@ func TestReadmeWalkthrough(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(raw), `"event_id":"`+id+`"`, "-deliveries file")
 	assert.Regexp(t, `"msg":"delivered".*"event_id":"`+id+`"`, d.stdout.String(), "delivery log line")
+	// Every API request of the walkthrough (all but step 3's deliveries)
+	// went gateway -> authorizer -> api handler: the gateway's line and the
+	// API function's line per request, the authorizer once (then cached).
+	// The gateway logs after answering: wait for the last line.
+	require.Eventually(t, func() bool { return strings.Count(d.stdout.String(), `"msg":"localgw request"`) >= 5 },
+		5*time.Second, 20*time.Millisecond, "gateway lines:\n%s", d.stdout)
+	logs := d.stdout.String()
+	assert.Equal(t, 5, strings.Count(logs, `"msg":"localgw request"`), "gateway lines:\n%s", logs)
+	assert.Equal(t, 5, strings.Count(logs, `"msg":"request"`), "API function lines:\n%s", logs)
+	assert.Equal(t, 1, strings.Count(logs, `"msg":"authorized"`), "authorizer calls:\n%s", logs)
+	assert.Equal(t, 4, strings.Count(logs, `"authorizer_cache_hit":true`), "cache hits:\n%s", logs)
 
 	out = runBash(t, readmeBlock(t, "<!-- aws-cli"), "DDB="+d.ddb)
 	docs = decodeAll(t, out)
@@ -292,12 +313,14 @@ func TestStartupErrors(t *testing.T) {
 		{"bad tenant", nil, []string{"-addr", "127.0.0.1:0", "-tenant", "no spaces"},
 			[]string{`tenant "no spaces" is invalid`}},
 		{"stray argument", nil, []string{"serve"}, []string{`unexpected argument "serve"`}},
+		{"no template", nil, []string{"-addr", "127.0.0.1:0", "-template", "/nonexistent/api.template.json"},
+			[]string{"the API template /nonexistent/api.template.json does not exist: run make synth"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, bin, tt.args...)
+			cmd := exec.CommandContext(ctx, bin, append([]string{"-template", template}, tt.args...)...)
 			cmd.Env = append(os.Environ(), tt.env...)
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -1,9 +1,11 @@
 // Package devenv runs the whole Triggers path on one machine, with the same
 // code as on AWS: DynamoDB Local (internal/ddblocal), the tables from the
-// schema the constructs use, a demo tenant's API key, the HTTP API
-// (internal/httpapi, authenticating like the Lambda authorizer) and a
-// stream poller that runs the stream consumer (internal/delivery) against
-// DynamoDB Local's Streams API and delivers to a local sink.
+// schema the constructs use, a demo tenant's API key, the HTTP API as
+// deployed (internal/localapi: an API Gateway emulator built from the
+// synthesized API stack template, calling the real authorizer and API
+// handlers through their Lambda entry points) and a stream poller that runs
+// the stream consumer (internal/delivery) against DynamoDB Local's Streams
+// API and delivers to a local sink.
 //
 // cmd/triggers-dev (`make dev`) is its command-line front end.
 package devenv
@@ -34,8 +36,7 @@ import (
 	"github.com/triggers-dev/triggers/internal/ddblocal"
 	"github.com/triggers-dev/triggers/internal/delivery"
 	"github.com/triggers-dev/triggers/internal/event"
-	"github.com/triggers-dev/triggers/internal/httpapi"
-	"github.com/triggers-dev/triggers/internal/store"
+	"github.com/triggers-dev/triggers/internal/localapi"
 	"github.com/triggers-dev/triggers/internal/syncio"
 	"github.com/triggers-dev/triggers/schema"
 )
@@ -57,6 +58,10 @@ const (
 type Options struct {
 	// Addr is the API's listen address. Default: DefaultAddr (loopback).
 	Addr string
+	// Template is the synthesized API stack the gateway is built from.
+	// Default: localapi.DefaultTemplate under the module root (make dev
+	// synthesizes it when the constructs or stacks changed).
+	Template string
 	// DynamoDBPort is DynamoDB Local's port; -1 picks a free one.
 	// Default: DefaultDynamoDBPort.
 	DynamoDBPort int
@@ -84,8 +89,14 @@ type Options struct {
 
 // Info describes a running environment.
 type Info struct {
-	// URL is the API's base URL.
+	// URL is the API's base URL: the stage's, as in the deployed ApiUrl
+	// output without its trailing slash (http://127.0.0.1:8080/live).
 	URL string
+	// DeliveriesURL lists the local sink's deliveries.
+	DeliveriesURL string
+	// Template is the path of the template the gateway serves, and
+	// Stage its stage.
+	Template, Stage string
 	// DynamoDBEndpoint is DynamoDB Local's URL.
 	DynamoDBEndpoint string
 	// DynamoDBPid is DynamoDB Local's process id.
@@ -118,6 +129,12 @@ func (o *Options) defaults() {
 	if o.Stdout == nil {
 		o.Stdout = os.Stdout
 	}
+	if o.Template == "" {
+		o.Template = localapi.DefaultTemplate
+		if root, err := ddblocal.ModuleRoot(); err == nil {
+			o.Template = filepath.Join(root, localapi.DefaultTemplate)
+		}
+	}
 }
 
 // Run starts everything, serves until ctx ends, then stops everything,
@@ -128,7 +145,11 @@ func Run(ctx context.Context, o Options) (err error) {
 	if !event.ValidTenantID(o.Tenant) {
 		return fmt.Errorf("tenant %q is invalid: use 1-128 characters of [A-Za-z0-9_.:-], starting with a letter or digit", o.Tenant)
 	}
-	// The API's port first: failing here costs nothing.
+	// The template and the API's port first: failing here costs nothing.
+	template, err := localapi.ReadTemplate(o.Template)
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
 		return fmt.Errorf("the API cannot listen on %s (%v): stop what uses it, or pass another address (make dev ADDR=127.0.0.1:8081, or -addr)", o.Addr, err)
@@ -178,14 +199,16 @@ func Run(ctx context.Context, o Options) (err error) {
 
 	secret := make([]byte, 48)
 	_, _ = rand.Read(secret)
-	api, err := httpapi.New(httpapi.Config{
-		Store:         store.New(client, o.EventsTable),
-		CursorSecret:  []byte(base64.RawURLEncoding.EncodeToString(secret)),
-		Authenticator: keys,
-		Logger:        log,
+	api, err := localapi.New(localapi.Config{
+		Template:     template,
+		DB:           client,
+		EventsTable:  o.EventsTable,
+		KeysTable:    o.KeysTable,
+		CursorSecret: []byte(base64.RawURLEncoding.EncodeToString(secret)),
+		Logger:       log,
 	})
 	if err != nil {
-		return err
+		return fmt.Errorf("serve %s: %w", o.Template, err)
 	}
 
 	deliveries := &deliveryLog{w: sink, log: log}
@@ -208,11 +231,12 @@ func Run(ctx context.Context, o Options) (err error) {
 
 	mux := http.NewServeMux()
 	mux.Handle(DeliveriesPath, deliveries)
-	mux.Handle("/", api)
+	mux.Handle("/", api.Gateway)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second}
 
 	info := Info{
-		URL: "http://" + ln.Addr().String(), DynamoDBEndpoint: proc.Endpoint, DynamoDBPid: proc.Pid(),
+		URL: "http://" + ln.Addr().String() + api.BasePath, DeliveriesURL: "http://" + ln.Addr().String() + DeliveriesPath,
+		Template: o.Template, Stage: api.Gateway.Stage(), DynamoDBEndpoint: proc.Endpoint, DynamoDBPid: proc.Pid(),
 		Tenant: o.Tenant, APIKey: key, EventsTable: o.EventsTable, KeysTable: o.KeysTable,
 	}
 	// Before the log lines start: connections wait in the listen backlog.
@@ -268,15 +292,16 @@ func printSummary(o Options, in Info, kept bool) {
 	w := o.Stdout
 	fmt.Fprintf(w, "Triggers dev environment\n")
 	fmt.Fprintf(w, "  API:             %s\n", in.URL)
+	fmt.Fprintf(w, "                   API Gateway stage %q from %s -> authorizer -> api handler\n", in.Stage, in.Template)
 	fmt.Fprintf(w, "  DynamoDB Local:  %s  (pid %d) data %s\n", in.DynamoDBEndpoint, in.DynamoDBPid, storage)
 	fmt.Fprintf(w, "  tables:          %s, %s\n", in.EventsTable, in.KeysTable)
 	fmt.Fprintf(w, "  tenant:          %s\n", in.Tenant)
 	fmt.Fprintf(w, "  API key:         %s   (new at every start; only its hash is stored)\n", in.APIKey)
-	fmt.Fprintf(w, "  deliveries:      %s%s, and a \"delivered\" log line each", in.URL, DeliveriesPath)
+	fmt.Fprintf(w, "  deliveries:      %s, and a \"delivered\" log line each", in.DeliveriesURL)
 	if o.DeliveriesFile != "" {
 		fmt.Fprintf(w, ", appended to %s", o.DeliveriesFile)
 	}
-	fmt.Fprintf(w, "\n\nIn another terminal:\n  export TRIGGERS_URL=%s TRIGGERS_KEY=%s\n", in.URL, in.APIKey)
+	fmt.Fprintf(w, "\n\nIn another terminal:\n  export TRIGGERS_URL=%s TRIGGERS_KEY=%s TRIGGERS_DELIVERIES=%s\n", in.URL, in.APIKey, in.DeliveriesURL)
 	fmt.Fprintf(w, "  export AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local AWS_DEFAULT_REGION=%s DDB=%s\n", ddblocal.Region, in.DynamoDBEndpoint)
 	fmt.Fprintf(w, "Ctrl-C stops everything.\n\n")
 }
