@@ -1,6 +1,7 @@
 package cursor_test
 
 import (
+	"crypto/sha256"
 	"encoding/base64"
 	"strings"
 	"testing"
@@ -101,4 +102,40 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("Decode accepted %q, which Encode writes as %q", s, again)
 		}
 	})
+}
+
+// Every byte of a cursor counts: flipping any one bit of any byte of the
+// decoded cursor (body or tag), or cutting the tag short by any amount, is
+// refused. (A MAC check comparing only part of the tag would pass some.)
+func TestEveryByteIsAuthenticated(t *testing.T) {
+	c, err := cursor.New(secret)
+	require.NoError(t, err)
+	p := position(t)
+	sk := p.SortKey
+	good := c.Encode("tenant-a", "shape", p)
+	raw, err := base64.RawURLEncoding.DecodeString(good)
+	require.NoError(t, err)
+	_, err = c.Decode("tenant-a", "shape", good)
+	require.NoError(t, err)
+
+	for i := range raw {
+		for _, bit := range []byte{0x01, 0x80} {
+			mut := append([]byte(nil), raw...)
+			mut[i] ^= bit
+			_, err := c.Decode("tenant-a", "shape", base64.RawURLEncoding.EncodeToString(mut))
+			assert.ErrorIs(t, err, cursor.ErrInvalid, "byte %d of %d flipped (bit %#x) was accepted", i, len(raw), bit)
+		}
+	}
+	for cut := 1; cut <= sha256.Size; cut++ {
+		_, err := c.Decode("tenant-a", "shape", base64.RawURLEncoding.EncodeToString(raw[:len(raw)-cut]))
+		assert.ErrorIs(t, err, cursor.ErrInvalid, "tag cut by %d bytes was accepted", cut)
+	}
+	// The tag alone, or the body with another cursor's tag, is refused.
+	_, err = c.Decode("tenant-a", "shape", base64.RawURLEncoding.EncodeToString(raw[len(raw)-sha256.Size:]))
+	assert.ErrorIs(t, err, cursor.ErrInvalid)
+	other := c.Encode("tenant-a", "shape", store.Position{SortKey: sk})
+	otherRaw, _ := base64.RawURLEncoding.DecodeString(other)
+	spliced := append(append([]byte(nil), raw[:len(raw)-sha256.Size]...), otherRaw[len(otherRaw)-sha256.Size:]...)
+	_, err = c.Decode("tenant-a", "shape", base64.RawURLEncoding.EncodeToString(spliced))
+	assert.ErrorIs(t, err, cursor.ErrInvalid)
 }

@@ -1,0 +1,125 @@
+package apikey_test
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/triggers-dev/triggers/internal/apikey"
+	"github.com/triggers-dev/triggers/internal/dynamotest"
+	"github.com/triggers-dev/triggers/schema"
+)
+
+var db *dynamotest.Local
+
+func TestMain(m *testing.M) { os.Exit(dynamotest.Main(m, &db)) }
+
+// The key store on DynamoDB Local: only the exact key authenticates (not a
+// key differing in its last character, not its display prefix), only an
+// active key of a valid tenant does, and revocation is idempotent.
+func TestAuthenticateOnlyTheExactActiveKey(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.APIKeys())
+	keys := apikey.NewStore(db.Client, table)
+	key, k, err := keys.Create(ctx, "tenant-a", "ci")
+	require.NoError(t, err)
+	assert.Equal(t, apikey.Hash(key), k.Hash)
+	assert.Equal(t, key[:12], k.Prefix)
+
+	tenant, err := keys.Authenticate(ctx, key)
+	require.NoError(t, err)
+	assert.Equal(t, "tenant-a", tenant)
+
+	last := key[len(key)-1]
+	other := byte('A')
+	if last == 'A' {
+		other = 'B'
+	}
+	for name, bad := range map[string]string{
+		"last character changed":  key[:len(key)-1] + string(other),
+		"first random character":  key[:4] + string(other) + key[5:],
+		"display prefix alone":    k.Prefix,
+		"key without its last":    key[:len(key)-1],
+		"key with one more":       key + "A",
+		"hash instead of the key": k.Hash,
+	} {
+		_, err := keys.Authenticate(ctx, bad)
+		assert.ErrorIs(t, err, apikey.ErrUnknown, name)
+	}
+	_, err = keys.Authenticate(ctx, "")
+	assert.ErrorIs(t, err, apikey.ErrMissing)
+	_, err = keys.Authenticate(ctx, strings.Repeat("a", 513))
+	assert.ErrorIs(t, err, apikey.ErrUnknown)
+
+	// Only hashes are stored: the key appears nowhere in the table.
+	out, err := db.Client.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(table)})
+	require.NoError(t, err)
+	require.Len(t, out.Items, 1)
+	for name, v := range out.Items[0] {
+		if s, ok := v.(*types.AttributeValueMemberS); ok {
+			assert.NotContains(t, s.Value, key[12:], "attribute %s holds the key", name)
+		}
+	}
+
+	was, err := keys.Revoke(ctx, k.Hash)
+	require.NoError(t, err)
+	assert.True(t, was)
+	_, err = keys.Authenticate(ctx, key)
+	assert.ErrorIs(t, err, apikey.ErrRevoked)
+	was, err = keys.Revoke(ctx, strings.ToUpper(k.Hash))
+	require.NoError(t, err, "revoking again, with the hash in upper case")
+	assert.False(t, was)
+	_, err = keys.Revoke(ctx, strings.Repeat("0", 64))
+	assert.ErrorIs(t, err, apikey.ErrNoSuchKey)
+
+	listed, err := keys.List(ctx, "tenant-a")
+	require.NoError(t, err)
+	require.Len(t, listed, 1)
+	assert.Equal(t, apikey.StatusRevoked, listed[0].Status)
+	assert.False(t, listed[0].RevokedAt.IsZero())
+}
+
+// A stored record whose status is missing or unknown (a "suspended" key
+// written by another tool, say), or whose tenant id is invalid, does not
+// authenticate: only "active" lets a key in.
+func TestOnlyActiveKeysOfValidTenantsAuthenticate(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.APIKeys())
+	keys := apikey.NewStore(db.Client, table)
+	put := func(key string, attrs map[string]string) {
+		item := map[string]types.AttributeValue{schema.AttrKeyHash: &types.AttributeValueMemberS{Value: apikey.Hash(key)}}
+		for k, v := range attrs {
+			item[k] = &types.AttributeValueMemberS{Value: v}
+		}
+		_, err := db.Client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: item})
+		require.NoError(t, err)
+	}
+	put("trg_nostatus", map[string]string{schema.AttrTenantID: "tenant-a"})
+	put("trg_suspended", map[string]string{schema.AttrTenantID: "tenant-a", schema.AttrKeyStatus: "suspended"})
+	put("trg_activecase", map[string]string{schema.AttrTenantID: "tenant-a", schema.AttrKeyStatus: "Active"})
+	put("trg_badtenant", map[string]string{schema.AttrTenantID: "idempotency#x", schema.AttrKeyStatus: apikey.StatusActive})
+	put("trg_notenant", map[string]string{schema.AttrKeyStatus: apikey.StatusActive})
+	put("trg_good", map[string]string{schema.AttrTenantID: "tenant-a", schema.AttrKeyStatus: apikey.StatusActive})
+	for _, k := range []string{"trg_nostatus", "trg_suspended", "trg_activecase", "trg_badtenant", "trg_notenant"} {
+		_, err := keys.Authenticate(ctx, k)
+		assert.ErrorIs(t, err, apikey.ErrUnknown, k)
+	}
+	tenant, err := keys.Authenticate(ctx, "trg_good")
+	require.NoError(t, err)
+	assert.Equal(t, "tenant-a", tenant)
+}
+
+func TestCreateRefusesInvalidTenants(t *testing.T) {
+	keys := apikey.NewStore(db.Client, db.CreateTable(t, schema.APIKeys()))
+	for _, tenant := range []string{"", "a#b", "-leading", strings.Repeat("a", 129)} {
+		_, _, err := keys.Create(context.Background(), tenant, "")
+		assert.ErrorContains(t, err, "invalid", "%q", tenant)
+	}
+}
