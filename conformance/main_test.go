@@ -179,23 +179,34 @@ func (r response) String() string {
 
 var client = &http.Client{Timeout: 60 * time.Second}
 
-// do sends one request and checks what every response must satisfy:
+// do sends one request and checks what every response must satisfy (it
+// reports with t.Errorf, so it may run on any goroutine):
 // a request id; on an error, the contract's error shape naming that request
 // id; never a 5xx (a 503 with Retry-After, like a 429, is retried: both
 // say "later", and must say when).
 func (tg *target) do(t *testing.T, method, path string, h http.Header, body []byte) response {
 	t.Helper()
 	for attempt := 0; ; attempt++ {
+		// Errors, not FailNow: do also runs on other goroutines.
 		req, err := http.NewRequest(method, tg.base+path, bytes.NewReader(body))
-		require.NoError(t, err)
+		if err != nil {
+			t.Errorf("%s %s: %v", method, path, err)
+			return response{}
+		}
 		for k, vs := range h {
 			req.Header[k] = vs // as given: repeated and odd headers included
 		}
 		res, err := client.Do(req)
-		require.NoError(t, err, "%s %s", method, path)
+		if err != nil {
+			t.Errorf("%s %s: %v", method, path, err)
+			return response{}
+		}
 		b, err := io.ReadAll(res.Body)
 		res.Body.Close()
-		require.NoError(t, err)
+		if err != nil {
+			t.Errorf("%s %s: read the body: %v", method, path, err)
+			return response{}
+		}
 		r := response{Status: res.StatusCode, Header: res.Header, Body: b}
 		if r.Status == http.StatusTooManyRequests || r.Status == http.StatusServiceUnavailable {
 			ra := res.Header.Get("Retry-After")
