@@ -73,7 +73,7 @@ func toAPIError(err error) *apiError {
 	case errors.Is(err, event.ErrIdempotencyMismatch):
 		return &apiError{status: http.StatusUnprocessableEntity, code: "idempotency_key_reused", message: "this Idempotency-Key was used for a different request; use a new key"}
 	case errors.Is(err, event.ErrInvalidItem):
-		return &apiError{status: http.StatusBadRequest, code: event.CodeInvalidPayload, message: "DynamoDB cannot store this event (too large or too deeply nested)"}
+		return &apiError{status: http.StatusBadRequest, code: event.CodeInvalidPayload, message: "DynamoDB cannot store this event (too large, nested too deeply, or holding a value it cannot represent); see the JSON rules in the API documentation"}
 	case errors.Is(err, event.ErrUnavailable):
 		return &apiError{status: http.StatusServiceUnavailable, code: "unavailable", message: "storage is busy; retry after the Retry-After delay", retryAfter: strconv.Itoa(RetryAfterSeconds)}
 	case errors.Is(err, cursor.ErrInvalid):
