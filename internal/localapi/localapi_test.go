@@ -47,6 +47,13 @@ type served struct {
 
 func serve(t *testing.T, template string, gw localgw.Options) *served {
 	t.Helper()
+	return serveOn(t, db.Client, template, gw)
+}
+
+// serveOn serves template with the handlers on client (tables and key are
+// made directly on DynamoDB Local).
+func serveOn(t *testing.T, client DB, template string, gw localgw.Options) *served {
+	t.Helper()
 	tmpl, err := ReadTemplate(template)
 	require.NoError(t, err)
 	events, keys := db.CreateTable(t, schema.Events()), db.CreateTable(t, schema.APIKeys())
@@ -54,7 +61,7 @@ func serve(t *testing.T, template string, gw localgw.Options) *served {
 	require.NoError(t, err)
 	logs := &syncio.Buffer{}
 	api, err := New(Config{
-		Template: tmpl, DB: db.Client, EventsTable: events, KeysTable: keys,
+		Template: tmpl, DB: client, EventsTable: events, KeysTable: keys,
 		Logger: slog.New(slog.NewJSONHandler(logs, nil)), Gateway: gw,
 	})
 	require.NoError(t, err)
@@ -160,4 +167,35 @@ func itemTTL(t *testing.T, s *served) int64 {
 	v, err := strconv.ParseInt(n.Value, 10, 64)
 	require.NoError(t, err)
 	return v
+}
+
+// DynamoDB that stops answering: the authorizer's failure is the template's
+// AUTHORIZER_CONFIGURATION_ERROR response (503 with Retry-After) and is not
+// cached; behind a cached allow, the API function answers 503 with
+// Retry-After within its budget, before the function's timeout.
+func TestDynamoDBStallThroughGateway(t *testing.T) {
+	p := dynamotest.NewFaultProxy(t, db.Endpoint)
+	s := serveOn(t, dynamotest.NewClient(p.URL), devTemplate, localgw.Options{})
+	auth := map[string]string{"Authorization": "Bearer " + s.key}
+
+	p.Stall()
+	start := time.Now()
+	res, body := s.do(t, "GET", "/live/v1/inbox", auth, "")
+	assert.Equal(t, http.StatusServiceUnavailable, res.StatusCode, body)
+	assert.NotEmpty(t, res.Header.Get("Retry-After"), "Retry-After on the authorizer's 503")
+	assert.Contains(t, body, `"code":"unavailable"`)
+	assert.Less(t, time.Since(start), 6*time.Second, "within the authorizer's 5 s timeout")
+	p.Release()
+
+	res, body = s.do(t, "GET", "/live/v1/inbox", auth, "")
+	require.Equal(t, http.StatusOK, res.StatusCode, "the failure was not cached: %s", body)
+
+	p.Stall()
+	start = time.Now()
+	res, body = s.do(t, "GET", "/live/v1/inbox", auth, "") // cached allow: straight to the API function
+	assert.Equal(t, http.StatusServiceUnavailable, res.StatusCode, body)
+	assert.NotEmpty(t, res.Header.Get("Retry-After"), "Retry-After on the function's 503")
+	assert.NotEmpty(t, res.Header.Get("X-Request-Id"), "the function answered, not the gateway")
+	assert.Less(t, time.Since(start), 10*time.Second, "within the API function's 10 s timeout")
+	p.Release()
 }
