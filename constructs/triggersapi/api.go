@@ -7,6 +7,7 @@ package triggersapi
 
 import (
 	"fmt"
+	"path/filepath"
 	"strconv"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -144,17 +145,27 @@ func NewTriggersApi(scope constructs.Construct, id *string, props *TriggersApiPr
 		a.keySources = apikey.SourceBearerOrHeader
 	}
 
-	fn := func(id, entry, desc string, o *FunctionOptions, defTimeout float64, env map[string]*string) *golambda.GoFunction {
+	// fn creates one of the functions: from its prebuilt code when given,
+	// else built at synth from its package by import path, in the CDK
+	// app's module (this module, or another that depends on it).
+	fn := func(id, pkg, desc string, o *FunctionOptions, defTimeout float64, env map[string]*string) *golambda.GoFunction {
 		p := &golambda.GoFunctionProps{
-			Entry: entry, Description: jsii.String(desc), Environment: env,
+			Description: jsii.String(desc), Environment: env,
 			LogRetention: retention, Tracing: props.Tracing,
 			Timeout: awscdk.Duration_Seconds(jsii.Number(defTimeout)),
 		}
 		if o != nil {
-			p.MemoryMiB, p.ReservedConcurrency = o.MemoryMiB, o.ReservedConcurrency
+			p.MemoryMiB, p.ReservedConcurrency, p.Code = o.MemoryMiB, o.ReservedConcurrency, o.Code
 			if o.Timeout != nil {
 				p.Timeout = o.Timeout
 			}
+		}
+		switch {
+		case p.Code != nil:
+		case props.PrebuiltDir != "":
+			p.PrebuiltDir = filepath.Join(props.PrebuiltDir, PrebuiltDirs[pkg])
+		default:
+			p.Entry = pkg
 		}
 		return golambda.NewGoFunction(a, jsii.String(id), p)
 	}
@@ -162,7 +173,7 @@ func NewTriggersApi(scope constructs.Construct, id *string, props *TriggersApiPr
 	if a.metricsNamespace == "" {
 		a.metricsNamespace = "Triggers/" + *awscdk.Stack_Of(a).StackName()
 	}
-	a.ApiFunction = fn("ApiFunction", "lambda/api", "Triggers HTTP API v1", props.ApiFunction, 10, map[string]*string{
+	a.ApiFunction = fn("ApiFunction", ApiPackage, "Triggers HTTP API v1", props.ApiFunction, 10, map[string]*string{
 		EnvMetricsNamespace: jsii.String(a.metricsNamespace),
 		EnvEventsTable:      a.EventsTable.TableName(),
 		EnvCursorSecretArn:  a.CursorSecret.SecretArn(),
@@ -174,7 +185,7 @@ func NewTriggersApi(scope constructs.Construct, id *string, props *TriggersApiPr
 	a.EventsTable.GrantUpdateStatus(a.ApiFunction)
 	a.CursorSecret.GrantRead(a.ApiFunction, nil)
 
-	a.AuthorizerFunction = fn("AuthorizerFunction", "lambda/authorizer", "Triggers API-key authorizer", props.AuthorizerFunction, 5, map[string]*string{
+	a.AuthorizerFunction = fn("AuthorizerFunction", AuthorizerPackage, "Triggers API-key authorizer", props.AuthorizerFunction, 5, map[string]*string{
 		EnvAPIKeysTable:  a.ApiKeysTable.TableName(),
 		EnvAPIKeySources: jsii.String(string(a.keySources)),
 	})
@@ -208,7 +219,7 @@ func (a *TriggersApi) buildDelivery(props *TriggersApiProps, fn func(string, str
 	}
 	a.DeliveryQueue = dynamotable.NewTLSOnlyQueue(a, "DeliveryQueue", qp)
 
-	a.ConsumerFunction = fn("ConsumerFunction", "lambda/streamconsumer", "Triggers stream consumer: new events to the delivery queue", d.Function, 30, map[string]*string{
+	a.ConsumerFunction = fn("ConsumerFunction", StreamConsumerPackage, "Triggers stream consumer: new events to the delivery queue", d.Function, 30, map[string]*string{
 		EnvDeliveryQueueURL: a.DeliveryQueue.QueueUrl(),
 	})
 	a.DeliveryQueue.GrantSendMessages(a.ConsumerFunction)
@@ -308,6 +319,12 @@ func (a *TriggersApi) buildRestApi(props *TriggersApiProps, retention awslogs.Re
 		CloudWatchRole:              jsii.Bool(props.CloudWatchRole == nil || *props.CloudWatchRole),
 		DomainName:                  props.DomainName,
 		DefaultCorsPreflightOptions: props.Cors,
+		// Request bodies reach the function base64-encoded, byte for byte:
+		// as text, API Gateway would have to turn invalid UTF-8 into
+		// U+FFFD before the function's I-JSON check could refuse it.
+		// Responses are unaffected (the function never sets
+		// isBase64Encoded for JSON).
+		BinaryMediaTypes: jsii.Strings("application/json"),
 		DeployOptions: &awsapigateway.StageOptions{
 			StageName:            jsii.String(stage),
 			ThrottlingRateLimit:  num(props.ThrottlingRateLimit, DefaultThrottlingRateLimit),
@@ -394,6 +411,9 @@ func (a *TriggersApi) buildRestApi(props *TriggersApiProps, retention awslogs.Re
 			Type: g.typ(),
 			ResponseHeaders: &map[string]*string{
 				"Content-Type": jsii.String("'application/json'"),
+				// Every response carries X-Request-Id, API Gateway's
+				// own answers included (the body's request_id).
+				"X-Request-Id": jsii.String("context.requestId"),
 			},
 			Templates: &map[string]*string{
 				"application/json": jsii.String(fmt.Sprintf(`{"error":{"code":"%s","message":"%s","request_id":"$context.requestId"}}`, g.code, g.msg)),

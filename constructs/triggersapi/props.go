@@ -3,6 +3,7 @@ package triggersapi
 import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 
@@ -20,8 +21,25 @@ const (
 	DefaultDLQMaxReceiveCount     = 5
 )
 
-// FunctionOptions size one of the construct's functions. Zero values take
-// the function's defaults.
+// The Go packages of the construct's functions, built by import path in the
+// CDK app's module (which resolves this module from the module cache, a
+// replace or a workspace). Build these for TriggersApiProps.PrebuiltDir.
+const (
+	ApiPackage            = "github.com/triggers-dev/triggers/lambda/api"
+	AuthorizerPackage     = "github.com/triggers-dev/triggers/lambda/authorizer"
+	StreamConsumerPackage = "github.com/triggers-dev/triggers/lambda/streamconsumer"
+)
+
+// PrebuiltDirs are the subdirectories of TriggersApiProps.PrebuiltDir that
+// hold each function's bootstrap, by package.
+var PrebuiltDirs = map[string]string{
+	ApiPackage:            "api",
+	AuthorizerPackage:     "authorizer",
+	StreamConsumerPackage: "streamconsumer",
+}
+
+// FunctionOptions size one of the construct's functions, or give its
+// prebuilt code. Zero values take the function's defaults.
 type FunctionOptions struct {
 	// MemoryMiB is the memory size, 128-10240.
 	MemoryMiB float64
@@ -29,6 +47,14 @@ type FunctionOptions struct {
 	Timeout awscdk.Duration
 	// ReservedConcurrency caps concurrent executions; 0 means no cap.
 	ReservedConcurrency float64
+	// Code is the function's prebuilt code (any awslambda.Code holding a
+	// linux/arm64 executable named bootstrap, built from the function's
+	// package: ApiPackage, AuthorizerPackage or StreamConsumerPackage).
+	// No Go command runs at synth for it.
+	//
+	// Default: the binary in TriggersApiProps.PrebuiltDir, else built at
+	// synth from the function's package.
+	Code awslambda.Code
 }
 
 // TriggersApiProps configures a TriggersApi. A nil props takes every
@@ -125,6 +151,16 @@ type TriggersApiProps struct {
 	//
 	// Default: "Triggers/<stack name>", so environments do not mix.
 	MetricsNamespace string
+	// PrebuiltDir holds the three functions' binaries, built beforehand (in
+	// CI, say): api/bootstrap, authorizer/bootstrap and
+	// streamconsumer/bootstrap, linux/arm64 executables built from
+	// ApiPackage, AuthorizerPackage and StreamConsumerPackage (the layout
+	// scripts/build-lambdas.sh writes under bin/). No Go command runs at
+	// synth. A function's FunctionOptions.Code takes precedence.
+	//
+	// Default: the functions are built at synth from their packages, by
+	// import path, in the CDK app's module.
+	PrebuiltDir string
 	// Delivery configures the stream consumer and its queues.
 	//
 	// Default: see DeliveryOptions.

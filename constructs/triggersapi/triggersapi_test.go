@@ -3,15 +3,20 @@ package triggersapi_test
 import (
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/triggers-dev/triggers/constructs/golambda"
 	"github.com/triggers-dev/triggers/constructs/triggersapi"
 	"github.com/triggers-dev/triggers/internal/apikey"
 	_ "github.com/triggers-dev/triggers/internal/jsiienv"
@@ -151,4 +156,77 @@ func ExampleNewTriggersApi() {
 	// routes: 11
 	// tables: 2
 	// queues: 3
+}
+
+// prebuiltDir writes dir/<fn>/bootstrap for each named function: a tiny
+// linux/arm64 binary (Lambda never runs it in tests).
+func prebuiltDir(t *testing.T, fns ...string) string {
+	t.Helper()
+	src := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(src, "go.mod"), []byte("module example.com/tiny\n\ngo 1.22\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(src, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644))
+	bin := filepath.Join(src, "bootstrap")
+	cmd := exec.Command("go", golambda.BuildCommand(".", bin)...)
+	cmd.Dir = src
+	cmd.Env = append(os.Environ(), golambda.BuildEnv()...)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	raw, err := os.ReadFile(bin)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	for _, fn := range fns {
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, fn), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, fn, "bootstrap"), raw, 0o755))
+	}
+	return dir
+}
+
+// With prebuilt binaries (a directory, or a function's own Code), no Go
+// command runs at synth: a go on PATH that only records its calls is never
+// called, and every function's code is the prebuilt one.
+func TestPrebuiltFunctionsRunNoGo(t *testing.T) {
+	dir := prebuiltDir(t, "authorizer", "streamconsumer")
+	fake := t.TempDir()
+	calls := filepath.Join(fake, "calls")
+	require.NoError(t, os.WriteFile(filepath.Join(fake, "go"), []byte("#!/bin/sh\necho \"$@\" >> "+calls+"\nexit 1\n"), 0o755))
+	t.Setenv("PATH", fake+string(os.PathListSeparator)+os.Getenv("PATH"))
+
+	stack := awscdk.NewStack(newApp(), jsii.String("S"), nil)
+	bucket := awss3.Bucket_FromBucketName(stack, jsii.String("Artifacts"), jsii.String("ci-artifacts"))
+	triggersapi.NewTriggersApi(stack, jsii.String("Api"), &triggersapi.TriggersApiProps{
+		PrebuiltDir: dir,
+		ApiFunction: &triggersapi.FunctionOptions{Code: awslambda.Code_FromBucket(bucket, jsii.String("api/v1.2.3.zip"), nil), MemoryMiB: 512},
+	})
+	tmpl := assertions.Template_FromStack(stack, nil)
+	tmpl.ResourceCountIs(jsii.String("AWS::Lambda::Function"), jsii.Number(3))
+	tmpl.HasResourceProperties(jsii.String("AWS::Lambda::Function"), map[string]any{
+		"Code":       map[string]any{"S3Bucket": "ci-artifacts", "S3Key": "api/v1.2.3.zip"},
+		"MemorySize": 512, "Description": "Triggers HTTP API v1",
+	})
+	for _, desc := range []string{"Triggers API-key authorizer", "Triggers stream consumer: new events to the delivery queue"} {
+		tmpl.HasResourceProperties(jsii.String("AWS::Lambda::Function"), map[string]any{
+			"Description": desc,
+			"Code":        map[string]any{"S3Key": assertions.Match_StringLikeRegexp(jsii.String(`^[a-f0-9]{64}\.zip$`))},
+		})
+	}
+	_, err := os.Stat(calls)
+	assert.True(t, os.IsNotExist(err), "go was run: %v", err)
+}
+
+func TestPrebuiltDirValidation(t *testing.T) {
+	dir := prebuiltDir(t, "api", "streamconsumer")
+	err := triggersapi.ValidateProps(&triggersapi.TriggersApiProps{PrebuiltDir: dir})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "PrebuiltDir: no prebuilt binary at "+filepath.Join(dir, "authorizer", "bootstrap"))
+	assert.Contains(t, err.Error(), "the main package is "+triggersapi.AuthorizerPackage)
+	assert.NotContains(t, err.Error(), filepath.Join(dir, "api"), "the binaries present pass")
+
+	stack := awscdk.NewStack(newApp(), jsii.String("S"), nil)
+	assert.PanicsWithError(t, `triggersapi "Api": invalid props:`+"\n"+err.Error(), func() {
+		triggersapi.NewTriggersApi(stack, jsii.String("Api"), &triggersapi.TriggersApiProps{PrebuiltDir: dir})
+	})
+	assert.NoError(t, triggersapi.ValidateProps(&triggersapi.TriggersApiProps{
+		PrebuiltDir:        dir,
+		AuthorizerFunction: &triggersapi.FunctionOptions{Code: awslambda.Code_FromBucket(awss3.Bucket_FromBucketName(stack, jsii.String("B"), jsii.String("ci-artifacts")), jsii.String("authorizer.zip"), nil)},
+	}), "a function's own Code needs no binary in PrebuiltDir")
 }

@@ -3,10 +3,13 @@ package triggersapi
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"regexp"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/triggers-dev/triggers/constructs/golambda"
 )
 
 var stageRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
@@ -48,6 +51,20 @@ func ValidateProps(p *TriggersApiProps) error {
 	for name, o := range map[string]*FunctionOptions{"ApiFunction": p.ApiFunction, "AuthorizerFunction": p.AuthorizerFunction} {
 		if o != nil && o.MemoryMiB != 0 && (o.MemoryMiB < 128 || o.MemoryMiB > 10240) {
 			bad("%s.MemoryMiB %v is outside 128-10240", name, o.MemoryMiB)
+		}
+	}
+	if p.PrebuiltDir != "" {
+		code := map[string]*FunctionOptions{ApiPackage: p.ApiFunction, AuthorizerPackage: p.AuthorizerFunction, StreamConsumerPackage: nil}
+		if p.Delivery != nil {
+			code[StreamConsumerPackage] = p.Delivery.Function
+		}
+		for _, pkg := range []string{ApiPackage, AuthorizerPackage, StreamConsumerPackage} {
+			if o := code[pkg]; o != nil && o.Code != nil {
+				continue
+			}
+			if err := golambda.CheckBootstrap(filepath.Join(p.PrebuiltDir, PrebuiltDirs[pkg])); err != nil {
+				bad("PrebuiltDir: %v; the main package is %s (PrebuiltDir holds api/, authorizer/ and streamconsumer/, each with its bootstrap)", err, pkg)
+			}
 		}
 	}
 	if p.Delivery != nil && p.Delivery.MaxReceiveCount != 0 && (p.Delivery.MaxReceiveCount < 1 || p.Delivery.MaxReceiveCount > 1000) {
