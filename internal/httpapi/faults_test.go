@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -273,10 +272,11 @@ func TestLocalAuthentication(t *testing.T) {
 
 func TestNewValidatesConfig(t *testing.T) {
 	_, err := httpapi.New(httpapi.Config{CursorSecret: testSecret})
-	assert.Error(t, err, "New without a store")
+	assert.ErrorContains(t, err, "Config.Store is nil", "New without a store")
 	_, err = httpapi.New(httpapi.Config{Store: panicStore{}, CursorSecret: []byte("short")})
-	assert.Error(t, err, "New with a short secret")
-	assert.False(t, errors.Is(err, nil))
+	assert.ErrorContains(t, err, "cursor secret is too short", "New with a short secret")
+	_, err = httpapi.New(httpapi.Config{Store: panicStore{}, CursorSecret: testSecret})
+	assert.NoError(t, err, "New with a store and a 32-byte secret")
 }
 
 func TestThrottledKeyLookupIs503(t *testing.T) {

@@ -96,6 +96,7 @@ func (r resp) errCode(t *testing.T) string {
 	e, ok := m["error"].(map[string]any)
 	require.True(t, ok, "body %s has no error object", r.body)
 	require.NotEmpty(t, e["request_id"], "error without request_id: %s", r.body)
+	require.Equal(t, r.header.Get("X-Request-Id"), e["request_id"], "error request_id is not the X-Request-Id header: %s", r.body)
 	require.NotEmpty(t, e["message"], "error without message: %s", r.body)
 	return e["code"].(string)
 }

@@ -180,7 +180,10 @@ func TestPatchAndGetErrors(t *testing.T) {
 			assert.Equal(t, tt.code, r.code, "%s %s = %d %s, want %d", tt.r.method, tt.r.path, r.code, r.body, tt.code)
 			assert.Equal(t, tt.err, r.errCode(t))
 			if tt.code == 405 {
-				assert.NotEmpty(t, r.header.Get("Allow"))
+				allow := map[string]string{"/v1/events": "POST", "/v1/events/" + ev.ID: "GET, PATCH", "/v1/inbox": "GET", "/v1/inbox/ack": "POST", "/v1/events/batch": "POST"}[tt.r.path]
+				assert.Equal(t, allow, r.header.Get("Allow"), "%s %s: Allow", tt.r.method, tt.r.path)
+			} else {
+				assert.Empty(t, r.header.Get("Allow"), "%s %s: Allow on a %d", tt.r.method, tt.r.path, r.code)
 			}
 		})
 	}
