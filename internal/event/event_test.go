@@ -159,3 +159,23 @@ func TestNewEvent(t *testing.T) {
 	assert.True(t, e.Expired(now.Add(2*time.Hour)))
 	assert.Equal(t, e.Timestamp+"#"+e.ID, e.SortKey())
 }
+
+// An event expires after the second its ttl names, as the store's filters
+// (#ttl < :now) and DynamoDB ("older than the current time") read it.
+func TestExpiredBoundary(t *testing.T) {
+	e := event.Event{TTL: 1_700_000_000}
+	at := time.Unix(e.TTL, 0)
+	for _, tt := range []struct {
+		now  time.Time
+		want bool
+	}{
+		{at.Add(-time.Second), false},
+		{at, false},
+		{at.Add(999 * time.Millisecond), false},
+		{at.Add(time.Second), true},
+	} {
+		if got := e.Expired(tt.now); got != tt.want {
+			t.Errorf("Event{TTL: %d}.Expired(%d) = %v, want %v", e.TTL, tt.now.Unix(), got, tt.want)
+		}
+	}
+}

@@ -67,7 +67,7 @@ func TestIdempotencyRecordIsDistinguishable(t *testing.T) {
 			for _, absent := range []string{schema.AttrEventType, schema.AttrStatusTS, schema.AttrEventTypeTS, schema.AttrPayload} {
 				assert.NotContains(t, it, absent, "idempotency record has %s", absent)
 			}
-			assert.Contains(t, it, schema.AttrTTL, "idempotency record without ttl")
+			assert.Equal(t, &types.AttributeValueMemberN{Value: fmt.Sprint(e.TTL)}, it[schema.AttrTTL], "idempotency record's ttl is not the event's")
 		} else {
 			events++
 			assert.Equal(t, e, store.EventFromItem(it))
@@ -159,4 +159,26 @@ func TestMissingTableIsNotUnavailable(t *testing.T) {
 	require.Error(t, err)
 	assert.False(t, errors.Is(err, event.ErrUnavailable), "a missing table is a configuration error (500), not a 503: %v", err)
 	assert.False(t, errors.Is(err, event.ErrNotFound))
+}
+
+// Put is conditional on the key being new, on the store itself: a late
+// repeat of a Put (an SDK retry whose first attempt succeeded) reports
+// success but never overwrites what happened to the event since.
+func TestPutNeverOverwrites(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.Events())
+	st := store.New(db.Client, table)
+	e := newEvent(t, "t", map[string]any{"v": json.Number("1")})
+	require.NoError(t, st.Put(ctx, "tenant-a", e))
+	_, err := st.Transition(ctx, "tenant-a", e.ID, []event.Status{event.Received}, event.Delivered)
+	require.NoError(t, err)
+
+	again := e
+	again.Payload = map[string]any{"v": json.Number("2")}
+	require.NoError(t, st.Put(ctx, "tenant-a", again), "a repeated Put of the same event id")
+	got, err := st.Get(ctx, "tenant-a", e.ID)
+	require.NoError(t, err)
+	assert.Equal(t, event.Delivered, got.Status, "the repeated Put overwrote the status")
+	assert.Equal(t, map[string]any{"v": json.Number("1")}, got.Payload, "the repeated Put overwrote the payload")
+	assert.Len(t, scan(t, table), 1)
 }
