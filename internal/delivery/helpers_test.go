@@ -119,9 +119,13 @@ func (l *logBuffer) Write(p []byte) (int, error) {
 	return l.buf.Write(p)
 }
 
-// lines returns the decoded JSON log lines.
-func (l *logBuffer) lines(t *testing.T) []map[string]any {
-	t.Helper()
+// lines returns the decoded JSON log lines. t may be an *assert.CollectT,
+// so that lines can run in a require.EventuallyWithT condition (its own
+// goroutine, where a *testing.T must not FailNow).
+func (l *logBuffer) lines(t require.TestingT) []map[string]any {
+	if h, ok := t.(interface{ Helper() }); ok {
+		h.Helper()
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []map[string]any

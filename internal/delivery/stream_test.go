@@ -398,7 +398,9 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-func (f *flakySink) delivered(t *testing.T) []string {
+// delivered returns the event ids written to the sink, in order; t may be
+// an *assert.CollectT (see logBuffer.lines).
+func (f *flakySink) delivered(t require.TestingT) []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var ids []string
@@ -445,7 +447,7 @@ func TestPoll(t *testing.T) {
 	go func() {
 		done <- r.Poll(ctx, c.Handle, delivery.PollOptions{Interval: 20 * time.Millisecond, MaxRetries: 3, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
 	}()
-	skippedLines := func() int {
+	skippedLines := func(t require.TestingT) int {
 		n := 0
 		for _, l := range logs.lines(t) {
 			if strings.Contains(fmt.Sprint(l["msg"]), "skipping") {
@@ -455,7 +457,7 @@ func TestPoll(t *testing.T) {
 		}
 		return n
 	}
-	count := func(id string) int {
+	count := func(t require.TestingT, id string) int {
 		n := 0
 		for _, got := range sink.delivered(t) {
 			if got == id {
@@ -466,7 +468,10 @@ func TestPoll(t *testing.T) {
 	}
 	// ids[5] goes out with ids[4]'s first attempts (same SendMessageBatch
 	// call) and once more after the poller skipped ids[4].
-	require.Eventually(t, func() bool { return skippedLines() == 1 && count(ids[5]) >= 2 }, 25*time.Second, 20*time.Millisecond)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Equal(c, 1, skippedLines(c), "skipped records logged")
+		assert.GreaterOrEqual(c, count(c, ids[5]), 2, "deliveries of ids[5]")
+	}, 25*time.Second, 20*time.Millisecond)
 	cancel()
 	require.ErrorIs(t, <-done, context.Canceled)
 
@@ -476,8 +481,8 @@ func TestPoll(t *testing.T) {
 	got := sink.delivered(t)
 	assert.ElementsMatch(t, []string{ids[0], ids[1], ids[2], ids[3], ids[5]}, unique(got))
 	assert.NotContains(t, got, ids[4])
-	assert.GreaterOrEqual(t, count(ids[2]), 2, "re-sent when the shard was retried from ids[1]")
-	assert.Equal(t, 1, skippedLines(), "the skipped record is logged once")
+	assert.GreaterOrEqual(t, count(t, ids[2]), 2, "re-sent when the shard was retried from ids[1]")
+	assert.Equal(t, 1, skippedLines(t), "the skipped record is logged once")
 	sink.mu.Lock()
 	assert.Equal(t, 3, sink.attempts[ids[1]], "failed twice, then delivered")
 	// At least its first try and three retries as the lowest failed
@@ -493,15 +498,15 @@ func TestPoll(t *testing.T) {
 	assert.Empty(t, batches, "LATEST skips what is already in the stream")
 	newID := w.post("acme", `{"event_type":"late","payload":{}}`, nil)
 	var late []string
-	require.Eventually(t, func() bool {
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		batches, err := latest.Next(context.Background())
-		require.NoError(t, err)
+		require.NoError(c, err)
 		for _, b := range batches {
 			for _, rec := range b.Event.Records {
 				late = append(late, rec.Change.NewImage[schema.AttrEventID].String())
 			}
 		}
-		return len(late) > 0
+		assert.NotEmpty(c, late, "records read at LATEST")
 	}, 10*time.Second, 20*time.Millisecond)
 	assert.Equal(t, []string{newID}, late)
 }
@@ -553,15 +558,15 @@ func TestReadFromEmptyStream(t *testing.T) {
 				_, err = r.Next(context.Background())
 				require.NoError(t, err)
 				want = append(want, w.post("acme", fmt.Sprintf(`{"event_type":"empty.start","payload":{"i":%d}}`, i), nil))
-				require.Eventually(t, func() bool {
+				require.EventuallyWithT(t, func(c *assert.CollectT) {
 					batches, err := r.Next(context.Background())
-					require.NoError(t, err)
+					require.NoError(c, err)
 					for _, b := range batches {
 						for _, rec := range b.Event.Records {
 							got = append(got, rec.Change.NewImage[schema.AttrEventID].String())
 						}
 					}
-					return len(got) == len(want)
+					assert.Len(c, got, len(want), "records read")
 				}, 10*time.Second, 20*time.Millisecond)
 			}
 			assert.Equal(t, want, got, "every record once, in order")

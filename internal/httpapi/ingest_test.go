@@ -184,7 +184,7 @@ func TestIdempotencyUnderConcurrency(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			results[i] = e.do(req{method: "POST", path: "/v1/events", tenant: "tenant-a",
+			results[i] = e.serve(req{method: "POST", path: "/v1/events", tenant: "tenant-a",
 				body: `{"event_type":"pay","payload":{"amount":10}}`, headers: map[string]string{"Idempotency-Key": "same-key"}})
 		}()
 	}
@@ -193,6 +193,7 @@ func TestIdempotencyUnderConcurrency(t *testing.T) {
 	created := 0
 	ids := map[string]bool{}
 	for i, r := range results {
+		e.checked(req{method: "POST", path: "/v1/events"}, r)
 		require.Contains(t, []int{200, 201}, r.code, "request %d = %d %s", i, r.code, r.body)
 		if r.code == 201 {
 			created++

@@ -110,8 +110,27 @@ func (r resp) event(t *testing.T) event.Event {
 	return e
 }
 
+// do serves r and checks what every response carries (X-Request-Id, a
+// JSON content type). It may fail the test with require: call it on the
+// test's goroutine only; goroutines use serve and check the result
+// afterwards with checked.
 func (e *env) do(r req) resp {
 	e.t.Helper()
+	return e.checked(r, e.serve(r))
+}
+
+// checked fails the test unless got carries an X-Request-Id and a JSON
+// content type; it returns got.
+func (e *env) checked(r req, got resp) resp {
+	e.t.Helper()
+	require.NotEmpty(e.t, got.header.Get("X-Request-Id"), "%s %s: no X-Request-Id", r.method, r.path)
+	require.Equal(e.t, "application/json", got.header.Get("Content-Type"), "%s %s: content type", r.method, r.path)
+	return got
+}
+
+// serve serves r and returns the response without checking anything, so
+// it is safe on any goroutine.
+func (e *env) serve(r req) resp {
 	var body io.Reader
 	if r.body != "" {
 		body = strings.NewReader(r.body)
@@ -128,9 +147,6 @@ func (e *env) do(r req) resp {
 	}
 	rec := httptest.NewRecorder()
 	e.api.ServeHTTP(rec, hr)
-	e.t.Helper()
-	require.NotEmpty(e.t, rec.Header().Get("X-Request-Id"), "%s %s: no X-Request-Id", r.method, r.path)
-	require.Equal(e.t, "application/json", rec.Header().Get("Content-Type"), "%s %s: content type", r.method, r.path)
 	return resp{code: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
 }
 

@@ -104,7 +104,7 @@ func TestConcurrentStatusUpdates(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				codes[i] = e.do(req{method: "PATCH", path: "/v1/events/" + ev.ID, tenant: "tenant-a", body: `{"status":"` + to + `"}`}).code
+				codes[i] = e.serve(req{method: "PATCH", path: "/v1/events/" + ev.ID, tenant: "tenant-a", body: `{"status":"` + to + `"}`}).code
 			}()
 		}
 		close(start)
@@ -131,7 +131,7 @@ func TestConcurrentStatusUpdates(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			codes[i] = e.do(req{method: "PATCH", path: "/v1/events/" + ev.ID, tenant: "tenant-a", body: `{"status":"retrying"}`}).code
+			codes[i] = e.serve(req{method: "PATCH", path: "/v1/events/" + ev.ID, tenant: "tenant-a", body: `{"status":"retrying"}`}).code
 		}()
 	}
 	wg.Wait()
