@@ -176,3 +176,28 @@ func TestParseRawListQuery(t *testing.T) {
 		t.Errorf("cursor = %q, want it unescaped", p.Cursor)
 	}
 }
+
+// The offsets in these messages are exact: the byte of the trailing data
+// after whitespace, of the invalid UTF-8 after multi-byte characters, of
+// the lone surrogate after escapes, pairs and the edges of the surrogate
+// ranges (U+D7FF, U+E000 are not surrogates; U+DBFF, U+DFFF are).
+func TestIJSONMessagesExact(t *testing.T) {
+	const p = `{"event_type":"x","payload":{"s":"` // the string's content starts at byte 34
+	for _, tt := range []struct{ body, want string }{
+		{`{"event_type":"x","payload":{}}x`, "the body holds more than one JSON value: more data follows at byte 31"},
+		{"{\"event_type\":\"x\",\"payload\":{}}  \n x", "the body holds more than one JSON value: more data follows at byte 35"},
+		{p + "ab\xff\"}}", `invalid UTF-8 at byte 36 (in "/payload/s"): request bodies are I-JSON (RFC 7493) and must be UTF-8`},
+		{p + "é👋\xffz\"}}", `invalid UTF-8 at byte 40 (in "/payload/s"): request bodies are I-JSON (RFC 7493) and must be UTF-8`},
+		{p + `\n\ud83d\ude00\u0041\ud800x"}}`, `lone surrogate escape \ud800 at byte 54 (in "/payload/s")`},
+		{p + `\ud800\u0041"}}`, `lone surrogate escape \ud800 at byte 34 (in "/payload/s")`},
+		{p + `\\ud800\udc00x"}}`, `lone surrogate escape \udc00 at byte 41 (in "/payload/s")`},
+		{p + `\ud83d\ude00\udfff"}}`, `lone surrogate escape \udfff at byte 46 (in "/payload/s")`},
+		{p + `\ud7ff\ue000\udbff"}}`, `lone surrogate escape \udbff at byte 46 (in "/payload/s")`},
+	} {
+		_, err := event.ParseCreate([]byte(tt.body))
+		var ie *event.InputError
+		if !errors.As(err, &ie) || ie.Code != event.CodeInvalidJSON || !strings.HasPrefix(ie.Message, tt.want) {
+			t.Errorf("ParseCreate(%q) = %v, want invalid_json %q", tt.body, err, tt.want)
+		}
+	}
+}
