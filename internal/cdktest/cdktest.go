@@ -129,34 +129,82 @@ var assetHash = regexp.MustCompile(`[a-f0-9]{64}`)
 
 // MaskAssetHashes returns a deep copy of v with every asset hash replaced by
 // "<asset-hash>", so that golden files do not change with code changes of
-// bundled assets.
+// bundled assets. Two keys of one object that differ only in their hashes
+// become one key there; Golden refuses such a value (MaskAssetHashesChecked).
 func MaskAssetHashes(v any) any {
+	out, _ := maskAssetHashes(v, "")
+	return out
+}
+
+// MaskAssetHashesChecked is MaskAssetHashes, but fails when masking would
+// merge two keys of one object (two assets whose keys differ only in their
+// hashes): a snapshot would then silently hold one of them.
+func MaskAssetHashesChecked(v any) (any, error) { return maskAssetHashes(v, "") }
+
+func maskAssetHashes(v any, path string) (any, error) {
+	var firstErr error
+	keep := func(err error) {
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
 	switch x := v.(type) {
 	case map[string]any:
 		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[assetHash.ReplaceAllString(k, "<asset-hash>")] = MaskAssetHashes(e)
+		from := make(map[string]string, len(x))
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
 		}
-		return out
+		sort.Strings(keys)
+		for _, k := range keys {
+			mk := assetHash.ReplaceAllString(k, "<asset-hash>")
+			if prev, dup := from[mk]; dup {
+				keep(fmt.Errorf("masking asset hashes merges the keys %q and %q of %s: the snapshot would lose one of them", prev, k, pathOrRoot(path)))
+			}
+			from[mk] = k
+			e, err := maskAssetHashes(x[k], path+"/"+k)
+			if err != nil {
+				keep(err)
+			}
+			out[mk] = e
+		}
+		return out, firstErr
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
-			out[i] = MaskAssetHashes(e)
+			m, err := maskAssetHashes(e, fmt.Sprintf("%s/%d", path, i))
+			if err != nil {
+				keep(err)
+			}
+			out[i] = m
 		}
-		return out
+		return out, firstErr
 	case string:
-		return assetHash.ReplaceAllString(x, "<asset-hash>")
+		return assetHash.ReplaceAllString(x, "<asset-hash>"), nil
 	default:
-		return v
+		return v, nil
 	}
+}
+
+func pathOrRoot(p string) string {
+	if p == "" {
+		return "the top-level object"
+	}
+	return p
 }
 
 // Golden compares v, asset hashes masked and as indented JSON, with
 // testdata/<name>.json; with -update or UPDATE_GOLDEN=1 it rewrites the file
-// instead. A mismatch fails t with a unified diff.
+// instead. A mismatch fails t with a unified diff; so does a v in which
+// masking merges two keys.
 func Golden(t testing.TB, name string, v any) {
 	t.Helper()
-	got, err := json.MarshalIndent(MaskAssetHashes(v), "", "  ")
+	masked, err := MaskAssetHashesChecked(v)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	got, err := json.MarshalIndent(masked, "", "  ")
 	if err != nil {
 		t.Fatalf("marshal %s: %v", name, err)
 	}
@@ -179,6 +227,57 @@ func Golden(t testing.TB, name string, v any) {
 	if diff := Diff(path, string(want), "synthesized", string(got)); diff != "" {
 		t.Errorf("%s differs from the synthesized template (review, then rerun with -update or UPDATE_GOLDEN=1 to accept):\n%s", path, diff)
 	}
+}
+
+// GoldenAll compares every template with its snapshot (Golden, by sorted
+// name) and then fails for every testdata/*.json that no template has any
+// more (a removed or renamed stack); with -update or UPDATE_GOLDEN=1 it
+// deletes those files instead.
+func GoldenAll(t testing.TB, templates map[string]map[string]any) {
+	t.Helper()
+	names := make([]string, 0, len(templates))
+	for n := range templates {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		Golden(t, n, templates[n])
+	}
+	stale, err := StaleGolden("testdata", names)
+	if err != nil {
+		t.Fatalf("list golden files: %v", err)
+	}
+	for _, p := range stale {
+		if Updating() {
+			if err := os.Remove(p); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("deleted %s: no synthesized template has it", p)
+			continue
+		}
+		t.Errorf("%s has no synthesized template any more: delete it if its stack was removed or renamed (or rerun with -update or UPDATE_GOLDEN=1)", p)
+	}
+}
+
+// StaleGolden returns the snapshot files dir/*.json whose name is not in
+// names, sorted.
+func StaleGolden(dir string, names []string) ([]string, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	have := make(map[string]bool, len(names))
+	for _, n := range names {
+		have[n] = true
+	}
+	var stale []string
+	for _, p := range paths {
+		if !have[strings.TrimSuffix(filepath.Base(p), ".json")] {
+			stale = append(stale, p)
+		}
+	}
+	sort.Strings(stale)
+	return stale, nil
 }
 
 // Diff returns a unified diff of two texts, or "" when they are equal.
