@@ -283,7 +283,11 @@ func listDeps(moduleDir, entry string) ([]*listedPackage, error) {
 		}
 	}
 	if len(errs) > 0 {
-		return nil, fmt.Errorf("go list %s in %s: %s", entry, moduleDir, strings.Join(errs, "; "))
+		msg := strings.Join(errs, "; ")
+		if IsImportPath(entry) && (strings.Contains(msg, "go.sum") || strings.Contains(msg, "go.mod") || strings.Contains(msg, "no required module")) {
+			msg += fmt.Sprintf("; the function's dependencies must be in your module's go.mod and go.sum: run go mod edit -tool=%s && go mod tidy in %s (see examples/platform/go.mod)", entry, moduleDir)
+		}
+		return nil, fmt.Errorf("go list %s in %s: %s", entry, moduleDir, msg)
 	}
 	return pkgs, nil
 }

@@ -151,6 +151,20 @@ func TestSourceHashOfADependency(t *testing.T) {
 	assert.NotEqual(t, a, hashOf(t, c, "example.com/m/fn/a"), "the caller's go.mod pins every version")
 }
 
+// A dependency's function whose own dependencies the caller's go.mod and
+// go.sum do not list: the error says how to list them.
+func TestSourceHashMissingRequirements(t *testing.T) {
+	_, m, c := writePair(t)
+	writeFiles(t, m, map[string]string{
+		"go.mod":       "module example.com/m\n\ngo 1.22\n\nrequire github.com/aws/aws-lambda-go v1.55.0\n",
+		"fn/l/main.go": "package main\n\nimport \"github.com/aws/aws-lambda-go/lambda\"\n\nfunc main() { lambda.Start(func() {}) }\n",
+	})
+	_, err := golambda.SourceHash(c, "example.com/m/fn/l")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "go list example.com/m/fn/l in "+c)
+	assert.Contains(t, err.Error(), "run go mod edit -tool=example.com/m/fn/l && go mod tidy in "+c)
+}
+
 func TestPropsValidation(t *testing.T) {
 	dir := writeModule(t)
 	stack := awscdk.NewStack(awscdk.NewApp(nil), jsii.String("S"), nil)
