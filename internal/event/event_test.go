@@ -2,6 +2,7 @@ package event_test
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -176,6 +177,43 @@ func TestExpiredBoundary(t *testing.T) {
 	} {
 		if got := e.Expired(tt.now); got != tt.want {
 			t.Errorf("Event{TTL: %d}.Expired(%d) = %v, want %v", e.TTL, tt.now.Unix(), got, tt.want)
+		}
+	}
+}
+
+// The messages name the rule and the place exactly.
+func TestParseCreateMessages(t *testing.T) {
+	for _, tt := range []struct{ body, code, msg string }{
+		{`{"event_type":"x"}`, event.CodeInvalidPayload, "payload is missing or null: send a JSON object"},
+		{`{"event_type":"x","payload":null}`, event.CodeInvalidPayload, "payload is missing or null: send a JSON object"},
+		{`{"event_type":"x","payload":[]}`, event.CodeInvalidPayload, "payload must be a JSON object, not an array"},
+		{`{"event_type":"x","payload":{"a":[{"":1}]}}`, event.CodeInvalidPayload, "payload.a[0] has an empty key: DynamoDB cannot store empty attribute names"},
+		{`{"event_type":"x","payload":{"":1}}`, event.CodeInvalidPayload, "payload has an empty key: DynamoDB cannot store empty attribute names"},
+	} {
+		_, err := event.ParseCreate([]byte(tt.body))
+		var ie *event.InputError
+		if !errors.As(err, &ie) || ie.Code != tt.code || ie.Message != tt.msg {
+			t.Errorf("ParseCreate(%s) = %v, want %s: %s", tt.body, err, tt.code, tt.msg)
+		}
+	}
+}
+
+// A batch holds 1 to MaxBatch entries.
+func TestParseBatchSize(t *testing.T) {
+	batch := func(n int) []byte {
+		return []byte(`{"events":[` + strings.TrimSuffix(strings.Repeat(`{"event_type":"x","payload":{}},`, n), ",") + `]}`)
+	}
+	for _, n := range []int{1, event.MaxBatch} {
+		reqs, _, err := event.ParseBatch(batch(n))
+		if err != nil || len(reqs) != n {
+			t.Errorf("ParseBatch(%d entries) = %d, %v; want %d entries", n, len(reqs), err, n)
+		}
+	}
+	for _, n := range []int{0, event.MaxBatch + 1} {
+		_, _, err := event.ParseBatch(batch(n))
+		var ie *event.InputError
+		if !errors.As(err, &ie) || ie.Code != event.CodeInvalidBatch {
+			t.Errorf("ParseBatch(%d entries) = %v, want %s", n, err, event.CodeInvalidBatch)
 		}
 	}
 }
