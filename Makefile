@@ -12,7 +12,7 @@ CDK := ./node_modules/.bin/cdk
 NODE_STAMP := node_modules/.triggers-installed
 GO_STAMP := .cache/go-mod-downloaded
 
-.PHONY: all deps synth test lint vet fmt-check cfn-lint dev smoke bench fuzz build-lambdas clean
+.PHONY: all deps synth test lint vet fmt-check cfn-lint dev smoke bench fuzz mutate build-lambdas clean
 
 all: synth
 
@@ -69,6 +69,13 @@ bench: deps
 ## fuzz: every fuzz target briefly (FUZZTIME each, default 10s)
 fuzz: deps
 	scripts/fuzz.sh
+
+## mutate: mutation testing (gremlins, pinned) of the core packages, one at a
+## time, with per-package efficacy and mutator coverage against the budgets
+## (docs/testing.md). Slow: not part of make test.
+##   make mutate PKGS="event cursor"
+mutate: deps
+	scripts/mutate.sh $(PKGS)
 
 ## build-lambdas: the Lambda binaries into bin/<fn>/bootstrap, with sizes
 build-lambdas:
