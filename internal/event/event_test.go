@@ -3,6 +3,7 @@ package event_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -214,6 +215,57 @@ func TestParseBatchSize(t *testing.T) {
 		var ie *event.InputError
 		if !errors.As(err, &ie) || ie.Code != event.CodeInvalidBatch {
 			t.Errorf("ParseBatch(%d entries) = %v, want %s", n, err, event.CodeInvalidBatch)
+		}
+	}
+}
+
+// ParseAck takes 1 to MaxAck ids.
+func TestParseAckSize(t *testing.T) {
+	ack := func(n int) []byte {
+		ids := make([]string, n)
+		for i := range ids {
+			ids[i] = fmt.Sprintf("%q", fmt.Sprintf("id-%d", i))
+		}
+		return []byte(`{"event_ids":[` + strings.Join(ids, ",") + `]}`)
+	}
+	for _, n := range []int{1, event.MaxAck} {
+		if ids, err := event.ParseAck(ack(n)); err != nil || len(ids) != n {
+			t.Errorf("ParseAck(%d ids) = %d, %v; want %d ids", n, len(ids), err, n)
+		}
+	}
+	for _, n := range []int{0, event.MaxAck + 1} {
+		if _, err := event.ParseAck(ack(n)); err == nil {
+			t.Errorf("ParseAck(%d ids) accepted", n)
+		}
+	}
+}
+
+// limit is 1 to MaxLimit; values in messages are cut at 40 bytes, and one
+// of exactly 40 is quoted whole.
+func TestParseRawListQueryLimitsAndMessages(t *testing.T) {
+	for _, tt := range []struct {
+		raw   string
+		limit int
+		msg   string
+	}{
+		{"limit=1", 1, ""},
+		{"limit=100", 100, ""},
+		{"limit=0", 0, `limit "0" is invalid: use an integer from 1 to 100`},
+		{"limit=101", 0, `limit "101" is invalid: use an integer from 1 to 100`},
+		{"order=" + strings.Repeat("x", 40), 0, `order "` + strings.Repeat("x", 40) + `" is invalid: use asc or desc`},
+		{"order=" + strings.Repeat("x", 41), 0, `order "` + strings.Repeat("x", 40) + `..." is invalid: use asc or desc`},
+		{"order=" + strings.Repeat("x", 39) + "é", 0, `order "` + strings.Repeat("x", 39) + `..." is invalid: use asc or desc`},
+	} {
+		p, err := event.ParseRawListQuery(tt.raw)
+		if tt.msg == "" {
+			if err != nil || p.Limit != tt.limit {
+				t.Errorf("ParseRawListQuery(%q) = limit %d, %v; want limit %d", tt.raw, p.Limit, err, tt.limit)
+			}
+			continue
+		}
+		var ie *event.InputError
+		if !errors.As(err, &ie) || ie.Code != event.CodeInvalidParameter || ie.Message != tt.msg {
+			t.Errorf("ParseRawListQuery(%q) = %v, want invalid_parameter: %s", tt.raw, err, tt.msg)
 		}
 	}
 }
