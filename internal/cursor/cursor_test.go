@@ -139,3 +139,29 @@ func TestEveryByteIsAuthenticated(t *testing.T) {
 	_, err = c.Decode("tenant-a", "shape", base64.RawURLEncoding.EncodeToString(spliced))
 	assert.ErrorIs(t, err, cursor.ErrInvalid)
 }
+
+// Decode reads cursors of up to 2048 characters: one of exactly 2048 is
+// decoded, the next length base64 can give (2050) is refused unread.
+func TestCursorLengthLimit(t *testing.T) {
+	c, err := cursor.New(secret)
+	require.NoError(t, err)
+	at := func(chars int) (store.Position, string) {
+		p := position(t)
+		for pad := 0; pad < 4096; pad++ {
+			p.IndexKey = strings.Repeat("x", pad)
+			if enc := c.Encode("tenant-a", "shape-1", p); len(enc) >= chars {
+				require.Equal(t, chars, len(enc), "no cursor of %d characters", chars)
+				return p, enc
+			}
+		}
+		t.Fatalf("no cursor of %d characters", chars)
+		return p, ""
+	}
+	p, enc := at(2048)
+	got, err := c.Decode("tenant-a", "shape-1", enc)
+	require.NoError(t, err, "a valid cursor of 2048 characters")
+	assert.Equal(t, p, got)
+	_, enc = at(2050)
+	_, err = c.Decode("tenant-a", "shape-1", enc)
+	assert.ErrorIs(t, err, cursor.ErrInvalid, "a valid cursor of 2050 characters")
+}
