@@ -217,6 +217,9 @@ func TestRestApiRoutesAndAuthorizer(t *testing.T) {
 	tp := tmpl(t, apiStack)
 	_, api := one(t, tp, "AWS::ApiGateway::RestApi", "TriggersApi")
 	assert.Equal(t, map[string]any{"Types": []any{"REGIONAL"}}, cdktest.Props(api)["EndpointConfiguration"])
+	// Bodies reach the function byte for byte (base64), so invalid UTF-8
+	// is refused by the function, not turned into U+FFFD on the way.
+	assert.Equal(t, []any{"application/json"}, cdktest.Props(api)["BinaryMediaTypes"])
 
 	authID, auth := one(t, tp, "AWS::ApiGateway::Authorizer", "TriggersAuthorizer")
 	ap := cdktest.Props(auth)
@@ -373,6 +376,7 @@ func TestGatewayResponses(t *testing.T) {
 		assert.Contains(t, body, `"request_id":"$context.requestId"`, typ)
 		headers := p["ResponseParameters"].(map[string]any)
 		assert.Equal(t, "'application/json'", headers["gatewayresponse.header.Content-Type"], typ)
+		assert.Equal(t, "context.requestId", headers["gatewayresponse.header.X-Request-Id"], "%s: every response carries X-Request-Id", typ)
 		if typ == "THROTTLED" || typ == "AUTHORIZER_FAILURE" || typ == "AUTHORIZER_CONFIGURATION_ERROR" {
 			assert.Equal(t, "'1'", headers["gatewayresponse.header.Retry-After"], typ)
 		} else {

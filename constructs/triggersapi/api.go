@@ -319,6 +319,12 @@ func (a *TriggersApi) buildRestApi(props *TriggersApiProps, retention awslogs.Re
 		CloudWatchRole:              jsii.Bool(props.CloudWatchRole == nil || *props.CloudWatchRole),
 		DomainName:                  props.DomainName,
 		DefaultCorsPreflightOptions: props.Cors,
+		// Request bodies reach the function base64-encoded, byte for byte:
+		// as text, API Gateway would have to turn invalid UTF-8 into
+		// U+FFFD before the function's I-JSON check could refuse it.
+		// Responses are unaffected (the function never sets
+		// isBase64Encoded for JSON).
+		BinaryMediaTypes: jsii.Strings("application/json"),
 		DeployOptions: &awsapigateway.StageOptions{
 			StageName:            jsii.String(stage),
 			ThrottlingRateLimit:  num(props.ThrottlingRateLimit, DefaultThrottlingRateLimit),
@@ -405,6 +411,9 @@ func (a *TriggersApi) buildRestApi(props *TriggersApiProps, retention awslogs.Re
 			Type: g.typ(),
 			ResponseHeaders: &map[string]*string{
 				"Content-Type": jsii.String("'application/json'"),
+				// Every response carries X-Request-Id, API Gateway's
+				// own answers included (the body's request_id).
+				"X-Request-Id": jsii.String("context.requestId"),
 			},
 			Templates: &map[string]*string{
 				"application/json": jsii.String(fmt.Sprintf(`{"error":{"code":"%s","message":"%s","request_id":"$context.requestId"}}`, g.code, g.msg)),

@@ -452,13 +452,22 @@ func TestRealTemplateRequestSizeLimits(t *testing.T) {
 	if len(f.api.Events()) != 0 {
 		t.Error("the 7 MB event reached the handler")
 	}
-	// 1 MB goes through, as text (the API has no binary media types).
+	// 1 MB goes through. The template declares application/json a binary
+	// media type, so the body arrives base64-encoded, byte for byte;
+	// another content type arrives as text.
 	body := strings.Repeat("é", 1<<19)
 	if res := f.do(t, "POST", "/live/v1/events", body, "Authorization", "Bearer k", "Content-Type", "application/json"); res.status != 200 {
 		t.Fatalf("1 MB body: %d", res.status)
 	}
+	ev := f.api.Last(t)
+	if raw, err := base64.StdEncoding.DecodeString(ev.Body); err != nil || string(raw) != body || !ev.IsBase64Encoded {
+		t.Errorf("1 MB JSON body: event body of %d bytes, base64 %v (%v); want the body base64-encoded", len(ev.Body), ev.IsBase64Encoded, err)
+	}
+	if res := f.do(t, "POST", "/live/v1/events", body, "Authorization", "Bearer k", "Content-Type", "text/plain"); res.status != 200 {
+		t.Fatalf("1 MB text body: %d", res.status)
+	}
 	if ev := f.api.Last(t); ev.Body != body || ev.IsBase64Encoded {
-		t.Errorf("1 MB body: event body of %d bytes, base64 %v; want the text", len(ev.Body), ev.IsBase64Encoded)
+		t.Errorf("1 MB text body: event body of %d bytes, base64 %v; want the text", len(ev.Body), ev.IsBase64Encoded)
 	}
 }
 
@@ -475,7 +484,8 @@ func TestRealTemplateBase64ResponseWithoutBinaryTypes(t *testing.T) {
 	if res.status != 201 {
 		t.Fatalf("status = %d", res.status)
 	}
-	// Without BinaryMediaTypes, API Gateway passes the base64 text on.
+	// Accept matches no binary media type: API Gateway passes the base64
+	// text on.
 	if res.body != "/wA=" {
 		t.Errorf("body = %q, want the base64 text", res.body)
 	}
