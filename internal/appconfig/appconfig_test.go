@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/triggers-dev/triggers/internal/apikey"
 	"github.com/triggers-dev/triggers/internal/appconfig"
 )
 
@@ -18,10 +19,11 @@ func TestLoadAPI(t *testing.T) {
 	secret := strings.Repeat("k", 32)
 	c, err := appconfig.LoadAPI(env(map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": secret}))
 	require.NoError(t, err)
-	assert.Equal(t, appconfig.API{EventsTable: "ev", CursorSecret: []byte(secret), Retention: 30 * 24 * time.Hour, LogLevel: slog.LevelInfo}, c)
+	assert.Equal(t, appconfig.API{EventsTable: "ev", CursorSecret: []byte(secret), Retention: 30 * 24 * time.Hour, LogLevel: slog.LevelInfo, KeySources: apikey.SourceBearer}, c, "API_KEY_SOURCES unset: Bearer only, the safe default")
 
-	c, err = appconfig.LoadAPI(env(map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": secret, "RETENTION_DAYS": "7", "LOG_LEVEL": "DEBUG", "DYNAMODB_ENDPOINT": "http://localhost:8000", "METRICS_NAMESPACE": "Triggers/prod-api"}))
+	c, err = appconfig.LoadAPI(env(map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": secret, "RETENTION_DAYS": "7", "LOG_LEVEL": "DEBUG", "DYNAMODB_ENDPOINT": "http://localhost:8000", "METRICS_NAMESPACE": "Triggers/prod-api", "API_KEY_SOURCES": "authorization,x-api-key"}))
 	require.NoError(t, err)
+	assert.Equal(t, apikey.SourceBearerOrHeader, c.KeySources)
 	assert.Equal(t, "Triggers/prod-api", c.MetricsNamespace)
 	assert.Equal(t, 7*24*time.Hour, c.Retention)
 	assert.Equal(t, slog.LevelDebug, c.LogLevel)
@@ -43,6 +45,7 @@ func TestLoadAPI(t *testing.T) {
 		{"bad retention", map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": secret, "RETENTION_DAYS": "0"}, []string{"RETENTION_DAYS"}},
 		{"bad namespace", map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": secret, "METRICS_NAMESPACE": "AWS/Lambda"}, []string{"METRICS_NAMESPACE", "reserved"}},
 		{"bad level", map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": secret, "LOG_LEVEL": "loud"}, []string{"LOG_LEVEL"}},
+		{"bad key sources", map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": secret, "API_KEY_SOURCES": "x-api-key"}, []string{"API_KEY_SOURCES", "x-api-key"}},
 	}
 	for _, tt := range tests {
 		_, err := appconfig.LoadAPI(env(tt.env))
@@ -56,7 +59,12 @@ func TestLoadAPI(t *testing.T) {
 func TestLoadAuthorizer(t *testing.T) {
 	c, err := appconfig.LoadAuthorizer(env(map[string]string{"API_KEYS_TABLE": "keys", "LOG_LEVEL": "warn"}))
 	require.NoError(t, err)
-	assert.Equal(t, appconfig.Authorizer{APIKeysTable: "keys", LogLevel: slog.LevelWarn}, c)
+	assert.Equal(t, appconfig.Authorizer{APIKeysTable: "keys", LogLevel: slog.LevelWarn, KeySources: apikey.SourceBearer}, c)
+	c, err = appconfig.LoadAuthorizer(env(map[string]string{"API_KEYS_TABLE": "keys", "API_KEY_SOURCES": "Authorization, X-Api-Key"}))
+	require.NoError(t, err)
+	assert.Equal(t, apikey.SourceBearerOrHeader, c.KeySources)
 	_, err = appconfig.LoadAuthorizer(env(nil))
 	assert.ErrorContains(t, err, "API_KEYS_TABLE")
+	_, err = appconfig.LoadAuthorizer(env(map[string]string{"API_KEYS_TABLE": "keys", "API_KEY_SOURCES": "cookie"}))
+	assert.ErrorContains(t, err, "API_KEY_SOURCES")
 }
