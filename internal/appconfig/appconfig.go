@@ -11,22 +11,24 @@ import (
 	"strings"
 	"time"
 
+	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/apikey"
 	"github.com/triggers-dev/triggers/internal/cursor"
 	"github.com/triggers-dev/triggers/internal/emf"
 	"github.com/triggers-dev/triggers/internal/event"
 )
 
-// Environment variable names.
+// Environment variable names, declared in contract (the constructs set
+// them from there too).
 const (
-	EnvEventsTable      = "EVENTS_TABLE"
-	EnvAPIKeysTable     = "API_KEYS_TABLE"
-	EnvCursorSecret     = "CURSOR_SECRET"
-	EnvCursorSecretARN  = "CURSOR_SECRET_ARN"
-	EnvRetentionDays    = "RETENTION_DAYS"
-	EnvLogLevel         = "LOG_LEVEL"
-	EnvDynamoDBEndpoint = "DYNAMODB_ENDPOINT"
-	EnvMetricsNamespace = "METRICS_NAMESPACE"
+	EnvEventsTable      = contract.EnvEventsTable
+	EnvAPIKeysTable     = contract.EnvAPIKeysTable
+	EnvCursorSecret     = contract.EnvCursorSecret
+	EnvCursorSecretARN  = contract.EnvCursorSecretARN
+	EnvRetentionDays    = contract.EnvRetentionDays
+	EnvLogLevel         = contract.EnvLogLevel
+	EnvDynamoDBEndpoint = contract.EnvDynamoDBEndpoint
+	EnvMetricsNamespace = contract.EnvMetricsNamespace
 	// EnvAPIKeySources selects the headers that may carry the API key
 	// (apikey.ParseSources); the construct sets it on both functions.
 	EnvAPIKeySources = apikey.EnvSources

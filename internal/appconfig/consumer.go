@@ -6,14 +6,16 @@ import (
 	"log/slog"
 	"net/url"
 	"strings"
+
+	"github.com/triggers-dev/triggers/contract"
 )
 
 // Environment variables of the stream consumer.
 const (
-	EnvDeliveryQueueURL = "DELIVERY_QUEUE_URL"
+	EnvDeliveryQueueURL = contract.EnvDeliveryQueueURL
 	// EnvSQSEndpoint overrides the SQS endpoint (a local SQS-compatible
 	// server, say); empty on AWS.
-	EnvSQSEndpoint = "SQS_ENDPOINT"
+	EnvSQSEndpoint = contract.EnvSQSEndpoint
 )
 
 // Consumer is the configuration of the stream consumer function.

@@ -19,13 +19,15 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/triggers-dev/triggers/contract"
 )
 
-// Metric names and the dimension the runtime emits.
+// Metric names and the dimension the runtime emits, declared in contract.
 const (
-	MetricEventsIngested = "EventsIngested"
-	MetricEventsRejected = "EventsRejected"
-	DimensionReason      = "Reason"
+	MetricEventsIngested = contract.MetricEventsIngested
+	MetricEventsRejected = contract.MetricEventsRejected
+	DimensionReason      = contract.DimensionReason
 )
 
 // Recorder counts ingestion outcomes. Implementations are safe for

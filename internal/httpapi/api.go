@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/apikey"
 	"github.com/triggers-dev/triggers/internal/cursor"
 	"github.com/triggers-dev/triggers/internal/emf"
@@ -272,24 +273,24 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	attrs := []slog.Attr{
-		slog.String("request_id", ri.requestID),
-		slog.String("correlation_id", ri.correlationID),
-		slog.String("tenant", ri.tenant),
-		slog.String("method", r.Method),
-		slog.String("path", r.URL.Path),
-		slog.Int("status", status),
-		slog.Int64("duration_ms", time.Since(start).Milliseconds()),
+		slog.String(contract.LogFieldRequestID, ri.requestID),
+		slog.String(contract.LogFieldCorrelationID, ri.correlationID),
+		slog.String(contract.LogFieldTenant, ri.tenant),
+		slog.String(contract.LogFieldMethod, r.Method),
+		slog.String(contract.LogFieldPath, r.URL.Path),
+		slog.Int(contract.LogFieldStatus, status),
+		slog.Int64(contract.LogFieldDurationMs, time.Since(start).Milliseconds()),
 	}
 	level := slog.LevelInfo
 	if err != nil {
-		attrs = append(attrs, slog.String("error_code", ae.code), slog.String("error", err.Error()))
+		attrs = append(attrs, slog.String(contract.LogFieldErrorCode, ae.code), slog.String(contract.LogFieldError, err.Error()))
 		if status >= 500 && status != StatusClientClosedRequest {
 			level = slog.LevelError
 		} else {
 			level = slog.LevelWarn
 		}
 	}
-	a.log.LogAttrs(r.Context(), level, "request", attrs...)
+	a.log.LogAttrs(r.Context(), level, contract.LogMsgRequest, attrs...)
 }
 
 // serve authenticates and routes; it returns the status and body of a
@@ -364,23 +365,23 @@ func match(method, path string) (routeFunc, string, string) {
 		return nil, want, ""
 	}
 	switch path {
-	case "/v1/events":
-		return one(http.MethodPost, (*API).createEvent)
-	case "/v1/events/batch":
-		return one(http.MethodPost, (*API).createBatch)
-	case "/v1/inbox":
-		return one(http.MethodGet, (*API).listInbox)
-	case "/v1/inbox/ack":
-		return one(http.MethodPost, (*API).ack)
+	case contract.PathEvents:
+		return one(contract.MethodPost, (*API).createEvent)
+	case contract.PathEventsBatch:
+		return one(contract.MethodPost, (*API).createBatch)
+	case contract.PathInbox:
+		return one(contract.MethodGet, (*API).listInbox)
+	case contract.PathInboxAck:
+		return one(contract.MethodPost, (*API).ack)
 	}
-	if rest, ok := strings.CutPrefix(path, "/v1/events/"); ok && rest != "" && !strings.Contains(rest, "/") {
+	if rest, ok := strings.CutPrefix(path, contract.PathEventPrefix); ok && rest != "" && !strings.Contains(rest, "/") {
 		switch method {
-		case http.MethodGet:
+		case contract.MethodGet:
 			return (*API).getEvent, "", rest
-		case http.MethodPatch:
+		case contract.MethodPatch:
 			return (*API).patchEvent, "", rest
 		}
-		return nil, "GET, PATCH", ""
+		return nil, contract.MethodGet + ", " + contract.MethodPatch, ""
 	}
 	return nil, "", ""
 }

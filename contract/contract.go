@@ -1,0 +1,134 @@
+// Package contract declares, once, the names the infrastructure (the
+// constructs under constructs/) and the runtime (the Lambda handlers under
+// lambda/ and internal/) must agree on: environment variable names, the HTTP
+// routes, the runtime's metric names and dimension, and the log fields the
+// saved Logs Insights queries read.
+//
+// It is a leaf package: it imports nothing but the standard library (no
+// jsii, no AWS SDK), so every Lambda binary can import it without growing.
+// Tests on both sides tie them to it: assertions checks that the
+// synthesized template uses exactly these values, and the runtime's tests
+// check that the handlers serve every route and log every field.
+package contract
+
+// Environment variables the functions read. The constructs set them, the
+// runtime (internal/appconfig) reads them.
+const (
+	// EnvEventsTable is the events table's name (API function).
+	EnvEventsTable = "EVENTS_TABLE"
+	// EnvAPIKeysTable is the API-keys table's name (authorizer).
+	EnvAPIKeysTable = "API_KEYS_TABLE"
+	// EnvCursorSecretARN names the Secrets Manager secret that signs inbox
+	// cursors (API function on AWS).
+	EnvCursorSecretARN = "CURSOR_SECRET_ARN"
+	// EnvCursorSecret holds the cursor HMAC key itself (local development
+	// only; the constructs never set it).
+	EnvCursorSecret = "CURSOR_SECRET"
+	// EnvRetentionDays is how many days events live before TTL (API function).
+	EnvRetentionDays = "RETENTION_DAYS"
+	// EnvMetricsNamespace is the CloudWatch namespace of the API function's
+	// embedded-metric-format lines.
+	EnvMetricsNamespace = "METRICS_NAMESPACE"
+	// EnvAPIKeySources selects the headers that may carry the API key (API
+	// function and authorizer).
+	EnvAPIKeySources = "API_KEY_SOURCES"
+	// EnvDeliveryQueueURL is the delivery queue's URL (stream consumer).
+	EnvDeliveryQueueURL = "DELIVERY_QUEUE_URL"
+	// EnvLogLevel sets the functions' log level (debug, info, warn, error).
+	EnvLogLevel = "LOG_LEVEL"
+	// EnvDynamoDBEndpoint overrides the DynamoDB endpoint (local only).
+	EnvDynamoDBEndpoint = "DYNAMODB_ENDPOINT"
+	// EnvSQSEndpoint overrides the SQS endpoint (local only).
+	EnvSQSEndpoint = "SQS_ENDPOINT"
+)
+
+// HTTP methods of the contract's routes.
+const (
+	MethodGet   = "GET"
+	MethodPost  = "POST"
+	MethodPatch = "PATCH"
+)
+
+// Paths of the HTTP API v1. PathEvent's "{event_id}" is the path
+// parameter, written as API Gateway writes it.
+const (
+	PathEvents      = "/v1/events"
+	PathEventsBatch = "/v1/events/batch"
+	PathEvent       = "/v1/events/{event_id}"
+	PathInbox       = "/v1/inbox"
+	PathInboxAck    = "/v1/inbox/ack"
+	// PathEventPrefix is PathEvent up to its parameter.
+	PathEventPrefix = "/v1/events/"
+	// EventIDParam is PathEvent's path parameter.
+	EventIDParam = "event_id"
+)
+
+// Route is one (method, path) of the HTTP API.
+type Route struct {
+	Method string
+	Path   string
+}
+
+// Routes are the contract's routes, all served by the API function behind
+// the authorizer.
+var Routes = []Route{
+	{MethodPost, PathEvents},
+	{MethodPost, PathEventsBatch},
+	{MethodGet, PathEvent},
+	{MethodPatch, PathEvent},
+	{MethodGet, PathInbox},
+	{MethodPost, PathInboxAck},
+}
+
+// Paths are the API's resources, in the order Routes first names them.
+func Paths() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, r := range Routes {
+		if !seen[r.Path] {
+			seen[r.Path] = true
+			out = append(out, r.Path)
+		}
+	}
+	return out
+}
+
+// The runtime's own metrics (embedded metric format, internal/emf), read by
+// the dashboards and by TriggersApi's MetricXxx methods.
+const (
+	// MetricEventsIngested counts events stored (no dimension).
+	MetricEventsIngested = "EventsIngested"
+	// MetricEventsRejected counts events refused, by DimensionReason.
+	MetricEventsRejected = "EventsRejected"
+	// DimensionReason is EventsRejected's dimension: the error code.
+	DimensionReason = "Reason"
+	// MetricsNamespacePrefix starts the default metrics namespace,
+	// "Triggers/<stack name>".
+	MetricsNamespacePrefix = "Triggers/"
+)
+
+// Log fields of the API function's JSON log lines (log/slog), read by the
+// saved Logs Insights queries of constructs/monitoring.
+const (
+	// LogMsgRequest is the msg of the one line logged per request.
+	LogMsgRequest = "request"
+
+	LogFieldMsg           = "msg"
+	LogFieldLevel         = "level"
+	LogFieldRequestID     = "request_id"
+	LogFieldCorrelationID = "correlation_id"
+	LogFieldTenant        = "tenant"
+	LogFieldMethod        = "method"
+	LogFieldPath          = "path"
+	LogFieldStatus        = "status"
+	LogFieldDurationMs    = "duration_ms"
+	LogFieldErrorCode     = "error_code"
+	LogFieldError         = "error"
+)
+
+// RequestLogFields are the fields of the per-request line, in the order the
+// API function writes them (error_code and error only on errors).
+var RequestLogFields = []string{
+	LogFieldRequestID, LogFieldCorrelationID, LogFieldTenant, LogFieldMethod,
+	LogFieldPath, LogFieldStatus, LogFieldDurationMs, LogFieldErrorCode, LogFieldError,
+}
