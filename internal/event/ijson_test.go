@@ -193,6 +193,8 @@ func TestIJSONMessagesExact(t *testing.T) {
 		{p + `\\ud800\udc00x"}}`, `lone surrogate escape \udc00 at byte 41 (in "/payload/s")`},
 		{p + `\ud83d\ude00\udfff"}}`, `lone surrogate escape \udfff at byte 46 (in "/payload/s")`},
 		{p + `\ud7ff\ue000\udbff"}}`, `lone surrogate escape \udbff at byte 46 (in "/payload/s")`},
+		{p + `\udc00\udc00"}}`, `lone surrogate escape \udc00 at byte 34 (in "/payload/s")`},
+		{p + `\ud800\ue000"}}`, `lone surrogate escape \ud800 at byte 34 (in "/payload/s")`},
 	} {
 		_, err := event.ParseCreate([]byte(tt.body))
 		var ie *event.InputError
