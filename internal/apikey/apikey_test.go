@@ -62,6 +62,9 @@ func TestCredential(t *testing.T) {
 		{"two authorization headers", [][2]string{{"Authorization", "Bearer trg_x"}, {"Authorization", "Bearer trg_x"}}, apikey.SourceBearer, "", apikey.ErrMalformed},
 		{"control character", [][2]string{{"Authorization", "Bearer trg_\x01"}}, apikey.SourceBearer, "", apikey.ErrMalformed},
 		{"too long", [][2]string{{"Authorization", "Bearer " + strings.Repeat("a", 513)}}, apikey.SourceBearer, "", apikey.ErrMalformed},
+		{"longest", [][2]string{{"Authorization", "Bearer " + strings.Repeat("a", 512)}}, apikey.SourceBearer, strings.Repeat("a", 512), nil},
+		{"visible ASCII edges", [][2]string{{"Authorization", "Bearer !~"}}, apikey.SourceBearer, "!~", nil},
+		{"DEL", [][2]string{{"Authorization", "Bearer trg_\x7f"}}, apikey.SourceBearer, "", apikey.ErrMalformed},
 		{"bearer + x-api-key, cache off", [][2]string{{"Authorization", "Bearer trg_x"}, {"X-Api-Key", "trg_x"}}, apikey.SourceBearerOrHeader, "", apikey.ErrMalformed},
 		{"x-api-key, cache off", [][2]string{{"X-Api-Key", " trg_x "}}, apikey.SourceBearerOrHeader, k, nil},
 		{"bearer, cache off", [][2]string{{"Authorization", "Bearer trg_x"}}, apikey.SourceBearerOrHeader, k, nil},
@@ -82,6 +85,24 @@ func TestCredential(t *testing.T) {
 		}
 		require.NoError(t, err, tt.name)
 		assert.Equal(t, tt.want, got, tt.name)
+	}
+}
+
+// The refusals say why, with the number of credentials sent.
+func TestCredentialMessages(t *testing.T) {
+	for _, tt := range []struct {
+		h    http.Header
+		s    apikey.Sources
+		want string
+	}{
+		{http.Header{"Authorization": {"Bearer a"}, "X-Api-Key": {"b"}}, apikey.SourceBearerOrHeader, "send one credential, not 2"},
+		{http.Header{"Authorization": {"Bearer a", "Bearer b", "Bearer c"}}, apikey.SourceBearer, "send one credential, not 3"},
+		{http.Header{"Authorization": {"Bearer " + strings.Repeat("a", 513)}}, apikey.SourceBearer, "Authorization carries a key longer than 512 characters"},
+		{http.Header{"X-Api-Key": {" "}}, apikey.SourceBearerOrHeader, "X-Api-Key carries an empty key"},
+	} {
+		_, err := apikey.Credential(tt.h, tt.s)
+		assert.ErrorIs(t, err, apikey.ErrMalformed, tt.want)
+		assert.ErrorContains(t, err, tt.want)
 	}
 }
 

@@ -114,6 +114,51 @@ func TestOnlyActiveKeysOfValidTenantsAuthenticate(t *testing.T) {
 	tenant, err := keys.Authenticate(ctx, "trg_good")
 	require.NoError(t, err)
 	assert.Equal(t, "tenant-a", tenant)
+
+	// Keys are looked up up to 512 characters (the longest a request may
+	// carry), not beyond.
+	long := "trg_" + strings.Repeat("k", 508)
+	put(long, map[string]string{schema.AttrTenantID: "tenant-a", schema.AttrKeyStatus: apikey.StatusActive})
+	tenant, err = keys.Authenticate(ctx, long)
+	require.NoError(t, err, "a stored key of 512 characters")
+	assert.Equal(t, "tenant-a", tenant)
+	put(long+"k", map[string]string{schema.AttrTenantID: "tenant-a", schema.AttrKeyStatus: apikey.StatusActive})
+	_, err = keys.Authenticate(ctx, long+"k")
+	assert.ErrorIs(t, err, apikey.ErrUnknown, "a key of 513 characters is not looked up")
+}
+
+// List returns one tenant's keys, newest first, with their descriptions,
+// or every tenant's with an empty tenant.
+func TestListKeys(t *testing.T) {
+	ctx := context.Background()
+	keys := apikey.NewStore(db.Client, db.CreateTable(t, schema.APIKeys()))
+	_, a1, err := keys.Create(ctx, "tenant-a", "ci deploy")
+	require.NoError(t, err)
+	_, a2, err := keys.Create(ctx, "tenant-a", "")
+	require.NoError(t, err)
+	_, b1, err := keys.Create(ctx, "tenant-b", "other")
+	require.NoError(t, err)
+
+	got, err := keys.List(ctx, "tenant-a")
+	require.NoError(t, err)
+	byHash := map[string]apikey.Key{}
+	for _, k := range got {
+		byHash[k.Hash] = k
+	}
+	assert.Len(t, got, 2, "tenant-a's keys")
+	assert.Equal(t, "ci deploy", byHash[a1.Hash].Description)
+	assert.Equal(t, "", byHash[a2.Hash].Description)
+	assert.NotContains(t, byHash, b1.Hash, "List(tenant-a) returned tenant-b's key")
+
+	all, err := keys.List(ctx, "")
+	require.NoError(t, err)
+	assert.Len(t, all, 3, "every tenant's keys")
+
+	missing := apikey.NewStore(db.Client, "no-such-table")
+	_, err = missing.List(ctx, "")
+	assert.ErrorContains(t, err, "list API keys: ")
+	_, err = missing.List(ctx, "tenant-a")
+	assert.ErrorContains(t, err, "list API keys of tenant-a: ")
 }
 
 func TestCreateRefusesInvalidTenants(t *testing.T) {
