@@ -255,6 +255,7 @@ func TestParseRawListQueryLimitsAndMessages(t *testing.T) {
 		{"order=" + strings.Repeat("x", 40), 0, `order "` + strings.Repeat("x", 40) + `" is invalid: use asc or desc`},
 		{"order=" + strings.Repeat("x", 41), 0, `order "` + strings.Repeat("x", 40) + `..." is invalid: use asc or desc`},
 		{"order=" + strings.Repeat("x", 39) + "é", 0, `order "` + strings.Repeat("x", 39) + `..." is invalid: use asc or desc`},
+		{"order=" + strings.Repeat("%80", 41), 0, `order "..." is invalid: use asc or desc`},
 	} {
 		p, err := event.ParseRawListQuery(tt.raw)
 		if tt.msg == "" {
