@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/triggers-dev/triggers/constructs/eventstore"
-	"github.com/triggers-dev/triggers/constructs/triggersapi"
+	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/apikey"
 	"github.com/triggers-dev/triggers/internal/cdktest"
 )
@@ -169,9 +169,9 @@ func TestLambdaFunctions(t *testing.T) {
 		memory, timeout float64
 		env             []string
 	}{
-		"TriggersApiFunction":        {256, 10, []string{triggersapi.EnvEventsTable, triggersapi.EnvCursorSecretArn, triggersapi.EnvRetentionDays, triggersapi.EnvMetricsNamespace, triggersapi.EnvAPIKeySources}},
-		"TriggersAuthorizerFunction": {256, 5, []string{triggersapi.EnvAPIKeysTable, triggersapi.EnvAPIKeySources}},
-		"TriggersConsumerFunction":   {256, 30, []string{triggersapi.EnvDeliveryQueueURL}},
+		"TriggersApiFunction":        {256, 10, []string{contract.EnvEventsTable, contract.EnvCursorSecretARN, contract.EnvRetentionDays, contract.EnvMetricsNamespace, contract.EnvAPIKeySources}},
+		"TriggersAuthorizerFunction": {256, 5, []string{contract.EnvAPIKeysTable, contract.EnvAPIKeySources}},
+		"TriggersConsumerFunction":   {256, 30, []string{contract.EnvDeliveryQueueURL}},
 	}
 	fns := cdktest.Resources(tp, "AWS::Lambda::Function")
 	require.Len(t, fns, len(want))
@@ -197,15 +197,15 @@ func TestLambdaFunctions(t *testing.T) {
 		assert.Contains(t, jsonOf(p["Role"]), prefix+"ServiceRole", "%s runs with its own role", id)
 	}
 	env := cdktest.Props(fns[mustID(t, tp, "AWS::Lambda::Function", "TriggersApiFunction")])["Environment"].(map[string]any)["Variables"].(map[string]any)
-	assert.Equal(t, "30", env[triggersapi.EnvRetentionDays])
-	assert.Equal(t, "Triggers/triggers-dev-api", env[triggersapi.EnvMetricsNamespace], "one metrics namespace per environment")
-	assert.Contains(t, jsonOf(env[triggersapi.EnvEventsTable]), "Events948F067E", "EVENTS_TABLE is the data stack's events table")
-	assert.Equal(t, map[string]any{"Ref": "TriggersCursorSecretABBC42CB"}, env[triggersapi.EnvCursorSecretArn])
+	assert.Equal(t, "30", env[contract.EnvRetentionDays])
+	assert.Equal(t, "Triggers/triggers-dev-api", env[contract.EnvMetricsNamespace], "one metrics namespace per environment")
+	assert.Contains(t, jsonOf(env[contract.EnvEventsTable]), "Events948F067E", "EVENTS_TABLE is the data stack's events table")
+	assert.Equal(t, map[string]any{"Ref": "TriggersCursorSecretABBC42CB"}, env[contract.EnvCursorSecretARN])
 	// With the cache on (the default), both functions accept the key from
 	// the Authorization header only: exactly the cache's identity source.
-	assert.Equal(t, string(apikey.SourceBearer), env[triggersapi.EnvAPIKeySources])
+	assert.Equal(t, string(apikey.SourceBearer), env[contract.EnvAPIKeySources])
 	authEnv := cdktest.Props(fns[mustID(t, tp, "AWS::Lambda::Function", "TriggersAuthorizerFunction")])["Environment"].(map[string]any)["Variables"].(map[string]any)
-	assert.Equal(t, string(apikey.SourceBearer), authEnv[triggersapi.EnvAPIKeySources])
+	assert.Equal(t, string(apikey.SourceBearer), authEnv[contract.EnvAPIKeySources])
 }
 
 func mustID(t *testing.T, tp map[string]any, typ, prefix string) string {
@@ -263,12 +263,12 @@ func TestRestApiRoutesAndAuthorizer(t *testing.T) {
 		}
 	}
 	var want []string
-	for _, r := range triggersapi.Routes {
-		want = append(want, r[0]+" "+r[1])
+	for _, r := range contract.Routes {
+		want = append(want, r.Method+" "+r.Path)
 	}
 	// Every other method on a known resource reaches the function, which
 	// answers 405 with Allow, as the local server does.
-	for _, p := range []string{"/v1/events", "/v1/events/batch", "/v1/events/{event_id}", "/v1/inbox", "/v1/inbox/ack"} {
+	for _, p := range contract.Paths() {
 		want = append(want, "ANY "+p)
 	}
 	assert.ElementsMatch(t, want, routes, "the contract's routes, ANY on each resource, and no others (no CORS OPTIONS by default)")

@@ -64,10 +64,10 @@ func NewTriggersApiStack(scope constructs.Construct, id *string, props *Triggers
 		})
 	}
 	out("ApiUrl", "Base URL of the Triggers HTTP API (append v1/...)", api.Url())
-	out("DeliveryQueueUrl", "SQS queue receiving one message per new event", api.DeliveryQueue.QueueUrl())
-	out("DeliveryDeadLetterQueueUrl", "Delivery messages received too many times", api.DeliveryDeadLetterQueue.QueueUrl())
-	out("StreamFailureQueueUrl", "Stream records the consumer gave up on", api.StreamFailureQueue.QueueUrl())
-	out("CursorSecretArn", "Secrets Manager secret signing inbox cursors", api.CursorSecret.SecretArn())
+	out("DeliveryQueueUrl", "SQS queue receiving one message per new event", api.DeliveryQueue().QueueUrl())
+	out("DeliveryDeadLetterQueueUrl", "Delivery messages received too many times", api.DeliveryDeadLetterQueue().QueueUrl())
+	out("StreamFailureQueueUrl", "Stream records the consumer gave up on", api.StreamFailureQueue().QueueUrl())
+	out("CursorSecretArn", "Secrets Manager secret signing inbox cursors", api.CursorSecret().SecretArn())
 
 	mp := props.Monitoring
 	mp.Api = api

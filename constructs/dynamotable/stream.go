@@ -7,9 +7,9 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
-	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/triggers-dev/triggers/constructs/internal/cdkutil"
 	"github.com/triggers-dev/triggers/schema"
 )
 
@@ -76,20 +76,6 @@ type StreamConsumer struct {
 	FailureQueue awssqs.IQueue
 }
 
-// NewTLSOnlyQueue creates a queue with SQS-managed encryption (unless
-// props choose a key) that refuses requests without TLS.
-func NewTLSOnlyQueue(scope constructs.Construct, id string, props *awssqs.QueueProps) awssqs.Queue {
-	p := awssqs.QueueProps{}
-	if props != nil {
-		p = *props
-	}
-	if p.Encryption == "" {
-		p.Encryption = awssqs.QueueEncryption_SQS_MANAGED
-	}
-	p.EnforceSSL = jsii.Bool(true)
-	return awssqs.NewQueue(scope, jsii.String(id), &p)
-}
-
 // AddStreamConsumer attaches fn to the table's stream with safe defaults:
 // partial batch failures reported by the function (ReportBatchItemFailures),
 // bisect on error, bounded retries, a maximum record age and an SQS
@@ -124,7 +110,7 @@ func (b *Accessors) AddStreamConsumer(fn awslambda.IFunction, opts *StreamConsum
 	}
 	queue := o.FailureQueue
 	if queue == nil {
-		queue = NewTLSOnlyQueue(awscdk.Stack_Of(fn), *awscdk.Names_UniqueId(fn)+"StreamFailures", &awssqs.QueueProps{
+		queue = cdkutil.NewTLSOnlyQueue(awscdk.Stack_Of(fn), *awscdk.Names_UniqueId(fn)+"StreamFailures", &awssqs.QueueProps{
 			RetentionPeriod: awscdk.Duration_Days(jsii.Number(DefaultFailureQueueRetentionDay)),
 		})
 	}

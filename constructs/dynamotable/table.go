@@ -21,6 +21,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/triggers-dev/triggers/constructs/internal/tablegrant"
 	"github.com/triggers-dev/triggers/schema"
 )
 
@@ -44,10 +45,20 @@ type ITable interface {
 	TableIndexArn(indexName string) *string
 	// EncryptionKey returns the customer-managed key, or nil.
 	EncryptionKey() awskms.IKey
-	// Grant gives grantee exactly actions on the table and on the named
-	// indexes (not a wildcard), plus the KMS actions a customer-managed key
-	// needs (write=true adds encrypt and data-key actions).
-	Grant(grantee awsiam.IGrantable, indexes []string, write bool, actions ...string) awsiam.Grant
+	// GrantReadData lets grantee read items: ReadDataActions on the table
+	// and on every GSI of its schema (their ARNs, not a wildcard), plus
+	// kms:Decrypt and kms:DescribeKey on a customer-managed key.
+	GrantReadData(grantee awsiam.IGrantable) awsiam.Grant
+	// GrantReadDataOnIndexes lets grantee query and scan the named GSIs
+	// only: IndexReadActions on their ARNs (not on the table). It panics on
+	// a name the schema does not have.
+	GrantReadDataOnIndexes(grantee awsiam.IGrantable, indexNames ...string) awsiam.Grant
+	// GrantWriteData lets grantee write items: WriteDataActions on the
+	// table, plus the KMS actions for writing on a customer-managed key.
+	GrantWriteData(grantee awsiam.IGrantable) awsiam.Grant
+	// GrantReadWriteData is GrantReadData and GrantWriteData in one
+	// statement: ReadWriteDataActions on the table and every GSI.
+	GrantReadWriteData(grantee awsiam.IGrantable) awsiam.Grant
 	// GrantStreamRead lets grantee read the table's stream.
 	GrantStreamRead(grantee awsiam.IGrantable) awsiam.Grant
 	// Metric returns an AWS/DynamoDB metric of the table (TableName dimension).
@@ -280,30 +291,36 @@ func (b *Accessors) indexNames() []string {
 	return names
 }
 
-// KMS actions for reading and writing an encrypted table, as aws-cdk grants them.
+// IAM actions behind the intent grants: aws-cdk's data actions without the
+// stream ones (GrantStreamRead grants those).
 var (
-	kmsRead  = []string{"kms:Decrypt", "kms:DescribeKey"}
-	kmsWrite = []string{"kms:Decrypt", "kms:DescribeKey", "kms:Encrypt", "kms:ReEncrypt*", "kms:GenerateDataKey*"}
+	// ReadDataActions read items (GrantReadData).
+	ReadDataActions = []string{"dynamodb:BatchGetItem", "dynamodb:ConditionCheckItem", "dynamodb:DescribeTable", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:Scan"}
+	// IndexReadActions read a GSI (GrantReadDataOnIndexes).
+	IndexReadActions = []string{"dynamodb:Query", "dynamodb:Scan"}
+	// WriteDataActions write items (GrantWriteData).
+	WriteDataActions = []string{"dynamodb:BatchWriteItem", "dynamodb:DeleteItem", "dynamodb:DescribeTable", "dynamodb:PutItem", "dynamodb:UpdateItem"}
+	// ReadWriteDataActions are both (GrantReadWriteData).
+	ReadWriteDataActions = []string{"dynamodb:BatchGetItem", "dynamodb:BatchWriteItem", "dynamodb:ConditionCheckItem", "dynamodb:DeleteItem", "dynamodb:DescribeTable", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:Scan", "dynamodb:UpdateItem"}
 )
 
-func (b *Accessors) Grant(grantee awsiam.IGrantable, indexes []string, write bool, actions ...string) awsiam.Grant {
-	arns := []*string{b.l2.TableArn()}
-	for _, ix := range indexes {
-		arns = append(arns, b.TableIndexArn(ix))
+func (b *Accessors) GrantReadData(grantee awsiam.IGrantable) awsiam.Grant {
+	return tablegrant.Grant(b, grantee, tablegrant.On{Table: true, Indexes: b.indexNames()}, ReadDataActions...)
+}
+
+func (b *Accessors) GrantReadDataOnIndexes(grantee awsiam.IGrantable, indexNames ...string) awsiam.Grant {
+	if len(indexNames) == 0 {
+		panic(fmt.Errorf("table %q: GrantReadDataOnIndexes needs at least one index name: use one of %s, or GrantReadData for the table", b.schema.Name, strings.Join(b.indexNames(), ", ")))
 	}
-	g := awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
-		Grantee:      grantee,
-		Actions:      jsii.Strings(actions...),
-		ResourceArns: &arns,
-	})
-	if b.key != nil {
-		ka := kmsRead
-		if write {
-			ka = kmsWrite
-		}
-		g = g.Combine(b.key.Grant(grantee, *jsii.Strings(ka...)...))
-	}
-	return g
+	return tablegrant.Grant(b, grantee, tablegrant.On{Indexes: indexNames}, IndexReadActions...)
+}
+
+func (b *Accessors) GrantWriteData(grantee awsiam.IGrantable) awsiam.Grant {
+	return tablegrant.Grant(b, grantee, tablegrant.On{Table: true, Write: true}, WriteDataActions...)
+}
+
+func (b *Accessors) GrantReadWriteData(grantee awsiam.IGrantable) awsiam.Grant {
+	return tablegrant.Grant(b, grantee, tablegrant.On{Table: true, Indexes: b.indexNames(), Write: true}, ReadWriteDataActions...)
 }
 
 func (b *Accessors) GrantStreamRead(grantee awsiam.IGrantable) awsiam.Grant {

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/triggers-dev/triggers/constructs/dynamotable"
+	"github.com/triggers-dev/triggers/constructs/internal/tablegrant"
 	"github.com/triggers-dev/triggers/schema"
 )
 
@@ -57,7 +58,6 @@ type EventsTableProps struct {
 type EventsTable struct {
 	constructs.Construct
 	*dynamotable.Core
-	*EventGrants
 }
 
 // NewEventsTable creates the events table. Invalid props panic with an error
@@ -68,7 +68,6 @@ func NewEventsTable(scope constructs.Construct, id *string, props *EventsTablePr
 	}
 	sc := schema.Events()
 	e := &EventsTable{Core: &dynamotable.Core{}}
-	e.EventGrants = &EventGrants{e}
 	dynamotable.NewTable_Override(e, e.Core, scope, id, &dynamotable.TableProps{Schema: &sc, TableOptions: props.TableOptions})
 	return e
 }
@@ -92,7 +91,6 @@ type EventsTableAttributes struct {
 type importedEvents struct {
 	constructs.Construct
 	*dynamotable.Accessors
-	*EventGrants
 }
 
 // FromEventsTableAttributes imports an events table made elsewhere, for
@@ -103,7 +101,6 @@ func FromEventsTableAttributes(scope constructs.Construct, id *string, attrs *Ev
 	}
 	sc := schema.Events()
 	t := &importedEvents{Accessors: &dynamotable.Accessors{}}
-	t.EventGrants = &EventGrants{t}
 	dynamotable.FromTableAttributes_Override(t, t.Accessors, scope, id, &dynamotable.TableAttributes{
 		Schema: &sc, TableName: attrs.TableName, TableArn: attrs.TableArn,
 		TableStreamArn: attrs.TableStreamArn, EncryptionKey: attrs.EncryptionKey,
@@ -111,22 +108,40 @@ func FromEventsTableAttributes(scope constructs.Construct, id *string, attrs *Ev
 	return t
 }
 
-// EventGrants implements the events table's intent-level grants for
-// EventsTable and imported tables. It is exported only because jsii requires
-// embedded fields of a construct to be exported.
-type EventGrants struct{ t dynamotable.ITable }
+// The intent grants, for EventsTable and imported tables alike.
 
-func (g *EventGrants) EventTypeIndexName() *string { return jsii.String(schema.EventTypeIndex) }
-func (g *EventGrants) StatusIndexName() *string    { return jsii.String(schema.StatusIndex) }
+func (e *EventsTable) EventTypeIndexName() *string    { return jsii.String(schema.EventTypeIndex) }
+func (e *EventsTable) StatusIndexName() *string       { return jsii.String(schema.StatusIndex) }
+func (t *importedEvents) EventTypeIndexName() *string { return jsii.String(schema.EventTypeIndex) }
+func (t *importedEvents) StatusIndexName() *string    { return jsii.String(schema.StatusIndex) }
 
-func (g *EventGrants) GrantAppendEvents(grantee awsiam.IGrantable) awsiam.Grant {
-	return g.t.Grant(grantee, nil, true, AppendActions...)
+func (e *EventsTable) GrantAppendEvents(grantee awsiam.IGrantable) awsiam.Grant {
+	return grantAppendEvents(e, grantee)
+}
+func (e *EventsTable) GrantReadInbox(grantee awsiam.IGrantable) awsiam.Grant {
+	return grantReadInbox(e, grantee)
+}
+func (e *EventsTable) GrantUpdateStatus(grantee awsiam.IGrantable) awsiam.Grant {
+	return grantUpdateStatus(e, grantee)
+}
+func (t *importedEvents) GrantAppendEvents(grantee awsiam.IGrantable) awsiam.Grant {
+	return grantAppendEvents(t, grantee)
+}
+func (t *importedEvents) GrantReadInbox(grantee awsiam.IGrantable) awsiam.Grant {
+	return grantReadInbox(t, grantee)
+}
+func (t *importedEvents) GrantUpdateStatus(grantee awsiam.IGrantable) awsiam.Grant {
+	return grantUpdateStatus(t, grantee)
 }
 
-func (g *EventGrants) GrantReadInbox(grantee awsiam.IGrantable) awsiam.Grant {
-	return g.t.Grant(grantee, []string{schema.EventTypeIndex, schema.StatusIndex}, false, ReadInboxActions...)
+func grantAppendEvents(t tablegrant.Table, grantee awsiam.IGrantable) awsiam.Grant {
+	return tablegrant.Grant(t, grantee, tablegrant.On{Table: true, Write: true}, AppendActions...)
 }
 
-func (g *EventGrants) GrantUpdateStatus(grantee awsiam.IGrantable) awsiam.Grant {
-	return g.t.Grant(grantee, nil, true, UpdateStatusActions...)
+func grantReadInbox(t tablegrant.Table, grantee awsiam.IGrantable) awsiam.Grant {
+	return tablegrant.Grant(t, grantee, tablegrant.On{Table: true, Indexes: []string{schema.EventTypeIndex, schema.StatusIndex}}, ReadInboxActions...)
+}
+
+func grantUpdateStatus(t tablegrant.Table, grantee awsiam.IGrantable) awsiam.Grant {
+	return tablegrant.Grant(t, grantee, tablegrant.On{Table: true, Write: true}, UpdateStatusActions...)
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/triggers-dev/triggers/constructs/dynamotable"
 	"github.com/triggers-dev/triggers/constructs/golambda"
+	"github.com/triggers-dev/triggers/contract"
 )
 
 // Operations the runtime calls on the events table; each gets latency and
@@ -58,7 +59,7 @@ func NewTriggersMonitoring(scope constructs.Construct, id *string, props *Trigge
 	}
 	m := &TriggersMonitoring{props: *props, Alarms: map[string]awscloudwatch.Alarm{}, Queries: map[string]awslogs.QueryDefinition{}}
 	if m.props.EventsTable == nil {
-		m.props.EventsTable = props.Api.EventsTable
+		m.props.EventsTable = props.Api.EventsTable()
 	}
 	if m.props.Billing == "" {
 		m.props.Billing = dynamotable.OnDemand
@@ -291,11 +292,11 @@ func (m *TriggersMonitoring) functionsSection() {
 	fns := []struct {
 		id, name string
 		f        *golambda.GoFunction
-	}{{"ApiFunction", "API", api.ApiFunction}, {"AuthorizerFunction", "Authorizer", api.AuthorizerFunction}, {"ConsumerFunction", "Stream consumer", api.ConsumerFunction}}
+	}{{"ApiFunction", "API", api.ApiFunction()}, {"AuthorizerFunction", "Authorizer", api.AuthorizerFunction()}, {"ConsumerFunction", "Stream consumer", api.ConsumerFunction()}}
 	for _, fn := range fns {
 		f := fn.f.Function
 		right := []awscloudwatch.IMetric{f.Metric(jsii.String("ConcurrentExecutions"), m.opts("Maximum", "Concurrent executions"))}
-		if fn.f == api.ConsumerFunction {
+		if fn.f == api.ConsumerFunction() {
 			right = append(right, f.Metric(jsii.String("IteratorAge"), m.opts("Maximum", "Iterator age (ms)")))
 		}
 		m.Dashboard.AddWidgets(
@@ -309,17 +310,17 @@ func (m *TriggersMonitoring) functionsSection() {
 				f.MetricDuration(m.opts("p95", "p95")),
 				f.MetricDuration(m.opts("p99", "p99")),
 			}, nil, 8),
-			graph(fn.name+": concurrency"+map[bool]string{true: ", iterator age", false: ""}[fn.f == api.ConsumerFunction], right, nil, 8),
+			graph(fn.name+": concurrency"+map[bool]string{true: ", iterator age", false: ""}[fn.f == api.ConsumerFunction()], right, nil, 8),
 		)
 		m.alarm(fn.id+"Errors", fmt.Sprintf("The %s function failed invocations (errors, timeouts, crashes).", strings.ToLower(fn.name)), "lambda-errors",
 			f.MetricErrors(m.opts("Sum", "Errors")), m.th.LambdaErrors, 1, 1, gte, notBrch)
 	}
 	m.alarm("IteratorAge", fmt.Sprintf("The stream consumer fell behind: its oldest unprocessed stream record is older than %v s, so deliveries are late.", m.th.IteratorAgeSeconds), "stream-iterator-age",
-		api.ConsumerFunction.Function.Metric(jsii.String("IteratorAge"), m.opts("Maximum", "Iterator age (ms)")), m.th.IteratorAgeSeconds*1000, 2, 2, gt, notBrch)
+		api.ConsumerFunction().Function.Metric(jsii.String("IteratorAge"), m.opts("Maximum", "Iterator age (ms)")), m.th.IteratorAgeSeconds*1000, 2, 2, gt, notBrch)
 }
 
 func (m *TriggersMonitoring) apiSection() {
-	stage := m.props.Api.RestApi.DeploymentStage()
+	stage := m.props.Api.RestApi().DeploymentStage()
 	m.Dashboard.AddWidgets(header("## API Gateway"))
 	count := stage.MetricCount(m.opts("Sum", "Requests"))
 	e5 := stage.MetricServerError(m.opts("Sum", "5XX"))
@@ -328,8 +329,8 @@ func (m *TriggersMonitoring) apiSection() {
 			stage.MetricClientError(m.opts("Sum", "4XX")), e5,
 		}, 8),
 		graph("Latency (ms)", []awscloudwatch.IMetric{
-			stage.MetricLatency(m.opts("p95", "Latency p95")),
-			stage.MetricLatency(m.opts("p99", "Latency p99")),
+			m.props.Api.MetricLatency(m.opts("p95", "Latency p95")),
+			m.props.Api.MetricLatency(m.opts("p99", "Latency p99")),
 		}, nil, 8),
 		graph("Integration latency (ms)", []awscloudwatch.IMetric{
 			stage.MetricIntegrationLatency(m.opts("p95", "Integration latency p95")),
@@ -344,7 +345,7 @@ func (m *TriggersMonitoring) apiSection() {
 	m.alarm("Api5xxRate", fmt.Sprintf("More than %v%% of API requests failed with 5XX.", m.th.Api5xxPercent), "api-5xx-rate",
 		rate, m.th.Api5xxPercent, 3, 2, gt, notBrch)
 	m.alarm("ApiLatency", fmt.Sprintf("The API's p99 latency stayed above %v ms.", m.th.ApiLatencyP99Ms), "api-p99-latency",
-		stage.MetricLatency(m.opts("p99", "Latency p99")), m.th.ApiLatencyP99Ms, 3, 3, gt, notBrch)
+		m.props.Api.MetricLatency(m.opts("p99", "Latency p99")), m.th.ApiLatencyP99Ms, 3, 3, gt, notBrch)
 }
 
 func (m *TriggersMonitoring) queuesSection() {
@@ -354,21 +355,21 @@ func (m *TriggersMonitoring) queuesSection() {
 		return q.MetricApproximateNumberOfMessagesVisible(m.opts("Maximum", label))
 	}
 	m.Dashboard.AddWidgets(
-		graph("Delivery queue depth", []awscloudwatch.IMetric{depth(api.DeliveryQueue, "Messages visible")}, nil, 8),
+		graph("Delivery queue depth", []awscloudwatch.IMetric{depth(api.DeliveryQueue(), "Messages visible")}, nil, 8),
 		graph("Delivery queue: oldest message age (s)", []awscloudwatch.IMetric{
-			api.DeliveryQueue.MetricApproximateAgeOfOldestMessage(m.opts("Maximum", "Oldest message age")),
+			api.DeliveryQueue().MetricApproximateAgeOfOldestMessage(m.opts("Maximum", "Oldest message age")),
 		}, nil, 8),
 		graph("Dead-letter queues", []awscloudwatch.IMetric{
-			depth(api.DeliveryDeadLetterQueue, "Delivery DLQ"), depth(api.StreamFailureQueue, "Stream failures"),
+			depth(api.DeliveryDeadLetterQueue(), "Delivery DLQ"), depth(api.StreamFailureQueue(), "Stream failures"),
 		}, nil, 8),
 	)
 	// SQS may stop publishing the metrics of an idle queue: a gap must not
 	// turn a dead-letter alarm OK while messages wait, so missing data
 	// keeps the state.
 	m.alarm("DeliveryDlqNotEmpty", "Delivery messages were received too many times and moved to the dead-letter queue: a downstream consumer keeps failing on them.", "delivery-dlq-not-empty",
-		depth(api.DeliveryDeadLetterQueue, "Delivery DLQ"), 1, 1, 1, gte, ignore)
+		depth(api.DeliveryDeadLetterQueue(), "Delivery DLQ"), 1, 1, 1, gte, ignore)
 	m.alarm("StreamFailuresNotEmpty", "The stream consumer gave up on stream records (retries or record age exhausted): those events were not delivered.", "stream-failures-not-empty",
-		depth(api.StreamFailureQueue, "Stream failures"), 1, 1, 1, gte, ignore)
+		depth(api.StreamFailureQueue(), "Stream failures"), 1, 1, 1, gte, ignore)
 }
 
 func (m *TriggersMonitoring) namespace() string {
@@ -382,11 +383,11 @@ func (m *TriggersMonitoring) runtimeSection() {
 	ns := m.namespace()
 	m.Dashboard.AddWidgets(header("## Runtime (embedded metric format)"))
 	ingested := awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
-		Namespace: jsii.String(ns), MetricName: jsii.String("EventsIngested"), Statistic: jsii.String("Sum"),
+		Namespace: jsii.String(ns), MetricName: jsii.String(contract.MetricEventsIngested), Statistic: jsii.String("Sum"),
 		Period: m.period, Label: jsii.String("Events ingested"),
 	})
 	rejected := awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
-		Expression: jsii.String(fmt.Sprintf(`SEARCH('{%s,Reason} MetricName="EventsRejected"', 'Sum', %d)`, ns, int(*m.period.ToSeconds(nil)))),
+		Expression: jsii.String(fmt.Sprintf(`SEARCH('{%s,%s} MetricName="%s"', 'Sum', %d)`, ns, contract.DimensionReason, contract.MetricEventsRejected, int(*m.period.ToSeconds(nil)))),
 		Label:      jsii.String("Rejected:"), Period: m.period,
 	})
 	m.Dashboard.AddWidgets(
@@ -402,8 +403,14 @@ func (m *TriggersMonitoring) queries() {
 	if prefix == "" {
 		prefix = "triggers"
 	}
-	apiLogs := []interfacesawslogs.ILogGroupRef{api.ApiFunction.LogGroup}
-	all := []interfacesawslogs.ILogGroupRef{api.ApiFunction.LogGroup, api.AuthorizerFunction.LogGroup, api.ConsumerFunction.LogGroup}
+	apiLogs := []interfacesawslogs.ILogGroupRef{api.ApiFunction().LogGroup}
+	all := []interfacesawslogs.ILogGroupRef{api.ApiFunction().LogGroup, api.AuthorizerFunction().LogGroup, api.ConsumerFunction().LogGroup}
+	// The fields are the API function's request log line (contract).
+	const (
+		msg, method, path, status, tenant = contract.LogFieldMsg, contract.LogFieldMethod, contract.LogFieldPath, contract.LogFieldStatus, contract.LogFieldTenant
+		duration, code, corr              = contract.LogFieldDurationMs, contract.LogFieldErrorCode, contract.LogFieldCorrelationID
+	)
+	request := fmt.Sprintf(`%s = %q`, msg, contract.LogMsgRequest)
 	def := func(id, name string, groups []interfacesawslogs.ILogGroupRef, q *awslogs.QueryStringProps) {
 		m.Queries[id] = awslogs.NewQueryDefinition(m, jsii.String(id), &awslogs.QueryDefinitionProps{
 			QueryDefinitionName: jsii.String(prefix + "/" + name),
@@ -412,23 +419,23 @@ func (m *TriggersMonitoring) queries() {
 		})
 	}
 	def("IngestLatencyQuery", "ingest-latency-percentiles", apiLogs, &awslogs.QueryStringProps{
-		FilterStatements: jsii.Strings(`msg = "request" and method = "POST" and path like /^\/v1\/events/`),
-		StatsStatements:  jsii.Strings("pct(duration_ms, 50) as p50, pct(duration_ms, 95) as p95, pct(duration_ms, 99) as p99, count(*) as requests by bin(5m)"),
+		FilterStatements: jsii.Strings(fmt.Sprintf(`%s and %s = %q and %s like /^%s/`, request, method, contract.MethodPost, path, strings.ReplaceAll(contract.PathEvents, "/", `\/`))),
+		StatsStatements:  jsii.Strings(fmt.Sprintf("pct(%[1]s, 50) as p50, pct(%[1]s, 95) as p95, pct(%[1]s, 99) as p99, count(*) as requests by bin(5m)", duration)),
 	})
 	def("ErrorsByCodeQuery", "errors-by-code", apiLogs, &awslogs.QueryStringProps{
-		FilterStatements: jsii.Strings(`msg = "request" and ispresent(error_code)`),
-		StatsStatements:  jsii.Strings("count(*) as errors by error_code, status"),
+		FilterStatements: jsii.Strings(fmt.Sprintf(`%s and ispresent(%s)`, request, code)),
+		StatsStatements:  jsii.Strings(fmt.Sprintf("count(*) as errors by %s, %s", code, status)),
 		Sort:             jsii.String("errors desc"),
 	})
 	def("BusiestTenantsQuery", "busiest-tenants", apiLogs, &awslogs.QueryStringProps{
-		FilterStatements: jsii.Strings(`msg = "request" and ispresent(tenant) and tenant != ""`),
-		StatsStatements:  jsii.Strings("count(*) as requests by tenant"),
+		FilterStatements: jsii.Strings(fmt.Sprintf(`%s and ispresent(%s) and %s != ""`, request, tenant, tenant)),
+		StatsStatements:  jsii.Strings("count(*) as requests by " + tenant),
 		Sort:             jsii.String("requests desc"),
 		Limit:            jsii.Number(20),
 	})
 	def("CorrelationIdQuery", "one-correlation-id", all, &awslogs.QueryStringProps{
-		Fields:           jsii.Strings("@timestamp", "@log", "level", "msg", "request_id", "tenant", "method", "path", "status", "error_code", "error"),
-		FilterStatements: jsii.Strings(`correlation_id = "REPLACE-WITH-CORRELATION-ID" or @message like "REPLACE-WITH-CORRELATION-ID"`),
+		Fields:           jsii.Strings("@timestamp", "@log", contract.LogFieldLevel, msg, contract.LogFieldRequestID, tenant, method, path, status, code, contract.LogFieldError),
+		FilterStatements: jsii.Strings(corr + ` = "REPLACE-WITH-CORRELATION-ID" or @message like "REPLACE-WITH-CORRELATION-ID"`),
 		Sort:             jsii.String("@timestamp asc"),
 	})
 }

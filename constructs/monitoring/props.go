@@ -80,13 +80,13 @@ func (t *Thresholds) withDefaults() Thresholds {
 type TriggersMonitoringProps struct {
 	// EventsTable is the table to monitor. Required unless Api is given.
 	//
-	// Default: Api.EventsTable.
+	// Default: Api.EventsTable().
 	EventsTable dynamotable.ITable
 	// Api adds the functions, API Gateway, queues and the runtime's own
 	// metrics to the dashboard and alarms.
 	//
 	// Default: the table only.
-	Api *triggersapi.TriggersApi
+	Api triggersapi.ITriggersApi
 	// Billing decides whether provisioned-capacity lines and the consumed
 	// capacity alarms are added.
 	//

@@ -1,90 +1,115 @@
-// Package triggersapi provides TriggersApi: the Triggers HTTP API v1 on API
-// Gateway (REST) with a Lambda REQUEST authorizer, its Go Lambda functions
-// bundled at synth, and stream delivery from the events table to an SQS
-// queue. See the README's "TriggersApi" section for the defaults table and
-// an architecture picture.
+// Package triggersapi provides the Triggers service's constructs:
+//
+//   - TriggersApi (ITriggersApi): the Triggers HTTP API v1 on API Gateway
+//     (REST) with a Lambda REQUEST authorizer, its Go Lambda functions
+//     bundled at synth (or prebuilt), and a StreamDelivery. Accessors
+//     (Url, RestApi, ApiFunction, DeliveryQueue, ...), metrics
+//     (MetricEventsIngested, MetricEventsRejected, MetricLatency) and
+//     GrantConsumeDeliveries.
+//   - StreamDelivery: the events table's stream -> consumer function ->
+//     delivery queue with its dead-letter queue, and the stream's
+//     on-failure destination queue. Usable alone.
+//   - ApiKeysTable (IApiKeysTable, FromApiKeysTableAttributes): the API-keys
+//     table (schema.APIKeys()) with GrantAuthorize. Usable alone.
+//
+// The names the functions read (environment variables, routes, metric
+// names, log fields) come from package contract, which the runtime imports
+// too. See docs/constructs.md for the defaults tables and the README for an
+// architecture picture.
 package triggersapi
 
 import (
 	"fmt"
-	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awswafv2"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
-	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 
 	"github.com/triggers-dev/triggers/constructs/dynamotable"
 	"github.com/triggers-dev/triggers/constructs/eventstore"
 	"github.com/triggers-dev/triggers/constructs/golambda"
+	"github.com/triggers-dev/triggers/constructs/internal/cdkutil"
+	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/apikey"
-	"github.com/triggers-dev/triggers/schema"
 )
 
-// Environment variables the functions read (see internal/appconfig).
-const (
-	EnvEventsTable      = "EVENTS_TABLE"
-	EnvAPIKeysTable     = "API_KEYS_TABLE"
-	EnvCursorSecretArn  = "CURSOR_SECRET_ARN"
-	EnvRetentionDays    = "RETENTION_DAYS"
-	EnvDeliveryQueueURL = "DELIVERY_QUEUE_URL"
-	EnvMetricsNamespace = "METRICS_NAMESPACE"
-	// EnvAPIKeySources tells both functions which headers may carry the
-	// API key: apikey.SourceBearer with the authorizer cache on,
-	// apikey.SourceBearerOrHeader with it off.
-	EnvAPIKeySources = apikey.EnvSources
-)
-
-// Routes are the contract's routes (method, path), all served by the API
-// function behind the authorizer.
-var Routes = [][2]string{
-	{"POST", "/v1/events"},
-	{"POST", "/v1/events/batch"},
-	{"GET", "/v1/events/{event_id}"},
-	{"PATCH", "/v1/events/{event_id}"},
-	{"GET", "/v1/inbox"},
-	{"POST", "/v1/inbox/ack"},
+// ITriggersApi is a Triggers service: its API, functions, tables, queues,
+// metrics and grants. Other constructs (monitoring.TriggersMonitoring)
+// take an ITriggersApi.
+type ITriggersApi interface {
+	constructs.IConstruct
+	// Url returns the stage's base URL (ending in "/").
+	Url() *string
+	// RestApi returns the API Gateway REST API.
+	RestApi() awsapigateway.RestApi
+	// AccessLogs returns the log group of the stage's JSON access logs.
+	AccessLogs() awslogs.ILogGroup
+	// ApiFunction returns the function serving every route.
+	ApiFunction() *golambda.GoFunction
+	// AuthorizerFunction returns the REQUEST authorizer.
+	AuthorizerFunction() *golambda.GoFunction
+	// ConsumerFunction returns the function reading the events stream.
+	ConsumerFunction() *golambda.GoFunction
+	// DeliveryQueue returns the queue receiving one message per new event.
+	DeliveryQueue() awssqs.IQueue
+	// DeliveryDeadLetterQueue returns the delivery queue's dead-letter queue.
+	DeliveryDeadLetterQueue() awssqs.IQueue
+	// StreamFailureQueue returns the queue of stream records the consumer
+	// gave up on.
+	StreamFailureQueue() awssqs.IQueue
+	// EventsTable returns the events table in use (given or created).
+	EventsTable() eventstore.IEventsTable
+	// ApiKeysTable returns the API-keys table in use (given or created).
+	ApiKeysTable() dynamotable.ITable
+	// CursorSecret returns the secret that signs inbox cursors.
+	CursorSecret() awssecretsmanager.ISecret
+	// KeySources returns which headers may carry the API key.
+	KeySources() apikey.Sources
+	// MetricsNamespace returns the namespace of the runtime's own metrics.
+	MetricsNamespace() string
+	// MetricEventsIngested returns the events stored (contract.MetricEventsIngested, Sum).
+	MetricEventsIngested(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric
+	// MetricEventsRejected returns the events refused for one reason (an
+	// error code such as "invalid_event"; contract.MetricEventsRejected, Sum).
+	MetricEventsRejected(reason string, opts *awscloudwatch.MetricOptions) awscloudwatch.Metric
+	// MetricLatency returns API Gateway's Latency of the stage (Average
+	// unless opts say otherwise), in milliseconds.
+	MetricLatency(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric
+	// GrantConsumeDeliveries lets grantee consume the delivery queue
+	// (receive, delete, change visibility).
+	GrantConsumeDeliveries(grantee awsiam.IGrantable) awsiam.Grant
 }
 
 // TriggersApi is the deployable Triggers service around an events table and
-// an API-keys table.
+// an API-keys table: the REST API with its authorizer and API function, and
+// a StreamDelivery (consumer, delivery queue, DLQ, failure queue).
 type TriggersApi struct {
 	constructs.Construct
-	// RestApi is the API Gateway REST API.
-	RestApi awsapigateway.RestApi
-	// AccessLogs receives the stage's JSON access logs.
-	AccessLogs awslogs.LogGroup
-	// ApiFunction serves every route.
-	ApiFunction *golambda.GoFunction
-	// AuthorizerFunction is the REQUEST authorizer.
-	AuthorizerFunction *golambda.GoFunction
-	// ConsumerFunction reads the events stream and feeds DeliveryQueue.
-	ConsumerFunction *golambda.GoFunction
-	// DeliveryQueue receives one message per new event.
-	DeliveryQueue awssqs.Queue
-	// DeliveryDeadLetterQueue receives delivery messages received too often.
-	DeliveryDeadLetterQueue awssqs.Queue
-	// StreamFailureQueue receives stream records the consumer gave up on.
-	StreamFailureQueue awssqs.IQueue
-	// EventsTable and ApiKeysTable are the tables in use (given or created).
-	EventsTable  eventstore.IEventsTable
-	ApiKeysTable dynamotable.ITable
-	// CursorSecret signs inbox cursors.
-	CursorSecret awssecretsmanager.ISecret
-	// WebAcl is the web ACL holding the per-tenant and per-IP rate limits
-	// (nil when RateLimit.Disabled or WebAclArn is set).
-	WebAcl awswafv2.CfnWebACL
+
+	restApi      awsapigateway.RestApi
+	accessLogs   awslogs.LogGroup
+	apiFn        *golambda.GoFunction
+	authorizerFn *golambda.GoFunction
+	delivery     *StreamDelivery
+	eventsTable  eventstore.IEventsTable
+	apiKeysTable dynamotable.ITable
+	cursorSecret awssecretsmanager.ISecret
+	webAcl       awswafv2.CfnWebACL
 
 	metricsNamespace string
 	keySources       apikey.Sources
 }
+
+var _ ITriggersApi = (*TriggersApi)(nil)
 
 // KeySources returns which headers may carry the API key in this
 // deployment: only Authorization: Bearer with the authorizer cache on (the
@@ -96,7 +121,98 @@ func (a *TriggersApi) KeySources() apikey.Sources { return a.keySources }
 func (a *TriggersApi) MetricsNamespace() string { return a.metricsNamespace }
 
 // Url returns the stage's base URL (ending in "/").
-func (a *TriggersApi) Url() *string { return a.RestApi.Url() }
+func (a *TriggersApi) Url() *string { return a.restApi.Url() }
+
+// RestApi returns the API Gateway REST API.
+func (a *TriggersApi) RestApi() awsapigateway.RestApi { return a.restApi }
+
+// AccessLogs returns the log group of the stage's JSON access logs.
+func (a *TriggersApi) AccessLogs() awslogs.ILogGroup { return a.accessLogs }
+
+// ApiFunction returns the function serving every route.
+func (a *TriggersApi) ApiFunction() *golambda.GoFunction { return a.apiFn }
+
+// AuthorizerFunction returns the REQUEST authorizer.
+func (a *TriggersApi) AuthorizerFunction() *golambda.GoFunction { return a.authorizerFn }
+
+// ConsumerFunction returns the stream consumer feeding DeliveryQueue.
+func (a *TriggersApi) ConsumerFunction() *golambda.GoFunction { return a.delivery.ConsumerFunction() }
+
+// DeliveryQueue returns the queue receiving one message per new event.
+func (a *TriggersApi) DeliveryQueue() awssqs.IQueue { return a.delivery.DeliveryQueue() }
+
+// DeliveryDeadLetterQueue returns the queue receiving delivery messages
+// received too often.
+func (a *TriggersApi) DeliveryDeadLetterQueue() awssqs.IQueue {
+	return a.delivery.DeliveryDeadLetterQueue()
+}
+
+// StreamFailureQueue returns the queue receiving stream records the
+// consumer gave up on.
+func (a *TriggersApi) StreamFailureQueue() awssqs.IQueue { return a.delivery.StreamFailureQueue() }
+
+// Delivery returns the StreamDelivery the construct composes.
+func (a *TriggersApi) Delivery() *StreamDelivery { return a.delivery }
+
+// EventsTable returns the events table in use (given or created).
+func (a *TriggersApi) EventsTable() eventstore.IEventsTable { return a.eventsTable }
+
+// ApiKeysTable returns the API-keys table in use (given or created).
+func (a *TriggersApi) ApiKeysTable() dynamotable.ITable { return a.apiKeysTable }
+
+// CursorSecret returns the secret that signs inbox cursors.
+func (a *TriggersApi) CursorSecret() awssecretsmanager.ISecret { return a.cursorSecret }
+
+// WebAcl returns the web ACL holding the per-tenant and per-IP rate limits,
+// or nil when RateLimit.Disabled or WebAclArn is set.
+func (a *TriggersApi) WebAcl() awswafv2.CfnWebACL { return a.webAcl }
+
+// GrantConsumeDeliveries lets grantee consume the delivery queue.
+func (a *TriggersApi) GrantConsumeDeliveries(grantee awsiam.IGrantable) awsiam.Grant {
+	return a.delivery.GrantConsumeDeliveries(grantee)
+}
+
+func (a *TriggersApi) runtimeMetric(name string, dims map[string]*string, opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	o := awscloudwatch.MetricOptions{}
+	if opts != nil {
+		o = *opts
+	}
+	if o.Statistic == nil {
+		o.Statistic = jsii.String("Sum")
+	}
+	if dims != nil {
+		o.DimensionsMap = &dims
+	}
+	return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+		Namespace: jsii.String(a.metricsNamespace), MetricName: jsii.String(name),
+		DimensionsMap: o.DimensionsMap, Statistic: o.Statistic, Period: o.Period, Label: o.Label,
+		Color: o.Color, Unit: o.Unit, Region: o.Region, Account: o.Account,
+	})
+}
+
+// MetricEventsIngested returns the events the API function stored
+// (contract.MetricEventsIngested in MetricsNamespace; Sum unless opts say
+// otherwise).
+func (a *TriggersApi) MetricEventsIngested(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return a.runtimeMetric(contract.MetricEventsIngested, nil, opts)
+}
+
+// MetricEventsRejected returns the events refused for reason, an error code
+// such as "invalid_event" (contract.MetricEventsRejected with dimension
+// contract.DimensionReason; Sum unless opts say otherwise). It panics on an
+// empty reason: the dashboard's SEARCH expression shows every reason.
+func (a *TriggersApi) MetricEventsRejected(reason string, opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	if reason == "" {
+		panic(fmt.Errorf("MetricEventsRejected: give a reason (an error code such as \"invalid_event\")"))
+	}
+	return a.runtimeMetric(contract.MetricEventsRejected, map[string]*string{contract.DimensionReason: jsii.String(reason)}, opts)
+}
+
+// MetricLatency returns API Gateway's Latency of the deployment stage, in
+// milliseconds (Average unless opts say otherwise).
+func (a *TriggersApi) MetricLatency(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return a.restApi.DeploymentStage().MetricLatency(opts)
+}
 
 // NewTriggersApi creates the API. Invalid props panic with an error naming
 // the value and the fix.
@@ -110,25 +226,24 @@ func NewTriggersApi(scope constructs.Construct, id *string, props *TriggersApiPr
 	a := &TriggersApi{}
 	constructs.NewConstruct_Override(a, scope, id)
 
-	a.EventsTable = props.EventsTable
-	if a.EventsTable == nil {
-		a.EventsTable = eventstore.NewEventsTable(a, jsii.String("Events"), nil)
+	a.eventsTable = props.EventsTable
+	if a.eventsTable == nil {
+		a.eventsTable = eventstore.NewEventsTable(a, jsii.String("Events"), nil)
 	}
-	a.ApiKeysTable = props.ApiKeysTable
-	if a.ApiKeysTable == nil {
-		keys := schema.APIKeys()
-		a.ApiKeysTable = dynamotable.NewTable(a, jsii.String("ApiKeys"), &dynamotable.TableProps{Schema: &keys})
+	a.apiKeysTable = props.ApiKeysTable
+	if a.apiKeysTable == nil {
+		a.apiKeysTable = NewApiKeysTable(a, jsii.String("ApiKeys"), nil)
 	}
-	a.CursorSecret = props.CursorSecret
-	if a.CursorSecret == nil {
+	a.cursorSecret = props.CursorSecret
+	if a.cursorSecret == nil {
 		secret := awssecretsmanager.NewSecret(a, jsii.String("CursorSecret"), &awssecretsmanager.SecretProps{
 			Description: jsii.String("HMAC key that signs Triggers inbox cursors"),
 			GenerateSecretString: &awssecretsmanager.SecretStringGenerator{
 				PasswordLength: jsii.Number(64), ExcludePunctuation: jsii.Bool(true),
 			},
 		})
-		suppress(secret, "AwsSolutions-SMG4", "the cursor HMAC key has no rotation Lambda: rotating it invalidates every outstanding inbox cursor (clients get 400 and restart from the first page), so it is rotated by hand (docs/runbook.md), not on a schedule")
-		a.CursorSecret = secret
+		cdkutil.Suppress(secret, "AwsSolutions-SMG4", "the cursor HMAC key has no rotation Lambda: rotating it invalidates every outstanding inbox cursor (clients get 400 and restart from the first page), so it is rotated by hand (docs/runbook.md), not on a schedule")
+		a.cursorSecret = secret
 	}
 	retention := props.LogRetention
 	if retention == "" {
@@ -145,114 +260,39 @@ func NewTriggersApi(scope constructs.Construct, id *string, props *TriggersApiPr
 		a.keySources = apikey.SourceBearerOrHeader
 	}
 
-	// fn creates one of the functions: from its prebuilt code when given,
-	// else built at synth from its package by import path, in the CDK
-	// app's module (this module, or another that depends on it).
-	fn := func(id, pkg, desc string, o *FunctionOptions, defTimeout float64, env map[string]*string) *golambda.GoFunction {
-		p := &golambda.GoFunctionProps{
-			Description: jsii.String(desc), Environment: env,
-			LogRetention: retention, Tracing: props.Tracing,
-			Timeout: awscdk.Duration_Seconds(jsii.Number(defTimeout)),
-		}
-		if o != nil {
-			p.MemoryMiB, p.ReservedConcurrency, p.Code = o.MemoryMiB, o.ReservedConcurrency, o.Code
-			if o.Timeout != nil {
-				p.Timeout = o.Timeout
-			}
-		}
-		switch {
-		case p.Code != nil:
-		case props.PrebuiltDir != "":
-			p.PrebuiltDir = filepath.Join(props.PrebuiltDir, PrebuiltDirs[pkg])
-		default:
-			p.Entry = pkg
-		}
-		return golambda.NewGoFunction(a, jsii.String(id), p)
-	}
+	fd := functionDefaults{retention: retention, tracing: props.Tracing, prebuiltDir: props.PrebuiltDir}
 	a.metricsNamespace = props.MetricsNamespace
 	if a.metricsNamespace == "" {
-		a.metricsNamespace = "Triggers/" + *awscdk.Stack_Of(a).StackName()
+		a.metricsNamespace = contract.MetricsNamespacePrefix + *awscdk.Stack_Of(a).StackName()
 	}
-	a.ApiFunction = fn("ApiFunction", ApiPackage, "Triggers HTTP API v1", props.ApiFunction, 10, map[string]*string{
-		EnvMetricsNamespace: jsii.String(a.metricsNamespace),
-		EnvEventsTable:      a.EventsTable.TableName(),
-		EnvCursorSecretArn:  a.CursorSecret.SecretArn(),
-		EnvRetentionDays:    jsii.String(strconv.Itoa(int(days))),
-		EnvAPIKeySources:    jsii.String(string(a.keySources)),
+	a.apiFn = newFunction(a, "ApiFunction", ApiPackage, "Triggers HTTP API v1", fd, props.ApiFunction, 10, map[string]*string{
+		contract.EnvMetricsNamespace: jsii.String(a.metricsNamespace),
+		contract.EnvEventsTable:      a.eventsTable.TableName(),
+		contract.EnvCursorSecretARN:  a.cursorSecret.SecretArn(),
+		contract.EnvRetentionDays:    jsii.String(strconv.Itoa(int(days))),
+		contract.EnvAPIKeySources:    jsii.String(string(a.keySources)),
 	})
-	a.EventsTable.GrantAppendEvents(a.ApiFunction)
-	a.EventsTable.GrantReadInbox(a.ApiFunction)
-	a.EventsTable.GrantUpdateStatus(a.ApiFunction)
-	a.CursorSecret.GrantRead(a.ApiFunction, nil)
+	a.eventsTable.GrantAppendEvents(a.apiFn)
+	a.eventsTable.GrantReadInbox(a.apiFn)
+	a.eventsTable.GrantUpdateStatus(a.apiFn)
+	a.cursorSecret.GrantRead(a.apiFn, nil)
 
-	a.AuthorizerFunction = fn("AuthorizerFunction", AuthorizerPackage, "Triggers API-key authorizer", props.AuthorizerFunction, 5, map[string]*string{
-		EnvAPIKeysTable:  a.ApiKeysTable.TableName(),
-		EnvAPIKeySources: jsii.String(string(a.keySources)),
+	a.authorizerFn = newFunction(a, "AuthorizerFunction", AuthorizerPackage, "Triggers API-key authorizer", fd, props.AuthorizerFunction, 5, map[string]*string{
+		contract.EnvAPIKeysTable:  a.apiKeysTable.TableName(),
+		contract.EnvAPIKeySources: jsii.String(string(a.keySources)),
 	})
-	a.ApiKeysTable.Grant(a.AuthorizerFunction, nil, false, "dynamodb:GetItem")
+	grantAuthorize(a.apiKeysTable, a.authorizerFn)
 
-	a.buildDelivery(props, fn)
+	// The delivery's id is "Default", which CDK leaves out of logical
+	// ids: its queues and function keep the logical ids they had as
+	// direct children of this construct (pinned in assertions).
+	dp := &StreamDeliveryProps{EventsTable: a.eventsTable, LogRetention: retention, Tracing: props.Tracing, PrebuiltDir: props.PrebuiltDir}
+	if props.Delivery != nil {
+		dp.DeliveryOptions = *props.Delivery
+	}
+	a.delivery = NewStreamDelivery(a, jsii.String("Default"), dp)
 	a.buildRestApi(props, retention)
 	return a
-}
-
-func (a *TriggersApi) buildDelivery(props *TriggersApiProps, fn func(string, string, string, *FunctionOptions, float64, map[string]*string) *golambda.GoFunction) {
-	d := DeliveryOptions{}
-	if props.Delivery != nil {
-		d = *props.Delivery
-	}
-	a.DeliveryDeadLetterQueue = dynamotable.NewTLSOnlyQueue(a, "DeliveryDLQ", &awssqs.QueueProps{
-		MaxMessageSizeBytes: jsii.Number(1048576),
-		RetentionPeriod:     awscdk.Duration_Days(jsii.Number(14)),
-	})
-	receives := d.MaxReceiveCount
-	if receives == 0 {
-		receives = DefaultDLQMaxReceiveCount
-	}
-	qp := &awssqs.QueueProps{
-		// An event's JSON can exceed 256 KiB (a 256 KiB payload plus its
-		// envelope); SQS accepts messages up to 1 MiB.
-		MaxMessageSizeBytes: jsii.Number(1048576),
-		VisibilityTimeout:   d.QueueVisibilityTimeout,
-		RetentionPeriod:     d.QueueRetention,
-		DeadLetterQueue:     &awssqs.DeadLetterQueue{Queue: a.DeliveryDeadLetterQueue, MaxReceiveCount: jsii.Number(receives)},
-	}
-	a.DeliveryQueue = dynamotable.NewTLSOnlyQueue(a, "DeliveryQueue", qp)
-
-	a.ConsumerFunction = fn("ConsumerFunction", StreamConsumerPackage, "Triggers stream consumer: new events to the delivery queue", d.Function, 30, map[string]*string{
-		EnvDeliveryQueueURL: a.DeliveryQueue.QueueUrl(),
-	})
-	a.DeliveryQueue.GrantSendMessages(a.ConsumerFunction)
-	so := dynamotable.StreamConsumerOptions{}
-	if d.Stream != nil {
-		so = *d.Stream
-	}
-	ownFailureQueue := so.FailureQueue == nil
-	if ownFailureQueue {
-		q := dynamotable.NewTLSOnlyQueue(a, "StreamFailures", &awssqs.QueueProps{
-			RetentionPeriod: awscdk.Duration_Days(jsii.Number(dynamotable.DefaultFailureQueueRetentionDay)),
-		})
-		suppress(q, "AwsSolutions-SQS3", "this queue is the stream consumer's on-failure destination: it already is the dead-letter queue of the event source mapping")
-		so.FailureQueue = q
-	}
-	if len(so.Filters) == 0 {
-		so.Filters = []*map[string]any{awslambda.FilterCriteria_Filter(&map[string]any{
-			"eventName": awslambda.FilterRule_IsEqual(jsii.String("INSERT")),
-		})}
-	}
-	c := a.EventsTable.AddStreamConsumer(a.ConsumerFunction.Function, &so)
-	a.StreamFailureQueue = c.FailureQueue
-	suppress(a.ConsumerFunction.Role, "AwsSolutions-IAM5", "dynamodb:ListStreams supports no resource-level permissions; the stream read grant (GetRecords, GetShardIterator, DescribeStream) is scoped to the events table's stream ARN", "Resource::*")
-}
-
-// suppress records a cdk-nag suppression on one resource (and its
-// children), for one rule, optionally for specific findings only.
-func suppress(c constructs.IConstruct, rule, reason string, appliesTo ...any) {
-	s := &cdknag.NagPackSuppression{Id: jsii.String(rule), Reason: jsii.String(reason)}
-	if len(appliesTo) > 0 {
-		s.AppliesTo = &appliesTo
-	}
-	cdknag.NagSuppressions_AddResourceSuppressions(c, &[]*cdknag.NagPackSuppression{s}, jsii.Bool(true))
 }
 
 type gatewayError struct {
@@ -296,7 +336,7 @@ const accessLogFormat = `{"requestId":"$context.requestId","extendedRequestId":"
 	`"errorMessage":"$context.error.message","wafStatus":"$context.waf.status"}`
 
 func (a *TriggersApi) buildRestApi(props *TriggersApiProps, retention awslogs.RetentionDays) {
-	a.AccessLogs = awslogs.NewLogGroup(a, jsii.String("AccessLogs"), &awslogs.LogGroupProps{
+	a.accessLogs = awslogs.NewLogGroup(a, jsii.String("AccessLogs"), &awslogs.LogGroupProps{
 		Retention: retention, RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
 	})
 	stage := props.StageName
@@ -329,7 +369,7 @@ func (a *TriggersApi) buildRestApi(props *TriggersApiProps, retention awslogs.Re
 			StageName:            jsii.String(stage),
 			ThrottlingRateLimit:  num(props.ThrottlingRateLimit, DefaultThrottlingRateLimit),
 			ThrottlingBurstLimit: num(props.ThrottlingBurstLimit, DefaultThrottlingBurstLimit),
-			AccessLogDestination: awsapigateway.NewLogGroupLogDestination(a.AccessLogs),
+			AccessLogDestination: awsapigateway.NewLogGroupLogDestination(a.accessLogs),
 			AccessLogFormat:      awsapigateway.AccessLogFormat_Custom(jsii.String(accessLogFormat)),
 			LoggingLevel:         level,
 			DataTraceEnabled:     jsii.Bool(false),
@@ -337,7 +377,7 @@ func (a *TriggersApi) buildRestApi(props *TriggersApiProps, retention awslogs.Re
 			TracingEnabled:       jsii.Bool(props.Tracing),
 		},
 	})
-	a.RestApi = api
+	a.restApi = api
 
 	ttl := props.AuthorizerCacheTtl
 	if ttl == nil {
@@ -348,7 +388,7 @@ func (a *TriggersApi) buildRestApi(props *TriggersApiProps, retention awslogs.Re
 		sources = append(sources, awsapigateway.IdentitySource_Header(jsii.String("Authorization")))
 	}
 	auth := awsapigateway.NewRequestAuthorizer(a, jsii.String("Authorizer"), &awsapigateway.RequestAuthorizerProps{
-		Handler:         a.AuthorizerFunction.Function,
+		Handler:         a.authorizerFn.Function,
 		IdentitySources: &sources,
 		ResultsCacheTtl: ttl,
 	})
@@ -364,44 +404,36 @@ func (a *TriggersApi) buildRestApi(props *TriggersApiProps, retention awslogs.Re
 	// One invoke permission for the whole API (any method, this API only)
 	// instead of two per method: eleven methods would otherwise put 22
 	// statements in the function's resource policy, whose size is capped.
-	integration := awsapigateway.NewLambdaIntegration(a.ApiFunction.Function, &awsapigateway.LambdaIntegrationOptions{
+	integration := awsapigateway.NewLambdaIntegration(a.apiFn.Function, &awsapigateway.LambdaIntegrationOptions{
 		Proxy: jsii.Bool(true), ScopePermissionToMethod: jsii.Bool(false),
 	})
 
-	v1 := api.Root().AddResource(jsii.String("v1"), nil)
-	events := v1.AddResource(jsii.String("events"), nil)
-	batch := events.AddResource(jsii.String("batch"), nil)
-	event := events.AddResource(jsii.String("{event_id}"), nil)
-	inbox := v1.AddResource(jsii.String("inbox"), nil)
-	ack := inbox.AddResource(jsii.String("ack"), nil)
-	resources := map[string]awsapigateway.Resource{
-		"/v1/events": events, "/v1/events/batch": batch, "/v1/events/{event_id}": event,
-		"/v1/inbox": inbox, "/v1/inbox/ack": ack,
-	}
-	for _, r := range Routes {
+	resources := addResources(api.Root(), contract.Paths())
+	eventParam := "method.request.path." + contract.EventIDParam
+	for _, r := range contract.Routes {
 		opts := &awsapigateway.MethodOptions{
 			Authorizer:        auth,
 			AuthorizationType: awsapigateway.AuthorizationType_CUSTOM,
 			RequestValidator:  validator,
 		}
-		if r[1] == "/v1/events/{event_id}" {
-			opts.RequestParameters = &map[string]*bool{"method.request.path.event_id": jsii.Bool(true)}
+		if r.Path == contract.PathEvent {
+			opts.RequestParameters = &map[string]*bool{eventParam: jsii.Bool(true)}
 		}
-		resources[r[1]].AddMethod(jsii.String(r[0]), integration, opts)
+		resources[r.Path].AddMethod(jsii.String(r.Method), integration, opts)
 	}
 	// Another method on a known resource goes to the function too, which
 	// answers 405 with the Allow header after authentication, exactly as
 	// the local server does. Without it API Gateway would answer
 	// MISSING_AUTHENTICATION_TOKEN (our 404), unlike the contract.
-	for _, path := range []string{"/v1/events", "/v1/events/batch", "/v1/events/{event_id}", "/v1/inbox", "/v1/inbox/ack"} {
+	for _, path := range contract.Paths() {
 		res := resources[path]
 		opts := &awsapigateway.MethodOptions{
 			Authorizer:        auth,
 			AuthorizationType: awsapigateway.AuthorizationType_CUSTOM,
 			RequestValidator:  validator,
 		}
-		if path == "/v1/events/{event_id}" {
-			opts.RequestParameters = &map[string]*bool{"method.request.path.event_id": jsii.Bool(true)}
+		if path == contract.PathEvent {
+			opts.RequestParameters = &map[string]*bool{eventParam: jsii.Bool(true)}
 		}
 		res.AddMethod(jsii.String("ANY"), integration, opts)
 	}
@@ -435,21 +467,44 @@ func (a *TriggersApi) buildRestApi(props *TriggersApiProps, retention awslogs.Re
 			WebAclArn:   props.WebAclArn,
 		})
 	case props.RateLimit != nil && props.RateLimit.Disabled:
-		suppress(api.DeploymentStage(), "AwsSolutions-APIG3", "RateLimit.Disabled and no WebAclArn: the deployer chose no web ACL (every tenant then shares the stage-wide throttle)")
+		cdkutil.Suppress(api.DeploymentStage(), "AwsSolutions-APIG3", "RateLimit.Disabled and no WebAclArn: the deployer chose no web ACL (every tenant then shares the stage-wide throttle)")
 	default:
-		a.WebAcl = newRateLimitAcl(a, props.RateLimit)
+		a.webAcl = newRateLimitAcl(a, props.RateLimit)
 		awswafv2.NewCfnWebACLAssociation(a, jsii.String("RateLimitAssociation"), &awswafv2.CfnWebACLAssociationProps{
 			ResourceArn: api.DeploymentStage().StageArn(),
-			WebAclArn:   a.WebAcl.AttrArn(),
+			WebAclArn:   a.webAcl.AttrArn(),
 		})
 	}
-	suppress(api, "AwsSolutions-APIG2", "request bodies are validated by the API function against the HTTP contract (JSON errors with specific codes, identical locally and on AWS); a second, coarser JSON-schema check at the edge would answer the same input with different errors. The request validator checks required parameters")
-	suppress(api, "AwsSolutions-COG4", "tenants authenticate with API keys (stored as SHA-256 hashes) through a Lambda REQUEST authorizer; there are no Cognito users in this design")
+	cdkutil.Suppress(api, "AwsSolutions-APIG2", "request bodies are validated by the API function against the HTTP contract (JSON errors with specific codes, identical locally and on AWS); a second, coarser JSON-schema check at the edge would answer the same input with different errors. The request validator checks required parameters")
+	cdkutil.Suppress(api, "AwsSolutions-COG4", "tenants authenticate with API keys (stored as SHA-256 hashes) through a Lambda REQUEST authorizer; there are no Cognito users in this design")
 	if props.CloudWatchRole == nil || *props.CloudWatchRole {
 		if role := api.Node().TryFindChild(jsii.String("CloudWatchRole")); role != nil {
-			suppress(role, "AwsSolutions-IAM4", "AmazonAPIGatewayPushToCloudWatchLogs is the policy AWS documents for API Gateway's account-level logging role; API Gateway writes to log groups it names itself at runtime", "Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs")
+			cdkutil.Suppress(role, "AwsSolutions-IAM4", "AmazonAPIGatewayPushToCloudWatchLogs is the policy AWS documents for API Gateway's account-level logging role; API Gateway writes to log groups it names itself at runtime", "Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs")
 		}
 	}
+}
+
+// addResources adds the resources of paths under root, parents first (in
+// the order paths give them), and returns them by path.
+func addResources(root awsapigateway.IResource, paths []string) map[string]awsapigateway.Resource {
+	out := map[string]awsapigateway.Resource{}
+	var add func(path string) awsapigateway.IResource
+	add = func(path string) awsapigateway.IResource {
+		if path == "" {
+			return root
+		}
+		if r, ok := out[path]; ok {
+			return r
+		}
+		i := strings.LastIndex(path, "/")
+		r := add(path[:i]).AddResource(jsii.String(path[i+1:]), nil)
+		out[path] = r
+		return r
+	}
+	for _, p := range paths {
+		add(p)
+	}
+	return out
 }
 
 func deref(s *string) string {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/triggers-dev/triggers/constructs/golambda"
 	"github.com/triggers-dev/triggers/constructs/triggersapi"
+	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/apikey"
 	_ "github.com/triggers-dev/triggers/internal/jsiienv"
 	"github.com/triggers-dev/triggers/internal/jsiirt"
@@ -103,7 +104,7 @@ func TestKeySourcesFollowTheAuthorizerCache(t *testing.T) {
 			for id, r := range *fns {
 				if len(id) > len(fn) && id[:len(fn)] == fn && id[len(fn)] != 'L' && id[len(fn)] != 'S' {
 					vars := (*r)["Properties"].(map[string]any)["Environment"].(map[string]any)["Variables"].(map[string]any)
-					assert.Equal(t, string(tt.want), vars[triggersapi.EnvAPIKeySources], id)
+					assert.Equal(t, string(tt.want), vars[contract.EnvAPIKeySources], id)
 					found = true
 				}
 			}

@@ -67,8 +67,8 @@ func ValidateProps(p *TriggersApiProps) error {
 			}
 		}
 	}
-	if p.Delivery != nil && p.Delivery.MaxReceiveCount != 0 && (p.Delivery.MaxReceiveCount < 1 || p.Delivery.MaxReceiveCount > 1000) {
-		bad("Delivery.MaxReceiveCount %v is outside 1-1000", p.Delivery.MaxReceiveCount)
+	if err := validateDelivery(p.Delivery); err != nil {
+		errs = append(errs, err)
 	}
 	if o := p.RateLimit; o != nil {
 		if p.WebAclArn != nil && !o.Disabled {

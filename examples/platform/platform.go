@@ -108,7 +108,7 @@ func NewPlatformStack(scope constructs.Construct, id *string, props *PlatformSta
 		Value: s.Api.Url(), Description: jsii.String("Base URL of the Triggers HTTP API (append v1/...)"),
 	})
 	awscdk.NewCfnOutput(stack, jsii.String("DeliveryQueueUrl"), &awscdk.CfnOutputProps{
-		Value: s.Api.DeliveryQueue.QueueUrl(), Description: jsii.String("SQS queue receiving one message per new event"),
+		Value: s.Api.DeliveryQueue().QueueUrl(), Description: jsii.String("SQS queue receiving one message per new event"),
 	})
 	awscdk.NewCfnOutput(stack, jsii.String("AlarmTopicArn"), &awscdk.CfnOutputProps{
 		Value: s.AlarmTopic.TopicArn(), Description: jsii.String("SNS topic receiving every Triggers alarm"),

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/triggers-dev/triggers/constructs/triggersapi"
+	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/cdktest"
 )
 
@@ -274,7 +275,7 @@ func TestExamplePlatform(t *testing.T) {
 	// (each route, plus ANY on each resource).
 	assert.Len(t, tmpl.ids("AWS::ApiGateway::RestApi"), 1)
 	assert.Len(t, tmpl.ids("AWS::ApiGateway::Authorizer"), 1)
-	assert.Len(t, tmpl.ids("AWS::ApiGateway::Method"), len(triggersapi.Routes)+5)
+	assert.Len(t, tmpl.ids("AWS::ApiGateway::Method"), len(contract.Routes)+len(contract.Paths()))
 
 	t.Run("prebuilt", func(t *testing.T) {
 		// The same app with the binaries just built as CI artifacts:

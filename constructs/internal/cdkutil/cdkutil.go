@@ -1,0 +1,34 @@
+// Package cdkutil holds the constructs' shared internal helpers: the
+// TLS-only queue every construct creates, and cdk-nag suppressions.
+package cdkutil
+
+import (
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
+)
+
+// NewTLSOnlyQueue creates a queue with SQS-managed encryption (unless
+// props choose a key) that refuses requests without TLS.
+func NewTLSOnlyQueue(scope constructs.Construct, id string, props *awssqs.QueueProps) awssqs.Queue {
+	p := awssqs.QueueProps{}
+	if props != nil {
+		p = *props
+	}
+	if p.Encryption == "" {
+		p.Encryption = awssqs.QueueEncryption_SQS_MANAGED
+	}
+	p.EnforceSSL = jsii.Bool(true)
+	return awssqs.NewQueue(scope, jsii.String(id), &p)
+}
+
+// Suppress records a cdk-nag suppression on one resource (and its
+// children), for one rule, optionally for specific findings only.
+func Suppress(c constructs.IConstruct, rule, reason string, appliesTo ...any) {
+	s := &cdknag.NagPackSuppression{Id: jsii.String(rule), Reason: jsii.String(reason)}
+	if len(appliesTo) > 0 {
+		s.AppliesTo = &appliesTo
+	}
+	cdknag.NagSuppressions_AddResourceSuppressions(c, &[]*cdknag.NagPackSuppression{s}, jsii.Bool(true))
+}

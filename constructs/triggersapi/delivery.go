@@ -1,0 +1,151 @@
+package triggersapi
+
+import (
+	"fmt"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/triggers-dev/triggers/constructs/dynamotable"
+	"github.com/triggers-dev/triggers/constructs/eventstore"
+	"github.com/triggers-dev/triggers/constructs/golambda"
+	"github.com/triggers-dev/triggers/constructs/internal/cdkutil"
+	"github.com/triggers-dev/triggers/contract"
+)
+
+// StreamDeliveryProps configures a StreamDelivery.
+type StreamDeliveryProps struct {
+	// EventsTable is the table whose stream is delivered (its stream must
+	// be known: a table made here, or imported with TableStreamArn).
+	// Required.
+	EventsTable eventstore.IEventsTable
+	// DeliveryOptions size the consumer and tune the stream and queues.
+	//
+	// Default: see DeliveryOptions.
+	DeliveryOptions
+	// LogRetention of the consumer function's logs.
+	//
+	// Default: awslogs.RetentionDays_ONE_MONTH.
+	LogRetention awslogs.RetentionDays
+	// Tracing turns on AWS X-Ray for the consumer function.
+	//
+	// Default: false.
+	Tracing bool
+	// PrebuiltDir holds the consumer's binary in streamconsumer/bootstrap
+	// (see TriggersApiProps.PrebuiltDir). DeliveryOptions.Function.Code
+	// takes precedence.
+	//
+	// Default: built at synth from StreamConsumerPackage.
+	PrebuiltDir string
+}
+
+// StreamDelivery is the outbox of the events table: a consumer function
+// reads the table's stream (INSERTs only) and sends one message per new
+// event to the delivery queue, which has a dead-letter queue; stream records
+// the consumer gives up on go to an on-failure destination queue.
+//
+// TriggersApi composes one with id "Default", which CDK leaves out of
+// logical ids: its queues keep the logical ids they had as direct children
+// of TriggersApi (TriggersDeliveryQueue..., TriggersDeliveryDLQ...,
+// TriggersStreamFailures...). Another app can create one alone.
+type StreamDelivery struct {
+	constructs.Construct
+
+	fn       *golambda.GoFunction
+	queue    awssqs.Queue
+	dlq      awssqs.Queue
+	failures awssqs.IQueue
+}
+
+// ConsumerFunction returns the function reading the stream.
+func (d *StreamDelivery) ConsumerFunction() *golambda.GoFunction { return d.fn }
+
+// DeliveryQueue returns the queue receiving one message per new event.
+func (d *StreamDelivery) DeliveryQueue() awssqs.IQueue { return d.queue }
+
+// DeliveryDeadLetterQueue returns the queue receiving delivery messages
+// received more than MaxReceiveCount times.
+func (d *StreamDelivery) DeliveryDeadLetterQueue() awssqs.IQueue { return d.dlq }
+
+// StreamFailureQueue returns the on-failure destination of the stream
+// consumer (given in DeliveryOptions.Stream.FailureQueue, or created).
+func (d *StreamDelivery) StreamFailureQueue() awssqs.IQueue { return d.failures }
+
+// GrantConsumeDeliveries lets grantee receive, delete and change the
+// visibility of delivery messages (the queue's consume actions).
+func (d *StreamDelivery) GrantConsumeDeliveries(grantee awsiam.IGrantable) awsiam.Grant {
+	return d.queue.GrantConsumeMessages(grantee)
+}
+
+func validateDelivery(o *DeliveryOptions) error {
+	if o != nil && o.MaxReceiveCount != 0 && (o.MaxReceiveCount < 1 || o.MaxReceiveCount > 1000) {
+		return fmt.Errorf("Delivery.MaxReceiveCount %v is outside 1-1000", o.MaxReceiveCount)
+	}
+	return nil
+}
+
+// NewStreamDelivery creates the consumer, the delivery queue and its DLQ,
+// and the stream failure queue. Invalid props panic with an error naming
+// the value and the fix.
+func NewStreamDelivery(scope constructs.Construct, id *string, props *StreamDeliveryProps) *StreamDelivery {
+	if props == nil || props.EventsTable == nil {
+		panic(fmt.Errorf("streamdelivery %q: props.EventsTable is required: pass the events table whose stream to deliver", deref(id)))
+	}
+	if err := validateDelivery(&props.DeliveryOptions); err != nil {
+		panic(fmt.Errorf("streamdelivery %q: invalid props:\n%w", deref(id), err))
+	}
+	d := &StreamDelivery{}
+	constructs.NewConstruct_Override(d, scope, id)
+	retention := props.LogRetention
+	if retention == "" {
+		retention = awslogs.RetentionDays_ONE_MONTH
+	}
+	o := props.DeliveryOptions
+
+	d.dlq = cdkutil.NewTLSOnlyQueue(d, "DeliveryDLQ", &awssqs.QueueProps{
+		MaxMessageSizeBytes: jsii.Number(1048576),
+		RetentionPeriod:     awscdk.Duration_Days(jsii.Number(14)),
+	})
+	receives := o.MaxReceiveCount
+	if receives == 0 {
+		receives = DefaultDLQMaxReceiveCount
+	}
+	d.queue = cdkutil.NewTLSOnlyQueue(d, "DeliveryQueue", &awssqs.QueueProps{
+		// An event's JSON can exceed 256 KiB (a 256 KiB payload plus its
+		// envelope); SQS accepts messages up to 1 MiB.
+		MaxMessageSizeBytes: jsii.Number(1048576),
+		VisibilityTimeout:   o.QueueVisibilityTimeout,
+		RetentionPeriod:     o.QueueRetention,
+		DeadLetterQueue:     &awssqs.DeadLetterQueue{Queue: d.dlq, MaxReceiveCount: jsii.Number(receives)},
+	})
+
+	d.fn = newFunction(d, "ConsumerFunction", StreamConsumerPackage, "Triggers stream consumer: new events to the delivery queue",
+		functionDefaults{retention: retention, tracing: props.Tracing, prebuiltDir: props.PrebuiltDir}, o.Function, 30,
+		map[string]*string{contract.EnvDeliveryQueueURL: d.queue.QueueUrl()})
+	d.queue.GrantSendMessages(d.fn)
+	so := dynamotable.StreamConsumerOptions{}
+	if o.Stream != nil {
+		so = *o.Stream
+	}
+	if so.FailureQueue == nil {
+		q := cdkutil.NewTLSOnlyQueue(d, "StreamFailures", &awssqs.QueueProps{
+			RetentionPeriod: awscdk.Duration_Days(jsii.Number(dynamotable.DefaultFailureQueueRetentionDay)),
+		})
+		cdkutil.Suppress(q, "AwsSolutions-SQS3", "this queue is the stream consumer's on-failure destination: it already is the dead-letter queue of the event source mapping")
+		so.FailureQueue = q
+	}
+	if len(so.Filters) == 0 {
+		so.Filters = []*map[string]any{awslambda.FilterCriteria_Filter(&map[string]any{
+			"eventName": awslambda.FilterRule_IsEqual(jsii.String("INSERT")),
+		})}
+	}
+	c := props.EventsTable.AddStreamConsumer(d.fn.Function, &so)
+	d.failures = c.FailureQueue
+	cdkutil.Suppress(d.fn.Role, "AwsSolutions-IAM5", "dynamodb:ListStreams supports no resource-level permissions; the stream read grant (GetRecords, GetShardIterator, DescribeStream) is scoped to the events table's stream ARN", "Resource::*")
+	return d
+}

@@ -1,0 +1,44 @@
+package triggersapi
+
+import (
+	"path/filepath"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/triggers-dev/triggers/constructs/golambda"
+)
+
+// functionDefaults are what every function of the package shares.
+type functionDefaults struct {
+	retention   awslogs.RetentionDays
+	tracing     bool
+	prebuiltDir string
+}
+
+// newFunction creates one of the package's functions: from its prebuilt
+// code when given, else built at synth from its package by import path, in
+// the CDK app's module (this module, or another that depends on it).
+func newFunction(scope constructs.Construct, id, pkg, desc string, d functionDefaults, o *FunctionOptions, defTimeout float64, env map[string]*string) *golambda.GoFunction {
+	p := &golambda.GoFunctionProps{
+		Description: jsii.String(desc), Environment: env,
+		LogRetention: d.retention, Tracing: d.tracing,
+		Timeout: awscdk.Duration_Seconds(jsii.Number(defTimeout)),
+	}
+	if o != nil {
+		p.MemoryMiB, p.ReservedConcurrency, p.Code = o.MemoryMiB, o.ReservedConcurrency, o.Code
+		if o.Timeout != nil {
+			p.Timeout = o.Timeout
+		}
+	}
+	switch {
+	case p.Code != nil:
+	case d.prebuiltDir != "":
+		p.PrebuiltDir = filepath.Join(d.prebuiltDir, PrebuiltDirs[pkg])
+	default:
+		p.Entry = pkg
+	}
+	return golambda.NewGoFunction(scope, jsii.String(id), p)
+}
