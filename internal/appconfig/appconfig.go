@@ -31,7 +31,7 @@ const (
 	EnvMetricsNamespace = contract.EnvMetricsNamespace
 	// EnvAPIKeySources selects the headers that may carry the API key
 	// (apikey.ParseSources); the construct sets it on both functions.
-	EnvAPIKeySources = apikey.EnvSources
+	EnvAPIKeySources = contract.EnvAPIKeySources
 )
 
 // API is the configuration of the API function.
