@@ -7,7 +7,7 @@ import (
 
 	"github.com/triggers-dev/triggers/constructs/dynamotable"
 	"github.com/triggers-dev/triggers/constructs/eventstore"
-	"github.com/triggers-dev/triggers/schema"
+	"github.com/triggers-dev/triggers/constructs/triggersapi"
 )
 
 // TriggersDataStackProps configures the Triggers stateful stack.
@@ -35,7 +35,7 @@ type TriggersDataStack struct {
 	// Events is the events table.
 	Events *eventstore.EventsTable
 	// ApiKeys maps API-key hashes to tenants.
-	ApiKeys *dynamotable.Table
+	ApiKeys *triggersapi.ApiKeysTable
 }
 
 // NewTriggersDataStack creates the stack.
@@ -73,6 +73,13 @@ func NewTriggersDataStack(scope constructs.Construct, id *string, props *Trigger
 		Value: events.TableStreamArn(), Description: jsii.String("Events table stream ARN (NEW_IMAGE)"),
 		ExportName: jsii.String(*stack.StackName() + "-EventsTableStreamArn"),
 	})
-	apiKeys := addTable(stack, "ApiKeys", schema.APIKeys(), opts)
+	// The table's path (and so its logical id) is the one addTable gave
+	// it: <stack>/ApiKeys/Resource.
+	apiKeys := triggersapi.NewApiKeysTable(stack, jsii.String("ApiKeys"), &triggersapi.ApiKeysTableProps{TableOptions: opts})
+	awscdk.NewCfnOutput(stack, jsii.String("ApiKeysTableName"), &awscdk.CfnOutputProps{
+		Value:       apiKeys.TableName(),
+		Description: jsii.String("ApiKeys table name (schema " + apiKeys.Schema().Name + ")"),
+		ExportName:  jsii.String(*stack.StackName() + "-ApiKeysTableName"),
+	})
 	return &TriggersDataStack{Stack: stack, Events: events, ApiKeys: apiKeys}
 }
