@@ -5,9 +5,11 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/triggers-dev/triggers/constructs/internal/tablecore"
 	"github.com/triggers-dev/triggers/schema"
 )
 
@@ -30,23 +32,27 @@ type TableAttributes struct {
 	EncryptionKey awskms.IKey
 }
 
-// Imported is a table made elsewhere, seen through its schema.
-type Imported struct {
+// imported is a table made elsewhere, seen through its schema.
+type imported struct {
 	constructs.Construct
-	*Accessors
+	*tablecore.Accessors
+}
+
+func (t *imported) AddStreamConsumer(fn awslambda.IFunction, opts *StreamConsumerOptions) *StreamConsumer {
+	return AddStreamConsumer(t, fn, opts)
 }
 
 // FromTableAttributes imports a table made elsewhere as an ITable.
 func FromTableAttributes(scope constructs.Construct, id *string, attrs *TableAttributes) ITable {
-	t := &Imported{Accessors: &Accessors{}}
-	FromTableAttributes_Override(t, t.Accessors, scope, id, attrs)
+	t := &imported{Accessors: &tablecore.Accessors{}}
+	importTable(t, t.Accessors, scope, id, attrs)
 	return t
 }
 
-// FromTableAttributes_Override imports a table into t, registering self (the
-// struct that embeds t) as the construct, so that types extending Imported
-// can be used as a scope.
-func FromTableAttributes_Override(self constructs.Construct, t *Accessors, scope constructs.Construct, id *string, attrs *TableAttributes) {
+// importTable imports a table into t, registering self (the struct that
+// embeds t) as the construct, so that types extending it can be used as a
+// scope.
+func importTable(self constructs.Construct, t *tablecore.Accessors, scope constructs.Construct, id *string, attrs *TableAttributes) {
 	if attrs == nil || attrs.Schema == nil {
 		panic(fmt.Errorf("dynamotable %q: attrs.Schema is required: pass the imported table's description", deref(id)))
 	}
@@ -56,17 +62,17 @@ func FromTableAttributes_Override(self constructs.Construct, t *Accessors, scope
 	if err := attrs.Schema.Validate(); err != nil {
 		panic(fmt.Errorf("dynamotable %q: invalid schema:\n%w", deref(id), err))
 	}
-	t.schema, t.key = *attrs.Schema, attrs.EncryptionKey
 	constructs.NewConstruct_Override(self, scope, id)
 	names := make([]*string, 0, len(attrs.Schema.GlobalIndexes))
 	for _, ix := range attrs.Schema.GlobalIndexes {
 		names = append(names, jsii.String(ix.Name))
 	}
-	t.l2 = awsdynamodb.Table_FromTableAttributes(self, jsii.String("Resource"), &awsdynamodb.TableAttributes{
+	l2 := awsdynamodb.Table_FromTableAttributes(self, jsii.String("Resource"), &awsdynamodb.TableAttributes{
 		TableName:      attrs.TableName,
 		TableArn:       attrs.TableArn,
 		TableStreamArn: attrs.TableStreamArn,
 		EncryptionKey:  attrs.EncryptionKey,
 		GlobalIndexes:  &names,
 	})
+	t.Init(l2, *attrs.Schema, attrs.EncryptionKey)
 }

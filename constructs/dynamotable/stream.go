@@ -76,23 +76,25 @@ type StreamConsumer struct {
 	FailureQueue awssqs.IQueue
 }
 
-// AddStreamConsumer attaches fn to the table's stream with safe defaults:
+// AddStreamConsumer attaches fn to table's stream with safe defaults (every
+// ITable has it as a method too):
 // partial batch failures reported by the function (ReportBatchItemFailures),
 // bisect on error, bounded retries, a maximum record age and an SQS
 // on-failure destination. It grants fn the stream read permissions.
-func (b *Accessors) AddStreamConsumer(fn awslambda.IFunction, opts *StreamConsumerOptions) *StreamConsumer {
-	if b.schema.Stream == schema.StreamNone {
-		panic(fmt.Errorf("table %q has no stream: set Stream in its schema (for example schema.StreamNewImage) before adding a stream consumer", b.schema.Name))
+func AddStreamConsumer(table ITable, fn awslambda.IFunction, opts *StreamConsumerOptions) *StreamConsumer {
+	sc, l2 := table.Schema(), table.Resource()
+	if sc.Stream == schema.StreamNone {
+		panic(fmt.Errorf("table %q has no stream: set Stream in its schema (for example schema.StreamNewImage) before adding a stream consumer", sc.Name))
 	}
-	if b.l2.TableStreamArn() == nil {
-		panic(fmt.Errorf("table %q was imported without TableStreamArn: give it to attach a stream consumer", b.schema.Name))
+	if l2.TableStreamArn() == nil {
+		panic(fmt.Errorf("table %q was imported without TableStreamArn: give it to attach a stream consumer", sc.Name))
 	}
 	o := StreamConsumerOptions{}
 	if opts != nil {
 		o = *opts
 	}
 	if err := o.validate(); err != nil {
-		panic(fmt.Errorf("stream consumer of table %q: %w", b.schema.Name, err))
+		panic(fmt.Errorf("stream consumer of table %q: %w", sc.Name, err))
 	}
 	start := o.StartingPosition
 	if start == "" {
@@ -128,7 +130,7 @@ func (b *Accessors) AddStreamConsumer(fn awslambda.IFunction, opts *StreamConsum
 	if len(o.Filters) > 0 {
 		props.Filters = &o.Filters
 	}
-	src := awslambdaeventsources.NewDynamoEventSource(b.l2, props)
+	src := awslambdaeventsources.NewDynamoEventSource(l2, props)
 	fn.AddEventSource(src)
 	return &StreamConsumer{Source: src, FailureQueue: queue}
 }

@@ -10,7 +10,6 @@ package dynamotable
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
@@ -21,7 +20,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/triggers-dev/triggers/constructs/internal/tablegrant"
+	"github.com/triggers-dev/triggers/constructs/internal/tablecore"
 	"github.com/triggers-dev/triggers/schema"
 )
 
@@ -82,53 +81,66 @@ type ITable interface {
 }
 
 // Table is a DynamoDB table built from a schema. Its main child, with id
-// "Resource", is the awsdynamodb.Table.
+// "Resource", is the awsdynamodb.Table. Besides ITable it has L2() (the
+// awsdynamodb.Table), CfnTable() (escape hatch) and Billing().
 type Table struct {
 	constructs.Construct
-	*Core
+	*tablecore.Core
 }
 
-// Core holds a built table's state and methods. Table embeds it, and so do
-// constructs that extend Table (embed constructs.Construct and *Core, then
-// call NewTable_Override). Only the outermost struct may embed
-// constructs.Construct: jsii registers it with its embedded fields.
-type Core struct {
-	*Accessors
-	resource awsdynamodb.Table
-	billing  Billing
-}
+// IAM actions behind the intent grants: aws-cdk's data actions without the
+// stream ones (GrantStreamRead grants those).
+var (
+	// ReadDataActions read items (GrantReadData).
+	ReadDataActions = tablecore.ReadDataActions
+	// IndexReadActions read a GSI (GrantReadDataOnIndexes).
+	IndexReadActions = tablecore.IndexReadActions
+	// WriteDataActions write items (GrantWriteData).
+	WriteDataActions = tablecore.WriteDataActions
+	// ReadWriteDataActions are both (GrantReadWriteData).
+	ReadWriteDataActions = tablecore.ReadWriteDataActions
+)
 
-// Accessors implements the ITable methods on top of an L2 table; Table and
-// Imported embed it. It is exported only because jsii requires embedded
-// fields of a construct to be exported.
-type Accessors struct {
-	l2     awsdynamodb.ITable
-	schema schema.Table
-	key    awskms.IKey
+func init() {
+	tablecore.Build = func(self constructs.Construct, c *tablecore.Core, scope constructs.Construct, id *string, props any) {
+		buildTable(self, c, scope, id, props.(*TableProps))
+	}
+	tablecore.Import = func(self constructs.Construct, a *tablecore.Accessors, scope constructs.Construct, id *string, attrs any) {
+		importTable(self, a, scope, id, attrs.(*TableAttributes))
+	}
 }
 
 // NewTable creates a table from props.Schema. It panics with an error naming
 // every bad prop and its fix when props are invalid (see ValidateProps).
 func NewTable(scope constructs.Construct, id *string, props *TableProps) *Table {
-	t := &Table{Core: &Core{}}
-	NewTable_Override(t, t.Core, scope, id, props)
+	t := &Table{Core: &tablecore.Core{}}
+	buildTable(t, t.Core, scope, id, props)
 	return t
 }
 
-// NewTable_Override builds the table into t, registering self (the struct
-// that embeds t) as the construct. It lets other constructs extend Table and
-// still be used as a scope, with Tags_Of, and wherever jsii expects a
-// construct.
-func NewTable_Override(self constructs.Construct, t *Core, scope constructs.Construct, id *string, props *TableProps) {
+// Billing returns the billing mode in force.
+func (t *Table) Billing() Billing { return Billing(t.BillingMode()) }
+
+// AddStreamConsumer attaches fn to the table's stream (see the package
+// function AddStreamConsumer).
+func (t *Table) AddStreamConsumer(fn awslambda.IFunction, opts *StreamConsumerOptions) *StreamConsumer {
+	return AddStreamConsumer(t, fn, opts)
+}
+
+// buildTable builds the table into t, registering self (the struct that
+// embeds t) as the construct, so that constructs extending Table
+// (eventstore.EventsTable) can be used as a scope, with Tags_Of, and
+// wherever jsii expects a construct.
+func buildTable(self constructs.Construct, t *tablecore.Core, scope constructs.Construct, id *string, props *TableProps) {
 	if err := ValidateProps(props); err != nil {
 		panic(fmt.Errorf("dynamotable %q: invalid props:\n%w", deref(id), err))
 	}
 	sc := *props.Schema
-	t.Accessors = &Accessors{schema: sc, key: props.EncryptionKey}
+	t.Accessors = &tablecore.Accessors{}
 	constructs.NewConstruct_Override(self, scope, id)
-	t.billing = props.Billing
-	if t.billing == "" {
-		t.billing = OnDemand
+	billing := props.Billing
+	if billing == "" {
+		billing = OnDemand
 	}
 
 	pitr := props.PointInTimeRecovery == nil || *props.PointInTimeRecovery
@@ -168,7 +180,7 @@ func NewTable_Override(self constructs.Construct, t *Core, scope constructs.Cons
 		tp.ContributorInsightsSpecification = &awsdynamodb.ContributorInsightsSpecification{Enabled: jsii.Bool(true)}
 	}
 	read, write := props.ReadScaling.withDefaults(), props.WriteScaling.withDefaults()
-	if t.billing == Provisioned {
+	if billing == Provisioned {
 		tp.BillingMode = awsdynamodb.BillingMode_PROVISIONED
 		tp.ReadCapacity = jsii.Number(read.MinCapacity)
 		tp.WriteCapacity = jsii.Number(write.MinCapacity)
@@ -176,8 +188,8 @@ func NewTable_Override(self constructs.Construct, t *Core, scope constructs.Cons
 		tp.BillingMode = awsdynamodb.BillingMode_PAY_PER_REQUEST
 	}
 	res := awsdynamodb.NewTable(self, jsii.String("Resource"), tp)
-	t.resource = res
-	t.l2 = res
+	t.Accessors.Init(res, sc, props.EncryptionKey)
+	t.SetResource(res, string(billing))
 
 	for _, ix := range sc.GlobalIndexes {
 		p := ix.EffectiveProjection()
@@ -190,14 +202,14 @@ func NewTable_Override(self constructs.Construct, t *Core, scope constructs.Cons
 		if len(p.NonKeyAttributes) > 0 {
 			gp.NonKeyAttributes = jsii.Strings(p.NonKeyAttributes...)
 		}
-		if t.billing == Provisioned {
+		if billing == Provisioned {
 			gp.ReadCapacity = jsii.Number(read.MinCapacity)
 			gp.WriteCapacity = jsii.Number(write.MinCapacity)
 		}
 		res.AddGlobalSecondaryIndex(gp)
 	}
 
-	if t.billing == Provisioned {
+	if billing == Provisioned {
 		scale := func(target awsdynamodb.IScalableTableAttribute, s Scaling) {
 			target.ScaleOnUtilization(&awsdynamodb.UtilizationScalingProps{
 				TargetUtilizationPercent: jsii.Number(s.TargetUtilizationPercent),
@@ -232,17 +244,6 @@ func NewTable_Override(self constructs.Construct, t *Core, scope constructs.Cons
 	}
 }
 
-// L2 returns the underlying awsdynamodb.Table with its full API.
-func (t *Core) L2() awsdynamodb.Table { return t.resource }
-
-// Billing returns the billing mode in force.
-func (t *Core) Billing() Billing { return t.billing }
-
-// CfnTable returns the AWS::DynamoDB::Table resource, for escape-hatch overrides.
-func (t *Core) CfnTable() awsdynamodb.CfnTable {
-	return t.resource.Node().DefaultChild().(awsdynamodb.CfnTable)
-}
-
 func l2Attr(a *schema.Attribute) *awsdynamodb.Attribute {
 	if a == nil {
 		return nil
@@ -264,137 +265,4 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
-}
-
-// Resource returns the aws-cdk-go L2 table.
-func (b *Accessors) Resource() awsdynamodb.ITable { return b.l2 }
-
-// Schema returns the table's description.
-func (b *Accessors) Schema() schema.Table       { return b.schema }
-func (b *Accessors) TableName() *string         { return b.l2.TableName() }
-func (b *Accessors) TableArn() *string          { return b.l2.TableArn() }
-func (b *Accessors) TableStreamArn() *string    { return b.l2.TableStreamArn() }
-func (b *Accessors) EncryptionKey() awskms.IKey { return b.key }
-
-func (b *Accessors) TableIndexArn(indexName string) *string {
-	if _, ok := b.schema.Index(indexName); !ok {
-		panic(fmt.Errorf("table %q has no index %q: use one of %s", b.schema.Name, indexName, strings.Join(b.indexNames(), ", ")))
-	}
-	return jsii.String(*b.l2.TableArn() + "/index/" + indexName)
-}
-
-func (b *Accessors) indexNames() []string {
-	names := make([]string, 0, len(b.schema.GlobalIndexes))
-	for _, ix := range b.schema.GlobalIndexes {
-		names = append(names, ix.Name)
-	}
-	return names
-}
-
-// IAM actions behind the intent grants: aws-cdk's data actions without the
-// stream ones (GrantStreamRead grants those).
-var (
-	// ReadDataActions read items (GrantReadData).
-	ReadDataActions = []string{"dynamodb:BatchGetItem", "dynamodb:ConditionCheckItem", "dynamodb:DescribeTable", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:Scan"}
-	// IndexReadActions read a GSI (GrantReadDataOnIndexes).
-	IndexReadActions = []string{"dynamodb:Query", "dynamodb:Scan"}
-	// WriteDataActions write items (GrantWriteData).
-	WriteDataActions = []string{"dynamodb:BatchWriteItem", "dynamodb:DeleteItem", "dynamodb:DescribeTable", "dynamodb:PutItem", "dynamodb:UpdateItem"}
-	// ReadWriteDataActions are both (GrantReadWriteData).
-	ReadWriteDataActions = []string{"dynamodb:BatchGetItem", "dynamodb:BatchWriteItem", "dynamodb:ConditionCheckItem", "dynamodb:DeleteItem", "dynamodb:DescribeTable", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:Scan", "dynamodb:UpdateItem"}
-)
-
-func (b *Accessors) GrantReadData(grantee awsiam.IGrantable) awsiam.Grant {
-	return tablegrant.Grant(b, grantee, tablegrant.On{Table: true, Indexes: b.indexNames()}, ReadDataActions...)
-}
-
-func (b *Accessors) GrantReadDataOnIndexes(grantee awsiam.IGrantable, indexNames ...string) awsiam.Grant {
-	if len(indexNames) == 0 {
-		panic(fmt.Errorf("table %q: GrantReadDataOnIndexes needs at least one index name: use one of %s, or GrantReadData for the table", b.schema.Name, strings.Join(b.indexNames(), ", ")))
-	}
-	return tablegrant.Grant(b, grantee, tablegrant.On{Indexes: indexNames}, IndexReadActions...)
-}
-
-func (b *Accessors) GrantWriteData(grantee awsiam.IGrantable) awsiam.Grant {
-	return tablegrant.Grant(b, grantee, tablegrant.On{Table: true, Write: true}, WriteDataActions...)
-}
-
-func (b *Accessors) GrantReadWriteData(grantee awsiam.IGrantable) awsiam.Grant {
-	return tablegrant.Grant(b, grantee, tablegrant.On{Table: true, Indexes: b.indexNames(), Write: true}, ReadWriteDataActions...)
-}
-
-func (b *Accessors) GrantStreamRead(grantee awsiam.IGrantable) awsiam.Grant {
-	if b.schema.Stream == schema.StreamNone {
-		panic(fmt.Errorf("table %q has no stream: set Stream in its schema (for example schema.StreamNewImage) before granting stream reads", b.schema.Name))
-	}
-	return b.l2.GrantStreamRead(grantee)
-}
-
-func (b *Accessors) Metric(metricName string, opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return b.l2.Metric(jsii.String(metricName), opts)
-}
-
-func (b *Accessors) MetricForIndex(indexName, metricName string, opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	if _, ok := b.schema.Index(indexName); !ok {
-		panic(fmt.Errorf("table %q has no index %q: use one of %s", b.schema.Name, indexName, strings.Join(b.indexNames(), ", ")))
-	}
-	o := awscloudwatch.MetricOptions{}
-	if opts != nil {
-		o = *opts
-	}
-	dims := map[string]*string{"TableName": b.l2.TableName(), "GlobalSecondaryIndexName": jsii.String(indexName)}
-	if o.DimensionsMap != nil {
-		for k, v := range *o.DimensionsMap {
-			dims[k] = v
-		}
-	}
-	o.DimensionsMap = &dims
-	if o.Statistic == nil {
-		o.Statistic = jsii.String("Sum")
-	}
-	return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
-		Namespace: jsii.String("AWS/DynamoDB"), MetricName: jsii.String(metricName),
-		DimensionsMap: o.DimensionsMap, Statistic: o.Statistic, Period: o.Period, Label: o.Label,
-		Color: o.Color, Unit: o.Unit, Region: o.Region, Account: o.Account,
-	})
-}
-
-func (b *Accessors) MetricSuccessfulRequestLatency(operation string, opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	o := awscloudwatch.MetricOptions{}
-	if opts != nil {
-		o = *opts
-	}
-	dims := map[string]*string{"TableName": b.l2.TableName(), "Operation": jsii.String(operation)}
-	o.DimensionsMap = &dims
-	if o.Statistic == nil {
-		o.Statistic = jsii.String("Average")
-	}
-	return b.l2.Metric(jsii.String("SuccessfulRequestLatency"), &o)
-}
-
-func (b *Accessors) sum(name string, opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	o := awscloudwatch.MetricOptions{}
-	if opts != nil {
-		o = *opts
-	}
-	if o.Statistic == nil {
-		o.Statistic = jsii.String("Sum")
-	}
-	return b.l2.Metric(jsii.String(name), &o)
-}
-
-func (b *Accessors) MetricReadThrottleEvents(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return b.sum("ReadThrottleEvents", opts)
-}
-
-func (b *Accessors) MetricWriteThrottleEvents(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return b.sum("WriteThrottleEvents", opts)
-}
-
-func (b *Accessors) MetricConsumedReadCapacityUnits(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return b.sum("ConsumedReadCapacityUnits", opts)
-}
-
-func (b *Accessors) MetricConsumedWriteCapacityUnits(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return b.sum("ConsumedWriteCapacityUnits", opts)
 }

@@ -11,10 +11,12 @@ package eventstore
 import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/triggers-dev/triggers/constructs/dynamotable"
+	"github.com/triggers-dev/triggers/constructs/internal/tablecore"
 	"github.com/triggers-dev/triggers/constructs/internal/tablegrant"
 	"github.com/triggers-dev/triggers/schema"
 )
@@ -57,7 +59,7 @@ type EventsTableProps struct {
 // EventsTable is the events table of seeds 000 and 001.
 type EventsTable struct {
 	constructs.Construct
-	*dynamotable.Core
+	*tablecore.Core
 }
 
 // NewEventsTable creates the events table. Invalid props panic with an error
@@ -67,9 +69,18 @@ func NewEventsTable(scope constructs.Construct, id *string, props *EventsTablePr
 		props = &EventsTableProps{}
 	}
 	sc := schema.Events()
-	e := &EventsTable{Core: &dynamotable.Core{}}
-	dynamotable.NewTable_Override(e, e.Core, scope, id, &dynamotable.TableProps{Schema: &sc, TableOptions: props.TableOptions})
+	e := &EventsTable{Core: &tablecore.Core{}}
+	tablecore.Build(e, e.Core, scope, id, &dynamotable.TableProps{Schema: &sc, TableOptions: props.TableOptions})
 	return e
+}
+
+// Billing returns the billing mode in force.
+func (e *EventsTable) Billing() dynamotable.Billing { return dynamotable.Billing(e.BillingMode()) }
+
+// AddStreamConsumer attaches fn to the table's stream with safe defaults
+// (see dynamotable.AddStreamConsumer).
+func (e *EventsTable) AddStreamConsumer(fn awslambda.IFunction, opts *dynamotable.StreamConsumerOptions) *dynamotable.StreamConsumer {
+	return dynamotable.AddStreamConsumer(e, fn, opts)
 }
 
 // EventsTableAttributes identify an events table made elsewhere.
@@ -90,7 +101,11 @@ type EventsTableAttributes struct {
 
 type importedEvents struct {
 	constructs.Construct
-	*dynamotable.Accessors
+	*tablecore.Accessors
+}
+
+func (t *importedEvents) AddStreamConsumer(fn awslambda.IFunction, opts *dynamotable.StreamConsumerOptions) *dynamotable.StreamConsumer {
+	return dynamotable.AddStreamConsumer(t, fn, opts)
 }
 
 // FromEventsTableAttributes imports an events table made elsewhere, for
@@ -100,8 +115,8 @@ func FromEventsTableAttributes(scope constructs.Construct, id *string, attrs *Ev
 		attrs = &EventsTableAttributes{}
 	}
 	sc := schema.Events()
-	t := &importedEvents{Accessors: &dynamotable.Accessors{}}
-	dynamotable.FromTableAttributes_Override(t, t.Accessors, scope, id, &dynamotable.TableAttributes{
+	t := &importedEvents{Accessors: &tablecore.Accessors{}}
+	tablecore.Import(t, t.Accessors, scope, id, &dynamotable.TableAttributes{
 		Schema: &sc, TableName: attrs.TableName, TableArn: attrs.TableArn,
 		TableStreamArn: attrs.TableStreamArn, EncryptionKey: attrs.EncryptionKey,
 	})

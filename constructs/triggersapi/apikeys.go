@@ -3,9 +3,11 @@ package triggersapi
 import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/constructs-go/constructs/v10"
 
 	"github.com/triggers-dev/triggers/constructs/dynamotable"
+	"github.com/triggers-dev/triggers/constructs/internal/tablecore"
 	"github.com/triggers-dev/triggers/constructs/internal/tablegrant"
 	"github.com/triggers-dev/triggers/schema"
 )
@@ -38,7 +40,7 @@ type ApiKeysTableProps struct {
 // id has.
 type ApiKeysTable struct {
 	constructs.Construct
-	*dynamotable.Core
+	*tablecore.Core
 }
 
 // NewApiKeysTable creates the API-keys table.
@@ -47,9 +49,18 @@ func NewApiKeysTable(scope constructs.Construct, id *string, props *ApiKeysTable
 		props = &ApiKeysTableProps{}
 	}
 	sc := schema.APIKeys()
-	t := &ApiKeysTable{Core: &dynamotable.Core{}}
-	dynamotable.NewTable_Override(t, t.Core, scope, id, &dynamotable.TableProps{Schema: &sc, TableOptions: props.TableOptions})
+	t := &ApiKeysTable{Core: &tablecore.Core{}}
+	tablecore.Build(t, t.Core, scope, id, &dynamotable.TableProps{Schema: &sc, TableOptions: props.TableOptions})
 	return t
+}
+
+// Billing returns the billing mode in force.
+func (t *ApiKeysTable) Billing() dynamotable.Billing { return dynamotable.Billing(t.BillingMode()) }
+
+// AddStreamConsumer attaches fn to the table's stream (the API-keys schema
+// has none: it panics saying so).
+func (t *ApiKeysTable) AddStreamConsumer(fn awslambda.IFunction, opts *dynamotable.StreamConsumerOptions) *dynamotable.StreamConsumer {
+	return dynamotable.AddStreamConsumer(t, fn, opts)
 }
 
 // GrantAuthorize lets grantee look API keys up (AuthorizeActions).
@@ -71,7 +82,11 @@ type ApiKeysTableAttributes struct {
 
 type importedApiKeys struct {
 	constructs.Construct
-	*dynamotable.Accessors
+	*tablecore.Accessors
+}
+
+func (t *importedApiKeys) AddStreamConsumer(fn awslambda.IFunction, opts *dynamotable.StreamConsumerOptions) *dynamotable.StreamConsumer {
+	return dynamotable.AddStreamConsumer(t, fn, opts)
 }
 
 func (t *importedApiKeys) GrantAuthorize(grantee awsiam.IGrantable) awsiam.Grant {
@@ -84,8 +99,8 @@ func FromApiKeysTableAttributes(scope constructs.Construct, id *string, attrs *A
 		attrs = &ApiKeysTableAttributes{}
 	}
 	sc := schema.APIKeys()
-	t := &importedApiKeys{Accessors: &dynamotable.Accessors{}}
-	dynamotable.FromTableAttributes_Override(t, t.Accessors, scope, id, &dynamotable.TableAttributes{
+	t := &importedApiKeys{Accessors: &tablecore.Accessors{}}
+	tablecore.Import(t, t.Accessors, scope, id, &dynamotable.TableAttributes{
 		Schema: &sc, TableName: attrs.TableName, TableArn: attrs.TableArn, EncryptionKey: attrs.EncryptionKey,
 	})
 	return t

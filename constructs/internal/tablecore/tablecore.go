@@ -1,0 +1,204 @@
+// Package tablecore holds the state and the ITable methods shared by every
+// table construct of this module (dynamotable.Table and its imports,
+// eventstore.EventsTable, triggersapi.ApiKeysTable). The construct structs
+// embed *Core or *Accessors: jsii needs a construct's embedded fields
+// exported, and an exported field of a type from an internal package keeps
+// them out of the public API. Package dynamotable builds tables into a Core
+// (Build, Import, set by its init).
+package tablecore
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/triggers-dev/triggers/constructs/internal/tablegrant"
+	"github.com/triggers-dev/triggers/schema"
+)
+
+// Build builds a table from props (a *dynamotable.TableProps) into c,
+// registering self (the struct that embeds c) as the construct. Package
+// dynamotable sets it.
+var Build func(self constructs.Construct, c *Core, scope constructs.Construct, id *string, props any)
+
+// Import imports a table from attrs (a *dynamotable.TableAttributes) into
+// a, registering self as the construct. Package dynamotable sets it.
+var Import func(self constructs.Construct, a *Accessors, scope constructs.Construct, id *string, attrs any)
+
+// Accessors implements the ITable methods on top of an L2 table.
+type Accessors struct {
+	l2     awsdynamodb.ITable
+	schema schema.Table
+	key    awskms.IKey
+}
+
+// Init sets what the methods read.
+func (b *Accessors) Init(l2 awsdynamodb.ITable, sc schema.Table, key awskms.IKey) {
+	b.l2, b.schema, b.key = l2, sc, key
+}
+
+// Core is a table built here: Accessors plus the L2 table and the billing
+// mode.
+type Core struct {
+	*Accessors
+	resource awsdynamodb.Table
+	billing  string
+}
+
+// SetResource records the built table.
+func (c *Core) SetResource(res awsdynamodb.Table, billing string) {
+	c.resource, c.billing = res, billing
+}
+
+// L2 returns the underlying awsdynamodb.Table with its full API.
+func (c *Core) L2() awsdynamodb.Table { return c.resource }
+
+// BillingMode returns the billing mode in force (PAY_PER_REQUEST or PROVISIONED).
+func (c *Core) BillingMode() string { return c.billing }
+
+// CfnTable returns the AWS::DynamoDB::Table resource, for escape-hatch overrides.
+func (c *Core) CfnTable() awsdynamodb.CfnTable {
+	return c.resource.Node().DefaultChild().(awsdynamodb.CfnTable)
+}
+
+// IndexNames returns the schema's GSI names.
+func (b *Accessors) IndexNames() []string { return b.indexNames() }
+
+// Resource returns the aws-cdk-go L2 table.
+func (b *Accessors) Resource() awsdynamodb.ITable { return b.l2 }
+
+// Schema returns the table's description.
+func (b *Accessors) Schema() schema.Table       { return b.schema }
+func (b *Accessors) TableName() *string         { return b.l2.TableName() }
+func (b *Accessors) TableArn() *string          { return b.l2.TableArn() }
+func (b *Accessors) TableStreamArn() *string    { return b.l2.TableStreamArn() }
+func (b *Accessors) EncryptionKey() awskms.IKey { return b.key }
+
+func (b *Accessors) TableIndexArn(indexName string) *string {
+	if _, ok := b.schema.Index(indexName); !ok {
+		panic(fmt.Errorf("table %q has no index %q: use one of %s", b.schema.Name, indexName, strings.Join(b.indexNames(), ", ")))
+	}
+	return jsii.String(*b.l2.TableArn() + "/index/" + indexName)
+}
+
+func (b *Accessors) indexNames() []string {
+	names := make([]string, 0, len(b.schema.GlobalIndexes))
+	for _, ix := range b.schema.GlobalIndexes {
+		names = append(names, ix.Name)
+	}
+	return names
+}
+
+// IAM actions behind the intent grants: aws-cdk's data actions without the
+// stream ones (GrantStreamRead grants those).
+var (
+	// ReadDataActions read items (GrantReadData).
+	ReadDataActions = []string{"dynamodb:BatchGetItem", "dynamodb:ConditionCheckItem", "dynamodb:DescribeTable", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:Scan"}
+	// IndexReadActions read a GSI (GrantReadDataOnIndexes).
+	IndexReadActions = []string{"dynamodb:Query", "dynamodb:Scan"}
+	// WriteDataActions write items (GrantWriteData).
+	WriteDataActions = []string{"dynamodb:BatchWriteItem", "dynamodb:DeleteItem", "dynamodb:DescribeTable", "dynamodb:PutItem", "dynamodb:UpdateItem"}
+	// ReadWriteDataActions are both (GrantReadWriteData).
+	ReadWriteDataActions = []string{"dynamodb:BatchGetItem", "dynamodb:BatchWriteItem", "dynamodb:ConditionCheckItem", "dynamodb:DeleteItem", "dynamodb:DescribeTable", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:Scan", "dynamodb:UpdateItem"}
+)
+
+func (b *Accessors) GrantReadData(grantee awsiam.IGrantable) awsiam.Grant {
+	return tablegrant.Grant(b, grantee, tablegrant.On{Table: true, Indexes: b.indexNames()}, ReadDataActions...)
+}
+
+func (b *Accessors) GrantReadDataOnIndexes(grantee awsiam.IGrantable, indexNames ...string) awsiam.Grant {
+	if len(indexNames) == 0 {
+		panic(fmt.Errorf("table %q: GrantReadDataOnIndexes needs at least one index name: use one of %s, or GrantReadData for the table", b.schema.Name, strings.Join(b.indexNames(), ", ")))
+	}
+	return tablegrant.Grant(b, grantee, tablegrant.On{Indexes: indexNames}, IndexReadActions...)
+}
+
+func (b *Accessors) GrantWriteData(grantee awsiam.IGrantable) awsiam.Grant {
+	return tablegrant.Grant(b, grantee, tablegrant.On{Table: true, Write: true}, WriteDataActions...)
+}
+
+func (b *Accessors) GrantReadWriteData(grantee awsiam.IGrantable) awsiam.Grant {
+	return tablegrant.Grant(b, grantee, tablegrant.On{Table: true, Indexes: b.indexNames(), Write: true}, ReadWriteDataActions...)
+}
+
+func (b *Accessors) GrantStreamRead(grantee awsiam.IGrantable) awsiam.Grant {
+	if b.schema.Stream == schema.StreamNone {
+		panic(fmt.Errorf("table %q has no stream: set Stream in its schema (for example schema.StreamNewImage) before granting stream reads", b.schema.Name))
+	}
+	return b.l2.GrantStreamRead(grantee)
+}
+
+func (b *Accessors) Metric(metricName string, opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return b.l2.Metric(jsii.String(metricName), opts)
+}
+
+func (b *Accessors) MetricForIndex(indexName, metricName string, opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	if _, ok := b.schema.Index(indexName); !ok {
+		panic(fmt.Errorf("table %q has no index %q: use one of %s", b.schema.Name, indexName, strings.Join(b.indexNames(), ", ")))
+	}
+	o := awscloudwatch.MetricOptions{}
+	if opts != nil {
+		o = *opts
+	}
+	dims := map[string]*string{"TableName": b.l2.TableName(), "GlobalSecondaryIndexName": jsii.String(indexName)}
+	if o.DimensionsMap != nil {
+		for k, v := range *o.DimensionsMap {
+			dims[k] = v
+		}
+	}
+	o.DimensionsMap = &dims
+	if o.Statistic == nil {
+		o.Statistic = jsii.String("Sum")
+	}
+	return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+		Namespace: jsii.String("AWS/DynamoDB"), MetricName: jsii.String(metricName),
+		DimensionsMap: o.DimensionsMap, Statistic: o.Statistic, Period: o.Period, Label: o.Label,
+		Color: o.Color, Unit: o.Unit, Region: o.Region, Account: o.Account,
+	})
+}
+
+func (b *Accessors) MetricSuccessfulRequestLatency(operation string, opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	o := awscloudwatch.MetricOptions{}
+	if opts != nil {
+		o = *opts
+	}
+	dims := map[string]*string{"TableName": b.l2.TableName(), "Operation": jsii.String(operation)}
+	o.DimensionsMap = &dims
+	if o.Statistic == nil {
+		o.Statistic = jsii.String("Average")
+	}
+	return b.l2.Metric(jsii.String("SuccessfulRequestLatency"), &o)
+}
+
+func (b *Accessors) sum(name string, opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	o := awscloudwatch.MetricOptions{}
+	if opts != nil {
+		o = *opts
+	}
+	if o.Statistic == nil {
+		o.Statistic = jsii.String("Sum")
+	}
+	return b.l2.Metric(jsii.String(name), &o)
+}
+
+func (b *Accessors) MetricReadThrottleEvents(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return b.sum("ReadThrottleEvents", opts)
+}
+
+func (b *Accessors) MetricWriteThrottleEvents(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return b.sum("WriteThrottleEvents", opts)
+}
+
+func (b *Accessors) MetricConsumedReadCapacityUnits(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return b.sum("ConsumedReadCapacityUnits", opts)
+}
+
+func (b *Accessors) MetricConsumedWriteCapacityUnits(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return b.sum("ConsumedWriteCapacityUnits", opts)
+}
