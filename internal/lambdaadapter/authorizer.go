@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/apikey"
 )
 
@@ -63,10 +64,10 @@ func Authorizer(auth Authenticator, sources apikey.Sources, log *slog.Logger) Au
 		if err == nil {
 			tenant, err = auth.Authenticate(ctx, key)
 		}
-		attrs := []any{"request_id", ev.RequestContext.RequestID, "method", ev.HTTPMethod, "path", ev.Path, "key_prefix", apikey.DisplayPrefix(key)}
+		attrs := []any{contract.LogFieldRequestID, ev.RequestContext.RequestID, contract.LogFieldMethod, ev.HTTPMethod, contract.LogFieldPath, ev.Path, "key_prefix", apikey.DisplayPrefix(key)}
 		switch {
 		case err == nil:
-			log.InfoContext(ctx, "authorized", append(attrs, "tenant", tenant)...)
+			log.InfoContext(ctx, "authorized", append(attrs, contract.LogFieldTenant, tenant)...)
 			return policy(tenant, "Allow", stageWildcard(ev.MethodArn), map[string]any{TenantContextKey: tenant}), nil
 		case errors.Is(err, apikey.ErrRevoked):
 			log.WarnContext(ctx, "denied: revoked API key", attrs...)
@@ -75,7 +76,7 @@ func Authorizer(auth Authenticator, sources apikey.Sources, log *slog.Logger) Au
 			log.WarnContext(ctx, "unauthorized: "+err.Error(), attrs...)
 			return events.APIGatewayCustomAuthorizerResponse{}, ErrUnauthorized
 		}
-		log.ErrorContext(ctx, "API key lookup failed", append(attrs, "error", err.Error())...)
+		log.ErrorContext(ctx, "API key lookup failed", append(attrs, contract.LogFieldError, err.Error())...)
 		return events.APIGatewayCustomAuthorizerResponse{}, err
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/httpapi"
 )
 
@@ -35,7 +36,7 @@ func Proxy(h http.Handler) ProxyHandler {
 	return func(ctx context.Context, ev events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
 		r, err := Request(ctx, ev)
 		if err != nil {
-			slog.ErrorContext(ctx, "cannot convert the API Gateway event", "request_id", ev.RequestContext.RequestID, "error", err.Error())
+			slog.ErrorContext(ctx, "cannot convert the API Gateway event", contract.LogFieldRequestID, ev.RequestContext.RequestID, contract.LogFieldError, err.Error())
 			return events.APIGatewayProxyResponse{
 				StatusCode: http.StatusBadRequest,
 				Headers:    map[string]string{"Content-Type": "application/json", "X-Request-Id": ev.RequestContext.RequestID},
