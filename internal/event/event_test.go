@@ -270,3 +270,10 @@ func TestParseRawListQueryLimitsAndMessages(t *testing.T) {
 		}
 	}
 }
+
+// Seed 000: events expire 30 days after they are received.
+func TestDefaultRetentionIsThirtyDays(t *testing.T) {
+	if event.DefaultRetention != 720*time.Hour {
+		t.Errorf("DefaultRetention = %v, want 720h (30 days)", event.DefaultRetention)
+	}
+}
