@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/triggers-dev/triggers/contract"
 )
 
 // Header names that may carry an API key.
@@ -33,7 +35,7 @@ const (
 
 // EnvSources is the environment variable that selects Sources in the
 // authorizer and API functions (the construct sets it from the cache TTL).
-const EnvSources = "API_KEY_SOURCES"
+const EnvSources = contract.EnvAPIKeySources
 
 // ParseSources reads the value of EnvSources; empty means SourceBearer.
 func ParseSources(v string) (Sources, error) {

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"regexp"
 	"time"
+
+	"github.com/triggers-dev/triggers/contract"
 )
 
 // APIVersion is the version recorded in every event's metadata.
@@ -102,7 +104,7 @@ type Event struct {
 }
 
 // SortKey returns the table sort key of the event: timestamp#event_id.
-func (e Event) SortKey() string { return e.Timestamp + "#" + e.ID }
+func (e Event) SortKey() string { return contract.Key(e.Timestamp, e.ID) }
 
 // Expired reports whether the event's ttl lies before now.
 func (e Event) Expired(now time.Time) bool { return e.TTL < now.Unix() }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/triggers-dev/triggers/contract"
 )
 
 // Event ids are UUIDv7 (RFC 9562) with method 3 of section 6.2: the 12-bit
@@ -114,7 +116,7 @@ func SortKeyForID(id string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return FormatTime(ts) + "#" + id, nil
+	return contract.Key(FormatTime(ts), id), nil
 }
 
 func unhex(c byte) byte {

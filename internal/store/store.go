@@ -25,6 +25,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/ddberr"
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/schema"
@@ -44,28 +45,28 @@ type API interface {
 // with sort key "idempotency". Tenant ids never contain '#'
 // (event.ValidTenantID), so no tenant partition can start with this prefix.
 const (
-	IdempotencyPrefix  = "idempotency#"
-	idempotencySortKey = "idempotency"
+	IdempotencyPrefix  = contract.IdempotencyPrefix
+	idempotencySortKey = contract.IdempotencySortKey
 )
 
 // Attributes of idempotency records (besides user_id, timestamp#event_id
 // and ttl). Records have no event_type, status#timestamp or
 // event_type#timestamp, so they never appear in the indexes.
 const (
-	AttrRecordType  = "record_type"
-	AttrEventKey    = "event_key"
-	AttrRequestHash = "request_hash"
-	AttrCreatedAt   = "created_at"
+	AttrRecordType  = contract.AttrRecordType
+	AttrEventKey    = contract.AttrEventKey
+	AttrRequestHash = contract.AttrRequestHash
+	AttrCreatedAt   = contract.AttrCreatedAt
 
 	// RecordTypeIdempotency is the record_type of idempotency records.
-	RecordTypeIdempotency = "idempotency"
+	RecordTypeIdempotency = contract.RecordTypeIdempotency
 )
 
 // IdempotencyPartition returns the partition key of the idempotency record
 // for tenant and client key: the key is hashed, so any client string works.
 func IdempotencyPartition(tenant, key string) string {
 	sum := sha256.Sum256([]byte(key))
-	return IdempotencyPrefix + tenant + "#" + base64.RawURLEncoding.EncodeToString(sum[:])
+	return IdempotencyPrefix + contract.Key(tenant, base64.RawURLEncoding.EncodeToString(sum[:]))
 }
 
 // IsIdempotencyRecord reports whether a table item (a stream image, say)
@@ -129,11 +130,11 @@ func itemFor(tenant string, e event.Event) (map[string]types.AttributeValue, err
 		return nil, fmt.Errorf("%w: %v", event.ErrInvalidItem, err)
 	}
 	md := map[string]types.AttributeValue{
-		"source_ip":   s(e.Metadata.SourceIP),
-		"api_version": s(e.Metadata.APIVersion),
+		contract.MetadataSourceIP:   s(e.Metadata.SourceIP),
+		contract.MetadataAPIVersion: s(e.Metadata.APIVersion),
 	}
 	if e.Metadata.CorrelationID != "" {
-		md["correlation_id"] = s(e.Metadata.CorrelationID)
+		md[contract.MetadataCorrelationID] = s(e.Metadata.CorrelationID)
 	}
 	return map[string]types.AttributeValue{
 		schema.AttrUserID:           s(tenant),
@@ -146,8 +147,8 @@ func itemFor(tenant string, e event.Event) (map[string]types.AttributeValue, err
 		schema.AttrTTL:              n(e.TTL),
 		schema.AttrRetryCount:       n(int64(e.RetryCount)),
 		schema.AttrMetadata:         &types.AttributeValueMemberM{Value: md},
-		schema.AttrEventTypeTS:      s(e.Type + "#" + e.Timestamp),
-		schema.AttrStatusTS:         s(string(e.Status) + "#" + e.Timestamp),
+		schema.AttrEventTypeTS:      s(contract.Key(e.Type, e.Timestamp)),
+		schema.AttrStatusTS:         s(contract.Key(string(e.Status), e.Timestamp)),
 	}, nil
 }
 
@@ -168,9 +169,9 @@ func EventFromItem(item map[string]types.AttributeValue) event.Event {
 	}
 	if md, ok := item[schema.AttrMetadata].(*types.AttributeValueMemberM); ok {
 		e.Metadata = event.Metadata{
-			SourceIP:      getS(md.Value, "source_ip"),
-			APIVersion:    getS(md.Value, "api_version"),
-			CorrelationID: getS(md.Value, "correlation_id"),
+			SourceIP:      getS(md.Value, contract.MetadataSourceIP),
+			APIVersion:    getS(md.Value, contract.MetadataAPIVersion),
+			CorrelationID: getS(md.Value, contract.MetadataCorrelationID),
 		}
 	}
 	return e
@@ -456,7 +457,7 @@ func (st *Store) Transition(ctx context.Context, tenant, id string, from []event
 	}
 	values := map[string]types.AttributeValue{
 		":to":  s(string(to)),
-		":sts": s(string(to) + "#" + stamp),
+		":sts": s(contract.Key(string(to), stamp)),
 		":now": n(st.now().Unix()),
 	}
 	update := "SET #status = :to, #sts = :sts"
@@ -473,7 +474,7 @@ func (st *Store) Transition(ctx context.Context, tenant, id string, from []event
 	}
 	out, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                           aws.String(st.table),
-		Key:                                 st.key(tenant, stamp+"#"+id),
+		Key:                                 st.key(tenant, contract.Key(stamp, id)),
 		UpdateExpression:                    aws.String(update),
 		ConditionExpression:                 aws.String("#ttl >= :now AND #status IN (" + strings.Join(in, ", ") + ")"),
 		ExpressionAttributeNames:            names,
@@ -551,7 +552,7 @@ func (st *Store) List(ctx context.Context, q Query) (Page, error) {
 		indexAttr = schema.AttrEventTypeTS
 		in.KeyConditionExpression = aws.String("#pk = :pk AND begins_with(#ik, :prefix)")
 		names["#ik"] = indexAttr
-		values[":prefix"] = s(q.EventType + "#")
+		values[":prefix"] = s(q.EventType + contract.KeySeparator)
 		if q.Status != "" {
 			filter += " AND #status = :status"
 			names["#status"] = schema.AttrStatus
@@ -562,7 +563,7 @@ func (st *Store) List(ctx context.Context, q Query) (Page, error) {
 		indexAttr = schema.AttrStatusTS
 		in.KeyConditionExpression = aws.String("#pk = :pk AND begins_with(#ik, :prefix)")
 		names["#ik"] = indexAttr
-		values[":prefix"] = s(string(q.Status) + "#")
+		values[":prefix"] = s(string(q.Status) + contract.KeySeparator)
 	}
 	in.FilterExpression = aws.String(filter)
 	in.ExpressionAttributeNames = names

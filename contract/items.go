@@ -1,0 +1,39 @@
+package contract
+
+import "strings"
+
+// Stored items: the names inside events-table items that more than one
+// side reads. The store writes them; the stream consumer and replay tools
+// read stream images of them; seed 000 fixes the metadata map's names.
+const (
+	// MetadataSourceIP, MetadataAPIVersion and MetadataCorrelationID are
+	// the keys of an event item's metadata map.
+	MetadataSourceIP      = "source_ip"
+	MetadataAPIVersion    = "api_version"
+	MetadataCorrelationID = "correlation_id"
+
+	// IdempotencyPrefix starts the partition key of idempotency records,
+	// "idempotency#<tenant>#<hash of the client key>". Tenant ids never
+	// contain KeySeparator, so no tenant partition can start with it.
+	IdempotencyPrefix = "idempotency" + KeySeparator
+	// IdempotencySortKey is the sort key of every idempotency record.
+	IdempotencySortKey = "idempotency"
+	// AttrRecordType marks items that are not events; RecordTypeIdempotency
+	// is its value on idempotency records.
+	AttrRecordType        = "record_type"
+	RecordTypeIdempotency = "idempotency"
+	// AttrEventKey, AttrRequestHash and AttrCreatedAt are the idempotency
+	// record's pointer to its event's sort key, the hash of the request
+	// that created it, and its creation time.
+	AttrEventKey    = "event_key"
+	AttrRequestHash = "request_hash"
+	AttrCreatedAt   = "created_at"
+)
+
+// KeySeparator joins the parts of composite keys: timestamp#event_id (the
+// table's sort key), event_type#timestamp and status#timestamp (the index
+// sort keys), and the idempotency partitions.
+const KeySeparator = "#"
+
+// Key joins parts into a composite key: Key(ts, id) is "ts#id".
+func Key(parts ...string) string { return strings.Join(parts, KeySeparator) }
