@@ -21,6 +21,7 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"time"
 
 	"github.com/aws/jsii-runtime-go"
 )
@@ -28,6 +29,10 @@ import (
 // BenignExitMessage is the exact text jsii-runtime-go prints when its two
 // concurrent waits race; it carries no newline.
 const BenignExitMessage = "Runtime process exited abnormally: waitid: no child processes"
+
+// exitGrace is how long Close keeps filtering stderr after jsii.Close
+// returns.
+const exitGrace = 250 * time.Millisecond
 
 // Close stops the jsii runtime, dropping only BenignExitMessage from what it
 // prints on stderr meanwhile.
@@ -49,6 +54,11 @@ func Close() {
 	}()
 	os.Stderr = w
 	jsii.Close()
+	// The racing goroutine prints when its own wait fails, which can be
+	// just after jsii.Close has returned (its waitid returns ECHILD once
+	// Close's wait has reaped Node). Keep the filter in place a moment
+	// longer so that line lands in it too.
+	time.Sleep(exitGrace)
 	os.Stderr = orig
 	_ = w.Close()
 	<-done
