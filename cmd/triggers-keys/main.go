@@ -27,6 +27,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/apikey"
 	"github.com/triggers-dev/triggers/internal/awsdb"
 	"github.com/triggers-dev/triggers/schema"
@@ -52,8 +53,8 @@ global flags:
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	global := flag.NewFlagSet("triggers-keys", flag.ContinueOnError)
 	global.SetOutput(stderr)
-	table := global.String("table", getenv("API_KEYS_TABLE"), "API-keys table name (default $API_KEYS_TABLE)")
-	endpoint := global.String("endpoint-url", getenv("DYNAMODB_ENDPOINT"), "DynamoDB endpoint, such as http://localhost:8000 for DynamoDB Local (default $DYNAMODB_ENDPOINT, else AWS)")
+	table := global.String("table", getenv(contract.EnvAPIKeysTable), "API-keys table name (default $API_KEYS_TABLE)")
+	endpoint := global.String("endpoint-url", getenv(contract.EnvDynamoDBEndpoint), "DynamoDB endpoint, such as http://localhost:8000 for DynamoDB Local (default $DYNAMODB_ENDPOINT, else AWS)")
 	region := global.String("region", "", "AWS region (default: from the AWS configuration; us-east-1 with -endpoint-url)")
 	global.Usage = func() {
 		fmt.Fprint(stderr, usage)

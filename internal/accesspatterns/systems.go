@@ -1,6 +1,9 @@
 package accesspatterns
 
-import "github.com/triggers-dev/triggers/schema"
+import (
+	"github.com/triggers-dev/triggers/contract"
+	"github.com/triggers-dev/triggers/schema"
+)
 
 // Triggers returns seed 000's access patterns (Patterns 1-6), as the
 // runtime's store issues them (internal/store): the id of an event yields
@@ -16,7 +19,7 @@ func Triggers() []Pattern {
 				schema.AttrUserID: "user-123", schema.AttrTimestampEventID: ts + "#evt-new", schema.AttrEventID: "evt-new",
 				schema.AttrEventType: "user.created", schema.AttrPayload: map[string]any{"email": "user@example.com"},
 				schema.AttrStatus: "received", schema.AttrTimestamp: ts, schema.AttrTTL: 4102444800, schema.AttrRetryCount: 0,
-				schema.AttrMetadata:    map[string]any{"source_ip": "192.0.2.1", "api_version": "v1"},
+				schema.AttrMetadata:    map[string]any{contract.MetadataSourceIP: "192.0.2.1", contract.MetadataAPIVersion: "v1"},
 				schema.AttrEventTypeTS: "user.created#" + ts, schema.AttrStatusTS: "received#" + ts,
 			},
 			Condition: "attribute_not_exists(#sk)", Names: map[string]string{"#sk": schema.AttrTimestampEventID}},
