@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -92,6 +93,9 @@ func decodeStrict(data []byte, base int64, v any) error {
 	if err := checkIJSON(data, base); err != nil {
 		return err
 	}
+	if err := checkFieldNames(data, base, v); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	dec.DisallowUnknownFields()
@@ -100,6 +104,51 @@ func decodeStrict(data []byte, base int64, v any) error {
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return inputErr(CodeInvalidJSON, "the body holds more than one JSON value")
+	}
+	return nil
+}
+
+// checkFieldNames refuses top-level member names that are not exactly one
+// of the json tags of the struct v points to. encoding/json matches names
+// case-insensitively, so {"event_type":"a","EVENT_TYPE":"b"} would pass the
+// duplicate rule (two distinct names) and then keep "b": the silent
+// last-one-wins the I-JSON rule exists to prevent. data is already known
+// to be one valid JSON value.
+func checkFieldNames(data []byte, base int64, v any) error {
+	t := reflect.TypeOf(v)
+	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
+		return nil
+	}
+	allowed := map[string]bool{}
+	var names []string
+	for i := 0; i < t.Elem().NumField(); i++ {
+		if tag, _, _ := strings.Cut(t.Elem().Field(i).Tag.Get("json"), ","); tag != "" && tag != "-" {
+			allowed[tag] = true
+			names = append(names, tag)
+		}
+	}
+	dec := jsontext.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return nil // not an object: the decoder below says so
+	}
+	for dec.PeekKind() == '"' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return nil
+		}
+		name := tok.String()
+		if !allowed[name] {
+			at := base + dec.InputOffset()
+			for _, n := range names {
+				if strings.EqualFold(n, name) {
+					return inputErr(CodeInvalidJSON, "unknown field %q at byte %d: field names are case-sensitive; use %q", truncate(name, 40), at, n)
+				}
+			}
+			return inputErr(CodeInvalidJSON, "unknown field %q at byte %d: use %s", truncate(name, 40), at, strings.Join(names, ", "))
+		}
+		if err := dec.SkipValue(); err != nil {
+			return nil
+		}
 	}
 	return nil
 }
