@@ -45,6 +45,11 @@ func TestAuthRefusedCredentials(t *testing.T) {
 		{"Bearer and X-Api-Key, same key", hdr("Authorization", "Bearer "+k, "X-Api-Key", k)},
 		{"Bearer and X-Api-Key, other tenant's key", hdr("Authorization", "Bearer "+k, "X-Api-Key", k2)},
 		{"X-Api-Key empty", hdr("X-Api-Key", "")},
+		// One spelling per key (each other spelling would be its own
+		// authorizer cache entry and per-key rate-limit bucket).
+		{"bearer in lower case", hdr("Authorization", "bearer "+k)},
+		{"BEARER in upper case", hdr("Authorization", "BEARER "+k)},
+		{"two spaces after Bearer", hdr("Authorization", "Bearer  "+k)},
 	}
 	if !tg.xAPIKey {
 		cases = append(cases, struct {

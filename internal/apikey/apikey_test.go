@@ -47,7 +47,13 @@ func TestCredential(t *testing.T) {
 		err     error
 	}{
 		{"bearer", [][2]string{{"Authorization", "Bearer trg_x"}}, apikey.SourceBearer, k, nil},
-		{"scheme in any case, blanks around", [][2]string{{"authorization", "  bEaReR   trg_x  "}}, apikey.SourceBearer, k, nil},
+		{"blanks around the value", [][2]string{{"authorization", "  Bearer trg_x \t"}}, apikey.SourceBearer, k, nil},
+		// One spelling per key: each other spelling would be another
+		// authorizer cache entry and another per-key rate-limit bucket.
+		{"scheme in lower case", [][2]string{{"Authorization", "bearer trg_x"}}, apikey.SourceBearer, "", apikey.ErrMalformed},
+		{"scheme in upper case", [][2]string{{"Authorization", "BEARER trg_x"}}, apikey.SourceBearer, "", apikey.ErrMalformed},
+		{"two spaces", [][2]string{{"Authorization", "Bearer  trg_x"}}, apikey.SourceBearer, "", apikey.ErrMalformed},
+		{"a tab", [][2]string{{"Authorization", "Bearer\ttrg_x"}}, apikey.SourceBearer, "", apikey.ErrMalformed},
 		{"nothing", nil, apikey.SourceBearer, "", apikey.ErrMissing},
 		{"x-api-key alone is not a source", [][2]string{{"X-Api-Key", k}}, apikey.SourceBearer, "", apikey.ErrMissing},
 		// The defect of wave 1: Authorization present but not Bearer fell
@@ -112,6 +118,10 @@ func TestCheckExtraneous(t *testing.T) {
 	assert.NoError(t, apikey.CheckExtraneous(h, apikey.SourceBearerOrHeader), "cache off: Credential itself refuses both")
 	assert.NoError(t, apikey.CheckExtraneous(http.Header{"Authorization": {"Bearer trg_x"}}, apikey.SourceBearer))
 	assert.ErrorIs(t, apikey.CheckExtraneous(http.Header{"X-Api-Key": {""}}, apikey.SourceBearer), apikey.ErrMalformed, "even an empty X-Api-Key")
+	// On a cache hit the authorizer never saw the request: two
+	// Authorization values are refused there too.
+	two := http.Header{"Authorization": {"Bearer trg_x", "Bearer trg_y"}}
+	assert.ErrorIs(t, apikey.CheckExtraneous(two, apikey.SourceBearer), apikey.ErrMalformed)
 }
 
 // TestCredentialDependsOnlyOnTheCacheKey is the property that closes the

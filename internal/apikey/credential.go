@@ -83,12 +83,22 @@ func Credential(h http.Header, s Sources) (string, error) {
 	case len(xkey) == 1:
 		return token(xkey[0], HeaderAPIKey)
 	}
-	scheme, rest, _ := strings.Cut(strings.TrimLeft(auth[0], " \t"), " ")
-	if !strings.EqualFold(scheme, "Bearer") {
-		return "", fmt.Errorf("%w: Authorization must use the Bearer scheme", ErrMalformed)
+	// One spelling per key: exactly "Bearer", one space, the key. A looser
+	// parse (scheme in any case, any run of blanks) would give one key many
+	// Authorization values, each its own authorizer cache entry and its
+	// own bucket in the per-key rate limit, which counts the raw header.
+	rest, ok := strings.CutPrefix(strings.Trim(auth[0], " \t"), bearerPrefix)
+	if !ok {
+		return "", fmt.Errorf("%w: Authorization must be exactly \"Bearer <key>\" (that case, one space)", ErrMalformed)
+	}
+	if rest != strings.TrimLeft(rest, " \t") {
+		return "", fmt.Errorf("%w: Authorization must be exactly \"Bearer <key>\" (one space)", ErrMalformed)
 	}
 	return token(rest, HeaderAuthorization)
 }
+
+// bearerPrefix is the only accepted start of an Authorization value.
+const bearerPrefix = "Bearer "
 
 // token checks one key value: 1-maxKeyLen visible ASCII characters after
 // trimming surrounding blanks, with no blank, comma or quote inside.
@@ -112,10 +122,19 @@ func token(v, header string) (string, error) {
 // authorizer it sees requests the authorizer never looked at (cache hits),
 // so it refuses credentials outside the cache key there. With SourceBearer
 // a request carrying X-Api-Key is ErrMalformed, whatever else it carries,
-// so "both headers" is a 401 whether or not the authorizer ran.
+// so "both headers" is a 401 whether or not the authorizer ran; so is a
+// request with several Authorization values.
 func CheckExtraneous(h http.Header, s Sources) error {
-	if s != SourceBearerOrHeader && len(h.Values(HeaderAPIKey)) > 0 {
+	if s == SourceBearerOrHeader {
+		return nil
+	}
+	if len(h.Values(HeaderAPIKey)) > 0 {
 		return fmt.Errorf("%w: X-Api-Key is not accepted by this deployment; send Authorization: Bearer <key> only", ErrMalformed)
+	}
+	if n := len(h.Values(HeaderAuthorization)); n > 1 {
+		// Which of several values API Gateway keys its cache on is not
+		// documented: refuse them all, cached or not.
+		return fmt.Errorf("%w: send one Authorization header, not %d", ErrMalformed, n)
 	}
 	return nil
 }

@@ -223,7 +223,7 @@ func TestLocalAuthentication(t *testing.T) {
 		code    int
 	}{
 		{"bearer", map[string]string{"Authorization": "Bearer " + active}, 200},
-		{"bearer lower case", map[string]string{"Authorization": "bearer " + active}, 200},
+		{"bearer lower case (one spelling per key)", map[string]string{"Authorization": "bearer " + active}, 401},
 		{"x-api-key is not a source by default", map[string]string{"X-Api-Key": active}, 401},
 		{"missing", nil, 401},
 		{"basic scheme", map[string]string{"Authorization": "Basic " + active}, 401},

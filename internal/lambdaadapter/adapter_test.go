@@ -326,3 +326,22 @@ func TestAuthorizerFailsBeforeItsDeadline(t *testing.T) {
 	assert.NotEqual(t, lambdaadapter.ErrUnauthorized, err)
 	assert.NoError(t, invocation.Err(), "failed before the invocation's deadline")
 }
+
+// Headers merges API Gateway's two header maps the same way whatever Go's
+// map order: names that differ only in case keep every value (wave 2's
+// first version dropped one of them at random).
+func TestHeadersKeepsEveryValueInAnyOrder(t *testing.T) {
+	multi := map[string][]string{"authorization": {"Bearer aaaa"}, "Authorization": {"Bearer bbbb"}, "X-Other": {"1", "2"}}
+	single := map[string]string{"Authorization": "Bearer bbbb", "X-Single": "s"}
+	for i := 0; i < 50; i++ {
+		h := lambdaadapter.Headers(single, multi)
+		assert.ElementsMatch(t, []string{"Bearer aaaa", "Bearer bbbb"}, h.Values("Authorization"))
+		assert.Equal(t, []string{"1", "2"}, h.Values("X-Other"))
+		assert.Equal(t, []string{"s"}, h.Values("X-Single"), "a name only in headers is kept")
+	}
+	auth := lambdaadapter.Authorizer(&recordingAuth{tenants: map[string]string{"aaaa": "tenant-a", "bbbb": "tenant-b"}}, apikey.SourceBearer, quiet)
+	for i := 0; i < 20; i++ {
+		_, err := auth(context.Background(), events.APIGatewayCustomAuthorizerRequestTypeRequest{MultiValueHeaders: multi})
+		assert.Equal(t, lambdaadapter.ErrUnauthorized, err, "two Authorization values: always 401")
+	}
+}

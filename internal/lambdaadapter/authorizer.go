@@ -112,13 +112,17 @@ func stageWildcard(methodArn string) string {
 // the names it has, since headers holds only the last value of each.
 func Headers(single map[string]string, multi map[string][]string) http.Header {
 	h := http.Header{}
-	for k, v := range single {
-		h.Set(k, v)
-	}
+	// Add only, so names differing in case ("authorization" and
+	// "Authorization") keep every value whatever the map order: the
+	// result never depends on iteration order.
 	for k, vs := range multi {
-		h.Del(k)
 		for _, v := range vs {
 			h.Add(k, v)
+		}
+	}
+	for k, v := range single {
+		if len(h.Values(k)) == 0 {
+			h.Set(k, v)
 		}
 	}
 	return h
