@@ -311,7 +311,11 @@ func TestStageSettings(t *testing.T) {
 	als := p["AccessLogSetting"].(map[string]any)
 	assert.Equal(t, map[string]any{"Fn::GetAtt": []any{"TriggersAccessLogsD561BF9D", "Arn"}}, als["DestinationArn"])
 	var fields map[string]string
-	require.NoError(t, json.Unmarshal([]byte(als["Format"].(string)), &fields), "the access log format is JSON")
+	// $context.error.messageString is a quoted, escaped JSON string: the
+	// format is JSON once API Gateway substitutes it.
+	format := als["Format"].(string)
+	assert.Contains(t, format, `"errorMessage":$context.error.messageString`, "the error message escaped, never raw text inside quotes")
+	require.NoError(t, json.Unmarshal([]byte(strings.ReplaceAll(format, "$context.error.messageString", `"m"`)), &fields), "the access log format is JSON")
 	for _, k := range []string{"requestId", "ip", "httpMethod", "resourcePath", "status", "tenant", "latency", "integrationLatency"} {
 		assert.Contains(t, fields, k)
 	}
@@ -372,6 +376,12 @@ func TestGatewayResponses(t *testing.T) {
 			assert.Equal(t, w[0], p["StatusCode"], typ)
 		}
 		body := p["ResponseTemplates"].(map[string]any)["application/json"].(string)
+		// API Gateway's own message goes in escaped ($context.error.
+		// messageString, already quoted), never as raw text in quotes.
+		assert.NotContains(t, body, `"$context.error.message"`, typ)
+		assert.NotContains(t, body, `$context.error.validationErrorString`, typ)
+		var parsed map[string]any
+		assert.NoError(t, json.Unmarshal([]byte(strings.ReplaceAll(body, "$context.error.messageString", `"m"`)), &parsed), "%s: the template is JSON once substituted: %s", typ, body)
 		assert.Contains(t, body, `"code":"`+w[1]+`"`, typ)
 		assert.Contains(t, body, `"request_id":"$context.requestId"`, typ)
 		headers := p["ResponseParameters"].(map[string]any)

@@ -295,6 +295,21 @@ func NewTriggersApi(scope constructs.Construct, id *string, props *TriggersApiPr
 	return a
 }
 
+// messageFromGateway puts API Gateway's own error message in the body, as
+// $context.error.messageString: a JSON string already quoted and escaped.
+// ($context.error.message is raw text: a quote in it, which can come from
+// a client's header, would break the JSON.)
+const messageFromGateway = "$context.error.messageString"
+
+// gatewayErrorBody is the contract's error JSON for g.
+func gatewayErrorBody(g gatewayError) string {
+	msg := `"` + g.msg + `"`
+	if g.msg == messageFromGateway {
+		msg = messageFromGateway
+	}
+	return fmt.Sprintf(`{"error":{"code":"%s","message":%s,"request_id":"$context.requestId"}}`, g.code, msg)
+}
+
 type gatewayError struct {
 	id         string
 	typ        func() awsapigateway.ResponseType
@@ -316,13 +331,13 @@ var fixedGatewayErrors = []gatewayError{
 	{"NotFound", awsapigateway.ResponseType_MISSING_AUTHENTICATION_TOKEN, "404", "not_found", "no such resource", false},
 	{"Throttled", awsapigateway.ResponseType_THROTTLED, "429", "throttled", "too many requests; slow down and retry", true},
 	{"TooLarge", awsapigateway.ResponseType_REQUEST_TOO_LARGE, "413", "payload_too_large", "the body is larger than the API accepts", false},
-	{"BadParameters", awsapigateway.ResponseType_BAD_REQUEST_PARAMETERS, "400", "invalid_parameter", "$context.error.validationErrorString", false},
+	{"BadParameters", awsapigateway.ResponseType_BAD_REQUEST_PARAMETERS, "400", "invalid_parameter", messageFromGateway, false},
 	// A failing authorizer function (DynamoDB down or slow, a timeout)
 	// is answered with AUTHORIZER_CONFIGURATION_ERROR, a 500 by default:
 	// to the client it is a passing outage, like any other 503.
 	{"AuthorizerConfigurationError", awsapigateway.ResponseType_AUTHORIZER_CONFIGURATION_ERROR, "503", "unavailable", "authentication is briefly unavailable; retry after the Retry-After delay", true},
 	{"AuthorizerFailure", awsapigateway.ResponseType_AUTHORIZER_FAILURE, "503", "unavailable", "authentication is briefly unavailable; retry after the Retry-After delay", true},
-	{"Default4xx", awsapigateway.ResponseType_DEFAULT_4XX, "", "bad_request", "$context.error.message", false},
+	{"Default4xx", awsapigateway.ResponseType_DEFAULT_4XX, "", "bad_request", messageFromGateway, false},
 	{"Default5xx", awsapigateway.ResponseType_DEFAULT_5XX, "", "internal", "internal error; quote the request id when reporting it", false},
 }
 
@@ -333,7 +348,7 @@ const accessLogFormat = `{"requestId":"$context.requestId","extendedRequestId":"
 	`"status":"$context.status","protocol":"$context.protocol","responseLength":"$context.responseLength",` +
 	`"tenant":"$context.authorizer.tenantId","authorizerError":"$context.authorizer.error",` +
 	`"latency":"$context.responseLatency","integrationLatency":"$context.integration.latency",` +
-	`"errorMessage":"$context.error.message","wafStatus":"$context.waf.status"}`
+	`"errorMessage":$context.error.messageString,"wafStatus":"$context.waf.status"}`
 
 func (a *TriggersApi) buildRestApi(props *TriggersApiProps, retention awslogs.RetentionDays) {
 	a.accessLogs = awslogs.NewLogGroup(a, jsii.String("AccessLogs"), &awslogs.LogGroupProps{
@@ -448,7 +463,7 @@ func (a *TriggersApi) buildRestApi(props *TriggersApiProps, retention awslogs.Re
 				"X-Request-Id": jsii.String("context.requestId"),
 			},
 			Templates: &map[string]*string{
-				"application/json": jsii.String(fmt.Sprintf(`{"error":{"code":"%s","message":"%s","request_id":"$context.requestId"}}`, g.code, g.msg)),
+				"application/json": jsii.String(gatewayErrorBody(g)),
 			},
 		}
 		if g.status != "" {
