@@ -2,8 +2,6 @@ package golambda_test
 
 import (
 	"debug/elf"
-	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/triggers-dev/triggers/constructs/golambda"
+	"github.com/triggers-dev/triggers/internal/cdktest"
 	_ "github.com/triggers-dev/triggers/internal/jsiienv"
 	"github.com/triggers-dev/triggers/internal/jsiirt"
 )
@@ -199,24 +198,6 @@ func TestPattern(t *testing.T) {
 	}
 }
 
-// tree lists every file under dir with its size and modification time.
-func tree(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		out[p] = fmt.Sprint(info.Mode(), info.ModTime(), info.Size())
-		return nil
-	}))
-	return out
-}
-
 // Synthesizing with bundling builds linux/arm64 ELFs named bootstrap into
 // the functions' assets, from the caller's module: its own function by
 // directory and a dependency's by import path, with nothing written into
@@ -224,7 +205,7 @@ func tree(t *testing.T, dir string) map[string]string {
 // provided.al2023/arm64.
 func TestBundlesBootstrap(t *testing.T) {
 	_, m, c := writePair(t)
-	before := tree(t, m)
+	before := cdktest.Listing(t, m)
 	out := t.TempDir()
 	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(out)})
 	stack := awscdk.NewStack(app, jsii.String("S"), nil)
@@ -253,7 +234,7 @@ func TestBundlesBootstrap(t *testing.T) {
 		assert.Nil(t, f.Section(".debug_info"), "stripped")
 		f.Close()
 	}
-	assert.Equal(t, before, tree(t, m), "nothing was written into the dependency's directory")
+	assert.Equal(t, before, cdktest.Listing(t, m), "nothing was written into the dependency's directory")
 }
 
 // buildBootstrap builds fn/b of writeModule for goarch into dir/bootstrap.

@@ -52,7 +52,7 @@ func readOnlyCopy(t *testing.T, root, dst string) map[string]string {
 
 	t.Cleanup(func() { setWritable(dst, true) })
 	require.NoError(t, setWritable(dst, false))
-	return listing(t, dst)
+	return cdktest.Listing(t, dst)
 }
 
 func copyFile(t *testing.T, src, dst string, perm fs.FileMode) {
@@ -86,24 +86,6 @@ func setWritable(dir string, writable bool) error {
 	})
 }
 
-// listing maps every path under dir to its mode, size and modification
-// time: root may write into a read-only tree, so the test compares.
-func listing(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		out[p] = fmt.Sprint(info.Mode(), info.Size(), info.ModTime().UnixNano())
-		return nil
-	}))
-	return out
-}
 
 // run runs a command in dir, failing t with its output.
 func run(t *testing.T, ctx context.Context, dir string, env []string, name string, args ...string) {
@@ -215,7 +197,7 @@ func TestExamplePlatform(t *testing.T) {
 	jsiiEnv := []string{"JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION=1", "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20"}
 	out := filepath.Join(tmp, "cdk.out")
 	run(t, ctx, platform, append(jsiiEnv, "CDK_OUTDIR="+out, "CDK_CONTEXT_JSON="+cdkContext(t, platform, nil)), app)
-	assert.Equal(t, before, listing(t, triggers), "synth wrote into the read-only copy of this repository")
+	assert.Equal(t, before, cdktest.Listing(t, triggers), "synth wrote into the read-only copy of this repository")
 
 	data := readTemplate(t, filepath.Join(out, "platform-dev-data.template.json"))
 	assert.Len(t, data.ids("AWS::DynamoDB::Table"), 2, "events and API-keys tables in the data stack")

@@ -2,54 +2,14 @@ package httpapi_test
 
 import (
 	"encoding/json"
-	"math/big"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/triggers-dev/triggers/internal/dynamotest"
 )
-
-// equalJSON compares two decoded JSON values by meaning, numbers as exact
-// decimals (DynamoDB stores 1e2 as 100 and 1.50 as 1.5: same number).
-func equalJSON(a, b any) bool {
-	switch x := a.(type) {
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for k, v := range x {
-			w, ok := y[k]
-			if !ok || !equalJSON(v, w) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !equalJSON(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
-	case json.Number:
-		y, ok := b.(json.Number)
-		if !ok {
-			return false
-		}
-		rx, okx := new(big.Rat).SetString(string(x))
-		ry, oky := new(big.Rat).SetString(string(y))
-		return okx && oky && rx.Cmp(ry) == 0
-	default:
-		return a == b
-	}
-}
 
 func decode(t *testing.T, s string) any {
 	t.Helper()
@@ -79,7 +39,7 @@ func TestPayloadRoundTrip(t *testing.T) {
 			e := e.with(t)
 			created := e.post("tenant-a", "rt", p)
 			want := decode(t, p)
-			assert.True(t, equalJSON(want, map[string]any(created.Payload)), "POST response payload = %v, want %s", created.Payload, p)
+			assert.True(t, dynamotest.SameJSON(want, map[string]any(created.Payload)), "POST response payload = %v, want %s", created.Payload, p)
 
 			r := e.do(req{method: "GET", path: "/v1/events/" + created.ID, tenant: "tenant-a"})
 			require.Equal(t, http.StatusOK, r.code)
@@ -87,7 +47,7 @@ func TestPayloadRoundTrip(t *testing.T) {
 				Payload json.RawMessage `json:"payload"`
 			}
 			require.NoError(t, json.Unmarshal(r.body, &got))
-			assert.True(t, equalJSON(want, decode(t, string(got.Payload))), "GET payload = %s, want %s", got.Payload, p)
+			assert.True(t, dynamotest.SameJSON(want, decode(t, string(got.Payload))), "GET payload = %s, want %s", got.Payload, p)
 			// Digits are never lost to float64.
 			for _, digits := range []string{"123456789012345678901234567890", "9223372036854775808", "98765432109876543210987654321098765432", "1.0000000000000000000000000000000000001", "3.14159265358979323846264338327950288"} {
 				if strings.Contains(p, digits) {

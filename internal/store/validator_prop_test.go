@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/triggers-dev/triggers/internal/dynamotest"
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/store"
 	"github.com/triggers-dev/triggers/schema"
@@ -46,7 +47,7 @@ func TestValidatorAgreesWithDynamoDB(t *testing.T) {
 		case validErr == nil:
 			got, err := st.Get(ctx, "tenant-a", e.ID)
 			require.NoError(t, err)
-			assert.True(t, sameJSON(e.Payload, got.Payload), "%s read back as %v", s, got.Payload["n"])
+			assert.True(t, dynamotest.SameJSON(e.Payload, got.Payload), "%s read back as %v", s, got.Payload["n"])
 		case putErr == nil && !isZero(s):
 			t.Errorf("ValidNumber(%q) = %v, but DynamoDB Local stores it", s, validErr)
 		case putErr != nil:
@@ -90,7 +91,7 @@ func TestAcceptedPayloadsRoundTrip(t *testing.T) {
 			require.NoError(t, err, "PutBatch entry %d", i)
 			got, err := st.Get(ctx, "tenant-b", batch[i].ID)
 			require.NoError(t, err)
-			if !sameJSON(batch[i].Payload, got.Payload) {
+			if !dynamotest.SameJSON(batch[i].Payload, got.Payload) {
 				t.Fatalf("PutBatch: payload read back differs\n sent %v\n got  %v", batch[i].Payload, got.Payload)
 			}
 		}
@@ -117,7 +118,7 @@ func TestAcceptedPayloadsRoundTrip(t *testing.T) {
 		require.NoError(t, st.Put(ctx, "tenant-a", e), "Put of an accepted payload (case %d): %.300s", i, body)
 		got, err := st.Get(ctx, "tenant-a", e.ID)
 		require.NoError(t, err)
-		if !sameJSON(e.Payload, got.Payload) {
+		if !dynamotest.SameJSON(e.Payload, got.Payload) {
 			t.Fatalf("case %d: payload read back differs\n body %.500s\n got  %v", i, body, got.Payload)
 		}
 	}
@@ -125,46 +126,6 @@ func TestAcceptedPayloadsRoundTrip(t *testing.T) {
 	t.Logf("%d accepted, %d rejected", accepted, rejected)
 	assert.Greater(t, accepted, cases/2, "the generator should mostly produce valid payloads")
 	assert.Positive(t, rejected, "the generator should also cross the limits")
-}
-
-// sameJSON compares decoded JSON by meaning, numbers as exact decimals
-// (DynamoDB may respell 1e2 as 100).
-func sameJSON(a, b any) bool {
-	switch x := a.(type) {
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for k, v := range x {
-			w, ok := y[k]
-			if !ok || !sameJSON(v, w) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !sameJSON(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
-	case json.Number:
-		y, ok := b.(json.Number)
-		if !ok {
-			return false
-		}
-		rx, okx := new(big.Rat).SetString(string(x))
-		ry, oky := new(big.Rat).SetString(string(y))
-		return okx && oky && rx.Cmp(ry) == 0
-	default:
-		return a == b
-	}
 }
 
 // gen writes random JSON payload text near the validator's limits.
