@@ -86,7 +86,6 @@ func setWritable(dir string, writable bool) error {
 	})
 }
 
-
 // run runs a command in dir, failing t with its output.
 func run(t *testing.T, ctx context.Context, dir string, env []string, name string, args ...string) {
 	t.Helper()
