@@ -378,7 +378,7 @@ func TestParseSecret(t *testing.T) {
 		{std(25) + "=", 0, "not valid base64"},
 		{SecretPrefix + "=" + base64.StdEncoding.EncodeToString(key(24)), 0, "not valid base64"},
 		{SecretPrefix + strings.TrimSuffix(base64.StdEncoding.EncodeToString(key(25)), "="), 0, "not valid base64"}, // one of two padding characters
-		{SecretPrefix + base64.RawStdEncoding.EncodeToString(key(25))[:33] + "B", 0, "not valid base64"},                 // non-zero trailing bits
+		{SecretPrefix + base64.RawStdEncoding.EncodeToString(key(25))[:33] + "B", 0, "not valid base64"},            // non-zero trailing bits
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
