@@ -1,0 +1,196 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// MaxResponseChars is the most characters (runes) of a response body an
+// Attempt keeps.
+const MaxResponseChars = 1000
+
+// maxResponseRead is the most bytes of a response body Send reads:
+// enough for MaxResponseChars runes of up to 4 bytes each.
+const maxResponseRead = 4 * MaxResponseChars
+
+// UserAgent is the User-Agent header of every delivery.
+const UserAgent = "triggers-webhooks/1"
+
+// Outcome classifies a delivery attempt.
+type Outcome string
+
+// The outcomes of Send.
+const (
+	// Delivered: the receiver answered 2xx.
+	Delivered Outcome = "delivered"
+	// Gone: the receiver answered 410 Gone, meaning it wants no more
+	// messages (Zapier REST Hooks; Standard Webhooks "Sender should
+	// disable the webhook endpoint"). Disable the subscription; do not
+	// retry.
+	Gone Outcome = "gone"
+	// Failed: anything else (another status, a redirect, a timeout, a
+	// connection or TLS error, a refused address, an invalid Request).
+	// Retry according to the Schedule.
+	Failed Outcome = "failed"
+)
+
+// Request is one delivery attempt to make.
+type Request struct {
+	// URL is the subscriber's https URL (checked with ParseTarget; the
+	// client checks the address).
+	URL string
+	// MsgID is the webhook-id: the same for every attempt of a message,
+	// so the receiver can deduplicate. See Signature for the syntax.
+	MsgID string
+	// Body is sent as is, with Content-Type application/json.
+	Body []byte
+	// Secrets sign the message; several during a secret rotation.
+	Secrets []Secret
+	// Now is the attempt's time, sent as webhook-timestamp. Default:
+	// time.Now().
+	Now time.Time
+}
+
+// Attempt is the result of Send.
+type Attempt struct {
+	// Outcome classifies the attempt.
+	Outcome Outcome
+	// StatusCode is the response's status, 0 if there was none.
+	StatusCode int
+	// Timestamp is the webhook-timestamp sent (whole seconds), or the
+	// zero time if the request was invalid.
+	Timestamp time.Time
+	// Latency is the time from sending the request to having read the
+	// response (or failed), 0 if nothing was sent.
+	Latency time.Duration
+	// ResponseBody is the start of the response body: at most
+	// MaxResponseChars characters (so at most 4000 bytes), cut at a
+	// character boundary, with invalid UTF-8 replaced by U+FFFD.
+	ResponseBody string
+	// Error says why an attempt Failed; "" for Delivered and Gone. It
+	// never repeats the URL.
+	Error string
+}
+
+var defaultClient = sync.OnceValue(func() *http.Client { return NewHTTPClient(ClientOptions{}) })
+
+// Send makes one delivery attempt: it POSTs req.Body to req.URL with the
+// Standard Webhooks headers (Sign) and classifies the response. client
+// should come from NewHTTPClient, which checks addresses, bounds the time
+// and does not follow redirects; nil means NewHTTPClient's defaults (one
+// shared client). Send reads at most 4000 bytes of the response body and
+// then closes it.
+//
+// A 2xx is Delivered even if reading its body then fails, since the
+// receiver has accepted the message.
+func Send(ctx context.Context, client *http.Client, req Request) Attempt {
+	if client == nil {
+		client = defaultClient()
+	}
+	if _, err := ParseTarget(req.URL); err != nil {
+		return Attempt{Outcome: Failed, Error: err.Error()}
+	}
+	now := req.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	ts := time.Unix(now.Unix(), 0)
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, req.URL, bytes.NewReader(req.Body))
+	if err != nil {
+		return Attempt{Outcome: Failed, Error: "build request: " + errorText(err)}
+	}
+	if err := Sign(hreq.Header, req.MsgID, ts, req.Body, req.Secrets...); err != nil {
+		return Attempt{Outcome: Failed, Error: "sign: " + err.Error()}
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("User-Agent", UserAgent)
+
+	start := time.Now()
+	resp, err := client.Do(hreq)
+	if err != nil {
+		return Attempt{Outcome: Failed, Timestamp: ts, Latency: time.Since(start), Error: errorText(err)}
+	}
+	body := readBody(resp.Body)
+	resp.Body.Close()
+	a := Attempt{
+		StatusCode:   resp.StatusCode,
+		Timestamp:    ts,
+		Latency:      time.Since(start),
+		ResponseBody: body,
+	}
+	switch code := resp.StatusCode; {
+	case code >= 200 && code <= 299:
+		a.Outcome = Delivered
+	case code == http.StatusGone:
+		a.Outcome = Gone
+	case code >= 300 && code <= 399:
+		a.Outcome = Failed
+		a.Error = fmt.Sprintf("redirect %d %s not followed", code, http.StatusText(code))
+		if loc := resp.Header.Get("Location"); loc != "" {
+			a.Error += fmt.Sprintf(" (to %q)", truncate(loc, 200))
+		}
+		a.Error += "; register the final URL"
+	default:
+		a.Outcome = Failed
+		a.Error = fmt.Sprintf("status %d %s", code, http.StatusText(code))
+	}
+	return a
+}
+
+// errorText is err's text without the URL that *url.Error repeats, with
+// "timeout: " in front of a timeout.
+func errorText(err error) string {
+	if ue, ok := errors.AsType[*url.Error](err); ok {
+		text := ue.Op + ": " + ue.Err.Error()
+		if ue.Timeout() {
+			text = "timeout: " + text
+		}
+		return text
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "timeout: " + err.Error()
+	}
+	return err.Error()
+}
+
+// readBody reads at most maxResponseRead bytes of r and returns them as
+// at most MaxResponseChars characters of valid UTF-8. A read error ends
+// the body early; what was read is kept.
+func readBody(r io.Reader) string {
+	b, _ := io.ReadAll(io.LimitReader(r, maxResponseRead+1))
+	if len(b) > maxResponseRead {
+		b = b[:maxResponseRead]
+		// Drop a character the limit cut in two, rather than turning
+		// its first bytes into U+FFFD.
+		for i := 1; i <= utf8.UTFMax-1 && i <= len(b); i++ {
+			if utf8.RuneStart(b[len(b)-i]) {
+				if !utf8.FullRune(b[len(b)-i:]) {
+					b = b[:len(b)-i]
+				}
+				break
+			}
+		}
+	}
+	return truncate(strings.ToValidUTF8(string(b), "\uFFFD"), MaxResponseChars)
+}
+
+// truncate returns the first n runes of s.
+func truncate(s string, n int) string {
+	i := 0
+	for j := range s {
+		if i == n {
+			return s[:j]
+		}
+		i++
+	}
+	return s
+}
