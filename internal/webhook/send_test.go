@@ -1,0 +1,383 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// received is what a test server saw of one request.
+type received struct {
+	method string
+	header http.Header
+	body   []byte
+}
+
+// tlsServer starts an httptest TLS server with h and returns it with a
+// delivery client that trusts it (AllowPrivate: it listens on loopback).
+func tlsServer(t *testing.T, h http.Handler, timeout time.Duration) (*httptest.Server, *http.Client) {
+	t.Helper()
+	srv := httptest.NewTLSServer(h)
+	t.Cleanup(srv.Close)
+	client := NewHTTPClient(ClientOptions{
+		Timeout:      timeout,
+		AllowPrivate: true,
+		TLSConfig:    srv.Client().Transport.(*http.Transport).TLSClientConfig,
+	})
+	return srv, client
+}
+
+// recordingHandler records each request and answers with status and body.
+func recordingHandler(got chan<- received, status int, body string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got <- received{r.Method, r.Header.Clone(), b}
+		w.WriteHeader(status)
+		io.WriteString(w, body)
+	}
+}
+
+var sendTime = time.Unix(1_700_000_000, 123_456_789)
+
+func TestSendDelivered(t *testing.T) {
+	got := make(chan received, 1)
+	srv, client := tlsServer(t, recordingHandler(got, http.StatusOK, `{"ok":true}`), 0)
+	oldS, newS := NewSecret(), NewSecret()
+	body := []byte(`{"event_id":"e1","payload":{"name":"Zoë"}}`)
+
+	a := Send(context.Background(), client, Request{URL: srv.URL + "/hooks?x=1", MsgID: "e1", Body: body, Secrets: []Secret{oldS, newS}, Now: sendTime})
+
+	assert.Equal(t, Delivered, a.Outcome, "%+v", a)
+	assert.Equal(t, http.StatusOK, a.StatusCode)
+	assert.Equal(t, `{"ok":true}`, a.ResponseBody)
+	assert.Empty(t, a.Error)
+	assert.Equal(t, time.Unix(1_700_000_000, 0), a.Timestamp, "whole seconds")
+	assert.Greater(t, a.Latency, time.Duration(0))
+
+	r := <-got
+	assert.Equal(t, http.MethodPost, r.method)
+	assert.Equal(t, body, r.body)
+	assert.Equal(t, "application/json", r.header.Get("Content-Type"))
+	assert.Equal(t, UserAgent, r.header.Get("User-Agent"))
+	assert.Equal(t, "e1", r.header.Get(HeaderID))
+	assert.Equal(t, "1700000000", r.header.Get(HeaderTimestamp))
+	assert.Len(t, strings.Split(r.header.Get(HeaderSignature), " "), 2)
+	// What the receiver got verifies with either secret, at the sent time.
+	for _, s := range []Secret{oldS, newS} {
+		v := &Verifier{Secrets: []Secret{s}, Now: func() time.Time { return sendTime }}
+		assert.NoError(t, v.Verify(r.header, r.body))
+	}
+	v := &Verifier{Secrets: []Secret{NewSecret()}, Now: func() time.Time { return sendTime }}
+	assert.ErrorIs(t, v.Verify(r.header, r.body), ErrSignatureMismatch)
+}
+
+func TestSendStatuses(t *testing.T) {
+	tests := []struct {
+		status  int
+		body    string
+		outcome Outcome
+		errHas  string
+	}{
+		{200, "ok", Delivered, ""},
+		{201, "", Delivered, ""},
+		{204, "", Delivered, ""},
+		{299, "odd but 2xx", Delivered, ""},
+		{410, "unsubscribed", Gone, ""},
+		{400, "bad", Failed, "status 400 Bad Request"},
+		{404, "nope", Failed, "status 404 Not Found"},
+		{429, "slow down", Failed, "status 429 Too Many Requests"},
+		{500, "boom", Failed, "status 500 Internal Server Error"},
+		{503, "", Failed, "status 503 Service Unavailable"},
+		{304, "", Failed, "redirect 304 Not Modified not followed"},
+	}
+	for _, tt := range tests {
+		t.Run(strconv.Itoa(tt.status), func(t *testing.T) {
+			got := make(chan received, 1)
+			srv, client := tlsServer(t, recordingHandler(got, tt.status, tt.body), 0)
+			a := Send(context.Background(), client, Request{URL: srv.URL, MsgID: "m1", Body: []byte("{}"), Secrets: []Secret{NewSecret()}, Now: sendTime})
+			assert.Equal(t, tt.outcome, a.Outcome, "%+v", a)
+			assert.Equal(t, tt.status, a.StatusCode)
+			if tt.status != 204 && tt.status != 304 { // no body allowed
+				assert.Equal(t, tt.body, a.ResponseBody)
+			}
+			if tt.errHas == "" {
+				assert.Empty(t, a.Error)
+			} else {
+				assert.Contains(t, a.Error, tt.errHas)
+			}
+			<-got
+		})
+	}
+}
+
+func TestSendDoesNotFollowRedirects(t *testing.T) {
+	var followed atomic.Int32
+	mux := http.NewServeMux()
+	mux.HandleFunc("/old", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/new", http.StatusFound)
+	})
+	mux.HandleFunc("/perm", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/new", http.StatusPermanentRedirect)
+	})
+	mux.HandleFunc("/new", func(w http.ResponseWriter, r *http.Request) {
+		followed.Add(1)
+	})
+	srv, client := tlsServer(t, mux, 0)
+	for path, code := range map[string]int{"/old": 302, "/perm": 308} {
+		a := Send(context.Background(), client, Request{URL: srv.URL + path, MsgID: "m1", Body: []byte("{}"), Secrets: []Secret{NewSecret()}, Now: sendTime})
+		assert.Equal(t, Failed, a.Outcome)
+		assert.Equal(t, code, a.StatusCode)
+		assert.Contains(t, a.Error, "redirect "+strconv.Itoa(code))
+		assert.Contains(t, a.Error, `not followed (to "/new"); register the final URL`)
+	}
+	assert.Zero(t, followed.Load(), "the redirect target must not be requested")
+}
+
+func TestSendTimeout(t *testing.T) {
+	release := make(chan struct{})
+	handler := func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}
+	srv, client := tlsServer(t, http.HandlerFunc(handler), 300*time.Millisecond)
+	t.Cleanup(func() { close(release) }) // runs before srv.Close
+	a := Send(context.Background(), client, Request{URL: srv.URL, MsgID: "m1", Body: []byte("{}"), Secrets: []Secret{NewSecret()}, Now: sendTime})
+	assert.Equal(t, Failed, a.Outcome)
+	assert.Zero(t, a.StatusCode)
+	assert.True(t, strings.HasPrefix(a.Error, "timeout: Post: "), a.Error)
+	assert.NotContains(t, a.Error, srv.URL, "the error does not repeat the URL")
+	assert.Greater(t, a.Latency, time.Duration(0))
+}
+
+// A 2xx whose body then stalls is Delivered: the receiver has accepted
+// the message, and the timeout only ends the reading.
+func TestSendSlowBodyAfter2xx(t *testing.T) {
+	release := make(chan struct{})
+	handler := func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusAccepted)
+		io.WriteString(w, "accepted, now thinking")
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}
+	srv, client := tlsServer(t, http.HandlerFunc(handler), 300*time.Millisecond)
+	t.Cleanup(func() { close(release) })
+	a := Send(context.Background(), client, Request{URL: srv.URL, MsgID: "m1", Body: []byte("{}"), Secrets: []Secret{NewSecret()}, Now: sendTime})
+	assert.Equal(t, Delivered, a.Outcome, "%+v", a)
+	assert.Equal(t, http.StatusAccepted, a.StatusCode)
+	assert.Equal(t, "accepted, now thinking", a.ResponseBody)
+}
+
+func TestSendBigResponseBody(t *testing.T) {
+	const total = 64 << 20
+	writeErr := make(chan error, 1)
+	handler := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", strconv.Itoa(total))
+		chunk := bytes.Repeat([]byte("€"), 64<<10/3) // 3-byte characters
+		var err error
+		for n := 0; n < total && err == nil; {
+			k := min(len(chunk), total-n)
+			_, err = w.Write(chunk[:k])
+			n += k
+		}
+		writeErr <- err
+	}
+	srv, client := tlsServer(t, http.HandlerFunc(handler), 0)
+	a := Send(context.Background(), client, Request{URL: srv.URL, MsgID: "m1", Body: []byte("{}"), Secrets: []Secret{NewSecret()}, Now: sendTime})
+	assert.Equal(t, Delivered, a.Outcome)
+	assert.Equal(t, strings.Repeat("€", MaxResponseChars), a.ResponseBody)
+	// The client stopped reading and closed the connection: the server
+	// could not write the whole 64 MiB.
+	select {
+	case err := <-writeErr:
+		assert.Error(t, err, "the server wrote all 64 MiB: the client read the whole body")
+	case <-time.After(30 * time.Second):
+		t.Fatal("the server is still writing: the client did not close the connection")
+	}
+}
+
+func TestSendRefusesLoopbackWithoutAllowPrivate(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hits.Add(1) }))
+	defer srv.Close()
+	client := NewHTTPClient(ClientOptions{TLSConfig: srv.Client().Transport.(*http.Transport).TLSClientConfig})
+	a := Send(context.Background(), client, Request{URL: srv.URL + "/hook?token=s3cr3t", MsgID: "m1", Body: []byte("{}"), Secrets: []Secret{NewSecret()}, Now: sendTime})
+	assert.Equal(t, Failed, a.Outcome)
+	assert.Zero(t, a.StatusCode)
+	assert.Contains(t, a.Error, "127.0.0.1 is loopback (127.0.0.0/8)")
+	assert.NotContains(t, a.Error, "s3cr3t", "the error does not repeat the URL")
+	assert.Zero(t, hits.Load())
+}
+
+func TestSendConnectionClosed(t *testing.T) {
+	handler := func(w http.ResponseWriter, r *http.Request) {
+		c, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			c.Close()
+		}
+	}
+	srv, client := tlsServer(t, http.HandlerFunc(handler), 0)
+	a := Send(context.Background(), client, Request{URL: srv.URL, MsgID: "m1", Body: []byte("{}"), Secrets: []Secret{NewSecret()}, Now: sendTime})
+	assert.Equal(t, Failed, a.Outcome)
+	assert.Zero(t, a.StatusCode)
+	assert.True(t, strings.HasPrefix(a.Error, "Post: "), a.Error)
+	assert.Contains(t, a.Error, "EOF")
+}
+
+func TestSendUntrustedCertificate(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the handshake error is expected
+	srv.StartTLS()
+	defer srv.Close()
+	client := NewHTTPClient(ClientOptions{AllowPrivate: true}) // system roots only
+	a := Send(context.Background(), client, Request{URL: srv.URL, MsgID: "m1", Body: []byte("{}"), Secrets: []Secret{NewSecret()}, Now: sendTime})
+	assert.Equal(t, Failed, a.Outcome)
+	assert.Contains(t, a.Error, "certificate")
+}
+
+func TestSendCanceled(t *testing.T) {
+	got := make(chan received, 1)
+	srv, client := tlsServer(t, recordingHandler(got, 200, ""), 0)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	a := Send(ctx, client, Request{URL: srv.URL, MsgID: "m1", Body: []byte("{}"), Secrets: []Secret{NewSecret()}, Now: sendTime})
+	assert.Equal(t, Failed, a.Outcome)
+	assert.Contains(t, a.Error, "context canceled")
+	assert.Empty(t, got)
+}
+
+func TestSendInvalidRequest(t *testing.T) {
+	got := make(chan received, 1)
+	srv, client := tlsServer(t, recordingHandler(got, 200, ""), 0)
+	s := NewSecret()
+	tests := []struct {
+		name   string
+		req    Request
+		errHas string
+	}{
+		{"http", Request{URL: strings.Replace(srv.URL, "https", "http", 1), MsgID: "m1", Secrets: []Secret{s}}, `scheme "http": must be "https"`},
+		{"credentials", Request{URL: strings.Replace(srv.URL, "https://", "https://u:p@", 1), MsgID: "m1", Secrets: []Secret{s}}, "userinfo"},
+		{"no URL", Request{MsgID: "m1", Secrets: []Secret{s}}, "url: empty"},
+		{"bad id", Request{URL: srv.URL, MsgID: "m.1", Secrets: []Secret{s}}, "sign: invalid webhook-id"},
+		{"no id", Request{URL: srv.URL, Secrets: []Secret{s}}, "sign: missing webhook-id"},
+		{"no secrets", Request{URL: srv.URL, MsgID: "m1"}, "sign: no usable webhook secret"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := Send(context.Background(), client, tt.req)
+			assert.Equal(t, Failed, a.Outcome)
+			assert.Contains(t, a.Error, tt.errHas)
+			assert.Zero(t, a.Latency, "nothing was sent")
+			assert.Zero(t, a.StatusCode)
+		})
+	}
+	assert.Empty(t, got, "no request reached the server")
+}
+
+func TestSendDefaultsNowAndClient(t *testing.T) {
+	got := make(chan received, 1)
+	srv, client := tlsServer(t, recordingHandler(got, 200, ""), 0)
+	s := NewSecret()
+	a := Send(context.Background(), client, Request{URL: srv.URL, MsgID: "m1", Body: []byte("{}"), Secrets: []Secret{s}})
+	require.Equal(t, Delivered, a.Outcome, "%+v", a)
+	r := <-got
+	assert.False(t, a.Timestamp.IsZero())
+	assert.Zero(t, a.Timestamp.Nanosecond())
+	assert.Equal(t, strconv.FormatInt(a.Timestamp.Unix(), 10), r.header.Get(HeaderTimestamp))
+	v := &Verifier{Secrets: []Secret{s}, Now: func() time.Time { return a.Timestamp }}
+	assert.NoError(t, v.Verify(r.header, r.body))
+
+	// A nil client is the strict default client: loopback is refused.
+	a = Send(context.Background(), nil, Request{URL: srv.URL, MsgID: "m1", Body: []byte("{}"), Secrets: []Secret{s}})
+	assert.Equal(t, Failed, a.Outcome)
+	assert.Contains(t, a.Error, "loopback")
+	assert.Empty(t, got)
+}
+
+func TestReadBody(t *testing.T) {
+	emoji := "😀" // 4 bytes
+	tests := []struct {
+		name string
+		in   string
+		want string
+	}{
+		{"empty", "", ""},
+		{"short", "hello", "hello"},
+		{"exactly 1000 ASCII", strings.Repeat("a", 1000), strings.Repeat("a", 1000)},
+		{"1001 ASCII", strings.Repeat("a", 1001), strings.Repeat("a", 1000)},
+		{"1000 two-byte", strings.Repeat("é", 1200), strings.Repeat("é", 1000)},
+		{"1000 four-byte", strings.Repeat(emoji, 1000), strings.Repeat(emoji, 1000)},
+		{"more four-byte", strings.Repeat(emoji, 5000), strings.Repeat(emoji, 1000)},
+		// 1 + 4*1000 bytes: the 4000-byte limit cuts the last emoji, which
+		// is dropped, not turned into U+FFFD.
+		{"limit cuts a character", "a" + strings.Repeat(emoji, 1000), "a" + strings.Repeat(emoji, 999)},
+		// 2 + 4*999 bytes, then 2 of the next emoji's 4 bytes: dropped;
+		// then the first 1000 characters.
+		{"limit cuts after 2 of 4 bytes", "ab" + strings.Repeat(emoji, 1000), "ab" + strings.Repeat(emoji, 998)},
+		{"invalid UTF-8", "ok\xff\xfe then", "ok\uFFFD then"},
+		{"truncated character at the end of the body", "ok\xe2\x82", "ok\uFFFD"},
+		{"invalid bytes count as characters", strings.Repeat("\xffa", 600), strings.Repeat("\uFFFDa", 500)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := readBody(strings.NewReader(tt.in))
+			if got != tt.want { // no diff of 4000 bytes of emoji
+				t.Errorf("readBody(%.20q... %d bytes) = %.20q... (%d runes, %d bytes), want %.20q... (%d runes, %d bytes)",
+					tt.in, len(tt.in), got, utf8.RuneCountInString(got), len(got), tt.want, utf8.RuneCountInString(tt.want), len(tt.want))
+			}
+			assert.True(t, utf8.ValidString(got))
+			assert.LessOrEqual(t, utf8.RuneCountInString(got), MaxResponseChars)
+		})
+	}
+}
+
+// countingReader counts the bytes read from it.
+type countingReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
+}
+
+func TestReadBodyIsBounded(t *testing.T) {
+	cr := &countingReader{r: io.LimitReader(neverEnding('x'), 1<<30)}
+	got := readBody(cr)
+	assert.Len(t, got, MaxResponseChars)
+	assert.LessOrEqual(t, cr.n, maxResponseRead+1)
+}
+
+type neverEnding byte
+
+func (b neverEnding) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = byte(b)
+	}
+	return len(p), nil
+}
+
+func TestTruncate(t *testing.T) {
+	assert.Equal(t, "ab", truncate("abc", 2))
+	assert.Equal(t, "abc", truncate("abc", 3))
+	assert.Equal(t, "é€", truncate("é€😀", 2))
+	assert.Equal(t, "", truncate("abc", 0))
+}
