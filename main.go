@@ -9,8 +9,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
 
-	_ "github.com/triggers-dev/triggers/internal/jsiienv" // before any jsii package: silences Node's banner
-	"github.com/triggers-dev/triggers/internal/jsiirt"
+	_ "github.com/triggers-dev/triggers/internal/synth/jsiienv" // before any jsii package: silences Node's banner
+	"github.com/triggers-dev/triggers/internal/synth/jsiirt"
 	"github.com/triggers-dev/triggers/stacks"
 )
 

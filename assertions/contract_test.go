@@ -9,11 +9,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/triggers-dev/triggers/contract"
-	"github.com/triggers-dev/triggers/internal/cdktest"
+	"github.com/triggers-dev/triggers/internal/testkit/cdktest"
 )
 
 // The synthesized template uses exactly the names of package contract,
-// which the runtime reads (internal/appconfig, internal/httpapi,
+// which the runtime reads (lambda/fnconfig, internal/httpapi,
 // internal/emf): env var names, metric names, log fields. (Routes: see
 // TestApiRoutes, which compares the RestApi's methods with contract.Routes.)
 

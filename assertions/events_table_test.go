@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/triggers-dev/triggers/constructs/eventstore"
-	"github.com/triggers-dev/triggers/internal/cdktest"
+	"github.com/triggers-dev/triggers/internal/testkit/cdktest"
 )
 
 // eventsLogicalID is pinned: changing it would make CloudFormation replace

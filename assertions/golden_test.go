@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/triggers-dev/triggers/internal/cdktest"
+	"github.com/triggers-dev/triggers/internal/testkit/cdktest"
 )
 
 // Every synthesized stack matches its golden snapshot, and every snapshot

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/triggers-dev/triggers/internal/cdktest"
+	"github.com/triggers-dev/triggers/internal/testkit/cdktest"
 )
 
 // one returns the only resource of typ whose logical id starts with prefix.

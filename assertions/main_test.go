@@ -19,9 +19,9 @@ import (
 	"github.com/triggers-dev/triggers/constructs/eventstore"
 	"github.com/triggers-dev/triggers/constructs/monitoring"
 	"github.com/triggers-dev/triggers/constructs/triggersapi"
-	"github.com/triggers-dev/triggers/internal/cdktest"
-	_ "github.com/triggers-dev/triggers/internal/jsiienv"
-	"github.com/triggers-dev/triggers/internal/jsiirt"
+	_ "github.com/triggers-dev/triggers/internal/synth/jsiienv"
+	"github.com/triggers-dev/triggers/internal/synth/jsiirt"
+	"github.com/triggers-dev/triggers/internal/testkit/cdktest"
 	"github.com/triggers-dev/triggers/stacks"
 )
 

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/triggers-dev/triggers/internal/cdktest"
+	"github.com/triggers-dev/triggers/internal/testkit/cdktest"
 )
 
 // metricLine renders one CloudWatch metric (an alarm's MetricStat or a

@@ -11,12 +11,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/triggers-dev/triggers/internal/cdktest"
-	"github.com/triggers-dev/triggers/internal/jsiirt"
+	"github.com/triggers-dev/triggers/internal/synth/jsiirt"
+	"github.com/triggers-dev/triggers/internal/testkit/cdktest"
 )
 
 // The CDK app prints nothing on stderr: neither Node's support banner nor
-// the benign jsii exit race (see internal/jsiienv and internal/jsiirt), even
+// the benign jsii exit race (see internal/synth/jsiienv and internal/synth/jsiirt), even
 // when the environment does not silence them. The exit race is timing
 // dependent, so the app runs several times.
 func TestAppRunsQuietly(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/triggers-dev/triggers/internal/cdktest"
+	"github.com/triggers-dev/triggers/internal/testkit/cdktest"
 )
 
 // These tests restate each seed's tables in the seed's own terms, so that a

@@ -3,7 +3,7 @@
 // URL, the local gateway or a deployed API Gateway stage.
 //
 // With no -base, the suite serves the API itself the way make dev does
-// (internal/localapi: the API Gateway emulator built from the synthesized
+// (internal/dev/localapi: the API Gateway emulator built from the synthesized
 // dev API stack, the real authorizer and API handlers, DynamoDB Local), so
 // `go test ./conformance` and `make test` run it locally:
 //

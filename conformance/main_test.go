@@ -22,8 +22,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/triggers-dev/triggers/internal/apikey"
-	"github.com/triggers-dev/triggers/internal/dynamotest"
-	"github.com/triggers-dev/triggers/internal/localapi"
+	"github.com/triggers-dev/triggers/internal/ddb/ddbtest"
+	"github.com/triggers-dev/triggers/internal/dev/localapi"
 	"github.com/triggers-dev/triggers/schema"
 )
 
@@ -37,7 +37,7 @@ var (
 )
 
 // db is DynamoDB Local, started only when the suite serves the API itself.
-var db *dynamotest.Local
+var db *ddbtest.Local
 
 func TestMain(m *testing.M) {
 	flag.Parse()
@@ -48,7 +48,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(m.Run())
 	}
-	os.Exit(dynamotest.Main(m, &db))
+	os.Exit(ddbtest.Main(m, &db))
 }
 
 // target is the API under test.

@@ -12,7 +12,7 @@
 package contract
 
 // Environment variables the functions read. The constructs set them, the
-// runtime (internal/appconfig) reads them.
+// runtime (lambda/fnconfig) reads them.
 const (
 	// EnvEventsTable is the events table's name (API function).
 	EnvEventsTable = "EVENTS_TABLE"

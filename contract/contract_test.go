@@ -8,8 +8,8 @@ import (
 
 	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/apikey"
-	"github.com/triggers-dev/triggers/internal/appconfig"
 	"github.com/triggers-dev/triggers/internal/emf"
+	"github.com/triggers-dev/triggers/lambda/fnconfig"
 )
 
 // The runtime's own names are the contract's (a compile-time alias would
@@ -18,9 +18,9 @@ import (
 func TestRuntimeUsesTheContractNames(t *testing.T) {
 	for _, tt := range []struct{ name, got, want string }{
 		{"apikey.EnvSources", apikey.EnvSources, contract.EnvAPIKeySources},
-		{"appconfig.EnvAPIKeySources", appconfig.EnvAPIKeySources, contract.EnvAPIKeySources},
-		{"appconfig.EnvEventsTable", appconfig.EnvEventsTable, contract.EnvEventsTable},
-		{"appconfig.EnvDeliveryQueueURL", appconfig.EnvDeliveryQueueURL, contract.EnvDeliveryQueueURL},
+		{"fnconfig.EnvAPIKeySources", fnconfig.EnvAPIKeySources, contract.EnvAPIKeySources},
+		{"fnconfig.EnvEventsTable", fnconfig.EnvEventsTable, contract.EnvEventsTable},
+		{"fnconfig.EnvDeliveryQueueURL", fnconfig.EnvDeliveryQueueURL, contract.EnvDeliveryQueueURL},
 		{"emf.MetricEventsIngested", emf.MetricEventsIngested, contract.MetricEventsIngested},
 		{"emf.MetricEventsRejected", emf.MetricEventsRejected, contract.MetricEventsRejected},
 		{"emf.DimensionReason", emf.DimensionReason, contract.DimensionReason},
@@ -39,7 +39,7 @@ func TestPaths(t *testing.T) {
 }
 
 // Package contract stays a leaf: standard library only, so the Lambda
-// binaries that import it (through appconfig, emf, httpapi) stay small and
+// binaries that import it (through fnconfig, emf, httpapi) stay small and
 // never pull in jsii or the CDK.
 func TestContractIsALeaf(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", ".").Output()

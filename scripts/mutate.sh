@@ -8,7 +8,7 @@
 # working tree (without node_modules, .git, cdk.out, bin), one package at a
 # time with one worker, so the tree you edit is never mutated. Packages whose
 # tests need DynamoDB Local share one engine across all their mutants: this
-# script starts it and passes it to internal/dynamotest through
+# script starts it and passes it to internal/ddb/ddbtest through
 # TRIGGERS_DYNAMODB_ENDPOINT and TRIGGERS_DYNAMODB_PID.
 #
 # Environment: MUTATE_WORKERS (default 1), MUTATE_TIMEOUT_COEFFICIENT
@@ -25,7 +25,7 @@ GREMLINS_VERSION=v0.6.0
 EFFICACY_BUDGET=95
 COVERAGE_BUDGET=90
 PACKAGES=(event cursor apikey store httpapi delivery lambdaadapter localgw)
-# Packages whose tests start DynamoDB Local (dynamotest.Main in TestMain).
+# Packages whose tests start DynamoDB Local (ddbtest.Main in TestMain).
 NEEDS_DYNAMODB=" apikey store httpapi delivery lambdaadapter "
 
 root=$(cd "$(dirname "$0")/.." && pwd)

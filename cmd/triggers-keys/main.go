@@ -29,7 +29,7 @@ import (
 
 	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/apikey"
-	"github.com/triggers-dev/triggers/internal/awsdb"
+	"github.com/triggers-dev/triggers/internal/ddb"
 	"github.com/triggers-dev/triggers/schema"
 )
 
@@ -72,7 +72,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintln(stderr, "triggers-keys: no table: pass -table NAME or set API_KEYS_TABLE")
 		return 2
 	}
-	client, err := awsdb.NewClient(ctx, awsdb.Options{EndpointURL: *endpoint, Region: *region})
+	client, err := ddb.NewClient(ctx, ddb.Options{EndpointURL: *endpoint, Region: *region})
 	if err != nil {
 		fmt.Fprintf(stderr, "triggers-keys: %v\n", err)
 		return 1
@@ -168,7 +168,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		if fs.Parse(rest) != nil || !noArgs(fs, stderr) {
 			return 2
 		}
-		created, err := awsdb.CreateTable(ctx, client, schema.APIKeys(), *table, true)
+		created, err := ddb.CreateTable(ctx, client, schema.APIKeys(), *table, true)
 		if err != nil {
 			fmt.Fprintf(stderr, "triggers-keys create-table: %v\n", err)
 			return 1

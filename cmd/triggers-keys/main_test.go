@@ -13,12 +13,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/triggers-dev/triggers/internal/apikey"
-	"github.com/triggers-dev/triggers/internal/dynamotest"
+	"github.com/triggers-dev/triggers/internal/ddb/ddbtest"
 )
 
-var db *dynamotest.Local
+var db *ddbtest.Local
 
-func TestMain(m *testing.M) { os.Exit(dynamotest.Main(m, &db)) }
+func TestMain(m *testing.M) { os.Exit(ddbtest.Main(m, &db)) }
 
 func cli(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
@@ -34,7 +34,7 @@ func cliIn(t *testing.T, stdin string, args ...string) (int, string, string) {
 }
 
 func TestKeyLifecycle(t *testing.T) {
-	table := dynamotest.TableName("keys-" + t.Name())
+	table := ddbtest.TableName("keys-" + t.Name())
 	code, out, errOut := cli(t, "-table", table, "create-table")
 	require.Equal(t, 0, code, "create-table: %s", errOut)
 	assert.Contains(t, out, "created table")
@@ -108,7 +108,7 @@ func TestUsageErrors(t *testing.T) {
 		assert.Equal(t, 2, code, "triggers-keys %q", tt.args)
 		assert.Contains(t, errOut, tt.want, "triggers-keys %q", tt.args)
 	}
-	code, _, errOut := cli(t, "-table", dynamotest.TableName("k"), "create", "-tenant", "bad#tenant")
+	code, _, errOut := cli(t, "-table", ddbtest.TableName("k"), "create", "-tenant", "bad#tenant")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut, "invalid")
 }

@@ -1,7 +1,6 @@
 package dynamotable_test
 
 import (
-	"os"
 	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -11,16 +10,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/triggers-dev/triggers/constructs/dynamotable"
-	_ "github.com/triggers-dev/triggers/internal/jsiienv"
-	"github.com/triggers-dev/triggers/internal/jsiirt"
+	_ "github.com/triggers-dev/triggers/internal/synth/jsiienv"
+	"github.com/triggers-dev/triggers/internal/synth/jsiirt"
 	"github.com/triggers-dev/triggers/schema"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	jsiirt.Close()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { jsiirt.RunTests(m) }
 
 func events() *schema.Table {
 	s := schema.Events()

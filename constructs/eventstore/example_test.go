@@ -2,7 +2,6 @@ package eventstore_test
 
 import (
 	"fmt"
-	"os"
 	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -12,15 +11,11 @@ import (
 
 	"github.com/triggers-dev/triggers/constructs/dynamotable"
 	"github.com/triggers-dev/triggers/constructs/eventstore"
-	_ "github.com/triggers-dev/triggers/internal/jsiienv"
-	"github.com/triggers-dev/triggers/internal/jsiirt"
+	_ "github.com/triggers-dev/triggers/internal/synth/jsiienv"
+	"github.com/triggers-dev/triggers/internal/synth/jsiirt"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	jsiirt.Close()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { jsiirt.RunTests(m) }
 
 // The events table with every default: on demand, PITR 35 days, stream
 // NEW_IMAGE, TTL on ttl, AWS-managed encryption, deletion protection, RETAIN.

@@ -17,6 +17,8 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/triggers-dev/triggers/internal/synth/modroot"
 )
 
 // Build settings of every function: Lambda's provided.al2023 runtime on
@@ -313,19 +315,4 @@ func isUnder(dir, p string) bool {
 }
 
 // ModuleRoot returns the directory holding go.mod, searching up from dir.
-func ModuleRoot(dir string) (string, error) {
-	dir, err := filepath.Abs(dir)
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("no go.mod above %s", dir)
-		}
-		dir = parent
-	}
-}
+func ModuleRoot(dir string) (string, error) { return modroot.Find(dir) }

@@ -17,16 +17,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/triggers-dev/triggers/constructs/golambda"
-	"github.com/triggers-dev/triggers/internal/cdktest"
-	_ "github.com/triggers-dev/triggers/internal/jsiienv"
-	"github.com/triggers-dev/triggers/internal/jsiirt"
+	_ "github.com/triggers-dev/triggers/internal/synth/jsiienv"
+	"github.com/triggers-dev/triggers/internal/synth/jsiirt"
+	"github.com/triggers-dev/triggers/internal/testkit/cdktest"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	jsiirt.Close()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { jsiirt.RunTests(m) }
 
 func writeFiles(t *testing.T, dir string, files map[string]string) {
 	t.Helper()

@@ -2,7 +2,6 @@ package monitoring_test
 
 import (
 	"fmt"
-	"os"
 	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -15,15 +14,11 @@ import (
 	"github.com/triggers-dev/triggers/constructs/dynamotable"
 	"github.com/triggers-dev/triggers/constructs/eventstore"
 	"github.com/triggers-dev/triggers/constructs/monitoring"
-	_ "github.com/triggers-dev/triggers/internal/jsiienv"
-	"github.com/triggers-dev/triggers/internal/jsiirt"
+	_ "github.com/triggers-dev/triggers/internal/synth/jsiienv"
+	"github.com/triggers-dev/triggers/internal/synth/jsiirt"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	jsiirt.Close()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { jsiirt.RunTests(m) }
 
 func TestValidatePropsRejects(t *testing.T) {
 	stack := awscdk.NewStack(awscdk.NewApp(nil), jsii.String("S"), nil)

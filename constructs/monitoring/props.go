@@ -114,7 +114,8 @@ type TriggersMonitoringProps struct {
 	//
 	// Default: the API function's METRICS_NAMESPACE (Api.MetricsNamespace()).
 	MetricsNamespace string
-	// Period of every metric and alarm.
+	// Period of every metric and alarm: whole minutes, from 1 minute to 1
+	// day.
 	//
 	// Default: 5 minutes.
 	Period awscdk.Duration

@@ -14,7 +14,7 @@
 //
 // The names the functions read (environment variables, routes, metric
 // names, log fields) come from package contract, which the runtime imports
-// too. See docs/constructs.md for the defaults tables and the README for an
+// too. See docs/constructs.md for the defaults tables and an
 // architecture picture.
 package triggersapi
 

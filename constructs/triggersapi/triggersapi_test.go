@@ -20,15 +20,11 @@ import (
 	"github.com/triggers-dev/triggers/constructs/triggersapi"
 	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/apikey"
-	_ "github.com/triggers-dev/triggers/internal/jsiienv"
-	"github.com/triggers-dev/triggers/internal/jsiirt"
+	_ "github.com/triggers-dev/triggers/internal/synth/jsiienv"
+	"github.com/triggers-dev/triggers/internal/synth/jsiirt"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	jsiirt.Close()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { jsiirt.RunTests(m) }
 
 // newApp returns an app that skips bundling the functions.
 func newApp() awscdk.App {

@@ -7,7 +7,7 @@
 //
 //	npx cdk synth                                   # builds the Go functions at synth
 //	npx cdk synth -c platform:env=prod -c platform:alarm-email=oncall@example.com
-//	npx cdk synth -c platform:prebuilt-dir=bin      # binaries built in CI (see README.md)
+//	npx cdk synth -c platform:prebuilt-dir=bin      # binaries built in CI (see docs/constructs.md)
 package main
 
 import (
@@ -17,6 +17,7 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
+
 	"github.com/triggers-dev/triggers/stacks"
 )
 

@@ -22,7 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/triggers-dev/triggers/internal/ddberr"
+	"github.com/triggers-dev/triggers/internal/ddb"
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/schema"
 )
@@ -165,7 +165,7 @@ func (s *Store) Authenticate(ctx context.Context, key string) (string, error) {
 		Key:       map[string]types.AttributeValue{schema.AttrKeyHash: &types.AttributeValueMemberS{Value: Hash(key)}},
 	})
 	if err != nil {
-		if ddberr.Unavailable(err) {
+		if ddb.Unavailable(err) {
 			return "", fmt.Errorf("look up API key: %w: %v", event.ErrUnavailable, err)
 		}
 		return "", fmt.Errorf("look up API key: %w", err)

@@ -13,13 +13,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/triggers-dev/triggers/internal/apikey"
-	"github.com/triggers-dev/triggers/internal/dynamotest"
+	"github.com/triggers-dev/triggers/internal/ddb/ddbtest"
 	"github.com/triggers-dev/triggers/schema"
 )
 
-var db *dynamotest.Local
+var db *ddbtest.Local
 
-func TestMain(m *testing.M) { os.Exit(dynamotest.Main(m, &db)) }
+func TestMain(m *testing.M) { os.Exit(ddbtest.Main(m, &db)) }
 
 // The key store on DynamoDB Local: only the exact key authenticates (not a
 // key differing in its last character, not its display prefix), only an

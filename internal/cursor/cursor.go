@@ -17,7 +17,6 @@ import (
 	"strings"
 
 	"github.com/triggers-dev/triggers/internal/event"
-	"github.com/triggers-dev/triggers/internal/store"
 )
 
 // MinSecretBytes is the shortest secret a Codec accepts.
@@ -56,7 +55,7 @@ func (c *Codec) mac(tenant, shape string, body []byte) []byte {
 }
 
 // Encode returns the cursor for position p of the query shape for tenant.
-func (c *Codec) Encode(tenant, shape string, p store.Position) string {
+func (c *Codec) Encode(tenant, shape string, p event.Position) string {
 	body, _ := json.Marshal(p) // a struct of strings always marshals
 	out := append(body, c.mac(tenant, shape, body)...)
 	return base64.RawURLEncoding.EncodeToString(out)
@@ -64,29 +63,29 @@ func (c *Codec) Encode(tenant, shape string, p store.Position) string {
 
 // Decode verifies cursor for tenant and shape and returns its position, or
 // ErrInvalid.
-func (c *Codec) Decode(tenant, shape, cursor string) (store.Position, error) {
+func (c *Codec) Decode(tenant, shape, cursor string) (event.Position, error) {
 	if cursor == "" || len(cursor) > maxCursorChars || strings.ContainsAny(cursor, "=+/") {
-		return store.Position{}, ErrInvalid
+		return event.Position{}, ErrInvalid
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(cursor)
 	if err != nil || len(raw) <= sha256.Size {
-		return store.Position{}, ErrInvalid
+		return event.Position{}, ErrInvalid
 	}
 	body, tag := raw[:len(raw)-sha256.Size], raw[len(raw)-sha256.Size:]
 	if !hmac.Equal(tag, c.mac(tenant, shape, body)) {
-		return store.Position{}, ErrInvalid
+		return event.Position{}, ErrInvalid
 	}
-	var p store.Position
+	var p event.Position
 	if err := json.Unmarshal(body, &p); err != nil {
-		return store.Position{}, ErrInvalid
+		return event.Position{}, ErrInvalid
 	}
 	// Defence in depth: a verified cursor always holds a valid sort key.
 	i := strings.LastIndexByte(p.SortKey, '#')
 	if i < 0 {
-		return store.Position{}, ErrInvalid
+		return event.Position{}, ErrInvalid
 	}
 	if sk, err := event.SortKeyForID(p.SortKey[i+1:]); err != nil || sk != p.SortKey {
-		return store.Position{}, ErrInvalid
+		return event.Position{}, ErrInvalid
 	}
 	return p, nil
 }

@@ -12,16 +12,15 @@ import (
 
 	"github.com/triggers-dev/triggers/internal/cursor"
 	"github.com/triggers-dev/triggers/internal/event"
-	"github.com/triggers-dev/triggers/internal/store"
 )
 
 var secret = []byte("0123456789abcdef0123456789abcdef")
 
-func position(t testing.TB) store.Position {
+func position(t testing.TB) event.Position {
 	id, ts, err := event.NewID(time.Date(2026, 1, 2, 3, 4, 5, 6000, time.UTC), nil)
 	require.NoError(t, err)
 	sk := event.FormatTime(ts) + "#" + id
-	return store.Position{SortKey: sk, IndexKey: "received#" + event.FormatTime(ts)}
+	return event.Position{SortKey: sk, IndexKey: "received#" + event.FormatTime(ts)}
 }
 
 func TestRoundTripAndBinding(t *testing.T) {
@@ -68,7 +67,7 @@ func TestRoundTripAndBinding(t *testing.T) {
 func TestSignedGarbageIsStillRejected(t *testing.T) {
 	c, err := cursor.New(secret)
 	require.NoError(t, err)
-	for _, p := range []store.Position{{SortKey: "no-hash"}, {SortKey: "2026-01-01T00:00:00.000000Z#not-an-id"}, {}} {
+	for _, p := range []event.Position{{SortKey: "no-hash"}, {SortKey: "2026-01-01T00:00:00.000000Z#not-an-id"}, {}} {
 		enc := c.Encode("t", "s", p)
 		_, err := c.Decode("t", "s", enc)
 		assert.ErrorIs(t, err, cursor.ErrInvalid, "position %+v", p)
@@ -133,7 +132,7 @@ func TestEveryByteIsAuthenticated(t *testing.T) {
 	// The tag alone, or the body with another cursor's tag, is refused.
 	_, err = c.Decode("tenant-a", "shape", base64.RawURLEncoding.EncodeToString(raw[len(raw)-sha256.Size:]))
 	assert.ErrorIs(t, err, cursor.ErrInvalid)
-	other := c.Encode("tenant-a", "shape", store.Position{SortKey: sk})
+	other := c.Encode("tenant-a", "shape", event.Position{SortKey: sk})
 	otherRaw, _ := base64.RawURLEncoding.DecodeString(other)
 	spliced := append(append([]byte(nil), raw[:len(raw)-sha256.Size]...), otherRaw[len(otherRaw)-sha256.Size:]...)
 	_, err = c.Decode("tenant-a", "shape", base64.RawURLEncoding.EncodeToString(spliced))
@@ -145,7 +144,7 @@ func TestEveryByteIsAuthenticated(t *testing.T) {
 func TestCursorLengthLimit(t *testing.T) {
 	c, err := cursor.New(secret)
 	require.NoError(t, err)
-	at := func(chars int) (store.Position, string) {
+	at := func(chars int) (event.Position, string) {
 		p := position(t)
 		for pad := 0; pad < 4096; pad++ {
 			p.IndexKey = strings.Repeat("x", pad)

@@ -22,7 +22,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"strconv"
 	"time"
 
@@ -30,6 +29,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/triggers-dev/triggers/internal/backoff"
 )
 
 // Sender is the part of the SQS client the consumer uses; *sqs.Client
@@ -102,26 +103,13 @@ func New(cfg Config) (*Consumer, error) {
 		c.maxBytes = DefaultMaxBatchBytes
 	}
 	if c.sleep == nil {
-		c.sleep = sleepCtx
+		c.sleep = backoff.Sleep
 	}
 	return c, nil
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
-func backoff(attempt int) time.Duration {
-	base := 50 * time.Millisecond << min(attempt, 5)
-	return base/2 + rand.N(base/2+1)
-}
+// retryBase is the first retry delay (see backoff.Delay).
+const retryBase = 50 * time.Millisecond
 
 // pending is a record to send: its index in the batch and its message.
 type pending struct {
@@ -343,7 +331,7 @@ func (c *Consumer) sendChunk(ctx context.Context, ps []pending) (sent int, faile
 			}
 			break
 		}
-		if err := c.sleep(ctx, backoff(attempt)); err != nil {
+		if err := c.sleep(ctx, backoff.Delay(retryBase, attempt)); err != nil {
 			for _, e := range retry {
 				fail(byID[*e.Id], fmt.Errorf("%v; not retried: %w", retryErr, err))
 			}

@@ -1,7 +1,6 @@
 package delivery_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -18,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/triggers-dev/triggers/internal/delivery"
+	"github.com/triggers-dev/triggers/internal/dev/syncio"
 )
 
 const testQueue = "https://sqs.us-east-1.amazonaws.com/123456789012/delivery"
@@ -108,16 +108,7 @@ func (f *fakeSQS) eventIDs(t *testing.T) []string {
 }
 
 // logBuffer is a concurrency-safe log sink.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
+type logBuffer struct{ syncio.Buffer }
 
 // lines returns the decoded JSON log lines. t may be an *assert.CollectT,
 // so that lines can run in a require.EventuallyWithT condition (its own
@@ -126,10 +117,8 @@ func (l *logBuffer) lines(t require.TestingT) []map[string]any {
 	if h, ok := t.(interface{ Helper() }); ok {
 		h.Helper()
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	var out []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(l.buf.String()), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(l.String()), "\n") {
 		if line == "" {
 			continue
 		}

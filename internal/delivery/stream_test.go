@@ -17,7 +17,6 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
@@ -25,24 +24,22 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/triggers-dev/triggers/internal/ddb"
+	"github.com/triggers-dev/triggers/internal/ddb/ddblocal"
+	"github.com/triggers-dev/triggers/internal/ddb/ddbtest"
 	"github.com/triggers-dev/triggers/internal/delivery"
-	"github.com/triggers-dev/triggers/internal/dynamotest"
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/httpapi"
 	"github.com/triggers-dev/triggers/internal/store"
 	"github.com/triggers-dev/triggers/schema"
 )
 
-var db *dynamotest.Local
+var db *ddbtest.Local
 
-func TestMain(m *testing.M) { os.Exit(dynamotest.Main(m, &db)) }
+func TestMain(m *testing.M) { os.Exit(ddbtest.Main(m, &db)) }
 
 func streamsClient() *dynamodbstreams.Client {
-	return dynamodbstreams.New(dynamodbstreams.Options{
-		Region:       dynamotest.Region,
-		BaseEndpoint: aws.String(db.Endpoint),
-		Credentials:  credentials.NewStaticCredentialsProvider(dynamotest.AccessKeyID, dynamotest.SecretAccessKey, ""),
-	})
+	return ddblocal.NewStreamsClient(db.Endpoint)
 }
 
 // world is an events table on DynamoDB Local with the real HTTP API (and
@@ -103,7 +100,7 @@ func readStream(t *testing.T, table string, want int) events.DynamoDBEvent {
 	ctx := context.Background()
 	arn, err := delivery.LatestStreamARN(ctx, db.Client, table)
 	require.NoError(t, err)
-	r := delivery.NewStreamReader(streamsClient(), arn, delivery.StreamReaderOptions{Region: dynamotest.Region})
+	r := delivery.NewStreamReader(streamsClient(), arn, delivery.StreamReaderOptions{Region: ddb.LocalRegion})
 	var all events.DynamoDBEvent
 	deadline := time.Now().Add(20 * time.Second)
 	for len(all.Records) < want && time.Now().Before(deadline) {

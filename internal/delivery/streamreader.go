@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+
+	"github.com/triggers-dev/triggers/internal/backoff"
 )
 
 // StreamsAPI is the part of the DynamoDB Streams client StreamReader
@@ -373,7 +375,7 @@ func (r *StreamReader) Poll(ctx context.Context, h Handler, o PollOptions) error
 			continue // more may be waiting
 		}
 		// Nothing new, or a failure: pause before the next round.
-		if err := sleepCtx(ctx, o.Interval); err != nil {
+		if err := backoff.Sleep(ctx, o.Interval); err != nil {
 			return err
 		}
 	}

@@ -25,7 +25,6 @@ import (
 	"github.com/triggers-dev/triggers/internal/cursor"
 	"github.com/triggers-dev/triggers/internal/emf"
 	"github.com/triggers-dev/triggers/internal/event"
-	"github.com/triggers-dev/triggers/internal/store"
 )
 
 // Store is what the handlers need from storage; *store.Store implements it.
@@ -35,7 +34,7 @@ type Store interface {
 	PutBatch(ctx context.Context, tenant string, events []event.Event) []error
 	Get(ctx context.Context, tenant, id string) (event.Event, error)
 	Transition(ctx context.Context, tenant, id string, from []event.Status, to event.Status) (event.Event, error)
-	List(ctx context.Context, q store.Query) (store.Page, error)
+	List(ctx context.Context, q event.InboxQuery) (event.Page, error)
 }
 
 // Authenticator maps an API key to a tenant id; *apikey.Store implements
@@ -341,10 +340,10 @@ func (a *API) authenticate(r *http.Request) (string, error) {
 			return "", unauthorized(a.sources, err)
 		}
 		if tenant, err = a.auth.Authenticate(r.Context(), key); err != nil {
-			if errors.Is(err, apikey.ErrMissing) || errors.Is(err, apikey.ErrUnknown) {
+			if errors.Is(err, apikey.ErrMissing) || errors.Is(err, apikey.ErrUnknown) || errors.Is(err, apikey.ErrMalformed) {
 				return "", unauthorized(a.sources, err)
 			}
-			return "", err
+			return "", err // apikey.ErrRevoked is a 403, the store's errors 503 or 500 (toAPIError)
 		}
 	}
 	if !event.ValidTenantID(tenant) {

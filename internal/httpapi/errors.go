@@ -78,8 +78,6 @@ func toAPIError(err error) *apiError {
 		return &apiError{status: http.StatusServiceUnavailable, code: "unavailable", message: "storage is busy; retry after the Retry-After delay", retryAfter: strconv.Itoa(RetryAfterSeconds)}
 	case errors.Is(err, cursor.ErrInvalid):
 		return &apiError{status: http.StatusBadRequest, code: "invalid_cursor", message: "cursor is invalid, was altered, or belongs to another query or tenant; start again without it"}
-	case errors.Is(err, apikey.ErrMissing), errors.Is(err, apikey.ErrUnknown), errors.Is(err, apikey.ErrMalformed):
-		return unauthorized(apikey.SourceBearer, err)
 	case errors.Is(err, apikey.ErrRevoked):
 		return &apiError{status: http.StatusForbidden, code: "forbidden", message: "this API key was revoked"}
 	}

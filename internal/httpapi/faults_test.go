@@ -18,7 +18,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/triggers-dev/triggers/internal/apikey"
-	"github.com/triggers-dev/triggers/internal/dynamotest"
+	"github.com/triggers-dev/triggers/internal/ddb"
+	"github.com/triggers-dev/triggers/internal/ddb/ddbtest"
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/httpapi"
 	"github.com/triggers-dev/triggers/internal/store"
@@ -29,8 +30,8 @@ import (
 // decide per request: a non-nil response replaces DynamoDB's answer.
 func faultClient(fault func(op string, body []byte) *http.Response) *dynamodb.Client {
 	real := &http.Client{}
-	return dynamotest.NewClient(db.Endpoint, func(o *dynamodb.Options) {
-		o.HTTPClient = dynamotest.HTTPClientFunc(func(r *http.Request) (*http.Response, error) {
+	return ddb.NewLocalClient(db.Endpoint, func(o *dynamodb.Options) {
+		o.HTTPClient = ddbtest.HTTPClientFunc(func(r *http.Request) (*http.Response, error) {
 			body, _ := io.ReadAll(r.Body)
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			op := strings.TrimPrefix(r.Header.Get("X-Amz-Target"), "DynamoDB_20120810.")

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/triggers-dev/triggers/internal/event"
-	"github.com/triggers-dev/triggers/internal/store"
 )
 
 // ackConcurrency bounds the parallel UpdateItem calls of one ack request.
@@ -282,7 +281,7 @@ func (a *API) listInbox(w http.ResponseWriter, r *http.Request, ri *reqInfo, _ s
 	if err != nil {
 		return 0, nil, err
 	}
-	q := store.Query{Tenant: ri.tenant, Status: p.Status, EventType: p.EventType, Ascending: p.Ascending, Limit: p.Limit}
+	q := event.InboxQuery{Tenant: ri.tenant, Status: p.Status, EventType: p.EventType, Ascending: p.Ascending, Limit: p.Limit}
 	shape := p.Shape()
 	if p.Cursor != "" {
 		pos, err := a.cursors.Decode(ri.tenant, shape, p.Cursor)
@@ -298,7 +297,7 @@ func (a *API) listInbox(w http.ResponseWriter, r *http.Request, ri *reqInfo, _ s
 	return http.StatusOK, a.inboxPage(ri.tenant, shape, page), nil
 }
 
-func (a *API) inboxPage(tenant, shape string, page store.Page) InboxPage {
+func (a *API) inboxPage(tenant, shape string, page event.Page) InboxPage {
 	out := InboxPage{Events: page.Events}
 	if out.Events == nil {
 		out.Events = []event.Event{}

@@ -18,27 +18,27 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/triggers-dev/triggers/internal/apikey"
-	"github.com/triggers-dev/triggers/internal/awsdb"
-	"github.com/triggers-dev/triggers/internal/dynamotest"
+	"github.com/triggers-dev/triggers/internal/ddb"
+	"github.com/triggers-dev/triggers/internal/ddb/ddbtest"
+	"github.com/triggers-dev/triggers/internal/dev/syncio"
 	"github.com/triggers-dev/triggers/internal/httpapi"
 	"github.com/triggers-dev/triggers/internal/store"
-	"github.com/triggers-dev/triggers/internal/syncio"
 	"github.com/triggers-dev/triggers/schema"
 )
 
 // With DynamoDB hung (its process stopped, not dead: connections are
 // accepted and never answered), every request answers 503 + Retry-After
-// within its budget, through the production client (awsdb: per-attempt
+// within its budget, through the production client (ddb: per-attempt
 // timeouts, retries); nothing acknowledged before is lost, and everything
 // works again once DynamoDB resumes.
 func TestHungDynamoDBAnswers503WithinTheBudget(t *testing.T) {
 	ctx := context.Background()
-	local, err := dynamotest.Start(ctx)
+	local, err := ddbtest.Start(ctx)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = local.Stop() })
 	events := local.CreateTable(t, schema.Events())
 	keysTable := local.CreateTable(t, schema.APIKeys())
-	client, err := awsdb.NewClient(ctx, awsdb.Options{EndpointURL: local.Endpoint})
+	client, err := ddb.NewClient(ctx, ddb.Options{EndpointURL: local.Endpoint})
 	require.NoError(t, err)
 	keys := apikey.NewStore(client, keysTable)
 	key, _, err := keys.Create(ctx, "tenant-a", "hang test")
@@ -149,9 +149,7 @@ func TestHungDynamoDBAnswers503WithinTheBudget(t *testing.T) {
 func TestClientDisconnectIsLoggedAs499(t *testing.T) {
 	ctx := context.Background()
 	events := db.CreateTable(t, schema.Events())
-	proxy := dynamotest.NewFaultProxy(t, db.Endpoint)
-	client, err := awsdb.NewClient(ctx, awsdb.Options{EndpointURL: proxy.URL})
-	require.NoError(t, err)
+	proxy, client := db.Faulty(t)
 	var logs syncio.Buffer
 	api, err := httpapi.New(httpapi.Config{Store: store.New(client, events), CursorSecret: testSecret, Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
 	require.NoError(t, err)
@@ -179,9 +177,7 @@ func TestClientDisconnectIsLoggedAs499(t *testing.T) {
 func TestBudgetEndsBeforeTheInvocationDeadline(t *testing.T) {
 	ctx := context.Background()
 	events := db.CreateTable(t, schema.Events())
-	proxy := dynamotest.NewFaultProxy(t, db.Endpoint)
-	client, err := awsdb.NewClient(ctx, awsdb.Options{EndpointURL: proxy.URL})
-	require.NoError(t, err)
+	proxy, client := db.Faulty(t)
 	api, err := httpapi.New(httpapi.Config{Store: store.New(client, events), CursorSecret: testSecret, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
 	require.NoError(t, err)
 

@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,16 +18,17 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/require"
 
-	"github.com/triggers-dev/triggers/internal/dynamotest"
+	"github.com/triggers-dev/triggers/internal/ddb/ddbtest"
+	"github.com/triggers-dev/triggers/internal/dev/syncio"
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/httpapi"
 	"github.com/triggers-dev/triggers/internal/store"
 	"github.com/triggers-dev/triggers/schema"
 )
 
-var db *dynamotest.Local
+var db *ddbtest.Local
 
-func TestMain(m *testing.M) { os.Exit(dynamotest.Main(m, &db)) }
+func TestMain(m *testing.M) { os.Exit(ddbtest.Main(m, &db)) }
 
 var testSecret = []byte("0123456789abcdef0123456789abcdef-test-secret")
 
@@ -58,7 +58,7 @@ func newEnvOn(t *testing.T, table string, client store.API, opts ...envOpt) *env
 	cfg := httpapi.Config{
 		Store:        st,
 		CursorSecret: testSecret,
-		Logger:       slog.New(slog.NewJSONHandler(&lockedWriter{w: logs}, nil)),
+		Logger:       slog.New(slog.NewJSONHandler(&syncio.Writer{W: logs}, nil)),
 	}
 	for _, o := range opts {
 		o(&cfg)
@@ -179,17 +179,6 @@ func (e *env) itemCount() int {
 	out, err := db.Client.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(e.table), Select: types.SelectCount, ConsistentRead: aws.Bool(true)})
 	require.NoError(e.t, err)
 	return int(out.Count)
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
 
 func jsonUnmarshal(data []byte, v any) error {

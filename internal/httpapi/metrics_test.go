@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/triggers-dev/triggers/internal/dev/syncio"
 	"github.com/triggers-dev/triggers/internal/emf"
 	"github.com/triggers-dev/triggers/internal/httpapi"
 )
@@ -43,7 +44,7 @@ func emfCounts(t *testing.T, buf *bytes.Buffer) map[string]int {
 // and other routes count nothing.
 func TestIngestMetrics(t *testing.T) {
 	var buf bytes.Buffer
-	w, err := emf.New(&lockedWriter{w: &buf}, "Triggers/test")
+	w, err := emf.New(&syncio.Writer{W: &buf}, "Triggers/test")
 	require.NoError(t, err)
 	e := newEnv(t, func(c *httpapi.Config) { c.Metrics = w })
 

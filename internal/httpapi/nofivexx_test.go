@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/triggers-dev/triggers/internal/dynamotest"
+	"github.com/triggers-dev/triggers/internal/ddb/ddbtest"
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/httpapi"
 	"github.com/triggers-dev/triggers/internal/store"
@@ -52,7 +52,7 @@ func FuzzNoServerError(f *testing.F) {
 	ctx := context.Background()
 	local := db
 	if local == nil {
-		l, err := dynamotest.Start(ctx)
+		l, err := ddbtest.Start(ctx)
 		if err != nil {
 			f.Fatalf("DynamoDB Local: %v", err)
 		}

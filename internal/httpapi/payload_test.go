@@ -8,7 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/triggers-dev/triggers/internal/dynamotest"
+
+	"github.com/triggers-dev/triggers/internal/ddb/ddbtest"
 )
 
 func decode(t *testing.T, s string) any {
@@ -39,7 +40,7 @@ func TestPayloadRoundTrip(t *testing.T) {
 			e := e.with(t)
 			created := e.post("tenant-a", "rt", p)
 			want := decode(t, p)
-			assert.True(t, dynamotest.SameJSON(want, map[string]any(created.Payload)), "POST response payload = %v, want %s", created.Payload, p)
+			assert.True(t, ddbtest.SameJSON(want, map[string]any(created.Payload)), "POST response payload = %v, want %s", created.Payload, p)
 
 			r := e.do(req{method: "GET", path: "/v1/events/" + created.ID, tenant: "tenant-a"})
 			require.Equal(t, http.StatusOK, r.code)
@@ -47,7 +48,7 @@ func TestPayloadRoundTrip(t *testing.T) {
 				Payload json.RawMessage `json:"payload"`
 			}
 			require.NoError(t, json.Unmarshal(r.body, &got))
-			assert.True(t, dynamotest.SameJSON(want, decode(t, string(got.Payload))), "GET payload = %s, want %s", got.Payload, p)
+			assert.True(t, ddbtest.SameJSON(want, decode(t, string(got.Payload))), "GET payload = %s, want %s", got.Payload, p)
 			// Digits are never lost to float64.
 			for _, digits := range []string{"123456789012345678901234567890", "9223372036854775808", "98765432109876543210987654321098765432", "1.0000000000000000000000000000000000001", "3.14159265358979323846264338327950288"} {
 				if strings.Contains(p, digits) {

@@ -20,17 +20,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/triggers-dev/triggers/internal/apikey"
-	"github.com/triggers-dev/triggers/internal/awsdb"
-	"github.com/triggers-dev/triggers/internal/dynamotest"
+	"github.com/triggers-dev/triggers/internal/ddb/ddbtest"
 	"github.com/triggers-dev/triggers/internal/httpapi"
 	"github.com/triggers-dev/triggers/internal/lambdaadapter"
 	"github.com/triggers-dev/triggers/internal/store"
 	"github.com/triggers-dev/triggers/schema"
 )
 
-var db *dynamotest.Local
+var db *ddbtest.Local
 
-func TestMain(m *testing.M) { os.Exit(dynamotest.Main(m, &db)) }
+func TestMain(m *testing.M) { os.Exit(ddbtest.Main(m, &db)) }
 
 var quiet = slog.New(slog.NewJSONHandler(io.Discard, nil))
 
@@ -313,15 +312,13 @@ func TestProxyRefusesCredentialsOutsideTheCacheKey(t *testing.T) {
 func TestAuthorizerFailsBeforeItsDeadline(t *testing.T) {
 	ctx := context.Background()
 	table := db.CreateTable(t, schema.APIKeys())
-	proxy := dynamotest.NewFaultProxy(t, db.Endpoint)
-	client, err := awsdb.NewClient(ctx, awsdb.Options{EndpointURL: proxy.URL})
-	require.NoError(t, err)
+	proxy, client := db.Faulty(t)
 	auth := lambdaadapter.Authorizer(apikey.NewStore(client, table), apikey.SourceBearer, quiet)
 	proxy.Stall()
 	defer proxy.Release()
 	invocation, cancel := context.WithTimeout(ctx, lambdaadapter.AuthorizerDeadlineMargin+time.Second)
 	defer cancel()
-	_, err = auth(invocation, events.APIGatewayCustomAuthorizerRequestTypeRequest{Headers: map[string]string{"Authorization": "Bearer trg_x"}})
+	_, err := auth(invocation, events.APIGatewayCustomAuthorizerRequestTypeRequest{Headers: map[string]string{"Authorization": "Bearer trg_x"}})
 	require.Error(t, err)
 	assert.NotEqual(t, lambdaadapter.ErrUnauthorized, err)
 	assert.NoError(t, invocation.Err(), "failed before the invocation's deadline")

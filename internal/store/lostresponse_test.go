@@ -11,8 +11,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/triggers-dev/triggers/internal/awsdb"
-	"github.com/triggers-dev/triggers/internal/dynamotest"
 	"github.com/triggers-dev/triggers/internal/store"
 	"github.com/triggers-dev/triggers/schema"
 )
@@ -24,9 +22,7 @@ import (
 func TestPutSurvivesALostResponse(t *testing.T) {
 	ctx := context.Background()
 	table := db.CreateTable(t, schema.Events())
-	proxy := dynamotest.NewFaultProxy(t, db.Endpoint)
-	client, err := awsdb.NewClient(ctx, awsdb.Options{EndpointURL: proxy.URL})
-	require.NoError(t, err)
+	proxy, client := db.Faulty(t)
 	st := store.New(client, table)
 
 	proxy.LoseResponse("PutItem", 1)

@@ -16,15 +16,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/triggers-dev/triggers/internal/dynamotest"
+	"github.com/triggers-dev/triggers/internal/ddb/ddbtest"
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/store"
 	"github.com/triggers-dev/triggers/schema"
 )
 
-var db *dynamotest.Local
+var db *ddbtest.Local
 
-func TestMain(m *testing.M) { os.Exit(dynamotest.Main(m, &db)) }
+func TestMain(m *testing.M) { os.Exit(ddbtest.Main(m, &db)) }
 
 func newEvent(t *testing.T, typ string, payload map[string]any) event.Event {
 	t.Helper()
@@ -138,13 +138,13 @@ func TestListStopsAfterBoundedRounds(t *testing.T) {
 	}
 	require.Len(t, scan(t, table), 30)
 	st := store.New(db.Client, table)
-	page, err := st.List(ctx, store.Query{Tenant: "tenant-a", Limit: 2})
+	page, err := st.List(ctx, event.InboxQuery{Tenant: "tenant-a", Limit: 2})
 	require.NoError(t, err)
 	assert.Empty(t, page.Events)
 	require.NotNil(t, page.Next, "want a cursor to continue after 5 rounds of 2")
 	pages := 1
 	for page.Next != nil {
-		page, err = st.List(ctx, store.Query{Tenant: "tenant-a", Limit: 2, After: page.Next})
+		page, err = st.List(ctx, event.InboxQuery{Tenant: "tenant-a", Limit: 2, After: page.Next})
 		require.NoError(t, err)
 		assert.Empty(t, page.Events)
 		pages++

@@ -1,6 +1,6 @@
 // Command api is the Lambda function serving the Triggers HTTP API v1
 // behind an API Gateway REST API (proxy integration, REQUEST authorizer).
-// Configuration: see internal/appconfig and docs/runtime.md.
+// Configuration: see lambda/fnconfig and docs/runtime.md.
 package main
 
 import (
@@ -9,17 +9,15 @@ import (
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
-	"github.com/triggers-dev/triggers/internal/appconfig"
-	"github.com/triggers-dev/triggers/internal/awsdb"
 	"github.com/triggers-dev/triggers/internal/cursor"
+	"github.com/triggers-dev/triggers/internal/ddb"
 	"github.com/triggers-dev/triggers/internal/emf"
 	"github.com/triggers-dev/triggers/internal/httpapi"
 	"github.com/triggers-dev/triggers/internal/lambdaadapter"
-	"github.com/triggers-dev/triggers/internal/secrets"
 	"github.com/triggers-dev/triggers/internal/store"
+	"github.com/triggers-dev/triggers/lambda/fnconfig"
 )
 
 func main() {
@@ -30,22 +28,19 @@ func main() {
 }
 
 func run(ctx context.Context) error {
-	cfg, err := appconfig.LoadAPI(os.Getenv)
+	cfg, err := fnconfig.LoadAPI(os.Getenv)
 	if err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}
-	awsCfg, err := awsdb.LoadConfig(ctx, awsdb.Options{EndpointURL: cfg.Endpoint})
+	dbOpts := ddb.Options{EndpointURL: cfg.Endpoint}
+	awsCfg, err := ddb.LoadConfig(ctx, dbOpts)
 	if err != nil {
 		return err
 	}
-	client := dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) {
-		if cfg.Endpoint != "" {
-			o.BaseEndpoint = &cfg.Endpoint
-		}
-	})
+	client := ddb.ClientFromConfig(awsCfg, dbOpts)
 	secret := cfg.CursorSecret
 	if cfg.CursorSecretARN != "" {
-		if secret, err = secrets.Fetch(ctx, secretsmanager.NewFromConfig(awsCfg), cfg.CursorSecretARN, cursor.MinSecretBytes); err != nil {
+		if secret, err = fetchSecret(ctx, secretsmanager.NewFromConfig(awsCfg), cfg.CursorSecretARN, cursor.MinSecretBytes); err != nil {
 			return err
 		}
 	}
@@ -61,7 +56,7 @@ func run(ctx context.Context) error {
 		CursorSecret: secret,
 		Retention:    cfg.Retention,
 		KeySources:   cfg.KeySources,
-		Logger:       appconfig.Logger(os.Stdout, cfg.LogLevel),
+		Logger:       fnconfig.Logger(os.Stdout, cfg.LogLevel),
 		Metrics:      metrics,
 	})
 	if err != nil {

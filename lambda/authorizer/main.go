@@ -1,7 +1,7 @@
 // Command authorizer is the API Gateway REQUEST authorizer of the Triggers
 // API: it hashes the presented API key, looks it up in the API-keys table
 // and returns the tenant id in the authorizer context.
-// Configuration: see internal/appconfig and docs/runtime.md.
+// Configuration: see lambda/fnconfig and docs/runtime.md.
 package main
 
 import (
@@ -12,22 +12,22 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/triggers-dev/triggers/internal/apikey"
-	"github.com/triggers-dev/triggers/internal/appconfig"
-	"github.com/triggers-dev/triggers/internal/awsdb"
+	"github.com/triggers-dev/triggers/internal/ddb"
 	"github.com/triggers-dev/triggers/internal/lambdaadapter"
+	"github.com/triggers-dev/triggers/lambda/fnconfig"
 )
 
 func main() {
-	cfg, err := appconfig.LoadAuthorizer(os.Getenv)
+	cfg, err := fnconfig.LoadAuthorizer(os.Getenv)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "authorizer: configuration: %v\n", err)
 		os.Exit(1)
 	}
-	client, err := awsdb.NewClient(context.Background(), awsdb.Options{EndpointURL: cfg.Endpoint})
+	client, err := ddb.NewClient(context.Background(), ddb.Options{EndpointURL: cfg.Endpoint})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "authorizer: %v\n", err)
 		os.Exit(1)
 	}
 	keys := apikey.NewStore(client, cfg.APIKeysTable)
-	lambda.Start(lambdaadapter.Authorizer(keys, cfg.KeySources, appconfig.Logger(os.Stdout, cfg.LogLevel)))
+	lambda.Start(lambdaadapter.Authorizer(keys, cfg.KeySources, fnconfig.Logger(os.Stdout, cfg.LogLevel)))
 }

@@ -1,7 +1,7 @@
 // Command streamconsumer is the Lambda function consuming the events
 // table's DynamoDB stream (view NEW_IMAGE): it forwards every newly
 // inserted event to the SQS delivery queue and reports partial batch
-// failures. Configuration: see internal/appconfig and docs/delivery.md.
+// failures. Configuration: see lambda/fnconfig and docs/delivery.md.
 package main
 
 import (
@@ -11,23 +11,25 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/triggers-dev/triggers/internal/appconfig"
+	"github.com/triggers-dev/triggers/internal/ddb"
 	"github.com/triggers-dev/triggers/internal/delivery"
+	"github.com/triggers-dev/triggers/lambda/fnconfig"
 )
 
 func main() {
-	cfg, err := appconfig.LoadConsumer(os.Getenv)
+	cfg, err := fnconfig.LoadConsumer(os.Getenv)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "streamconsumer: configuration: %v\n", err)
 		os.Exit(1)
 	}
-	log := appconfig.Logger(os.Stdout, cfg.LogLevel)
-	awsCfg, err := config.LoadDefaultConfig(context.Background())
+	log := fnconfig.Logger(os.Stdout, cfg.LogLevel)
+	// The project's one AWS configuration (bounded attempts, each with a
+	// timeout); its endpoint override is DynamoDB's, so SQS sets its own.
+	awsCfg, err := ddb.LoadConfig(context.Background(), ddb.Options{})
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "streamconsumer: load AWS configuration: %v\n", err)
+		fmt.Fprintf(os.Stderr, "streamconsumer: %v\n", err)
 		os.Exit(1)
 	}
 	client := sqs.NewFromConfig(awsCfg, func(o *sqs.Options) {

@@ -19,6 +19,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/triggers-dev/triggers/internal/dev/syncio"
 )
 
 var (
@@ -177,7 +179,7 @@ func TestBinaryEndToEnd(t *testing.T) {
 		"DELIVERY_QUEUE_URL="+sqsSrv.URL+"/123456789012/delivery",
 		"SQS_ENDPOINT="+sqsSrv.URL,
 	)
-	var stdout, stderr syncBuffer // read while the process runs
+	var stdout, stderr syncio.Buffer // read while the process runs
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	require.NoError(t, cmd.Start())
 	defer func() {
@@ -206,22 +208,4 @@ func TestBinaryEndToEnd(t *testing.T) {
 	assert.Equal(t, "acme", e.MessageAttributes["tenant"].StringValue)
 	assert.Equal(t, "String", e.MessageAttributes["event_type"].DataType)
 	assert.Equal(t, "user.created", e.MessageAttributes["event_type"].StringValue)
-}
-
-// syncBuffer is a bytes.Buffer safe to read while a process writes to it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

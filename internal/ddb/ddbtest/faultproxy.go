@@ -1,0 +1,159 @@
+package ddbtest
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/triggers-dev/triggers/internal/ddb"
+)
+
+// FaultProxy is an HTTP proxy in front of a DynamoDB endpoint that can lose
+// responses and stall, so tests can put the real SDK client (its retries,
+// its timeouts) through the network failures DynamoDB clients meet:
+//
+//	p := ddbtest.NewFaultProxy(t, db.Endpoint)
+//	p.LoseResponse("PutItem", 1) // the next PutItem succeeds, its answer is lost
+//	client := ... with BaseEndpoint p.URL
+type FaultProxy struct {
+	// URL is the proxy's base URL, to use as the client's endpoint.
+	URL string
+
+	upstream string
+	srv      *httptest.Server
+
+	mu      sync.Mutex
+	lose    map[string]int
+	stalled chan struct{} // non-nil while stalled; closed to release
+	seen    map[string]int
+}
+
+// NewFaultProxy starts a proxy to upstream (a DynamoDB endpoint URL); it
+// stops with the test.
+func NewFaultProxy(t testing.TB, upstream string) *FaultProxy {
+	t.Helper()
+	p := &FaultProxy{upstream: strings.TrimSuffix(upstream, "/"), lose: map[string]int{}, seen: map[string]int{}}
+	p.srv = httptest.NewServer(http.HandlerFunc(p.serve))
+	p.URL = p.srv.URL
+	t.Cleanup(func() {
+		p.Release()
+		p.srv.CloseClientConnections()
+		p.srv.Close()
+	})
+	return p
+}
+
+// LoseResponse makes the next n calls of operation (the X-Amz-Target
+// suffix, such as "PutItem") reach DynamoDB and take effect, but drops the
+// connection instead of returning their responses.
+func (p *FaultProxy) LoseResponse(operation string, n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.lose[operation] += n
+}
+
+// Stall holds every request from now on without forwarding it, as a
+// DynamoDB that accepts connections and never answers, until Release.
+func (p *FaultProxy) Stall() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stalled == nil {
+		p.stalled = make(chan struct{})
+	}
+}
+
+// Release forwards the held requests and stops stalling.
+func (p *FaultProxy) Release() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stalled != nil {
+		close(p.stalled)
+		p.stalled = nil
+	}
+}
+
+// Calls returns how many calls of operation the proxy has received.
+func (p *FaultProxy) Calls(operation string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.seen[operation]
+}
+
+func (p *FaultProxy) serve(w http.ResponseWriter, r *http.Request) {
+	target := r.Header.Get("X-Amz-Target")
+	op := target[strings.LastIndexByte(target, '.')+1:]
+	p.mu.Lock()
+	p.seen[op]++
+	stalled := p.stalled
+	lose := p.lose[op] > 0
+	if lose {
+		p.lose[op]--
+	}
+	p.mu.Unlock()
+	if stalled != nil {
+		select {
+		case <-stalled:
+		case <-r.Context().Done():
+			return
+		}
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return
+	}
+	req, err := http.NewRequestWithContext(r.Context(), r.Method, p.upstream+r.URL.RequestURI(), bytes.NewReader(body))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	req.Header = r.Header.Clone()
+	res, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer res.Body.Close()
+	out, err := io.ReadAll(res.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	if lose {
+		// DynamoDB has done the work; the client never hears of it.
+		if hj, ok := w.(http.Hijacker); ok {
+			if conn, _, err := hj.Hijack(); err == nil {
+				_ = conn.Close()
+				return
+			}
+		}
+		panic(http.ErrAbortHandler)
+	}
+	for k, vs := range res.Header {
+		for _, v := range vs {
+			w.Header().Add(k, v)
+		}
+	}
+	w.WriteHeader(res.StatusCode)
+	_, _ = w.Write(out)
+}
+
+// Faulty returns a FaultProxy in front of l and a client through it built
+// as the Lambda functions build theirs (ddb.NewClient: the SDK's retries,
+// the per-attempt timeout), so that a test sees what production code does
+// when DynamoDB loses responses or hangs.
+func (l *Local) Faulty(t testing.TB) (*FaultProxy, *dynamodb.Client) {
+	t.Helper()
+	proxy := NewFaultProxy(t, l.Endpoint)
+	client, err := ddb.NewClient(context.Background(), ddb.Options{EndpointURL: proxy.URL})
+	if err != nil {
+		t.Fatalf("ddbtest: client behind the fault proxy: %v", err)
+	}
+	return proxy, client
+}

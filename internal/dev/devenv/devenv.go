@@ -1,0 +1,440 @@
+// Package devenv runs the whole Triggers path on one machine, with the same
+// code as on AWS: DynamoDB Local (internal/ddb/ddblocal), the tables from the
+// schema the constructs use, a demo tenant's API key, the HTTP API as
+// deployed (internal/dev/localapi: an API Gateway emulator built from the
+// synthesized API stack template, calling the real authorizer and API
+// handlers through their Lambda entry points) and a stream poller that runs
+// the stream consumer (internal/delivery) against DynamoDB Local's Streams
+// API and delivers to a local sink.
+//
+// cmd/triggers-dev (`make dev`) is its command-line front end.
+package devenv
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+
+	"github.com/triggers-dev/triggers/internal/apikey"
+	"github.com/triggers-dev/triggers/internal/ddb"
+	"github.com/triggers-dev/triggers/internal/ddb/ddblocal"
+	"github.com/triggers-dev/triggers/internal/delivery"
+	"github.com/triggers-dev/triggers/internal/dev/localapi"
+	"github.com/triggers-dev/triggers/internal/dev/syncio"
+	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/schema"
+)
+
+// Defaults of Options.
+const (
+	DefaultAddr         = "127.0.0.1:8080"
+	DefaultDynamoDBPort = 8000
+	DefaultTenant       = "demo"
+	DefaultEventsTable  = "triggers-events"
+	DefaultKeysTable    = "triggers-apikeys"
+	// DeliveriesPath serves the local sink's deliveries next to the API.
+	DeliveriesPath = "/_dev/deliveries"
+	// maxKept bounds the deliveries kept in memory for DeliveriesPath.
+	maxKept = 1000
+)
+
+// Options configure Run. Zero values take the defaults.
+type Options struct {
+	// Addr is the API's listen address. Default: DefaultAddr (loopback).
+	Addr string
+	// Template is the synthesized API stack the gateway is built from.
+	// Default: localapi.DefaultTemplate under the module root (make dev
+	// synthesizes it when the constructs or stacks changed).
+	Template string
+	// DynamoDBPort is DynamoDB Local's port; -1 picks a free one.
+	// Default: DefaultDynamoDBPort.
+	DynamoDBPort int
+	// DataDir keeps DynamoDB Local's data across runs. Default: in memory.
+	DataDir string
+	// EndpointURL, when set, uses the DynamoDB engine already serving
+	// there (a DynamoDB Local you run, or real tables with
+	// https://dynamodb.<region>.amazonaws.com) instead of starting one;
+	// DynamoDBPort, DataDir, Jar and Java are then unused. Credentials come
+	// from the AWS default chain, or static dummy ones when the
+	// environment has none (ddb.LoadConfig). Its tables are created when
+	// missing and kept at exit.
+	EndpointURL string
+	// Tenant is the demo tenant that gets a new API key at every start.
+	// Default: DefaultTenant.
+	Tenant string
+	// EventsTable and KeysTable name the tables. Default:
+	// DefaultEventsTable, DefaultKeysTable.
+	EventsTable, KeysTable string
+	// DeliveriesFile, when set, gets every delivery appended as a JSON line.
+	DeliveriesFile string
+	// Jar and Java locate DynamoDB Local and Java. Default: ddblocal's.
+	Jar, Java string
+	// PollInterval is the stream poller's pause when the stream has
+	// nothing new. Default: 250 ms.
+	PollInterval time.Duration
+	// Stdout receives the start-up summary (with the API key) and the
+	// request, delivery and poller log lines (JSON). Default: os.Stdout.
+	Stdout io.Writer
+	// Ready, when set, receives the environment once it serves.
+	Ready chan<- Info
+}
+
+// Info describes a running environment.
+type Info struct {
+	// URL is the API's base URL: the stage's, as in the deployed ApiUrl
+	// output without its trailing slash (http://127.0.0.1:8080/live).
+	URL string
+	// DeliveriesURL lists the local sink's deliveries.
+	DeliveriesURL string
+	// Template is the path of the template the gateway serves, and
+	// Stage its stage.
+	Template, Stage string
+	// DynamoDBEndpoint is DynamoDB Local's URL.
+	DynamoDBEndpoint string
+	// DynamoDBPid is DynamoDB Local's process id.
+	DynamoDBPid int
+	// Tenant and APIKey are the demo tenant and its new key.
+	Tenant, APIKey string
+	// EventsTable and KeysTable are the tables' names.
+	EventsTable, KeysTable string
+}
+
+func (o *Options) defaults() {
+	if o.Addr == "" {
+		o.Addr = DefaultAddr
+	}
+	if o.DynamoDBPort == 0 {
+		o.DynamoDBPort = DefaultDynamoDBPort
+	}
+	if o.Tenant == "" {
+		o.Tenant = DefaultTenant
+	}
+	if o.EventsTable == "" {
+		o.EventsTable = DefaultEventsTable
+	}
+	if o.KeysTable == "" {
+		o.KeysTable = DefaultKeysTable
+	}
+	if o.PollInterval <= 0 {
+		o.PollInterval = 250 * time.Millisecond
+	}
+	if o.Stdout == nil {
+		o.Stdout = os.Stdout
+	}
+	if o.Template == "" {
+		o.Template = localapi.DefaultTemplate
+		if root, err := ddblocal.ModuleRoot(); err == nil {
+			o.Template = filepath.Join(root, localapi.DefaultTemplate)
+		}
+	}
+}
+
+// Run starts everything, serves until ctx ends, then stops everything,
+// DynamoDB Local included. It returns nil after a clean stop, or the
+// reason it could not start or had to stop.
+func Run(ctx context.Context, o Options) (err error) {
+	o.defaults()
+	if !event.ValidTenantID(o.Tenant) {
+		return fmt.Errorf("tenant %q is invalid: use 1-128 characters of [A-Za-z0-9_.:-], starting with a letter or digit", o.Tenant)
+	}
+	// The template and the API's port first: failing here costs nothing.
+	template, err := localapi.ReadTemplate(o.Template)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", o.Addr)
+	if err != nil {
+		return fmt.Errorf("the API cannot listen on %s (%v): stop what uses it, or pass another address (make dev ADDR=127.0.0.1:8081, or -addr)", o.Addr, err)
+	}
+	defer ln.Close()
+	var sink io.Writer = io.Discard
+	if o.DeliveriesFile != "" {
+		f, err := os.OpenFile(o.DeliveriesFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			return fmt.Errorf("open the deliveries file: %w", err)
+		}
+		defer f.Close()
+		sink = f
+	}
+
+	eng, err := startEngine(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if serr := eng.stop(); serr != nil && err == nil {
+			err = serr
+		}
+	}()
+
+	log := slog.New(slog.NewJSONHandler(&syncio.Writer{W: o.Stdout}, nil))
+	client := eng.client
+	eventsCreated, err := ddb.CreateTable(ctx, client, schema.Events(), o.EventsTable, true)
+	if err != nil {
+		return err
+	}
+	if _, err := ddb.CreateTable(ctx, client, schema.APIKeys(), o.KeysTable, true); err != nil {
+		return err
+	}
+	keys := apikey.NewStore(client, o.KeysTable)
+	key, _, err := keys.Create(ctx, o.Tenant, "make dev demo key")
+	if err != nil {
+		return fmt.Errorf("mint the demo API key: %w", err)
+	}
+
+	secret := make([]byte, 48)
+	_, _ = rand.Read(secret)
+	api, err := localapi.New(localapi.Config{
+		Template:     template,
+		DB:           client,
+		EventsTable:  o.EventsTable,
+		KeysTable:    o.KeysTable,
+		CursorSecret: []byte(base64.RawURLEncoding.EncodeToString(secret)),
+		Logger:       log,
+	})
+	if err != nil {
+		return fmt.Errorf("serve %s: %w", o.Template, err)
+	}
+
+	deliveries := &deliveryLog{w: sink, log: log}
+	consumer, err := delivery.New(delivery.Config{Sender: delivery.SinkFunc(deliveries.deliver), QueueURL: "local-sink", Logger: log})
+	if err != nil {
+		return err
+	}
+	arn, err := delivery.LatestStreamARN(ctx, client, o.EventsTable)
+	if err != nil {
+		return err
+	}
+	// A table kept from an earlier run was delivered then: start at the
+	// stream's end. A new table: from its start.
+	reader := delivery.NewStreamReader(eng.streams, arn, delivery.StreamReaderOptions{Latest: !eventsCreated, Region: eng.region})
+
+	mux := http.NewServeMux()
+	mux.Handle(DeliveriesPath, deliveries)
+	mux.Handle("/", api.Gateway)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second}
+
+	info := Info{
+		URL: "http://" + ln.Addr().String() + api.BasePath, DeliveriesURL: "http://" + ln.Addr().String() + DeliveriesPath,
+		Template: o.Template, Stage: api.Gateway.Stage(), DynamoDBEndpoint: eng.endpoint, DynamoDBPid: eng.pid,
+		Tenant: o.Tenant, APIKey: key, EventsTable: o.EventsTable, KeysTable: o.KeysTable,
+	}
+	// Before the log lines start: connections wait in the listen backlog.
+	printSummary(o, info, !eventsCreated)
+
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errc := make(chan error, 2)
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			errc <- fmt.Errorf("API server: %w", err)
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		if err := reader.Poll(runCtx, consumer.Handle, delivery.PollOptions{Interval: o.PollInterval, Logger: log}); err != nil && runCtx.Err() == nil {
+			errc <- fmt.Errorf("stream poller: %w", err)
+		}
+	}()
+
+	if o.Ready != nil {
+		o.Ready <- info
+	}
+
+	select {
+	case <-ctx.Done():
+	case err = <-errc:
+	case <-eng.done:
+		err = fmt.Errorf("DynamoDB Local exited unexpectedly: %s", eng.output())
+	}
+	cancel()
+	shutdown, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer scancel()
+	if serr := srv.Shutdown(shutdown); serr != nil && err == nil {
+		err = fmt.Errorf("shut the API down: %w", serr)
+	}
+	wg.Wait()
+	return err
+}
+
+// engine is the DynamoDB that Run serves from: a DynamoDB Local it
+// started, or the one at Options.EndpointURL.
+type engine struct {
+	client   *dynamodb.Client
+	streams  *dynamodbstreams.Client
+	endpoint string
+	region   string
+	pid      int             // 0 for an engine Run did not start
+	done     <-chan struct{} // nil (never ready) for an engine Run did not start
+	output   func() string
+	stop     func() error
+}
+
+func startEngine(ctx context.Context, o Options) (*engine, error) {
+	if o.EndpointURL != "" {
+		do := ddb.Options{EndpointURL: o.EndpointURL}
+		cfg, err := ddb.LoadConfig(ctx, do)
+		if err != nil {
+			return nil, err
+		}
+		return &engine{
+			client: ddb.ClientFromConfig(cfg, do),
+			streams: dynamodbstreams.NewFromConfig(cfg, func(so *dynamodbstreams.Options) {
+				so.BaseEndpoint = aws.String(o.EndpointURL)
+			}),
+			endpoint: o.EndpointURL, region: cfg.Region,
+			stop: func() error { return nil },
+		}, nil
+	}
+	port := o.DynamoDBPort
+	if port < 0 {
+		port = 0
+	}
+	proc, err := ddblocal.Start(ctx, ddblocal.Options{Port: port, DataDir: o.DataDir, Jar: o.Jar, Java: o.Java})
+	if err != nil {
+		if errors.Is(err, ddblocal.ErrPortInUse) {
+			err = fmt.Errorf("%w (make dev DYNAMODB_PORT=8001, or -dynamodb-port; -1 picks a free port)", err)
+		}
+		return nil, err
+	}
+	return &engine{
+		client: proc.Client, streams: ddblocal.NewStreamsClient(proc.Endpoint),
+		endpoint: proc.Endpoint, region: ddb.LocalRegion, pid: proc.Pid(),
+		done: proc.Done(), output: proc.Output, stop: proc.Stop,
+	}, nil
+}
+
+func printSummary(o Options, in Info, kept bool) {
+	storage := "in memory (gone at exit; keep it with make dev DATA=.dev-data)"
+	if o.DataDir != "" {
+		abs, _ := filepath.Abs(o.DataDir)
+		storage = "kept in " + abs
+		if kept {
+			storage += " (tables found: the poller starts at the stream's end)"
+		}
+	}
+	w := o.Stdout
+	fmt.Fprintf(w, "Triggers dev environment\n")
+	fmt.Fprintf(w, "  API:             %s\n", in.URL)
+	fmt.Fprintf(w, "                   API Gateway stage %q from %s -> authorizer -> api handler\n", in.Stage, in.Template)
+	if o.EndpointURL != "" {
+		fmt.Fprintf(w, "  DynamoDB:        %s  (not started here; tables kept at exit)\n", in.DynamoDBEndpoint)
+	} else {
+		fmt.Fprintf(w, "  DynamoDB Local:  %s  (pid %d) data %s\n", in.DynamoDBEndpoint, in.DynamoDBPid, storage)
+	}
+	fmt.Fprintf(w, "  tables:          %s, %s\n", in.EventsTable, in.KeysTable)
+	fmt.Fprintf(w, "  tenant:          %s\n", in.Tenant)
+	fmt.Fprintf(w, "  API key:         %s   (new at every start; only its hash is stored)\n", in.APIKey)
+	fmt.Fprintf(w, "  deliveries:      %s, and a \"delivered\" log line each", in.DeliveriesURL)
+	if o.DeliveriesFile != "" {
+		fmt.Fprintf(w, ", appended to %s", o.DeliveriesFile)
+	}
+	fmt.Fprintf(w, "\n\nIn another terminal:\n  export TRIGGERS_URL=%s TRIGGERS_KEY=%s TRIGGERS_DELIVERIES=%s\n", in.URL, in.APIKey, in.DeliveriesURL)
+	if o.EndpointURL == "" {
+		fmt.Fprintf(w, "  export AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local AWS_DEFAULT_REGION=%s DDB=%s\n", ddb.LocalRegion, in.DynamoDBEndpoint)
+	}
+	fmt.Fprintf(w, "Ctrl-C stops everything.\n\n")
+}
+
+// deliveryLog is the local sink: it keeps the last deliveries for
+// DeliveriesPath, logs each, and appends it to a file.
+type deliveryLog struct {
+	mu      sync.Mutex
+	w       io.Writer
+	log     *slog.Logger
+	kept    []json.RawMessage
+	changed chan struct{} // closed and replaced at every delivery
+}
+
+func (d *deliveryLog) deliver(ctx context.Context, m delivery.Message) error {
+	line, err := json.Marshal(struct {
+		Tenant    string          `json:"tenant"`
+		EventType string          `json:"event_type"`
+		Event     json.RawMessage `json:"event"`
+	}{m.Tenant, m.EventType, m.Body})
+	if err != nil {
+		return fmt.Errorf("sink: %w", err)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, err := d.w.Write(append(line, '\n')); err != nil {
+		return fmt.Errorf("sink: %w", err) // retried by the consumer
+	}
+	d.kept = append(d.kept, line)
+	if len(d.kept) > maxKept {
+		d.kept = d.kept[len(d.kept)-maxKept:]
+	}
+	if d.changed != nil {
+		close(d.changed)
+		d.changed = nil
+	}
+	d.log.LogAttrs(ctx, slog.LevelInfo, "delivered", slog.String("tenant", m.Tenant), slog.String("event_type", m.EventType), slog.String("event_id", m.EventID))
+	return nil
+}
+
+// ServeHTTP lists the deliveries, oldest first, as
+// {"deliveries":[{"tenant","event_type","event"}...]}. With wait=N
+// (seconds, at most 30) it waits up to N seconds for at least one.
+func (d *deliveryLog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	if r.Method != http.MethodGet {
+		w.Header().Set("Allow", "GET")
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		_, _ = w.Write([]byte(`{"error":{"code":"method_not_allowed","message":"use GET"}}` + "\n"))
+		return
+	}
+	wait := 0
+	if v := r.URL.Query().Get("wait"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > 30 {
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = w.Write([]byte(`{"error":{"code":"invalid_parameter","message":"wait must be whole seconds from 0 to 30"}}` + "\n"))
+			return
+		}
+		wait = n
+	}
+	deadline := time.After(time.Duration(wait) * time.Second)
+	for {
+		d.mu.Lock()
+		if len(d.kept) > 0 || wait == 0 {
+			out := append([]json.RawMessage{}, d.kept...)
+			d.mu.Unlock()
+			b, _ := json.Marshal(struct {
+				Deliveries []json.RawMessage `json:"deliveries"`
+			}{out})
+			_, _ = w.Write(append(b, '\n'))
+			return
+		}
+		if d.changed == nil {
+			d.changed = make(chan struct{})
+		}
+		ch := d.changed
+		d.mu.Unlock()
+		select {
+		case <-ch:
+		case <-deadline:
+			wait = 0
+		case <-r.Context().Done():
+			return
+		}
+	}
+}

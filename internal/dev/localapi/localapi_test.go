@@ -1,0 +1,202 @@
+package localapi
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/triggers-dev/triggers/internal/apikey"
+	"github.com/triggers-dev/triggers/internal/ddb"
+	"github.com/triggers-dev/triggers/internal/ddb/ddbtest"
+	"github.com/triggers-dev/triggers/internal/dev/localgw"
+	"github.com/triggers-dev/triggers/internal/dev/syncio"
+	"github.com/triggers-dev/triggers/schema"
+)
+
+// The templates the assertions golden tests keep identical to a real synth:
+// the dev API stack (all defaults) and a TriggersApi with every option
+// (AuthorizerCacheTtl 0, stage v1stage, RetentionDays 7, CORS, a custom
+// domain, WAF). Nothing here synthesizes.
+const (
+	devTemplate     = "../../../assertions/testdata/triggers-dev-api.json"
+	optionsTemplate = "../../../assertions/testdata/test-api-options.json"
+)
+
+var db *ddbtest.Local
+
+func TestMain(m *testing.M) { os.Exit(ddbtest.Main(m, &db)) }
+
+type served struct {
+	api    *API
+	url    string // the server's root
+	key    string
+	events string
+	logs   *syncio.Buffer
+}
+
+func serve(t *testing.T, template string, gw localgw.Options) *served {
+	t.Helper()
+	return serveOn(t, db.Client, template, gw)
+}
+
+// serveOn serves template with the handlers on client (tables and key are
+// made directly on DynamoDB Local).
+func serveOn(t *testing.T, client DB, template string, gw localgw.Options) *served {
+	t.Helper()
+	tmpl, err := ReadTemplate(template)
+	require.NoError(t, err)
+	events, keys := db.CreateTable(t, schema.Events()), db.CreateTable(t, schema.APIKeys())
+	key, _, err := apikey.NewStore(db.Client, keys).Create(context.Background(), "tenant-a", "")
+	require.NoError(t, err)
+	logs := &syncio.Buffer{}
+	api, err := New(Config{
+		Template: tmpl, DB: client, EventsTable: events, KeysTable: keys,
+		Logger: slog.New(slog.NewJSONHandler(logs, nil)), Gateway: gw,
+	})
+	require.NoError(t, err)
+	srv := httptest.NewServer(api.Gateway)
+	t.Cleanup(srv.Close)
+	return &served{api: api, url: srv.URL, key: key, events: events, logs: logs}
+}
+
+func (s *served) do(t *testing.T, method, path string, header map[string]string, body string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, s.url+path, strings.NewReader(body))
+	require.NoError(t, err)
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	return res, string(b)
+}
+
+// authorizerCalls counts the authorizer handler's log lines.
+func (s *served) authorizerCalls() int { return strings.Count(s.logs.String(), `"msg":"authorized"`) }
+
+// The same gateway code and handlers, two templates: every difference below
+// comes from the construct's props alone.
+func TestConstructChangesLocalBehaviour(t *testing.T) {
+	dev := serve(t, devTemplate, localgw.Options{})
+	opt := serve(t, optionsTemplate, localgw.Options{})
+
+	// Stage name: StageName "v1stage" moves the API.
+	assert.Equal(t, "/live", dev.api.BasePath)
+	assert.Equal(t, "/v1stage", opt.api.BasePath)
+	res, _ := dev.do(t, "GET", "/v1stage/v1/inbox", map[string]string{"Authorization": "Bearer " + dev.key}, "")
+	assert.Equal(t, http.StatusForbidden, res.StatusCode, "no such stage in the dev template")
+	res, body := opt.do(t, "GET", "/v1stage/v1/inbox", map[string]string{"Authorization": "Bearer " + opt.key}, "")
+	assert.Equal(t, http.StatusOK, res.StatusCode, body)
+
+	// Authorizer cache: 300 s by default (X-Api-Key refused, one
+	// authorizer call for repeated requests), off with
+	// AuthorizerCacheTtl 0 (X-Api-Key accepted, a call per request).
+	assert.Equal(t, apikey.SourceBearer, dev.api.KeySources)
+	assert.Equal(t, apikey.SourceBearerOrHeader, opt.api.KeySources)
+	res, body = dev.do(t, "GET", "/live/v1/inbox", map[string]string{"X-Api-Key": dev.key}, "")
+	assert.Equal(t, http.StatusUnauthorized, res.StatusCode, body)
+	assert.Contains(t, body, "X-Api-Key is not accepted by this deployment", "the template's UNAUTHORIZED response")
+	res, body = opt.do(t, "GET", "/v1stage/v1/inbox", map[string]string{"X-Api-Key": opt.key}, "")
+	assert.Equal(t, http.StatusOK, res.StatusCode, body)
+	for i := 0; i < 3; i++ {
+		res, body = dev.do(t, "GET", "/live/v1/inbox", map[string]string{"Authorization": "Bearer " + dev.key}, "")
+		require.Equal(t, http.StatusOK, res.StatusCode, body)
+		res, body = opt.do(t, "GET", "/v1stage/v1/inbox", map[string]string{"Authorization": "Bearer " + opt.key}, "")
+		require.Equal(t, http.StatusOK, res.StatusCode, body)
+	}
+	assert.Equal(t, 1, dev.authorizerCalls(), "cached for 300 s:\n%s", dev.logs)
+	assert.Equal(t, 5, opt.authorizerCalls(), "no cache: every request:\n%s", opt.logs)
+
+	// CORS: the construct's preflight (a MOCK OPTIONS method) answers
+	// without a key; without CORS, OPTIONS falls to ANY and the authorizer.
+	res, _ = opt.do(t, "OPTIONS", "/v1stage/v1/events", map[string]string{"Origin": "https://app.example.com"}, "")
+	assert.Equal(t, http.StatusNoContent, res.StatusCode)
+	assert.NotEmpty(t, res.Header.Get("Access-Control-Allow-Methods"))
+	res, _ = dev.do(t, "OPTIONS", "/live/v1/events", map[string]string{"Origin": "https://app.example.com"}, "")
+	assert.Equal(t, http.StatusUnauthorized, res.StatusCode)
+
+	// RetentionDays 7 reaches the API function's RETENTION_DAYS: the
+	// stored item's ttl is 7 days after its timestamp, not 30.
+	assert.Equal(t, 30*24*time.Hour, dev.api.Retention)
+	assert.Equal(t, 7*24*time.Hour, opt.api.Retention)
+	for _, s := range []struct {
+		srv  *served
+		path string
+		days int64
+	}{{dev, "/live", 30}, {opt, "/v1stage", 7}} {
+		res, body := s.srv.do(t, "POST", s.path+"/v1/events",
+			map[string]string{"Authorization": "Bearer " + s.srv.key, "Content-Type": "application/json"},
+			`{"event_type":"retention.check","payload":{}}`)
+		require.Equal(t, http.StatusCreated, res.StatusCode, body)
+		assert.Equal(t, s.days*86400, itemTTL(t, s.srv)-itemTime(t, body), "%s: ttl - timestamp", s.path)
+	}
+}
+
+// itemTime is the event's timestamp in epoch seconds.
+func itemTime(t *testing.T, body string) int64 {
+	t.Helper()
+	_, after, _ := strings.Cut(body, `"timestamp":"`)
+	ts, _, _ := strings.Cut(after, `"`)
+	tm, err := time.Parse(time.RFC3339Nano, ts)
+	require.NoError(t, err, body)
+	return tm.Unix()
+}
+
+// itemTTL reads the ttl attribute of the only item in s's events table.
+func itemTTL(t *testing.T, s *served) int64 {
+	t.Helper()
+	scan, err := db.Client.Scan(context.Background(), &dynamodb.ScanInput{TableName: &s.events})
+	require.NoError(t, err)
+	require.Len(t, scan.Items, 1)
+	n, ok := scan.Items[0][schema.AttrTTL].(*types.AttributeValueMemberN)
+	require.True(t, ok, "ttl is a number: %v", scan.Items[0])
+	v, err := strconv.ParseInt(n.Value, 10, 64)
+	require.NoError(t, err)
+	return v
+}
+
+// DynamoDB that stops answering: the authorizer's failure is the template's
+// AUTHORIZER_CONFIGURATION_ERROR response (503 with Retry-After) and is not
+// cached; behind a cached allow, the API function answers 503 with
+// Retry-After within its budget, before the function's timeout.
+func TestDynamoDBStallThroughGateway(t *testing.T) {
+	p := ddbtest.NewFaultProxy(t, db.Endpoint)
+	s := serveOn(t, ddb.NewLocalClient(p.URL), devTemplate, localgw.Options{})
+	auth := map[string]string{"Authorization": "Bearer " + s.key}
+
+	p.Stall()
+	start := time.Now()
+	res, body := s.do(t, "GET", "/live/v1/inbox", auth, "")
+	assert.Equal(t, http.StatusServiceUnavailable, res.StatusCode, body)
+	assert.NotEmpty(t, res.Header.Get("Retry-After"), "Retry-After on the authorizer's 503")
+	assert.Contains(t, body, `"code":"unavailable"`)
+	assert.Less(t, time.Since(start), 6*time.Second, "within the authorizer's 5 s timeout")
+	p.Release()
+
+	res, body = s.do(t, "GET", "/live/v1/inbox", auth, "")
+	require.Equal(t, http.StatusOK, res.StatusCode, "the failure was not cached: %s", body)
+
+	p.Stall()
+	start = time.Now()
+	res, body = s.do(t, "GET", "/live/v1/inbox", auth, "") // cached allow: straight to the API function
+	assert.Equal(t, http.StatusServiceUnavailable, res.StatusCode, body)
+	assert.NotEmpty(t, res.Header.Get("Retry-After"), "Retry-After on the function's 503")
+	assert.NotEmpty(t, res.Header.Get("X-Request-Id"), "the function answered, not the gateway")
+	assert.Less(t, time.Since(start), 10*time.Second, "within the API function's 10 s timeout")
+	p.Release()
+}

@@ -1,0 +1,67 @@
+package lambda_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const module = "github.com/triggers-dev/triggers/"
+
+// forbidden are the import-path prefixes no Lambda binary may link: the
+// local-only and test-only families of docs/layout.md, the synthesis side,
+// and test frameworks.
+var forbidden = []string{
+	module + "internal/dev/",
+	module + "internal/testkit/",
+	module + "internal/synth/",
+	module + "internal/ddb/ddblocal",
+	module + "internal/ddb/ddbtest",
+	module + "constructs/",
+	module + "stacks",
+	module + "assertions",
+	module + "conformance",
+	"github.com/aws/aws-cdk-go/",
+	"github.com/aws/jsii-runtime-go",
+	"github.com/cdklabs/",
+	"github.com/stretchr/testify",
+	"testing",
+}
+
+// Each function's dependency closure (what `go build` links into its
+// binary) holds the runtime packages it needs and nothing local-only or
+// test-only.
+func TestDependencyClosure(t *testing.T) {
+	for fn, needs := range map[string][]string{
+		"api":            {"internal/httpapi", "internal/store", "internal/cursor", "internal/ddb", "internal/lambdaadapter", "lambda/fnconfig"},
+		"authorizer":     {"internal/apikey", "internal/ddb", "internal/lambdaadapter", "lambda/fnconfig"},
+		"streamconsumer": {"internal/delivery", "internal/ddb", "lambda/fnconfig"},
+	} {
+		t.Run(fn, func(t *testing.T) {
+			out, err := exec.Command("go", "list", "-deps", "./"+fn).CombinedOutput()
+			require.NoError(t, err, "%s", out)
+			deps := strings.Fields(string(out))
+			require.Contains(t, deps, module+"lambda/"+fn, "go list ran on the function")
+			for _, n := range needs {
+				assert.Contains(t, deps, module+n)
+			}
+			for _, d := range deps {
+				for _, f := range forbidden {
+					assert.False(t, d == f || strings.HasPrefix(d, f), "lambda/%s links %s (%s is local-only or test-only)", fn, d, f)
+				}
+			}
+		})
+	}
+}
+
+// The check itself can fail: the local development server's closure holds
+// the packages the functions must not.
+func TestClosureCheckSeesLocalPackages(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "../cmd/triggers-dev").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, strings.Fields(string(out)), module+"internal/dev/devenv")
+	assert.Contains(t, strings.Fields(string(out)), module+"internal/ddb/ddblocal")
+}

@@ -1,0 +1,52 @@
+package fnconfig
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+
+	"github.com/triggers-dev/triggers/contract"
+)
+
+// Environment variables of the stream consumer.
+const (
+	EnvDeliveryQueueURL = contract.EnvDeliveryQueueURL
+	// EnvSQSEndpoint overrides the SQS endpoint (a local SQS-compatible
+	// server, say); empty on AWS.
+	EnvSQSEndpoint = contract.EnvSQSEndpoint
+)
+
+// Consumer is the configuration of the stream consumer function.
+type Consumer struct {
+	// QueueURL is the delivery queue (an SQS queue URL).
+	QueueURL string
+	LogLevel slog.Level
+	// Endpoint overrides the SQS endpoint; empty on AWS.
+	Endpoint string
+}
+
+// LoadConsumer reads the stream consumer's configuration (documented in
+// docs/delivery.md):
+// DELIVERY_QUEUE_URL (an absolute http or https URL) is required;
+// LOG_LEVEL (debug, info, warn, error; default info) and SQS_ENDPOINT are
+// optional.
+func LoadConsumer(getenv func(string) string) (Consumer, error) {
+	var errs []error
+	c := Consumer{
+		QueueURL: strings.TrimSpace(getenv(EnvDeliveryQueueURL)),
+		Endpoint: strings.TrimSpace(getenv(EnvSQSEndpoint)),
+	}
+	if c.QueueURL == "" {
+		errs = append(errs, fmt.Errorf("%s is not set: set it to the delivery queue URL (https://sqs.<region>.amazonaws.com/<account>/<queue>)", EnvDeliveryQueueURL))
+	} else if u, err := url.Parse(c.QueueURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		errs = append(errs, fmt.Errorf("%s=%q is not a queue URL: use https://sqs.<region>.amazonaws.com/<account>/<queue>", EnvDeliveryQueueURL, c.QueueURL))
+	}
+	lvl, err := parseLevel(getenv(EnvLogLevel))
+	if err != nil {
+		errs = append(errs, err)
+	}
+	c.LogLevel = lvl
+	return c, errors.Join(errs...)
+}

@@ -1,0 +1,159 @@
+// Package fnconfig reads the Lambda functions' configuration from the
+// environment. Every variable is documented in docs/runtime.md.
+package fnconfig
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/triggers-dev/triggers/contract"
+	"github.com/triggers-dev/triggers/internal/apikey"
+	"github.com/triggers-dev/triggers/internal/cursor"
+	"github.com/triggers-dev/triggers/internal/emf"
+	"github.com/triggers-dev/triggers/internal/event"
+)
+
+// Environment variable names, declared in contract (the constructs set
+// them from there too).
+const (
+	EnvEventsTable      = contract.EnvEventsTable
+	EnvAPIKeysTable     = contract.EnvAPIKeysTable
+	EnvCursorSecret     = contract.EnvCursorSecret
+	EnvCursorSecretARN  = contract.EnvCursorSecretARN
+	EnvRetentionDays    = contract.EnvRetentionDays
+	EnvLogLevel         = contract.EnvLogLevel
+	EnvDynamoDBEndpoint = contract.EnvDynamoDBEndpoint
+	EnvMetricsNamespace = contract.EnvMetricsNamespace
+	// EnvAPIKeySources selects the headers that may carry the API key
+	// (apikey.ParseSources); the construct sets it on both functions.
+	EnvAPIKeySources = contract.EnvAPIKeySources
+)
+
+// API is the configuration of the API function.
+type API struct {
+	EventsTable string
+	// CursorSecret is the cursor HMAC key from CURSOR_SECRET; empty when
+	// CursorSecretARN names a Secrets Manager secret to read instead.
+	CursorSecret []byte
+	// CursorSecretARN is CURSOR_SECRET_ARN.
+	CursorSecretARN string
+	Retention       time.Duration
+	LogLevel        slog.Level
+	// Endpoint overrides the DynamoDB endpoint; empty on AWS.
+	Endpoint string
+	// MetricsNamespace is METRICS_NAMESPACE: the CloudWatch namespace of
+	// the embedded-metric-format lines; empty turns them off.
+	MetricsNamespace string
+	// KeySources is API_KEY_SOURCES (default apikey.SourceBearer): with
+	// SourceBearer the function refuses requests that also carry X-Api-Key,
+	// which a cached authorizer result would otherwise let through.
+	KeySources apikey.Sources
+}
+
+// Authorizer is the configuration of the authorizer function.
+type Authorizer struct {
+	APIKeysTable string
+	LogLevel     slog.Level
+	Endpoint     string
+	// KeySources is API_KEY_SOURCES (default apikey.SourceBearer).
+	KeySources apikey.Sources
+}
+
+// LoadAPI reads the API function's configuration: EVENTS_TABLE is
+// required, and the cursor key either as CURSOR_SECRET_ARN (a Secrets
+// Manager secret, read by the caller at cold start; what the CDK construct
+// sets) or as CURSOR_SECRET itself (at least 32 bytes; local use).
+// RETENTION_DAYS
+// (default 30, 1-3650), LOG_LEVEL (debug, info, warn, error; default
+// info), DYNAMODB_ENDPOINT and METRICS_NAMESPACE are optional.
+func LoadAPI(getenv func(string) string) (API, error) {
+	var errs []error
+	c := API{
+		EventsTable:  strings.TrimSpace(getenv(EnvEventsTable)),
+		CursorSecret: []byte(getenv(EnvCursorSecret)),
+		Retention:    event.DefaultRetention,
+		Endpoint:     strings.TrimSpace(getenv(EnvDynamoDBEndpoint)),
+	}
+	if c.EventsTable == "" {
+		errs = append(errs, fmt.Errorf("%s is not set: set it to the events table name", EnvEventsTable))
+	}
+	c.CursorSecretARN = strings.TrimSpace(getenv(EnvCursorSecretARN))
+	switch {
+	case len(c.CursorSecret) > 0 && c.CursorSecretARN != "":
+		errs = append(errs, fmt.Errorf("both %s and %s are set: set only one", EnvCursorSecret, EnvCursorSecretARN))
+	case c.CursorSecretARN != "":
+	case len(c.CursorSecret) == 0:
+		errs = append(errs, fmt.Errorf("no cursor key: set %s to a Secrets Manager secret, or %s to at least %d random bytes", EnvCursorSecretARN, EnvCursorSecret, cursor.MinSecretBytes))
+	case len(c.CursorSecret) < cursor.MinSecretBytes:
+		errs = append(errs, fmt.Errorf("%s is %d bytes: set it to at least %d random bytes (for example: openssl rand -base64 48)", EnvCursorSecret, len(c.CursorSecret), cursor.MinSecretBytes))
+	}
+	if v := strings.TrimSpace(getenv(EnvRetentionDays)); v != "" {
+		d, err := strconv.Atoi(v)
+		if err != nil || d < 1 || d > 3650 {
+			errs = append(errs, fmt.Errorf("%s=%q is invalid: use a whole number of days from 1 to 3650", EnvRetentionDays, v))
+		} else {
+			c.Retention = time.Duration(d) * 24 * time.Hour
+		}
+	}
+	if ns := strings.TrimSpace(getenv(EnvMetricsNamespace)); ns != "" {
+		if err := emf.ValidNamespace(ns); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", EnvMetricsNamespace, err))
+		}
+		c.MetricsNamespace = ns
+	}
+	lvl, err := parseLevel(getenv(EnvLogLevel))
+	if err != nil {
+		errs = append(errs, err)
+	}
+	c.LogLevel = lvl
+	if c.KeySources, err = apikey.ParseSources(getenv(EnvAPIKeySources)); err != nil {
+		errs = append(errs, err)
+	}
+	return c, errors.Join(errs...)
+}
+
+// LoadAuthorizer reads the authorizer's configuration: API_KEYS_TABLE is
+// required; LOG_LEVEL, DYNAMODB_ENDPOINT and API_KEY_SOURCES are optional.
+func LoadAuthorizer(getenv func(string) string) (Authorizer, error) {
+	var errs []error
+	c := Authorizer{
+		APIKeysTable: strings.TrimSpace(getenv(EnvAPIKeysTable)),
+		Endpoint:     strings.TrimSpace(getenv(EnvDynamoDBEndpoint)),
+	}
+	if c.APIKeysTable == "" {
+		errs = append(errs, fmt.Errorf("%s is not set: set it to the API-keys table name", EnvAPIKeysTable))
+	}
+	lvl, err := parseLevel(getenv(EnvLogLevel))
+	if err != nil {
+		errs = append(errs, err)
+	}
+	c.LogLevel = lvl
+	if c.KeySources, err = apikey.ParseSources(getenv(EnvAPIKeySources)); err != nil {
+		errs = append(errs, err)
+	}
+	return c, errors.Join(errs...)
+}
+
+func parseLevel(v string) (slog.Level, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "", "info":
+		return slog.LevelInfo, nil
+	case "debug":
+		return slog.LevelDebug, nil
+	case "warn", "warning":
+		return slog.LevelWarn, nil
+	case "error":
+		return slog.LevelError, nil
+	}
+	return slog.LevelInfo, fmt.Errorf("%s=%q is invalid: use debug, info, warn or error", EnvLogLevel, v)
+}
+
+// Logger returns the JSON logger the functions use.
+func Logger(w io.Writer, level slog.Level) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
+}

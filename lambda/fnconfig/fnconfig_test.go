@@ -1,0 +1,70 @@
+package fnconfig_test
+
+import (
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/triggers-dev/triggers/internal/apikey"
+	"github.com/triggers-dev/triggers/lambda/fnconfig"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestLoadAPI(t *testing.T) {
+	secret := strings.Repeat("k", 32)
+	c, err := fnconfig.LoadAPI(env(map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": secret}))
+	require.NoError(t, err)
+	assert.Equal(t, fnconfig.API{EventsTable: "ev", CursorSecret: []byte(secret), Retention: 30 * 24 * time.Hour, LogLevel: slog.LevelInfo, KeySources: apikey.SourceBearer}, c, "API_KEY_SOURCES unset: Bearer only, the safe default")
+
+	c, err = fnconfig.LoadAPI(env(map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": secret, "RETENTION_DAYS": "7", "LOG_LEVEL": "DEBUG", "DYNAMODB_ENDPOINT": "http://localhost:8000", "METRICS_NAMESPACE": "Triggers/prod-api", "API_KEY_SOURCES": "authorization,x-api-key"}))
+	require.NoError(t, err)
+	assert.Equal(t, apikey.SourceBearerOrHeader, c.KeySources)
+	assert.Equal(t, "Triggers/prod-api", c.MetricsNamespace)
+	assert.Equal(t, 7*24*time.Hour, c.Retention)
+	assert.Equal(t, slog.LevelDebug, c.LogLevel)
+	assert.Equal(t, "http://localhost:8000", c.Endpoint)
+
+	c, err = fnconfig.LoadAPI(env(map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET_ARN": " arn:aws:secretsmanager:us-east-1:1:secret:c "}))
+	require.NoError(t, err)
+	assert.Equal(t, "arn:aws:secretsmanager:us-east-1:1:secret:c", c.CursorSecretARN)
+	assert.Empty(t, c.CursorSecret)
+
+	tests := []struct {
+		name string
+		env  map[string]string
+		want []string
+	}{
+		{"nothing", nil, []string{"EVENTS_TABLE", "CURSOR_SECRET_ARN"}},
+		{"both secrets", map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": secret, "CURSOR_SECRET_ARN": "arn:x"}, []string{"only one"}},
+		{"short secret", map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": "short"}, []string{"CURSOR_SECRET is 5 bytes"}},
+		{"bad retention", map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": secret, "RETENTION_DAYS": "0"}, []string{"RETENTION_DAYS"}},
+		{"bad namespace", map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": secret, "METRICS_NAMESPACE": "AWS/Lambda"}, []string{"METRICS_NAMESPACE", "reserved"}},
+		{"bad level", map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": secret, "LOG_LEVEL": "loud"}, []string{"LOG_LEVEL"}},
+		{"bad key sources", map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": secret, "API_KEY_SOURCES": "x-api-key"}, []string{"API_KEY_SOURCES", "x-api-key"}},
+	}
+	for _, tt := range tests {
+		_, err := fnconfig.LoadAPI(env(tt.env))
+		require.Error(t, err, tt.name)
+		for _, w := range tt.want {
+			assert.Contains(t, err.Error(), w, tt.name)
+		}
+	}
+}
+
+func TestLoadAuthorizer(t *testing.T) {
+	c, err := fnconfig.LoadAuthorizer(env(map[string]string{"API_KEYS_TABLE": "keys", "LOG_LEVEL": "warn"}))
+	require.NoError(t, err)
+	assert.Equal(t, fnconfig.Authorizer{APIKeysTable: "keys", LogLevel: slog.LevelWarn, KeySources: apikey.SourceBearer}, c)
+	c, err = fnconfig.LoadAuthorizer(env(map[string]string{"API_KEYS_TABLE": "keys", "API_KEY_SOURCES": "Authorization, X-Api-Key"}))
+	require.NoError(t, err)
+	assert.Equal(t, apikey.SourceBearerOrHeader, c.KeySources)
+	_, err = fnconfig.LoadAuthorizer(env(nil))
+	assert.ErrorContains(t, err, "API_KEYS_TABLE")
+	_, err = fnconfig.LoadAuthorizer(env(map[string]string{"API_KEYS_TABLE": "keys", "API_KEY_SOURCES": "cookie"}))
+	assert.ErrorContains(t, err, "API_KEY_SOURCES")
+}
