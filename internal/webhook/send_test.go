@@ -3,6 +3,7 @@ package webhook
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"io"
 	"log"
 	"net/http"
@@ -380,4 +381,47 @@ func TestTruncate(t *testing.T) {
 	assert.Equal(t, "abc", truncate("abc", 3))
 	assert.Equal(t, "é€", truncate("é€😀", 2))
 	assert.Equal(t, "", truncate("abc", 0))
+}
+
+func TestNewHTTPClientSettings(t *testing.T) {
+	c := NewHTTPClient(ClientOptions{})
+	assert.Equal(t, DefaultTimeout, c.Timeout)
+	tr := c.Transport.(*http.Transport)
+	assert.Nil(t, tr.Proxy, "no proxy: the address check must see the receiver")
+	assert.True(t, tr.DisableCompression)
+	assert.Equal(t, uint16(tls.VersionTLS12), tr.TLSClientConfig.MinVersion)
+	assert.Equal(t, 5*time.Second, NewHTTPClient(ClientOptions{Timeout: 5 * time.Second}).Timeout)
+	assert.Equal(t, DefaultTimeout, NewHTTPClient(ClientOptions{Timeout: -1}).Timeout)
+
+	// The given TLS configuration is cloned, not shared.
+	cfg := &tls.Config{ServerName: "x"}
+	got := NewHTTPClient(ClientOptions{TLSConfig: cfg}).Transport.(*http.Transport).TLSClientConfig
+	assert.NotSame(t, cfg, got)
+	assert.Equal(t, "x", got.ServerName)
+}
+
+func TestSendHugeResponseHeaders(t *testing.T) {
+	handler := func(w http.ResponseWriter, r *http.Request) {
+		for i := range 100 {
+			w.Header().Set("X-Filler-"+strconv.Itoa(i), strings.Repeat("f", 1000))
+		}
+	}
+	srv, client := tlsServer(t, http.HandlerFunc(handler), 0)
+	a := Send(context.Background(), client, Request{URL: srv.URL, MsgID: "m1", Body: []byte("{}"), Secrets: []Secret{NewSecret()}, Now: sendTime})
+	assert.Equal(t, Failed, a.Outcome)
+	assert.Contains(t, a.Error, "response headers exceeded")
+}
+
+func TestSendGzipIsNotInflated(t *testing.T) {
+	got := make(chan received, 1)
+	handler := func(w http.ResponseWriter, r *http.Request) {
+		got <- received{r.Method, r.Header.Clone(), nil}
+		w.Header().Set("Content-Encoding", "gzip")
+		io.WriteString(w, "not really gzip")
+	}
+	srv, client := tlsServer(t, http.HandlerFunc(handler), 0)
+	a := Send(context.Background(), client, Request{URL: srv.URL, MsgID: "m1", Body: []byte("{}"), Secrets: []Secret{NewSecret()}, Now: sendTime})
+	assert.Equal(t, Delivered, a.Outcome)
+	assert.Equal(t, "not really gzip", a.ResponseBody, "the body as sent")
+	assert.Empty(t, (<-got).header.Get("Accept-Encoding"))
 }

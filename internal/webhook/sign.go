@@ -215,7 +215,9 @@ func parseTimestamp(s string) (int64, error) {
 // The error wraps one of ErrNoSecrets, ErrMissingID, ErrMissingTimestamp,
 // ErrMissingSignature, ErrInvalidID, ErrInvalidTimestamp,
 // ErrInvalidSignature, ErrTimestampTooOld, ErrTimestampTooNew or
-// ErrSignatureMismatch, checked in that order.
+// ErrSignatureMismatch. Malformed or missing headers are reported before
+// the timestamp is compared with the clock, and a stale timestamp before
+// the signatures are compared.
 func (v *Verifier) Verify(h http.Header, body []byte) error {
 	if err := checkSecrets(v.Secrets); err != nil {
 		return err
