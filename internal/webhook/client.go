@@ -27,7 +27,7 @@ type ClientOptions struct {
 	Timeout time.Duration
 
 	// AllowPrivate lets the client connect to loopback, private and other
-	// non-public addresses. For local development and tests only (an
+	// non-public addresses, on any port. For local development and tests only (an
 	// httptest server listens on 127.0.0.1): in production it would let
 	// any subscriber make the service call internal endpoints (SSRF). The
 	// cloud metadata addresses stay refused even then. Default: false.

@@ -177,7 +177,9 @@ func TestSendSlowBodyAfter2xx(t *testing.T) {
 		case <-release:
 		}
 	}
-	srv, client := tlsServer(t, http.HandlerFunc(handler), 300*time.Millisecond)
+	// Long enough for the headers to arrive on a busy machine; the test
+	// waits for all of it.
+	srv, client := tlsServer(t, http.HandlerFunc(handler), 1500*time.Millisecond)
 	t.Cleanup(func() { close(release) })
 	a := Send(context.Background(), client, Request{URL: srv.URL, MsgID: "m1", Body: []byte("{}"), Secrets: []Secret{NewSecret()}, Now: sendTime})
 	assert.Equal(t, Delivered, a.Outcome, "%+v", a)

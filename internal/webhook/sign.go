@@ -50,7 +50,8 @@ var (
 	// forbids "." because it separates the signed fields).
 	ErrInvalidID = errors.New("invalid " + HeaderID)
 	// ErrInvalidTimestamp: the timestamp is repeated or not a canonical
-	// non-negative decimal integer of unix seconds.
+	// non-negative decimal integer of unix seconds (for Signature: a
+	// time before 1970).
 	ErrInvalidTimestamp = errors.New("invalid " + HeaderTimestamp)
 	// ErrInvalidSignature: the signature header is repeated or holds no
 	// well-formed v1 signature (each must be "v1," and the standard
