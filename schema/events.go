@@ -25,8 +25,12 @@ const (
 
 // Events returns the events table of seeds 000 and 001: partition key
 // user_id, sort key timestamp#event_id, EventTypeIndex and StatusIndex (both
-// projecting ALL), TTL on ttl and a NEW_IMAGE stream. Each call returns a
-// fresh value that the caller may modify.
+// projecting ALL), TTL on ttl and a NEW_AND_OLD_IMAGES stream. Each call
+// returns a fresh value that the caller may modify.
+//
+// The seeds ask for NEW_IMAGE; the old image is what lets the archive
+// (internal/archive) keep the events TTL deletes (story 001 AC3): see
+// docs/seed-deviations.md. The delivery consumer reads NewImage either way.
 func Events() Table {
 	return Table{
 		Name:         "events",
@@ -37,6 +41,6 @@ func Events() Table {
 			{Name: StatusIndex, PartitionKey: S(AttrUserID), SortKey: Ptr(S(AttrStatusTS)), Projection: All()},
 		},
 		TTLAttribute: AttrTTL,
-		Stream:       StreamNewImage,
+		Stream:       StreamNewAndOldImages,
 	}
 }

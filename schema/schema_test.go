@@ -106,7 +106,7 @@ func TestCreateTableInput(t *testing.T) {
 	require.Len(t, in.GlobalSecondaryIndexes, 2)
 	assert.Equal(t, EventTypeIndex, aws.ToString(in.GlobalSecondaryIndexes[0].IndexName))
 	assert.Equal(t, types.ProjectionTypeAll, in.GlobalSecondaryIndexes[1].Projection.ProjectionType)
-	assert.Equal(t, types.StreamViewTypeNewImage, in.StreamSpecification.StreamViewType)
+	assert.Equal(t, types.StreamViewTypeNewAndOldImages, in.StreamSpecification.StreamViewType)
 	assert.Len(t, in.AttributeDefinitions, 4)
 
 	ttl := Events().UpdateTimeToLiveInput("events-test")
