@@ -39,6 +39,7 @@ func TestDependencyClosure(t *testing.T) {
 		"api":            {"internal/httpapi", "internal/store", "internal/cursor", "internal/ddb", "internal/lambdaadapter", "lambda/fnconfig"},
 		"authorizer":     {"internal/apikey", "internal/ddb", "internal/lambdaadapter", "lambda/fnconfig"},
 		"streamconsumer": {"internal/delivery", "internal/ddb", "lambda/fnconfig"},
+		"archiver":       {"internal/archive", "internal/ddb", "lambda/fnconfig"},
 	} {
 		t.Run(fn, func(t *testing.T) {
 			out, err := exec.Command("go", "list", "-deps", "./"+fn).CombinedOutput()

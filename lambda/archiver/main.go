@@ -1,0 +1,50 @@
+// Command archiver is the Lambda function that keeps the events DynamoDB's
+// TTL deletes: it reads the events table's stream (view
+// NEW_AND_OLD_IMAGES; the event source mapping passes only REMOVE records
+// made by dynamodb.amazonaws.com) and writes each expired event's JSON to
+// the archive bucket as gzip JSON lines, one object per tenant and day
+// (internal/archive), reporting partial batch failures. Configuration: see
+// lambda/fnconfig and docs/runtime.md.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/triggers-dev/triggers/internal/archive"
+	"github.com/triggers-dev/triggers/internal/ddb"
+	"github.com/triggers-dev/triggers/lambda/fnconfig"
+)
+
+func main() {
+	cfg, err := fnconfig.LoadArchiver(os.Getenv)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "archiver: configuration: %v\n", err)
+		os.Exit(1)
+	}
+	log := fnconfig.Logger(os.Stdout, cfg.LogLevel)
+	// The project's one AWS configuration (bounded attempts, each with a
+	// timeout); its endpoint override is DynamoDB's, so S3 sets its own.
+	awsCfg, err := ddb.LoadConfig(context.Background(), ddb.Options{})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "archiver: %v\n", err)
+		os.Exit(1)
+	}
+	client := s3.NewFromConfig(awsCfg, func(o *s3.Options) {
+		if cfg.Endpoint != "" {
+			o.BaseEndpoint = aws.String(cfg.Endpoint)
+			o.UsePathStyle = true
+		}
+	})
+	a, err := archive.New(archive.Config{Putter: client, Bucket: cfg.Bucket, Prefix: cfg.Prefix, Logger: log})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "archiver: %v\n", err)
+		os.Exit(1)
+	}
+	lambda.Start(a.HandleJSON)
+}
