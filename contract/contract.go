@@ -102,6 +102,16 @@ const (
 	MetricEventsRejected = "EventsRejected"
 	// DimensionReason is EventsRejected's dimension: the error code.
 	DimensionReason = "Reason"
+	// MetricRequestLatency is the API function's time to answer one
+	// request, in milliseconds, by DimensionRoute: the query latency the
+	// spec sets targets for (inbox p95 < 50 ms, story 001 AC2).
+	MetricRequestLatency = "RequestLatency"
+	// DimensionRoute is RequestLatency's dimension: RouteOf the request
+	// ("GET /v1/inbox"), at most len(Routes)+1 values.
+	DimensionRoute = "Route"
+	// RouteOther is the route of a request no route of Routes serves (an
+	// unknown path, or a method its path does not allow).
+	RouteOther = "other"
 	// MetricsNamespacePrefix starts the default metrics namespace,
 	// "Triggers/<stack name>".
 	MetricsNamespacePrefix = "Triggers/"
@@ -120,6 +130,7 @@ const (
 	LogFieldTenant        = "tenant"
 	LogFieldMethod        = "method"
 	LogFieldPath          = "path"
+	LogFieldRoute         = "route"
 	LogFieldStatus        = "status"
 	LogFieldDurationMs    = "duration_ms"
 	LogFieldErrorCode     = "error_code"
@@ -130,5 +141,5 @@ const (
 // API function writes them (error_code and error only on errors).
 var RequestLogFields = []string{
 	LogFieldRequestID, LogFieldCorrelationID, LogFieldTenant, LogFieldMethod,
-	LogFieldPath, LogFieldStatus, LogFieldDurationMs, LogFieldErrorCode, LogFieldError,
+	LogFieldPath, LogFieldRoute, LogFieldStatus, LogFieldDurationMs, LogFieldErrorCode, LogFieldError,
 }

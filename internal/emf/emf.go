@@ -7,6 +7,7 @@
 //
 //	EventsIngested                 events stored (201); no dimension
 //	EventsRejected, dim Reason     events refused, by error code
+//	RequestLatency, dim Route      time to answer a request (ms), by route
 //
 // The format is specified at
 // https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/CloudWatch_Embedded_Metric_Format_Specification.html
@@ -28,15 +29,20 @@ const (
 	MetricEventsIngested = contract.MetricEventsIngested
 	MetricEventsRejected = contract.MetricEventsRejected
 	DimensionReason      = contract.DimensionReason
+	MetricRequestLatency = contract.MetricRequestLatency
+	DimensionRoute       = contract.DimensionRoute
 )
 
-// Recorder counts ingestion outcomes. Implementations are safe for
-// concurrent use.
+// Recorder counts ingestion outcomes and times requests. Implementations
+// are safe for concurrent use.
 type Recorder interface {
 	// Ingest records the outcome of one ingestion request: how many events
 	// were stored, and how many were rejected, by reason (an error code
 	// such as "invalid_event"). A request without outcome records nothing.
 	Ingest(ingested int, rejected map[string]int)
+	// Request records how long one request took to answer, by route: a
+	// contract.RouteOf value, so the dimension stays bounded.
+	Request(route string, d time.Duration)
 }
 
 // Nop records nothing.
@@ -44,6 +50,9 @@ type Nop struct{}
 
 // Ingest does nothing.
 func (Nop) Ingest(int, map[string]int) {}
+
+// Request does nothing.
+func (Nop) Request(string, time.Duration) {}
 
 // Writer writes EMF lines to W, one line per metric set, each in a single
 // Write so that concurrent requests never interleave.
@@ -110,7 +119,7 @@ func (w *Writer) Ingest(ingested int, rejected map[string]int) {
 	ts := w.now().UnixMilli()
 	var lines [][]byte
 	if ingested > 0 {
-		lines = append(lines, w.line(ts, MetricEventsIngested, nil, ingested))
+		lines = append(lines, w.line(ts, MetricEventsIngested, unitCount, nil, ingested))
 	}
 	reasons := make([]string, 0, len(rejected))
 	for r, n := range rejected {
@@ -120,11 +129,31 @@ func (w *Writer) Ingest(ingested int, rejected map[string]int) {
 	}
 	sort.Strings(reasons)
 	for _, r := range reasons {
-		lines = append(lines, w.line(ts, MetricEventsRejected, map[string]string{DimensionReason: r}, rejected[r]))
+		lines = append(lines, w.line(ts, MetricEventsRejected, unitCount, map[string]string{DimensionReason: r}, rejected[r]))
 	}
 	if len(lines) == 0 {
 		return
 	}
+	w.write(lines)
+}
+
+// Request writes one RequestLatency line: d in milliseconds (microsecond
+// precision) with dimension Route. CloudWatch keeps each value, so the
+// dashboards and alarms can use percentiles (p95) of it.
+func (w *Writer) Request(route string, d time.Duration) {
+	ms := float64(d.Microseconds()) / 1000
+	w.write([][]byte{w.line(w.now().UnixMilli(), MetricRequestLatency, unitMilliseconds, map[string]string{DimensionRoute: route}, ms)})
+}
+
+// EMF units of the metrics.
+const (
+	unitCount        = "Count"
+	unitMilliseconds = "Milliseconds"
+)
+
+// write writes lines in one Write, so that concurrent requests never
+// interleave.
+func (w *Writer) write(lines [][]byte) {
 	var buf []byte
 	for _, l := range lines {
 		buf = append(append(buf, l...), '\n')
@@ -134,7 +163,7 @@ func (w *Writer) Ingest(ingested int, rejected map[string]int) {
 	_, _ = w.w.Write(buf) // metrics are best effort: a lost log line loses a count, never a request
 }
 
-func (w *Writer) line(ts int64, name string, dims map[string]string, value int) []byte {
+func (w *Writer) line(ts int64, name, unit string, dims map[string]string, value any) []byte {
 	names := make([]string, 0, len(dims))
 	for k := range dims {
 		names = append(names, k)
@@ -143,7 +172,7 @@ func (w *Writer) line(ts int64, name string, dims map[string]string, value int) 
 	doc := map[string]any{
 		"_aws": meta{Timestamp: ts, CloudWatchMetrics: []directive{{
 			Namespace: w.namespace, Dimensions: [][]string{names},
-			Metrics: []metricDef{{Name: name, Unit: "Count"}},
+			Metrics: []metricDef{{Name: name, Unit: unit}},
 		}}},
 		name: value,
 	}
@@ -152,7 +181,7 @@ func (w *Writer) line(ts int64, name string, dims map[string]string, value int) 
 	}
 	b, err := json.Marshal(doc)
 	if err != nil {
-		// Only strings and ints above: cannot happen.
+		// Only strings, ints and finite floats above: cannot happen.
 		panic(fmt.Sprintf("emf: %v", err))
 	}
 	return b

@@ -46,13 +46,16 @@ func checkEMF(t *testing.T, line []byte) (ns string, metrics []string) {
 	for _, m := range dir["Metrics"].([]any) {
 		md := m.(map[string]any)
 		name := md["Name"].(string)
-		assert.Equal(t, "Count", md["Unit"])
+		assert.Equal(t, unitOf[name], md["Unit"], "unit of %s", name)
 		v, ok := doc[name].(json.Number)
 		require.True(t, ok, "metric %s is a top-level number", name)
 		metrics = append(metrics, name+"{"+strings.Join(dimText, ",")+"}="+v.String())
 	}
 	return ns, metrics
 }
+
+// unitOf is the EMF unit of each metric.
+var unitOf = map[string]any{MetricEventsIngested: "Count", MetricEventsRejected: "Count", MetricRequestLatency: "Milliseconds"}
 
 func lines(t *testing.T, b []byte) (out []string) {
 	t.Helper()
@@ -91,6 +94,20 @@ func TestIngestLines(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A request's latency is one RequestLatency line in milliseconds, with
+// microsecond precision, by route.
+func TestRequestLines(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := New(&buf, "Triggers/test")
+	require.NoError(t, err)
+	w.now = func() time.Time { return time.UnixMilli(1700000000123) }
+	w.Request("GET /v1/inbox", 12345*time.Microsecond)
+	w.Request("other", 2*time.Second)
+	assert.Equal(t, []string{"RequestLatency{Route=GET /v1/inbox}=12.345", "RequestLatency{Route=other}=2000"}, lines(t, buf.Bytes()))
+	assert.Contains(t, buf.String(), `"Timestamp":1700000000123`)
+	Nop{}.Request("GET /v1/inbox", time.Second) // and Nop records nothing
 }
 
 // Concurrent requests never interleave their lines.

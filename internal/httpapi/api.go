@@ -66,7 +66,8 @@ type Config struct {
 	// Now is the clock. Default: time.Now.
 	Now func() time.Time
 	// Metrics records ingestion outcomes (EventsIngested, EventsRejected
-	// by reason). Default: emf.Nop.
+	// by reason) and every request's latency (RequestLatency by route).
+	// Default: emf.Nop.
 	Metrics emf.Recorder
 	// RequestBudget bounds the time one request may spend: when it runs
 	// out, the answer is 503 unavailable with Retry-After, whatever
@@ -267,6 +268,9 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeJSON(w, status, body)
+	elapsed := time.Since(start)
+	route := contract.RouteOf(r.Method, r.URL.Path)
+	a.metrics.Request(route, elapsed)
 	if ri.ingest {
 		a.metrics.Ingest(ri.ingested, ri.rejected)
 	}
@@ -277,8 +281,9 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		slog.String(contract.LogFieldTenant, ri.tenant),
 		slog.String(contract.LogFieldMethod, r.Method),
 		slog.String(contract.LogFieldPath, r.URL.Path),
+		slog.String(contract.LogFieldRoute, route),
 		slog.Int(contract.LogFieldStatus, status),
-		slog.Int64(contract.LogFieldDurationMs, time.Since(start).Milliseconds()),
+		slog.Int64(contract.LogFieldDurationMs, elapsed.Milliseconds()),
 	}
 	level := slog.LevelInfo
 	if err != nil {
