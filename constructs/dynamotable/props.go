@@ -2,6 +2,7 @@ package dynamotable
 
 import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
 
 	"github.com/triggers-dev/triggers/schema"
@@ -89,6 +90,30 @@ type TableOptions struct {
 	//
 	// Default: false.
 	ContributorInsights *bool
+	// ContributorInsightsMode chooses what Contributor Insights records:
+	// awsdynamodb.ContributorInsightsMode_ACCESSED_AND_THROTTLED_KEYS (every
+	// request's keys: the most accessed and the most throttled keys) or
+	// awsdynamodb.ContributorInsightsMode_THROTTLED_KEYS (only throttled
+	// requests: which keys, so which tenants, hit a partition's limits,
+	// billed only when throttling happens). Needs ContributorInsights.
+	// Changing it does not interrupt the table.
+	//
+	// Default: DynamoDB's default, ACCESSED_AND_THROTTLED_KEYS (the
+	// template leaves Mode out).
+	ContributorInsightsMode awsdynamodb.ContributorInsightsMode
+	// ContributorInsightsOnIndexes enables Contributor Insights, with the
+	// same mode, on every GSI too (a throttled GSI throttles the table's
+	// writes). Needs ContributorInsights.
+	//
+	// Default: false (the table only).
+	ContributorInsightsOnIndexes *bool
+	// Backup puts the table in an AWS Backup plan (rules, vault, selection
+	// of this table and the role AWS Backup assumes), for backups kept
+	// longer than point-in-time recovery's 35 days. Give
+	// &dynamotable.BackupOptions{} for the default rules and a new vault.
+	//
+	// Default: nil, no backup plan (point-in-time recovery only).
+	Backup *BackupOptions
 	// RemovalPolicy says what CloudFormation does with the table when it
 	// leaves the stack.
 	//

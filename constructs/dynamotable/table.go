@@ -176,8 +176,12 @@ func buildTable(self constructs.Construct, t *tablecore.Core, scope constructs.C
 	if sc.Stream != schema.StreamNone {
 		tp.Stream = awsdynamodb.StreamViewType(sc.Stream)
 	}
+	var indexInsights *awsdynamodb.ContributorInsightsSpecification
 	if props.ContributorInsights != nil && *props.ContributorInsights {
-		tp.ContributorInsightsSpecification = &awsdynamodb.ContributorInsightsSpecification{Enabled: jsii.Bool(true)}
+		tp.ContributorInsightsSpecification = &awsdynamodb.ContributorInsightsSpecification{Enabled: jsii.Bool(true), Mode: props.ContributorInsightsMode}
+		if props.ContributorInsightsOnIndexes != nil && *props.ContributorInsightsOnIndexes {
+			indexInsights = tp.ContributorInsightsSpecification
+		}
 	}
 	read, write := props.ReadScaling.withDefaults(), props.WriteScaling.withDefaults()
 	if billing == Provisioned {
@@ -194,10 +198,11 @@ func buildTable(self constructs.Construct, t *tablecore.Core, scope constructs.C
 	for _, ix := range sc.GlobalIndexes {
 		p := ix.EffectiveProjection()
 		gp := &awsdynamodb.GlobalSecondaryIndexProps{
-			IndexName:      jsii.String(ix.Name),
-			PartitionKey:   l2Attr(&ix.PartitionKey),
-			SortKey:        l2Attr(ix.SortKey),
-			ProjectionType: awsdynamodb.ProjectionType(p.Type),
+			IndexName:                        jsii.String(ix.Name),
+			PartitionKey:                     l2Attr(&ix.PartitionKey),
+			SortKey:                          l2Attr(ix.SortKey),
+			ProjectionType:                   awsdynamodb.ProjectionType(p.Type),
+			ContributorInsightsSpecification: indexInsights,
 		}
 		if len(p.NonKeyAttributes) > 0 {
 			gp.NonKeyAttributes = jsii.Strings(p.NonKeyAttributes...)
@@ -224,6 +229,10 @@ func buildTable(self constructs.Construct, t *tablecore.Core, scope constructs.C
 			scale(res.AutoScaleGlobalSecondaryIndexReadCapacity(jsii.String(ix.Name), enable(read)), read)
 			scale(res.AutoScaleGlobalSecondaryIndexWriteCapacity(jsii.String(ix.Name), enable(write)), write)
 		}
+	}
+
+	if props.Backup != nil {
+		buildBackup(self, res, props.EncryptionKey, props.Backup)
 	}
 
 	ann := awscdk.Annotations_Of(self)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/jsii-runtime-go"
 )
 
@@ -77,6 +78,21 @@ func ValidateProps(props *TableProps) error {
 		case d < minRecoveryDays || d > maxRecoveryDays || d != float64(int(d)):
 			bad("RecoveryPeriodDays %v is outside %d-%d: PITR keeps whole days from %d to %d", d, minRecoveryDays, maxRecoveryDays, minRecoveryDays, maxRecoveryDays)
 		}
+	}
+	ci := props.ContributorInsights != nil && *props.ContributorInsights
+	switch props.ContributorInsightsMode {
+	case "", awsdynamodb.ContributorInsightsMode_ACCESSED_AND_THROTTLED_KEYS, awsdynamodb.ContributorInsightsMode_THROTTLED_KEYS:
+		if props.ContributorInsightsMode != "" && !ci {
+			bad("ContributorInsightsMode %q is set but ContributorInsights is off: set ContributorInsights: jsii.Bool(true), or remove ContributorInsightsMode", props.ContributorInsightsMode)
+		}
+	default:
+		bad("ContributorInsightsMode %q is unknown: use awsdynamodb.ContributorInsightsMode_ACCESSED_AND_THROTTLED_KEYS or awsdynamodb.ContributorInsightsMode_THROTTLED_KEYS", props.ContributorInsightsMode)
+	}
+	if props.ContributorInsightsOnIndexes != nil && *props.ContributorInsightsOnIndexes && !ci {
+		bad("ContributorInsightsOnIndexes is set but ContributorInsights is off: set ContributorInsights: jsii.Bool(true), or remove ContributorInsightsOnIndexes")
+	}
+	if props.Backup != nil {
+		errs = append(errs, validateBackup(props.Backup)...)
 	}
 	return errors.Join(errs...)
 }
