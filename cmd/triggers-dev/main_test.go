@@ -249,7 +249,7 @@ func TestReadmeWalkthrough(t *testing.T) {
 		indexes = append(indexes, ix.(map[string]any)["IndexName"].(string))
 	}
 	assert.ElementsMatch(t, []string{"EventTypeIndex", "StatusIndex"}, indexes)
-	assert.Equal(t, "NEW_IMAGE", table["StreamSpecification"].(map[string]any)["StreamViewType"])
+	assert.Equal(t, "NEW_AND_OLD_IMAGES", table["StreamSpecification"].(map[string]any)["StreamViewType"])
 	assert.Equal(t, "ttl", docs[2]["TimeToLiveDescription"].(map[string]any)["AttributeName"])
 	for i, q := range docs[3:] {
 		require.Equal(t, 1.0, q["Count"], "query %d: %v", i, q)

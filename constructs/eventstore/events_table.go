@@ -1,7 +1,9 @@
 // Package eventstore provides EventsTable, the DynamoDB table of the Triggers
 // service (seeds 000 and 001): partition key user_id, sort key
 // timestamp#event_id, EventTypeIndex and StatusIndex projecting ALL, TTL on
-// ttl, a NEW_IMAGE stream and PITR for 35 days, on-demand by default.
+// ttl, a NEW_AND_OLD_IMAGES stream (the seeds' NEW_IMAGE plus the old image
+// the archive of expired events needs) and PITR for 35 days, on-demand by
+// default.
 //
 // It adds intent-level grants (append events, read the inbox, update status,
 // read the stream) that name exactly the actions and index ARNs each role
@@ -9,6 +11,8 @@
 package eventstore
 
 import (
+	"fmt"
+
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
@@ -50,11 +54,25 @@ type IEventsTable interface {
 	GrantUpdateStatus(grantee awsiam.IGrantable) awsiam.Grant
 }
 
-// EventsTableProps configures an EventsTable; the schema is fixed. A nil
-// props takes every default (see dynamotable.TableOptions).
+// EventsTableProps configures an EventsTable; the schema is fixed but for
+// the stream's view. A nil props takes every default (see
+// dynamotable.TableOptions).
 type EventsTableProps struct {
 	dynamotable.TableOptions
+	// StreamView is the stream's view type: schema.StreamNewAndOldImages
+	// or schema.StreamNewImage. Delivery reads the new image; the archive
+	// of expired events (constructs/archive) needs the old one. Changing
+	// the view of a deployed table replaces its stream (a new stream ARN):
+	// see docs/delivery.md, "Changing the stream view". NEW_IMAGE keeps a
+	// table deployed before the change on its stream, without the archive.
+	//
+	// Default: schema.StreamNewAndOldImages.
+	StreamView schema.StreamView
 }
+
+// DefaultStreamView is the events table's stream view unless
+// EventsTableProps.StreamView says otherwise.
+const DefaultStreamView = schema.StreamNewAndOldImages
 
 // EventsTable is the events table of seeds 000 and 001.
 type EventsTable struct {
@@ -69,10 +87,28 @@ func NewEventsTable(scope constructs.Construct, id *string, props *EventsTablePr
 		props = &EventsTableProps{}
 	}
 	sc := schema.Events()
+	switch props.StreamView {
+	case "":
+		sc.Stream = DefaultStreamView
+	case schema.StreamNewAndOldImages, schema.StreamNewImage:
+		sc.Stream = props.StreamView
+	default:
+		panic(fmt.Errorf("eventstore %q: StreamView %q is not supported: use schema.StreamNewAndOldImages (the default) or schema.StreamNewImage; delivery needs the new image", deref(id), props.StreamView))
+	}
 	e := &EventsTable{Core: &tablecore.Core{}}
 	tablecore.Build(e, e.Core, scope, id, &dynamotable.TableProps{Schema: &sc, TableOptions: props.TableOptions})
 	return e
 }
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// StreamView returns the stream's view type.
+func (e *EventsTable) StreamView() schema.StreamView { return e.Schema().Stream }
 
 // Billing returns the billing mode in force.
 func (e *EventsTable) Billing() dynamotable.Billing { return dynamotable.Billing(e.BillingMode()) }

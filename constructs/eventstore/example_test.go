@@ -2,6 +2,7 @@ package eventstore_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -13,12 +14,13 @@ import (
 	"github.com/triggers-dev/triggers/constructs/eventstore"
 	_ "github.com/triggers-dev/triggers/internal/synth/jsiienv"
 	"github.com/triggers-dev/triggers/internal/synth/jsiirt"
+	"github.com/triggers-dev/triggers/schema"
 )
 
 func TestMain(m *testing.M) { jsiirt.RunTests(m) }
 
 // The events table with every default: on demand, PITR 35 days, stream
-// NEW_IMAGE, TTL on ttl, AWS-managed encryption, deletion protection, RETAIN.
+// NEW_AND_OLD_IMAGES, TTL on ttl, AWS-managed encryption, deletion protection, RETAIN.
 func ExampleNewEventsTable() {
 	app := awscdk.NewApp(nil)
 	stack := awscdk.NewStack(app, jsii.String("Data"), nil)
@@ -28,7 +30,7 @@ func ExampleNewEventsTable() {
 	tmpl := assertions.Template_FromStack(stack, nil)
 	tmpl.HasResourceProperties(jsii.String("AWS::DynamoDB::Table"), map[string]any{
 		"BillingMode":                      "PAY_PER_REQUEST",
-		"StreamSpecification":              map[string]any{"StreamViewType": "NEW_IMAGE"},
+		"StreamSpecification":              map[string]any{"StreamViewType": "NEW_AND_OLD_IMAGES"},
 		"TimeToLiveSpecification":          map[string]any{"AttributeName": "ttl", "Enabled": true},
 		"PointInTimeRecoverySpecification": map[string]any{"PointInTimeRecoveryEnabled": true, "RecoveryPeriodInDays": 35},
 	})
@@ -70,4 +72,35 @@ func ExampleFromEventsTableAttributes() {
 	})
 	fmt.Println("granted")
 	// Output: granted
+}
+
+// A table deployed before the archive existed keeps its NEW_IMAGE stream
+// (and its stream ARN) until its consumers are ready to move: see
+// docs/delivery.md, "Changing the stream view".
+func ExampleNewEventsTable_newImageOnly() {
+	stack := awscdk.NewStack(awscdk.NewApp(nil), jsii.String("Data"), nil)
+	events := eventstore.NewEventsTable(stack, jsii.String("Events"), &eventstore.EventsTableProps{
+		StreamView: schema.StreamNewImage,
+	})
+	fmt.Println(events.StreamView())
+	assertions.Template_FromStack(stack, nil).HasResourceProperties(jsii.String("AWS::DynamoDB::Table"), map[string]any{
+		"StreamSpecification": map[string]any{"StreamViewType": "NEW_IMAGE"},
+	})
+	// Output: NEW_IMAGE
+}
+
+func TestStreamViewValidated(t *testing.T) {
+	stack := awscdk.NewStack(awscdk.NewApp(nil), jsii.String("Data"), nil)
+	for _, v := range []schema.StreamView{schema.StreamKeysOnly, schema.StreamOldImage, "NEW"} {
+		func() {
+			defer func() {
+				r := recover()
+				err, ok := r.(error)
+				if !ok || !strings.Contains(err.Error(), `StreamView "`+string(v)+`" is not supported`) {
+					t.Errorf("NewEventsTable(StreamView %q) panicked with %v, want an error naming the view", v, r)
+				}
+			}()
+			eventstore.NewEventsTable(stack, jsii.String("Events"+string(v)), &eventstore.EventsTableProps{StreamView: v})
+		}()
+	}
 }
