@@ -9,6 +9,10 @@
 //   - StreamDelivery: the events table's stream -> consumer function ->
 //     delivery queue with its dead-letter queue, and the stream's
 //     on-failure destination queue. Usable alone.
+//   - WebhookDelivery: the delivery queue -> webhook function -> each
+//     tenant's webhook subscriptions, with a retry queue (and its DLQ)
+//     for retries and redeliveries. TriggersApi composes one when
+//     TriggersApiProps.Webhooks is set. Usable alone.
 //   - ApiKeysTable (IApiKeysTable, FromApiKeysTableAttributes): the API-keys
 //     table (schema.APIKeys()) with GrantAuthorize. Usable alone.
 //
@@ -85,8 +89,13 @@ type ITriggersApi interface {
 	// unless opts say otherwise), in milliseconds.
 	MetricLatency(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric
 	// GrantConsumeDeliveries lets grantee consume the delivery queue
-	// (receive, delete, change visibility).
+	// (receive, delete, change visibility). With Webhooks on, the
+	// webhook function consumes it: another consumer would take messages
+	// from it.
 	GrantConsumeDeliveries(grantee awsiam.IGrantable) awsiam.Grant
+	// Webhooks returns the webhook delivery, or nil when
+	// TriggersApiProps.Webhooks is not set.
+	Webhooks() *WebhookDelivery
 }
 
 // TriggersApi is the deployable Triggers service around an events table and
@@ -100,6 +109,7 @@ type TriggersApi struct {
 	apiFn        *golambda.GoFunction
 	authorizerFn *golambda.GoFunction
 	delivery     *StreamDelivery
+	webhooks     *WebhookDelivery
 	eventsTable  eventstore.IEventsTable
 	apiKeysTable dynamotable.ITable
 	cursorSecret awssecretsmanager.ISecret
@@ -153,6 +163,10 @@ func (a *TriggersApi) StreamFailureQueue() awssqs.IQueue { return a.delivery.Str
 
 // Delivery returns the StreamDelivery the construct composes.
 func (a *TriggersApi) Delivery() *StreamDelivery { return a.delivery }
+
+// Webhooks returns the WebhookDelivery the construct composes, or nil when
+// TriggersApiProps.Webhooks is not set.
+func (a *TriggersApi) Webhooks() *WebhookDelivery { return a.webhooks }
 
 // EventsTable returns the events table in use (given or created).
 func (a *TriggersApi) EventsTable() eventstore.IEventsTable { return a.eventsTable }
@@ -290,7 +304,21 @@ func NewTriggersApi(scope constructs.Construct, id *string, props *TriggersApiPr
 	if props.Delivery != nil {
 		dp.DeliveryOptions = *props.Delivery
 	}
+	if props.Webhooks != nil && dp.QueueVisibilityTimeout == nil {
+		// The webhook function consumes the delivery queue.
+		dp.QueueVisibilityTimeout = awscdk.Duration_Seconds(jsii.Number((VisibilityTimeoutFactor * webhookFunctionTimeout(props.Webhooks)).Seconds()))
+	}
 	a.delivery = NewStreamDelivery(a, jsii.String("Default"), dp)
+	if props.Webhooks != nil {
+		a.webhooks = NewWebhookDelivery(a, jsii.String("Webhooks"), &WebhookDeliveryProps{
+			EventsTable: a.eventsTable, DeliveryQueue: a.delivery.DeliveryQueue(), WebhookOptions: *props.Webhooks,
+			LogRetention: retention, Tracing: props.Tracing, PrebuiltDir: props.PrebuiltDir, MetricsNamespace: a.metricsNamespace,
+		})
+		// The API function queues redeliveries; WEBHOOK_QUEUE_URL also
+		// turns on its subscription routes.
+		a.apiFn.Function.AddEnvironment(jsii.String(contract.EnvWebhookQueueURL), a.webhooks.RetryQueue().QueueUrl(), nil)
+		a.webhooks.GrantRedeliver(a.apiFn)
+	}
 	a.buildRestApi(props, retention)
 	return a
 }
@@ -417,22 +445,31 @@ func (a *TriggersApi) buildRestApi(props *TriggersApiProps, retention awslogs.Re
 		ValidateRequestBody:       jsii.Bool(false),
 	})
 	// One invoke permission for the whole API (any method, this API only)
-	// instead of two per method: eleven methods would otherwise put 22
+	// instead of two per method: 22 methods would otherwise put 44
 	// statements in the function's resource policy, whose size is capped.
 	integration := awsapigateway.NewLambdaIntegration(a.apiFn.Function, &awsapigateway.LambdaIntegrationOptions{
 		Proxy: jsii.Bool(true), ScopePermissionToMethod: jsii.Bool(false),
 	})
 
 	resources := addResources(api.Root(), contract.Paths())
-	eventParam := "method.request.path." + contract.EventIDParam
+	// Every path parameter is required ({event_id}, {subscription_id}).
+	pathParams := func(path string) *map[string]*bool {
+		params := contract.PathParams(path)
+		if len(params) == 0 {
+			return nil
+		}
+		m := map[string]*bool{}
+		for _, p := range params {
+			m["method.request.path."+p] = jsii.Bool(true)
+		}
+		return &m
+	}
 	for _, r := range contract.Routes {
 		opts := &awsapigateway.MethodOptions{
 			Authorizer:        auth,
 			AuthorizationType: awsapigateway.AuthorizationType_CUSTOM,
 			RequestValidator:  validator,
-		}
-		if r.Path == contract.PathEvent {
-			opts.RequestParameters = &map[string]*bool{eventParam: jsii.Bool(true)}
+			RequestParameters: pathParams(r.Path),
 		}
 		resources[r.Path].AddMethod(jsii.String(r.Method), integration, opts)
 	}
@@ -446,9 +483,7 @@ func (a *TriggersApi) buildRestApi(props *TriggersApiProps, retention awslogs.Re
 			Authorizer:        auth,
 			AuthorizationType: awsapigateway.AuthorizationType_CUSTOM,
 			RequestValidator:  validator,
-		}
-		if path == contract.PathEvent {
-			opts.RequestParameters = &map[string]*bool{eventParam: jsii.Bool(true)}
+			RequestParameters: pathParams(path),
 		}
 		res.AddMethod(jsii.String("ANY"), integration, opts)
 	}

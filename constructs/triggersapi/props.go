@@ -28,6 +28,9 @@ const (
 	ApiPackage            = "github.com/triggers-dev/triggers/lambda/api"
 	AuthorizerPackage     = "github.com/triggers-dev/triggers/lambda/authorizer"
 	StreamConsumerPackage = "github.com/triggers-dev/triggers/lambda/streamconsumer"
+	// WebhooksPackage is the webhook function's, built only when
+	// TriggersApiProps.Webhooks is set (or by a WebhookDelivery alone).
+	WebhooksPackage = "github.com/triggers-dev/triggers/lambda/webhooks"
 )
 
 // PrebuiltDirs are the subdirectories of TriggersApiProps.PrebuiltDir that
@@ -36,6 +39,7 @@ var PrebuiltDirs = map[string]string{
 	ApiPackage:            "api",
 	AuthorizerPackage:     "authorizer",
 	StreamConsumerPackage: "streamconsumer",
+	WebhooksPackage:       "webhooks",
 }
 
 // FunctionOptions size one of the construct's functions, or give its
@@ -49,7 +53,8 @@ type FunctionOptions struct {
 	ReservedConcurrency float64
 	// Code is the function's prebuilt code (any awslambda.Code holding a
 	// linux/arm64 executable named bootstrap, built from the function's
-	// package: ApiPackage, AuthorizerPackage or StreamConsumerPackage).
+	// package: ApiPackage, AuthorizerPackage, StreamConsumerPackage or
+	// WebhooksPackage).
 	// No Go command runs at synth for it.
 	//
 	// Default: the binary in TriggersApiProps.PrebuiltDir, else built at
@@ -165,6 +170,15 @@ type TriggersApiProps struct {
 	//
 	// Default: see DeliveryOptions.
 	Delivery *DeliveryOptions
+	// Webhooks turns on push delivery to webhook subscriptions: a
+	// WebhookDelivery (id "Webhooks") consumes the delivery queue, which
+	// then belongs to it (attach no other consumer); the API function
+	// gets WEBHOOK_QUEUE_URL and may queue redeliveries. With PrebuiltDir,
+	// the webhook function's binary is webhooks/bootstrap.
+	//
+	// Default: nil, off: no webhook function, the delivery queue is yours
+	// to consume, and the subscription routes answer 404 webhooks_disabled.
+	Webhooks *WebhookOptions
 }
 
 // DeliveryOptions configures stream delivery: the consumer function reading
@@ -181,9 +195,12 @@ type DeliveryOptions struct {
 	// 10 retries, 24 hours, bisect on error, partial batch failures).
 	Stream *dynamotable.StreamConsumerOptions
 	// QueueVisibilityTimeout is the delivery queue's visibility timeout:
-	// how long a downstream consumer has per message.
+	// how long a downstream consumer has per message. With
+	// TriggersApiProps.Webhooks, at least 6 times the webhook function's
+	// timeout (AWS's guidance for SQS event sources).
 	//
-	// Default: 30 seconds.
+	// Default: 30 seconds; with Webhooks, 6 times the webhook function's
+	// timeout (30 minutes by default).
 	QueueVisibilityTimeout awscdk.Duration
 	// QueueRetention is how long undelivered messages stay in the delivery queue.
 	//

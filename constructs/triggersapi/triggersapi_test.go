@@ -150,7 +150,7 @@ func ExampleNewTriggersApi() {
 	fmt.Println("queues:", count("AWS::SQS::Queue"))
 	// Output:
 	// functions: 3
-	// routes: 11
+	// routes: 22
 	// tables: 2
 	// queues: 3
 }

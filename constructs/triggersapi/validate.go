@@ -58,17 +58,37 @@ func ValidateProps(p *TriggersApiProps) error {
 		if p.Delivery != nil {
 			code[StreamConsumerPackage] = p.Delivery.Function
 		}
-		for _, pkg := range []string{ApiPackage, AuthorizerPackage, StreamConsumerPackage} {
+		pkgs := []string{ApiPackage, AuthorizerPackage, StreamConsumerPackage}
+		holds := "api/, authorizer/ and streamconsumer/"
+		if p.Webhooks != nil {
+			code[WebhooksPackage] = p.Webhooks.Function
+			pkgs = append(pkgs, WebhooksPackage)
+			holds = "api/, authorizer/, streamconsumer/ and, with Webhooks, webhooks/"
+		}
+		for _, pkg := range pkgs {
 			if o := code[pkg]; o != nil && o.Code != nil {
 				continue
 			}
 			if err := golambda.CheckBootstrap(filepath.Join(p.PrebuiltDir, PrebuiltDirs[pkg])); err != nil {
-				bad("PrebuiltDir: %v; the main package is %s (PrebuiltDir holds api/, authorizer/ and streamconsumer/, each with its bootstrap)", err, pkg)
+				bad("PrebuiltDir: %v; the main package is %s (PrebuiltDir holds %s, each with its bootstrap)", err, pkg, holds)
 			}
 		}
 	}
 	if err := validateDelivery(p.Delivery); err != nil {
 		errs = append(errs, err)
+	}
+	if p.Webhooks != nil {
+		ws, err := resolveWebhooks(p.Webhooks, "Webhooks.")
+		if err != nil {
+			errs = append(errs, err)
+		}
+		// The webhook function consumes the delivery queue.
+		if d := p.Delivery; d != nil && d.QueueVisibilityTimeout != nil {
+			if v, ok := durationOf(d.QueueVisibilityTimeout); ok && v < ws.minVisibility() {
+				bad("Delivery.QueueVisibilityTimeout %s is under %d x the webhook function's timeout (%s) = %s: the webhook function consumes the delivery queue; raise it, or leave it unset for %s",
+					v, VisibilityTimeoutFactor, ws.fnTimeout, ws.minVisibility(), ws.minVisibility())
+			}
+		}
 	}
 	if o := p.RateLimit; o != nil {
 		if p.WebAclArn != nil && !o.Disabled {

@@ -1,0 +1,429 @@
+package triggersapi
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/triggers-dev/triggers/constructs/eventstore"
+	"github.com/triggers-dev/triggers/constructs/golambda"
+	"github.com/triggers-dev/triggers/constructs/internal/cdkutil"
+	"github.com/triggers-dev/triggers/constructs/internal/tablegrant"
+	"github.com/triggers-dev/triggers/contract"
+	"github.com/triggers-dev/triggers/internal/webhook"
+)
+
+// Defaults and fixed settings of WebhookOptions.
+const (
+	// DefaultWebhookFunctionTimeoutSeconds is the webhook function's
+	// timeout: one batch of 10 messages may wait on several webhook
+	// requests of up to Timeout each.
+	DefaultWebhookFunctionTimeoutSeconds = 300
+	// DefaultWebhookTimeoutSeconds bounds one webhook request.
+	DefaultWebhookTimeoutSeconds = 10
+	// DefaultWebhookDisableAfterDays is how long a subscription may fail
+	// without a success before it is disabled.
+	DefaultWebhookDisableAfterDays = 5
+	// DefaultWebhookLogLevel is the webhook function's LOG_LEVEL.
+	DefaultWebhookLogLevel = "info"
+	// WebhookBatchSize is the batch size of both event sources (the
+	// most SQS returns in one receive).
+	WebhookBatchSize = 10
+	// WebhookMaxBatchingWindowSeconds is how long Lambda gathers a batch
+	// before invoking: at most this much latency for fuller batches.
+	WebhookMaxBatchingWindowSeconds = 1
+	// VisibilityTimeoutFactor: a queue consumed by a function has a
+	// visibility timeout of at least this many times the function's
+	// timeout (AWS's guidance for SQS event sources: the poller's own
+	// retries of a throttled invoke happen within it).
+	VisibilityTimeoutFactor = 6
+	// MaxSQSDelay is the longest delay SQS gives one message
+	// (DelaySeconds 900): a longer schedule step hops (see WebhookDelivery).
+	MaxSQSDelay = 15 * time.Minute
+)
+
+// DefaultWebhookSchedule returns the default retry schedule, Svix's:
+// 5s, 5m, 30m, 2h, 5h, 10h, 10h (8 attempts over about 27.6 hours).
+func DefaultWebhookSchedule() []awscdk.Duration {
+	var out []awscdk.Duration
+	for _, d := range webhook.DefaultSchedule() {
+		out = append(out, awscdk.Duration_Millis(jsii.Number(float64(d.Milliseconds()))))
+	}
+	return out
+}
+
+// WebhookOptions configures push delivery to webhook subscriptions (see
+// WebhookDelivery). The zero value takes every default.
+type WebhookOptions struct {
+	// Function sizes the webhook function. Its timeout must exceed
+	// Timeout; the queues' visibility timeouts are 6 times it.
+	//
+	// Default: 256 MiB, 5 minutes, no reserved concurrency.
+	Function *FunctionOptions
+	// Schedule is the retry schedule: delay i is the wait between
+	// attempt i+1 failing and attempt i+2 (the first attempt is at once),
+	// so n delays allow n+1 attempts, then delivery gives up. 1 to 20
+	// delays, each positive and at most 24 hours, never decreasing. The
+	// runtime adds ±20% jitter (WEBHOOK_SCHEDULE).
+	//
+	// Default: DefaultWebhookSchedule(), "5s,5m,30m,2h,5h,10h,10h" like
+	// Svix: 8 attempts over about 27.6 hours.
+	Schedule []awscdk.Duration
+	// Timeout bounds one webhook request (connect, TLS, send, response),
+	// 1-30 seconds (WEBHOOK_TIMEOUT).
+	//
+	// Default: 10 seconds.
+	Timeout awscdk.Duration
+	// DisableAfter is how long a subscription may keep failing, with no
+	// success, before it is disabled; at least 1 hour
+	// (WEBHOOK_DISABLE_AFTER).
+	//
+	// Default: 5 days.
+	DisableAfter awscdk.Duration
+	// MaxReceiveCount moves a retry-queue message to the retry DLQ after
+	// this many receives (1-1000): a task the function keeps failing on
+	// (DynamoDB down, a bug), not a failing webhook, which is an
+	// attempt recorded and retried per Schedule.
+	//
+	// Default: 5.
+	MaxReceiveCount float64
+	// LogLevel is the webhook function's LOG_LEVEL: debug, info, warn or error.
+	//
+	// Default: "info".
+	LogLevel string
+}
+
+// WebhookDeliveryProps configures a WebhookDelivery.
+type WebhookDeliveryProps struct {
+	// EventsTable holds the events, the subscriptions and the attempts.
+	// Required.
+	EventsTable eventstore.IEventsTable
+	// DeliveryQueue carries one message per new event
+	// (StreamDelivery.DeliveryQueue()); the webhook function consumes it,
+	// so it belongs to webhook delivery: no other consumer should read
+	// it. Its visibility timeout must be at least 6 times the webhook
+	// function's timeout (checked when the queue is made in this app).
+	// Required.
+	DeliveryQueue awssqs.IQueue
+	// WebhookOptions size the function and set the retry policy.
+	//
+	// Default: see WebhookOptions.
+	WebhookOptions
+	// LogRetention of the webhook function's logs.
+	//
+	// Default: awslogs.RetentionDays_ONE_MONTH.
+	LogRetention awslogs.RetentionDays
+	// Tracing turns on AWS X-Ray for the webhook function.
+	//
+	// Default: false.
+	Tracing bool
+	// PrebuiltDir holds the function's binary in webhooks/bootstrap (see
+	// TriggersApiProps.PrebuiltDir). WebhookOptions.Function.Code takes
+	// precedence.
+	//
+	// Default: built at synth from WebhooksPackage.
+	PrebuiltDir string
+	// MetricsNamespace is the CloudWatch namespace of the function's own
+	// metrics (METRICS_NAMESPACE).
+	//
+	// Default: "Triggers/<stack name>", as TriggersApi's.
+	MetricsNamespace string
+}
+
+// WebhookDelivery pushes each new event to the tenant's webhook
+// subscriptions: a Go function (WebhooksPackage) consumes the delivery
+// queue, POSTs each event to every matching subscription with Standard
+// Webhooks signatures, records every attempt in the events table, and
+// moves the event through its status machine.
+//
+// Retries go to a retry queue of their own, never back to the delivery
+// queue. A failed attempt is recorded, a retry task is sent to the retry
+// queue with a per-message delay (DelaySeconds), and the delivery message
+// is done: retries never block the delivery queue behind them, nor count
+// towards its dead-letter queue, and a subscriber down for hours costs
+// the queue nothing. SQS caps a message's delay at 15 minutes
+// (MaxSQSDelay): the function re-sends a task that is not yet due with
+// the remaining delay, so a 10-hour step hops 40 times (40 small
+// messages, cheaper than one stuck visibility timeout). The API function
+// sends redelivery tasks (POST /v1/events/{event_id}/redeliver) to the
+// same queue (GrantRedeliver). A task the function itself keeps failing
+// on goes to the retry dead-letter queue after MaxReceiveCount receives.
+//
+// Both queues feed the function through SQS event sources with batches of
+// 10, a 1-second batching window and partial batch responses
+// (ReportBatchItemFailures); their visibility timeouts are 6 times the
+// function's timeout. TriggersApi composes one with id "Webhooks" when
+// TriggersApiProps.Webhooks is set.
+type WebhookDelivery struct {
+	constructs.Construct
+
+	fn       *golambda.GoFunction
+	delivery awssqs.IQueue
+	retry    awssqs.Queue
+	retryDLQ awssqs.Queue
+	schedule string
+}
+
+// WebhookFunction returns the function delivering webhooks.
+func (w *WebhookDelivery) WebhookFunction() *golambda.GoFunction { return w.fn }
+
+// DeliveryQueue returns the queue of new events the function consumes.
+func (w *WebhookDelivery) DeliveryQueue() awssqs.IQueue { return w.delivery }
+
+// RetryQueue returns the queue of retry and redelivery tasks.
+func (w *WebhookDelivery) RetryQueue() awssqs.IQueue { return w.retry }
+
+// RetryDeadLetterQueue returns the queue receiving retry tasks received
+// more than MaxReceiveCount times.
+func (w *WebhookDelivery) RetryDeadLetterQueue() awssqs.IQueue { return w.retryDLQ }
+
+// Schedule returns the retry schedule in force, as WEBHOOK_SCHEDULE
+// gives it ("5s,5m,30m,2h,5h,10h,10h" by default).
+func (w *WebhookDelivery) Schedule() string { return w.schedule }
+
+// GrantRedeliver lets grantee (the API function) queue a redelivery:
+// exactly sqs:SendMessage on the retry queue.
+func (w *WebhookDelivery) GrantRedeliver(grantee awsiam.IGrantable) awsiam.Grant {
+	return grantSendMessage(w.retry, grantee)
+}
+
+// grantSendMessage grants exactly sqs:SendMessage on q (which also
+// allows SendMessageBatch), plus the KMS actions of a customer-managed key.
+func grantSendMessage(q awssqs.IQueue, grantee awsiam.IGrantable) awsiam.Grant {
+	g := awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
+		Grantee: grantee, Actions: jsii.Strings("sqs:SendMessage"),
+		ResourceArns: jsii.Strings(*q.QueueArn()),
+	})
+	if key := q.EncryptionMasterKey(); key != nil {
+		g = g.Combine(key.GrantEncryptDecrypt(grantee))
+	}
+	return g
+}
+
+// WebhookEventsTableActions are the webhook function's actions on the
+// events table (its ARN only, no index): read events and subscriptions,
+// query attempts and subscriptions, record attempts, update an event's
+// status and a subscription's health, delete a subscription (410 Gone).
+var WebhookEventsTableActions = []string{
+	"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem",
+}
+
+// durationOf converts d; ok is false for a token.
+func durationOf(d awscdk.Duration) (time.Duration, bool) {
+	if *awscdk.Token_IsUnresolved(d) {
+		return 0, false
+	}
+	return time.Duration(*d.ToMilliseconds(nil)) * time.Millisecond, true
+}
+
+// webhookSettings are WebhookOptions resolved: defaults applied, as the
+// function reads them.
+type webhookSettings struct {
+	schedule     webhook.Schedule
+	timeout      time.Duration
+	disableAfter time.Duration
+	fnTimeout    time.Duration
+	receives     float64
+	logLevel     string
+}
+
+// resolveWebhooks applies the defaults and validates o. Error messages
+// start with prefix ("Webhooks." in TriggersApi) before the prop name.
+func resolveWebhooks(o *WebhookOptions, prefix string) (webhookSettings, error) {
+	s := webhookSettings{
+		schedule:     webhook.DefaultSchedule(),
+		timeout:      DefaultWebhookTimeoutSeconds * time.Second,
+		disableAfter: DefaultWebhookDisableAfterDays * 24 * time.Hour,
+		fnTimeout:    DefaultWebhookFunctionTimeoutSeconds * time.Second,
+		receives:     DefaultDLQMaxReceiveCount,
+		logLevel:     DefaultWebhookLogLevel,
+	}
+	if o == nil {
+		return s, nil
+	}
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(prefix+format, args...)) }
+	literal := func(name string, d awscdk.Duration) (time.Duration, bool) {
+		v, ok := durationOf(d)
+		if !ok {
+			bad("%s is a token: give a literal duration (the function reads it as a Go duration string)", name)
+		}
+		return v, ok
+	}
+	if o.Schedule != nil {
+		sched := webhook.Schedule{}
+		tokens := false
+		for i, d := range o.Schedule {
+			if d == nil {
+				bad("Schedule element %d is nil: give a duration such as awscdk.Duration_Minutes(5)", i+1)
+				tokens = true
+				continue
+			}
+			v, ok := literal(fmt.Sprintf("Schedule element %d", i+1), d)
+			tokens = tokens || !ok
+			sched = append(sched, v)
+		}
+		if !tokens {
+			if err := sched.Validate(); err != nil {
+				detail := strings.TrimPrefix(err.Error(), webhook.ErrInvalidSchedule.Error()+": ")
+				bad("Schedule %q is invalid (%s): give 1 to %d delays, each positive and at most %s, never decreasing (default %s)",
+					sched.String(), detail, webhook.MaxScheduleLen, webhook.Schedule{webhook.MaxDelay}, webhook.DefaultSchedule())
+			}
+			s.schedule = sched
+		}
+	}
+	if o.Timeout != nil {
+		if v, ok := literal("Timeout", o.Timeout); ok {
+			if v < time.Second || v > 30*time.Second {
+				bad("Timeout %s is outside 1s-30s: one webhook request gets 1 to 30 seconds (default 10s)", v)
+			}
+			s.timeout = v
+		}
+	}
+	if o.DisableAfter != nil {
+		if v, ok := literal("DisableAfter", o.DisableAfter); ok {
+			if v < time.Hour {
+				bad("DisableAfter %s is under 1h: give a subscription at least an hour of failures before disabling it (default 120h, 5 days)", v)
+			}
+			s.disableAfter = v
+		}
+	}
+	if r := o.MaxReceiveCount; r != 0 && !isToken(r) {
+		if r < 1 || r > 1000 || r != float64(int(r)) {
+			bad("MaxReceiveCount %v is outside 1-1000: give how many receives a retry task gets before the retry DLQ (default 5)", r)
+		}
+		s.receives = r
+	}
+	if l := o.LogLevel; l != "" {
+		if !slices.Contains([]string{"debug", "info", "warn", "error"}, l) {
+			bad("LogLevel %q is invalid: use debug, info, warn or error", l)
+		}
+		s.logLevel = l
+	}
+	if f := o.Function; f != nil {
+		if f.MemoryMiB != 0 && (f.MemoryMiB < 128 || f.MemoryMiB > 10240) {
+			bad("Function.MemoryMiB %v is outside 128-10240", f.MemoryMiB)
+		}
+		if f.Timeout != nil {
+			if v, ok := literal("Function.Timeout", f.Timeout); ok {
+				switch {
+				case v > 15*time.Minute:
+					bad("Function.Timeout %s is over 15m, Lambda's limit", v)
+				case v <= s.timeout:
+					bad("Function.Timeout %s is not longer than the webhook Timeout %s: one request could outlast the invocation; raise Function.Timeout (default 5m)", v, s.timeout)
+				}
+				s.fnTimeout = v
+			}
+		}
+	}
+	return s, errors.Join(errs...)
+}
+
+// minVisibility is the visibility timeout a queue the function consumes needs.
+func (s webhookSettings) minVisibility() time.Duration {
+	return VisibilityTimeoutFactor * s.fnTimeout
+}
+
+// queueVisibility returns q's visibility timeout when q is a queue of
+// this app with a literal one (SQS's default, 30 seconds, when unset).
+func queueVisibility(q awssqs.IQueue) (time.Duration, bool) {
+	cfn, ok := q.Node().DefaultChild().(awssqs.CfnQueue)
+	if !ok || cfn == nil {
+		return 0, false
+	}
+	v := cfn.VisibilityTimeout()
+	switch {
+	case v == nil:
+		return 30 * time.Second, true
+	case isToken(*v):
+		return 0, false
+	}
+	return time.Duration(*v) * time.Second, true
+}
+
+// NewWebhookDelivery creates the webhook function, the retry queue and its
+// dead-letter queue, and the event sources on the delivery and retry
+// queues. Invalid props panic with an error naming the value and the fix.
+func NewWebhookDelivery(scope constructs.Construct, id *string, props *WebhookDeliveryProps) *WebhookDelivery {
+	switch {
+	case props == nil || props.EventsTable == nil:
+		panic(fmt.Errorf("webhookdelivery %q: props.EventsTable is required: pass the events table holding events and subscriptions", deref(id)))
+	case props.DeliveryQueue == nil:
+		panic(fmt.Errorf("webhookdelivery %q: props.DeliveryQueue is required: pass the queue of new events (StreamDelivery.DeliveryQueue())", deref(id)))
+	}
+	s, err := resolveWebhooks(&props.WebhookOptions, "")
+	if err != nil {
+		panic(fmt.Errorf("webhookdelivery %q: invalid props:\n%w", deref(id), err))
+	}
+	if v, ok := queueVisibility(props.DeliveryQueue); ok && v < s.minVisibility() {
+		panic(fmt.Errorf("webhookdelivery %q: the delivery queue's visibility timeout %s is under %d x the webhook function's timeout (%s) = %s: raise it (DeliveryOptions.QueueVisibilityTimeout; TriggersApi does so itself when Webhooks is set and QueueVisibilityTimeout is not)",
+			deref(id), v, VisibilityTimeoutFactor, s.fnTimeout, s.minVisibility()))
+	}
+
+	w := &WebhookDelivery{delivery: props.DeliveryQueue, schedule: s.schedule.String()}
+	constructs.NewConstruct_Override(w, scope, id)
+	retention := props.LogRetention
+	if retention == "" {
+		retention = awslogs.RetentionDays_ONE_MONTH
+	}
+	ns := props.MetricsNamespace
+	if ns == "" {
+		ns = contract.MetricsNamespacePrefix + *awscdk.Stack_Of(w).StackName()
+	}
+	visibility := awscdk.Duration_Seconds(jsii.Number(s.minVisibility().Seconds()))
+
+	w.retryDLQ = cdkutil.NewTLSOnlyQueue(w, "RetryDLQ", &awssqs.QueueProps{
+		MaxMessageSizeBytes: jsii.Number(1048576),
+		RetentionPeriod:     awscdk.Duration_Days(jsii.Number(14)),
+	})
+	w.retry = cdkutil.NewTLSOnlyQueue(w, "RetryQueue", &awssqs.QueueProps{
+		MaxMessageSizeBytes: jsii.Number(1048576),
+		VisibilityTimeout:   visibility,
+		RetentionPeriod:     awscdk.Duration_Days(jsii.Number(4)),
+		DeadLetterQueue:     &awssqs.DeadLetterQueue{Queue: w.retryDLQ, MaxReceiveCount: jsii.Number(s.receives)},
+	})
+
+	fo := FunctionOptions{}
+	if props.Function != nil {
+		fo = *props.Function
+	}
+	w.fn = newFunction(w, "Function", WebhooksPackage, "Triggers webhooks: push new events to subscriptions, with retries",
+		functionDefaults{retention: retention, tracing: props.Tracing, prebuiltDir: props.PrebuiltDir}, &fo, DefaultWebhookFunctionTimeoutSeconds,
+		map[string]*string{
+			contract.EnvEventsTable:         props.EventsTable.TableName(),
+			contract.EnvWebhookQueueURL:     w.retry.QueueUrl(),
+			contract.EnvWebhookSchedule:     jsii.String(w.schedule),
+			contract.EnvWebhookTimeout:      jsii.String(s.timeout.String()),
+			contract.EnvWebhookDisableAfter: jsii.String(s.disableAfter.String()),
+			contract.EnvMetricsNamespace:    jsii.String(ns),
+			contract.EnvLogLevel:            jsii.String(s.logLevel),
+		})
+
+	tablegrant.Grant(props.EventsTable, w.fn, tablegrant.On{Table: true, Write: true}, WebhookEventsTableActions...)
+	grantSendMessage(w.retry, w.fn)
+	for _, q := range []awssqs.IQueue{props.DeliveryQueue, w.retry} {
+		w.fn.Function.AddEventSource(awslambdaeventsources.NewSqsEventSource(q, &awslambdaeventsources.SqsEventSourceProps{
+			BatchSize:               jsii.Number(WebhookBatchSize),
+			MaxBatchingWindow:       awscdk.Duration_Seconds(jsii.Number(WebhookMaxBatchingWindowSeconds)),
+			ReportBatchItemFailures: jsii.Bool(true),
+		}))
+	}
+	return w
+}
+
+// webhookFunctionTimeout returns the webhook function's timeout in force
+// for o (for TriggersApi's delivery queue default), ignoring errors.
+func webhookFunctionTimeout(o *WebhookOptions) time.Duration {
+	s, _ := resolveWebhooks(o, "")
+	return s.fnTimeout
+}

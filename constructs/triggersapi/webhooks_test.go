@@ -1,0 +1,497 @@
+package triggersapi_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/triggers-dev/triggers/constructs/dynamotable"
+	"github.com/triggers-dev/triggers/constructs/eventstore"
+	"github.com/triggers-dev/triggers/constructs/triggersapi"
+	"github.com/triggers-dev/triggers/contract"
+)
+
+// webhookCode is prebuilt code for the webhook function: these tests are
+// about the construct, not about building lambda/webhooks (the assertions
+// package builds the real app's, by import path).
+func webhookCode(stack awscdk.Stack) *triggersapi.FunctionOptions {
+	bucket := awss3.Bucket_FromBucketName(stack, jsii.String("Artifacts"), jsii.String("ci-artifacts"))
+	return &triggersapi.FunctionOptions{Code: awslambda.Code_FromBucket(bucket, jsii.String("webhooks.zip"), nil)}
+}
+
+// webhookStack is a stack with an events table, a StreamDelivery whose
+// queue the webhook function may consume, and a WebhookDelivery "W" with o
+// (its Function.Code set unless given).
+func webhookStack(t *testing.T, tableProps *eventstore.EventsTableProps, o triggersapi.WebhookOptions) (awscdk.Stack, *triggersapi.WebhookDelivery, map[string]any) {
+	t.Helper()
+	stack := awscdk.NewStack(newApp(), jsii.String("S"), nil)
+	events := eventstore.NewEventsTable(stack, jsii.String("Events"), tableProps)
+	d := triggersapi.NewStreamDelivery(stack, jsii.String("D"), &triggersapi.StreamDeliveryProps{
+		EventsTable:     events,
+		DeliveryOptions: triggersapi.DeliveryOptions{QueueVisibilityTimeout: awscdk.Duration_Hours(jsii.Number(2))},
+	})
+	if o.Function == nil {
+		o.Function = webhookCode(stack)
+	} else if o.Function.Code == nil {
+		o.Function.Code = webhookCode(stack).Code
+	}
+	w := triggersapi.NewWebhookDelivery(stack, jsii.String("W"), &triggersapi.WebhookDeliveryProps{
+		EventsTable: events, DeliveryQueue: d.DeliveryQueue(), WebhookOptions: o,
+	})
+	return stack, w, templateOf(stack)
+}
+
+func templateOf(stack awscdk.Stack) map[string]any {
+	return *assertions.Template_FromStack(stack, nil).ToJSON()
+}
+
+// resources returns the template's resources of type typ whose logical id
+// starts with prefix.
+func resources(tp map[string]any, typ, prefix string) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	for id, r := range tp["Resources"].(map[string]any) {
+		m := r.(map[string]any)
+		if m["Type"] == typ && strings.HasPrefix(id, prefix) {
+			out[id] = m
+		}
+	}
+	return out
+}
+
+// only returns the one resource of type typ starting with prefix.
+func only(t *testing.T, tp map[string]any, typ, prefix string) (string, map[string]any) {
+	t.Helper()
+	rs := resources(tp, typ, prefix)
+	require.Len(t, rs, 1, "%s %s*", typ, prefix)
+	for id, r := range rs {
+		return id, r["Properties"].(map[string]any)
+	}
+	return "", nil
+}
+
+// refName names what an IAM resource or property points at: the logical
+// id it references (its hash cut off at the prefix the caller knows),
+// with any suffix joined after it ("/index/..."), else its JSON.
+func refName(v any) string {
+	switch m := v.(type) {
+	case map[string]any:
+		if ga, ok := m["Fn::GetAtt"].([]any); ok {
+			return ga[0].(string)
+		}
+		if ref, ok := m["Ref"].(string); ok {
+			return ref
+		}
+		if join, ok := m["Fn::Join"].([]any); ok {
+			var parts []string
+			for _, p := range join[1].([]any) {
+				if s, ok := p.(string); ok {
+					parts = append(parts, s)
+				} else {
+					parts = append(parts, refName(p))
+				}
+			}
+			return strings.Join(parts, "")
+		}
+	case string:
+		return m
+	}
+	raw, _ := json.Marshal(v)
+	return string(raw)
+}
+
+// grants returns a role's statements (from every policy attached to it)
+// as sorted "Effect action on resource" lines.
+func grants(tp map[string]any, roleID string) []string {
+	var out []string
+	for _, p := range resources(tp, "AWS::IAM::Policy", "") {
+		props := p["Properties"].(map[string]any)
+		attached := false
+		for _, r := range props["Roles"].([]any) {
+			attached = attached || refName(r) == roleID
+		}
+		if !attached {
+			continue
+		}
+		for _, st := range props["PolicyDocument"].(map[string]any)["Statement"].([]any) {
+			s := st.(map[string]any)
+			for _, a := range asList(s["Action"]) {
+				for _, r := range asList(s["Resource"]) {
+					out = append(out, fmt.Sprintf("%s %s on %s", s["Effect"], a, refName(r)))
+				}
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func asList(v any) []any {
+	if l, ok := v.([]any); ok {
+		return l
+	}
+	return []any{v}
+}
+
+func allow(actions []string, on ...string) []string {
+	var out []string
+	for _, a := range actions {
+		for _, r := range on {
+			out = append(out, "Allow "+a+" on "+r)
+		}
+	}
+	return out
+}
+
+func sorted(parts ...[]string) []string {
+	var out []string
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestWebhookDeliveryDefaults(t *testing.T) {
+	_, w, tp := webhookStack(t, nil, triggersapi.WebhookOptions{})
+	assert.Equal(t, "5s,5m,30m,2h,5h,10h,10h", w.Schedule())
+
+	// The retry queue and its DLQ: encrypted, TLS only, a visibility
+	// timeout of 6 x the function's 5 minutes.
+	tableID, _ := only(t, tp, "AWS::DynamoDB::Table", "Events")
+	retryID, retry := only(t, tp, "AWS::SQS::Queue", "WRetryQueue")
+	dlqID, dlq := only(t, tp, "AWS::SQS::Queue", "WRetryDLQ")
+	assert.Equal(t, 1800.0, retry["VisibilityTimeout"])
+	assert.Equal(t, 345600.0, retry["MessageRetentionPeriod"], "4 days")
+	assert.Equal(t, 1048576.0, retry["MaximumMessageSize"])
+	assert.Equal(t, map[string]any{"deadLetterTargetArn": map[string]any{"Fn::GetAtt": []any{dlqID, "Arn"}}, "maxReceiveCount": 5.0}, retry["RedrivePolicy"])
+	assert.Equal(t, 1209600.0, dlq["MessageRetentionPeriod"], "the DLQ keeps 14 days")
+	for id, q := range map[string]map[string]any{retryID: retry, dlqID: dlq} {
+		assert.Equal(t, true, q["SqsManagedSseEnabled"], id)
+	}
+	for _, id := range []string{retryID, dlqID} {
+		found := false
+		for _, pol := range resources(tp, "AWS::SQS::QueuePolicy", "") {
+			p := pol["Properties"].(map[string]any)
+			if refName(p["Queues"].([]any)[0]) != id {
+				continue
+			}
+			found = true
+			st := p["PolicyDocument"].(map[string]any)["Statement"].([]any)[0].(map[string]any)
+			assert.Equal(t, "Deny", st["Effect"], id)
+			assert.Equal(t, map[string]any{"Bool": map[string]any{"aws:SecureTransport": "false"}}, st["Condition"], id)
+		}
+		assert.True(t, found, "%s refuses requests without TLS", id)
+	}
+
+	// The function: Go on arm64, 5 minutes, its own log group, env from
+	// package contract.
+	fnID, fn := only(t, tp, "AWS::Lambda::Function", "WFunction")
+	assert.Equal(t, "provided.al2023", fn["Runtime"])
+	assert.Equal(t, []any{"arm64"}, fn["Architectures"])
+	assert.Equal(t, 300.0, fn["Timeout"])
+	assert.Equal(t, 256.0, fn["MemorySize"])
+	assert.NotContains(t, fn, "ReservedConcurrentExecutions")
+	_, lg := only(t, tp, "AWS::Logs::LogGroup", "WFunctionLogGroup")
+	assert.Equal(t, 30.0, lg["RetentionInDays"])
+	assert.Equal(t, map[string]any{
+		contract.EnvEventsTable:         map[string]any{"Ref": tableID},
+		contract.EnvWebhookQueueURL:     map[string]any{"Ref": retryID},
+		contract.EnvWebhookSchedule:     "5s,5m,30m,2h,5h,10h,10h",
+		contract.EnvWebhookTimeout:      "10s",
+		contract.EnvWebhookDisableAfter: "120h0m0s",
+		contract.EnvMetricsNamespace:    "Triggers/S",
+		contract.EnvLogLevel:            "info",
+	}, fn["Environment"].(map[string]any)["Variables"])
+	assert.NotContains(t, fn["Environment"].(map[string]any)["Variables"], contract.EnvWebhookAllowPrivate, "never set by the constructs")
+
+	// Event sources on the delivery queue and the retry queue.
+	deliveryID, _ := only(t, tp, "AWS::SQS::Queue", "DDeliveryQueue")
+	esms := resources(tp, "AWS::Lambda::EventSourceMapping", "WFunction")
+	var sources []string
+	for id, r := range esms {
+		p := r["Properties"].(map[string]any)
+		sources = append(sources, refName(p["EventSourceArn"]))
+		assert.Equal(t, map[string]any{"Ref": fnID}, p["FunctionName"], id)
+		assert.Equal(t, 10.0, p["BatchSize"], id)
+		assert.Equal(t, 1.0, p["MaximumBatchingWindowInSeconds"], id)
+		assert.Equal(t, []any{"ReportBatchItemFailures"}, p["FunctionResponseTypes"], id)
+	}
+	assert.ElementsMatch(t, []string{deliveryID, retryID}, sources)
+
+	// IAM, action by action: the table's ARN only (no index), send on
+	// the retry queue, consume both queues (from the event sources), its
+	// own log group.
+	roleID, _ := only(t, tp, "AWS::IAM::Role", "WFunctionServiceRole")
+	lgID, _ := only(t, tp, "AWS::Logs::LogGroup", "WFunctionLogGroup")
+	consume := []string{"sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueUrl", "sqs:DeleteMessage", "sqs:GetQueueAttributes"}
+	assert.Equal(t, sorted(
+		allow([]string{"logs:CreateLogStream", "logs:PutLogEvents"}, lgID),
+		allow(triggersapi.WebhookEventsTableActions, tableID),
+		allow([]string{"sqs:SendMessage"}, retryID),
+		allow(consume, deliveryID, retryID),
+	), grants(tp, roleID))
+	assert.Equal(t, []string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"}, triggersapi.WebhookEventsTableActions)
+}
+
+func TestWebhookDeliveryCustomerManagedKey(t *testing.T) {
+	stack := awscdk.NewStack(newApp(), jsii.String("S"), nil)
+	key := awskms.NewKey(stack, jsii.String("Key"), &awskms.KeyProps{EnableKeyRotation: jsii.Bool(true)})
+	events := eventstore.NewEventsTable(stack, jsii.String("Events"), &eventstore.EventsTableProps{TableOptions: dynamotable.TableOptions{EncryptionKey: key}})
+	queue := awssqs.NewQueue(stack, jsii.String("Deliveries"), &awssqs.QueueProps{VisibilityTimeout: awscdk.Duration_Minutes(jsii.Number(30))})
+	triggersapi.NewWebhookDelivery(stack, jsii.String("W"), &triggersapi.WebhookDeliveryProps{
+		EventsTable: events, DeliveryQueue: queue, WebhookOptions: triggersapi.WebhookOptions{Function: webhookCode(stack)},
+	})
+	tp := templateOf(stack)
+	roleID, _ := only(t, tp, "AWS::IAM::Role", "WFunctionServiceRole")
+	keyID, _ := only(t, tp, "AWS::KMS::Key", "Key")
+	got := grants(tp, roleID)
+	for _, a := range []string{"kms:Decrypt", "kms:DescribeKey", "kms:Encrypt", "kms:ReEncrypt*", "kms:GenerateDataKey*"} {
+		assert.Contains(t, got, "Allow "+a+" on "+keyID, "the table's key, for reading and writing items")
+	}
+}
+
+func TestWebhookDeliveryOptions(t *testing.T) {
+	mins := func(n float64) awscdk.Duration { return awscdk.Duration_Minutes(jsii.Number(n)) }
+	_, w, tp := webhookStack(t, nil, triggersapi.WebhookOptions{
+		Function:        &triggersapi.FunctionOptions{MemoryMiB: 512, Timeout: mins(2), ReservedConcurrency: 20},
+		Schedule:        []awscdk.Duration{awscdk.Duration_Seconds(jsii.Number(30)), mins(1), mins(90), awscdk.Duration_Hours(jsii.Number(24))},
+		Timeout:         awscdk.Duration_Seconds(jsii.Number(5)),
+		DisableAfter:    awscdk.Duration_Hours(jsii.Number(36)),
+		MaxReceiveCount: 3,
+		LogLevel:        "debug",
+	})
+	assert.Equal(t, "30s,1m,1h30m,24h", w.Schedule())
+	_, fn := only(t, tp, "AWS::Lambda::Function", "WFunction")
+	assert.Equal(t, 120.0, fn["Timeout"])
+	assert.Equal(t, 512.0, fn["MemorySize"])
+	assert.Equal(t, 20.0, fn["ReservedConcurrentExecutions"])
+	env := fn["Environment"].(map[string]any)["Variables"].(map[string]any)
+	assert.Equal(t, "30s,1m,1h30m,24h", env[contract.EnvWebhookSchedule])
+	assert.Equal(t, "5s", env[contract.EnvWebhookTimeout])
+	assert.Equal(t, "36h0m0s", env[contract.EnvWebhookDisableAfter])
+	assert.Equal(t, "debug", env[contract.EnvLogLevel])
+	_, retry := only(t, tp, "AWS::SQS::Queue", "WRetryQueue")
+	assert.Equal(t, 720.0, retry["VisibilityTimeout"], "6 x 2 minutes")
+	assert.Equal(t, 3.0, retry["RedrivePolicy"].(map[string]any)["maxReceiveCount"])
+}
+
+// Bad options fail at construct time, naming the value and the fix, both
+// alone and through TriggersApiProps.Webhooks.
+func TestWebhookOptionsValidation(t *testing.T) {
+	secs := func(n float64) awscdk.Duration { return awscdk.Duration_Seconds(jsii.Number(n)) }
+	hours := func(n float64) awscdk.Duration { return awscdk.Duration_Hours(jsii.Number(n)) }
+	tests := []struct {
+		name string
+		o    triggersapi.WebhookOptions
+		want string
+	}{
+		{"timeout too short", triggersapi.WebhookOptions{Timeout: awscdk.Duration_Millis(jsii.Number(500))}, "Timeout 500ms is outside 1s-30s"},
+		{"timeout too long", triggersapi.WebhookOptions{Timeout: secs(45)}, "Timeout 45s is outside 1s-30s"},
+		{"empty schedule", triggersapi.WebhookOptions{Schedule: []awscdk.Duration{}}, `Schedule "" is invalid (no delays; want at least one retry): give 1 to 20 delays`},
+		{"schedule too long", triggersapi.WebhookOptions{Schedule: repeat(secs(5), 21)}, `Schedule "` + strings.Repeat("5s,", 20) + `5s" is invalid (21 delays, at most 20 allowed)`},
+		{"schedule step over a day", triggersapi.WebhookOptions{Schedule: []awscdk.Duration{secs(5), hours(25)}}, `Schedule "5s,25h" is invalid (element 2 (25h) is longer than 24h)`},
+		{"schedule decreasing", triggersapi.WebhookOptions{Schedule: []awscdk.Duration{awscdk.Duration_Minutes(jsii.Number(5)), secs(30)}}, `Schedule "5m,30s" is invalid (element 2 (30s) is shorter than element 1 (5m); delays must not decrease)`},
+		{"disable after under an hour", triggersapi.WebhookOptions{DisableAfter: awscdk.Duration_Minutes(jsii.Number(30))}, "DisableAfter 30m0s is under 1h"},
+		{"receive count below one", triggersapi.WebhookOptions{MaxReceiveCount: -1}, "MaxReceiveCount -1 is outside 1-1000"},
+		{"log level", triggersapi.WebhookOptions{LogLevel: "verbose"}, `LogLevel "verbose" is invalid: use debug, info, warn or error`},
+		{"memory", triggersapi.WebhookOptions{Function: &triggersapi.FunctionOptions{MemoryMiB: 64}}, "Function.MemoryMiB 64 is outside 128-10240"},
+		{"function shorter than a request", triggersapi.WebhookOptions{Function: &triggersapi.FunctionOptions{Timeout: secs(10)}}, "Function.Timeout 10s is not longer than the webhook Timeout 10s"},
+		{"function over 15 minutes", triggersapi.WebhookOptions{Function: &triggersapi.FunctionOptions{Timeout: awscdk.Duration_Minutes(jsii.Number(16))}}, "Function.Timeout 16m0s is over 15m"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stack := awscdk.NewStack(newApp(), jsii.String("S"), nil)
+			events := eventstore.NewEventsTable(stack, jsii.String("Events"), nil)
+			queue := awssqs.NewQueue(stack, jsii.String("Q"), &awssqs.QueueProps{VisibilityTimeout: hours(12)})
+			func() {
+				defer func() {
+					r := recover()
+					require.NotNil(t, r, "NewWebhookDelivery accepted %s", tt.name)
+					msg := fmt.Sprint(r)
+					assert.Contains(t, msg, `webhookdelivery "W": invalid props:`)
+					assert.Contains(t, msg, "\n"+tt.want)
+				}()
+				triggersapi.NewWebhookDelivery(stack, jsii.String("W"), &triggersapi.WebhookDeliveryProps{EventsTable: events, DeliveryQueue: queue, WebhookOptions: tt.o})
+			}()
+			o := tt.o
+			err := triggersapi.ValidateProps(&triggersapi.TriggersApiProps{Webhooks: &o})
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "Webhooks."+tt.want)
+		})
+	}
+	// The defaults' edges are accepted.
+	assert.NoError(t, triggersapi.ValidateProps(&triggersapi.TriggersApiProps{Webhooks: &triggersapi.WebhookOptions{
+		Timeout: secs(30), Schedule: append(repeat(secs(1), 19), hours(24)), DisableAfter: hours(1), MaxReceiveCount: 1,
+		Function: &triggersapi.FunctionOptions{Timeout: secs(31)},
+	}}))
+	assert.NoError(t, triggersapi.ValidateProps(&triggersapi.TriggersApiProps{Webhooks: &triggersapi.WebhookOptions{}}))
+}
+
+func repeat(d awscdk.Duration, n int) []awscdk.Duration {
+	out := make([]awscdk.Duration, n)
+	for i := range out {
+		out[i] = d
+	}
+	return out
+}
+
+// The webhook function consumes the delivery queue: its visibility
+// timeout must cover 6 function timeouts.
+func TestWebhookDeliveryChecksTheDeliveryQueueVisibility(t *testing.T) {
+	stack := awscdk.NewStack(newApp(), jsii.String("S"), nil)
+	events := eventstore.NewEventsTable(stack, jsii.String("Events"), nil)
+	d := triggersapi.NewStreamDelivery(stack, jsii.String("D"), &triggersapi.StreamDeliveryProps{EventsTable: events})
+	assert.PanicsWithError(t, `webhookdelivery "W": the delivery queue's visibility timeout 30s is under 6 x the webhook function's timeout (5m0s) = 30m0s: raise it (DeliveryOptions.QueueVisibilityTimeout; TriggersApi does so itself when Webhooks is set and QueueVisibilityTimeout is not)`, func() {
+		triggersapi.NewWebhookDelivery(stack, jsii.String("W"), &triggersapi.WebhookDeliveryProps{EventsTable: events, DeliveryQueue: d.DeliveryQueue()})
+	})
+	// An imported queue cannot be checked; it is the caller's to size.
+	imported := awssqs.Queue_FromQueueArn(stack, jsii.String("Imported"), jsii.String("arn:aws:sqs:eu-west-1:111122223333:deliveries"))
+	assert.NotPanics(t, func() {
+		triggersapi.NewWebhookDelivery(stack, jsii.String("W2"), &triggersapi.WebhookDeliveryProps{EventsTable: events, DeliveryQueue: imported, WebhookOptions: triggersapi.WebhookOptions{Function: webhookCode(stack)}})
+	})
+
+	err := triggersapi.ValidateProps(&triggersapi.TriggersApiProps{
+		Delivery: &triggersapi.DeliveryOptions{QueueVisibilityTimeout: awscdk.Duration_Minutes(jsii.Number(10))},
+		Webhooks: &triggersapi.WebhookOptions{},
+	})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "Delivery.QueueVisibilityTimeout 10m0s is under 6 x the webhook function's timeout (5m0s) = 30m0s")
+	assert.NoError(t, triggersapi.ValidateProps(&triggersapi.TriggersApiProps{
+		Delivery: &triggersapi.DeliveryOptions{QueueVisibilityTimeout: awscdk.Duration_Minutes(jsii.Number(10))},
+	}), "without webhooks the delivery queue is yours to size")
+
+	for _, missing := range []*triggersapi.WebhookDeliveryProps{nil, {EventsTable: events}} {
+		assert.Panics(t, func() { triggersapi.NewWebhookDelivery(stack, jsii.String("X"), missing) })
+	}
+}
+
+// TriggersApi composes a WebhookDelivery only when Webhooks is set.
+func TestTriggersApiWebhooks(t *testing.T) {
+	off := awscdk.NewStack(newApp(), jsii.String("Off"), nil)
+	api := triggersapi.NewTriggersApi(off, jsii.String("Api"), nil)
+	assert.Nil(t, api.Webhooks())
+	var iface triggersapi.ITriggersApi = api
+	assert.Nil(t, iface.Webhooks())
+	tp := templateOf(off)
+	assert.Empty(t, resources(tp, "AWS::Lambda::Function", "ApiWebhooks"))
+	_, dq := only(t, tp, "AWS::SQS::Queue", "ApiDeliveryQueue")
+	assert.NotContains(t, dq, "VisibilityTimeout", "SQS's default 30 s, unchanged")
+	_, apiFn := only(t, tp, "AWS::Lambda::Function", "ApiApiFunction")
+	assert.NotContains(t, apiFn["Environment"].(map[string]any)["Variables"], contract.EnvWebhookQueueURL)
+
+	on := awscdk.NewStack(newApp(), jsii.String("On"), nil)
+	api = triggersapi.NewTriggersApi(on, jsii.String("Api"), &triggersapi.TriggersApiProps{
+		Webhooks: &triggersapi.WebhookOptions{Function: webhookCode(on)},
+	})
+	require.NotNil(t, api.Webhooks())
+	assert.Equal(t, "On/Api/Webhooks", *api.Webhooks().Node().Path())
+	tp = templateOf(on)
+	retryID, _ := only(t, tp, "AWS::SQS::Queue", "ApiWebhooksRetryQueue")
+	only(t, tp, "AWS::SQS::Queue", "ApiWebhooksRetryDLQ")
+	deliveryID, dq := only(t, tp, "AWS::SQS::Queue", "ApiDeliveryQueue")
+	assert.Equal(t, 1800.0, dq["VisibilityTimeout"], "6 x the webhook function's timeout")
+	_, fn := only(t, tp, "AWS::Lambda::Function", "ApiWebhooksFunction")
+	env := fn["Environment"].(map[string]any)["Variables"].(map[string]any)
+	assert.Equal(t, "Triggers/On", env[contract.EnvMetricsNamespace], "the API's metrics namespace")
+	var sources []string
+	for _, r := range resources(tp, "AWS::Lambda::EventSourceMapping", "ApiWebhooksFunction") {
+		sources = append(sources, refName(r["Properties"].(map[string]any)["EventSourceArn"]))
+	}
+	assert.ElementsMatch(t, []string{deliveryID, retryID}, sources)
+
+	// The API function learns the retry queue and may send to it, nothing more.
+	apiFnID, apiFn := only(t, tp, "AWS::Lambda::Function", "ApiApiFunction")
+	assert.Equal(t, map[string]any{"Ref": retryID}, apiFn["Environment"].(map[string]any)["Variables"].(map[string]any)[contract.EnvWebhookQueueURL], apiFnID)
+	roleID, _ := only(t, tp, "AWS::IAM::Role", "ApiApiFunctionServiceRole")
+	var onRetry []string
+	for _, g := range grants(tp, roleID) {
+		if strings.HasSuffix(g, " on "+retryID) {
+			onRetry = append(onRetry, g)
+		}
+	}
+	assert.Equal(t, []string{"Allow sqs:SendMessage on " + retryID}, onRetry)
+}
+
+// Every path parameter of every route is required by the request
+// validator: {event_id} and {subscription_id}.
+func TestEveryPathParameterIsRequired(t *testing.T) {
+	stack := awscdk.NewStack(newApp(), jsii.String("S"), nil)
+	triggersapi.NewTriggersApi(stack, jsii.String("Api"), nil)
+	tp := templateOf(stack)
+	parts := map[string]string{}
+	for id, r := range resources(tp, "AWS::ApiGateway::Resource", "") {
+		parts[id] = r["Properties"].(map[string]any)["PathPart"].(string)
+	}
+	checked := map[string]bool{}
+	for id, m := range resources(tp, "AWS::ApiGateway::Method", "") {
+		p := m["Properties"].(map[string]any)
+		// The path's own part is enough to tell which parameters its
+		// parents have: a method under {subscription_id} or {event_id}
+		// needs that one.
+		res := refName(p["ResourceId"])
+		var want map[string]any
+		for _, path := range contract.Paths() {
+			if strings.HasSuffix(path, "/"+parts[res]) {
+				if ps := contract.PathParams(path); len(ps) > 0 {
+					want = map[string]any{}
+					for _, name := range ps {
+						want["method.request.path."+name] = true
+					}
+				}
+			}
+		}
+		if want == nil {
+			assert.NotContains(t, p, "RequestParameters", id)
+			continue
+		}
+		assert.Equal(t, want, p["RequestParameters"], id)
+		for k := range want {
+			checked[k] = true
+		}
+	}
+	assert.Equal(t, map[string]bool{"method.request.path.event_id": true, "method.request.path.subscription_id": true}, checked)
+}
+
+// Webhook delivery alone, on the delivery queue of a StreamDelivery: a
+// queue of its own for retries, and the API's role may queue redeliveries.
+// (The prebuilt code stands for the webhook function's binary; without
+// it the function is built at synth from WebhooksPackage.)
+func ExampleNewWebhookDelivery() {
+	ctx := map[string]any{"aws:cdk:bundling-stacks": []any{}}
+	app := awscdk.NewApp(&awscdk.AppProps{Context: &ctx})
+	stack := awscdk.NewStack(app, jsii.String("Webhooks"), nil)
+	events := eventstore.NewEventsTable(stack, jsii.String("Events"), nil)
+	d := triggersapi.NewStreamDelivery(stack, jsii.String("Delivery"), &triggersapi.StreamDeliveryProps{
+		EventsTable:     events,
+		DeliveryOptions: triggersapi.DeliveryOptions{QueueVisibilityTimeout: awscdk.Duration_Minutes(jsii.Number(30))},
+	})
+	bucket := awss3.Bucket_FromBucketName(stack, jsii.String("Artifacts"), jsii.String("ci-artifacts"))
+	w := triggersapi.NewWebhookDelivery(stack, jsii.String("Push"), &triggersapi.WebhookDeliveryProps{
+		EventsTable:   events,
+		DeliveryQueue: d.DeliveryQueue(),
+		WebhookOptions: triggersapi.WebhookOptions{
+			Schedule: []awscdk.Duration{awscdk.Duration_Seconds(jsii.Number(30)), awscdk.Duration_Minutes(jsii.Number(10)), awscdk.Duration_Hours(jsii.Number(2))},
+			Function: &triggersapi.FunctionOptions{Code: awslambda.Code_FromBucket(bucket, jsii.String("webhooks.zip"), nil)},
+		},
+	})
+	fmt.Println("schedule:", w.Schedule())
+	tmpl := assertions.Template_FromStack(stack, nil)
+	fmt.Println("queues:", len(*tmpl.FindResources(jsii.String("AWS::SQS::Queue"), nil)))
+	fmt.Println("event source mappings:", len(*tmpl.FindResources(jsii.String("AWS::Lambda::EventSourceMapping"), nil)))
+	// Output:
+	// schedule: 30s,10m,2h
+	// queues: 5
+	// event source mappings: 3
+}
