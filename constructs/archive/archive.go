@@ -1,0 +1,410 @@
+// Package archive provides ExpiredEventsArchive: the archive of the events
+// DynamoDB's TTL deletes from the events table (story 001 AC3), in an S3
+// bucket that moves them to Glacier after a year (seed 002's archive line).
+//
+// A Go function (lambda/archiver, runtime in internal/archive) reads the
+// events table's stream through an event source mapping whose filter
+// passes only TTL deletions (eventName REMOVE, userIdentity
+// dynamodb.amazonaws.com), so inserts and status changes never invoke it.
+// It writes each expired event's JSON, as the API returned it, to
+//
+//	s3://<bucket>/expired/tenant=<tenant>/date=<YYYY-MM-DD>/<batch id>.jsonl.gz
+//
+// as gzip-compressed JSON lines. The stream must carry the old image: the
+// events table's default view, NEW_AND_OLD_IMAGES.
+package archive
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
+
+	"github.com/triggers-dev/triggers/constructs/dynamotable"
+	"github.com/triggers-dev/triggers/constructs/eventstore"
+	"github.com/triggers-dev/triggers/constructs/golambda"
+	"github.com/triggers-dev/triggers/constructs/internal/cdkutil"
+	"github.com/triggers-dev/triggers/contract"
+	"github.com/triggers-dev/triggers/schema"
+)
+
+// ArchiverPackage is the archiver function's main package, built by import
+// path in the CDK app's module; PrebuiltSubdir is its directory under
+// ExpiredEventsArchiveProps.PrebuiltDir.
+const (
+	ArchiverPackage = "github.com/triggers-dev/triggers/lambda/archiver"
+	PrebuiltSubdir  = "archiver"
+)
+
+// Defaults of ExpiredEventsArchiveProps.
+const (
+	DefaultTransitionAfterDays             = 365
+	DefaultNoncurrentVersionExpirationDays = 90
+	DefaultAccessLogsExpirationDays        = 365
+	DefaultTimeoutSeconds                  = 60
+	DefaultPrefix                          = contract.DefaultArchivePrefix
+)
+
+// The stream filter of the archiver's event source mapping: the REMOVE
+// records DynamoDB's TTL makes. Lambda bills and invokes only for these.
+var (
+	TTLEventName       = "REMOVE"
+	TTLIdentityType    = "Service"
+	TTLIdentityPrinc   = "dynamodb.amazonaws.com"
+	ArchiverPutActions = []string{"s3:PutObject"}
+)
+
+// FunctionOptions size the archiver function, or give its prebuilt code.
+// Zero values take the defaults.
+type FunctionOptions struct {
+	// MemoryMiB is the memory size, 128-10240.
+	//
+	// Default: 256.
+	MemoryMiB float64
+	// Timeout of one invocation.
+	//
+	// Default: 60 seconds.
+	Timeout awscdk.Duration
+	// ReservedConcurrency caps concurrent executions; 0 means no cap.
+	//
+	// Default: no reserved concurrency.
+	ReservedConcurrency float64
+	// Code is the function's prebuilt code (a linux/arm64 executable named
+	// bootstrap built from ArchiverPackage). No Go command runs at synth.
+	//
+	// Default: the binary in PrebuiltDir, else built at synth from
+	// ArchiverPackage.
+	Code awslambda.Code
+}
+
+// ExpiredEventsArchiveProps configures an ExpiredEventsArchive.
+type ExpiredEventsArchiveProps struct {
+	// EventsTable is the table whose TTL deletions are archived; its
+	// stream must be known (a table made here, or imported with
+	// TableStreamArn) and carry the old image. Required.
+	EventsTable eventstore.IEventsTable
+	// Prefix starts every object key; it ends in "/". The function may
+	// write under it only.
+	//
+	// Default: "expired/".
+	Prefix string
+	// TransitionAfter moves archived objects to StorageClass this long
+	// after they were written.
+	//
+	// Default: 365 days (seed 002: "archive after 1 year to S3 Glacier").
+	TransitionAfter awscdk.Duration
+	// StorageClass is where objects go after TransitionAfter:
+	// awss3.StorageClass_GLACIER() (Flexible Retrieval, minutes to hours),
+	// StorageClass_GLACIER_INSTANT_RETRIEVAL() or StorageClass_DEEP_ARCHIVE().
+	//
+	// Default: awss3.StorageClass_GLACIER().
+	StorageClass awss3.StorageClass
+	// Expiration deletes archived objects this long after they were
+	// written; it must be later than TransitionAfter.
+	//
+	// Default: never (kept until deleted by hand).
+	Expiration awscdk.Duration
+	// NoncurrentVersionExpiration deletes overwritten or deleted versions
+	// (the bucket is versioned; a retried batch overwrites its objects).
+	//
+	// Default: 90 days.
+	NoncurrentVersionExpiration awscdk.Duration
+	// EncryptionKey is a customer-managed KMS key for the bucket (SSE-KMS
+	// with an S3 bucket key); the function may generate data keys with it.
+	//
+	// Default: SSE-S3 (S3-managed keys).
+	EncryptionKey awskms.IKey
+	// AccessLogsBucket receives the bucket's server access logs (it must
+	// accept them: SSE-S3, a policy for logging.s3.amazonaws.com).
+	//
+	// Default: a new bucket (SSE-S3, TLS only, no public access, logs kept
+	// 365 days).
+	AccessLogsBucket awss3.IBucket
+	// RemovalPolicy of the bucket (and of the new access logs bucket).
+	//
+	// Default: awscdk.RemovalPolicy_RETAIN.
+	RemovalPolicy awscdk.RemovalPolicy
+	// Stream tunes the event source mapping; its Filters are replaced by
+	// the TTL filter.
+	//
+	// Default: dynamotable's stream consumer defaults (batch 100, bisect
+	// on error, 10 retries, records older than 24 hours dropped, a new
+	// on-failure queue kept 14 days).
+	Stream *dynamotable.StreamConsumerOptions
+	// Function sizes the archiver function or gives its code.
+	//
+	// Default: 256 MiB, 60 seconds, built at synth.
+	Function *FunctionOptions
+	// PrebuiltDir holds the archiver's binary in archiver/bootstrap
+	// (scripts/build-lambdas.sh writes bin/archiver/bootstrap: pass "bin").
+	// Function.Code takes precedence.
+	//
+	// Default: built at synth from ArchiverPackage.
+	PrebuiltDir string
+	// LogRetention of the function's logs.
+	//
+	// Default: awslogs.RetentionDays_ONE_MONTH.
+	LogRetention awslogs.RetentionDays
+}
+
+// IExpiredEventsArchive is the archive of expired events.
+type IExpiredEventsArchive interface {
+	constructs.IConstruct
+	// ArchiveBucket returns the bucket holding the archive.
+	ArchiveBucket() awss3.IBucket
+	// ArchivePrefix returns the key prefix of archived objects.
+	ArchivePrefix() *string
+	// GrantReadArchive lets grantee read (GetObject, List) the archived
+	// objects, for audits and restores.
+	GrantReadArchive(grantee awsiam.IGrantable) awsiam.Grant
+}
+
+// ExpiredEventsArchive is the archive bucket, the archiver function and
+// its event source mapping on the events table's stream. Its children:
+// "Bucket", "AccessLogs" (unless given), "ArchiverFunction", "Failures"
+// (unless Stream.FailureQueue is given).
+type ExpiredEventsArchive struct {
+	constructs.Construct
+
+	bucket   awss3.Bucket
+	logs     awss3.IBucket
+	prefix   string
+	fn       *golambda.GoFunction
+	failures awssqs.IQueue
+	source   *dynamotable.StreamConsumer
+}
+
+// ArchiveBucket returns the bucket holding the archive.
+func (a *ExpiredEventsArchive) ArchiveBucket() awss3.IBucket { return a.bucket }
+
+// ArchivePrefix returns the key prefix of archived objects.
+func (a *ExpiredEventsArchive) ArchivePrefix() *string { return jsii.String(a.prefix) }
+
+// AccessLogsBucket returns the bucket receiving the archive bucket's
+// server access logs.
+func (a *ExpiredEventsArchive) AccessLogsBucket() awss3.IBucket { return a.logs }
+
+// ArchiverFunction returns the function writing the archive.
+func (a *ExpiredEventsArchive) ArchiverFunction() *golambda.GoFunction { return a.fn }
+
+// FailureQueue returns the event source mapping's on-failure destination:
+// descriptions of stream records the function gave up on (re-read them
+// from the stream within 24 hours).
+func (a *ExpiredEventsArchive) FailureQueue() awssqs.IQueue { return a.failures }
+
+// GrantReadArchive lets grantee read the archived objects (s3:GetObject*,
+// s3:List*) under the prefix, and decrypt them with a customer-managed key.
+func (a *ExpiredEventsArchive) GrantReadArchive(grantee awsiam.IGrantable) awsiam.Grant {
+	return a.bucket.GrantRead(grantee, jsii.String(a.prefix+"*"))
+}
+
+// validate checks props and returns every problem at once.
+func validate(p *ExpiredEventsArchiveProps) error {
+	var errs []string
+	if p.EventsTable == nil {
+		errs = append(errs, "EventsTable is required: pass the events table whose TTL deletions to archive")
+	} else {
+		switch v := p.EventsTable.Schema().Stream; v {
+		case schema.StreamNewAndOldImages, schema.StreamOldImage:
+		default:
+			errs = append(errs, fmt.Sprintf("the events table's stream view is %q, which has no old image: set eventstore.EventsTableProps.StreamView to schema.StreamNewAndOldImages (the default)", v))
+		}
+	}
+	if p.Prefix != "" && (!strings.HasSuffix(p.Prefix, "/") || strings.HasPrefix(p.Prefix, "/") || strings.ContainsAny(p.Prefix, "*?")) {
+		errs = append(errs, fmt.Sprintf("Prefix %q must end in \"/\", not start with one and hold no wildcard (such as %q)", p.Prefix, DefaultPrefix))
+	}
+	if p.StorageClass != nil {
+		switch v := *p.StorageClass.Value(); v {
+		case "GLACIER", "GLACIER_IR", "DEEP_ARCHIVE":
+		default:
+			errs = append(errs, fmt.Sprintf("StorageClass %q is not an archive class: use awss3.StorageClass_GLACIER(), StorageClass_GLACIER_INSTANT_RETRIEVAL() or StorageClass_DEEP_ARCHIVE()", v))
+		}
+	}
+	days := func(d awscdk.Duration) (float64, bool) {
+		if d == nil || *awscdk.Token_IsUnresolved(d) {
+			return 0, false
+		}
+		return *d.ToDays(&awscdk.TimeConversionOptions{Integral: jsii.Bool(false)}), true
+	}
+	transition := float64(DefaultTransitionAfterDays)
+	if d, ok := days(p.TransitionAfter); ok {
+		if d < 1 || d != float64(int(d)) {
+			errs = append(errs, fmt.Sprintf("TransitionAfter %v days must be a whole number of days, at least 1", d))
+		}
+		transition = d
+	}
+	if d, ok := days(p.Expiration); ok && d <= transition {
+		errs = append(errs, fmt.Sprintf("Expiration %v days must be later than TransitionAfter (%v days): objects would be deleted before they reach the archive class", d, transition))
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%s", strings.Join(errs, "\n"))
+	}
+	return nil
+}
+
+// NewExpiredEventsArchive creates the archive. Invalid props panic with an
+// error naming each bad value and its fix.
+func NewExpiredEventsArchive(scope constructs.Construct, id *string, props *ExpiredEventsArchiveProps) *ExpiredEventsArchive {
+	if props == nil {
+		props = &ExpiredEventsArchiveProps{}
+	}
+	if err := validate(props); err != nil {
+		panic(fmt.Errorf("archive %q: invalid props:\n%w", deref(id), err))
+	}
+	a := &ExpiredEventsArchive{prefix: props.Prefix}
+	if a.prefix == "" {
+		a.prefix = DefaultPrefix
+	}
+	constructs.NewConstruct_Override(a, scope, id)
+	removal := props.RemovalPolicy
+	if removal == "" {
+		removal = awscdk.RemovalPolicy_RETAIN
+	}
+
+	a.logs = props.AccessLogsBucket
+	if a.logs == nil {
+		// With the feature flag (cdk.json sets it) S3 delivers access logs
+		// under a bucket policy and ACLs stay off; without it CDK grants the
+		// log delivery group an ACL, which needs ObjectWriter ownership.
+		owner := awss3.ObjectOwnership_BUCKET_OWNER_ENFORCED
+		if !*awscdk.FeatureFlags_Of(scope).IsEnabled(jsii.String("@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy")) {
+			owner = awss3.ObjectOwnership_OBJECT_WRITER
+		}
+		logs := awss3.NewBucket(a, jsii.String("AccessLogs"), &awss3.BucketProps{
+			Encryption:        awss3.BucketEncryption_S3_MANAGED,
+			BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(),
+			EnforceSSL:        jsii.Bool(true),
+			ObjectOwnership:   owner,
+			RemovalPolicy:     removal,
+			LifecycleRules: &[]*awss3.LifecycleRule{{
+				Id:         jsii.String("expire-access-logs"),
+				Expiration: awscdk.Duration_Days(jsii.Number(DefaultAccessLogsExpirationDays)),
+			}},
+		})
+		cdkutil.Suppress(logs, "AwsSolutions-S1", "this bucket receives the archive bucket's server access logs; logging it to itself would loop")
+		a.logs = logs
+	}
+
+	transition := props.TransitionAfter
+	if transition == nil {
+		transition = awscdk.Duration_Days(jsii.Number(DefaultTransitionAfterDays))
+	}
+	class := props.StorageClass
+	if class == nil {
+		class = awss3.StorageClass_GLACIER()
+	}
+	noncurrent := props.NoncurrentVersionExpiration
+	if noncurrent == nil {
+		noncurrent = awscdk.Duration_Days(jsii.Number(DefaultNoncurrentVersionExpirationDays))
+	}
+	bp := &awss3.BucketProps{
+		Encryption:             awss3.BucketEncryption_S3_MANAGED,
+		BlockPublicAccess:      awss3.BlockPublicAccess_BLOCK_ALL(),
+		EnforceSSL:             jsii.Bool(true),
+		ObjectOwnership:        awss3.ObjectOwnership_BUCKET_OWNER_ENFORCED,
+		Versioned:              jsii.Bool(true),
+		ServerAccessLogsBucket: a.logs,
+		ServerAccessLogsPrefix: jsii.String("archive/"),
+		RemovalPolicy:          removal,
+		LifecycleRules: &[]*awss3.LifecycleRule{{
+			Id:                                  jsii.String("archive-expired-events"),
+			Prefix:                              jsii.String(a.prefix),
+			Transitions:                         &[]*awss3.Transition{{StorageClass: class, TransitionAfter: transition}},
+			Expiration:                          props.Expiration,
+			NoncurrentVersionExpiration:         noncurrent,
+			AbortIncompleteMultipartUploadAfter: awscdk.Duration_Days(jsii.Number(7)),
+		}},
+	}
+	if props.EncryptionKey != nil {
+		bp.Encryption = awss3.BucketEncryption_KMS
+		bp.EncryptionKey = props.EncryptionKey
+		bp.BucketKeyEnabled = jsii.Bool(true)
+	}
+	a.bucket = awss3.NewBucket(a, jsii.String("Bucket"), bp)
+
+	retention := props.LogRetention
+	if retention == "" {
+		retention = awslogs.RetentionDays_ONE_MONTH
+	}
+	fp := &golambda.GoFunctionProps{
+		Description:  jsii.String("Triggers archiver: events expired by TTL to S3"),
+		LogRetention: retention,
+		Timeout:      awscdk.Duration_Seconds(jsii.Number(DefaultTimeoutSeconds)),
+		Environment: map[string]*string{
+			contract.EnvArchiveBucket: a.bucket.BucketName(),
+			contract.EnvArchivePrefix: jsii.String(a.prefix),
+		},
+	}
+	if o := props.Function; o != nil {
+		fp.MemoryMiB, fp.ReservedConcurrency, fp.Code = o.MemoryMiB, o.ReservedConcurrency, o.Code
+		if o.Timeout != nil {
+			fp.Timeout = o.Timeout
+		}
+	}
+	switch {
+	case fp.Code != nil:
+	case props.PrebuiltDir != "":
+		fp.PrebuiltDir = filepath.Join(props.PrebuiltDir, PrebuiltSubdir)
+	default:
+		fp.Entry = ArchiverPackage
+	}
+	a.fn = golambda.NewGoFunction(a, jsii.String("ArchiverFunction"), fp)
+
+	// s3:PutObject under the prefix, nothing else (no ACLs, no tagging,
+	// no reads, no deletes).
+	a.fn.Role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   jsii.Strings(ArchiverPutActions...),
+		Resources: jsii.Strings(*a.bucket.ArnForObjects(jsii.String(a.prefix + "*"))),
+	}))
+	if props.EncryptionKey != nil {
+		props.EncryptionKey.Grant(a.fn.Role, jsii.String("kms:GenerateDataKey"))
+	}
+	cdkutil.Suppress(a.fn.Role, "AwsSolutions-IAM5", "s3:PutObject is scoped to the archive prefix (<bucket>/"+a.prefix+"*: object keys are generated per tenant and day); dynamodb:ListStreams supports no resource-level permissions", "Resource::*",
+		&cdknag.RegexAppliesTo{Regex: jsii.String(`/^Resource::<[A-Za-z0-9]+\.Arn>\/` + strings.ReplaceAll(regexp.QuoteMeta(a.prefix), "/", `\/`) + `\*$/`)})
+
+	so := dynamotable.StreamConsumerOptions{}
+	if props.Stream != nil {
+		so = *props.Stream
+	}
+	if so.FailureQueue == nil {
+		q := cdkutil.NewTLSOnlyQueue(a, "Failures", &awssqs.QueueProps{
+			RetentionPeriod: awscdk.Duration_Days(jsii.Number(dynamotable.DefaultFailureQueueRetentionDay)),
+		})
+		cdkutil.Suppress(q, "AwsSolutions-SQS3", "this queue is the archiver's on-failure destination: it already is the dead-letter queue of the event source mapping")
+		so.FailureQueue = q
+	}
+	so.Filters = []*map[string]any{TTLFilter()}
+	a.source = props.EventsTable.AddStreamConsumer(a.fn.Function, &so)
+	a.failures = a.source.FailureQueue
+	return a
+}
+
+// TTLFilter is the event source mapping's filter: REMOVE records whose
+// user identity is DynamoDB's TTL service.
+func TTLFilter() *map[string]any {
+	return awslambda.FilterCriteria_Filter(&map[string]any{
+		"eventName": awslambda.FilterRule_IsEqual(jsii.String(TTLEventName)),
+		"userIdentity": map[string]any{
+			"type":        awslambda.FilterRule_IsEqual(jsii.String(TTLIdentityType)),
+			"principalId": awslambda.FilterRule_IsEqual(jsii.String(TTLIdentityPrinc)),
+		},
+	})
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
