@@ -42,6 +42,7 @@ import (
 	"github.com/triggers-dev/triggers/constructs/eventstore"
 	"github.com/triggers-dev/triggers/constructs/golambda"
 	"github.com/triggers-dev/triggers/constructs/internal/cdkutil"
+	"github.com/triggers-dev/triggers/constructs/internal/tablegrant"
 	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/apikey"
 )
@@ -318,6 +319,7 @@ func NewTriggersApi(scope constructs.Construct, id *string, props *TriggersApiPr
 		// turns on its subscription routes.
 		a.apiFn.Function.AddEnvironment(jsii.String(contract.EnvWebhookQueueURL), a.webhooks.RetryQueue().QueueUrl(), nil)
 		a.webhooks.GrantRedeliver(a.apiFn)
+		tablegrant.Grant(a.eventsTable, a.apiFn, tablegrant.On{Table: true, Write: true}, ApiWebhookActions...)
 	}
 	a.buildRestApi(props, retention)
 	return a

@@ -47,6 +47,9 @@ const (
 	// timeout (AWS's guidance for SQS event sources: the poller's own
 	// retries of a throttled invoke happen within it).
 	VisibilityTimeoutFactor = 6
+	// MaxWebhookDisableAfter is the longest DisableAfter the runtime
+	// accepts (90 days).
+	MaxWebhookDisableAfter = 90 * 24 * time.Hour
 	// MaxSQSDelay is the longest delay SQS gives one message
 	// (DelaySeconds 900): a longer schedule step hops (see WebhookDelivery).
 	MaxSQSDelay = 15 * time.Minute
@@ -85,7 +88,7 @@ type WebhookOptions struct {
 	// Default: 10 seconds.
 	Timeout awscdk.Duration
 	// DisableAfter is how long a subscription may keep failing, with no
-	// success, before it is disabled; at least 1 hour
+	// success, before it is disabled; 1 hour to 90 days
 	// (WEBHOOK_DISABLE_AFTER).
 	//
 	// Default: 5 days.
@@ -218,6 +221,14 @@ var WebhookEventsTableActions = []string{
 	"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem",
 }
 
+// ApiWebhookActions are what the API function gets on the events table
+// (its ARN only) when webhooks are on, beyond its grants for events:
+// deleting a subscription (DELETE /v1/subscriptions/{subscription_id}).
+// Creating, listing and rotating subscriptions, listing attempts and
+// moving an event to retrying use the actions it already has (PutItem,
+// Query, GetItem, UpdateItem).
+var ApiWebhookActions = []string{"dynamodb:DeleteItem"}
+
 // durationOf converts d; ok is false for a token.
 func durationOf(d awscdk.Duration) (time.Duration, bool) {
 	if *awscdk.Token_IsUnresolved(d) {
@@ -292,8 +303,8 @@ func resolveWebhooks(o *WebhookOptions, prefix string) (webhookSettings, error) 
 	}
 	if o.DisableAfter != nil {
 		if v, ok := literal("DisableAfter", o.DisableAfter); ok {
-			if v < time.Hour {
-				bad("DisableAfter %s is under 1h: give a subscription at least an hour of failures before disabling it (default 120h, 5 days)", v)
+			if v < time.Hour || v > MaxWebhookDisableAfter {
+				bad("DisableAfter %s is outside 1h-2160h: give a subscription at least an hour and at most 90 days of failures before disabling it (default 120h, 5 days)", v)
 			}
 			s.disableAfter = v
 		}

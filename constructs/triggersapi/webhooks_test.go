@@ -3,6 +3,7 @@ package triggersapi_test
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -303,7 +304,8 @@ func TestWebhookOptionsValidation(t *testing.T) {
 		{"schedule too long", triggersapi.WebhookOptions{Schedule: repeat(secs(5), 21)}, `Schedule "` + strings.Repeat("5s,", 20) + `5s" is invalid (21 delays, at most 20 allowed)`},
 		{"schedule step over a day", triggersapi.WebhookOptions{Schedule: []awscdk.Duration{secs(5), hours(25)}}, `Schedule "5s,25h" is invalid (element 2 (25h) is longer than 24h)`},
 		{"schedule decreasing", triggersapi.WebhookOptions{Schedule: []awscdk.Duration{awscdk.Duration_Minutes(jsii.Number(5)), secs(30)}}, `Schedule "5m,30s" is invalid (element 2 (30s) is shorter than element 1 (5m); delays must not decrease)`},
-		{"disable after under an hour", triggersapi.WebhookOptions{DisableAfter: awscdk.Duration_Minutes(jsii.Number(30))}, "DisableAfter 30m0s is under 1h"},
+		{"disable after under an hour", triggersapi.WebhookOptions{DisableAfter: awscdk.Duration_Minutes(jsii.Number(30))}, "DisableAfter 30m0s is outside 1h-2160h"},
+		{"disable after over 90 days", triggersapi.WebhookOptions{DisableAfter: awscdk.Duration_Days(jsii.Number(91))}, "DisableAfter 2184h0m0s is outside 1h-2160h"},
 		{"receive count below one", triggersapi.WebhookOptions{MaxReceiveCount: -1}, "MaxReceiveCount -1 is outside 1-1000"},
 		{"log level", triggersapi.WebhookOptions{LogLevel: "verbose"}, `LogLevel "verbose" is invalid: use debug, info, warn or error`},
 		{"memory", triggersapi.WebhookOptions{Function: &triggersapi.FunctionOptions{MemoryMiB: 64}}, "Function.MemoryMiB 64 is outside 128-10240"},
@@ -411,17 +413,23 @@ func TestTriggersApiWebhooks(t *testing.T) {
 	}
 	assert.ElementsMatch(t, []string{deliveryID, retryID}, sources)
 
-	// The API function learns the retry queue and may send to it, nothing more.
+	// The API function learns the retry queue and may send to it, nothing
+	// more; it may delete subscriptions (items of the events table).
 	apiFnID, apiFn := only(t, tp, "AWS::Lambda::Function", "ApiApiFunction")
 	assert.Equal(t, map[string]any{"Ref": retryID}, apiFn["Environment"].(map[string]any)["Variables"].(map[string]any)[contract.EnvWebhookQueueURL], apiFnID)
 	roleID, _ := only(t, tp, "AWS::IAM::Role", "ApiApiFunctionServiceRole")
-	var onRetry []string
+	tableID, _ := only(t, tp, "AWS::DynamoDB::Table", "ApiEvents")
+	offTp := templateOf(off)
+	offRoleID, _ := only(t, offTp, "AWS::IAM::Role", "ApiApiFunctionServiceRole")
+	before := grants(offTp, offRoleID)
+	var added []string
 	for _, g := range grants(tp, roleID) {
-		if strings.HasSuffix(g, " on "+retryID) {
-			onRetry = append(onRetry, g)
+		if !slices.Contains(before, g) {
+			added = append(added, g)
 		}
 	}
-	assert.Equal(t, []string{"Allow sqs:SendMessage on " + retryID}, onRetry)
+	assert.Equal(t, []string{"Allow dynamodb:DeleteItem on " + tableID, "Allow sqs:SendMessage on " + retryID}, added)
+	assert.Equal(t, []string{"dynamodb:DeleteItem"}, triggersapi.ApiWebhookActions)
 }
 
 // Every path parameter of every route is required by the request
