@@ -11,6 +11,8 @@
 // check that the handlers serve every route and log every field.
 package contract
 
+import "strings"
+
 // Environment variables the functions read. The constructs set them, the
 // runtime (lambda/fnconfig) reads them.
 const (
@@ -40,13 +42,32 @@ const (
 	EnvDynamoDBEndpoint = "DYNAMODB_ENDPOINT"
 	// EnvSQSEndpoint overrides the SQS endpoint (local only).
 	EnvSQSEndpoint = "SQS_ENDPOINT"
+
+	// EnvWebhookQueueURL is the webhook retry queue's URL: the API
+	// function sends redeliveries there, the webhook function its
+	// retries. Unset on the API function: webhook delivery is off and
+	// the subscription routes answer 404 webhooks_disabled.
+	EnvWebhookQueueURL = "WEBHOOK_QUEUE_URL"
+	// EnvWebhookSchedule is the retry schedule of the webhook function
+	// (webhook.ParseSchedule: "5s,5m,30m,2h,5h,10h,10h").
+	EnvWebhookSchedule = "WEBHOOK_SCHEDULE"
+	// EnvWebhookTimeout bounds one webhook request (a Go duration).
+	EnvWebhookTimeout = "WEBHOOK_TIMEOUT"
+	// EnvWebhookDisableAfter is how long a subscription may fail without
+	// a success before it is disabled (a Go duration).
+	EnvWebhookDisableAfter = "WEBHOOK_DISABLE_AFTER"
+	// EnvWebhookAllowPrivate lets webhook targets resolve to private and
+	// loopback addresses (local development only; the constructs never
+	// set it).
+	EnvWebhookAllowPrivate = "WEBHOOK_ALLOW_PRIVATE"
 )
 
 // HTTP methods of the contract's routes.
 const (
-	MethodGet   = "GET"
-	MethodPost  = "POST"
-	MethodPatch = "PATCH"
+	MethodGet    = "GET"
+	MethodPost   = "POST"
+	MethodPatch  = "PATCH"
+	MethodDelete = "DELETE"
 )
 
 // Paths of the HTTP API v1. PathEvent's "{event_id}" is the path
@@ -61,6 +82,19 @@ const (
 	PathEventPrefix = "/v1/events/"
 	// EventIDParam is PathEvent's path parameter.
 	EventIDParam = "event_id"
+
+	// PathEventAttempts lists an event's webhook delivery attempts;
+	// PathEventRedeliver re-drives a failed event's webhook delivery.
+	PathEventAttempts  = "/v1/events/{event_id}/attempts"
+	PathEventRedeliver = "/v1/events/{event_id}/redeliver"
+	// PathSubscriptions creates and lists webhook subscriptions,
+	// PathSubscription deletes one, PathSubscriptionRotate rotates its
+	// signing secret.
+	PathSubscriptions      = "/v1/subscriptions"
+	PathSubscription       = "/v1/subscriptions/{subscription_id}"
+	PathSubscriptionRotate = "/v1/subscriptions/{subscription_id}/rotate"
+	// SubscriptionIDParam is the subscription paths' parameter.
+	SubscriptionIDParam = "subscription_id"
 )
 
 // Route is one (method, path) of the HTTP API.
@@ -78,6 +112,24 @@ var Routes = []Route{
 	{MethodPatch, PathEvent},
 	{MethodGet, PathInbox},
 	{MethodPost, PathInboxAck},
+	{MethodGet, PathEventAttempts},
+	{MethodPost, PathEventRedeliver},
+	{MethodGet, PathSubscriptions},
+	{MethodPost, PathSubscriptions},
+	{MethodDelete, PathSubscription},
+	{MethodPost, PathSubscriptionRotate},
+}
+
+// PathParams returns the parameters of path, in order: "event_id" for
+// PathEvent.
+func PathParams(path string) []string {
+	var out []string
+	for _, seg := range strings.Split(path, "/") {
+		if len(seg) > 2 && seg[0] == '{' && seg[len(seg)-1] == '}' {
+			out = append(out, seg[1:len(seg)-1])
+		}
+	}
+	return out
 }
 
 // Paths are the API's resources, in the order Routes first names them.

@@ -32,9 +32,39 @@ func TestRuntimeUsesTheContractNames(t *testing.T) {
 }
 
 func TestPaths(t *testing.T) {
-	want := []string{contract.PathEvents, contract.PathEventsBatch, contract.PathEvent, contract.PathInbox, contract.PathInboxAck}
+	want := []string{contract.PathEvents, contract.PathEventsBatch, contract.PathEvent, contract.PathInbox, contract.PathInboxAck,
+		contract.PathEventAttempts, contract.PathEventRedeliver, contract.PathSubscriptions, contract.PathSubscription, contract.PathSubscriptionRotate}
 	if got := contract.Paths(); !slices.Equal(got, want) {
 		t.Errorf("Paths() = %v, want %v", got, want)
+	}
+}
+
+func TestPathParams(t *testing.T) {
+	for path, want := range map[string][]string{
+		contract.PathEvents:             nil,
+		contract.PathEvent:              {contract.EventIDParam},
+		contract.PathEventAttempts:      {contract.EventIDParam},
+		contract.PathSubscriptionRotate: {contract.SubscriptionIDParam},
+		"/a/{x}/b/{y}":                  {"x", "y"},
+		"/a/{}/b":                       nil,
+	} {
+		if got := contract.PathParams(path); !slices.Equal(got, want) {
+			t.Errorf("PathParams(%q) = %v, want %v", path, got, want)
+		}
+	}
+}
+
+func TestIsEventPartition(t *testing.T) {
+	for pk, want := range map[string]bool{
+		"tenant-a":                               true,
+		"":                                       false,
+		contract.IdempotencyPrefix + "t#h":       false,
+		contract.SubscriptionPrefix + "tenant-a": false,
+		contract.Key(contract.AttemptPrefix+"t", "id"): false,
+	} {
+		if got := contract.IsEventPartition(pk); got != want {
+			t.Errorf("IsEventPartition(%q) = %v, want %v", pk, got, want)
+		}
 	}
 }
 

@@ -30,6 +30,29 @@ const (
 	AttrCreatedAt   = "created_at"
 )
 
+// Partitions of the other records the events table holds besides events
+// and idempotency records (webhook delivery). Like IdempotencyPrefix they
+// contain KeySeparator, which no tenant id does.
+const (
+	// SubscriptionPrefix starts a tenant's subscriptions partition,
+	// "subscription#<tenant>"; the sort key is the subscription id.
+	SubscriptionPrefix = "subscription" + KeySeparator
+	// AttemptPrefix starts an event's attempts partition,
+	// "attempt#<tenant>#<event_id>"; the sort key is
+	// "<subscription_id>#<attempt, 3 digits>".
+	AttemptPrefix = "attempt" + KeySeparator
+	// RecordTypeSubscription and RecordTypeAttempt are their record_type.
+	RecordTypeSubscription = "subscription"
+	RecordTypeAttempt      = "attempt"
+)
+
+// IsEventPartition reports whether a partition key (user_id) is a
+// tenant's events partition: tenant ids never contain KeySeparator, every
+// other record's partition does.
+func IsEventPartition(userID string) bool {
+	return userID != "" && !strings.Contains(userID, KeySeparator)
+}
+
 // KeySeparator joins the parts of composite keys: timestamp#event_id (the
 // table's sort key), event_type#timestamp and status#timestamp (the index
 // sort keys), and the idempotency partitions.

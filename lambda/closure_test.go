@@ -40,6 +40,7 @@ func TestDependencyClosure(t *testing.T) {
 		"authorizer":     {"internal/apikey", "internal/ddb", "internal/lambdaadapter", "lambda/fnconfig"},
 		"streamconsumer": {"internal/delivery", "internal/ddb", "lambda/fnconfig"},
 		"archiver":       {"internal/archive", "internal/ddb", "lambda/fnconfig"},
+		"webhooks":       {"internal/dispatch", "internal/webhook", "internal/store", "internal/ddb", "lambda/fnconfig"},
 	} {
 		t.Run(fn, func(t *testing.T) {
 			out, err := exec.Command("go", "list", "-deps", "./"+fn).CombinedOutput()

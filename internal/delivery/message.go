@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/store"
 	"github.com/triggers-dev/triggers/schema"
@@ -71,7 +72,7 @@ const (
 	// Deliver: an inserted event; send it.
 	Deliver Decision = iota
 	// Skip: not a new event (MODIFY, REMOVE including TTL deletions, or
-	// an idempotency record).
+	// another record of the table: idempotency, subscription, attempt).
 	Skip
 )
 
@@ -88,11 +89,15 @@ func Decide(r events.DynamoDBEventRecord) (Decision, Message, error) {
 	if len(img) == 0 {
 		return Skip, Message{}, fmt.Errorf("%w: INSERT record without a new image (stream view type %q): the stream must be NEW_IMAGE or NEW_AND_OLD_IMAGES", ErrMalformed, r.Change.StreamViewType)
 	}
-	// Look at the partition key first, so an idempotency record is
-	// skipped even if the rest of its image were odd.
+	// Look at the partition key first, so that the table's other records
+	// (idempotency records, webhook subscriptions and attempts: their
+	// partitions contain '#', which no tenant id does) are skipped even
+	// if the rest of their image were odd.
 	if pk, ok := img[schema.AttrUserID]; ok {
-		if v, err := AttributeValue(pk); err == nil && store.IsIdempotencyRecord(map[string]types.AttributeValue{schema.AttrUserID: v}) {
-			return Skip, Message{}, nil
+		if v, err := AttributeValue(pk); err == nil {
+			if sv, ok := v.(*types.AttributeValueMemberS); ok && !contract.IsEventPartition(sv.Value) {
+				return Skip, Message{}, nil
+			}
 		}
 	}
 	item, err := Item(img)

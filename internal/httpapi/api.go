@@ -76,6 +76,9 @@ type Config struct {
 	// the function answers instead of timing out. Default:
 	// DefaultRequestBudget.
 	RequestBudget time.Duration
+	// Webhooks enables the webhook routes (subscriptions, attempts,
+	// redeliver). Default: nil, they answer 404 webhooks_disabled.
+	Webhooks *Webhooks
 }
 
 // Request budget defaults.
@@ -107,6 +110,7 @@ type API struct {
 	log       *slog.Logger
 	now       func() time.Time
 	metrics   emf.Recorder
+	webhooks  *Webhooks
 }
 
 // New returns the API for cfg.
@@ -134,6 +138,14 @@ func New(cfg Config) (*API, error) {
 	}
 	if a.metrics == nil {
 		a.metrics = emf.Nop{}
+	}
+	if cfg.Webhooks != nil {
+		w := *cfg.Webhooks
+		if w.Store == nil || w.Redeliver == nil {
+			return nil, errors.New("httpapi: Config.Webhooks needs Store and Redeliver")
+		}
+		w.defaults()
+		a.webhooks = &w
 	}
 	a.budget = cfg.RequestBudget
 	if a.budget <= 0 {
@@ -367,6 +379,9 @@ func match(method, path string) (routeFunc, string, string) {
 			return f, "", ""
 		}
 		return nil, want, ""
+	}
+	if f, allow, id := matchWebhooks(method, path); f != nil || allow != "" {
+		return f, allow, id
 	}
 	switch path {
 	case contract.PathEvents:

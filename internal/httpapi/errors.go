@@ -70,6 +70,10 @@ func toAPIError(err error) *apiError {
 		return &apiError{status: http.StatusConflict, code: "invalid_transition", message: te.Error() + " (allowed: received->delivered|failed, failed->retrying, retrying->delivered|failed)"}
 	case errors.Is(err, event.ErrNotFound):
 		return &apiError{status: http.StatusNotFound, code: "not_found", message: "no such event"}
+	case errors.Is(err, event.ErrSubscriptionNotFound):
+		return &apiError{status: http.StatusNotFound, code: "not_found", message: "no such subscription"}
+	case errors.Is(err, event.ErrRotationConflict):
+		return &apiError{status: http.StatusConflict, code: "conflict", message: "the secret was rotated concurrently by another request; list the subscription and rotate again if needed"}
 	case errors.Is(err, event.ErrIdempotencyMismatch):
 		return &apiError{status: http.StatusUnprocessableEntity, code: "idempotency_key_reused", message: "this Idempotency-Key was used for a different request; use a new key"}
 	case errors.Is(err, event.ErrInvalidItem):

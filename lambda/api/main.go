@@ -7,12 +7,15 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/triggers-dev/triggers/internal/cursor"
 	"github.com/triggers-dev/triggers/internal/ddb"
+	"github.com/triggers-dev/triggers/internal/dispatch"
 	"github.com/triggers-dev/triggers/internal/emf"
 	"github.com/triggers-dev/triggers/internal/httpapi"
 	"github.com/triggers-dev/triggers/internal/lambdaadapter"
@@ -51,8 +54,15 @@ func run(ctx context.Context) error {
 			return err
 		}
 	}
+	st := store.New(client, cfg.EventsTable)
+	var webhooks *httpapi.Webhooks
+	if cfg.WebhookQueueURL != "" {
+		retry := dispatch.SQSQueue{Client: sqs.NewFromConfig(awsCfg), URL: cfg.WebhookQueueURL}
+		webhooks = &httpapi.Webhooks{Store: st, Redeliver: dispatch.Redeliver(retry, time.Now)}
+	}
 	api, err := httpapi.New(httpapi.Config{
-		Store:        store.New(client, cfg.EventsTable),
+		Webhooks:     webhooks,
+		Store:        st,
 		CursorSecret: secret,
 		Retention:    cfg.Retention,
 		KeySources:   cfg.KeySources,

@@ -53,6 +53,9 @@ type API struct {
 	// SourceBearer the function refuses requests that also carry X-Api-Key,
 	// which a cached authorizer result would otherwise let through.
 	KeySources apikey.Sources
+	// WebhookQueueURL is WEBHOOK_QUEUE_URL: the webhook retry queue,
+	// where redeliveries go. Empty: webhook delivery is not deployed.
+	WebhookQueueURL string
 }
 
 // Authorizer is the configuration of the authorizer function.
@@ -74,10 +77,11 @@ type Authorizer struct {
 func LoadAPI(getenv func(string) string) (API, error) {
 	var errs []error
 	c := API{
-		EventsTable:  strings.TrimSpace(getenv(EnvEventsTable)),
-		CursorSecret: []byte(getenv(EnvCursorSecret)),
-		Retention:    event.DefaultRetention,
-		Endpoint:     strings.TrimSpace(getenv(EnvDynamoDBEndpoint)),
+		EventsTable:     strings.TrimSpace(getenv(EnvEventsTable)),
+		CursorSecret:    []byte(getenv(EnvCursorSecret)),
+		Retention:       event.DefaultRetention,
+		Endpoint:        strings.TrimSpace(getenv(EnvDynamoDBEndpoint)),
+		WebhookQueueURL: strings.TrimSpace(getenv(contract.EnvWebhookQueueURL)),
 	}
 	if c.EventsTable == "" {
 		errs = append(errs, fmt.Errorf("%s is not set: set it to the events table name", EnvEventsTable))

@@ -1,0 +1,456 @@
+package dispatch_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/triggers-dev/triggers/internal/ddb/ddbtest"
+	"github.com/triggers-dev/triggers/internal/dispatch"
+	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/internal/store"
+	"github.com/triggers-dev/triggers/internal/webhook"
+	"github.com/triggers-dev/triggers/schema"
+)
+
+var db *ddbtest.Local
+
+func TestMain(m *testing.M) { os.Exit(ddbtest.Main(m, &db)) }
+
+// half makes the jitter zero: a schedule step of 5 s waits exactly 5 s.
+type half struct{}
+
+func (half) Float64() float64 { return 0.5 }
+
+// queue records the Tasks the dispatcher sends (the retry queue's seam:
+// there is no SQS emulator here).
+type queue struct {
+	mu    sync.Mutex
+	tasks []queued
+}
+
+type queued struct {
+	task  dispatch.Task
+	delay time.Duration
+}
+
+func (q *queue) Send(_ context.Context, t dispatch.Task, delay time.Duration) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.tasks = append(q.tasks, queued{t, delay})
+	return nil
+}
+
+func (q *queue) take() []queued {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	out := q.tasks
+	q.tasks = nil
+	return out
+}
+
+// receiver is a webhook endpoint over real TLS: it verifies every request
+// with the subscription's secrets and answers the next scripted status.
+type receiver struct {
+	srv      *httptest.Server
+	mu       sync.Mutex
+	statuses []int
+	got      []received
+	verifier *webhook.Verifier
+}
+
+type received struct {
+	id       string
+	body     []byte
+	verified error
+}
+
+func newReceiver(t *testing.T, statuses ...int) *receiver {
+	r := &receiver{statuses: statuses}
+	r.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		var verr error
+		if r.verifier != nil {
+			verr = r.verifier.Verify(req.Header, body)
+		}
+		r.got = append(r.got, received{id: req.Header.Get(webhook.HeaderID), body: body, verified: verr})
+		status := http.StatusOK
+		if len(r.statuses) > 0 {
+			status, r.statuses = r.statuses[0], r.statuses[1:]
+		}
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, "receiver says "+http.StatusText(status))
+	}))
+	t.Cleanup(r.srv.Close)
+	return r
+}
+
+func (r *receiver) requests() []received {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]received(nil), r.got...)
+}
+
+type world struct {
+	t     *testing.T
+	st    *store.Store
+	q     *queue
+	d     *dispatch.Dispatcher
+	now   time.Time
+	mu    sync.Mutex
+	rcv   *receiver
+	logs  *syncLog
+	clock func() time.Time
+}
+
+type syncLog struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (l *syncLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf = append(l.buf, p...)
+	return len(p), nil
+}
+
+func (l *syncLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return string(l.buf)
+}
+
+func newWorld(t *testing.T, rcv *receiver, mutate ...func(*dispatch.Config)) *world {
+	w := &world{t: t, q: &queue{}, now: time.Now().UTC(), rcv: rcv, logs: &syncLog{}}
+	w.clock = func() time.Time {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return w.now
+	}
+	w.st = store.New(db.Client, db.CreateTable(t, schema.Events()), store.WithClock(w.clock))
+	cfg := dispatch.Config{
+		Store: w.st, Queue: w.q, Now: w.clock, Rand: half{},
+		Client: webhook.NewHTTPClient(webhook.ClientOptions{AllowPrivate: true, TLSConfig: rcv.srv.Client().Transport.(*http.Transport).TLSClientConfig}),
+		Logger: slog.New(slog.NewJSONHandler(w.logs, nil)),
+	}
+	for _, m := range mutate {
+		m(&cfg)
+	}
+	d, err := dispatch.New(cfg)
+	require.NoError(t, err)
+	w.d = d
+	return w
+}
+
+func (w *world) advance(d time.Duration) {
+	w.mu.Lock()
+	w.now = w.now.Add(d)
+	w.mu.Unlock()
+}
+
+func (w *world) event(tenant, typ string) event.Event {
+	w.t.Helper()
+	e, err := event.New(event.CreateRequest{EventType: typ, Payload: map[string]any{"n": json.Number("12345678901234567890.5")}}, w.clock(), 24*time.Hour, event.Metadata{SourceIP: "192.0.2.1"})
+	require.NoError(w.t, err)
+	require.NoError(w.t, w.st.Put(context.Background(), tenant, e))
+	return e
+}
+
+func (w *world) subscribe(tenant string, types ...string) (event.Subscription, webhook.Secret) {
+	w.t.Helper()
+	id, err := event.NewSubscriptionID(nil)
+	require.NoError(w.t, err)
+	sec := webhook.NewSecret()
+	if types == nil {
+		types = []string{}
+	}
+	sub := event.Subscription{ID: id, URL: w.rcv.srv.URL + "/hooks?token=abc", EventTypes: types, CreatedAt: event.FormatTime(w.clock()), Secrets: []string{sec.Encode()}}
+	require.NoError(w.t, w.st.CreateSubscription(context.Background(), tenant, sub))
+	w.rcv.mu.Lock()
+	w.rcv.verifier = &webhook.Verifier{Secrets: []webhook.Secret{sec}, Now: w.clock}
+	w.rcv.mu.Unlock()
+	return sub, sec
+}
+
+func (w *world) status(tenant, id string) event.Event {
+	w.t.Helper()
+	e, err := w.st.Get(context.Background(), tenant, id)
+	require.NoError(w.t, err)
+	return e
+}
+
+func (w *world) attempts(tenant, id string) []event.Attempt {
+	w.t.Helper()
+	a, err := w.st.ListAttempts(context.Background(), tenant, id)
+	require.NoError(w.t, err)
+	return a
+}
+
+// A new event reaches a matching subscription once, signed, with the
+// event's JSON exactly as the API returns it; the attempt is recorded and
+// the event becomes delivered.
+func TestDeliveredOnFirstAttempt(t *testing.T) {
+	ctx := context.Background()
+	rcv := newReceiver(t, http.StatusAccepted)
+	w := newWorld(t, rcv)
+	sub, _ := w.subscribe("tenant-a", "user.created")
+	e := w.event("tenant-a", "user.created")
+
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+
+	got := rcv.requests()
+	require.Len(t, got, 1)
+	assert.NoError(t, got[0].verified, "Standard Webhooks signature")
+	assert.Equal(t, e.ID, got[0].id, "webhook-id is the event id")
+	var body map[string]any
+	require.NoError(t, json.Unmarshal(got[0].body, &body))
+	assert.Equal(t, e.ID, body["event_id"])
+	assert.Contains(t, string(got[0].body), `"n":12345678901234567890.5`, "numbers are sent exactly")
+
+	a := w.attempts("tenant-a", e.ID)
+	require.Len(t, a, 1)
+	assert.Equal(t, event.Attempt{SubscriptionID: sub.ID, Number: 1, Timestamp: a[0].Timestamp, Outcome: "delivered", StatusCode: 202, LatencyMs: a[0].LatencyMs, Response: "receiver says Accepted"}, a[0])
+	assert.Equal(t, event.Delivered, w.status("tenant-a", e.ID).Status)
+	assert.Empty(t, w.q.take(), "no retry")
+
+	// The same queue message again (SQS delivers at least once): the
+	// recorded attempt is not sent twice.
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+	assert.Len(t, rcv.requests(), 1)
+}
+
+// A failure moves the event to failed and queues attempt 2 after the
+// schedule's first delay; the retry moves it failed -> retrying ->
+// delivered with retry_count 1, and both attempts are listed.
+func TestFailureThenRetry(t *testing.T) {
+	ctx := context.Background()
+	rcv := newReceiver(t, http.StatusInternalServerError, http.StatusOK)
+	w := newWorld(t, rcv)
+	sub, _ := w.subscribe("tenant-a")
+	e := w.event("tenant-a", "order.paid")
+
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+	assert.Equal(t, event.Failed, w.status("tenant-a", e.ID).Status)
+	tasks := w.q.take()
+	require.Len(t, tasks, 1)
+	assert.Equal(t, dispatch.Task{Tenant: "tenant-a", EventID: e.ID, SubscriptionID: sub.ID, Attempt: 2, DueAt: w.clock().Add(5 * time.Second)}, tasks[0].task)
+	assert.Equal(t, 5*time.Second, tasks[0].delay, "the default schedule's first step, no jitter at u=0.5")
+	a := w.attempts("tenant-a", e.ID)
+	require.Len(t, a, 1)
+	assert.Equal(t, "failed", a[0].Outcome)
+	assert.Equal(t, 500, a[0].StatusCode)
+	assert.Equal(t, event.FormatTime(w.clock().Add(5*time.Second)), a[0].NextAttemptAt)
+
+	w.advance(5 * time.Second)
+	require.NoError(t, w.d.HandleTask(ctx, tasks[0].task))
+	got := w.status("tenant-a", e.ID)
+	assert.Equal(t, event.Delivered, got.Status)
+	assert.Equal(t, 1, got.RetryCount)
+	a = w.attempts("tenant-a", e.ID)
+	require.Len(t, a, 2)
+	assert.Equal(t, []string{"failed", "delivered"}, []string{a[0].Outcome, a[1].Outcome})
+	assert.Equal(t, []int{1, 2}, []int{a[0].Number, a[1].Number})
+	assert.Empty(t, w.q.take())
+	for _, r := range rcv.requests() {
+		assert.Equal(t, e.ID, r.id, "every attempt carries the same webhook-id")
+		assert.NoError(t, r.verified)
+	}
+}
+
+// A task that is not due yet is sent again for the remaining delay, at
+// most SQS's 15 minutes: long schedule steps hop on the retry queue.
+func TestTaskNotDueHops(t *testing.T) {
+	rcv := newReceiver(t)
+	w := newWorld(t, rcv)
+	task := dispatch.Task{Tenant: "tenant-a", EventID: "x", SubscriptionID: "sub_x", Attempt: 4, DueAt: w.clock().Add(2 * time.Hour)}
+	require.NoError(t, w.d.HandleTask(context.Background(), task))
+	assert.Equal(t, []queued{{task, dispatch.MaxQueueDelay}}, w.q.take())
+	task.DueAt = w.clock().Add(90 * time.Second)
+	require.NoError(t, w.d.HandleTask(context.Background(), task))
+	assert.Equal(t, []queued{{task, 90 * time.Second}}, w.q.take())
+	assert.Empty(t, rcv.requests())
+}
+
+// The schedule ends: after its last step's attempt fails, nothing more is
+// queued and the event stays failed. A redelivery then makes the next
+// attempt.
+func TestScheduleEndsAndRedeliver(t *testing.T) {
+	ctx := context.Background()
+	rcv := newReceiver(t, 503, 503, 200)
+	w := newWorld(t, rcv, func(c *dispatch.Config) { c.Schedule = webhook.Schedule{time.Second} })
+	sub, _ := w.subscribe("tenant-a")
+	e := w.event("tenant-a", "t")
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+	tasks := w.q.take()
+	require.Len(t, tasks, 1)
+	w.advance(time.Second)
+	require.NoError(t, w.d.HandleTask(ctx, tasks[0].task))
+	assert.Empty(t, w.q.take(), "the schedule had one retry")
+	got := w.status("tenant-a", e.ID)
+	assert.Equal(t, event.Failed, got.Status)
+	assert.Equal(t, 1, got.RetryCount)
+	assert.Empty(t, w.attempts("tenant-a", e.ID)[1].NextAttemptAt, "no next attempt")
+
+	// POST /v1/events/{id}/redeliver: the API moves failed -> retrying and
+	// queues a round.
+	_, err := w.st.Transition(ctx, "tenant-a", e.ID, []event.Status{event.Failed}, event.Retrying)
+	require.NoError(t, err)
+	require.NoError(t, dispatch.Redeliver(w.q, w.clock)(ctx, "tenant-a", e.ID))
+	tasks = w.q.take()
+	require.Equal(t, []queued{{dispatch.Task{Tenant: "tenant-a", EventID: e.ID, DueAt: w.clock()}, 0}}, tasks)
+	require.NoError(t, w.d.HandleTask(ctx, tasks[0].task))
+	a := w.attempts("tenant-a", e.ID)
+	require.Len(t, a, 3)
+	assert.Equal(t, event.Attempt{SubscriptionID: sub.ID, Number: 3, Outcome: "delivered", StatusCode: 200}, event.Attempt{SubscriptionID: a[2].SubscriptionID, Number: a[2].Number, Outcome: a[2].Outcome, StatusCode: a[2].StatusCode})
+	got = w.status("tenant-a", e.ID)
+	assert.Equal(t, event.Delivered, got.Status)
+	assert.Equal(t, 2, got.RetryCount)
+}
+
+// 410 Gone removes the subscription (Zapier REST Hooks); the event counts
+// as delivered to it.
+func TestGoneUnsubscribes(t *testing.T) {
+	ctx := context.Background()
+	rcv := newReceiver(t, http.StatusGone)
+	w := newWorld(t, rcv)
+	sub, _ := w.subscribe("tenant-a")
+	e := w.event("tenant-a", "t")
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+	_, err := w.st.GetSubscription(ctx, "tenant-a", sub.ID)
+	assert.ErrorIs(t, err, event.ErrSubscriptionNotFound)
+	assert.Equal(t, "gone", w.attempts("tenant-a", e.ID)[0].Outcome)
+	assert.Empty(t, w.q.take())
+	assert.Contains(t, w.logs.String(), "410 Gone")
+}
+
+// Only matching subscriptions of the event's tenant receive it; with none
+// the event stays received for the inbox.
+func TestFilterAndTenantIsolation(t *testing.T) {
+	ctx := context.Background()
+	rcv := newReceiver(t)
+	w := newWorld(t, rcv)
+	w.subscribe("tenant-a", "order.paid")
+	w.subscribe("tenant-b")
+	e := w.event("tenant-a", "user.created")
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+	assert.Empty(t, rcv.requests(), "tenant-a's only subscription wants order.paid; tenant-b's never sees tenant-a's events")
+	assert.Equal(t, event.Received, w.status("tenant-a", e.ID).Status)
+	assert.Empty(t, w.attempts("tenant-a", e.ID))
+}
+
+// A subscription that keeps failing past DisableAfter is disabled,
+// reported, and gets no retry.
+func TestDisabledAfterSustainedFailure(t *testing.T) {
+	ctx := context.Background()
+	rcv := newReceiver(t, 500, 500, 500)
+	w := newWorld(t, rcv, func(c *dispatch.Config) { c.DisableAfter = time.Hour })
+	sub, _ := w.subscribe("tenant-a")
+	e1 := w.event("tenant-a", "t")
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e1.ID))
+	require.Len(t, w.q.take(), 1)
+	got, err := w.st.GetSubscription(ctx, "tenant-a", sub.ID)
+	require.NoError(t, err)
+	assert.Equal(t, event.FormatTime(w.clock().Truncate(time.Second)), got.FailingSince)
+	assert.False(t, got.Disabled)
+
+	w.advance(2 * time.Hour)
+	e2 := w.event("tenant-a", "t")
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e2.ID))
+	assert.Empty(t, w.q.take(), "a disabled subscription gets no retry")
+	got, err = w.st.GetSubscription(ctx, "tenant-a", sub.ID)
+	require.NoError(t, err)
+	assert.True(t, got.Disabled)
+	assert.Contains(t, got.DisabledReason, "HTTP 500")
+	assert.Contains(t, w.logs.String(), `"msg":"subscription disabled"`)
+
+	e3 := w.event("tenant-a", "t")
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e3.ID))
+	assert.Len(t, rcv.requests(), 2, "nothing is sent to a disabled subscription")
+}
+
+// After a rotation both secrets sign during the overlap: a receiver still
+// on the old secret verifies, and so does one on the new secret.
+func TestRotationSignsWithBothSecrets(t *testing.T) {
+	ctx := context.Background()
+	rcv := newReceiver(t)
+	w := newWorld(t, rcv)
+	sub, old := w.subscribe("tenant-a")
+	fresh := webhook.NewSecret()
+	_, err := w.st.RotateSecret(ctx, "tenant-a", sub.ID, fresh.Encode(), w.clock().Add(time.Hour))
+	require.NoError(t, err)
+	e := w.event("tenant-a", "t")
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+	r := rcv.requests()
+	require.Len(t, r, 1)
+	assert.NoError(t, r[0].verified, "verified with the old secret")
+
+	// After the overlap only the new secret signs.
+	w.advance(2 * time.Hour)
+	rcv.mu.Lock()
+	rcv.verifier = &webhook.Verifier{Secrets: []webhook.Secret{old}, Now: w.clock}
+	rcv.mu.Unlock()
+	e2 := w.event("tenant-a", "t")
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e2.ID))
+	r = rcv.requests()
+	require.Len(t, r, 2)
+	assert.ErrorIs(t, r[1].verified, webhook.ErrSignatureMismatch, "the old secret no longer signs")
+	rcv.mu.Lock()
+	rcv.verifier = &webhook.Verifier{Secrets: []webhook.Secret{fresh}, Now: w.clock}
+	rcv.mu.Unlock()
+}
+
+// One SQS batch: a delivery-queue message and a retry-queue Task are both
+// handled; a malformed message is a batch item failure alone.
+func TestHandleSQSPartialBatch(t *testing.T) {
+	ctx := context.Background()
+	rcv := newReceiver(t)
+	w := newWorld(t, rcv)
+	w.subscribe("tenant-a")
+	e := w.event("tenant-a", "t")
+	str := func(s string) *string { return &s }
+	body, err := json.Marshal(e)
+	require.NoError(t, err)
+	resp, err := w.d.HandleSQS(ctx, events.SQSEvent{Records: []events.SQSMessage{
+		{MessageId: "m1", Body: string(body), MessageAttributes: map[string]events.SQSMessageAttribute{dispatch.AttrTenant: {StringValue: str("tenant-a"), DataType: "String"}}},
+		{MessageId: "m2", Body: "not json", MessageAttributes: map[string]events.SQSMessageAttribute{dispatch.AttrKind: {StringValue: str(dispatch.KindTask), DataType: "String"}}},
+		{MessageId: "m3", Body: `{"event_id":"x"}`},
+	}})
+	require.NoError(t, err)
+	var failed []string
+	for _, f := range resp.BatchItemFailures {
+		failed = append(failed, f.ItemIdentifier)
+	}
+	assert.ElementsMatch(t, []string{"m2", "m3"}, failed)
+	assert.Len(t, rcv.requests(), 1)
+	assert.Equal(t, event.Delivered, w.status("tenant-a", e.ID).Status)
+}
+
+// A target on a private address is refused at connection time by the
+// default client, whatever DNS said at subscribe time.
+func TestPrivateTargetRefusedAtDelivery(t *testing.T) {
+	ctx := context.Background()
+	rcv := newReceiver(t)
+	w := newWorld(t, rcv, func(c *dispatch.Config) { c.Client = nil })
+	w.subscribe("tenant-a")
+	e := w.event("tenant-a", "t")
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+	assert.Empty(t, rcv.requests())
+	a := w.attempts("tenant-a", e.ID)
+	require.Len(t, a, 1)
+	assert.Equal(t, "failed", a[0].Outcome)
+	assert.Contains(t, a[0].Error, "loopback")
+}

@@ -1,0 +1,126 @@
+package dispatch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+)
+
+// AttrKind is the message attribute that marks a retry-queue Task
+// (value KindTask); delivery-queue messages (the stream consumer's) carry
+// AttrTenant and the event as their body instead.
+const (
+	AttrKind   = "kind"
+	KindTask   = "task"
+	AttrTenant = "tenant"
+)
+
+// SQSAPI is the part of the SQS client SQSQueue uses.
+type SQSAPI interface {
+	SendMessage(ctx context.Context, in *sqs.SendMessageInput, optFns ...func(*sqs.Options)) (*sqs.SendMessageOutput, error)
+}
+
+// SQSQueue is the retry queue on SQS.
+type SQSQueue struct {
+	Client SQSAPI
+	URL    string
+}
+
+// Send implements Queue.
+func (q SQSQueue) Send(ctx context.Context, t Task, delay time.Duration) error {
+	body, err := json.Marshal(t)
+	if err != nil {
+		return err
+	}
+	_, err = q.Client.SendMessage(ctx, &sqs.SendMessageInput{
+		QueueUrl:     aws.String(q.URL),
+		MessageBody:  aws.String(string(body)),
+		DelaySeconds: int32(min(max(delay, 0), MaxQueueDelay) / time.Second),
+		MessageAttributes: map[string]types.MessageAttributeValue{
+			AttrKind: {DataType: aws.String("String"), StringValue: aws.String(KindTask)},
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("send to the webhook retry queue: %w", err)
+	}
+	return nil
+}
+
+// Redeliver queues a new round of the tenant's event, due now: the
+// API function's httpapi.Webhooks.Redeliver.
+func Redeliver(q Queue, now func() time.Time) func(ctx context.Context, tenant, eventID string) error {
+	return func(ctx context.Context, tenant, eventID string) error {
+		return q.Send(ctx, Task{Tenant: tenant, EventID: eventID, DueAt: now()}, 0)
+	}
+}
+
+// Concurrency bounds the messages of one SQS batch handled at once.
+const Concurrency = 4
+
+// HandleSQS is the webhook function's handler: one batch from the
+// delivery queue or the retry queue. Failed messages are reported as
+// batch item failures (the event source mapping needs
+// ReportBatchItemFailures), so SQS retries them alone. A message that can
+// never be handled (not a delivery message or a Task) fails with the
+// batch too: after the queue's maximum receives it goes to its
+// dead-letter queue with its content, where an operator can read it.
+func (d *Dispatcher) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+	var (
+		mu       sync.Mutex
+		failures []events.SQSBatchItemFailure
+		wg       sync.WaitGroup
+		sem      = make(chan struct{}, Concurrency)
+	)
+	for _, m := range ev.Records {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if err := d.handleMessage(ctx, m); err != nil {
+				d.cfg.Logger.ErrorContext(ctx, "webhook message failed", "message_id", m.MessageId, "error", err.Error())
+				mu.Lock()
+				failures = append(failures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return events.SQSEventResponse{BatchItemFailures: failures}, nil
+}
+
+func (d *Dispatcher) handleMessage(ctx context.Context, m events.SQSMessage) error {
+	if a, ok := m.MessageAttributes[AttrKind]; ok && a.StringValue != nil && *a.StringValue == KindTask {
+		var t Task
+		if err := json.Unmarshal([]byte(m.Body), &t); err != nil || t.Tenant == "" || t.EventID == "" {
+			return fmt.Errorf("malformed task %q", truncate(m.Body, 200))
+		}
+		return d.HandleTask(ctx, t)
+	}
+	tenant := ""
+	if a, ok := m.MessageAttributes[AttrTenant]; ok && a.StringValue != nil {
+		tenant = *a.StringValue
+	}
+	var body struct {
+		EventID string `json:"event_id"`
+	}
+	if err := json.Unmarshal([]byte(m.Body), &body); err != nil || tenant == "" || body.EventID == "" {
+		return errors.New("malformed delivery message: want the tenant attribute and an event body with event_id")
+	}
+	return d.HandleEvent(ctx, tenant, body.EventID)
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}

@@ -1,0 +1,205 @@
+package event
+
+import (
+	"crypto/rand"
+	"encoding/base32"
+	"errors"
+	"io"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Error codes of the subscription routes.
+const (
+	CodeInvalidSubscription = "invalid_subscription"
+	CodeInvalidTarget       = "invalid_target"
+)
+
+// Limits of a subscription.
+const (
+	// MaxSubscriptions is how many subscriptions one tenant may hold.
+	MaxSubscriptions = 20
+	// MaxSubscriptionEventTypes bounds a subscription's event-type filter.
+	MaxSubscriptionEventTypes = 50
+	// MaxDescription bounds a subscription's description, in characters.
+	MaxDescription = 256
+	// MaxTargetURL bounds a target URL, in bytes.
+	MaxTargetURL = 2048
+)
+
+// ErrSubscriptionNotFound is the error for an unknown subscription id (or
+// another tenant's).
+var ErrSubscriptionNotFound = errors.New("subscription not found")
+
+// ErrRotationConflict is the error of a secret rotation that lost a race
+// with another one.
+var ErrRotationConflict = errors.New("the subscription's secret was rotated concurrently")
+
+// Subscription is a tenant's webhook endpoint: events of the matching
+// types are POSTed to URL, signed with the subscription's secrets
+// (Standard Webhooks).
+type Subscription struct {
+	ID  string `json:"subscription_id"`
+	URL string `json:"url"`
+	// EventTypes filters the events delivered; empty means every type.
+	EventTypes  []string `json:"event_types"`
+	Description string   `json:"description,omitempty"`
+	CreatedAt   string   `json:"created_at"`
+	// Disabled is set when the endpoint failed for longer than the
+	// deployment's disable-after period; nothing is sent to it then.
+	Disabled       bool   `json:"disabled"`
+	DisabledReason string `json:"disabled_reason,omitempty"`
+	// FailingSince is when the current run of failures began (empty
+	// while the endpoint succeeds).
+	FailingSince string `json:"failing_since,omitempty"`
+
+	// Secrets are the signing secrets ("whsec_..."), newest first: after
+	// a rotation the previous one still signs until PreviousExpires.
+	// Never part of the JSON: a secret is shown once, when created.
+	Secrets []string `json:"-"`
+	// PreviousExpires ends the overlap of a rotation (zero: no overlap).
+	PreviousExpires time.Time `json:"-"`
+}
+
+// Matches reports whether the subscription wants events of type t.
+func (s Subscription) Matches(t string) bool {
+	return len(s.EventTypes) == 0 || slices.Contains(s.EventTypes, t)
+}
+
+// SigningSecrets returns the secrets that sign a message sent at now: the
+// newest, and the previous one while the rotation's overlap lasts.
+func (s Subscription) SigningSecrets(now time.Time) []string {
+	if len(s.Secrets) > 1 && now.Before(s.PreviousExpires) {
+		return s.Secrets[:2]
+	}
+	return s.Secrets[:min(1, len(s.Secrets))]
+}
+
+// SubscriptionRequest is the validated body of POST /v1/subscriptions.
+type SubscriptionRequest struct {
+	URL         string
+	EventTypes  []string
+	Description string
+}
+
+// ParseSubscription parses the body of POST /v1/subscriptions:
+// {"url": "https://...", "event_types": [...], "description": "..."}.
+// It checks the URL's syntax only (absolute https, a host, no user
+// information or fragment); whether the host may be called (SSRF rules)
+// is the caller's check, which needs DNS.
+func ParseSubscription(data []byte) (SubscriptionRequest, error) {
+	var b struct {
+		URL         *string   `json:"url"`
+		EventTypes  *[]string `json:"event_types"`
+		Description *string   `json:"description"`
+	}
+	if err := decodeStrict(data, 0, &b); err != nil {
+		return SubscriptionRequest{}, err
+	}
+	if b.URL == nil {
+		return SubscriptionRequest{}, inputErr(CodeInvalidSubscription, `url is missing: send {"url": "https://example.com/webhooks"}`)
+	}
+	var req SubscriptionRequest
+	req.URL = *b.URL
+	if len(req.URL) > MaxTargetURL {
+		return SubscriptionRequest{}, inputErr(CodeInvalidTarget, "url is %d bytes: at most %d", len(req.URL), MaxTargetURL)
+	}
+	u, err := url.Parse(req.URL)
+	switch {
+	case err != nil:
+		return SubscriptionRequest{}, inputErr(CodeInvalidTarget, "url %q does not parse: send an absolute https URL", truncate(req.URL, 80))
+	case u.Scheme != "https":
+		return SubscriptionRequest{}, inputErr(CodeInvalidTarget, "url scheme %q is not allowed: webhook targets must be https", truncate(u.Scheme, 20))
+	case u.Host == "" || u.Hostname() == "":
+		return SubscriptionRequest{}, inputErr(CodeInvalidTarget, "url %q has no host", truncate(req.URL, 80))
+	case u.User != nil:
+		return SubscriptionRequest{}, inputErr(CodeInvalidTarget, "url must not carry user information: put credentials in a header on your side, or a token in the path")
+	case u.Fragment != "" || strings.Contains(req.URL, "#"):
+		return SubscriptionRequest{}, inputErr(CodeInvalidTarget, "url must not have a fragment (#...)")
+	}
+	if b.EventTypes != nil {
+		if len(*b.EventTypes) > MaxSubscriptionEventTypes {
+			return SubscriptionRequest{}, inputErr(CodeInvalidSubscription, "event_types has %d entries: at most %d (omit it for every type)", len(*b.EventTypes), MaxSubscriptionEventTypes)
+		}
+		for i, t := range *b.EventTypes {
+			if !ValidEventType(t) {
+				return SubscriptionRequest{}, inputErr(CodeInvalidSubscription, "event_types[%d] %q is not an event type: use 1-100 characters of [A-Za-z0-9_.:-]", i, truncate(t, 40))
+			}
+			if !slices.Contains(req.EventTypes, t) {
+				req.EventTypes = append(req.EventTypes, t)
+			}
+		}
+	}
+	if b.Description != nil {
+		if n := utf8.RuneCountInString(*b.Description); n > MaxDescription {
+			return SubscriptionRequest{}, inputErr(CodeInvalidSubscription, "description is %d characters: at most %d", n, MaxDescription)
+		}
+		req.Description = *b.Description
+	}
+	return req, nil
+}
+
+// subscriptionIDPrefix starts every subscription id.
+const subscriptionIDPrefix = "sub_"
+
+var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+
+// NewSubscriptionID returns a new subscription id: "sub_" and 26
+// characters of [a-z2-7] (128 random bits). r supplies the random bits;
+// nil means crypto/rand.
+func NewSubscriptionID(r io.Reader) (string, error) {
+	if r == nil {
+		r = rand.Reader
+	}
+	var b [16]byte
+	if _, err := io.ReadFull(r, b[:]); err != nil {
+		return "", err
+	}
+	return subscriptionIDPrefix + idEncoding.EncodeToString(b[:]), nil
+}
+
+// ValidSubscriptionID reports whether id has the shape NewSubscriptionID
+// produces.
+func ValidSubscriptionID(id string) bool {
+	rest, ok := strings.CutPrefix(id, subscriptionIDPrefix)
+	if !ok || len(rest) != 26 {
+		return false
+	}
+	for _, c := range rest {
+		if !('a' <= c && c <= 'z' || '2' <= c && c <= '7') {
+			return false
+		}
+	}
+	return true
+}
+
+// Outcomes of a delivery attempt.
+const (
+	OutcomeDelivered = "delivered"
+	OutcomeFailed    = "failed"
+	OutcomeGone      = "gone"
+)
+
+// Attempt is one webhook delivery attempt of an event to a subscription
+// (seed 004's attempt shape).
+type Attempt struct {
+	SubscriptionID string `json:"subscription_id"`
+	// Number counts the attempts of this event to this subscription,
+	// from 1.
+	Number    int    `json:"attempt"`
+	Timestamp string `json:"timestamp"`
+	// Outcome is delivered (2xx), gone (410: the subscription was
+	// removed) or failed.
+	Outcome    string `json:"outcome"`
+	StatusCode int    `json:"status_code,omitempty"`
+	LatencyMs  int64  `json:"latency_ms"`
+	// Response is the first 1000 characters of the response body.
+	Response string `json:"response,omitempty"`
+	Error    string `json:"error,omitempty"`
+	// NextAttemptAt is when the next attempt is due after a failure;
+	// empty when none follows (delivered, gone, or the schedule ended).
+	NextAttemptAt string `json:"next_attempt_at,omitempty"`
+}

@@ -1,0 +1,245 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/triggers-dev/triggers/contract"
+	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/internal/webhook"
+)
+
+// SubscriptionStore keeps webhook subscriptions and delivery attempts;
+// *store.Store implements it.
+type SubscriptionStore interface {
+	CreateSubscription(ctx context.Context, tenant string, sub event.Subscription) error
+	ListSubscriptions(ctx context.Context, tenant string) ([]event.Subscription, error)
+	DeleteSubscription(ctx context.Context, tenant, id string) error
+	RotateSecret(ctx context.Context, tenant, id, secret string, overlapUntil time.Time) (event.Subscription, error)
+	ListAttempts(ctx context.Context, tenant, eventID string) ([]event.Attempt, error)
+}
+
+// Webhooks configures webhook push delivery's routes. With Config.Webhooks
+// nil (webhook delivery not deployed) the subscription, attempts and
+// redeliver routes answer 404 webhooks_disabled.
+type Webhooks struct {
+	// Store keeps subscriptions and attempts. Required.
+	Store SubscriptionStore
+	// Redeliver queues a new delivery round of the tenant's event to every
+	// matching subscription (the webhook retry queue). Required.
+	Redeliver func(ctx context.Context, tenant, eventID string) error
+	// CheckTarget decides whether a subscription's URL may be called:
+	// https, and every address its host resolves to public (SSRF). The
+	// webhook function checks again at every connection.
+	// Default: webhook.ValidateTarget with the system resolver.
+	CheckTarget func(ctx context.Context, rawURL string) error
+	// RotationOverlap is how long the previous secret keeps signing after
+	// a rotation, so receivers can switch. Default: DefaultRotationOverlap.
+	RotationOverlap time.Duration
+}
+
+// DefaultRotationOverlap is how long both secrets sign after a rotation.
+const DefaultRotationOverlap = 24 * time.Hour
+
+// ErrWebhooksDisabled answers the webhook routes of a deployment without
+// webhook delivery.
+var errWebhooksDisabled = &apiError{status: http.StatusNotFound, code: "webhooks_disabled", message: "webhook delivery is not enabled on this deployment (TriggersApiProps.Webhooks)"}
+
+func (w *Webhooks) defaults() {
+	if w.CheckTarget == nil {
+		w.CheckTarget = func(ctx context.Context, rawURL string) error {
+			_, err := webhook.ValidateTarget(ctx, rawURL, nil)
+			return err
+		}
+	}
+	if w.RotationOverlap <= 0 {
+		w.RotationOverlap = DefaultRotationOverlap
+	}
+}
+
+// SubscriptionCreated is the body of POST /v1/subscriptions: the
+// subscription and its signing secret, shown this once.
+type SubscriptionCreated struct {
+	event.Subscription
+	Secret string `json:"secret"`
+}
+
+// SecretRotated is the body of POST /v1/subscriptions/{id}/rotate.
+type SecretRotated struct {
+	SubscriptionID string `json:"subscription_id"`
+	// Secret is the new signing secret, shown this once.
+	Secret string `json:"secret"`
+	// PreviousSecretExpiresAt ends the overlap during which the previous
+	// secret also signs.
+	PreviousSecretExpiresAt string `json:"previous_secret_expires_at"`
+}
+
+// matchWebhooks routes the webhook paths (nil, "", "" for other paths).
+func matchWebhooks(method, path string) (routeFunc, string, string) {
+	if path == contract.PathSubscriptions {
+		switch method {
+		case contract.MethodPost:
+			return (*API).createSubscription, "", ""
+		case contract.MethodGet:
+			return (*API).listSubscriptions, "", ""
+		}
+		return nil, contract.MethodGet + ", " + contract.MethodPost, ""
+	}
+	if rest, ok := strings.CutPrefix(path, contract.PathSubscriptions+"/"); ok && rest != "" {
+		id, action, nested := strings.Cut(rest, "/")
+		switch {
+		case id == "":
+		case !nested:
+			if method == contract.MethodDelete {
+				return (*API).deleteSubscription, "", id
+			}
+			return nil, contract.MethodDelete, ""
+		case action == "rotate":
+			if method == contract.MethodPost {
+				return (*API).rotateSecret, "", id
+			}
+			return nil, contract.MethodPost, ""
+		}
+		return nil, "", ""
+	}
+	if rest, ok := strings.CutPrefix(path, contract.PathEventPrefix); ok {
+		id, action, nested := strings.Cut(rest, "/")
+		if !nested || id == "" {
+			return nil, "", ""
+		}
+		switch action {
+		case "attempts":
+			if method == contract.MethodGet {
+				return (*API).listAttempts, "", id
+			}
+			return nil, contract.MethodGet, ""
+		case "redeliver":
+			if method == contract.MethodPost {
+				return (*API).redeliver, "", id
+			}
+			return nil, contract.MethodPost, ""
+		}
+	}
+	return nil, "", ""
+}
+
+// createSubscription serves POST /v1/subscriptions.
+func (a *API) createSubscription(w http.ResponseWriter, r *http.Request, ri *reqInfo, _ string) (int, any, error) {
+	if a.webhooks == nil {
+		return 0, nil, errWebhooksDisabled
+	}
+	data, err := readBody(w, r)
+	if err != nil {
+		return 0, nil, err
+	}
+	req, err := event.ParseSubscription(data)
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := a.webhooks.CheckTarget(r.Context(), req.URL); err != nil {
+		return 0, nil, &apiError{status: http.StatusBadRequest, code: event.CodeInvalidTarget, message: "url cannot be a webhook target: " + err.Error()}
+	}
+	id, err := event.NewSubscriptionID(nil)
+	if err != nil {
+		return 0, nil, err
+	}
+	secret := webhook.NewSecret().Encode()
+	sub := event.Subscription{
+		ID: id, URL: req.URL, EventTypes: req.EventTypes, Description: req.Description,
+		CreatedAt: event.FormatTime(a.now()), Secrets: []string{secret},
+	}
+	if sub.EventTypes == nil {
+		sub.EventTypes = []string{}
+	}
+	if err := a.webhooks.Store.CreateSubscription(r.Context(), ri.tenant, sub); err != nil {
+		return 0, nil, err
+	}
+	return http.StatusCreated, SubscriptionCreated{Subscription: sub, Secret: secret}, nil
+}
+
+// listSubscriptions serves GET /v1/subscriptions.
+func (a *API) listSubscriptions(w http.ResponseWriter, r *http.Request, ri *reqInfo, _ string) (int, any, error) {
+	if a.webhooks == nil {
+		return 0, nil, errWebhooksDisabled
+	}
+	subs, err := a.webhooks.Store.ListSubscriptions(r.Context(), ri.tenant)
+	if err != nil {
+		return 0, nil, err
+	}
+	if subs == nil {
+		subs = []event.Subscription{}
+	}
+	return http.StatusOK, map[string]any{"subscriptions": subs}, nil
+}
+
+// deleteSubscription serves DELETE /v1/subscriptions/{subscription_id}.
+func (a *API) deleteSubscription(w http.ResponseWriter, r *http.Request, ri *reqInfo, id string) (int, any, error) {
+	if a.webhooks == nil {
+		return 0, nil, errWebhooksDisabled
+	}
+	if !event.ValidSubscriptionID(id) {
+		return 0, nil, event.ErrSubscriptionNotFound
+	}
+	if err := a.webhooks.Store.DeleteSubscription(r.Context(), ri.tenant, id); err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, map[string]any{"subscription_id": id, "deleted": true}, nil
+}
+
+// rotateSecret serves POST /v1/subscriptions/{subscription_id}/rotate.
+func (a *API) rotateSecret(w http.ResponseWriter, r *http.Request, ri *reqInfo, id string) (int, any, error) {
+	if a.webhooks == nil {
+		return 0, nil, errWebhooksDisabled
+	}
+	if !event.ValidSubscriptionID(id) {
+		return 0, nil, event.ErrSubscriptionNotFound
+	}
+	secret := webhook.NewSecret().Encode()
+	until := a.now().Add(a.webhooks.RotationOverlap).Truncate(time.Second) // stored to the second
+	if _, err := a.webhooks.Store.RotateSecret(r.Context(), ri.tenant, id, secret, until); err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, SecretRotated{SubscriptionID: id, Secret: secret, PreviousSecretExpiresAt: event.FormatTime(until)}, nil
+}
+
+// listAttempts serves GET /v1/events/{event_id}/attempts.
+func (a *API) listAttempts(w http.ResponseWriter, r *http.Request, ri *reqInfo, id string) (int, any, error) {
+	if a.webhooks == nil {
+		return 0, nil, errWebhooksDisabled
+	}
+	// The event must be the tenant's (and not expired): its attempts are.
+	if _, err := a.store.Get(r.Context(), ri.tenant, id); err != nil {
+		return 0, nil, err
+	}
+	attempts, err := a.webhooks.Store.ListAttempts(r.Context(), ri.tenant, id)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, map[string]any{"event_id": id, "attempts": attempts}, nil
+}
+
+// redeliver serves POST /v1/events/{event_id}/redeliver: a failed event
+// moves to retrying (retry_count + 1) and a new delivery round is queued.
+// Only a failed event can be re-driven (409 otherwise).
+func (a *API) redeliver(w http.ResponseWriter, r *http.Request, ri *reqInfo, id string) (int, any, error) {
+	if a.webhooks == nil {
+		return 0, nil, errWebhooksDisabled
+	}
+	e, err := a.store.Transition(r.Context(), ri.tenant, id, []event.Status{event.Failed}, event.Retrying)
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := a.webhooks.Redeliver(r.Context(), ri.tenant, id); err != nil {
+		// The event stays retrying: a later redeliver of a retrying event
+		// is refused, so put it back to failed for the client to retry.
+		if _, terr := a.store.Transition(context.WithoutCancel(r.Context()), ri.tenant, id, []event.Status{event.Retrying}, event.Failed); terr != nil {
+			err = errors.Join(err, terr)
+		}
+		return 0, nil, &apiError{status: http.StatusServiceUnavailable, code: "unavailable", message: "could not queue the redelivery; retry after the Retry-After delay", retryAfter: strconv.Itoa(RetryAfterSeconds)}
+	}
+	return http.StatusAccepted, e, nil
+}

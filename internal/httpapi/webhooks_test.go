@@ -1,0 +1,230 @@
+package httpapi_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/internal/httpapi"
+	"github.com/triggers-dev/triggers/internal/webhook"
+)
+
+// redeliveries records the Redeliver calls (the retry queue's seam).
+type redeliveries struct {
+	mu    sync.Mutex
+	calls []string
+	fail  error
+}
+
+func (r *redeliveries) redeliver(_ context.Context, tenant, id string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.fail != nil {
+		return r.fail
+	}
+	r.calls = append(r.calls, tenant+"/"+id)
+	return nil
+}
+
+// withWebhooks turns the webhook routes on; targets on example.com are
+// allowed, anything else refused (the DNS and address rules are
+// webhook.ValidateTarget's, tested there).
+func withWebhooks(r *redeliveries) envOpt {
+	return func(c *httpapi.Config) {
+		c.Webhooks = &httpapi.Webhooks{
+			Store:     c.Store.(httpapi.SubscriptionStore),
+			Redeliver: r.redeliver,
+			CheckTarget: func(_ context.Context, raw string) error {
+				if !strings.HasPrefix(raw, "https://example.com/") {
+					return errors.New("host resolves to 10.0.0.1, a private address")
+				}
+				return nil
+			},
+			RotationOverlap: time.Hour,
+		}
+	}
+}
+
+func TestSubscriptionLifecycle(t *testing.T) {
+	e := newEnv(t, withWebhooks(&redeliveries{}))
+	r := e.do(req{method: "POST", path: "/v1/subscriptions", tenant: "tenant-a", body: `{"url":"https://example.com/hooks","event_types":["order.paid","order.paid","user.created"],"description":"billing"}`})
+	require.Equal(t, http.StatusCreated, r.code, "%s", r.body)
+	created := r.json(t)
+	id := created["subscription_id"].(string)
+	assert.True(t, event.ValidSubscriptionID(id), id)
+	secret, err := webhook.ParseSecret(created["secret"].(string))
+	require.NoError(t, err, "the secret is shown once, as whsec_...")
+	assert.False(t, secret.IsZero())
+	assert.Equal(t, []any{"order.paid", "user.created"}, created["event_types"], "duplicates dropped, order kept")
+	assert.Equal(t, "billing", created["description"])
+	assert.Equal(t, false, created["disabled"])
+
+	r = e.do(req{method: "GET", path: "/v1/subscriptions", tenant: "tenant-a"})
+	require.Equal(t, http.StatusOK, r.code)
+	list := r.json(t)["subscriptions"].([]any)
+	require.Len(t, list, 1)
+	got := list[0].(map[string]any)
+	assert.Equal(t, id, got["subscription_id"])
+	assert.NotContains(t, got, "secret", "a listed subscription never shows its secret")
+	assert.NotContains(t, string(r.body), created["secret"].(string))
+
+	// Another tenant sees none of it and cannot touch it.
+	r = e.do(req{method: "GET", path: "/v1/subscriptions", tenant: "tenant-b"})
+	assert.Equal(t, []any{}, r.json(t)["subscriptions"])
+	r = e.do(req{method: "DELETE", path: "/v1/subscriptions/" + id, tenant: "tenant-b"})
+	assert.Equal(t, http.StatusNotFound, r.code)
+	assert.Equal(t, "not_found", r.errCode(t))
+	r = e.do(req{method: "POST", path: "/v1/subscriptions/" + id + "/rotate", tenant: "tenant-b"})
+	assert.Equal(t, http.StatusNotFound, r.code)
+
+	// Rotation: a new secret, the previous one signs for the overlap.
+	r = e.do(req{method: "POST", path: "/v1/subscriptions/" + id + "/rotate", tenant: "tenant-a"})
+	require.Equal(t, http.StatusOK, r.code, "%s", r.body)
+	rot := r.json(t)
+	assert.NotEqual(t, created["secret"], rot["secret"])
+	_, err = webhook.ParseSecret(rot["secret"].(string))
+	require.NoError(t, err)
+	sub, err := e.store.GetSubscription(context.Background(), "tenant-a", id)
+	require.NoError(t, err)
+	assert.Equal(t, []string{rot["secret"].(string), created["secret"].(string)}, sub.Secrets)
+	assert.Equal(t, rot["previous_secret_expires_at"], event.FormatTime(sub.PreviousExpires))
+
+	r = e.do(req{method: "DELETE", path: "/v1/subscriptions/" + id, tenant: "tenant-a"})
+	require.Equal(t, http.StatusOK, r.code)
+	assert.Equal(t, map[string]any{"subscription_id": id, "deleted": true}, r.json(t))
+	r = e.do(req{method: "DELETE", path: "/v1/subscriptions/" + id, tenant: "tenant-a"})
+	assert.Equal(t, http.StatusNotFound, r.code, "deleting twice")
+}
+
+// Hostile and confused bodies: each a 400 naming the problem, nothing
+// stored.
+func TestSubscriptionBadInput(t *testing.T) {
+	e := newEnv(t, withWebhooks(&redeliveries{}))
+	for _, tc := range []struct{ body, code, msg string }{
+		{`{}`, "invalid_subscription", "url is missing"},
+		{`{"url":"http://example.com/x"}`, "invalid_target", "must be https"},
+		{`{"url":"https://user:pw@example.com/x"}`, "invalid_target", "user information"},
+		{`{"url":"https://example.com/x#frag"}`, "invalid_target", "fragment"},
+		{`{"url":"https:///x"}`, "invalid_target", "no host"},
+		{`{"url":"https://internal.corp/x"}`, "invalid_target", "private address"},
+		{`{"url":"https://example.com/` + strings.Repeat("a", 2100) + `"}`, "invalid_target", "at most 2048"},
+		{`{"url":"https://example.com/x","event_types":["bad type"]}`, "invalid_subscription", "event_types[0]"},
+		{`{"url":"https://example.com/x","description":"` + strings.Repeat("é", 257) + `"}`, "invalid_subscription", "257 characters"},
+		{`{"url":"https://example.com/x","URL":"https://example.com/y"}`, "invalid_json", "URL"},
+		{`{"url":"https://example.com/x","secret":"whsec_mine"}`, "invalid_json", "secret"},
+		{`{"url":1}`, "invalid_json", ""},
+	} {
+		r := e.do(req{method: "POST", path: "/v1/subscriptions", tenant: "tenant-a", body: tc.body})
+		assert.Equal(t, http.StatusBadRequest, r.code, "%s: %s", tc.body, r.body)
+		assert.Equal(t, tc.code, r.errCode(t), "%s", tc.body)
+		assert.Contains(t, string(r.body), tc.msg, "%s", tc.body)
+	}
+	assert.Equal(t, 0, e.itemCount(), "nothing stored")
+
+	// Ids that are not subscription ids are a 404, not a 500.
+	for _, id := range []string{"x", "sub_", "sub_AAAAAAAAAAAAAAAAAAAAAAAAAA", "%00", strings.Repeat("a", 300)} {
+		r := e.do(req{method: "DELETE", path: "/v1/subscriptions/" + id, tenant: "tenant-a"})
+		assert.Equal(t, http.StatusNotFound, r.code, "%q: %s", id, r.body)
+	}
+}
+
+func TestSubscriptionLimit(t *testing.T) {
+	e := newEnv(t, withWebhooks(&redeliveries{}))
+	for i := range event.MaxSubscriptions {
+		r := e.do(req{method: "POST", path: "/v1/subscriptions", tenant: "tenant-a", body: `{"url":"https://example.com/` + string(rune('a'+i)) + `"}`})
+		require.Equal(t, http.StatusCreated, r.code, "%s", r.body)
+	}
+	r := e.do(req{method: "POST", path: "/v1/subscriptions", tenant: "tenant-a", body: `{"url":"https://example.com/one-more"}`})
+	assert.Equal(t, http.StatusBadRequest, r.code)
+	assert.Contains(t, string(r.body), "20 subscriptions")
+}
+
+// Methods: 405 with the exact Allow list.
+func TestWebhookRoutesMethods(t *testing.T) {
+	e := newEnv(t, withWebhooks(&redeliveries{}))
+	for _, tc := range []struct{ method, path, allow string }{
+		{"PUT", "/v1/subscriptions", "GET, POST"},
+		{"GET", "/v1/subscriptions/sub_abc", "DELETE"},
+		{"GET", "/v1/subscriptions/sub_abc/rotate", "POST"},
+		{"POST", "/v1/events/x/attempts", "GET"},
+		{"GET", "/v1/events/x/redeliver", "POST"},
+	} {
+		r := e.do(req{method: tc.method, path: tc.path, tenant: "tenant-a"})
+		assert.Equal(t, http.StatusMethodNotAllowed, r.code, "%s %s", tc.method, tc.path)
+		assert.Equal(t, tc.allow, r.header.Get("Allow"), "%s %s", tc.method, tc.path)
+	}
+	for _, p := range []string{"/v1/subscriptions/", "/v1/subscriptions/a/b", "/v1/events/x/other", "/v1/events//attempts"} {
+		r := e.do(req{method: "GET", path: p, tenant: "tenant-a"})
+		assert.Equal(t, http.StatusNotFound, r.code, p)
+	}
+}
+
+// Attempts are the tenant's event's; redeliver re-drives only a failed
+// event, moving it to retrying and queueing a round.
+func TestAttemptsAndRedeliver(t *testing.T) {
+	rd := &redeliveries{}
+	e := newEnv(t, withWebhooks(rd))
+	ev := e.post("tenant-a", "order.paid", `{"n":1}`)
+
+	r := e.do(req{method: "GET", path: "/v1/events/" + ev.ID + "/attempts", tenant: "tenant-a"})
+	require.Equal(t, http.StatusOK, r.code)
+	assert.Equal(t, map[string]any{"event_id": ev.ID, "attempts": []any{}}, r.json(t))
+	stored, err := e.store.Get(context.Background(), "tenant-a", ev.ID)
+	require.NoError(t, err)
+	_, err = e.store.PutAttempt(context.Background(), "tenant-a", ev.ID, event.Attempt{SubscriptionID: "sub_x", Number: 1, Timestamp: ev.Timestamp, Outcome: "failed", StatusCode: 502, LatencyMs: 12, Response: "bad gateway"}, stored.TTL)
+	require.NoError(t, err)
+	r = e.do(req{method: "GET", path: "/v1/events/" + ev.ID + "/attempts", tenant: "tenant-a"})
+	atts := r.json(t)["attempts"].([]any)
+	require.Len(t, atts, 1)
+	assert.Equal(t, "502", atts[0].(map[string]any)["status_code"].(interface{ String() string }).String())
+	r = e.do(req{method: "GET", path: "/v1/events/" + ev.ID + "/attempts", tenant: "tenant-b"})
+	assert.Equal(t, http.StatusNotFound, r.code, "another tenant's event")
+
+	r = e.do(req{method: "POST", path: "/v1/events/" + ev.ID + "/redeliver", tenant: "tenant-a"})
+	assert.Equal(t, http.StatusConflict, r.code, "a received event is not re-driven: %s", r.body)
+	assert.Empty(t, rd.calls)
+
+	_, err = e.store.Transition(context.Background(), "tenant-a", ev.ID, []event.Status{event.Received}, event.Failed)
+	require.NoError(t, err)
+	r = e.do(req{method: "POST", path: "/v1/events/" + ev.ID + "/redeliver", tenant: "tenant-b"})
+	assert.Equal(t, http.StatusNotFound, r.code)
+	r = e.do(req{method: "POST", path: "/v1/events/" + ev.ID + "/redeliver", tenant: "tenant-a"})
+	require.Equal(t, http.StatusAccepted, r.code, "%s", r.body)
+	got := r.event(t)
+	assert.Equal(t, event.Retrying, got.Status)
+	assert.Equal(t, 1, got.RetryCount)
+	assert.Equal(t, []string{"tenant-a/" + ev.ID}, rd.calls)
+
+	// The queue is down: 503, and the event is failed again so the
+	// client can retry.
+	_, err = e.store.Transition(context.Background(), "tenant-a", ev.ID, []event.Status{event.Retrying}, event.Failed)
+	require.NoError(t, err)
+	rd.fail = errors.New("sqs down")
+	r = e.do(req{method: "POST", path: "/v1/events/" + ev.ID + "/redeliver", tenant: "tenant-a"})
+	assert.Equal(t, http.StatusServiceUnavailable, r.code)
+	assert.NotEmpty(t, r.header.Get("Retry-After"))
+	cur, err := e.store.Get(context.Background(), "tenant-a", ev.ID)
+	require.NoError(t, err)
+	assert.Equal(t, event.Failed, cur.Status)
+}
+
+// Without webhook delivery deployed the routes say so.
+func TestWebhooksDisabled(t *testing.T) {
+	e := newEnv(t)
+	for _, tc := range []struct{ method, path string }{
+		{"POST", "/v1/subscriptions"}, {"GET", "/v1/subscriptions"}, {"DELETE", "/v1/subscriptions/sub_x"},
+		{"POST", "/v1/subscriptions/sub_x/rotate"}, {"GET", "/v1/events/x/attempts"}, {"POST", "/v1/events/x/redeliver"},
+	} {
+		r := e.do(req{method: tc.method, path: tc.path, tenant: "tenant-a", body: `{"url":"https://example.com/x"}`})
+		assert.Equal(t, http.StatusNotFound, r.code, "%s %s", tc.method, tc.path)
+		assert.Equal(t, "webhooks_disabled", r.errCode(t), "%s %s", tc.method, tc.path)
+	}
+}

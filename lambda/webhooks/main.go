@@ -1,0 +1,62 @@
+// Command webhooks is the Lambda function of webhook push delivery: it
+// consumes the delivery queue (new events, from the stream consumer) and
+// the webhook retry queue (retries and redeliveries), POSTs each event to
+// its tenant's matching subscriptions with Standard Webhooks signatures,
+// records every attempt and reports partial batch failures. Logic:
+// internal/dispatch; configuration: lambda/fnconfig (LoadWebhooks) and
+// docs/delivery.md.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/triggers-dev/triggers/internal/ddb"
+	"github.com/triggers-dev/triggers/internal/dispatch"
+	"github.com/triggers-dev/triggers/internal/store"
+	"github.com/triggers-dev/triggers/internal/webhook"
+	"github.com/triggers-dev/triggers/lambda/fnconfig"
+)
+
+func main() {
+	if err := run(context.Background()); err != nil {
+		fmt.Fprintf(os.Stderr, "webhooks: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context) error {
+	cfg, err := fnconfig.LoadWebhooks(os.Getenv)
+	if err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	log := fnconfig.Logger(os.Stdout, cfg.LogLevel)
+	dbOpts := ddb.Options{EndpointURL: cfg.Endpoint}
+	awsCfg, err := ddb.LoadConfig(ctx, dbOpts)
+	if err != nil {
+		return err
+	}
+	queue := sqs.NewFromConfig(awsCfg, func(o *sqs.Options) {
+		if cfg.SQSEndpoint != "" {
+			o.BaseEndpoint = aws.String(cfg.SQSEndpoint)
+		}
+	})
+	d, err := dispatch.New(dispatch.Config{
+		Store:        store.New(ddb.ClientFromConfig(awsCfg, dbOpts), cfg.EventsTable),
+		Queue:        dispatch.SQSQueue{Client: queue, URL: cfg.QueueURL},
+		Client:       webhook.NewHTTPClient(webhook.ClientOptions{Timeout: cfg.Timeout, AllowPrivate: cfg.AllowPrivate}),
+		Schedule:     cfg.Schedule,
+		DisableAfter: cfg.DisableAfter,
+		Logger:       log,
+	})
+	if err != nil {
+		return err
+	}
+	lambda.Start(d.HandleSQS)
+	return nil
+}
