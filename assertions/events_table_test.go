@@ -51,7 +51,7 @@ func checkEventsTableCommon(t *testing.T, stack string) {
 		for _, g := range p["GlobalSecondaryIndexes"].([]any) {
 			m := map[string]any{}
 			for k, v := range g.(map[string]any) {
-				if k != "ProvisionedThroughput" { // provisioned mode: asserted with scaling
+				if k != "ProvisionedThroughput" && k != "ContributorInsightsSpecification" { // provisioned mode: asserted with scaling; insights below
 					m[k] = v
 				}
 			}
@@ -81,7 +81,19 @@ func checkEventsTableCommon(t *testing.T, stack string) {
 		assert.Equal(t, "Retain", r["DeletionPolicy"])
 		assert.Equal(t, "Retain", r["UpdateReplacePolicy"])
 		assert.NotContains(t, p, "TableName", "tables get generated names")
-		assert.NotContains(t, p, "ContributorInsightsSpecification", "contributor insights are off by default")
+	})
+	t.Run("contributor insights", func(t *testing.T) {
+		if stack != dataStack {
+			assert.NotContains(t, p, "ContributorInsightsSpecification", "contributor insights are off by default")
+			return
+		}
+		// The data stack turns them on, throttled keys only, on the table
+		// and both GSIs (stacks.eventsTableOptions): per-tenant hot keys.
+		want := `{"Enabled":true,"Mode":"THROTTLED_KEYS"}`
+		assert.JSONEq(t, want, jsonOf(p["ContributorInsightsSpecification"]))
+		for _, g := range p["GlobalSecondaryIndexes"].([]any) {
+			assert.JSONEq(t, want, jsonOf(g.(map[string]any)["ContributorInsightsSpecification"]))
+		}
 	})
 }
 

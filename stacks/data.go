@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
@@ -24,6 +25,12 @@ type DataStackProps struct {
 	// Default: dynamotable's defaults (on demand, PITR 35 days, AWS-managed
 	// encryption, deletion protection, RETAIN).
 	TableOptions dynamotable.TableOptions
+	// AlarmTopic receives the ALARM and OK notifications of every alarm of
+	// the stack's tables (ticketing, tenant and Ferryhook stacks).
+	//
+	// Default: a new topic per stack (AWS-managed key alias/aws/sns, TLS
+	// only), output as AlarmTopicArn.
+	AlarmTopic awssns.ITopic
 }
 
 // newDataStack creates a stateful stack: termination protection on unless

@@ -21,9 +21,14 @@ type TriggersDataStackProps struct {
 	//
 	// Default: dynamotable.OnDemand.
 	Billing dynamotable.Billing
-	// TableOptions apply to both tables.
+	// TableOptions apply to both tables. The events table adds, unless
+	// set here, an AWS Backup plan (Backup: dynamotable.DefaultBackupRules,
+	// daily kept 35 days and monthly kept 365, in its own vault) and
+	// Contributor Insights in throttled-keys mode on the table and both
+	// GSIs (see eventsTableOptions).
 	//
-	// Default: dynamotable's defaults.
+	// Default: dynamotable's defaults, plus the events table's backup plan
+	// and Contributor Insights.
 	TableOptions dynamotable.TableOptions
 }
 
@@ -59,7 +64,7 @@ func NewTriggersDataStack(scope constructs.Construct, id *string, props *Trigger
 	if props.Billing != "" {
 		opts.Billing = props.Billing
 	}
-	events := eventstore.NewEventsTable(stack, jsii.String("Events"), &eventstore.EventsTableProps{TableOptions: opts})
+	events := eventstore.NewEventsTable(stack, jsii.String("Events"), &eventstore.EventsTableProps{TableOptions: eventsTableOptions(opts)})
 
 	awscdk.NewCfnOutput(stack, jsii.String("EventsTableName"), &awscdk.CfnOutputProps{
 		Value: events.TableName(), Description: jsii.String("Events table name"),

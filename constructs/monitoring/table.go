@@ -350,40 +350,56 @@ func (m *TableMonitoring) replication() {
 }
 
 func (m *TableMonitoring) contributorInsights() {
-	rules := m.props.ContributorInsightsRuleNames
-	if !m.props.ContributorInsights && len(rules) == 0 {
+	if !m.props.ContributorInsights && len(m.props.ContributorInsightsRuleNames) == 0 {
 		return
 	}
-	if len(rules) == 0 {
+	m.Dashboard.AddWidgets(ContributorInsightsWidgets(m.table, m.props.ContributorInsightsRuleNames, m.period)...)
+}
+
+// ContributorInsightsWidgets returns the Contributor Insights section of a
+// table with Contributor Insights on, for any dashboard (TableMonitoring
+// adds it when its ContributorInsights prop is set). DynamoDB creates and
+// names the rules itself, DynamoDBContributorInsights-<kind>-<table>-<creation
+// time in ms>, so their names are unknown at synth: without ruleNames the
+// section is a text widget saying how to find them; with ruleNames (from
+// `aws dynamodb describe-contributor-insights --table-name <table>`) it
+// graphs each rule's top contributor and number of unique contributors.
+// period defaults to 1 minute.
+func ContributorInsightsWidgets(table dynamotable.ITable, ruleNames []string, period awscdk.Duration) []awscloudwatch.IWidget {
+	if period == nil {
+		period = awscdk.Duration_Minutes(jsii.Number(1))
+	}
+	name := table.Schema().Name
+	if len(ruleNames) == 0 {
 		sk := ""
-		if m.table.Schema().SortKey != nil {
+		if table.Schema().SortKey != nil {
 			sk = ", `SKC` (most accessed partition + sort keys) and `SKT` (most throttled partition + sort keys)"
 		}
-		m.Dashboard.AddWidgets(awscloudwatch.NewTextWidget(&awscloudwatch.TextWidgetProps{
-			Markdown: jsii.String("### Contributor Insights (" + m.name() + ")\n" +
+		return []awscloudwatch.IWidget{awscloudwatch.NewTextWidget(&awscloudwatch.TextWidgetProps{
+			Markdown: jsii.String("### Contributor Insights (" + name + ")\n" +
 				"DynamoDB names the rules `DynamoDBContributorInsights-<kind>-<table>-<creation time in ms>`: " +
-				"`PKC` (most accessed partition keys), `PKT` (most throttled partition keys)" + sk + ". " +
+				"`PKC` (most accessed partition keys), `PKT` (most throttled partition keys)" + sk + "; " +
+				"in throttled-keys mode only the throttled ones. " +
 				"Open them under CloudWatch > Insights > Contributor Insights; to graph them here, pass the names from " +
 				"`aws dynamodb describe-contributor-insights --table-name <table>` in ContributorInsightsRuleNames."),
 			Width: jsii.Number(24), Height: jsii.Number(3),
-		}))
-		return
+		})}
 	}
 	var widgets []awscloudwatch.IWidget
-	for _, r := range rules {
+	for _, r := range ruleNames {
 		widgets = append(widgets, graph("Contributor Insights: "+r, []awscloudwatch.IMetric{
 			awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
 				Expression: jsii.String("INSIGHT_RULE_METRIC('" + r + "', 'MaxContributorValue')"),
-				Label:      jsii.String("Top contributor"), Period: m.period,
+				Label:      jsii.String("Top contributor"), Period: period,
 			}),
 		}, []awscloudwatch.IMetric{
 			awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
 				Expression: jsii.String("INSIGHT_RULE_METRIC('" + r + "', 'UniqueContributors')"),
-				Label:      jsii.String("Unique contributors"), Period: m.period,
+				Label:      jsii.String("Unique contributors"), Period: period,
 			}),
 		}, 12))
 	}
-	m.Dashboard.AddWidgets(widgets...)
+	return widgets
 }
 
 func (m *TableMonitoring) alarmStatus() {
