@@ -39,6 +39,12 @@ type BackupOptions struct {
 	// with the AWS-managed key for AWS Backup (aws/backup), RETAIN on
 	// removal.
 	Vault awsbackup.IBackupVault
+	// Disabled leaves the table out of any plan, as a nil Backup does. It
+	// turns off the plan of stacks that add one by default
+	// (stacks.NewTriggersDataStack's events table, NewTicketingStack).
+	//
+	// Default: false.
+	Disabled bool
 }
 
 // BackupRule is one rule of a backup plan: a schedule and a retention.
@@ -234,6 +240,9 @@ var backupRuleNameRE = regexp.MustCompile(`^[A-Za-z0-9\-_.]{1,50}$`)
 
 // validateBackup reports every problem of opts.
 func validateBackup(opts *BackupOptions) []error {
+	if opts.Disabled {
+		return nil
+	}
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	if opts.Rules != nil && len(opts.Rules) == 0 {

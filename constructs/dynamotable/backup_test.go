@@ -119,6 +119,9 @@ func TestBackupAndInsightsSynth(t *testing.T) {
 	plain := dynamotable.NewTable(stack, jsii.String("Plain"), &dynamotable.TableProps{Schema: events(), TableOptions: dynamotable.TableOptions{
 		ContributorInsights: jsii.Bool(true), ContributorInsightsMode: awsdynamodb.ContributorInsightsMode_THROTTLED_KEYS, ContributorInsightsOnIndexes: jsii.Bool(true),
 	}})
+	off := dynamotable.NewTable(stack, jsii.String("Off"), &dynamotable.TableProps{Schema: events(), TableOptions: dynamotable.TableOptions{
+		Backup: &dynamotable.BackupOptions{Disabled: true, Rules: []dynamotable.BackupRule{}},
+	}})
 	tmpl := assertions.Template_FromStack(stack, nil)
 	raw := tmpl.ToJSON()
 	resources := (*raw)["Resources"].(map[string]any)
@@ -130,6 +133,7 @@ func TestBackupAndInsightsSynth(t *testing.T) {
 	require.NotNil(t, def.Backup())
 	require.NotNil(t, u.Backup())
 	assert.Nil(t, plain.Backup(), "no Backup prop, no plan")
+	assert.Nil(t, off.Backup(), "Disabled: no plan, and its rules are not checked")
 	assert.Nil(t, dynamotable.BackupOf(nil))
 	assert.Equal(t, vault, u.Backup().Vault, "the given vault is used")
 

@@ -231,7 +231,7 @@ func buildTable(self constructs.Construct, t *tablecore.Core, scope constructs.C
 		}
 	}
 
-	if props.Backup != nil {
+	if props.Backup != nil && !props.Backup.Disabled {
 		buildBackup(self, res, props.EncryptionKey, props.Backup)
 	}
 
