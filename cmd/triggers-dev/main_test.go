@@ -63,17 +63,20 @@ type dev struct {
 	done           chan error
 	url, key, ddb  string
 	deliveries     string
+	receiver       string
+	webhooks       string
 	ddbPid         int
 }
 
 func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
 
 var (
-	reURL = regexp.MustCompile(`(?m)^  API:\s+(\S+)$`)
-	reDel = regexp.MustCompile(`(?m)^  deliveries:\s+(\S+),`)
-	reKey = regexp.MustCompile(`(?m)^  API key:\s+(\S+)`)
-	reDDB = regexp.MustCompile(`(?m)^  DynamoDB Local:\s+(\S+)\s+\(pid (\d+)\)`)
-	reExt = regexp.MustCompile(`(?m)^  DynamoDB:\s+(\S+)\s+\(not started here`)
+	reURL  = regexp.MustCompile(`(?m)^  API:\s+(\S+)$`)
+	reDel  = regexp.MustCompile(`(?m)^  deliveries:\s+(\S+),`)
+	reKey  = regexp.MustCompile(`(?m)^  API key:\s+(\S+)`)
+	reDDB  = regexp.MustCompile(`(?m)^  DynamoDB Local:\s+(\S+)\s+\(pid (\d+)\)`)
+	reHook = regexp.MustCompile(`(?m)^  export TRIGGERS_RECEIVER=(\S+) TRIGGERS_WEBHOOKS=(\S+)$`)
+	reExt  = regexp.MustCompile(`(?m)^  DynamoDB:\s+(\S+)\s+\(not started here`)
 )
 
 // template is the dev API stack as synthesized, kept identical to the
@@ -108,6 +111,9 @@ func start(t *testing.T, env []string, args ...string) *dev {
 	d.url = reURL.FindStringSubmatch(out)[1]
 	d.key = reKey.FindStringSubmatch(out)[1]
 	d.deliveries = reDel.FindStringSubmatch(out)[1]
+	if m := reHook.FindStringSubmatch(out); m != nil {
+		d.receiver, d.webhooks = m[1], m[2]
+	}
 	if m := reDDB.FindStringSubmatch(out); m != nil {
 		d.ddb = m[1]
 		d.ddbPid, _ = strconv.Atoi(m[2])
@@ -415,4 +421,41 @@ func TestExistingEngine(t *testing.T) {
 	out, err := proc.Client.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String("ext-events")})
 	require.NoError(t, err)
 	assert.Positive(t, out.Count, "the events stay in the external engine")
+}
+
+// The README's webhook walkthrough, run as written: a subscription to the
+// local receiver's flaky endpoint, an event, a failed first attempt and
+// its retry 1 s later, both signed and verified, the attempts listed and
+// the event delivered with retry_count 1.
+func TestWebhookWalkthrough(t *testing.T) {
+	d := start(t, nil, "-addr", "127.0.0.1:0", "-dynamodb-port", "-1")
+	require.NotEmpty(t, d.receiver, "the summary prints the receiver:\n%s", d.stdout)
+	assert.Regexp(t, `^https://127\.0\.0\.1:\d+$`, d.receiver)
+	assert.Regexp(t, `^http://127\.0\.0\.1:\d+/_dev/webhooks$`, d.webhooks)
+
+	out := runBash(t, readmeBlock(t, "<!-- webhooks"), "TRIGGERS_URL="+d.url, "TRIGGERS_KEY="+d.key,
+		"TRIGGERS_RECEIVER="+d.receiver, "TRIGGERS_WEBHOOKS="+d.webhooks)
+	docs := decodeAll(t, out)
+	require.Len(t, docs, 4, "one JSON document per output:\n%s", out)
+	sub := docs[0]
+	assert.Equal(t, d.receiver+"/flaky", sub["url"])
+	assert.Regexp(t, `^whsec_`, sub["secret"])
+	hooks := docs[1]["webhooks"].([]any)
+	require.Len(t, hooks, 2, "%v", docs[1])
+	first, second := hooks[0].(map[string]any), hooks[1].(map[string]any)
+	assert.Equal(t, []any{503.0, true}, []any{first["status"], first["verified"]}, "%v", first)
+	assert.Equal(t, []any{200.0, true}, []any{second["status"], second["verified"]}, "%v", second)
+	eventID := first["event_id"].(string)
+	assert.Equal(t, eventID, first["webhook_id"], "webhook-id is the event id")
+	assert.Equal(t, first["webhook_id"], second["webhook_id"], "a retry keeps the webhook-id")
+	attempts := docs[2]["attempts"].([]any)
+	require.Len(t, attempts, 2)
+	a1, a2 := attempts[0].(map[string]any), attempts[1].(map[string]any)
+	assert.Equal(t, []any{1.0, "failed", 503.0}, []any{a1["attempt"], a1["outcome"], a1["status_code"]})
+	assert.NotEmpty(t, a1["next_attempt_at"])
+	assert.Equal(t, []any{2.0, "delivered", 200.0}, []any{a2["attempt"], a2["outcome"], a2["status_code"]})
+	assert.Equal(t, "delivered", docs[3]["status"])
+	assert.Equal(t, 1.0, docs[3]["retry_count"])
+	assert.Regexp(t, `"msg":"webhook attempt".*"outcome":"failed"`, d.stdout.String())
+	d.interrupt(t)
 }

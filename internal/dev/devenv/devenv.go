@@ -37,7 +37,10 @@ import (
 	"github.com/triggers-dev/triggers/internal/delivery"
 	"github.com/triggers-dev/triggers/internal/dev/localapi"
 	"github.com/triggers-dev/triggers/internal/dev/syncio"
+	"github.com/triggers-dev/triggers/internal/dispatch"
 	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/internal/store"
+	"github.com/triggers-dev/triggers/internal/webhook"
 	"github.com/triggers-dev/triggers/schema"
 )
 
@@ -88,6 +91,10 @@ type Options struct {
 	// PollInterval is the stream poller's pause when the stream has
 	// nothing new. Default: 250 ms.
 	PollInterval time.Duration
+	// WebhookSchedule is the webhook retry schedule (webhook.ParseSchedule
+	// syntax). Default: DefaultWebhookSchedule, seconds instead of the
+	// deployed hours.
+	WebhookSchedule string
 	// Stdout receives the start-up summary (with the API key) and the
 	// request, delivery and poller log lines (JSON). Default: os.Stdout.
 	Stdout io.Writer
@@ -102,6 +109,10 @@ type Info struct {
 	URL string
 	// DeliveriesURL lists the local sink's deliveries.
 	DeliveriesURL string
+	// WebhooksURL lists what the local webhook receiver got; ReceiverURL
+	// is the receiver's base URL (https on loopback) for subscriptions:
+	// ReceiverURL + "/ok", "/fail", "/flaky" or "/gone".
+	WebhooksURL, ReceiverURL string
 	// Template is the path of the template the gateway serves, and
 	// Stage its stage.
 	Template, Stage string
@@ -118,6 +129,9 @@ type Info struct {
 func (o *Options) defaults() {
 	if o.Addr == "" {
 		o.Addr = DefaultAddr
+	}
+	if o.WebhookSchedule == "" {
+		o.WebhookSchedule = DefaultWebhookSchedule
 	}
 	if o.DynamoDBPort == 0 {
 		o.DynamoDBPort = DefaultDynamoDBPort
@@ -192,6 +206,24 @@ func Run(ctx context.Context, o Options) (err error) {
 	if _, err := ddb.CreateTable(ctx, client, schema.APIKeys(), o.KeysTable, true); err != nil {
 		return err
 	}
+	// Webhook delivery in process: the dispatcher, a timer queue for its
+	// retries, and a receiver that verifies the signatures.
+	schedule, err := webhook.ParseSchedule(o.WebhookSchedule)
+	if err != nil {
+		return fmt.Errorf("webhook schedule: %w", err)
+	}
+	events := store.New(client, o.EventsTable)
+	rcv := newReceiver(tenantSecrets(events.ListSubscriptions, o.Tenant))
+	defer rcv.srv.Close()
+	wctx, wcancel := context.WithCancel(ctx)
+	queue := &localQueue{ctx: wctx, log: log}
+	defer func() { wcancel(); queue.close() }()
+	dispatcher, err := dispatch.New(dispatch.Config{Store: events, Queue: queue, Client: rcv.client(5 * time.Second), Schedule: schedule, Logger: log})
+	if err != nil {
+		return err
+	}
+	queue.run = dispatcher.HandleTask
+
 	keys := apikey.NewStore(client, o.KeysTable)
 	key, _, err := keys.Create(ctx, o.Tenant, "make dev demo key")
 	if err != nil {
@@ -207,12 +239,22 @@ func Run(ctx context.Context, o Options) (err error) {
 		KeysTable:    o.KeysTable,
 		CursorSecret: []byte(base64.RawURLEncoding.EncodeToString(secret)),
 		Logger:       log,
+		WebhookQueue: queue, AllowPrivateTargets: true,
 	})
 	if err != nil {
 		return fmt.Errorf("serve %s: %w", o.Template, err)
 	}
 
-	deliveries := &deliveryLog{w: sink, log: log}
+	deliveries := &deliveryLog{w: sink, log: log, push: func(m delivery.Message) {
+		// The delivery queue's webhook consumer: a first round per event.
+		queue.wg.Add(1) // close() waits for the round
+		go func() {
+			defer queue.wg.Done()
+			if err := dispatcher.HandleEvent(wctx, m.Tenant, m.EventID); err != nil && wctx.Err() == nil {
+				log.Error("webhook round failed", "event_id", m.EventID, "error", err.Error())
+			}
+		}()
+	}}
 	consumer, err := delivery.New(delivery.Config{Sender: delivery.SinkFunc(deliveries.deliver), QueueURL: "local-sink", Logger: log})
 	if err != nil {
 		return err
@@ -227,11 +269,13 @@ func Run(ctx context.Context, o Options) (err error) {
 
 	mux := http.NewServeMux()
 	mux.Handle(DeliveriesPath, deliveries)
+	mux.Handle(WebhooksPath, rcv)
 	mux.Handle("/", api.Gateway)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second}
 
 	info := Info{
 		URL: "http://" + ln.Addr().String() + api.BasePath, DeliveriesURL: "http://" + ln.Addr().String() + DeliveriesPath,
+		WebhooksURL: "http://" + ln.Addr().String() + WebhooksPath, ReceiverURL: rcv.srv.URL,
 		Template: o.Template, Stage: api.Gateway.Stage(), DynamoDBEndpoint: eng.endpoint, DynamoDBPid: eng.pid,
 		Tenant: o.Tenant, APIKey: key, EventsTable: o.EventsTable, KeysTable: o.KeysTable,
 	}
@@ -348,7 +392,9 @@ func printSummary(o Options, in Info, kept bool) {
 	if o.DeliveriesFile != "" {
 		fmt.Fprintf(w, ", appended to %s", o.DeliveriesFile)
 	}
-	fmt.Fprintf(w, "\n\nIn another terminal:\n  export TRIGGERS_URL=%s TRIGGERS_KEY=%s TRIGGERS_DELIVERIES=%s\n", in.URL, in.APIKey, in.DeliveriesURL)
+	fmt.Fprintf(w, "\n  webhooks:        receiver %s (/ok, /fail, /flaky, /gone; verifies signatures), received: %s\n", in.ReceiverURL, in.WebhooksURL)
+	fmt.Fprintf(w, "\nIn another terminal:\n  export TRIGGERS_URL=%s TRIGGERS_KEY=%s TRIGGERS_DELIVERIES=%s\n", in.URL, in.APIKey, in.DeliveriesURL)
+	fmt.Fprintf(w, "  export TRIGGERS_RECEIVER=%s TRIGGERS_WEBHOOKS=%s\n", in.ReceiverURL, in.WebhooksURL)
 	if o.EndpointURL == "" {
 		fmt.Fprintf(w, "  export AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local AWS_DEFAULT_REGION=%s DDB=%s\n", ddb.LocalRegion, in.DynamoDBEndpoint)
 	}
@@ -363,6 +409,8 @@ type deliveryLog struct {
 	log     *slog.Logger
 	kept    []json.RawMessage
 	changed chan struct{} // closed and replaced at every delivery
+	// push hands each delivered event to webhook delivery.
+	push func(delivery.Message)
 }
 
 func (d *deliveryLog) deliver(ctx context.Context, m delivery.Message) error {
@@ -388,6 +436,9 @@ func (d *deliveryLog) deliver(ctx context.Context, m delivery.Message) error {
 		d.changed = nil
 	}
 	d.log.LogAttrs(ctx, slog.LevelInfo, "delivered", slog.String("tenant", m.Tenant), slog.String("event_type", m.EventType), slog.String("event_id", m.EventID))
+	if d.push != nil {
+		d.push(m)
+	}
 	return nil
 }
 

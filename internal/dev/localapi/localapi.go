@@ -18,6 +18,7 @@
 package localapi
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
@@ -28,11 +29,14 @@ import (
 	"sort"
 	"time"
 
+	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/apikey"
 	"github.com/triggers-dev/triggers/internal/dev/localgw"
+	"github.com/triggers-dev/triggers/internal/dispatch"
 	"github.com/triggers-dev/triggers/internal/httpapi"
 	"github.com/triggers-dev/triggers/internal/lambdaadapter"
 	"github.com/triggers-dev/triggers/internal/store"
+	"github.com/triggers-dev/triggers/internal/webhook"
 	"github.com/triggers-dev/triggers/lambda/fnconfig"
 )
 
@@ -67,6 +71,15 @@ type Config struct {
 	// DisableThrottling...). Its Authorizer, Proxy and Logger are set by
 	// New.
 	Gateway localgw.Options
+	// WebhookQueue, when set, replaces the template's webhook retry queue
+	// (WEBHOOK_QUEUE_URL) for redeliveries: make dev runs the dispatcher
+	// in process. Nil: the webhook routes answer webhooks_disabled, as on
+	// a deployment without webhook delivery.
+	WebhookQueue dispatch.Queue
+	// AllowPrivateTargets lets subscriptions point at loopback and private
+	// addresses (make dev's local receiver). Default: the deployed rules
+	// (webhook.ValidateTarget).
+	AllowPrivateTargets bool
 }
 
 // API is the Triggers API served locally.
@@ -145,6 +158,7 @@ func New(cfg Config) (*API, error) {
 			fnconfig.EnvCursorSecretARN:  "",
 			fnconfig.EnvDynamoDBEndpoint: "",
 			fnconfig.EnvMetricsNamespace: "",
+			contract.EnvWebhookQueueURL:  webhookQueueURL(cfg.WebhookQueue),
 		})
 		if err != nil {
 			return nil, err
@@ -154,8 +168,20 @@ func New(cfg Config) (*API, error) {
 			return nil, fmt.Errorf("function %s: %w", fn.LogicalID, err)
 		}
 		retention = append(retention, c.Retention)
+		st := store.New(cfg.DB, cfg.EventsTable)
+		var webhooks *httpapi.Webhooks
+		if c.WebhookQueueURL != "" && cfg.WebhookQueue != nil {
+			webhooks = &httpapi.Webhooks{Store: st, Redeliver: dispatch.Redeliver(cfg.WebhookQueue, time.Now)}
+			if cfg.AllowPrivateTargets {
+				webhooks.CheckTarget = func(_ context.Context, raw string) error {
+					_, err := webhook.ParseTarget(raw)
+					return err
+				}
+			}
+		}
 		api, err := httpapi.New(httpapi.Config{
-			Store:        store.New(cfg.DB, cfg.EventsTable),
+			Webhooks:     webhooks,
+			Store:        st,
 			CursorSecret: c.CursorSecret,
 			Retention:    c.Retention,
 			KeySources:   c.KeySources,
@@ -186,6 +212,15 @@ func New(cfg Config) (*API, error) {
 		}
 	}
 	return out, nil
+}
+
+// webhookQueueURL is the WEBHOOK_QUEUE_URL the local API function sees:
+// a placeholder when redeliveries go to q, empty (webhooks off) without.
+func webhookQueueURL(q dispatch.Queue) string {
+	if q == nil {
+		return ""
+	}
+	return "local://webhook-retry-queue"
 }
 
 // environment returns a getenv over fn's environment in the template, with
