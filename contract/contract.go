@@ -164,6 +164,14 @@ const (
 	// RouteOther is the route of a request no route of Routes serves (an
 	// unknown path, or a method its path does not allow).
 	RouteOther = "other"
+	// MetricWebhookAttempts counts webhook delivery attempts (webhook
+	// function), by DimensionOutcome: delivered, failed or gone.
+	MetricWebhookAttempts = "WebhookAttempts"
+	// DimensionOutcome is WebhookAttempts' dimension.
+	DimensionOutcome = "Outcome"
+	// MetricSubscriptionsDisabled counts subscriptions disabled after
+	// failing for too long (no dimension).
+	MetricSubscriptionsDisabled = "SubscriptionsDisabled"
 	// MetricsNamespacePrefix starts the default metrics namespace,
 	// "Triggers/<stack name>".
 	MetricsNamespacePrefix = "Triggers/"

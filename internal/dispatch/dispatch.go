@@ -99,7 +99,21 @@ type Config struct {
 	Now func() time.Time
 	// Rand jitters the retry delays. Default: math/rand/v2.
 	Rand webhook.Random
+	// Metrics counts attempts by outcome and disabled subscriptions
+	// (*emf.Writer implements it). Default: none.
+	Metrics Metrics
 }
+
+// Metrics records webhook delivery's outcomes.
+type Metrics interface {
+	WebhookAttempt(outcome string)
+	SubscriptionDisabled()
+}
+
+type nopMetrics struct{}
+
+func (nopMetrics) WebhookAttempt(string) {}
+func (nopMetrics) SubscriptionDisabled() {}
 
 // Dispatcher delivers events to subscriptions.
 type Dispatcher struct {
@@ -135,6 +149,9 @@ func New(cfg Config) (*Dispatcher, error) {
 	}
 	if cfg.Rand == nil {
 		cfg.Rand = defaultRand{}
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = nopMetrics{}
 	}
 	return &Dispatcher{cfg: cfg}, nil
 }
@@ -281,6 +298,7 @@ func (d *Dispatcher) attempt(ctx context.Context, tenant string, e event.Event, 
 	if _, err := d.cfg.Store.PutAttempt(ctx, tenant, e.ID, a, e.TTL); err != nil {
 		return err
 	}
+	d.cfg.Metrics.WebhookAttempt(a.Outcome)
 	level := slog.LevelInfo
 	if res.Outcome != webhook.Delivered {
 		level = slog.LevelWarn
@@ -308,6 +326,7 @@ func (d *Dispatcher) attempt(ctx context.Context, tenant string, e event.Event, 
 			return err
 		}
 		if disabled {
+			d.cfg.Metrics.SubscriptionDisabled()
 			d.log(ctx, slog.LevelError, "subscription disabled", tenant, e.ID, sub.ID)
 			return nil
 		}

@@ -352,12 +352,27 @@ func TestFilterAndTenantIsolation(t *testing.T) {
 	assert.Empty(t, w.attempts("tenant-a", e.ID))
 }
 
+// metrics records what the dispatcher counts.
+type metrics struct {
+	mu       sync.Mutex
+	outcomes []string
+	disabled int
+}
+
+func (m *metrics) WebhookAttempt(o string) {
+	m.mu.Lock()
+	m.outcomes = append(m.outcomes, o)
+	m.mu.Unlock()
+}
+func (m *metrics) SubscriptionDisabled() { m.mu.Lock(); m.disabled++; m.mu.Unlock() }
+
 // A subscription that keeps failing past DisableAfter is disabled,
-// reported, and gets no retry.
+// reported (log line and metric), and gets no retry.
 func TestDisabledAfterSustainedFailure(t *testing.T) {
 	ctx := context.Background()
 	rcv := newReceiver(t, 500, 500, 500)
-	w := newWorld(t, rcv, func(c *dispatch.Config) { c.DisableAfter = time.Hour })
+	m := &metrics{}
+	w := newWorld(t, rcv, func(c *dispatch.Config) { c.DisableAfter = time.Hour; c.Metrics = m })
 	sub, _ := w.subscribe("tenant-a")
 	e1 := w.event("tenant-a", "t")
 	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e1.ID))
@@ -380,6 +395,8 @@ func TestDisabledAfterSustainedFailure(t *testing.T) {
 	e3 := w.event("tenant-a", "t")
 	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e3.ID))
 	assert.Len(t, rcv.requests(), 2, "nothing is sent to a disabled subscription")
+	assert.Equal(t, []string{"failed", "failed"}, m.outcomes)
+	assert.Equal(t, 1, m.disabled)
 }
 
 // After a rotation both secrets sign during the overlap: a receiver still

@@ -18,6 +18,7 @@ import (
 
 	"github.com/triggers-dev/triggers/internal/ddb"
 	"github.com/triggers-dev/triggers/internal/dispatch"
+	"github.com/triggers-dev/triggers/internal/emf"
 	"github.com/triggers-dev/triggers/internal/store"
 	"github.com/triggers-dev/triggers/internal/webhook"
 	"github.com/triggers-dev/triggers/lambda/fnconfig"
@@ -46,7 +47,15 @@ func run(ctx context.Context) error {
 			o.BaseEndpoint = aws.String(cfg.SQSEndpoint)
 		}
 	})
+	var metrics dispatch.Metrics
+	if cfg.MetricsNamespace != "" {
+		// stdout is the function's log: CloudWatch Logs extracts the metrics.
+		if metrics, err = emf.New(os.Stdout, cfg.MetricsNamespace); err != nil {
+			return err
+		}
+	}
 	d, err := dispatch.New(dispatch.Config{
+		Metrics:      metrics,
 		Store:        store.New(ddb.ClientFromConfig(awsCfg, dbOpts), cfg.EventsTable),
 		Queue:        dispatch.SQSQueue{Client: queue, URL: cfg.QueueURL},
 		Client:       webhook.NewHTTPClient(webhook.ClientOptions{Timeout: cfg.Timeout, AllowPrivate: cfg.AllowPrivate}),
