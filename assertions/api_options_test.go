@@ -52,7 +52,10 @@ func TestApiOptions(t *testing.T) {
 				assert.Contains(t, jsonOf(p["Integration"]), "https://app.example.com")
 			}
 		}
-		assert.Equal(t, 7, n, "root, v1, events, batch, {event_id}, inbox, ack")
+		// root, v1, events, batch, {event_id}, attempts, redeliver,
+		// inbox, ack, subscriptions, {subscription_id}, rotate
+		assert.Equal(t, 12, n, "the root and every resource")
+		assert.Len(t, cdktest.Resources(tp, "AWS::ApiGateway::Resource"), n-1)
 	})
 	t.Run("custom domain and web ACL", func(t *testing.T) {
 		_, dn := one(t, tp, "AWS::ApiGateway::DomainName", "TriggersApiCustomDomain")

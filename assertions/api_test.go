@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/triggers-dev/triggers/constructs/eventstore"
+	"github.com/triggers-dev/triggers/constructs/triggersapi"
 	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/apikey"
 	"github.com/triggers-dev/triggers/internal/testkit/cdktest"
@@ -64,6 +65,8 @@ func resourceKind(v any) string {
 		return "CursorSecret"
 	case strings.Contains(s, "TriggersDeliveryQueue"):
 		return "DeliveryQueue"
+	case strings.Contains(s, "TriggersWebhooksRetryQueue"):
+		return "WebhookRetryQueue"
 	case strings.Contains(s, "TriggersStreamFailures"):
 		return "StreamFailures"
 	case strings.Contains(s, "FunctionLogGroup"):
@@ -116,6 +119,9 @@ func TestFunctionPermissions(t *testing.T) {
 			pairs(eventstore.ReadInboxActions, "EventsTable", "EventsTable/index/EventTypeIndex", "EventsTable/index/StatusIndex"),
 			pairs(eventstore.UpdateStatusActions, "EventsTable"),
 			pairs([]string{"secretsmanager:DescribeSecret", "secretsmanager:GetSecretValue"}, "CursorSecret"),
+			// Webhooks are on in the app: delete a subscription, queue a redelivery.
+			pairs(triggersapi.ApiWebhookActions, "EventsTable"),
+			pairs([]string{"sqs:SendMessage"}, "WebhookRetryQueue"),
 		}},
 		{"TriggersAuthorizerFunctionServiceRole", "TriggersAuthorizerFunctionLogGroup8D4C1F3D", [][]string{
 			pairs([]string{"dynamodb:GetItem"}, "ApiKeysTable"),
@@ -169,9 +175,12 @@ func TestLambdaFunctions(t *testing.T) {
 		memory, timeout float64
 		env             []string
 	}{
-		"TriggersApiFunction":        {256, 10, []string{contract.EnvEventsTable, contract.EnvCursorSecretARN, contract.EnvRetentionDays, contract.EnvMetricsNamespace, contract.EnvAPIKeySources}},
+		"TriggersApiFunction":        {256, 10, []string{contract.EnvEventsTable, contract.EnvCursorSecretARN, contract.EnvRetentionDays, contract.EnvMetricsNamespace, contract.EnvAPIKeySources, contract.EnvWebhookQueueURL}},
 		"TriggersAuthorizerFunction": {256, 5, []string{contract.EnvAPIKeysTable, contract.EnvAPIKeySources}},
 		"TriggersConsumerFunction":   {256, 30, []string{contract.EnvDeliveryQueueURL}},
+		// Webhooks are on in the app (assertions/webhooks_test.go).
+		"TriggersWebhooksFunction": {256, 300, []string{contract.EnvEventsTable, contract.EnvWebhookQueueURL, contract.EnvWebhookSchedule,
+			contract.EnvWebhookTimeout, contract.EnvWebhookDisableAfter, contract.EnvMetricsNamespace, contract.EnvLogLevel}},
 	}
 	fns := cdktest.Resources(tp, "AWS::Lambda::Function")
 	require.Len(t, fns, len(want))
@@ -247,7 +256,7 @@ func TestRestApiRoutesAndAuthorizer(t *testing.T) {
 		return paths[id]
 	}
 	var routes []string
-	for id, m := range cdktest.Resources(tp, "AWS::ApiGateway::Method") {
+	for _, m := range cdktest.Resources(tp, "AWS::ApiGateway::Method") {
 		p := cdktest.Props(m)
 		ref := p["ResourceId"].(map[string]any)["Ref"].(string)
 		route := p["HttpMethod"].(string) + " " + pathOf(ref)
@@ -258,8 +267,15 @@ func TestRestApiRoutesAndAuthorizer(t *testing.T) {
 		assert.Equal(t, "AWS_PROXY", integ["Type"], route)
 		assert.Contains(t, jsonOf(integ["Uri"]), "TriggersApiFunction", route)
 		assert.Contains(t, p, "RequestValidatorId", route)
-		if strings.Contains(route, "{event_id}") {
-			assert.Equal(t, map[string]any{"method.request.path.event_id": true}, p["RequestParameters"], id)
+		// Every path parameter is required ({event_id}, {subscription_id}).
+		if params := contract.PathParams(pathOf(ref)); len(params) > 0 {
+			want := map[string]any{}
+			for _, name := range params {
+				want["method.request.path."+name] = true
+			}
+			assert.Equal(t, want, p["RequestParameters"], route)
+		} else {
+			assert.NotContains(t, p, "RequestParameters", route)
 		}
 	}
 	var want []string
@@ -415,7 +431,7 @@ func TestStreamDelivery(t *testing.T) {
 	assert.Contains(t, jsonOf(p["EventSourceArn"]), "Events948F067EStreamArn", "reads the events table's stream")
 
 	queues := cdktest.Resources(tp, "AWS::SQS::Queue")
-	require.Len(t, queues, 3)
+	require.Len(t, queues, 5, "delivery queue and DLQ, stream failures, webhook retry queue and DLQ")
 	for id, q := range queues {
 		qp := cdktest.Props(q)
 		assert.Equal(t, true, qp["SqsManagedSseEnabled"], "%s encrypted", id)
@@ -429,7 +445,7 @@ func TestStreamDelivery(t *testing.T) {
 
 	// Every queue refuses requests without TLS.
 	policies := cdktest.Resources(tp, "AWS::SQS::QueuePolicy")
-	require.Len(t, policies, 3)
+	require.Len(t, policies, 5)
 	for id, pol := range policies {
 		pp := cdktest.Props(pol)
 		st := pp["PolicyDocument"].(map[string]any)["Statement"].([]any)[0].(map[string]any)

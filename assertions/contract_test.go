@@ -22,6 +22,8 @@ func TestContractEnvNames(t *testing.T) {
 	known := []string{
 		contract.EnvEventsTable, contract.EnvAPIKeysTable, contract.EnvCursorSecretARN, contract.EnvRetentionDays,
 		contract.EnvMetricsNamespace, contract.EnvAPIKeySources, contract.EnvDeliveryQueueURL,
+		contract.EnvWebhookQueueURL, contract.EnvWebhookSchedule, contract.EnvWebhookTimeout, contract.EnvWebhookDisableAfter,
+		contract.EnvLogLevel,
 	}
 	for _, stack := range []string{apiStack} {
 		for id, fn := range cdktest.Resources(tmpl(t, stack), "AWS::Lambda::Function") {

@@ -19,10 +19,16 @@ type TriggersApiStackProps struct {
 	// Default: "dev".
 	Env string
 	// Api configures the API; its EventsTable and ApiKeysTable are set
-	// from Data.
+	// from Data. Api.Webhooks is set here unless DisableWebhooks.
 	//
-	// Default: triggersapi defaults.
+	// Default: triggersapi defaults, with webhook push delivery on.
 	Api triggersapi.TriggersApiProps
+	// DisableWebhooks leaves webhook push delivery off (Api.Webhooks
+	// nil): no webhook function, the delivery queue is yours to consume.
+	//
+	// Default: false: webhooks on, with triggersapi.WebhookOptions
+	// defaults unless Api.Webhooks gives options.
+	DisableWebhooks bool
 	// Monitoring configures the dashboard and alarms; Api and the dashboard
 	// name ("triggers-<env>") are set here.
 	//
@@ -31,7 +37,8 @@ type TriggersApiStackProps struct {
 }
 
 // TriggersApiStack holds the Triggers service's stateless resources: the
-// API, its functions, the stream consumer and the delivery queues.
+// API, its functions, the stream consumer, the delivery queues and webhook
+// push delivery (its function and retry queues).
 type TriggersApiStack struct {
 	awscdk.Stack
 	// Api is the TriggersApi construct.
@@ -56,6 +63,12 @@ func NewTriggersApiStack(scope constructs.Construct, id *string, props *Triggers
 	ap := props.Api
 	ap.EventsTable = props.Data.Events
 	ap.ApiKeysTable = props.Data.ApiKeys
+	switch {
+	case props.DisableWebhooks:
+		ap.Webhooks = nil
+	case ap.Webhooks == nil:
+		ap.Webhooks = &triggersapi.WebhookOptions{}
+	}
 	api := triggersapi.NewTriggersApi(stack, jsii.String("Triggers"), &ap)
 
 	out := func(id, desc string, v *string) {
@@ -68,6 +81,10 @@ func NewTriggersApiStack(scope constructs.Construct, id *string, props *Triggers
 	out("DeliveryDeadLetterQueueUrl", "Delivery messages received too many times", api.DeliveryDeadLetterQueue().QueueUrl())
 	out("StreamFailureQueueUrl", "Stream records the consumer gave up on", api.StreamFailureQueue().QueueUrl())
 	out("CursorSecretArn", "Secrets Manager secret signing inbox cursors", api.CursorSecret().SecretArn())
+	if w := api.Webhooks(); w != nil {
+		out("WebhookRetryQueueUrl", "SQS queue of webhook retries and redeliveries", w.RetryQueue().QueueUrl())
+		out("WebhookRetryDeadLetterQueueUrl", "Webhook retry tasks received too many times", w.RetryDeadLetterQueue().QueueUrl())
+	}
 
 	mp := props.Monitoring
 	mp.Api = api

@@ -1,0 +1,157 @@
+package assertions
+
+import (
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/triggers-dev/triggers/constructs/triggersapi"
+	"github.com/triggers-dev/triggers/contract"
+	"github.com/triggers-dev/triggers/internal/testkit/cdktest"
+)
+
+// Webhook push delivery is on in the app's API stack
+// (stacks.NewTriggersApiStack): a WebhookDelivery with id "Webhooks"
+// under TriggersApi, with WebhookOptions' defaults.
+
+// The retry queues are stateful (a replaced queue loses its tasks): their
+// logical ids are pinned.
+var pinnedWebhookLogicalIDs = map[string]string{
+	"TriggersWebhooksRetryQueueA414745A": "AWS::SQS::Queue",
+	"TriggersWebhooksRetryDLQAEE8C5C7":   "AWS::SQS::Queue",
+}
+
+func TestWebhookRetryQueuesArePinned(t *testing.T) {
+	res := tmpl(t, apiStack)["Resources"].(map[string]any)
+	for id, typ := range pinnedWebhookLogicalIDs {
+		r, ok := res[id].(map[string]any)
+		if assert.True(t, ok, "%s has %s", apiStack, id) {
+			assert.Equal(t, typ, r["Type"], id)
+		}
+	}
+}
+
+func TestWebhookFunction(t *testing.T) {
+	tp := tmpl(t, apiStack)
+	id, fn := one(t, tp, "AWS::Lambda::Function", "TriggersWebhooksFunction")
+	p := cdktest.Props(fn)
+	assert.Equal(t, "provided.al2023", p["Runtime"])
+	assert.Equal(t, []any{"arm64"}, p["Architectures"])
+	assert.Equal(t, 300.0, p["Timeout"], "5 minutes: a batch may wait on several 10 s webhook requests")
+	assert.Equal(t, 256.0, p["MemorySize"])
+	assert.NotContains(t, p, "ReservedConcurrentExecutions")
+	retryID, _ := one(t, tp, "AWS::SQS::Queue", "TriggersWebhooksRetryQueue")
+	env := p["Environment"].(map[string]any)["Variables"].(map[string]any)
+	assert.Contains(t, jsonOf(env[contract.EnvEventsTable]), "Events948F067E", "the data stack's events table")
+	delete(env, contract.EnvEventsTable)
+	assert.Equal(t, map[string]any{
+		contract.EnvWebhookQueueURL:     map[string]any{"Ref": retryID},
+		contract.EnvWebhookSchedule:     "5s,5m,30m,2h,5h,10h,10h",
+		contract.EnvWebhookTimeout:      "10s",
+		contract.EnvWebhookDisableAfter: "120h0m0s",
+		contract.EnvMetricsNamespace:    "Triggers/" + apiStack,
+		contract.EnvLogLevel:            "info",
+	}, env, "%s: no %s (local development only)", id, contract.EnvWebhookAllowPrivate)
+
+	// The API function queues redeliveries on the same queue.
+	_, apiFn := one(t, tp, "AWS::Lambda::Function", "TriggersApiFunction")
+	assert.Equal(t, map[string]any{"Ref": retryID}, cdktest.Props(apiFn)["Environment"].(map[string]any)["Variables"].(map[string]any)[contract.EnvWebhookQueueURL])
+}
+
+// The webhook function's role, action by action: the events table's ARN
+// (no index), send on the retry queue, consume both queues (the event
+// sources' grants), its own log group; nothing else.
+func TestWebhookFunctionPermissions(t *testing.T) {
+	consume := []string{"sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:ReceiveMessage"}
+	logGroup := mustID(t, tmpl(t, apiStack), "AWS::Logs::LogGroup", "TriggersWebhooksFunctionLogGroup")
+	var want []string
+	for _, p := range [][]string{
+		pairs([]string{"logs:CreateLogStream", "logs:PutLogEvents"}, "LogGroup:"+logGroup),
+		pairs(triggersapi.WebhookEventsTableActions, "EventsTable"),
+		pairs([]string{"sqs:SendMessage"}, "WebhookRetryQueue"),
+		pairs(consume, "DeliveryQueue", "WebhookRetryQueue"),
+	} {
+		want = append(want, p...)
+	}
+	sort.Strings(want)
+	assert.Equal(t, want, grantsOf(t, apiStack, "TriggersWebhooksFunctionServiceRole"))
+	assert.Equal(t, []string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"}, triggersapi.WebhookEventsTableActions)
+}
+
+func TestWebhookEventSourcesAndQueues(t *testing.T) {
+	tp := tmpl(t, apiStack)
+	fnID, fn := one(t, tp, "AWS::Lambda::Function", "TriggersWebhooksFunction")
+	timeout := cdktest.Props(fn)["Timeout"].(float64)
+	var sources []string
+	for id, esm := range cdktest.Resources(tp, "AWS::Lambda::EventSourceMapping") {
+		p := cdktest.Props(esm)
+		if jsonOf(p["FunctionName"]) != `{"Ref":"`+fnID+`"}` {
+			continue
+		}
+		sources = append(sources, resourceKind(p["EventSourceArn"]))
+		assert.Equal(t, 10.0, p["BatchSize"], id)
+		assert.Equal(t, 1.0, p["MaximumBatchingWindowInSeconds"], id)
+		assert.Equal(t, []any{"ReportBatchItemFailures"}, p["FunctionResponseTypes"], id)
+	}
+	sort.Strings(sources)
+	assert.Equal(t, []string{"DeliveryQueue", "WebhookRetryQueue"}, sources, "the webhook function consumes the delivery queue and the retry queue")
+
+	queues := cdktest.Resources(tp, "AWS::SQS::Queue")
+	retryID := mustID(t, tp, "AWS::SQS::Queue", "TriggersWebhooksRetryQueue")
+	dlqID := mustID(t, tp, "AWS::SQS::Queue", "TriggersWebhooksRetryDLQ")
+	retry, dlq := cdktest.Props(queues[retryID]), cdktest.Props(queues[dlqID])
+	// AWS's guidance for SQS event sources: visibility at least 6 x the
+	// function's timeout, on both queues it consumes.
+	for _, q := range []string{retryID, "TriggersDeliveryQueueEA8CDACA"} {
+		v, _ := cdktest.Props(queues[q])["VisibilityTimeout"].(float64)
+		assert.GreaterOrEqual(t, v, 6*timeout, "%s visibility timeout", q)
+	}
+	assert.Equal(t, 1800.0, cdktest.Props(queues["TriggersDeliveryQueueEA8CDACA"])["VisibilityTimeout"], "raised from 30 s because webhooks consume it")
+	assert.Equal(t, map[string]any{"deadLetterTargetArn": map[string]any{"Fn::GetAtt": []any{dlqID, "Arn"}}, "maxReceiveCount": 5.0}, retry["RedrivePolicy"])
+	assert.Equal(t, 345600.0, retry["MessageRetentionPeriod"])
+	assert.Equal(t, 1209600.0, dlq["MessageRetentionPeriod"], "the DLQ keeps 14 days")
+	for id, q := range map[string]map[string]any{retryID: retry, dlqID: dlq} {
+		assert.Equal(t, true, q["SqsManagedSseEnabled"], id)
+		assert.NotContains(t, q, "DelaySeconds", "%s: delays are per message", id)
+		tls := false
+		for _, pol := range cdktest.Resources(tp, "AWS::SQS::QueuePolicy") {
+			pp := cdktest.Props(pol)
+			if jsonOf(pp["Queues"]) != `[{"Ref":"`+id+`"}]` {
+				continue
+			}
+			st := pp["PolicyDocument"].(map[string]any)["Statement"].([]any)[0].(map[string]any)
+			tls = st["Effect"] == "Deny" && jsonOf(st["Condition"]) == `{"Bool":{"aws:SecureTransport":"false"}}`
+		}
+		assert.True(t, tls, "%s refuses requests without TLS", id)
+	}
+
+	outs := tmpl(t, apiStack)["Outputs"].(map[string]any)
+	for _, o := range []string{"WebhookRetryQueueUrl", "WebhookRetryDeadLetterQueueUrl"} {
+		out, ok := outs[o].(map[string]any)
+		if assert.True(t, ok, "output %s", o) {
+			assert.Equal(t, map[string]any{"Name": apiStack + "-" + o}, out["Export"], o)
+			assert.True(t, strings.Contains(jsonOf(out["Value"]), "TriggersWebhooksRetry"), o)
+		}
+	}
+}
+
+// DELETE /v1/subscriptions/{subscription_id} reaches the API function
+// with its path parameter required. (TestRestApiRoutesAndAuthorizer
+// compares every method with contract.Routes and checks every path
+// parameter.)
+func TestWebhookRoutes(t *testing.T) {
+	tp := tmpl(t, apiStack)
+	n := 0
+	for id, m := range cdktest.Resources(tp, "AWS::ApiGateway::Method") {
+		p := cdktest.Props(m)
+		if p["HttpMethod"] != contract.MethodDelete {
+			continue
+		}
+		n++
+		assert.Equal(t, map[string]any{"method.request.path." + contract.SubscriptionIDParam: true}, p["RequestParameters"], id)
+		assert.Contains(t, jsonOf(p["Integration"]), "TriggersApiFunction", id)
+	}
+	assert.Equal(t, 1, n, "one DELETE route")
+}
