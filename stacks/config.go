@@ -11,6 +11,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/triggers-dev/triggers/constructs/dynamotable"
+	"github.com/triggers-dev/triggers/constructs/eventstore"
 )
 
 // Context keys the app reads (cdk.json or `cdk synth -c key=value`).
@@ -22,6 +23,11 @@ const (
 	ContextBilling = "triggers:billing"
 	// ContextTenantEventTypeIndex adds seed 003's optional event-type-index: true or false.
 	ContextTenantEventTypeIndex = "tenant:event-type-index"
+	// ContextEventsTableName and ContextEventsTableStreamArn point the API
+	// stack at another events table (one restored with PITR, say) by name
+	// and stream ARN; give both or neither (TriggersApiStackProps.EventsTable).
+	ContextEventsTableName      = "triggers:events-table-name"
+	ContextEventsTableStreamArn = "triggers:events-table-stream-arn"
 )
 
 // Environments are the usual values of ContextEnv; any name matching
@@ -36,6 +42,9 @@ type Config struct {
 	Billing dynamotable.Billing
 	// TenantEventTypeIndex adds seed 003's optional event-type-index. Default: false.
 	TenantEventTypeIndex bool
+	// EventsTableName and EventsTableStreamArn, when set, point the API
+	// stack at that events table instead of the data stack's. Default: "".
+	EventsTableName, EventsTableStreamArn string
 }
 
 var envRE = regexp.MustCompile(`^[a-z][a-z0-9-]{0,15}$`)
@@ -69,6 +78,12 @@ func ConfigFromContext(app awscdk.App) (Config, error) {
 			return cfg, fmt.Errorf("context %s=%v is not a boolean: use true or false", ContextTenantEventTypeIndex, v)
 		}
 	}
+	name, _ := app.Node().TryGetContext(jsii.String(ContextEventsTableName)).(string)
+	arn, _ := app.Node().TryGetContext(jsii.String(ContextEventsTableStreamArn)).(string)
+	if (name == "") != (arn == "") || (arn != "" && !strings.Contains(arn, ":table/"+name+"/stream/")) {
+		return cfg, fmt.Errorf("context %s=%q and %s=%q must be given together, the stream ARN being that table's (arn:aws:dynamodb:<region>:<account>:table/<name>/stream/<label>): scripts/restore-drill.sh prints both", ContextEventsTableName, name, ContextEventsTableStreamArn, arn)
+	}
+	cfg.EventsTableName, cfg.EventsTableStreamArn = name, arn
 	return cfg, nil
 }
 
@@ -85,8 +100,9 @@ func Build(app awscdk.App, cfg Config) {
 		StackProps: awscdk.StackProps{
 			Description: jsii.String(fmt.Sprintf("Triggers %s: stateless resources (API Gateway, Lambda functions, stream delivery).", cfg.Env)),
 		},
-		Data: data,
-		Env:  cfg.Env,
+		Data:        data,
+		Env:         cfg.Env,
+		EventsTable: importedEvents(cfg),
 	})
 	dataProps := func(system, desc string) DataStackProps {
 		return DataStackProps{Env: cfg.Env, StackProps: awscdk.StackProps{
@@ -104,6 +120,15 @@ func Build(app awscdk.App, cfg Config) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// importedEvents returns the attributes of the events table cfg names, or
+// nil for the data stack's own.
+func importedEvents(cfg Config) *eventstore.EventsTableAttributes {
+	if cfg.EventsTableName == "" {
+		return nil
+	}
+	return &eventstore.EventsTableAttributes{TableName: jsii.String(cfg.EventsTableName), TableStreamArn: jsii.String(cfg.EventsTableStreamArn)}
+}
 
 // StackName joins a system, an environment and a part into a stack name,
 // such as "triggers-dev-data".

@@ -5,6 +5,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/triggers-dev/triggers/constructs/eventstore"
 	"github.com/triggers-dev/triggers/constructs/monitoring"
 	"github.com/triggers-dev/triggers/constructs/triggersapi"
 )
@@ -14,6 +15,15 @@ type TriggersApiStackProps struct {
 	awscdk.StackProps
 	// Data is the stateful stack whose tables the API uses. Required.
 	Data *TriggersDataStack
+	// EventsTable imports this events table instead of Data.Events: a
+	// table restored with PITR or from a backup, swapped in by name
+	// (docs/runbook.md, "PITR restore"; context keys
+	// triggers:events-table-name and triggers:events-table-stream-arn).
+	// TableName and TableStreamArn are required (the stream consumer
+	// reads the stream).
+	//
+	// Default: Data.Events.
+	EventsTable *eventstore.EventsTableAttributes
 	// Env is the environment name, tagged on every resource.
 	//
 	// Default: "dev".
@@ -62,6 +72,12 @@ func NewTriggersApiStack(scope constructs.Construct, id *string, props *Triggers
 
 	ap := props.Api
 	ap.EventsTable = props.Data.Events
+	if a := props.EventsTable; a != nil {
+		if a.TableName == nil || a.TableStreamArn == nil {
+			panic("stacks: TriggersApiStackProps.EventsTable needs TableName and TableStreamArn: enable the restored table's stream (NEW_AND_OLD_IMAGES) and pass its ARN")
+		}
+		ap.EventsTable = eventstore.FromEventsTableAttributes(stack, jsii.String("ImportedEvents"), a)
+	}
 	ap.ApiKeysTable = props.Data.ApiKeys
 	switch {
 	case props.DisableWebhooks:

@@ -5,9 +5,11 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/triggers-dev/triggers/constructs/archive"
 	"github.com/triggers-dev/triggers/constructs/dynamotable"
 	"github.com/triggers-dev/triggers/constructs/eventstore"
 	"github.com/triggers-dev/triggers/constructs/triggersapi"
+	"github.com/triggers-dev/triggers/schema"
 )
 
 // TriggersDataStackProps configures the Triggers stateful stack.
@@ -30,6 +32,23 @@ type TriggersDataStackProps struct {
 	// Default: dynamotable's defaults, plus the events table's backup plan
 	// and Contributor Insights.
 	TableOptions dynamotable.TableOptions
+	// EventsStreamView is the events table's stream view
+	// (eventstore.EventsTableProps.StreamView). Changing it on a deployed
+	// table replaces the stream: docs/delivery.md, "Changing the stream
+	// view".
+	//
+	// Default: schema.StreamNewAndOldImages.
+	EventsStreamView schema.StreamView
+	// ArchiveExpiredEvents keeps the events DynamoDB's TTL deletes in an S3
+	// archive (archive.ExpiredEventsArchive, id "ExpiredEventsArchive",
+	// output ArchiveBucketName); it needs the old image in the stream.
+	//
+	// Default: true, unless EventsStreamView is schema.StreamNewImage.
+	ArchiveExpiredEvents *bool
+	// Archive configures the archive; its EventsTable is set here.
+	//
+	// Default: archive.ExpiredEventsArchive's defaults.
+	Archive archive.ExpiredEventsArchiveProps
 }
 
 // TriggersDataStack holds the Triggers service's stateful resources: the
@@ -41,6 +60,8 @@ type TriggersDataStack struct {
 	Events *eventstore.EventsTable
 	// ApiKeys maps API-key hashes to tenants.
 	ApiKeys *triggersapi.ApiKeysTable
+	// Archive keeps the events TTL deletes; nil when turned off.
+	Archive *archive.ExpiredEventsArchive
 }
 
 // NewTriggersDataStack creates the stack.
@@ -64,7 +85,7 @@ func NewTriggersDataStack(scope constructs.Construct, id *string, props *Trigger
 	if props.Billing != "" {
 		opts.Billing = props.Billing
 	}
-	events := eventstore.NewEventsTable(stack, jsii.String("Events"), &eventstore.EventsTableProps{TableOptions: eventsTableOptions(opts)})
+	events := eventstore.NewEventsTable(stack, jsii.String("Events"), &eventstore.EventsTableProps{StreamView: props.EventsStreamView, TableOptions: eventsTableOptions(opts)})
 
 	awscdk.NewCfnOutput(stack, jsii.String("EventsTableName"), &awscdk.CfnOutputProps{
 		Value: events.TableName(), Description: jsii.String("Events table name"),
@@ -75,7 +96,7 @@ func NewTriggersDataStack(scope constructs.Construct, id *string, props *Trigger
 		ExportName: jsii.String(*stack.StackName() + "-EventsTableArn"),
 	})
 	awscdk.NewCfnOutput(stack, jsii.String("EventsTableStreamArn"), &awscdk.CfnOutputProps{
-		Value: events.TableStreamArn(), Description: jsii.String("Events table stream ARN (NEW_IMAGE)"),
+		Value: events.TableStreamArn(), Description: jsii.String("Events table stream ARN (" + string(events.StreamView()) + ")"),
 		ExportName: jsii.String(*stack.StackName() + "-EventsTableStreamArn"),
 	})
 	// The table's path (and so its logical id) is the one addTable gave
@@ -86,5 +107,16 @@ func NewTriggersDataStack(scope constructs.Construct, id *string, props *Trigger
 		Description: jsii.String("ApiKeys table name (schema " + apiKeys.Schema().Name + ")"),
 		ExportName:  jsii.String(*stack.StackName() + "-ApiKeysTableName"),
 	})
-	return &TriggersDataStack{Stack: stack, Events: events, ApiKeys: apiKeys}
+	ds := &TriggersDataStack{Stack: stack, Events: events, ApiKeys: apiKeys}
+	if on := props.ArchiveExpiredEvents; (on == nil && events.StreamView() != schema.StreamNewImage) || (on != nil && *on) {
+		ap := props.Archive
+		ap.EventsTable = events
+		ds.Archive = archive.NewExpiredEventsArchive(stack, jsii.String("ExpiredEventsArchive"), &ap)
+		awscdk.NewCfnOutput(stack, jsii.String("ArchiveBucketName"), &awscdk.CfnOutputProps{
+			Value:       ds.Archive.ArchiveBucket().BucketName(),
+			Description: jsii.String("S3 bucket archiving events expired by TTL (" + *ds.Archive.ArchivePrefix() + "tenant=<t>/date=<YYYY-MM-DD>/)"),
+			ExportName:  jsii.String(*stack.StackName() + "-ArchiveBucketName"),
+		})
+	}
+	return ds
 }
