@@ -84,6 +84,8 @@ const ColdStorageMinimumDays = 90
 // DefaultBackupRules are the rules of a backup plan when
 // BackupOptions.Rules is nil: daily at 05:00 UTC kept 35 days (as long as
 // PITR reaches back), and monthly on the 1st at 05:00 UTC kept 365 days.
+// On the 1st both rules are due at once; AWS Backup then takes one backup,
+// kept for the longer retention.
 func DefaultBackupRules() []BackupRule {
 	return []BackupRule{
 		DailyBackupRule(awscdk.Duration_Days(jsii.Number(35))),
