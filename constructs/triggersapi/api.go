@@ -188,6 +188,12 @@ func (a *TriggersApi) GrantConsumeDeliveries(grantee awsiam.IGrantable) awsiam.G
 }
 
 func (a *TriggersApi) runtimeMetric(name string, dims map[string]*string, opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return runtimeMetric(a.metricsNamespace, name, dims, opts)
+}
+
+// runtimeMetric is one of the runtime's own metrics (embedded metric
+// format) in namespace ns: Sum unless opts say otherwise.
+func runtimeMetric(ns, name string, dims map[string]*string, opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
 	o := awscloudwatch.MetricOptions{}
 	if opts != nil {
 		o = *opts
@@ -199,7 +205,7 @@ func (a *TriggersApi) runtimeMetric(name string, dims map[string]*string, opts *
 		o.DimensionsMap = &dims
 	}
 	return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
-		Namespace: jsii.String(a.metricsNamespace), MetricName: jsii.String(name),
+		Namespace: jsii.String(ns), MetricName: jsii.String(name),
 		DimensionsMap: o.DimensionsMap, Statistic: o.Statistic, Period: o.Period, Label: o.Label,
 		Color: o.Color, Unit: o.Unit, Region: o.Region, Account: o.Account,
 	})

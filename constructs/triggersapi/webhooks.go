@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
@@ -175,6 +176,7 @@ type WebhookDelivery struct {
 	retry    awssqs.Queue
 	retryDLQ awssqs.Queue
 	schedule string
+	ns       string
 }
 
 // WebhookFunction returns the function delivering webhooks.
@@ -193,6 +195,25 @@ func (w *WebhookDelivery) RetryDeadLetterQueue() awssqs.IQueue { return w.retryD
 // Schedule returns the retry schedule in force, as WEBHOOK_SCHEDULE
 // gives it ("5s,5m,30m,2h,5h,10h,10h" by default).
 func (w *WebhookDelivery) Schedule() string { return w.schedule }
+
+// MetricsNamespace returns the CloudWatch namespace of the webhook
+// function's own metrics (METRICS_NAMESPACE).
+func (w *WebhookDelivery) MetricsNamespace() string { return w.ns }
+
+// MetricWebhookAttempts returns the webhook delivery attempts with one
+// outcome: "delivered", "failed" or "gone" (contract.MetricWebhookAttempts
+// by contract.DimensionOutcome in MetricsNamespace; Sum unless opts say
+// otherwise).
+func (w *WebhookDelivery) MetricWebhookAttempts(outcome string, opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return runtimeMetric(w.ns, contract.MetricWebhookAttempts, map[string]*string{contract.DimensionOutcome: jsii.String(outcome)}, opts)
+}
+
+// MetricSubscriptionsDisabled returns the subscriptions disabled after
+// failing for DisableAfter (contract.MetricSubscriptionsDisabled in
+// MetricsNamespace; Sum unless opts say otherwise).
+func (w *WebhookDelivery) MetricSubscriptionsDisabled(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return runtimeMetric(w.ns, contract.MetricSubscriptionsDisabled, nil, opts)
+}
 
 // GrantRedeliver lets grantee (the API function) queue a redelivery:
 // exactly sqs:SendMessage on the retry queue.
@@ -381,15 +402,14 @@ func NewWebhookDelivery(scope constructs.Construct, id *string, props *WebhookDe
 			deref(id), v, VisibilityTimeoutFactor, s.fnTimeout, s.minVisibility()))
 	}
 
-	w := &WebhookDelivery{delivery: props.DeliveryQueue, schedule: s.schedule.String()}
+	w := &WebhookDelivery{delivery: props.DeliveryQueue, schedule: s.schedule.String(), ns: props.MetricsNamespace}
 	constructs.NewConstruct_Override(w, scope, id)
 	retention := props.LogRetention
 	if retention == "" {
 		retention = awslogs.RetentionDays_ONE_MONTH
 	}
-	ns := props.MetricsNamespace
-	if ns == "" {
-		ns = contract.MetricsNamespacePrefix + *awscdk.Stack_Of(w).StackName()
+	if w.ns == "" {
+		w.ns = contract.MetricsNamespacePrefix + *awscdk.Stack_Of(w).StackName()
 	}
 	visibility := awscdk.Duration_Seconds(jsii.Number(s.minVisibility().Seconds()))
 
@@ -416,7 +436,7 @@ func NewWebhookDelivery(scope constructs.Construct, id *string, props *WebhookDe
 			contract.EnvWebhookSchedule:     jsii.String(w.schedule),
 			contract.EnvWebhookTimeout:      jsii.String(s.timeout.String()),
 			contract.EnvWebhookDisableAfter: jsii.String(s.disableAfter.String()),
-			contract.EnvMetricsNamespace:    jsii.String(ns),
+			contract.EnvMetricsNamespace:    jsii.String(w.ns),
 			contract.EnvLogLevel:            jsii.String(s.logLevel),
 		})
 

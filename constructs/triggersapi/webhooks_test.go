@@ -167,6 +167,12 @@ func sorted(parts ...[]string) []string {
 func TestWebhookDeliveryDefaults(t *testing.T) {
 	_, w, tp := webhookStack(t, nil, triggersapi.WebhookOptions{})
 	assert.Equal(t, "5s,5m,30m,2h,5h,10h,10h", w.Schedule())
+	assert.Equal(t, "Triggers/S", w.MetricsNamespace())
+	m := w.MetricWebhookAttempts("failed", nil)
+	assert.Equal(t, []string{"Triggers/S", contract.MetricWebhookAttempts, "Sum", "failed"},
+		[]string{*m.Namespace(), *m.MetricName(), *m.Statistic(), (*m.Dimensions())[contract.DimensionOutcome].(string)})
+	d := w.MetricSubscriptionsDisabled(nil)
+	assert.Equal(t, []string{"Triggers/S", contract.MetricSubscriptionsDisabled, "Sum"}, []string{*d.Namespace(), *d.MetricName(), *d.Statistic()})
 
 	// The retry queue and its DLQ: encrypted, TLS only, a visibility
 	// timeout of 6 x the function's 5 minutes.
