@@ -50,6 +50,13 @@ func TestDependencyClosure(t *testing.T) {
 			for _, n := range needs {
 				assert.Contains(t, deps, module+n)
 			}
+			if fn == "streamconsumer" {
+				// It links only what it runs: no store, no Streams API
+				// (the local stream reader is internal/dev/streampoll).
+				for _, d := range deps {
+					assert.False(t, d == module+"internal/store" || strings.Contains(d, "dynamodbstreams"), "lambda/streamconsumer links %s", d)
+				}
+			}
 			for _, d := range deps {
 				for _, f := range forbidden {
 					assert.False(t, d == f || strings.HasPrefix(d, f), "lambda/%s links %s (%s is local-only or test-only)", fn, d, f)

@@ -11,9 +11,10 @@
 // record before it was sent, so consumers deduplicate by event_id.
 //
 // The queue sits behind Sender (SendMessageBatch only): *sqs.Client in
-// Lambda, a SinkFunc or WriterSink locally. StreamReader reads a table's
-// stream with the DynamoDB Streams API and yields the same
-// events.DynamoDBEvent batches Lambda would. See docs/delivery.md.
+// Lambda, streampoll.SinkFunc or WriterSink locally; streampoll's
+// StreamReader (local-only, internal/dev) reads a table's stream with the
+// DynamoDB Streams API and yields the same events.DynamoDBEvent batches
+// Lambda would. See docs/delivery.md.
 package delivery
 
 import (
@@ -34,7 +35,7 @@ import (
 )
 
 // Sender is the part of the SQS client the consumer uses; *sqs.Client
-// implements it, and so do SinkFunc and WriterSink for local development.
+// implements it, and so do streampoll.SinkFunc and WriterSink locally.
 type Sender interface {
 	SendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchInput, optFns ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/triggers-dev/triggers/internal/delivery"
+	"github.com/triggers-dev/triggers/internal/dev/streampoll"
 )
 
 // TestAttributeValue checks the converter on every attribute type, with
@@ -71,7 +72,7 @@ func TestAttributeValue(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, got, "AttributeValue(%s)", tt.name)
 
-			back, err := delivery.LambdaAttributeValue(tt.stream)
+			back, err := streampoll.LambdaAttributeValue(tt.stream)
 			require.NoError(t, err)
 			assert.Equal(t, tt.lambda, back, "LambdaAttributeValue(%s)", tt.name)
 
@@ -120,14 +121,14 @@ func TestAttributeValueErrors(t *testing.T) {
 	_, err := delivery.AttributeValue(deep)
 	assert.ErrorContains(t, err, "nested deeper")
 
-	_, err = delivery.LambdaAttributeValue(&streamtypes.UnknownUnionMember{Tag: "X"})
+	_, err = streampoll.LambdaAttributeValue(&streamtypes.UnknownUnionMember{Tag: "X"})
 	assert.ErrorContains(t, err, "unsupported")
 	// DynamoDB Local's stream writes an empty map as {}, which the SDK
 	// decodes as a nil value.
-	empty, err := delivery.LambdaAttributeValue(nil)
+	empty, err := streampoll.LambdaAttributeValue(nil)
 	require.NoError(t, err)
 	assert.Equal(t, events.NewMapAttribute(map[string]events.DynamoDBAttributeValue{}), empty)
-	img, err := delivery.LambdaImage(nil)
+	img, err := streampoll.LambdaImage(nil)
 	assert.NoError(t, err)
 	assert.Nil(t, img)
 }

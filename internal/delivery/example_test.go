@@ -12,12 +12,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 
 	"github.com/triggers-dev/triggers/internal/delivery"
+	"github.com/triggers-dev/triggers/internal/dev/streampoll"
 )
 
 // A consumer with a WriterSink prints one JSON line per delivered event;
 // the MODIFY record is skipped.
 func ExampleWriterSink() {
-	c, err := delivery.New(delivery.Config{Sender: delivery.WriterSink(os.Stdout), QueueURL: "local"})
+	c, err := delivery.New(delivery.Config{Sender: streampoll.WriterSink(os.Stdout), QueueURL: "local"})
 	if err != nil {
 		panic(err)
 	}
@@ -49,15 +50,15 @@ func ExampleStreamReader_Poll() {
 	defer cancel()
 	var db *dynamodb.Client             // for DynamoDB Local
 	var streams *dynamodbstreams.Client // same endpoint
-	arn, err := delivery.LatestStreamARN(ctx, db, "events")
+	arn, err := streampoll.LatestStreamARN(ctx, db, "events")
 	if err != nil {
 		panic(err)
 	}
-	consumer, err := delivery.New(delivery.Config{Sender: delivery.WriterSink(os.Stdout), QueueURL: "local"})
+	consumer, err := delivery.New(delivery.Config{Sender: streampoll.WriterSink(os.Stdout), QueueURL: "local"})
 	if err != nil {
 		panic(err)
 	}
-	reader := delivery.NewStreamReader(streams, arn, delivery.StreamReaderOptions{})
-	err = reader.Poll(ctx, consumer.Handle, delivery.PollOptions{Interval: 500 * time.Millisecond, Logger: slog.Default()})
+	reader := streampoll.NewStreamReader(streams, arn, streampoll.StreamReaderOptions{})
+	err = reader.Poll(ctx, consumer.Handle, streampoll.PollOptions{Interval: 500 * time.Millisecond, Logger: slog.Default()})
 	fmt.Println(err)
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/event"
-	"github.com/triggers-dev/triggers/internal/store"
+	"github.com/triggers-dev/triggers/internal/item"
 	"github.com/triggers-dev/triggers/schema"
 )
 
@@ -100,23 +100,23 @@ func Decide(r events.DynamoDBEventRecord) (Decision, Message, error) {
 			}
 		}
 	}
-	item, err := Item(img)
+	it, err := Item(img)
 	if err != nil {
 		return Skip, Message{}, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
 	for _, name := range []string{schema.AttrUserID, schema.AttrEventID, schema.AttrEventType, schema.AttrStatus, schema.AttrTimestamp} {
-		if v, ok := item[name].(*types.AttributeValueMemberS); !ok || v.Value == "" {
+		if v, ok := it[name].(*types.AttributeValueMemberS); !ok || v.Value == "" {
 			return Skip, Message{}, fmt.Errorf("%w: attribute %q is missing, empty or not a string", ErrMalformed, name)
 		}
 	}
-	if _, ok := item[schema.AttrPayload].(*types.AttributeValueMemberM); !ok {
+	if _, ok := it[schema.AttrPayload].(*types.AttributeValueMemberM); !ok {
 		return Skip, Message{}, fmt.Errorf("%w: attribute %q is missing or not a map", ErrMalformed, schema.AttrPayload)
 	}
-	e := store.EventFromItem(item)
+	e := item.EventFromItem(it)
 	body, err := MarshalEvent(e)
 	if err != nil {
 		return Skip, Message{}, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
-	tenant := item[schema.AttrUserID].(*types.AttributeValueMemberS).Value
+	tenant := it[schema.AttrUserID].(*types.AttributeValueMemberS).Value
 	return Deliver, Message{Tenant: tenant, EventType: e.Type, EventID: e.ID, Body: body}, nil
 }

@@ -17,11 +17,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/triggers-dev/triggers/internal/delivery"
+	"github.com/triggers-dev/triggers/internal/dev/streampoll"
 )
 
 func TestWriterSink(t *testing.T) {
 	var out bytes.Buffer
-	c, _ := newConsumer(t, delivery.WriterSink(&out))
+	c, _ := newConsumer(t, streampoll.WriterSink(&out))
 	recs := inserts(2)
 	recs[1] = record("INSERT", "102", eventImage("globex", "e102", "order.paid", map[string]events.DynamoDBAttributeValue{"html": events.NewStringAttribute("<&>")}))
 	resp, err := c.Handle(context.Background(), events.DynamoDBEvent{Records: recs})
@@ -38,7 +39,7 @@ func TestWriterSink(t *testing.T) {
 func TestSinkFunc(t *testing.T) {
 	var got []delivery.Message
 	calls := 0
-	sink := delivery.SinkFunc(func(_ context.Context, m delivery.Message) error {
+	sink := streampoll.SinkFunc(func(_ context.Context, m delivery.Message) error {
 		calls++
 		if m.EventID == "e102" && calls < 4 {
 			return errors.New("local sink busy")

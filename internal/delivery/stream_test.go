@@ -28,6 +28,7 @@ import (
 	"github.com/triggers-dev/triggers/internal/ddb/ddblocal"
 	"github.com/triggers-dev/triggers/internal/ddb/ddbtest"
 	"github.com/triggers-dev/triggers/internal/delivery"
+	"github.com/triggers-dev/triggers/internal/dev/streampoll"
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/httpapi"
 	"github.com/triggers-dev/triggers/internal/store"
@@ -98,9 +99,9 @@ func (w *world) post(tenant, body string, headers map[string]string) string {
 func readStream(t *testing.T, table string, want int) events.DynamoDBEvent {
 	t.Helper()
 	ctx := context.Background()
-	arn, err := delivery.LatestStreamARN(ctx, db.Client, table)
+	arn, err := streampoll.LatestStreamARN(ctx, db.Client, table)
 	require.NoError(t, err)
-	r := delivery.NewStreamReader(streamsClient(), arn, delivery.StreamReaderOptions{Region: ddb.LocalRegion})
+	r := streampoll.NewStreamReader(streamsClient(), arn, streampoll.StreamReaderOptions{Region: ddb.LocalRegion})
 	var all events.DynamoDBEvent
 	deadline := time.Now().Add(20 * time.Second)
 	for len(all.Records) < want && time.Now().Before(deadline) {
@@ -367,8 +368,8 @@ type flakySink struct {
 	attempts map[string]int
 }
 
-func (f *flakySink) sender() delivery.SinkFunc {
-	write := delivery.WriterSink(&lockedWriter{mu: &f.mu, w: &f.out})
+func (f *flakySink) sender() streampoll.SinkFunc {
+	write := streampoll.WriterSink(&lockedWriter{mu: &f.mu, w: &f.out})
 	return func(ctx context.Context, m delivery.Message) error {
 		f.mu.Lock()
 		f.attempts[m.EventID]++
@@ -433,16 +434,16 @@ func TestPoll(t *testing.T) {
 	}
 	sink := &flakySink{failures: map[string]int{ids[1]: 2, ids[4]: -1}, attempts: map[string]int{}}
 	c, _ := newConsumer(t, sink.sender(), func(cfg *delivery.Config) { cfg.MaxAttempts = 1 })
-	arn, err := delivery.LatestStreamARN(context.Background(), db.Client, w.table)
+	arn, err := streampoll.LatestStreamARN(context.Background(), db.Client, w.table)
 	require.NoError(t, err)
-	r := delivery.NewStreamReader(streamsClient(), arn, delivery.StreamReaderOptions{Limit: 4})
+	r := streampoll.NewStreamReader(streamsClient(), arn, streampoll.StreamReaderOptions{Limit: 4})
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	logs := &logBuffer{}
 	done := make(chan error, 1)
 	go func() {
-		done <- r.Poll(ctx, c.Handle, delivery.PollOptions{Interval: 20 * time.Millisecond, MaxRetries: 3, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+		done <- r.Poll(ctx, c.Handle, streampoll.PollOptions{Interval: 20 * time.Millisecond, MaxRetries: 3, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
 	}()
 	skippedLines := func(t require.TestingT) int {
 		n := 0
@@ -489,7 +490,7 @@ func TestPoll(t *testing.T) {
 
 	// A new write after the poller stopped is read by a fresh reader at
 	// LATEST only if written after it started.
-	latest := delivery.NewStreamReader(streamsClient(), arn, delivery.StreamReaderOptions{Latest: true})
+	latest := streampoll.NewStreamReader(streamsClient(), arn, streampoll.StreamReaderOptions{Latest: true})
 	batches, err := latest.Next(context.Background())
 	require.NoError(t, err)
 	assert.Empty(t, batches, "LATEST skips what is already in the stream")
@@ -512,7 +513,7 @@ func TestLatestStreamARNWithoutStream(t *testing.T) {
 	tbl := schema.Events()
 	tbl.Stream = schema.StreamNone
 	table := db.CreateTable(t, tbl)
-	_, err := delivery.LatestStreamARN(context.Background(), db.Client, table)
+	_, err := streampoll.LatestStreamARN(context.Background(), db.Client, table)
 	assert.ErrorContains(t, err, "has no stream")
 }
 
@@ -537,9 +538,9 @@ func TestReadFromEmptyStream(t *testing.T) {
 	for _, latest := range []bool{false, true} {
 		t.Run(fmt.Sprintf("latest=%v", latest), func(t *testing.T) {
 			w := newWorld(t)
-			arn, err := delivery.LatestStreamARN(context.Background(), db.Client, w.table)
+			arn, err := streampoll.LatestStreamARN(context.Background(), db.Client, w.table)
 			require.NoError(t, err)
-			r := delivery.NewStreamReader(streamsClient(), arn, delivery.StreamReaderOptions{Latest: latest})
+			r := streampoll.NewStreamReader(streamsClient(), arn, streampoll.StreamReaderOptions{Latest: latest})
 			for range 3 {
 				batches, err := r.Next(context.Background())
 				require.NoError(t, err)

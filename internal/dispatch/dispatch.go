@@ -76,7 +76,7 @@ const MaxQueueDelay = 15 * time.Minute
 
 // Defaults of Config.
 const (
-	DefaultDisableAfter = 5 * 24 * time.Hour
+	DefaultDisableAfter = webhook.DefaultDisableAfter
 )
 
 // Config configures a Dispatcher.

@@ -1,12 +1,13 @@
 package store
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/triggers-dev/triggers/internal/item"
 )
 
 // ToAttributeValue converts decoded JSON (map[string]any, []any, string,
@@ -47,53 +48,8 @@ func ToAttributeValue(v any) (types.AttributeValue, error) {
 }
 
 // FromAttributeValue converts a DynamoDB attribute value back to decoded
-// JSON; numbers become json.Number with DynamoDB's digits. Sets become
-// arrays and binary values base64 strings (the API never writes them).
-func FromAttributeValue(av types.AttributeValue) any {
-	switch x := av.(type) {
-	case *types.AttributeValueMemberNULL:
-		return nil
-	case *types.AttributeValueMemberBOOL:
-		return x.Value
-	case *types.AttributeValueMemberS:
-		return x.Value
-	case *types.AttributeValueMemberN:
-		return json.Number(x.Value)
-	case *types.AttributeValueMemberM:
-		m := make(map[string]any, len(x.Value))
-		for k, e := range x.Value {
-			m[k] = FromAttributeValue(e)
-		}
-		return m
-	case *types.AttributeValueMemberL:
-		l := make([]any, len(x.Value))
-		for i, e := range x.Value {
-			l[i] = FromAttributeValue(e)
-		}
-		return l
-	case *types.AttributeValueMemberSS:
-		l := make([]any, len(x.Value))
-		for i, e := range x.Value {
-			l[i] = e
-		}
-		return l
-	case *types.AttributeValueMemberNS:
-		l := make([]any, len(x.Value))
-		for i, e := range x.Value {
-			l[i] = json.Number(e)
-		}
-		return l
-	case *types.AttributeValueMemberB:
-		return base64.StdEncoding.EncodeToString(x.Value)
-	case *types.AttributeValueMemberBS:
-		l := make([]any, len(x.Value))
-		for i, e := range x.Value {
-			l[i] = base64.StdEncoding.EncodeToString(e)
-		}
-		return l
-	}
-	return nil
-}
+// JSON (item.FromAttributeValue).
+func FromAttributeValue(av types.AttributeValue) any { return item.FromAttributeValue(av) }
 
 func s(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/internal/item"
 	"github.com/triggers-dev/triggers/schema"
 )
 
@@ -47,27 +48,6 @@ func itemFor(tenant string, e event.Event) (map[string]types.AttributeValue, err
 	}, nil
 }
 
-// EventFromItem converts a table item back to an event.
-func EventFromItem(item map[string]types.AttributeValue) event.Event {
-	e := event.Event{
-		ID:         getS(item, schema.AttrEventID),
-		Type:       getS(item, schema.AttrEventType),
-		Status:     event.Status(getS(item, schema.AttrStatus)),
-		Timestamp:  getS(item, schema.AttrTimestamp),
-		RetryCount: int(getN(item, schema.AttrRetryCount)),
-		TTL:        getN(item, schema.AttrTTL),
-	}
-	if p, ok := FromAttributeValue(item[schema.AttrPayload]).(map[string]any); ok {
-		e.Payload = p
-	} else {
-		e.Payload = map[string]any{}
-	}
-	if md, ok := item[schema.AttrMetadata].(*types.AttributeValueMemberM); ok {
-		e.Metadata = event.Metadata{
-			SourceIP:      getS(md.Value, contract.MetadataSourceIP),
-			APIVersion:    getS(md.Value, contract.MetadataAPIVersion),
-			CorrelationID: getS(md.Value, contract.MetadataCorrelationID),
-		}
-	}
-	return e
-}
+// EventFromItem converts a table item back to an event
+// (item.EventFromItem).
+func EventFromItem(it map[string]types.AttributeValue) event.Event { return item.EventFromItem(it) }

@@ -134,6 +134,10 @@ func formatDelay(d time.Duration) string {
 	return t
 }
 
+// DefaultDisableAfter is how long an endpoint may fail without a success
+// before its subscription is disabled (Svix disables after 5 days).
+const DefaultDisableAfter = 5 * 24 * time.Hour
+
 // Random is a source of uniform random numbers in [0, 1). A
 // *math/rand/v2.Rand is one; tests can pass a fixed value.
 type Random interface {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/triggers-dev/triggers/contract"
-	"github.com/triggers-dev/triggers/internal/dispatch"
 	"github.com/triggers-dev/triggers/internal/emf"
 	"github.com/triggers-dev/triggers/internal/webhook"
 )
@@ -26,7 +25,7 @@ type Webhooks struct {
 	// webhook.DefaultTimeout, 1-30 s).
 	Timeout time.Duration
 	// DisableAfter disables a subscription failing this long
-	// (WEBHOOK_DISABLE_AFTER; default dispatch.DefaultDisableAfter, at
+	// (WEBHOOK_DISABLE_AFTER; default webhook.DefaultDisableAfter, at
 	// least an hour).
 	DisableAfter time.Duration
 	// AllowPrivate lets targets be private or loopback addresses
@@ -49,7 +48,7 @@ func LoadWebhooks(getenv func(string) string) (Webhooks, error) {
 		QueueURL:     strings.TrimSpace(getenv(contract.EnvWebhookQueueURL)),
 		Schedule:     webhook.DefaultSchedule(),
 		Timeout:      webhook.DefaultTimeout,
-		DisableAfter: dispatch.DefaultDisableAfter,
+		DisableAfter: webhook.DefaultDisableAfter,
 		Endpoint:     strings.TrimSpace(getenv(EnvDynamoDBEndpoint)),
 		SQSEndpoint:  strings.TrimSpace(getenv(EnvSQSEndpoint)),
 	}

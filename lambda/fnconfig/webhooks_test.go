@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/triggers-dev/triggers/contract"
-	"github.com/triggers-dev/triggers/internal/dispatch"
 	"github.com/triggers-dev/triggers/internal/webhook"
 	"github.com/triggers-dev/triggers/lambda/fnconfig"
 )
@@ -21,7 +20,7 @@ func TestLoadWebhooksDefaults(t *testing.T) {
 	assert.Equal(t, "events", c.EventsTable)
 	assert.Equal(t, webhook.DefaultSchedule(), c.Schedule)
 	assert.Equal(t, webhook.DefaultTimeout, c.Timeout)
-	assert.Equal(t, dispatch.DefaultDisableAfter, c.DisableAfter)
+	assert.Equal(t, webhook.DefaultDisableAfter, c.DisableAfter)
 	assert.False(t, c.AllowPrivate)
 }
 

@@ -36,6 +36,7 @@ import (
 	"github.com/triggers-dev/triggers/internal/ddb/ddblocal"
 	"github.com/triggers-dev/triggers/internal/delivery"
 	"github.com/triggers-dev/triggers/internal/dev/localapi"
+	"github.com/triggers-dev/triggers/internal/dev/streampoll"
 	"github.com/triggers-dev/triggers/internal/dev/syncio"
 	"github.com/triggers-dev/triggers/internal/dispatch"
 	"github.com/triggers-dev/triggers/internal/event"
@@ -255,17 +256,17 @@ func Run(ctx context.Context, o Options) (err error) {
 			}
 		}()
 	}}
-	consumer, err := delivery.New(delivery.Config{Sender: delivery.SinkFunc(deliveries.deliver), QueueURL: "local-sink", Logger: log})
+	consumer, err := delivery.New(delivery.Config{Sender: streampoll.SinkFunc(deliveries.deliver), QueueURL: "local-sink", Logger: log})
 	if err != nil {
 		return err
 	}
-	arn, err := delivery.LatestStreamARN(ctx, client, o.EventsTable)
+	arn, err := streampoll.LatestStreamARN(ctx, client, o.EventsTable)
 	if err != nil {
 		return err
 	}
 	// A table kept from an earlier run was delivered then: start at the
 	// stream's end. A new table: from its start.
-	reader := delivery.NewStreamReader(eng.streams, arn, delivery.StreamReaderOptions{Latest: !eventsCreated, Region: eng.region})
+	reader := streampoll.NewStreamReader(eng.streams, arn, streampoll.StreamReaderOptions{Latest: !eventsCreated, Region: eng.region})
 
 	mux := http.NewServeMux()
 	mux.Handle(DeliveriesPath, deliveries)
@@ -295,7 +296,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	}()
 	go func() {
 		defer wg.Done()
-		if err := reader.Poll(runCtx, consumer.Handle, delivery.PollOptions{Interval: o.PollInterval, Logger: log}); err != nil && runCtx.Err() == nil {
+		if err := reader.Poll(runCtx, consumer.Handle, streampoll.PollOptions{Interval: o.PollInterval, Logger: log}); err != nil && runCtx.Err() == nil {
 			errc <- fmt.Errorf("stream poller: %w", err)
 		}
 	}()

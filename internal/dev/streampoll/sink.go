@@ -1,4 +1,4 @@
-package delivery
+package streampoll
 
 import (
 	"bytes"
@@ -12,25 +12,27 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/triggers-dev/triggers/internal/delivery"
 )
 
 // SinkFunc is a Sender that hands every message of a batch to a function
 // instead of SQS: local development plugs it in where Lambda uses the SQS
 // client. A non-nil error fails that entry as retryable (SenderFault
 // false), so the consumer retries it like an SQS server error.
-type SinkFunc func(ctx context.Context, m Message) error
+type SinkFunc func(ctx context.Context, m delivery.Message) error
 
 // SendMessageBatch calls f once per entry, in order, and reports each
 // entry as successful or failed like SQS does.
 func (f SinkFunc) SendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchInput, _ ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
-	if len(in.Entries) == 0 || len(in.Entries) > MaxBatchEntries {
-		return nil, fmt.Errorf("sink: SendMessageBatch with %d entries: want 1 to %d", len(in.Entries), MaxBatchEntries)
+	if len(in.Entries) == 0 || len(in.Entries) > delivery.MaxBatchEntries {
+		return nil, fmt.Errorf("sink: SendMessageBatch with %d entries: want 1 to %d", len(in.Entries), delivery.MaxBatchEntries)
 	}
 	out := &sqs.SendMessageBatchOutput{}
 	for i, e := range in.Entries {
-		m := Message{
-			Tenant:    stringAttr(e.MessageAttributes, AttrTenant),
-			EventType: stringAttr(e.MessageAttributes, AttrEventType),
+		m := delivery.Message{
+			Tenant:    stringAttr(e.MessageAttributes, delivery.AttrTenant),
+			EventType: stringAttr(e.MessageAttributes, delivery.AttrEventType),
 			Body:      []byte(aws.ToString(e.MessageBody)),
 		}
 		var head struct {
@@ -68,7 +70,7 @@ func stringAttr(attrs map[string]sqstypes.MessageAttributeValue, name string) st
 // entry (retryable).
 func WriterSink(w io.Writer) SinkFunc {
 	var mu sync.Mutex
-	return func(_ context.Context, m Message) error {
+	return func(_ context.Context, m delivery.Message) error {
 		if !json.Valid(m.Body) {
 			return errors.New("sink: message body is not JSON")
 		}

@@ -1,4 +1,4 @@
-package delivery_test
+package streampoll_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/triggers-dev/triggers/internal/delivery"
+	"github.com/triggers-dev/triggers/internal/dev/streampoll"
 )
 
 // fakeStreams is a DynamoDB Streams API with scripted shards. Iterators
@@ -96,7 +96,7 @@ func (f *fakeStreams) GetRecords(_ context.Context, in *dynamodbstreams.GetRecor
 }
 
 // round returns "shard:seq,seq" per batch of one Next call.
-func round(t *testing.T, r *delivery.StreamReader) []string {
+func round(t *testing.T, r *streampoll.StreamReader) []string {
 	t.Helper()
 	batches, err := r.Next(context.Background())
 	require.NoError(t, err)
@@ -126,7 +126,7 @@ func TestStreamReaderShards(t *testing.T) {
 		closed:  map[string]bool{"a": true},
 		expire:  map[string]bool{},
 	}
-	r := delivery.NewStreamReader(f, "arn:stream", delivery.StreamReaderOptions{Limit: 1})
+	r := streampoll.NewStreamReader(f, "arn:stream", streampoll.StreamReaderOptions{Limit: 1})
 	assert.Equal(t, []string{"a:1"}, round(t, r), "the child waits for its parent")
 	assert.Equal(t, []string{"a:2", "b:3"}, round(t, r))
 	assert.Equal(t, []string{"b:4"}, round(t, r))
@@ -156,7 +156,7 @@ func TestStreamReaderLatest(t *testing.T) {
 		closed:  map[string]bool{},
 		expire:  map[string]bool{},
 	}
-	r := delivery.NewStreamReader(f, "arn:stream", delivery.StreamReaderOptions{Latest: true})
+	r := streampoll.NewStreamReader(f, "arn:stream", streampoll.StreamReaderOptions{Latest: true})
 	assert.Equal(t, []string{}, round(t, r))
 	f.records["a"] = append(f.records["a"], "3")
 	f.pages[0] = append(f.pages[0], streamtypes.Shard{ShardId: aws.String("b"), ParentShardId: aws.String("a")})
@@ -177,7 +177,7 @@ func TestStreamReaderTrimmed(t *testing.T) {
 		expire:  map[string]bool{},
 		trimmed: map[string]int{"a": 1},
 	}
-	r := delivery.NewStreamReader(f, "arn:stream", delivery.StreamReaderOptions{Latest: true})
+	r := streampoll.NewStreamReader(f, "arn:stream", streampoll.StreamReaderOptions{Latest: true})
 	assert.Equal(t, []string{}, round(t, r), "trimmed before any record: dropped")
 	assert.Equal(t, []string{"a:1,2"}, round(t, r), "started over from the oldest record, not LATEST")
 	assert.Equal(t, []string{"a:LATEST:", "a:TRIM_HORIZON:"}, f.iters)

@@ -1,4 +1,9 @@
-package delivery
+// Package streampoll runs the stream consumer outside Lambda, for make dev
+// and tests: StreamReader reads a table's stream with the DynamoDB Streams
+// API (records converted to the form Lambda delivers) and polls it like an
+// event source mapping; SinkFunc and WriterSink stand in for the SQS
+// delivery queue. Local-only: no Lambda binary links it (docs/layout.md).
+package streampoll
 
 import (
 	"context"

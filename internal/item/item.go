@@ -1,0 +1,111 @@
+// Package item reads events out of events-table items: the one mapping
+// from a stored item (or a stream image converted to one) back to an
+// event, shared by the store and the stream consumer. It imports only the
+// SDK's attribute value types, so the stream consumer does not link the
+// store. The write direction (an event to an item) is the store's.
+package item
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"strconv"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/triggers-dev/triggers/contract"
+	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/schema"
+)
+
+// EventFromItem converts a table item back to an event.
+func EventFromItem(item map[string]types.AttributeValue) event.Event {
+	e := event.Event{
+		ID:         getS(item, schema.AttrEventID),
+		Type:       getS(item, schema.AttrEventType),
+		Status:     event.Status(getS(item, schema.AttrStatus)),
+		Timestamp:  getS(item, schema.AttrTimestamp),
+		RetryCount: int(getN(item, schema.AttrRetryCount)),
+		TTL:        getN(item, schema.AttrTTL),
+	}
+	if p, ok := FromAttributeValue(item[schema.AttrPayload]).(map[string]any); ok {
+		e.Payload = p
+	} else {
+		e.Payload = map[string]any{}
+	}
+	if md, ok := item[schema.AttrMetadata].(*types.AttributeValueMemberM); ok {
+		e.Metadata = event.Metadata{
+			SourceIP:      getS(md.Value, contract.MetadataSourceIP),
+			APIVersion:    getS(md.Value, contract.MetadataAPIVersion),
+			CorrelationID: getS(md.Value, contract.MetadataCorrelationID),
+		}
+	}
+	return e
+}
+
+// FromAttributeValue converts a DynamoDB attribute value back to decoded
+// JSON; numbers become json.Number with DynamoDB's digits. Sets become
+// arrays and binary values base64 strings (the API never writes them).
+func FromAttributeValue(av types.AttributeValue) any {
+	switch x := av.(type) {
+	case *types.AttributeValueMemberNULL:
+		return nil
+	case *types.AttributeValueMemberBOOL:
+		return x.Value
+	case *types.AttributeValueMemberS:
+		return x.Value
+	case *types.AttributeValueMemberN:
+		return json.Number(x.Value)
+	case *types.AttributeValueMemberM:
+		m := make(map[string]any, len(x.Value))
+		for k, e := range x.Value {
+			m[k] = FromAttributeValue(e)
+		}
+		return m
+	case *types.AttributeValueMemberL:
+		l := make([]any, len(x.Value))
+		for i, e := range x.Value {
+			l[i] = FromAttributeValue(e)
+		}
+		return l
+	case *types.AttributeValueMemberSS:
+		l := make([]any, len(x.Value))
+		for i, e := range x.Value {
+			l[i] = e
+		}
+		return l
+	case *types.AttributeValueMemberNS:
+		l := make([]any, len(x.Value))
+		for i, e := range x.Value {
+			l[i] = json.Number(e)
+		}
+		return l
+	case *types.AttributeValueMemberB:
+		return base64.StdEncoding.EncodeToString(x.Value)
+	case *types.AttributeValueMemberBS:
+		l := make([]any, len(x.Value))
+		for i, e := range x.Value {
+			l[i] = base64.StdEncoding.EncodeToString(e)
+		}
+		return l
+	}
+	return nil
+}
+
+// getS returns the string attribute name of item, or "".
+func getS(item map[string]types.AttributeValue, name string) string {
+	if v, ok := item[name].(*types.AttributeValueMemberS); ok {
+		return v.Value
+	}
+	return ""
+}
+
+// getN returns the integer attribute name of item, or 0.
+func getN(item map[string]types.AttributeValue, name string) int64 {
+	if v, ok := item[name].(*types.AttributeValueMemberN); ok {
+		i, err := strconv.ParseInt(v.Value, 10, 64)
+		if err == nil {
+			return i
+		}
+	}
+	return 0
+}
