@@ -46,6 +46,8 @@ func TestContractMetricNames(t *testing.T) {
 	body := jsonOf(dashboard(t, apiStack))
 	assert.Contains(t, body, `["`+contract.MetricsNamespacePrefix+apiStack+`","`+contract.MetricEventsIngested+`"`)
 	assert.Contains(t, body, `{`+contract.MetricsNamespacePrefix+apiStack+`,`+contract.DimensionReason+`} MetricName=\"`+contract.MetricEventsRejected+`\"`)
+	assert.Contains(t, body, `["`+contract.MetricsNamespacePrefix+apiStack+`","`+contract.MetricRequestLatency+`","`+contract.DimensionRoute+`","GET /v1/inbox"`)
+	assert.Contains(t, body, `{`+contract.MetricsNamespacePrefix+apiStack+`,`+contract.DimensionRoute+`} MetricName=\"`+contract.MetricRequestLatency+`\"`)
 }
 
 var (
@@ -62,7 +64,7 @@ var (
 func TestContractLogFields(t *testing.T) {
 	fields := append([]string{contract.LogFieldMsg, contract.LogFieldLevel}, contract.RequestLogFields...)
 	qs := cdktest.Resources(tmpl(t, apiStack), "AWS::Logs::QueryDefinition")
-	require.Len(t, qs, 4)
+	require.Len(t, qs, 5)
 	used := map[string]bool{}
 	for id, q := range qs {
 		s := quoted.ReplaceAllString(cdktest.Props(q)["QueryString"].(string), " ")
@@ -74,7 +76,7 @@ func TestContractLogFields(t *testing.T) {
 			assert.True(t, slices.Contains(fields, w), "%s reads field %q, which the API function does not log (contract.RequestLogFields)", id, w)
 		}
 	}
-	for _, f := range []string{contract.LogFieldMsg, contract.LogFieldMethod, contract.LogFieldPath, contract.LogFieldDurationMs, contract.LogFieldErrorCode, contract.LogFieldTenant, contract.LogFieldCorrelationID} {
+	for _, f := range []string{contract.LogFieldMsg, contract.LogFieldMethod, contract.LogFieldPath, contract.LogFieldRoute, contract.LogFieldDurationMs, contract.LogFieldErrorCode, contract.LogFieldTenant, contract.LogFieldCorrelationID} {
 		assert.True(t, used[f], "no saved query reads %q: the check above found nothing", f)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/triggers-dev/triggers/constructs/dynamotable"
@@ -22,6 +23,7 @@ import (
 	_ "github.com/triggers-dev/triggers/internal/synth/jsiienv"
 	"github.com/triggers-dev/triggers/internal/synth/jsiirt"
 	"github.com/triggers-dev/triggers/internal/testkit/cdktest"
+	"github.com/triggers-dev/triggers/schema"
 	"github.com/triggers-dev/triggers/stacks"
 )
 
@@ -36,6 +38,9 @@ const (
 	stackApiOptions = "test-api-options"
 	// stackMonitoringProvisioned monitors a provisioned table alone.
 	stackMonitoringProvisioned = "test-monitoring-provisioned"
+	// stackTableMonitoring is a TableMonitoring with every kind of alarm
+	// (provisioned table with a GSI, a replica region).
+	stackTableMonitoring = "test-table-monitoring"
 )
 
 var (
@@ -133,7 +138,7 @@ func buildTestStacks(app awscdk.App) {
 
 	o := awscdk.NewStack(app, jsii.String(stackApiOptions), nil)
 	cert := awscertificatemanager.Certificate_FromCertificateArn(o, jsii.String("Cert"), jsii.String("arn:aws:acm:us-east-1:111111111111:certificate/abc"))
-	triggersapi.NewTriggersApi(o, jsii.String("Triggers"), &triggersapi.TriggersApiProps{
+	optionsApi := triggersapi.NewTriggersApi(o, jsii.String("Triggers"), &triggersapi.TriggersApiProps{
 		StageName:            "v1stage",
 		AuthorizerCacheTtl:   awscdk.Duration_Seconds(jsii.Number(0)),
 		ThrottlingRateLimit:  50,
@@ -151,6 +156,28 @@ func buildTestStacks(app awscdk.App) {
 			Stream:          &dynamotable.StreamConsumerOptions{BatchSize: 10, RetryAttempts: 3, MaxRecordAge: awscdk.Duration_Hours(jsii.Number(6)), ParallelizationFactor: 2},
 			MaxReceiveCount: 3,
 		},
+	})
+
+	// Its monitoring: thresholds read from the functions (timeout 20 s,
+	// reserved concurrency 50 for the API function), an on-call topic.
+	monitoring.NewTriggersMonitoring(o, jsii.String("Monitoring"), &monitoring.TriggersMonitoringProps{
+		Api:        optionsApi,
+		AlarmTopic: awssns.Topic_FromTopicArn(o, jsii.String("OnCall"), jsii.String("arn:aws:sns:us-east-1:111111111111:on-call")),
+		Thresholds: &monitoring.Thresholds{DurationPercentOfTimeout: 75, ConcurrencyPercent: 80, AccountConcurrencyLimit: 400, InboxLatencyP95Ms: 40},
+	})
+
+	tm := awscdk.NewStack(app, jsii.String(stackTableMonitoring), nil)
+	orders := dynamotable.NewTable(tm, jsii.String("Orders"), &dynamotable.TableProps{
+		Schema: &schema.Table{
+			Name:          "orders",
+			PartitionKey:  schema.S("customer_id"),
+			SortKey:       schema.Ptr(schema.S("order_id")),
+			GlobalIndexes: []schema.Index{{Name: "ByEmail", PartitionKey: schema.S("email")}},
+		},
+		TableOptions: dynamotable.TableOptions{Billing: dynamotable.Provisioned},
+	})
+	monitoring.NewTableMonitoring(tm, jsii.String("OrdersMonitoring"), &monitoring.TableMonitoringProps{
+		Table: orders, ReplicaRegions: []string{"eu-west-1"},
 	})
 
 	mp := awscdk.NewStack(app, jsii.String(stackMonitoringProvisioned), nil)

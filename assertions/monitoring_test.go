@@ -3,8 +3,6 @@ package assertions
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -59,10 +57,11 @@ func shapeOfAlarm(t *testing.T, p map[string]any) alarmShape {
 		ms := qm["MetricStat"].(map[string]any)
 		metric := ms["Metric"].(map[string]any)
 		var dims []string
-		for _, d := range metric["Dimensions"].([]any) {
+		dimensions, _ := metric["Dimensions"].([]any) // none: a metric without dimensions
+		for _, d := range dimensions {
 			dm := d.(map[string]any)
 			name := dm["Name"].(string)
-			if v, ok := dm["Value"].(string); ok && (name == "Operation" || name == "GlobalSecondaryIndexName") {
+			if v, ok := dm["Value"].(string); ok && (name == "Operation" || name == "GlobalSecondaryIndexName" || name == "Route") {
 				name += "=" + v
 			}
 			dims = append(dims, name)
@@ -98,62 +97,68 @@ const (
 	gtOp  = "GreaterThanThreshold"
 )
 
-// expectedAlarms of the environment's monitoring (triggers-dev-api), by
-// logical id prefix, with their runbook anchors.
-var expectedAlarms = map[string]struct {
-	shape  alarmShape
-	anchor string
-}{
-	"MonitoringTableThrottles":           {alarmShape{throttleMetrics(""), "a + b", 1, 1, 1, gteOp, "notBreaching"}, "table-or-index-throttling"},
-	"MonitoringEventTypeIndexThrottles":  {alarmShape{throttleMetrics("EventTypeIndex"), "a + b", 1, 1, 1, gteOp, "notBreaching"}, "table-or-index-throttling"},
-	"MonitoringStatusIndexThrottles":     {alarmShape{throttleMetrics("StatusIndex"), "a + b", 1, 1, 1, gteOp, "notBreaching"}, "table-or-index-throttling"},
-	"MonitoringPutItemLatency":           {alarmShape{[]string{metricLine("AWS/DynamoDB", "SuccessfulRequestLatency", "p99", 300, []string{"Operation=PutItem", "TableName"})}, "", 20, 3, 3, gtOp, "notBreaching"}, "putitem-latency"},
-	"MonitoringSystemErrors":             {alarmShape{ddbOps("SystemErrors", "Sum"), "e0 + e1 + e2 + e3 + e4 + e5", 1, 1, 1, gteOp, "notBreaching"}, "dynamodb-system-errors"},
-	"MonitoringApiFunctionErrors":        {alarmShape{[]string{metricLine("AWS/Lambda", "Errors", "Sum", 300, []string{"FunctionName"})}, "", 1, 1, 1, gteOp, "notBreaching"}, "lambda-errors"},
-	"MonitoringAuthorizerFunctionErrors": {alarmShape{[]string{metricLine("AWS/Lambda", "Errors", "Sum", 300, []string{"FunctionName"})}, "", 1, 1, 1, gteOp, "notBreaching"}, "lambda-errors"},
-	"MonitoringConsumerFunctionErrors":   {alarmShape{[]string{metricLine("AWS/Lambda", "Errors", "Sum", 300, []string{"FunctionName"})}, "", 1, 1, 1, gteOp, "notBreaching"}, "lambda-errors"},
-	"MonitoringIteratorAge":              {alarmShape{[]string{metricLine("AWS/Lambda", "IteratorAge", "Maximum", 300, []string{"FunctionName"})}, "", 60000, 2, 2, gtOp, "notBreaching"}, "stream-iterator-age"},
-	"MonitoringApi5xxRate":               {alarmShape{[]string{metricLine("AWS/ApiGateway", "5XXError", "Sum", 300, []string{"ApiName", "Stage"}), metricLine("AWS/ApiGateway", "Count", "Sum", 300, []string{"ApiName", "Stage"})}, "IF(requests > 0, 100 * errors / requests, 0)", 1, 3, 2, gtOp, "notBreaching"}, "api-5xx-rate"},
-	"MonitoringApiLatency":               {alarmShape{[]string{metricLine("AWS/ApiGateway", "Latency", "p99", 300, []string{"ApiName", "Stage"})}, "", 1000, 3, 3, gtOp, "notBreaching"}, "api-p99-latency"},
-	"MonitoringDeliveryDlqNotEmpty":      {alarmShape{[]string{metricLine("AWS/SQS", "ApproximateNumberOfMessagesVisible", "Maximum", 300, []string{"QueueName"})}, "", 1, 1, 1, gteOp, "ignore"}, "delivery-dlq-not-empty"},
-	"MonitoringStreamFailuresNotEmpty":   {alarmShape{[]string{metricLine("AWS/SQS", "ApproximateNumberOfMessagesVisible", "Maximum", 300, []string{"QueueName"})}, "", 1, 1, 1, gteOp, "ignore"}, "stream-failures-not-empty"},
+func lambdaMetric(name, stat string) []string {
+	return []string{metricLine("AWS/Lambda", name, stat, 300, []string{"FunctionName"})}
 }
 
-// runbookAnchors returns the GitHub anchors of docs/runbook.md's headings.
-func runbookAnchors(t *testing.T) map[string]bool {
-	t.Helper()
-	root, err := cdktest.ModuleRoot()
-	require.NoError(t, err)
-	raw, err := os.ReadFile(filepath.Join(root, "docs", "runbook.md"))
-	require.NoError(t, err)
-	anchors := map[string]bool{}
-	strip := regexp.MustCompile(`[^a-z0-9 _-]`)
-	for _, line := range strings.Split(string(raw), "\n") {
-		if strings.HasPrefix(line, "#") {
-			h := strings.ToLower(strings.TrimSpace(strings.TrimLeft(line, "#")))
-			anchors[strings.ReplaceAll(strip.ReplaceAllString(h, ""), " ", "-")] = true
-		}
-	}
-	return anchors
+var apiDims = []string{"ApiName", "Stage"}
+
+// expectedAlarms of the environment's monitoring (triggers-dev-api), by
+// logical id prefix, with their runbook anchors and services (composite
+// alarm). The Duration thresholds are 80 % of each function's timeout
+// (API 10 s, authorizer 5 s, consumer 30 s: TestAlarmThresholdsFollowTheFunctions
+// ties them to the template); the concurrency ones 90 % of the default
+// account limit 1000.
+var expectedAlarms = map[string]struct {
+	shape   alarmShape
+	anchor  string
+	service string
+}{
+	"MonitoringTableThrottles":                {alarmShape{throttleMetrics(""), "a + b", 1, 1, 1, gteOp, "notBreaching"}, "table-or-index-throttling", "Table"},
+	"MonitoringEventTypeIndexThrottles":       {alarmShape{throttleMetrics("EventTypeIndex"), "a + b", 1, 1, 1, gteOp, "notBreaching"}, "table-or-index-throttling", "Table"},
+	"MonitoringStatusIndexThrottles":          {alarmShape{throttleMetrics("StatusIndex"), "a + b", 1, 1, 1, gteOp, "notBreaching"}, "table-or-index-throttling", "Table"},
+	"MonitoringPutItemLatency":                {alarmShape{[]string{metricLine("AWS/DynamoDB", "SuccessfulRequestLatency", "p99", 300, []string{"Operation=PutItem", "TableName"})}, "", 20, 3, 3, gtOp, "notBreaching"}, "putitem-latency", "Table"},
+	"MonitoringSystemErrors":                  {alarmShape{ddbOps("SystemErrors", "Sum"), "e0 + e1 + e2 + e3 + e4 + e5", 1, 1, 1, gteOp, "notBreaching"}, "dynamodb-system-errors", "Table"},
+	"MonitoringApiFunctionErrors":             {alarmShape{lambdaMetric("Errors", "Sum"), "", 1, 1, 1, gteOp, "notBreaching"}, "lambda-errors", "Functions"},
+	"MonitoringAuthorizerFunctionErrors":      {alarmShape{lambdaMetric("Errors", "Sum"), "", 1, 1, 1, gteOp, "notBreaching"}, "lambda-errors", "Functions"},
+	"MonitoringConsumerFunctionErrors":        {alarmShape{lambdaMetric("Errors", "Sum"), "", 1, 1, 1, gteOp, "notBreaching"}, "lambda-errors", "Functions"},
+	"MonitoringApiFunctionThrottles":          {alarmShape{lambdaMetric("Throttles", "Sum"), "", 1, 3, 2, gteOp, "notBreaching"}, "lambda-throttles", "Functions"},
+	"MonitoringAuthorizerFunctionThrottles":   {alarmShape{lambdaMetric("Throttles", "Sum"), "", 1, 3, 2, gteOp, "notBreaching"}, "lambda-throttles", "Functions"},
+	"MonitoringConsumerFunctionThrottles":     {alarmShape{lambdaMetric("Throttles", "Sum"), "", 1, 3, 2, gteOp, "notBreaching"}, "lambda-throttles", "Functions"},
+	"MonitoringApiFunctionDuration":           {alarmShape{lambdaMetric("Duration", "p99"), "", 8000, 3, 3, gtOp, "notBreaching"}, "lambda-duration-near-timeout", "Functions"},
+	"MonitoringAuthorizerFunctionDuration":    {alarmShape{lambdaMetric("Duration", "p99"), "", 4000, 3, 3, gtOp, "notBreaching"}, "lambda-duration-near-timeout", "Functions"},
+	"MonitoringConsumerFunctionDuration":      {alarmShape{lambdaMetric("Duration", "p99"), "", 24000, 3, 3, gtOp, "notBreaching"}, "lambda-duration-near-timeout", "Functions"},
+	"MonitoringApiFunctionConcurrency":        {alarmShape{lambdaMetric("ConcurrentExecutions", "Maximum"), "", 900, 3, 3, gtOp, "notBreaching"}, "lambda-concurrency-near-limit", "Functions"},
+	"MonitoringAuthorizerFunctionConcurrency": {alarmShape{lambdaMetric("ConcurrentExecutions", "Maximum"), "", 900, 3, 3, gtOp, "notBreaching"}, "lambda-concurrency-near-limit", "Functions"},
+	"MonitoringConsumerFunctionConcurrency":   {alarmShape{lambdaMetric("ConcurrentExecutions", "Maximum"), "", 900, 3, 3, gtOp, "notBreaching"}, "lambda-concurrency-near-limit", "Functions"},
+	"MonitoringIteratorAge":                   {alarmShape{lambdaMetric("IteratorAge", "Maximum"), "", 60000, 2, 2, gtOp, "notBreaching"}, "stream-iterator-age", "Functions"},
+	"MonitoringApi5xxRate":                    {alarmShape{[]string{metricLine("AWS/ApiGateway", "5XXError", "Sum", 300, apiDims), metricLine("AWS/ApiGateway", "Count", "Sum", 300, apiDims)}, "IF(requests > 0, 100 * errors / requests, 0)", 1, 3, 2, gtOp, "notBreaching"}, "api-5xx-rate", "Api"},
+	"MonitoringApi4xxRate": {alarmShape{sorted([]string{
+		metricLine("AWS/ApiGateway", "4XXError", "Sum", 300, apiDims), metricLine("AWS/ApiGateway", "Count", "Sum", 300, apiDims),
+		metricLine("Triggers/triggers-dev-api", "AuthFailures", "Sum", 300, nil),
+	}), "IF(requests > 0, 100 * (e4 - FILL(auth, 0)) / requests, 0)", 5, 3, 3, gtOp, "notBreaching"}, "api-4xx-rate", "Api"},
+	"MonitoringApiLatency":             {alarmShape{[]string{metricLine("AWS/ApiGateway", "Latency", "p99", 300, apiDims)}, "", 1000, 3, 3, gtOp, "notBreaching"}, "api-p99-latency", "Api"},
+	"MonitoringInboxLatency":           {alarmShape{[]string{metricLine("Triggers/triggers-dev-api", "RequestLatency", "p95", 300, []string{"Route=GET /v1/inbox"})}, "", 50, 3, 3, gtOp, "notBreaching"}, "inbox-query-latency", "Api"},
+	"MonitoringDeliveryQueueAge":       {alarmShape{[]string{metricLine("AWS/SQS", "ApproximateAgeOfOldestMessage", "Maximum", 300, []string{"QueueName"})}, "", 600, 3, 3, gtOp, "ignore"}, "delivery-queue-age", "Queues"},
+	"MonitoringDeliveryDlqNotEmpty":    {alarmShape{[]string{metricLine("AWS/SQS", "ApproximateNumberOfMessagesVisible", "Maximum", 300, []string{"QueueName"})}, "", 1, 1, 1, gteOp, "ignore"}, "delivery-dlq-not-empty", "Queues"},
+	"MonitoringStreamFailuresNotEmpty": {alarmShape{[]string{metricLine("AWS/SQS", "ApproximateNumberOfMessagesVisible", "Maximum", 300, []string{"QueueName"})}, "", 1, 1, 1, gteOp, "ignore"}, "stream-failures-not-empty", "Queues"},
 }
 
 // Every alarm: metric, statistic, period, threshold, evaluation periods,
-// missing-data treatment, actions and a description linking to an existing
-// runbook section.
+// missing-data treatment, no actions of its own (its service's composite
+// alarm pages) and a description linking to an existing runbook section.
 func TestAlarms(t *testing.T) {
 	tp := tmpl(t, apiStack)
 	alarms := cdktest.Resources(tp, "AWS::CloudWatch::Alarm")
-	topicID, _ := one(t, tp, "AWS::SNS::Topic", "MonitoringAlarmTopic")
-	anchors := runbookAnchors(t)
+	anchors := runbook(t).anchors
 	require.Len(t, alarms, len(expectedAlarms), "alarm count")
 	for prefix, want := range expectedAlarms {
 		t.Run(prefix, func(t *testing.T) {
 			_, a := one(t, tp, "AWS::CloudWatch::Alarm", prefix)
 			p := cdktest.Props(a)
 			assert.Equal(t, want.shape, shapeOfAlarm(t, p))
-			topic := []any{map[string]any{"Ref": topicID}}
-			assert.Equal(t, topic, p["AlarmActions"], "alarm action")
-			assert.Equal(t, topic, p["OKActions"], "OK action")
+			assert.NotContains(t, p, "AlarmActions", "the composite alarm pages, not the member")
+			assert.NotContains(t, p, "OKActions", "the composite alarm notifies OK")
 			desc := p["AlarmDescription"].(string)
 			assert.Contains(t, desc, "Runbook: https://github.com/triggers-dev/triggers/blob/main/docs/runbook.md#"+want.anchor)
 			assert.True(t, anchors[want.anchor], "docs/runbook.md has a section for #%s", want.anchor)
@@ -161,6 +166,111 @@ func TestAlarms(t *testing.T) {
 	}
 	_, topic := one(t, tp, "AWS::SNS::Topic", "MonitoringAlarmTopic")
 	assert.Contains(t, jsonOf(cdktest.Props(topic)["KmsMasterKeyId"]), ":alias/aws/sns", "encrypted with the AWS-managed key")
+}
+
+// ruleAlarms returns the logical ids of the alarms a composite alarm's rule
+// names, and the rule with each alarm replaced by its logical id.
+func ruleAlarms(t *testing.T, rule any) ([]string, string) {
+	t.Helper()
+	var ids []string
+	var b strings.Builder
+	switch r := rule.(type) {
+	case string:
+		return nil, r
+	case map[string]any:
+		parts := r["Fn::Join"].([]any)[1].([]any)
+		for _, part := range parts {
+			switch x := part.(type) {
+			case string:
+				b.WriteString(x)
+			case map[string]any:
+				id := x["Fn::GetAtt"].([]any)[0].(string)
+				ids = append(ids, id)
+				b.WriteString(id)
+			}
+		}
+	}
+	sort.Strings(ids)
+	return ids, b.String()
+}
+
+// One composite alarm per service: its rule is "any member in ALARM", it
+// pages the topic on ALARM and OK, and its members are exactly that
+// service's alarms.
+func TestCompositeAlarms(t *testing.T) {
+	tp := tmpl(t, apiStack)
+	topicID, _ := one(t, tp, "AWS::SNS::Topic", "MonitoringAlarmTopic")
+	composites := cdktest.Resources(tp, "AWS::CloudWatch::CompositeAlarm")
+	require.Len(t, composites, 4, "table, functions, API, queues")
+	for _, svc := range []string{"Table", "Functions", "Api", "Queues"} {
+		t.Run(svc, func(t *testing.T) {
+			_, c := one(t, tp, "AWS::CloudWatch::CompositeAlarm", "Monitoring"+svc+"Composite")
+			p := cdktest.Props(c)
+			topic := []any{map[string]any{"Ref": topicID}}
+			assert.Equal(t, topic, p["AlarmActions"], "pages on ALARM")
+			assert.Equal(t, topic, p["OKActions"], "and on OK")
+			assert.Contains(t, p["AlarmDescription"], "Runbook: https://github.com/triggers-dev/triggers/blob/main/docs/runbook.md#composite-alarms-one-page-per-service")
+			ids, rule := ruleAlarms(t, p["AlarmRule"])
+			var want []string
+			for prefix, a := range expectedAlarms {
+				if a.service == svc {
+					id, _ := one(t, tp, "AWS::CloudWatch::Alarm", prefix)
+					want = append(want, id)
+				}
+			}
+			assert.Equal(t, sorted(want), ids, "members")
+			assert.Equal(t, len(ids)-1, strings.Count(rule, `") OR ALARM("`), "any member: %s", rule)
+			assert.Equal(t, len(ids), strings.Count(rule, `ALARM("`), "members in ALARM state: %s", rule)
+			assert.NotContains(t, rule, " AND ", rule)
+		})
+	}
+}
+
+// 401/403 responses are counted from the access log (and subtracted from
+// the 4XX alarm): a JSON metric filter on the stage's access log group.
+func TestAuthFailuresMetricFilter(t *testing.T) {
+	tp := tmpl(t, apiStack)
+	_, f := one(t, tp, "AWS::Logs::MetricFilter", "MonitoringAuthFailuresFilter")
+	p := cdktest.Props(f)
+	logsID, _ := one(t, tp, "AWS::Logs::LogGroup", "TriggersAccessLogs")
+	assert.Equal(t, map[string]any{"Ref": logsID}, p["LogGroupName"])
+	assert.Equal(t, `{ ($.status = "401") || ($.status = "403") }`, p["FilterPattern"])
+	assert.Equal(t, []any{map[string]any{
+		"MetricName": "AuthFailures", "MetricNamespace": "Triggers/triggers-dev-api", "MetricValue": "1", "DefaultValue": 0.0, "Unit": "Count",
+	}}, p["MetricTransformations"])
+}
+
+// Thresholds that depend on the functions follow them: test-api-options'
+// API function has a 20 s timeout and reserved concurrency 50, and its
+// monitoring asks for 75 % of the timeout and 80 % of the limit (account
+// limit 400 for the functions without reserved concurrency).
+func TestAlarmThresholdsFollowTheFunctions(t *testing.T) {
+	threshold := func(tp map[string]any, prefix string) float64 {
+		_, a := one(t, tp, "AWS::CloudWatch::Alarm", prefix)
+		return cdktest.Props(a)["Threshold"].(float64)
+	}
+	timeout := func(tp map[string]any, prefix string) float64 {
+		_, f := one(t, tp, "AWS::Lambda::Function", prefix)
+		return cdktest.Props(f)["Timeout"].(float64)
+	}
+	dev := tmpl(t, apiStack)
+	for _, fn := range []string{"Api", "Authorizer", "Consumer"} {
+		assert.Equal(t, 0.8*1000*timeout(dev, "Triggers"+fn+"Function"), threshold(dev, "Monitoring"+fn+"FunctionDuration"), fn)
+	}
+	o := tmpl(t, stackApiOptions)
+	assert.Equal(t, 20.0, timeout(o, "TriggersApiFunction"))
+	assert.Equal(t, 15000.0, threshold(o, "MonitoringApiFunctionDuration"), "75 % of 20 s")
+	assert.Equal(t, 0.75*1000*timeout(o, "TriggersAuthorizerFunction"), threshold(o, "MonitoringAuthorizerFunctionDuration"))
+	assert.Equal(t, 40.0, threshold(o, "MonitoringApiFunctionConcurrency"), "80 % of the reserved 50")
+	assert.Equal(t, 320.0, threshold(o, "MonitoringAuthorizerFunctionConcurrency"), "80 % of the account limit 400")
+	assert.Equal(t, 40.0, threshold(o, "MonitoringInboxLatency"))
+	_, api := one(t, o, "AWS::CloudWatch::Alarm", "MonitoringApiFunctionConcurrency")
+	assert.Contains(t, cdktest.Props(api)["AlarmDescription"], "reserved concurrency (50)")
+	// The given topic receives the composite alarms' notifications.
+	for id, c := range cdktest.Resources(o, "AWS::CloudWatch::CompositeAlarm") {
+		assert.Equal(t, []any{"arn:aws:sns:us-east-1:111111111111:on-call"}, cdktest.Props(c)["AlarmActions"], id)
+	}
+	assert.Empty(t, cdktest.Resources(o, "AWS::SNS::Topic"), "no topic made when one is given")
 }
 
 // A provisioned table monitored alone: capacity alarms for the table and
@@ -179,6 +289,10 @@ func TestAlarmsProvisionedTableOnly(t *testing.T) {
 		"MonitoringPutItemLatency", "MonitoringReadCapacity", "MonitoringStatusIndexReadCapacity", "MonitoringStatusIndexThrottles",
 		"MonitoringStatusIndexWriteCapacity", "MonitoringSystemErrors", "MonitoringTableThrottles", "MonitoringWriteCapacity",
 	}, ids)
+	_, c := one(t, tp, "AWS::CloudWatch::CompositeAlarm", "MonitoringTableComposite")
+	members, _ := ruleAlarms(t, cdktest.Props(c)["AlarmRule"])
+	assert.Len(t, members, len(ids), "the table's composite alarm has every alarm")
+	assert.Len(t, cdktest.Resources(tp, "AWS::CloudWatch::CompositeAlarm"), 1, "one service: the table")
 	_, lat := one(t, tp, "AWS::CloudWatch::Alarm", "MonitoringPutItemLatency")
 	assert.Equal(t, 25.0, cdktest.Props(lat)["Threshold"])
 	assert.Contains(t, cdktest.Props(lat)["AlarmDescription"], "Runbook: https://runbooks.example.com/triggers#putitem-latency")
@@ -246,7 +360,7 @@ func widgetLines(w map[string]any) (title string, left, right []string) {
 				case i == 1:
 					name = s
 				case i%2 == 0:
-					if s == "Operation" || s == "GlobalSecondaryIndexName" {
+					if s == "Operation" || s == "GlobalSecondaryIndexName" || s == "Route" {
 						s += "=" + arr[i+1].(string)
 					}
 					dims = append(dims, s)
@@ -284,7 +398,7 @@ func TestDashboardWidgets(t *testing.T) {
 			got[title] = [2][]string{left, right}
 		}
 	}
-	assert.Equal(t, []string{"## Events table (DynamoDB)", "## Lambda functions", "## API Gateway", "## Delivery queues (SQS)", "## Runtime (embedded metric format)"}, sections)
+	assert.Equal(t, []string{"## Events table (DynamoDB)", "## Lambda functions", "## API Gateway", "## Delivery queues (SQS)", "## Runtime (embedded metric format)", "## Alarms"}, sections)
 
 	lat := func(op string) [2][]string {
 		var l []string
@@ -338,6 +452,13 @@ func TestDashboardWidgets(t *testing.T) {
 		"Dead-letter queues":                     {{metricLine("AWS/SQS", "ApproximateNumberOfMessagesVisible", "Maximum", 300, []string{"QueueName"}), metricLine("AWS/SQS", "ApproximateNumberOfMessagesVisible", "Maximum", 300, []string{"QueueName"})}, nil},
 		"Events ingested":                        {{metricLine("Triggers/triggers-dev-api", "EventsIngested", "Sum", 300, nil)}, nil},
 		"Events rejected by reason":              {{`expr: SEARCH('{Triggers/triggers-dev-api,Reason} MetricName="EventsRejected"', 'Sum', 300)`}, nil},
+		"4XX: client errors and auth failures":   {{"expr: e4 - FILL(auth, 0)", metricLine("Triggers/triggers-dev-api", "AuthFailures", "Sum", 300, nil)}, nil},
+		"Inbox query latency (ms), GET /v1/inbox": {{
+			metricLine("Triggers/triggers-dev-api", "RequestLatency", "p50", 300, []string{"Route=GET /v1/inbox"}),
+			metricLine("Triggers/triggers-dev-api", "RequestLatency", "p95", 300, []string{"Route=GET /v1/inbox"}),
+			metricLine("Triggers/triggers-dev-api", "RequestLatency", "p99", 300, []string{"Route=GET /v1/inbox"}),
+		}, nil},
+		"Request latency p95 by route (ms)": {{`expr: SEARCH('{Triggers/triggers-dev-api,Route} MetricName="RequestLatency"', 'p95', 300)`}, nil},
 	}
 	for k, v := range fn("API", false) {
 		want[k] = v
@@ -384,6 +505,7 @@ func TestSavedQueries(t *testing.T) {
 		groups   int
 	}{
 		"triggers-dev/ingest-latency-percentiles": {[]string{`msg = "request"`, `path like /^\/v1\/events/`, "pct(duration_ms, 99)", "by bin(5m)"}, 1},
+		"triggers-dev/latency-by-route":           {[]string{`msg = "request" and ispresent(route)`, "pct(duration_ms, 50) as p50, pct(duration_ms, 95) as p95, pct(duration_ms, 99) as p99, count(*) as requests by route", "sort p95 desc"}, 1},
 		"triggers-dev/errors-by-code":             {[]string{"ispresent(error_code)", "count(*) as errors by error_code, status", "sort errors desc"}, 1},
 		"triggers-dev/busiest-tenants":            {[]string{"count(*) as requests by tenant", "sort requests desc", "limit 20"}, 1},
 		"triggers-dev/one-correlation-id":         {[]string{`correlation_id = "REPLACE-WITH-CORRELATION-ID"`, "sort @timestamp asc"}, 3},

@@ -14,9 +14,11 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/interfaces/interfacesawscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/interfaces/interfacesawslogs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
@@ -26,20 +28,63 @@ import (
 	"github.com/triggers-dev/triggers/contract"
 )
 
+// Services of TriggersMonitoring: each gets one composite alarm, the only
+// alarms that notify the alarm topic (see NewTriggersMonitoring).
+const (
+	// ServiceTable is the events table (throttles, latency, system errors,
+	// capacity).
+	ServiceTable = "Table"
+	// ServiceFunctions is the API, authorizer and stream consumer
+	// functions (errors, throttles, duration, concurrency, iterator age).
+	ServiceFunctions = "Functions"
+	// ServiceApi is the API Gateway stage and the runtime's query latency.
+	ServiceApi = "Api"
+	// ServiceQueues is the delivery queue and the dead-letter queues.
+	ServiceQueues = "Queues"
+)
+
+// Services lists the services in the order their composite alarms are made.
+var Services = []string{ServiceTable, ServiceFunctions, ServiceApi, ServiceQueues}
+
+// MetricAuthFailures is the metric that the access-log metric filter
+// publishes in the runtime's namespace: one per API Gateway response with
+// status 401 or 403 (authorizer, WAF or function). The 4XX alarm leaves
+// these out; the dashboard graphs them.
+const MetricAuthFailures = "AuthFailures"
+
 // Operations the runtime calls on the events table; each gets latency and
 // error metrics.
 var Operations = []string{"PutItem", "BatchWriteItem", "TransactWriteItems", "GetItem", "Query", "UpdateItem"}
 
 // TriggersMonitoring is the dashboard, alarms and saved queries of one
 // Triggers environment.
+//
+// Alarms, by id (see Alarm; <fn> is ApiFunction, AuthorizerFunction and
+// ConsumerFunction, <GSI> each global secondary index):
+//
+//	Table:     TableThrottles, <GSI>Throttles, PutItemLatency, SystemErrors,
+//	           ReadCapacity, WriteCapacity, <GSI>ReadCapacity,
+//	           <GSI>WriteCapacity (the last four: provisioned billing only)
+//	Functions: <fn>Errors, <fn>Throttles, <fn>Duration, <fn>Concurrency,
+//	           IteratorAge
+//	Api:       Api5xxRate, Api4xxRate, ApiLatency, InboxLatency
+//	Queues:    DeliveryQueueAge, DeliveryDlqNotEmpty, StreamFailuresNotEmpty
+//
+// and one composite alarm per service (see Composite): TableComposite,
+// FunctionsComposite, ApiComposite, QueuesComposite.
 type TriggersMonitoring struct {
 	constructs.Construct
 	// Dashboard is the CloudWatch dashboard.
 	Dashboard awscloudwatch.Dashboard
-	// AlarmTopic receives the alarms' notifications.
+	// AlarmTopic receives the composite alarms' notifications.
 	AlarmTopic awssns.ITopic
-	// Alarms by id (see AlarmIDs).
+	// Alarms by id (see the type's documentation). They have no actions:
+	// their service's composite alarm notifies.
 	Alarms map[string]awscloudwatch.Alarm
+	// Composites are the composite alarms by service (ServiceTable, ...):
+	// each is in ALARM while any alarm of its service is, and is the only
+	// alarm that notifies AlarmTopic (on ALARM and on OK).
+	Composites map[string]awscloudwatch.CompositeAlarm
 	// Queries are the saved Logs Insights queries, by id.
 	Queries map[string]awslogs.QueryDefinition
 
@@ -47,17 +92,37 @@ type TriggersMonitoring struct {
 	th      Thresholds
 	period  awscdk.Duration
 	runbook string
+	// service is the service of the alarms being made; members lists each
+	// service's alarm ids in the order they were made.
+	service string
+	members map[string][]string
 }
 
 // Alarm returns the alarm with id, or nil.
 func (m *TriggersMonitoring) Alarm(id string) awscloudwatch.Alarm { return m.Alarms[id] }
 
+// Composite returns the composite alarm of service (ServiceTable, ...), or
+// nil when nothing of that service is monitored.
+func (m *TriggersMonitoring) Composite(service string) awscloudwatch.CompositeAlarm {
+	return m.Composites[service]
+}
+
 // NewTriggersMonitoring creates the dashboard, alarms and queries.
+//
+// Paging: every alarm belongs to one service, and each service has one
+// composite alarm (AlarmRule: any of its alarms in ALARM) that notifies
+// AlarmTopic on ALARM and on OK. The member alarms have no actions, so an
+// incident that trips five alarms of one service pages once; the
+// notification's state reason names the members that triggered it, and
+// the dashboard's alarm status widget shows them all.
 func NewTriggersMonitoring(scope constructs.Construct, id *string, props *TriggersMonitoringProps) *TriggersMonitoring {
 	if err := ValidateProps(props); err != nil {
 		panic(fmt.Errorf("monitoring %q: invalid props:\n%w", deref(id), err))
 	}
-	m := &TriggersMonitoring{props: *props, Alarms: map[string]awscloudwatch.Alarm{}, Queries: map[string]awslogs.QueryDefinition{}}
+	m := &TriggersMonitoring{
+		props: *props, Alarms: map[string]awscloudwatch.Alarm{}, Composites: map[string]awscloudwatch.CompositeAlarm{},
+		Queries: map[string]awslogs.QueryDefinition{}, members: map[string][]string{},
+	}
 	if m.props.EventsTable == nil {
 		m.props.EventsTable = props.Api.EventsTable()
 	}
@@ -99,15 +164,63 @@ func NewTriggersMonitoring(scope constructs.Construct, id *string, props *Trigge
 		"config": map[string]any{"ignore_checks": []string{"E3002"}},
 	})
 
+	m.service = ServiceTable
 	m.tableSection()
 	if props.Api != nil {
+		m.service = ServiceFunctions
 		m.functionsSection()
+		m.service = ServiceApi
 		m.apiSection()
+		m.service = ServiceQueues
 		m.queuesSection()
+		m.service = ServiceApi // the query-latency alarm
 		m.runtimeSection()
 		m.queries()
 	}
+	m.composites()
 	return m
+}
+
+// composites makes one composite alarm per service that has alarms, the
+// only alarms with actions, and adds the alarm status widget.
+func (m *TriggersMonitoring) composites() {
+	action := awscloudwatchactions.NewSnsAction(m.AlarmTopic)
+	var status []interfacesawscloudwatch.IAlarmRef
+	for _, svc := range Services {
+		ids := m.members[svc]
+		if len(ids) == 0 {
+			continue
+		}
+		rules := make([]awscloudwatch.IAlarmRule, 0, len(ids))
+		for _, id := range ids {
+			rules = append(rules, awscloudwatch.AlarmRule_FromAlarm(m.Alarms[id], awscloudwatch.AlarmState_ALARM))
+		}
+		c := awscloudwatch.NewCompositeAlarm(m, jsii.String(svc+"Composite"), &awscloudwatch.CompositeAlarmProps{
+			AlarmRule: awscloudwatch.AlarmRule_AnyOf(rules...),
+			AlarmDescription: jsii.String(fmt.Sprintf("%s: at least one of these alarms is in ALARM: %s. The state reason names the ones that triggered; each links to its own runbook section. Runbook: %s#%s",
+				serviceTitles[svc], strings.Join(ids, ", "), m.runbook, RunbookComposite)),
+		})
+		c.AddAlarmAction(action)
+		c.AddOkAction(action)
+		m.Composites[svc] = c
+		status = append(status, c)
+	}
+	for _, svc := range Services {
+		for _, id := range m.members[svc] {
+			status = append(status, m.Alarms[id])
+		}
+	}
+	m.Dashboard.AddWidgets(header("## Alarms"), awscloudwatch.NewAlarmStatusWidget(&awscloudwatch.AlarmStatusWidgetProps{
+		Title: jsii.String("Composite alarms (these page) and their members"), Alarms: &status, Width: jsii.Number(24),
+	}))
+}
+
+// RunbookComposite is the runbook anchor of the composite alarms.
+const RunbookComposite = "composite-alarms-one-page-per-service"
+
+var serviceTitles = map[string]string{
+	ServiceTable: "Triggers events table", ServiceFunctions: "Triggers Lambda functions",
+	ServiceApi: "Triggers API", ServiceQueues: "Triggers delivery queues",
 }
 
 func (m *TriggersMonitoring) opts(stat, label string) *awscloudwatch.MetricOptions {
@@ -140,8 +253,9 @@ func (m *TriggersMonitoring) perSecond(metric awscloudwatch.IMetric, label strin
 	})
 }
 
-// alarm creates an alarm with the topic as ALARM and OK action and a
-// description that links to the runbook section anchor.
+// alarm creates an alarm of the current service, with a description that
+// links to the runbook section anchor. It has no actions: the service's
+// composite alarm notifies.
 func (m *TriggersMonitoring) alarm(id, meaning, anchor string, metric awscloudwatch.IMetric, threshold, evals, datapoints float64, cmp awscloudwatch.ComparisonOperator, missing awscloudwatch.TreatMissingData) awscloudwatch.Alarm {
 	a := awscloudwatch.NewAlarm(m, jsii.String(id), &awscloudwatch.AlarmProps{
 		Metric:             metric,
@@ -152,10 +266,8 @@ func (m *TriggersMonitoring) alarm(id, meaning, anchor string, metric awscloudwa
 		TreatMissingData:   missing,
 		AlarmDescription:   jsii.String(meaning + " Runbook: " + m.runbook + "#" + anchor),
 	})
-	action := awscloudwatchactions.NewSnsAction(m.AlarmTopic)
-	a.AddAlarmAction(action)
-	a.AddOkAction(action)
 	m.Alarms[id] = a
+	m.members[m.service] = append(m.members[m.service], id)
 	return a
 }
 
@@ -222,7 +334,11 @@ func (m *TriggersMonitoring) tableSection() {
 		}, nil, 12),
 	)
 
-	// Alarms: throttling on the table and on each GSI.
+	// Alarms: throttling on the table and on each GSI. DynamoDB publishes
+	// throttle events, SystemErrors and the latency of an operation only
+	// when they happen (consumed capacity only while requests consume it):
+	// no data is no problem, so every table alarm treats missing data as
+	// not breaching.
 	m.alarm("TableThrottles", "The events table throttled reads or writes (ReadThrottleEvents + WriteThrottleEvents).", "table-or-index-throttling",
 		m.sumOf("Table throttle events", throttles[0], throttles[1]), m.th.ThrottleEvents, 1, 1, gte, notBrch)
 	for i, ix := range s.GlobalIndexes {
@@ -312,11 +428,37 @@ func (m *TriggersMonitoring) functionsSection() {
 			}, nil, 8),
 			graph(fn.name+": concurrency"+map[bool]string{true: ", iterator age", false: ""}[fn.f == api.ConsumerFunction()], right, nil, 8),
 		)
-		m.alarm(fn.id+"Errors", fmt.Sprintf("The %s function failed invocations (errors, timeouts, crashes).", strings.ToLower(fn.name)), "lambda-errors",
+		name := strings.ToLower(fn.name)
+		// Lambda publishes Errors, Throttles, Duration and
+		// ConcurrentExecutions only while the function is invoked: no data
+		// is no traffic, not a failure, so missing data is not breaching.
+		m.alarm(fn.id+"Errors", fmt.Sprintf("The %s function failed invocations (errors, timeouts, crashes).", name), "lambda-errors",
 			f.MetricErrors(m.opts("Sum", "Errors")), m.th.LambdaErrors, 1, 1, gte, notBrch)
+		m.alarm(fn.id+"Throttles", fmt.Sprintf("The %s function was throttled (Throttles >= %v in 2 of 3 periods): invocations were refused for lack of concurrency.", name, m.th.LambdaThrottles), "lambda-throttles",
+			f.MetricThrottles(m.opts("Sum", "Throttles")), m.th.LambdaThrottles, 3, 2, gte, notBrch)
+		timeoutMs := *f.Timeout().ToMilliseconds(nil)
+		limitMs := timeoutMs * m.th.DurationPercentOfTimeout / 100
+		m.alarm(fn.id+"Duration", fmt.Sprintf("The %s function's p99 duration stayed above %v ms (%v%% of its %v s timeout) for 3 periods: invocations are close to timing out.", name, limitMs, m.th.DurationPercentOfTimeout, timeoutMs/1000), "lambda-duration-near-timeout",
+			f.MetricDuration(m.opts("p99", "Duration p99")), limitMs, 3, 3, gt, notBrch)
+		limit, what := m.concurrencyLimit(fn.f)
+		m.alarm(fn.id+"Concurrency", fmt.Sprintf("The %s function's concurrent executions stayed above %v%% of %s (%v) for 3 periods: throttling is next.", name, m.th.ConcurrencyPercent, what, limit), "lambda-concurrency-near-limit",
+			f.Metric(jsii.String("ConcurrentExecutions"), m.opts("Maximum", "Concurrent executions")), limit*m.th.ConcurrencyPercent/100, 3, 3, gt, notBrch)
 	}
+	// IteratorAge is published only while the event source mapping reads
+	// records: no data is an idle stream, so missing data is not breaching.
 	m.alarm("IteratorAge", fmt.Sprintf("The stream consumer fell behind: its oldest unprocessed stream record is older than %v s, so deliveries are late.", m.th.IteratorAgeSeconds), "stream-iterator-age",
 		api.ConsumerFunction().Function.Metric(jsii.String("IteratorAge"), m.opts("Maximum", "Iterator age (ms)")), m.th.IteratorAgeSeconds*1000, 2, 2, gt, notBrch)
+}
+
+// concurrencyLimit is the function's reserved concurrency when it has one
+// (read from the function), else Thresholds.AccountConcurrencyLimit.
+func (m *TriggersMonitoring) concurrencyLimit(f *golambda.GoFunction) (float64, string) {
+	if cfn, ok := f.Function.Node().DefaultChild().(awslambda.CfnFunction); ok {
+		if r := cfn.ReservedConcurrentExecutions(); r != nil && !*awscdk.Token_IsUnresolved(r) && *r > 0 {
+			return *r, "its reserved concurrency"
+		}
+	}
+	return m.th.AccountConcurrencyLimit, "the account's concurrency limit"
 }
 
 func (m *TriggersMonitoring) apiSection() {
@@ -324,10 +466,33 @@ func (m *TriggersMonitoring) apiSection() {
 	m.Dashboard.AddWidgets(header("## API Gateway"))
 	count := stage.MetricCount(m.opts("Sum", "Requests"))
 	e5 := stage.MetricServerError(m.opts("Sum", "5XX"))
+	e4 := stage.MetricClientError(m.opts("Sum", "4XX"))
+	// 401 and 403 responses, counted from the stage's access log: a flood
+	// of them (a client with a revoked key, a scanner) is graphed but never
+	// pages, so the 4XX alarm subtracts them.
+	awslogs.NewMetricFilter(m, jsii.String("AuthFailuresFilter"), &awslogs.MetricFilterProps{
+		LogGroup:        m.props.Api.AccessLogs(),
+		FilterPattern:   awslogs.FilterPattern_Literal(jsii.String(`{ ($.status = "401") || ($.status = "403") }`)),
+		MetricNamespace: jsii.String(m.namespace()),
+		MetricName:      jsii.String(MetricAuthFailures),
+		MetricValue:     jsii.String("1"),
+		DefaultValue:    jsii.Number(0),
+		Unit:            awscloudwatch.Unit_COUNT,
+	})
+	auth := awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+		Namespace: jsii.String(m.namespace()), MetricName: jsii.String(MetricAuthFailures), Statistic: jsii.String("Sum"),
+		Period: m.period, Label: jsii.String("401/403 (auth failures)"),
+	})
+	clientErrors := func(label string) awscloudwatch.IMetric {
+		return awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
+			Expression:   jsii.String("e4 - FILL(auth, 0)"),
+			UsingMetrics: &map[string]awscloudwatch.IMetric{"e4": e4, "auth": auth},
+			Label:        jsii.String(label), Period: m.period,
+		})
+	}
 	m.Dashboard.AddWidgets(
-		graph("Requests and errors", []awscloudwatch.IMetric{count}, []awscloudwatch.IMetric{
-			stage.MetricClientError(m.opts("Sum", "4XX")), e5,
-		}, 8),
+		graph("Requests and errors", []awscloudwatch.IMetric{count}, []awscloudwatch.IMetric{e4, e5}, 8),
+		graph("4XX: client errors and auth failures", []awscloudwatch.IMetric{clientErrors("4XX without 401/403"), auth}, nil, 8),
 		graph("Latency (ms)", []awscloudwatch.IMetric{
 			m.props.Api.MetricLatency(m.opts("p95", "Latency p95")),
 			m.props.Api.MetricLatency(m.opts("p99", "Latency p99")),
@@ -342,8 +507,18 @@ func (m *TriggersMonitoring) apiSection() {
 		UsingMetrics: &map[string]awscloudwatch.IMetric{"errors": e5, "requests": count},
 		Label:        jsii.String("5XX rate (%)"), Period: m.period,
 	})
+	// API Gateway publishes Count, 4XXError, 5XXError and Latency only
+	// while the stage serves requests, and the rates are 0 without
+	// requests: no data is no traffic, so missing data is not breaching.
 	m.alarm("Api5xxRate", fmt.Sprintf("More than %v%% of API requests failed with 5XX.", m.th.Api5xxPercent), "api-5xx-rate",
 		rate, m.th.Api5xxPercent, 3, 2, gt, notBrch)
+	rate4 := awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
+		Expression:   jsii.String("IF(requests > 0, 100 * (e4 - FILL(auth, 0)) / requests, 0)"),
+		UsingMetrics: &map[string]awscloudwatch.IMetric{"e4": e4, "auth": auth, "requests": count},
+		Label:        jsii.String("4XX rate without 401/403 (%)"), Period: m.period,
+	})
+	m.alarm("Api4xxRate", fmt.Sprintf("More than %v%% of API requests failed with a 4XX other than 401/403 for 3 periods: a client release or an API change is breaking requests.", m.th.Api4xxPercent), "api-4xx-rate",
+		rate4, m.th.Api4xxPercent, 3, 3, gt, notBrch)
 	m.alarm("ApiLatency", fmt.Sprintf("The API's p99 latency stayed above %v ms.", m.th.ApiLatencyP99Ms), "api-p99-latency",
 		m.props.Api.MetricLatency(m.opts("p99", "Latency p99")), m.th.ApiLatencyP99Ms, 3, 3, gt, notBrch)
 }
@@ -364,8 +539,10 @@ func (m *TriggersMonitoring) queuesSection() {
 		}, nil, 8),
 	)
 	// SQS may stop publishing the metrics of an idle queue: a gap must not
-	// turn a dead-letter alarm OK while messages wait, so missing data
-	// keeps the state.
+	// turn a queue alarm OK while messages wait, so missing data keeps the
+	// state (for the delivery queue's age and both dead-letter queues).
+	m.alarm("DeliveryQueueAge", fmt.Sprintf("The delivery queue's oldest message stayed older than %v s for 3 periods: its consumer is down or too slow, so deliveries are late.", m.th.DeliveryQueueAgeSeconds), "delivery-queue-age",
+		api.DeliveryQueue().MetricApproximateAgeOfOldestMessage(m.opts("Maximum", "Oldest message age")), m.th.DeliveryQueueAgeSeconds, 3, 3, gt, ignore)
 	m.alarm("DeliveryDlqNotEmpty", "Delivery messages were received too many times and moved to the dead-letter queue: a downstream consumer keeps failing on them.", "delivery-dlq-not-empty",
 		depth(api.DeliveryDeadLetterQueue(), "Delivery DLQ"), 1, 1, 1, gte, ignore)
 	m.alarm("StreamFailuresNotEmpty", "The stream consumer gave up on stream records (retries or record age exhausted): those events were not delivered.", "stream-failures-not-empty",
@@ -394,6 +571,33 @@ func (m *TriggersMonitoring) runtimeSection() {
 		graph("Events ingested", []awscloudwatch.IMetric{ingested}, nil, 12),
 		graph("Events rejected by reason", []awscloudwatch.IMetric{rejected}, nil, 12),
 	)
+
+	// Query latency (seed 001 AC2: inbox p95 < 50 ms), measured by the API
+	// function per route (contract.MetricRequestLatency).
+	inbox := contract.Route{Method: contract.MethodGet, Path: contract.PathInbox}.String()
+	latency := func(stat string) awscloudwatch.IMetric {
+		return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+			Namespace: jsii.String(ns), MetricName: jsii.String(contract.MetricRequestLatency), Statistic: jsii.String(stat),
+			DimensionsMap: &map[string]*string{contract.DimensionRoute: jsii.String(inbox)},
+			Period:        m.period, Label: jsii.String("Inbox " + stat),
+		})
+	}
+	byRoute := awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
+		Expression: jsii.String(fmt.Sprintf(`SEARCH('{%s,%s} MetricName="%s"', 'p95', %d)`, ns, contract.DimensionRoute, contract.MetricRequestLatency, int(*m.period.ToSeconds(nil)))),
+		Label:      jsii.String("p95"), Period: m.period,
+	})
+	inboxWidget := awscloudwatch.NewGraphWidget(&awscloudwatch.GraphWidgetProps{
+		Title: jsii.String("Inbox query latency (ms), GET /v1/inbox"), Width: jsii.Number(12), Height: jsii.Number(6),
+		Left:            &[]awscloudwatch.IMetric{latency("p50"), latency("p95"), latency("p99")},
+		LeftYAxis:       &awscloudwatch.YAxisProps{Min: jsii.Number(0)},
+		LeftAnnotations: &[]*awscloudwatch.HorizontalAnnotation{{Value: jsii.Number(m.th.InboxLatencyP95Ms), Label: jsii.String("p95 target")}},
+	})
+	m.Dashboard.AddWidgets(inboxWidget, graph("Request latency p95 by route (ms)", []awscloudwatch.IMetric{byRoute}, nil, 12))
+	// The API function writes RequestLatency only when the route is
+	// called: no data is no inbox traffic, so missing data is not
+	// breaching.
+	m.alarm("InboxLatency", fmt.Sprintf("The inbox query's p95 latency (RequestLatency, route %s, measured in the API function) stayed above %v ms for 3 periods (seed 001 AC2).", inbox, m.th.InboxLatencyP95Ms), "inbox-query-latency",
+		latency("p95"), m.th.InboxLatencyP95Ms, 3, 3, gt, notBrch)
 }
 
 // Saved Logs Insights queries: the ones seed 001 asks to document.
@@ -421,6 +625,11 @@ func (m *TriggersMonitoring) queries() {
 	def("IngestLatencyQuery", "ingest-latency-percentiles", apiLogs, &awslogs.QueryStringProps{
 		FilterStatements: jsii.Strings(fmt.Sprintf(`%s and %s = %q and %s like /^%s/`, request, method, contract.MethodPost, path, strings.ReplaceAll(contract.PathEvents, "/", `\/`))),
 		StatsStatements:  jsii.Strings(fmt.Sprintf("pct(%[1]s, 50) as p50, pct(%[1]s, 95) as p95, pct(%[1]s, 99) as p99, count(*) as requests by bin(5m)", duration)),
+	})
+	def("RouteLatencyQuery", "latency-by-route", apiLogs, &awslogs.QueryStringProps{
+		FilterStatements: jsii.Strings(fmt.Sprintf(`%s and ispresent(%s)`, request, contract.LogFieldRoute)),
+		StatsStatements:  jsii.Strings(fmt.Sprintf("pct(%[1]s, 50) as p50, pct(%[1]s, 95) as p95, pct(%[1]s, 99) as p99, count(*) as requests by %[2]s", duration, contract.LogFieldRoute)),
+		Sort:             jsii.String("p95 desc"),
 	})
 	def("ErrorsByCodeQuery", "errors-by-code", apiLogs, &awslogs.QueryStringProps{
 		FilterStatements: jsii.Strings(fmt.Sprintf(`%s and ispresent(%s)`, request, code)),

@@ -1,6 +1,7 @@
 package monitoring_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
 
@@ -20,6 +21,11 @@ import (
 
 func TestMain(m *testing.M) { jsiirt.RunTests(m) }
 
+func jsonOf(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
 func TestValidatePropsRejects(t *testing.T) {
 	stack := awscdk.NewStack(awscdk.NewApp(nil), jsii.String("S"), nil)
 	table := eventstore.NewEventsTable(stack, jsii.String("Events"), nil)
@@ -38,6 +44,13 @@ func TestValidatePropsRejects(t *testing.T) {
 		{"period above a day", &monitoring.TriggersMonitoringProps{EventsTable: table, Period: mins(2000)}, "Period 120000 seconds is invalid"},
 		{"reserved namespace", &monitoring.TriggersMonitoringProps{EventsTable: table, MetricsNamespace: "AWS/Triggers"}, "MetricsNamespace: metrics namespace \"AWS/Triggers\" starts with AWS/"},
 		{"unknown billing", &monitoring.TriggersMonitoringProps{EventsTable: table, Billing: "cheap"}, `Billing "cheap" is unknown`},
+		{"duration percent above 100", &monitoring.TriggersMonitoringProps{EventsTable: table, Thresholds: &monitoring.Thresholds{DurationPercentOfTimeout: 120}}, "Thresholds.DurationPercentOfTimeout 120 is above 100"},
+		{"concurrency percent above 100", &monitoring.TriggersMonitoringProps{EventsTable: table, Thresholds: &monitoring.Thresholds{ConcurrencyPercent: 101}}, "Thresholds.ConcurrencyPercent 101 is above 100"},
+		{"4xx percent above 100", &monitoring.TriggersMonitoringProps{EventsTable: table, Thresholds: &monitoring.Thresholds{Api4xxPercent: 150}}, "Thresholds.Api4xxPercent 150 is above 100"},
+		{"negative inbox latency", &monitoring.TriggersMonitoringProps{EventsTable: table, Thresholds: &monitoring.Thresholds{InboxLatencyP95Ms: -1}}, "Thresholds.InboxLatencyP95Ms -1 is negative"},
+		{"negative account limit", &monitoring.TriggersMonitoringProps{EventsTable: table, Thresholds: &monitoring.Thresholds{AccountConcurrencyLimit: -10}}, "Thresholds.AccountConcurrencyLimit -10 is negative"},
+		{"negative throttles", &monitoring.TriggersMonitoringProps{EventsTable: table, Thresholds: &monitoring.Thresholds{LambdaThrottles: -1}}, "Thresholds.LambdaThrottles -1 is negative"},
+		{"negative queue age", &monitoring.TriggersMonitoringProps{EventsTable: table, Thresholds: &monitoring.Thresholds{DeliveryQueueAgeSeconds: -1}}, "Thresholds.DeliveryQueueAgeSeconds -1 is negative"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -54,8 +67,9 @@ func TestValidatePropsRejects(t *testing.T) {
 	}))
 }
 
-// A table's monitoring with a topic given: no topic is created, every
-// alarm notifies the given one, and the period applies to every alarm.
+// A table's monitoring with a topic given: no topic is created, the
+// table's composite alarm (any of the table's alarms) is the only alarm
+// that notifies the given one, and the period applies to every alarm.
 func TestGivenTopicAndPeriod(t *testing.T) {
 	stack := awscdk.NewStack(awscdk.NewApp(nil), jsii.String("S"), nil)
 	table := eventstore.NewEventsTable(stack, jsii.String("Events"), nil)
@@ -68,10 +82,21 @@ func TestGivenTopicAndPeriod(t *testing.T) {
 	alarms := *tmpl.FindResources(jsii.String("AWS::CloudWatch::Alarm"), nil)
 	require.Len(t, alarms, len(m.Alarms))
 	require.Len(t, alarms, 5, "table, 2 GSI throttles, PutItem latency, system errors (on demand: no capacity alarms)")
-	for id, a := range alarms {
-		props := (*a)["Properties"].(map[string]any)
+	composites := *tmpl.FindResources(jsii.String("AWS::CloudWatch::CompositeAlarm"), nil)
+	require.Len(t, composites, 1, "one service: the table")
+	for id, c := range composites {
+		props := (*c)["Properties"].(map[string]any)
 		assert.Equal(t, []any{"arn:aws:sns:eu-west-1:111111111111:on-call"}, props["AlarmActions"], id)
 		assert.Equal(t, []any{"arn:aws:sns:eu-west-1:111111111111:on-call"}, props["OKActions"], id)
+		assert.Contains(t, jsonOf(props["AlarmRule"]), "ALARM(", id)
+		assert.Contains(t, props["AlarmDescription"], "#composite-alarms-one-page-per-service", id)
+	}
+	require.NotNil(t, m.Composite(monitoring.ServiceTable))
+	assert.Nil(t, m.Composite(monitoring.ServiceApi), "no API monitored")
+	for id, a := range alarms {
+		props := (*a)["Properties"].(map[string]any)
+		assert.NotContains(t, props, "AlarmActions", "%s: the composite alarm notifies", id)
+		assert.NotContains(t, props, "OKActions", id)
 		for _, q := range props["Metrics"].([]any) {
 			if ms, ok := q.(map[string]any)["MetricStat"].(map[string]any); ok {
 				assert.Equal(t, 60.0, ms["Period"], id)

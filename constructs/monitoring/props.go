@@ -50,12 +50,54 @@ type Thresholds struct {
 	//
 	// Default: 60.
 	IteratorAgeSeconds float64
+	// LambdaThrottles alarms when a function's Throttles (Sum) reach it in
+	// 2 of 3 periods. One alarm per function.
+	//
+	// Default: 1.
+	LambdaThrottles float64
+	// DurationPercentOfTimeout alarms when a function's p99 Duration stays
+	// above this share of the function's timeout (read from the function)
+	// for 3 periods. One alarm per function.
+	//
+	// Default: 80.
+	DurationPercentOfTimeout float64
+	// ConcurrencyPercent alarms when a function's maximum
+	// ConcurrentExecutions stays above this share of its limit for 3
+	// periods: its reserved concurrency when it has one (read from the
+	// function), else AccountConcurrencyLimit. One alarm per function.
+	//
+	// Default: 90 (AWS's recommended alarm).
+	ConcurrencyPercent float64
+	// AccountConcurrencyLimit is the limit ConcurrencyPercent applies to
+	// for functions without reserved concurrency: the account's concurrent
+	// executions quota in the region.
+	//
+	// Default: 1000 (Lambda's default quota).
+	AccountConcurrencyLimit float64
+	// Api4xxPercent alarms when 4XX responses other than 401 and 403
+	// exceed this share of requests for 3 periods. 401 and 403 (counted
+	// from the access log) are graphed, never alarmed on.
+	//
+	// Default: 5 (AWS's recommended 4XXError alarm: 0.05 of requests).
+	Api4xxPercent float64
+	// DeliveryQueueAgeSeconds alarms when the delivery queue's
+	// ApproximateAgeOfOldestMessage (Maximum) exceeds it for 3 periods.
+	//
+	// Default: 600.
+	DeliveryQueueAgeSeconds float64
+	// InboxLatencyP95Ms alarms when the p95 of the runtime's
+	// RequestLatency for GET /v1/inbox exceeds it for 3 periods.
+	//
+	// Default: 50 (seed 001, story AC2).
+	InboxLatencyP95Ms float64
 }
 
 func (t *Thresholds) withDefaults() Thresholds {
 	out := Thresholds{
 		PutItemLatencyP99Ms: 20, ThrottleEvents: 1, SystemErrors: 1, ConsumedCapacityPercent: 80,
 		LambdaErrors: 1, Api5xxPercent: 1, ApiLatencyP99Ms: 1000, IteratorAgeSeconds: 60,
+		LambdaThrottles: 1, DurationPercentOfTimeout: 80, ConcurrencyPercent: 90, AccountConcurrencyLimit: 1000,
+		Api4xxPercent: 5, DeliveryQueueAgeSeconds: 600, InboxLatencyP95Ms: 50,
 	}
 	if t == nil {
 		return out
@@ -73,6 +115,13 @@ func (t *Thresholds) withDefaults() Thresholds {
 	set(&out.Api5xxPercent, t.Api5xxPercent)
 	set(&out.ApiLatencyP99Ms, t.ApiLatencyP99Ms)
 	set(&out.IteratorAgeSeconds, t.IteratorAgeSeconds)
+	set(&out.LambdaThrottles, t.LambdaThrottles)
+	set(&out.DurationPercentOfTimeout, t.DurationPercentOfTimeout)
+	set(&out.ConcurrencyPercent, t.ConcurrencyPercent)
+	set(&out.AccountConcurrencyLimit, t.AccountConcurrencyLimit)
+	set(&out.Api4xxPercent, t.Api4xxPercent)
+	set(&out.DeliveryQueueAgeSeconds, t.DeliveryQueueAgeSeconds)
+	set(&out.InboxLatencyP95Ms, t.InboxLatencyP95Ms)
 	return out
 }
 
@@ -97,7 +146,9 @@ type TriggersMonitoringProps struct {
 	//
 	// Default: a name CloudFormation generates.
 	DashboardName string
-	// AlarmTopic receives every alarm's ALARM and OK notifications.
+	// AlarmTopic receives the composite alarms' ALARM and OK
+	// notifications (one composite alarm per service; the member alarms
+	// have no actions).
 	//
 	// Default: a new SNS topic, encrypted with the AWS-managed key, TLS only.
 	AlarmTopic awssns.ITopic

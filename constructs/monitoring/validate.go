@@ -33,6 +33,13 @@ func ValidateProps(p *TriggersMonitoringProps) error {
 			{"Api5xxPercent", t.Api5xxPercent, 100},
 			{"ApiLatencyP99Ms", t.ApiLatencyP99Ms, 0},
 			{"IteratorAgeSeconds", t.IteratorAgeSeconds, 0},
+			{"LambdaThrottles", t.LambdaThrottles, 0},
+			{"DurationPercentOfTimeout", t.DurationPercentOfTimeout, 100},
+			{"ConcurrencyPercent", t.ConcurrencyPercent, 100},
+			{"AccountConcurrencyLimit", t.AccountConcurrencyLimit, 0},
+			{"Api4xxPercent", t.Api4xxPercent, 100},
+			{"DeliveryQueueAgeSeconds", t.DeliveryQueueAgeSeconds, 0},
+			{"InboxLatencyP95Ms", t.InboxLatencyP95Ms, 0},
 		} {
 			switch {
 			case f.v < 0:
