@@ -436,7 +436,10 @@ func (m *TriggersMonitoring) functionsSection() {
 			f.MetricErrors(m.opts("Sum", "Errors")), m.th.LambdaErrors, 1, 1, gte, notBrch)
 		m.alarm(fn.id+"Throttles", fmt.Sprintf("The %s function was throttled (Throttles >= %v in 2 of 3 periods): invocations were refused for lack of concurrency.", name, m.th.LambdaThrottles), "lambda-throttles",
 			f.MetricThrottles(m.opts("Sum", "Throttles")), m.th.LambdaThrottles, 3, 2, gte, notBrch)
-		timeoutMs := *f.Timeout().ToMilliseconds(nil)
+		timeoutMs := lambdaDefaultTimeoutMs
+		if to := f.Timeout(); to != nil && !*to.IsUnresolved() {
+			timeoutMs = *to.ToMilliseconds(nil)
+		}
 		limitMs := timeoutMs * m.th.DurationPercentOfTimeout / 100
 		m.alarm(fn.id+"Duration", fmt.Sprintf("The %s function's p99 duration stayed above %v ms (%v%% of its %v s timeout) for 3 periods: invocations are close to timing out.", name, limitMs, m.th.DurationPercentOfTimeout, timeoutMs/1000), "lambda-duration-near-timeout",
 			f.MetricDuration(m.opts("p99", "Duration p99")), limitMs, 3, 3, gt, notBrch)
@@ -449,6 +452,10 @@ func (m *TriggersMonitoring) functionsSection() {
 	m.alarm("IteratorAge", fmt.Sprintf("The stream consumer fell behind: its oldest unprocessed stream record is older than %v s, so deliveries are late.", m.th.IteratorAgeSeconds), "stream-iterator-age",
 		api.ConsumerFunction().Function.Metric(jsii.String("IteratorAge"), m.opts("Maximum", "Iterator age (ms)")), m.th.IteratorAgeSeconds*1000, 2, 2, gt, notBrch)
 }
+
+// lambdaDefaultTimeoutMs is Lambda's timeout for a function that sets
+// none (golambda always sets one).
+const lambdaDefaultTimeoutMs float64 = 3000
 
 // concurrencyLimit is the function's reserved concurrency when it has one
 // (read from the function), else Thresholds.AccountConcurrencyLimit.
