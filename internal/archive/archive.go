@@ -13,8 +13,9 @@
 // from the records' sequence numbers: a retried batch writes the same
 // objects again, byte for byte.
 //
-// Deletions by a user or an application (no TTL identity) and idempotency
-// records (store.IsIdempotencyRecord) are not archived; INSERT and MODIFY
+// Deletions by a user or an application (no TTL identity) and the records
+// that are not events (idempotency records, webhook subscriptions and
+// attempts: contract.IsEventPartition) are not archived; INSERT and MODIFY
 // records are ignored.
 //
 // The conversion (IsTTLExpiry, Convert, Build) is pure; Archiver writes
@@ -36,8 +37,9 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/delivery"
-	"github.com/triggers-dev/triggers/internal/store"
+	"github.com/triggers-dev/triggers/internal/item"
 	"github.com/triggers-dev/triggers/schema"
 )
 
@@ -76,37 +78,40 @@ type Line struct {
 
 // Convert turns the REMOVE record of a TTL deletion into its Line. ok is
 // false for records that are not archived: anything but a TTL deletion,
-// and idempotency records. An error wraps ErrMalformed.
+// and records that are not events (idempotency records, webhook
+// subscriptions and attempts). An error wraps ErrMalformed.
 func Convert(r events.DynamoDBEventRecord) (line Line, ok bool, err error) {
 	if !IsTTLExpiry(r) {
 		return Line{}, false, nil
 	}
 	img := r.Change.OldImage
-	// An idempotency record is skipped by its partition key alone, even
-	// when the stream carries no old image of it.
+	// A record that is not an event is skipped by its partition key
+	// alone, even when the stream carries no old image of it.
 	for _, keys := range []map[string]events.DynamoDBAttributeValue{r.Change.Keys, img} {
 		if pk, found := keys[schema.AttrUserID]; found {
-			if v, err := delivery.AttributeValue(pk); err == nil && store.IsIdempotencyRecord(map[string]types.AttributeValue{schema.AttrUserID: v}) {
-				return Line{}, false, nil
+			if v, err := delivery.AttributeValue(pk); err == nil {
+				if sv, ok := v.(*types.AttributeValueMemberS); ok && !contract.IsEventPartition(sv.Value) {
+					return Line{}, false, nil
+				}
 			}
 		}
 	}
 	if len(img) == 0 {
 		return Line{}, false, fmt.Errorf("%w: TTL REMOVE record without an old image (stream view type %q): the stream must be NEW_AND_OLD_IMAGES or OLD_IMAGE", ErrMalformed, r.Change.StreamViewType)
 	}
-	item, err := delivery.Item(img)
+	it, err := delivery.Item(img)
 	if err != nil {
 		return Line{}, false, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
 	for _, name := range []string{schema.AttrUserID, schema.AttrEventID, schema.AttrEventType, schema.AttrStatus, schema.AttrTimestamp} {
-		if v, ok := item[name].(*types.AttributeValueMemberS); !ok || v.Value == "" {
+		if v, ok := it[name].(*types.AttributeValueMemberS); !ok || v.Value == "" {
 			return Line{}, false, fmt.Errorf("%w: attribute %q is missing, empty or not a string", ErrMalformed, name)
 		}
 	}
-	if _, ok := item[schema.AttrPayload].(*types.AttributeValueMemberM); !ok {
+	if _, ok := it[schema.AttrPayload].(*types.AttributeValueMemberM); !ok {
 		return Line{}, false, fmt.Errorf("%w: attribute %q is missing or not a map", ErrMalformed, schema.AttrPayload)
 	}
-	e := store.EventFromItem(item)
+	e := item.EventFromItem(it)
 	ts, err := time.Parse(time.RFC3339Nano, e.Timestamp)
 	if err != nil {
 		return Line{}, false, fmt.Errorf("%w: timestamp %q is not RFC 3339", ErrMalformed, e.Timestamp)
@@ -116,7 +121,7 @@ func Convert(r events.DynamoDBEventRecord) (line Line, ok bool, err error) {
 		return Line{}, false, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
 	return Line{
-		Tenant:         item[schema.AttrUserID].(*types.AttributeValueMemberS).Value,
+		Tenant:         it[schema.AttrUserID].(*types.AttributeValueMemberS).Value,
 		Day:            ts.UTC().Format(time.DateOnly),
 		EventID:        e.ID,
 		SequenceNumber: r.Change.SequenceNumber,

@@ -26,6 +26,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/archive"
 	"github.com/triggers-dev/triggers/internal/ddb"
 	"github.com/triggers-dev/triggers/internal/ddb/ddblocal"
@@ -440,6 +441,8 @@ func TestConvert(t *testing.T) {
 			return r
 		}(),
 		"idempotency record": removed("3", map[string]events.DynamoDBAttributeValue{schema.AttrUserID: events.NewStringAttribute(store.IdempotencyPartition("acme", "k"))}),
+		"webhook attempt":    removed("3", image(contract.AttemptPrefix+"acme#e1", "e1", "2026-01-01T00:00:00Z")),
+		"subscription":       removed("3", image(contract.SubscriptionPrefix+"acme", "s1", "2026-01-01T00:00:00Z")),
 	} {
 		_, archived, err := archive.Convert(r)
 		assert.NoError(t, err, name)
