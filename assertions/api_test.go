@@ -177,7 +177,7 @@ func TestLambdaFunctions(t *testing.T) {
 	}{
 		"TriggersApiFunction":        {256, 10, []string{contract.EnvEventsTable, contract.EnvCursorSecretARN, contract.EnvRetentionDays, contract.EnvMetricsNamespace, contract.EnvAPIKeySources, contract.EnvWebhookQueueURL}},
 		"TriggersAuthorizerFunction": {256, 5, []string{contract.EnvAPIKeysTable, contract.EnvAPIKeySources}},
-		"TriggersConsumerFunction":   {256, 30, []string{contract.EnvDeliveryQueueURL}},
+		"TriggersConsumerFunction":   {256, 30, []string{contract.EnvDeliveryQueueURL, contract.EnvDeadLetterQueueURL}},
 		// Webhooks are on in the app (assertions/webhooks_test.go).
 		"TriggersWebhooksFunction": {256, 300, []string{contract.EnvEventsTable, contract.EnvWebhookQueueURL, contract.EnvWebhookSchedule,
 			contract.EnvWebhookTimeout, contract.EnvWebhookDisableAfter, contract.EnvMetricsNamespace, contract.EnvLogLevel}},
@@ -421,8 +421,8 @@ func TestStreamDelivery(t *testing.T) {
 	p := cdktest.Props(esm)
 	assert.Equal(t, 100.0, p["BatchSize"])
 	assert.Equal(t, true, p["BisectBatchOnFunctionError"])
-	assert.Equal(t, 10.0, p["MaximumRetryAttempts"])
-	assert.Equal(t, 86400.0, p["MaximumRecordAgeInSeconds"])
+	assert.Equal(t, float64(triggersapi.StreamRetryAttempts), p["MaximumRetryAttempts"], "retries bounded by record age in practice")
+	assert.Equal(t, 21600.0, p["MaximumRecordAgeInSeconds"], "6 h, well inside the stream's 24 h")
 	assert.Equal(t, 1.0, p["ParallelizationFactor"])
 	assert.Equal(t, "TRIM_HORIZON", p["StartingPosition"])
 	assert.Equal(t, []any{"ReportBatchItemFailures"}, p["FunctionResponseTypes"])

@@ -21,7 +21,7 @@ import (
 func TestContractEnvNames(t *testing.T) {
 	known := []string{
 		contract.EnvEventsTable, contract.EnvAPIKeysTable, contract.EnvCursorSecretARN, contract.EnvRetentionDays,
-		contract.EnvMetricsNamespace, contract.EnvAPIKeySources, contract.EnvDeliveryQueueURL,
+		contract.EnvMetricsNamespace, contract.EnvAPIKeySources, contract.EnvDeliveryQueueURL, contract.EnvDeadLetterQueueURL,
 		contract.EnvWebhookQueueURL, contract.EnvWebhookSchedule, contract.EnvWebhookTimeout, contract.EnvWebhookDisableAfter,
 		contract.EnvLogLevel,
 	}

@@ -36,6 +36,10 @@ const (
 	EnvAPIKeySources = "API_KEY_SOURCES"
 	// EnvDeliveryQueueURL is the delivery queue's URL (stream consumer).
 	EnvDeliveryQueueURL = "DELIVERY_QUEUE_URL"
+	// EnvDeadLetterQueueURL is where the stream consumer parks malformed
+	// records with their content (the stream's failure queue), so the
+	// shard moves past them.
+	EnvDeadLetterQueueURL = "DEAD_LETTER_QUEUE_URL"
 	// EnvLogLevel sets the functions' log level (debug, info, warn, error).
 	EnvLogLevel = "LOG_LEVEL"
 	// EnvDynamoDBEndpoint overrides the DynamoDB endpoint (local only).

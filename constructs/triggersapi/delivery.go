@@ -72,6 +72,15 @@ func (d *StreamDelivery) DeliveryQueue() awssqs.IQueue { return d.queue }
 // received more than MaxReceiveCount times.
 func (d *StreamDelivery) DeliveryDeadLetterQueue() awssqs.IQueue { return d.dlq }
 
+// Event source mapping settings of the stream consumer (unless
+// DeliveryOptions.Stream gives others): retries bounded by record age
+// alone, in practice (malformed records never fail a batch: the function
+// parks them), and a record age well inside the stream's 24 h retention.
+const (
+	StreamRetryAttempts     = 10000
+	StreamMaxRecordAgeHours = 6
+)
+
 // StreamFailureQueue returns the on-failure destination of the stream
 // consumer (given in DeliveryOptions.Stream.FailureQueue, or created).
 func (d *StreamDelivery) StreamFailureQueue() awssqs.IQueue { return d.failures }
@@ -144,8 +153,21 @@ func NewStreamDelivery(scope constructs.Construct, id *string, props *StreamDeli
 			"eventName": awslambda.FilterRule_IsEqual(jsii.String("INSERT")),
 		})}
 	}
+	// Malformed records are parked by the function itself (with their
+	// content, on the failure queue), so a failing batch can only be a
+	// transient failure (SQS, IAM): retry it until the records are 6 h
+	// old, well inside the stream's 24 h, so the failure queue's pointers
+	// can still be re-read by triggers-replay.
+	if so.RetryAttempts == 0 {
+		so.RetryAttempts = StreamRetryAttempts
+	}
+	if so.MaxRecordAge == nil {
+		so.MaxRecordAge = awscdk.Duration_Hours(jsii.Number(StreamMaxRecordAgeHours))
+	}
 	c := props.EventsTable.AddStreamConsumer(d.fn.Function, &so)
 	d.failures = c.FailureQueue
+	d.fn.Function.AddEnvironment(jsii.String(contract.EnvDeadLetterQueueURL), d.failures.QueueUrl(), nil)
+	d.failures.GrantSendMessages(d.fn)
 	cdkutil.Suppress(d.fn.Role, "AwsSolutions-IAM5", "dynamodb:ListStreams supports no resource-level permissions; the stream read grant (GetRecords, GetShardIterator, DescribeStream) is scoped to the events table's stream ARN", "Resource::*")
 	return d
 }

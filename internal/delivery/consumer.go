@@ -73,6 +73,49 @@ type Config struct {
 	MaxBatchBytes int
 	// Sleep waits between attempts. Default: a context-aware timer.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// DeadLetter, when set, takes malformed records with their content
+	// (SQSDeadLetter in Lambda): once parked, a record counts as handled,
+	// so the shard moves past it instead of retrying it to the event
+	// source mapping's limits. Default: none; a malformed record is a
+	// batch item failure (the mapping's bisect, retries and on-failure
+	// destination then deal with it).
+	DeadLetter DeadLetter
+}
+
+// DeadLetter parks records that can never be delivered.
+type DeadLetter interface {
+	// Park keeps record (its JSON as Lambda delivered it) with the reason.
+	Park(ctx context.Context, record json.RawMessage, reason string) error
+}
+
+// DeadLetterSender is the part of the SQS client SQSDeadLetter uses.
+type DeadLetterSender interface {
+	SendMessage(ctx context.Context, in *sqs.SendMessageInput, optFns ...func(*sqs.Options)) (*sqs.SendMessageOutput, error)
+}
+
+// SQSDeadLetter parks records on an SQS queue, one message each:
+// {"reason": "...", "record": {...}} (the record as Lambda delivered it,
+// enough for triggers-replay or an operator to act on).
+type SQSDeadLetter struct {
+	Client   DeadLetterSender
+	QueueURL string
+}
+
+// Park implements DeadLetter. A record too large for one message (a
+// stream record is at most 400 KB of item, SQS takes 1 MiB) cannot occur.
+func (d SQSDeadLetter) Park(ctx context.Context, record json.RawMessage, reason string) error {
+	body, err := json.Marshal(struct {
+		Reason string          `json:"reason"`
+		Record json.RawMessage `json:"record"`
+	}{reason, record})
+	if err != nil {
+		return err
+	}
+	_, err = d.Client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(d.QueueURL), MessageBody: aws.String(string(body))})
+	if err != nil {
+		return fmt.Errorf("park a malformed record on %s: %w", d.QueueURL, err)
+	}
+	return nil
 }
 
 // Consumer forwards inserted events from stream batches to the queue.
@@ -83,6 +126,7 @@ type Consumer struct {
 	maxAttempts int
 	maxBytes    int
 	sleep       func(context.Context, time.Duration) error
+	dead        DeadLetter
 }
 
 // New returns a consumer for cfg.
@@ -93,7 +137,7 @@ func New(cfg Config) (*Consumer, error) {
 	if cfg.QueueURL == "" {
 		return nil, errors.New("delivery: Config.QueueURL is empty: set it to the delivery queue URL")
 	}
-	c := &Consumer{send: cfg.Sender, queueURL: cfg.QueueURL, log: cfg.Logger, maxAttempts: cfg.MaxAttempts, maxBytes: cfg.MaxBatchBytes, sleep: cfg.Sleep}
+	c := &Consumer{send: cfg.Sender, queueURL: cfg.QueueURL, log: cfg.Logger, maxAttempts: cfg.MaxAttempts, maxBytes: cfg.MaxBatchBytes, sleep: cfg.Sleep, dead: cfg.DeadLetter}
 	if c.log == nil {
 		c.log = slog.Default()
 	}
@@ -126,7 +170,7 @@ type pending struct {
 // returns an error only when the failed record has no sequence number to
 // report.
 func (c *Consumer) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
-	return c.handle(ctx, ev.Records, nil)
+	return c.handle(ctx, ev.Records, nil, nil)
 }
 
 // HandleJSON is Handle on the raw invocation payload, and what the Lambda
@@ -164,18 +208,37 @@ func (c *Consumer) HandleJSON(ctx context.Context, payload json.RawMessage) (eve
 			undecodable[i] = fmt.Errorf("%w: cannot decode the record: %v", ErrMalformed, err)
 		}
 	}
-	return c.handle(ctx, recs, undecodable)
+	return c.handle(ctx, recs, undecodable, env.Records)
 }
 
 // handle processes recs; undecodable holds the records (by index) that
-// could not even be decoded.
-func (c *Consumer) handle(ctx context.Context, recs []events.DynamoDBEventRecord, undecodable map[int]error) (events.DynamoDBEventResponse, error) {
+// could not even be decoded, raws the records' JSON when the caller has it.
+func (c *Consumer) handle(ctx context.Context, recs []events.DynamoDBEventRecord, undecodable map[int]error, raws []json.RawMessage) (events.DynamoDBEventResponse, error) {
 	firstFail := len(recs)
 	var toSend []pending
 	for i, r := range recs {
 		d, msg, err := Skip, Message{}, undecodable[i]
 		if err == nil {
 			d, msg, err = Decide(r)
+		}
+		if err != nil && c.dead != nil {
+			raw := json.RawMessage(nil)
+			if raws != nil {
+				raw = raws[i]
+			} else {
+				raw, _ = json.Marshal(r)
+			}
+			perr := c.dead.Park(ctx, raw, err.Error())
+			if perr == nil {
+				c.log.LogAttrs(ctx, slog.LevelWarn, "malformed stream record parked in the dead-letter queue",
+					slog.String("sequence_number", r.Change.SequenceNumber),
+					slog.String("event_name", r.EventName),
+					slog.String("stream_event_id", r.EventID),
+					slog.String("event_source_arn", r.EventSourceArn),
+					slog.String("error", err.Error()))
+				continue
+			}
+			err = fmt.Errorf("%w (and %v)", err, perr)
 		}
 		if err != nil {
 			c.log.LogAttrs(ctx, slog.LevelError, "malformed stream record: it can never be delivered",

@@ -2,14 +2,19 @@ package delivery_test
 
 import (
 	"context"
+	"crypto/md5"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -349,4 +354,102 @@ func TestMarshalEvent(t *testing.T) {
 	b, err = delivery.MarshalEvent(event.Event{ID: "x"})
 	require.NoError(t, err)
 	assert.Contains(t, string(b), `"payload":{}`, "a nil payload is an empty object")
+}
+
+// parked records what a DeadLetter received.
+type parked struct {
+	records []json.RawMessage
+	reasons []string
+	fail    error
+}
+
+func (p *parked) Park(_ context.Context, record json.RawMessage, reason string) error {
+	if p.fail != nil {
+		return p.fail
+	}
+	p.records = append(p.records, record)
+	p.reasons = append(p.reasons, reason)
+	return nil
+}
+
+// With a dead-letter destination a malformed record is parked with its
+// content and the shard moves past it: the records after it are sent in
+// the same invocation and nothing is reported. When parking fails the
+// record is a batch item failure as without one.
+func TestMalformedRecordsAreParked(t *testing.T) {
+	fake := &fakeSQS{}
+	dead := &parked{}
+	c, logs := newConsumer(t, fake, func(cfg *delivery.Config) { cfg.DeadLetter = dead })
+	bad := record("INSERT", "102", nil)
+	payload, err := json.Marshal(events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{insert("101"), bad, insert("103")}})
+	require.NoError(t, err)
+	// One record aws-lambda-go cannot decode, through HandleJSON: parked
+	// byte for byte.
+	var env struct {
+		Records []json.RawMessage `json:"Records"`
+	}
+	require.NoError(t, json.Unmarshal(payload, &env))
+	undecodable := json.RawMessage(`{"eventID":"x","eventName":"INSERT","dynamodb":{"SequenceNumber":"104","NewImage":{"a":{"Q":"?"}}}}`)
+	env.Records = append(env.Records, undecodable, json.RawMessage(mustJSON(t, insert("105"))))
+	all, err := json.Marshal(env)
+	require.NoError(t, err)
+
+	resp, err := c.HandleJSON(context.Background(), all)
+	require.NoError(t, err)
+	assert.Empty(t, seqs(resp), "nothing to retry: the shard moves on")
+	assert.Equal(t, []string{"e101", "e103", "e105"}, fake.eventIDs(t))
+	require.Len(t, dead.records, 2)
+	assert.JSONEq(t, string(env.Records[1]), string(dead.records[0]), "the record's content")
+	assert.Equal(t, string(undecodable), string(dead.records[1]), "byte for byte")
+	assert.Contains(t, dead.reasons[0], "without a new image")
+	assert.Contains(t, dead.reasons[1], "cannot decode the record")
+	warns := 0
+	for _, l := range logs.lines(t) {
+		if l["msg"] == "malformed stream record parked in the dead-letter queue" {
+			warns++
+		}
+	}
+	assert.Equal(t, 2, warns)
+
+	dead.fail = errors.New("queue gone")
+	fake = &fakeSQS{}
+	c, _ = newConsumer(t, fake, func(cfg *delivery.Config) { cfg.DeadLetter = dead })
+	resp, err = c.Handle(context.Background(), events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{insert("101"), bad, insert("103")}})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"102", "103"}, seqs(resp), "not parked: retried")
+	assert.Equal(t, []string{"e101"}, fake.eventIDs(t))
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return b
+}
+
+type httpDoer func(*http.Request) (*http.Response, error)
+
+func (f httpDoer) Do(r *http.Request) (*http.Response, error) { return f(r) }
+
+// SQSDeadLetter sends one message per record, {"reason","record"}, through
+// the real SDK serializers.
+func TestSQSDeadLetter(t *testing.T) {
+	var got struct {
+		QueueURL    string `json:"QueueUrl"`
+		MessageBody string `json:"MessageBody"`
+	}
+	client := sqs.New(sqs.Options{
+		Region: "us-east-1", Credentials: aws.AnonymousCredentials{}, RetryMaxAttempts: 1,
+		HTTPClient: httpDoer(func(r *http.Request) (*http.Response, error) {
+			assert.Equal(t, "AmazonSQS.SendMessage", r.Header.Get("X-Amz-Target"))
+			require.NoError(t, json.NewDecoder(r.Body).Decode(&got))
+			sum := md5.Sum([]byte(got.MessageBody)) // the SDK checks it
+			return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/x-amz-json-1.0"}},
+				Body: io.NopCloser(strings.NewReader(`{"MessageId":"m1","MD5OfMessageBody":"` + hex.EncodeToString(sum[:]) + `"}`)), Request: r}, nil
+		}),
+	})
+	d := delivery.SQSDeadLetter{Client: client, QueueURL: "https://sqs.us-east-1.amazonaws.com/1/malformed"}
+	require.NoError(t, d.Park(context.Background(), json.RawMessage(`{"eventID":"e1"}`), "bad record"))
+	assert.Equal(t, d.QueueURL, got.QueueURL)
+	assert.JSONEq(t, `{"reason":"bad record","record":{"eventID":"e1"}}`, got.MessageBody)
 }

@@ -25,6 +25,10 @@ type Consumer struct {
 	LogLevel slog.Level
 	// Endpoint overrides the SQS endpoint; empty on AWS.
 	Endpoint string
+	// DeadLetterQueueURL is DEAD_LETTER_QUEUE_URL: where malformed records
+	// are parked. Empty: they fail the batch (the event source mapping's
+	// bisect and on-failure destination handle them).
+	DeadLetterQueueURL string
 }
 
 // LoadConsumer reads the stream consumer's configuration (documented in
@@ -37,6 +41,8 @@ func LoadConsumer(getenv func(string) string) (Consumer, error) {
 	c := Consumer{
 		QueueURL: strings.TrimSpace(getenv(EnvDeliveryQueueURL)),
 		Endpoint: strings.TrimSpace(getenv(EnvSQSEndpoint)),
+
+		DeadLetterQueueURL: strings.TrimSpace(getenv(contract.EnvDeadLetterQueueURL)),
 	}
 	if c.QueueURL == "" {
 		errs = append(errs, fmt.Errorf("%s is not set: set it to the delivery queue URL (https://sqs.<region>.amazonaws.com/<account>/<queue>)", EnvDeliveryQueueURL))

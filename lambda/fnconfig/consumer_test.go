@@ -20,6 +20,10 @@ func TestLoadConsumer(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, fnconfig.Consumer{QueueURL: "http://localhost:9324/000000000000/q", LogLevel: slog.LevelError, Endpoint: "http://localhost:9324"}, c)
 
+	c, err = fnconfig.LoadConsumer(env(map[string]string{"DELIVERY_QUEUE_URL": queue, "DEAD_LETTER_QUEUE_URL": " " + queue + "-failures "}))
+	require.NoError(t, err)
+	assert.Equal(t, queue+"-failures", c.DeadLetterQueueURL)
+
 	tests := []struct {
 		name string
 		env  map[string]string

@@ -37,7 +37,11 @@ func main() {
 			o.BaseEndpoint = aws.String(cfg.Endpoint)
 		}
 	})
-	consumer, err := delivery.New(delivery.Config{Sender: client, QueueURL: cfg.QueueURL, Logger: log})
+	dc := delivery.Config{Sender: client, QueueURL: cfg.QueueURL, Logger: log}
+	if cfg.DeadLetterQueueURL != "" {
+		dc.DeadLetter = delivery.SQSDeadLetter{Client: client, QueueURL: cfg.DeadLetterQueueURL}
+	}
+	consumer, err := delivery.New(dc)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "streamconsumer: %v\n", err)
 		os.Exit(1)
