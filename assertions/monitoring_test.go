@@ -106,9 +106,9 @@ var apiDims = []string{"ApiName", "Stage"}
 // expectedAlarms of the environment's monitoring (triggers-dev-api), by
 // logical id prefix, with their runbook anchors and services (composite
 // alarm). The Duration thresholds are 80 % of each function's timeout
-// (API 10 s, authorizer 5 s, consumer 30 s: TestAlarmThresholdsFollowTheFunctions
-// ties them to the template); the concurrency ones 90 % of the default
-// account limit 1000.
+// (API 10 s, authorizer 5 s, consumer 30 s, webhook 300 s:
+// TestAlarmThresholdsFollowTheFunctions ties them to the template); the
+// concurrency ones 90 % of the default account limit 1000.
 var expectedAlarms = map[string]struct {
 	shape   alarmShape
 	anchor  string
@@ -131,17 +131,22 @@ var expectedAlarms = map[string]struct {
 	"MonitoringApiFunctionConcurrency":        {alarmShape{lambdaMetric("ConcurrentExecutions", "Maximum"), "", 900, 3, 3, gtOp, "notBreaching"}, "lambda-concurrency-near-limit", "Functions"},
 	"MonitoringAuthorizerFunctionConcurrency": {alarmShape{lambdaMetric("ConcurrentExecutions", "Maximum"), "", 900, 3, 3, gtOp, "notBreaching"}, "lambda-concurrency-near-limit", "Functions"},
 	"MonitoringConsumerFunctionConcurrency":   {alarmShape{lambdaMetric("ConcurrentExecutions", "Maximum"), "", 900, 3, 3, gtOp, "notBreaching"}, "lambda-concurrency-near-limit", "Functions"},
+	"MonitoringWebhookFunctionErrors":         {alarmShape{lambdaMetric("Errors", "Sum"), "", 1, 1, 1, gteOp, "notBreaching"}, "lambda-errors", "Functions"},
+	"MonitoringWebhookFunctionThrottles":      {alarmShape{lambdaMetric("Throttles", "Sum"), "", 1, 3, 2, gteOp, "notBreaching"}, "lambda-throttles", "Functions"},
+	"MonitoringWebhookFunctionDuration":       {alarmShape{lambdaMetric("Duration", "p99"), "", 240000, 3, 3, gtOp, "notBreaching"}, "lambda-duration-near-timeout", "Functions"},
+	"MonitoringWebhookFunctionConcurrency":    {alarmShape{lambdaMetric("ConcurrentExecutions", "Maximum"), "", 900, 3, 3, gtOp, "notBreaching"}, "lambda-concurrency-near-limit", "Functions"},
 	"MonitoringIteratorAge":                   {alarmShape{lambdaMetric("IteratorAge", "Maximum"), "", 60000, 2, 2, gtOp, "notBreaching"}, "stream-iterator-age", "Functions"},
 	"MonitoringApi5xxRate":                    {alarmShape{[]string{metricLine("AWS/ApiGateway", "5XXError", "Sum", 300, apiDims), metricLine("AWS/ApiGateway", "Count", "Sum", 300, apiDims)}, "IF(requests > 0, 100 * errors / requests, 0)", 1, 3, 2, gtOp, "notBreaching"}, "api-5xx-rate", "Api"},
 	"MonitoringApi4xxRate": {alarmShape{sorted([]string{
 		metricLine("AWS/ApiGateway", "4XXError", "Sum", 300, apiDims), metricLine("AWS/ApiGateway", "Count", "Sum", 300, apiDims),
 		metricLine("Triggers/triggers-dev-api", "AuthFailures", "Sum", 300, nil),
 	}), "IF(requests > 0, 100 * (e4 - FILL(auth, 0)) / requests, 0)", 5, 3, 3, gtOp, "notBreaching"}, "api-4xx-rate", "Api"},
-	"MonitoringApiLatency":             {alarmShape{[]string{metricLine("AWS/ApiGateway", "Latency", "p99", 300, apiDims)}, "", 1000, 3, 3, gtOp, "notBreaching"}, "api-p99-latency", "Api"},
-	"MonitoringInboxLatency":           {alarmShape{[]string{metricLine("Triggers/triggers-dev-api", "RequestLatency", "p95", 300, []string{"Route=GET /v1/inbox"})}, "", 50, 3, 3, gtOp, "notBreaching"}, "inbox-query-latency", "Api"},
-	"MonitoringDeliveryQueueAge":       {alarmShape{[]string{metricLine("AWS/SQS", "ApproximateAgeOfOldestMessage", "Maximum", 300, []string{"QueueName"})}, "", 600, 3, 3, gtOp, "ignore"}, "delivery-queue-age", "Queues"},
-	"MonitoringDeliveryDlqNotEmpty":    {alarmShape{[]string{metricLine("AWS/SQS", "ApproximateNumberOfMessagesVisible", "Maximum", 300, []string{"QueueName"})}, "", 1, 1, 1, gteOp, "ignore"}, "delivery-dlq-not-empty", "Queues"},
-	"MonitoringStreamFailuresNotEmpty": {alarmShape{[]string{metricLine("AWS/SQS", "ApproximateNumberOfMessagesVisible", "Maximum", 300, []string{"QueueName"})}, "", 1, 1, 1, gteOp, "ignore"}, "stream-failures-not-empty", "Queues"},
+	"MonitoringApiLatency":              {alarmShape{[]string{metricLine("AWS/ApiGateway", "Latency", "p99", 300, apiDims)}, "", 1000, 3, 3, gtOp, "notBreaching"}, "api-p99-latency", "Api"},
+	"MonitoringInboxLatency":            {alarmShape{[]string{metricLine("Triggers/triggers-dev-api", "RequestLatency", "p95", 300, []string{"Route=GET /v1/inbox"})}, "", 50, 3, 3, gtOp, "notBreaching"}, "inbox-query-latency", "Api"},
+	"MonitoringDeliveryQueueAge":        {alarmShape{[]string{metricLine("AWS/SQS", "ApproximateAgeOfOldestMessage", "Maximum", 300, []string{"QueueName"})}, "", 600, 3, 3, gtOp, "ignore"}, "delivery-queue-age", "Queues"},
+	"MonitoringDeliveryDlqNotEmpty":     {alarmShape{[]string{metricLine("AWS/SQS", "ApproximateNumberOfMessagesVisible", "Maximum", 300, []string{"QueueName"})}, "", 1, 1, 1, gteOp, "ignore"}, "delivery-dlq-not-empty", "Queues"},
+	"MonitoringStreamFailuresNotEmpty":  {alarmShape{[]string{metricLine("AWS/SQS", "ApproximateNumberOfMessagesVisible", "Maximum", 300, []string{"QueueName"})}, "", 1, 1, 1, gteOp, "ignore"}, "stream-failures-not-empty", "Queues"},
+	"MonitoringWebhookRetryDlqNotEmpty": {alarmShape{[]string{metricLine("AWS/SQS", "ApproximateNumberOfMessagesVisible", "Maximum", 300, []string{"QueueName"})}, "", 1, 1, 1, gteOp, "ignore"}, "webhook-retry-dlq-not-empty", "Queues"},
 }
 
 // Every alarm: metric, statistic, period, threshold, evaluation periods,
@@ -254,8 +259,8 @@ func TestAlarmThresholdsFollowTheFunctions(t *testing.T) {
 		return cdktest.Props(f)["Timeout"].(float64)
 	}
 	dev := tmpl(t, apiStack)
-	for _, fn := range []string{"Api", "Authorizer", "Consumer"} {
-		assert.Equal(t, 0.8*1000*timeout(dev, "Triggers"+fn+"Function"), threshold(dev, "Monitoring"+fn+"FunctionDuration"), fn)
+	for fn, resource := range map[string]string{"Api": "TriggersApiFunction", "Authorizer": "TriggersAuthorizerFunction", "Consumer": "TriggersConsumerFunction", "Webhook": "TriggersWebhooksFunction"} {
+		assert.Equal(t, 0.8*1000*timeout(dev, resource), threshold(dev, "Monitoring"+fn+"FunctionDuration"), fn)
 	}
 	o := tmpl(t, stackApiOptions)
 	assert.Equal(t, 20.0, timeout(o, "TriggersApiFunction"))
@@ -449,10 +454,18 @@ func TestDashboardWidgets(t *testing.T) {
 		"Integration latency (ms)":               {{metricLine("AWS/ApiGateway", "IntegrationLatency", "p95", 300, api), metricLine("AWS/ApiGateway", "IntegrationLatency", "p99", 300, api)}, nil},
 		"Delivery queue depth":                   {{metricLine("AWS/SQS", "ApproximateNumberOfMessagesVisible", "Maximum", 300, []string{"QueueName"})}, nil},
 		"Delivery queue: oldest message age (s)": {{metricLine("AWS/SQS", "ApproximateAgeOfOldestMessage", "Maximum", 300, []string{"QueueName"})}, nil},
-		"Dead-letter queues":                     {{metricLine("AWS/SQS", "ApproximateNumberOfMessagesVisible", "Maximum", 300, []string{"QueueName"}), metricLine("AWS/SQS", "ApproximateNumberOfMessagesVisible", "Maximum", 300, []string{"QueueName"})}, nil},
-		"Events ingested":                        {{metricLine("Triggers/triggers-dev-api", "EventsIngested", "Sum", 300, nil)}, nil},
-		"Events rejected by reason":              {{`expr: SEARCH('{Triggers/triggers-dev-api,Reason} MetricName="EventsRejected"', 'Sum', 300)`}, nil},
-		"4XX: client errors and auth failures":   {{"expr: e4 - FILL(auth, 0)", metricLine("Triggers/triggers-dev-api", "AuthFailures", "Sum", 300, nil)}, nil},
+		"Dead-letter queues": {{
+			metricLine("AWS/SQS", "ApproximateNumberOfMessagesVisible", "Maximum", 300, []string{"QueueName"}),
+			metricLine("AWS/SQS", "ApproximateNumberOfMessagesVisible", "Maximum", 300, []string{"QueueName"}),
+			metricLine("AWS/SQS", "ApproximateNumberOfMessagesVisible", "Maximum", 300, []string{"QueueName"}),
+		}, nil},
+		"Webhook retry queue": {{
+			metricLine("AWS/SQS", "ApproximateNumberOfMessagesVisible", "Maximum", 300, []string{"QueueName"}),
+			metricLine("AWS/SQS", "ApproximateNumberOfMessagesDelayed", "Maximum", 300, []string{"QueueName"}),
+		}, nil},
+		"Events ingested":                      {{metricLine("Triggers/triggers-dev-api", "EventsIngested", "Sum", 300, nil)}, nil},
+		"Events rejected by reason":            {{`expr: SEARCH('{Triggers/triggers-dev-api,Reason} MetricName="EventsRejected"', 'Sum', 300)`}, nil},
+		"4XX: client errors and auth failures": {{"expr: e4 - FILL(auth, 0)", metricLine("Triggers/triggers-dev-api", "AuthFailures", "Sum", 300, nil)}, nil},
 		"Inbox query latency (ms), GET /v1/inbox": {{
 			metricLine("Triggers/triggers-dev-api", "RequestLatency", "p50", 300, []string{"Route=GET /v1/inbox"}),
 			metricLine("Triggers/triggers-dev-api", "RequestLatency", "p95", 300, []string{"Route=GET /v1/inbox"}),
@@ -464,6 +477,9 @@ func TestDashboardWidgets(t *testing.T) {
 		want[k] = v
 	}
 	for k, v := range fn("Authorizer", false) {
+		want[k] = v
+	}
+	for k, v := range fn("Webhook", false) {
 		want[k] = v
 	}
 	for k, v := range fn("Stream consumer", true) {

@@ -34,12 +34,13 @@ const (
 	// ServiceTable is the events table (throttles, latency, system errors,
 	// capacity).
 	ServiceTable = "Table"
-	// ServiceFunctions is the API, authorizer and stream consumer
+	// ServiceFunctions is the API, authorizer, stream consumer and webhook
 	// functions (errors, throttles, duration, concurrency, iterator age).
 	ServiceFunctions = "Functions"
 	// ServiceApi is the API Gateway stage and the runtime's query latency.
 	ServiceApi = "Api"
-	// ServiceQueues is the delivery queue and the dead-letter queues.
+	// ServiceQueues is the delivery queue and the dead-letter queues
+	// (webhook retries' included).
 	ServiceQueues = "Queues"
 )
 
@@ -59,8 +60,9 @@ var Operations = []string{"PutItem", "BatchWriteItem", "TransactWriteItems", "Ge
 // TriggersMonitoring is the dashboard, alarms and saved queries of one
 // Triggers environment.
 //
-// Alarms, by id (see Alarm; <fn> is ApiFunction, AuthorizerFunction and
-// ConsumerFunction, <GSI> each global secondary index):
+// Alarms, by id (see Alarm; <fn> is ApiFunction, AuthorizerFunction,
+// ConsumerFunction and, with webhook delivery, WebhookFunction; <GSI> each
+// global secondary index):
 //
 //	Table:     TableThrottles, <GSI>Throttles, PutItemLatency, SystemErrors,
 //	           ReadCapacity, WriteCapacity, <GSI>ReadCapacity,
@@ -68,7 +70,8 @@ var Operations = []string{"PutItem", "BatchWriteItem", "TransactWriteItems", "Ge
 //	Functions: <fn>Errors, <fn>Throttles, <fn>Duration, <fn>Concurrency,
 //	           IteratorAge
 //	Api:       Api5xxRate, Api4xxRate, ApiLatency, InboxLatency
-//	Queues:    DeliveryQueueAge, DeliveryDlqNotEmpty, StreamFailuresNotEmpty
+//	Queues:    DeliveryQueueAge, DeliveryDlqNotEmpty, StreamFailuresNotEmpty,
+//	           WebhookRetryDlqNotEmpty (with webhook delivery)
 //
 // and one composite alarm per service (see Composite): TableComposite,
 // FunctionsComposite, ApiComposite, QueuesComposite.
@@ -409,6 +412,12 @@ func (m *TriggersMonitoring) functionsSection() {
 		id, name string
 		f        *golambda.GoFunction
 	}{{"ApiFunction", "API", api.ApiFunction()}, {"AuthorizerFunction", "Authorizer", api.AuthorizerFunction()}, {"ConsumerFunction", "Stream consumer", api.ConsumerFunction()}}
+	if w := api.Webhooks(); w != nil {
+		fns = append(fns, struct {
+			id, name string
+			f        *golambda.GoFunction
+		}{"WebhookFunction", "Webhook", w.WebhookFunction()})
+	}
 	for _, fn := range fns {
 		f := fn.f.Function
 		right := []awscloudwatch.IMetric{f.Metric(jsii.String("ConcurrentExecutions"), m.opts("Maximum", "Concurrent executions"))}
@@ -532,19 +541,28 @@ func (m *TriggersMonitoring) apiSection() {
 
 func (m *TriggersMonitoring) queuesSection() {
 	api := m.props.Api
+	w := api.Webhooks()
 	m.Dashboard.AddWidgets(header("## Delivery queues (SQS)"))
 	depth := func(q awssqs.IQueue, label string) awscloudwatch.IMetric {
 		return q.MetricApproximateNumberOfMessagesVisible(m.opts("Maximum", label))
+	}
+	dlqs := []awscloudwatch.IMetric{depth(api.DeliveryDeadLetterQueue(), "Delivery DLQ"), depth(api.StreamFailureQueue(), "Stream failures")}
+	if w != nil {
+		dlqs = append(dlqs, depth(w.RetryDeadLetterQueue(), "Webhook retry DLQ"))
 	}
 	m.Dashboard.AddWidgets(
 		graph("Delivery queue depth", []awscloudwatch.IMetric{depth(api.DeliveryQueue(), "Messages visible")}, nil, 8),
 		graph("Delivery queue: oldest message age (s)", []awscloudwatch.IMetric{
 			api.DeliveryQueue().MetricApproximateAgeOfOldestMessage(m.opts("Maximum", "Oldest message age")),
 		}, nil, 8),
-		graph("Dead-letter queues", []awscloudwatch.IMetric{
-			depth(api.DeliveryDeadLetterQueue(), "Delivery DLQ"), depth(api.StreamFailureQueue(), "Stream failures"),
-		}, nil, 8),
+		graph("Dead-letter queues", dlqs, nil, 8),
 	)
+	if w != nil {
+		m.Dashboard.AddWidgets(graph("Webhook retry queue", []awscloudwatch.IMetric{
+			depth(w.RetryQueue(), "Messages visible"),
+			w.RetryQueue().MetricApproximateNumberOfMessagesDelayed(m.opts("Maximum", "Messages delayed (waiting for their retry)")),
+		}, nil, 24))
+	}
 	// SQS may stop publishing the metrics of an idle queue: a gap must not
 	// turn a queue alarm OK while messages wait, so missing data keeps the
 	// state (for the delivery queue's age and both dead-letter queues).
@@ -554,6 +572,11 @@ func (m *TriggersMonitoring) queuesSection() {
 		depth(api.DeliveryDeadLetterQueue(), "Delivery DLQ"), 1, 1, 1, gte, ignore)
 	m.alarm("StreamFailuresNotEmpty", "The stream consumer gave up on stream records (retries or record age exhausted): those events were not delivered.", "stream-failures-not-empty",
 		depth(api.StreamFailureQueue(), "Stream failures"), 1, 1, 1, gte, ignore)
+	if w != nil {
+		// Same reason: a gap must not turn it OK while messages wait.
+		m.alarm("WebhookRetryDlqNotEmpty", "Webhook retry or redelivery tasks were received too many times and moved to the retry dead-letter queue: the webhook function keeps failing on them (not the targets: their failures are retried on the schedule).", "webhook-retry-dlq-not-empty",
+			depth(w.RetryDeadLetterQueue(), "Webhook retry DLQ"), 1, 1, 1, gte, ignore)
+	}
 }
 
 func (m *TriggersMonitoring) namespace() string {
