@@ -1,0 +1,237 @@
+#!/usr/bin/env bash
+# Restore drill for a DynamoDB table (docs/runbook.md, "PITR restore"):
+# restores SOURCE to a new table, compares item counts and a random sample
+# of items, and prints the context that points the Triggers API stack at
+# the restored table.
+#
+#   scripts/restore-drill.sh --source-table NAME [options]
+#
+# Options:
+#   --target-table NAME      restored table (default: SOURCE-restored-<UTC yyyymmddHHMM>)
+#   --restore-date-time T    restore to T (ISO 8601, UTC); default: the latest restorable time
+#   --mode pitr|copy|auto    pitr: restore-table-to-point-in-time (AWS);
+#                            copy: create the table from describe-table, then scan + batch-write-item
+#                            (DynamoDB Local, which has neither PITR nor backups);
+#                            auto (default): pitr unless the endpoint answers UnknownOperationException
+#   --compare-only           restore nothing: compare SOURCE with an existing --target-table
+#   --sample N               items compared attribute by attribute (default 20; all when N >= count)
+#   --tolerance N            item count difference accepted (default 0; writes after the restore
+#                            time make a live table differ)
+#   --env ENV                environment named in the printed cdk command (default dev)
+#   --endpoint-url URL       passed to every aws call (DynamoDB Local: http://127.0.0.1:8000)
+#   --region REGION          passed to every aws call
+#   --delete-target          delete the restored table at the end (a pure drill)
+#
+# Output: one line per check ("count ...", "sample ...") and a last line
+# "RESULT: PASS" (exit 0) or "RESULT: FAIL" (exit 1). Exit 2: usage or AWS error.
+# Needs the AWS CLI (v1 or v2), jq and shuf.
+set -euo pipefail
+
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
+die() { echo "restore-drill: $*" >&2; exit 2; }
+
+SOURCE="" TARGET="" WHEN="" MODE=auto COMPARE_ONLY=0 SAMPLE=20 TOLERANCE=0 ENV_NAME=dev DELETE=0
+AWS_ARGS=()
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--source-table) SOURCE=${2:?}; shift 2 ;;
+	--target-table) TARGET=${2:?}; shift 2 ;;
+	--restore-date-time) WHEN=${2:?}; shift 2 ;;
+	--mode) MODE=${2:?}; shift 2 ;;
+	--compare-only) COMPARE_ONLY=1; shift ;;
+	--sample) SAMPLE=${2:?}; shift 2 ;;
+	--tolerance) TOLERANCE=${2:?}; shift 2 ;;
+	--env) ENV_NAME=${2:?}; shift 2 ;;
+	--endpoint-url) AWS_ARGS+=(--endpoint-url "${2:?}"); shift 2 ;;
+	--region) AWS_ARGS+=(--region "${2:?}"); shift 2 ;;
+	--delete-target) DELETE=1; shift ;;
+	-h | --help) usage ;;
+	*) die "unknown argument $1 (see --help)" ;;
+	esac
+done
+[ -n "$SOURCE" ] || die "--source-table is required (see --help)"
+case "$MODE" in pitr | copy | auto) ;; *) die "--mode $MODE: use pitr, copy or auto" ;; esac
+[[ "$SAMPLE" =~ ^[0-9]+$ ]] || die "--sample $SAMPLE is not a number"
+[[ "$TOLERANCE" =~ ^[0-9]+$ ]] || die "--tolerance $TOLERANCE is not a number"
+if [ -z "$TARGET" ]; then
+	[ "$COMPARE_ONLY" = 0 ] || die "--compare-only needs --target-table"
+	TARGET="$SOURCE-restored-$(date -u +%Y%m%d%H%M)"
+fi
+for tool in aws jq shuf; do command -v "$tool" >/dev/null || die "$tool is not installed"; done
+
+ddb() { aws dynamodb "$@" "${AWS_ARGS[@]}" --output json; }
+
+# restore_pitr: restore-table-to-point-in-time, then the settings a
+# restore does not carry over (TTL, PITR, stream).
+restore_pitr() {
+	echo "mode pitr: restore-table-to-point-in-time $SOURCE -> $TARGET${WHEN:+ at $WHEN}"
+	local when=(--use-latest-restorable-time)
+	[ -z "$WHEN" ] || when=(--restore-date-time "$WHEN")
+	ddb restore-table-to-point-in-time --source-table-name "$SOURCE" --target-table-name "$TARGET" "${when[@]}" >/dev/null
+	aws dynamodb wait table-exists --table-name "$TARGET" "${AWS_ARGS[@]}"
+	local ttl
+	ttl=$(ddb describe-time-to-live --table-name "$SOURCE" | jq -r 'select(.TimeToLiveDescription.TimeToLiveStatus == "ENABLED") | .TimeToLiveDescription.AttributeName')
+	if [ -n "$ttl" ]; then
+		ddb update-time-to-live --table-name "$TARGET" --time-to-live-specification "AttributeName=$ttl,Enabled=true" >/dev/null
+	fi
+	ddb update-continuous-backups --table-name "$TARGET" \
+		--point-in-time-recovery-specification PointInTimeRecoveryEnabled=true >/dev/null
+	enable_stream
+}
+
+# enable_stream: the restored table gets the source's stream view (the API
+# stack's consumers read it).
+enable_stream() {
+	local view
+	view=$(ddb describe-table --table-name "$SOURCE" | jq -r '.Table.StreamSpecification.StreamViewType // empty')
+	[ -n "$view" ] || return 0
+	if [ -z "$(ddb describe-table --table-name "$TARGET" | jq -r '.Table.LatestStreamArn // empty')" ]; then
+		ddb update-table --table-name "$TARGET" --stream-specification "StreamEnabled=true,StreamViewType=$view" >/dev/null
+		aws dynamodb wait table-exists --table-name "$TARGET" "${AWS_ARGS[@]}"
+	fi
+}
+
+# restore_copy: DynamoDB Local has no PITR and no backups; create the
+# table from the source's description and copy every item.
+restore_copy() {
+	echo "mode copy: the endpoint supports neither PITR nor backups; copying $SOURCE -> $TARGET with scan + batch-write-item (the drill's local stand-in for a restore: no point in time)"
+	local spec
+	spec=$(ddb describe-table --table-name "$SOURCE" | jq --arg t "$TARGET" '.Table | {
+		TableName: $t, KeySchema, AttributeDefinitions, BillingMode: "PAY_PER_REQUEST"}
+		+ (if .GlobalSecondaryIndexes then {GlobalSecondaryIndexes: [.GlobalSecondaryIndexes[] | {IndexName, KeySchema, Projection}]} else {} end)
+		+ (if .StreamSpecification then {StreamSpecification} else {} end)')
+	ddb create-table --cli-input-json "$spec" >/dev/null
+	aws dynamodb wait table-exists --table-name "$TARGET" "${AWS_ARGS[@]}"
+	local ttl
+	ttl=$(ddb describe-time-to-live --table-name "$SOURCE" | jq -r 'select(.TimeToLiveDescription.TimeToLiveStatus == "ENABLED") | .TimeToLiveDescription.AttributeName')
+	if [ -n "$ttl" ]; then
+		ddb update-time-to-live --table-name "$TARGET" --time-to-live-specification "AttributeName=$ttl,Enabled=true" >/dev/null
+	fi
+	local items n=0
+	items=$(mktemp)
+	trap 'rm -f "$items"' RETURN
+	ddb scan --table-name "$SOURCE" --consistent-read | jq -c '.Items[]' >"$items"
+	# AWS CLI v1 prints binary values base64-encoded but reads them back as
+	# raw text: a copy would double-encode them. (The events table holds
+	# none: payloads are JSON. CLI v2 reads base64.)
+	if aws --version 2>&1 | grep -q '^aws-cli/1\.' && jq -e -s 'any(.[] | .. | objects;
+		length == 1 and ((has("B") and (.B | type) == "string") or (has("BS") and (.BS | type) == "array")))' "$items" >/dev/null; then
+		die "$SOURCE holds binary attributes, which AWS CLI v1 cannot copy faithfully: run the drill with AWS CLI v2"
+	fi
+	# batch-write-item takes 25 items; unprocessed items are written again.
+	while true; do
+		local chunk
+		chunk=$(sed -n "$((n + 1)),$((n + 25))p" "$items")
+		[ -n "$chunk" ] || break
+		local req
+		req=$(jq -sc --arg t "$TARGET" '{($t): [.[] | {PutRequest: {Item: .}}]}' <<<"$chunk")
+		for _ in 1 2 3 4 5; do
+			req=$(ddb batch-write-item --request-items "$req" | jq -c '.UnprocessedItems')
+			[ "$req" != "{}" ] || break
+			sleep 1
+		done
+		[ "$req" = "{}" ] || die "batch-write-item left items unprocessed after 5 attempts"
+		n=$((n + 25))
+	done
+}
+
+count() { ddb scan --table-name "$1" --select COUNT --consistent-read | jq -r '.Count'; }
+
+fail=0
+if [ "$COMPARE_ONLY" = 0 ]; then
+	if [ "$MODE" = auto ]; then
+		err=$(ddb describe-continuous-backups --table-name "$SOURCE" 2>&1 >/dev/null) && MODE=pitr || {
+			case "$err" in
+			*UnknownOperationException*) MODE=copy ;;
+			*) die "describe-continuous-backups $SOURCE: $err" ;;
+			esac
+		}
+	fi
+	if [ "$MODE" = pitr ]; then restore_pitr; else restore_copy; fi
+else
+	echo "mode compare-only: $SOURCE vs $TARGET"
+fi
+
+# 1. Item counts.
+src_count=$(count "$SOURCE")
+dst_count=$(count "$TARGET")
+diff=$((src_count > dst_count ? src_count - dst_count : dst_count - src_count))
+if [ "$diff" -le "$TOLERANCE" ]; then
+	echo "count source=$src_count restored=$dst_count OK"
+else
+	echo "count source=$src_count restored=$dst_count MISMATCH (tolerance $TOLERANCE)"
+	fail=1
+fi
+
+# 2. A random sample of the source's keys; the items are read from both
+# tables with batch-get-item (100 keys a call, consistent) and compared
+# attribute by attribute.
+keys_json=$(ddb describe-table --table-name "$SOURCE" | jq -c '[.Table.KeySchema[].AttributeName]')
+proj=$(jq -r 'to_entries | map("#k\(.key)") | join(",")' <<<"$keys_json")
+names=$(jq -c 'to_entries | map({("#k\(.key)"): .value}) | add' <<<"$keys_json")
+sample_file=$(mktemp)
+trap 'rm -f "$sample_file"' EXIT
+if [ "$SAMPLE" -gt 0 ]; then
+	ddb scan --table-name "$SOURCE" --projection-expression "$proj" --expression-attribute-names "$names" |
+		jq -c '.Items[]' | shuf -n "$SAMPLE" >"$sample_file"
+fi
+
+# norm sorts the members of string, number and binary sets: DynamoDB
+# returns a set's members in no particular order.
+NORM='def norm: walk(if type == "object" then with_entries(if (.key == "SS" or .key == "NS" or .key == "BS") and (.value | type) == "array" then .value |= sort else . end) else . end);'
+
+# items TABLE: the sampled items of TABLE (sets normalized), as
+# {"<key json>": item}.
+items() {
+	local out="{}" n=0 chunk req resp
+	while true; do
+		chunk=$(sed -n "$((n + 1)),$((n + 100))p" "$sample_file")
+		[ -n "$chunk" ] || break
+		req=$(jq -sc --arg t "$1" '{($t): {Keys: ., ConsistentRead: true}}' <<<"$chunk")
+		for _ in 1 2 3 4 5; do
+			resp=$(ddb batch-get-item --request-items "$req")
+			out=$(jq -c --arg t "$1" --argjson keys "$keys_json" --argjson acc "$out" \
+				"$NORM"' $acc + ([.Responses[$t][] | {key: ([$keys[] as $k | .[$k]] | tojson), value: norm}] | from_entries)' <<<"$resp")
+			req=$(jq -c '.UnprocessedKeys' <<<"$resp")
+			[ "$req" != "{}" ] || break
+			sleep 1
+		done
+		[ "$req" = "{}" ] || die "batch-get-item left keys unprocessed after 5 attempts"
+		n=$((n + 100))
+	done
+	echo "$out"
+}
+src_items=$(items "$SOURCE")
+dst_items=$(items "$TARGET")
+report=$(jq -nr --argjson keys "$keys_json" --argjson a "$src_items" --argjson b "$dst_items" '
+	[inputs | [$keys[] as $k | .[$k]] | tojson] | map(. as $key | $a[$key] as $x | $b[$key] as $y |
+		if $x == null then empty # deleted from the source since the key scan
+		elif $y == null then "sample item \($key) MISSING from the restored table"
+		elif $x != $y then "sample item \($key) DIFFERS in \([($x | keys[]), ($y | keys[])] | unique | map(select($x[.] != $y[.])))"
+		else "ok" end) as $r
+	| ($r[] | select(. != "ok")),
+	  "sample \($r | map(select(. == "ok")) | length)/\($r | length) items equal \(if ($r | all(. == "ok")) then "OK" else "MISMATCH" end)"
+' "$sample_file")
+echo "$report"
+case "$report" in *MISMATCH) fail=1 ;; esac
+
+# 3. How to swap the table in (the API stack imports it by name).
+stream=$(ddb describe-table --table-name "$TARGET" | jq -r '.Table.LatestStreamArn // empty')
+echo
+echo "To point the API stack at $TARGET (TriggersApiStackProps.EventsTable, docs/runbook.md \"PITR restore\"):"
+echo "  npx cdk deploy triggers-$ENV_NAME-api -c triggers:env=$ENV_NAME \\"
+echo "    -c triggers:events-table-name=$TARGET \\"
+echo "    -c triggers:events-table-stream-arn=${stream:-<enable the stream first: aws dynamodb update-table --table-name $TARGET --stream-specification StreamEnabled=true,StreamViewType=NEW_AND_OLD_IMAGES>}"
+echo "  (the data stack keeps its own table, its backups and the archive of expired events; bring $TARGET under it with cdk import to make the swap permanent)"
+
+if [ "$DELETE" = 1 ]; then
+	ddb delete-table --table-name "$TARGET" >/dev/null
+	echo "deleted $TARGET"
+fi
+echo
+if [ "$fail" = 0 ]; then
+	echo "RESULT: PASS"
+else
+	echo "RESULT: FAIL"
+	exit 1
+fi
