@@ -570,7 +570,7 @@ func (m *TriggersMonitoring) queuesSection() {
 		api.DeliveryQueue().MetricApproximateAgeOfOldestMessage(m.opts("Maximum", "Oldest message age")), m.th.DeliveryQueueAgeSeconds, 3, 3, gt, ignore)
 	m.alarm("DeliveryDlqNotEmpty", "Delivery messages were received too many times and moved to the dead-letter queue: a downstream consumer keeps failing on them.", "delivery-dlq-not-empty",
 		depth(api.DeliveryDeadLetterQueue(), "Delivery DLQ"), 1, 1, 1, gte, ignore)
-	m.alarm("StreamFailuresNotEmpty", "The stream consumer gave up on stream records (retries or record age exhausted): those events were not delivered.", "stream-failures-not-empty",
+	m.alarm("StreamFailuresNotEmpty", "Stream records reached the stream-failures queue: malformed records the consumer parked, or batches Lambda discarded once their records passed the maximum record age (6 h by default). Those events were not delivered.", "stream-failures-not-empty",
 		depth(api.StreamFailureQueue(), "Stream failures"), 1, 1, 1, gte, ignore)
 	if w != nil {
 		// Same reason: a gap must not turn it OK while messages wait.
