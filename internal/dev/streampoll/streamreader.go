@@ -264,16 +264,23 @@ func (r *StreamReader) reposition(ctx context.Context, shardID string, typ strea
 }
 
 func (r *StreamReader) lambdaRecord(rec streamtypes.Record) (events.DynamoDBEventRecord, error) {
+	return LambdaRecord(rec, r.arn, r.opts.Region)
+}
+
+// LambdaRecord converts a record read with the DynamoDB Streams API into
+// the form Lambda delivers, with eventSourceARN arn and, when the record
+// has none, awsRegion region.
+func LambdaRecord(rec streamtypes.Record, arn, region string) (events.DynamoDBEventRecord, error) {
 	out := events.DynamoDBEventRecord{
 		AWSRegion:      aws.ToString(rec.AwsRegion),
 		EventID:        aws.ToString(rec.EventID),
 		EventName:      string(rec.EventName),
 		EventSource:    aws.ToString(rec.EventSource),
 		EventVersion:   aws.ToString(rec.EventVersion),
-		EventSourceArn: r.arn,
+		EventSourceArn: arn,
 	}
 	if out.AWSRegion == "" {
-		out.AWSRegion = r.opts.Region
+		out.AWSRegion = region
 	}
 	if rec.UserIdentity != nil {
 		out.UserIdentity = &events.DynamoDBUserIdentity{Type: aws.ToString(rec.UserIdentity.Type), PrincipalID: aws.ToString(rec.UserIdentity.PrincipalId)}

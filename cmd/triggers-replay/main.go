@@ -1,0 +1,410 @@
+// Command triggers-replay publishes events to the delivery queue again,
+// after the stream consumer gave up on them (docs/runbook.md, "Stream
+// failures not empty"). Two sources:
+//
+//	# the records of a failed stream batch, from the stream failure
+//	# queue's message (Lambda's on-failure record), within the stream's 24 h
+//	triggers-replay -table EVENTS -queue-url URL stream < failure-message.json
+//
+//	# the events of a time window, from the table (any age within retention)
+//	triggers-replay -table EVENTS -queue-url URL table -tenant acme -from 2026-11-23T10:00:00Z -to 2026-11-23T11:00:00Z
+//	triggers-replay -table EVENTS -queue-url URL table -all-tenants -from ... -to ...
+//
+// Both send through the stream consumer's own code (delivery.Consumer),
+// so the messages are exactly what it would have sent; consumers
+// deduplicate by event_id, so replaying too much is harmless. -dry-run
+// prints the events instead of sending them.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/triggers-dev/triggers/contract"
+	"github.com/triggers-dev/triggers/internal/ddb"
+	"github.com/triggers-dev/triggers/internal/delivery"
+	"github.com/triggers-dev/triggers/internal/dev/streampoll"
+	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/schema"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, nil))
+}
+
+// clients are what run talks to; tests pass their own sender.
+type clients struct {
+	db      *dynamodb.Client
+	streams *dynamodbstreams.Client
+	sender  delivery.Sender
+}
+
+const usage = `usage: triggers-replay -table EVENTS_TABLE -queue-url DELIVERY_QUEUE_URL [flags] stream < on-failure-message.json
+       triggers-replay -table EVENTS_TABLE -queue-url DELIVERY_QUEUE_URL [flags] table (-tenant T ... | -all-tenants) -from RFC3339 -to RFC3339`
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, sender delivery.Sender) int {
+	fs := flag.NewFlagSet("triggers-replay", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprintln(stderr, usage); fs.PrintDefaults() }
+	table := fs.String("table", "", "the events table's name (required)")
+	queueURL := fs.String("queue-url", "", "the delivery queue's URL (required unless -dry-run)")
+	endpoint := fs.String("endpoint-url", "", "DynamoDB and DynamoDB Streams endpoint (DynamoDB Local, say)")
+	sqsEndpoint := fs.String("sqs-endpoint-url", "", "SQS endpoint")
+	dryRun := fs.Bool("dry-run", false, "print the events as JSON lines instead of sending them")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *table == "" || (*queueURL == "" && !*dryRun) || fs.NArg() == 0 {
+		fmt.Fprintln(stderr, "triggers-replay: -table and -queue-url (or -dry-run) and a source (stream or table) are required")
+		fmt.Fprintln(stderr, usage)
+		return 2
+	}
+	dbOpts := ddb.Options{EndpointURL: *endpoint}
+	cfg, err := ddb.LoadConfig(ctx, dbOpts)
+	if err != nil {
+		fmt.Fprintf(stderr, "triggers-replay: %v\n", err)
+		return 1
+	}
+	c := clients{
+		db: ddb.ClientFromConfig(cfg, dbOpts),
+		streams: dynamodbstreams.NewFromConfig(cfg, func(o *dynamodbstreams.Options) {
+			if *endpoint != "" {
+				o.BaseEndpoint = aws.String(*endpoint)
+			}
+		}),
+		sender: sender,
+	}
+	switch {
+	case *dryRun:
+		c.sender = streampoll.WriterSink(stdout)
+		*queueURL = "dry-run"
+	case c.sender == nil:
+		c.sender = sqs.NewFromConfig(cfg, func(o *sqs.Options) {
+			if *sqsEndpoint != "" {
+				o.BaseEndpoint = aws.String(*sqsEndpoint)
+			}
+		})
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, nil))
+	consumer, err := delivery.New(delivery.Config{Sender: c.sender, QueueURL: *queueURL, Logger: log})
+	if err != nil {
+		fmt.Fprintf(stderr, "triggers-replay: %v\n", err)
+		return 1
+	}
+	var n int
+	switch fs.Arg(0) {
+	case "stream":
+		n, err = replayStream(ctx, c, consumer, stdin, fs.Args()[1:])
+	case "table":
+		n, err = replayTable(ctx, c, consumer, *table, fs.Args()[1:], stderr)
+	default:
+		fmt.Fprintf(stderr, "triggers-replay: unknown source %q: use stream or table\n%s\n", fs.Arg(0), usage)
+		return 2
+	}
+	var usageErr *usageError
+	switch {
+	case errors.As(err, &usageErr):
+		fmt.Fprintf(stderr, "triggers-replay: %v\n", err)
+		return 2
+	case err != nil:
+		fmt.Fprintf(stderr, "triggers-replay: %v (%d events published before the error; run again: consumers deduplicate by event_id)\n", err, n)
+		return 1
+	}
+	fmt.Fprintf(stderr, "triggers-replay: %d events published\n", n)
+	return 0
+}
+
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+// failureMessage is the part of Lambda's on-failure record for a stream
+// event source that locates the batch.
+type failureMessage struct {
+	Info *struct {
+		ShardID             string `json:"shardId"`
+		StartSequenceNumber string `json:"startSequenceNumber"`
+		EndSequenceNumber   string `json:"endSequenceNumber"`
+		StreamArn           string `json:"streamArn"`
+	} `json:"DDBStreamBatchInfo"`
+	// Reason and Record are set instead on the records the stream
+	// consumer parked itself (malformed: never replayable).
+	Reason string          `json:"reason"`
+	Record json.RawMessage `json:"record"`
+}
+
+// replayStream re-reads the failed batch's sequence number range from its
+// shard and hands the records to the consumer.
+func replayStream(ctx context.Context, c clients, consumer *delivery.Consumer, stdin io.Reader, args []string) (int, error) {
+	if len(args) > 0 {
+		return 0, &usageError{"stream takes no arguments: pipe the failure queue's message on standard input"}
+	}
+	var m failureMessage
+	if err := json.NewDecoder(stdin).Decode(&m); err != nil {
+		return 0, &usageError{fmt.Sprintf("standard input is not a failure message: %v", err)}
+	}
+	if m.Info == nil {
+		if m.Reason != "" {
+			return 0, &usageError{"this message is a malformed record the consumer parked (" + m.Reason + "): it can never be delivered; fix or drop it"}
+		}
+		return 0, &usageError{"the message has no DDBStreamBatchInfo: pass Lambda's on-failure record from the stream failure queue"}
+	}
+	in := m.Info
+	it, err := c.streams.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{
+		StreamArn: aws.String(in.StreamArn), ShardId: aws.String(in.ShardID),
+		ShardIteratorType: streamtypes.ShardIteratorTypeAtSequenceNumber, SequenceNumber: aws.String(in.StartSequenceNumber),
+	})
+	if err != nil {
+		return 0, fmt.Errorf("position at %s on shard %s (older than the stream's 24 h? replay from the table instead): %w", in.StartSequenceNumber, in.ShardID, err)
+	}
+	iter := it.ShardIterator
+	published := 0
+	for empty := 0; iter != nil && empty < 3; {
+		out, err := c.streams.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: iter})
+		if err != nil {
+			return published, fmt.Errorf("read shard %s: %w", in.ShardID, err)
+		}
+		iter = out.NextShardIterator
+		if len(out.Records) == 0 {
+			empty++
+			continue
+		}
+		var batch []events.DynamoDBEventRecord
+		done := false
+		for _, r := range out.Records {
+			seq := aws.ToString(r.Dynamodb.SequenceNumber)
+			if seqAfter(seq, in.EndSequenceNumber) {
+				done = true
+				break
+			}
+			rec, err := streampoll.LambdaRecord(r, in.StreamArn, "")
+			if err != nil {
+				return published, err
+			}
+			batch = append(batch, rec)
+		}
+		n, err := handle(ctx, consumer, batch)
+		published += n
+		if err != nil || done {
+			return published, err
+		}
+	}
+	return published, nil
+}
+
+// seqAfter compares DynamoDB Streams sequence numbers (decimal strings).
+func seqAfter(a, b string) bool {
+	a, b = strings.TrimLeft(a, "0"), strings.TrimLeft(b, "0")
+	if len(a) != len(b) {
+		return len(a) > len(b)
+	}
+	return a > b
+}
+
+// handle sends the records through the consumer and counts the events
+// published; any record failure is an error.
+func handle(ctx context.Context, consumer *delivery.Consumer, recs []events.DynamoDBEventRecord) (int, error) {
+	n := 0
+	for _, r := range recs {
+		if d, _, err := delivery.Decide(r); err == nil && d == delivery.Deliver {
+			n++
+		}
+	}
+	resp, err := consumer.Handle(ctx, events.DynamoDBEvent{Records: recs})
+	if err != nil {
+		return 0, err
+	}
+	if len(resp.BatchItemFailures) > 0 {
+		return 0, fmt.Errorf("%d records could not be published, from sequence number %s (see the log line above)", len(resp.BatchItemFailures), resp.BatchItemFailures[0].ItemIdentifier)
+	}
+	return n, nil
+}
+
+// replayTable publishes every event of the window [from, to) of the named
+// tenants (or of every tenant, with a Scan) as INSERT records.
+func replayTable(ctx context.Context, c clients, consumer *delivery.Consumer, table string, args []string, stderr io.Writer) (int, error) {
+	fs := flag.NewFlagSet("table", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var tenants multi
+	fs.Var(&tenants, "tenant", "a tenant whose events to publish (repeat for several)")
+	all := fs.Bool("all-tenants", false, "every tenant's events (a Scan of the whole table)")
+	fromS := fs.String("from", "", "start of the window, RFC 3339 (inclusive)")
+	toS := fs.String("to", "", "end of the window, RFC 3339 (exclusive)")
+	if err := fs.Parse(args); err != nil {
+		return 0, &usageError{err.Error()}
+	}
+	from, err1 := time.Parse(time.RFC3339Nano, *fromS)
+	to, err2 := time.Parse(time.RFC3339Nano, *toS)
+	switch {
+	case err1 != nil || err2 != nil:
+		return 0, &usageError{"-from and -to must be RFC 3339 times, such as 2026-11-23T10:00:00Z"}
+	case !to.After(from):
+		return 0, &usageError{fmt.Sprintf("-to %s is not after -from %s", *toS, *fromS)}
+	case *all == (len(tenants) > 0):
+		return 0, &usageError{"name the tenants with -tenant, or pass -all-tenants (not both)"}
+	}
+	for _, t := range tenants {
+		if !event.ValidTenantID(t) {
+			return 0, &usageError{fmt.Sprintf("-tenant %q is not a tenant id", t)}
+		}
+	}
+	// The sort key starts with the event's timestamp, so a window is a
+	// key range: [from, to) as "<ts>#" prefixes.
+	lo, hi := event.FormatTime(from)+contract.KeySeparator, event.FormatTime(to)+contract.KeySeparator
+	published := 0
+	page := func(items []map[string]types.AttributeValue) error {
+		var recs []events.DynamoDBEventRecord
+		for _, it := range items {
+			rec, err := insertRecord(it)
+			if err != nil {
+				return err
+			}
+			recs = append(recs, rec)
+		}
+		n, err := handle(ctx, consumer, recs)
+		published += n
+		return err
+	}
+	names := map[string]string{"#pk": schema.AttrUserID, "#sk": schema.AttrTimestampEventID}
+	if *all {
+		p := dynamodb.NewScanPaginator(c.db, &dynamodb.ScanInput{
+			TableName:                 aws.String(table),
+			FilterExpression:          aws.String("#sk BETWEEN :lo AND :hi AND NOT contains(#pk, :sep)"),
+			ExpressionAttributeNames:  names,
+			ExpressionAttributeValues: map[string]types.AttributeValue{":lo": s(lo), ":hi": s(hi), ":sep": s(contract.KeySeparator)},
+			ConsistentRead:            aws.Bool(true),
+		})
+		for p.HasMorePages() {
+			out, err := p.NextPage(ctx)
+			if err != nil {
+				return published, fmt.Errorf("scan %s: %w", table, err)
+			}
+			if err := page(out.Items); err != nil {
+				return published, err
+			}
+		}
+		return published, nil
+	}
+	for _, t := range tenants {
+		p := dynamodb.NewQueryPaginator(c.db, &dynamodb.QueryInput{
+			TableName:                 aws.String(table),
+			KeyConditionExpression:    aws.String("#pk = :pk AND #sk BETWEEN :lo AND :hi"),
+			ExpressionAttributeNames:  names,
+			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s(t), ":lo": s(lo), ":hi": s(hi)},
+			ConsistentRead:            aws.Bool(true),
+		})
+		for p.HasMorePages() {
+			out, err := p.NextPage(ctx)
+			if err != nil {
+				return published, fmt.Errorf("query %s for %s: %w", table, t, err)
+			}
+			if err := page(out.Items); err != nil {
+				return published, err
+			}
+		}
+	}
+	return published, nil
+}
+
+func s(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+
+// insertRecord is the stream record an item's insertion made: what the
+// consumer would have received.
+func insertRecord(item map[string]types.AttributeValue) (events.DynamoDBEventRecord, error) {
+	img, err := streamImage(item)
+	if err != nil {
+		return events.DynamoDBEventRecord{}, err
+	}
+	id := ""
+	if v, ok := item[schema.AttrEventID].(*types.AttributeValueMemberS); ok {
+		id = v.Value
+	}
+	rec := events.DynamoDBEventRecord{EventName: string(events.DynamoDBOperationTypeInsert), EventID: "replay-" + id}
+	rec.Change.NewImage = img
+	rec.Change.SequenceNumber = "replay-" + id
+	rec.Change.StreamViewType = "NEW_IMAGE"
+	return rec, nil
+}
+
+// streamImage converts an item to the aws-lambda-go image form through
+// the Streams API's attribute value type, with the converter the local
+// stream reader uses.
+func streamImage(item map[string]types.AttributeValue) (map[string]events.DynamoDBAttributeValue, error) {
+	out := make(map[string]streamtypes.AttributeValue, len(item))
+	for k, v := range item {
+		sv, err := toStreamValue(v)
+		if err != nil {
+			return nil, fmt.Errorf("attribute %q: %w", k, err)
+		}
+		out[k] = sv
+	}
+	return streampoll.LambdaImage(out)
+}
+
+func toStreamValue(av types.AttributeValue) (streamtypes.AttributeValue, error) {
+	switch x := av.(type) {
+	case *types.AttributeValueMemberS:
+		return &streamtypes.AttributeValueMemberS{Value: x.Value}, nil
+	case *types.AttributeValueMemberN:
+		return &streamtypes.AttributeValueMemberN{Value: x.Value}, nil
+	case *types.AttributeValueMemberBOOL:
+		return &streamtypes.AttributeValueMemberBOOL{Value: x.Value}, nil
+	case *types.AttributeValueMemberNULL:
+		return &streamtypes.AttributeValueMemberNULL{Value: x.Value}, nil
+	case *types.AttributeValueMemberB:
+		return &streamtypes.AttributeValueMemberB{Value: x.Value}, nil
+	case *types.AttributeValueMemberSS:
+		return &streamtypes.AttributeValueMemberSS{Value: x.Value}, nil
+	case *types.AttributeValueMemberNS:
+		return &streamtypes.AttributeValueMemberNS{Value: x.Value}, nil
+	case *types.AttributeValueMemberBS:
+		return &streamtypes.AttributeValueMemberBS{Value: x.Value}, nil
+	case *types.AttributeValueMemberL:
+		l := make([]streamtypes.AttributeValue, len(x.Value))
+		for i, e := range x.Value {
+			v, err := toStreamValue(e)
+			if err != nil {
+				return nil, err
+			}
+			l[i] = v
+		}
+		return &streamtypes.AttributeValueMemberL{Value: l}, nil
+	case *types.AttributeValueMemberM:
+		m := make(map[string]streamtypes.AttributeValue, len(x.Value))
+		for k, e := range x.Value {
+			v, err := toStreamValue(e)
+			if err != nil {
+				return nil, err
+			}
+			m[k] = v
+		}
+		return &streamtypes.AttributeValueMemberM{Value: m}, nil
+	}
+	return nil, fmt.Errorf("unsupported attribute value %T", av)
+}
+
+// multi is a repeatable string flag.
+type multi []string
+
+func (m *multi) String() string     { return strings.Join(*m, ",") }
+func (m *multi) Set(v string) error { *m = append(*m, v); return nil }

@@ -1,0 +1,171 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/triggers-dev/triggers/internal/ddb/ddblocal"
+	"github.com/triggers-dev/triggers/internal/ddb/ddbtest"
+	"github.com/triggers-dev/triggers/internal/delivery"
+	"github.com/triggers-dev/triggers/internal/dev/streampoll"
+	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/internal/store"
+	"github.com/triggers-dev/triggers/schema"
+)
+
+var db *ddbtest.Local
+
+func TestMain(m *testing.M) { os.Exit(ddbtest.Main(m, &db)) }
+
+// sink records the published messages (the delivery queue's seam).
+type sink struct {
+	mu  sync.Mutex
+	ids []string
+}
+
+func (s *sink) sender() delivery.Sender {
+	return streampoll.SinkFunc(func(_ context.Context, m delivery.Message) error {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.ids = append(s.ids, m.EventID)
+		return nil
+	})
+}
+
+func put(t *testing.T, st *store.Store, tenant string, at time.Time) event.Event {
+	t.Helper()
+	e, err := event.New(event.CreateRequest{EventType: "t", Payload: map[string]any{"n": json.Number("1")}}, at, 30*24*time.Hour, event.Metadata{})
+	require.NoError(t, err)
+	require.NoError(t, st.Put(context.Background(), tenant, e))
+	return e
+}
+
+func replay(t *testing.T, stdin string, sk *sink, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), append([]string{"-endpoint-url", db.Endpoint}, args...), strings.NewReader(stdin), &out, &errOut, sk.sender())
+	return code, out.String(), errOut.String()
+}
+
+// Table mode publishes exactly the window's events of the named tenants
+// (or of all), never the table's other records.
+func TestReplayTable(t *testing.T) {
+	table := db.CreateTable(t, schema.Events())
+	st := store.New(db.Client, table)
+	base := time.Now().UTC().Truncate(time.Second).Add(-2 * time.Hour)
+	before := put(t, st, "tenant-a", base.Add(-time.Minute))
+	in1 := put(t, st, "tenant-a", base)
+	in2 := put(t, st, "tenant-a", base.Add(30*time.Minute))
+	other := put(t, st, "tenant-b", base.Add(10*time.Minute))
+	after := put(t, st, "tenant-a", base.Add(time.Hour))
+	_, _, err := st.PutIdempotent(context.Background(), "tenant-a", func() event.Event {
+		e, _ := event.New(event.CreateRequest{EventType: "t", Payload: map[string]any{}}, base.Add(5*time.Minute), 30*24*time.Hour, event.Metadata{}) // not expired: DynamoDB Local deletes expired items at random times
+		return e
+	}(), "key-1", "hash")
+	require.NoError(t, err)
+
+	from, to := base.Format(time.RFC3339), base.Add(time.Hour).Format(time.RFC3339)
+	sk := &sink{}
+	code, _, stderr := replay(t, "", sk, "-table", table, "-queue-url", "q", "table", "-tenant", "tenant-a", "-from", from, "-to", to)
+	require.Equal(t, 0, code, stderr)
+	idem := ""
+	for _, id := range sk.ids {
+		if id != in1.ID && id != in2.ID {
+			idem = id
+		}
+	}
+	require.Len(t, sk.ids, 3, "two events and the idempotent one, never its record")
+	assert.Contains(t, sk.ids, in1.ID)
+	assert.Contains(t, sk.ids, in2.ID)
+	assert.NotEmpty(t, idem)
+	assert.NotContains(t, sk.ids, before.ID, "before the window")
+	assert.NotContains(t, sk.ids, after.ID, "-to is exclusive")
+	assert.Contains(t, stderr, "3 events published")
+
+	sk = &sink{}
+	code, _, stderr = replay(t, "", sk, "-table", table, "-queue-url", "q", "table", "-all-tenants", "-from", from, "-to", to)
+	require.Equal(t, 0, code, stderr)
+	assert.Len(t, sk.ids, 4, "in1 %s in2 %s other %s", in1.ID, in2.ID, other.ID)
+	assert.Contains(t, sk.ids, other.ID)
+
+	// -dry-run prints the messages instead.
+	code, out, stderr := replay(t, "", &sink{}, "-table", table, "-dry-run", "table", "-tenant", "tenant-b", "-from", from, "-to", to)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, `"event_id":"`+other.ID+`"`)
+}
+
+func TestReplayUsage(t *testing.T) {
+	table := db.CreateTable(t, schema.Events())
+	for _, tc := range []struct {
+		args  []string
+		stdin string
+		want  string
+	}{
+		{[]string{"table"}, "", "-table and -queue-url"},
+		{[]string{"-table", table, "-queue-url", "q", "nope"}, "", `unknown source "nope"`},
+		{[]string{"-table", table, "-queue-url", "q", "table", "-tenant", "a", "-from", "x", "-to", "y"}, "", "RFC 3339"},
+		{[]string{"-table", table, "-queue-url", "q", "table", "-tenant", "a", "-from", "2026-01-02T00:00:00Z", "-to", "2026-01-01T00:00:00Z"}, "", "is not after"},
+		{[]string{"-table", table, "-queue-url", "q", "table", "-from", "2026-01-01T00:00:00Z", "-to", "2026-01-02T00:00:00Z"}, "", "-all-tenants"},
+		{[]string{"-table", table, "-queue-url", "q", "table", "-tenant", "a#b", "-from", "2026-01-01T00:00:00Z", "-to", "2026-01-02T00:00:00Z"}, "", "not a tenant id"},
+		{[]string{"-table", table, "-queue-url", "q", "stream"}, "not json", "not a failure message"},
+		{[]string{"-table", table, "-queue-url", "q", "stream"}, `{"reason":"without a new image","record":{}}`, "malformed record the consumer parked"},
+		{[]string{"-table", table, "-queue-url", "q", "stream"}, `{"requestContext":{}}`, "no DDBStreamBatchInfo"},
+	} {
+		code, _, stderr := replay(t, tc.stdin, &sink{}, tc.args...)
+		assert.Equal(t, 2, code, "%v: %s", tc.args, stderr)
+		assert.Contains(t, stderr, tc.want, "%v", tc.args)
+	}
+}
+
+// Stream mode re-reads exactly the failed batch's sequence number range,
+// as Lambda's on-failure record names it.
+func TestReplayStream(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.Events())
+	st := store.New(db.Client, table)
+	var evs []event.Event
+	for i := range 4 {
+		evs = append(evs, put(t, st, "tenant-a", time.Now().UTC().Add(time.Duration(i)*time.Millisecond)))
+	}
+	arn, err := streampoll.LatestStreamARN(ctx, db.Client, table)
+	require.NoError(t, err)
+	streams := ddblocal.NewStreamsClient(db.Endpoint)
+	desc, err := streams.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(arn)})
+	require.NoError(t, err)
+	shard := aws.ToString(desc.StreamDescription.Shards[0].ShardId)
+	it, err := streams.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(arn), ShardId: aws.String(shard), ShardIteratorType: streamtypes.ShardIteratorTypeTrimHorizon})
+	require.NoError(t, err)
+	recs, err := streams.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: it.ShardIterator})
+	require.NoError(t, err)
+	require.Len(t, recs.Records, 4)
+	seq := func(i int) string { return aws.ToString(recs.Records[i].Dynamodb.SequenceNumber) }
+	msg, err := json.Marshal(map[string]any{
+		"requestContext":     map[string]any{"condition": "RetryAttemptsExhausted"},
+		"DDBStreamBatchInfo": map[string]any{"shardId": shard, "startSequenceNumber": seq(1), "endSequenceNumber": seq(2), "streamArn": arn, "batchSize": 2},
+	})
+	require.NoError(t, err)
+
+	sk := &sink{}
+	code, _, stderr := replay(t, string(msg), sk, "-table", table, "-queue-url", "q", "stream")
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, []string{evs[1].ID, evs[2].ID}, sk.ids, "exactly the failed range, in order")
+}
+
+func TestSeqAfter(t *testing.T) {
+	assert.True(t, seqAfter("100", "99"))
+	assert.False(t, seqAfter("099", "99"))
+	assert.True(t, seqAfter("000000000000000000001234", "1233"))
+	assert.False(t, seqAfter("1233", "1233"))
+}
