@@ -471,3 +471,78 @@ func TestPrivateTargetRefusedAtDelivery(t *testing.T) {
 	assert.Equal(t, "failed", a[0].Outcome)
 	assert.Contains(t, a[0].Error, "loopback")
 }
+
+// Delivery is at least once: the function dies (its context ends) while
+// receivers are answering a batch; SQS then redelivers the batch. Every
+// event reaches the receiver, every duplicate carries the same webhook-id,
+// and no attempt is recorded twice.
+func TestKilledMidBatchLosesNothing(t *testing.T) {
+	hold := make(chan struct{})
+	var mu sync.Mutex
+	got := map[string]int{}
+	first := true
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		mu.Lock()
+		got[req.Header.Get(webhook.HeaderID)]++
+		wait := first
+		first = false
+		mu.Unlock()
+		if wait {
+			<-hold // the first request hangs until the function is dead
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() {
+		select {
+		case <-hold:
+		default:
+			close(hold)
+		}
+	})
+	rcv := &receiver{srv: srv}
+	w := newWorld(t, rcv)
+	w.subscribe("tenant-a")
+	var batch events.SQSEvent
+	var ids []string
+	str := func(s string) *string { return &s }
+	for i := range 6 {
+		e := w.event("tenant-a", "t")
+		ids = append(ids, e.ID)
+		body, err := json.Marshal(e)
+		require.NoError(t, err)
+		batch.Records = append(batch.Records, events.SQSMessage{MessageId: "m" + string(rune('0'+i)), Body: string(body),
+			MessageAttributes: map[string]events.SQSMessageAttribute{dispatch.AttrTenant: {StringValue: str("tenant-a"), DataType: "String"}}})
+	}
+
+	ctx, kill := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = w.d.HandleSQS(ctx, batch)
+	}()
+	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(got) >= 1 }, 10*time.Second, 10*time.Millisecond)
+	kill() // the invocation ends mid-batch
+	<-done
+	close(hold)
+
+	// SQS makes the batch visible again: the next invocation handles it.
+	resp, err := w.d.HandleSQS(context.Background(), batch)
+	require.NoError(t, err)
+	assert.Empty(t, resp.BatchItemFailures)
+	mu.Lock()
+	defer mu.Unlock()
+	for _, id := range ids {
+		assert.GreaterOrEqual(t, got[id], 1, "event %s reached the receiver", id)
+		assert.Equal(t, event.Delivered, w.status("tenant-a", id).Status)
+		atts := w.attempts("tenant-a", id)
+		delivered := 0
+		for _, a := range atts {
+			if a.Outcome == "delivered" {
+				delivered++
+			}
+		}
+		assert.Equal(t, 1, delivered, "event %s: one delivered attempt recorded: %v", id, atts)
+	}
+	assert.Len(t, got, len(ids), "only these webhook-ids: a duplicate carries its event's id")
+}
