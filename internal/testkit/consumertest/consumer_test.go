@@ -242,12 +242,18 @@ func TestExamplePlatform(t *testing.T) {
 	filter, _ := json.Marshal(m["FilterCriteria"])
 	assert.Contains(t, string(filter), `\"eventName\":[\"INSERT\",\"MODIFY\"]`)
 
-	// Monitoring alarms to the example's own topic, and creates none.
+	// Monitoring pages the example's own topic, through one composite
+	// alarm per service (the member alarms have no actions), and creates
+	// no topic.
 	topic := tmpl.one(t, "AWS::SNS::Topic", "AlarmTopic")
 	assert.Len(t, tmpl.ids("AWS::SNS::Topic"), 1)
-	alarms := tmpl.ids("AWS::CloudWatch::Alarm")
-	require.NotEmpty(t, alarms)
-	for _, id := range alarms {
+	require.NotEmpty(t, tmpl.ids("AWS::CloudWatch::Alarm"))
+	for _, id := range tmpl.ids("AWS::CloudWatch::Alarm") {
+		assert.NotContains(t, tmpl.Resources[id].Properties, "AlarmActions", id)
+	}
+	composites := tmpl.ids("AWS::CloudWatch::CompositeAlarm")
+	require.NotEmpty(t, composites)
+	for _, id := range composites {
 		assert.Equal(t, []any{map[string]any{"Ref": topic}}, tmpl.Resources[id].Properties["AlarmActions"], id)
 	}
 	assert.Len(t, tmpl.ids("AWS::CloudWatch::Dashboard"), 1)
