@@ -52,17 +52,17 @@ func main() {
 	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, nil))
 }
 
-// clients are what run talks to; tests pass their own sender.
+// clients are what run talks to; tests pass their own publisher.
 type clients struct {
 	db      *dynamodb.Client
 	streams *dynamodbstreams.Client
-	sender  delivery.Sender
+	pub     delivery.Publisher
 }
 
 const usage = `usage: triggers-replay -table EVENTS_TABLE -queue-url DELIVERY_QUEUE_URL [flags] stream < on-failure-message.json
        triggers-replay -table EVENTS_TABLE -queue-url DELIVERY_QUEUE_URL [flags] table (-tenant T ... | -all-tenants) -from RFC3339 -to RFC3339`
 
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, sender delivery.Sender) int {
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, pub delivery.Publisher) int {
 	fs := flag.NewFlagSet("triggers-replay", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprintln(stderr, usage); fs.PrintDefaults() }
@@ -92,21 +92,21 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 				o.BaseEndpoint = aws.String(*endpoint)
 			}
 		}),
-		sender: sender,
+		pub: pub,
 	}
 	switch {
 	case *dryRun:
-		c.sender = streampoll.WriterSink(stdout)
+		c.pub = streampoll.WriterSink(stdout)
 		*queueURL = "dry-run"
-	case c.sender == nil:
-		c.sender = sqs.NewFromConfig(cfg, func(o *sqs.Options) {
+	case c.pub == nil:
+		c.pub = delivery.SQSPublisher{QueueURL: *queueURL, Client: sqs.NewFromConfig(cfg, func(o *sqs.Options) {
 			if *sqsEndpoint != "" {
 				o.BaseEndpoint = aws.String(*sqsEndpoint)
 			}
-		})
+		})}
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, nil))
-	consumer, err := delivery.New(delivery.Config{Sender: c.sender, QueueURL: *queueURL, Logger: log})
+	consumer, err := delivery.New(delivery.Config{Publisher: c.pub, QueueURL: *queueURL, Logger: log})
 	if err != nil {
 		fmt.Fprintf(stderr, "triggers-replay: %v\n", err)
 		return 1

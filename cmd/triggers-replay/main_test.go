@@ -35,7 +35,7 @@ type sink struct {
 	ids []string
 }
 
-func (s *sink) sender() delivery.Sender {
+func (s *sink) sender() delivery.Publisher {
 	return streampoll.SinkFunc(func(_ context.Context, m delivery.Message) error {
 		s.mu.Lock()
 		defer s.mu.Unlock()

@@ -55,10 +55,13 @@ const (
 
 // Config configures a Consumer.
 type Config struct {
-	// Sender sends message batches. Required.
+	// Publisher sends the messages. Default: SQSPublisher{Sender,
+	// QueueURL}.
+	Publisher Publisher
+	// Sender sends message batches to QueueURL, when Publisher is nil.
 	Sender Sender
-	// QueueURL is the delivery queue. Required (sinks ignore it, but it
-	// names the destination in logs).
+	// QueueURL is the delivery queue. Required (it names the destination
+	// in logs; sinks ignore it).
 	QueueURL string
 	// Logger receives one JSON line per malformed record and per failed
 	// invocation. Default: slog.Default().
@@ -120,7 +123,7 @@ func (d SQSDeadLetter) Park(ctx context.Context, record json.RawMessage, reason 
 
 // Consumer forwards inserted events from stream batches to the queue.
 type Consumer struct {
-	send        Sender
+	pub         Publisher
 	queueURL    string
 	log         *slog.Logger
 	maxAttempts int
@@ -131,15 +134,18 @@ type Consumer struct {
 
 // New returns a consumer for cfg.
 func New(cfg Config) (*Consumer, error) {
-	if cfg.Sender == nil {
-		return nil, errors.New("delivery: Config.Sender is nil: pass an *sqs.Client or a sink")
+	if cfg.Publisher == nil && cfg.Sender == nil {
+		return nil, errors.New("delivery: Config.Publisher and Config.Sender are nil: pass an *sqs.Client as Sender, or a Publisher")
 	}
 	if cfg.QueueURL == "" {
 		return nil, errors.New("delivery: Config.QueueURL is empty: set it to the delivery queue URL")
 	}
-	c := &Consumer{send: cfg.Sender, queueURL: cfg.QueueURL, log: cfg.Logger, maxAttempts: cfg.MaxAttempts, maxBytes: cfg.MaxBatchBytes, sleep: cfg.Sleep, dead: cfg.DeadLetter}
+	c := &Consumer{pub: cfg.Publisher, queueURL: cfg.QueueURL, log: cfg.Logger, maxAttempts: cfg.MaxAttempts, maxBytes: cfg.MaxBatchBytes, sleep: cfg.Sleep, dead: cfg.DeadLetter}
 	if c.log == nil {
 		c.log = slog.Default()
+	}
+	if c.pub == nil {
+		c.pub = SQSPublisher{Client: cfg.Sender, QueueURL: cfg.QueueURL}
 	}
 	if c.maxAttempts <= 0 {
 		c.maxAttempts = DefaultMaxAttempts
@@ -317,91 +323,138 @@ type sendFailure struct {
 	err   error
 }
 
-// sendChunk sends ps in one SendMessageBatch call, retrying entries that
+// sendChunk publishes ps in one Publish call, retrying messages that
 // failed with a retryable error up to maxAttempts times. It returns how
 // many were sent and the failed record with the lowest index (nil when
 // all were sent).
 func (c *Consumer) sendChunk(ctx context.Context, ps []pending) (sent int, failed *sendFailure) {
-	byID := make(map[string]pending, len(ps))
-	entries := make([]sqstypes.SendMessageBatchRequestEntry, len(ps))
-	for i, p := range ps {
-		id := strconv.Itoa(p.index)
-		byID[id] = p
-		entries[i] = sqstypes.SendMessageBatchRequestEntry{
-			Id:          aws.String(id),
-			MessageBody: aws.String(string(p.msg.Body)),
-			MessageAttributes: map[string]sqstypes.MessageAttributeValue{
-				AttrTenant:    {DataType: aws.String("String"), StringValue: aws.String(p.msg.Tenant)},
-				AttrEventType: {DataType: aws.String("String"), StringValue: aws.String(p.msg.EventType)},
-			},
-		}
-	}
 	fail := func(p pending, err error) {
 		if failed == nil || p.index < failed.index {
 			failed = &sendFailure{index: p.index, msg: p.msg, err: err}
 		}
 	}
-	for attempt := 1; len(entries) > 0; attempt++ {
-		out, err := c.send.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(c.queueURL), Entries: entries})
+	for attempt := 1; len(ps) > 0; attempt++ {
+		entries := make([]Entry, len(ps))
+		for i, p := range ps {
+			entries[i] = Entry{ID: strconv.Itoa(p.index), Message: p.msg}
+		}
+		errs, err := c.pub.Publish(ctx, entries)
 		if err != nil {
-			for _, e := range entries {
-				fail(byID[*e.Id], fmt.Errorf("SendMessageBatch: %w", err))
+			for _, p := range ps {
+				fail(p, err)
 			}
 			return sent, failed
 		}
-		done := make(map[string]bool, len(entries))
-		for _, s := range out.Successful {
-			id := aws.ToString(s.Id)
-			if _, ok := byID[id]; ok && !done[id] {
-				done[id] = true
-				sent++
-			}
-		}
-		retryable := make(map[string]bool)
+		var retry []pending
 		var retryErr error
-		for _, f := range out.Failed {
-			id := aws.ToString(f.Id)
-			p, ok := byID[id]
-			if !ok || done[id] {
-				continue
-			}
-			done[id] = true
-			err := fmt.Errorf("entry failed: %s: %s (sender fault %t, attempt %d)", aws.ToString(f.Code), aws.ToString(f.Message), f.SenderFault, attempt)
-			if f.SenderFault {
-				fail(p, err)
-				continue
-			}
-			retryErr = err
-			retryable[id] = true
-		}
-		// Retry in the original order; an entry the result does not
-		// mention is retried too, to be sure.
-		var retry []sqstypes.SendMessageBatchRequestEntry
-		for _, e := range entries {
-			switch {
-			case retryable[*e.Id]:
-				retry = append(retry, e)
-			case !done[*e.Id]:
-				retryErr = fmt.Errorf("entry missing from the SendMessageBatch result (attempt %d)", attempt)
-				retry = append(retry, e)
+		for i, p := range ps {
+			switch e := errs[i]; {
+			case e == nil:
+				sent++
+			case errors.Is(e, ErrRetryable):
+				retryErr = fmt.Errorf("%w (attempt %d)", e, attempt)
+				retry = append(retry, p)
+			default:
+				fail(p, fmt.Errorf("%w (attempt %d)", e, attempt))
 			}
 		}
 		if len(retry) == 0 {
 			break
 		}
 		if attempt >= c.maxAttempts {
-			for _, e := range retry {
-				fail(byID[*e.Id], retryErr)
+			for _, p := range retry {
+				fail(p, retryErr)
 			}
 			break
 		}
 		if err := c.sleep(ctx, backoff.Delay(retryBase, attempt)); err != nil {
-			for _, e := range retry {
-				fail(byID[*e.Id], fmt.Errorf("%v; not retried: %w", retryErr, err))
+			for _, p := range retry {
+				fail(p, fmt.Errorf("%v; not retried: %w", retryErr, err))
 			}
 			break
 		}
-		entries = retry
+		ps = retry
 	}
 	return sent, failed
+}
+
+// Publisher is the seam between the consumer and where deliveries go:
+// SQSPublisher in Lambda, make dev's sinks locally (one Message type on
+// both sides, nothing rebuilt from SQS entries).
+type Publisher interface {
+	// Publish sends 1 to MaxBatchEntries entries and returns one error
+	// per entry, in order: nil when it was sent; wrapping ErrRetryable
+	// when trying again may help. The second result fails the whole call
+	// (not retried here: the SDK's retryer already retried it).
+	Publish(ctx context.Context, entries []Entry) ([]error, error)
+}
+
+// Entry is one message to publish with an id unique within its call (the
+// record's index in its stream batch, stable across retries; SQS's batch
+// entry id).
+type Entry struct {
+	ID string
+	Message
+}
+
+// ErrRetryable marks per-message Publish errors worth retrying.
+var ErrRetryable = errors.New("retryable")
+
+// SQSPublisher publishes to an SQS queue with SendMessageBatch: each
+// message's body is the event's JSON, with the String attributes tenant
+// and event_type.
+type SQSPublisher struct {
+	Client   Sender
+	QueueURL string
+}
+
+// Publish implements Publisher. An entry SQS failed without sender fault
+// (internal error, throttling), or left out of its result, is retryable;
+// one with sender fault (too large, invalid) is not.
+func (p SQSPublisher) Publish(ctx context.Context, msgs []Entry) ([]error, error) {
+	entries := make([]sqstypes.SendMessageBatchRequestEntry, len(msgs))
+	pos := make(map[string]int, len(msgs))
+	for i, m := range msgs {
+		pos[m.ID] = i
+		entries[i] = sqstypes.SendMessageBatchRequestEntry{
+			Id:          aws.String(m.ID),
+			MessageBody: aws.String(string(m.Body)),
+			MessageAttributes: map[string]sqstypes.MessageAttributeValue{
+				AttrTenant:    {DataType: aws.String("String"), StringValue: aws.String(m.Tenant)},
+				AttrEventType: {DataType: aws.String("String"), StringValue: aws.String(m.EventType)},
+			},
+		}
+	}
+	out, err := p.Client.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(p.QueueURL), Entries: entries})
+	if err != nil {
+		return nil, fmt.Errorf("SendMessageBatch: %w", err)
+	}
+	errs := make([]error, len(msgs))
+	seen := make([]bool, len(msgs))
+	index := func(id *string) (int, bool) {
+		i, ok := pos[aws.ToString(id)]
+		return i, ok && !seen[i]
+	}
+	for _, s := range out.Successful {
+		if i, ok := index(s.Id); ok {
+			seen[i] = true
+		}
+	}
+	for _, f := range out.Failed {
+		i, ok := index(f.Id)
+		if !ok {
+			continue
+		}
+		seen[i] = true
+		errs[i] = fmt.Errorf("entry failed: %s: %s (sender fault %t)", aws.ToString(f.Code), aws.ToString(f.Message), f.SenderFault)
+		if !f.SenderFault {
+			errs[i] = fmt.Errorf("%w: %w", ErrRetryable, errs[i])
+		}
+	}
+	for i := range msgs {
+		if !seen[i] {
+			errs[i] = fmt.Errorf("%w: entry missing from the SendMessageBatch result", ErrRetryable)
+		}
+	}
+	return errs, nil
 }

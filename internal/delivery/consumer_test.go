@@ -25,7 +25,7 @@ import (
 
 func TestNewValidates(t *testing.T) {
 	_, err := delivery.New(delivery.Config{QueueURL: testQueue})
-	assert.ErrorContains(t, err, "Sender is nil")
+	assert.ErrorContains(t, err, "Config.Sender are nil")
 	_, err = delivery.New(delivery.Config{Sender: &fakeSQS{}})
 	assert.ErrorContains(t, err, "QueueURL is empty")
 }

@@ -18,7 +18,7 @@ import (
 // A consumer with a WriterSink prints one JSON line per delivered event;
 // the MODIFY record is skipped.
 func ExampleWriterSink() {
-	c, err := delivery.New(delivery.Config{Sender: streampoll.WriterSink(os.Stdout), QueueURL: "local"})
+	c, err := delivery.New(delivery.Config{Publisher: streampoll.WriterSink(os.Stdout), QueueURL: "local"})
 	if err != nil {
 		panic(err)
 	}
@@ -54,7 +54,7 @@ func ExampleStreamReader_Poll() {
 	if err != nil {
 		panic(err)
 	}
-	consumer, err := delivery.New(delivery.Config{Sender: streampoll.WriterSink(os.Stdout), QueueURL: "local"})
+	consumer, err := delivery.New(delivery.Config{Publisher: streampoll.WriterSink(os.Stdout), QueueURL: "local"})
 	if err != nil {
 		panic(err)
 	}

@@ -129,14 +129,24 @@ func (l *logBuffer) lines(t require.TestingT) []map[string]any {
 	return out
 }
 
-func newConsumer(t *testing.T, s delivery.Sender, opts ...func(*delivery.Config)) (*delivery.Consumer, *logBuffer) {
+// newConsumer returns a consumer publishing to out: a delivery.Publisher
+// (a sink), or a delivery.Sender (an SQS client or fake, behind
+// delivery.SQSPublisher).
+func newConsumer(t *testing.T, out any, opts ...func(*delivery.Config)) (*delivery.Consumer, *logBuffer) {
 	t.Helper()
 	logs := &logBuffer{}
 	cfg := delivery.Config{
-		Sender:   s,
 		QueueURL: testQueue,
 		Logger:   slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Sleep:    func(context.Context, time.Duration) error { return nil },
+	}
+	switch o := out.(type) {
+	case delivery.Publisher:
+		cfg.Publisher = o
+	case delivery.Sender:
+		cfg.Sender = o
+	default:
+		t.Fatalf("newConsumer: %T is neither a Publisher nor a Sender", out)
 	}
 	for _, o := range opts {
 		o(&cfg)

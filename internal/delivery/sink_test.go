@@ -10,9 +10,6 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -57,12 +54,17 @@ func TestSinkFunc(t *testing.T) {
 	assert.Equal(t, "user.created", got[0].EventType)
 	assert.True(t, json.Valid(got[0].Body))
 
-	// Like SQS, a sink takes 1 to 10 entries per call.
-	_, err = sink.SendMessageBatch(context.Background(), &sqs.SendMessageBatchInput{})
-	assert.ErrorContains(t, err, "0 entries")
-	out, err := sink.SendMessageBatch(context.Background(), &sqs.SendMessageBatchInput{Entries: []sqstypes.SendMessageBatchRequestEntry{{Id: aws.String("x"), MessageBody: aws.String("{}")}}})
+	// Like SQS, a sink takes 1 to 10 messages per call; a failed message
+	// is retryable.
+	_, err = sink.Publish(context.Background(), nil)
+	assert.ErrorContains(t, err, "0 messages")
+	errs, err := sink.Publish(context.Background(), []delivery.Entry{{ID: "0", Message: delivery.Message{EventID: "e9", Body: []byte("{}")}}})
 	require.NoError(t, err)
-	assert.Len(t, out.Successful, 1)
+	assert.Equal(t, []error{nil}, errs)
+	calls = 0
+	errs, err = sink.Publish(context.Background(), []delivery.Entry{{ID: "0", Message: delivery.Message{EventID: "e102", Body: []byte("{}")}}})
+	require.NoError(t, err)
+	assert.ErrorIs(t, errs[0], delivery.ErrRetryable)
 }
 
 // streamRecordJSON is one INSERT record in the JSON form Lambda sends;

@@ -256,7 +256,7 @@ func Run(ctx context.Context, o Options) (err error) {
 			}
 		}()
 	}}
-	consumer, err := delivery.New(delivery.Config{Sender: streampoll.SinkFunc(deliveries.deliver), QueueURL: "local-sink", Logger: log})
+	consumer, err := delivery.New(delivery.Config{Publisher: streampoll.SinkFunc(deliveries.deliver), QueueURL: "local-sink", Logger: log})
 	if err != nil {
 		return err
 	}

@@ -9,59 +9,30 @@ import (
 	"io"
 	"sync"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
-
 	"github.com/triggers-dev/triggers/internal/delivery"
 )
 
-// SinkFunc is a Sender that hands every message of a batch to a function
-// instead of SQS: local development plugs it in where Lambda uses the SQS
-// client. A non-nil error fails that entry as retryable (SenderFault
-// false), so the consumer retries it like an SQS server error.
+// SinkFunc is a delivery.Publisher that hands every message to a
+// function instead of SQS: local development plugs it in where Lambda
+// uses SQS. A non-nil error fails that message as retryable, so the
+// consumer retries it like an SQS server error.
 type SinkFunc func(ctx context.Context, m delivery.Message) error
 
-// SendMessageBatch calls f once per entry, in order, and reports each
-// entry as successful or failed like SQS does.
-func (f SinkFunc) SendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchInput, _ ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
-	if len(in.Entries) == 0 || len(in.Entries) > delivery.MaxBatchEntries {
-		return nil, fmt.Errorf("sink: SendMessageBatch with %d entries: want 1 to %d", len(in.Entries), delivery.MaxBatchEntries)
+// Publish calls f once per message, in order.
+func (f SinkFunc) Publish(ctx context.Context, msgs []delivery.Entry) ([]error, error) {
+	if len(msgs) == 0 || len(msgs) > delivery.MaxBatchEntries {
+		return nil, fmt.Errorf("sink: %d messages: want 1 to %d", len(msgs), delivery.MaxBatchEntries)
 	}
-	out := &sqs.SendMessageBatchOutput{}
-	for i, e := range in.Entries {
-		m := delivery.Message{
-			Tenant:    stringAttr(e.MessageAttributes, delivery.AttrTenant),
-			EventType: stringAttr(e.MessageAttributes, delivery.AttrEventType),
-			Body:      []byte(aws.ToString(e.MessageBody)),
+	errs := make([]error, len(msgs))
+	for i, m := range msgs {
+		if err := f(ctx, m.Message); err != nil {
+			errs[i] = fmt.Errorf("%w: %w", delivery.ErrRetryable, err)
 		}
-		var head struct {
-			EventID string `json:"event_id"`
-		}
-		if json.Unmarshal(m.Body, &head) == nil {
-			m.EventID = head.EventID
-		}
-		if err := f(ctx, m); err != nil {
-			out.Failed = append(out.Failed, sqstypes.BatchResultErrorEntry{
-				Id: e.Id, Code: aws.String("SinkError"), Message: aws.String(err.Error()), SenderFault: false,
-			})
-			continue
-		}
-		out.Successful = append(out.Successful, sqstypes.SendMessageBatchResultEntry{
-			Id: e.Id, MessageId: aws.String(fmt.Sprintf("sink-%d-%s", i, aws.ToString(e.Id))),
-		})
 	}
-	return out, nil
+	return errs, nil
 }
 
-func stringAttr(attrs map[string]sqstypes.MessageAttributeValue, name string) string {
-	if v, ok := attrs[name]; ok {
-		return aws.ToString(v.StringValue)
-	}
-	return ""
-}
-
-// WriterSink returns a Sender that writes one JSON line per delivered
+// WriterSink returns a Publisher that writes one JSON line per delivered
 // message to w, safe for concurrent use:
 //
 //	{"tenant":"acme","event_type":"user.created","event":{...the body...}}
