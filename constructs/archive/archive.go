@@ -56,14 +56,17 @@ const (
 	DefaultPrefix                          = contract.DefaultArchivePrefix
 )
 
-// The stream filter of the archiver's event source mapping: the REMOVE
-// records DynamoDB's TTL makes. Lambda bills and invokes only for these.
-var (
-	TTLEventName       = "REMOVE"
-	TTLIdentityType    = "Service"
-	TTLIdentityPrinc   = "dynamodb.amazonaws.com"
-	ArchiverPutActions = []string{"s3:PutObject"}
+// The stream filter of the archiver's event source mapping (TTLFilter):
+// the REMOVE records DynamoDB's TTL makes. Lambda invokes the function for
+// these only.
+const (
+	TTLEventName     = "REMOVE"
+	TTLIdentityType  = "Service"
+	TTLIdentityPrinc = "dynamodb.amazonaws.com"
 )
+
+// ArchiverPutActions are the archiver's only S3 actions, on the prefix.
+var ArchiverPutActions = []string{"s3:PutObject"}
 
 // FunctionOptions size the archiver function, or give its prebuilt code.
 // Zero values take the defaults.
@@ -184,6 +187,8 @@ type ExpiredEventsArchive struct {
 	failures awssqs.IQueue
 	source   *dynamotable.StreamConsumer
 }
+
+var _ IExpiredEventsArchive = (*ExpiredEventsArchive)(nil)
 
 // ArchiveBucket returns the bucket holding the archive.
 func (a *ExpiredEventsArchive) ArchiveBucket() awss3.IBucket { return a.bucket }
