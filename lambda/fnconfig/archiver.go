@@ -24,7 +24,8 @@ type Archiver struct {
 	// Bucket is the archive bucket's name.
 	Bucket string
 	// Prefix starts every object key; it ends in "/".
-	Prefix   string
+	Prefix string
+	// LogLevel is LOG_LEVEL (default info).
 	LogLevel slog.Level
 	// Endpoint overrides the S3 endpoint; empty on AWS.
 	Endpoint string
