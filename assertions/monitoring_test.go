@@ -61,7 +61,7 @@ func shapeOfAlarm(t *testing.T, p map[string]any) alarmShape {
 		for _, d := range dimensions {
 			dm := d.(map[string]any)
 			name := dm["Name"].(string)
-			if v, ok := dm["Value"].(string); ok && (name == "Operation" || name == "GlobalSecondaryIndexName" || name == "Route") {
+			if v, ok := dm["Value"].(string); ok && (name == "Operation" || name == "GlobalSecondaryIndexName" || name == "Route" || name == "Outcome") {
 				name += "=" + v
 			}
 			dims = append(dims, name)
@@ -147,6 +147,12 @@ var expectedAlarms = map[string]struct {
 	"MonitoringDeliveryDlqNotEmpty":     {alarmShape{[]string{metricLine("AWS/SQS", "ApproximateNumberOfMessagesVisible", "Maximum", 300, []string{"QueueName"})}, "", 1, 1, 1, gteOp, "ignore"}, "delivery-dlq-not-empty", "Queues"},
 	"MonitoringStreamFailuresNotEmpty":  {alarmShape{[]string{metricLine("AWS/SQS", "ApproximateNumberOfMessagesVisible", "Maximum", 300, []string{"QueueName"})}, "", 1, 1, 1, gteOp, "ignore"}, "stream-failures-not-empty", "Queues"},
 	"MonitoringWebhookRetryDlqNotEmpty": {alarmShape{[]string{metricLine("AWS/SQS", "ApproximateNumberOfMessagesVisible", "Maximum", 300, []string{"QueueName"})}, "", 1, 1, 1, gteOp, "ignore"}, "webhook-retry-dlq-not-empty", "Queues"},
+	"MonitoringWebhookFailures": {alarmShape{sorted([]string{
+		metricLine("Triggers/triggers-dev-api", "WebhookAttempts", "Sum", 300, []string{"Outcome=delivered"}),
+		metricLine("Triggers/triggers-dev-api", "WebhookAttempts", "Sum", 300, []string{"Outcome=failed"}),
+		metricLine("Triggers/triggers-dev-api", "WebhookAttempts", "Sum", 300, []string{"Outcome=gone"}),
+	}), "100 * FILL(f, 0) / (FILL(d, 0) + FILL(f, 0) + FILL(g, 0))", 50, 3, 3, gtOp, "notBreaching"}, "webhook-failures", "Queues"},
+	"MonitoringSubscriptionsDisabled": {alarmShape{[]string{metricLine("Triggers/triggers-dev-api", "SubscriptionsDisabled", "Sum", 300, nil)}, "", 1, 1, 1, gteOp, "notBreaching"}, "subscriptions-disabled", "Queues"},
 }
 
 // Every alarm: metric, statistic, period, threshold, evaluation periods,

@@ -25,6 +25,7 @@ import (
 
 	"github.com/triggers-dev/triggers/constructs/dynamotable"
 	"github.com/triggers-dev/triggers/constructs/golambda"
+	"github.com/triggers-dev/triggers/constructs/triggersapi"
 	"github.com/triggers-dev/triggers/contract"
 )
 
@@ -573,10 +574,37 @@ func (m *TriggersMonitoring) queuesSection() {
 	m.alarm("StreamFailuresNotEmpty", "Stream records reached the stream-failures queue: malformed records the consumer parked, or batches Lambda discarded once their records passed the maximum record age (6 h by default). Those events were not delivered.", "stream-failures-not-empty",
 		depth(api.StreamFailureQueue(), "Stream failures"), 1, 1, 1, gte, ignore)
 	if w != nil {
+		m.webhookAlarms(w)
 		// Same reason: a gap must not turn it OK while messages wait.
 		m.alarm("WebhookRetryDlqNotEmpty", "Webhook retry or redelivery tasks were received too many times and moved to the retry dead-letter queue: the webhook function keeps failing on them (not the targets: their failures are retried on the schedule).", "webhook-retry-dlq-not-empty",
 			depth(w.RetryDeadLetterQueue(), "Webhook retry DLQ"), 1, 1, 1, gte, ignore)
 	}
+}
+
+// webhookAlarms graphs webhook attempts by outcome and alarms on the
+// failed share and on disabled subscriptions (the webhook function's EMF
+// metrics). Both treat missing data as not breaching: the function
+// publishes only when it attempts or disables something.
+func (m *TriggersMonitoring) webhookAlarms(w *triggersapi.WebhookDelivery) {
+	outcome := func(o string) awscloudwatch.IMetric {
+		return w.MetricWebhookAttempts(o, m.opts("Sum", o))
+	}
+	delivered, failed, gone := outcome("delivered"), outcome("failed"), outcome("gone")
+	disabled := w.MetricSubscriptionsDisabled(m.opts("Sum", "Subscriptions disabled"))
+	m.Dashboard.AddWidgets(
+		graph("Webhook attempts by outcome", []awscloudwatch.IMetric{delivered, failed, gone}, nil, 16),
+		graph("Subscriptions disabled", []awscloudwatch.IMetric{disabled}, nil, 8),
+	)
+	share := awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
+		Expression:   jsii.String("100 * FILL(f, 0) / (FILL(d, 0) + FILL(f, 0) + FILL(g, 0))"),
+		UsingMetrics: &map[string]awscloudwatch.IMetric{"d": delivered, "f": failed, "g": gone},
+		Label:        jsii.String("Failed webhook attempts (%)"),
+		Period:       m.period,
+	})
+	m.alarm("WebhookFailures", fmt.Sprintf("More than %v %% of webhook attempts failed for 3 periods: every target failing at once points at our side (egress, DNS, TLS), not at one tenant's endpoint.", m.th.WebhookFailurePercent), "webhook-failures",
+		share, m.th.WebhookFailurePercent, 3, 3, gt, notBrch)
+	m.alarm("SubscriptionsDisabled", "A webhook subscription was disabled after failing without a success for the deployment's disable-after period: its tenant receives nothing until it is re-created.", "subscriptions-disabled",
+		disabled, 1, 1, 1, gte, notBrch)
 }
 
 func (m *TriggersMonitoring) namespace() string {

@@ -90,6 +90,13 @@ type Thresholds struct {
 	//
 	// Default: 50 (seed 001, story AC2).
 	InboxLatencyP95Ms float64
+	// WebhookFailurePercent alarms (with webhook delivery) when failed
+	// attempts exceed this share of all webhook attempts for 3 periods.
+	// One tenant's broken endpoint rarely gets there; every endpoint
+	// failing at once points at our side (egress, DNS, certificates).
+	//
+	// Default: 50.
+	WebhookFailurePercent float64
 }
 
 func (t *Thresholds) withDefaults() Thresholds {
@@ -97,7 +104,7 @@ func (t *Thresholds) withDefaults() Thresholds {
 		PutItemLatencyP99Ms: 20, ThrottleEvents: 1, SystemErrors: 1, ConsumedCapacityPercent: 80,
 		LambdaErrors: 1, Api5xxPercent: 1, ApiLatencyP99Ms: 1000, IteratorAgeSeconds: 60,
 		LambdaThrottles: 1, DurationPercentOfTimeout: 80, ConcurrencyPercent: 90, AccountConcurrencyLimit: 1000,
-		Api4xxPercent: 5, DeliveryQueueAgeSeconds: 600, InboxLatencyP95Ms: 50,
+		Api4xxPercent: 5, DeliveryQueueAgeSeconds: 600, InboxLatencyP95Ms: 50, WebhookFailurePercent: 50,
 	}
 	if t == nil {
 		return out
@@ -122,6 +129,7 @@ func (t *Thresholds) withDefaults() Thresholds {
 	set(&out.Api4xxPercent, t.Api4xxPercent)
 	set(&out.DeliveryQueueAgeSeconds, t.DeliveryQueueAgeSeconds)
 	set(&out.InboxLatencyP95Ms, t.InboxLatencyP95Ms)
+	set(&out.WebhookFailurePercent, t.WebhookFailurePercent)
 	return out
 }
 

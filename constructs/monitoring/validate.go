@@ -40,6 +40,7 @@ func ValidateProps(p *TriggersMonitoringProps) error {
 			{"Api4xxPercent", t.Api4xxPercent, 100},
 			{"DeliveryQueueAgeSeconds", t.DeliveryQueueAgeSeconds, 0},
 			{"InboxLatencyP95Ms", t.InboxLatencyP95Ms, 0},
+			{"WebhookFailurePercent", t.WebhookFailurePercent, 100},
 		} {
 			switch {
 			case f.v < 0:
