@@ -13,8 +13,10 @@ require (
 require (
 	github.com/Masterminds/semver/v3 v3.5.0 // indirect
 	github.com/aws/aws-sdk-go-v2 v1.45.1 // indirect
+	github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream v1.7.20 // indirect
 	github.com/aws/aws-sdk-go-v2/config v1.33.1 // indirect
 	github.com/aws/aws-sdk-go-v2/credentials v1.20.1 // indirect
+	github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue v1.21.2 // indirect
 	github.com/aws/aws-sdk-go-v2/feature/ec2/imds v1.19.1 // indirect
 	github.com/aws/aws-sdk-go-v2/internal/configsources v1.5.1 // indirect
 	github.com/aws/aws-sdk-go-v2/internal/endpoints/v2 v2.8.1 // indirect
@@ -22,8 +24,11 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.66.0 // indirect
 	github.com/aws/aws-sdk-go-v2/service/dynamodbstreams v1.39.0 // indirect
 	github.com/aws/aws-sdk-go-v2/service/internal/accept-encoding v1.13.19 // indirect
+	github.com/aws/aws-sdk-go-v2/service/internal/checksum v1.11.1 // indirect
 	github.com/aws/aws-sdk-go-v2/service/internal/endpoint-discovery v1.13.1 // indirect
 	github.com/aws/aws-sdk-go-v2/service/internal/presigned-url v1.14.1 // indirect
+	github.com/aws/aws-sdk-go-v2/service/internal/s3shared v1.20.1 // indirect
+	github.com/aws/aws-sdk-go-v2/service/s3 v1.109.1 // indirect
 	github.com/aws/aws-sdk-go-v2/service/secretsmanager v1.46.1 // indirect
 	github.com/aws/aws-sdk-go-v2/service/signin v1.7.1 // indirect
 	github.com/aws/aws-sdk-go-v2/service/sqs v1.48.1 // indirect
@@ -55,11 +60,12 @@ require (
 // release instead: go get github.com/triggers-dev/triggers@vX.Y.Z
 replace github.com/triggers-dev/triggers => ../..
 
-// The Triggers functions that TriggersApi builds at synth by import path:
-// listed here so that go mod tidy keeps their dependencies in go.mod and
-// go.sum (go build runs in this module, with -mod=readonly).
+// The Triggers functions that TriggersApi and the data stack's archive
+// build at synth by import path: listed here so that go mod tidy keeps
+// their dependencies in go.mod and go.sum (go build runs in this module, with -mod=readonly).
 tool (
 	github.com/triggers-dev/triggers/lambda/api
+	github.com/triggers-dev/triggers/lambda/archiver
 	github.com/triggers-dev/triggers/lambda/authorizer
 	github.com/triggers-dev/triggers/lambda/streamconsumer
 )

@@ -1,7 +1,7 @@
 // Command platform is a platform team's CDK app that deploys the Triggers
 // service from the constructs of github.com/triggers-dev/triggers, as
 // another module would: the Triggers data stack (events and API-keys
-// tables, stateful) and the team's own stack (the Triggers API, a second
+// tables and the archive of expired events, stateful) and the team's own stack (the Triggers API, a second
 // consumer of the events stream with its own Go handler, monitoring that
 // alarms to the team's SNS topic).
 //
@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/triggers-dev/triggers/constructs/archive"
 	"github.com/triggers-dev/triggers/stacks"
 )
 
@@ -38,12 +39,18 @@ func main() {
 		fmt.Fprintf(os.Stderr, "platform: %s %q is invalid: use a lowercase name such as dev or prod\n", ContextEnv, env)
 		os.Exit(2)
 	}
-	data := stacks.NewTriggersDataStack(app, jsii.String("platform-"+env+"-data"), &stacks.TriggersDataStackProps{Env: env})
+	prebuilt := contextString(app, ContextPrebuiltDir, "")
+	// The data stack holds the tables and the archive of expired events
+	// (its function, too, may come prebuilt: <dir>/archiver/bootstrap).
+	data := stacks.NewTriggersDataStack(app, jsii.String("platform-"+env+"-data"), &stacks.TriggersDataStackProps{
+		Env:     env,
+		Archive: archive.ExpiredEventsArchiveProps{PrebuiltDir: prebuilt},
+	})
 	NewPlatformStack(app, jsii.String("platform-"+env+"-triggers"), &PlatformStackProps{
 		Env:          env,
 		EventsTable:  data.Events,
 		ApiKeysTable: data.ApiKeys,
-		PrebuiltDir:  contextString(app, ContextPrebuiltDir, ""),
+		PrebuiltDir:  prebuilt,
 		AlarmEmail:   contextString(app, ContextAlarmEmail, ""),
 	})
 	app.Synth(nil)

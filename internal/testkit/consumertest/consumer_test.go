@@ -200,6 +200,16 @@ func TestExamplePlatform(t *testing.T) {
 
 	data := readTemplate(t, filepath.Join(out, "platform-dev-data.template.json"))
 	assert.Len(t, data.ids("AWS::DynamoDB::Table"), 2, "events and API-keys tables in the data stack")
+	// The archive of expired events: its function is built by import path
+	// in the example's module too.
+	archiverID := data.one(t, "AWS::Lambda::Function", "ExpiredEventsArchiveArchiverFunction")
+	archiverKey, _ := data.Resources[archiverID].Properties["Code"].(map[string]any)["S3Key"].(string)
+	require.Regexp(t, `^[a-f0-9]{64}\.zip$`, archiverKey)
+	archiverBin := filepath.Join(out, "asset."+strings.TrimSuffix(archiverKey, ".zip"), "bootstrap")
+	if f, err := elf.Open(archiverBin); assert.NoError(t, err, "the archiver's asset holds the built bootstrap") {
+		assert.Equal(t, elf.EM_AARCH64, f.Machine)
+		f.Close()
+	}
 	tmpl := readTemplate(t, filepath.Join(out, "platform-dev-triggers.template.json"))
 	assert.Empty(t, tmpl.ids("AWS::DynamoDB::Table"), "the platform stack imports the tables")
 
@@ -271,6 +281,7 @@ func TestExamplePlatform(t *testing.T) {
 		for name, bin := range bootstraps {
 			copyFile(t, bin, filepath.Join(prebuilt, name, "bootstrap"), 0o755)
 		}
+		copyFile(t, archiverBin, filepath.Join(prebuilt, "archiver", "bootstrap"), 0o755)
 		fake := filepath.Join(tmp, "fakego")
 		calls := filepath.Join(fake, "calls")
 		require.NoError(t, os.MkdirAll(fake, 0o755))
@@ -293,5 +304,12 @@ func TestExamplePlatform(t *testing.T) {
 			assert.True(t, bytes.Equal(want, staged), "%s runs the prebuilt %s/bootstrap", id, name)
 		}
 		assert.Equal(t, len(tmpl.Resources), len(tmpl2.Resources), "the same resources either way")
+		data2 := readTemplate(t, filepath.Join(out2, "platform-dev-data.template.json"))
+		key := data2.Resources[data2.one(t, "AWS::Lambda::Function", "ExpiredEventsArchiveArchiverFunction")].Properties["Code"].(map[string]any)["S3Key"].(string)
+		staged, err := os.ReadFile(filepath.Join(out2, "asset."+strings.TrimSuffix(key, ".zip"), "bootstrap"))
+		require.NoError(t, err)
+		want, err := os.ReadFile(archiverBin)
+		require.NoError(t, err)
+		assert.True(t, bytes.Equal(want, staged), "the archiver runs the prebuilt archiver/bootstrap")
 	})
 }
