@@ -93,7 +93,7 @@ func TestArchiveEventSourceMapping(t *testing.T) {
 		"BatchSize":                  float64(dynamotable.DefaultStreamBatchSize),
 		"BisectBatchOnFunctionError": true,
 		"MaximumRetryAttempts":       float64(dynamotable.DefaultStreamRetryAttempts),
-		"MaximumRecordAgeInSeconds":  float64(dynamotable.DefaultStreamMaxRecordAgeHours * 3600),
+		"MaximumRecordAgeInSeconds":  float64(archive.DefaultMaxRecordAgeHours * 3600),
 		"ParallelizationFactor":      float64(1),
 		"FunctionResponseTypes":      []any{"ReportBatchItemFailures"},
 	} {
