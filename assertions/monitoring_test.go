@@ -371,7 +371,7 @@ func widgetLines(w map[string]any) (title string, left, right []string) {
 				case i == 1:
 					name = s
 				case i%2 == 0:
-					if s == "Operation" || s == "GlobalSecondaryIndexName" || s == "Route" {
+					if s == "Operation" || s == "GlobalSecondaryIndexName" || s == "Route" || s == "Outcome" {
 						s += "=" + arr[i+1].(string)
 					}
 					dims = append(dims, s)
@@ -478,6 +478,12 @@ func TestDashboardWidgets(t *testing.T) {
 			metricLine("Triggers/triggers-dev-api", "RequestLatency", "p99", 300, []string{"Route=GET /v1/inbox"}),
 		}, nil},
 		"Request latency p95 by route (ms)": {{`expr: SEARCH('{Triggers/triggers-dev-api,Route} MetricName="RequestLatency"', 'p95', 300)`}, nil},
+		"Webhook attempts by outcome": {{
+			metricLine("Triggers/triggers-dev-api", "WebhookAttempts", "Sum", 300, []string{"Outcome=delivered"}),
+			metricLine("Triggers/triggers-dev-api", "WebhookAttempts", "Sum", 300, []string{"Outcome=failed"}),
+			metricLine("Triggers/triggers-dev-api", "WebhookAttempts", "Sum", 300, []string{"Outcome=gone"}),
+		}, nil},
+		"Subscriptions disabled": {{metricLine("Triggers/triggers-dev-api", "SubscriptionsDisabled", "Sum", 300, nil)}, nil},
 	}
 	for k, v := range fn("API", false) {
 		want[k] = v

@@ -12,8 +12,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// nagFindings returns the AwsSolutions findings (errors and warnings) that
-// cdk-nag recorded in the cloud assembly, by stack.
+// nagPacks are the cdk-nag packs stacks.CheckWithCdkNag runs.
+var nagPacks = []string{"AwsSolutions", "Serverless"}
+
+// nagFindings returns the findings of both packs (errors and warnings)
+// that cdk-nag recorded in the cloud assembly, by stack.
 func nagFindings(t *testing.T) map[string][]string {
 	t.Helper()
 	out := map[string][]string{}
@@ -24,7 +27,7 @@ func nagFindings(t *testing.T) map[string][]string {
 					continue
 				}
 				msg, _ := e.Data.(string)
-				if strings.HasPrefix(msg, "AwsSolutions-") {
+				if strings.HasPrefix(msg, "AwsSolutions-") || strings.HasPrefix(msg, "Serverless-") {
 					out[name] = append(out[name], path+": "+firstLine(msg))
 				}
 			}
@@ -39,9 +42,10 @@ func firstLine(s string) string {
 	return line
 }
 
-// cdk-nag's AwsSolutions pack runs over every stack of the app (TestMain
-// adds it as an aspect): no unsuppressed finding, error or warning.
-func TestCdkNagAwsSolutions(t *testing.T) {
+// cdk-nag's AwsSolutions and Serverless packs run over every stack of the
+// app (TestMain adds them as aspects): no unsuppressed finding, error or
+// warning.
+func TestCdkNag(t *testing.T) {
 	findings := nagFindings(t)
 	for stack, fs := range findings {
 		assert.Empty(t, fs, "unsuppressed cdk-nag findings in %s:\n%s", stack, strings.Join(fs, "\n"))
@@ -52,21 +56,28 @@ func TestCdkNagAwsSolutions(t *testing.T) {
 // rule is non-compliant, and every suppression carries a reason.
 func TestCdkNagReports(t *testing.T) {
 	require.NotEmpty(t, appStacks)
-	for _, stack := range appStacks {
-		t.Run(stack, func(t *testing.T) {
-			f, err := os.Open(filepath.Join(assemblyDir, "AwsSolutions--"+stack+"-NagReport.csv"))
-			require.NoError(t, err, "cdk-nag report for %s", stack)
-			defer f.Close()
-			rows, err := csv.NewReader(f).ReadAll()
-			require.NoError(t, err)
-			require.Greater(t, len(rows), 1, "the report lists the rules it checked")
-			require.Equal(t, []string{"Rule ID", "Resource ID", "Compliance", "Exception Reason", "Rule Level", "Rule Info"}, rows[0])
-			for _, r := range rows[1:] {
-				assert.NotEqual(t, "Non-Compliant", r[2], "%s on %s", r[0], r[1])
-				if r[2] == "Suppressed" {
-					assert.Greater(t, len(r[3]), 40, "%s on %s: a specific reason", r[0], r[1])
+	for _, pack := range nagPacks {
+		for _, stack := range appStacks {
+			t.Run(pack+"/"+stack, func(t *testing.T) {
+				f, err := os.Open(filepath.Join(assemblyDir, pack+"--"+stack+"-NagReport.csv"))
+				require.NoError(t, err, "cdk-nag %s report for %s", pack, stack)
+				defer f.Close()
+				rows, err := csv.NewReader(f).ReadAll()
+				require.NoError(t, err)
+				if pack == "AwsSolutions" {
+					// (the Serverless pack has no rule for a stack of tables
+					// only: its report is then just the header)
+					require.Greater(t, len(rows), 1, "the report lists the rules it checked")
 				}
-			}
-		})
+				require.Equal(t, []string{"Rule ID", "Resource ID", "Compliance", "Exception Reason", "Rule Level", "Rule Info"}, rows[0])
+				for _, r := range rows[1:] {
+					assert.True(t, strings.HasPrefix(r[0], pack+"-"), "%s in the %s report", r[0], pack)
+					assert.NotEqual(t, "Non-Compliant", r[2], "%s on %s", r[0], r[1])
+					if r[2] == "Suppressed" {
+						assert.Greater(t, len(r[3]), 40, "%s on %s: a specific reason", r[0], r[1])
+					}
+				}
+			})
+		}
 	}
 }

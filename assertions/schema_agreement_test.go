@@ -91,7 +91,8 @@ func shapeFromCfn(p map[string]any) shape {
 	return out
 }
 
-// Every table in every synthesized template is exactly one schema of the
+// Every table in every synthesized template (but the ad-hoc one of
+// stackTableMonitoring) is exactly one schema of the
 // catalog, seen through CreateTableInput (what local development creates on
 // DynamoDB Local), and every schema of the catalog is deployed somewhere.
 func TestCloudFormationAgreesWithCreateTableInput(t *testing.T) {
@@ -101,6 +102,9 @@ func TestCloudFormationAgreesWithCreateTableInput(t *testing.T) {
 	}
 	deployed := map[string]bool{}
 	for stack, tp := range templates {
+		if stack == stackTableMonitoring {
+			continue // an ad-hoc table (a replica, a GSI) that exercises every TableMonitoring alarm
+		}
 		for id, r := range cdktest.Resources(tp, "AWS::DynamoDB::Table") {
 			got := shapeFromCfn(cdktest.Props(r))
 			var matches []string

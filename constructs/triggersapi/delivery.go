@@ -120,6 +120,8 @@ func NewStreamDelivery(scope constructs.Construct, id *string, props *StreamDeli
 		MaxMessageSizeBytes: jsii.Number(1048576),
 		RetentionPeriod:     awscdk.Duration_Days(jsii.Number(14)),
 	})
+	cdkutil.Suppress(d.dlq, "Serverless-SQSRedrivePolicy", "this queue is the delivery queue's dead-letter queue: messages end here, with no further redrive")
+
 	receives := o.MaxReceiveCount
 	if receives == 0 {
 		receives = DefaultDLQMaxReceiveCount
@@ -134,7 +136,8 @@ func NewStreamDelivery(scope constructs.Construct, id *string, props *StreamDeli
 	})
 
 	d.fn = newFunction(d, "ConsumerFunction", StreamConsumerPackage, "Triggers stream consumer: new events to the delivery queue",
-		functionDefaults{retention: retention, tracing: props.Tracing, prebuiltDir: props.PrebuiltDir}, o.Function, 30,
+		functionDefaults{retention: retention, tracing: props.Tracing, prebuiltDir: props.PrebuiltDir,
+			invokedBy: "invoked by the events stream's event source mapping, whose failed batches go to its on-failure destination (StreamFailures); malformed records are parked there by the function itself"}, o.Function, 30,
 		map[string]*string{contract.EnvDeliveryQueueURL: d.queue.QueueUrl()})
 	d.queue.GrantSendMessages(d.fn)
 	so := dynamotable.StreamConsumerOptions{}
@@ -146,6 +149,7 @@ func NewStreamDelivery(scope constructs.Construct, id *string, props *StreamDeli
 			RetentionPeriod: awscdk.Duration_Days(jsii.Number(dynamotable.DefaultFailureQueueRetentionDay)),
 		})
 		cdkutil.Suppress(q, "AwsSolutions-SQS3", "this queue is the stream consumer's on-failure destination: it already is the dead-letter queue of the event source mapping")
+		cdkutil.Suppress(q, "Serverless-SQSRedrivePolicy", "this queue is the stream consumer's on-failure destination and dead-letter queue: records end here for triggers-replay, with no further redrive")
 		so.FailureQueue = q
 	}
 	if len(so.Filters) == 0 {

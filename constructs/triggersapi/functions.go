@@ -9,6 +9,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/triggers-dev/triggers/constructs/golambda"
+	"github.com/triggers-dev/triggers/constructs/internal/cdkutil"
 )
 
 // functionDefaults are what every function of the package shares.
@@ -16,6 +17,9 @@ type functionDefaults struct {
 	retention   awslogs.RetentionDays
 	tracing     bool
 	prebuiltDir string
+	// invokedBy says how the function is invoked, and where its failures
+	// go (the reason for cdk-nag's Serverless-LambdaDLQ).
+	invokedBy string
 }
 
 // newFunction creates one of the package's functions: from its prebuilt
@@ -40,5 +44,17 @@ func newFunction(scope constructs.Construct, id, pkg, desc string, d functionDef
 	default:
 		p.Entry = pkg
 	}
-	return golambda.NewGoFunction(scope, jsii.String(id), p)
+	fn := golambda.NewGoFunction(scope, jsii.String(id), p)
+	// cdk-nag's Serverless pack: DeadLetterConfig catches failed
+	// asynchronous invocations only; these functions are invoked
+	// synchronously (API Gateway) or by event source mappings, whose
+	// failures have their own destinations.
+	cdkutil.Suppress(fn.Function, "Serverless-LambdaDLQ", d.invokedBy)
+	if !d.tracing {
+		cdkutil.Suppress(fn.Function, "Serverless-LambdaTracing", tracingOff)
+	}
+	return fn
 }
+
+// tracingOff is why X-Ray tracing may be off: it is the deployer's choice.
+const tracingOff = "X-Ray tracing is opt-in (TriggersApiProps.Tracing): every request is followed across the gateway and the functions by its request id and X-Correlation-Id in the JSON logs, and active tracing costs per trace"

@@ -417,6 +417,8 @@ func NewWebhookDelivery(scope constructs.Construct, id *string, props *WebhookDe
 		MaxMessageSizeBytes: jsii.Number(1048576),
 		RetentionPeriod:     awscdk.Duration_Days(jsii.Number(14)),
 	})
+	cdkutil.Suppress(w.retryDLQ, "Serverless-SQSRedrivePolicy", "this queue is the webhook retry queue's dead-letter queue: tasks end here, with no further redrive")
+
 	w.retry = cdkutil.NewTLSOnlyQueue(w, "RetryQueue", &awssqs.QueueProps{
 		MaxMessageSizeBytes: jsii.Number(1048576),
 		VisibilityTimeout:   visibility,
@@ -429,7 +431,9 @@ func NewWebhookDelivery(scope constructs.Construct, id *string, props *WebhookDe
 		fo = *props.Function
 	}
 	w.fn = newFunction(w, "Function", WebhooksPackage, "Triggers webhooks: push new events to subscriptions, with retries",
-		functionDefaults{retention: retention, tracing: props.Tracing, prebuiltDir: props.PrebuiltDir}, &fo, DefaultWebhookFunctionTimeoutSeconds,
+		functionDefaults{retention: retention, tracing: props.Tracing, prebuiltDir: props.PrebuiltDir,
+			invokedBy: "invoked by SQS event source mappings on the delivery and retry queues, whose messages go to those queues' own dead-letter queues after MaxReceiveCount receives"},
+		&fo, DefaultWebhookFunctionTimeoutSeconds,
 		map[string]*string{
 			contract.EnvEventsTable:         props.EventsTable.TableName(),
 			contract.EnvWebhookQueueURL:     w.retry.QueueUrl(),
@@ -449,6 +453,11 @@ func NewWebhookDelivery(scope constructs.Construct, id *string, props *WebhookDe
 			ReportBatchItemFailures: jsii.Bool(true),
 		}))
 	}
+	// SQS event source mappings take no on-failure destination (that is
+	// for stream and Kafka sources): a failed message returns to its
+	// queue and, after MaxReceiveCount receives, goes to its dead-letter
+	// queue.
+	cdkutil.Suppress(w.fn.Function, "Serverless-LambdaEventSourceMappingDestination", "the mappings read SQS queues, for which Lambda offers no on-failure destination; failed messages return to their queue and move to its dead-letter queue (DeliveryDLQ, RetryDLQ) after MaxReceiveCount receives")
 	return w
 }
 
