@@ -152,7 +152,10 @@ var expectedAlarms = map[string]struct {
 		metricLine("Triggers/triggers-dev-api", "WebhookAttempts", "Sum", 300, []string{"Outcome=failed"}),
 		metricLine("Triggers/triggers-dev-api", "WebhookAttempts", "Sum", 300, []string{"Outcome=gone"}),
 	}), "100 * FILL(f, 0) / (FILL(d, 0) + FILL(f, 0) + FILL(g, 0))", 50, 3, 3, gtOp, "notBreaching"}, "webhook-failures", "Queues"},
-	"MonitoringSubscriptionsDisabled": {alarmShape{[]string{metricLine("Triggers/triggers-dev-api", "SubscriptionsDisabled", "Sum", 300, nil)}, "", 1, 1, 1, gteOp, "notBreaching"}, "subscriptions-disabled", "Queues"},
+	"MonitoringSubscriptionsDisabled":   {alarmShape{[]string{metricLine("Triggers/triggers-dev-api", "SubscriptionsDisabled", "Sum", 300, nil)}, "", 1, 1, 1, gteOp, "notBreaching"}, "subscriptions-disabled", "Queues"},
+	"MonitoringArchiverErrors":          {alarmShape{lambdaMetric("Errors", "Sum"), "", 1, 1, 1, gteOp, "notBreaching"}, "archive-of-expired-events", "Functions"},
+	"MonitoringArchiverIteratorAge":     {alarmShape{lambdaMetric("IteratorAge", "Maximum"), "", 3600000, 3, 3, gtOp, "notBreaching"}, "archive-of-expired-events", "Functions"},
+	"MonitoringArchiveFailuresNotEmpty": {alarmShape{[]string{metricLine("AWS/SQS", "ApproximateNumberOfMessagesVisible", "Maximum", 300, []string{"QueueName"})}, "", 1, 1, 1, gteOp, "ignore"}, "archive-of-expired-events", "Queues"},
 }
 
 // Every alarm: metric, statistic, period, threshold, evaluation periods,
@@ -409,7 +412,11 @@ func TestDashboardWidgets(t *testing.T) {
 			got[title] = [2][]string{left, right}
 		}
 	}
-	assert.Equal(t, []string{"## Events table (DynamoDB)", "## Lambda functions", "## API Gateway", "## Delivery queues (SQS)", "## Runtime (embedded metric format)", "## Alarms"}, sections)
+	require.Len(t, sections, 8)
+	assert.True(t, strings.HasPrefix(sections[1], "### Contributor Insights (events)\n"), "the events table's Contributor Insights (on in the data stack): %q", sections[1])
+	assert.Contains(t, sections[1], "ContributorInsightsRuleNames")
+	sections = append(sections[:1:1], sections[2:]...)
+	assert.Equal(t, []string{"## Events table (DynamoDB)", "## Lambda functions", "## API Gateway", "## Delivery queues (SQS)", "## Runtime (embedded metric format)", "## Archive of expired events", "## Alarms"}, sections)
 
 	lat := func(op string) [2][]string {
 		var l []string
@@ -483,7 +490,10 @@ func TestDashboardWidgets(t *testing.T) {
 			metricLine("Triggers/triggers-dev-api", "WebhookAttempts", "Sum", 300, []string{"Outcome=failed"}),
 			metricLine("Triggers/triggers-dev-api", "WebhookAttempts", "Sum", 300, []string{"Outcome=gone"}),
 		}, nil},
-		"Subscriptions disabled": {{metricLine("Triggers/triggers-dev-api", "SubscriptionsDisabled", "Sum", 300, nil)}, nil},
+		"Subscriptions disabled":        {{metricLine("Triggers/triggers-dev-api", "SubscriptionsDisabled", "Sum", 300, nil)}, nil},
+		"Archiver: invocations, errors": {{metricLine("AWS/Lambda", "Invocations", "Sum", 300, []string{"FunctionName"}), metricLine("AWS/Lambda", "Errors", "Sum", 300, []string{"FunctionName"})}, nil},
+		"Archiver: iterator age (ms)":   {{metricLine("AWS/Lambda", "IteratorAge", "Maximum", 300, []string{"FunctionName"})}, nil},
+		"Archive failure queue":         {{metricLine("AWS/SQS", "ApproximateNumberOfMessagesVisible", "Maximum", 300, []string{"QueueName"})}, nil},
 	}
 	for k, v := range fn("API", false) {
 		want[k] = v

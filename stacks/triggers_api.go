@@ -104,6 +104,14 @@ func NewTriggersApiStack(scope constructs.Construct, id *string, props *Triggers
 
 	mp := props.Monitoring
 	mp.Api = api
+	if props.EventsTable == nil { // the data stack's own table and its archive
+		if mp.Archive == nil {
+			mp.Archive = props.Data.Archive
+		}
+		if props.Data.EventsContributorInsights {
+			mp.ContributorInsights = true
+		}
+	}
 	if mp.DashboardName == "" {
 		mp.DashboardName = "triggers-" + env
 	}

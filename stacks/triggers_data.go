@@ -62,6 +62,9 @@ type TriggersDataStack struct {
 	ApiKeys *triggersapi.ApiKeysTable
 	// Archive keeps the events TTL deletes; nil when turned off.
 	Archive *archive.ExpiredEventsArchive
+	// EventsContributorInsights reports whether the events table has
+	// Contributor Insights on (the API stack's dashboard then shows it).
+	EventsContributorInsights bool
 }
 
 // NewTriggersDataStack creates the stack.
@@ -85,7 +88,8 @@ func NewTriggersDataStack(scope constructs.Construct, id *string, props *Trigger
 	if props.Billing != "" {
 		opts.Billing = props.Billing
 	}
-	events := eventstore.NewEventsTable(stack, jsii.String("Events"), &eventstore.EventsTableProps{StreamView: props.EventsStreamView, TableOptions: eventsTableOptions(opts)})
+	eventsOpts := eventsTableOptions(opts)
+	events := eventstore.NewEventsTable(stack, jsii.String("Events"), &eventstore.EventsTableProps{StreamView: props.EventsStreamView, TableOptions: eventsOpts})
 
 	awscdk.NewCfnOutput(stack, jsii.String("EventsTableName"), &awscdk.CfnOutputProps{
 		Value: events.TableName(), Description: jsii.String("Events table name"),
@@ -107,7 +111,7 @@ func NewTriggersDataStack(scope constructs.Construct, id *string, props *Trigger
 		Description: jsii.String("ApiKeys table name (schema " + apiKeys.Schema().Name + ")"),
 		ExportName:  jsii.String(*stack.StackName() + "-ApiKeysTableName"),
 	})
-	ds := &TriggersDataStack{Stack: stack, Events: events, ApiKeys: apiKeys}
+	ds := &TriggersDataStack{Stack: stack, Events: events, ApiKeys: apiKeys, EventsContributorInsights: eventsOpts.ContributorInsights != nil && *eventsOpts.ContributorInsights}
 	if on := props.ArchiveExpiredEvents; (on == nil && events.StreamView() != schema.StreamNewImage) || (on != nil && *on) {
 		ap := props.Archive
 		ap.EventsTable = events

@@ -23,6 +23,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/triggers-dev/triggers/constructs/archive"
 	"github.com/triggers-dev/triggers/constructs/dynamotable"
 	"github.com/triggers-dev/triggers/constructs/golambda"
 	"github.com/triggers-dev/triggers/constructs/triggersapi"
@@ -170,6 +171,9 @@ func NewTriggersMonitoring(scope constructs.Construct, id *string, props *Trigge
 
 	m.service = ServiceTable
 	m.tableSection()
+	if props.ContributorInsights {
+		m.Dashboard.AddWidgets(ContributorInsightsWidgets(m.props.EventsTable, props.ContributorInsightsRuleNames, m.period)...)
+	}
 	if props.Api != nil {
 		m.service = ServiceFunctions
 		m.functionsSection()
@@ -181,8 +185,36 @@ func NewTriggersMonitoring(scope constructs.Construct, id *string, props *Trigge
 		m.runtimeSection()
 		m.queries()
 	}
+	if props.Archive != nil {
+		m.archiveSection(props.Archive)
+	}
 	m.composites()
 	return m
+}
+
+// archiveSection graphs the archive of expired events and alarms on its
+// function's errors and iterator age (Functions) and on its failure queue
+// (Queues).
+func (m *TriggersMonitoring) archiveSection(a *archive.ExpiredEventsArchive) {
+	fn := a.ArchiverFunction().Function
+	m.Dashboard.AddWidgets(header("## Archive of expired events"))
+	errs := fn.MetricErrors(m.opts("Sum", "Errors"))
+	age := fn.Metric(jsii.String("IteratorAge"), m.opts("Maximum", "Iterator age (ms)"))
+	failures := a.FailureQueue().MetricApproximateNumberOfMessagesVisible(m.opts("Maximum", "Archive failures"))
+	m.Dashboard.AddWidgets(
+		graph("Archiver: invocations, errors", []awscloudwatch.IMetric{fn.MetricInvocations(m.opts("Sum", "Invocations")), errs}, nil, 8),
+		graph("Archiver: iterator age (ms)", []awscloudwatch.IMetric{age}, nil, 8),
+		graph("Archive failure queue", []awscloudwatch.IMetric{failures}, nil, 8),
+	)
+	m.service = ServiceFunctions
+	m.alarm("ArchiverErrors", "The archiver function failed: expired events are not being written to the archive bucket (the stream mapping retries them until they are 6 h old).", "archive-of-expired-events",
+		errs, m.th.LambdaErrors, 1, 1, gte, notBrch)
+	m.alarm("ArchiverIteratorAge", fmt.Sprintf("The archiver's oldest unprocessed stream record stayed older than %v s for 3 periods: it is failing or too slow, and records older than 6 h are given up on.", m.th.ArchiveIteratorAgeSeconds), "archive-of-expired-events",
+		age, m.th.ArchiveIteratorAgeSeconds*1000, 3, 3, gt, notBrch)
+	m.service = ServiceQueues
+	// A gap must not turn it OK while messages wait (as the other DLQs).
+	m.alarm("ArchiveFailuresNotEmpty", "Stream batches the archiver gave up on reached its failure queue: those expired events are not archived.", "archive-of-expired-events",
+		failures, 1, 1, 1, gte, ignore)
 }
 
 // composites makes one composite alarm per service that has alarms, the

@@ -4,6 +4,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 
+	"github.com/triggers-dev/triggers/constructs/archive"
 	"github.com/triggers-dev/triggers/constructs/dynamotable"
 	"github.com/triggers-dev/triggers/constructs/triggersapi"
 )
@@ -97,6 +98,12 @@ type Thresholds struct {
 	//
 	// Default: 50.
 	WebhookFailurePercent float64
+	// ArchiveIteratorAgeSeconds alarms (with Archive) when the archiver's
+	// IteratorAge (Maximum) exceeds it for 3 periods: records older than
+	// 6 h are given up on, so this leaves hours to act.
+	//
+	// Default: 3600.
+	ArchiveIteratorAgeSeconds float64
 }
 
 func (t *Thresholds) withDefaults() Thresholds {
@@ -105,6 +112,7 @@ func (t *Thresholds) withDefaults() Thresholds {
 		LambdaErrors: 1, Api5xxPercent: 1, ApiLatencyP99Ms: 1000, IteratorAgeSeconds: 60,
 		LambdaThrottles: 1, DurationPercentOfTimeout: 80, ConcurrencyPercent: 90, AccountConcurrencyLimit: 1000,
 		Api4xxPercent: 5, DeliveryQueueAgeSeconds: 600, InboxLatencyP95Ms: 50, WebhookFailurePercent: 50,
+		ArchiveIteratorAgeSeconds: 3600,
 	}
 	if t == nil {
 		return out
@@ -130,6 +138,7 @@ func (t *Thresholds) withDefaults() Thresholds {
 	set(&out.DeliveryQueueAgeSeconds, t.DeliveryQueueAgeSeconds)
 	set(&out.InboxLatencyP95Ms, t.InboxLatencyP95Ms)
 	set(&out.WebhookFailurePercent, t.WebhookFailurePercent)
+	set(&out.ArchiveIteratorAgeSeconds, t.ArchiveIteratorAgeSeconds)
 	return out
 }
 
@@ -144,6 +153,24 @@ type TriggersMonitoringProps struct {
 	//
 	// Default: the table only.
 	Api triggersapi.ITriggersApi
+	// Archive adds the archive of expired events (its archiver function
+	// and failure queue) to the dashboard and alarms.
+	//
+	// Default: none.
+	Archive *archive.ExpiredEventsArchive
+	// ContributorInsights adds the events table's Contributor Insights
+	// section (its most accessed and throttled tenants) to the dashboard;
+	// set it when the table has Contributor Insights on. The rules are
+	// named by DynamoDB at creation: ContributorInsightsRuleNames graphs
+	// them, without it the section says how to find them.
+	//
+	// Default: false.
+	ContributorInsights bool
+	// ContributorInsightsRuleNames, with ContributorInsights, are the
+	// table's rule names (aws dynamodb describe-contributor-insights).
+	//
+	// Default: none.
+	ContributorInsightsRuleNames []string
 	// Billing decides whether provisioned-capacity lines and the consumed
 	// capacity alarms are added.
 	//

@@ -41,6 +41,7 @@ func ValidateProps(p *TriggersMonitoringProps) error {
 			{"DeliveryQueueAgeSeconds", t.DeliveryQueueAgeSeconds, 0},
 			{"InboxLatencyP95Ms", t.InboxLatencyP95Ms, 0},
 			{"WebhookFailurePercent", t.WebhookFailurePercent, 100},
+			{"ArchiveIteratorAgeSeconds", t.ArchiveIteratorAgeSeconds, 0},
 		} {
 			switch {
 			case f.v < 0:
