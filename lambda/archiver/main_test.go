@@ -6,71 +6,22 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"os/exec"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/triggers-dev/triggers/internal/dev/syncio"
+	"github.com/triggers-dev/triggers/internal/testkit/lambdatest"
 )
 
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-	buildOut  []byte
-)
-
-// buildBinary builds this command once per test run, as deployed
-// (lambda.norpc), for the host.
-func buildBinary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "archiver-test-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "bootstrap")
-		cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-o", binPath, ".")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		buildOut, buildErr = cmd.CombinedOutput()
-	})
-	require.NoError(t, buildErr, "go build: %s", buildOut)
-	return binPath
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binPath != "" {
-		_ = os.RemoveAll(filepath.Dir(binPath))
-	}
-	os.Exit(code)
-}
-
-// isolatedEnv is an environment without the caller's AWS settings.
-func isolatedEnv(t *testing.T, extra ...string) []string {
-	dir := t.TempDir()
-	return append([]string{
-		"PATH=" + os.Getenv("PATH"),
-		"HOME=" + dir,
-		"AWS_CONFIG_FILE=" + filepath.Join(dir, "config"),
-		"AWS_SHARED_CREDENTIALS_FILE=" + filepath.Join(dir, "credentials"),
-		"AWS_EC2_METADATA_DISABLED=true",
-	}, extra...)
-}
+func TestMain(m *testing.M) { lambdatest.Main(m) }
 
 func TestConfigurationError(t *testing.T) {
-	bin := buildBinary(t)
+	bin := lambdatest.Build(t)
 	cmd := exec.Command(bin)
-	cmd.Env = isolatedEnv(t, "LOG_LEVEL=loud", "ARCHIVE_PREFIX=expired")
+	cmd.Env = lambdatest.IsolatedEnv(t, "LOG_LEVEL=loud", "ARCHIVE_PREFIX=expired")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	err := cmd.Run()
@@ -88,7 +39,7 @@ func TestConfigurationError(t *testing.T) {
 // PutObject of the expired event's gzip JSON line goes out, the partial
 // batch response comes back.
 func TestBinaryEndToEnd(t *testing.T) {
-	bin := buildBinary(t)
+	bin := lambdatest.Build(t)
 
 	var mu sync.Mutex
 	puts := map[string][]byte{}
@@ -113,57 +64,11 @@ func TestBinaryEndToEnd(t *testing.T) {
 	 "timestamp":{"S":"2026-10-22T10:00:00.000000Z"},"ttl":{"N":"1795000000"},"retry_count":{"N":"0"},"metadata":{"M":{"source_ip":{"S":"192.0.2.1"},"api_version":{"S":"v1"}}}},
 	 "SequenceNumber":"100","SizeBytes":300,"StreamViewType":"NEW_AND_OLD_IMAGES"},"eventSourceARN":"arn:aws:dynamodb:us-east-1:123456789012:table/events/stream/x"},
 	{"eventID":"b","eventName":"REMOVE","dynamodb":{"SequenceNumber":"101","Keys":{"user_id":{"S":"acme"}},"OldImage":{"user_id":{"S":"acme"}}},"eventSourceARN":"arn"}]}`
-	responses := make(chan string, 1)
-	served := false
-	runtimeSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch {
-		case r.Method == http.MethodGet && r.URL.Path == "/2018-06-01/runtime/invocation/next":
-			mu.Lock()
-			first := !served
-			served = true
-			mu.Unlock()
-			if !first {
-				<-r.Context().Done() // no second invocation
-				return
-			}
-			w.Header().Set("Lambda-Runtime-Aws-Request-Id", "req-1")
-			w.Header().Set("Lambda-Runtime-Deadline-Ms", strconv.FormatInt(time.Now().Add(30*time.Second).UnixMilli(), 10))
-			w.Header().Set("Lambda-Runtime-Invoked-Function-Arn", "arn:aws:lambda:us-east-1:123456789012:function:archiver")
-			_, _ = io.WriteString(w, event)
-		case r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/2018-06-01/runtime/"):
-			b, _ := io.ReadAll(r.Body)
-			w.WriteHeader(http.StatusAccepted)
-			responses <- r.URL.Path + " " + string(b)
-		default:
-			http.NotFound(w, r)
-		}
-	}))
-	defer runtimeSrv.Close()
-
-	cmd := exec.Command(bin)
-	cmd.Env = isolatedEnv(t,
-		"AWS_LAMBDA_RUNTIME_API="+strings.TrimPrefix(runtimeSrv.URL, "http://"),
-		"AWS_REGION=us-east-1",
-		"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test",
+	_, body := lambdatest.Invoke(t, bin, event,
 		"ARCHIVE_BUCKET=archive-bucket",
 		"S3_ENDPOINT="+s3Srv.URL,
 	)
-	var stdout, stderr syncio.Buffer // read while the process runs
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	require.NoError(t, cmd.Start())
-	defer func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	}()
-
-	select {
-	case got := <-responses:
-		path, body, _ := strings.Cut(got, " ")
-		require.Equal(t, "/2018-06-01/runtime/invocation/req-1/response", path, "body %s; stderr %s", body, stderr.String())
-		assert.JSONEq(t, `{"batchItemFailures":[]}`, body)
-	case <-time.After(60 * time.Second):
-		t.Fatalf("no response from the function; stdout %s; stderr %s", stdout.String(), stderr.String())
-	}
+	assert.JSONEq(t, `{"batchItemFailures":[]}`, body)
 
 	mu.Lock()
 	defer mu.Unlock()
