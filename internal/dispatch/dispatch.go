@@ -215,8 +215,19 @@ func (d *Dispatcher) round(ctx context.Context, tenant, eventID string, redelive
 		return err
 	}
 	subs, err := d.matching(ctx, tenant, e.Type)
-	if err != nil || len(subs) == 0 {
+	if err != nil {
 		return err
+	}
+	if len(subs) == 0 {
+		if redeliver {
+			// Nothing left to deliver to: the redelivery's retrying goes
+			// back to failed rather than staying retrying for ever.
+			if _, err := d.cfg.Store.Transition(ctx, tenant, e.ID, []event.Status{event.Retrying}, event.Failed); err != nil && !isTransitionError(err) {
+				return err
+			}
+			d.log(ctx, slog.LevelWarn, "redelivery dropped: no enabled subscription matches the event", tenant, e.ID, "")
+		}
+		return nil
 	}
 	recorded, err := d.cfg.Store.ListAttempts(ctx, tenant, e.ID)
 	if err != nil {
@@ -364,11 +375,18 @@ func describe(a webhook.Attempt) string {
 
 // settle moves the event to the status its subscriptions' latest attempts
 // call for: delivered when every matching subscription's latest attempt
-// delivered (or the subscription is gone), failed otherwise.
+// delivered (or the subscription is gone), failed otherwise. A disabled
+// subscription still counts: the event was not delivered to it.
 func (d *Dispatcher) settle(ctx context.Context, tenant string, e event.Event) error {
-	subs, err := d.matching(ctx, tenant, e.Type)
+	all, err := d.cfg.Store.ListSubscriptions(ctx, tenant)
 	if err != nil {
 		return err
+	}
+	var subs []event.Subscription
+	for _, s := range all {
+		if s.Matches(e.Type) {
+			subs = append(subs, s)
+		}
 	}
 	attempts, err := d.cfg.Store.ListAttempts(ctx, tenant, e.ID)
 	if err != nil {

@@ -321,6 +321,21 @@ func TestScheduleEndsAndRedeliver(t *testing.T) {
 	assert.Equal(t, 2, got.RetryCount)
 }
 
+// A redelivery with no enabled subscription left does not leave the event
+// retrying for ever: it goes back to failed.
+func TestRedeliverWithoutSubscriptions(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t, newReceiver(t))
+	e := w.event("tenant-a", "t")
+	for _, to := range []event.Status{event.Failed, event.Retrying} {
+		_, err := w.st.Transition(ctx, "tenant-a", e.ID, event.Sources(to), to)
+		require.NoError(t, err)
+	}
+	require.NoError(t, w.d.HandleTask(ctx, dispatch.Task{Tenant: "tenant-a", EventID: e.ID, DueAt: w.clock()}))
+	assert.Equal(t, event.Failed, w.status("tenant-a", e.ID).Status)
+	assert.Contains(t, w.logs.String(), "no enabled subscription")
+}
+
 // 410 Gone removes the subscription (Zapier REST Hooks); the event counts
 // as delivered to it.
 func TestGoneUnsubscribes(t *testing.T) {
@@ -391,6 +406,7 @@ func TestDisabledAfterSustainedFailure(t *testing.T) {
 	assert.True(t, got.Disabled)
 	assert.Contains(t, got.DisabledReason, "HTTP 500")
 	assert.Contains(t, w.logs.String(), `"msg":"subscription disabled"`)
+	assert.Equal(t, event.Failed, w.status("tenant-a", e2.ID).Status, "not delivered to the disabled subscription")
 
 	e3 := w.event("tenant-a", "t")
 	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e3.ID))
