@@ -421,20 +421,26 @@ func (m *TriggersMonitoring) sumOf(label string, a, b awscloudwatch.IMetric) aws
 // sumOverOperations adds a per-operation table metric (SystemErrors,
 // ThrottledRequests: dimensions TableName and Operation) over Operations.
 func (m *TriggersMonitoring) sumOverOperations(name string) awscloudwatch.IMetric {
-	t := m.props.EventsTable
+	return sumOverOperations(m.props.EventsTable, name, Operations, m.period, name+" (all operations)")
+}
+
+// sumOverOperations is the math expression summing t's per-operation
+// metric name (dimensions TableName and Operation) over ops, one of
+// TableMonitoring and TriggersMonitoring share.
+func sumOverOperations(t dynamotable.ITable, name string, ops []string, period awscdk.Duration, label string) awscloudwatch.IMetric {
 	using := map[string]awscloudwatch.IMetric{}
 	var ids []string
-	for i, op := range Operations {
+	for i, op := range ops {
 		id := fmt.Sprintf("e%d", i)
 		ids = append(ids, id)
 		using[id] = t.Metric(name, &awscloudwatch.MetricOptions{
-			Statistic: jsii.String("Sum"), Period: m.period,
+			Statistic: jsii.String("Sum"), Period: period,
 			DimensionsMap: &map[string]*string{"TableName": t.TableName(), "Operation": jsii.String(op)},
 		})
 	}
 	return awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
 		Expression: jsii.String(strings.Join(ids, " + ")), UsingMetrics: &using,
-		Label: jsii.String(name + " (all operations)"), Period: m.period,
+		Label: jsii.String(label), Period: period,
 	})
 }
 

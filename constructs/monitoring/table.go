@@ -2,7 +2,6 @@ package monitoring
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
@@ -281,21 +280,7 @@ func (m *TableMonitoring) latency() {
 // sumOverOperations adds a per-operation metric (dimensions TableName and
 // Operation) over the monitored operations.
 func (m *TableMonitoring) sumOverOperations(name string) awscloudwatch.IMetric {
-	t := m.table
-	using := map[string]awscloudwatch.IMetric{}
-	var ids []string
-	for i, op := range m.ops {
-		id := fmt.Sprintf("e%d", i)
-		ids = append(ids, id)
-		using[id] = t.Metric(name, &awscloudwatch.MetricOptions{
-			Statistic: jsii.String("Sum"), Period: m.period,
-			DimensionsMap: &map[string]*string{"TableName": t.TableName(), "Operation": jsii.String(op)},
-		})
-	}
-	return awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
-		Expression: jsii.String(strings.Join(ids, " + ")), UsingMetrics: &using,
-		Label: jsii.String(name + " (monitored operations)"), Period: m.period,
-	})
+	return sumOverOperations(m.table, name, m.ops, m.period, name+" (monitored operations)")
 }
 
 func (m *TableMonitoring) errorsAndTTL() {

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/triggers-dev/triggers/contract"
+	"github.com/triggers-dev/triggers/internal/delivery"
 )
 
 // Putter is the part of the S3 client the archiver uses; *s3.Client
@@ -99,30 +100,12 @@ func (a *Archiver) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.
 // aws-lambda-go cannot decode is reported as failed instead of failing the
 // whole invocation before any code runs.
 func (a *Archiver) HandleJSON(ctx context.Context, payload json.RawMessage) (events.DynamoDBEventResponse, error) {
-	var env struct {
-		Records []json.RawMessage `json:"Records"`
+	recs, _, undecodable, err := delivery.DecodeRecords(payload)
+	if err != nil {
+		return events.DynamoDBEventResponse{}, err
 	}
-	if err := json.Unmarshal(payload, &env); err != nil {
-		return events.DynamoDBEventResponse{}, fmt.Errorf("decode DynamoDB stream event: %w", err)
-	}
-	recs := make([]events.DynamoDBEventRecord, len(env.Records))
-	var undecodable map[int]error
-	for i, raw := range env.Records {
-		if err := json.Unmarshal(raw, &recs[i]); err != nil {
-			var id struct {
-				EventName string `json:"eventName"`
-				Dynamodb  struct {
-					SequenceNumber string `json:"SequenceNumber"`
-				} `json:"dynamodb"`
-			}
-			_ = json.Unmarshal(raw, &id)
-			recs[i] = events.DynamoDBEventRecord{EventName: id.EventName}
-			recs[i].Change.SequenceNumber = id.Dynamodb.SequenceNumber
-			if undecodable == nil {
-				undecodable = map[int]error{}
-			}
-			undecodable[i] = fmt.Errorf("%w: cannot decode the record: %v", ErrMalformed, err)
-		}
+	for i, err := range undecodable {
+		undecodable[i] = fmt.Errorf("%w: cannot decode the record: %v", ErrMalformed, err)
 	}
 	return a.handle(ctx, recs, undecodable)
 }

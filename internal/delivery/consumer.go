@@ -186,17 +186,32 @@ func (c *Consumer) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.
 // of failing the whole invocation before any code of ours runs. Only a
 // payload that is not a stream event at all is an error.
 func (c *Consumer) HandleJSON(ctx context.Context, payload json.RawMessage) (events.DynamoDBEventResponse, error) {
+	recs, raws, undecodable, err := DecodeRecords(payload)
+	if err != nil {
+		return events.DynamoDBEventResponse{}, err
+	}
+	for i, err := range undecodable {
+		undecodable[i] = fmt.Errorf("%w: cannot decode the record: %v", ErrMalformed, err)
+	}
+	return c.handle(ctx, recs, undecodable, raws)
+}
+
+// DecodeRecords decodes a DynamoDB stream invocation payload record by
+// record: a record aws-lambda-go cannot decode (an attribute type it does
+// not know, say) keeps what identifies it (event id and name, source ARN,
+// sequence number) and its decoding error in undecodable, by index, so
+// the caller can report it alone. raws are the records' JSON. Only a
+// payload that is not a stream event at all is an error.
+func DecodeRecords(payload json.RawMessage) (recs []events.DynamoDBEventRecord, raws []json.RawMessage, undecodable map[int]error, err error) {
 	var env struct {
 		Records []json.RawMessage `json:"Records"`
 	}
 	if err := json.Unmarshal(payload, &env); err != nil {
-		return events.DynamoDBEventResponse{}, fmt.Errorf("decode DynamoDB stream event: %w", err)
+		return nil, nil, nil, fmt.Errorf("decode DynamoDB stream event: %w", err)
 	}
-	recs := make([]events.DynamoDBEventRecord, len(env.Records))
-	var undecodable map[int]error
+	recs = make([]events.DynamoDBEventRecord, len(env.Records))
 	for i, raw := range env.Records {
 		if err := json.Unmarshal(raw, &recs[i]); err != nil {
-			// Keep what identifies the record, for the report and the log.
 			var id struct {
 				EventID        string `json:"eventID"`
 				EventName      string `json:"eventName"`
@@ -211,10 +226,10 @@ func (c *Consumer) HandleJSON(ctx context.Context, payload json.RawMessage) (eve
 			if undecodable == nil {
 				undecodable = map[int]error{}
 			}
-			undecodable[i] = fmt.Errorf("%w: cannot decode the record: %v", ErrMalformed, err)
+			undecodable[i] = err
 		}
 	}
-	return c.handle(ctx, recs, undecodable, env.Records)
+	return recs, env.Records, undecodable, nil
 }
 
 // handle processes recs; undecodable holds the records (by index) that

@@ -24,9 +24,7 @@
 package dispatch
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -34,6 +32,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/triggers-dev/triggers/internal/delivery"
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/webhook"
 )
@@ -288,7 +287,9 @@ func (d *Dispatcher) attempt(ctx context.Context, tenant string, e event.Event, 
 		}
 		secrets = append(secrets, sec)
 	}
-	body, err := marshalEvent(e)
+	// The webhook body: the event as GET /v1/events/{id} returns it at the
+	// time of the attempt (the stream consumer's encoding).
+	body, err := delivery.MarshalEvent(e)
 	if err != nil {
 		return err
 	}
@@ -349,21 +350,6 @@ func (d *Dispatcher) attempt(ctx context.Context, tenant string, e event.Event, 
 		}
 	}
 	return nil
-}
-
-// marshalEvent is the webhook body: the event as GET /v1/events/{id}
-// returns it at the time of the attempt.
-func marshalEvent(e event.Event) ([]byte, error) {
-	if e.Payload == nil {
-		e.Payload = map[string]any{}
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(e); err != nil {
-		return nil, fmt.Errorf("encode event %s: %w", e.ID, err)
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 func describe(a webhook.Attempt) string {

@@ -45,7 +45,7 @@ type Webhooks struct {
 // DefaultRotationOverlap is how long both secrets sign after a rotation.
 const DefaultRotationOverlap = 24 * time.Hour
 
-// ErrWebhooksDisabled answers the webhook routes of a deployment without
+// errWebhooksDisabled answers the webhook routes of a deployment without
 // webhook delivery.
 var errWebhooksDisabled = &apiError{status: http.StatusNotFound, code: "webhooks_disabled", message: "webhook delivery is not enabled on this deployment (TriggersApiProps.Webhooks)"}
 

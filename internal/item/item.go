@@ -20,12 +20,12 @@ import (
 // EventFromItem converts a table item back to an event.
 func EventFromItem(item map[string]types.AttributeValue) event.Event {
 	e := event.Event{
-		ID:         getS(item, schema.AttrEventID),
-		Type:       getS(item, schema.AttrEventType),
-		Status:     event.Status(getS(item, schema.AttrStatus)),
-		Timestamp:  getS(item, schema.AttrTimestamp),
-		RetryCount: int(getN(item, schema.AttrRetryCount)),
-		TTL:        getN(item, schema.AttrTTL),
+		ID:         GetS(item, schema.AttrEventID),
+		Type:       GetS(item, schema.AttrEventType),
+		Status:     event.Status(GetS(item, schema.AttrStatus)),
+		Timestamp:  GetS(item, schema.AttrTimestamp),
+		RetryCount: int(GetN(item, schema.AttrRetryCount)),
+		TTL:        GetN(item, schema.AttrTTL),
 	}
 	if p, ok := FromAttributeValue(item[schema.AttrPayload]).(map[string]any); ok {
 		e.Payload = p
@@ -34,9 +34,9 @@ func EventFromItem(item map[string]types.AttributeValue) event.Event {
 	}
 	if md, ok := item[schema.AttrMetadata].(*types.AttributeValueMemberM); ok {
 		e.Metadata = event.Metadata{
-			SourceIP:      getS(md.Value, contract.MetadataSourceIP),
-			APIVersion:    getS(md.Value, contract.MetadataAPIVersion),
-			CorrelationID: getS(md.Value, contract.MetadataCorrelationID),
+			SourceIP:      GetS(md.Value, contract.MetadataSourceIP),
+			APIVersion:    GetS(md.Value, contract.MetadataAPIVersion),
+			CorrelationID: GetS(md.Value, contract.MetadataCorrelationID),
 		}
 	}
 	return e
@@ -91,16 +91,16 @@ func FromAttributeValue(av types.AttributeValue) any {
 	return nil
 }
 
-// getS returns the string attribute name of item, or "".
-func getS(item map[string]types.AttributeValue, name string) string {
+// GetS returns the string attribute name of item, or "".
+func GetS(item map[string]types.AttributeValue, name string) string {
 	if v, ok := item[name].(*types.AttributeValueMemberS); ok {
 		return v.Value
 	}
 	return ""
 }
 
-// getN returns the integer attribute name of item, or 0.
-func getN(item map[string]types.AttributeValue, name string) int64 {
+// GetN returns the integer attribute name of item, or 0.
+func GetN(item map[string]types.AttributeValue, name string) int64 {
 	if v, ok := item[name].(*types.AttributeValueMemberN); ok {
 		i, err := strconv.ParseInt(v.Value, 10, 64)
 		if err == nil {

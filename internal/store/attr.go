@@ -57,22 +57,9 @@ func n(v int64) types.AttributeValue {
 	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
 }
 
-func getS(item map[string]types.AttributeValue, name string) string {
-	if v, ok := item[name].(*types.AttributeValueMemberS); ok {
-		return v.Value
-	}
-	return ""
-}
+func getS(it map[string]types.AttributeValue, name string) string { return item.GetS(it, name) }
 
-func getN(item map[string]types.AttributeValue, name string) int64 {
-	if v, ok := item[name].(*types.AttributeValueMemberN); ok {
-		i, err := strconv.ParseInt(v.Value, 10, 64)
-		if err == nil {
-			return i
-		}
-	}
-	return 0
-}
+func getN(it map[string]types.AttributeValue, name string) int64 { return item.GetN(it, name) }
 
 // AttributeValue is the SDK's attribute value type, re-exported so that
 // callers of Item and EventFromItem need not import the SDK's types.

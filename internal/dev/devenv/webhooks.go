@@ -95,7 +95,8 @@ func newReceiver(secrets func(context.Context) ([]webhook.Secret, error)) *recei
 	return r
 }
 
-// clientTLS trusts the system roots and the receiver's certificate.
+// client is the dispatcher's HTTP client in make dev: it trusts the system
+// roots and the receiver's certificate, and allows loopback targets.
 func (r *receiver) client(timeout time.Duration) *http.Client {
 	pool, err := x509.SystemCertPool()
 	if err != nil || pool == nil {
