@@ -145,6 +145,10 @@ func newWorld(t *testing.T) *world {
 		CursorSecret: []byte("0123456789abcdef0123456789abcdef-archive-test"),
 		Logger:       slog.New(slog.NewJSONHandler(io.Discard, nil)),
 		Now:          clock,
+		// The clock is in the past: with the default 30 days the items'
+		// ttl would already have passed, and DynamoDB Local deletes
+		// expired items at random times, under the test.
+		Retention: 3650 * 24 * time.Hour,
 	})
 	require.NoError(t, err)
 	w.api = api
