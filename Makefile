@@ -12,7 +12,7 @@ CDK := ./node_modules/.bin/cdk
 NODE_STAMP := node_modules/.triggers-installed
 GO_STAMP := .cache/go-mod-downloaded
 
-.PHONY: all deps synth test lint vet fmt-check cfn-lint dev smoke bench fuzz mutate build-lambdas clean
+.PHONY: all deps synth test lint vet fmt-check cfn-lint dev smoke bench load fuzz mutate build-lambdas clean
 
 all: synth
 
@@ -65,6 +65,13 @@ cfn-lint: synth
 bench: deps
 	scripts/bench.sh
 	scripts/synth-timing.sh
+
+## load: the API (local gateway, cached authorizer, Lambda handler) against
+## raw PutItem/Query of the same items on one DynamoDB Local, at concurrency
+## 1, 8 and 32, with the ratios beside the budgets (docs/performance.md).
+##   make load LOAD_FLAGS="-duration 20s"
+load: deps
+	go run ./cmd/triggers-load $(LOAD_FLAGS)
 
 ## fuzz: every fuzz target briefly (FUZZTIME each, default 10s)
 fuzz: deps

@@ -2,7 +2,7 @@
 # Mutation testing of the packages that decide correctness (docs/testing.md).
 #
 #   scripts/mutate.sh                 every package in PACKAGES below
-#   scripts/mutate.sh event cursor    only these (names under internal/)
+#   scripts/mutate.sh event cursor    only these (paths under internal/)
 #
 # gremlins (pinned below) is installed into ./bin. It runs on a copy of the
 # working tree (without node_modules, .git, cdk.out, bin), one package at a
@@ -24,7 +24,7 @@ set -euo pipefail
 GREMLINS_VERSION=v0.6.0
 EFFICACY_BUDGET=95
 COVERAGE_BUDGET=90
-PACKAGES=(event cursor apikey store httpapi delivery lambdaadapter localgw)
+PACKAGES=(event cursor apikey store httpapi delivery lambdaadapter dev/localgw)
 # Packages whose tests start DynamoDB Local (ddbtest.Main in TestMain).
 NEEDS_DYNAMODB=" apikey store httpapi delivery lambdaadapter "
 
@@ -100,14 +100,15 @@ for p in "${pkgs[@]}"; do
 	# A fresh engine per package keeps the in-memory tables of hundreds of
 	# test runs from piling up in one JVM.
 	case $NEEDS_DYNAMODB in *" $p "*) start_dynamodb ;; esac
+	name=${p//\//-}
 	t0=$(date +%s)
 	# gremlins exits non-zero on its own errors (a package that does not
 	# build or whose tests fail unmutated); keep going and report it.
 	if ! (cd "$src" && "$gremlins" unleash --workers "$workers" --timeout-coefficient "$coef" \
-		--output "$out/$p.json" "$src/internal/$p") >"$out/$p.log" 2>&1; then
-		echo "mutate: gremlins failed on internal/$p (see $out/$p.log):" >&2
-		tail -20 "$out/$p.log" >&2
-		rm -f "$out/$p.json"
+		--output "$out/$name.json" "$src/internal/$p") >"$out/$name.log" 2>&1; then
+		echo "mutate: gremlins failed on internal/$p (see $out/$name.log):" >&2
+		tail -20 "$out/$name.log" >&2
+		rm -f "$out/$name.json"
 	fi
 	echo "   $(($(date +%s) - t0)) s"
 	stop_dynamodb
@@ -120,7 +121,7 @@ out, eff_budget, cov_budget, elapsed = sys.argv[1], float(sys.argv[2]), float(sy
 ok = True
 rows, left = [], []
 for p in sys.argv[5:]:
-    path = os.path.join(out, p + ".json")
+    path = os.path.join(out, p.replace("/", "-") + ".json")
     if not os.path.exists(path):
         rows.append((p, None)); ok = False; continue
     r = json.load(open(path))
@@ -139,7 +140,7 @@ print("%-14s %6s %5s %8s %11s %10s %9s   budget: efficacy >= %g%%, coverage >= %
     "package", "killed", "lived", "timedout", "not covered", "efficacy", "coverage", eff_budget, cov_budget))
 for p, v in rows:
     if v is None:
-        print("%-14s gremlins failed: see %s" % (p, os.path.join(out, p + ".log")))
+        print("%-14s gremlins failed: see %s" % (p, os.path.join(out, p.replace("/", "-") + ".log")))
         continue
     n, eff, cov = v
     mark = lambda x, b: ("%.2f%%" % x) + (" " if x >= b else "!")
