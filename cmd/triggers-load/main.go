@@ -1,0 +1,239 @@
+// Command triggers-load measures what the API path costs on top of
+// DynamoDB (issue 17's end-to-end budget, `make load`).
+//
+// It starts one DynamoDB Local (internal/ddb/ddblocal), creates the tables
+// from the schema, mints API keys for two tenants and serves the API as
+// make dev does (internal/dev/localapi: the API Gateway emulator built from
+// the API stack template, with its cached REQUEST authorizer, in front of
+// the real Lambda handler), then drives, in the same run and on the same
+// engine and DynamoDB client settings:
+//
+//   - ingest: POST /v1/events with a payload of -payload bytes, against a
+//     raw PutItem of the same item (store.Item, the store's own encoding,
+//     with the store's condition);
+//   - inbox: GET /v1/inbox?limit=50 (the first page of undelivered
+//     events), against the raw Query the store sends for that page
+//     (StatusIndex, same key condition, filter and limit);
+//
+// at each -concurrency, after a warm-up. Each cell alternates raw and API
+// runs (-rounds) so that a neighbour's load on the shared machine hits
+// both arms alike. It prints p50, p99, throughput and errors of each arm,
+// the API/raw ratios, and the budget (<= 1.2x at p50 and p99, 0 errors)
+// with misses marked.
+//
+//	make load
+//	make load LOAD_FLAGS="-duration 20s -concurrency 1,8"
+//	go run ./cmd/triggers-load -json > load.json
+//	go run ./cmd/triggers-load -workloads ingest -concurrency 8 -cpuprofile cpu.pprof
+//
+// The template defaults to assertions/testdata/triggers-dev-api.json (the
+// golden snapshot of the dev API stack, kept identical to a real synth by
+// the golden test), so a fresh clone needs no synth; -template
+// cdk.out/triggers-dev-api.template.json serves what make dev serves.
+// The stage's throttling (100 requests/s, burst 200, from the template) is
+// off by default: it is a limit, not a cost, and would cap the API arm;
+// -throttle keeps it.
+//
+// Exit status: 0 when the run completed (budget misses are reported, not
+// failed, unless -fail-on-miss), 1 when a budget is missed with
+// -fail-on-miss or the run failed, 2 for bad flags.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// Options configure one run.
+type Options struct {
+	// Duration is how long each arm of each cell is measured.
+	Duration time.Duration `json:"duration_ns"`
+	// Warmup is how long each workload runs, both arms, before measuring.
+	Warmup time.Duration `json:"warmup_ns"`
+	// Concurrency lists the numbers of concurrent clients.
+	Concurrency []int `json:"concurrency"`
+	// Payload is the size of the event's payload JSON in bytes.
+	Payload int `json:"payload_bytes"`
+	// Rounds splits each arm's Duration into this many alternating runs.
+	Rounds int `json:"rounds"`
+	// Template is the API stack template served.
+	Template string `json:"template"`
+	// Throttle keeps the stage's throttling limits.
+	Throttle bool `json:"throttle"`
+	// Workloads lists the workloads to run (ingest, inbox).
+	Workloads []string `json:"workloads"`
+}
+
+// Report is the outcome of a run; -json prints it.
+type Report struct {
+	Machine Machine `json:"machine"`
+	Options Options `json:"options"`
+	Cells   []Cell  `json:"cells"`
+	// Met reports whether every cell met the budget.
+	Met bool `json:"met"`
+}
+
+// Machine describes where the run happened.
+type Machine struct {
+	CPU       string `json:"cpu"`
+	NumCPU    int    `json:"num_cpu"`
+	GoVersion string `json:"go_version"`
+	OS        string `json:"os"`
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("triggers-load", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o := Options{}
+	fs.DurationVar(&o.Duration, "duration", 6*time.Second, "measured time of each arm (API, raw) of each cell")
+	fs.DurationVar(&o.Warmup, "warmup", 3*time.Second, "warm-up per workload before measuring (both arms, highest concurrency)")
+	conc := fs.String("concurrency", "1,8,32", "comma-separated numbers of concurrent clients")
+	fs.IntVar(&o.Payload, "payload", 1024, "payload size in bytes (the event's payload JSON)")
+	fs.IntVar(&o.Rounds, "rounds", 2, "alternating raw/API runs per cell (each Duration/rounds long)")
+	fs.StringVar(&o.Template, "template", "", "API stack template to serve (default: "+goldenTemplate+" in the module root)")
+	fs.BoolVar(&o.Throttle, "throttle", false, "keep the stage's throttling limits from the template")
+	workloads := fs.String("workloads", "ingest,inbox", "workloads to run")
+	jsonOut := fs.Bool("json", false, "print the report as JSON instead of a table")
+	failOnMiss := fs.Bool("fail-on-miss", false, "exit 1 when a cell misses the budget")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the measuring phase (this process: load generator, gateway, handlers, SDK; not DynamoDB Local) to this file")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "triggers-load: unexpected argument %q: every option is a flag (-h lists them)\n", fs.Arg(0))
+		return 2
+	}
+	var err error
+	if o.Concurrency, err = parseConcurrency(*conc); err != nil {
+		fmt.Fprintf(stderr, "triggers-load: -concurrency: %v\n", err)
+		return 2
+	}
+	o.Workloads = strings.Split(*workloads, ",")
+	for _, w := range o.Workloads {
+		if w != workloadIngest && w != workloadInbox {
+			fmt.Fprintf(stderr, "triggers-load: -workloads: unknown workload %q (ingest, inbox)\n", w)
+			return 2
+		}
+	}
+	switch {
+	case o.Duration <= 0 || o.Warmup < 0:
+		fmt.Fprintln(stderr, "triggers-load: -duration must be positive and -warmup not negative")
+		return 2
+	case o.Rounds < 1:
+		fmt.Fprintln(stderr, "triggers-load: -rounds must be at least 1")
+		return 2
+	case o.Payload < minPayload || o.Payload > maxPayload:
+		fmt.Fprintf(stderr, "triggers-load: -payload must be %d to %d bytes\n", minPayload, maxPayload)
+		return 2
+	}
+
+	if o.Template == "" {
+		if o.Template, err = defaultTemplate(); err != nil {
+			fmt.Fprintf(stderr, "triggers-load: %v\n", err)
+			return 2
+		}
+	}
+	var prof *profiler
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintf(stderr, "triggers-load: %v\n", err)
+			return 2
+		}
+		defer f.Close()
+		prof = &profiler{w: f}
+	}
+	rep, err := measure(ctx, o, stderr, prof)
+	if err != nil {
+		fmt.Fprintf(stderr, "triggers-load: %v\n", err)
+		return 1
+	}
+	if *jsonOut {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			fmt.Fprintf(stderr, "triggers-load: %v\n", err)
+			return 1
+		}
+	} else {
+		fmt.Fprintf(stdout, "machine: %s, %d CPUs, %s, %s\n", rep.Machine.CPU, rep.Machine.NumCPU, rep.Machine.GoVersion, rep.Machine.OS)
+		fmt.Fprintf(stdout, "each arm %s per cell in %d alternating runs, warm-up %s, payload %d bytes, template %s, stage throttling %s\n\n",
+			o.Duration, o.Rounds, o.Warmup, o.Payload, o.Template, map[bool]string{true: "on", false: "off"}[o.Throttle])
+		if err := FormatTable(stdout, rep.Cells); err != nil {
+			fmt.Fprintf(stderr, "triggers-load: %v\n", err)
+			return 1
+		}
+	}
+	if *failOnMiss && !rep.Met {
+		return 1
+	}
+	return 0
+}
+
+func parseConcurrency(s string) ([]int, error) {
+	var out []int
+	for f := range strings.SplitSeq(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > 1024 {
+			return nil, fmt.Errorf("%q is not a number of clients from 1 to 1024", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// profiler records a CPU profile of the measuring phase (warm-ups and
+// setup excluded): both arms, so the raw runs show the SDK's share.
+type profiler struct {
+	w  io.Writer
+	on bool
+}
+
+func (p *profiler) start() error {
+	if p == nil || p.on {
+		return nil
+	}
+	if err := pprof.StartCPUProfile(p.w); err != nil {
+		return fmt.Errorf("start the CPU profile: %w", err)
+	}
+	p.on = true
+	return nil
+}
+
+func (p *profiler) stop() {
+	if p == nil || !p.on {
+		return
+	}
+	pprof.StopCPUProfile()
+	p.on = false
+}
+
+func machine() Machine {
+	m := Machine{NumCPU: runtime.NumCPU(), GoVersion: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH, CPU: "unknown"}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for line := range strings.SplitSeq(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPU = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	return m
+}
