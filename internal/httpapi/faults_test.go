@@ -10,15 +10,11 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/triggers-dev/triggers/internal/apikey"
-	"github.com/triggers-dev/triggers/internal/ddb"
 	"github.com/triggers-dev/triggers/internal/ddb/ddbtest"
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/httpapi"
@@ -26,52 +22,12 @@ import (
 	"github.com/triggers-dev/triggers/schema"
 )
 
-// faultClient returns a DynamoDB Local client whose HTTP layer lets fault
-// decide per request: a non-nil response replaces DynamoDB's answer.
-func faultClient(fault func(op string, body []byte) *http.Response) *dynamodb.Client {
-	real := &http.Client{}
-	return ddb.NewLocalClient(db.Endpoint, func(o *dynamodb.Options) {
-		o.HTTPClient = ddbtest.HTTPClientFunc(func(r *http.Request) (*http.Response, error) {
-			body, _ := io.ReadAll(r.Body)
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			op := strings.TrimPrefix(r.Header.Get("X-Amz-Target"), "DynamoDB_20120810.")
-			if resp := fault(op, body); resp != nil {
-				resp.Request = r
-				return resp, nil
-			}
-			return real.Do(r)
-		})
-		o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) {
-			so.MaxAttempts = 3
-			so.MaxBackoff = 5 * time.Millisecond
-		})
-	})
-}
-
-func awsError(code, msg string) *http.Response {
-	body := `{"__type":"com.amazonaws.dynamodb.v20120810#` + code + `","message":"` + msg + `"}`
-	return &http.Response{
-		StatusCode: 400,
-		Header:     http.Header{"Content-Type": {"application/x-amz-json-1.0"}},
-		Body:       io.NopCloser(strings.NewReader(body)),
-	}
-}
-
-func awsJSON(v any) *http.Response {
-	b, _ := json.Marshal(v)
-	return &http.Response{
-		StatusCode: 200,
-		Header:     http.Header{"Content-Type": {"application/x-amz-json-1.0"}},
-		Body:       io.NopCloser(bytes.NewReader(b)),
-	}
-}
-
 func TestThrottlingBeyondRetriesIs503(t *testing.T) {
 	table := db.CreateTable(t, schema.Events())
 	var calls atomic.Int32
-	client := faultClient(func(op string, _ []byte) *http.Response {
+	client := db.FaultClient(func(op string, _ []byte) *http.Response {
 		calls.Add(1)
-		return awsError("ProvisionedThroughputExceededException", "The level of configured provisioned throughput for the table was exceeded.")
+		return ddbtest.AWSError("ProvisionedThroughputExceededException", "The level of configured provisioned throughput for the table was exceeded.")
 	})
 	e := newEnvOn(t, table, client)
 	seed := newEnvOn(t, table, db.Client)
@@ -103,14 +59,14 @@ func TestThrottlingBeyondRetriesIs503(t *testing.T) {
 func TestBatchRetriesUnprocessedItems(t *testing.T) {
 	table := db.CreateTable(t, schema.Events())
 	var batches atomic.Int32
-	client := faultClient(func(op string, body []byte) *http.Response {
+	client := db.FaultClient(func(op string, body []byte) *http.Response {
 		if op != "BatchWriteItem" || batches.Add(1) > 2 {
 			return nil
 		}
 		// The first two calls process nothing.
 		var in map[string]json.RawMessage
 		_ = json.Unmarshal(body, &in)
-		return awsJSON(map[string]json.RawMessage{"UnprocessedItems": in["RequestItems"]})
+		return ddbtest.AWSJSON(map[string]json.RawMessage{"UnprocessedItems": in["RequestItems"]})
 	})
 	e := newEnvOn(t, table, client)
 	r := e.do(req{method: "POST", path: "/v1/events/batch", tenant: "tenant-a", body: `{"events":[{"event_type":"t","payload":{"i":1}},{"event_type":"t","payload":{"i":2}}]}`})
@@ -282,8 +238,8 @@ func TestNewValidatesConfig(t *testing.T) {
 
 func TestThrottledKeyLookupIs503(t *testing.T) {
 	keysTable := db.CreateTable(t, schema.APIKeys())
-	throttled := faultClient(func(string, []byte) *http.Response {
-		return awsError("ThrottlingException", "Rate exceeded")
+	throttled := db.FaultClient(func(string, []byte) *http.Response {
+		return ddbtest.AWSError("ThrottlingException", "Rate exceeded")
 	})
 	api, err := httpapi.New(httpapi.Config{
 		Store:         store.New(db.Client, db.CreateTable(t, schema.Events())),

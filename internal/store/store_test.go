@@ -182,3 +182,5 @@ func TestPutNeverOverwrites(t *testing.T) {
 	assert.Equal(t, map[string]any{"v": json.Number("1")}, got.Payload, "the repeated Put overwrote the payload")
 	assert.Len(t, scan(t, table), 1)
 }
+
+func errorIs(err, target error) bool { return errors.Is(err, target) }

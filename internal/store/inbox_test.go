@@ -1,0 +1,180 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/internal/store"
+	"github.com/triggers-dev/triggers/schema"
+)
+
+// seedInbox stores n events for tenant, one millisecond apart, of types
+// alternating "a" and "b"; every third one (0, 3, 6, ...) is delivered.
+// It returns them oldest first, as stored.
+func seedInbox(t *testing.T, st *store.Store, tenant string, n int) []event.Event {
+	t.Helper()
+	ctx := context.Background()
+	base := time.Now().Add(-time.Hour)
+	var evs []event.Event
+	for i := 0; i < n; i++ {
+		typ := "a"
+		if i%2 == 1 {
+			typ = "b"
+		}
+		e, err := event.New(event.CreateRequest{EventType: typ, Payload: map[string]any{}}, base.Add(time.Duration(i)*time.Millisecond), event.DefaultRetention, event.Metadata{})
+		require.NoError(t, err)
+		evs = append(evs, e)
+	}
+	for i := 0; i < n; i += 25 {
+		for j, err := range st.PutBatch(ctx, tenant, evs[i:min(i+25, n)]) {
+			require.NoError(t, err, "event %d", i+j)
+		}
+	}
+	for i := 0; i < n; i += 3 {
+		got, err := st.Transition(ctx, tenant, evs[i].ID, []event.Status{event.Received}, event.Delivered)
+		require.NoError(t, err)
+		evs[i] = got
+	}
+	return evs
+}
+
+// pages reads the whole inbox for q, page by page, and returns the ids in
+// order and the number of pages.
+func pages(t *testing.T, st *store.Store, q event.InboxQuery) ([]string, int) {
+	t.Helper()
+	var ids []string
+	n := 0
+	for {
+		page, err := st.List(context.Background(), q)
+		require.NoError(t, err)
+		n++
+		require.LessOrEqual(t, len(page.Events), q.Limit, "page %d", n)
+		for _, e := range page.Events {
+			ids = append(ids, e.ID)
+		}
+		if page.Next == nil {
+			return ids, n
+		}
+		q.After = page.Next
+		require.Less(t, n, 100)
+	}
+}
+
+func idsOf(evs []event.Event, keep func(int, event.Event) bool, ascending bool) []string {
+	var ids []string
+	for i, e := range evs {
+		if keep(i, e) {
+			ids = append(ids, e.ID)
+		}
+	}
+	if !ascending {
+		for i, j := 0, len(ids)-1; i < j; i, j = i+1, j-1 {
+			ids[i], ids[j] = ids[j], ids[i]
+		}
+	}
+	return ids
+}
+
+// Each filter reads its own key (table, status index, type index with a
+// status filter), pages continue exactly where they ended (the cursor
+// carries the index key), in both orders, and another tenant's events
+// never appear.
+func TestListFiltersAndPages(t *testing.T) {
+	table := db.CreateTable(t, schema.Events())
+	st := store.New(db.Client, table)
+	evs := seedInbox(t, st, "tenant-a", 20)
+	seedInbox(t, st, "tenant-b", 4)
+	delivered := func(i int, _ event.Event) bool { return i%3 == 0 }
+	cases := []struct {
+		name string
+		q    event.InboxQuery
+		keep func(int, event.Event) bool
+	}{
+		{"all", event.InboxQuery{}, func(int, event.Event) bool { return true }},
+		{"status", event.InboxQuery{Status: event.Delivered}, delivered},
+		{"received", event.InboxQuery{Status: event.Received}, func(i int, _ event.Event) bool { return i%3 != 0 }},
+		{"type", event.InboxQuery{EventType: "b"}, func(i int, _ event.Event) bool { return i%2 == 1 }},
+		{"type and status", event.InboxQuery{EventType: "a", Status: event.Delivered}, func(i int, _ event.Event) bool { return i%2 == 0 && i%3 == 0 }},
+	}
+	for _, c := range cases {
+		for _, asc := range []bool{false, true} {
+			for _, limit := range []int{1, 3, 100} {
+				q := c.q
+				q.Tenant, q.Ascending, q.Limit = "tenant-a", asc, limit
+				got, _ := pages(t, st, q)
+				assert.Equal(t, idsOf(evs, c.keep, asc), got, "%s ascending=%v limit=%d", c.name, asc, limit)
+			}
+		}
+	}
+	// The events come back whole.
+	page, err := st.List(context.Background(), event.InboxQuery{Tenant: "tenant-a", Limit: 1, Ascending: true})
+	require.NoError(t, err)
+	require.Len(t, page.Events, 1)
+	assert.Equal(t, evs[0], page.Events[0])
+	require.NotNil(t, page.Next)
+	assert.Equal(t, evs[0].SortKey(), page.Next.SortKey)
+	assert.Empty(t, page.Next.IndexKey, "a table query has no index key")
+	page, err = st.List(context.Background(), event.InboxQuery{Tenant: "tenant-a", Limit: 1, Ascending: true, Status: event.Delivered})
+	require.NoError(t, err)
+	require.NotNil(t, page.Next)
+	assert.Equal(t, event.Position{SortKey: evs[0].SortKey(), IndexKey: "delivered#" + evs[0].Timestamp}, *page.Next)
+	page, err = st.List(context.Background(), event.InboxQuery{Tenant: "tenant-a", Limit: 1, Ascending: true, EventType: "a"})
+	require.NoError(t, err)
+	require.NotNil(t, page.Next)
+	assert.Equal(t, event.Position{SortKey: evs[0].SortKey(), IndexKey: "a#" + evs[0].Timestamp}, *page.Next)
+}
+
+// A filtered page is topped up with more Query calls until it is full,
+// so a full page means "maybe more" and a short one "the end".
+func TestListTopsUpFilteredPages(t *testing.T) {
+	table := db.CreateTable(t, schema.Events())
+	st := store.New(db.Client, table)
+	evs := seedInbox(t, st, "tenant-a", 12)
+	// Type a and delivered: events 0 and 6 only, far apart in the index.
+	page, err := st.List(context.Background(), event.InboxQuery{Tenant: "tenant-a", EventType: "a", Status: event.Delivered, Limit: 2, Ascending: true})
+	require.NoError(t, err)
+	assert.Equal(t, []string{evs[0].ID, evs[6].ID}, idsOf(page.Events, func(int, event.Event) bool { return true }, true))
+	require.NotNil(t, page.Next, "a full page")
+	page, err = st.List(context.Background(), event.InboxQuery{Tenant: "tenant-a", EventType: "a", Status: event.Delivered, Limit: 2, Ascending: true, After: page.Next})
+	require.NoError(t, err)
+	assert.Empty(t, page.Events)
+	assert.Nil(t, page.Next)
+}
+
+// A limit outside 1-100 is the default page of 50; 1 and 100 are kept.
+func TestListLimits(t *testing.T) {
+	table := db.CreateTable(t, schema.Events())
+	st := store.New(db.Client, table)
+	seedInbox(t, st, "tenant-a", 101)
+	for limit, want := range map[int]int{0: 50, -1: 50, 1: 1, 2: 2, 99: 99, 100: 100, 101: 50} {
+		page, err := st.List(context.Background(), event.InboxQuery{Tenant: "tenant-a", Limit: limit})
+		require.NoError(t, err)
+		assert.Len(t, page.Events, want, "limit %d", limit)
+		assert.NotNil(t, page.Next, "limit %d", limit)
+	}
+}
+
+// Expired events are hidden from every filter (the clock is past their
+// ttl; the items themselves are never written expired).
+func TestListHidesExpired(t *testing.T) {
+	table := db.CreateTable(t, schema.Events())
+	st := store.New(db.Client, table)
+	evs := seedInbox(t, st, "tenant-a", 3)
+	at := func(sec int64) *store.Store {
+		return store.New(db.Client, table, store.WithClock(func() time.Time { return time.Unix(sec, 0) }))
+	}
+	for _, q := range []event.InboxQuery{{}, {Status: event.Received}, {EventType: "a"}, {EventType: "a", Status: event.Delivered}} {
+		q.Tenant, q.Limit = "tenant-a", 10
+		page, err := at(evs[2].TTL+1).List(context.Background(), q)
+		require.NoError(t, err)
+		assert.Empty(t, page.Events, "%+v", q)
+		page, err = at(evs[0].TTL).List(context.Background(), q)
+		require.NoError(t, err)
+		assert.NotEmpty(t, page.Events, "%+v: alive at its ttl second", q)
+	}
+}
