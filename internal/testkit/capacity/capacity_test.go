@@ -1,0 +1,186 @@
+package capacity
+
+import (
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/triggers-dev/triggers/internal/ddb"
+	"github.com/triggers-dev/triggers/internal/ddb/ddbtest"
+	"github.com/triggers-dev/triggers/schema"
+)
+
+var update = flag.Bool("update", os.Getenv("UPDATE_GOLDEN") != "", "rewrite the generated part of docs/capacity.md")
+
+var db *ddbtest.Local
+
+func TestMain(m *testing.M) { os.Exit(ddbtest.Main(m, &db)) }
+
+const doc = "../../../docs/capacity.md"
+
+// Payload sizes of the document: 1 KB and 10 KB of payload JSON.
+var payloads = []int{1 << 10, 10 << 10}
+
+// TestCapacityDoc measures every operation on DynamoDB Local and checks
+// that docs/capacity.md shows exactly these figures; -update rewrites
+// them.
+func TestCapacityDoc(t *testing.T) {
+	ctx := context.Background()
+	rec := &Recorder{}
+	client := ddb.NewLocalClient(db.Endpoint, rec.Option)
+	m, err := Measure(ctx, Config{
+		DB: client, Recorder: rec,
+		EventsTable: db.CreateTable(t, schema.Events()),
+		KeysTable:   db.CreateTable(t, schema.APIKeys()),
+	}, payloads)
+	require.NoError(t, err)
+	gen, err := Render(m)
+	require.NoError(t, err)
+
+	old, err := os.ReadFile(doc)
+	require.NoError(t, err)
+	if *update {
+		out, err := Splice(string(old), gen)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(doc, []byte(out), 0o644))
+		t.Logf("rewrote %s", filepath.Clean(doc))
+		return
+	}
+	got, err := Generated(string(old))
+	require.NoError(t, err)
+	if got != gen {
+		t.Errorf("%s differs from what DynamoDB Local measures now; review the diff, then run go test ./internal/testkit/capacity -update\n--- %s\n+++ measured\n%s",
+			filepath.Clean(doc), filepath.Clean(doc), lineDiff(got, gen))
+	}
+}
+
+// TestMeasuredFacts pins what the document's prose relies on, so a
+// change in the store that moves these figures fails here with a
+// sentence, not only as a table diff.
+func TestMeasuredFacts(t *testing.T) {
+	ctx := context.Background()
+	rec := &Recorder{}
+	client := ddb.NewLocalClient(db.Endpoint, rec.Option)
+	m, err := Measure(ctx, Config{
+		DB: client, Recorder: rec,
+		EventsTable: db.CreateTable(t, schema.Events()),
+		KeysTable:   db.CreateTable(t, schema.APIKeys()),
+	}, []int{1 << 10})
+	require.NoError(t, err)
+	by := map[string]Row{}
+	for _, r := range m.Rows {
+		by[r.Operation] = r
+	}
+	in, ack := by[OpIngest].Units, by[OpAck].Units
+	assert.Equal(t, []string{"PutItem"}, by[OpIngest].Calls, "ingest is one PutItem")
+	assert.Equal(t, map[string]float64{TableKey: 2, schema.EventTypeIndex: 2, schema.StatusIndex: 2}, in.Write,
+		"a 1 KB event is a 2-unit item written to the table and both ALL-projection indexes")
+	assert.Equal(t, map[string]float64{TableKey: 2, schema.EventTypeIndex: 2, schema.StatusIndex: 4}, ack.Write,
+		"ack rewrites the item, updates its EventTypeIndex copy, and moves it in StatusIndex (delete + put, 2 units each)")
+	assert.Equal(t, 14.0, total(in.Write)+total(ack.Write), "ingest + ack at 1 KB")
+	assert.Greater(t, m.OneUnitPayload, 500, "a one-unit item holds a payload of some hundred bytes")
+	assert.Less(t, m.OneUnitPayload, 1<<10)
+	assert.Equal(t, []string{"TransactWriteItems (failed: no capacity reported)", "GetItem"}, by[OpRepeat].Calls,
+		"a repeat is a canceled transaction, then a read of the original event")
+}
+
+// TestRecorderAsksEveryOperation checks the middleware on calls the
+// measured operations do not make.
+func TestRecorderAsksEveryOperation(t *testing.T) {
+	ctx := context.Background()
+	rec := &Recorder{}
+	client := ddb.NewLocalClient(db.Endpoint, rec.Option)
+	table := db.CreateTable(t, schema.APIKeys())
+	key := map[string]types.AttributeValue{schema.AttrKeyHash: &types.AttributeValueMemberS{Value: "k"}}
+	_, err := client.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{
+		table: {{PutRequest: &types.PutRequest{Item: key}}},
+	}})
+	require.NoError(t, err)
+	_, err = client.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(table), Key: key})
+	require.NoError(t, err)
+	calls := rec.Calls()
+	require.Len(t, calls, 2)
+	for _, c := range calls {
+		assert.NotEmpty(t, c.Consumed, "%s reported capacity", c.Operation)
+	}
+	u, err := Sum(calls, table)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]float64{TableKey: 2}, u.Write, "two 1-unit writes")
+}
+
+func TestRender(t *testing.T) {
+	u := func(w, r map[string]float64) Units { return Units{Write: w, Read: r} }
+	rows := []Row{
+		{Operation: OpIngest, Request: "POST /v1/events", Payload: 1024, Calls: []string{"PutItem"}, Units: u(map[string]float64{TableKey: 2, "B": 2}, nil)},
+		{Operation: OpIdempotentIngest, Request: "POST", Payload: 1024, Calls: []string{"TransactWriteItems"}, Units: u(map[string]float64{TableKey: 6}, nil)},
+		{Operation: OpRepeat, Request: "POST", Payload: 1024, Calls: []string{"TransactWriteItems (failed: no capacity reported)", "GetItem"}, Unreported: []string{"TransactWriteItems"}, Units: u(nil, map[string]float64{TableKey: 1})},
+		{Operation: OpAck, Request: "POST ack", Payload: 1024, Calls: []string{"UpdateItem"}, Units: u(map[string]float64{TableKey: 2, "B": 2}, nil)},
+		{Operation: OpInboxPage, Request: "GET", Payload: 1024, Calls: []string{"Query"}, Units: u(nil, map[string]float64{"B": 10})},
+		{Operation: OpKeyLookup, Request: "cache miss", Calls: []string{"GetItem"}, Units: u(nil, map[string]float64{TableKey: 0.5})},
+	}
+	got, err := Render(Measurement{Rows: rows, OneUnitPayload: 700})
+	require.NoError(t, err)
+	for _, want := range []string{
+		"### Payload 1 KB (1024 bytes of payload JSON)",
+		"| operation | request | DynamoDB calls | WCU table | WCU B | WCU total | RCU table | RCU B | RCU total | $ per million |",
+		"| ingest | `POST /v1/events` | PutItem | 2 | 2 | **4** | - | - | **-** | $2.5000 |",
+		"| inbox page (50 events) | `GET` | Query | - | - | **-** | - | 10 | **10** | $1.2500 |",
+		"authorizer key lookup (cache miss, on the API-keys table): GetItem, 0.5 RCU, $0.0625 per million lookups.",
+		// 4 + 4 WCU; 10/50 RCU.
+		"| 1 KB | ingest + 1/50 inbox page + ack | 8 | 0.200 | $5.0250 |",
+		"| 1 KB | idempotent ingest + 1/50 inbox page + ack | 10 | 0.200 | $6.2750 |",
+		"it would add 6 WCU ($3.7500 per million repeats)",
+		"up to a payload of 700 bytes",
+	} {
+		assert.Contains(t, got, want)
+	}
+	_, err = Render(Measurement{Rows: rows[:1]})
+	assert.Error(t, err, "a missing row")
+}
+
+func TestSplice(t *testing.T) {
+	doc := "# T\n\nintro\n" + BeginMarker + "\nold\n" + EndMarker + "\nafter\n"
+	out, err := Splice(doc, "new\nlines")
+	require.NoError(t, err)
+	assert.Equal(t, "# T\n\nintro\n"+BeginMarker+"\nnew\nlines\n"+EndMarker+"\nafter\n", out)
+	gen, err := Generated(out)
+	require.NoError(t, err)
+	assert.Equal(t, "new\nlines", gen)
+	_, err = Splice("no markers", "x")
+	assert.Error(t, err)
+	_, err = Generated("no markers")
+	assert.Error(t, err)
+}
+
+// lineDiff lists the lines only in a (-) or only in b (+), in order.
+func lineDiff(a, b string) string {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	inA, inB := map[string]int{}, map[string]int{}
+	for _, l := range al {
+		inA[l]++
+	}
+	for _, l := range bl {
+		inB[l]++
+	}
+	var out strings.Builder
+	for _, l := range al {
+		if inB[l] == 0 {
+			out.WriteString("- " + l + "\n")
+		}
+	}
+	for _, l := range bl {
+		if inA[l] == 0 {
+			out.WriteString("+ " + l + "\n")
+		}
+	}
+	return out.String()
+}
