@@ -417,6 +417,85 @@ func TestNewRejects(t *testing.T) {
 		{"bad identity source", editTemplate(t, func(r map[string]any) {
 			r["Auth"].(map[string]any)["Properties"].(map[string]any)["IdentitySource"] = "method.request.body.x"
 		}), Options{Authorizer: auth, Proxy: noop}, "method.request.body.x"},
+		{"no resources", []byte(`{"Resources":{}}`), Options{Authorizer: auth, Proxy: noop}, "the template has no Resources"},
+		{"no rest api", editTemplate(t, func(r map[string]any) {
+			delete(r, "Api")
+		}), Options{Authorizer: auth, Proxy: noop}, "no AWS::ApiGateway::RestApi"},
+		{"two rest apis", editTemplate(t, func(r map[string]any) {
+			r["Api2"] = r["Api"]
+		}), Options{Authorizer: auth, Proxy: noop}, "several AWS::ApiGateway::RestApi (Api, Api2)"},
+		{"RestAPI option not an API", edge, Options{Authorizer: auth, Proxy: noop, RestAPI: "Stage"}, `Options.RestAPI "Stage" is not an AWS::ApiGateway::RestApi`},
+		{"OpenAPI body", editTemplate(t, func(r map[string]any) {
+			r["Api"].(map[string]any)["Properties"].(map[string]any)["Body"] = map[string]any{}
+		}), Options{Authorizer: auth, Proxy: noop}, "defined by an OpenAPI Body"},
+		{"OpenAPI body in S3", editTemplate(t, func(r map[string]any) {
+			r["Api"].(map[string]any)["Properties"].(map[string]any)["BodyS3Location"] = map[string]any{}
+		}), Options{Authorizer: auth, Proxy: noop}, "defined by an OpenAPI BodyS3Location"},
+		{"resource without path part", editTemplate(t, func(r map[string]any) {
+			r["Items"].(map[string]any)["Properties"].(map[string]any)["PathPart"] = map[string]any{"Ref": "x"}
+		}), Options{Authorizer: auth, Proxy: noop}, "resource Items has no literal PathPart"},
+		{"resource with a bad parent", editTemplate(t, func(r map[string]any) {
+			r["Items"].(map[string]any)["Properties"].(map[string]any)["ParentId"] = "root"
+		}), Options{Authorizer: auth, Proxy: noop}, "resource Items: ParentId: root is neither the API's RootResourceId nor a Ref"},
+		{"two greedy children", editTemplate(t, func(r map[string]any) {
+			p := map[string]any{"RestApiId": map[string]any{"Ref": "Api"}, "ParentId": map[string]any{"Ref": "Files"}, "PathPart": "{other+}"}
+			r["FilesProxy2"] = map[string]any{"Type": "AWS::ApiGateway::Resource", "Properties": p}
+		}), Options{Authorizer: auth, Proxy: noop}, "greedy children of Files"},
+		{"resource cycle", editTemplate(t, func(r map[string]any) {
+			r["Items"].(map[string]any)["Properties"].(map[string]any)["ParentId"] = map[string]any{"Ref": "Item"}
+		}), Options{Authorizer: auth, Proxy: noop}, "is not reachable from the API's root"},
+		{"two methods on one resource", editTemplate(t, func(r map[string]any) {
+			r["RootGet2"] = r["RootGet"]
+		}), Options{Authorizer: auth, Proxy: noop}, "are both GET /"},
+		{"method without HttpMethod", editTemplate(t, func(r map[string]any) {
+			delete(r["RootGet"].(map[string]any)["Properties"].(map[string]any), "HttpMethod")
+		}), Options{Authorizer: auth, Proxy: noop}, "method RootGet has no HttpMethod"},
+		{"method on no resource", editTemplate(t, func(r map[string]any) {
+			r["RootGet"].(map[string]any)["Properties"].(map[string]any)["ResourceId"] = map[string]any{"Ref": "Nope"}
+		}), Options{Authorizer: auth, Proxy: noop}, "method RootGet: ResourceId:"},
+		{"unknown authorizer", editTemplate(t, func(r map[string]any) {
+			r["ItemAny"].(map[string]any)["Properties"].(map[string]any)["AuthorizerId"] = map[string]any{"Ref": "Nope"}
+		}), Options{Authorizer: auth, Proxy: noop}, "method ItemAny: AuthorizerId"},
+		{"API keys", editTemplate(t, func(r map[string]any) {
+			r["RootGet"].(map[string]any)["Properties"].(map[string]any)["ApiKeyRequired"] = true
+		}), Options{Authorizer: auth, Proxy: noop}, "ApiKeyRequired (usage plans) is not emulated"},
+		{"unknown validator", editTemplate(t, func(r map[string]any) {
+			r["SearchGet"].(map[string]any)["Properties"].(map[string]any)["RequestValidatorId"] = map[string]any{"Ref": "Nope"}
+		}), Options{Authorizer: auth, Proxy: noop}, "method SearchGet: RequestValidatorId"},
+		{"bad request parameter", editTemplate(t, func(r map[string]any) {
+			r["SearchGet"].(map[string]any)["Properties"].(map[string]any)["RequestParameters"] = map[string]any{"method.request.body.q": true}
+		}), Options{Authorizer: auth, Proxy: noop}, `RequestParameters "method.request.body.q"`},
+		{"authorizer TTL out of range", editTemplate(t, func(r map[string]any) {
+			r["Auth"].(map[string]any)["Properties"].(map[string]any)["AuthorizerResultTtlInSeconds"] = 3601
+		}), Options{Authorizer: auth, Proxy: noop}, "AuthorizerResultTtlInSeconds 3601: want a whole number of seconds from 0 to 3600"},
+		{"authorizer TTL negative", editTemplate(t, func(r map[string]any) {
+			r["Auth"].(map[string]any)["Properties"].(map[string]any)["AuthorizerResultTtlInSeconds"] = -1
+		}), Options{Authorizer: auth, Proxy: noop}, "AuthorizerResultTtlInSeconds -1"},
+		{"authorizer TTL fractional", editTemplate(t, func(r map[string]any) {
+			r["Auth"].(map[string]any)["Properties"].(map[string]any)["AuthorizerResultTtlInSeconds"] = 1.5
+		}), Options{Authorizer: auth, Proxy: noop}, "AuthorizerResultTtlInSeconds 1.5"},
+		{"gateway response without type", editTemplate(t, func(r map[string]any) {
+			r["Resp"] = map[string]any{"Type": "AWS::ApiGateway::GatewayResponse", "Properties": map[string]any{"RestApiId": map[string]any{"Ref": "Api"}}}
+		}), Options{Authorizer: auth, Proxy: noop}, "gateway response Resp has no ResponseType"},
+		{"gateway response bad status", editTemplate(t, func(r map[string]any) {
+			r["Resp"] = map[string]any{"Type": "AWS::ApiGateway::GatewayResponse", "Properties": map[string]any{"RestApiId": map[string]any{"Ref": "Api"}, "ResponseType": "DEFAULT_4XX", "StatusCode": "99"}}
+		}), Options{Authorizer: auth, Proxy: noop}, `gateway response Resp: StatusCode: "99" is not an HTTP status code`},
+		{"gateway response status 600", editTemplate(t, func(r map[string]any) {
+			r["Resp"] = map[string]any{"Type": "AWS::ApiGateway::GatewayResponse", "Properties": map[string]any{"RestApiId": map[string]any{"Ref": "Api"}, "ResponseType": "DEFAULT_4XX", "StatusCode": "600"}}
+		}), Options{Authorizer: auth, Proxy: noop}, `"600" is not an HTTP status code`},
+		{"gateway response bad header", editTemplate(t, func(r map[string]any) {
+			r["Resp"] = map[string]any{"Type": "AWS::ApiGateway::GatewayResponse", "Properties": map[string]any{"RestApiId": map[string]any{"Ref": "Api"}, "ResponseType": "DEFAULT_4XX",
+				"ResponseParameters": map[string]any{"gatewayresponse.header.X": 1}}}
+		}), Options{Authorizer: auth, Proxy: noop}, `ResponseParameters "gatewayresponse.header.X"`},
+		{"no stage", editTemplate(t, func(r map[string]any) {
+			delete(r, "Stage")
+		}), Options{Authorizer: auth, Proxy: noop}, "Api has no stage"},
+		{"two stages", editTemplate(t, func(r map[string]any) {
+			r["Stage2"] = map[string]any{"Type": "AWS::ApiGateway::Stage", "Properties": map[string]any{"RestApiId": map[string]any{"Ref": "Api"}, "StageName": "prod"}}
+		}), Options{Authorizer: auth, Proxy: noop}, "Api has several stages"},
+		{"stage without literal name", editTemplate(t, func(r map[string]any) {
+			r["Stage"].(map[string]any)["Properties"].(map[string]any)["StageName"] = map[string]any{"Ref": "x"}
+		}), Options{Authorizer: auth, Proxy: noop}, "a stage of Api has no literal StageName"},
 		{"uri without function", editTemplate(t, func(r map[string]any) {
 			r["RootGet"].(map[string]any)["Properties"].(map[string]any)["Integration"].(map[string]any)["Uri"] = "arn:aws:apigateway:us-east-1:lambda:path/2015-03-31/functions/arn:aws:lambda:us-east-1:1:function:x/invocations"
 		}), Options{Authorizer: auth, Proxy: noop}, "no AWS::Lambda::Function"},

@@ -1,0 +1,138 @@
+package localgw
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+// Gateway response headers take their values from every source API
+// Gateway offers (query string, path, header, stage variable, context,
+// literal); a source without a value sets no header. Options.StageVariables
+// replace the template's. The template follows the Accept header, then
+// application/json, then the first by name.
+func TestGatewayResponseParameterSources(t *testing.T) {
+	tmpl := editTemplate(t, func(res map[string]any) {
+		res["D4"] = map[string]any{"Type": "AWS::ApiGateway::GatewayResponse", "Properties": map[string]any{
+			"RestApiId": map[string]any{"Ref": "Api"}, "ResponseType": "UNAUTHORIZED",
+			"ResponseParameters": map[string]any{
+				"gatewayresponse.header.X-Q":       "method.request.querystring.tenant",
+				"gatewayresponse.header.X-P":       "method.request.path.id",
+				"gatewayresponse.header.X-H":       "method.request.header.X-In",
+				"gatewayresponse.header.X-S":       "stageVariables.color",
+				"gatewayresponse.header.X-C":       "context.stage",
+				"gatewayresponse.header.X-L":       "'lit'",
+				"gatewayresponse.header.X-NoQ":     "method.request.querystring.nope",
+				"gatewayresponse.header.X-NoH":     "method.request.header.X-Nope",
+				"gatewayresponse.header.X-NoP":     "method.request.path.nope",
+				"gatewayresponse.header.X-NoS":     "stageVariables.nope",
+				"gatewayresponse.header.X-NoC":     "context.nope",
+				"gatewayresponse.header.X-Unknown": "somewhere.else",
+				"gatewayresponse.header.X-Quote":   "'",
+			},
+			"ResponseTemplates": map[string]any{"text/plain": "plain", "application/json": `{"json":1}`},
+		}}
+		res["D5"] = map[string]any{"Type": "AWS::ApiGateway::GatewayResponse", "Properties": map[string]any{
+			"RestApiId": map[string]any{"Ref": "Api"}, "ResponseType": "MISSING_AUTHENTICATION_TOKEN",
+			"ResponseTemplates": map[string]any{"text/xml": "<xml/>", "text/plain": "first by name"},
+		}}
+	})
+	f := newFixture(t, tmpl, Options{StageVariables: map[string]string{"color": "green"}})
+	// No Authorization header: UNAUTHORIZED on /items/{id}.
+	res := f.do(t, "GET", "/dev/items/42?tenant=t1&tenant=t2", "", "X-In", "a", "X-In", "b", "Accept", "text/html, text/plain;q=0.9")
+	if res.status != 401 {
+		t.Fatalf("status %d %s, want 401", res.status, res.body)
+	}
+	want := map[string]string{"X-Q": "t2", "X-P": "42", "X-H": "b", "X-S": "green", "X-C": "dev", "X-L": "lit"}
+	for h, v := range want {
+		if got := res.header.Get(h); got != v {
+			t.Errorf("header %s = %q, want %q", h, got, v)
+		}
+	}
+	for _, h := range []string{"X-NoQ", "X-NoH", "X-NoP", "X-NoS", "X-NoC", "X-Unknown", "X-Quote"} {
+		if vs := res.header.Values(h); len(vs) != 0 {
+			t.Errorf("header %s = %q, want none", h, vs)
+		}
+	}
+	if res.body != "plain" {
+		t.Errorf("Accept text/plain: body %q", res.body)
+	}
+	res = f.do(t, "GET", "/dev/items/42", "", "Accept", "image/png")
+	if res.body != `{"json":1}` {
+		t.Errorf("Accept image/png: body %q, want the application/json template", res.body)
+	}
+	// No JSON template and no match: the first template by media type.
+	res = f.do(t, "GET", "/dev/nowhere", "")
+	if res.status != 403 || res.body != "first by name" {
+		t.Errorf("MISSING_AUTHENTICATION_TOKEN: %d %q", res.status, res.body)
+	}
+}
+
+// A deployment can create its stage itself (StageName on the
+// AWS::ApiGateway::Deployment): the API is served under that stage.
+func TestStageFromDeployment(t *testing.T) {
+	tmpl := editTemplate(t, func(res map[string]any) {
+		delete(res, "Stage")
+		res["Deployment"].(map[string]any)["Properties"].(map[string]any)["StageName"] = "live"
+	})
+	f := newFixture(t, tmpl, Options{})
+	if res := f.do(t, "GET", "/live/items/special", ""); res.status != 200 {
+		t.Errorf("GET /live/items/special = %d %s", res.status, res.body)
+	}
+	if res := f.do(t, "GET", "/dev/items/special", ""); res.status != 403 {
+		t.Errorf("GET /dev/items/special = %d, want 403 (no such stage)", res.status)
+	}
+}
+
+// The authorizer cache is bounded: when full, expired entries go first;
+// when none has expired, the whole cache is dropped. Either way the
+// request's own result is cached.
+func TestAuthorizerCacheBound(t *testing.T) {
+	f := edgeFixture(t, Options{})
+	now := f.clock.Now()
+	fill := func(expired int) {
+		f.gw.cacheMu.Lock()
+		f.gw.cache = map[string]cacheEntry{}
+		for i := 0; i < maxCacheEntries; i++ {
+			exp := now.Add(time.Hour)
+			if i < expired {
+				exp = now
+			}
+			f.gw.cache[fmt.Sprint("k", i)] = cacheEntry{expires: exp}
+		}
+		f.gw.cacheMu.Unlock()
+	}
+	size := func() int {
+		f.gw.cacheMu.Lock()
+		defer f.gw.cacheMu.Unlock()
+		return len(f.gw.cache)
+	}
+	fill(10)
+	if res := f.do(t, "GET", "/dev/items/1?tenant=t", "", "Authorization", "Bearer good"); res.status != 200 {
+		t.Fatalf("%d %s", res.status, res.body)
+	}
+	if n := size(); n != maxCacheEntries-10+1 {
+		t.Errorf("cache size %d after dropping 10 expired entries, want %d", n, maxCacheEntries-10+1)
+	}
+	fill(0)
+	if res := f.do(t, "GET", "/dev/items/1?tenant=t2", "", "Authorization", "Bearer good"); res.status != 200 {
+		t.Fatalf("%d %s", res.status, res.body)
+	}
+	if n := size(); n != 1 {
+		t.Errorf("cache size %d after a full cache with nothing expired, want 1 (reset, then this result)", n)
+	}
+	calls := f.auth.N()
+	f.do(t, "GET", "/dev/items/1?tenant=t2", "", "Authorization", "Bearer good")
+	if f.auth.N() != calls {
+		t.Errorf("the request's own result was not cached")
+	}
+	// One entry short of the bound: nothing is dropped.
+	fill(5)
+	f.gw.cacheMu.Lock()
+	delete(f.gw.cache, "k9999")
+	f.gw.cacheMu.Unlock()
+	f.do(t, "GET", "/dev/items/1?tenant=t3", "", "Authorization", "Bearer good")
+	if n := size(); n != maxCacheEntries {
+		t.Errorf("cache size %d, want %d (nothing dropped below the bound)", n, maxCacheEntries)
+	}
+}
