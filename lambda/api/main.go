@@ -1,11 +1,15 @@
 // Command api is the Lambda function serving the Triggers HTTP API v1
 // behind an API Gateway REST API (proxy integration, REQUEST authorizer).
 // Configuration: see lambda/fnconfig and docs/runtime.md.
+//
+// Init makes no network call: with CURSOR_SECRET_ARN the cursor key is
+// read from Secrets Manager on the first request (lazyProxy).
 package main
 
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"time"
 
@@ -41,12 +45,6 @@ func run(ctx context.Context) error {
 		return err
 	}
 	client := ddb.ClientFromConfig(awsCfg, dbOpts)
-	secret := cfg.CursorSecret
-	if cfg.CursorSecretARN != "" {
-		if secret, err = fetchSecret(ctx, secretsmanager.NewFromConfig(awsCfg), cfg.CursorSecretARN, cursor.MinSecretBytes); err != nil {
-			return err
-		}
-	}
 	var metrics emf.Recorder = emf.Nop{}
 	if cfg.MetricsNamespace != "" {
 		// stdout is the function's log: CloudWatch Logs extracts the metrics.
@@ -54,24 +52,44 @@ func run(ctx context.Context) error {
 			return err
 		}
 	}
+	log := fnconfig.Logger(os.Stdout, cfg.LogLevel)
 	st := store.New(client, cfg.EventsTable)
 	var webhooks *httpapi.Webhooks
 	if cfg.WebhookQueueURL != "" {
 		retry := dispatch.SQSQueue{Client: sqs.NewFromConfig(awsCfg), URL: cfg.WebhookQueueURL}
 		webhooks = &httpapi.Webhooks{Store: st, Redeliver: dispatch.Redeliver(retry, time.Now)}
 	}
-	api, err := httpapi.New(httpapi.Config{
+	apiCfg := httpapi.Config{
 		Webhooks:     webhooks,
 		Store:        st,
-		CursorSecret: secret,
+		CursorSecret: cfg.CursorSecret,
 		Retention:    cfg.Retention,
 		KeySources:   cfg.KeySources,
-		Logger:       fnconfig.Logger(os.Stdout, cfg.LogLevel),
+		Logger:       log,
 		Metrics:      metrics,
-	})
-	if err != nil {
-		return err
 	}
-	lambda.Start(lambdaadapter.Proxy(api))
+	if cfg.CursorSecretARN == "" {
+		api, err := httpapi.New(apiCfg)
+		if err != nil {
+			return err
+		}
+		lambda.Start(lambdaadapter.Proxy(api))
+		return nil
+	}
+	secrets := secretsmanager.NewFromConfig(awsCfg)
+	l := &lazyProxy{log: log, build: func(ctx context.Context) (http.Handler, error) {
+		secret, err := fetchSecret(ctx, secrets, cfg.CursorSecretARN, cursor.MinSecretBytes)
+		if err != nil {
+			return nil, err
+		}
+		c := apiCfg
+		c.CursorSecret = secret
+		api, err := httpapi.New(c)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", errMisconfigured, err)
+		}
+		return api, nil
+	}}
+	lambda.Start(l.handle)
 	return nil
 }

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/triggers-dev/triggers/contract"
+	"github.com/triggers-dev/triggers/internal/httpapi"
+	"github.com/triggers-dev/triggers/internal/lambdaadapter"
+)
+
+// lazyProxy is the API function's handler when the cursor key lives in
+// Secrets Manager: the API is built on the first request, which reads the
+// secret, instead of at cold start, so that init makes no network call
+// (issue 17). The built API is kept for the life of the execution
+// environment, so the secret is read once. A failure is not kept: the
+// request gets an error response in the API's shape (503 unavailable with
+// Retry-After when the secret could not be read, 500 internal_error when
+// its value is unusable), the reason is logged at ERROR, and the next
+// request tries again.
+type lazyProxy struct {
+	// build reads the secret and builds the API.
+	build func(ctx context.Context) (http.Handler, error)
+	log   *slog.Logger
+
+	mu    sync.Mutex
+	proxy lambdaadapter.ProxyHandler
+}
+
+// handle is the Lambda handler.
+func (l *lazyProxy) handle(ctx context.Context, ev events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
+	proxy, err := l.get(ctx)
+	if err != nil {
+		return l.failure(ctx, ev.RequestContext.RequestID, err), nil
+	}
+	return proxy(ctx, ev)
+}
+
+func (l *lazyProxy) get(ctx context.Context) (lambdaadapter.ProxyHandler, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.proxy != nil {
+		return l.proxy, nil
+	}
+	// Leave the API's own margin to answer before the invocation ends.
+	if d, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, d.Add(-httpapi.DeadlineMargin))
+		defer cancel()
+	}
+	h, err := l.build(ctx)
+	if err != nil {
+		return nil, err
+	}
+	l.proxy = lambdaadapter.Proxy(h)
+	return l.proxy, nil
+}
+
+// failure is the response to a request the API could not be built for.
+func (l *lazyProxy) failure(ctx context.Context, requestID string, err error) events.APIGatewayProxyResponse {
+	status, code, msg := http.StatusServiceUnavailable, "unavailable", "the service could not read its configuration; retry after the Retry-After delay"
+	if errors.Is(err, errMisconfigured) {
+		status, code, msg = http.StatusInternalServerError, "internal_error", "the service is misconfigured"
+	}
+	l.log.ErrorContext(ctx, "cannot build the API", contract.LogFieldRequestID, requestID, contract.LogFieldStatus, status, contract.LogFieldError, err.Error())
+	var body struct {
+		Error struct {
+			Code      string `json:"code"`
+			Message   string `json:"message"`
+			RequestID string `json:"request_id"`
+		} `json:"error"`
+	}
+	body.Error.Code, body.Error.Message, body.Error.RequestID = code, msg, requestID
+	b, _ := json.Marshal(body)
+	h := map[string]string{"Content-Type": "application/json", "X-Request-Id": requestID}
+	if status == http.StatusServiceUnavailable {
+		h["Retry-After"] = strconv.Itoa(httpapi.RetryAfterSeconds)
+	}
+	return events.APIGatewayProxyResponse{StatusCode: status, Headers: h, Body: string(b)}
+}
