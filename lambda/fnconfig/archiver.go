@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"regexp"
 	"strings"
 
 	"github.com/triggers-dev/triggers/contract"
@@ -31,8 +30,24 @@ type Archiver struct {
 	Endpoint string
 }
 
-// bucketRE is S3's rule for (general purpose) bucket names, in short.
-var bucketRE = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
+// validBucket is S3's rule for (general purpose) bucket names, in short:
+// `^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`, checked by hand because compiling
+// that regexp (61 repetitions) cost every cold start 0.2 ms of package
+// init (issue 17).
+func validBucket(s string) bool {
+	if len(s) < 3 || len(s) > 63 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
+		case (c == '.' || c == '-') && i > 0 && i < len(s)-1:
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // LoadArchiver reads the archiver's configuration (documented in
 // docs/runtime.md): ARCHIVE_BUCKET (a bucket name, not an ARN) is
@@ -49,7 +64,7 @@ func LoadArchiver(getenv func(string) string) (Archiver, error) {
 	switch {
 	case c.Bucket == "":
 		errs = append(errs, fmt.Errorf("%s is not set: set it to the archive bucket's name", EnvArchiveBucket))
-	case !bucketRE.MatchString(c.Bucket):
+	case !validBucket(c.Bucket):
 		errs = append(errs, fmt.Errorf("%s=%q is not a bucket name: use the name (3-63 characters of a-z, 0-9, '.', '-'), not an ARN or URL", EnvArchiveBucket, c.Bucket))
 	}
 	if c.Prefix == "" {
