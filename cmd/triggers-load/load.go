@@ -52,6 +52,7 @@ const (
 // served through the local gateway, and two tenants with their keys.
 type env struct {
 	db          *dynamodb.Client
+	enginePid   int
 	eventsTable string
 	url         string // the stage's base URL
 	http        *http.Client
@@ -86,13 +87,10 @@ func measure(ctx context.Context, o Options, progress io.Writer, prof *profiler)
 		}
 		fmt.Fprintf(progress, "triggers-load: %s: warm-up %s\n", w, o.Warmup)
 		for _, op := range []op{raw, api} {
-			r := drive(ctx, maxConc, o.Warmup/2, op)
+			r := drive(ctx, maxConc, o.Warmup/2, op, 0)
 			if r.errors > 0 {
 				return rep, fmt.Errorf("%s warm-up failed: %d errors, the first: %s", w, r.errors, r.firstError)
 			}
-		}
-		if err := prof.start(); err != nil {
-			return rep, err
 		}
 		for _, c := range o.Concurrency {
 			if ctx.Err() != nil {
@@ -101,21 +99,25 @@ func measure(ctx context.Context, o Options, progress io.Writer, prof *profiler)
 			fmt.Fprintf(progress, "triggers-load: %s at concurrency %d: %s per arm\n", w, c, o.Duration)
 			var a, b runResult
 			slice := o.Duration / time.Duration(o.Rounds)
+			arm := func(name string, into *runResult, f op, round int) error {
+				return prof.run(fmt.Sprintf("%s-c%d-%s-%d", w, c, name, round), func() {
+					into.add(drive(ctx, c, slice, f, e.enginePid))
+				})
+			}
 			for round := range o.Rounds {
 				// raw, API, API, raw...: neither arm always goes first.
-				if round%2 == 0 {
-					b.add(drive(ctx, c, slice, raw))
-					a.add(drive(ctx, c, slice, api))
-				} else {
-					a.add(drive(ctx, c, slice, api))
-					b.add(drive(ctx, c, slice, raw))
+				first, second := func() error { return arm("raw", &b, raw, round) }, func() error { return arm("api", &a, api, round) }
+				if round%2 == 1 {
+					first, second = second, first
+				}
+				if err := errors.Join(first(), second()); err != nil {
+					return rep, err
 				}
 			}
 			cell := NewCell(w, c, a.stats(), b.stats())
 			rep.Met = rep.Met && len(cell.Misses) == 0
 			rep.Cells = append(rep.Cells, cell)
 		}
-		prof.stop()
 	}
 	return rep, ctx.Err()
 }
@@ -140,7 +142,7 @@ func start(ctx context.Context, o Options) (_ *env, err error) {
 		return nil, err
 	}
 	var closers []func()
-	e := &env{db: proc.Client, eventsTable: "load-events", stop: func() {
+	e := &env{db: proc.Client, enginePid: proc.Pid(), eventsTable: "load-events", stop: func() {
 		for i := len(closers) - 1; i >= 0; i-- {
 			closers[i]()
 		}
@@ -369,6 +371,9 @@ type runResult struct {
 	errors     int
 	firstError string
 	wall       time.Duration
+	// cpu and engineCPU are the CPU time this process and DynamoDB
+	// Local used during the run.
+	cpu, engineCPU time.Duration
 }
 
 func (r *runResult) add(o runResult) {
@@ -378,12 +383,23 @@ func (r *runResult) add(o runResult) {
 		r.firstError = o.firstError
 	}
 	r.wall += o.wall
+	r.cpu += o.cpu
+	r.engineCPU += o.engineCPU
 }
 
-func (r *runResult) stats() Stats { return Summarize(r.lat, r.errors, r.firstError, r.wall) }
+func (r *runResult) stats() Stats {
+	s := Summarize(r.lat, r.errors, r.firstError, r.wall)
+	if n := len(r.lat) + r.errors; n > 0 {
+		s.CPUPerOp = r.cpu / time.Duration(n)
+		s.EngineCPUPerOp = r.engineCPU / time.Duration(n)
+	}
+	return s
+}
 
-// drive runs op from conc goroutines for d and collects the latencies.
-func drive(ctx context.Context, conc int, d time.Duration, o op) runResult {
+// drive runs op from conc goroutines for d and collects the latencies,
+// and the CPU time of this process and of the process enginePid (0: not
+// measured).
+func drive(ctx context.Context, conc int, d time.Duration, o op, enginePid int) runResult {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type worker struct {
@@ -392,6 +408,7 @@ func drive(ctx context.Context, conc int, d time.Duration, o op) runResult {
 		first  string
 	}
 	ws := make([]worker, conc)
+	cpu0, eng0 := cpuTimes(enginePid)
 	start := time.Now()
 	deadline := start.Add(d)
 	var wg sync.WaitGroup
@@ -416,6 +433,8 @@ func drive(ctx context.Context, conc int, d time.Duration, o op) runResult {
 	}
 	wg.Wait()
 	r := runResult{wall: time.Since(start)}
+	cpu1, eng1 := cpuTimes(enginePid)
+	r.cpu, r.engineCPU = cpu1-cpu0, eng1-eng0
 	for _, w := range ws {
 		r.lat = append(r.lat, w.lat...)
 		r.errors += w.errors

@@ -24,7 +24,8 @@
 //	make load
 //	make load LOAD_FLAGS="-duration 20s -concurrency 1,8"
 //	go run ./cmd/triggers-load -json > load.json
-//	go run ./cmd/triggers-load -workloads ingest -concurrency 8 -cpuprofile cpu.pprof
+//	go run ./cmd/triggers-load -workloads ingest -concurrency 8 -cpuprofile prof
+//	go tool pprof -top prof/ingest-c8-api-*.pprof   # where the API arm's CPU goes
 //
 // The template defaults to assertions/testdata/triggers-dev-api.json (the
 // golden snapshot of the dev API stack, kept identical to a real synth by
@@ -47,6 +48,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"strconv"
@@ -112,7 +114,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	workloads := fs.String("workloads", "ingest,inbox", "workloads to run")
 	jsonOut := fs.Bool("json", false, "print the report as JSON instead of a table")
 	failOnMiss := fs.Bool("fail-on-miss", false, "exit 1 when a cell misses the budget")
-	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the measuring phase (this process: load generator, gateway, handlers, SDK; not DynamoDB Local) to this file")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of every measured run (this process: load generator, gateway, handlers, SDK; not DynamoDB Local) into this folder, one file per workload, concurrency, arm and round")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -152,13 +154,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	var prof *profiler
 	if *cpuprofile != "" {
-		f, err := os.Create(*cpuprofile)
-		if err != nil {
+		if err := os.MkdirAll(*cpuprofile, 0o755); err != nil {
 			fmt.Fprintf(stderr, "triggers-load: %v\n", err)
 			return 2
 		}
-		defer f.Close()
-		prof = &profiler{w: f}
+		prof = &profiler{dir: *cpuprofile}
 	}
 	rep, err := measure(ctx, o, stderr, prof)
 	if err != nil {
@@ -199,30 +199,32 @@ func parseConcurrency(s string) ([]int, error) {
 	return out, nil
 }
 
-// profiler records a CPU profile of the measuring phase (warm-ups and
-// setup excluded): both arms, so the raw runs show the SDK's share.
+// profiler writes a CPU profile of every measured run (warm-ups and
+// setup excluded) into dir, named <workload>-c<concurrency>-<arm>-<round>.pprof,
+// so that one arm's runs can be read together:
+//
+//	go tool pprof -top prof/ingest-c8-api-*.pprof
 type profiler struct {
-	w  io.Writer
-	on bool
+	dir string
 }
 
-func (p *profiler) start() error {
-	if p == nil || p.on {
+// run profiles f as the run name.
+func (p *profiler) run(name string, f func()) error {
+	if p == nil {
+		f()
 		return nil
 	}
-	if err := pprof.StartCPUProfile(p.w); err != nil {
+	out, err := os.Create(filepath.Join(p.dir, name+".pprof"))
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	if err := pprof.StartCPUProfile(out); err != nil {
 		return fmt.Errorf("start the CPU profile: %w", err)
 	}
-	p.on = true
-	return nil
-}
-
-func (p *profiler) stop() {
-	if p == nil || !p.on {
-		return
-	}
+	f()
 	pprof.StopCPUProfile()
-	p.on = false
+	return out.Close()
 }
 
 func machine() Machine {

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -147,7 +150,8 @@ func TestEndToEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	var out, errb bytes.Buffer
-	code := run(ctx, []string{"-duration", "400ms", "-warmup", "400ms", "-concurrency", "1,4", "-json"}, &out, &errb)
+	prof := t.TempDir()
+	code := run(ctx, []string{"-duration", "400ms", "-warmup", "400ms", "-concurrency", "1,4", "-json", "-cpuprofile", prof}, &out, &errb)
 	require.Equal(t, 0, code, "stderr: %s", errb.String())
 	var rep Report
 	require.NoError(t, json.Unmarshal(out.Bytes(), &rep), "output: %s", out.String())
@@ -168,5 +172,27 @@ func TestEndToEnd(t *testing.T) {
 	}
 	assert.Equal(t, map[string]bool{"ingest": true, "inbox": true}, seen)
 	assert.NotEmpty(t, rep.Machine.CPU)
+	profiles, err := filepath.Glob(filepath.Join(prof, "*.pprof"))
+	require.NoError(t, err)
+	assert.Len(t, profiles, 16, "a profile per workload, concurrency, arm and round")
 	assert.True(t, strings.HasSuffix(rep.Options.Template, goldenTemplate), "default template: %s", rep.Options.Template)
+}
+
+func TestCPUTimes(t *testing.T) {
+	self, other := cpuTimes(os.Getpid())
+	if runtime.GOOS != "linux" {
+		t.Logf("CPU times are read on Linux only: %v %v", self, other)
+		return
+	}
+	assert.Positive(t, self, "this process's CPU time")
+	assert.Positive(t, other, "the CPU time of a process by pid (this one)")
+	_, none := cpuTimes(0)
+	assert.Zero(t, none, "no pid, no figure")
+}
+
+func TestFormatTableCPU(t *testing.T) {
+	c := NewCell("ingest", 8, Stats{Count: 1, P50: ms(2), P99: ms(3), CPUPerOp: ms(1.2), EngineCPUPerOp: ms(3)}, Stats{Count: 1, P50: ms(1), P99: ms(2), CPUPerOp: ms(0.5), EngineCPUPerOp: ms(3.1)})
+	var b bytes.Buffer
+	require.NoError(t, FormatTable(&b, []Cell{c}))
+	assert.Contains(t, b.String(), "ingest     8  API 1.200ms + 3.000ms   raw 0.500ms + 3.100ms\n")
 }

@@ -27,6 +27,11 @@ type Stats struct {
 	P99 time.Duration `json:"p99_ns"`
 	// Throughput is successful operations per second of wall time.
 	Throughput float64 `json:"throughput_per_s"`
+	// CPUPerOp is the CPU time this process (load generator, and for the
+	// API the gateway, authorizer cache and handler too) spent per
+	// operation; EngineCPUPerOp is DynamoDB Local's. 0 when not measured.
+	CPUPerOp       time.Duration `json:"cpu_per_op_ns"`
+	EngineCPUPerOp time.Duration `json:"engine_cpu_per_op_ns"`
 }
 
 // Cell is one row of the report: one workload at one concurrency, the API
@@ -129,6 +134,14 @@ func FormatTable(w io.Writer, cells []Cell) error {
 		b.WriteString("\n")
 	}
 	fmt.Fprintf(&b, "budget: API/raw <= %.1fx at p50 and p99, 0 errors; ! marks a ratio over it\n", Budget)
+	if len(cells) > 0 && cells[0].API.CPUPerOp > 0 {
+		b.WriteString("\nCPU per operation, this process (client, and for the API the gateway and handler) + DynamoDB Local:\n")
+		for _, c := range cells {
+			fmt.Fprintf(&b, "%-8s %3d  API %s + %s   raw %s + %s\n", c.Workload, c.Concurrency,
+				FormatDuration(c.API.CPUPerOp), FormatDuration(c.API.EngineCPUPerOp),
+				FormatDuration(c.Raw.CPUPerOp), FormatDuration(c.Raw.EngineCPUPerOp))
+		}
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
