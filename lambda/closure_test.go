@@ -31,6 +31,20 @@ var forbidden = []string{
 	"testing",
 }
 
+const sdk = "github.com/aws/aws-sdk-go-v2/service/"
+
+// unneeded are packages a function does not run, which its binary must
+// therefore not link. The stream consumer reads no table (no store, no
+// Streams API: the local stream reader is internal/dev/streampoll); only
+// the API function reads a secret; only the archiver writes to S3.
+var unneeded = map[string][]string{
+	"api":            {sdk + "s3", module + "internal/archive"},
+	"authorizer":     {module + "internal/store", module + "internal/delivery", module + "internal/dispatch", sdk + "sqs", sdk + "secretsmanager", sdk + "s3", sdk + "dynamodbstreams"},
+	"streamconsumer": {module + "internal/store", module + "internal/httpapi", module + "internal/dispatch", sdk + "dynamodbstreams", sdk + "secretsmanager", sdk + "s3"},
+	"archiver":       {module + "internal/store", module + "internal/httpapi", module + "internal/dispatch", sdk + "dynamodbstreams", sdk + "secretsmanager"},
+	"webhooks":       {module + "internal/httpapi", sdk + "secretsmanager", sdk + "s3"},
+}
+
 // Each function's dependency closure (what `go build` links into its
 // binary) holds the runtime packages it needs and nothing local-only or
 // test-only.
@@ -50,11 +64,11 @@ func TestDependencyClosure(t *testing.T) {
 			for _, n := range needs {
 				assert.Contains(t, deps, module+n)
 			}
-			if fn == "streamconsumer" {
-				// It links only what it runs: no store, no Streams API
-				// (the local stream reader is internal/dev/streampoll).
-				for _, d := range deps {
-					assert.False(t, d == module+"internal/store" || strings.Contains(d, "dynamodbstreams"), "lambda/streamconsumer links %s", d)
+			// Each links only what it runs (binary size and init time,
+			// docs/performance.md "Cold start").
+			for _, d := range deps {
+				for _, no := range unneeded[fn] {
+					assert.False(t, d == no || strings.HasPrefix(d, no+"/"), "lambda/%s links %s, which it does not run", fn, d)
 				}
 			}
 			for _, d := range deps {
@@ -64,6 +78,15 @@ func TestDependencyClosure(t *testing.T) {
 			}
 		})
 	}
+}
+
+// lambda/fnconfig, linked by every function, compiles no regexp in its
+// package init (a bounded repetition such as {1,61} cost every cold start
+// 0.2 ms).
+func TestConfigCompilesNoRegexp(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", "{{join .Imports \" \"}}", "./fnconfig").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.NotContains(t, strings.Fields(string(out)), "regexp")
 }
 
 // The check itself can fail: the local development server's closure holds
