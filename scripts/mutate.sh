@@ -14,7 +14,9 @@
 # Environment: MUTATE_WORKERS (default 1), MUTATE_TIMEOUT_COEFFICIENT
 # (default 5: a mutant's test run may take 5 times the coverage run before
 # it counts as timed out; low values turn a busy machine into false kills),
-# MUTATE_OUT (default .cache/mutate: JSON reports and logs per package).
+# MUTATE_OUT (default .cache/mutate: JSON reports and logs per package),
+# MUTATE_REPORT_ONLY=1 (run nothing: print the figures of the reports
+# already in MUTATE_OUT, e.g. after runs of single packages).
 #
 # Prints per package: killed, lived, timed out, not covered, test efficacy
 # and mutator coverage next to the budgets, then every mutant that lived or
@@ -35,6 +37,7 @@ coef=${MUTATE_TIMEOUT_COEFFICIENT:-5}
 out=$(mkdir -p "${MUTATE_OUT:-.cache/mutate}" && cd "${MUTATE_OUT:-.cache/mutate}" && pwd)
 pkgs=("$@")
 [ ${#pkgs[@]} -gt 0 ] || pkgs=("${PACKAGES[@]}")
+pkgs_run=("${pkgs[@]}")
 for p in "${pkgs[@]}"; do
 	[ -d "internal/$p" ] || { echo "mutate: no package internal/$p" >&2; exit 2; }
 done
@@ -95,7 +98,8 @@ stop_dynamodb() {
 }
 
 started=$(date +%s)
-for p in "${pkgs[@]}"; do
+[ -z "${MUTATE_REPORT_ONLY:-}" ] || pkgs_run=()
+for p in "${pkgs_run[@]}"; do
 	echo "== internal/$p"
 	# A fresh engine per package keeps the in-memory tables of hundreds of
 	# test runs from piling up in one JVM.

@@ -348,7 +348,9 @@ func (c *Consumer) sendChunk(ctx context.Context, ps []pending) (sent int, faile
 			failed = &sendFailure{index: p.index, msg: p.msg, err: err}
 		}
 	}
-	for attempt := 1; len(ps) > 0; attempt++ {
+	// ps is never empty: a chunk holds at least one message, and only a
+	// non-empty retry list comes back round.
+	for attempt := 1; ; attempt++ {
 		entries := make([]Entry, len(ps))
 		for i, p := range ps {
 			entries[i] = Entry{ID: strconv.Itoa(p.index), Message: p.msg}
