@@ -19,7 +19,10 @@
 // runs (-rounds) so that a neighbour's load on the shared machine hits
 // both arms alike. It prints p50, p99, throughput and errors of each arm,
 // the API/raw ratios, and the budget (<= 1.2x at p50 and p99, 0 errors)
-// with misses marked.
+// with misses marked; then the CPU time each operation cost in this
+// process (the load generator, and for the API also the gateway and the
+// handler) and in DynamoDB Local, which on a small shared machine is what
+// the latency ratio follows.
 //
 //	make load
 //	make load LOAD_FLAGS="-duration 20s -concurrency 1,8"
