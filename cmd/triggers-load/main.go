@@ -88,19 +88,26 @@ type Options struct {
 
 // Report is the outcome of a run; -json prints it.
 type Report struct {
+	// Machine is where the run happened.
 	Machine Machine `json:"machine"`
+	// Options are the run's settings, defaults filled in.
 	Options Options `json:"options"`
-	Cells   []Cell  `json:"cells"`
+	// Cells are the rows: each workload at each concurrency.
+	Cells []Cell `json:"cells"`
 	// Met reports whether every cell met the budget.
 	Met bool `json:"met"`
 }
 
 // Machine describes where the run happened.
 type Machine struct {
-	CPU       string `json:"cpu"`
-	NumCPU    int    `json:"num_cpu"`
+	// CPU is the processor's model name (/proc/cpuinfo), or "unknown".
+	CPU string `json:"cpu"`
+	// NumCPU is the number of logical CPUs this process may use.
+	NumCPU int `json:"num_cpu"`
+	// GoVersion is the Go toolchain the tool was built with.
 	GoVersion string `json:"go_version"`
-	OS        string `json:"os"`
+	// OS is GOOS/GOARCH.
+	OS string `json:"os"`
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {

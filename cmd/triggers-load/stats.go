@@ -37,10 +37,14 @@ type Stats struct {
 // Cell is one row of the report: one workload at one concurrency, the API
 // against raw DynamoDB.
 type Cell struct {
-	Workload    string `json:"workload"`
-	Concurrency int    `json:"concurrency"`
-	API         Stats  `json:"api"`
-	Raw         Stats  `json:"raw"`
+	// Workload is "ingest" or "inbox".
+	Workload string `json:"workload"`
+	// Concurrency is the number of concurrent clients.
+	Concurrency int `json:"concurrency"`
+	// API is the arm through the gateway and handler; Raw the arm that
+	// calls DynamoDB directly.
+	API Stats `json:"api"`
+	Raw Stats `json:"raw"`
 	// P50Ratio and P99Ratio are API/raw; 0 when raw has no figure.
 	P50Ratio float64 `json:"p50_ratio"`
 	P99Ratio float64 `json:"p99_ratio"`

@@ -20,7 +20,7 @@ import (
 	"github.com/triggers-dev/triggers/internal/store"
 )
 
-// Operation names, in the order of the document's rows.
+// Operation names of the document's rows.
 const (
 	OpIngest           = "ingest"
 	OpIdempotentIngest = "idempotent ingest"

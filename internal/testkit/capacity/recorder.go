@@ -142,6 +142,7 @@ func consumed(result any) []types.ConsumedCapacity {
 // Units is capacity by where it was consumed: "table" for the base table,
 // else the index name. Read and write units are kept apart.
 type Units struct {
+	// Read and Write map TableKey or an index name to units.
 	Read, Write map[string]float64
 }
 
