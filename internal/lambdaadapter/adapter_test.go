@@ -154,6 +154,21 @@ func TestAuthorizer(t *testing.T) {
 		assert.Equal(t, lambdaadapter.ErrUnauthorized, err, "%s: want the Unauthorized error (401)", name)
 	}
 
+	// The policy covers the whole stage; a method ARN with fewer parts
+	// than api/stage/METHOD/path is kept as the resource, from two parts on
+	// it becomes api/stage/*/*.
+	for in, want := range map[string]string{
+		"arn:aws:execute-api:us-east-1:1:api/prod":          "arn:aws:execute-api:us-east-1:1:api/prod/*/*",
+		"arn:aws:execute-api:us-east-1:1:api/prod/POST/a/b": "arn:aws:execute-api:us-east-1:1:api/prod/*/*",
+		"arn:aws:execute-api:us-east-1:1:api":               "arn:aws:execute-api:us-east-1:1:api",
+	} {
+		r := req(map[string]string{"Authorization": "Bearer " + active})
+		r.MethodArn = in
+		res, err = auth(ctx, r)
+		require.NoError(t, err)
+		assert.Equal(t, []string{want}, res.PolicyDocument.Statement[0].Resource, "method ARN %s", in)
+	}
+
 	res, err = auth(ctx, req(map[string]string{"Authorization": "Bearer " + revoked}))
 	require.NoError(t, err)
 	assert.Equal(t, "Deny", res.PolicyDocument.Statement[0].Effect, "revoked key: want Deny (403)")

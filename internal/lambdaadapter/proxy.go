@@ -75,9 +75,9 @@ func Request(ctx context.Context, ev events.APIGatewayProxyRequest) (*http.Reque
 		ctx = context.Background()
 	}
 	ctx = httpapi.WithRequestID(ctx, ev.RequestContext.RequestID)
-	if ip := ev.RequestContext.Identity.SourceIP; ip != "" {
-		ctx = httpapi.WithSourceIP(ctx, ip)
-	}
+	// Without one (a test event), the handler falls back to RemoteAddr,
+	// which is the same field.
+	ctx = httpapi.WithSourceIP(ctx, ev.RequestContext.Identity.SourceIP)
 	if t, ok := ev.RequestContext.Authorizer[TenantContextKey].(string); ok && t != "" {
 		ctx = httpapi.WithTenant(ctx, t)
 	}

@@ -44,6 +44,12 @@ func TestRequestFromSingleValueEvent(t *testing.T) {
 	b, _ := io.ReadAll(r.Body)
 	assert.Equal(t, "abc", string(b))
 
+	// Only {name} segments of the resource are parameters ("{}" is not).
+	r, err = lambdaadapter.Request(context.Background(), events.APIGatewayProxyRequest{HTTPMethod: "GET", Resource: "/v1/{}/{id}/{path+}",
+		PathParameters: map[string]string{"id": "7", "path": "a/b", "": "x"}})
+	require.NoError(t, err)
+	assert.Equal(t, "/v1/{}/7/a/b", r.URL.Path)
+
 	_, err = lambdaadapter.Request(context.Background(), events.APIGatewayProxyRequest{HTTPMethod: "BAD METHOD", Path: "/"})
 	assert.Error(t, err)
 }
@@ -56,7 +62,7 @@ func TestProxyBodyEncodings(t *testing.T) {
 		_, _ = w.Write([]byte{0xff, 0x00, 'a'})
 	}))
 	ev := events.APIGatewayProxyRequest{HTTPMethod: "POST", Path: "/v1/events", Body: "%%%", IsBase64Encoded: true}
-	ev.RequestContext.RequestID = "req-\"\\\x01x"
+	ev.RequestContext.RequestID = "req-\"\\\x01\x1f x~"
 	res, err := h(context.Background(), ev)
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusBadRequest, res.StatusCode)
@@ -67,7 +73,7 @@ func TestProxyBodyEncodings(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(res.Body), &body), "%s", res.Body)
 	assert.Equal(t, "invalid_body", body.Error.Code)
 	assert.Equal(t, "the request body is not valid base64", body.Error.Message)
-	assert.Equal(t, `{"error":{"code":"invalid_body","message":"the request body is not valid base64","request_id":"req-x"}}`, res.Body)
+	assert.Equal(t, `{"error":{"code":"invalid_body","message":"the request body is not valid base64","request_id":"req- x~"}}`, res.Body)
 
 	res, err = h(context.Background(), events.APIGatewayProxyRequest{HTTPMethod: "GET", Path: "/"})
 	require.NoError(t, err)

@@ -160,6 +160,12 @@ func TestPutBatchErrors(t *testing.T) {
 	assert.NoError(t, errs[1])
 	assert.Len(t, scan(t, table), 2)
 
+	// Nothing encodable: DynamoDB is not called at all.
+	counting := &stuckBatch{API: db.Client}
+	errs = store.New(counting, table).PutBatch(ctx, "tenant-a", []event.Event{bad})
+	assert.Error(t, errs[0])
+	assert.Empty(t, counting.sizes, "BatchWriteItem called with nothing to write")
+
 	var calls atomic.Int32
 	client := db.FaultClient(func(op string, _ []byte) *http.Response {
 		if op != "BatchWriteItem" {
