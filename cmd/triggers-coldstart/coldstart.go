@@ -159,12 +159,16 @@ type Run struct {
 	CPU time.Duration
 	// Conns counts the connections the sink accepted during the init.
 	Conns int
-	Err   error
+	// Err says why the function did not reach `next` (it exited, or
+	// timed out); nil when it did.
+	Err error
 }
 
 // Result is a function's runs.
 type Result struct {
+	// Name is the function's (lambda/<Name>), or Floor.
 	Name string
+	// Runs are its starts, in the order they ran.
 	Runs []Run
 }
 

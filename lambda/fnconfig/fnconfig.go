@@ -69,11 +69,11 @@ type Authorizer struct {
 
 // LoadAPI reads the API function's configuration: EVENTS_TABLE is
 // required, and the cursor key either as CURSOR_SECRET_ARN (a Secrets
-// Manager secret, read by the caller at cold start; what the CDK construct
-// sets) or as CURSOR_SECRET itself (at least 32 bytes; local use).
-// RETENTION_DAYS
-// (default 30, 1-3650), LOG_LEVEL (debug, info, warn, error; default
-// info), DYNAMODB_ENDPOINT and METRICS_NAMESPACE are optional.
+// Manager secret, which lambda/api reads on its first request, not at
+// init; what the CDK construct sets) or as CURSOR_SECRET itself (at least
+// 32 bytes; local use). RETENTION_DAYS (default 30, 1-3650), LOG_LEVEL
+// (debug, info, warn, error; default info), DYNAMODB_ENDPOINT and
+// METRICS_NAMESPACE are optional.
 func LoadAPI(getenv func(string) string) (API, error) {
 	var errs []error
 	c := API{
