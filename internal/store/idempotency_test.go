@@ -243,3 +243,32 @@ func TestIdempotentPutCancellationReasons(t *testing.T) {
 	assert.NotErrorIs(t, err, event.ErrUnavailable)
 	assert.Empty(t, scan(t, table))
 }
+
+// A condition failure whose reason carries no copy of the record (as
+// DynamoDB sends when it does not return old items) is resolved by
+// reading the record: the original event comes back without another
+// transaction.
+func TestIdempotentRepeatReadsTheRecordWhenTheReasonHasNone(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.Events())
+	e := newEvent(t, "t", map[string]any{})
+	_, _, err := store.New(db.Client, table).PutIdempotent(ctx, "tenant-a", e, "k", "h")
+	require.NoError(t, err)
+	var transactions, reads atomic.Int32
+	client := db.FaultClient(func(op string, _ []byte) *http.Response {
+		switch op {
+		case "TransactWriteItems":
+			transactions.Add(1)
+			return cancelled("None", "ConditionalCheckFailed")
+		case "GetItem":
+			reads.Add(1)
+		}
+		return nil
+	})
+	got, created, err := store.New(client, table).PutIdempotent(ctx, "tenant-a", newEvent(t, "t", map[string]any{}), "k", "h")
+	require.NoError(t, err)
+	assert.False(t, created)
+	assert.Equal(t, e, got)
+	assert.Equal(t, int32(1), transactions.Load())
+	assert.Equal(t, int32(2), reads.Load(), "the record, then its event")
+}

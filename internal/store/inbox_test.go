@@ -178,3 +178,34 @@ func TestListHidesExpired(t *testing.T) {
 		assert.NotEmpty(t, page.Events, "%+v: alive at its ttl second", q)
 	}
 }
+
+// Top-up rounds ask only for what the page still lacks, so a page never
+// holds more than its limit even when later items all match.
+func TestListTopUpAsksForWhatIsMissing(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.Events())
+	st := store.New(db.Client, table)
+	base := time.Now().Add(-time.Hour)
+	var evs []event.Event
+	for i := 0; i < 10; i++ {
+		e, err := event.New(event.CreateRequest{EventType: "t", Payload: map[string]any{}}, base.Add(time.Duration(i)*time.Millisecond), event.DefaultRetention, event.Metadata{})
+		require.NoError(t, err)
+		evs = append(evs, e)
+	}
+	for i, err := range st.PutBatch(ctx, "tenant-a", evs) {
+		require.NoError(t, err, "event %d", i)
+	}
+	// The two oldest stay received, the rest are delivered.
+	for _, e := range evs[2:] {
+		_, err := st.Transition(ctx, "tenant-a", e.ID, []event.Status{event.Received}, event.Delivered)
+		require.NoError(t, err)
+	}
+	q := event.InboxQuery{Tenant: "tenant-a", EventType: "t", Status: event.Delivered, Limit: 3, Ascending: true}
+	page, err := st.List(ctx, q)
+	require.NoError(t, err)
+	assert.Equal(t, []string{evs[2].ID, evs[3].ID, evs[4].ID}, idsOf(page.Events, func(int, event.Event) bool { return true }, true))
+	require.NotNil(t, page.Next)
+	assert.Equal(t, evs[4].SortKey(), page.Next.SortKey, "the page ends on its last event")
+	got, _ := pages(t, st, q)
+	assert.Equal(t, idsOf(evs[2:], func(int, event.Event) bool { return true }, true), got)
+}
