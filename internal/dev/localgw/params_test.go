@@ -136,3 +136,25 @@ func TestAuthorizerCacheBound(t *testing.T) {
 		t.Errorf("cache size %d, want %d (nothing dropped below the bound)", n, maxCacheEntries)
 	}
 }
+
+// An authorizer whose TTL is 0 caches nothing at all.
+func TestNoCacheWithoutTTL(t *testing.T) {
+	tmpl := editTemplate(t, func(r map[string]any) {
+		r["Auth"].(map[string]any)["Properties"].(map[string]any)["AuthorizerResultTtlInSeconds"] = 0
+	})
+	f := newFixture(t, tmpl, Options{})
+	for i := 0; i < 2; i++ {
+		if res := f.do(t, "GET", "/dev/items/1?tenant=t", "", "Authorization", "Bearer good"); res.status != 200 {
+			t.Fatalf("%d %s", res.status, res.body)
+		}
+	}
+	if f.auth.N() != 2 {
+		t.Errorf("authorizer calls = %d, want 2", f.auth.N())
+	}
+	f.gw.cacheMu.Lock()
+	n := len(f.gw.cache)
+	f.gw.cacheMu.Unlock()
+	if n != 0 {
+		t.Errorf("cache holds %d entries with TTL 0", n)
+	}
+}
