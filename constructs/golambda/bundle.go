@@ -248,6 +248,16 @@ func SourceHash(moduleDir, entry string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
+// unbundledHash is the asset hash of entry's function in a stack whose
+// assets are not bundled: a hash of the entry as go build would name it
+// (Pattern), without running the go command. It is stable and differs
+// between entries, and it is never the hash of a real asset: SourceHash
+// hashes a different preamble.
+func unbundledHash(entry string) string {
+	h := sha256.Sum256([]byte("golambda/v1 unbundled\n" + Pattern(entry) + "\n"))
+	return hex.EncodeToString(h[:])
+}
+
 // listDeps runs go list -deps -json on entry in moduleDir for the build's
 // platform and tags.
 func listDeps(moduleDir, entry string) ([]*listedPackage, error) {

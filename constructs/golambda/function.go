@@ -128,7 +128,7 @@ func NewGoFunction(scope constructs.Construct, id *string, props *GoFunctionProp
 	if mem < 128 || mem > 10240 {
 		panic(fmt.Errorf("golambda %q: MemoryMiB %v is outside 128-10240: Lambda accepts 128 MiB to 10,240 MiB", deref(id), mem))
 	}
-	code, err := functionCode(props)
+	code, err := functionCode(scope, props)
 	if err != nil {
 		panic(fmt.Errorf("golambda %q: %w", deref(id), err))
 	}
@@ -193,8 +193,12 @@ func NewGoFunction(scope constructs.Construct, id *string, props *GoFunctionProp
 }
 
 // functionCode returns the function's code: the prebuilt code, or an
-// asset that go build fills at synth, hashed by SourceHash.
-func functionCode(props *GoFunctionProps) (awslambda.Code, error) {
+// asset that go build fills at synth, hashed by SourceHash. When the
+// stack's assets are not bundled (aws:cdk:bundling-stacks leaves it out:
+// tests, cdk synth of other stacks) CDK neither builds nor reads the
+// asset, so no Go command runs and the hash is a placeholder
+// (unbundledHash), as CDK's own bundled assets get then.
+func functionCode(scope constructs.Construct, props *GoFunctionProps) (awslambda.Code, error) {
 	given := 0
 	for _, set := range []bool{props.Entry != "", props.PrebuiltDir != "", props.Code != nil} {
 		if set {
@@ -228,9 +232,12 @@ func functionCode(props *GoFunctionProps) (awslambda.Code, error) {
 			return nil, fmt.Errorf("entry %q is not a directory under %s: give the main package's directory relative to your module root, or its import path (\"github.com/triggers-dev/triggers/lambda/api\")", props.Entry, module)
 		}
 	}
-	hash, err := SourceHash(module, props.Entry)
-	if err != nil {
-		return nil, err
+	hash := unbundledHash(props.Entry)
+	if *awscdk.Stack_Of(scope).BundlingRequired() {
+		var err error
+		if hash, err = SourceHash(module, props.Entry); err != nil {
+			return nil, err
+		}
 	}
 	return awslambda.Code_FromAsset(jsii.String(module), &awss3assets.AssetOptions{
 		AssetHashType: awscdk.AssetHashType_CUSTOM,

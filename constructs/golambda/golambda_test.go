@@ -313,3 +313,40 @@ func TestBuildCommand(t *testing.T) {
 		strings.Join(golambda.BuildCommand("github.com/triggers-dev/triggers/lambda/api", "out/bootstrap"), " "))
 	assert.Equal(t, []string{"GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0"}, golambda.BuildEnv())
 }
+
+// A stack whose assets are not bundled (aws:cdk:bundling-stacks leaves it
+// out, as in tests and cdk synth of another stack) runs no Go command: the
+// asset hash is a placeholder of the entry, the same for the same entry
+// however it is written and different between entries. Bundling uses the
+// source hash (TestSourceHash, TestBundlesBootstrap).
+func TestUnbundledStackRunsNoGo(t *testing.T) {
+	module := writeModule(t)
+	fake := t.TempDir()
+	calls := filepath.Join(fake, "calls")
+	require.NoError(t, os.WriteFile(filepath.Join(fake, "go"), []byte("#!/bin/sh\necho \"$@\" >> "+calls+"\nexit 1\n"), 0o755))
+	t.Setenv("PATH", fake+string(os.PathListSeparator)+os.Getenv("PATH"))
+
+	ctx := map[string]any{"aws:cdk:bundling-stacks": []any{"Other"}}
+	app := awscdk.NewApp(&awscdk.AppProps{Context: &ctx})
+	stack := awscdk.NewStack(app, jsii.String("S"), nil)
+	require.False(t, *stack.BundlingRequired())
+	require.True(t, *awscdk.NewStack(app, jsii.String("Other"), nil).BundlingRequired())
+	keys := map[string]string{}
+	for id, entry := range map[string]string{"A": "fn/a", "A2": "./fn/a/", "B": "fn/b"} {
+		f := golambda.NewGoFunction(stack, jsii.String(id), &golambda.GoFunctionProps{Entry: entry, ModuleDir: module})
+		keys[id] = *stack.GetLogicalId(f.Function.Node().DefaultChild().(awscdk.CfnElement))
+	}
+	_, err := os.Stat(calls)
+	assert.True(t, os.IsNotExist(err), "go was run for a stack that is not bundled: %v", err)
+	assert.PanicsWithError(t, `golambda "C": entry "fn/nope" is not a directory under `+module+`: give the main package's directory relative to your module root, or its import path ("github.com/triggers-dev/triggers/lambda/api")`, func() {
+		golambda.NewGoFunction(stack, jsii.String("C"), &golambda.GoFunctionProps{Entry: "fn/nope", ModuleDir: module})
+	}, "a missing directory is still refused")
+
+	resources := (*assertions.Template_FromStack(stack, nil).ToJSON())["Resources"].(map[string]any)
+	s3Key := func(id string) string {
+		return resources[keys[id]].(map[string]any)["Properties"].(map[string]any)["Code"].(map[string]any)["S3Key"].(string)
+	}
+	assert.Regexp(t, `^[a-f0-9]{64}\.zip$`, s3Key("A"))
+	assert.Equal(t, s3Key("A"), s3Key("A2"), "one entry written two ways, one asset")
+	assert.NotEqual(t, s3Key("A"), s3Key("B"), "two entries, two assets")
+}
