@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/url"
 	"reflect"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -66,11 +65,9 @@ func inputErr(code, format string, args ...any) *InputError {
 	return &InputError{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-var eventTypeRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
-
 // ValidEventType reports whether t is 1-128 characters of
 // [A-Za-z0-9._:-] starting with a letter or digit.
-func ValidEventType(t string) bool { return eventTypeRE.MatchString(t) }
+func ValidEventType(t string) bool { return validName(t) }
 
 // CreateRequest is a validated request to store one event.
 type CreateRequest struct {
