@@ -1,0 +1,132 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"testing/iotest"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/triggers-dev/triggers/internal/httpapi"
+	"github.com/triggers-dev/triggers/internal/store"
+	"github.com/triggers-dev/triggers/schema"
+)
+
+func TestNewRefusesIncompleteWebhooks(t *testing.T) {
+	_, err := httpapi.New(httpapi.Config{Store: store.New(db.Client, "t"), CursorSecret: testSecret, Webhooks: &httpapi.Webhooks{}})
+	require.EqualError(t, err, "httpapi: Config.Webhooks needs Store and Redeliver")
+}
+
+// The event's source IP is the edge's (WithSourceIP), else the peer
+// address without its port, else the peer address as it is.
+func TestSourceIP(t *testing.T) {
+	e := newEnv(t)
+	for _, c := range []struct {
+		edge, remote, want string
+	}{
+		{"198.51.100.4", "192.0.2.1:1234", "198.51.100.4"},
+		{"", "192.0.2.1:1234", "192.0.2.1"},
+		{"", "[2001:db8::1]:443", "2001:db8::1"},
+		{"", "203.0.113.9", "203.0.113.9"},
+	} {
+		r := httptest.NewRequest("POST", "/v1/events", strings.NewReader(`{"event_type":"t","payload":{}}`))
+		r.Header.Set("Content-Type", "application/json")
+		r.RemoteAddr = c.remote
+		ctx := httpapi.WithTenant(r.Context(), "tenant-a")
+		if c.edge != "" {
+			ctx = httpapi.WithSourceIP(ctx, c.edge)
+		}
+		rec := httptest.NewRecorder()
+		e.api.ServeHTTP(rec, r.WithContext(ctx))
+		require.Equal(t, http.StatusCreated, rec.Code, "%s", rec.Body)
+		var got struct {
+			Metadata struct {
+				SourceIP string `json:"source_ip"`
+			} `json:"metadata"`
+		}
+		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &got))
+		assert.Equal(t, c.want, got.Metadata.SourceIP, "edge %q remote %q", c.edge, c.remote)
+	}
+}
+
+// A body that cannot be read (the connection broke mid-body) is a 400
+// naming it, and nothing is stored.
+func TestUnreadableBodyIs400(t *testing.T) {
+	e := newEnv(t)
+	for _, path := range []string{"/v1/events", "/v1/events/batch"} {
+		r := httptest.NewRequest("POST", path, iotest.ErrReader(context.DeadlineExceeded))
+		r.Header.Set("Content-Type", "application/json")
+		r = r.WithContext(httpapi.WithTenant(r.Context(), "tenant-a"))
+		rec := httptest.NewRecorder()
+		e.api.ServeHTTP(rec, r)
+		got := resp{code: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
+		assert.Equal(t, http.StatusBadRequest, got.code, "%s", got.body)
+		assert.Equal(t, "invalid_body", got.errCode(t))
+		assert.Contains(t, string(got.body), "the body could not be read")
+	}
+	assert.Equal(t, 0, e.count("tenant-a"))
+}
+
+// A malformed subscription id is simply not found, on every route.
+func TestMalformedSubscriptionIDIsNotFound(t *testing.T) {
+	e := newEnv(t, withWebhooks(&redeliveries{}))
+	for _, r := range []req{
+		{method: "DELETE", path: "/v1/subscriptions/nope"},
+		{method: "POST", path: "/v1/subscriptions/nope/rotate"},
+	} {
+		r.tenant = "tenant-a"
+		got := e.do(r)
+		assert.Equal(t, http.StatusNotFound, got.code, "%s %s: %s", r.method, r.path, got.body)
+		assert.Equal(t, "not_found", got.errCode(t))
+	}
+}
+
+// rotateRacer lets another rotation of the same subscription land
+// between the store's read and its conditional write.
+type rotateRacer struct {
+	store.API
+	other  *store.Store
+	tenant string
+	raced  bool
+}
+
+func (r *rotateRacer) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	if !r.raced {
+		r.raced = true
+		subs, err := r.other.ListSubscriptions(ctx, r.tenant)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := r.other.RotateSecret(ctx, r.tenant, subs[0].ID, "whsec_winner", time.Now().Add(time.Hour)); err != nil {
+			return nil, err
+		}
+	}
+	return r.API.UpdateItem(ctx, in, optFns...)
+}
+
+// Two rotations at once: the loser is a 409 conflict that says what to
+// do, and the winner's secret stands.
+func TestConcurrentRotationIs409(t *testing.T) {
+	table := db.CreateTable(t, schema.Events())
+	seed := newEnvOn(t, table, db.Client, withWebhooks(&redeliveries{}))
+	r := seed.do(req{method: "POST", path: "/v1/subscriptions", tenant: "tenant-a", body: `{"url":"https://example.com/hooks"}`})
+	require.Equal(t, http.StatusCreated, r.code, "%s", r.body)
+	id := r.json(t)["subscription_id"].(string)
+
+	racer := &rotateRacer{API: db.Client, other: seed.store, tenant: "tenant-a"}
+	e := newEnvOn(t, table, racer, withWebhooks(&redeliveries{}))
+	got := e.do(req{method: "POST", path: "/v1/subscriptions/" + id + "/rotate", tenant: "tenant-a"})
+	assert.Equal(t, http.StatusConflict, got.code, "%s", got.body)
+	assert.Equal(t, "conflict", got.errCode(t))
+	assert.Contains(t, string(got.body), "the secret was rotated concurrently by another request; list the subscription and rotate again if needed")
+	sub, err := seed.store.GetSubscription(context.Background(), "tenant-a", id)
+	require.NoError(t, err)
+	assert.Equal(t, "whsec_winner", sub.Secrets[0])
+}
