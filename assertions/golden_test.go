@@ -16,6 +16,7 @@ func TestGoldenSnapshots(t *testing.T) {
 
 // Every synthesized template passes cfn-lint with no errors.
 func TestCfnLint(t *testing.T) {
+	t.Parallel() // a child process, like TestAppRunsQuietly's: they overlap
 	paths, err := filepath.Glob(filepath.Join(assemblyDir, "*.template.json"))
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no templates in %s: %v", assemblyDir, err)

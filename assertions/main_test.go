@@ -23,6 +23,7 @@ import (
 	_ "github.com/triggers-dev/triggers/internal/synth/jsiienv"
 	"github.com/triggers-dev/triggers/internal/synth/jsiirt"
 	"github.com/triggers-dev/triggers/internal/testkit/cdktest"
+	_ "github.com/triggers-dev/triggers/internal/testkit/cdktest/skipvalidation" // TestCfnLint lints these templates; TestAppRunsQuietly validates the app once
 	"github.com/triggers-dev/triggers/schema"
 	"github.com/triggers-dev/triggers/stacks"
 )
