@@ -91,3 +91,22 @@ func TestMockTemplateDropsComments(t *testing.T) {
 		t.Errorf("mock: %d %q", res.status, res.body)
 	}
 }
+
+// A Content-Type that is not a valid media type is still matched by its
+// type/subtype text against wildcard binary media types.
+func TestMalformedContentTypeAgainstWildcards(t *testing.T) {
+	tmpl := editTemplate(t, func(r map[string]any) {
+		r["Api"].(map[string]any)["Properties"].(map[string]any)["BinaryMediaTypes"] = []any{"text~1*"}
+	})
+	f := newFixture(t, tmpl, Options{})
+	for _, ct := range []string{"text/plain", "TEXT/plain x", "text/csv x; q=1"} {
+		f.do(t, "POST", "/dev/files/x", "abc", "Content-Type", ct)
+		if ev := f.api.Last(t); !ev.IsBase64Encoded || ev.Body != "YWJj" {
+			t.Errorf("Content-Type %q against text/*: %q base64 %v", ct, ev.Body, ev.IsBase64Encoded)
+		}
+	}
+	f.do(t, "POST", "/dev/files/x", "abc", "Content-Type", "application/json x")
+	if ev := f.api.Last(t); ev.IsBase64Encoded {
+		t.Error("application/json x matched text/*")
+	}
+}
