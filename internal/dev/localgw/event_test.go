@@ -110,3 +110,23 @@ func TestMalformedContentTypeAgainstWildcards(t *testing.T) {
 		t.Error("application/json x matched text/*")
 	}
 }
+
+// Query names and values are percent-decoded; a part that does not
+// decode is passed on as sent.
+func TestQueryDecoding(t *testing.T) {
+	f := edgeFixture(t, Options{})
+	f.do(t, "GET", "/dev/items/special?q=a%20b&na%6De=v&bad=%zz&%zz=x&q=c+d", "")
+	ev := f.api.Last(t)
+	want := map[string][]string{"q": {"a b", "c d"}, "name": {"v"}, "bad": {"%zz"}, "%zz": {"x"}}
+	for k, vs := range want {
+		if got := ev.MultiValueQueryStringParameters[k]; strings.Join(got, "|") != strings.Join(vs, "|") {
+			t.Errorf("query %q = %q, want %q", k, got, vs)
+		}
+	}
+	if len(ev.MultiValueQueryStringParameters) != len(want) {
+		t.Errorf("query parameters %v", ev.MultiValueQueryStringParameters)
+	}
+	if ev.QueryStringParameters["q"] != "c d" {
+		t.Errorf("single-value q = %q, want the last", ev.QueryStringParameters["q"])
+	}
+}
