@@ -29,6 +29,7 @@ func TestGatewayResponseParameterSources(t *testing.T) {
 				"gatewayresponse.header.X-NoC":     "context.nope",
 				"gatewayresponse.header.X-Unknown": "somewhere.else",
 				"gatewayresponse.header.X-Quote":   "'",
+				"gatewayresponse.header.X-Empty":   "''",
 			},
 			"ResponseTemplates": map[string]any{"text/plain": "plain", "application/json": `{"json":1}`},
 		}}
@@ -53,6 +54,9 @@ func TestGatewayResponseParameterSources(t *testing.T) {
 		if vs := res.header.Values(h); len(vs) != 0 {
 			t.Errorf("header %s = %q, want none", h, vs)
 		}
+	}
+	if vs := res.header.Values("X-Empty"); len(vs) != 1 || vs[0] != "" {
+		t.Errorf("header X-Empty = %q, want one empty value (the literal '')", vs)
 	}
 	if res.body != "plain" {
 		t.Errorf("Accept text/plain: body %q", res.body)
