@@ -162,3 +162,73 @@ func TestNoCacheWithoutTTL(t *testing.T) {
 		t.Errorf("cache holds %d entries with TTL 0", n)
 	}
 }
+
+// A function's timeout is its Timeout in seconds, else Lambda's default
+// of 3 seconds (also for a Timeout of 0).
+func TestFunctionTimeouts(t *testing.T) {
+	tmpl := editTemplate(t, func(r map[string]any) {
+		r["ApiFn"].(map[string]any)["Properties"].(map[string]any)["Timeout"] = 0
+		delete(r["AuthFn"].(map[string]any)["Properties"].(map[string]any), "Timeout")
+		r["SlowFn"].(map[string]any)["Properties"].(map[string]any)["Timeout"] = 1.5
+	})
+	f := newFixture(t, tmpl, Options{})
+	want := map[string]time.Duration{"ApiFn": 3 * time.Second, "AuthFn": 3 * time.Second, "SlowFn": 1500 * time.Millisecond}
+	seen := map[string]bool{}
+	for _, fn := range f.fns {
+		if w, ok := want[fn.LogicalID]; ok {
+			seen[fn.LogicalID] = true
+			if fn.Timeout != w {
+				t.Errorf("%s: Timeout %s, want %s", fn.LogicalID, fn.Timeout, w)
+			}
+		}
+	}
+	if len(seen) != len(want) {
+		t.Errorf("functions resolved: %v", seen)
+	}
+}
+
+// Stage throttling applies when a rate or a burst is set, from the
+// stage's method settings or a deployment's stage description; with
+// neither, nothing is throttled.
+func TestThrottleSettings(t *testing.T) {
+	settings := func(rate, burst float64) func(map[string]any) {
+		return func(r map[string]any) {
+			r["Stage"].(map[string]any)["Properties"].(map[string]any)["MethodSettings"] = []any{
+				map[string]any{"HttpMethod": "*", "ResourcePath": "/*", "ThrottlingRateLimit": rate, "ThrottlingBurstLimit": burst},
+			}
+		}
+	}
+	description := func(rate, burst float64) func(map[string]any) {
+		return func(r map[string]any) {
+			delete(r, "Stage")
+			p := r["Deployment"].(map[string]any)["Properties"].(map[string]any)
+			p["StageName"] = "dev"
+			p["StageDescription"] = map[string]any{"ThrottlingRateLimit": rate, "ThrottlingBurstLimit": burst}
+		}
+	}
+	for name, c := range map[string]struct {
+		edit    func(map[string]any)
+		allowed int // of 4 requests at one instant
+	}{
+		"method settings, burst only": {settings(0, 2), 2},
+		"method settings, rate only":  {settings(1, 0), 0},
+		"method settings, none":       {settings(0, 0), 4},
+		"description, burst only":     {description(0, 1), 1},
+		"description, none":           {description(0, 0), 4},
+	} {
+		f := newFixture(t, editTemplate(t, c.edit), Options{})
+		ok := 0
+		for i := 0; i < 4; i++ {
+			switch res := f.do(t, "GET", "/dev/items/special", ""); res.status {
+			case 200:
+				ok++
+			case 429:
+			default:
+				t.Errorf("%s: status %d", name, res.status)
+			}
+		}
+		if ok != c.allowed {
+			t.Errorf("%s: %d of 4 requests allowed, want %d", name, ok, c.allowed)
+		}
+	}
+}

@@ -217,25 +217,17 @@ func parseTemplate(raw []byte, restAPI, stage string) (*api, error) {
 			parent.params = append(parent.params, r)
 		}
 	}
-	var setPaths func(r *resource) error
-	depth := 0
-	setPaths = func(r *resource) error {
-		depth++
-		defer func() { depth-- }()
-		if depth > 1000 {
-			return fmt.Errorf("localgw: the resource tree has a cycle at %s", r.logicalID)
-		}
+	// A cycle of resources cannot hang this walk: it starts at the root,
+	// which has no parent, so no cycle is reachable from it; the
+	// resources of a cycle are reported as unreachable below.
+	var setPaths func(r *resource)
+	setPaths = func(r *resource) {
 		for _, c := range r.children() {
 			c.path = strings.TrimSuffix(r.path, "/") + "/" + c.pathPart
-			if err := setPaths(c); err != nil {
-				return err
-			}
+			setPaths(c)
 		}
-		return nil
 	}
-	if err := setPaths(a.root); err != nil {
-		return nil, err
-	}
+	setPaths(a.root)
 	for id, r := range a.resources {
 		if r.path == "" {
 			return nil, fmt.Errorf("localgw: resource %s is not reachable from the API's root", id)
