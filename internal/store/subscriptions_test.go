@@ -328,3 +328,16 @@ func TestEveryOperationUnderThrottling(t *testing.T) {
 	assert.False(t, sub.Disabled)
 	assert.Empty(t, sub.FailingSince)
 }
+
+// A subscription without any secret gets the new one alone.
+func TestRotateWithoutSecrets(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.Events())
+	st := store.New(db.Client, table)
+	sub := newSub("sub_a")
+	sub.Secrets = nil
+	require.NoError(t, st.CreateSubscription(ctx, "tenant-a", sub))
+	got, err := st.RotateSecret(ctx, "tenant-a", "sub_a", "whsec_1", time.Unix(2_000_000_000, 0))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"whsec_1"}, got.Secrets)
+}

@@ -232,3 +232,37 @@ func TestThrottleSettings(t *testing.T) {
 		}
 	}
 }
+
+// An authorizer's results are cached for its TTL: 300 seconds by
+// default, up to 3600.
+func TestAuthorizerTTL(t *testing.T) {
+	for name, c := range map[string]struct {
+		edit func(map[string]any)
+		ttl  time.Duration
+	}{
+		"default": {func(r map[string]any) {
+			delete(r["Auth"].(map[string]any)["Properties"].(map[string]any), "AuthorizerResultTtlInSeconds")
+		}, 300 * time.Second},
+		"3600": {func(r map[string]any) {
+			r["Auth"].(map[string]any)["Properties"].(map[string]any)["AuthorizerResultTtlInSeconds"] = 3600
+		}, 3600 * time.Second},
+	} {
+		f := newFixture(t, editTemplate(t, c.edit), Options{})
+		call := func() {
+			if res := f.do(t, "GET", "/dev/items/1?tenant=t", "", "Authorization", "Bearer good"); res.status != 200 {
+				t.Fatalf("%s: %d %s", name, res.status, res.body)
+			}
+		}
+		call()
+		f.clock.Advance(c.ttl - time.Second)
+		call()
+		if n := f.auth.N(); n != 1 {
+			t.Errorf("%s: %d authorizer calls within the TTL, want 1", name, n)
+		}
+		f.clock.Advance(time.Second)
+		call()
+		if n := f.auth.N(); n != 2 {
+			t.Errorf("%s: %d authorizer calls once the TTL passed, want 2", name, n)
+		}
+	}
+}
