@@ -26,23 +26,52 @@ $(GO_STAMP): go.mod go.sum
 
 deps: $(NODE_STAMP) $(GO_STAMP)
 
+# The CDK app, built from the module's packages it imports (constructs,
+# stacks, schema...: APP_PACKAGES, their non-test Go files and directories,
+# for a file removed; not the root's, which cdk.out and .cache change)
+# and go.mod/go.sum; make rebuilds it when one of them changed, instead of
+# go run checking every dependency's sources on each synth. cdk.json's
+# "app" stays go run . for cdk commands run directly. go list runs only
+# for the goals that may build the app.
+APP_BIN := .cache/bin/triggers-app
+API_TEMPLATE := cdk.out/triggers-dev-api.template.json
+ifneq ($(filter all synth dev cfn-lint $(APP_BIN) $(API_TEMPLATE),$(or $(MAKECMDGOALS),all)),)
+APP_PACKAGES := $(shell go list -deps -f '{{with .Module}}{{if eq .Path "github.com/triggers-dev/triggers"}}{{$$.Dir}}{{end}}{{end}}' .)
+endif
+APP_GO_SOURCES := $(filter-out $(CURDIR),$(APP_PACKAGES)) $(filter-out %_test.go,$(foreach d,$(APP_PACKAGES),$(wildcard $(d)/*.go))) go.mod go.sum
+APP_SOURCES := $(APP_GO_SOURCES) cdk.json
+
+$(APP_BIN): $(APP_GO_SOURCES) | $(GO_STAMP)
+	mkdir -p $(dir $@)
+	go build -o $@ .
+	touch $@
+
+# Synthesizes with the built app. cdk.out is kept between synths except for
+# what the app writes again, so the Lambda bundles (asset.<hash>, named by
+# golambda's source hash) are reused while their sources are unchanged;
+# bundles no template references any more are removed afterwards.
+#   make synth SYNTH_FLAGS="-c @aws-cdk/core.slowSynthThreshold=0"  (writes cdk.out/performance-counters.json)
+define synth-app
+	mkdir -p cdk.out
+	find cdk.out -mindepth 1 -maxdepth 1 ! -name 'asset.*' -exec rm -rf {} +
+	$(CDK) synth --quiet --app $(APP_BIN) $(SYNTH_FLAGS)
+	for d in cdk.out/asset.*; do \
+		[ -e "$$d" ] || continue; \
+		grep -qsF "\"$${d#cdk.out/}\"" cdk.out/*.assets.json || rm -rf "$$d"; \
+	done
+endef
+
 ## synth: synthesize every stack offline into cdk.out/
-synth: deps
-	rm -rf cdk.out
-	$(CDK) synth --quiet
+synth: deps $(APP_BIN)
+	$(synth-app)
 	@echo "templates:"; ls -1 cdk.out/*.template.json
 
 # The dev API stack that make dev serves through the local API Gateway
 # emulator. It is synthesized again when a Go package the CDK app is built
 # from (constructs, stacks, schema and what they import) or the app's
 # configuration changed since the last synth.
-API_TEMPLATE := cdk.out/triggers-dev-api.template.json
-APP_PACKAGES = $(shell go list -deps -f '{{with .Module}}{{if eq .Path "github.com/triggers-dev/triggers"}}{{$$.Dir}}{{end}}{{end}}' .)
-APP_SOURCES = $(filter-out %_test.go,$(foreach d,$(APP_PACKAGES),$(wildcard $(d)/*.go))) cdk.json go.mod go.sum
-
-$(API_TEMPLATE): $(APP_SOURCES) | deps
-	rm -rf cdk.out
-	$(CDK) synth --quiet
+$(API_TEMPLATE): $(APP_SOURCES) $(APP_BIN) | deps
+	$(synth-app)
 	test -f $@ || { echo "make synth wrote no $@: is triggers:env still dev in cdk.json?"; exit 1; }
 	touch $@
 
