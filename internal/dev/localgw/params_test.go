@@ -2,6 +2,7 @@ package localgw
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -263,6 +264,36 @@ func TestAuthorizerTTL(t *testing.T) {
 		call()
 		if n := f.auth.N(); n != 2 {
 			t.Errorf("%s: %d authorizer calls once the TTL passed, want 2", name, n)
+		}
+	}
+}
+
+// Template values quoted in error messages are cut after 200 bytes of
+// JSON; status codes run from 100 to 599.
+func TestTemplateMessagesAndStatusRange(t *testing.T) {
+	noop := func(Function) (ProxyFunc, error) { return nil, nil }
+	auth := func(Function) (AuthorizerFunc, error) { return (&fakeAuth{}).Handle, nil }
+	withURI := func(uri string) []byte {
+		return editTemplate(t, func(r map[string]any) {
+			r["RootGet"].(map[string]any)["Properties"].(map[string]any)["Integration"].(map[string]any)["Uri"] = uri
+		})
+	}
+	exact := strings.Repeat("u", 198) // 200 bytes of JSON
+	_, err := New(withURI(exact), Options{Authorizer: auth, Proxy: noop})
+	if err == nil || !strings.Contains(err.Error(), `"`+exact+`" uses the Arn of no`) {
+		t.Errorf("a 200-byte value: %v, want it whole", err)
+	}
+	_, err = New(withURI(exact+"v"), Options{Authorizer: auth, Proxy: noop})
+	if err == nil || !strings.Contains(err.Error(), `"`+exact+`v... uses the Arn of no`) {
+		t.Errorf("a 201-byte value: %v, want it cut after 200 bytes", err)
+	}
+	for _, code := range []string{"100", "599"} {
+		tmpl := editTemplate(t, func(r map[string]any) {
+			r["Resp"] = map[string]any{"Type": "AWS::ApiGateway::GatewayResponse", "Properties": map[string]any{"RestApiId": map[string]any{"Ref": "Api"}, "ResponseType": "MISSING_AUTHENTICATION_TOKEN", "StatusCode": code}}
+		})
+		f := newFixture(t, tmpl, Options{})
+		if res := f.do(t, "GET", "/dev/nowhere", ""); fmt.Sprint(res.status) != code {
+			t.Errorf("gateway response StatusCode %s: answered %d", code, res.status)
 		}
 	}
 }
