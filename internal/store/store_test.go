@@ -184,3 +184,20 @@ func TestPutNeverOverwrites(t *testing.T) {
 }
 
 func errorIs(err, target error) bool { return errors.Is(err, target) }
+
+// The metadata map holds correlation_id only when there is one.
+func TestItemMetadata(t *testing.T) {
+	e := newEvent(t, "t", map[string]any{})
+	keys := func(e event.Event) []string {
+		item, err := store.Item("tenant-a", e)
+		require.NoError(t, err)
+		var names []string
+		for k := range item[schema.AttrMetadata].(*types.AttributeValueMemberM).Value {
+			names = append(names, k)
+		}
+		return names
+	}
+	assert.ElementsMatch(t, []string{"source_ip", "api_version"}, keys(e))
+	e.Metadata.CorrelationID = "req-1"
+	assert.ElementsMatch(t, []string{"source_ip", "api_version", "correlation_id"}, keys(e))
+}
