@@ -130,3 +130,21 @@ func TestConcurrentRotationIs409(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "whsec_winner", sub.Secrets[0])
 }
+
+// A 500 (here: the table does not exist, a configuration error) is
+// logged at ERROR with its code; a client error at WARN.
+func TestLogLevelByStatus(t *testing.T) {
+	e := newEnvOn(t, "no-such-table", db.Client)
+	got := e.do(req{method: "GET", path: "/v1/inbox", tenant: "tenant-a"})
+	require.Equal(t, http.StatusInternalServerError, got.code, "%s", got.body)
+	got = e.do(req{method: "GET", path: "/v1/inbox?limit=0", tenant: "tenant-a"})
+	require.Equal(t, http.StatusBadRequest, got.code, "%s", got.body)
+	lines := strings.Split(strings.TrimSpace(e.logs.String()), "\n")
+	require.Len(t, lines, 2, "%s", e.logs.String())
+	var first, second map[string]any
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &first))
+	require.NoError(t, json.Unmarshal([]byte(lines[1]), &second))
+	assert.Equal(t, "ERROR", first["level"], "%v", first)
+	assert.Equal(t, float64(500), first["status"])
+	assert.Equal(t, "WARN", second["level"], "%v", second)
+}
