@@ -132,3 +132,18 @@ func TestWildcard(t *testing.T) {
 		}
 	}
 }
+
+// A handler's panic and its error are function errors of their own
+// kinds, reported at once (not at the timeout).
+func TestInvokePanicAndError(t *testing.T) {
+	fn := Function{LogicalID: "Fn", Timeout: time.Hour}
+	_, err := invoke(context.Background(), fn, "arn", time.Hour, "", func(context.Context, string) (string, error) { panic("boom") })
+	var fe *functionError
+	if !errors.As(err, &fe) || fe.kind != "panic" || fe.message != "boom" {
+		t.Errorf("panic: %v", err)
+	}
+	_, err = invoke(context.Background(), fn, "arn", time.Hour, "", func(context.Context, string) (string, error) { return "", errors.New("nope") })
+	if !errors.As(err, &fe) || fe.kind != "error" || fe.message != "nope" {
+		t.Errorf("error: %v", err)
+	}
+}
