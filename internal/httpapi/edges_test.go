@@ -148,3 +148,15 @@ func TestLogLevelByStatus(t *testing.T) {
 	assert.Equal(t, float64(500), first["status"])
 	assert.Equal(t, "WARN", second["level"], "%v", second)
 }
+
+// An unknown path is quoted in the 404 up to 100 bytes, then cut.
+func TestUnknownPathQuotedUpTo100Bytes(t *testing.T) {
+	e := newEnv(t)
+	exact := "/" + strings.Repeat("p", 99)
+	got := e.do(req{method: "GET", path: exact, tenant: "tenant-a"})
+	require.Equal(t, http.StatusNotFound, got.code)
+	assert.Contains(t, string(got.body), `"no such resource: `+exact+`"`)
+	got = e.do(req{method: "GET", path: exact + "q", tenant: "tenant-a"})
+	require.Equal(t, http.StatusNotFound, got.code)
+	assert.Contains(t, string(got.body), `"no such resource: `+exact+`..."`)
+}
