@@ -128,6 +128,7 @@ func TestHungDynamoDBAnswers503WithinTheBudget(t *testing.T) {
 				assert.Equal(t, http.StatusServiceUnavailable, code, "%s: %s", name, b)
 				assert.Equal(t, "1", h.Get("Retry-After"), name)
 				assert.Contains(t, string(b), `"code":"unavailable"`, name)
+				assert.Contains(t, string(b), `"message":"storage did not answer within the request's time budget; retry after the Retry-After delay"`, name)
 			}
 			assert.Less(t, took, budget+time.Second, "%s waited %v for a hung DynamoDB, budget %v", name, took, budget)
 		}()
