@@ -174,10 +174,10 @@ func (s *Store) Authenticate(ctx context.Context, key string) (string, error) {
 		return "", ErrUnknown
 	}
 	k := keyFromItem(out.Item)
-	switch {
-	case k.Status == StatusRevoked:
+	if k.Status == StatusRevoked {
 		return "", ErrRevoked
-	case k.Status != StatusActive || !event.ValidTenantID(k.TenantID):
+	}
+	if k.Status != StatusActive || !event.ValidTenantID(k.TenantID) {
 		return "", ErrUnknown
 	}
 	return k.TenantID, nil

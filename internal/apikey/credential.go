@@ -75,12 +75,13 @@ func Credential(h http.Header, s Sources) (string, error) {
 	if s == SourceBearerOrHeader {
 		xkey = h.Values(HeaderAPIKey)
 	}
-	switch {
-	case len(auth) == 0 && len(xkey) == 0:
+	if len(auth) == 0 && len(xkey) == 0 {
 		return "", ErrMissing
-	case len(auth)+len(xkey) > 1:
-		return "", fmt.Errorf("%w: send one credential, not %d", ErrMalformed, len(auth)+len(xkey))
-	case len(xkey) == 1:
+	}
+	if n := len(auth) + len(xkey); n > 1 {
+		return "", fmt.Errorf("%w: send one credential, not %d", ErrMalformed, n)
+	}
+	if len(xkey) == 1 {
 		return token(xkey[0], HeaderAPIKey)
 	}
 	// One spelling per key: exactly "Bearer", one space, the key. A looser
