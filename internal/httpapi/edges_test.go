@@ -160,3 +160,31 @@ func TestUnknownPathQuotedUpTo100Bytes(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, got.code)
 	assert.Contains(t, string(got.body), `"no such resource: `+exact+`..."`)
 }
+
+// A batch logs "batch items not stored" once, with the first entry that
+// failed on the server's side (5xx, 500 included).
+func TestBatchServerFailuresAreLogged(t *testing.T) {
+	e := newEnvOn(t, "no-such-table", db.Client)
+	got := e.do(req{method: "POST", path: "/v1/events/batch", tenant: "tenant-a", body: `{"events":[{"event_type":"t","payload":{}},{"event_type":"t","payload":{}}]}`})
+	require.Equal(t, http.StatusMultiStatus, got.code)
+	assert.Equal(t, 2, strings.Count(string(got.body), `"status":500`), "%s", got.body)
+	assert.Equal(t, 1, strings.Count(e.logs.String(), `"msg":"batch items not stored"`), "%s", e.logs.String())
+
+}
+
+// Without a RotationOverlap the previous secret signs for 24 hours.
+func TestDefaultRotationOverlap(t *testing.T) {
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	e := newEnv(t, withNow(func() time.Time { return now }), func(c *httpapi.Config) {
+		withWebhooks(&redeliveries{})(c)
+		c.Webhooks.RotationOverlap = 0
+	})
+	r := e.do(req{method: "POST", path: "/v1/subscriptions", tenant: "tenant-a", body: `{"url":"https://example.com/hooks"}`})
+	require.Equal(t, http.StatusCreated, r.code, "%s", r.body)
+	id := r.json(t)["subscription_id"].(string)
+	r = e.do(req{method: "POST", path: "/v1/subscriptions/" + id + "/rotate", tenant: "tenant-a"})
+	require.Equal(t, http.StatusOK, r.code, "%s", r.body)
+	sub, err := e.store.GetSubscription(context.Background(), "tenant-a", id)
+	require.NoError(t, err)
+	assert.True(t, now.Add(24*time.Hour).Equal(sub.PreviousExpires), "previous secret expires %v", sub.PreviousExpires)
+}
