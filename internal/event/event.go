@@ -169,10 +169,9 @@ func validName(s string) bool {
 	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case i > 0 && (c == '_' || c == '.' || c == ':' || c == '-'):
-		default:
+		alnum := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+		punct := c == '_' || c == '.' || c == ':' || c == '-'
+		if !alnum && (i == 0 || !punct) {
 			return false
 		}
 	}

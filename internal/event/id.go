@@ -120,10 +120,10 @@ func SortKeyForID(id string) (string, error) {
 }
 
 func unhex(c byte) byte {
-	switch {
-	case '0' <= c && c <= '9':
+	if '0' <= c && c <= '9' {
 		return c - '0'
-	case 'a' <= c && c <= 'f':
+	}
+	if 'a' <= c && c <= 'f' {
 		return c - 'a' + 10
 	}
 	return 255
