@@ -212,15 +212,17 @@ func describeSyntactic(data []byte, base int64, e *jsontext.SyntacticError) erro
 	if e.Err == nil {
 		return inputErr(CodeInvalidJSON, "malformed JSON at byte %d", base+off)
 	}
-	switch {
-	case e.Err == jsontext.ErrDuplicateName:
+	if e.Err == jsontext.ErrDuplicateName {
 		obj := "the top-level object"
 		if parent := e.JSONPointer.Parent(); parent != "" {
 			obj = "the object at " + where(parent)
 		}
 		return inputErr(CodeInvalidJSON, "duplicate member name %q at byte %d in %s: request bodies are I-JSON (RFC 7493), where names are unique within an object", truncate(e.JSONPointer.LastToken(), 40), base+off, obj)
-	case e.Err == io.ErrUnexpectedEOF:
+	}
+	if e.Err == io.ErrUnexpectedEOF {
 		return inputErr(CodeInvalidJSON, "the body ends in the middle of a JSON value (in %s)", where(e.JSONPointer))
+	}
+	switch {
 	case strings.Contains(e.Err.Error(), "invalid UTF-8"):
 		return inputErr(CodeInvalidJSON, "invalid UTF-8 at byte %d (in %s): request bodies are I-JSON (RFC 7493) and must be UTF-8", base+firstInvalidUTF8(data, off), where(e.JSONPointer))
 	case strings.Contains(e.Err.Error(), "surrogate"):
