@@ -48,3 +48,17 @@ func FuzzNames(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) { checkName(t, s) })
 }
+
+// An unknown field is reported at the byte after its name, counted from
+// the start of the body (in a batch too).
+func TestUnknownFieldOffsets(t *testing.T) {
+	_, err := event.ParseCreate([]byte(`{"event_type":"t","payload":{},"extra":1}`))
+	if err == nil || err.Error() != `invalid_json: unknown field "extra" at byte 38: use event_type, payload` {
+		t.Errorf("ParseCreate: %v", err)
+	}
+	_, errs, err := event.ParseBatch([]byte(`{"events":[{"event_type":"t","payload":{}},{"event_type":"t","payload":{},"Payload":1}]}`))
+	if err != nil || len(errs) != 2 || errs[0] != nil || errs[1] == nil ||
+		errs[1].Error() != `invalid_json: unknown field "Payload" at byte 83: field names are case-sensitive; use "payload"` {
+		t.Errorf("ParseBatch: %v %v", errs, err)
+	}
+}
