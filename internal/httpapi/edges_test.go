@@ -3,9 +3,11 @@ package httpapi_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/iotest"
 	"time"
@@ -14,6 +16,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/triggers-dev/triggers/internal/ddb/ddbtest"
+	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/httpapi"
 	"github.com/triggers-dev/triggers/internal/store"
 	"github.com/triggers-dev/triggers/schema"
@@ -187,4 +191,28 @@ func TestDefaultRotationOverlap(t *testing.T) {
 	sub, err := e.store.GetSubscription(context.Background(), "tenant-a", id)
 	require.NoError(t, err)
 	assert.True(t, now.Add(24*time.Hour).Equal(sub.PreviousExpires), "previous secret expires %v", sub.PreviousExpires)
+}
+
+// A redelivery the queue refuses is a 503 whose log line says why, and
+// why the event could not be put back to failed when that failed too.
+func TestRedeliverFailureIsLogged(t *testing.T) {
+	table := db.CreateTable(t, schema.Events())
+	seed := newEnvOn(t, table, db.Client)
+	ev := seed.post("tenant-a", "t", `{}`)
+	_, err := seed.store.Transition(context.Background(), "tenant-a", ev.ID, []event.Status{event.Received}, event.Failed)
+	require.NoError(t, err)
+
+	var updates atomic.Int32
+	client := db.FaultClient(func(op string, _ []byte) *http.Response {
+		if op == "UpdateItem" && updates.Add(1) >= 2 {
+			return ddbtest.AWSError("ValidationException", "the status update back failed")
+		}
+		return nil
+	})
+	e := newEnvOn(t, table, client, withWebhooks(&redeliveries{fail: errors.New("queue down")}))
+	got := e.do(req{method: "POST", path: "/v1/events/" + ev.ID + "/redeliver", tenant: "tenant-a"})
+	assert.Equal(t, http.StatusServiceUnavailable, got.code, "%s", got.body)
+	assert.Equal(t, "unavailable", got.errCode(t))
+	assert.Contains(t, e.logs.String(), "queue down")
+	assert.Contains(t, e.logs.String(), "the status update back failed")
 }

@@ -239,7 +239,7 @@ func (a *API) redeliver(w http.ResponseWriter, r *http.Request, ri *reqInfo, id 
 		if _, terr := a.store.Transition(context.WithoutCancel(r.Context()), ri.tenant, id, []event.Status{event.Retrying}, event.Failed); terr != nil {
 			err = errors.Join(err, terr)
 		}
-		return 0, nil, &apiError{status: http.StatusServiceUnavailable, code: "unavailable", message: "could not queue the redelivery; retry after the Retry-After delay", retryAfter: strconv.Itoa(RetryAfterSeconds)}
+		return 0, nil, &apiError{status: http.StatusServiceUnavailable, code: "unavailable", message: "could not queue the redelivery; retry after the Retry-After delay", retryAfter: strconv.Itoa(RetryAfterSeconds), cause: err}
 	}
 	return http.StatusAccepted, e, nil
 }
