@@ -108,16 +108,19 @@ func ParseSubscription(data []byte) (SubscriptionRequest, error) {
 		return SubscriptionRequest{}, inputErr(CodeInvalidTarget, "url is %d bytes: at most %d", len(req.URL), MaxTargetURL)
 	}
 	u, err := url.Parse(req.URL)
-	switch {
-	case err != nil:
+	if err != nil {
 		return SubscriptionRequest{}, inputErr(CodeInvalidTarget, "url %q does not parse: send an absolute https URL", truncate(req.URL, 80))
-	case u.Scheme != "https":
+	}
+	if u.Scheme != "https" {
 		return SubscriptionRequest{}, inputErr(CodeInvalidTarget, "url scheme %q is not allowed: webhook targets must be https", truncate(u.Scheme, 20))
-	case u.Host == "" || u.Hostname() == "":
+	}
+	if u.Host == "" || u.Hostname() == "" {
 		return SubscriptionRequest{}, inputErr(CodeInvalidTarget, "url %q has no host", truncate(req.URL, 80))
-	case u.User != nil:
+	}
+	if u.User != nil {
 		return SubscriptionRequest{}, inputErr(CodeInvalidTarget, "url must not carry user information: put credentials in a header on your side, or a token in the path")
-	case u.Fragment != "" || strings.Contains(req.URL, "#"):
+	}
+	if u.Fragment != "" || strings.Contains(req.URL, "#") {
 		return SubscriptionRequest{}, inputErr(CodeInvalidTarget, "url must not have a fragment (#...)")
 	}
 	if b.EventTypes != nil {
@@ -126,7 +129,7 @@ func ParseSubscription(data []byte) (SubscriptionRequest, error) {
 		}
 		for i, t := range *b.EventTypes {
 			if !ValidEventType(t) {
-				return SubscriptionRequest{}, inputErr(CodeInvalidSubscription, "event_types[%d] %q is not an event type: use 1-100 characters of [A-Za-z0-9_.:-]", i, truncate(t, 40))
+				return SubscriptionRequest{}, inputErr(CodeInvalidSubscription, "event_types[%d] %q is not an event type: use 1-128 characters of [A-Za-z0-9_.:-], starting with a letter or digit", i, truncate(t, 40))
 			}
 			if !slices.Contains(req.EventTypes, t) {
 				req.EventTypes = append(req.EventTypes, t)

@@ -1,0 +1,116 @@
+package event_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"testing/iotest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/triggers-dev/triggers/internal/event"
+)
+
+func TestSubscriptionMatches(t *testing.T) {
+	assert.True(t, event.Subscription{}.Matches("any.type"), "no event types: every type")
+	s := event.Subscription{EventTypes: []string{"a", "b"}}
+	assert.True(t, s.Matches("b"))
+	assert.False(t, s.Matches("c"))
+}
+
+// The previous secret signs only while the rotation's overlap lasts, and
+// only the newest two ever sign.
+func TestSigningSecrets(t *testing.T) {
+	until := time.Unix(1_900_000_000, 0)
+	s := event.Subscription{Secrets: []string{"new", "old", "older"}, PreviousExpires: until}
+	assert.Equal(t, []string{"new", "old"}, s.SigningSecrets(until.Add(-time.Second)))
+	assert.Equal(t, []string{"new"}, s.SigningSecrets(until), "the overlap ends at PreviousExpires")
+	assert.Equal(t, []string{"new"}, event.Subscription{Secrets: []string{"new"}, PreviousExpires: until}.SigningSecrets(until.Add(-time.Hour)))
+	assert.Empty(t, event.Subscription{}.SigningSecrets(until))
+}
+
+// ParseSubscription: each rule at its boundary, with the message the API
+// answers.
+func TestParseSubscription(t *testing.T) {
+	ok := func(body string) event.SubscriptionRequest {
+		t.Helper()
+		req, err := event.ParseSubscription([]byte(body))
+		require.NoError(t, err, body)
+		return req
+	}
+	bad := func(body, code, msg string) {
+		t.Helper()
+		_, err := event.ParseSubscription([]byte(body))
+		var ie *event.InputError
+		if assert.ErrorAs(t, err, &ie, body) {
+			assert.Equal(t, code, ie.Code, body)
+			assert.Equal(t, msg, ie.Message, body)
+		}
+	}
+	req := ok(`{"url":"https://hooks.example.com/x?y=1","event_types":["a","b","a"],"description":"d"}`)
+	assert.Equal(t, event.SubscriptionRequest{URL: "https://hooks.example.com/x?y=1", EventTypes: []string{"a", "b"}, Description: "d"}, req)
+	assert.Equal(t, event.SubscriptionRequest{URL: "https://h.example"}, ok(`{"url":"https://h.example"}`))
+
+	bad(`{}`, event.CodeInvalidSubscription, `url is missing: send {"url": "https://example.com/webhooks"}`)
+	long := "https://h.example/" + strings.Repeat("p", event.MaxTargetURL-len("https://h.example/"))
+	assert.Equal(t, long, ok(`{"url":"`+long+`"}`).URL)
+	bad(`{"url":"`+long+`p"}`, event.CodeInvalidTarget, fmt.Sprintf("url is %d bytes: at most %d", event.MaxTargetURL+1, event.MaxTargetURL))
+	bad(`{"url":"https://h.example/%zz"}`, event.CodeInvalidTarget, `url "https://h.example/%zz" does not parse: send an absolute https URL`)
+	bad(`{"url":"http://h.example/"}`, event.CodeInvalidTarget, `url scheme "http" is not allowed: webhook targets must be https`)
+	bad(`{"url":"https:///path"}`, event.CodeInvalidTarget, `url "https:///path" has no host`)
+	bad(`{"url":"https://:443/path"}`, event.CodeInvalidTarget, `url "https://:443/path" has no host`)
+	bad(`{"url":"https://u:p@h.example/"}`, event.CodeInvalidTarget, "url must not carry user information: put credentials in a header on your side, or a token in the path")
+	bad(`{"url":"https://h.example/#frag"}`, event.CodeInvalidTarget, "url must not have a fragment (#...)")
+	bad(`{"url":"https://h.example/#"}`, event.CodeInvalidTarget, "url must not have a fragment (#...)")
+
+	types := make([]string, event.MaxSubscriptionEventTypes)
+	for i := range types {
+		types[i] = fmt.Sprintf(`"t%d"`, i)
+	}
+	assert.Len(t, ok(`{"url":"https://h.example","event_types":[`+strings.Join(types, ",")+`]}`).EventTypes, event.MaxSubscriptionEventTypes)
+	bad(`{"url":"https://h.example","event_types":[`+strings.Join(types, ",")+`,"x"]}`, event.CodeInvalidSubscription,
+		fmt.Sprintf("event_types has %d entries: at most %d (omit it for every type)", event.MaxSubscriptionEventTypes+1, event.MaxSubscriptionEventTypes))
+	bad(`{"url":"https://h.example","event_types":["ok","-bad"]}`, event.CodeInvalidSubscription,
+		`event_types[1] "-bad" is not an event type: use 1-128 characters of [A-Za-z0-9_.:-], starting with a letter or digit`)
+	assert.Nil(t, ok(`{"url":"https://h.example","event_types":[]}`).EventTypes, "an empty list means every type")
+
+	desc := strings.Repeat("é", event.MaxDescription)
+	assert.Equal(t, desc, ok(`{"url":"https://h.example","description":"`+desc+`"}`).Description)
+	bad(`{"url":"https://h.example","description":"`+desc+`e"}`, event.CodeInvalidSubscription,
+		fmt.Sprintf("description is %d characters: at most %d", event.MaxDescription+1, event.MaxDescription))
+	_, err := event.ParseSubscription([]byte(`{"url":"https://h.example","URL":"x"}`))
+	assert.Error(t, err, "unknown field")
+}
+
+// Subscription ids: "sub_" and 26 characters of [a-z2-7], from 128 random
+// bits; anything else is not an id.
+func TestSubscriptionIDs(t *testing.T) {
+	id, err := event.NewSubscriptionID(bytes.NewReader(make([]byte, 16)))
+	require.NoError(t, err)
+	assert.Equal(t, "sub_"+strings.Repeat("a", 26), id)
+	id, err = event.NewSubscriptionID(bytes.NewReader(bytes.Repeat([]byte{0xff}, 16)))
+	require.NoError(t, err)
+	assert.Equal(t, "sub_"+strings.Repeat("7", 25)+"4", id)
+	assert.True(t, event.ValidSubscriptionID(id))
+	random, err := event.NewSubscriptionID(nil)
+	require.NoError(t, err)
+	assert.True(t, event.ValidSubscriptionID(random), random)
+	_, err = event.NewSubscriptionID(iotest.ErrReader(errors.New("no entropy")))
+	assert.EqualError(t, err, "no entropy")
+
+	valid := "sub_" + strings.Repeat("a", 26)
+	assert.True(t, event.ValidSubscriptionID(valid))
+	for _, c := range "az27" {
+		assert.True(t, event.ValidSubscriptionID(valid[:5]+string(c)+valid[6:]), "%c", c)
+	}
+	for _, c := range "`{1819A_" {
+		assert.False(t, event.ValidSubscriptionID(valid[:5]+string(c)+valid[6:]), "%c", c)
+	}
+	for _, id := range []string{"", "sub_", valid[:len(valid)-1], valid + "a", "sux_" + valid[4:], "SUB_" + valid[4:]} {
+		assert.False(t, event.ValidSubscriptionID(id), "%q", id)
+	}
+}
