@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os/exec"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -27,16 +25,9 @@ const unknownRoute = `{"resource":"/{proxy+}","path":"/v1/nope","httpMethod":"GE
 // The built function refuses to start on a bad environment, naming every
 // bad variable.
 func TestConfigurationError(t *testing.T) {
-	cmd := exec.Command(lambdatest.Build(t))
-	cmd.Env = lambdatest.IsolatedEnv(t, "LOG_LEVEL=loud", "CURSOR_SECRET=short")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	err := cmd.Run()
-	var exit *exec.ExitError
-	require.ErrorAs(t, err, &exit)
-	assert.Equal(t, 1, exit.ExitCode())
+	stderr := lambdatest.StartFails(t, "LOG_LEVEL=loud", "CURSOR_SECRET=short")
 	for _, want := range []string{"api: configuration:", "EVENTS_TABLE is not set", "CURSOR_SECRET is 5 bytes", "LOG_LEVEL"} {
-		assert.Contains(t, stderr.String(), want)
+		assert.Contains(t, stderr, want)
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os/exec"
 	"sync"
 	"testing"
 
@@ -19,17 +18,9 @@ import (
 func TestMain(m *testing.M) { lambdatest.Main(m) }
 
 func TestConfigurationError(t *testing.T) {
-	bin := lambdatest.Build(t)
-	cmd := exec.Command(bin)
-	cmd.Env = lambdatest.IsolatedEnv(t, "LOG_LEVEL=loud", "ARCHIVE_PREFIX=expired")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	err := cmd.Run()
-	var exit *exec.ExitError
-	require.ErrorAs(t, err, &exit)
-	assert.Equal(t, 1, exit.ExitCode())
+	stderr := lambdatest.StartFails(t, "LOG_LEVEL=loud", "ARCHIVE_PREFIX=expired")
 	for _, want := range []string{"archiver: configuration:", "ARCHIVE_BUCKET is not set", "ARCHIVE_PREFIX", "LOG_LEVEL"} {
-		assert.Contains(t, stderr.String(), want)
+		assert.Contains(t, stderr, want)
 	}
 }
 

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"crypto/md5"
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os/exec"
 	"sync"
 	"testing"
 
@@ -20,18 +18,10 @@ import (
 func TestMain(m *testing.M) { lambdatest.Main(m) }
 
 func TestConfigurationError(t *testing.T) {
-	bin := lambdatest.Build(t)
-	cmd := exec.Command(bin)
-	cmd.Env = lambdatest.IsolatedEnv(t, "LOG_LEVEL=loud")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	err := cmd.Run()
-	var exit *exec.ExitError
-	require.ErrorAs(t, err, &exit)
-	assert.Equal(t, 1, exit.ExitCode())
-	assert.Contains(t, stderr.String(), "streamconsumer: configuration:")
-	assert.Contains(t, stderr.String(), "DELIVERY_QUEUE_URL is not set")
-	assert.Contains(t, stderr.String(), "LOG_LEVEL")
+	stderr := lambdatest.StartFails(t, "LOG_LEVEL=loud")
+	for _, want := range []string{"streamconsumer: configuration:", "DELIVERY_QUEUE_URL is not set", "LOG_LEVEL"} {
+		assert.Contains(t, stderr, want)
+	}
 }
 
 // TestBinaryEndToEnd runs the built function against a fake Lambda

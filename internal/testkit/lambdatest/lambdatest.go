@@ -131,3 +131,21 @@ func Invoke(t testing.TB, bin, event string, env ...string) (path, body string) 
 	}
 	return "", ""
 }
+
+// StartFails builds the main package, starts it in IsolatedEnv plus env,
+// fails the test unless it exits with status 1 before serving anything,
+// and returns what it wrote to stderr: a function must refuse a bad
+// configuration at start, naming it.
+func StartFails(t testing.TB, env ...string) string {
+	t.Helper()
+	cmd := exec.Command(Build(t))
+	cmd.Env = IsolatedEnv(t, env...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	exit, ok := err.(*exec.ExitError)
+	if !ok || exit.ExitCode() != 1 {
+		t.Fatalf("the function did not exit with status 1 on a bad configuration: %v\nstderr: %s", err, stderr.String())
+	}
+	return stderr.String()
+}
