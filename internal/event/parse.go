@@ -72,10 +72,14 @@ var eventTypeRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
 // [A-Za-z0-9._:-] starting with a letter or digit.
 func ValidEventType(t string) bool { return eventTypeRE.MatchString(t) }
 
-// CreateRequest is a validated request to store one event.
+// CreateRequest is a validated request to store one event. ParseCreate
+// fills Payload; the fast path (package avjson) fills Stored instead and
+// leaves Payload nil.
 type CreateRequest struct {
 	EventType string
 	Payload   map[string]any
+	// Stored is the payload in the store's form, used when Payload is nil.
+	Stored StoredPayload
 }
 
 type createBody struct {
