@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -48,14 +49,20 @@ func AppendValue(dst []byte, av types.AttributeValue, escapeHTML bool) ([]byte, 
 	return e.appendValue(dst, av)
 }
 
-// encoder holds the scratch space of one encoding: the keys of the maps
-// being written, innermost last.
+// encoder holds the scratch space of one encoding: the members of the
+// maps being written, innermost last.
 type encoder struct {
 	escapeHTML bool
-	keys       []string
+	members    []member
 }
 
-var encoders = sync.Pool{New: func() any { return &encoder{keys: make([]string, 0, 64)} }}
+// member is one key and value of a map.
+type member struct {
+	k string
+	v types.AttributeValue
+}
+
+var encoders = sync.Pool{New: func() any { return &encoder{members: make([]member, 0, 64)} }}
 
 func getEncoder(escapeHTML bool) *encoder {
 	e := encoders.Get().(*encoder)
@@ -64,9 +71,9 @@ func getEncoder(escapeHTML bool) *encoder {
 }
 
 func putEncoder(e *encoder) {
-	if cap(e.keys) <= 4096 {
-		clear(e.keys[:cap(e.keys)])
-		e.keys = e.keys[:0]
+	if cap(e.members) <= 4096 {
+		clear(e.members[:cap(e.members)])
+		e.members = e.members[:0]
 		encoders.Put(e)
 	}
 }
@@ -140,29 +147,29 @@ func (e *encoder) appendValue(dst []byte, av types.AttributeValue) ([]byte, erro
 // appendMap writes m with its keys sorted byte-wise, as encoding/json
 // sorts map keys (strings.Compare).
 func (e *encoder) appendMap(dst []byte, m map[string]types.AttributeValue) ([]byte, error) {
-	start := len(e.keys)
-	for k := range m {
-		e.keys = append(e.keys, k)
+	start := len(e.members)
+	for k, v := range m {
+		e.members = append(e.members, member{k, v})
 	}
-	end := len(e.keys)
-	slices.Sort(e.keys[start:end])
+	end := len(e.members)
+	slices.SortFunc(e.members[start:end], func(a, b member) int { return strings.Compare(a.k, b.k) })
 	dst = append(dst, '{')
 	for i := start; i < end; i++ {
 		if i > start {
 			dst = append(dst, ',')
 		}
-		// Nested maps append to e.keys beyond end, which may move it:
-		// index it afresh each time.
-		k := e.keys[i]
-		dst = event.AppendString(dst, k, e.escapeHTML)
+		// Nested maps append to e.members beyond end, which may move
+		// it: index it afresh each time.
+		mb := e.members[i]
+		dst = event.AppendString(dst, mb.k, e.escapeHTML)
 		dst = append(dst, ':')
 		var err error
-		if dst, err = e.appendValue(dst, m[k]); err != nil {
-			e.keys = e.keys[:start]
+		if dst, err = e.appendValue(dst, mb.v); err != nil {
+			e.members = e.members[:start]
 			return dst, err
 		}
 	}
-	e.keys = e.keys[:start]
+	e.members = e.members[:start]
 	return append(dst, '}'), nil
 }
 

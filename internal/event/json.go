@@ -73,6 +73,15 @@ func (e Event) AppendJSON(dst []byte) ([]byte, error) {
 // gives the bytes it wrote for the Event before it had this method.
 func (e Event) MarshalJSON() ([]byte, error) { return e.AppendJSON(nil) }
 
+// safe holds the ASCII bytes a JSON string holds as they are, HTML
+// escaping on (encoding/json's htmlSafeSet).
+var safe = func() (t [utf8.RuneSelf]bool) {
+	for b := 0x20; b < utf8.RuneSelf; b++ {
+		t[b] = b != '"' && b != '\\' && b != '<' && b != '>' && b != '&'
+	}
+	return t
+}()
+
 // AppendString appends s to dst as a JSON string exactly as encoding/json
 // writes it: ", \ and control characters escaped (\b, \f, \n, \r, \t or
 // \u00XX), U+2028 and U+2029 as \u2028 and \u2029, each byte of invalid
@@ -83,7 +92,7 @@ func AppendString(dst []byte, s string, escapeHTML bool) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		if b := s[i]; b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' && (!escapeHTML || (b != '<' && b != '>' && b != '&')) {
+			if safe[b] || (!escapeHTML && (b == '<' || b == '>' || b == '&')) {
 				i++
 				continue
 			}
