@@ -96,6 +96,20 @@ func checkDifferential(t *testing.T, data []byte) {
 	if fast.Payload != nil || fast.Stored == nil {
 		t.Fatalf("fast path of %q: Payload %v, Stored %v; want only Stored", data, fast.Payload, fast.Stored)
 	}
+	sameRequest(t, data, old, fast)
+}
+
+// sameRequest requires the fast path's request to store the reference's
+// item and write its bytes.
+func sameRequest(t *testing.T, data []byte, old, fast event.CreateRequest) {
+	t.Helper()
+	if fast.Payload != nil {
+		// Declined by the fast path: the reference's own result.
+		if !reflect.DeepEqual(fast, old) {
+			t.Fatalf("fallback of %q = %+v, want %+v", data, fast, old)
+		}
+		return
+	}
 	if fast.EventType != old.EventType {
 		t.Fatalf("fast path of %q: event type %q, want %q", data, fast.EventType, old.EventType)
 	}
@@ -324,5 +338,108 @@ func FuzzParseCreate(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkDifferential(t, data)
+	})
+}
+
+// checkBatch holds avjson.ParseBatch to event.ParseBatch for one body:
+// the same whole-body error, and per entry the same error or a request
+// with the same item and bytes.
+func checkBatch(t *testing.T, data []byte) {
+	t.Helper()
+	oldReqs, oldErrs, oldErr := event.ParseBatch(data)
+	reqs, errs, err := avjson.ParseBatch(data)
+	if (err == nil) != (oldErr == nil) || (err != nil && err.Error() != oldErr.Error()) {
+		t.Fatalf("ParseBatch(%q) error %v, want %v", data, err, oldErr)
+	}
+	if len(reqs) != len(oldReqs) || len(errs) != len(oldErrs) {
+		t.Fatalf("ParseBatch(%q): %d requests, %d errors; want %d, %d", data, len(reqs), len(errs), len(oldReqs), len(oldErrs))
+	}
+	for i := range reqs {
+		if oldErrs[i] != nil {
+			if errs[i] == nil || errs[i].Error() != oldErrs[i].Error() {
+				// The reference's payload check may report any of several
+				// problems: the error must be one it gives.
+				ok := false
+				for range 50 {
+					if _, again, _ := event.ParseBatch(data); errs[i] != nil && again[i] != nil && again[i].Error() == errs[i].Error() {
+						ok = true
+						break
+					}
+				}
+				if !ok {
+					t.Fatalf("ParseBatch(%q) entry %d error %v, want %v", data, i, errs[i], oldErrs[i])
+				}
+			}
+			continue
+		}
+		if errs[i] != nil {
+			t.Fatalf("ParseBatch(%q) entry %d error %v; the reference accepts it", data, i, errs[i])
+		}
+		sameRequest(t, data, oldReqs[i], reqs[i])
+	}
+}
+
+// batchSeeds are the event package's FuzzParseBatch seeds.
+var batchSeeds = []string{
+	`{"events":[` + bodySeeds[0] + `,` + bodySeeds[1] + `,` + bodySeeds[2] + `,42]}`,
+	`{"events":[]}`,
+	`{"events":null}`,
+	`{"events":[{}],"x":1}`,
+	`{}`,
+	`{"events":[{"event_type":"a","payload":{}},{"event_type":"a","event_type":"b","payload":{}}]}`,
+	`{"events":[],"events":[]}`,
+	"{\"events\":[{\"event_type\":\"a\",\"payload\":{\"s\":\"\xff\"}}]}",
+}
+
+func allBatchSeeds(t testing.TB) [][]byte {
+	var out [][]byte
+	for _, s := range batchSeeds {
+		out = append(out, []byte(s))
+	}
+	// Every body seed as a batch of one, and all of them in batches of
+	// up to 25.
+	var all []string
+	for _, s := range bodySeeds {
+		out = append(out, []byte(`{"events":[`+s+`]}`))
+		all = append(all, s)
+	}
+	for len(all) > 0 {
+		n := min(len(all), 25)
+		out = append(out, []byte(`{"events":[`+strings.Join(all[:n], ",")+`]}`))
+		all = all[n:]
+	}
+	files, _ := filepath.Glob("../event/testdata/fuzz/FuzzParseBatch/*")
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(raw), "\n") {
+			if q, ok := strings.CutPrefix(line, "[]byte("); ok {
+				s, err := strconv.Unquote(strings.TrimSuffix(q, ")"))
+				if err != nil {
+					t.Fatalf("%s: %v", f, err)
+				}
+				out = append(out, []byte(s))
+			}
+		}
+	}
+	return out
+}
+
+func TestBatchDifferential(t *testing.T) {
+	for _, data := range allBatchSeeds(t) {
+		checkBatch(t, data)
+	}
+}
+
+// FuzzParseBatch: for any body, avjson.ParseBatch gives event.ParseBatch's
+// whole-body error, and per entry its error or the same item and bytes.
+func FuzzParseBatch(f *testing.F) {
+	for _, data := range allBatchSeeds(f) {
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkBatch(t, data)
 	})
 }

@@ -126,7 +126,7 @@ func (a *API) createBatch(w http.ResponseWriter, r *http.Request, ri *reqInfo, _
 	if err != nil {
 		return 0, nil, err
 	}
-	reqs, errs, err := event.ParseBatch(data)
+	reqs, errs, err := avjson.ParseBatch(data)
 	if err != nil {
 		return 0, nil, err
 	}
