@@ -26,7 +26,7 @@ set -euo pipefail
 GREMLINS_VERSION=v0.6.0
 EFFICACY_BUDGET=95
 COVERAGE_BUDGET=90
-PACKAGES=(event cursor apikey store httpapi delivery lambdaadapter dev/localgw)
+PACKAGES=(event avjson cursor apikey store httpapi delivery lambdaadapter dev/localgw)
 # Packages whose tests start DynamoDB Local (ddbtest.Main in TestMain).
 NEEDS_DYNAMODB=" apikey store httpapi delivery lambdaadapter "
 

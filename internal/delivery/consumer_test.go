@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/triggers-dev/triggers/internal/avjson"
 	"github.com/triggers-dev/triggers/internal/delivery"
 	"github.com/triggers-dev/triggers/internal/event"
 )
@@ -452,4 +453,25 @@ func TestSQSDeadLetter(t *testing.T) {
 	require.NoError(t, d.Park(context.Background(), json.RawMessage(`{"eventID":"e1"}`), "bad record"))
 	assert.Equal(t, d.QueueURL, got.QueueURL)
 	assert.JSONEq(t, `{"reason":"bad record","record":{"eventID":"e1"}}`, got.MessageBody)
+}
+
+// An event whose payload is in stored form (an inbox page's, the fast
+// ingest path's) marshals to the same bytes as the decoded one, never
+// to an empty payload.
+func TestMarshalEventStoredPayload(t *testing.T) {
+	body := []byte(`{"event_type":"a.b","payload":{"html":"<a href='x'>&</a>","nonchar":"a\uffffb\ufffe","n":1e100,"l":[1,{"k":null}]}}`)
+	fast, err := avjson.ParseCreate(body)
+	require.NoError(t, err)
+	require.NotNil(t, fast.Stored, "the fast path took the body")
+	ref, err := event.ParseCreate(body)
+	require.NoError(t, err)
+	e := event.Event{ID: "id1", Type: "a.b", Status: event.Received, Timestamp: "2026-11-22T10:00:00.000000Z", Metadata: event.Metadata{SourceIP: "192.0.2.1", APIVersion: "v1"}}
+	stored, decoded := e, e
+	stored.Stored, decoded.Payload = fast.Stored, ref.Payload
+	want, err := delivery.MarshalEvent(decoded)
+	require.NoError(t, err)
+	got, err := delivery.MarshalEvent(stored)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(got))
+	assert.Contains(t, string(got), `"nonchar":"a\uffffb\ufffe"`)
 }

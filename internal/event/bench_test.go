@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/triggers-dev/triggers/internal/avjson"
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/httpapi"
 	"github.com/triggers-dev/triggers/internal/store"
@@ -29,9 +30,42 @@ func body(size int) []byte {
 }
 
 // BenchmarkIngest measures what the API does per event before DynamoDB:
-// parse and validate the body, build the event, marshal the item, and
-// encode the 201 response.
+// parse and validate the body straight into attribute values
+// (avjson.ParseCreate), build the event, build the item, and write the
+// 201 response's JSON.
 func BenchmarkIngest(b *testing.B) {
+	for _, size := range []int{1 << 10, 64 << 10} {
+		data := body(size)
+		b.Run(fmt.Sprintf("%dKB", size>>10), func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			now := time.Now()
+			var out []byte
+			for i := 0; i < b.N; i++ {
+				req, err := avjson.ParseCreate(data)
+				if err != nil {
+					b.Fatal(err)
+				}
+				e, err := event.New(req, now, event.DefaultRetention, event.Metadata{SourceIP: "203.0.113.7", CorrelationID: "c"})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := store.Item("tenant-a", e); err != nil {
+					b.Fatal(err)
+				}
+				if out, err = e.AppendJSON(out[:0]); err != nil {
+					b.Fatal(err)
+				}
+				out = append(out, '\n')
+			}
+		})
+	}
+}
+
+// BenchmarkIngestReference is BenchmarkIngest on the reference path the
+// API took before avjson (event.ParseCreate into map[string]any,
+// store.ToAttributeValue, encoding/json), for ratios within one run.
+func BenchmarkIngestReference(b *testing.B) {
 	for _, size := range []int{1 << 10, 64 << 10} {
 		data := body(size)
 		b.Run(fmt.Sprintf("%dKB", size>>10), func(b *testing.B) {
@@ -54,7 +88,7 @@ func BenchmarkIngest(b *testing.B) {
 				out.Reset()
 				enc := json.NewEncoder(&out)
 				enc.SetEscapeHTML(false)
-				if err := enc.Encode(e); err != nil {
+				if err := enc.Encode(refEvent(e)); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -62,9 +96,25 @@ func BenchmarkIngest(b *testing.B) {
 	}
 }
 
-// BenchmarkInboxPage measures turning a full page of DynamoDB items (50
-// events of about 1 KB) into the JSON body of GET /v1/inbox.
-func BenchmarkInboxPage(b *testing.B) {
+// refEventT is event.Event without its MarshalJSON: what encoding/json
+// wrote for an event before it had one.
+type refEventT struct {
+	ID         string         `json:"event_id"`
+	Type       string         `json:"event_type"`
+	Payload    map[string]any `json:"payload"`
+	Status     event.Status   `json:"status"`
+	Timestamp  string         `json:"timestamp"`
+	RetryCount int            `json:"retry_count"`
+	Metadata   event.Metadata `json:"metadata"`
+}
+
+func refEvent(e event.Event) refEventT {
+	return refEventT{ID: e.ID, Type: e.Type, Payload: e.Payload, Status: e.Status, Timestamp: e.Timestamp, RetryCount: e.RetryCount, Metadata: e.Metadata}
+}
+
+// pageItems returns a full page of DynamoDB items: 50 events of about
+// 1 KB.
+func pageItems(b *testing.B) []map[string]store.AttributeValue {
 	req, err := event.ParseCreate(body(1 << 10))
 	if err != nil {
 		b.Fatal(err)
@@ -82,12 +132,47 @@ func BenchmarkInboxPage(b *testing.B) {
 		}
 		raw = append(raw, it)
 	}
+	return raw
+}
+
+// BenchmarkInboxPage measures turning a full page of DynamoDB items (50
+// events of about 1 KB) into the JSON body of GET /v1/inbox, as the API
+// does: events that keep their payloads in stored form
+// (store.EventFromItemStored), written by httpapi.InboxPage.AppendJSON.
+func BenchmarkInboxPage(b *testing.B) {
+	raw := pageItems(b)
 	b.ReportAllocs()
-	var out bytes.Buffer
+	var out []byte
 	for i := 0; i < b.N; i++ {
 		page := httpapi.InboxPage{Events: make([]event.Event, 0, len(raw))}
 		for _, it := range raw {
-			page.Events = append(page.Events, store.EventFromItem(it))
+			page.Events = append(page.Events, store.EventFromItemStored(it))
+		}
+		c := "cursor"
+		page.NextCursor = &c
+		var err error
+		if out, err = page.AppendJSON(out[:0]); err != nil {
+			b.Fatal(err)
+		}
+		out = append(out, '\n')
+	}
+	b.SetBytes(int64(len(out)))
+}
+
+// BenchmarkInboxPageReference is BenchmarkInboxPage on the reference path
+// (payloads decoded to map[string]any, encoding/json).
+func BenchmarkInboxPageReference(b *testing.B) {
+	raw := pageItems(b)
+	b.ReportAllocs()
+	var out bytes.Buffer
+	type refPage struct {
+		Events     []refEventT `json:"events"`
+		NextCursor *string     `json:"next_cursor"`
+	}
+	for i := 0; i < b.N; i++ {
+		page := refPage{Events: make([]refEventT, 0, len(raw))}
+		for _, it := range raw {
+			page.Events = append(page.Events, refEvent(store.EventFromItem(it)))
 		}
 		c := "cursor"
 		page.NextCursor = &c

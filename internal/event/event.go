@@ -89,15 +89,21 @@ type Metadata struct {
 }
 
 // Event is one stored event, as the API returns it. Payload holds decoded
-// JSON: map[string]any, []any, string, json.Number, bool and nil.
+// JSON: map[string]any, []any, string, json.Number, bool and nil. An event
+// from the fast ingest path or an inbox page carries its payload in the
+// store's form instead (Stored) and Payload is nil; AppendJSON and
+// MarshalJSON write either form the same way.
 type Event struct {
-	ID         string         `json:"event_id"`
-	Type       string         `json:"event_type"`
-	Payload    map[string]any `json:"payload"`
-	Status     Status         `json:"status"`
-	Timestamp  string         `json:"timestamp"`
-	RetryCount int            `json:"retry_count"`
-	Metadata   Metadata       `json:"metadata"`
+	ID      string         `json:"event_id"`
+	Type    string         `json:"event_type"`
+	Payload map[string]any `json:"payload"`
+	// Stored is the payload in the store's form, used when Payload is
+	// nil; not part of the API.
+	Stored     StoredPayload `json:"-"`
+	Status     Status        `json:"status"`
+	Timestamp  string        `json:"timestamp"`
+	RetryCount int           `json:"retry_count"`
+	Metadata   Metadata      `json:"metadata"`
 	// TTL is the expiry in Unix seconds; not part of the API.
 	TTL int64 `json:"-"`
 }
@@ -121,6 +127,7 @@ func New(req CreateRequest, now time.Time, retention time.Duration, md Metadata)
 		ID:        id,
 		Type:      req.EventType,
 		Payload:   req.Payload,
+		Stored:    req.Stored,
 		Status:    Received,
 		Timestamp: FormatTime(ts),
 		Metadata:  md,

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"sync"
 
 	"github.com/triggers-dev/triggers/internal/apikey"
 	"github.com/triggers-dev/triggers/internal/cursor"
@@ -88,19 +89,51 @@ func toAPIError(err error) *apiError {
 	return &apiError{status: http.StatusInternalServerError, code: "internal", message: "internal error; quote the request id when reporting it"}
 }
 
+// jsonAppender is a response body that writes its own JSON, the bytes
+// encoding/json with HTML escaping off would write for it: the event and
+// inbox responses, whose payloads stay in stored form.
+type jsonAppender interface {
+	AppendJSON(dst []byte) ([]byte, error)
+}
+
+var (
+	_ jsonAppender = event.Event{}
+	_ jsonAppender = InboxPage{}
+)
+
+// bodies recycles response buffers.
+var bodies = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+// writeJSON writes body as JSON (encoding/json, HTML escaping off, and a
+// newline) with status.
 func writeJSON(w http.ResponseWriter, status int, body any) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(body); err != nil {
+	bp := bodies.Get().(*[]byte)
+	defer func() {
+		if cap(*bp) <= 1<<20 {
+			bodies.Put(bp)
+		}
+	}()
+	buf := (*bp)[:0]
+	var err error
+	if a, ok := body.(jsonAppender); ok {
+		buf, err = a.AppendJSON(buf)
+		buf = append(buf, '\n')
+	} else {
+		b := bytes.NewBuffer(buf)
+		enc := json.NewEncoder(b)
+		enc.SetEscapeHTML(false)
+		err = enc.Encode(body)
+		buf = b.Bytes()
+	}
+	if err != nil {
 		// Only a programming error gets here: nothing the client sends
 		// produces an unencodable body.
-		buf.Reset()
-		buf.WriteString(`{"error":{"code":"internal","message":"cannot encode the response"}}` + "\n")
+		buf = append(buf[:0], `{"error":{"code":"internal","message":"cannot encode the response"}}`+"\n"...)
 		status = http.StatusInternalServerError
 	}
+	*bp = buf
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.Header().Set("Content-Length", strconv.Itoa(len(buf)))
 	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
+	_, _ = w.Write(buf)
 }

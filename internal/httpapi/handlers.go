@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/triggers-dev/triggers/internal/avjson"
 	"github.com/triggers-dev/triggers/internal/event"
 )
 
@@ -48,12 +49,19 @@ func (a *API) metadata(r *http.Request, ri *reqInfo) event.Metadata {
 }
 
 // requestHash identifies a create request for idempotency: the event type
-// and the payload re-encoded canonically (sorted keys, numbers as sent).
+// and the payload re-encoded canonically (sorted keys, numbers as sent,
+// HTML escaping on, a newline: json.Encoder's output for the decoded
+// payload, whichever form the request holds it in).
 func requestHash(req event.CreateRequest) string {
 	h := sha256.New()
 	h.Write([]byte(req.EventType))
 	h.Write([]byte{0})
-	_ = json.NewEncoder(h).Encode(req.Payload)
+	if req.Payload == nil && req.Stored != nil {
+		b, _ := req.Stored.AppendJSON(nil, true)
+		h.Write(append(b, '\n'))
+	} else {
+		_ = json.NewEncoder(h).Encode(req.Payload)
+	}
 	return hex.EncodeToString(h.Sum(nil))
 }
 
@@ -68,7 +76,7 @@ func (a *API) createEvent(w http.ResponseWriter, r *http.Request, ri *reqInfo, _
 	if err != nil {
 		return 0, nil, err
 	}
-	req, err := event.ParseCreate(data)
+	req, err := avjson.ParseCreate(data)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -118,7 +126,7 @@ func (a *API) createBatch(w http.ResponseWriter, r *http.Request, ri *reqInfo, _
 	if err != nil {
 		return 0, nil, err
 	}
-	reqs, errs, err := event.ParseBatch(data)
+	reqs, errs, err := avjson.ParseBatch(data)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -275,13 +283,43 @@ type InboxPage struct {
 	NextCursor *string       `json:"next_cursor"`
 }
 
+// AppendJSON appends the page's JSON to dst exactly as encoding/json with
+// HTML escaping off writes it (without the trailing newline), each event
+// by event.Event.AppendJSON.
+func (p InboxPage) AppendJSON(dst []byte) ([]byte, error) {
+	if p.Events == nil {
+		dst = append(dst, `{"events":null`...)
+	} else {
+		dst = append(dst, `{"events":[`...)
+		for i, e := range p.Events {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			var err error
+			if dst, err = e.AppendJSON(dst); err != nil {
+				return dst, err
+			}
+		}
+		dst = append(dst, ']')
+	}
+	dst = append(dst, `,"next_cursor":`...)
+	if p.NextCursor == nil {
+		dst = append(dst, "null"...)
+	} else {
+		dst = event.AppendString(dst, *p.NextCursor, false)
+	}
+	return append(dst, '}'), nil
+}
+
 // listInbox serves GET /v1/inbox.
 func (a *API) listInbox(w http.ResponseWriter, r *http.Request, ri *reqInfo, _ string) (int, any, error) {
 	p, err := event.ParseRawListQuery(r.URL.RawQuery)
 	if err != nil {
 		return 0, nil, err
 	}
-	q := event.InboxQuery{Tenant: ri.tenant, Status: p.Status, EventType: p.EventType, Ascending: p.Ascending, Limit: p.Limit}
+	// The page is written straight from the stored payloads
+	// (InboxPage.AppendJSON).
+	q := event.InboxQuery{Tenant: ri.tenant, Status: p.Status, EventType: p.EventType, Ascending: p.Ascending, Limit: p.Limit, StoredPayloads: true}
 	shape := p.Shape()
 	if p.Cursor != "" {
 		pos, err := a.cursors.Decode(ri.tenant, shape, p.Cursor)

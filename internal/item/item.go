@@ -13,12 +13,40 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/triggers-dev/triggers/contract"
+	"github.com/triggers-dev/triggers/internal/avjson"
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/schema"
 )
 
-// EventFromItem converts a table item back to an event.
+// EventFromItem converts a table item back to an event, its payload
+// decoded to Payload.
 func EventFromItem(item map[string]types.AttributeValue) event.Event {
+	e := eventFields(item)
+	if p, ok := FromAttributeValue(item[schema.AttrPayload]).(map[string]any); ok {
+		e.Payload = p
+	} else {
+		e.Payload = map[string]any{}
+	}
+	return e
+}
+
+// EventFromItemStored converts a table item back to an event like
+// EventFromItem, but leaves the payload in stored form: Stored is the
+// payload attribute's map (avjson.Payload, the empty object when the item
+// has no map there) and Payload is nil. Its JSON (event.Event.AppendJSON)
+// is EventFromItem's, without building the map[string]any.
+func EventFromItemStored(item map[string]types.AttributeValue) event.Event {
+	e := eventFields(item)
+	if m, ok := item[schema.AttrPayload].(*types.AttributeValueMemberM); ok {
+		e.Stored = avjson.Payload(m.Value)
+	} else {
+		e.Stored = avjson.Payload(nil)
+	}
+	return e
+}
+
+// eventFields reads every attribute of an event but the payload.
+func eventFields(item map[string]types.AttributeValue) event.Event {
 	e := event.Event{
 		ID:         GetS(item, schema.AttrEventID),
 		Type:       GetS(item, schema.AttrEventType),
@@ -26,11 +54,6 @@ func EventFromItem(item map[string]types.AttributeValue) event.Event {
 		Timestamp:  GetS(item, schema.AttrTimestamp),
 		RetryCount: int(GetN(item, schema.AttrRetryCount)),
 		TTL:        GetN(item, schema.AttrTTL),
-	}
-	if p, ok := FromAttributeValue(item[schema.AttrPayload]).(map[string]any); ok {
-		e.Payload = p
-	} else {
-		e.Payload = map[string]any{}
 	}
 	if md, ok := item[schema.AttrMetadata].(*types.AttributeValueMemberM); ok {
 		e.Metadata = event.Metadata{

@@ -73,7 +73,11 @@ func (st *Store) List(ctx context.Context, q event.InboxQuery) (event.Page, erro
 			return event.Page{}, classify("query inbox", err)
 		}
 		for _, item := range out.Items {
-			page.Events = append(page.Events, EventFromItem(item))
+			if q.StoredPayloads {
+				page.Events = append(page.Events, EventFromItemStored(item))
+			} else {
+				page.Events = append(page.Events, EventFromItem(item))
+			}
 		}
 		if out.LastEvaluatedKey == nil {
 			return page, nil

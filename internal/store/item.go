@@ -4,10 +4,13 @@ package store
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/triggers-dev/triggers/contract"
+	"github.com/triggers-dev/triggers/internal/avjson"
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/item"
 	"github.com/triggers-dev/triggers/schema"
@@ -20,34 +23,87 @@ func Item(tenant string, e event.Event) (map[string]types.AttributeValue, error)
 }
 
 // itemFor returns the table item of e for tenant, shaped like seed 000.
+// The payload is e.Payload converted, or e.Stored as it is when Payload is
+// nil (the fast ingest path, avjson.ParseCreate).
 func itemFor(tenant string, e event.Event) (map[string]types.AttributeValue, error) {
-	payload, err := ToAttributeValue(e.Payload)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", event.ErrInvalidItem, err)
+	// The item's own maps' members, allocated together.
+	ms := make([]types.AttributeValueMemberM, 2)
+	var payload types.AttributeValue
+	if e.Payload == nil && e.Stored != nil {
+		p, ok := e.Stored.(avjson.Payload)
+		if !ok {
+			return nil, fmt.Errorf("%w: payload held as %T", event.ErrInvalidItem, e.Stored)
+		}
+		if p == nil {
+			p = avjson.Payload{}
+		}
+		ms[0].Value = p
+		payload = &ms[0]
+	} else {
+		var err error
+		if payload, err = ToAttributeValue(e.Payload); err != nil {
+			return nil, fmt.Errorf("%w: %v", event.ErrInvalidItem, err)
+		}
 	}
-	md := map[string]types.AttributeValue{
-		contract.MetadataSourceIP:   s(e.Metadata.SourceIP),
-		contract.MetadataAPIVersion: s(e.Metadata.APIVersion),
+	// The item's own values, allocated together.
+	ss := make([]types.AttributeValueMemberS, 0, 11)
+	str := func(v string) types.AttributeValue {
+		ss = append(ss, types.AttributeValueMemberS{Value: v})
+		return &ss[len(ss)-1]
 	}
+	// The three keys and the ttl in one string: contract.Key of each.
+	var b strings.Builder
+	sep := contract.KeySeparator
+	b.Grow(len(e.Timestamp)*3 + len(e.ID) + len(e.Type) + len(e.Status) + 3*len(sep) + 20)
+	for _, part := range [...]string{e.Timestamp, sep, e.ID} {
+		b.WriteString(part)
+	}
+	n1 := b.Len()
+	for _, part := range [...]string{e.Type, sep, e.Timestamp} {
+		b.WriteString(part)
+	}
+	n2 := b.Len()
+	for _, part := range [...]string{string(e.Status), sep, e.Timestamp} {
+		b.WriteString(part)
+	}
+	n3 := b.Len()
+	var num [20]byte
+	b.Write(strconv.AppendInt(num[:0], e.TTL, 10))
+	keys := b.String()
+	sortKey, typeKey, statusKey, ttl := keys[:n1], keys[n1:n2], keys[n2:n3], keys[n3:]
+	ns := make([]types.AttributeValueMemberN, 2)
+	ns[0].Value = ttl
+	ns[1].Value = strconv.Itoa(e.RetryCount)
+	md := make(map[string]types.AttributeValue, 3)
+	ms[1].Value = md
+	md[contract.MetadataSourceIP] = str(e.Metadata.SourceIP)
+	md[contract.MetadataAPIVersion] = str(e.Metadata.APIVersion)
 	if e.Metadata.CorrelationID != "" {
-		md[contract.MetadataCorrelationID] = s(e.Metadata.CorrelationID)
+		md[contract.MetadataCorrelationID] = str(e.Metadata.CorrelationID)
 	}
 	return map[string]types.AttributeValue{
-		schema.AttrUserID:           s(tenant),
-		schema.AttrTimestampEventID: s(e.SortKey()),
-		schema.AttrEventID:          s(e.ID),
-		schema.AttrEventType:        s(e.Type),
+		schema.AttrUserID:           str(tenant),
+		schema.AttrTimestampEventID: str(sortKey),
+		schema.AttrEventID:          str(e.ID),
+		schema.AttrEventType:        str(e.Type),
 		schema.AttrPayload:          payload,
-		schema.AttrStatus:           s(string(e.Status)),
-		schema.AttrTimestamp:        s(e.Timestamp),
-		schema.AttrTTL:              n(e.TTL),
-		schema.AttrRetryCount:       n(int64(e.RetryCount)),
-		schema.AttrMetadata:         &types.AttributeValueMemberM{Value: md},
-		schema.AttrEventTypeTS:      s(contract.Key(e.Type, e.Timestamp)),
-		schema.AttrStatusTS:         s(contract.Key(string(e.Status), e.Timestamp)),
+		schema.AttrStatus:           str(string(e.Status)),
+		schema.AttrTimestamp:        str(e.Timestamp),
+		schema.AttrTTL:              &ns[0],
+		schema.AttrRetryCount:       &ns[1],
+		schema.AttrMetadata:         &ms[1],
+		schema.AttrEventTypeTS:      str(typeKey),
+		schema.AttrStatusTS:         str(statusKey),
 	}, nil
 }
 
 // EventFromItem converts a table item back to an event
 // (item.EventFromItem).
 func EventFromItem(it map[string]types.AttributeValue) event.Event { return item.EventFromItem(it) }
+
+// EventFromItemStored converts a table item back to an event whose payload
+// stays in stored form (item.EventFromItemStored): what an inbox page
+// writes as JSON without decoding the payload.
+func EventFromItemStored(it map[string]types.AttributeValue) event.Event {
+	return item.EventFromItemStored(it)
+}
