@@ -123,6 +123,7 @@ build-lambdas:
 ## stream delivery to a local sink; Ctrl-C stops everything.
 ##   make dev DATA=.dev-data ADDR=127.0.0.1:8081 DYNAMODB_PORT=8001 DEV_FLAGS="-tenant acme"
 ##   make dev ENDPOINT=http://127.0.0.1:8000   (a DynamoDB you already run)
+##   make dev DEV_FLAGS="-events-profile lean"  (the lean events table profile)
 dev: deps $(API_TEMPLATE)
 	go build -o bin/triggers-dev ./cmd/triggers-dev
 	exec bin/triggers-dev -template $(API_TEMPLATE) $(if $(DATA),-data $(DATA)) $(if $(ADDR),-addr $(ADDR)) $(if $(DYNAMODB_PORT),-dynamodb-port $(DYNAMODB_PORT)) $(if $(ENDPOINT),-endpoint-url $(ENDPOINT)) $(DEV_FLAGS)

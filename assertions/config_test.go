@@ -1,6 +1,9 @@
 package assertions
 
 import (
+	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/triggers-dev/triggers/schema"
 	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -18,12 +21,15 @@ func TestConfigFromContext(t *testing.T) {
 		want    stacks.Config
 		wantErr string
 	}{
-		{"defaults", nil, stacks.Config{Env: "dev", Billing: dynamotable.OnDemand}, ""},
-		{"prod provisioned", map[string]any{"triggers:env": "prod", "triggers:billing": "provisioned"}, stacks.Config{Env: "prod", Billing: dynamotable.Provisioned}, ""},
-		{"tenant index on", map[string]any{"tenant:event-type-index": "true"}, stacks.Config{Env: "dev", Billing: dynamotable.OnDemand, TenantEventTypeIndex: true}, ""},
+		{"defaults", nil, stacks.Config{Env: "dev", Billing: dynamotable.OnDemand, EventsProfile: schema.ProfileSeed}, ""},
+		{"prod provisioned", map[string]any{"triggers:env": "prod", "triggers:billing": "provisioned"}, stacks.Config{Env: "prod", Billing: dynamotable.Provisioned, EventsProfile: schema.ProfileSeed}, ""},
+		{"tenant index on", map[string]any{"tenant:event-type-index": "true"}, stacks.Config{Env: "dev", Billing: dynamotable.OnDemand, TenantEventTypeIndex: true, EventsProfile: schema.ProfileSeed}, ""},
 		{"bad env", map[string]any{"triggers:env": "Prod!"}, stacks.Config{}, "context triggers:env=Prod! is not an environment name: use dev, staging, prod, or another name"},
-		{"team env", map[string]any{"triggers:env": "qa-2"}, stacks.Config{Env: "qa-2", Billing: dynamotable.OnDemand}, ""},
+		{"team env", map[string]any{"triggers:env": "qa-2"}, stacks.Config{Env: "qa-2", Billing: dynamotable.OnDemand, EventsProfile: schema.ProfileSeed}, ""},
 		{"bad billing", map[string]any{"triggers:billing": "cheap"}, stacks.Config{}, "context triggers:billing=cheap is unknown: use on-demand or provisioned"},
+		{"lean", map[string]any{"triggers:events-profile": "lean"}, stacks.Config{Env: "dev", Billing: dynamotable.OnDemand, EventsProfile: schema.ProfileLean}, ""},
+		{"bad profile", map[string]any{"triggers:events-profile": "slim"}, stacks.Config{}, "context triggers:events-profile=slim is unknown: use seed (the default) or lean"},
+		{"empty profile", map[string]any{"triggers:events-profile": ""}, stacks.Config{}, "context triggers:events-profile= is unknown"},
 		{"bad bool", map[string]any{"tenant:event-type-index": "yes"}, stacks.Config{}, "context tenant:event-type-index=yes is not a boolean"},
 	}
 	for _, tt := range tests {
@@ -42,9 +48,11 @@ func TestConfigFromContext(t *testing.T) {
 	}
 }
 
-// -c triggers:env=prod names every stack of the app after prod.
+// -c triggers:env=prod names every stack of the app after prod;
+// -c triggers:events-profile=lean makes the data stack's events table lean
+// and tells the API stack's function.
 func TestBuildNamesEveryStackAfterTheEnvironment(t *testing.T) {
-	ctx := map[string]any{"aws:cdk:bundling-stacks": []any{}, "triggers:env": "prod"}
+	ctx := map[string]any{"aws:cdk:bundling-stacks": []any{}, "triggers:env": "prod", "triggers:events-profile": "lean"}
 	app := awscdk.NewApp(&awscdk.AppProps{Context: &ctx})
 	cfg, err := stacks.ConfigFromContext(app)
 	require.NoError(t, err)
@@ -56,6 +64,16 @@ func TestBuildNamesEveryStackAfterTheEnvironment(t *testing.T) {
 		}
 	}
 	assert.ElementsMatch(t, []string{"triggers-prod-data", "triggers-prod-api", "ticketing-prod-data", "tenant-prod-data", "ferryhook-prod-data"}, names)
+
+	data := assertions.Template_FromStack(app.Node().FindChild(jsii.String("triggers-prod-data")).(awscdk.Stack), nil)
+	data.HasResourceProperties(jsii.String("AWS::DynamoDB::Table"), map[string]any{
+		"GlobalSecondaryIndexes": []any{assertions.Match_ObjectLike(&map[string]any{"IndexName": "StatusIndex"})},
+		"StreamSpecification":    map[string]any{"StreamViewType": "NEW_AND_OLD_IMAGES"},
+	})
+	api := assertions.Template_FromStack(app.Node().FindChild(jsii.String("triggers-prod-api")).(awscdk.Stack), nil)
+	api.HasResourceProperties(jsii.String("AWS::Lambda::Function"), map[string]any{
+		"Environment": map[string]any{"Variables": assertions.Match_ObjectLike(&map[string]any{"EVENTS_PROFILE": "lean"})},
+	})
 }
 
 func TestStackNames(t *testing.T) {

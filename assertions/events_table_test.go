@@ -196,6 +196,31 @@ func TestEventsTableProvisioned(t *testing.T) {
 	assert.JSONEq(t, `{"AttributeName":"ttl","Enabled":true}`, jsonOf(p["TimeToLiveSpecification"]))
 }
 
+// The lean profile: one index, StatusIndex, projecting the keys,
+// event_type and ttl (provisioned here, so it scales like the table);
+// the API function is told the profile and may BatchGetItem; nothing
+// refers to EventTypeIndex.
+func TestEventsTableLean(t *testing.T) {
+	p := cdktest.Props(eventsTable(t, stackLean))
+	assert.JSONEq(t, `[{"IndexName":"StatusIndex",
+		"KeySchema":[{"AttributeName":"user_id","KeyType":"HASH"},{"AttributeName":"status#timestamp","KeyType":"RANGE"}],
+		"Projection":{"NonKeyAttributes":["event_type","ttl"],"ProjectionType":"INCLUDE"},
+		"ProvisionedThroughput":{"ReadCapacityUnits":5,"WriteCapacityUnits":5}}]`, jsonOf(p["GlobalSecondaryIndexes"]))
+	assert.JSONEq(t, `[{"AttributeName":"user_id","AttributeType":"S"},{"AttributeName":"timestamp#event_id","AttributeType":"S"},{"AttributeName":"status#timestamp","AttributeType":"S"}]`,
+		jsonOf(p["AttributeDefinitions"]))
+	tp := tmpl(t, stackLean)
+	targets := 0
+	for _, r := range cdktest.Resources(tp, "AWS::ApplicationAutoScaling::ScalableTarget") {
+		targets++
+		assert.NotContains(t, jsonOf(r), "EventTypeIndex")
+	}
+	assert.Equal(t, 4, targets, "read and write on the table and StatusIndex")
+	_, fn := one(t, tp, "AWS::Lambda::Function", "TriggersApiFunction")
+	assert.Equal(t, "lean", cdktest.Props(fn)["Environment"].(map[string]any)["Variables"].(map[string]any)["EVENTS_PROFILE"])
+	assert.Contains(t, jsonOf(tp), `"dynamodb:BatchGetItem"`)
+	assert.NotContains(t, jsonOf(tp), "EventTypeIndex", "no grant, alarm or widget names the index a lean table lacks")
+}
+
 // Every option set: customer-managed key, contributor insights, 7-day PITR,
 // custom scaling, a tag and a child construct on the EventsTable itself.
 func TestEventsTableOptions(t *testing.T) {

@@ -42,6 +42,9 @@ const (
 	// stackTableMonitoring is a TableMonitoring with every kind of alarm
 	// (provisioned table with a GSI, a replica region).
 	stackTableMonitoring = "test-table-monitoring"
+	// stackLean is the lean events table profile (provisioned) with the
+	// API and monitoring on it.
+	stackLean = "test-events-lean"
 )
 
 var (
@@ -190,6 +193,14 @@ func buildTestStacks(app awscdk.App) {
 		Thresholds:  &monitoring.Thresholds{PutItemLatencyP99Ms: 25, ConsumedCapacityPercent: 85},
 		RunbookURL:  "https://runbooks.example.com/triggers",
 	})
+
+	l := awscdk.NewStack(app, jsii.String(stackLean), nil)
+	lean := eventstore.NewEventsTable(l, jsii.String("Events"), &eventstore.EventsTableProps{
+		Profile:      schema.ProfileLean,
+		TableOptions: dynamotable.TableOptions{Billing: dynamotable.Provisioned},
+	})
+	leanApi := triggersapi.NewTriggersApi(l, jsii.String("Triggers"), &triggersapi.TriggersApiProps{EventsTable: lean})
+	monitoring.NewTriggersMonitoring(l, jsii.String("Monitoring"), &monitoring.TriggersMonitoringProps{Api: leanApi})
 
 	i := awscdk.NewStack(app, jsii.String(stackConsumer), nil)
 	imported := eventstore.FromEventsTableAttributes(i, jsii.String("Events"), &eventstore.EventsTableAttributes{

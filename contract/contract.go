@@ -18,6 +18,10 @@ import "strings"
 const (
 	// EnvEventsTable is the events table's name (API function).
 	EnvEventsTable = "EVENTS_TABLE"
+	// EnvEventsProfile is the events table's profile, "seed" (the
+	// default, also when unset) or "lean" (schema.EventsProfile): the API
+	// and webhook functions write and read the table's indexes by it.
+	EnvEventsProfile = "EVENTS_PROFILE"
 	// EnvAPIKeysTable is the API-keys table's name (authorizer).
 	EnvAPIKeysTable = "API_KEYS_TABLE"
 	// EnvCursorSecretARN names the Secrets Manager secret that signs inbox

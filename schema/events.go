@@ -1,5 +1,7 @@
 package schema
 
+import "fmt"
+
 // Attribute names of the events table (seed 000). The store, the stream
 // consumer and the constructs all take them from here.
 const (
@@ -43,4 +45,55 @@ func Events() Table {
 		TTLAttribute: AttrTTL,
 		Stream:       StreamNewAndOldImages,
 	}
+}
+
+// EventsProfile is the layout of the events table's indexes and items:
+// what DynamoDB writes on every ingest and status change (see
+// docs/capacity.md). It is chosen when the table is created: the indexes
+// of a deployed table cannot change projection in place.
+type EventsProfile string
+
+// Events table profiles.
+const (
+	// ProfileSeed is seeds 000 and 001: EventTypeIndex and StatusIndex both
+	// project ALL and every item carries both index keys. The default.
+	ProfileSeed EventsProfile = "seed"
+	// ProfileLean writes each event fewer times: no EventTypeIndex (its
+	// key attribute is not written), and StatusIndex projects only the
+	// keys, event_type and ttl and is sparse: a delivered event has no
+	// status#timestamp, so an ack deletes one small index entry instead of
+	// moving a whole copy of the event. Inbox pages read the index and
+	// then the events (BatchGetItem); status=delivered and event-type
+	// queries without a status read the table with a filter.
+	ProfileLean EventsProfile = "lean"
+)
+
+// ParseEventsProfile returns the profile named s ("" is ProfileSeed), or
+// an error naming the value and the choices.
+func ParseEventsProfile(s string) (EventsProfile, error) {
+	switch EventsProfile(s) {
+	case "", ProfileSeed:
+		return ProfileSeed, nil
+	case ProfileLean:
+		return ProfileLean, nil
+	}
+	return "", fmt.Errorf("events table profile %q is not known: use %q (the default) or %q", s, ProfileSeed, ProfileLean)
+}
+
+// EventsFor returns the events table of profile p: Events for
+// ProfileSeed (and ""), the lean layout for ProfileLean. It panics on any
+// other value (check it with ParseEventsProfile).
+func EventsFor(p EventsProfile) Table {
+	t := Events()
+	switch p {
+	case "", ProfileSeed:
+	case ProfileLean:
+		t.GlobalIndexes = []Index{
+			{Name: StatusIndex, PartitionKey: S(AttrUserID), SortKey: Ptr(S(AttrStatusTS)),
+				Projection: Include(AttrEventType, AttrTTL), Sparse: true},
+		}
+	default:
+		panic(fmt.Sprintf("schema.EventsFor: unknown profile %q", p))
+	}
+	return t
 }

@@ -133,3 +133,31 @@ func TestCatalogTablesAreValidAndUniquelyNamed(t *testing.T) {
 		seen[tab.Name] = true
 	}
 }
+
+func TestEventsProfiles(t *testing.T) {
+	for _, in := range []string{"", "seed"} {
+		p, err := ParseEventsProfile(in)
+		require.NoError(t, err)
+		require.Equal(t, ProfileSeed, p)
+	}
+	p, err := ParseEventsProfile("lean")
+	require.NoError(t, err)
+	require.Equal(t, ProfileLean, p)
+	_, err = ParseEventsProfile("Lean")
+	require.ErrorContains(t, err, `profile "Lean" is not known: use "seed" (the default) or "lean"`)
+
+	require.Equal(t, Events(), EventsFor(ProfileSeed))
+	require.Equal(t, Events(), EventsFor(""))
+	lean := EventsFor(ProfileLean)
+	require.NoError(t, lean.Validate())
+	require.Len(t, lean.GlobalIndexes, 1)
+	idx := lean.GlobalIndexes[0]
+	require.Equal(t, StatusIndex, idx.Name)
+	require.Equal(t, AttrStatusTS, idx.SortKey.Name)
+	require.Equal(t, Include(AttrEventType, AttrTTL), idx.Projection)
+	require.True(t, idx.Sparse)
+	// The rest of the table is the seed's.
+	lean.GlobalIndexes = Events().GlobalIndexes
+	require.Equal(t, Events(), lean)
+	require.Panics(t, func() { EventsFor("other") })
+}

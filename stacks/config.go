@@ -4,6 +4,7 @@ package stacks
 
 import (
 	"fmt"
+	"github.com/triggers-dev/triggers/schema"
 	"regexp"
 	"strings"
 
@@ -28,6 +29,10 @@ const (
 	// and stream ARN; give both or neither (TriggersApiStackProps.EventsTable).
 	ContextEventsTableName      = "triggers:events-table-name"
 	ContextEventsTableStreamArn = "triggers:events-table-stream-arn"
+	// ContextEventsProfile selects the events table's profile: seed (the
+	// default) or lean (schema.EventsProfile, docs/capacity.md). Choose it
+	// before the first deployment: a deployed table keeps its indexes.
+	ContextEventsProfile = "triggers:events-profile"
 )
 
 // Environments are the usual values of ContextEnv; any name matching
@@ -45,6 +50,9 @@ type Config struct {
 	// EventsTableName and EventsTableStreamArn, when set, point the API
 	// stack at that events table instead of the data stack's. Default: "".
 	EventsTableName, EventsTableStreamArn string
+	// EventsProfile is the events table's profile, also of a table named
+	// by EventsTableName. Default: schema.ProfileSeed.
+	EventsProfile schema.EventsProfile
 }
 
 var envRE = regexp.MustCompile(`^[a-z][a-z0-9-]{0,15}$`)
@@ -84,6 +92,15 @@ func ConfigFromContext(app awscdk.App) (Config, error) {
 		return cfg, fmt.Errorf("context %s=%q and %s=%q must be given together, the stream ARN being that table's (arn:aws:dynamodb:<region>:<account>:table/<name>/stream/<label>): scripts/restore-drill.sh prints both", ContextEventsTableName, name, ContextEventsTableStreamArn, arn)
 	}
 	cfg.EventsTableName, cfg.EventsTableStreamArn = name, arn
+	cfg.EventsProfile = schema.ProfileSeed
+	if v := app.Node().TryGetContext(jsii.String(ContextEventsProfile)); v != nil {
+		s, _ := v.(string)
+		p, err := schema.ParseEventsProfile(s)
+		if err != nil || s == "" {
+			return cfg, fmt.Errorf("context %s=%v is unknown: use %s (the default) or %s", ContextEventsProfile, v, schema.ProfileSeed, schema.ProfileLean)
+		}
+		cfg.EventsProfile = p
+	}
 	return cfg, nil
 }
 
@@ -93,8 +110,9 @@ func Build(app awscdk.App, cfg Config) {
 		StackProps: awscdk.StackProps{
 			Description: jsii.String(fmt.Sprintf("Triggers %s: stateful resources (events and API-keys tables). Seeds 000/001/003.", cfg.Env)),
 		},
-		Env:     cfg.Env,
-		Billing: cfg.Billing,
+		Env:           cfg.Env,
+		Billing:       cfg.Billing,
+		EventsProfile: cfg.EventsProfile,
 	})
 	NewTriggersApiStack(app, jsii.String(StackName("triggers", cfg.Env, "api")), &TriggersApiStackProps{
 		StackProps: awscdk.StackProps{
@@ -127,7 +145,7 @@ func importedEvents(cfg Config) *eventstore.EventsTableAttributes {
 	if cfg.EventsTableName == "" {
 		return nil
 	}
-	return &eventstore.EventsTableAttributes{TableName: jsii.String(cfg.EventsTableName), TableStreamArn: jsii.String(cfg.EventsTableStreamArn)}
+	return &eventstore.EventsTableAttributes{TableName: jsii.String(cfg.EventsTableName), TableStreamArn: jsii.String(cfg.EventsTableStreamArn), Profile: cfg.EventsProfile}
 }
 
 // StackName joins a system, an environment and a part into a stack name,

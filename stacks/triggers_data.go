@@ -39,6 +39,13 @@ type TriggersDataStackProps struct {
 	//
 	// Default: schema.StreamNewAndOldImages.
 	EventsStreamView schema.StreamView
+	// EventsProfile is the events table's profile
+	// (eventstore.EventsTableProps.Profile): schema.ProfileLean writes
+	// each event about half as many times. Choose it before the first
+	// deployment: DynamoDB cannot change a deployed index's projection.
+	//
+	// Default: schema.ProfileSeed.
+	EventsProfile schema.EventsProfile
 	// ArchiveExpiredEvents keeps the events DynamoDB's TTL deletes in an S3
 	// archive (archive.ExpiredEventsArchive, id "ExpiredEventsArchive",
 	// output ArchiveBucketName); it needs the old image in the stream.
@@ -89,7 +96,7 @@ func NewTriggersDataStack(scope constructs.Construct, id *string, props *Trigger
 		opts.Billing = props.Billing
 	}
 	eventsOpts := eventsTableOptions(opts)
-	events := eventstore.NewEventsTable(stack, jsii.String("Events"), &eventstore.EventsTableProps{StreamView: props.EventsStreamView, TableOptions: eventsOpts})
+	events := eventstore.NewEventsTable(stack, jsii.String("Events"), &eventstore.EventsTableProps{StreamView: props.EventsStreamView, Profile: props.EventsProfile, TableOptions: eventsOpts})
 
 	awscdk.NewCfnOutput(stack, jsii.String("EventsTableName"), &awscdk.CfnOutputProps{
 		Value: events.TableName(), Description: jsii.String("Events table name"),

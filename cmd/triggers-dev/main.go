@@ -21,6 +21,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/triggers-dev/triggers/schema"
 	"io"
 	"os"
 	"os/signal"
@@ -47,6 +48,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.DataDir, "data", "", "keep DynamoDB Local's data in this folder across runs (default: in memory)")
 	fs.StringVar(&o.EndpointURL, "endpoint-url", "", "use the DynamoDB already serving at this URL (a DynamoDB Local you run, say) instead of starting one; its tables are created when missing and kept")
 	fs.StringVar(&o.EventsTable, "events-table", devenv.DefaultEventsTable, "the events table's name")
+	profile := fs.String("events-profile", string(schema.ProfileSeed), "the events table's profile: seed or lean (docs/capacity.md); a table kept from an earlier run keeps its own")
 	fs.StringVar(&o.KeysTable, "keys-table", devenv.DefaultKeysTable, "the API-keys table's name")
 	fs.StringVar(&o.Tenant, "tenant", devenv.DefaultTenant, "the demo tenant that gets a new API key")
 	fs.StringVar(&o.DeliveriesFile, "deliveries", "", "also append every delivery to this file (JSON lines)")
@@ -56,6 +58,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	p, err := schema.ParseEventsProfile(*profile)
+	if err != nil {
+		fmt.Fprintf(stderr, "triggers-dev: -events-profile: %v\n", err)
+		return 2
+	}
+	o.EventsProfile = p
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "triggers-dev: unexpected argument %q: every option is a flag (-h lists them)\n", fs.Arg(0))
 		return 2

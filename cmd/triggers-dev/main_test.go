@@ -329,6 +329,8 @@ func TestStartupErrors(t *testing.T) {
 		{"bad tenant", nil, []string{"-addr", "127.0.0.1:0", "-tenant", "no spaces"},
 			[]string{`tenant "no spaces" is invalid`}},
 		{"stray argument", nil, []string{"serve"}, []string{`unexpected argument "serve"`}},
+		{"bad events profile", nil, []string{"-events-profile", "slim"},
+			[]string{`-events-profile: events table profile "slim" is not known: use "seed" (the default) or "lean"`}},
 		{"no template", nil, []string{"-addr", "127.0.0.1:0", "-template", "/nonexistent/api.template.json"},
 			[]string{"the API template /nonexistent/api.template.json does not exist: run make synth"}},
 	}

@@ -32,6 +32,9 @@ var (
 	AppendActions = []string{"dynamodb:PutItem", "dynamodb:BatchWriteItem", "dynamodb:ConditionCheckItem", "dynamodb:GetItem"}
 	// ReadInboxActions list and read events, on the table and both indexes.
 	ReadInboxActions = []string{"dynamodb:Query", "dynamodb:GetItem"}
+	// ReadInboxLeanActions list and read events in the lean profile, whose
+	// inbox pages read StatusIndex, then the events (BatchGetItem).
+	ReadInboxLeanActions = []string{"dynamodb:Query", "dynamodb:GetItem", "dynamodb:BatchGetItem"}
 	// UpdateStatusActions change an event's status.
 	UpdateStatusActions = []string{"dynamodb:UpdateItem", "dynamodb:GetItem"}
 )
@@ -39,15 +42,21 @@ var (
 // IEventsTable is the events table, made here or imported.
 type IEventsTable interface {
 	dynamotable.ITable
-	// EventTypeIndexName returns "EventTypeIndex".
+	// EventTypeIndexName returns "EventTypeIndex", the seed profile's
+	// index (a lean table has none; see Profile).
 	EventTypeIndexName() *string
 	// StatusIndexName returns "StatusIndex".
 	StatusIndexName() *string
+	// Profile returns the table's profile (schema.ProfileSeed or
+	// schema.ProfileLean): the functions that use the table are told it
+	// (EVENTS_PROFILE) and the inbox grant follows it.
+	Profile() schema.EventsProfile
 	// GrantAppendEvents lets grantee ingest events (single, batch,
 	// idempotent): AppendActions on the table only.
 	GrantAppendEvents(grantee awsiam.IGrantable) awsiam.Grant
 	// GrantReadInbox lets grantee list and read events: ReadInboxActions on
-	// the table, EventTypeIndex and StatusIndex.
+	// the table, EventTypeIndex and StatusIndex; in the lean profile
+	// ReadInboxLeanActions on the table and StatusIndex.
 	GrantReadInbox(grantee awsiam.IGrantable) awsiam.Grant
 	// GrantUpdateStatus lets grantee change event status (PATCH, ack):
 	// UpdateStatusActions on the table only.
@@ -68,6 +77,16 @@ type EventsTableProps struct {
 	//
 	// Default: schema.StreamNewAndOldImages.
 	StreamView schema.StreamView
+	// Profile is the table's layout: schema.ProfileSeed (the seeds'
+	// EventTypeIndex and StatusIndex, both projecting ALL) or
+	// schema.ProfileLean (StatusIndex only, sparse and projecting keys,
+	// event_type and ttl: about half the write units per event; see
+	// docs/capacity.md). Choose it when the table is created: DynamoDB
+	// cannot change a deployed index's projection, and the items written
+	// under one profile are not laid out for the other.
+	//
+	// Default: schema.ProfileSeed.
+	Profile schema.EventsProfile
 }
 
 // DefaultStreamView is the events table's stream view unless
@@ -86,7 +105,11 @@ func NewEventsTable(scope constructs.Construct, id *string, props *EventsTablePr
 	if props == nil {
 		props = &EventsTableProps{}
 	}
-	sc := schema.Events()
+	profile, err := schema.ParseEventsProfile(string(props.Profile))
+	if err != nil {
+		panic(fmt.Errorf("eventstore %q: Profile: %w", deref(id), err))
+	}
+	sc := schema.EventsFor(profile)
 	switch props.StreamView {
 	case "":
 		sc.Stream = DefaultStreamView
@@ -105,6 +128,17 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// Profile returns the table's profile.
+func (e *EventsTable) Profile() schema.EventsProfile { return profileOf(e.Schema()) }
+
+// profileOf tells the profile from the indexes of sc.
+func profileOf(sc schema.Table) schema.EventsProfile {
+	if len(sc.GlobalIndexes) == 1 {
+		return schema.ProfileLean
+	}
+	return schema.ProfileSeed
 }
 
 // StreamView returns the stream's view type.
@@ -133,6 +167,11 @@ type EventsTableAttributes struct {
 	//
 	// Default: AWS-managed encryption.
 	EncryptionKey awskms.IKey
+	// Profile is the table's profile (EventsTableProps.Profile), which the
+	// functions and grants must follow.
+	//
+	// Default: schema.ProfileSeed.
+	Profile schema.EventsProfile
 }
 
 type importedEvents struct {
@@ -150,7 +189,11 @@ func FromEventsTableAttributes(scope constructs.Construct, id *string, attrs *Ev
 	if attrs == nil {
 		attrs = &EventsTableAttributes{}
 	}
-	sc := schema.Events()
+	profile, err := schema.ParseEventsProfile(string(attrs.Profile))
+	if err != nil {
+		panic(fmt.Errorf("eventstore %q: Profile: %w", deref(id), err))
+	}
+	sc := schema.EventsFor(profile)
 	t := &importedEvents{Accessors: &tablecore.Accessors{}}
 	tablecore.Import(t, t.Accessors, scope, id, &dynamotable.TableAttributes{
 		Schema: &sc, TableName: attrs.TableName, TableArn: attrs.TableArn,
@@ -166,11 +209,14 @@ func (e *EventsTable) StatusIndexName() *string       { return jsii.String(schem
 func (t *importedEvents) EventTypeIndexName() *string { return jsii.String(schema.EventTypeIndex) }
 func (t *importedEvents) StatusIndexName() *string    { return jsii.String(schema.StatusIndex) }
 
+// Profile returns the profile the table was imported with.
+func (t *importedEvents) Profile() schema.EventsProfile { return profileOf(t.Schema()) }
+
 func (e *EventsTable) GrantAppendEvents(grantee awsiam.IGrantable) awsiam.Grant {
 	return grantAppendEvents(e, grantee)
 }
 func (e *EventsTable) GrantReadInbox(grantee awsiam.IGrantable) awsiam.Grant {
-	return grantReadInbox(e, grantee)
+	return grantReadInbox(e, e.Profile(), grantee)
 }
 func (e *EventsTable) GrantUpdateStatus(grantee awsiam.IGrantable) awsiam.Grant {
 	return grantUpdateStatus(e, grantee)
@@ -179,7 +225,7 @@ func (t *importedEvents) GrantAppendEvents(grantee awsiam.IGrantable) awsiam.Gra
 	return grantAppendEvents(t, grantee)
 }
 func (t *importedEvents) GrantReadInbox(grantee awsiam.IGrantable) awsiam.Grant {
-	return grantReadInbox(t, grantee)
+	return grantReadInbox(t, t.Profile(), grantee)
 }
 func (t *importedEvents) GrantUpdateStatus(grantee awsiam.IGrantable) awsiam.Grant {
 	return grantUpdateStatus(t, grantee)
@@ -189,7 +235,10 @@ func grantAppendEvents(t tablegrant.Table, grantee awsiam.IGrantable) awsiam.Gra
 	return tablegrant.Grant(t, grantee, tablegrant.On{Table: true, Write: true}, AppendActions...)
 }
 
-func grantReadInbox(t tablegrant.Table, grantee awsiam.IGrantable) awsiam.Grant {
+func grantReadInbox(t tablegrant.Table, profile schema.EventsProfile, grantee awsiam.IGrantable) awsiam.Grant {
+	if profile == schema.ProfileLean {
+		return tablegrant.Grant(t, grantee, tablegrant.On{Table: true, Indexes: []string{schema.StatusIndex}}, ReadInboxLeanActions...)
+	}
 	return tablegrant.Grant(t, grantee, tablegrant.On{Table: true, Indexes: []string{schema.EventTypeIndex, schema.StatusIndex}}, ReadInboxActions...)
 }
 

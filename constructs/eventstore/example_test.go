@@ -104,3 +104,94 @@ func TestStreamViewValidated(t *testing.T) {
 		}()
 	}
 }
+
+// The lean profile writes each event about half as many times (see
+// docs/capacity.md): one index, StatusIndex, sparse and projecting only
+// the keys, event_type and ttl. Inbox readers also get BatchGetItem,
+// since a page reads the index, then the events.
+func ExampleNewEventsTable_lean() {
+	stack := awscdk.NewStack(awscdk.NewApp(nil), jsii.String("Data"), nil)
+	events := eventstore.NewEventsTable(stack, jsii.String("Events"), &eventstore.EventsTableProps{
+		Profile: schema.ProfileLean,
+	})
+	fmt.Println(events.Profile())
+	tmpl := assertions.Template_FromStack(stack, nil)
+	tmpl.HasResourceProperties(jsii.String("AWS::DynamoDB::Table"), map[string]any{
+		"GlobalSecondaryIndexes": []any{map[string]any{
+			"IndexName": "StatusIndex",
+			"KeySchema": []any{
+				map[string]any{"AttributeName": "user_id", "KeyType": "HASH"},
+				map[string]any{"AttributeName": "status#timestamp", "KeyType": "RANGE"},
+			},
+			"Projection": map[string]any{"ProjectionType": "INCLUDE", "NonKeyAttributes": []any{"event_type", "ttl"}},
+		}},
+	})
+	// Output: lean
+}
+
+func TestProfile(t *testing.T) {
+	stack := awscdk.NewStack(awscdk.NewApp(nil), jsii.String("Data"), nil)
+	seed := eventstore.NewEventsTable(stack, jsii.String("Seed"), nil)
+	if got := seed.Profile(); got != schema.ProfileSeed {
+		t.Errorf("default profile %q, want seed", got)
+	}
+	// A bad profile names the value and the choices.
+	for _, bad := range []schema.EventsProfile{"Lean", "slim"} {
+		func() {
+			defer func() {
+				err, ok := recover().(error)
+				want := `eventstore "Bad": Profile: events table profile "` + string(bad) + `" is not known: use "seed" (the default) or "lean"`
+				if !ok || err.Error() != want {
+					t.Errorf("NewEventsTable(Profile %q) panicked with %v, want %q", bad, err, want)
+				}
+			}()
+			eventstore.NewEventsTable(stack, jsii.String("Bad"), &eventstore.EventsTableProps{Profile: bad})
+		}()
+	}
+
+	// The inbox grant follows the profile, for an imported table too:
+	// lean readers may BatchGetItem, on the table and StatusIndex only.
+	consumer := awscdk.NewStack(awscdk.NewApp(nil), jsii.String("Consumer"), nil)
+	role := func(id string) awsiam.Role {
+		return awsiam.NewRole(consumer, jsii.String(id), &awsiam.RoleProps{AssumedBy: awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil)})
+	}
+	lean := eventstore.FromEventsTableAttributes(consumer, jsii.String("Lean"), &eventstore.EventsTableAttributes{
+		TableName: jsii.String("lean-events"), Profile: schema.ProfileLean,
+	})
+	if got := lean.Profile(); got != schema.ProfileLean {
+		t.Errorf("imported profile %q, want lean", got)
+	}
+	lean.GrantReadInbox(role("LeanReader"))
+	eventstore.FromEventsTableAttributes(consumer, jsii.String("Seed"), &eventstore.EventsTableAttributes{
+		TableName: jsii.String("seed-events"),
+	}).GrantReadInbox(role("SeedReader"))
+	tmpl := assertions.Template_FromStack(consumer, nil)
+	statement := func(table string, actions []any, indexes ...string) map[string]any {
+		arn := func(suffix string) any {
+			return map[string]any{"Fn::Join": []any{"", []any{
+				"arn:", map[string]any{"Ref": "AWS::Partition"}, ":dynamodb:", map[string]any{"Ref": "AWS::Region"}, ":",
+				map[string]any{"Ref": "AWS::AccountId"}, ":table/" + table + suffix,
+			}}}
+		}
+		resources := []any{arn("")}
+		for _, ix := range indexes {
+			resources = append(resources, arn("/index/"+ix))
+		}
+		return map[string]any{"PolicyDocument": map[string]any{"Statement": []any{map[string]any{
+			"Action": actions, "Effect": "Allow", "Resource": resources,
+		}}}}
+	}
+	tmpl.HasResourceProperties(jsii.String("AWS::IAM::Policy"),
+		statement("lean-events", []any{"dynamodb:Query", "dynamodb:GetItem", "dynamodb:BatchGetItem"}, "StatusIndex"))
+	tmpl.HasResourceProperties(jsii.String("AWS::IAM::Policy"),
+		statement("seed-events", []any{"dynamodb:Query", "dynamodb:GetItem"}, "EventTypeIndex", "StatusIndex"))
+
+	func() {
+		defer func() {
+			if err, ok := recover().(error); !ok || !strings.Contains(err.Error(), `Profile: events table profile "x" is not known`) {
+				t.Errorf("FromEventsTableAttributes(Profile x) panicked with %v", err)
+			}
+		}()
+		eventstore.FromEventsTableAttributes(consumer, jsii.String("BadImport"), &eventstore.EventsTableAttributes{TableName: jsii.String("t"), Profile: "x"})
+	}()
+}

@@ -24,6 +24,7 @@ package triggersapi
 
 import (
 	"fmt"
+	"github.com/triggers-dev/triggers/schema"
 	"strconv"
 	"strings"
 
@@ -294,6 +295,7 @@ func NewTriggersApi(scope constructs.Construct, id *string, props *TriggersApiPr
 		contract.EnvRetentionDays:    jsii.String(strconv.Itoa(int(days))),
 		contract.EnvAPIKeySources:    jsii.String(string(a.keySources)),
 	})
+	setEventsProfile(a.apiFn, a.eventsTable)
 	a.eventsTable.GrantAppendEvents(a.apiFn)
 	a.eventsTable.GrantReadInbox(a.apiFn)
 	a.eventsTable.GrantUpdateStatus(a.apiFn)
@@ -582,4 +584,13 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// setEventsProfile tells fn the events table's profile when it is not the
+// default (EVENTS_PROFILE unset is the seed profile), so the templates of
+// seed-profile stacks stay as they were.
+func setEventsProfile(fn *golambda.GoFunction, t eventstore.IEventsTable) {
+	if p := t.Profile(); p != schema.ProfileSeed {
+		fn.Function.AddEnvironment(jsii.String(contract.EnvEventsProfile), jsii.String(string(p)), nil)
+	}
 }

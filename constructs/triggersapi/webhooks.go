@@ -444,6 +444,7 @@ func NewWebhookDelivery(scope constructs.Construct, id *string, props *WebhookDe
 			contract.EnvLogLevel:            jsii.String(s.logLevel),
 		})
 
+	setEventsProfile(w.fn, props.EventsTable)
 	tablegrant.Grant(props.EventsTable, w.fn, tablegrant.On{Table: true, Write: true}, WebhookEventsTableActions...)
 	grantSendMessage(w.retry, w.fn)
 	for _, q := range []awssqs.IQueue{props.DeliveryQueue, w.retry} {

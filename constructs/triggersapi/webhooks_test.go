@@ -3,6 +3,7 @@ package triggersapi_test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/triggers-dev/triggers/schema"
 	"slices"
 	"sort"
 	"strings"
@@ -436,6 +437,41 @@ func TestTriggersApiWebhooks(t *testing.T) {
 	}
 	assert.Equal(t, []string{"Allow dynamodb:DeleteItem on " + tableID, "Allow sqs:SendMessage on " + retryID}, added)
 	assert.Equal(t, []string{"dynamodb:DeleteItem"}, triggersapi.ApiWebhookActions)
+}
+
+// A lean events table (eventstore.EventsTableProps.Profile) is named to
+// the functions that read and write it (EVENTS_PROFILE), and the API
+// function may read its inbox pages (BatchGetItem); a seed table sets
+// nothing, so seed templates are as before.
+func TestEventsProfileReachesTheFunctions(t *testing.T) {
+	stack := awscdk.NewStack(newApp(), jsii.String("Lean"), nil)
+	table := eventstore.NewEventsTable(stack, jsii.String("Events"), &eventstore.EventsTableProps{Profile: schema.ProfileLean})
+	triggersapi.NewTriggersApi(stack, jsii.String("Api"), &triggersapi.TriggersApiProps{
+		EventsTable: table,
+		Webhooks:    &triggersapi.WebhookOptions{Function: webhookCode(stack)},
+	})
+	tp := templateOf(stack)
+	for _, fn := range []string{"ApiApiFunction", "ApiWebhooksFunction"} {
+		_, f := only(t, tp, "AWS::Lambda::Function", fn)
+		assert.Equal(t, "lean", f["Environment"].(map[string]any)["Variables"].(map[string]any)[contract.EnvEventsProfile], fn)
+	}
+	tableID, _ := only(t, tp, "AWS::DynamoDB::Table", "Events")
+	roleID, _ := only(t, tp, "AWS::IAM::Role", "ApiApiFunctionServiceRole")
+	assert.Contains(t, grants(tp, roleID), "Allow dynamodb:BatchGetItem on "+tableID)
+
+	seed := awscdk.NewStack(newApp(), jsii.String("Seed"), nil)
+	triggersapi.NewTriggersApi(seed, jsii.String("Api"), &triggersapi.TriggersApiProps{
+		Webhooks: &triggersapi.WebhookOptions{Function: webhookCode(seed)},
+	})
+	tp = templateOf(seed)
+	for _, fn := range []string{"ApiApiFunction", "ApiWebhooksFunction"} {
+		_, f := only(t, tp, "AWS::Lambda::Function", fn)
+		assert.NotContains(t, f["Environment"].(map[string]any)["Variables"], contract.EnvEventsProfile, fn)
+	}
+	roleID, _ = only(t, tp, "AWS::IAM::Role", "ApiApiFunctionServiceRole")
+	for _, g := range grants(tp, roleID) {
+		assert.NotContains(t, g, "BatchGetItem")
+	}
 }
 
 // Every path parameter of every route is required by the request

@@ -27,7 +27,7 @@ func (st *Store) PutBatch(ctx context.Context, tenant string, events []event.Eve
 	pending := map[string]int{} // sort key -> index
 	var reqs []types.WriteRequest
 	for i, e := range events {
-		item, err := itemFor(tenant, e)
+		item, err := st.itemFor(tenant, e)
 		if err != nil {
 			errs[i] = err
 			continue

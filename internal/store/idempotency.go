@@ -64,7 +64,7 @@ func IsIdempotencyRecord(item map[string]types.AttributeValue) bool {
 // event: the losers of a transaction conflict retry and then find the
 // record.
 func (st *Store) PutIdempotent(ctx context.Context, tenant string, e event.Event, key, requestHash string) (event.Event, bool, error) {
-	item, err := itemFor(tenant, e)
+	item, err := st.itemFor(tenant, e)
 	if err != nil {
 		return event.Event{}, false, err
 	}

@@ -4,6 +4,8 @@ package store
 
 import (
 	"context"
+	"fmt"
+	"github.com/triggers-dev/triggers/internal/backoff"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -17,7 +19,12 @@ import (
 // List returns one inbox page. It queries the key that serves the filter:
 // the table (status=all), StatusIndex (a status, begins_with
 // "status#"), or EventTypeIndex (an event type, begins_with "type#", with
-// a filter on status unless all). Every query has a Limit and a filter
+// a filter on status unless all). In the lean profile (WithProfile) there
+// is no EventTypeIndex and StatusIndex holds neither delivered events nor
+// payloads: a status other than delivered queries StatusIndex (with a
+// filter on event_type when one is asked for) and then reads the events
+// themselves (fetchEvents); status=delivered and all query the table with
+// filters. Every query has a Limit and a filter
 // hiding expired events; short pages caused by filters are topped up with
 // at most a few more Query calls.
 func (st *Store) List(ctx context.Context, q event.InboxQuery) (event.Page, error) {
@@ -33,24 +40,41 @@ func (st *Store) List(ctx context.Context, q event.InboxQuery) (event.Page, erro
 	}
 	filter := "#ttl >= :now"
 	indexAttr := ""
-	switch {
-	case q.EventType != "":
-		in.IndexName = aws.String(schema.EventTypeIndex)
-		indexAttr = schema.AttrEventTypeTS
+	// fetch: the query reads a lean StatusIndex, which holds keys,
+	// event_type and ttl only; the events come from the table after it.
+	fetch := false
+	useIndex := func(name, attr, prefix string) {
+		in.IndexName = aws.String(name)
+		indexAttr = attr
 		in.KeyConditionExpression = aws.String("#pk = :pk AND begins_with(#ik, :prefix)")
-		names["#ik"] = indexAttr
-		values[":prefix"] = s(q.EventType + contract.KeySeparator)
+		names["#ik"] = attr
+		values[":prefix"] = s(prefix + contract.KeySeparator)
+	}
+	filterOn := func(attr, value string) {
+		k := map[string]string{schema.AttrStatus: "status", schema.AttrEventType: "et"}[attr]
+		filter += " AND #" + k + " = :" + k
+		names["#"+k] = attr
+		values[":"+k] = s(value)
+	}
+	switch {
+	case st.lean:
+		// No EventTypeIndex; StatusIndex holds every status but delivered.
+		if q.Status != "" && q.Status != event.Delivered {
+			useIndex(schema.StatusIndex, schema.AttrStatusTS, string(q.Status))
+			fetch = true
+		} else if q.Status != "" {
+			filterOn(schema.AttrStatus, string(q.Status))
+		}
+		if q.EventType != "" {
+			filterOn(schema.AttrEventType, q.EventType)
+		}
+	case q.EventType != "":
+		useIndex(schema.EventTypeIndex, schema.AttrEventTypeTS, q.EventType)
 		if q.Status != "" {
-			filter += " AND #status = :status"
-			names["#status"] = schema.AttrStatus
-			values[":status"] = s(string(q.Status))
+			filterOn(schema.AttrStatus, string(q.Status))
 		}
 	case q.Status != "":
-		in.IndexName = aws.String(schema.StatusIndex)
-		indexAttr = schema.AttrStatusTS
-		in.KeyConditionExpression = aws.String("#pk = :pk AND begins_with(#ik, :prefix)")
-		names["#ik"] = indexAttr
-		values[":prefix"] = s(string(q.Status) + contract.KeySeparator)
+		useIndex(schema.StatusIndex, schema.AttrStatusTS, string(q.Status))
 	}
 	in.FilterExpression = aws.String(filter)
 	in.ExpressionAttributeNames = names
@@ -72,7 +96,13 @@ func (st *Store) List(ctx context.Context, q event.InboxQuery) (event.Page, erro
 		if err != nil {
 			return event.Page{}, classify("query inbox", err)
 		}
-		for _, item := range out.Items {
+		items := out.Items
+		if fetch {
+			if items, err = st.fetchEvents(ctx, q, items); err != nil {
+				return event.Page{}, err
+			}
+		}
+		for _, item := range items {
 			if q.StoredPayloads {
 				page.Events = append(page.Events, EventFromItemStored(item))
 			} else {
@@ -91,4 +121,59 @@ func (st *Store) List(ctx context.Context, q event.InboxQuery) (event.Page, erro
 		}
 		in.ExclusiveStartKey = out.LastEvaluatedKey
 	}
+}
+
+const (
+	// maxBatchAttempts bounds the BatchGetItem calls for one set of keys
+	// (the first and its retries of unprocessed keys), as PutBatch's
+	// rounds do for writes.
+	maxBatchAttempts = 6
+)
+
+// fetchEvents reads the events whose keys a lean StatusIndex query
+// returned, in the query's order, with eventually consistent
+// BatchGetItem calls (half a read unit per event up to 4 KB, as the
+// index query would have cost with the payloads in it). It retries
+// unprocessed keys with backoff. An event gone from the table since the
+// query (its ttl passed, DynamoDB deleted it) is left out, as is one whose
+// status is no longer the one asked for: the table is fresher than the
+// index.
+func (st *Store) fetchEvents(ctx context.Context, q event.InboxQuery, keys []map[string]types.AttributeValue) ([]map[string]types.AttributeValue, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	// One page's keys: at most event.MaxLimit (100), BatchGetItem's limit.
+	bySortKey := make(map[string]map[string]types.AttributeValue, len(keys))
+	pending := make([]map[string]types.AttributeValue, len(keys))
+	for i, k := range keys {
+		pending[i] = st.key(q.Tenant, getS(k, schema.AttrTimestampEventID))
+	}
+	for attempt := 0; len(pending) > 0; attempt++ {
+		if attempt > 0 {
+			if attempt >= maxBatchAttempts {
+				return nil, fmt.Errorf("read inbox events: %w: %d keys still unprocessed after %d BatchGetItem calls", event.ErrUnavailable, len(pending), attempt)
+			}
+			if err := st.sleep(ctx, backoff.Delay(retryBase, attempt)); err != nil {
+				return nil, fmt.Errorf("read inbox events: %w: %v", event.ErrUnavailable, err)
+			}
+		}
+		out, err := st.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{
+			RequestItems: map[string]types.KeysAndAttributes{st.table: {Keys: pending}},
+		})
+		if err != nil {
+			return nil, classify("read inbox events", err)
+		}
+		for _, it := range out.Responses[st.table] {
+			bySortKey[getS(it, schema.AttrTimestampEventID)] = it
+		}
+		pending = out.UnprocessedKeys[st.table].Keys
+	}
+	items := make([]map[string]types.AttributeValue, 0, len(keys))
+	for _, k := range keys {
+		it, ok := bySortKey[getS(k, schema.AttrTimestampEventID)]
+		if ok && getS(it, schema.AttrStatus) == string(q.Status) {
+			items = append(items, it)
+		}
+	}
+	return items, nil
 }

@@ -22,6 +22,22 @@ func Item(tenant string, e event.Event) (map[string]types.AttributeValue, error)
 	return itemFor(tenant, e)
 }
 
+// itemFor returns the table item of e for tenant in the store's profile:
+// seed 000's shape, or for schema.ProfileLean without
+// event_type#timestamp (there is no EventTypeIndex) and, once delivered,
+// without status#timestamp (the sparse StatusIndex holds undelivered
+// events only).
+func (st *Store) itemFor(tenant string, e event.Event) (map[string]types.AttributeValue, error) {
+	it, err := itemFor(tenant, e)
+	if err == nil && st.lean {
+		delete(it, schema.AttrEventTypeTS)
+		if e.Status == event.Delivered {
+			delete(it, schema.AttrStatusTS)
+		}
+	}
+	return it, err
+}
+
 // itemFor returns the table item of e for tenant, shaped like seed 000.
 // The payload is e.Payload converted, or e.Stored as it is when Payload is
 // nil (the fast ingest path, avjson.ParseCreate).

@@ -22,7 +22,8 @@ import (
 // current status (and that the event exists and has not expired), so
 // concurrent updates cannot both succeed from the same state. status and
 // status#timestamp change together; moving to retrying increments
-// retry_count. Errors: event.ErrNotFound, or *event.TransitionError with
+// retry_count. In the lean profile a move to delivered removes
+// status#timestamp instead (the sparse index). Errors: event.ErrNotFound, or *event.TransitionError with
 // the current status when the condition fails on an existing event.
 func (st *Store) Transition(ctx context.Context, tenant, id string, from []event.Status, to event.Status) (event.Event, error) {
 	ts, err := event.ParseID(id)
@@ -52,6 +53,12 @@ func (st *Store) Transition(ctx context.Context, tenant, id string, from []event
 		names["#rc"] = schema.AttrRetryCount
 		values[":one"] = n(1)
 		update += ", #rc = #rc + :one"
+	}
+	if st.lean && to == event.Delivered {
+		// The sparse StatusIndex keeps undelivered events only: removing
+		// the key deletes the event's small entry there.
+		delete(values, ":sts")
+		update = "SET #status = :to REMOVE #sts"
 	}
 	in := make([]string, len(from))
 	for i, f := range from {

@@ -35,6 +35,7 @@ type API interface {
 	BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error)
 	TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, optFns ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
 	DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
+	BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error)
 }
 
 // Store reads and writes events in one table.
@@ -46,6 +47,9 @@ type Store struct {
 	maxListRounds int
 	// sleep waits between retries; tests may shorten it.
 	sleep func(context.Context, time.Duration) error
+	// lean is schema.ProfileLean: items without event_type#timestamp, no
+	// status#timestamp once delivered, inbox pages from the index's keys.
+	lean bool
 }
 
 // Option configures a Store.
@@ -53,6 +57,14 @@ type Option func(*Store)
 
 // WithClock sets the clock used for ttl filters (default time.Now).
 func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
+
+// WithProfile sets the events table's profile (default schema.ProfileSeed;
+// see schema.EventsFor). It must match the table's indexes: a seed store
+// on a lean table fails its event-type queries, a lean store on a seed
+// table leaves delivered events in StatusIndex.
+func WithProfile(p schema.EventsProfile) Option {
+	return func(s *Store) { s.lean = p == schema.ProfileLean }
+}
 
 // New returns a store for the events table named table.
 func New(db API, table string, opts ...Option) *Store {
@@ -75,7 +87,7 @@ func (st *Store) key(tenant, sortKey string) map[string]types.AttributeValue {
 
 // Put stores a new event (PutItem, conditional on the key being new).
 func (st *Store) Put(ctx context.Context, tenant string, e event.Event) error {
-	item, err := itemFor(tenant, e)
+	item, err := st.itemFor(tenant, e)
 	if err != nil {
 		return err
 	}

@@ -53,7 +53,7 @@ func run(ctx context.Context) error {
 		}
 	}
 	log := fnconfig.Logger(os.Stdout, cfg.LogLevel)
-	st := store.New(client, cfg.EventsTable)
+	st := store.New(client, cfg.EventsTable, store.WithProfile(cfg.EventsProfile))
 	var webhooks *httpapi.Webhooks
 	if cfg.WebhookQueueURL != "" {
 		retry := dispatch.SQSQueue{Client: sqs.NewFromConfig(awsCfg), URL: cfg.WebhookQueueURL}

@@ -5,6 +5,7 @@ package fnconfig
 import (
 	"errors"
 	"fmt"
+	"github.com/triggers-dev/triggers/schema"
 	"io"
 	"log/slog"
 	"strconv"
@@ -37,6 +38,8 @@ const (
 // API is the configuration of the API function.
 type API struct {
 	EventsTable string
+	// EventsProfile is EVENTS_PROFILE (default schema.ProfileSeed).
+	EventsProfile schema.EventsProfile
 	// CursorSecret is the cursor HMAC key from CURSOR_SECRET; empty when
 	// CursorSecretARN names a Secrets Manager secret to read instead.
 	CursorSecret []byte
@@ -71,7 +74,7 @@ type Authorizer struct {
 // required, and the cursor key either as CURSOR_SECRET_ARN (a Secrets
 // Manager secret, which lambda/api reads on its first request, not at
 // init; what the CDK construct sets) or as CURSOR_SECRET itself (at least
-// 32 bytes; local use). RETENTION_DAYS (default 30, 1-3650), LOG_LEVEL
+// 32 bytes; local use). EVENTS_PROFILE (seed or lean, default seed), RETENTION_DAYS (default 30, 1-3650), LOG_LEVEL
 // (debug, info, warn, error; default info), DYNAMODB_ENDPOINT and
 // METRICS_NAMESPACE are optional.
 func LoadAPI(getenv func(string) string) (API, error) {
@@ -85,6 +88,11 @@ func LoadAPI(getenv func(string) string) (API, error) {
 	}
 	if c.EventsTable == "" {
 		errs = append(errs, fmt.Errorf("%s is not set: set it to the events table name", EnvEventsTable))
+	}
+	if p, err := loadEventsProfile(getenv); err != nil {
+		errs = append(errs, err)
+	} else {
+		c.EventsProfile = p
 	}
 	c.CursorSecretARN = strings.TrimSpace(getenv(EnvCursorSecretARN))
 	switch {
@@ -160,4 +168,13 @@ func parseLevel(v string) (slog.Level, error) {
 // Logger returns the JSON logger the functions use.
 func Logger(w io.Writer, level slog.Level) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
+}
+
+// loadEventsProfile reads EVENTS_PROFILE (schema.ParseEventsProfile).
+func loadEventsProfile(getenv func(string) string) (schema.EventsProfile, error) {
+	p, err := schema.ParseEventsProfile(strings.TrimSpace(getenv(contract.EnvEventsProfile)))
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", contract.EnvEventsProfile, err)
+	}
+	return p, nil
 }

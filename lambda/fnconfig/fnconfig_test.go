@@ -1,6 +1,7 @@
 package fnconfig_test
 
 import (
+	"github.com/triggers-dev/triggers/schema"
 	"log/slog"
 	"strings"
 	"testing"
@@ -19,10 +20,11 @@ func TestLoadAPI(t *testing.T) {
 	secret := strings.Repeat("k", 32)
 	c, err := fnconfig.LoadAPI(env(map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": secret}))
 	require.NoError(t, err)
-	assert.Equal(t, fnconfig.API{EventsTable: "ev", CursorSecret: []byte(secret), Retention: 30 * 24 * time.Hour, LogLevel: slog.LevelInfo, KeySources: apikey.SourceBearer}, c, "API_KEY_SOURCES unset: Bearer only, the safe default")
+	assert.Equal(t, fnconfig.API{EventsTable: "ev", EventsProfile: schema.ProfileSeed, CursorSecret: []byte(secret), Retention: 30 * 24 * time.Hour, LogLevel: slog.LevelInfo, KeySources: apikey.SourceBearer}, c, "API_KEY_SOURCES unset: Bearer only, the safe default")
 
-	c, err = fnconfig.LoadAPI(env(map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": secret, "RETENTION_DAYS": "7", "LOG_LEVEL": "DEBUG", "DYNAMODB_ENDPOINT": "http://localhost:8000", "METRICS_NAMESPACE": "Triggers/prod-api", "API_KEY_SOURCES": "authorization,x-api-key"}))
+	c, err = fnconfig.LoadAPI(env(map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": secret, "RETENTION_DAYS": "7", "LOG_LEVEL": "DEBUG", "DYNAMODB_ENDPOINT": "http://localhost:8000", "METRICS_NAMESPACE": "Triggers/prod-api", "API_KEY_SOURCES": "authorization,x-api-key", "EVENTS_PROFILE": " lean "}))
 	require.NoError(t, err)
+	assert.Equal(t, schema.ProfileLean, c.EventsProfile)
 	assert.Equal(t, apikey.SourceBearerOrHeader, c.KeySources)
 	assert.Equal(t, "Triggers/prod-api", c.MetricsNamespace)
 	assert.Equal(t, 7*24*time.Hour, c.Retention)
@@ -44,6 +46,7 @@ func TestLoadAPI(t *testing.T) {
 		{"short secret", map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": "short"}, []string{"CURSOR_SECRET is 5 bytes"}},
 		{"bad retention", map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": secret, "RETENTION_DAYS": "0"}, []string{"RETENTION_DAYS"}},
 		{"bad namespace", map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": secret, "METRICS_NAMESPACE": "AWS/Lambda"}, []string{"METRICS_NAMESPACE", "reserved"}},
+		{"bad profile", map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": secret, "EVENTS_PROFILE": "slim"}, []string{`EVENTS_PROFILE: events table profile "slim" is not known: use "seed" (the default) or "lean"`}},
 		{"bad level", map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": secret, "LOG_LEVEL": "loud"}, []string{"LOG_LEVEL"}},
 		{"bad key sources", map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": secret, "API_KEY_SOURCES": "x-api-key"}, []string{"API_KEY_SOURCES", "x-api-key"}},
 	}

@@ -3,6 +3,7 @@ package fnconfig
 import (
 	"errors"
 	"fmt"
+	"github.com/triggers-dev/triggers/schema"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -16,6 +17,8 @@ import (
 // Webhooks is the configuration of the webhook delivery function.
 type Webhooks struct {
 	EventsTable string
+	// EventsProfile is EVENTS_PROFILE (default schema.ProfileSeed).
+	EventsProfile schema.EventsProfile
 	// QueueURL is the retry queue (WEBHOOK_QUEUE_URL).
 	QueueURL string
 	// Schedule spaces the retries (WEBHOOK_SCHEDULE; default
@@ -38,7 +41,7 @@ type Webhooks struct {
 }
 
 // LoadWebhooks reads the webhook function's configuration: EVENTS_TABLE
-// and WEBHOOK_QUEUE_URL are required; WEBHOOK_SCHEDULE, WEBHOOK_TIMEOUT,
+// and WEBHOOK_QUEUE_URL are required; EVENTS_PROFILE, WEBHOOK_SCHEDULE, WEBHOOK_TIMEOUT,
 // WEBHOOK_DISABLE_AFTER, WEBHOOK_ALLOW_PRIVATE, LOG_LEVEL,
 // METRICS_NAMESPACE, DYNAMODB_ENDPOINT and SQS_ENDPOINT are optional.
 func LoadWebhooks(getenv func(string) string) (Webhooks, error) {
@@ -54,6 +57,11 @@ func LoadWebhooks(getenv func(string) string) (Webhooks, error) {
 	}
 	if c.EventsTable == "" {
 		errs = append(errs, fmt.Errorf("%s is not set: set it to the events table name", EnvEventsTable))
+	}
+	if p, err := loadEventsProfile(getenv); err != nil {
+		errs = append(errs, err)
+	} else {
+		c.EventsProfile = p
 	}
 	if c.QueueURL == "" {
 		errs = append(errs, fmt.Errorf("%s is not set: set it to the webhook retry queue URL", contract.EnvWebhookQueueURL))

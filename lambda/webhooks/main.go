@@ -56,7 +56,7 @@ func run(ctx context.Context) error {
 	}
 	d, err := dispatch.New(dispatch.Config{
 		Metrics:      metrics,
-		Store:        store.New(ddb.ClientFromConfig(awsCfg, dbOpts), cfg.EventsTable),
+		Store:        store.New(ddb.ClientFromConfig(awsCfg, dbOpts), cfg.EventsTable, store.WithProfile(cfg.EventsProfile)),
 		Queue:        dispatch.SQSQueue{Client: queue, URL: cfg.QueueURL},
 		Client:       webhook.NewHTTPClient(webhook.ClientOptions{Timeout: cfg.Timeout, AllowPrivate: cfg.AllowPrivate}),
 		Schedule:     cfg.Schedule,

@@ -85,6 +85,11 @@ type Options struct {
 	// EventsTable and KeysTable name the tables. Default:
 	// DefaultEventsTable, DefaultKeysTable.
 	EventsTable, KeysTable string
+	// EventsProfile is the events table's profile (schema.EventsFor),
+	// which the local API and the webhook dispatcher follow. A table kept
+	// from an earlier run (DataDir, EndpointURL) keeps the profile it was
+	// made with. Default: schema.ProfileSeed.
+	EventsProfile schema.EventsProfile
 	// DeliveriesFile, when set, gets every delivery appended as a JSON line.
 	DeliveriesFile string
 	// Jar and Java locate DynamoDB Local and Java. Default: ddblocal's.
@@ -143,6 +148,7 @@ func (o *Options) defaults() {
 	if o.EventsTable == "" {
 		o.EventsTable = DefaultEventsTable
 	}
+
 	if o.KeysTable == "" {
 		o.KeysTable = DefaultKeysTable
 	}
@@ -165,6 +171,11 @@ func (o *Options) defaults() {
 // reason it could not start or had to stop.
 func Run(ctx context.Context, o Options) (err error) {
 	o.defaults()
+	profile, err := schema.ParseEventsProfile(string(o.EventsProfile))
+	if err != nil {
+		return err
+	}
+	o.EventsProfile = profile
 	if !event.ValidTenantID(o.Tenant) {
 		return fmt.Errorf("tenant %q is invalid: use 1-128 characters of [A-Za-z0-9_.:-], starting with a letter or digit", o.Tenant)
 	}
@@ -200,7 +211,7 @@ func Run(ctx context.Context, o Options) (err error) {
 
 	log := slog.New(slog.NewJSONHandler(&syncio.Writer{W: o.Stdout}, nil))
 	client := eng.client
-	eventsCreated, err := ddb.CreateTable(ctx, client, schema.Events(), o.EventsTable, true)
+	eventsCreated, err := ddb.CreateTable(ctx, client, schema.EventsFor(o.EventsProfile), o.EventsTable, true)
 	if err != nil {
 		return err
 	}
@@ -213,7 +224,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err != nil {
 		return fmt.Errorf("webhook schedule: %w", err)
 	}
-	events := store.New(client, o.EventsTable)
+	events := store.New(client, o.EventsTable, store.WithProfile(o.EventsProfile))
 	rcv := newReceiver(tenantSecrets(events.ListSubscriptions, o.Tenant))
 	defer rcv.srv.Close()
 	wctx, wcancel := context.WithCancel(ctx)
@@ -234,13 +245,15 @@ func Run(ctx context.Context, o Options) (err error) {
 	secret := make([]byte, 48)
 	_, _ = rand.Read(secret)
 	api, err := localapi.New(localapi.Config{
-		Template:     template,
-		DB:           client,
-		EventsTable:  o.EventsTable,
-		KeysTable:    o.KeysTable,
-		CursorSecret: []byte(base64.RawURLEncoding.EncodeToString(secret)),
-		Logger:       log,
-		WebhookQueue: queue, AllowPrivateTargets: true,
+		Template:    template,
+		DB:          client,
+		EventsTable: o.EventsTable,
+		KeysTable:   o.KeysTable,
+		// The table made above, whatever the template's table was.
+		EventsProfile: o.EventsProfile,
+		CursorSecret:  []byte(base64.RawURLEncoding.EncodeToString(secret)),
+		Logger:        log,
+		WebhookQueue:  queue, AllowPrivateTargets: true,
 	})
 	if err != nil {
 		return fmt.Errorf("serve %s: %w", o.Template, err)

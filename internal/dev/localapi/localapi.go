@@ -24,6 +24,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/triggers-dev/triggers/schema"
 	"log/slog"
 	"os"
 	"sort"
@@ -60,6 +61,10 @@ type Config struct {
 	// EventsTable and KeysTable name the tables, replacing the template's
 	// references to the data stack. Required.
 	EventsTable, KeysTable string
+	// EventsProfile is the events table's profile, replacing the
+	// template's EVENTS_PROFILE. Default: the template's (the construct
+	// sets it from the table it was given).
+	EventsProfile schema.EventsProfile
 	// CursorSecret is the inbox cursor key (at least 32 bytes), replacing
 	// the template's Secrets Manager secret. Default: a random key, so
 	// cursors die with the process.
@@ -152,14 +157,18 @@ func New(cfg Config) (*API, error) {
 	}
 	var retention []time.Duration
 	opts.Proxy = func(fn localgw.Function) (localgw.ProxyFunc, error) {
-		getenv, err := environment(fn, map[string]string{
+		override := map[string]string{
 			fnconfig.EnvEventsTable:      cfg.EventsTable,
 			fnconfig.EnvCursorSecret:     string(secret),
 			fnconfig.EnvCursorSecretARN:  "",
 			fnconfig.EnvDynamoDBEndpoint: "",
 			fnconfig.EnvMetricsNamespace: "",
 			contract.EnvWebhookQueueURL:  webhookQueueURL(cfg.WebhookQueue),
-		})
+		}
+		if cfg.EventsProfile != "" {
+			override[contract.EnvEventsProfile] = string(cfg.EventsProfile)
+		}
+		getenv, err := environment(fn, override)
 		if err != nil {
 			return nil, err
 		}
@@ -168,7 +177,7 @@ func New(cfg Config) (*API, error) {
 			return nil, fmt.Errorf("function %s: %w", fn.LogicalID, err)
 		}
 		retention = append(retention, c.Retention)
-		st := store.New(cfg.DB, cfg.EventsTable)
+		st := store.New(cfg.DB, cfg.EventsTable, store.WithProfile(c.EventsProfile))
 		var webhooks *httpapi.Webhooks
 		if c.WebhookQueueURL != "" && cfg.WebhookQueue != nil {
 			webhooks = &httpapi.Webhooks{Store: st, Redeliver: dispatch.Redeliver(cfg.WebhookQueue, time.Now)}

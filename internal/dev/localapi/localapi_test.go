@@ -2,6 +2,7 @@ package localapi
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -32,6 +33,9 @@ import (
 const (
 	devTemplate     = "../../../assertions/testdata/triggers-dev-api.json"
 	optionsTemplate = "../../../assertions/testdata/test-api-options.json"
+	// leanTemplate is a TriggersApi on a lean events table
+	// (assertions' test-events-lean stack).
+	leanTemplate = "../../../assertions/testdata/test-events-lean.json"
 )
 
 var db *ddbtest.Local
@@ -55,14 +59,21 @@ func serve(t *testing.T, template string, gw localgw.Options) *served {
 // made directly on DynamoDB Local).
 func serveOn(t *testing.T, client DB, template string, gw localgw.Options) *served {
 	t.Helper()
+	return serveProfile(t, client, template, gw, schema.ProfileSeed, "")
+}
+
+// serveProfile serves template on an events table of profile p; override,
+// when set, is Config.EventsProfile.
+func serveProfile(t *testing.T, client DB, template string, gw localgw.Options, p, override schema.EventsProfile) *served {
+	t.Helper()
 	tmpl, err := ReadTemplate(template)
 	require.NoError(t, err)
-	events, keys := db.CreateTable(t, schema.Events()), db.CreateTable(t, schema.APIKeys())
+	events, keys := db.CreateTable(t, schema.EventsFor(p)), db.CreateTable(t, schema.APIKeys())
 	key, _, err := apikey.NewStore(db.Client, keys).Create(context.Background(), "tenant-a", "")
 	require.NoError(t, err)
 	logs := &syncio.Buffer{}
 	api, err := New(Config{
-		Template: tmpl, DB: client, EventsTable: events, KeysTable: keys,
+		Template: tmpl, DB: client, EventsTable: events, KeysTable: keys, EventsProfile: override,
 		Logger: slog.New(slog.NewJSONHandler(logs, nil)), Gateway: gw,
 	})
 	require.NoError(t, err)
@@ -199,4 +210,65 @@ func TestDynamoDBStallThroughGateway(t *testing.T) {
 	assert.NotEmpty(t, res.Header.Get("X-Request-Id"), "the function answered, not the gateway")
 	assert.Less(t, time.Since(start), 10*time.Second, "within the API function's 10 s timeout")
 	p.Release()
+}
+
+// A TriggersApi given a lean events table tells its function so
+// (EVENTS_PROFILE in the template): served through the gateway and the
+// cached authorizer onto a lean table, the inbox lists undelivered events
+// from the sparse index, an ack takes an event out of it, and the items
+// have the lean shape. Config.EventsProfile overrides the template's.
+func TestLeanProfileFromTheTemplate(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		template string
+		override schema.EventsProfile
+	}{
+		{"the template's", leanTemplate, ""},
+		{"overridden", devTemplate, schema.ProfileLean},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := serveProfile(t, db.Client, tt.template, localgw.Options{}, schema.ProfileLean, tt.override)
+			auth := map[string]string{"Authorization": "Bearer " + s.key, "Content-Type": "application/json"}
+			var ids []string
+			for i := 0; i < 3; i++ {
+				res, body := s.do(t, http.MethodPost, s.api.BasePath+"/v1/events", auth, `{"event_type":"order.created","payload":{"n":`+strconv.Itoa(i)+`}}`)
+				require.Equal(t, http.StatusCreated, res.StatusCode, body)
+				ids = append(ids, jsonField(t, body, "event_id"))
+			}
+			res, body := s.do(t, http.MethodPost, s.api.BasePath+"/v1/inbox/ack", auth, `{"event_ids":["`+ids[1]+`"]}`)
+			require.Equal(t, http.StatusOK, res.StatusCode, body)
+			res, body = s.do(t, http.MethodGet, s.api.BasePath+"/v1/inbox?order=asc", auth, "")
+			require.Equal(t, http.StatusOK, res.StatusCode, body)
+			assert.Contains(t, body, `"payload":{"n":0}`)
+			assert.Contains(t, body, `"payload":{"n":2}`)
+			assert.NotContains(t, body, ids[1], "acked: out of the inbox")
+			res, body = s.do(t, http.MethodGet, s.api.BasePath+"/v1/inbox?status=delivered", auth, "")
+			require.Equal(t, http.StatusOK, res.StatusCode, body)
+			assert.Contains(t, body, ids[1])
+			res, body = s.do(t, http.MethodGet, s.api.BasePath+"/v1/inbox?event_type=order.created&status=all", auth, "")
+			require.Equal(t, http.StatusOK, res.StatusCode, body)
+			for _, id := range ids {
+				assert.Contains(t, body, id, "type filter on the table")
+			}
+
+			out, err := db.Client.Scan(context.Background(), &dynamodb.ScanInput{TableName: &s.events})
+			require.NoError(t, err)
+			require.Len(t, out.Items, 3)
+			for _, it := range out.Items {
+				assert.NotContains(t, it, schema.AttrEventTypeTS)
+				_, indexed := it[schema.AttrStatusTS]
+				assert.Equal(t, it[schema.AttrEventID].(*types.AttributeValueMemberS).Value != ids[1], indexed, "only undelivered events carry the index key")
+			}
+		})
+	}
+}
+
+// jsonField returns the string member name of the JSON object body.
+func jsonField(t *testing.T, body, name string) string {
+	t.Helper()
+	var m map[string]any
+	require.NoError(t, json.Unmarshal([]byte(body), &m), body)
+	v, _ := m[name].(string)
+	require.NotEmpty(t, v, "%s in %s", name, body)
+	return v
 }

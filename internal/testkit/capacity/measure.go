@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/triggers-dev/triggers/schema"
 	"io"
 	"log/slog"
 	"net/http"
@@ -58,13 +59,17 @@ type Config struct {
 	DB *dynamodb.Client
 	// Recorder is the one installed on DB.
 	Recorder *Recorder
-	// EventsTable and KeysTable are empty tables made from schema.Events
-	// and schema.APIKeys.
+	// EventsTable and KeysTable are empty tables made from
+	// schema.EventsFor(Profile) and schema.APIKeys.
 	EventsTable, KeysTable string
+	// Profile is the events table's profile (default schema.ProfileSeed).
+	Profile schema.EventsProfile
 }
 
 // Measurement is what Measure found.
 type Measurement struct {
+	// Profile is the events table's profile measured.
+	Profile schema.EventsProfile
 	// Rows are the operations at each payload size, then the key lookup.
 	Rows []Row
 	// OneUnitPayload is the largest payload (bytes of payload JSON) whose
@@ -77,8 +82,11 @@ type Measurement struct {
 // capacity each consumed on the events table and its indexes (the key
 // lookup row: on the API-keys table). Every size gets its own tenant.
 func Measure(ctx context.Context, cfg Config, payloads []int) (Measurement, error) {
-	var out Measurement
-	st := store.New(cfg.DB, cfg.EventsTable)
+	out := Measurement{Profile: cfg.Profile}
+	if out.Profile == "" {
+		out.Profile = schema.ProfileSeed
+	}
+	st := store.New(cfg.DB, cfg.EventsTable, store.WithProfile(out.Profile))
 	api, err := httpapi.New(httpapi.Config{
 		Store:        st,
 		CursorSecret: []byte(strings.Repeat("capacity-cursor-secret-", 2)),
@@ -89,7 +97,7 @@ func Measure(ctx context.Context, cfg Config, payloads []int) (Measurement, erro
 	}
 	var rows []Row
 	for _, size := range payloads {
-		m := measurer{cfg: cfg, api: api, tenant: fmt.Sprintf("capacity-%d", size), size: size}
+		m := measurer{cfg: cfg, api: api, tenant: fmt.Sprintf("capacity-%s-%d", out.Profile, size), size: size}
 		r, err := m.rows(ctx)
 		if err != nil {
 			return out, fmt.Errorf("payload %d bytes: %w", size, err)
@@ -97,7 +105,7 @@ func Measure(ctx context.Context, cfg Config, payloads []int) (Measurement, erro
 		rows = append(rows, r...)
 	}
 	keys := apikey.NewStore(cfg.DB, cfg.KeysTable)
-	key, _, err := keys.Create(ctx, "capacity-keys", "capacity")
+	key, _, err := keys.Create(ctx, "capacity-keys-"+string(out.Profile), "capacity")
 	if err != nil {
 		return out, err
 	}
@@ -118,7 +126,7 @@ func Measure(ctx context.Context, cfg Config, payloads []int) (Measurement, erro
 // store, the largest payload whose event item takes one write unit on the
 // table.
 func oneUnitPayload(ctx context.Context, cfg Config, st *store.Store) (int, error) {
-	m := measurer{tenant: "capacity-probe"}
+	m := measurer{tenant: "capacity-probe-" + string(cfg.Profile)}
 	units := func(size int) (float64, error) {
 		m.size = size
 		req, err := event.ParseCreate(m.body())

@@ -3,6 +3,7 @@ package capacity
 import (
 	"errors"
 	"fmt"
+	"github.com/triggers-dev/triggers/schema"
 	"slices"
 	"strconv"
 	"strings"
@@ -71,17 +72,77 @@ func num(f float64) string {
 func dollars(f float64) string { return fmt.Sprintf("$%.4f", f) }
 
 // Render returns the generated part of docs/capacity.md (without the
-// markers): a table per payload size, then the cost per million events of
-// an event's life.
-func Render(m Measurement) (string, error) {
-	rows := m.Rows
+// markers): for each measurement (one per events table profile), a table
+// per payload size and the cost per million events of an event's life;
+// the authorizer's key lookup; then, with more than one profile, the
+// profiles side by side.
+func Render(ms ...Measurement) (string, error) {
+	if len(ms) == 0 {
+		return "", errors.New("no measurement to render")
+	}
 	var b strings.Builder
+	lookup := ""
+	for _, m := range ms {
+		if err := renderProfile(&b, m); err != nil {
+			return "", fmt.Errorf("%s profile: %w", m.Profile, err)
+		}
+		for _, r := range m.Rows {
+			if r.Operation == OpKeyLookup && lookup == "" {
+				lookup = fmt.Sprintf("\nThe %s (%s, on the API-keys table): %s, %s RCU, %s per million lookups.\n",
+					r.Operation, r.Request, strings.Join(r.Calls, ", "), num(total(r.Units.Read)), dollars(Cost(r.Units)))
+			}
+		}
+	}
+	b.WriteString(lookup)
+	if len(ms) > 1 {
+		b.WriteString("\n### The profiles side by side\n\n")
+		b.WriteString("An event's life: ingest + 1/" + strconv.Itoa(InboxPageSize) + " inbox page + ack.\n\n")
+		b.WriteString("| payload | profile | ingest WCU | ack WCU | ingest + ack WCU | inbox page RCU | $ per million events |\n|---|---|--:|--:|--:|--:|--:|\n")
+		for _, size := range sizesOf(ms[0].Rows) {
+			for _, m := range ms {
+				in, err1 := find(m.Rows, OpIngest, size)
+				ack, err2 := find(m.Rows, OpAck, size)
+				page, err3 := find(m.Rows, OpInboxPage, size)
+				if err := errors.Join(err1, err2, err3); err != nil {
+					return "", fmt.Errorf("%s profile: %w", m.Profile, err)
+				}
+				w := total(in.Units.Write) + total(ack.Units.Write)
+				r := total(page.Units.Read) / InboxPageSize
+				fmt.Fprintf(&b, "| %s | %s | %s | %s | **%s** | %s | %s |\n", sizeName(size), m.Profile,
+					num(total(in.Units.Write)), num(total(ack.Units.Write)), num(w), num(total(page.Units.Read)),
+					dollars(w*PricePerMillionWRU+r*PricePerMillionRRU))
+			}
+		}
+	}
+	return b.String(), nil
+}
+
+func sizesOf(rows []Row) []int {
 	var sizes []int
 	for _, r := range rows {
 		if r.Operation != OpKeyLookup && !slices.Contains(sizes, r.Payload) {
 			sizes = append(sizes, r.Payload)
 		}
 	}
+	return sizes
+}
+
+func find(rows []Row, op string, size int) (Row, error) {
+	for _, r := range rows {
+		if r.Operation == op && r.Payload == size {
+			return r, nil
+		}
+	}
+	return Row{}, fmt.Errorf("no %q row at %d bytes", op, size)
+}
+
+// renderProfile writes one profile's tables.
+func renderProfile(b *strings.Builder, m Measurement) error {
+	if m.Profile == "" {
+		m.Profile = schema.ProfileSeed
+	}
+	rows := m.Rows
+	sizes := sizesOf(rows)
 	var ws, rs []map[string]float64
 	for _, r := range rows {
 		if r.Operation != OpKeyLookup {
@@ -91,14 +152,14 @@ func Render(m Measurement) (string, error) {
 	}
 	wcols, rcols := columns(ws...), columns(rs...)
 	for _, size := range sizes {
-		fmt.Fprintf(&b, "\n### Payload %s (%d bytes of payload JSON)\n\n", sizeName(size), size)
+		fmt.Fprintf(b, "\n### %s profile: payload %s (%d bytes of payload JSON)\n\n", titled(m.Profile), sizeName(size), size)
 		b.WriteString("| operation | request | DynamoDB calls |")
 		for _, c := range wcols {
-			fmt.Fprintf(&b, " WCU %s |", c)
+			fmt.Fprintf(b, " WCU %s |", c)
 		}
 		b.WriteString(" WCU total |")
 		for _, c := range rcols {
-			fmt.Fprintf(&b, " RCU %s |", c)
+			fmt.Fprintf(b, " RCU %s |", c)
 		}
 		b.WriteString(" RCU total | $ per million |\n|---|---|---|")
 		b.WriteString(strings.Repeat("--:|", len(wcols)+len(rcols)+3))
@@ -107,67 +168,58 @@ func Render(m Measurement) (string, error) {
 			if r.Payload != size || r.Operation == OpKeyLookup {
 				continue
 			}
-			fmt.Fprintf(&b, "| %s | `%s` | %s |", r.Operation, r.Request, strings.Join(r.Calls, ", "))
+			fmt.Fprintf(b, "| %s | `%s` | %s |", r.Operation, r.Request, strings.Join(r.Calls, ", "))
 			for _, c := range wcols {
-				fmt.Fprintf(&b, " %s |", num(r.Units.Write[c]))
+				fmt.Fprintf(b, " %s |", num(r.Units.Write[c]))
 			}
-			fmt.Fprintf(&b, " **%s** |", num(total(r.Units.Write)))
+			fmt.Fprintf(b, " **%s** |", num(total(r.Units.Write)))
 			for _, c := range rcols {
-				fmt.Fprintf(&b, " %s |", num(r.Units.Read[c]))
+				fmt.Fprintf(b, " %s |", num(r.Units.Read[c]))
 			}
-			fmt.Fprintf(&b, " **%s** | %s |\n", num(total(r.Units.Read)), dollars(Cost(r.Units)))
+			fmt.Fprintf(b, " **%s** | %s |\n", num(total(r.Units.Read)), dollars(Cost(r.Units)))
 		}
 	}
-	for _, r := range rows {
-		if r.Operation == OpKeyLookup {
-			fmt.Fprintf(&b, "\nThe %s (%s, on the API-keys table): %s, %s RCU, %s per million lookups.\n",
-				r.Operation, r.Request, strings.Join(r.Calls, ", "), num(total(r.Units.Read)), dollars(Cost(r.Units)))
-		}
-	}
-
 	if m.OneUnitPayload > 0 {
-		fmt.Fprintf(&b, "\nAn event item takes one write unit up to a payload of %d bytes (found by bisection over real PutItems); a 1 KB payload makes it a 2-unit item.\n", m.OneUnitPayload)
+		fmt.Fprintf(b, "\nIn the %s profile an event item takes one write unit up to a payload of %d bytes (found by bisection over real PutItems); a 1 KB payload makes it a 2-unit item.\n", m.Profile, m.OneUnitPayload)
 	}
-	b.WriteString("\n### Per million events\n\n")
+	fmt.Fprintf(b, "\n### %s profile: per million events\n\n", titled(m.Profile))
 	b.WriteString("An event's life in the inbox: it is ingested, read once in an inbox page (a 50th of a page each) and acked.\n\n")
 	b.WriteString("| payload | life | WCU | RCU | $ per million events |\n|---|---|--:|--:|--:|\n")
-	find := func(op string, size int) (Row, error) {
-		for _, r := range rows {
-			if r.Operation == op && r.Payload == size {
-				return r, nil
-			}
-		}
-		return Row{}, fmt.Errorf("no %q row at %d bytes", op, size)
-	}
 	for _, size := range sizes {
 		for _, first := range []string{OpIngest, OpIdempotentIngest} {
-			in, err1 := find(first, size)
-			page, err2 := find(OpInboxPage, size)
-			ack, err3 := find(OpAck, size)
+			in, err1 := find(rows, first, size)
+			page, err2 := find(rows, OpInboxPage, size)
+			ack, err3 := find(rows, OpAck, size)
 			if err := errors.Join(err1, err2, err3); err != nil {
-				return "", err
+				return err
 			}
 			w := total(in.Units.Write) + total(ack.Units.Write)
 			r := total(in.Units.Read) + total(ack.Units.Read) + total(page.Units.Read)/InboxPageSize
-			fmt.Fprintf(&b, "| %s | %s + 1/%d inbox page + ack | %s | %s | %s |\n", sizeName(size), first, InboxPageSize,
+			fmt.Fprintf(b, "| %s | %s + 1/%d inbox page + ack | %s | %s | %s |\n", sizeName(size), first, InboxPageSize,
 				num(w), strconv.FormatFloat(r, 'f', 3, 64), dollars(w*PricePerMillionWRU+r*PricePerMillionRRU))
 		}
 	}
 	for _, size := range sizes {
-		rep, err := find(OpRepeat, size)
+		rep, err := find(rows, OpRepeat, size)
 		if err != nil {
-			return "", err
+			return err
 		}
-		idem, err := find(OpIdempotentIngest, size)
+		idem, err := find(rows, OpIdempotentIngest, size)
 		if err != nil {
-			return "", err
+			return err
 		}
 		if len(rep.Unreported) > 0 {
-			fmt.Fprintf(&b, "\nAt %s, the repeat's %s failed and reported no capacity; billed like the transaction that succeeded, it would add %s WCU (%s per million repeats).\n",
+			fmt.Fprintf(b, "\nAt %s, the repeat's %s failed and reported no capacity; billed like the transaction that succeeded, it would add %s WCU (%s per million repeats).\n",
 				sizeName(size), strings.Join(rep.Unreported, ", "), num(total(idem.Units.Write)), dollars(total(idem.Units.Write)*PricePerMillionWRU))
 		}
 	}
-	return b.String(), nil
+	return nil
+}
+
+// titled is the profile's name with a capital letter ("Seed").
+func titled(p schema.EventsProfile) string {
+	s := string(p)
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 func sizeName(size int) string {
