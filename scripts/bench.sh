@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # make bench, part 1: the runtime's benchmarks with allocation counts, the
-# hot path's figures beside their budgets (docs/performance.md), then each
-# Lambda function's cold start against a hello-world floor.
+# hot path's figures beside their budgets (docs/performance.md), the
+# DynamoDB write units of an event's ingest + ack in both table profiles
+# (measured on DynamoDB Local, docs/capacity.md), then each Lambda
+# function's cold start against a hello-world floor.
 #   BENCHTIME=2s COLDSTART_ROUNDS=40 scripts/bench.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,6 +33,10 @@ $1 ~ /^Benchmark/ {
 	mark_a = (b[2] == "-" || allocs + 0 <= b[2] + 0) ? " " : "!"
 	printf "  %-22s %12.1f us%s (budget %g us)   %8d allocs%s (budget %s)\n", name, ns / 1000, mark_t, b[1] / 1000, allocs, mark_a, b[2]
 }' "$out"
+
+echo
+echo "DynamoDB write units per event against the budget (! marks a miss; docs/capacity.md):"
+go test -count=1 -v -run '^TestWriteBudget$' ./internal/testkit/capacity | sed -n 's/^ *capacity_test.go:[0-9]*: /  /p'
 
 echo
 go run ./cmd/triggers-coldstart -n "${COLDSTART_ROUNDS:-40}"

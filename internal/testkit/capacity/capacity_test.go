@@ -260,3 +260,21 @@ func lineDiff(a, b string) string {
 	}
 	return out.String()
 }
+
+// TestWriteBudget prints the ingest + ack budget lines (make bench shows
+// them, from go test -v) and checks them against the measurement.
+func TestWriteBudget(t *testing.T) {
+	ms := measure(t)
+	lines, err := BudgetLines(ms...)
+	require.NoError(t, err)
+	require.Len(t, lines, len(payloads)*len(profiles))
+	for _, l := range lines {
+		t.Log(l)
+	}
+	assert.Equal(t, "ingest + ack, payload 512 B  lean profile:   4 WCU  (budget 4)", lines[1])
+	assert.Equal(t, "ingest + ack, payload 1 KB   seed profile:  14 WCU! (budget 4)", lines[2])
+	_, err = BudgetLines()
+	assert.Error(t, err)
+	_, err = BudgetLines(Measurement{Rows: []Row{{Operation: OpIngest, Payload: 1}}})
+	assert.Error(t, err)
+}

@@ -249,3 +249,33 @@ func Generated(doc string) (string, error) {
 	}
 	return strings.TrimSuffix(strings.TrimPrefix(doc[i+len(BeginMarker):j], "\n"), "\n"), nil
 }
+
+// WriteBudget is issue 17's budget for an event's ingest + ack, in write
+// units.
+const WriteBudget = 4
+
+// BudgetLines returns, per payload size and profile, the write units of
+// an ingest + ack beside WriteBudget ("!" marks a miss): what make bench
+// prints.
+func BudgetLines(ms ...Measurement) ([]string, error) {
+	var lines []string
+	if len(ms) == 0 {
+		return nil, errors.New("no measurement")
+	}
+	for _, size := range sizesOf(ms[0].Rows) {
+		for _, m := range ms {
+			in, err1 := find(m.Rows, OpIngest, size)
+			ack, err2 := find(m.Rows, OpAck, size)
+			if err := errors.Join(err1, err2); err != nil {
+				return nil, fmt.Errorf("%s profile: %w", m.Profile, err)
+			}
+			w := total(in.Units.Write) + total(ack.Units.Write)
+			mark := " "
+			if w > WriteBudget {
+				mark = "!"
+			}
+			lines = append(lines, fmt.Sprintf("ingest + ack, payload %-6s %-4s profile: %3s WCU%s (budget %d)", sizeName(size), m.Profile, num(w), mark, WriteBudget))
+		}
+	}
+	return lines, nil
+}
