@@ -259,9 +259,19 @@ var bodySeeds = []string{
 
 // corpus returns the seeds of the event package's FuzzParseCreate corpus.
 func corpus(t testing.TB) [][]byte {
-	files, err := filepath.Glob("../event/testdata/fuzz/FuzzParseCreate/*")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no corpus of event's FuzzParseCreate: %v", err)
+	seeds := fuzzSeeds(t, "FuzzParseCreate")
+	if len(seeds) == 0 {
+		t.Fatal("no corpus of event's FuzzParseCreate")
+	}
+	return seeds
+}
+
+// fuzzSeeds returns the []byte inputs of the event package's corpus of
+// fuzz target name (testdata/fuzz/<name>/*, go test's corpus format).
+func fuzzSeeds(t testing.TB, name string) [][]byte {
+	files, err := filepath.Glob("../event/testdata/fuzz/" + name + "/*")
+	if err != nil {
+		t.Fatal(err)
 	}
 	var out [][]byte
 	for _, f := range files {
@@ -409,23 +419,7 @@ func allBatchSeeds(t testing.TB) [][]byte {
 		out = append(out, []byte(`{"events":[`+strings.Join(all[:n], ",")+`]}`))
 		all = all[n:]
 	}
-	files, _ := filepath.Glob("../event/testdata/fuzz/FuzzParseBatch/*")
-	for _, f := range files {
-		raw, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, line := range strings.Split(string(raw), "\n") {
-			if q, ok := strings.CutPrefix(line, "[]byte("); ok {
-				s, err := strconv.Unquote(strings.TrimSuffix(q, ")"))
-				if err != nil {
-					t.Fatalf("%s: %v", f, err)
-				}
-				out = append(out, []byte(s))
-			}
-		}
-	}
-	return out
+	return append(out, fuzzSeeds(t, "FuzzParseBatch")...)
 }
 
 func TestBatchDifferential(t *testing.T) {
