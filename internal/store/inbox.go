@@ -131,13 +131,13 @@ const (
 )
 
 // fetchEvents reads the events whose keys a lean StatusIndex query
-// returned, in the query's order, with eventually consistent
-// BatchGetItem calls (half a read unit per event up to 4 KB, as the
-// index query would have cost with the payloads in it). It retries
-// unprocessed keys with backoff. An event gone from the table since the
-// query (its ttl passed, DynamoDB deleted it) is left out, as is one whose
-// status is no longer the one asked for: the table is fresher than the
-// index.
+// returned, in the query's order, with strongly consistent BatchGetItem
+// calls (a read unit per event up to 4 KB): an eventually consistent read
+// could miss an event the index already lists, and the page's cursor
+// would then move past it for good. It retries unprocessed keys with
+// backoff. An event gone from the table since the query (its ttl passed,
+// DynamoDB deleted it) is left out, as is one whose status is no longer
+// the one asked for (acked since): the table is fresher than the index.
 func (st *Store) fetchEvents(ctx context.Context, q event.InboxQuery, keys []map[string]types.AttributeValue) ([]map[string]types.AttributeValue, error) {
 	if len(keys) == 0 {
 		return nil, nil
@@ -158,7 +158,7 @@ func (st *Store) fetchEvents(ctx context.Context, q event.InboxQuery, keys []map
 			}
 		}
 		out, err := st.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{
-			RequestItems: map[string]types.KeysAndAttributes{st.table: {Keys: pending}},
+			RequestItems: map[string]types.KeysAndAttributes{st.table: {Keys: pending, ConsistentRead: aws.Bool(true)}},
 		})
 		if err != nil {
 			return nil, classify("read inbox events", err)
