@@ -76,7 +76,7 @@ func ClientFromConfig(cfg aws.Config, o Options, optFns ...func(*dynamodb.Option
 // from (retryer, region, credentials), for other service clients. The
 // endpoint override applies to DynamoDB only.
 func LoadConfig(ctx context.Context, o Options) (aws.Config, error) {
-	httpClient, retryer := o.transport(DefaultAttemptTimeout)
+	httpClient, retryer := o.Transport(DefaultAttemptTimeout)
 	opts := []func(*config.LoadOptions) error{
 		config.WithHTTPClient(httpClient),
 		config.WithRetryer(retryer),
@@ -100,10 +100,12 @@ func LoadConfig(ctx context.Context, o Options) (aws.Config, error) {
 	return cfg, nil
 }
 
-// transport returns the HTTP client (one attempt bounded by
+// Transport returns the HTTP client (one attempt bounded by
 // o.AttemptTimeout, else timeout) and the retryer (o.MaxAttempts, else 4,
-// backoff at most 2 s) that every client of this package uses.
-func (o Options) transport(timeout time.Duration) (*awshttp.BuildableClient, func() aws.Retryer) {
+// backoff at most 2 s) of every AWS configuration of this module: for an
+// aws.Config's HTTPClient and Retryer. Timeout is DefaultAttemptTimeout
+// for AWS, LocalAttemptTimeout for a local engine.
+func (o Options) Transport(timeout time.Duration) (*awshttp.BuildableClient, func() aws.Retryer) {
 	attempts := o.MaxAttempts
 	if attempts <= 0 {
 		attempts = 4
@@ -139,7 +141,7 @@ const LocalAttemptTimeout = 10 * time.Second
 // nothing from the environment or shared config files, so a developer's
 // AWS profile never decides which local database a test sees.
 func LocalConfig(o Options) aws.Config {
-	httpClient, retryer := o.transport(LocalAttemptTimeout)
+	httpClient, retryer := o.Transport(LocalAttemptTimeout)
 	region := o.Region
 	if region == "" {
 		region = LocalRegion
