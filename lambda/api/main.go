@@ -23,27 +23,27 @@ import (
 	"github.com/triggers-dev/triggers/internal/emf"
 	"github.com/triggers-dev/triggers/internal/httpapi"
 	"github.com/triggers-dev/triggers/internal/lambdaadapter"
+	"github.com/triggers-dev/triggers/internal/lambdaaws"
 	"github.com/triggers-dev/triggers/internal/store"
 	"github.com/triggers-dev/triggers/lambda/fnconfig"
 )
 
 func main() {
-	if err := run(context.Background()); err != nil {
+	if err := run(); err != nil {
 		fmt.Fprintf(os.Stderr, "api: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context) error {
+func run() error {
 	cfg, err := fnconfig.LoadAPI(os.Getenv)
 	if err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}
 	dbOpts := ddb.Options{EndpointURL: cfg.Endpoint}
-	awsCfg, err := ddb.LoadConfig(ctx, dbOpts)
-	if err != nil {
-		return err
-	}
+	// No network call and no failure here: a missing region or
+	// credential fails each request, naming the variable.
+	awsCfg := lambdaaws.Config(os.Getenv, dbOpts)
 	client := ddb.ClientFromConfig(awsCfg, dbOpts)
 	var metrics emf.Recorder = emf.Nop{}
 	if cfg.MetricsNamespace != "" {

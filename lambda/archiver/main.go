@@ -8,7 +8,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 
@@ -18,6 +17,7 @@ import (
 
 	"github.com/triggers-dev/triggers/internal/archive"
 	"github.com/triggers-dev/triggers/internal/ddb"
+	"github.com/triggers-dev/triggers/internal/lambdaaws"
 	"github.com/triggers-dev/triggers/lambda/fnconfig"
 )
 
@@ -29,12 +29,9 @@ func main() {
 	}
 	log := fnconfig.Logger(os.Stdout, cfg.LogLevel)
 	// The project's one AWS configuration (bounded attempts, each with a
-	// timeout); its endpoint override is DynamoDB's, so S3 sets its own.
-	awsCfg, err := ddb.LoadConfig(context.Background(), ddb.Options{})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "archiver: %v\n", err)
-		os.Exit(1)
-	}
+	// timeout), from the environment Lambda sets; its endpoint override is
+	// DynamoDB's, so S3 sets its own.
+	awsCfg := lambdaaws.Config(os.Getenv, ddb.Options{})
 	client := s3.NewFromConfig(awsCfg, func(o *s3.Options) {
 		if cfg.Endpoint != "" {
 			o.BaseEndpoint = aws.String(cfg.Endpoint)

@@ -5,7 +5,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/triggers-dev/triggers/internal/apikey"
 	"github.com/triggers-dev/triggers/internal/ddb"
 	"github.com/triggers-dev/triggers/internal/lambdaadapter"
+	"github.com/triggers-dev/triggers/internal/lambdaaws"
 	"github.com/triggers-dev/triggers/lambda/fnconfig"
 )
 
@@ -23,11 +23,8 @@ func main() {
 		fmt.Fprintf(os.Stderr, "authorizer: configuration: %v\n", err)
 		os.Exit(1)
 	}
-	client, err := ddb.NewClient(context.Background(), ddb.Options{EndpointURL: cfg.Endpoint})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "authorizer: %v\n", err)
-		os.Exit(1)
-	}
+	dbOpts := ddb.Options{EndpointURL: cfg.Endpoint}
+	client := ddb.ClientFromConfig(lambdaaws.Config(os.Getenv, dbOpts), dbOpts)
 	keys := apikey.NewStore(client, cfg.APIKeysTable)
 	lambda.Start(lambdaadapter.Authorizer(keys, cfg.KeySources, fnconfig.Logger(os.Stdout, cfg.LogLevel)))
 }

@@ -5,7 +5,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 
@@ -15,6 +14,7 @@ import (
 
 	"github.com/triggers-dev/triggers/internal/ddb"
 	"github.com/triggers-dev/triggers/internal/delivery"
+	"github.com/triggers-dev/triggers/internal/lambdaaws"
 	"github.com/triggers-dev/triggers/lambda/fnconfig"
 )
 
@@ -26,12 +26,9 @@ func main() {
 	}
 	log := fnconfig.Logger(os.Stdout, cfg.LogLevel)
 	// The project's one AWS configuration (bounded attempts, each with a
-	// timeout); its endpoint override is DynamoDB's, so SQS sets its own.
-	awsCfg, err := ddb.LoadConfig(context.Background(), ddb.Options{})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "streamconsumer: %v\n", err)
-		os.Exit(1)
-	}
+	// timeout), from the environment Lambda sets; its endpoint override is
+	// DynamoDB's, so SQS sets its own.
+	awsCfg := lambdaaws.Config(os.Getenv, ddb.Options{})
 	client := sqs.NewFromConfig(awsCfg, func(o *sqs.Options) {
 		if cfg.Endpoint != "" {
 			o.BaseEndpoint = aws.String(cfg.Endpoint)

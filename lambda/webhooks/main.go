@@ -8,7 +8,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 
@@ -19,29 +18,27 @@ import (
 	"github.com/triggers-dev/triggers/internal/ddb"
 	"github.com/triggers-dev/triggers/internal/dispatch"
 	"github.com/triggers-dev/triggers/internal/emf"
+	"github.com/triggers-dev/triggers/internal/lambdaaws"
 	"github.com/triggers-dev/triggers/internal/store"
 	"github.com/triggers-dev/triggers/internal/webhook"
 	"github.com/triggers-dev/triggers/lambda/fnconfig"
 )
 
 func main() {
-	if err := run(context.Background()); err != nil {
+	if err := run(); err != nil {
 		fmt.Fprintf(os.Stderr, "webhooks: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context) error {
+func run() error {
 	cfg, err := fnconfig.LoadWebhooks(os.Getenv)
 	if err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}
 	log := fnconfig.Logger(os.Stdout, cfg.LogLevel)
 	dbOpts := ddb.Options{EndpointURL: cfg.Endpoint}
-	awsCfg, err := ddb.LoadConfig(ctx, dbOpts)
-	if err != nil {
-		return err
-	}
+	awsCfg := lambdaaws.Config(os.Getenv, dbOpts)
 	queue := sqs.NewFromConfig(awsCfg, func(o *sqs.Options) {
 		if cfg.SQSEndpoint != "" {
 			o.BaseEndpoint = aws.String(cfg.SQSEndpoint)
