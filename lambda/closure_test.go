@@ -33,6 +33,22 @@ var forbidden = []string{
 
 const sdk = "github.com/aws/aws-sdk-go-v2/service/"
 
+// sdkConfig are the SDK's configuration loader and credential chain
+// (shared files, SSO, STS, instance metadata), which no function links:
+// they build their AWS configuration from the environment Lambda sets
+// (internal/lambdaaws). Linked, they cost each binary about 1.5 MB and
+// each cold start over a millisecond of package init.
+var sdkConfig = []string{
+	"github.com/aws/aws-sdk-go-v2/config",
+	"github.com/aws/aws-sdk-go-v2/credentials",
+	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds",
+	sdk + "sso",
+	sdk + "ssooidc",
+	sdk + "sts",
+	sdk + "signin",
+	module + "internal/ddb/ddbconfig",
+}
+
 // unneeded are packages a function does not run, which its binary must
 // therefore not link. The stream consumer reads no table (no store, no
 // Streams API: the local stream reader is internal/dev/streampoll); only
@@ -50,11 +66,11 @@ var unneeded = map[string][]string{
 // test-only.
 func TestDependencyClosure(t *testing.T) {
 	for fn, needs := range map[string][]string{
-		"api":            {"internal/httpapi", "internal/store", "internal/cursor", "internal/ddb", "internal/lambdaadapter", "lambda/fnconfig"},
-		"authorizer":     {"internal/apikey", "internal/ddb", "internal/lambdaadapter", "lambda/fnconfig"},
-		"streamconsumer": {"internal/delivery", "internal/ddb", "lambda/fnconfig"},
-		"archiver":       {"internal/archive", "internal/ddb", "lambda/fnconfig"},
-		"webhooks":       {"internal/dispatch", "internal/webhook", "internal/store", "internal/ddb", "lambda/fnconfig"},
+		"api":            {"internal/httpapi", "internal/store", "internal/cursor", "internal/ddb", "internal/lambdaaws", "internal/lambdaadapter", "lambda/fnconfig"},
+		"authorizer":     {"internal/apikey", "internal/ddb", "internal/lambdaaws", "internal/lambdaadapter", "lambda/fnconfig"},
+		"streamconsumer": {"internal/delivery", "internal/ddb", "internal/lambdaaws", "lambda/fnconfig"},
+		"archiver":       {"internal/archive", "internal/ddb", "internal/lambdaaws", "lambda/fnconfig"},
+		"webhooks":       {"internal/dispatch", "internal/webhook", "internal/store", "internal/ddb", "internal/lambdaaws", "lambda/fnconfig"},
 	} {
 		t.Run(fn, func(t *testing.T) {
 			out, err := exec.Command("go", "list", "-deps", "./"+fn).CombinedOutput()
@@ -69,6 +85,11 @@ func TestDependencyClosure(t *testing.T) {
 			for _, d := range deps {
 				for _, no := range unneeded[fn] {
 					assert.False(t, d == no || strings.HasPrefix(d, no+"/"), "lambda/%s links %s, which it does not run", fn, d)
+				}
+			}
+			for _, d := range deps {
+				for _, c := range sdkConfig {
+					assert.False(t, d == c || strings.HasPrefix(d, c+"/"), "lambda/%s links %s (the SDK's config loader or credential chain: use internal/lambdaaws)", fn, d)
 				}
 			}
 			for _, d := range deps {
@@ -96,4 +117,5 @@ func TestClosureCheckSeesLocalPackages(t *testing.T) {
 	require.NoError(t, err, "%s", out)
 	assert.Contains(t, strings.Fields(string(out)), module+"internal/dev/devenv")
 	assert.Contains(t, strings.Fields(string(out)), module+"internal/ddb/ddblocal")
+	assert.Contains(t, strings.Fields(string(out)), "github.com/aws/aws-sdk-go-v2/config")
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/apikey"
 	"github.com/triggers-dev/triggers/internal/ddb"
+	"github.com/triggers-dev/triggers/internal/ddb/ddbconfig"
 	"github.com/triggers-dev/triggers/schema"
 )
 
@@ -72,7 +73,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintln(stderr, "triggers-keys: no table: pass -table NAME or set API_KEYS_TABLE")
 		return 2
 	}
-	client, err := ddb.NewClient(ctx, ddb.Options{EndpointURL: *endpoint, Region: *region})
+	client, err := ddbconfig.NewClient(ctx, ddb.Options{EndpointURL: *endpoint, Region: *region})
 	if err != nil {
 		fmt.Fprintf(stderr, "triggers-keys: %v\n", err)
 		return 1

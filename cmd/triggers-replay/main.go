@@ -40,6 +40,7 @@ import (
 
 	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/ddb"
+	"github.com/triggers-dev/triggers/internal/ddb/ddbconfig"
 	"github.com/triggers-dev/triggers/internal/delivery"
 	"github.com/triggers-dev/triggers/internal/dev/streampoll"
 	"github.com/triggers-dev/triggers/internal/event"
@@ -80,7 +81,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 2
 	}
 	dbOpts := ddb.Options{EndpointURL: *endpoint}
-	cfg, err := ddb.LoadConfig(ctx, dbOpts)
+	cfg, err := ddbconfig.LoadConfig(ctx, dbOpts)
 	if err != nil {
 		fmt.Fprintf(stderr, "triggers-replay: %v\n", err)
 		return 1

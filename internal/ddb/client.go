@@ -1,11 +1,20 @@
-// Package ddb is the project's DynamoDB family: it builds the AWS clients
-// of every composition root (the three Lambda functions, the commands and
-// the local development server), on AWS or against a local endpoint such as
-// DynamoDB Local; it creates tables from package schema; and it classifies
-// DynamoDB errors for the HTTP contract (which failures are "try again
-// later" and which blame the item).
+// Package ddb is the project's DynamoDB family: it builds the DynamoDB
+// clients of every composition root (the Lambda functions, the commands
+// and the local development server) with one transport (Options.Transport:
+// bounded attempts, each with a timeout), on AWS or against a local
+// endpoint such as DynamoDB Local; it creates tables from package schema;
+// and it classifies DynamoDB errors for the HTTP contract (which failures
+// are "try again later" and which blame the item).
 //
-// Its subpackages do not ship in a Lambda binary: ddblocal launches
+// The AWS configuration comes from internal/lambdaaws in a Lambda
+// function (its environment, without the SDK's config package), from
+// ddbconfig elsewhere (the SDK's default chain: profiles, SSO), or from
+// LocalConfig for a local engine. Package ddb itself does not import the
+// SDK's config package, which would weigh on every function's binary and
+// cold start.
+//
+// Its subpackages do not ship in a Lambda binary: ddbconfig loads the
+// SDK's default configuration (commands, make dev), ddblocal launches
 // DynamoDB Local (tests and make dev) and ddbtest is the test harness on
 // top of it.
 package ddb
@@ -14,13 +23,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -32,8 +39,9 @@ type Options struct {
 	// EndpointURL overrides the DynamoDB endpoint (DynamoDB Local, say).
 	// Default: the regional AWS endpoint.
 	EndpointURL string
-	// Region overrides the region. Default: the SDK's resolution
-	// (AWS_REGION, profile), or us-east-1 with EndpointURL set.
+	// Region overrides the region. Default: the environment's
+	// (AWS_REGION; ddbconfig also reads the profile), or us-east-1 with
+	// EndpointURL set.
 	Region string
 	// MaxAttempts bounds the SDK's attempts per call, retries of
 	// throttling with exponential backoff included. Default: 4.
@@ -49,55 +57,16 @@ type Options struct {
 // in milliseconds; a 25-item batch of 400 KB items is 10 MB, well under it.
 const DefaultAttemptTimeout = 3 * time.Second
 
-// NewClient returns a DynamoDB client from the default AWS configuration
-// chain (environment, shared config, Lambda role). With EndpointURL and no
-// credentials in the environment it uses static dummy credentials, which
-// DynamoDB Local accepts.
-func NewClient(ctx context.Context, o Options) (*dynamodb.Client, error) {
-	cfg, err := LoadConfig(ctx, o)
-	if err != nil {
-		return nil, err
-	}
-	return ClientFromConfig(cfg, o), nil
-}
-
-// ClientFromConfig returns a DynamoDB client for cfg (from LoadConfig or
-// LocalConfig) with o's endpoint override; optFns adjust its options
-// further (tests lower the attempts, say).
+// ClientFromConfig returns a DynamoDB client for cfg (from
+// lambdaaws.Config, ddbconfig.LoadConfig or LocalConfig) with o's endpoint
+// override; optFns adjust its options further (tests lower the attempts,
+// say).
 func ClientFromConfig(cfg aws.Config, o Options, optFns ...func(*dynamodb.Options)) *dynamodb.Client {
 	return dynamodb.NewFromConfig(cfg, append([]func(*dynamodb.Options){func(do *dynamodb.Options) {
 		if o.EndpointURL != "" {
 			do.BaseEndpoint = aws.String(o.EndpointURL)
 		}
 	}}, optFns...)...)
-}
-
-// LoadConfig returns the AWS configuration NewClient builds its client
-// from (retryer, region, credentials), for other service clients. The
-// endpoint override applies to DynamoDB only.
-func LoadConfig(ctx context.Context, o Options) (aws.Config, error) {
-	httpClient, retryer := o.Transport(DefaultAttemptTimeout)
-	opts := []func(*config.LoadOptions) error{
-		config.WithHTTPClient(httpClient),
-		config.WithRetryer(retryer),
-	}
-	region := o.Region
-	if region == "" && o.EndpointURL != "" && os.Getenv("AWS_REGION") == "" && os.Getenv("AWS_DEFAULT_REGION") == "" {
-		region = "us-east-1"
-	}
-	if region != "" {
-		opts = append(opts, config.WithRegion(region))
-	}
-	if o.EndpointURL != "" && os.Getenv("AWS_ACCESS_KEY_ID") == "" && os.Getenv("AWS_PROFILE") == "" {
-		opts = append(opts, config.WithCredentialsProvider(aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
-			return aws.Credentials{AccessKeyID: "local", SecretAccessKey: "local", Source: "ddb.LoadConfig"}, nil
-		})))
-	}
-	cfg, err := config.LoadDefaultConfig(ctx, opts...)
-	if err != nil {
-		return aws.Config{}, fmt.Errorf("load AWS configuration: %w", err)
-	}
-	return cfg, nil
 }
 
 // Transport returns the HTTP client (one attempt bounded by
@@ -136,7 +105,8 @@ const LocalAttemptTimeout = 10 * time.Second
 
 // LocalConfig returns the configuration of a client for a local engine
 // such as DynamoDB Local: static credentials (LocalAccessKeyID), region
-// LocalRegion unless o.Region is set, the same retryer as LoadConfig and
+// LocalRegion unless o.Region is set, the same retryer as the other
+// configurations (Transport) and
 // attempts bounded by o.AttemptTimeout or LocalAttemptTimeout. It reads
 // nothing from the environment or shared config files, so a developer's
 // AWS profile never decides which local database a test sees.

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"syscall"
@@ -22,6 +23,7 @@ import (
 	"github.com/triggers-dev/triggers/internal/ddb/ddbtest"
 	"github.com/triggers-dev/triggers/internal/dev/syncio"
 	"github.com/triggers-dev/triggers/internal/httpapi"
+	"github.com/triggers-dev/triggers/internal/lambdaaws"
 	"github.com/triggers-dev/triggers/internal/store"
 	"github.com/triggers-dev/triggers/schema"
 )
@@ -38,8 +40,9 @@ func TestHungDynamoDBAnswers503WithinTheBudget(t *testing.T) {
 	t.Cleanup(func() { _ = local.Stop() })
 	events := local.CreateTable(t, schema.Events())
 	keysTable := local.CreateTable(t, schema.APIKeys())
-	client, err := ddb.NewClient(ctx, ddb.Options{EndpointURL: local.Endpoint})
-	require.NoError(t, err)
+	// The production client: the Lambda functions' configuration.
+	dbOpts := ddb.Options{EndpointURL: local.Endpoint}
+	client := ddb.ClientFromConfig(lambdaaws.Config(os.Getenv, dbOpts), dbOpts)
 	keys := apikey.NewStore(client, keysTable)
 	key, _, err := keys.Create(ctx, "tenant-a", "hang test")
 	require.NoError(t, err)

@@ -33,6 +33,7 @@ import (
 
 	"github.com/triggers-dev/triggers/internal/apikey"
 	"github.com/triggers-dev/triggers/internal/ddb"
+	"github.com/triggers-dev/triggers/internal/ddb/ddbconfig"
 	"github.com/triggers-dev/triggers/internal/ddb/ddblocal"
 	"github.com/triggers-dev/triggers/internal/delivery"
 	"github.com/triggers-dev/triggers/internal/dev/localapi"
@@ -76,7 +77,7 @@ type Options struct {
 	// https://dynamodb.<region>.amazonaws.com) instead of starting one;
 	// DynamoDBPort, DataDir, Jar and Java are then unused. Credentials come
 	// from the AWS default chain, or static dummy ones when the
-	// environment has none (ddb.LoadConfig). Its tables are created when
+	// environment has none (ddbconfig.LoadConfig). Its tables are created when
 	// missing and kept at exit.
 	EndpointURL string
 	// Tenant is the demo tenant that gets a new API key at every start.
@@ -350,7 +351,7 @@ type engine struct {
 func startEngine(ctx context.Context, o Options) (*engine, error) {
 	if o.EndpointURL != "" {
 		do := ddb.Options{EndpointURL: o.EndpointURL}
-		cfg, err := ddb.LoadConfig(ctx, do)
+		cfg, err := ddbconfig.LoadConfig(ctx, do)
 		if err != nil {
 			return nil, err
 		}
