@@ -97,6 +97,7 @@ const DefaultStreamView = schema.StreamNewAndOldImages
 type EventsTable struct {
 	constructs.Construct
 	*tablecore.Core
+	profile schema.EventsProfile
 }
 
 // NewEventsTable creates the events table. Invalid props panic with an error
@@ -118,7 +119,7 @@ func NewEventsTable(scope constructs.Construct, id *string, props *EventsTablePr
 	default:
 		panic(fmt.Errorf("eventstore %q: StreamView %q is not supported: use schema.StreamNewAndOldImages (the default) or schema.StreamNewImage; delivery needs the new image", deref(id), props.StreamView))
 	}
-	e := &EventsTable{Core: &tablecore.Core{}}
+	e := &EventsTable{Core: &tablecore.Core{}, profile: profile}
 	tablecore.Build(e, e.Core, scope, id, &dynamotable.TableProps{Schema: &sc, TableOptions: props.TableOptions})
 	return e
 }
@@ -131,15 +132,7 @@ func deref(s *string) string {
 }
 
 // Profile returns the table's profile.
-func (e *EventsTable) Profile() schema.EventsProfile { return profileOf(e.Schema()) }
-
-// profileOf tells the profile from the indexes of sc.
-func profileOf(sc schema.Table) schema.EventsProfile {
-	if len(sc.GlobalIndexes) == 1 {
-		return schema.ProfileLean
-	}
-	return schema.ProfileSeed
-}
+func (e *EventsTable) Profile() schema.EventsProfile { return e.profile }
 
 // StreamView returns the stream's view type.
 func (e *EventsTable) StreamView() schema.StreamView { return e.Schema().Stream }
@@ -177,6 +170,7 @@ type EventsTableAttributes struct {
 type importedEvents struct {
 	constructs.Construct
 	*tablecore.Accessors
+	profile schema.EventsProfile
 }
 
 func (t *importedEvents) AddStreamConsumer(fn awslambda.IFunction, opts *dynamotable.StreamConsumerOptions) *dynamotable.StreamConsumer {
@@ -194,7 +188,7 @@ func FromEventsTableAttributes(scope constructs.Construct, id *string, attrs *Ev
 		panic(fmt.Errorf("eventstore %q: Profile: %w", deref(id), err))
 	}
 	sc := schema.EventsFor(profile)
-	t := &importedEvents{Accessors: &tablecore.Accessors{}}
+	t := &importedEvents{Accessors: &tablecore.Accessors{}, profile: profile}
 	tablecore.Import(t, t.Accessors, scope, id, &dynamotable.TableAttributes{
 		Schema: &sc, TableName: attrs.TableName, TableArn: attrs.TableArn,
 		TableStreamArn: attrs.TableStreamArn, EncryptionKey: attrs.EncryptionKey,
@@ -210,7 +204,7 @@ func (t *importedEvents) EventTypeIndexName() *string { return jsii.String(schem
 func (t *importedEvents) StatusIndexName() *string    { return jsii.String(schema.StatusIndex) }
 
 // Profile returns the profile the table was imported with.
-func (t *importedEvents) Profile() schema.EventsProfile { return profileOf(t.Schema()) }
+func (t *importedEvents) Profile() schema.EventsProfile { return t.profile }
 
 func (e *EventsTable) GrantAppendEvents(grantee awsiam.IGrantable) awsiam.Grant {
 	return grantAppendEvents(e, grantee)
