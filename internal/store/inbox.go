@@ -56,8 +56,9 @@ func (st *Store) List(ctx context.Context, q event.InboxQuery) (event.Page, erro
 		names["#"+k] = attr
 		values[":"+k] = s(value)
 	}
-	switch {
-	case st.lean:
+	// An if chain, not a tagless switch: a case condition gets no
+	// coverage block, which hides it from mutation testing.
+	if st.lean {
 		// No EventTypeIndex; StatusIndex holds every status but delivered.
 		if q.Status != "" && q.Status != event.Delivered {
 			useIndex(schema.StatusIndex, schema.AttrStatusTS, string(q.Status))
@@ -68,12 +69,12 @@ func (st *Store) List(ctx context.Context, q event.InboxQuery) (event.Page, erro
 		if q.EventType != "" {
 			filterOn(schema.AttrEventType, q.EventType)
 		}
-	case q.EventType != "":
+	} else if q.EventType != "" {
 		useIndex(schema.EventTypeIndex, schema.AttrEventTypeTS, q.EventType)
 		if q.Status != "" {
 			filterOn(schema.AttrStatus, string(q.Status))
 		}
-	case q.Status != "":
+	} else if q.Status != "" {
 		useIndex(schema.StatusIndex, schema.AttrStatusTS, string(q.Status))
 	}
 	in.FilterExpression = aws.String(filter)
@@ -148,15 +149,7 @@ func (st *Store) fetchEvents(ctx context.Context, q event.InboxQuery, keys []map
 	for i, k := range keys {
 		pending[i] = st.key(q.Tenant, getS(k, schema.AttrTimestampEventID))
 	}
-	for attempt := 0; len(pending) > 0; attempt++ {
-		if attempt > 0 {
-			if attempt >= maxBatchAttempts {
-				return nil, fmt.Errorf("read inbox events: %w: %d keys still unprocessed after %d BatchGetItem calls", event.ErrUnavailable, len(pending), attempt)
-			}
-			if err := st.sleep(ctx, backoff.Delay(retryBase, attempt)); err != nil {
-				return nil, fmt.Errorf("read inbox events: %w: %v", event.ErrUnavailable, err)
-			}
-		}
+	for calls := 1; ; calls++ {
 		out, err := st.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{
 			RequestItems: map[string]types.KeysAndAttributes{st.table: {Keys: pending, ConsistentRead: aws.Bool(true)}},
 		})
@@ -166,7 +159,15 @@ func (st *Store) fetchEvents(ctx context.Context, q event.InboxQuery, keys []map
 		for _, it := range out.Responses[st.table] {
 			bySortKey[getS(it, schema.AttrTimestampEventID)] = it
 		}
-		pending = out.UnprocessedKeys[st.table].Keys
+		if pending = out.UnprocessedKeys[st.table].Keys; len(pending) == 0 {
+			break
+		}
+		if calls >= maxBatchAttempts {
+			return nil, fmt.Errorf("read inbox events: %w: %d keys still unprocessed after %d BatchGetItem calls", event.ErrUnavailable, len(pending), calls)
+		}
+		if err := st.sleep(ctx, backoff.Delay(retryBase, calls)); err != nil {
+			return nil, fmt.Errorf("read inbox events: %w: %v", event.ErrUnavailable, err)
+		}
 	}
 	items := make([]map[string]types.AttributeValue, 0, len(keys))
 	for _, k := range keys {
