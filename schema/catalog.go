@@ -5,7 +5,7 @@ package schema
 // and that every table validates).
 func Catalog() []Table {
 	return []Table{
-		Events(),
+		Events(), EventsFor(ProfileLean),
 		APIKeys(),
 		TicketingEvents(), TicketingRegistrations(), TicketingTickets(), TicketingUsers(),
 		TenantEvents(false), TenantEvents(true),

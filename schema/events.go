@@ -81,13 +81,15 @@ func ParseEventsProfile(s string) (EventsProfile, error) {
 }
 
 // EventsFor returns the events table of profile p: Events for
-// ProfileSeed (and ""), the lean layout for ProfileLean. It panics on any
+// ProfileSeed (and ""), the lean layout for ProfileLean (named
+// "events-lean" in the catalog). It panics on any
 // other value (check it with ParseEventsProfile).
 func EventsFor(p EventsProfile) Table {
 	t := Events()
 	switch p {
 	case "", ProfileSeed:
 	case ProfileLean:
+		t.Name = "events-lean"
 		t.GlobalIndexes = []Index{
 			{Name: StatusIndex, PartitionKey: S(AttrUserID), SortKey: Ptr(S(AttrStatusTS)),
 				Projection: Include(AttrEventType, AttrTTL), Sparse: true},

@@ -157,7 +157,8 @@ func TestEventsProfiles(t *testing.T) {
 	require.Equal(t, Include(AttrEventType, AttrTTL), idx.Projection)
 	require.True(t, idx.Sparse)
 	// The rest of the table is the seed's.
-	lean.GlobalIndexes = Events().GlobalIndexes
+	require.Equal(t, "events-lean", lean.Name)
+	lean.Name, lean.GlobalIndexes = Events().Name, Events().GlobalIndexes
 	require.Equal(t, Events(), lean)
 	require.Panics(t, func() { EventsFor("other") })
 }
