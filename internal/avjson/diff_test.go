@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/triggers-dev/triggers/internal/event/eventtest"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,22 +22,10 @@ import (
 	"github.com/triggers-dev/triggers/internal/store"
 )
 
-// refEvent mirrors event.Event field for field, without its MarshalJSON:
+// plainEvent has event.Event's fields and tags but not its MarshalJSON:
 // encoding/json's own encoding of the struct, the reference for the
 // response bytes.
-type refEvent struct {
-	ID         string         `json:"event_id"`
-	Type       string         `json:"event_type"`
-	Payload    map[string]any `json:"payload"`
-	Status     event.Status   `json:"status"`
-	Timestamp  string         `json:"timestamp"`
-	RetryCount int            `json:"retry_count"`
-	Metadata   event.Metadata `json:"metadata"`
-}
-
-func ref(e event.Event) refEvent {
-	return refEvent{ID: e.ID, Type: e.Type, Payload: e.Payload, Status: e.Status, Timestamp: e.Timestamp, RetryCount: e.RetryCount, Metadata: e.Metadata}
-}
+type plainEvent event.Event
 
 // encodeRef is what the API wrote before this package: encoding/json
 // with HTML escaping as asked, without the trailing newline.
@@ -131,14 +121,14 @@ func sameRequest(t *testing.T, data []byte, old, fast event.CreateRequest) {
 
 	// The 201's body, and the same through MarshalJSON with and without
 	// HTML escaping (batch results, json.Marshal).
-	want := encodeRef(t, ref(eOld), false)
+	want := encodeRef(t, plainEvent(eOld), false)
 	for name, e := range map[string]event.Event{"fast": eNew, "reference": eOld} {
 		got, err := e.AppendJSON(nil)
 		if err != nil || !bytes.Equal(got, want) {
 			t.Fatalf("AppendJSON of the %s event of %q = %s, %v\nwant %s", name, data, got, err, want)
 		}
 		for _, esc := range []bool{false, true} {
-			if got, want := encodeRef(t, e, esc), encodeRef(t, ref(eOld), esc); !bytes.Equal(got, want) {
+			if got, want := encodeRef(t, e, esc), encodeRef(t, plainEvent(eOld), esc); !bytes.Equal(got, want) {
 				t.Fatalf("encoding/json (escapeHTML %v) of the %s event of %q = %s\nwant %s", esc, name, data, got, want)
 			}
 		}
@@ -154,7 +144,7 @@ func sameRequest(t *testing.T, data []byte, old, fast event.CreateRequest) {
 
 	// Reading the stored item back: the inbox's stored-form event writes
 	// what the decoded event wrote.
-	wantRead := encodeRef(t, ref(item.EventFromItem(itOld)), false)
+	wantRead := encodeRef(t, plainEvent(item.EventFromItem(itOld)), false)
 	gotRead, err := item.EventFromItemStored(itNew).AppendJSON(nil)
 	if err != nil || !bytes.Equal(gotRead, wantRead) {
 		t.Fatalf("stored-form read of %q = %s, %v\nwant %s", data, gotRead, err, wantRead)
@@ -193,27 +183,10 @@ func dump(it map[string]store.AttributeValue) string {
 // aimed at the fast path's own rules: escapes, the characters the
 // encoders escape, numbers near every limit, names equal only after
 // unescaping, nesting at the limit.
-var bodySeeds = []string{
-	`{"event_type":"user.created","payload":{"email":"a@example.com"}}`,
-	`{"event_type":"x","payload":{"n":123456789012345678901234567890,"d":0.1,"e":1e-130,"u":"\u00e9👋","z":null,"t":true,"a":[],"o":{}}}`,
-	`{"event_type":"x","payload":[]}`,
-	`{"event_type":"x","payload":{"":1}}`,
-	`{"event_type":"x","payload":{"a":1e126}}`,
-	`{"event_type":"x#y","payload":{}}`,
-	`{"event_type":"x","payload":{}} trailing`,
-	`{"event_type":"x","payload":{"a":{"a":{"a":{"a":{"a":[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]}}}}}}`,
-	`{"event_type":"x","extra":1,"payload":{}}`,
-	``, `null`, `[]`, `{`, `"s"`,
-	`{"event_type":"a","event_type":"b","payload":{}}`,
-	`{"event_type":"a","payload":{"k":1,"k":2}}`,
-	"{\"event_type\":\"a\",\"payload\":{\"s\":\"\xff\"}}",
-	`{"event_type":"a","payload":{"s":"\ud800"}}`,
-	`{"event_type":"a","payload":{"s":"\ud83d\ude00"}}`,
-	`{"event_type":"a","payload":{"n":0e2147483648}}`,
-	`{"event_type":"a","payload":{"n":0e125,"m":-0.0e-130}}`,
+var bodySeeds = append(slices.Clone(eventtest.BodySeeds),
 	// Escapes and what the encoders escape.
 	` { "payload" : { "b" : "<a href=\"x\">&amp;</a>" , "c":"\u2028\u2029\u0000\u001f\b\f\n\r\t\/\\" } , "event_type" : "a" } `,
-	`{"event\u005ftype":"\u0061.b","payload":{"\u00e9":"é","k\u0000":1,"\ud83d\ude00":"\uD83D\uDE00","DEL":"` + "\x7f" + `"}}`,
+	`{"event\u005ftype":"\u0061.b","payload":{"\u00e9":"é","k\u0000":1,"\ud83d\ude00":"\uD83D\uDE00","DEL":"`+"\x7f"+`"}}`,
 	`{"event_type":"a","payload":{"é":1,"\u00e9":2}}`,
 	`{"event_type":"a","payload":{"s":"\udc00"}}`,
 	`{"event_type":"a","payload":{"s":"\ud800\u0041"}}`,
@@ -249,13 +222,13 @@ var bodySeeds = []string{
 	`{"event_type":"a","payload":{"a":0e126}}`,
 	`{"event_type":"a","payload":{"a":[true,false,null,"s",1,{"k":[{}]}]}}`,
 	// Nesting: 31 levels are the most, objects and arrays alike.
-	`{"event_type":"a","payload":` + strings.Repeat(`{"a":`, 30) + `1` + strings.Repeat(`}`, 30) + `}`,
-	`{"event_type":"a","payload":` + strings.Repeat(`{"a":`, 31) + `1` + strings.Repeat(`}`, 31) + `}`,
-	`{"event_type":"a","payload":{"a":` + strings.Repeat(`[`, 30) + strings.Repeat(`]`, 30) + `}}`,
-	`{"event_type":"a","payload":{"a":` + strings.Repeat(`[`, 31) + strings.Repeat(`]`, 31) + `}}`,
+	`{"event_type":"a","payload":`+strings.Repeat(`{"a":`, 30)+`1`+strings.Repeat(`}`, 30)+`}`,
+	`{"event_type":"a","payload":`+strings.Repeat(`{"a":`, 31)+`1`+strings.Repeat(`}`, 31)+`}`,
+	`{"event_type":"a","payload":{"a":`+strings.Repeat(`[`, 30)+strings.Repeat(`]`, 30)+`}}`,
+	`{"event_type":"a","payload":{"a":`+strings.Repeat(`[`, 31)+strings.Repeat(`]`, 31)+`}}`,
 	// Several problems in one payload: the reference reports any.
 	`{"event_type":"a","payload":{"x":1e200,"y":{"":1},"z":1e-200}}`,
-}
+)
 
 // corpus returns the seeds of the event package's FuzzParseCreate corpus.
 func corpus(t testing.TB) [][]byte {

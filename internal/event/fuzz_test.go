@@ -3,6 +3,7 @@ package event_test
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/triggers-dev/triggers/internal/event/eventtest"
 	"net/url"
 	"reflect"
 	"strings"
@@ -13,27 +14,9 @@ import (
 	"github.com/triggers-dev/triggers/internal/store"
 )
 
-// Seed inputs shared by the fuzz targets; more live in testdata/fuzz.
-var bodySeeds = []string{
-	`{"event_type":"user.created","payload":{"email":"a@example.com"}}`,
-	`{"event_type":"x","payload":{"n":123456789012345678901234567890,"d":0.1,"e":1e-130,"u":"\u00e9👋","z":null,"t":true,"a":[],"o":{}}}`,
-	`{"event_type":"x","payload":[]}`,
-	`{"event_type":"x","payload":{"":1}}`,
-	`{"event_type":"x","payload":{"a":1e126}}`,
-	`{"event_type":"x#y","payload":{}}`,
-	`{"event_type":"x","payload":{}} trailing`,
-	`{"event_type":"x","payload":{"a":{"a":{"a":{"a":{"a":[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]}}}}}}`,
-	`{"event_type":"x","extra":1,"payload":{}}`,
-	``, `null`, `[]`, `{`, `"s"`,
-	// I-JSON (RFC 7493) violations and numbers DynamoDB rejects.
-	`{"event_type":"a","event_type":"b","payload":{}}`,
-	`{"event_type":"a","payload":{"k":1,"k":2}}`,
-	"{\"event_type\":\"a\",\"payload\":{\"s\":\"\xff\"}}",
-	`{"event_type":"a","payload":{"s":"\ud800"}}`,
-	`{"event_type":"a","payload":{"s":"\ud83d\ude00"}}`,
-	`{"event_type":"a","payload":{"n":0e2147483648}}`,
-	`{"event_type":"a","payload":{"n":0e125,"m":-0.0e-130}}`,
-}
+// bodySeeds are the seed inputs shared by the fuzz targets; more live in
+// testdata/fuzz.
+var bodySeeds = eventtest.BodySeeds
 
 // FuzzParseCreate: the single-event body parser never panics; what it
 // accepts is a valid event that converts to a DynamoDB item and survives
