@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"github.com/triggers-dev/triggers/internal/event/eventtest"
 	"os"
 	"path/filepath"
@@ -265,20 +264,6 @@ func fuzzSeeds(t testing.TB, name string) [][]byte {
 	return out
 }
 
-// benchLike is a realistic payload of about size bytes (the benchmarks').
-func benchLike(size int) []byte {
-	var b strings.Builder
-	b.WriteString(`{"event_type":"order.completed","payload":{"order_id":"ord_8f14e45fceea167a","total":1234.56,"currency":"EUR","customer":{"id":123456789012345678901,"email":"someone@example.com","tags":["vip","beta"]},"items":[`)
-	for i := 0; b.Len() < size-40; i++ {
-		if i > 0 {
-			b.WriteString(",")
-		}
-		fmt.Fprintf(&b, `{"sku":"SKU-%06d","qty":%d,"price":%d.99,"gift":%t,"note":null}`, i, i%7+1, i%500, i%3 == 0)
-	}
-	b.WriteString(`]}}`)
-	return []byte(b.String())
-}
-
 // allSeeds are the seeds of the fuzz target: bodySeeds, the event
 // package's corpus and a realistic 1 KB body.
 func allSeeds(t testing.TB) [][]byte {
@@ -287,14 +272,14 @@ func allSeeds(t testing.TB) [][]byte {
 		out = append(out, []byte(s))
 	}
 	out = append(out, corpus(t)...)
-	return append(out, benchLike(1<<10))
+	return append(out, eventtest.Body(1<<10))
 }
 
 // TestDifferential runs every seed through both paths.
 func TestDifferential(t *testing.T) {
 	fastPathCount = 0
 	// And a 64 KB body, too slow to mutate as a fuzz seed.
-	seeds := append(allSeeds(t), benchLike(64<<10))
+	seeds := append(allSeeds(t), eventtest.Body(64<<10))
 	for _, data := range seeds {
 		checkDifferential(t, data)
 	}
@@ -304,7 +289,7 @@ func TestDifferential(t *testing.T) {
 // Every body the reference accepts among the seeds takes the fast path,
 // so the differential checks above compare the fast path itself.
 func TestFastPathTakesEveryValidSeed(t *testing.T) {
-	for _, data := range append(allSeeds(t), benchLike(64<<10)) {
+	for _, data := range append(allSeeds(t), eventtest.Body(64<<10)) {
 		if _, err := event.ParseCreate(data); err != nil {
 			continue
 		}

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strings"
+	"github.com/triggers-dev/triggers/internal/event/eventtest"
 	"testing"
 	"time"
 
@@ -14,28 +14,13 @@ import (
 	"github.com/triggers-dev/triggers/internal/store"
 )
 
-// body returns a create request of about size bytes with a realistic mix
-// of strings, numbers, nesting and arrays.
-func body(size int) []byte {
-	var b strings.Builder
-	b.WriteString(`{"event_type":"order.completed","payload":{"order_id":"ord_8f14e45fceea167a","total":1234.56,"currency":"EUR","customer":{"id":123456789012345678901,"email":"someone@example.com","tags":["vip","beta"]},"items":[`)
-	for i := 0; b.Len() < size-40; i++ {
-		if i > 0 {
-			b.WriteString(",")
-		}
-		fmt.Fprintf(&b, `{"sku":"SKU-%06d","qty":%d,"price":%d.99,"gift":%t,"note":null}`, i, i%7+1, i%500, i%3 == 0)
-	}
-	b.WriteString(`]}}`)
-	return []byte(b.String())
-}
-
 // BenchmarkIngest measures what the API does per event before DynamoDB:
 // parse and validate the body straight into attribute values
 // (avjson.ParseCreate), build the event, build the item, and write the
 // 201 response's JSON.
 func BenchmarkIngest(b *testing.B) {
 	for _, size := range []int{1 << 10, 64 << 10} {
-		data := body(size)
+		data := eventtest.Body(size)
 		b.Run(fmt.Sprintf("%dKB", size>>10), func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
@@ -67,7 +52,7 @@ func BenchmarkIngest(b *testing.B) {
 // store.ToAttributeValue, encoding/json), for ratios within one run.
 func BenchmarkIngestReference(b *testing.B) {
 	for _, size := range []int{1 << 10, 64 << 10} {
-		data := body(size)
+		data := eventtest.Body(size)
 		b.Run(fmt.Sprintf("%dKB", size>>10), func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
@@ -99,7 +84,7 @@ func BenchmarkIngestReference(b *testing.B) {
 // pageItems returns a full page of DynamoDB items: 50 events of about
 // 1 KB.
 func pageItems(b *testing.B) []map[string]store.AttributeValue {
-	req, err := event.ParseCreate(body(1 << 10))
+	req, err := event.ParseCreate(eventtest.Body(1 << 10))
 	if err != nil {
 		b.Fatal(err)
 	}

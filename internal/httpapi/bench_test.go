@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"context"
 	"fmt"
+	"github.com/triggers-dev/triggers/internal/event/eventtest"
 	"io"
 	"log/slog"
 	"net/http"
@@ -24,19 +25,6 @@ func (marshalOnly) Put(_ context.Context, tenant string, e event.Event) error {
 	return err
 }
 
-func benchBody(size int) string {
-	var b strings.Builder
-	b.WriteString(`{"event_type":"order.completed","payload":{"order_id":"ord_8f14e45fceea167a","total":1234.56,"items":[`)
-	for i := 0; b.Len() < size-40; i++ {
-		if i > 0 {
-			b.WriteString(",")
-		}
-		fmt.Fprintf(&b, `{"sku":"SKU-%06d","qty":%d,"price":%d.99,"gift":%t,"note":null}`, i, i%7+1, i%500, i%3 == 0)
-	}
-	b.WriteString(`]}}`)
-	return b.String()
-}
-
 // BenchmarkServeCreate measures POST /v1/events through the whole handler
 // (routing, body limit, parse, validate, item marshalling, response
 // encoding, the log line) with the DynamoDB call left out.
@@ -46,7 +34,7 @@ func BenchmarkServeCreate(b *testing.B) {
 		b.Fatal(err)
 	}
 	for _, size := range []int{1 << 10, 64 << 10} {
-		body := benchBody(size)
+		body := string(eventtest.Body(size))
 		b.Run(fmt.Sprintf("%dKB", size>>10), func(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
