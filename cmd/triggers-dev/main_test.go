@@ -428,9 +428,12 @@ func TestExistingEngine(t *testing.T) {
 // The README's webhook walkthrough, run as written: a subscription to the
 // local receiver's flaky endpoint, an event, a failed first attempt and
 // its retry 1 s later, both signed and verified, the attempts listed and
-// the event delivered with retry_count 1.
+// the event delivered with retry_count 1. It runs on a lean events table
+// (-events-profile lean): the dispatcher's failed -> retrying -> delivered
+// moves go through the sparse StatusIndex, and the delivered event leaves
+// the inbox, which reads that index.
 func TestWebhookWalkthrough(t *testing.T) {
-	d := start(t, nil, "-addr", "127.0.0.1:0", "-dynamodb-port", "-1")
+	d := start(t, nil, "-addr", "127.0.0.1:0", "-dynamodb-port", "-1", "-events-profile", "lean")
 	require.NotEmpty(t, d.receiver, "the summary prints the receiver:\n%s", d.stdout)
 	assert.Regexp(t, `^https://127\.0\.0\.1:\d+$`, d.receiver)
 	assert.Regexp(t, `^http://127\.0\.0\.1:\d+/_dev/webhooks$`, d.webhooks)
@@ -459,5 +462,16 @@ func TestWebhookWalkthrough(t *testing.T) {
 	assert.Equal(t, "delivered", docs[3]["status"])
 	assert.Equal(t, 1.0, docs[3]["retry_count"])
 	assert.Regexp(t, `"msg":"webhook attempt".*"outcome":"failed"`, d.stdout.String())
+	for status, listed := range map[string]bool{"received": false, "delivered": true} {
+		req, _ := http.NewRequest("GET", d.url+"/v1/inbox?status="+status, nil)
+		req.Header.Set("Authorization", "Bearer "+d.key)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		page, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, resp.StatusCode, "%s", page)
+		assert.Equal(t, listed, strings.Contains(string(page), eventID), "status=%s: %s", status, page)
+	}
 	d.interrupt(t)
 }
