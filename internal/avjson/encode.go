@@ -38,17 +38,6 @@ func (p Payload) AppendJSON(dst []byte, escapeHTML bool) ([]byte, error) {
 	return e.appendMap(dst, p)
 }
 
-// AppendValue appends the JSON of one attribute value to dst, as
-// encoding/json writes item.FromAttributeValue(av): NULL as null, N as its
-// digits (an N that is not a JSON number is an error, as for
-// json.Number), maps with sorted keys, sets as arrays, binary values as
-// base64 strings, and an unknown or nil value as null.
-func AppendValue(dst []byte, av types.AttributeValue, escapeHTML bool) ([]byte, error) {
-	e := getEncoder(escapeHTML)
-	defer putEncoder(e)
-	return e.appendValue(dst, av)
-}
-
 // encoder holds the scratch space of one encoding: the members of the
 // maps being written, innermost last.
 type encoder struct {

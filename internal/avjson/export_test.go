@@ -1,5 +1,7 @@
 package avjson
 
+import "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 // ParseFast exposes the fast path alone to the differential tests, so they
 // can tell what it accepted from what it handed to the reference.
 var ParseFast = parseFast
@@ -7,3 +9,15 @@ var ParseFast = parseFast
 // ErrInvalidNumber is the error AppendValue wraps for a stored number that
 // is not a JSON number.
 var ErrInvalidNumber = errInvalidNumber
+
+// AppendValue appends the JSON of one attribute value to dst (for the
+// tests: the API writes whole payloads, Payload.AppendJSON), as
+// encoding/json writes item.FromAttributeValue(av): NULL as null, N as its
+// digits (an N that is not a JSON number is an error, as for
+// json.Number), maps with sorted keys, sets as arrays, binary values as
+// base64 strings, and an unknown or nil value as null.
+func AppendValue(dst []byte, av types.AttributeValue, escapeHTML bool) ([]byte, error) {
+	e := getEncoder(escapeHTML)
+	defer putEncoder(e)
+	return e.appendValue(dst, av)
+}
