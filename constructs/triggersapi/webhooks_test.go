@@ -250,7 +250,7 @@ func TestWebhookDeliveryDefaults(t *testing.T) {
 		allow([]string{"sqs:SendMessage"}, retryID),
 		allow(consume, deliveryID, retryID),
 	), grants(tp, roleID))
-	assert.Equal(t, []string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"}, triggersapi.WebhookEventsTableActions)
+	assert.Equal(t, []string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"}, triggersapi.WebhookEventsTableActions)
 }
 
 func TestWebhookDeliveryCustomerManagedKey(t *testing.T) {

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
@@ -57,7 +56,7 @@ func run() error {
 	var webhooks *httpapi.Webhooks
 	if cfg.WebhookQueueURL != "" {
 		retry := dispatch.SQSQueue{Client: sqs.NewFromConfig(awsCfg), URL: cfg.WebhookQueueURL}
-		webhooks = &httpapi.Webhooks{Store: st, Redeliver: dispatch.Redeliver(retry, time.Now)}
+		webhooks = &httpapi.Webhooks{Store: st, Redeliver: dispatch.Redeliver(retry)}
 	}
 	apiCfg := httpapi.Config{
 		Webhooks:     webhooks,

@@ -180,7 +180,7 @@ func New(cfg Config) (*API, error) {
 		st := store.New(cfg.DB, cfg.EventsTable, store.WithProfile(c.EventsProfile))
 		var webhooks *httpapi.Webhooks
 		if c.WebhookQueueURL != "" && cfg.WebhookQueue != nil {
-			webhooks = &httpapi.Webhooks{Store: st, Redeliver: dispatch.Redeliver(cfg.WebhookQueue, time.Now)}
+			webhooks = &httpapi.Webhooks{Store: st, Redeliver: dispatch.Redeliver(cfg.WebhookQueue)}
 			if cfg.AllowPrivateTargets {
 				webhooks.CheckTarget = func(_ context.Context, raw string) error {
 					_, err := webhook.ParseTarget(raw)
