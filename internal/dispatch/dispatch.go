@@ -241,20 +241,97 @@ func (d *Dispatcher) HandleEvent(ctx context.Context, tenant, eventID string) er
 		return fmt.Errorf("event %s: timestamp: %w", e.ID, err)
 	}
 	subs, err := d.matching(ctx, tenant, e.Type, created)
-	if err != nil || len(subs) == 0 {
+	if err != nil {
 		return err
 	}
+	return d.round(ctx, tenant, e, subs, func(event.Subscription, []event.Attempt) int { return 1 }, "")
+}
+
+// round makes the attempt number(sub, recorded) of e to each of subs (in
+// parallel, at most Parallel at once), closes what a subscription no
+// longer in subs left pending (abandon), and settles the event's status.
+// An attempt another instance is making does not stop the round: the
+// event is settled, then the message is handled again later
+// (errInProgress) to see that attempt finished.
+func (d *Dispatcher) round(ctx context.Context, tenant string, e event.Event, subs []event.Subscription, number func(event.Subscription, []event.Attempt) int, round string) error {
 	recorded, err := d.cfg.Store.ListAttempts(ctx, tenant, e.ID)
 	if err != nil {
 		return err
 	}
+	if len(subs) == 0 && len(recorded) == 0 {
+		return nil // nothing to deliver, nothing delivered: the inbox's
+	}
 	err = d.each(subs, func(sub event.Subscription) error {
-		return d.attempt(ctx, tenant, e, sub, 1, "", recorded, nil)
+		return d.attempt(ctx, tenant, e, sub, number(sub, recorded), round, recorded, nil)
 	})
+	attempted := map[string]bool{}
+	for _, sub := range subs {
+		attempted[sub.ID] = true
+	}
+	for _, a := range recorded {
+		if !attempted[a.SubscriptionID] {
+			err = errors.Join(err, d.abandon(ctx, tenant, e, a))
+		}
+	}
+	return d.settleAfter(ctx, tenant, e.ID, err)
+}
+
+// settleAfter settles the event unless err is a failure other than
+// errInProgress, and returns err.
+func (d *Dispatcher) settleAfter(ctx context.Context, tenant, eventID string, err error) error {
+	if err != nil && !onlyInProgress(err) {
+		return err
+	}
+	if serr := d.settle(ctx, tenant, eventID); serr != nil {
+		return serr
+	}
+	return err
+}
+
+// onlyInProgress reports whether every error err joins is errInProgress.
+func onlyInProgress(err error) bool {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			if !onlyInProgress(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return errors.Is(err, errInProgress)
+}
+
+// abandon closes attempt a when it is pending under a claim that lapsed
+// (its claimant died) and its subscription is no longer delivered to
+// (deleted or disabled since): it is finished as failed, without a next
+// attempt, so the event's status can settle. Whether its request was sent
+// is unknown.
+func (d *Dispatcher) abandon(ctx context.Context, tenant string, e event.Event, a event.Attempt) error {
+	now := d.cfg.Now()
+	if a.Final() || a.LeaseUntil.After(now) {
+		return nil
+	}
+	owner, err := newToken()
 	if err != nil {
 		return err
 	}
-	return d.settle(ctx, tenant, e.ID)
+	claimed, ok, err := d.cfg.Store.ClaimAttempt(ctx, tenant, e.ID, event.AttemptClaim{
+		SubscriptionID: a.SubscriptionID, Number: a.Number, Owner: owner, At: now, LeaseUntil: now.Add(time.Minute),
+	}, e.TTL)
+	if err != nil || !ok {
+		if err == nil && !claimed.Final() {
+			err = errInProgress
+		}
+		return err
+	}
+	err = d.cfg.Store.FinishAttempt(ctx, tenant, e.ID, event.Attempt{
+		SubscriptionID: a.SubscriptionID, Number: a.Number, Timestamp: event.FormatTime(now), Outcome: event.OutcomeFailed,
+		Error: "interrupted, and the subscription was deleted or disabled before it could be made again",
+	}, owner)
+	if errors.Is(err, event.ErrLeaseLost) {
+		return nil
+	}
+	return err
 }
 
 // HandleTask runs a Task from the retry queue: sent again with the
@@ -282,7 +359,7 @@ func (d *Dispatcher) retry(ctx context.Context, t Task) error {
 	sub, err := d.cfg.Store.GetSubscription(ctx, t.Tenant, t.SubscriptionID)
 	if errors.Is(err, event.ErrSubscriptionNotFound) || err == nil && sub.Disabled {
 		d.log(ctx, slog.LevelInfo, "webhook retry dropped: the subscription was deleted or disabled", t.Tenant, t.EventID, t.SubscriptionID)
-		return d.settle(ctx, t.Tenant, e.ID)
+		return d.round(ctx, t.Tenant, e, nil, nil, "")
 	}
 	if err != nil {
 		return err
@@ -303,10 +380,8 @@ func (d *Dispatcher) retry(ctx context.Context, t Task) error {
 		}
 		return nil
 	}
-	if err := d.attempt(ctx, t.Tenant, e, sub, t.Attempt, "", recorded, moveToRetrying); err != nil {
-		return err
-	}
-	return d.settle(ctx, t.Tenant, e.ID)
+	err = d.attempt(ctx, t.Tenant, e, sub, t.Attempt, "", recorded, moveToRetrying)
+	return d.settleAfter(ctx, t.Tenant, e.ID, err)
 }
 
 // redeliver runs redelivery round t.Round: it starts the round unless the
@@ -342,24 +417,12 @@ func (d *Dispatcher) redeliver(ctx context.Context, t Task) error {
 	if err != nil {
 		return err
 	}
-	recorded, err := d.cfg.Store.ListAttempts(ctx, t.Tenant, e.ID)
-	if err != nil {
-		return err
-	}
-	err = d.each(subs, func(sub event.Subscription) error {
-		n := lastNumber(recorded, sub.ID) + 1
-		for _, a := range recorded {
-			if a.SubscriptionID == sub.ID && a.Round == round {
-				n = a.Number
-			}
-		}
-		return d.attempt(ctx, t.Tenant, e, sub, n, round, recorded, nil)
-	})
-	if err != nil {
-		return err
-	}
 	if len(subs) == 0 {
 		d.log(ctx, slog.LevelWarn, "redelivery found no enabled subscription matching the event", t.Tenant, e.ID, "")
+		recorded, err := d.cfg.Store.ListAttempts(ctx, t.Tenant, e.ID)
+		if err != nil {
+			return err
+		}
 		if len(recorded) == 0 {
 			// Nothing was ever attempted, so settle has nothing to go by:
 			// the round's retrying goes back to failed.
@@ -369,7 +432,16 @@ func (d *Dispatcher) redeliver(ctx context.Context, t Task) error {
 			return nil
 		}
 	}
-	return d.settle(ctx, t.Tenant, e.ID)
+	number := func(sub event.Subscription, recorded []event.Attempt) int {
+		n := lastNumber(recorded, sub.ID) + 1
+		for _, a := range recorded {
+			if a.SubscriptionID == sub.ID && a.Round == round {
+				n = a.Number
+			}
+		}
+		return n
+	}
+	return d.round(ctx, t.Tenant, e, subs, number, round)
 }
 
 // matching returns the tenant's enabled subscriptions that want events of
@@ -523,8 +595,9 @@ func (d *Dispatcher) next(n int, retryAfter time.Duration) (time.Duration, bool)
 }
 
 // resume acts on an attempt found recorded: a pending one belongs to a
-// live claim (errInProgress: its message is handled again later); a
-// finished one's consequences are applied again.
+// live claim (errInProgress: the message is handled again later, when it
+// is finished or its claim has lapsed); a finished one's consequences are
+// applied again.
 func (d *Dispatcher) resume(ctx context.Context, tenant string, e event.Event, sub event.Subscription, a event.Attempt, recorded []event.Attempt) error {
 	if !a.Final() {
 		return errInProgress
@@ -664,7 +737,7 @@ func (d *Dispatcher) settle(ctx context.Context, tenant, eventID string) error {
 		}
 		err = d.cfg.Store.Settle(ctx, tenant, eventID, cur.Status, to, latest)
 		switch {
-		case errors.Is(err, event.ErrNotFound):
+		case err == nil && to == target, errors.Is(err, event.ErrNotFound):
 			return nil
 		case err != nil && !isTransitionError(err) && !errors.Is(err, event.ErrStaleAttempts):
 			return err

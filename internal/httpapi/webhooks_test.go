@@ -2,8 +2,8 @@ package httpapi_test
 
 import (
 	"context"
-	"fmt"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
