@@ -126,7 +126,9 @@ func TestParseTemplateErrors(t *testing.T) {
 		{"DLQ outside the template", edit(func(r map[string]any) {
 			props(r, "Q")["RedrivePolicy"] = map[string]any{"deadLetterTargetArn": "arn:aws:sqs:us-east-1:1:x", "maxReceiveCount": 2}
 		}), []string{"queue Q", "deadLetterTargetArn"}},
-		{"queue outside the template", edit(func(r map[string]any) { props(r, "M")["EventSourceArn"] = "arn:aws:sqs:us-east-1:123456789012:elsewhere" }),
+		{"queue outside the template", edit(func(r map[string]any) {
+			props(r, "M")["EventSourceArn"] = "arn:aws:sqs:us-east-1:123456789012:elsewhere"
+		}),
 			[]string{"event source mapping M", "outside this template"}},
 		{"function outside the template", edit(func(r map[string]any) { props(r, "M")["FunctionName"] = "some-function" }),
 			[]string{"event source mapping M", "FunctionName"}},
