@@ -33,6 +33,11 @@ const (
 type Template struct {
 	// Queues are the template's AWS::SQS::Queue resources by logical id.
 	Queues map[string]Queue
+	// Functions are its AWS::Lambda::Function resources by logical id
+	// (those whose Timeout or ReservedConcurrentExecutions is not a
+	// literal are left out unless a mapping invokes them, which is then
+	// an error).
+	Functions map[string]Function
 	// Mappings are its AWS::Lambda::EventSourceMapping resources whose
 	// source is one of Queues, sorted by logical id. Mappings on other
 	// sources (DynamoDB or Kinesis streams, Kafka) are left out.
@@ -75,10 +80,10 @@ type Function struct {
 	Timeout time.Duration
 	// ReservedConcurrency is ReservedConcurrentExecutions; 0 when unset.
 	ReservedConcurrency int
-	// Environment is Properties.Environment.Variables as written in the
+	// Env is Properties.Environment.Variables as written in the
 	// template: literal strings, or intrinsic functions (maps) that only
-	// resolve on deployment.
-	Environment map[string]any
+	// resolve on deployment (see Environment).
+	Env map[string]any
 }
 
 // Mapping is an AWS::Lambda::EventSourceMapping from an SQS queue of the
@@ -141,8 +146,14 @@ func ParseTemplate(raw []byte) (*Template, error) {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
-	out := &Template{Queues: map[string]Queue{}}
+	out := &Template{Queues: map[string]Queue{}, Functions: map[string]Function{}}
 	for _, id := range ids {
+		if t.Resources[id].Type == "AWS::Lambda::Function" {
+			if fn, err := parseFunction(id, t.Resources[id].Properties); err == nil {
+				out.Functions[id] = fn
+			}
+			continue
+		}
 		if t.Resources[id].Type != "AWS::SQS::Queue" {
 			continue
 		}
@@ -319,7 +330,7 @@ func parseMapping(id string, p map[string]any, all map[string]cfnResource, queue
 }
 
 func parseFunction(id string, p map[string]any) (Function, error) {
-	fn := Function{LogicalID: id, Timeout: DefaultFunctionTimeout, Environment: asMap(asMap(p["Environment"])["Variables"])}
+	fn := Function{LogicalID: id, Timeout: DefaultFunctionTimeout, Env: asMap(asMap(p["Environment"])["Variables"])}
 	if v, ok := p["Timeout"]; ok {
 		n, err := wholeNumber(v, 1, 900)
 		if err != nil {
@@ -481,4 +492,54 @@ func (t *Template) CreateQueues(ctx context.Context, client QueueAPI, prefix str
 		}
 	}
 	return out, nil
+}
+
+// Environment returns a getenv over fn's environment in the template as
+// it would resolve with the template's queues made by CreateQueues: a
+// literal string as it is; a Ref to a queue (its URL) or an Fn::GetAtt of
+// its Arn, QueueName or QueueUrl as the local queue's; a name in override
+// as override says (overriding the template). Any other intrinsic function
+// only resolves on deployment: an error names every such variable.
+func (fn Function) Environment(queues map[string]LocalQueue, override map[string]string) (func(string) string, error) {
+	env := map[string]string{}
+	var unresolved []string
+	for k, v := range fn.Env {
+		if _, ok := override[k]; ok {
+			continue
+		}
+		if s, ok := v.(string); ok {
+			env[k] = s
+			continue
+		}
+		if id, ok := refOf(v); ok {
+			if q, known := queues[id]; known {
+				env[k] = q.URL
+				continue
+			}
+		}
+		if id, attr, ok := getAttOf(v); ok {
+			if q, known := queues[id]; known {
+				switch attr {
+				case "Arn":
+					env[k] = q.ARN
+					continue
+				case "QueueName":
+					env[k] = q.Name
+					continue
+				case "QueueUrl":
+					env[k] = q.URL
+					continue
+				}
+			}
+		}
+		unresolved = append(unresolved, k+"="+compact(v))
+	}
+	if len(unresolved) > 0 {
+		sort.Strings(unresolved)
+		return nil, fmt.Errorf("sqsesm: function %s: environment %v only resolves on deployment", fn.LogicalID, unresolved)
+	}
+	for k, v := range override {
+		env[k] = v
+	}
+	return func(k string) string { return env[k] }, nil
 }

@@ -45,7 +45,7 @@ func TestReadTemplateDevAPI(t *testing.T) {
 		require.True(t, ok, "the DLQ %s is a queue of the template", m.Queue.Redrive.DeadLetterQueue)
 		assert.Nil(t, dlq.Redrive)
 		assert.Equal(t, 14*24*time.Hour, dlq.MessageRetentionPeriod)
-		assert.Contains(t, m.Function.Environment, "WEBHOOK_SCHEDULE")
+		assert.Contains(t, m.Function.Env, "WEBHOOK_SCHEDULE")
 	}
 	assert.Len(t, queues, 2)
 	for id, q := range tpl.Queues {
@@ -82,7 +82,9 @@ func TestParseTemplateSettings(t *testing.T) {
 	assert.Equal(t, sqsesm.Queue{LogicalID: "Q", VisibilityTimeout: 12 * time.Second, Delay: 3 * time.Second, MessageRetentionPeriod: 10 * time.Minute,
 		MaximumMessageSize: 2048, Redrive: &sqsesm.Redrive{DeadLetterQueue: "Dlq", MaxReceiveCount: 4}}, m.Queue)
 	assert.Equal(t, "Fn", m.Function.LogicalID)
-	assert.Equal(t, map[string]any{"A": "b", "Q": map[string]any{"Ref": "Q"}}, m.Function.Environment)
+	assert.Equal(t, map[string]any{"A": "b", "Q": map[string]any{"Ref": "Q"}}, m.Function.Env)
+	assert.Equal(t, m.Function, tpl.Functions["Fn"])
+	assert.Contains(t, tpl.Functions, "Other")
 
 	// Defaults: CloudFormation's and Lambda's.
 	assert.Equal(t, "N", n.LogicalID)
@@ -191,4 +193,23 @@ func TestQueueName(t *testing.T) {
 	assert.Equal(t, "dev-Q_1", sqsesm.QueueName("dev-", "Q_1"))
 	assert.Equal(t, "a-b-Q", sqsesm.QueueName("a.b/", "Q"))
 	assert.Len(t, sqsesm.QueueName(strings.Repeat("p", 70), strings.Repeat("q", 70)), 80)
+}
+
+// A function's environment resolves the template's queues to the local
+// ones; overrides replace what only resolves on deployment.
+func TestFunctionEnvironment(t *testing.T) {
+	fn := sqsesm.Function{LogicalID: "Fn", Env: map[string]any{
+		"LIT": "x", "URL": map[string]any{"Ref": "Q"}, "ARN": map[string]any{"Fn::GetAtt": []any{"Q", "Arn"}},
+		"NAME": map[string]any{"Fn::GetAtt": "Q.QueueName"}, "TABLE": map[string]any{"Fn::ImportValue": "t"}, "SECRET": map[string]any{"Ref": "Secret"},
+	}}
+	queues := map[string]sqsesm.LocalQueue{"Q": {Name: "dev-Q", URL: "http://127.0.0.1:1/123456789012/dev-Q", ARN: "arn:aws:sqs:us-east-1:123456789012:dev-Q"}}
+	_, err := fn.Environment(queues, nil)
+	require.Error(t, err)
+	assert.ErrorContains(t, err, `function Fn: environment [SECRET={"Ref":"Secret"} TABLE={"Fn::ImportValue":"t"}] only resolves on deployment`)
+
+	getenv, err := fn.Environment(queues, map[string]string{"TABLE": "local-table", "SECRET": "", "LIT": "overridden", "EXTRA": "e"})
+	require.NoError(t, err)
+	for k, want := range map[string]string{"LIT": "overridden", "URL": queues["Q"].URL, "ARN": queues["Q"].ARN, "NAME": "dev-Q", "TABLE": "local-table", "SECRET": "", "EXTRA": "e", "UNSET": ""} {
+		assert.Equal(t, want, getenv(k), k)
+	}
 }
