@@ -71,6 +71,7 @@ func md5hex(s string) string {
 }
 
 func TestCreateQueueAttributes(t *testing.T) {
+	t.Parallel()
 	dlq := engine.CreateQueue(t, nil)
 	redrive, _ := json.Marshal(map[string]any{"deadLetterTargetArn": engine.QueueARN(t, dlq), "maxReceiveCount": 3})
 	url := engine.CreateQueue(t, map[string]string{
@@ -107,6 +108,7 @@ func lastSegment(url string) string {
 // SendMessage with message attributes of each data type; the SDK checks
 // the MD5 of the body and of the attributes on send and on receive.
 func TestSendReceiveAttributes(t *testing.T) {
+	t.Parallel()
 	url := engine.CreateQueue(t, nil)
 	body := `{"event_id":"e1","payload":{"x":"é ✓"}}`
 	attrs := map[string]types.MessageAttributeValue{
@@ -140,6 +142,7 @@ func TestSendReceiveAttributes(t *testing.T) {
 }
 
 func TestSendMessageBatchAndDeleteMessageBatch(t *testing.T) {
+	t.Parallel()
 	url := engine.CreateQueue(t, nil)
 	var entries []types.SendMessageBatchRequestEntry
 	for i := range 10 {
@@ -193,9 +196,16 @@ func TestSendMessageBatchAndDeleteMessageBatch(t *testing.T) {
 }
 
 // WaitTimeSeconds: a receive waiting on an empty queue returns the
-// message sent while it waits.
+// message sent while it waits; a wait of the full 20 s fits in one
+// attempt of the client.
 func TestLongPoll(t *testing.T) {
+	t.Parallel()
 	url := engine.CreateQueue(t, nil)
+	out, err := engine.Client.ReceiveMessage(ctx(t), &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), WaitTimeSeconds: 20, MaxNumberOfMessages: 1},
+		func(o *sqs.Options) { o.RetryMaxAttempts = 1 })
+	require.NoError(t, err, "an empty 20 s long poll")
+	assert.Empty(t, out.Messages)
+
 	got := make(chan []types.Message, 1)
 	go func() {
 		out, err := engine.Client.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), WaitTimeSeconds: 20})
@@ -206,7 +216,7 @@ func TestLongPoll(t *testing.T) {
 		got <- out.Messages
 	}()
 	time.Sleep(300 * time.Millisecond) // let the receive start waiting
-	_, err := engine.Client.SendMessage(ctx(t), &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("late")})
+	_, err = engine.Client.SendMessage(ctx(t), &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("late")})
 	require.NoError(t, err)
 	select {
 	case msgs := <-got:
@@ -220,6 +230,7 @@ func TestLongPoll(t *testing.T) {
 // Queue DelaySeconds and a message's DelaySeconds keep it invisible for
 // that long.
 func TestDelay(t *testing.T) {
+	t.Parallel()
 	for name, tc := range map[string]struct {
 		queue map[string]string
 		delay int32
@@ -228,6 +239,7 @@ func TestDelay(t *testing.T) {
 		"message delay": {nil, 2},
 	} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			url := engine.CreateQueue(t, tc.queue)
 			_, err := engine.Client.SendMessage(ctx(t), &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("later"), DelaySeconds: tc.delay})
 			require.NoError(t, err)
@@ -244,6 +256,7 @@ func TestDelay(t *testing.T) {
 // queue's, or the one the receive asks for), then visible again with its
 // receive count raised; ChangeMessageVisibility 0 releases it at once.
 func TestVisibility(t *testing.T) {
+	t.Parallel()
 	url := engine.CreateQueue(t, map[string]string{"VisibilityTimeout": "1"})
 	_, err := engine.Client.SendMessage(ctx(t), &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("m")})
 	require.NoError(t, err)
@@ -270,6 +283,7 @@ func TestVisibility(t *testing.T) {
 // After maxReceiveCount receives, the next receive moves the message to
 // the dead-letter queue, body and attributes intact.
 func TestRedriveToDeadLetterQueue(t *testing.T) {
+	t.Parallel()
 	dlq := engine.CreateQueue(t, nil)
 	redrive, _ := json.Marshal(map[string]any{"deadLetterTargetArn": engine.QueueARN(t, dlq), "maxReceiveCount": 2})
 	url := engine.CreateQueue(t, map[string]string{"VisibilityTimeout": "30", "RedrivePolicy": string(redrive)})

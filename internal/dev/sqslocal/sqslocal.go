@@ -141,12 +141,17 @@ func resolveCommand(command []string) ([]string, error) {
 	return nil, fmt.Errorf("%w: the local SQS engine is moto's server (moto 5.2.1): install it with pip install 'moto[server]==5.2.1', or point make dev at an SQS-compatible engine you run (-sqs-endpoint-url)", ErrNotInstalled)
 }
 
+// AttemptTimeout bounds one HTTP attempt of NewClient's clients: longer
+// than the longest ReceiveMessage long poll (20 s).
+const AttemptTimeout = 20*time.Second + ddb.LocalAttemptTimeout
+
 // NewClient returns an SQS client for the engine at endpoint: the local
 // configuration of the DynamoDB clients (ddb.LocalConfig: static
-// credentials, region Region, bounded attempts) with that endpoint. The
-// SDK's MD5 checks of message bodies and attributes stay on.
+// credentials, region Region, bounded attempts, each up to
+// AttemptTimeout) with that endpoint. The SDK's MD5 checks of message
+// bodies and attributes stay on.
 func NewClient(endpoint string, optFns ...func(*sqs.Options)) *sqs.Client {
-	return sqs.NewFromConfig(ddb.LocalConfig(ddb.Options{}), append([]func(*sqs.Options){func(o *sqs.Options) {
+	return sqs.NewFromConfig(ddb.LocalConfig(ddb.Options{AttemptTimeout: AttemptTimeout}), append([]func(*sqs.Options){func(o *sqs.Options) {
 		o.BaseEndpoint = aws.String(endpoint)
 	}}, optFns...)...)
 }
