@@ -207,13 +207,13 @@ func parseFailure(raw json.RawMessage) (failureMessage, error) {
 }
 
 // drain replays every message of the failure queue url and deletes each
-// once replayed; parked records are left there. It stops at the first
-// empty receive (a long poll). In a dry run nothing is deleted and the
-// messages are made visible again at the end.
+// once replayed; parked records are left there, visible again at the end.
+// It stops at the first empty receive (a long poll). In a dry run nothing
+// is deleted and every message is made visible again at the end.
 func (r *archiveReplayer) drain(ctx context.Context, q failureQueue, url string, dryRun bool) error {
-	var seen []string // receipt handles to release after a dry run
+	var release []string // receipt handles to make visible again at the end
 	defer func() {
-		for _, h := range seen {
+		for _, h := range release {
 			_, _ = q.ChangeMessageVisibility(context.WithoutCancel(ctx), &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: aws.String(h), VisibilityTimeout: 0})
 		}
 	}()
@@ -235,13 +235,14 @@ func (r *archiveReplayer) drain(ctx context.Context, q failureQueue, url string,
 			if m.Info == nil {
 				r.parked++
 				r.log.Warn("parked record: it can never be archived; left on the queue", "message_id", aws.ToString(msg.MessageId), "reason", m.Reason, "record", m.Record)
+				release = append(release, aws.ToString(msg.ReceiptHandle))
 				continue
 			}
 			if err := r.replay(ctx, *m.Info); err != nil {
 				return fmt.Errorf("message %s (left on the queue): %w", aws.ToString(msg.MessageId), err)
 			}
 			if dryRun {
-				seen = append(seen, aws.ToString(msg.ReceiptHandle))
+				release = append(release, aws.ToString(msg.ReceiptHandle))
 				continue
 			}
 			if _, err := q.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(url), ReceiptHandle: msg.ReceiptHandle}); err != nil {
