@@ -177,6 +177,20 @@ const (
 	MetricWebhookAttempts = "WebhookAttempts"
 	// DimensionOutcome is WebhookAttempts' dimension.
 	DimensionOutcome = "Outcome"
+	// MetricWebhookDeferred counts attempts put off without being made,
+	// by DimensionReason: circuit_open (the endpoint's circuit is open),
+	// probe_busy (a probe of its half-open circuit is under way) or
+	// rate_limited (its per-second cap is used up). Each line also
+	// carries the properties tenant and subscription_id.
+	MetricWebhookDeferred = "WebhookDeferred"
+	// MetricWebhookCircuitsOpened counts endpoint circuits opened, with
+	// the properties tenant, subscription_id and cause (failures or
+	// slow): the dashboard groups them by tenant.
+	MetricWebhookCircuitsOpened = "WebhookCircuitsOpened"
+	// The reasons of MetricWebhookDeferred.
+	DeferredCircuitOpen = "circuit_open"
+	DeferredProbeBusy   = "probe_busy"
+	DeferredRateLimited = "rate_limited"
 	// MetricSubscriptionsDisabled counts subscriptions disabled after
 	// failing for too long (no dimension).
 	MetricSubscriptionsDisabled = "SubscriptionsDisabled"

@@ -218,8 +218,9 @@ func (n *names) all(ids []string) []string {
 // method is written out (no embedding): a method added to dispatch.Store
 // does not compile here until it gets its crash cases.
 type faultStore struct {
-	st *store.Store
-	in *injector
+	st    *store.Store
+	in    *injector
+	clock *simClock
 }
 
 var (
@@ -276,9 +277,41 @@ func (s faultStore) SubscriptionSucceeded(ctx context.Context, tenant, id string
 	return s.in.call(ctx, "Store.SubscriptionSucceeded", []string{id}, func() error { return s.st.SubscriptionSucceeded(ctx, tenant, id, at) })
 }
 
-func (s faultStore) SubscriptionFailed(ctx context.Context, tenant, id string, at time.Time, after time.Duration, reason string) (disabled bool, err error) {
+func (s faultStore) SubscriptionFailed(ctx context.Context, tenant, id string, at time.Time, after time.Duration, reason string) (run event.FailureRun, err error) {
 	err = s.in.call(ctx, "Store.SubscriptionFailed", []string{id}, func() error {
-		disabled, err = s.st.SubscriptionFailed(ctx, tenant, id, at, after, reason)
+		run, err = s.st.SubscriptionFailed(ctx, tenant, id, at, after, reason)
+		return err
+	})
+	return
+}
+
+func (s faultStore) OpenCircuit(ctx context.Context, tenant, id string, until time.Time) (opened bool, err error) {
+	err = s.in.call(ctx, "Store.OpenCircuit", []string{id, "+" + until.Sub(s.clock.now()).String()}, func() error {
+		opened, err = s.st.OpenCircuit(ctx, tenant, id, until)
+		return err
+	})
+	return
+}
+
+func (s faultStore) AcquireProbe(ctx context.Context, tenant, id string, now, until time.Time) (ok bool, err error) {
+	err = s.in.call(ctx, "Store.AcquireProbe", []string{id}, func() error {
+		ok, err = s.st.AcquireProbe(ctx, tenant, id, now, until)
+		return err
+	})
+	return
+}
+
+func (s faultStore) TakeRateToken(ctx context.Context, tenant, id string, now time.Time, limit int) (ok bool, err error) {
+	err = s.in.call(ctx, "Store.TakeRateToken", []string{id}, func() error {
+		ok, err = s.st.TakeRateToken(ctx, tenant, id, now, limit)
+		return err
+	})
+	return
+}
+
+func (s faultStore) ScheduleAttempt(ctx context.Context, tenant, eventID string, a event.Attempt, ttl int64) (cur event.Attempt, ok bool, err error) {
+	err = s.in.call(ctx, "Store.ScheduleAttempt", []string{eventID, a.SubscriptionID, "#" + strconv.Itoa(a.Number)}, func() error {
+		cur, ok, err = s.st.ScheduleAttempt(ctx, tenant, eventID, a, ttl)
 		return err
 	})
 	return
@@ -298,9 +331,9 @@ func (s faultStore) FinishAttempt(ctx context.Context, tenant, eventID string, a
 	})
 }
 
-func (s faultStore) MarkFollowUp(ctx context.Context, tenant, eventID, subID string, n int) error {
+func (s faultStore) MarkFollowUp(ctx context.Context, tenant, eventID, subID string, n int, state string) error {
 	return s.in.call(ctx, "Store.MarkFollowUp", []string{eventID, subID, "#" + strconv.Itoa(n)}, func() error {
-		return s.st.MarkFollowUp(ctx, tenant, eventID, subID, n)
+		return s.st.MarkFollowUp(ctx, tenant, eventID, subID, n, state)
 	})
 }
 
@@ -577,7 +610,10 @@ func (sr *streamRouter) register(tenant string) <-chan events.DynamoDBEventRecor
 // crashReceiver is one TLS endpoint for every run: the path names the run
 // and the subscription (".../<run>/<behaviour>/<name>"). Behaviours: ok
 // (200), flaky (503 with Retry-After: 60 to a message's first two
-// requests, then 200), gone (410), fail (500).
+// requests, then 200), gone (410), fail (500), down3 (500 to the
+// subscription's first three requests, whatever the message, then 200),
+// slow (200 after 300 ms to the subscription's first request, at once
+// after).
 type crashReceiver struct {
 	srv  *httptest.Server
 	mu   sync.Mutex
@@ -605,10 +641,13 @@ func newCrashReceiver(t *testing.T) *crashReceiver {
 		_ = json.Unmarshal(body, &ev)
 		id := req.Header.Get(webhook.HeaderID)
 		r.mu.Lock()
-		n := 0
+		n, total := 0, 0
 		for _, s := range r.seen[run] {
-			if s.sub == sub && s.webhookID == id {
-				n++
+			if s.sub == sub {
+				total++
+				if s.webhookID == id {
+					n++
+				}
 			}
 		}
 		status := http.StatusOK
@@ -622,9 +661,16 @@ func newCrashReceiver(t *testing.T) *crashReceiver {
 			status = http.StatusGone
 		case "fail":
 			status = http.StatusInternalServerError
+		case "down3":
+			if total < 3 {
+				status = http.StatusInternalServerError
+			}
 		}
 		r.seen[run] = append(r.seen[run], seenRequest{sub: sub, webhookID: id, bodyEventID: ev.ID, status: status})
 		r.mu.Unlock()
+		if behaviour == "slow" && total == 0 {
+			time.Sleep(300 * time.Millisecond)
+		}
 		w.WriteHeader(status)
 	}))
 	t.Cleanup(r.srv.Close)
@@ -657,7 +703,7 @@ type subSpec struct {
 type eventSpec struct {
 	name, typ string
 	// want is its status once settled, and its retry_count in a run
-	// without a fault.
+	// without a fault (-1: not predicted).
 	want       event.Status
 	retryCount int
 }
@@ -665,8 +711,13 @@ type eventSpec struct {
 type scenario struct {
 	name     string
 	schedule webhook.Schedule
-	subs     []subSpec
-	events   []eventSpec
+	// The dispatcher's breaker and rate cap (zero: a threshold no run
+	// reaches, no slow watch, no cap).
+	threshold    int
+	slowAfter    time.Duration
+	endpointRate int
+	subs         []subSpec
+	events       []eventSpec
 	// redeliver: once the events settle, the tenant asks for a
 	// redelivery of each failed event (the API route); then it settles
 	// again.
@@ -676,6 +727,38 @@ type scenario struct {
 func crashScenarios() []scenario {
 	long := webhook.Schedule{5 * time.Second, 20 * time.Minute, 20 * time.Minute, 20 * time.Minute}
 	return []scenario{{
+		// Two failures in a row open the circuit: the third event and the
+		// retries wait, not attempted; after the cooldown one probe at a
+		// time goes; its success closes the circuit and the rest follow.
+		name:      "circuit breaker",
+		schedule:  long,
+		threshold: 2,
+		subs:      []subSpec{{name: "s-down", behaviour: "down3", want: event.OutcomeDelivered, exists: true}},
+		events: []eventSpec{
+			{name: "e1", typ: "order.paid", want: event.Delivered, retryCount: -1},
+			{name: "e2", typ: "order.paid", want: event.Delivered, retryCount: -1},
+			{name: "e3", typ: "order.paid", want: event.Delivered, retryCount: -1},
+		},
+	}, {
+		// A request still unanswered after slowAfter opens the circuit
+		// while it runs.
+		name:      "slow endpoint",
+		schedule:  long,
+		slowAfter: 100 * time.Millisecond,
+		subs:      []subSpec{{name: "s-slow", behaviour: "slow", want: event.OutcomeDelivered, exists: true}},
+		events:    []eventSpec{{name: "e", typ: "order.paid", want: event.Delivered, retryCount: 0}},
+	}, {
+		// One request a second: the others wait for the next second.
+		name:         "rate cap",
+		schedule:     long,
+		endpointRate: 1,
+		subs:         []subSpec{{name: "s-ok", behaviour: "ok", want: event.OutcomeDelivered, exists: true}},
+		events: []eventSpec{
+			{name: "e1", typ: "order.paid", want: event.Delivered, retryCount: 0},
+			{name: "e2", typ: "order.paid", want: event.Delivered, retryCount: 0},
+			{name: "e3", typ: "order.paid", want: event.Delivered, retryCount: 0},
+		},
+	}, {
 		// Rounds, retries (one hopping: 20 minutes is more than SQS's
 		// longest delay), Retry-After, failed -> retrying -> delivered.
 		name:     "retries until delivered",
@@ -792,14 +875,22 @@ func newCrashRun(t *testing.T, env *crashEnv, sc scenario, f fault, twice bool) 
 	r.tenant = "tenant-" + r.id
 	r.records = env.stream.register(r.tenant)
 	r.st = store.New(db.Client, env.table)
-	r.fs = faultStore{st: r.st, in: r.in}
+	r.fs = faultStore{st: r.st, in: r.in, clock: r.clock}
 	r.q = newSimQueue(r.clock, twice)
 	tlsCfg := rcv.srv.Client().Transport.(*http.Transport).TLSClientConfig
 	client := webhook.NewHTTPClient(webhook.ClientOptions{AllowPrivate: true, TLSConfig: tlsCfg})
 	client.Transport = faultTransport{rt: client.Transport, in: r.in, n: r.names}
+	threshold, slow := sc.threshold, sc.slowAfter
+	if threshold == 0 {
+		threshold = 1000
+	}
+	if slow == 0 {
+		slow = -1
+	}
 	d, err := dispatch.New(dispatch.Config{
 		Store: r.fs, Queue: faultQueue{q: r.q, in: r.in}, Client: client, Schedule: sc.schedule,
 		DisableAfter: time.Hour, Now: r.clock.now, Rand: half{},
+		BreakerThreshold: threshold, BreakerCooldown: time.Minute, SlowAfter: slow, EndpointRate: sc.endpointRate,
 		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)),
 	})
 	require.NoError(t, err)
@@ -1085,7 +1176,7 @@ func (r *crashRun) check() {
 				retries++
 			}
 		}
-		if r.f.label == "" && e.RetryCount != es.retryCount || e.RetryCount > retries {
+		if r.f.label == "" && es.retryCount >= 0 && e.RetryCount != es.retryCount || e.RetryCount > retries {
 			r.fatalf("%s: retry_count %d, want %d (%d retries made)", es.name, e.RetryCount, es.retryCount, retries)
 		}
 	}
@@ -1108,6 +1199,9 @@ func (r *crashRun) check() {
 		if ok && !s.disabled && s.want == event.OutcomeDelivered && got.FailingSince != "" {
 			r.fatalf("subscription %s is delivered to but still failing since %s", s.name, got.FailingSince)
 		}
+		if ok && s.want == event.OutcomeDelivered && (got.ConsecutiveFailures != 0 || !got.CircuitOpenUntil.IsZero()) {
+			r.fatalf("subscription %s is delivered to but its breaker counts %d failures, open until %v", s.name, got.ConsecutiveFailures, got.CircuitOpenUntil)
+		}
 	}
 	// Every request a receiver saw is recorded: never more requests than
 	// the recorded attempts' sends; each carries its event's id as its
@@ -1118,6 +1212,27 @@ func (r *crashRun) check() {
 			r.fatalf("a request to %s carried webhook-id %s for event %s", q.sub, q.webhookID, q.bodyEventID)
 		}
 		seen[q.webhookID+"/"+r.subs[q.sub].ID]++
+	}
+	// Every finished attempt of a live subscription made a request: an
+	// attempt put off (scheduled) is never a failure.
+	for _, s := range r.sc.subs {
+		if !s.exists {
+			continue
+		}
+		for _, es := range r.sc.events {
+			id := r.eventIDs[es.name]
+			as, err := r.st.ListAttempts(ctx, r.tenant, id)
+			require.NoError(t, err)
+			finished := 0
+			for _, a := range as {
+				if a.SubscriptionID == r.subs[s.name].ID && a.Final() {
+					finished++
+				}
+			}
+			if key := id + "/" + r.subs[s.name].ID; finished > seen[key] {
+				r.fatalf("%s to %s: %d finished attempts, %d requests seen", es.name, s.name, finished, seen[key])
+			}
+		}
 	}
 	for key, n := range sends {
 		evID, subID, _ := strings.Cut(key, "/")

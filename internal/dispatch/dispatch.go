@@ -53,6 +53,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/delivery"
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/webhook"
@@ -69,10 +70,14 @@ type Store interface {
 	GetSubscription(ctx context.Context, tenant, id string) (event.Subscription, error)
 	DeleteSubscription(ctx context.Context, tenant, id string) error
 	SubscriptionSucceeded(ctx context.Context, tenant, id string, at time.Time) error
-	SubscriptionFailed(ctx context.Context, tenant, id string, at time.Time, disableAfter time.Duration, reason string) (bool, error)
+	SubscriptionFailed(ctx context.Context, tenant, id string, at time.Time, disableAfter time.Duration, reason string) (event.FailureRun, error)
+	OpenCircuit(ctx context.Context, tenant, id string, until time.Time) (bool, error)
+	AcquireProbe(ctx context.Context, tenant, id string, now, until time.Time) (bool, error)
+	TakeRateToken(ctx context.Context, tenant, id string, now time.Time, limit int) (bool, error)
+	ScheduleAttempt(ctx context.Context, tenant, eventID string, a event.Attempt, ttl int64) (event.Attempt, bool, error)
 	ClaimAttempt(ctx context.Context, tenant, eventID string, c event.AttemptClaim, ttl int64) (event.Attempt, bool, error)
 	FinishAttempt(ctx context.Context, tenant, eventID string, a event.Attempt, owner string) error
-	MarkFollowUp(ctx context.Context, tenant, eventID, subscriptionID string, number int) error
+	MarkFollowUp(ctx context.Context, tenant, eventID, subscriptionID string, number int, state string) error
 	ListAttempts(ctx context.Context, tenant, eventID string) ([]event.Attempt, error)
 }
 
@@ -112,6 +117,18 @@ const (
 	DefaultLease = 15 * time.Minute
 	// DefaultParallel bounds the attempts of one message made at once.
 	DefaultParallel = 8
+	// DefaultBreakerThreshold is how many failures in a row open an
+	// endpoint's circuit.
+	DefaultBreakerThreshold = 5
+	// DefaultBreakerCooldown is how long a circuit first stays open; it
+	// doubles with each failed probe, up to MaxBreakerCooldown.
+	DefaultBreakerCooldown = 30 * time.Second
+	// MaxBreakerCooldown bounds how long a circuit stays open at a time.
+	MaxBreakerCooldown = time.Hour
+	// DefaultSlowAfter opens an endpoint's circuit when one of its
+	// requests is still unanswered after it: an endpoint that hangs costs
+	// its requests in flight, not every request after them.
+	DefaultSlowAfter = 5 * time.Second
 )
 
 // leaseMargin is added to a claim's lease beyond the invocation's
@@ -145,6 +162,20 @@ type Config struct {
 	// Parallel bounds the attempts of one message (a round to several
 	// subscriptions) made at once. Default: DefaultParallel.
 	Parallel int
+	// BreakerThreshold is how many failures in a row open an endpoint's
+	// circuit. Default: DefaultBreakerThreshold.
+	BreakerThreshold int
+	// BreakerCooldown is how long a circuit first stays open; each failed
+	// probe doubles it, up to MaxBreakerCooldown. Default:
+	// DefaultBreakerCooldown.
+	BreakerCooldown time.Duration
+	// SlowAfter opens an endpoint's circuit (for BreakerCooldown) when one
+	// of its requests is still unanswered after it; negative turns it
+	// off. Default: DefaultSlowAfter.
+	SlowAfter time.Duration
+	// EndpointRate caps the requests per second to one subscription's
+	// endpoint, counted across every instance; 0 means no cap. Default: 0.
+	EndpointRate int
 	// Logger receives a line per attempt. Default: slog.Default().
 	Logger *slog.Logger
 	// Now is the clock. Default: time.Now.
@@ -160,12 +191,20 @@ type Config struct {
 type Metrics interface {
 	WebhookAttempt(outcome string)
 	SubscriptionDisabled()
+	// WebhookDeferred counts an attempt put off without being made, with
+	// its reason (contract.Deferred*).
+	WebhookDeferred(tenant, subscriptionID, reason string)
+	// CircuitOpened counts an endpoint's circuit opened; cause is
+	// "failures" or "slow".
+	CircuitOpened(tenant, subscriptionID, cause string)
 }
 
 type nopMetrics struct{}
 
-func (nopMetrics) WebhookAttempt(string) {}
-func (nopMetrics) SubscriptionDisabled() {}
+func (nopMetrics) WebhookAttempt(string)                  {}
+func (nopMetrics) SubscriptionDisabled()                  {}
+func (nopMetrics) WebhookDeferred(string, string, string) {}
+func (nopMetrics) CircuitOpened(string, string, string)   {}
 
 // Dispatcher delivers events to subscriptions.
 type Dispatcher struct {
@@ -198,6 +237,18 @@ func New(cfg Config) (*Dispatcher, error) {
 	}
 	if cfg.Parallel <= 0 {
 		cfg.Parallel = DefaultParallel
+	}
+	if cfg.BreakerThreshold <= 0 {
+		cfg.BreakerThreshold = DefaultBreakerThreshold
+	}
+	if cfg.BreakerCooldown <= 0 {
+		cfg.BreakerCooldown = DefaultBreakerCooldown
+	}
+	if cfg.SlowAfter == 0 {
+		cfg.SlowAfter = DefaultSlowAfter
+	}
+	if cfg.EndpointRate < 0 {
+		return nil, fmt.Errorf("dispatch: Config.EndpointRate %d is negative: give requests per second, or 0 for no cap", cfg.EndpointRate)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -240,20 +291,21 @@ func (d *Dispatcher) HandleEvent(ctx context.Context, tenant, eventID string) er
 	if err != nil {
 		return fmt.Errorf("event %s: timestamp: %w", e.ID, err)
 	}
-	subs, err := d.matching(ctx, tenant, e.Type, created)
+	subs, live, err := d.matching(ctx, tenant, e.Type, created)
 	if err != nil {
 		return err
 	}
-	return d.round(ctx, tenant, e, subs, func(event.Subscription, []event.Attempt) int { return 1 }, "")
+	return d.round(ctx, tenant, e, subs, live, func(event.Subscription, []event.Attempt) int { return 1 }, "")
 }
 
 // round makes the attempt number(sub, recorded) of e to each of subs (in
-// parallel, at most Parallel at once), closes what a subscription no
-// longer in subs left pending (abandon), and settles the event's status.
+// parallel, at most Parallel at once), closes what a subscription not in
+// live (deleted or disabled since) left pending or scheduled (abandon),
+// and settles the event's status.
 // An attempt another instance is making does not stop the round: the
 // event is settled, then the message is handled again later
 // (errInProgress) to see that attempt finished.
-func (d *Dispatcher) round(ctx context.Context, tenant string, e event.Event, subs []event.Subscription, number func(event.Subscription, []event.Attempt) int, round string) error {
+func (d *Dispatcher) round(ctx context.Context, tenant string, e event.Event, subs []event.Subscription, live func(subID string) bool, number func(event.Subscription, []event.Attempt) int, round string) error {
 	recorded, err := d.cfg.Store.ListAttempts(ctx, tenant, e.ID)
 	if err != nil {
 		return err
@@ -264,12 +316,8 @@ func (d *Dispatcher) round(ctx context.Context, tenant string, e event.Event, su
 	err = d.each(subs, func(sub event.Subscription) error {
 		return d.attempt(ctx, tenant, e, sub, number(sub, recorded), round, recorded, nil)
 	})
-	attempted := map[string]bool{}
-	for _, sub := range subs {
-		attempted[sub.ID] = true
-	}
 	for _, a := range recorded {
-		if !attempted[a.SubscriptionID] {
+		if !live(a.SubscriptionID) {
 			err = errors.Join(err, d.abandon(ctx, tenant, e, a))
 		}
 	}
@@ -301,11 +349,11 @@ func onlyInProgress(err error) bool {
 	return errors.Is(err, errInProgress)
 }
 
-// abandon closes attempt a when it is pending under a claim that lapsed
-// (its claimant died) and its subscription is no longer delivered to
-// (deleted or disabled since): it is finished as failed, without a next
-// attempt, so the event's status can settle. Whether its request was sent
-// is unknown.
+// abandon closes attempt a when it is scheduled, or pending under a
+// claim that lapsed (its claimant died), and its subscription is no longer
+// delivered to (deleted or disabled since): it is finished as failed,
+// without a next attempt, so the event's status can settle. Whether an
+// interrupted attempt's request was sent is unknown.
 func (d *Dispatcher) abandon(ctx context.Context, tenant string, e event.Event, a event.Attempt) error {
 	now := d.cfg.Now()
 	if a.Final() || a.LeaseUntil.After(now) {
@@ -326,7 +374,7 @@ func (d *Dispatcher) abandon(ctx context.Context, tenant string, e event.Event, 
 	}
 	err = d.cfg.Store.FinishAttempt(ctx, tenant, e.ID, event.Attempt{
 		SubscriptionID: a.SubscriptionID, Number: a.Number, Timestamp: event.FormatTime(now), Outcome: event.OutcomeFailed,
-		Error: "interrupted, and the subscription was deleted or disabled before it could be made again",
+		Error: "not completed: the subscription was deleted or disabled before the attempt could be made",
 	}, owner)
 	if errors.Is(err, event.ErrLeaseLost) {
 		return nil
@@ -359,7 +407,9 @@ func (d *Dispatcher) retry(ctx context.Context, t Task) error {
 	sub, err := d.cfg.Store.GetSubscription(ctx, t.Tenant, t.SubscriptionID)
 	if errors.Is(err, event.ErrSubscriptionNotFound) || err == nil && sub.Disabled {
 		d.log(ctx, slog.LevelInfo, "webhook retry dropped: the subscription was deleted or disabled", t.Tenant, t.EventID, t.SubscriptionID)
-		return d.round(ctx, t.Tenant, e, nil, nil, "")
+		// Every other subscription counts as live: only this one's
+		// attempts may be closed.
+		return d.round(ctx, t.Tenant, e, nil, func(id string) bool { return id != t.SubscriptionID }, nil, "")
 	}
 	if err != nil {
 		return err
@@ -413,7 +463,7 @@ func (d *Dispatcher) redeliver(ctx context.Context, t Task) error {
 			return err
 		}
 	}
-	subs, err := d.matching(ctx, t.Tenant, e.Type, t.DueAt)
+	subs, live, err := d.matching(ctx, t.Tenant, e.Type, t.DueAt)
 	if err != nil {
 		return err
 	}
@@ -441,27 +491,31 @@ func (d *Dispatcher) redeliver(ctx context.Context, t Task) error {
 		}
 		return n
 	}
-	return d.round(ctx, t.Tenant, e, subs, number, round)
+	return d.round(ctx, t.Tenant, e, subs, live, number, round)
 }
 
 // matching returns the tenant's enabled subscriptions that want events of
-// eventType and were created at or before at.
-func (d *Dispatcher) matching(ctx context.Context, tenant, eventType string, at time.Time) ([]event.Subscription, error) {
+// eventType and were created at or before at, and whether a subscription
+// id is one of its enabled subscriptions.
+func (d *Dispatcher) matching(ctx context.Context, tenant, eventType string, at time.Time) (subs []event.Subscription, live func(subID string) bool, err error) {
 	all, err := d.cfg.Store.ListSubscriptions(ctx, tenant)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var out []event.Subscription
+	enabled := map[string]bool{}
 	for _, s := range all {
 		created, err := time.Parse(time.RFC3339Nano, s.CreatedAt)
 		if err != nil {
-			return nil, fmt.Errorf("subscription %s: created_at: %w", s.ID, err)
+			return nil, nil, fmt.Errorf("subscription %s: created_at: %w", s.ID, err)
+		}
+		if !s.Disabled {
+			enabled[s.ID] = true
 		}
 		if !s.Disabled && s.Matches(eventType) && !created.After(at) {
-			out = append(out, s)
+			subs = append(subs, s)
 		}
 	}
-	return out, nil
+	return subs, func(id string) bool { return enabled[id] }, nil
 }
 
 // each runs fn for every subscription, at most Parallel at once, and
@@ -509,8 +563,30 @@ func find(attempts []event.Attempt, subID string, n int) (event.Attempt, bool) {
 // set, runs once the claim is held and before the request. Then the
 // request, the record of its outcome, and what the outcome calls for.
 func (d *Dispatcher) attempt(ctx context.Context, tenant string, e event.Event, sub event.Subscription, n int, round string, recorded []event.Attempt, before func() error) error {
-	if a, ok := find(recorded, sub.ID, n); ok && (a.Final() || a.LeaseUntil.After(d.cfg.Now())) {
-		return d.resume(ctx, tenant, e, sub, a, recorded)
+	now := d.cfg.Now()
+	if a, ok := find(recorded, sub.ID, n); ok {
+		switch {
+		case a.Final(), a.Outcome == event.OutcomePending && a.LeaseUntil.After(now):
+			return d.resume(ctx, tenant, e, sub, a, recorded)
+		case a.Outcome == event.OutcomeScheduled:
+			due, err := time.Parse(time.RFC3339Nano, a.NextAttemptAt)
+			if err != nil {
+				return fmt.Errorf("attempt %s #%d: next_attempt_at: %w", sub.ID, n, err)
+			}
+			if due.After(now) {
+				if a.FollowUp == event.FollowUpQueued {
+					return nil // its task makes it
+				}
+				return d.queue(ctx, tenant, e, sub.ID, n, n, due) // its task was lost with an invocation
+			}
+		}
+	}
+	wait, reason, err := d.gate(ctx, tenant, sub, now)
+	if err != nil {
+		return err
+	}
+	if wait > 0 {
+		return d.schedule(ctx, tenant, e, sub, n, round, now.Add(wait), reason, recorded)
 	}
 	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d.cfg.Client.Timeout+storeMargin {
 		return errNoTime
@@ -519,7 +595,6 @@ func (d *Dispatcher) attempt(ctx context.Context, tenant string, e event.Event, 
 	if err != nil {
 		return err
 	}
-	now := d.cfg.Now()
 	lease := now.Add(d.cfg.Lease)
 	if dl, ok := ctx.Deadline(); ok {
 		lease = now.Add(time.Until(dl) + leaseMargin)
@@ -552,7 +627,9 @@ func (d *Dispatcher) attempt(ctx context.Context, tenant string, e event.Event, 
 	if err != nil {
 		return err
 	}
+	stopWatch := d.watchSlow(ctx, tenant, e.ID, sub.ID)
 	res := webhook.Send(ctx, d.cfg.Client, webhook.Request{URL: sub.URL, MsgID: e.ID, Body: body, Secrets: secrets, Now: now})
+	stopWatch()
 	a = event.Attempt{
 		SubscriptionID: sub.ID, Number: n, Timestamp: event.FormatTime(now),
 		Outcome: string(res.Outcome), StatusCode: res.StatusCode, LatencyMs: res.Latency.Milliseconds(),
@@ -581,6 +658,116 @@ func (d *Dispatcher) attempt(ctx context.Context, tenant string, e event.Event, 
 		slog.Int("attempt", n), slog.String("outcome", a.Outcome), slog.Int("status_code", a.StatusCode),
 		slog.Int64("latency_ms", a.LatencyMs), slog.String("error", a.Error), slog.String("next_attempt_at", a.NextAttemptAt))
 	return d.followUp(ctx, tenant, e, sub, a, recorded)
+}
+
+// gate decides whether an attempt to sub may be made at now: wait > 0
+// puts it off by that long, for reason. While the endpoint's circuit is
+// open nothing is sent; once its open time has passed (half-open) one
+// probe at a time is, the others wait; with an EndpointRate, a second
+// whose requests are used up waits for the next.
+func (d *Dispatcher) gate(ctx context.Context, tenant string, sub event.Subscription, now time.Time) (wait time.Duration, reason string, err error) {
+	// Up to a tenth more, so that deferred attempts do not all come back
+	// at the same moment.
+	jitter := func(w time.Duration) time.Duration { return w + time.Duration(float64(w/10)*d.cfg.Rand.Float64()) }
+	switch {
+	case sub.CircuitOpenUntil.After(now):
+		return jitter(sub.CircuitOpenUntil.Sub(now)), contract.DeferredCircuitOpen, nil
+	case sub.HalfOpen(now):
+		until := now.Add(d.cfg.Client.Timeout + storeMargin)
+		if dl, ok := ctx.Deadline(); ok {
+			until = now.Add(time.Until(dl) + leaseMargin)
+		}
+		probe, err := d.cfg.Store.AcquireProbe(ctx, tenant, sub.ID, now, until)
+		if err != nil || !probe {
+			return jitter(d.cfg.BreakerCooldown), contract.DeferredProbeBusy, err
+		}
+	}
+	if d.cfg.EndpointRate > 0 {
+		ok, err := d.cfg.Store.TakeRateToken(ctx, tenant, sub.ID, now, d.cfg.EndpointRate)
+		if err != nil || !ok {
+			// To the next second, spread over it.
+			return jitter(now.Truncate(time.Second).Add(time.Second).Sub(now)), contract.DeferredRateLimited, err
+		}
+	}
+	return 0, "", nil
+}
+
+// schedule records attempt n of e to sub as scheduled at due (not made)
+// and queues its task.
+func (d *Dispatcher) schedule(ctx context.Context, tenant string, e event.Event, sub event.Subscription, n int, round string, due time.Time, reason string, recorded []event.Attempt) error {
+	cur, ok, err := d.cfg.Store.ScheduleAttempt(ctx, tenant, e.ID, event.Attempt{
+		SubscriptionID: sub.ID, Number: n, Round: round, Timestamp: event.FormatTime(d.cfg.Now()), NextAttemptAt: event.FormatTime(due),
+	}, e.TTL)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return d.resume(ctx, tenant, e, sub, cur, recorded) // made or being made meanwhile
+	}
+	d.cfg.Metrics.WebhookDeferred(tenant, sub.ID, reason)
+	d.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "webhook attempt deferred",
+		slog.String("tenant", tenant), slog.String("event_id", e.ID), slog.String("subscription_id", sub.ID),
+		slog.Int("attempt", n), slog.String("reason", reason), slog.String("next_attempt_at", event.FormatTime(due)))
+	return d.queue(ctx, tenant, e, sub.ID, n, n, due)
+}
+
+// queue sends the task of attempt n of e to subID, due at due, then
+// marks it queued on attempt marked (n after a failure of n-1, or n
+// itself when scheduled): a copy of the message that finds it marked
+// does not send it again.
+func (d *Dispatcher) queue(ctx context.Context, tenant string, e event.Event, subID string, n, marked int, due time.Time) error {
+	t := Task{Tenant: tenant, EventID: e.ID, SubscriptionID: subID, Attempt: n, DueAt: due}
+	if err := d.cfg.Queue.Send(ctx, t, min(max(due.Sub(d.cfg.Now()), 0), MaxQueueDelay)); err != nil {
+		return fmt.Errorf("queue attempt %d of event %s to %s: %w", n, e.ID, subID, err)
+	}
+	return d.cfg.Store.MarkFollowUp(ctx, tenant, e.ID, subID, marked, event.FollowUpQueued)
+}
+
+// watchSlow opens the subscription's circuit (for BreakerCooldown) when
+// the request it is watching is still unanswered after SlowAfter. The
+// returned function ends the watch, waiting for an opening under way.
+func (d *Dispatcher) watchSlow(ctx context.Context, tenant, eventID, subID string) (stop func()) {
+	if d.cfg.SlowAfter < 0 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	timer := time.AfterFunc(d.cfg.SlowAfter, func() {
+		defer close(done)
+		d.openCircuit(ctx, tenant, eventID, subID, d.cfg.BreakerCooldown, "slow")
+	})
+	return func() {
+		if !timer.Stop() {
+			<-done
+		}
+	}
+}
+
+// openCircuit opens subID's circuit for cooldown and reports it; the
+// breaker is advisory, so a failure to open it is only logged.
+func (d *Dispatcher) openCircuit(ctx context.Context, tenant, eventID, subID string, cooldown time.Duration, cause string) {
+	until := d.cfg.Now().Add(cooldown)
+	opened, err := d.cfg.Store.OpenCircuit(ctx, tenant, subID, until)
+	if err != nil {
+		d.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "circuit not opened", slog.String("tenant", tenant), slog.String("event_id", eventID),
+			slog.String("subscription_id", subID), slog.String("cause", cause), slog.String("error", err.Error()))
+		return
+	}
+	if opened {
+		d.cfg.Metrics.CircuitOpened(tenant, subID, cause)
+		d.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "circuit opened", slog.String("tenant", tenant), slog.String("event_id", eventID),
+			slog.String("subscription_id", subID), slog.String("cause", cause), slog.String("until", event.FormatTime(until)))
+	}
+}
+
+// cooldown is how long a circuit opened after consecutive failures stays
+// open: BreakerCooldown, doubled for each failure beyond the threshold
+// (each failed probe), at most MaxBreakerCooldown.
+func (d *Dispatcher) cooldown(consecutive int) time.Duration {
+	c := d.cfg.BreakerCooldown
+	for i := d.cfg.BreakerThreshold; i < consecutive && c < MaxBreakerCooldown; i++ {
+		c *= 2
+	}
+	return min(c, MaxBreakerCooldown)
 }
 
 // next returns the delay before the attempt after failed attempt n, and
@@ -634,31 +821,32 @@ func (d *Dispatcher) followUp(ctx context.Context, tenant string, e event.Event,
 		d.log(ctx, slog.LevelWarn, "subscription removed: the target answered 410 Gone", tenant, e.ID, sub.ID)
 		return nil
 	}
-	disabled, err := d.cfg.Store.SubscriptionFailed(ctx, tenant, sub.ID, at, d.cfg.DisableAfter,
+	if a.FollowUp != "" {
+		return nil // acted on already: a copy of the message
+	}
+	run, err := d.cfg.Store.SubscriptionFailed(ctx, tenant, sub.ID, at, d.cfg.DisableAfter,
 		fmt.Sprintf("failing without a success for %s or more (last: %s)", d.cfg.DisableAfter, describe(a)))
 	if err != nil && !errors.Is(err, event.ErrSubscriptionNotFound) {
 		return err
 	}
-	if disabled {
+	if run.Disabled {
 		d.cfg.Metrics.SubscriptionDisabled()
 		d.log(ctx, slog.LevelError, "subscription disabled", tenant, e.ID, sub.ID)
-		return nil
 	}
-	if a.NextAttemptAt == "" || a.FollowUp == event.FollowUpQueued {
-		return nil
+	if run.Consecutive >= d.cfg.BreakerThreshold {
+		d.openCircuit(ctx, tenant, e.ID, sub.ID, d.cooldown(run.Consecutive), "failures")
 	}
 	if _, made := find(recorded, sub.ID, a.Number+1); made {
-		return nil
+		return d.cfg.Store.MarkFollowUp(ctx, tenant, e.ID, sub.ID, a.Number, event.FollowUpQueued)
+	}
+	if a.NextAttemptAt == "" || run.Disabled {
+		return d.cfg.Store.MarkFollowUp(ctx, tenant, e.ID, sub.ID, a.Number, event.FollowUpDone)
 	}
 	due, err := time.Parse(time.RFC3339Nano, a.NextAttemptAt)
 	if err != nil {
 		return fmt.Errorf("attempt %s #%d: next_attempt_at: %w", sub.ID, a.Number, err)
 	}
-	t := Task{Tenant: tenant, EventID: e.ID, SubscriptionID: sub.ID, Attempt: a.Number + 1, DueAt: due}
-	if err := d.cfg.Queue.Send(ctx, t, min(max(due.Sub(d.cfg.Now()), 0), MaxQueueDelay)); err != nil {
-		return fmt.Errorf("queue the retry of event %s to %s: %w", e.ID, sub.ID, err)
-	}
-	return d.cfg.Store.MarkFollowUp(ctx, tenant, e.ID, sub.ID, a.Number)
+	return d.queue(ctx, tenant, e, sub.ID, a.Number+1, a.Number, due)
 }
 
 func describe(a event.Attempt) string {
@@ -674,18 +862,18 @@ const maxSettleRounds = 5
 // Expected returns the status the latest attempts of an event call for,
 // from latest, the latest attempt to each subscription it was attempted
 // to: delivered when each of them was delivered, failed otherwise; ok is
-// false while one is pending (its claimant decides) or when there is none.
+// false while one is pending or scheduled (whoever finishes it decides)
+// or when there is none.
 func Expected(latest []event.Attempt) (status event.Status, ok bool) {
 	if len(latest) == 0 {
 		return "", false
 	}
 	status = event.Delivered
 	for _, a := range latest {
-		switch a.Outcome {
-		case event.OutcomePending:
+		switch {
+		case !a.Final():
 			return "", false
-		case event.OutcomeDelivered:
-		default:
+		case a.Outcome != event.OutcomeDelivered:
 			status = event.Failed
 		}
 	}

@@ -388,6 +388,8 @@ type metrics struct {
 	mu       sync.Mutex
 	outcomes []string
 	disabled int
+	deferred []string // tenant/subscription/reason
+	opened   []string // tenant/subscription/cause
 }
 
 func (m *metrics) WebhookAttempt(o string) {
@@ -396,6 +398,16 @@ func (m *metrics) WebhookAttempt(o string) {
 	m.mu.Unlock()
 }
 func (m *metrics) SubscriptionDisabled() { m.mu.Lock(); m.disabled++; m.mu.Unlock() }
+func (m *metrics) WebhookDeferred(tenant, sub, reason string) {
+	m.mu.Lock()
+	m.deferred = append(m.deferred, tenant+"/"+sub+"/"+reason)
+	m.mu.Unlock()
+}
+func (m *metrics) CircuitOpened(tenant, sub, cause string) {
+	m.mu.Lock()
+	m.opened = append(m.opened, tenant+"/"+sub+"/"+cause)
+	m.mu.Unlock()
+}
 
 // A subscription that keeps failing past DisableAfter is disabled,
 // reported (log line and metric), and gets no retry.

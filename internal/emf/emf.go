@@ -164,6 +164,12 @@ func (w *Writer) write(lines [][]byte) {
 }
 
 func (w *Writer) line(ts int64, name, unit string, dims map[string]string, value any) []byte {
+	return w.lineWith(ts, name, unit, dims, nil, value)
+}
+
+// lineWith is line with props: string properties beside the dimensions,
+// which Logs Insights can group by without making metrics of them.
+func (w *Writer) lineWith(ts int64, name, unit string, dims, props map[string]string, value any) []byte {
 	names := make([]string, 0, len(dims))
 	for k := range dims {
 		names = append(names, k)
@@ -175,6 +181,9 @@ func (w *Writer) line(ts int64, name, unit string, dims map[string]string, value
 			Metrics: []metricDef{{Name: name, Unit: unit}},
 		}}},
 		name: value,
+	}
+	for k, v := range props {
+		doc[k] = v
 	}
 	for k, v := range dims {
 		doc[k] = v

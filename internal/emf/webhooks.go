@@ -7,6 +7,8 @@ const (
 	MetricWebhookAttempts       = contract.MetricWebhookAttempts
 	DimensionOutcome            = contract.DimensionOutcome
 	MetricSubscriptionsDisabled = contract.MetricSubscriptionsDisabled
+	MetricWebhookDeferred       = contract.MetricWebhookDeferred
+	MetricWebhookCircuitsOpened = contract.MetricWebhookCircuitsOpened
 )
 
 // WebhookAttempt writes one WebhookAttempts line (count 1) with dimension
@@ -18,4 +20,18 @@ func (w *Writer) WebhookAttempt(outcome string) {
 // SubscriptionDisabled writes one SubscriptionsDisabled line (count 1).
 func (w *Writer) SubscriptionDisabled() {
 	w.write([][]byte{w.line(w.now().UnixMilli(), MetricSubscriptionsDisabled, unitCount, nil, 1)})
+}
+
+// WebhookDeferred writes one WebhookDeferred line (count 1) with dimension
+// Reason, and the tenant and subscription_id as properties.
+func (w *Writer) WebhookDeferred(tenant, subscriptionID, reason string) {
+	w.write([][]byte{w.lineWith(w.now().UnixMilli(), MetricWebhookDeferred, unitCount,
+		map[string]string{DimensionReason: reason}, map[string]string{"tenant": tenant, "subscription_id": subscriptionID}, 1)})
+}
+
+// CircuitOpened writes one WebhookCircuitsOpened line (count 1, no
+// dimension) with the tenant, subscription_id and cause as properties.
+func (w *Writer) CircuitOpened(tenant, subscriptionID, cause string) {
+	w.write([][]byte{w.lineWith(w.now().UnixMilli(), MetricWebhookCircuitsOpened, unitCount,
+		nil, map[string]string{"tenant": tenant, "subscription_id": subscriptionID, "cause": cause}, 1)})
 }

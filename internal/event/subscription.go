@@ -62,6 +62,33 @@ type Subscription struct {
 	Secrets []string `json:"-"`
 	// PreviousExpires ends the overlap of a rotation (zero: no overlap).
 	PreviousExpires time.Time `json:"-"`
+
+	// The endpoint's circuit breaker, shared by every instance delivering
+	// to it. ConsecutiveFailures counts the failed attempts since the last
+	// delivery. While CircuitOpenUntil lies ahead nothing is sent to the
+	// endpoint; once it has passed (half-open) one probe at a time may be,
+	// each holding the probe until ProbeUntil.
+	ConsecutiveFailures int       `json:"-"`
+	CircuitOpenUntil    time.Time `json:"-"`
+	ProbeUntil          time.Time `json:"-"`
+}
+
+// HalfOpen reports whether the subscription's circuit was opened and its
+// open time has passed at now: the next attempt is a probe.
+func (s Subscription) HalfOpen(now time.Time) bool {
+	return !s.CircuitOpenUntil.IsZero() && !s.CircuitOpenUntil.After(now)
+}
+
+// FailureRun is the state of a subscription's run of failures after one
+// more failure was recorded.
+type FailureRun struct {
+	// Disabled reports whether this failure disabled the subscription
+	// (exactly one recorder sees it).
+	Disabled bool
+	// Consecutive counts the failures since the last delivery, this one
+	// included; 0 when this failure was older news (a later delivery or
+	// failure is recorded) and counted nothing.
+	Consecutive int
 }
 
 // Matches reports whether the subscription wants events of type t.
@@ -184,16 +211,24 @@ const (
 	// OutcomePending: the attempt is being made (claimed by one
 	// function instance until its lease ends); an interrupted one is
 	// made again under the same number.
-	OutcomePending   = "pending"
+	OutcomePending = "pending"
+	// OutcomeScheduled: the attempt is due at NextAttemptAt and was not
+	// sent: its endpoint's circuit was open, or its rate was used up.
+	OutcomeScheduled = "scheduled"
 	OutcomeDelivered = "delivered"
 	OutcomeFailed    = "failed"
 	OutcomeGone      = "gone"
 )
 
-// Follow-up states of a failed attempt (Attempt.FollowUp).
+// Follow-up states of an attempt (Attempt.FollowUp).
 const (
-	// FollowUpQueued: the next attempt's task is on the retry queue.
+	// FollowUpQueued: the task continuing the chain is on the retry
+	// queue (the next attempt's after a failure, a scheduled attempt's
+	// own).
 	FollowUpQueued = "queued"
+	// FollowUpDone: a failure's consequences were applied and no attempt
+	// follows (the schedule ended or the subscription was disabled).
+	FollowUpDone = "done"
 )
 
 // Attempt is one webhook delivery attempt of an event to a subscription
@@ -204,16 +239,18 @@ type Attempt struct {
 	// from 1.
 	Number    int    `json:"attempt"`
 	Timestamp string `json:"timestamp"`
-	// Outcome is pending (being made), delivered (2xx), gone (410: the
-	// subscription was removed) or failed.
+	// Outcome is scheduled (to be made at NextAttemptAt), pending (being
+	// made), delivered (2xx), gone (410: the subscription was removed) or
+	// failed.
 	Outcome    string `json:"outcome"`
 	StatusCode int    `json:"status_code,omitempty"`
 	LatencyMs  int64  `json:"latency_ms"`
 	// Response is the first 1000 characters of the response body.
 	Response string `json:"response,omitempty"`
 	Error    string `json:"error,omitempty"`
-	// NextAttemptAt is when the next attempt is due after a failure;
-	// empty when none follows (delivered, gone, or the schedule ended).
+	// NextAttemptAt is when the next attempt is due after a failure (or
+	// when a scheduled one is); empty when none follows (delivered, gone,
+	// or the schedule ended).
 	NextAttemptAt string `json:"next_attempt_at,omitempty"`
 
 	// Round is the redelivery round that made the attempt ("" for the
@@ -222,15 +259,21 @@ type Attempt struct {
 	// Sends counts the requests made under this number: 1, or more when
 	// an attempt was interrupted and made again.
 	Sends int `json:"-"`
-	// FollowUp is FollowUpQueued once the next attempt's task was queued.
+	// FollowUp is FollowUpQueued once the task that continues the chain
+	// was queued (the next attempt's after a failure, a scheduled
+	// attempt's own), FollowUpDone once a failure without a next attempt
+	// was acted on.
 	FollowUp string `json:"-"`
 	// LeaseUntil ends a pending attempt's claim: after it another
 	// instance may make the attempt again.
 	LeaseUntil time.Time `json:"-"`
 }
 
-// Final reports whether the attempt has an outcome (it is not pending).
-func (a Attempt) Final() bool { return a.Outcome != OutcomePending }
+// Final reports whether the attempt has an outcome: it is neither pending
+// nor scheduled.
+func (a Attempt) Final() bool {
+	return a.Outcome != OutcomePending && a.Outcome != OutcomeScheduled
+}
 
 // AttemptClaim asks for the right to make one attempt (the store's
 // ClaimAttempt).

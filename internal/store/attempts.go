@@ -90,9 +90,9 @@ func attemptSortKey(subscriptionID string, number int) string {
 }
 
 // ClaimAttempt claims attempt c.Number of the tenant's event eventID to
-// c.SubscriptionID: it creates the attempt as pending, or takes over a
-// pending attempt whose lease ended before c.At (its claimant died), and
-// counts one more send. claimed is false when the attempt exists and may
+// c.SubscriptionID: it creates the attempt as pending, or makes a
+// scheduled one pending, or takes over a pending attempt whose lease
+// ended before c.At (its claimant died), and counts one more send. claimed is false when the attempt exists and may
 // not be taken; a then is the attempt as recorded (finished, or pending
 // under a live lease). The attempt expires with the event (ttl, epoch
 // seconds).
@@ -108,17 +108,19 @@ func (st *Store) ClaimAttempt(ctx context.Context, tenant, eventID string, c eve
 		"#ts": schema.AttrTimestamp, "#o": attrOutcome, "#lease": attrLeaseUntil, "#owner": attrOwner,
 		"#ttl": schema.AttrTTL, "#sends": attrSends,
 	}
-	update := "SET #rt = :rt, #sub = :sub, #n = :n, #ts = :ts, #o = :pending, #lease = :lease, #owner = :owner, #ttl = :ttl ADD #sends :one"
+	names["#next"], names["#f"] = "next_attempt_at", attrFollowUp
+	values[":scheduled"] = s(event.OutcomeScheduled)
+	update := "SET #rt = :rt, #sub = :sub, #n = :n, #ts = :ts, #o = :pending, #lease = :lease, #owner = :owner, #ttl = :ttl REMOVE #next, #f ADD #sends :one"
 	if c.Round != "" {
 		names["#round"] = attrRound
 		values[":round"] = s(c.Round)
-		update = strings.Replace(update, " ADD", ", #round = if_not_exists(#round, :round) ADD", 1)
+		update = strings.Replace(update, " REMOVE", ", #round = if_not_exists(#round, :round) REMOVE", 1)
 	}
 	out, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                           aws.String(st.table),
 		Key:                                 st.key(attemptPartition(tenant, eventID), attemptSortKey(c.SubscriptionID, c.Number)),
 		UpdateExpression:                    aws.String(update),
-		ConditionExpression:                 aws.String("attribute_not_exists(#pk) OR (#o = :pending AND #lease < :now)"),
+		ConditionExpression:                 aws.String("attribute_not_exists(#pk) OR #o = :scheduled OR (#o = :pending AND #lease < :now)"),
 		ExpressionAttributeNames:            names,
 		ExpressionAttributeValues:           values,
 		ReturnValues:                        types.ReturnValueAllNew,
@@ -182,17 +184,72 @@ func (st *Store) FinishAttempt(ctx context.Context, tenant, eventID string, a ev
 	return nil
 }
 
-// MarkFollowUp records that the task of the attempt after the tenant's
-// attempt (subscriptionID, number) is queued. An attempt that no longer
-// exists (expired with its event) is not an error.
-func (st *Store) MarkFollowUp(ctx context.Context, tenant, eventID, subscriptionID string, number int) error {
+// ScheduleAttempt records attempt a (its subscription, number, round,
+// timestamp and NextAttemptAt) as scheduled, not sent: new, or a
+// scheduled one moved to a.NextAttemptAt, or a pending one whose claim
+// lapsed before a.Timestamp (its claimant died); its task is then to be
+// queued again (FollowUp cleared). scheduled is false when the attempt
+// exists otherwise (pending under a live claim, or finished); it is then
+// returned as recorded. The attempt expires with the event (ttl).
+func (st *Store) ScheduleAttempt(ctx context.Context, tenant, eventID string, a event.Attempt, ttl int64) (cur event.Attempt, scheduled bool, err error) {
+	names := map[string]string{
+		"#pk": schema.AttrUserID, "#rt": contract.AttrRecordType, "#sub": "subscription_id", "#n": "attempt",
+		"#ts": schema.AttrTimestamp, "#o": attrOutcome, "#next": "next_attempt_at", "#ttl": schema.AttrTTL,
+		"#f": attrFollowUp, "#lat": "latency_ms",
+	}
+	values := map[string]types.AttributeValue{
+		":rt": s(contract.RecordTypeAttempt), ":sub": s(a.SubscriptionID), ":n": n(int64(a.Number)),
+		":ts": s(a.Timestamp), ":scheduled": s(event.OutcomeScheduled), ":next": s(a.NextAttemptAt),
+		":ttl": n(ttl), ":zero": n(0), ":pending": s(event.OutcomePending),
+	}
+	at, err := time.Parse(time.RFC3339Nano, a.Timestamp)
+	if err != nil {
+		return event.Attempt{}, false, fmt.Errorf("schedule attempt: timestamp: %w", err)
+	}
+	values[":now"] = n(at.UnixMilli())
+	names["#lease"], names["#owner"] = attrLeaseUntil, attrOwner
+	update := "SET #rt = :rt, #sub = :sub, #n = :n, #ts = :ts, #o = :scheduled, #next = :next, #ttl = :ttl, #lat = :zero"
+	if a.Round != "" {
+		names["#round"] = attrRound
+		values[":round"] = s(a.Round)
+		update += ", #round = if_not_exists(#round, :round)"
+	}
+	out, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                           aws.String(st.table),
+		Key:                                 st.key(attemptPartition(tenant, eventID), attemptSortKey(a.SubscriptionID, a.Number)),
+		UpdateExpression:                    aws.String(update + " REMOVE #f, #lease, #owner"),
+		ConditionExpression:                 aws.String("attribute_not_exists(#pk) OR #o = :scheduled OR (#o = :pending AND #lease < :now)"),
+		ExpressionAttributeNames:            names,
+		ExpressionAttributeValues:           values,
+		ReturnValues:                        types.ReturnValueAllNew,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) && ccf.Item != nil {
+		cur, err := decodeAttempt(ccf.Item)
+		return cur, false, err
+	}
+	if err != nil {
+		return event.Attempt{}, false, classify("schedule attempt", err)
+	}
+	cur, err = decodeAttempt(out.Attributes)
+	return cur, err == nil, err
+}
+
+// MarkFollowUp records the follow-up state of the tenant's attempt
+// (subscriptionID, number): event.FollowUpQueued once the task continuing
+// its chain is queued (the next attempt's after a failure, a scheduled
+// attempt's own), event.FollowUpDone once a failure without a next
+// attempt was acted on. An attempt that no longer exists (expired with
+// its event) is not an error.
+func (st *Store) MarkFollowUp(ctx context.Context, tenant, eventID, subscriptionID string, number int, state string) error {
 	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(st.table),
 		Key:                       st.key(attemptPartition(tenant, eventID), attemptSortKey(subscriptionID, number)),
 		UpdateExpression:          aws.String("SET #f = :q"),
 		ConditionExpression:       aws.String("attribute_exists(#pk)"),
 		ExpressionAttributeNames:  map[string]string{"#f": attrFollowUp, "#pk": schema.AttrUserID},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":q": s(event.FollowUpQueued)},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":q": s(state)},
 	})
 	var ccf *types.ConditionalCheckFailedException
 	if err != nil && !errors.As(err, &ccf) {

@@ -49,8 +49,8 @@ func TestAttempts(t *testing.T) {
 		record(t, st, "tenant-a", "evt_1", a, ttl)
 	}
 	record(t, st, "tenant-b", "evt_1", a1, ttl)
-	require.NoError(t, st.MarkFollowUp(ctx, "tenant-a", "evt_1", "sub_b", 1))
-	require.NoError(t, st.MarkFollowUp(ctx, "tenant-a", "evt_1", "sub_b", 3), "an attempt that does not exist")
+	require.NoError(t, st.MarkFollowUp(ctx, "tenant-a", "evt_1", "sub_b", 1, event.FollowUpQueued))
+	require.NoError(t, st.MarkFollowUp(ctx, "tenant-a", "evt_1", "sub_b", 3, event.FollowUpDone), "an attempt that does not exist")
 
 	got, err := st.ListAttempts(ctx, "tenant-a", "evt_1")
 	require.NoError(t, err)
@@ -218,4 +218,81 @@ func TestStartRedelivery(t *testing.T) {
 	assert.Empty(t, attempts, "a round's marker is no attempt")
 	assert.ErrorIs(t, st.StartRedelivery(ctx, "tenant-b", failed, "r3", at), event.ErrNotFound)
 	assert.ErrorIs(t, st.StartRedelivery(ctx, "tenant-a", failed, "", at), event.ErrNotFound, "a round needs a name")
+}
+
+// A scheduled attempt is recorded without being sent: it may be moved,
+// then claimed (as a new attempt would be), never scheduled again once
+// pending or finished.
+func TestScheduleAttempt(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.Events())
+	st := store.New(db.Client, table)
+	ttl := time.Now().Add(time.Hour).Unix()
+	t0 := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	sched := event.Attempt{SubscriptionID: "sub_a", Number: 1, Round: "r1", Timestamp: event.FormatTime(t0), NextAttemptAt: event.FormatTime(t0.Add(time.Minute))}
+
+	a, ok, err := st.ScheduleAttempt(ctx, "tenant-a", "evt_1", sched, ttl)
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, event.Attempt{SubscriptionID: "sub_a", Number: 1, Round: "r1", Timestamp: event.FormatTime(t0),
+		Outcome: event.OutcomeScheduled, NextAttemptAt: event.FormatTime(t0.Add(time.Minute))}, a)
+	assert.False(t, a.Final())
+	require.NoError(t, st.MarkFollowUp(ctx, "tenant-a", "evt_1", "sub_a", 1, event.FollowUpQueued))
+
+	moved := sched
+	moved.NextAttemptAt = event.FormatTime(t0.Add(2 * time.Minute))
+	moved.Round = "r2"
+	a, ok, err = st.ScheduleAttempt(ctx, "tenant-a", "evt_1", moved, ttl)
+	require.NoError(t, err)
+	require.True(t, ok, "a scheduled attempt may be moved")
+	assert.Equal(t, moved.NextAttemptAt, a.NextAttemptAt)
+	assert.Empty(t, a.FollowUp, "its task is to be queued again")
+	assert.Equal(t, "r1", a.Round, "the first round stays")
+
+	a, claimed, err := st.ClaimAttempt(ctx, "tenant-a", "evt_1", claim("sub_a", 1, "o", t0.Add(2*time.Minute)), ttl)
+	require.NoError(t, err)
+	require.True(t, claimed, "a scheduled attempt is claimed")
+	assert.Equal(t, event.OutcomePending, a.Outcome)
+	assert.Equal(t, 1, a.Sends)
+	assert.Empty(t, a.NextAttemptAt, "claimed: no longer due later")
+	assert.Equal(t, "r1", a.Round)
+
+	a, ok, err = st.ScheduleAttempt(ctx, "tenant-a", "evt_1", moved, ttl)
+	require.NoError(t, err)
+	assert.False(t, ok, "a pending attempt is not scheduled")
+	assert.Equal(t, event.OutcomePending, a.Outcome)
+	require.NoError(t, st.FinishAttempt(ctx, "tenant-a", "evt_1", event.Attempt{SubscriptionID: "sub_a", Number: 1, Timestamp: moved.NextAttemptAt, Outcome: "delivered", StatusCode: 200}, "o"))
+	a, ok, err = st.ScheduleAttempt(ctx, "tenant-a", "evt_1", moved, ttl)
+	require.NoError(t, err)
+	assert.False(t, ok, "a finished attempt is not scheduled")
+	assert.Equal(t, "delivered", a.Outcome)
+}
+
+// A claim whose claimant died (its lease lapsed) may be scheduled instead
+// of made, when its endpoint's circuit opened meanwhile; a live one may
+// not.
+func TestScheduleLapsedClaim(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.Events())
+	st := store.New(db.Client, table)
+	ttl := time.Now().Add(time.Hour).Unix()
+	t0 := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	_, claimed, err := st.ClaimAttempt(ctx, "tenant-a", "evt_1", claim("sub_a", 1, "dead", t0), ttl)
+	require.NoError(t, err)
+	require.True(t, claimed)
+	sched := event.Attempt{SubscriptionID: "sub_a", Number: 1, Timestamp: event.FormatTime(t0.Add(time.Minute)), NextAttemptAt: event.FormatTime(t0.Add(time.Hour))}
+	a, ok, err := st.ScheduleAttempt(ctx, "tenant-a", "evt_1", sched, ttl)
+	require.NoError(t, err)
+	assert.False(t, ok, "the claim lasts up to its end")
+	assert.Equal(t, event.OutcomePending, a.Outcome)
+	sched.Timestamp = event.FormatTime(t0.Add(time.Minute + time.Millisecond))
+	a, ok, err = st.ScheduleAttempt(ctx, "tenant-a", "evt_1", sched, ttl)
+	require.NoError(t, err)
+	require.True(t, ok, "a lapsed claim is scheduled")
+	assert.Equal(t, event.OutcomeScheduled, a.Outcome)
+	assert.Equal(t, 1, a.Sends, "its send stays counted")
+	assert.True(t, a.LeaseUntil.IsZero())
+	assert.ErrorIs(t, st.FinishAttempt(ctx, "tenant-a", "evt_1", event.Attempt{SubscriptionID: "sub_a", Number: 1, Outcome: "delivered"}, "dead"), event.ErrLeaseLost)
+	_, _, err = st.ScheduleAttempt(ctx, "tenant-a", "evt_1", event.Attempt{SubscriptionID: "sub_a", Number: 1}, ttl)
+	assert.ErrorContains(t, err, "timestamp")
 }

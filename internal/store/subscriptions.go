@@ -34,16 +34,27 @@ type subscriptionItem struct {
 	DisabledReason  string   `dynamodbav:"disabled_reason,omitempty"`
 	FailingSince    int64    `dynamodbav:"failing_since,omitempty"`
 	LastSuccess     int64    `dynamodbav:"last_success,omitempty"`
+	Consecutive     int      `dynamodbav:"consecutive_failures,omitempty"`
+	OpenUntil       int64    `dynamodbav:"circuit_open_until,omitempty"`
+	ProbeUntil      int64    `dynamodbav:"probe_until,omitempty"`
 	Secrets         []string `dynamodbav:"secrets"`
 	PreviousExpires int64    `dynamodbav:"previous_expires,omitempty"`
 }
 
 // Attributes of a subscription item: the current run of failures' start
-// and the latest success, epoch seconds.
+// and the latest success, epoch seconds; the circuit breaker's failures
+// since the latest success; the end of an open circuit and of a
+// half-open probe's hold, epoch milliseconds; the rate
+// cap's window (epoch seconds) and its count.
 const (
 	attrFailingSince = "failing_since"
 	attrLastSuccess  = "last_success"
 	attrCount        = "count"
+	attrConsecutive  = "consecutive_failures"
+	attrOpenUntil    = "circuit_open_until"
+	attrProbeUntil   = "probe_until"
+	attrRateWindow   = "rate_window"
+	attrRateCount    = "rate_count"
 )
 
 func subscriptionPartition(tenant string) string { return contract.SubscriptionPrefix + tenant }
@@ -62,6 +73,13 @@ func (it subscriptionItem) subscription() event.Subscription {
 	}
 	if it.PreviousExpires > 0 {
 		sub.PreviousExpires = time.Unix(it.PreviousExpires, 0)
+	}
+	sub.ConsecutiveFailures = it.Consecutive
+	if it.OpenUntil > 0 {
+		sub.CircuitOpenUntil = time.UnixMilli(it.OpenUntil).UTC()
+	}
+	if it.ProbeUntil > 0 {
+		sub.ProbeUntil = time.UnixMilli(it.ProbeUntil).UTC()
 	}
 	return sub
 }
@@ -278,18 +296,19 @@ func (st *Store) RotateSecret(ctx context.Context, tenant, id, secret string, ov
 }
 
 // SubscriptionSucceeded records a delivery at at: it ends the
-// subscription's run of failures unless that run began after at (a later
-// failure), and remembers at as the latest success. Applying the same or
-// an older success again changes nothing, so a redelivered queue message
-// may repeat it.
+// subscription's run of failures and closes its circuit, unless that run
+// began after at (a later failure), and remembers at as the latest
+// success. Applying the same or an older success again changes nothing,
+// so a redelivered queue message may repeat it.
 func (st *Store) SubscriptionSucceeded(ctx context.Context, tenant, id string, at time.Time) error {
 	key := st.key(subscriptionPartition(tenant), id)
-	names := map[string]string{"#fs": attrFailingSince, "#ls": attrLastSuccess, "#pk": schema.AttrUserID}
+	names := map[string]string{"#fs": attrFailingSince, "#ls": attrLastSuccess, "#pk": schema.AttrUserID,
+		"#cf": attrConsecutive, "#open": attrOpenUntil, "#probe": attrProbeUntil}
 	values := map[string]types.AttributeValue{":at": n(at.Unix())}
 	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                           aws.String(st.table),
 		Key:                                 key,
-		UpdateExpression:                    aws.String("SET #ls = :at REMOVE #fs"),
+		UpdateExpression:                    aws.String("SET #ls = :at REMOVE #fs, #cf, #open, #probe"),
 		ConditionExpression:                 aws.String("attribute_exists(#pk) AND (attribute_not_exists(#ls) OR #ls <= :at) AND (attribute_not_exists(#fs) OR #fs <= :at)"),
 		ExpressionAttributeNames:            names,
 		ExpressionAttributeValues:           values,
@@ -304,13 +323,12 @@ func (st *Store) SubscriptionSucceeded(ctx context.Context, tenant, id string, a
 			return nil // a later success is recorded
 		}
 		// A run of failures began after at: keep it, remember the success.
-		delete(names, "#fs")
 		_, err = st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName:                 aws.String(st.table),
 			Key:                       key,
 			UpdateExpression:          aws.String("SET #ls = :at"),
 			ConditionExpression:       aws.String("attribute_exists(#pk) AND (attribute_not_exists(#ls) OR #ls < :at)"),
-			ExpressionAttributeNames:  names,
+			ExpressionAttributeNames:  map[string]string{"#ls": attrLastSuccess, "#pk": schema.AttrUserID},
 			ExpressionAttributeValues: values,
 		})
 		if errors.As(err, &ccf) {
@@ -324,35 +342,38 @@ func (st *Store) SubscriptionSucceeded(ctx context.Context, tenant, id string, a
 }
 
 // SubscriptionFailed records a failure at at: the run of failures starts
-// at unless one is under way, or a success at or after at is recorded
-// (the failure is older news: nothing changes). When the run has lasted
-// disableAfter or more, the subscription is disabled with reason;
-// disabled reports whether this call disabled it (exactly one caller
-// does).
-func (st *Store) SubscriptionFailed(ctx context.Context, tenant, id string, at time.Time, disableAfter time.Duration, reason string) (disabled bool, err error) {
+// at unless one is under way, and the failure counts towards the circuit
+// breaker, unless a success at or after at is recorded (the failure is
+// older news: nothing changes and Consecutive is 0). The breaker's count
+// is a heuristic: a failure recorded again (its queue message handled
+// twice) counts again. When the run has lasted disableAfter or more, the
+// subscription is disabled with reason (Disabled: this call did it;
+// exactly one caller does).
+func (st *Store) SubscriptionFailed(ctx context.Context, tenant, id string, at time.Time, disableAfter time.Duration, reason string) (event.FailureRun, error) {
 	res, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                           aws.String(st.table),
 		Key:                                 st.key(subscriptionPartition(tenant), id),
-		UpdateExpression:                    aws.String("SET #fs = if_not_exists(#fs, :at)"),
+		UpdateExpression:                    aws.String("SET #fs = if_not_exists(#fs, :at) ADD #cf :one"),
 		ConditionExpression:                 aws.String("attribute_exists(#pk) AND (attribute_not_exists(#ls) OR #ls < :at)"),
-		ExpressionAttributeNames:            map[string]string{"#fs": attrFailingSince, "#ls": attrLastSuccess, "#pk": schema.AttrUserID},
-		ExpressionAttributeValues:           map[string]types.AttributeValue{":at": n(at.Unix())},
+		ExpressionAttributeNames:            map[string]string{"#fs": attrFailingSince, "#ls": attrLastSuccess, "#pk": schema.AttrUserID, "#cf": attrConsecutive},
+		ExpressionAttributeValues:           map[string]types.AttributeValue{":at": n(at.Unix()), ":one": n(1)},
 		ReturnValues:                        types.ReturnValueAllNew,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
 		if ccf.Item == nil {
-			return false, event.ErrSubscriptionNotFound
+			return event.FailureRun{}, event.ErrSubscriptionNotFound
 		}
-		return false, nil
+		return event.FailureRun{}, nil
 	}
 	if err != nil {
-		return false, classify("update subscription", err)
+		return event.FailureRun{}, classify("update subscription", err)
 	}
+	run := event.FailureRun{Consecutive: int(getN(res.Attributes, attrConsecutive))}
 	since := getN(res.Attributes, attrFailingSince)
 	if at.Sub(time.Unix(since, 0)) < disableAfter {
-		return false, nil
+		return run, nil
 	}
 	_, err = st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                aws.String(st.table),
@@ -365,10 +386,105 @@ func (st *Store) SubscriptionFailed(ctx context.Context, tenant, id string, at t
 		},
 	})
 	if errors.As(err, &ccf) {
+		return run, nil
+	}
+	if err != nil {
+		return event.FailureRun{}, classify("disable subscription", err)
+	}
+	run.Disabled = true
+	return run, nil
+}
+
+// OpenCircuit opens the subscription's circuit until until (or keeps it
+// open, if it already is for longer) and ends any probe's hold. opened
+// reports whether this call moved the end. A subscription that no longer
+// exists is not an error.
+func (st *Store) OpenCircuit(ctx context.Context, tenant, id string, until time.Time) (opened bool, err error) {
+	_, err = st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(st.table),
+		Key:                       st.key(subscriptionPartition(tenant), id),
+		UpdateExpression:          aws.String("SET #open = :until REMOVE #probe"),
+		ConditionExpression:       aws.String("attribute_exists(#pk) AND (attribute_not_exists(#open) OR #open < :until)"),
+		ExpressionAttributeNames:  map[string]string{"#open": attrOpenUntil, "#probe": attrProbeUntil, "#pk": schema.AttrUserID},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":until": n(until.UnixMilli())},
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
 		return false, nil
 	}
 	if err != nil {
-		return false, classify("disable subscription", err)
+		return false, classify("open circuit", err)
+	}
+	return true, nil
+}
+
+// AcquireProbe takes the half-open subscription's probe until until:
+// true for exactly one caller while its circuit's open time has passed at
+// now and no other probe holds it; false while the circuit is open, a
+// probe holds it, or the subscription is gone.
+func (st *Store) AcquireProbe(ctx context.Context, tenant, id string, now, until time.Time) (bool, error) {
+	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:        aws.String(st.table),
+		Key:              st.key(subscriptionPartition(tenant), id),
+		UpdateExpression: aws.String("SET #probe = :until"),
+		ConditionExpression: aws.String("attribute_exists(#pk) AND (attribute_not_exists(#open) OR #open <= :now)" +
+			" AND (attribute_not_exists(#probe) OR #probe <= :now)"),
+		ExpressionAttributeNames:  map[string]string{"#open": attrOpenUntil, "#probe": attrProbeUntil, "#pk": schema.AttrUserID},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":now": n(now.UnixMilli()), ":until": n(until.UnixMilli())},
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return false, nil
+	}
+	if err != nil {
+		return false, classify("acquire probe", err)
+	}
+	return true, nil
+}
+
+// TakeRateToken counts one request to the subscription's endpoint in the
+// second of now, provided fewer than limit were counted in it: the
+// endpoint's rate cap, shared by every instance. False when the second's
+// requests are used up (or the subscription is gone).
+func (st *Store) TakeRateToken(ctx context.Context, tenant, id string, now time.Time, limit int) (bool, error) {
+	key := st.key(subscriptionPartition(tenant), id)
+	names := map[string]string{"#w": attrRateWindow, "#c": attrRateCount, "#pk": schema.AttrUserID}
+	values := map[string]types.AttributeValue{":w": n(now.Unix()), ":one": n(1), ":limit": n(int64(limit))}
+	// The common case: the window is this second, with room in it.
+	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                           aws.String(st.table),
+		Key:                                 key,
+		UpdateExpression:                    aws.String("ADD #c :one"),
+		ConditionExpression:                 aws.String("attribute_exists(#pk) AND #w = :w AND #c < :limit"),
+		ExpressionAttributeNames:            names,
+		ExpressionAttributeValues:           values,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if !errors.As(err, &ccf) {
+		if err != nil {
+			return false, classify("take rate token", err)
+		}
+		return true, nil
+	}
+	if ccf.Item == nil || getN(ccf.Item, attrRateWindow) >= now.Unix() {
+		return false, nil // gone, or this second (or a later one) is full
+	}
+	// An older window: start this second's, unless another caller just did.
+	_, err = st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(st.table),
+		Key:                       key,
+		UpdateExpression:          aws.String("SET #w = :w, #c = :one"),
+		ConditionExpression:       aws.String("attribute_exists(#pk) AND (attribute_not_exists(#w) OR #w < :w)"),
+		ExpressionAttributeNames:  names,
+		ExpressionAttributeValues: map[string]types.AttributeValue{":w": n(now.Unix()), ":one": n(1)},
+	})
+	if errors.As(err, &ccf) {
+		// Lost the race for the new window: count in it like anyone.
+		return st.TakeRateToken(ctx, tenant, id, now, limit)
+	}
+	if err != nil {
+		return false, classify("take rate token", err)
 	}
 	return true, nil
 }

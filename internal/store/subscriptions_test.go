@@ -262,17 +262,20 @@ func TestSubscriptionFailureRun(t *testing.T) {
 	t0 := time.Unix(1_900_000_000, 0)
 	const after = time.Hour
 
-	disabled, err := st.SubscriptionFailed(ctx, "tenant-a", "sub_a", t0, after, "r")
+	run, err := st.SubscriptionFailed(ctx, "tenant-a", "sub_a", t0, after, "r")
 	require.NoError(t, err)
-	assert.False(t, disabled)
+	assert.Equal(t, event.FailureRun{Consecutive: 1}, run)
 	sub, err := st.GetSubscription(ctx, "tenant-a", "sub_a")
 	require.NoError(t, err)
 	assert.Equal(t, event.FormatTime(t0), sub.FailingSince)
 	assert.False(t, sub.Disabled)
 
-	disabled, err = st.SubscriptionFailed(ctx, "tenant-a", "sub_a", t0.Add(after-time.Second), after, "r")
+	run, err = st.SubscriptionFailed(ctx, "tenant-a", "sub_a", t0.Add(after-time.Second), after, "r")
 	require.NoError(t, err)
-	assert.False(t, disabled, "one second short of the period")
+	assert.Equal(t, event.FailureRun{Consecutive: 2}, run, "one second short of the period")
+	run, err = st.SubscriptionFailed(ctx, "tenant-a", "sub_a", t0.Add(after-time.Second), after, "r")
+	require.NoError(t, err)
+	assert.Equal(t, event.FailureRun{Consecutive: 3}, run, "a failure recorded again counts again (the breaker's count is a heuristic)")
 	sub, err = st.GetSubscription(ctx, "tenant-a", "sub_a")
 	require.NoError(t, err)
 	assert.Equal(t, event.FormatTime(t0), sub.FailingSince, "the run keeps its start")
@@ -283,20 +286,20 @@ func TestSubscriptionFailureRun(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, sub.FailingSince)
 	t1 := t0.Add(2 * after)
-	disabled, err = st.SubscriptionFailed(ctx, "tenant-a", "sub_a", t1, after, "r")
+	run, err = st.SubscriptionFailed(ctx, "tenant-a", "sub_a", t1, after, "r")
 	require.NoError(t, err)
-	assert.False(t, disabled, "a new run")
+	assert.Equal(t, event.FailureRun{Consecutive: 1}, run, "a new run")
 
-	disabled, err = st.SubscriptionFailed(ctx, "tenant-a", "sub_a", t1.Add(after), after, "failing for 1h")
+	run, err = st.SubscriptionFailed(ctx, "tenant-a", "sub_a", t1.Add(after), after, "failing for 1h")
 	require.NoError(t, err)
-	assert.True(t, disabled, "the run lasted the whole period")
+	assert.Equal(t, event.FailureRun{Disabled: true, Consecutive: 2}, run, "the run lasted the whole period; the count began again after the success")
 	sub, err = st.GetSubscription(ctx, "tenant-a", "sub_a")
 	require.NoError(t, err)
 	assert.True(t, sub.Disabled)
 	assert.Equal(t, "failing for 1h", sub.DisabledReason)
-	disabled, err = st.SubscriptionFailed(ctx, "tenant-a", "sub_a", t1.Add(2*after), after, "again")
+	run, err = st.SubscriptionFailed(ctx, "tenant-a", "sub_a", t1.Add(2*after), after, "again")
 	require.NoError(t, err)
-	assert.False(t, disabled, "only the first caller disables it")
+	assert.False(t, run.Disabled, "only the first caller disables it")
 	sub, err = st.GetSubscription(ctx, "tenant-a", "sub_a")
 	require.NoError(t, err)
 	assert.Equal(t, "failing for 1h", sub.DisabledReason)
@@ -324,9 +327,9 @@ func TestSubscriptionHealthOutOfOrder(t *testing.T) {
 		return sub
 	}
 	require.NoError(t, st.SubscriptionSucceeded(ctx, "tenant-a", "sub_a", t0.Add(10*time.Second)))
-	disabled, err := st.SubscriptionFailed(ctx, "tenant-a", "sub_a", t0, 0, "r")
+	run, err := st.SubscriptionFailed(ctx, "tenant-a", "sub_a", t0, 0, "r")
 	require.NoError(t, err)
-	assert.False(t, disabled, "a failure older than the latest success disables nothing, even with no grace")
+	assert.Equal(t, event.FailureRun{}, run, "a failure older than the latest success counts nothing and disables nothing, even with no grace")
 	assert.Empty(t, get().FailingSince, "an older failure starts no run")
 
 	_, err = st.SubscriptionFailed(ctx, "tenant-a", "sub_a", t0.Add(20*time.Second), time.Hour, "r")
@@ -410,7 +413,7 @@ func TestEveryOperationUnderThrottling(t *testing.T) {
 		{"FinishAttempt", "UpdateItem", func() error {
 			return st.FinishAttempt(ctx, "tenant-a", e.ID, event.Attempt{SubscriptionID: "sub_a", Number: 1, Outcome: "delivered"}, "o")
 		}},
-		{"MarkFollowUp", "UpdateItem", func() error { return st.MarkFollowUp(ctx, "tenant-a", e.ID, "sub_a", 1) }},
+		{"MarkFollowUp", "UpdateItem", func() error { return st.MarkFollowUp(ctx, "tenant-a", e.ID, "sub_a", 1, event.FollowUpQueued) }},
 		{"Settle", "TransactWriteItems", func() error {
 			return st.Settle(ctx, "tenant-a", e.ID, event.Received, event.Delivered, nil)
 		}},
@@ -421,6 +424,13 @@ func TestEveryOperationUnderThrottling(t *testing.T) {
 		}},
 		{"RedeliveryRound", "GetItem", func() error { _, _, err := st.RedeliveryRound(ctx, "tenant-a", e.ID, "r1"); return err }},
 		{"ListAttempts", "Query", func() error { _, err := st.ListAttempts(ctx, "tenant-a", e.ID); return err }},
+		{"ScheduleAttempt", "UpdateItem", func() error {
+			_, _, err := st.ScheduleAttempt(ctx, "tenant-a", e.ID, event.Attempt{SubscriptionID: "sub_a", Number: 1, Timestamp: event.FormatTime(now), NextAttemptAt: event.FormatTime(now)}, e.TTL)
+			return err
+		}},
+		{"OpenCircuit", "UpdateItem", func() error { _, err := st.OpenCircuit(ctx, "tenant-a", "sub_a", now); return err }},
+		{"AcquireProbe", "UpdateItem", func() error { _, err := st.AcquireProbe(ctx, "tenant-a", "sub_a", now, now); return err }},
+		{"TakeRateToken", "UpdateItem", func() error { _, err := st.TakeRateToken(ctx, "tenant-a", "sub_a", now, 1); return err }},
 	}
 	for _, o := range ops {
 		throttledOp = o.op
@@ -447,4 +457,103 @@ func TestRotateWithoutSecrets(t *testing.T) {
 	got, err := st.RotateSecret(ctx, "tenant-a", "sub_a", "whsec_1", time.Unix(2_000_000_000, 0))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"whsec_1"}, got.Secrets)
+}
+
+// The circuit breaker's state is shared through the subscription item:
+// an opening only ever extends the open time; one probe at a time holds
+// a half-open circuit; a later success closes it and clears the count.
+func TestCircuitBreakerState(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.Events())
+	st := store.New(db.Client, table)
+	require.NoError(t, st.CreateSubscription(ctx, "tenant-a", newSub("sub_a")))
+	t0 := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	get := func() event.Subscription {
+		sub, err := st.GetSubscription(ctx, "tenant-a", "sub_a")
+		require.NoError(t, err)
+		return sub
+	}
+	for i := 1; i <= 3; i++ {
+		run, err := st.SubscriptionFailed(ctx, "tenant-a", "sub_a", t0.Add(time.Duration(i)*time.Millisecond), time.Hour, "r")
+		require.NoError(t, err)
+		assert.Equal(t, i, run.Consecutive)
+	}
+	assert.Equal(t, 3, get().ConsecutiveFailures)
+
+	opened, err := st.OpenCircuit(ctx, "tenant-a", "sub_a", t0.Add(time.Minute))
+	require.NoError(t, err)
+	assert.True(t, opened)
+	opened, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", t0.Add(30*time.Second))
+	require.NoError(t, err)
+	assert.False(t, opened, "a shorter opening does not shorten it")
+	assert.Equal(t, t0.Add(time.Minute), get().CircuitOpenUntil)
+	assert.False(t, get().HalfOpen(t0.Add(time.Minute-time.Millisecond)))
+	assert.True(t, get().HalfOpen(t0.Add(time.Minute)))
+
+	probe := func(now time.Time) bool {
+		ok, err := st.AcquireProbe(ctx, "tenant-a", "sub_a", now, now.Add(10*time.Second))
+		require.NoError(t, err)
+		return ok
+	}
+	assert.False(t, probe(t0.Add(59*time.Second)), "open: no probe")
+	assert.True(t, probe(t0.Add(time.Minute)), "half-open: a probe")
+	assert.False(t, probe(t0.Add(time.Minute+time.Second)), "one probe at a time")
+	assert.True(t, probe(t0.Add(time.Minute+10*time.Second)), "a lapsed probe is taken over")
+	assert.Equal(t, t0.Add(time.Minute+20*time.Second), get().ProbeUntil)
+
+	// A failed probe opens it again, and frees the probe.
+	opened, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", t0.Add(3*time.Minute))
+	require.NoError(t, err)
+	assert.True(t, opened)
+	assert.True(t, get().ProbeUntil.IsZero())
+
+	require.NoError(t, st.SubscriptionSucceeded(ctx, "tenant-a", "sub_a", t0.Add(4*time.Minute)))
+	sub := get()
+	assert.Equal(t, 0, sub.ConsecutiveFailures)
+	assert.True(t, sub.CircuitOpenUntil.IsZero())
+	assert.False(t, sub.HalfOpen(t0.Add(time.Hour)), "closed")
+
+	opened, err = st.OpenCircuit(ctx, "tenant-a", "sub_none", t0)
+	require.NoError(t, err)
+	assert.False(t, opened, "a subscription that is gone")
+	ok, err := st.AcquireProbe(ctx, "tenant-a", "sub_none", t0, t0)
+	require.NoError(t, err)
+	assert.False(t, ok)
+}
+
+// The rate cap counts requests per second across every caller: exactly
+// limit of the callers of one second get a token, the next second starts
+// afresh, an older second gets none.
+func TestTakeRateToken(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.Events())
+	st := store.New(db.Client, table)
+	require.NoError(t, st.CreateSubscription(ctx, "tenant-a", newSub("sub_a")))
+	sec := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	take := func(now time.Time) bool {
+		ok, err := st.TakeRateToken(ctx, "tenant-a", "sub_a", now, 3)
+		require.NoError(t, err)
+		return ok
+	}
+	const n = 10
+	got := make([]bool, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { got[i] = take(sec.Add(time.Duration(i) * time.Millisecond)) })
+	}
+	wg.Wait()
+	granted := 0
+	for _, ok := range got {
+		if ok {
+			granted++
+		}
+	}
+	assert.Equal(t, 3, granted, "3 of 10 concurrent callers in one second")
+	assert.False(t, take(sec.Add(999*time.Millisecond)))
+	assert.True(t, take(sec.Add(time.Second)), "the next second")
+	assert.True(t, take(sec.Add(1500*time.Millisecond)))
+	assert.False(t, take(sec.Add(-time.Second)), "an older second")
+	ok, err := st.TakeRateToken(ctx, "tenant-a", "sub_none", sec, 3)
+	require.NoError(t, err)
+	assert.False(t, ok, "a subscription that is gone")
 }
