@@ -28,7 +28,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/triggers-dev/triggers/internal/ddb/ddblocal"
-	"github.com/triggers-dev/triggers/internal/dev/sqslocal"
+	"github.com/triggers-dev/triggers/internal/dev/motolocal"
 	"github.com/triggers-dev/triggers/internal/dev/syncio"
 )
 
@@ -524,16 +524,17 @@ func TestWebhookWalkthrough(t *testing.T) {
 // Ctrl-C the engine and its queues are left as they were.
 func TestExistingSQSEngine(t *testing.T) {
 	ctx := context.Background()
-	proc, err := sqslocal.Start(ctx, sqslocal.Options{})
+	proc, err := motolocal.Start(ctx, motolocal.Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = proc.Stop() })
+	sqsc := proc.SQSClient()
 
 	d := start(t, nil, "-addr", "127.0.0.1:0", "-dynamodb-port", "-1", "-sqs-endpoint-url", proc.Endpoint)
 	assert.Equal(t, proc.Endpoint, d.sqs)
 	assert.NotContains(t, d.stdout.String(), "SQS (moto):", "no engine of its own")
 	assert.Contains(t, d.stdout.String(), "export SQS="+proc.Endpoint)
 
-	list, err := proc.Client.ListQueues(ctx, &sqs.ListQueuesInput{})
+	list, err := sqsc.ListQueues(ctx, &sqs.ListQueuesInput{})
 	require.NoError(t, err)
 	urls := map[string]string{}
 	for _, u := range list.QueueUrls {
@@ -544,7 +545,7 @@ func TestExistingSQSEngine(t *testing.T) {
 		assert.Contains(t, urls, q, "queues: %v", list.QueueUrls)
 	}
 	attrs := func(url string) map[string]string {
-		out, err := proc.Client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url), AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameAll}})
+		out, err := sqsc.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url), AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameAll}})
 		require.NoError(t, err)
 		return out.Attributes
 	}
@@ -554,7 +555,7 @@ func TestExistingSQSEngine(t *testing.T) {
 	assert.JSONEq(t, `{"deadLetterTargetArn":"`+attrs(urls["triggers-TriggersDeliveryDLQ"])["QueueArn"]+`","maxReceiveCount":5}`, a["RedrivePolicy"])
 	assert.Equal(t, "345600", attrs(urls["triggers-TriggersWebhooksRetryQueue"])["MessageRetentionPeriod"])
 
-	_, err = proc.Client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(delivery), MessageBody: aws.String(`not an event`)})
+	_, err = sqsc.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(delivery), MessageBody: aws.String(`not an event`)})
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return attrs(delivery)["ApproximateNumberOfMessagesNotVisible"] == "1" },
 		30*time.Second, 100*time.Millisecond, "the mapping received the message and left it (a batch item failure)")
@@ -566,7 +567,7 @@ func TestExistingSQSEngine(t *testing.T) {
 		t.Fatal("the external SQS engine stopped with triggers-dev")
 	default:
 	}
-	after, err := proc.Client.ListQueues(ctx, &sqs.ListQueuesInput{})
+	after, err := sqsc.ListQueues(ctx, &sqs.ListQueuesInput{})
 	require.NoError(t, err)
 	assert.ElementsMatch(t, list.QueueUrls, after.QueueUrls, "the queues stay")
 }

@@ -27,11 +27,11 @@ import (
 	"github.com/triggers-dev/triggers/internal/archive"
 	"github.com/triggers-dev/triggers/internal/ddb"
 	"github.com/triggers-dev/triggers/internal/ddb/ddblocal"
+	"github.com/triggers-dev/triggers/internal/dev/motolocal/mototest"
 	"github.com/triggers-dev/triggers/internal/dev/streampoll"
 	"github.com/triggers-dev/triggers/internal/dev/syncio"
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/store"
-	"github.com/triggers-dev/triggers/internal/testkit/motoserver"
 	"github.com/triggers-dev/triggers/schema"
 )
 
@@ -199,29 +199,28 @@ func sortedIDs(evs []event.Event) []string {
 // nothing.
 func TestReplayArchiveRange(t *testing.T) {
 	x := newExpired(t, 6)
-	srv := motoserver.ForTest(t)
-	bucket := srv.CreateBucket(t)
+	bucket := moto.CreateBucket(t)
 	d := &deps{streams: &streamsLayer{StreamsAPI: ddblocal.NewStreamsClient(db.Endpoint), ttl: true}}
 	msg := x.failure(t, 5, 9) // INSERT of event 5, REMOVEs of events 0-3
 
-	code, _, stderr := replayArchive(t, msg, d, "archive", "-bucket", bucket, "-s3-endpoint-url", srv.Endpoint)
+	code, _, stderr := replayArchive(t, msg, d, "archive", "-bucket", bucket, "-s3-endpoint-url", moto.Endpoint)
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stderr, "4 events archived from 1 ranges")
-	first := objects(t, srv.S3Client(), bucket)
+	first := objects(t, moto.S3, bucket)
 	require.NotEmpty(t, first)
 	for k := range first {
 		assert.Regexp(t, `^expired/tenant=tenant-[ab]/date=\d{4}-\d\d-\d\d/\d+-[0-9a-f]{16}\.jsonl\.gz$`, k)
 	}
 	assert.Equal(t, sortedIDs(x.events[:4]), archivedIDs(t, first), "the range's TTL deletions, once each")
 
-	code, _, stderr = replayArchive(t, msg, d, "archive", "-bucket", bucket, "-s3-endpoint-url", srv.Endpoint)
+	code, _, stderr = replayArchive(t, msg, d, "archive", "-bucket", bucket, "-s3-endpoint-url", moto.Endpoint)
 	require.Equal(t, 0, code, stderr)
-	assert.Equal(t, first, objects(t, srv.S3Client(), bucket), "the same objects again")
+	assert.Equal(t, first, objects(t, moto.S3, bucket), "the same objects again")
 
-	other := srv.CreateBucket(t)
+	other := moto.CreateBucket(t)
 	code, out, stderr := replayArchive(t, msg, d, "-dry-run", "archive", "-bucket", other)
 	require.Equal(t, 0, code, stderr)
-	assert.Empty(t, objects(t, srv.S3Client(), other), "a dry run writes nothing")
+	assert.Empty(t, objects(t, moto.S3, other), "a dry run writes nothing")
 	assert.Equal(t, 4, strings.Count(out, `"key":"expired/tenant=`), out)
 	assert.Contains(t, out, `"event_id":"`+x.events[0].ID+`"`)
 	assert.NotContains(t, out, x.events[4].ID, "outside the range")
@@ -236,14 +235,13 @@ func TestReplayArchiveFromFailureQueue(t *testing.T) {
 	ctx := context.Background()
 	const n = 8
 	x := newExpired(t, n)
-	srv := motoserver.ForTest(t)
-	bucket, queue := srv.CreateBucket(t), srv.CreateQueue(t)
-	q := srv.SQSClient()
+	bucket, queue := moto.CreateBucket(t), moto.CreateQueue(t, nil)
+	q := moto.SQS
 
-	s3Faults := &motoserver.FaultClient{}
+	s3Faults := &mototest.FaultClient{}
 	s3Faults.Fail("PutObject", -1) // S3 is down
 	a, err := archive.New(archive.Config{
-		Putter: srv.S3Client(func(o *s3.Options) { o.HTTPClient = s3Faults; o.Retryer = motoserver.FastRetryer(2)() }),
+		Putter: moto.S3Client(func(o *s3.Options) { o.HTTPClient = s3Faults; o.Retryer = mototest.FastRetryer(2)() }),
 		Bucket: bucket, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)),
 	})
 	require.NoError(t, err)
@@ -276,17 +274,17 @@ func TestReplayArchiveFromFailureQueue(t *testing.T) {
 	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return given == n }, 50*time.Second, 10*time.Millisecond, "every TTL deletion given up on")
 	cancel()
 	require.ErrorIs(t, <-done, context.Canceled)
-	assert.Empty(t, objects(t, srv.S3Client(), bucket), "nothing archived while S3 was down")
+	assert.Empty(t, objects(t, moto.S3, bucket), "nothing archived while S3 was down")
 	_, err = q.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(queue), MessageBody: aws.String(`{"reason":"archive: malformed TTL record: attribute \"payload\" is missing or not a map","record":{"eventID":"x"}}`)})
 	require.NoError(t, err)
 
 	// S3 is back: drain the failure queue.
-	code, _, stderr := replayArchive(t, "", &deps{streams: layer, queue: q}, "-sqs-endpoint-url", srv.Endpoint,
-		"archive", "-bucket", bucket, "-s3-endpoint-url", srv.Endpoint, "-from-queue", queue)
+	code, _, stderr := replayArchive(t, "", &deps{streams: layer, queue: q}, "-sqs-endpoint-url", moto.Endpoint,
+		"archive", "-bucket", bucket, "-s3-endpoint-url", moto.Endpoint, "-from-queue", queue)
 	assert.Equal(t, 1, code, "the parked record needs a person: %s", stderr)
 	assert.Contains(t, stderr, "8 events archived from 8 ranges")
 	assert.Contains(t, stderr, "1 messages are records the archiver parked")
-	assert.Equal(t, sortedIDs(x.events), archivedIDs(t, objects(t, srv.S3Client(), bucket)), "every expired event archived")
+	assert.Equal(t, sortedIDs(x.events), archivedIDs(t, objects(t, moto.S3, bucket)), "every expired event archived")
 
 	// Only the parked record is left, visible for whoever deals with it.
 	msgs, err := q.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(queue), MaxNumberOfMessages: 10})
@@ -299,9 +297,8 @@ func TestReplayArchiveFromFailureQueue(t *testing.T) {
 func TestReplayArchiveDryRunKeepsTheQueue(t *testing.T) {
 	ctx := context.Background()
 	x := newExpired(t, 2)
-	srv := motoserver.ForTest(t)
-	queue := srv.CreateQueue(t)
-	q := srv.SQSClient()
+	queue := moto.CreateQueue(t, nil)
+	q := moto.SQS
 	for _, m := range []string{x.failure(t, 2, 2), x.failure(t, 3, 3)} {
 		_, err := q.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(queue), MessageBody: aws.String(m)})
 		require.NoError(t, err)
@@ -343,14 +340,13 @@ func TestReplayArchiveUsage(t *testing.T) {
 // record among them: the ranges are archived, the parked one reported.
 func TestReplayArchiveManyOnInput(t *testing.T) {
 	x := newExpired(t, 3)
-	srv := motoserver.ForTest(t)
-	bucket := srv.CreateBucket(t)
+	bucket := moto.CreateBucket(t)
 	bodies, err := json.Marshal([]string{x.failure(t, 3, 3), `{"reason":"no payload","record":{}}`, x.failure(t, 4, 5)})
 	require.NoError(t, err)
 	d := &deps{streams: &streamsLayer{StreamsAPI: ddblocal.NewStreamsClient(db.Endpoint), ttl: true}}
-	code, _, stderr := replayArchive(t, string(bodies), d, "archive", "-bucket", bucket, "-s3-endpoint-url", srv.Endpoint)
+	code, _, stderr := replayArchive(t, string(bodies), d, "archive", "-bucket", bucket, "-s3-endpoint-url", moto.Endpoint)
 	assert.Equal(t, 1, code, stderr)
 	assert.Contains(t, stderr, "3 events archived from 2 ranges")
 	assert.Contains(t, stderr, "1 messages are records the archiver parked")
-	assert.Equal(t, sortedIDs(x.events), archivedIDs(t, objects(t, srv.S3Client(), bucket)))
+	assert.Equal(t, sortedIDs(x.events), archivedIDs(t, objects(t, moto.S3, bucket)))
 }

@@ -19,15 +19,21 @@ import (
 	"github.com/triggers-dev/triggers/internal/ddb/ddblocal"
 	"github.com/triggers-dev/triggers/internal/ddb/ddbtest"
 	"github.com/triggers-dev/triggers/internal/delivery"
+	"github.com/triggers-dev/triggers/internal/dev/motolocal/mototest"
 	"github.com/triggers-dev/triggers/internal/dev/streampoll"
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/store"
 	"github.com/triggers-dev/triggers/schema"
 )
 
-var db *ddbtest.Local
+var (
+	db   *ddbtest.Local
+	moto *mototest.Engine // S3 and SQS
+)
 
-func TestMain(m *testing.M) { os.Exit(ddbtest.Main(m, &db)) }
+func TestMain(m *testing.M) {
+	os.Exit(mototest.Main(mototest.RunFunc(func() int { return ddbtest.Main(m, &db) }), &moto))
+}
 
 // sink records the published messages (the delivery queue's seam).
 type sink struct {

@@ -31,6 +31,7 @@ import (
 	"github.com/triggers-dev/triggers/internal/ddb"
 	"github.com/triggers-dev/triggers/internal/ddb/ddblocal"
 	"github.com/triggers-dev/triggers/internal/ddb/ddbtest"
+	"github.com/triggers-dev/triggers/internal/dev/motolocal/mototest"
 	"github.com/triggers-dev/triggers/internal/dev/streampoll"
 	"github.com/triggers-dev/triggers/internal/dev/syncio"
 	"github.com/triggers-dev/triggers/internal/httpapi"
@@ -38,9 +39,14 @@ import (
 	"github.com/triggers-dev/triggers/schema"
 )
 
-var db *ddbtest.Local
+var (
+	db   *ddbtest.Local
+	moto *mototest.Engine // S3 and SQS
+)
 
-func TestMain(m *testing.M) { os.Exit(ddbtest.Main(m, &db)) }
+func TestMain(m *testing.M) {
+	os.Exit(mototest.Main(mototest.RunFunc(func() int { return ddbtest.Main(m, &db) }), &moto))
+}
 
 // fakeS3 is an S3 endpoint that records PutObject calls as the real SDK
 // serializes them (path-style PUT /<bucket>/<key>). PUTs for keys

@@ -24,9 +24,9 @@ import (
 	"github.com/triggers-dev/triggers/internal/ddb"
 	"github.com/triggers-dev/triggers/internal/ddb/ddblocal"
 	"github.com/triggers-dev/triggers/internal/delivery"
+	"github.com/triggers-dev/triggers/internal/dev/motolocal/mototest"
 	"github.com/triggers-dev/triggers/internal/dev/streampoll"
 	"github.com/triggers-dev/triggers/internal/dev/syncio"
-	"github.com/triggers-dev/triggers/internal/testkit/motoserver"
 	"github.com/triggers-dev/triggers/schema"
 )
 
@@ -83,7 +83,7 @@ type outageRun struct {
 	want     map[string]string   // event id -> the API's JSON, for every deleted event
 	got      map[string][]string // event id -> its archived lines
 	gaveUp   []streampoll.FailureRecord
-	faults   *motoserver.FaultClient
+	faults   *mototest.FaultClient
 	logs     string // the archiver's
 	pollLogs string
 	invoked  int
@@ -110,11 +110,10 @@ func runOutage(t *testing.T, outage int, o streampoll.PollOptions) outageRun {
 	}
 	w.deleteItems()
 
-	srv := motoserver.ForTest(t)
-	bucket := srv.CreateBucket(t)
-	run.faults = &motoserver.FaultClient{}
+	bucket := moto.CreateBucket(t)
+	run.faults = &mototest.FaultClient{}
 	run.faults.Fail("PutObject", outage)
-	client := srv.S3Client(func(so *s3.Options) { so.HTTPClient = run.faults; so.Retryer = motoserver.FastRetryer(4)() })
+	client := moto.S3Client(func(so *s3.Options) { so.HTTPClient = run.faults; so.Retryer = mototest.FastRetryer(4)() })
 	logs, pollLogs := &syncio.Buffer{}, &syncio.Buffer{}
 	a, err := archive.New(archive.Config{Putter: client, Bucket: bucket, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
 	require.NoError(t, err)
@@ -151,13 +150,13 @@ func runOutage(t *testing.T, outage int, o streampoll.PollOptions) outageRun {
 		mu.Lock()
 		lost := len(run.gaveUp)
 		mu.Unlock()
-		got := archived(c, srv.S3Client(), bucket, "expired/")
+		got := archived(c, moto.S3, bucket, "expired/")
 		assert.GreaterOrEqual(c, len(got)+lost, len(run.want), "events archived or given up on so far")
 		assert.GreaterOrEqual(c, run.faults.Seen("PutObject"), outage+1, "S3 recovered")
 	}, 2*time.Minute, 100*time.Millisecond, "archiver logs: %s", logs.String())
 	cancel()
 	require.ErrorIs(t, <-done, context.Canceled)
-	run.got = archived(t, srv.S3Client(), bucket, "expired/")
+	run.got = archived(t, moto.S3, bucket, "expired/")
 	run.logs, run.pollLogs = logs.String(), pollLogs.String()
 	return run
 }
@@ -209,12 +208,11 @@ func TestTenRetriesLoseEventsInTheSameOutage(t *testing.T) {
 // fails too, the record is a batch item failure, retried.
 func TestMalformedRecordParked(t *testing.T) {
 	ctx := context.Background()
-	srv := motoserver.ForTest(t)
-	bucket, queue := srv.CreateBucket(t), srv.CreateQueue(t)
-	sqsFaults := &motoserver.FaultClient{}
-	q := srv.SQSClient(func(o *sqs.Options) { o.HTTPClient = sqsFaults; o.Retryer = motoserver.FastRetryer(2)() })
+	bucket, queue := moto.CreateBucket(t), moto.CreateQueue(t, nil)
+	sqsFaults := &mototest.FaultClient{}
+	q := moto.SQSClient(func(o *sqs.Options) { o.HTTPClient = sqsFaults; o.Retryer = mototest.FastRetryer(2)() })
 	logs := &syncio.Buffer{}
-	a, err := archive.New(archive.Config{Putter: srv.S3Client(), Bucket: bucket, Logger: slog.New(slog.NewJSONHandler(logs, nil)),
+	a, err := archive.New(archive.Config{Putter: moto.S3, Bucket: bucket, Logger: slog.New(slog.NewJSONHandler(logs, nil)),
 		DeadLetter: delivery.SQSDeadLetter{Client: q, QueueURL: queue}})
 	require.NoError(t, err)
 
@@ -229,13 +227,13 @@ func TestMalformedRecordParked(t *testing.T) {
 	resp, err := a.HandleJSON(ctx, raw)
 	require.NoError(t, err)
 	assert.Empty(t, resp.BatchItemFailures, "parked, so the shard moves on")
-	got := archived(t, srv.S3Client(), bucket, "expired/")
+	got := archived(t, moto.S3, bucket, "expired/")
 	assert.Len(t, got, 2)
 	assert.Contains(t, got, "e1")
 	assert.Contains(t, got, "e3")
 	assert.Contains(t, logs.String(), "malformed TTL record parked in the dead-letter queue")
 
-	msgs, err := srv.SQSClient().ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(queue), MaxNumberOfMessages: 10})
+	msgs, err := moto.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(queue), MaxNumberOfMessages: 10})
 	require.NoError(t, err)
 	require.Len(t, msgs.Messages, 1)
 	var parked struct {

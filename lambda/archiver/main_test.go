@@ -17,11 +17,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/triggers-dev/triggers/internal/dev/motolocal/mototest"
 	"github.com/triggers-dev/triggers/internal/testkit/lambdatest"
-	"github.com/triggers-dev/triggers/internal/testkit/motoserver"
 )
 
-func TestMain(m *testing.M) { lambdatest.Main(m) }
+var moto *mototest.Engine // S3 and SQS
+
+func TestMain(m *testing.M) {
+	lambdatest.Main(mototest.RunFunc(func() int { return mototest.Main(m, &moto) }))
+}
 
 func TestConfigurationError(t *testing.T) {
 	stderr := lambdatest.StartFails(t, "LOG_LEVEL=loud", "ARCHIVE_PREFIX=expired")
@@ -87,8 +91,7 @@ func TestBinaryEndToEnd(t *testing.T) {
 func TestBinaryParksMalformedRecords(t *testing.T) {
 	bin := lambdatest.Build(t)
 	ctx := context.Background()
-	srv := motoserver.ForTest(t)
-	bucket, queue := srv.CreateBucket(t), srv.CreateQueue(t)
+	bucket, queue := moto.CreateBucket(t), moto.CreateQueue(t, nil)
 
 	const event = `{"Records":[
 	{"eventID":"a","eventName":"REMOVE","userIdentity":{"type":"Service","principalId":"dynamodb.amazonaws.com"},
@@ -99,18 +102,18 @@ func TestBinaryParksMalformedRecords(t *testing.T) {
 	 "timestamp":{"S":"2026-10-22T10:00:00.000000Z"}},"SequenceNumber":"101","StreamViewType":"NEW_AND_OLD_IMAGES"},"eventSourceARN":"arn"}]}`
 	_, body := lambdatest.Invoke(t, bin, event,
 		"ARCHIVE_BUCKET="+bucket,
-		"S3_ENDPOINT="+srv.Endpoint,
+		"S3_ENDPOINT="+moto.Endpoint,
 		"DEAD_LETTER_QUEUE_URL="+queue,
-		"SQS_ENDPOINT="+srv.Endpoint,
+		"SQS_ENDPOINT="+moto.Endpoint,
 	)
 	assert.JSONEq(t, `{"batchItemFailures":[]}`, body)
 
-	objs, err := srv.S3Client().ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(bucket)})
+	objs, err := moto.S3.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(bucket)})
 	require.NoError(t, err)
 	require.Len(t, objs.Contents, 1)
 	assert.Regexp(t, `^expired/tenant=acme/date=2026-10-22/100-[0-9a-f]{16}\.jsonl\.gz$`, aws.ToString(objs.Contents[0].Key))
 
-	msgs, err := srv.SQSClient().ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(queue), MaxNumberOfMessages: 10})
+	msgs, err := moto.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(queue), MaxNumberOfMessages: 10})
 	require.NoError(t, err)
 	require.Len(t, msgs.Messages, 1)
 	var parked struct {

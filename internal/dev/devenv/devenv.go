@@ -6,7 +6,7 @@
 // handlers through their Lambda entry points), a stream poller that runs
 // the stream consumer (internal/delivery) against DynamoDB Local's Streams
 // API, and webhook push delivery on a real SQS engine (moto_server,
-// internal/dev/sqslocal): the template's delivery and retry queues and
+// internal/dev/motolocal): the template's delivery and retry queues and
 // their dead-letter queues, the consumer sending to the delivery queue,
 // and the webhook function invoked through its Lambda entry point by its
 // event source mappings (internal/dev/sqsesm), all configured from the

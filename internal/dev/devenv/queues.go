@@ -13,8 +13,8 @@ import (
 
 	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/delivery"
+	"github.com/triggers-dev/triggers/internal/dev/motolocal"
 	"github.com/triggers-dev/triggers/internal/dev/sqsesm"
-	"github.com/triggers-dev/triggers/internal/dev/sqslocal"
 	"github.com/triggers-dev/triggers/lambda/fnconfig"
 )
 
@@ -35,20 +35,22 @@ type sqsEngine struct {
 
 func startSQS(ctx context.Context, o Options) (*sqsEngine, error) {
 	if o.SQSEndpointURL != "" {
-		return &sqsEngine{client: sqslocal.NewClient(o.SQSEndpointURL), endpoint: o.SQSEndpointURL, stop: func() error { return nil }}, nil
+		return &sqsEngine{client: motolocal.NewSQSClient(o.SQSEndpointURL), endpoint: o.SQSEndpointURL, stop: func() error { return nil }}, nil
 	}
 	port := o.SQSPort
 	if port < 0 {
 		port = 0
 	}
-	p, err := sqslocal.Start(ctx, sqslocal.Options{Port: port})
-	if err != nil {
-		if errors.Is(err, sqslocal.ErrPortInUse) {
-			err = fmt.Errorf("%w (-sqs-port; 0 picks a free port)", err)
-		}
+	p, err := motolocal.Start(ctx, motolocal.Options{Port: port, Name: "the SQS engine"})
+	switch {
+	case errors.Is(err, motolocal.ErrPortInUse):
+		return nil, fmt.Errorf("%w (-sqs-port; 0 picks a free port)", err)
+	case errors.Is(err, motolocal.ErrNotInstalled):
+		return nil, fmt.Errorf("%w, or point make dev at an SQS-compatible engine you run (-sqs-endpoint-url)", err)
+	case err != nil:
 		return nil, err
 	}
-	return &sqsEngine{client: p.Client, endpoint: p.Endpoint, pid: p.Pid(), done: p.Done(), output: p.Output, stop: p.Stop}, nil
+	return &sqsEngine{client: p.SQSClient(), endpoint: p.Endpoint, pid: p.Pid(), done: p.Done(), output: p.Output, stop: p.Stop}, nil
 }
 
 // functions are the template's SQS side made local: its queues on the

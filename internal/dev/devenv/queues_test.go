@@ -17,15 +17,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/triggers-dev/triggers/internal/delivery"
+	"github.com/triggers-dev/triggers/internal/dev/motolocal/mototest"
 	"github.com/triggers-dev/triggers/internal/dev/sqsesm"
-	"github.com/triggers-dev/triggers/internal/dev/sqslocal/sqstest"
 	"github.com/triggers-dev/triggers/internal/webhook"
 	"github.com/triggers-dev/triggers/schema"
 )
 
-var sqsTest *sqstest.Engine
+var sqsTest *mototest.Engine
 
-func TestMain(m *testing.M) { os.Exit(sqstest.Main(m, &sqsTest)) }
+func TestMain(m *testing.M) { os.Exit(mototest.Main(m, &sqsTest)) }
 
 func devTemplate(t *testing.T) *sqsesm.Template {
 	tpl, err := sqsesm.ReadTemplate(filepath.Join("..", "..", "..", "assertions", "testdata", "triggers-dev-api.json"))
@@ -39,7 +39,7 @@ func devTemplate(t *testing.T) *sqsesm.Template {
 func TestSetupFunctions(t *testing.T) {
 	o := Options{EventsTable: "local-events", EventsProfile: schema.ProfileLean, WebhookSchedule: "1s,2s"}
 	tpl := devTemplate(t)
-	fns, err := setupFunctions(context.Background(), tpl, sqsTest.Client, o)
+	fns, err := setupFunctions(context.Background(), tpl, sqsTest.SQS, o)
 	require.NoError(t, err)
 	require.Len(t, fns.queues, 5)
 	q := func(prefix string) sqsesm.LocalQueue {
@@ -72,7 +72,7 @@ func TestSetupFunctions(t *testing.T) {
 	require.Len(t, lines, 3)
 	assert.Contains(t, lines[0], "batch 10, window 1s, partial batch responses, at most 5 at once, timeout 5m0s, webhook timeout 10s")
 
-	again, err := setupFunctions(context.Background(), tpl, sqsTest.Client, o)
+	again, err := setupFunctions(context.Background(), tpl, sqsTest.SQS, o)
 	require.NoError(t, err)
 	assert.Equal(t, fns.queues, again.queues, "the queues are reused")
 }
@@ -85,7 +85,7 @@ func TestSetupFunctionsRejectsOtherConsumers(t *testing.T) {
 	m.Function.Env = map[string]any{"SOMETHING": "else"}
 	m.Function.LogicalID = "OtherFunction"
 	tpl.Mappings[0] = m
-	_, err := setupFunctions(context.Background(), tpl, sqsTest.Client, Options{EventsTable: "e", WebhookSchedule: DefaultWebhookSchedule})
+	_, err := setupFunctions(context.Background(), tpl, sqsTest.SQS, Options{EventsTable: "e", WebhookSchedule: DefaultWebhookSchedule})
 	assert.ErrorContains(t, err, "invokes function OtherFunction, which is not the webhook function")
 }
 
@@ -95,7 +95,7 @@ func TestQueuePublisher(t *testing.T) {
 	url := sqsTest.CreateQueue(t, nil)
 	var file strings.Builder
 	sent := &deliveryLog{w: &file, log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
-	p := queuePublisher{queue: delivery.SQSPublisher{Client: sqsTest.Client, QueueURL: url}, sent: sent, log: sent.log}
+	p := queuePublisher{queue: delivery.SQSPublisher{Client: sqsTest.SQS, QueueURL: url}, sent: sent, log: sent.log}
 	errs, err := p.Publish(context.Background(), []delivery.Entry{
 		{ID: "0", Message: delivery.Message{Tenant: "acme", EventType: "a.b", EventID: "e1", Body: []byte(`{"event_id":"e1"}`)}},
 		{ID: "1", Message: delivery.Message{Tenant: "acme", EventType: "a.b", EventID: "e2", Body: []byte(`{"event_id":"e2"}`)}},
@@ -105,7 +105,7 @@ func TestQueuePublisher(t *testing.T) {
 	assert.Len(t, sent.kept, 2)
 	assert.Contains(t, file.String(), `"event":{"event_id":"e2"}`)
 
-	out, err := sqsTest.Client.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), MaxNumberOfMessages: 10, WaitTimeSeconds: 2, MessageAttributeNames: []string{"All"}})
+	out, err := sqsTest.SQS.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), MaxNumberOfMessages: 10, WaitTimeSeconds: 2, MessageAttributeNames: []string{"All"}})
 	require.NoError(t, err)
 	require.Len(t, out.Messages, 2)
 	for _, m := range out.Messages {

@@ -1,5 +1,5 @@
 // Package sqsesm runs Lambda's SQS event source mapping on this machine:
-// it polls a queue on an SQS-compatible engine (internal/dev/sqslocal) and
+// it polls a queue on an SQS-compatible engine (internal/dev/motolocal) and
 // invokes a Lambda handler through its Lambda entry point
 // (lambda.NewHandler(handler).Invoke) with the JSON Lambda sends for SQS,
 // a context with the function's deadline and a lambdacontext, the way the

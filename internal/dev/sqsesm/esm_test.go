@@ -21,19 +21,19 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/triggers-dev/triggers/internal/dev/motolocal/mototest"
 	"github.com/triggers-dev/triggers/internal/dev/sqsesm"
-	"github.com/triggers-dev/triggers/internal/dev/sqslocal/sqstest"
 )
 
-var engine *sqstest.Engine
+var engine *mototest.Engine
 
-func TestMain(m *testing.M) { os.Exit(sqstest.Main(m, &engine)) }
+func TestMain(m *testing.M) { os.Exit(mototest.Main(m, &engine)) }
 
 // start runs a driver until the test ends (or stop is called) and
 // returns stop, which waits for Run to return.
 func start(t *testing.T, cfg sqsesm.Config) (stop func()) {
 	t.Helper()
-	cfg.Client = engine.Client
+	cfg.Client = engine.SQS
 	d, err := sqsesm.New(cfg)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -57,7 +57,7 @@ func start(t *testing.T, cfg sqsesm.Config) (stop func()) {
 
 func send(t *testing.T, url, body string, delay int32) string {
 	t.Helper()
-	out, err := engine.Client.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String(body), DelaySeconds: delay})
+	out, err := engine.SQS.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String(body), DelaySeconds: delay})
 	require.NoError(t, err)
 	return aws.ToString(out.MessageId)
 }
@@ -72,7 +72,7 @@ func sendBatch(t *testing.T, url string, bodies ...string) {
 		for i, b := range bodies[:n] {
 			entries = append(entries, types.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), MessageBody: aws.String(b)})
 		}
-		out, err := engine.Client.SendMessageBatch(context.Background(), &sqs.SendMessageBatchInput{QueueUrl: aws.String(url), Entries: entries})
+		out, err := engine.SQS.SendMessageBatch(context.Background(), &sqs.SendMessageBatchInput{QueueUrl: aws.String(url), Entries: entries})
 		require.NoError(t, err)
 		require.Empty(t, out.Failed)
 		bodies = bodies[n:]
@@ -82,7 +82,7 @@ func sendBatch(t *testing.T, url string, bodies ...string) {
 // drained reports whether the queue holds no message, visible, in flight
 // or delayed.
 func drained(t *testing.T, url string) bool {
-	out, err := engine.Client.GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url), AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameAll}})
+	out, err := engine.SQS.GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url), AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameAll}})
 	require.NoError(t, err)
 	return out.Attributes["ApproximateNumberOfMessages"] == "0" && out.Attributes["ApproximateNumberOfMessagesNotVisible"] == "0" && out.Attributes["ApproximateNumberOfMessagesDelayed"] == "0"
 }
@@ -133,7 +133,7 @@ func TestInvokePayload(t *testing.T) {
 	url := engine.CreateQueue(t, nil)
 	arn := engine.QueueARN(t, url)
 	body := `{"event_id":"e1"}`
-	sent, err := engine.Client.SendMessage(context.Background(), &sqs.SendMessageInput{
+	sent, err := engine.SQS.SendMessage(context.Background(), &sqs.SendMessageInput{
 		QueueUrl: aws.String(url), MessageBody: aws.String(body),
 		MessageAttributes: map[string]types.MessageAttributeValue{
 			"tenant": {DataType: aws.String("String"), StringValue: aws.String("acme")},
@@ -332,7 +332,7 @@ func TestMaxReceiveCountToDeadLetterQueue(t *testing.T) {
 		}})
 	var dead []types.Message
 	require.Eventually(t, func() bool {
-		out, err := engine.Client.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(dlq), WaitTimeSeconds: 1})
+		out, err := engine.SQS.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(dlq), WaitTimeSeconds: 1})
 		require.NoError(t, err)
 		dead = out.Messages
 		return len(dead) > 0
@@ -499,12 +499,12 @@ func TestNewRejectsBadSettings(t *testing.T) {
 	h := func(events.SQSEvent) error { return nil }
 	for name, cfg := range map[string]sqsesm.Config{
 		"no client":       {QueueURL: "u", Handler: h},
-		"no queue":        {Client: engine.Client, Handler: h},
-		"no handler":      {Client: engine.Client, QueueURL: "u"},
-		"batch over 10":   {Client: engine.Client, QueueURL: "u", Handler: h, Settings: sqsesm.Settings{BatchSize: 11}},
-		"batch too large": {Client: engine.Client, QueueURL: "u", Handler: h, Settings: sqsesm.Settings{BatchSize: 10001, MaximumBatchingWindow: time.Second}},
-		"window too long": {Client: engine.Client, QueueURL: "u", Handler: h, Settings: sqsesm.Settings{MaximumBatchingWindow: 301 * time.Second}},
-		"poll wait":       {Client: engine.Client, QueueURL: "u", Handler: h, PollWait: 1500 * time.Millisecond},
+		"no queue":        {Client: engine.SQS, Handler: h},
+		"no handler":      {Client: engine.SQS, QueueURL: "u"},
+		"batch over 10":   {Client: engine.SQS, QueueURL: "u", Handler: h, Settings: sqsesm.Settings{BatchSize: 11}},
+		"batch too large": {Client: engine.SQS, QueueURL: "u", Handler: h, Settings: sqsesm.Settings{BatchSize: 10001, MaximumBatchingWindow: time.Second}},
+		"window too long": {Client: engine.SQS, QueueURL: "u", Handler: h, Settings: sqsesm.Settings{MaximumBatchingWindow: 301 * time.Second}},
+		"poll wait":       {Client: engine.SQS, QueueURL: "u", Handler: h, PollWait: 1500 * time.Millisecond},
 	} {
 		_, err := sqsesm.New(cfg)
 		assert.Error(t, err, name)

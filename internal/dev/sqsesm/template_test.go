@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/triggers-dev/triggers/internal/dev/motolocal/mototest"
 	"github.com/triggers-dev/triggers/internal/dev/sqsesm"
-	"github.com/triggers-dev/triggers/internal/dev/sqslocal/sqstest"
 )
 
 // golden is the dev API stack as synthesized (kept identical to the real
@@ -159,15 +159,15 @@ func TestParseTemplateErrors(t *testing.T) {
 func TestCreateQueues(t *testing.T) {
 	tpl, err := sqsesm.ReadTemplate(golden)
 	require.NoError(t, err)
-	prefix := sqstest.QueueName("cq") + "-"
+	prefix := mototest.QueueName("cq") + "-"
 	ctx := context.Background()
-	made, err := tpl.CreateQueues(ctx, engine.Client, prefix)
+	made, err := tpl.CreateQueues(ctx, engine.SQS, prefix)
 	require.NoError(t, err)
 	require.Len(t, made, len(tpl.Queues))
 	for _, m := range tpl.Mappings {
 		lq := made[m.Queue.LogicalID]
 		assert.Equal(t, sqsesm.QueueName(prefix, m.Queue.LogicalID), lq.Name)
-		out, err := engine.Client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(lq.URL), AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameAll}})
+		out, err := engine.SQS.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(lq.URL), AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameAll}})
 		require.NoError(t, err)
 		assert.Equal(t, "1800", out.Attributes["VisibilityTimeout"])
 		assert.Equal(t, lq.ARN, out.Attributes["QueueArn"])
@@ -179,7 +179,7 @@ func TestCreateQueues(t *testing.T) {
 		assert.Equal(t, made[m.Queue.Redrive.DeadLetterQueue].ARN, rp.Target)
 		assert.EqualValues(t, "5", toString(rp.Max))
 	}
-	again, err := tpl.CreateQueues(ctx, engine.Client, prefix)
+	again, err := tpl.CreateQueues(ctx, engine.SQS, prefix)
 	require.NoError(t, err)
 	assert.Equal(t, made, again)
 }

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package sqslocal
+package motolocal
 
 import (
 	"os"

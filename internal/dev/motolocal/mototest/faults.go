@@ -1,4 +1,4 @@
-package motoserver
+package mototest
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 )
 
-// FaultClient is the HTTP client of an SDK client of the server (its
+// FaultClient is the HTTP client of an SDK client of the engine (its
 // HTTPClient option) that can answer the next calls of an operation with
 // an error instead of forwarding them: S3's 503 SlowDown, which the SDK
 // retries, as an S3 outage looks from a client. Operations are named as

@@ -1,33 +1,37 @@
-package sqslocal_test
+package motolocal_test
 
 import (
 	"context"
 	"crypto/md5"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"net"
 	"os"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/triggers-dev/triggers/internal/dev/sqslocal/sqstest"
+	"github.com/triggers-dev/triggers/internal/dev/motolocal"
+	"github.com/triggers-dev/triggers/internal/dev/motolocal/mototest"
 )
 
 // The conformance test of the SQS engine: every queue feature webhook
 // delivery and the event source mapping driver (internal/dev/sqsesm) rely
 // on, through our SDK version with its MD5 checks on. It runs on the
-// engine sqslocal starts, or on the one at TRIGGERS_SQS_ENDPOINT
+// engine motolocal starts, or on the one at TRIGGERS_MOTO_ENDPOINT
 // (docs/testing.md records which engines pass).
 
-var engine *sqstest.Engine
+var engine *mototest.Engine
 
-func TestMain(m *testing.M) { os.Exit(sqstest.Main(m, &engine)) }
+func TestMain(m *testing.M) { os.Exit(mototest.Main(m, &engine)) }
 
 func ctx(t *testing.T) context.Context {
 	c, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -40,7 +44,7 @@ func receive(t *testing.T, url string, in sqs.ReceiveMessageInput) []types.Messa
 	in.QueueUrl = aws.String(url)
 	in.MessageSystemAttributeNames = []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll}
 	in.MessageAttributeNames = []string{"All"}
-	out, err := engine.Client.ReceiveMessage(ctx(t), &in)
+	out, err := engine.SQS.ReceiveMessage(ctx(t), &in)
 	require.NoError(t, err)
 	return out.Messages
 }
@@ -59,7 +63,7 @@ func receiveEventually(t *testing.T, url string) types.Message {
 
 func counts(t *testing.T, url string) (visible, inFlight, delayed int) {
 	t.Helper()
-	out, err := engine.Client.GetQueueAttributes(ctx(t), &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url), AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameAll}})
+	out, err := engine.SQS.GetQueueAttributes(ctx(t), &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url), AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameAll}})
 	require.NoError(t, err)
 	n := func(k string) int { v, _ := strconv.Atoi(out.Attributes[k]); return v }
 	return n("ApproximateNumberOfMessages"), n("ApproximateNumberOfMessagesNotVisible"), n("ApproximateNumberOfMessagesDelayed")
@@ -77,7 +81,7 @@ func TestCreateQueueAttributes(t *testing.T) {
 	url := engine.CreateQueue(t, map[string]string{
 		"VisibilityTimeout": "7", "DelaySeconds": "2", "MessageRetentionPeriod": "345600", "RedrivePolicy": string(redrive),
 	})
-	out, err := engine.Client.GetQueueAttributes(ctx(t), &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url), AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameAll}})
+	out, err := engine.SQS.GetQueueAttributes(ctx(t), &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url), AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameAll}})
 	require.NoError(t, err)
 	assert.Equal(t, "7", out.Attributes["VisibilityTimeout"])
 	assert.Equal(t, "2", out.Attributes["DelaySeconds"])
@@ -89,7 +93,7 @@ func TestCreateQueueAttributes(t *testing.T) {
 	assert.EqualValues(t, 3, got["maxReceiveCount"])
 
 	// Creating it again with the same attributes returns the same URL.
-	again, err := engine.Client.CreateQueue(ctx(t), &sqs.CreateQueueInput{QueueName: aws.String(lastSegment(url)), Attributes: map[string]string{
+	again, err := engine.SQS.CreateQueue(ctx(t), &sqs.CreateQueueInput{QueueName: aws.String(lastSegment(url)), Attributes: map[string]string{
 		"VisibilityTimeout": "7", "DelaySeconds": "2", "MessageRetentionPeriod": "345600", "RedrivePolicy": string(redrive),
 	}})
 	require.NoError(t, err)
@@ -116,7 +120,7 @@ func TestSendReceiveAttributes(t *testing.T) {
 		"n":      {DataType: aws.String("Number"), StringValue: aws.String("42")},
 		"raw":    {DataType: aws.String("Binary"), BinaryValue: []byte{0, 1, 2, 255}},
 	}
-	sent, err := engine.Client.SendMessage(ctx(t), &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String(body), MessageAttributes: attrs})
+	sent, err := engine.SQS.SendMessage(ctx(t), &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String(body), MessageAttributes: attrs})
 	require.NoError(t, err)
 	assert.Equal(t, md5hex(body), aws.ToString(sent.MD5OfMessageBody))
 	assert.NotEmpty(t, aws.ToString(sent.MD5OfMessageAttributes))
@@ -151,7 +155,7 @@ func TestSendMessageBatchAndDeleteMessageBatch(t *testing.T) {
 			MessageAttributes: map[string]types.MessageAttributeValue{"tenant": {DataType: aws.String("String"), StringValue: aws.String("t" + strconv.Itoa(i))}},
 		})
 	}
-	out, err := engine.Client.SendMessageBatch(ctx(t), &sqs.SendMessageBatchInput{QueueUrl: aws.String(url), Entries: entries})
+	out, err := engine.SQS.SendMessageBatch(ctx(t), &sqs.SendMessageBatchInput{QueueUrl: aws.String(url), Entries: entries})
 	require.NoError(t, err)
 	assert.Len(t, out.Successful, 10)
 	assert.Empty(t, out.Failed)
@@ -167,7 +171,7 @@ func TestSendMessageBatchAndDeleteMessageBatch(t *testing.T) {
 			var body struct{ N int }
 			require.NoError(t, json.Unmarshal([]byte(aws.ToString(m.Body)), &body))
 			assert.Equal(t, "t"+strconv.Itoa(body.N), aws.ToString(m.MessageAttributes["tenant"].StringValue))
-			_, err := engine.Client.ChangeMessageVisibility(ctx(t), &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 60})
+			_, err := engine.SQS.ChangeMessageVisibility(ctx(t), &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 60})
 			require.NoError(t, err)
 		}
 		var del []types.DeleteMessageBatchRequestEntry
@@ -175,7 +179,7 @@ func TestSendMessageBatchAndDeleteMessageBatch(t *testing.T) {
 			del = append(del, types.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: m.ReceiptHandle})
 		}
 		if len(del) > 0 {
-			dout, err := engine.Client.DeleteMessageBatch(ctx(t), &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(url), Entries: del})
+			dout, err := engine.SQS.DeleteMessageBatch(ctx(t), &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(url), Entries: del})
 			require.NoError(t, err)
 			assert.Len(t, dout.Successful, len(del))
 			assert.Empty(t, dout.Failed)
@@ -189,26 +193,20 @@ func TestSendMessageBatchAndDeleteMessageBatch(t *testing.T) {
 	assert.Equal(t, [2]int{0, 0}, [2]int{visible, inFlight}, "every message deleted")
 
 	// An invalid receipt handle fails its entry, not the call.
-	dout, err := engine.Client.DeleteMessageBatch(ctx(t), &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(url), Entries: []types.DeleteMessageBatchRequestEntry{{Id: aws.String("x"), ReceiptHandle: aws.String("not-a-receipt-handle")}}})
+	dout, err := engine.SQS.DeleteMessageBatch(ctx(t), &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(url), Entries: []types.DeleteMessageBatchRequestEntry{{Id: aws.String("x"), ReceiptHandle: aws.String("not-a-receipt-handle")}}})
 	require.NoError(t, err)
 	require.Len(t, dout.Failed, 1)
 	assert.Equal(t, "x", aws.ToString(dout.Failed[0].Id))
 }
 
 // WaitTimeSeconds: a receive waiting on an empty queue returns the
-// message sent while it waits; a wait of the full 20 s fits in one
-// attempt of the client.
+// message sent while it waits.
 func TestLongPoll(t *testing.T) {
 	t.Parallel()
 	url := engine.CreateQueue(t, nil)
-	out, err := engine.Client.ReceiveMessage(ctx(t), &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), WaitTimeSeconds: 20, MaxNumberOfMessages: 1},
-		func(o *sqs.Options) { o.RetryMaxAttempts = 1 })
-	require.NoError(t, err, "an empty 20 s long poll")
-	assert.Empty(t, out.Messages)
-
 	got := make(chan []types.Message, 1)
 	go func() {
-		out, err := engine.Client.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), WaitTimeSeconds: 20})
+		out, err := engine.SQS.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), WaitTimeSeconds: 20})
 		if err != nil {
 			got <- nil
 			return
@@ -216,7 +214,7 @@ func TestLongPoll(t *testing.T) {
 		got <- out.Messages
 	}()
 	time.Sleep(300 * time.Millisecond) // let the receive start waiting
-	_, err = engine.Client.SendMessage(ctx(t), &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("late")})
+	_, err := engine.SQS.SendMessage(ctx(t), &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("late")})
 	require.NoError(t, err)
 	select {
 	case msgs := <-got:
@@ -225,6 +223,43 @@ func TestLongPoll(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the long poll did not return")
 	}
+}
+
+// One attempt of the SQS client outlasts the longest wait a receive may
+// ask for (20 s), so a long poll is never cut short and retried. Its
+// attempt timeout is read from the client's configuration; that the
+// timeout is what bounds a long poll is shown at a small scale: an empty
+// 1 s long poll fits in one attempt of the client, and fails in one of a
+// client whose attempts last less than the wait.
+func TestAttemptOutlastsLongestWait(t *testing.T) {
+	t.Parallel()
+	timeout := func(c *sqs.Client) time.Duration {
+		hc, ok := c.Options().HTTPClient.(*awshttp.BuildableClient)
+		require.True(t, ok, "HTTPClient is %T", c.Options().HTTPClient)
+		return hc.GetTimeout()
+	}
+	assert.Greater(t, timeout(engine.SQS), motolocal.MaxWaitTime, "the attempt timeout of the tests' client")
+	assert.Greater(t, timeout(motolocal.NewSQSClient(engine.Endpoint)), motolocal.MaxWaitTime, "the attempt timeout of motolocal.NewSQSClient")
+	assert.Equal(t, 20*time.Second, motolocal.MaxWaitTime, "SQS's longest WaitTimeSeconds")
+
+	url := engine.CreateQueue(t, nil)
+	poll := func(c *sqs.Client) error {
+		out, err := c.ReceiveMessage(ctx(t), &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), WaitTimeSeconds: 1},
+			func(o *sqs.Options) { o.RetryMaxAttempts = 1 })
+		if err == nil {
+			assert.Empty(t, out.Messages)
+		}
+		return err
+	}
+	require.NoError(t, poll(engine.SQS), "an empty 1 s long poll in one attempt")
+
+	short := motolocal.NewSQSClient(engine.Endpoint, func(o *sqs.Options) {
+		o.HTTPClient = o.HTTPClient.(*awshttp.BuildableClient).WithTimeout(200 * time.Millisecond)
+	})
+	err := poll(short)
+	require.Error(t, err, "an attempt shorter than the wait")
+	var netErr net.Error
+	assert.True(t, errors.As(err, &netErr) && netErr.Timeout(), "a client timeout, not %v", err)
 }
 
 // Queue DelaySeconds and a message's DelaySeconds keep it invisible for
@@ -241,7 +276,7 @@ func TestDelay(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			url := engine.CreateQueue(t, tc.queue)
-			_, err := engine.Client.SendMessage(ctx(t), &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("later"), DelaySeconds: tc.delay})
+			_, err := engine.SQS.SendMessage(ctx(t), &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("later"), DelaySeconds: tc.delay})
 			require.NoError(t, err)
 			assert.Empty(t, receive(t, url, sqs.ReceiveMessageInput{}), "not visible before its delay")
 			_, _, delayed := counts(t, url)
@@ -258,7 +293,7 @@ func TestDelay(t *testing.T) {
 func TestVisibility(t *testing.T) {
 	t.Parallel()
 	url := engine.CreateQueue(t, map[string]string{"VisibilityTimeout": "1"})
-	_, err := engine.Client.SendMessage(ctx(t), &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("m")})
+	_, err := engine.SQS.SendMessage(ctx(t), &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("m")})
 	require.NoError(t, err)
 	first := receiveEventually(t, url)
 	assert.Equal(t, "1", first.Attributes["ApproximateReceiveCount"])
@@ -273,7 +308,7 @@ func TestVisibility(t *testing.T) {
 	assert.Equal(t, "3", third[0].Attributes["ApproximateReceiveCount"])
 	assert.Empty(t, receive(t, url, sqs.ReceiveMessageInput{WaitTimeSeconds: 2}), "still invisible after the queue's timeout")
 
-	_, err = engine.Client.ChangeMessageVisibility(ctx(t), &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: third[0].ReceiptHandle, VisibilityTimeout: 0})
+	_, err = engine.SQS.ChangeMessageVisibility(ctx(t), &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: third[0].ReceiptHandle, VisibilityTimeout: 0})
 	require.NoError(t, err)
 	fourth := receive(t, url, sqs.ReceiveMessageInput{})
 	require.Len(t, fourth, 1, "visible at once after ChangeMessageVisibility 0")
@@ -287,14 +322,14 @@ func TestRedriveToDeadLetterQueue(t *testing.T) {
 	dlq := engine.CreateQueue(t, nil)
 	redrive, _ := json.Marshal(map[string]any{"deadLetterTargetArn": engine.QueueARN(t, dlq), "maxReceiveCount": 2})
 	url := engine.CreateQueue(t, map[string]string{"VisibilityTimeout": "30", "RedrivePolicy": string(redrive)})
-	_, err := engine.Client.SendMessage(ctx(t), &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String(`{"poison":true}`),
+	_, err := engine.SQS.SendMessage(ctx(t), &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String(`{"poison":true}`),
 		MessageAttributes: map[string]types.MessageAttributeValue{"kind": {DataType: aws.String("String"), StringValue: aws.String("task")}}})
 	require.NoError(t, err)
 	for i := 1; i <= 2; i++ {
 		got := receive(t, url, sqs.ReceiveMessageInput{WaitTimeSeconds: 2})
 		require.Len(t, got, 1, "receive %d", i)
 		assert.Equal(t, strconv.Itoa(i), got[0].Attributes["ApproximateReceiveCount"])
-		_, err := engine.Client.ChangeMessageVisibility(ctx(t), &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: got[0].ReceiptHandle, VisibilityTimeout: 0})
+		_, err := engine.SQS.ChangeMessageVisibility(ctx(t), &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: got[0].ReceiptHandle, VisibilityTimeout: 0})
 		require.NoError(t, err)
 	}
 	assert.Empty(t, receive(t, url, sqs.ReceiveMessageInput{WaitTimeSeconds: 1}), "moved, not received a third time")

@@ -1,19 +1,22 @@
-// Package sqslocal starts and stops the SQS-compatible engine that tests
-// (internal/dev/sqsesm, internal/dev/devenv, cmd/triggers-dev) and local
-// development (`make dev`) run the queues on: moto_server, moto's
-// stand-alone server, as a process on a free loopback port.
+// Package motolocal starts and stops moto_server, moto's stand-alone
+// server, as a process on a free loopback port: the local SQS engine of
+// `make dev` (internal/dev/devenv) and the S3 and SQS engine of the tests
+// (through motolocal/mototest), as internal/ddb/ddblocal runs DynamoDB
+// Local.
 //
 // moto 5.2.1 is preinstalled in the machines' Python (moto_server on
-// PATH). It speaks the AWS JSON protocol (x-amz-json-1.0) the SQS client
-// of aws-sdk-go-v2 uses, keeps its queues in memory, and implements the
+// PATH). It keeps everything in memory, speaks the AWS JSON protocol
+// (x-amz-json-1.0) the SQS client of aws-sdk-go-v2 uses and implements the
 // queue semantics webhook delivery relies on: visibility timeouts, delays,
 // receive counts and the redrive to a dead-letter queue after
-// maxReceiveCount. goaws v0.4.5, the Go alternative, only speaks the older
-// query protocol, so our SDK cannot talk to it (docs/testing.md, "SQS").
+// maxReceiveCount (conformance_test.go). goaws v0.4.5, the Go alternative,
+// only speaks the older query protocol, so our SDK cannot talk to it
+// (docs/testing.md, "SQS engine"). Its S3 takes path-style requests
+// (NewS3Client).
 //
 // Start-up problems are reported as errors wrapping ErrNotInstalled or
 // ErrPortInUse, each with a message that says what to do.
-package sqslocal
+package motolocal
 
 import (
 	"context"
@@ -28,6 +31,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/triggers-dev/triggers/internal/ddb"
@@ -36,13 +40,6 @@ import (
 
 // StartTimeout bounds how long Start waits for the engine to answer.
 const StartTimeout = 60 * time.Second
-
-// Account and region of the queues moto makes: its default account, and
-// the region of the local clients (ddb.LocalRegion).
-const (
-	AccountID = "123456789012"
-	Region    = ddb.LocalRegion
-)
 
 // Start-up failures; test with errors.Is.
 var (
@@ -58,6 +55,9 @@ type Options struct {
 	// -H 127.0.0.1 -p PORT. Default: moto_server on PATH, or
 	// `python3 -m moto.server` when only the module is installed.
 	Command []string
+	// Name names the engine in error messages, after the role it plays
+	// for the caller ("the SQS engine" in make dev). Default: "moto_server".
+	Name string
 }
 
 // Process is a running engine.
@@ -66,9 +66,8 @@ type Process struct {
 	Endpoint string
 	// Port is the port it listens on.
 	Port int
-	// Client is an SQS client for Endpoint (NewClient).
-	Client *sqs.Client
 
+	name string
 	cmd  *exec.Cmd
 	out  *syncio.Buffer
 	done chan struct{}
@@ -79,6 +78,10 @@ type Process struct {
 // On Linux the process is also killed when this process dies, so nothing
 // is left behind.
 func Start(ctx context.Context, o Options) (*Process, error) {
+	name := o.Name
+	if name == "" {
+		name = "moto_server"
+	}
 	command, err := resolveCommand(o.Command)
 	if err != nil {
 		return nil, err
@@ -88,7 +91,7 @@ func Start(ctx context.Context, o Options) (*Process, error) {
 		if port, err = freePort(); err != nil {
 			return nil, err
 		}
-	} else if err := checkPort(port); err != nil {
+	} else if err := checkPort(name, port); err != nil {
 		return nil, err
 	}
 	args := append(append([]string{}, command[1:]...), "-H", "127.0.0.1", "-p", strconv.Itoa(port))
@@ -100,11 +103,12 @@ func Start(ctx context.Context, o Options) (*Process, error) {
 	cmd.Stderr = out
 	setProcAttr(cmd)
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start the SQS engine (%s): %w", strings.Join(command, " "), err)
+		return nil, fmt.Errorf("start %s (%s): %w", name, strings.Join(command, " "), err)
 	}
 	p := &Process{
 		Endpoint: "http://127.0.0.1:" + strconv.Itoa(port),
 		Port:     port,
+		name:     name,
 		cmd:      cmd,
 		out:      out,
 		done:     make(chan struct{}),
@@ -113,7 +117,6 @@ func Start(ctx context.Context, o Options) (*Process, error) {
 		_ = cmd.Wait()
 		close(p.done)
 	}()
-	p.Client = NewClient(p.Endpoint)
 	if err := p.waitReady(ctx); err != nil {
 		_ = p.Stop()
 		return nil, err
@@ -138,38 +141,66 @@ func resolveCommand(command []string) ([]string, error) {
 			return []string{py, "-m", "moto.server"}, nil
 		}
 	}
-	return nil, fmt.Errorf("%w: the local SQS engine is moto's server (moto 5.2.1): install it with pip install 'moto[server]==5.2.1', or point make dev at an SQS-compatible engine you run (-sqs-endpoint-url)", ErrNotInstalled)
+	return nil, fmt.Errorf("%w: the local engine is moto's server (moto 5.2.1): install it with pip install 'moto[server]==5.2.1'", ErrNotInstalled)
 }
 
-// AttemptTimeout bounds one HTTP attempt of NewClient's clients: longer
-// than the longest ReceiveMessage long poll (20 s).
-const AttemptTimeout = 20*time.Second + ddb.LocalAttemptTimeout
+// MaxWaitTime is the longest long poll SQS allows (ReceiveMessage's
+// WaitTimeSeconds of 20).
+const MaxWaitTime = 20 * time.Second
 
-// NewClient returns an SQS client for the engine at endpoint: the local
-// configuration of the DynamoDB clients (ddb.LocalConfig: static
-// credentials, region Region, bounded attempts, each up to
-// AttemptTimeout) with that endpoint. The SDK's MD5 checks of message
-// bodies and attributes stay on.
-func NewClient(endpoint string, optFns ...func(*sqs.Options)) *sqs.Client {
-	return sqs.NewFromConfig(ddb.LocalConfig(ddb.Options{AttemptTimeout: AttemptTimeout}), append([]func(*sqs.Options){func(o *sqs.Options) {
+// SQSAttemptTimeout bounds one HTTP attempt of NewSQSClient's clients:
+// the longest long poll (MaxWaitTime) plus the time any other local call
+// may take (ddb.LocalAttemptTimeout), so that no wait a receive may ask
+// for is cut short and retried.
+const SQSAttemptTimeout = MaxWaitTime + ddb.LocalAttemptTimeout
+
+// NewSQSClient returns an SQS client for the engine at endpoint: the
+// local configuration of the DynamoDB clients (ddb.LocalConfig: static
+// credentials, region ddb.LocalRegion, bounded attempts, each up to
+// SQSAttemptTimeout) with that endpoint; optFns adjust its options. The
+// SDK's MD5 checks of message bodies and attributes stay on.
+func NewSQSClient(endpoint string, optFns ...func(*sqs.Options)) *sqs.Client {
+	return sqs.NewFromConfig(ddb.LocalConfig(ddb.Options{AttemptTimeout: SQSAttemptTimeout}), append([]func(*sqs.Options){func(o *sqs.Options) {
 		o.BaseEndpoint = aws.String(endpoint)
 	}}, optFns...)...)
 }
 
+// NewS3Client returns a path-style S3 client for the engine at endpoint
+// (ddb.LocalConfig: static credentials, region ddb.LocalRegion, bounded
+// attempts, each up to ddb.LocalAttemptTimeout); optFns adjust its
+// options.
+func NewS3Client(endpoint string, optFns ...func(*s3.Options)) *s3.Client {
+	return s3.NewFromConfig(ddb.LocalConfig(ddb.Options{}), append([]func(*s3.Options){func(o *s3.Options) {
+		o.BaseEndpoint = aws.String(endpoint)
+		o.UsePathStyle = true
+	}}, optFns...)...)
+}
+
+// SQSClient returns an SQS client of the engine (NewSQSClient).
+func (p *Process) SQSClient(optFns ...func(*sqs.Options)) *sqs.Client {
+	return NewSQSClient(p.Endpoint, optFns...)
+}
+
+// S3Client returns a path-style S3 client of the engine (NewS3Client).
+func (p *Process) S3Client(optFns ...func(*s3.Options)) *s3.Client {
+	return NewS3Client(p.Endpoint, optFns...)
+}
+
+// waitReady polls until an SQS call succeeds, the process exits or
+// StartTimeout passes.
 func (p *Process) waitReady(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, StartTimeout)
 	defer cancel()
+	client := p.SQSClient(func(o *sqs.Options) { o.RetryMaxAttempts = 1 })
 	var lastErr error
 	for {
 		select {
 		case <-p.done:
-			return fmt.Errorf("the SQS engine exited before answering: %s", strings.TrimSpace(p.out.String()))
+			return fmt.Errorf("%s exited before answering: %s", p.name, strings.TrimSpace(p.out.String()))
 		default:
 		}
 		actx, acancel := context.WithTimeout(ctx, 2*time.Second)
-		_, err := p.Client.ListQueues(actx, &sqs.ListQueuesInput{}, func(o *sqs.Options) {
-			o.RetryMaxAttempts = 1
-		})
+		_, err := client.ListQueues(actx, &sqs.ListQueuesInput{})
 		acancel()
 		if err == nil {
 			return nil
@@ -177,7 +208,7 @@ func (p *Process) waitReady(ctx context.Context) error {
 		lastErr = err
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("the SQS engine did not answer on %s within %s: %w (output: %s)", p.Endpoint, StartTimeout, lastErr, strings.TrimSpace(p.out.String()))
+			return fmt.Errorf("%s did not answer on %s within %s: %w (output: %s)", p.name, p.Endpoint, StartTimeout, lastErr, strings.TrimSpace(p.out.String()))
 		case <-p.done:
 		case <-time.After(100 * time.Millisecond):
 		}
@@ -195,8 +226,8 @@ func (p *Process) Done() <-chan struct{} { return p.done }
 func (p *Process) Output() string { return p.out.String() }
 
 // Stop stops the engine and waits for it to exit: SIGTERM first, then
-// SIGKILL after 5 seconds. Its queues are gone. Calling it again is a
-// no-op.
+// SIGKILL after 5 seconds. Its queues and buckets are gone. Calling it
+// again is a no-op.
 func (p *Process) Stop() error {
 	var err error
 	p.once.Do(func() {
@@ -213,7 +244,7 @@ func (p *Process) Stop() error {
 		select {
 		case <-p.done:
 		case <-time.After(30 * time.Second):
-			err = fmt.Errorf("the SQS engine (pid %d) did not exit within 30s of SIGKILL", p.cmd.Process.Pid)
+			err = fmt.Errorf("%s (pid %d) did not exit within 30s of SIGKILL", p.name, p.cmd.Process.Pid)
 		}
 	})
 	return err
@@ -229,10 +260,10 @@ func freePort() (int, error) {
 }
 
 // checkPort fails with ErrPortInUse when port cannot be bound on loopback.
-func checkPort(port int) error {
+func checkPort(name string, port int) error {
 	ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
 	if err != nil {
-		return fmt.Errorf("%w: the SQS engine cannot listen on 127.0.0.1:%d (%v): stop what uses it, or choose another port", ErrPortInUse, port, err)
+		return fmt.Errorf("%w: %s cannot listen on 127.0.0.1:%d (%v): stop what uses it, or choose another port", ErrPortInUse, name, port, err)
 	}
 	return ln.Close()
 }
