@@ -104,3 +104,9 @@ func (l *Local) Key(t testing.TB) string {
 	}
 	return aws.ToString(out.KeyMetadata.Arn)
 }
+
+// Client returns a KMS client for endpoint that tries each call once, so
+// a test of an engine that is down fails fast.
+func Client(endpoint string) *kms.Client {
+	return kmslocal.NewClient(endpoint, func(o *kms.Options) { o.RetryMaxAttempts = 1 })
+}
