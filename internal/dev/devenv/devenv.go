@@ -5,7 +5,10 @@
 // synthesized API stack template, calling the real authorizer and API
 // handlers through their Lambda entry points) and a stream poller that runs
 // the stream consumer (internal/delivery) against DynamoDB Local's Streams
-// API and delivers to a local sink.
+// API and delivers to a local sink. Webhook signing secrets are sealed
+// and opened with local-kms (internal/dev/kmslocal), a KMS-compatible
+// engine started beside DynamoDB Local, as the deployed functions do with
+// KMS.
 //
 // cmd/triggers-dev (`make dev`) is its command-line front end.
 package devenv
@@ -36,6 +39,7 @@ import (
 	"github.com/triggers-dev/triggers/internal/ddb/ddbconfig"
 	"github.com/triggers-dev/triggers/internal/ddb/ddblocal"
 	"github.com/triggers-dev/triggers/internal/delivery"
+	"github.com/triggers-dev/triggers/internal/dev/kmslocal"
 	"github.com/triggers-dev/triggers/internal/dev/localapi"
 	"github.com/triggers-dev/triggers/internal/dev/streampoll"
 	"github.com/triggers-dev/triggers/internal/dev/syncio"
@@ -43,6 +47,7 @@ import (
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/store"
 	"github.com/triggers-dev/triggers/internal/webhook"
+	"github.com/triggers-dev/triggers/internal/webhook/secretbox"
 	"github.com/triggers-dev/triggers/schema"
 )
 
@@ -70,7 +75,9 @@ type Options struct {
 	// DynamoDBPort is DynamoDB Local's port; -1 picks a free one.
 	// Default: DefaultDynamoDBPort.
 	DynamoDBPort int
-	// DataDir keeps DynamoDB Local's data across runs. Default: in memory.
+	// DataDir keeps DynamoDB Local's data across runs, and local-kms's
+	// keys in DataDir/kms (the key that sealed the stored webhook
+	// secrets). Default: in memory, and a temporary folder for the keys.
 	DataDir string
 	// EndpointURL, when set, uses the DynamoDB engine already serving
 	// there (a DynamoDB Local you run, or real tables with
@@ -127,6 +134,11 @@ type Info struct {
 	DynamoDBEndpoint string
 	// DynamoDBPid is DynamoDB Local's process id.
 	DynamoDBPid int
+	// KMSEndpoint and KMSPid are local-kms's URL and process id;
+	// SecretsKey is the ARN of its key that seals webhook secrets.
+	KMSEndpoint string
+	KMSPid      int
+	SecretsKey  string
 	// Tenant and APIKey are the demo tenant and its new key.
 	Tenant, APIKey string
 	// EventsTable and KeysTable are the tables' names.
@@ -225,13 +237,22 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err != nil {
 		return fmt.Errorf("webhook schedule: %w", err)
 	}
+	kms, secretsKey, box, err := startKMS(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if serr := kms.Stop(); serr != nil && err == nil {
+			err = serr
+		}
+	}()
 	events := store.New(client, o.EventsTable, store.WithProfile(o.EventsProfile))
-	rcv := newReceiver(tenantSecrets(events.ListSubscriptions, o.Tenant))
+	rcv := newReceiver(tenantSecrets(events.ListSubscriptions, box, o.Tenant))
 	defer rcv.srv.Close()
 	wctx, wcancel := context.WithCancel(ctx)
 	queue := &localQueue{ctx: wctx, log: log}
 	defer func() { wcancel(); queue.close() }()
-	dispatcher, err := dispatch.New(dispatch.Config{Store: events, Queue: queue, Client: rcv.client(5 * time.Second), Schedule: schedule, Logger: log})
+	dispatcher, err := dispatch.New(dispatch.Config{Store: events, Queue: queue, Client: rcv.client(5 * time.Second), Schedule: schedule, Logger: log, Secrets: box})
 	if err != nil {
 		return err
 	}
@@ -255,6 +276,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		CursorSecret:  []byte(base64.RawURLEncoding.EncodeToString(secret)),
 		Logger:        log,
 		WebhookQueue:  queue, AllowPrivateTargets: true,
+		KMS: kms.Client, SecretsKey: secretsKey,
 	})
 	if err != nil {
 		return fmt.Errorf("serve %s: %w", o.Template, err)
@@ -293,6 +315,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		WebhooksURL: "http://" + ln.Addr().String() + WebhooksPath, ReceiverURL: rcv.srv.URL,
 		Template: o.Template, Stage: api.Gateway.Stage(), DynamoDBEndpoint: eng.endpoint, DynamoDBPid: eng.pid,
 		Tenant: o.Tenant, APIKey: key, EventsTable: o.EventsTable, KeysTable: o.KeysTable,
+		KMSEndpoint: kms.Endpoint, KMSPid: kms.Pid(), SecretsKey: secretsKey,
 	}
 	// Before the log lines start: connections wait in the listen backlog.
 	printSummary(o, info, !eventsCreated)
@@ -324,6 +347,8 @@ func Run(ctx context.Context, o Options) (err error) {
 	case err = <-errc:
 	case <-eng.done:
 		err = fmt.Errorf("DynamoDB Local exited unexpectedly: %s", eng.output())
+	case <-kms.Done():
+		err = fmt.Errorf("local-kms exited unexpectedly: %s", kms.Output())
 	}
 	cancel()
 	shutdown, scancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -382,6 +407,33 @@ func startEngine(ctx context.Context, o Options) (*engine, error) {
 	}, nil
 }
 
+// SecretsKeyAlias names make dev's key on local-kms that seals webhook
+// signing secrets (found again in DataDir/kms on the next run).
+const SecretsKeyAlias = "alias/triggers-dev-webhook-secrets"
+
+// startKMS starts local-kms (building it from tools/go.mod the first
+// time), keeping its keys in DataDir/kms when DataDir is set, and returns
+// it with the ARN of SecretsKeyAlias's key and a box on that key.
+func startKMS(ctx context.Context, o Options) (*kmslocal.Process, string, *secretbox.Box, error) {
+	ko := kmslocal.Options{Install: true}
+	if o.DataDir != "" {
+		ko.DataDir = filepath.Join(o.DataDir, "kms")
+	}
+	keys, err := kmslocal.Start(ctx, ko)
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("local-kms (webhook signing secrets): %w", err)
+	}
+	arn, err := keys.EnsureKey(ctx, SecretsKeyAlias)
+	if err == nil {
+		var box *secretbox.Box
+		if box, err = secretbox.New(keys.Client, arn, secretbox.Options{}); err == nil {
+			return keys, arn, box, nil
+		}
+	}
+	_ = keys.Stop()
+	return nil, "", nil, err
+}
+
 func printSummary(o Options, in Info, kept bool) {
 	storage := "in memory (gone at exit; keep it with make dev DATA=.dev-data)"
 	if o.DataDir != "" {
@@ -400,6 +452,7 @@ func printSummary(o Options, in Info, kept bool) {
 	} else {
 		fmt.Fprintf(w, "  DynamoDB Local:  %s  (pid %d) data %s\n", in.DynamoDBEndpoint, in.DynamoDBPid, storage)
 	}
+	fmt.Fprintf(w, "  local-kms:       %s  (pid %d) key %s seals webhook secrets\n", in.KMSEndpoint, in.KMSPid, SecretsKeyAlias)
 	fmt.Fprintf(w, "  tables:          %s, %s\n", in.EventsTable, in.KeysTable)
 	fmt.Fprintf(w, "  tenant:          %s\n", in.Tenant)
 	fmt.Fprintf(w, "  API key:         %s   (new at every start; only its hash is stored)\n", in.APIKey)
