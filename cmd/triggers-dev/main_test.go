@@ -66,6 +66,7 @@ type dev struct {
 	receiver       string
 	webhooks       string
 	ddbPid         int
+	kmsPid         int
 }
 
 func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
@@ -77,6 +78,7 @@ var (
 	reDDB  = regexp.MustCompile(`(?m)^  DynamoDB Local:\s+(\S+)\s+\(pid (\d+)\)`)
 	reHook = regexp.MustCompile(`(?m)^  export TRIGGERS_RECEIVER=(\S+) TRIGGERS_WEBHOOKS=(\S+)$`)
 	reExt  = regexp.MustCompile(`(?m)^  DynamoDB:\s+(\S+)\s+\(not started here`)
+	reKMS  = regexp.MustCompile(`(?m)^  local-kms:\s+(\S+)\s+\(pid (\d+)\)`)
 )
 
 // template is the dev API stack as synthesized, kept identical to the
@@ -114,6 +116,10 @@ func start(t *testing.T, env []string, args ...string) *dev {
 	if m := reHook.FindStringSubmatch(out); m != nil {
 		d.receiver, d.webhooks = m[1], m[2]
 	}
+	m := reKMS.FindStringSubmatch(out)
+	require.NotNil(t, m, "no local-kms line in the summary:\n%s", out)
+	d.kmsPid, _ = strconv.Atoi(m[2])
+	require.True(t, alive(d.kmsPid), "local-kms pid %d", d.kmsPid)
 	if m := reDDB.FindStringSubmatch(out); m != nil {
 		d.ddb = m[1]
 		d.ddbPid, _ = strconv.Atoi(m[2])
@@ -141,6 +147,7 @@ func (d *dev) interrupt(t *testing.T) {
 	if d.ddbPid != 0 {
 		assert.False(t, alive(d.ddbPid), "DynamoDB Local (pid %d) left running", d.ddbPid)
 	}
+	assert.False(t, alive(d.kmsPid), "local-kms (pid %d) left running", d.kmsPid)
 }
 
 // readmeBlock returns the shell block that follows the README line
