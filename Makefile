@@ -120,13 +120,15 @@ build-lambdas:
 ## dev: DynamoDB Local + tables + demo API key + the API on
 ## 127.0.0.1:8080/live through the API Gateway emulator built from
 ## cdk.out/triggers-dev-api.template.json (synthesized first when stale) +
-## stream delivery to a local sink; Ctrl-C stops everything.
+## moto_server with the template's queues: stream delivery to the delivery
+## queue, the webhook function on its event source mappings; Ctrl-C stops everything.
 ##   make dev DATA=.dev-data ADDR=127.0.0.1:8081 DYNAMODB_PORT=8001 DEV_FLAGS="-tenant acme"
 ##   make dev ENDPOINT=http://127.0.0.1:8000   (a DynamoDB you already run)
+##   make dev SQS_ENDPOINT=http://127.0.0.1:5000  (an SQS engine you already run)
 ##   make dev DEV_FLAGS="-events-profile lean"  (the lean events table profile)
 dev: deps $(API_TEMPLATE)
 	go build -o bin/triggers-dev ./cmd/triggers-dev
-	exec bin/triggers-dev -template $(API_TEMPLATE) $(if $(DATA),-data $(DATA)) $(if $(ADDR),-addr $(ADDR)) $(if $(DYNAMODB_PORT),-dynamodb-port $(DYNAMODB_PORT)) $(if $(ENDPOINT),-endpoint-url $(ENDPOINT)) $(DEV_FLAGS)
+	exec bin/triggers-dev -template $(API_TEMPLATE) $(if $(DATA),-data $(DATA)) $(if $(ADDR),-addr $(ADDR)) $(if $(DYNAMODB_PORT),-dynamodb-port $(DYNAMODB_PORT)) $(if $(ENDPOINT),-endpoint-url $(ENDPOINT)) $(if $(SQS_ENDPOINT),-sqs-endpoint-url $(SQS_ENDPOINT)) $(DEV_FLAGS)
 
 ## smoke: the contract suite (conformance/) against a deployed stage:
 ##   make smoke URL=https://abc.execute-api.eu-west-1.amazonaws.com/live KEY=trg_... KEY2=trg_...

@@ -84,7 +84,7 @@ func TestWebhookFunctionPermissions(t *testing.T) {
 	}
 	sort.Strings(want)
 	assert.Equal(t, want, grantsOf(t, apiStack, "TriggersWebhooksFunctionServiceRole"))
-	assert.Equal(t, []string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"}, triggersapi.WebhookEventsTableActions)
+	assert.Equal(t, []string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"}, triggersapi.WebhookEventsTableActions)
 }
 
 func TestWebhookEventSourcesAndQueues(t *testing.T) {

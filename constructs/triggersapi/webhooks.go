@@ -311,10 +311,15 @@ func grantSendMessage(q awssqs.IQueue, grantee awsiam.IGrantable) awsiam.Grant {
 
 // WebhookEventsTableActions are the webhook function's actions on the
 // events table (its ARN only, no index): read events and subscriptions,
-// query attempts and subscriptions, record attempts, update an event's
-// status and a subscription's health, delete a subscription (410 Gone).
+// query attempts and subscriptions, claim and record attempts, update an
+// event's status and a subscription's health, delete a subscription (410
+// Gone), and the transactions that settle an event's status (conditional
+// on its attempts: ConditionCheckItem), start a redelivery round and keep
+// the subscription count (TransactWriteItems is authorized by each of its
+// items' actions).
 var WebhookEventsTableActions = []string{
 	"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem",
+	"dynamodb:ConditionCheckItem",
 }
 
 // ApiWebhookActions are what the API function gets on the events table

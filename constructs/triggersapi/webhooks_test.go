@@ -254,7 +254,7 @@ func TestWebhookDeliveryDefaults(t *testing.T) {
 		allow(consume, deliveryID, retryID),
 		allow([]string{"kms:Decrypt"}, keyID),
 	), grants(tp, roleID))
-	assert.Equal(t, []string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"}, triggersapi.WebhookEventsTableActions)
+	assert.Equal(t, []string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"}, triggersapi.WebhookEventsTableActions)
 }
 
 func TestWebhookDeliveryCustomerManagedKey(t *testing.T) {

@@ -12,24 +12,45 @@
 // so a Task due later is sent again with the remaining delay until it is
 // due: a retry waits on the retry queue, never in front of other work.
 //
-// Statuses: a round's outcome is the latest attempt of every matching
-// subscription. All delivered (or gone): the event becomes delivered.
-// Otherwise it becomes failed; the retry of a failed event first moves it
-// to retrying (retry_count + 1). Only allowed transitions are made: an
-// event a workflow engine already acknowledged (delivered) stays so.
+// # Faults
 //
-// Delivery is at least once: a crash between the POST and the attempt's
-// record sends again, with the same webhook-id (the event id), which
-// receivers use to deduplicate. A recorded attempt is never sent twice.
+// Every step is at least once: SQS redelivers a message whose handling
+// failed or whose function died, possibly while another copy runs. The
+// dispatcher keeps its promises whatever step fails:
+//
+//   - An attempt is claimed in the store before its request is sent
+//     (outcome pending, a lease until the invocation's deadline), and only
+//     its claimant records the outcome. A message handled twice finds the
+//     attempt claimed or finished and does not send it again; a claim
+//     whose claimant died is taken over after its lease. Receivers see a
+//     request again only when a function died between sending and
+//     recording, always with the same webhook-id (the event id).
+//   - A finished attempt's consequences (the subscription's health, its
+//     removal on 410, the next attempt's task) are re-derived from the
+//     record whenever its message comes back, each idempotently: a failed
+//     attempt with a next_attempt_at always leads to the next attempt or
+//     to a terminal state (schedule exhausted, subscription disabled or
+//     deleted). The follow-up task is marked queued on the attempt once
+//     sent, so copies do not multiply.
+//   - The event's status follows its subscriptions' latest attempts:
+//     delivered only when every subscription it was attempted to has a
+//     delivered latest attempt, failed otherwise (a deleted or disabled
+//     subscription's failed latest attempt keeps it failed). The change
+//     is a transaction conditional on no newer attempt, so a decision on
+//     stale attempts never lands.
 package dispatch
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
+	mrand "math/rand/v2"
 	"net/http"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/triggers-dev/triggers/internal/delivery"
@@ -42,12 +63,16 @@ import (
 type Store interface {
 	Get(ctx context.Context, tenant, id string) (event.Event, error)
 	Transition(ctx context.Context, tenant, id string, from []event.Status, to event.Status) (event.Event, error)
+	Settle(ctx context.Context, tenant, id string, from, to event.Status, latest []event.Attempt) error
+	StartRedelivery(ctx context.Context, tenant string, e event.Event, token string, at time.Time) error
 	ListSubscriptions(ctx context.Context, tenant string) ([]event.Subscription, error)
 	GetSubscription(ctx context.Context, tenant, id string) (event.Subscription, error)
 	DeleteSubscription(ctx context.Context, tenant, id string) error
-	SubscriptionSucceeded(ctx context.Context, tenant, id string) error
-	SubscriptionFailed(ctx context.Context, tenant, id string, now time.Time, disableAfter time.Duration, reason string) (bool, error)
-	PutAttempt(ctx context.Context, tenant, eventID string, a event.Attempt, ttl int64) (bool, error)
+	SubscriptionSucceeded(ctx context.Context, tenant, id string, at time.Time) error
+	SubscriptionFailed(ctx context.Context, tenant, id string, at time.Time, disableAfter time.Duration, reason string) (bool, error)
+	ClaimAttempt(ctx context.Context, tenant, eventID string, c event.AttemptClaim, ttl int64) (event.Attempt, bool, error)
+	FinishAttempt(ctx context.Context, tenant, eventID string, a event.Attempt, owner string) error
+	MarkFollowUp(ctx context.Context, tenant, eventID, subscriptionID string, number int) error
 	ListAttempts(ctx context.Context, tenant, eventID string) ([]event.Attempt, error)
 }
 
@@ -60,6 +85,12 @@ type Task struct {
 	SubscriptionID string `json:"subscription_id,omitempty"`
 	// Attempt is the attempt number to make (retries only).
 	Attempt int `json:"attempt,omitempty"`
+	// Round names a redelivery round (redeliveries only): a random token
+	// the round's attempts and its marker in the store carry.
+	Round string `json:"round,omitempty"`
+	// RetryCount is the event's retry_count when the redelivery was asked
+	// for (redeliveries only): the round starts only from that state.
+	RetryCount int `json:"retry_count,omitempty"`
 	// DueAt is when the task may run.
 	DueAt time.Time `json:"due_at"`
 }
@@ -76,7 +107,21 @@ const MaxQueueDelay = 15 * time.Minute
 // Defaults of Config.
 const (
 	DefaultDisableAfter = webhook.DefaultDisableAfter
+	// DefaultLease is how long an attempt stays claimed when the context
+	// has no deadline (Lambda's longest invocation).
+	DefaultLease = 15 * time.Minute
+	// DefaultParallel bounds the attempts of one message made at once.
+	DefaultParallel = 8
 )
+
+// leaseMargin is added to a claim's lease beyond the invocation's
+// deadline, for clock differences between function instances.
+const leaseMargin = 5 * time.Second
+
+// storeMargin is the time a claim's store writes need beyond its request
+// (claim, record, follow-ups): an attempt starts only with this much more
+// than the request timeout left before the invocation's deadline.
+const storeMargin = 3 * time.Second
 
 // Config configures a Dispatcher.
 type Config struct {
@@ -84,14 +129,22 @@ type Config struct {
 	Store Store
 	// Queue is the retry queue. Required.
 	Queue Queue
-	// Client sends the webhooks. Default: webhook.NewHTTPClient with its
-	// defaults (SSRF checks at every connection, 10 s timeout).
+	// Client sends the webhooks. Its Timeout bounds one attempt.
+	// Default: webhook.NewHTTPClient with its defaults (SSRF checks at
+	// every connection, 10 s timeout).
 	Client *http.Client
 	// Schedule spaces the retries. Default: webhook.DefaultSchedule().
 	Schedule webhook.Schedule
 	// DisableAfter disables a subscription whose failures have lasted this
 	// long without a success. Default: DefaultDisableAfter.
 	DisableAfter time.Duration
+	// Lease is how long a claimed attempt stays claimed when the context
+	// has no deadline; with a deadline the claim lasts until it (plus a
+	// few seconds). Default: DefaultLease.
+	Lease time.Duration
+	// Parallel bounds the attempts of one message (a round to several
+	// subscriptions) made at once. Default: DefaultParallel.
+	Parallel int
 	// Logger receives a line per attempt. Default: slog.Default().
 	Logger *slog.Logger
 	// Now is the clock. Default: time.Now.
@@ -138,7 +191,7 @@ type Dispatcher struct {
 
 type defaultRand struct{}
 
-func (defaultRand) Float64() float64 { return rand.Float64() }
+func (defaultRand) Float64() float64 { return mrand.Float64() }
 
 // New returns a Dispatcher.
 func New(cfg Config) (*Dispatcher, error) {
@@ -156,6 +209,12 @@ func New(cfg Config) (*Dispatcher, error) {
 	}
 	if cfg.DisableAfter <= 0 {
 		cfg.DisableAfter = DefaultDisableAfter
+	}
+	if cfg.Lease <= 0 {
+		cfg.Lease = DefaultLease
+	}
+	if cfg.Parallel <= 0 {
+		cfg.Parallel = DefaultParallel
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -175,9 +234,124 @@ func New(cfg Config) (*Dispatcher, error) {
 	return &Dispatcher{cfg: cfg}, nil
 }
 
-// HandleEvent makes the first delivery round of a new event.
+// Errors that leave a message to be handled again later.
+var (
+	// errInProgress: another instance holds the attempt's claim; the
+	// message comes back after its visibility timeout, when the attempt
+	// is finished or its claim has lapsed.
+	errInProgress = errors.New("the attempt is being made by another instance")
+	// errNoTime: too little of the invocation is left to make an attempt;
+	// it is made when the message comes back.
+	errNoTime = errors.New("too little time left in this invocation to make the attempt")
+)
+
+// HandleEvent makes the first delivery round of a new event: attempt 1
+// to every enabled subscription of the tenant that matches the event's
+// type and existed when the event was created.
 func (d *Dispatcher) HandleEvent(ctx context.Context, tenant, eventID string) error {
-	return d.round(ctx, tenant, eventID, false)
+	e, err := d.cfg.Store.Get(ctx, tenant, eventID)
+	if errors.Is(err, event.ErrNotFound) {
+		return nil // expired before delivery: nothing to send
+	}
+	if err != nil {
+		return err
+	}
+	created, err := time.Parse(time.RFC3339Nano, e.Timestamp)
+	if err != nil {
+		return fmt.Errorf("event %s: timestamp: %w", e.ID, err)
+	}
+	subs, err := d.matching(ctx, tenant, e.Type, created)
+	if err != nil {
+		return err
+	}
+	return d.round(ctx, tenant, e, subs, func(event.Subscription, []event.Attempt) int { return 1 }, "")
+}
+
+// round makes the attempt number(sub, recorded) of e to each of subs (in
+// parallel, at most Parallel at once), closes what a subscription no
+// longer in subs left pending (abandon), and settles the event's status.
+// An attempt another instance is making does not stop the round: the
+// event is settled, then the message is handled again later
+// (errInProgress) to see that attempt finished.
+func (d *Dispatcher) round(ctx context.Context, tenant string, e event.Event, subs []event.Subscription, number func(event.Subscription, []event.Attempt) int, round string) error {
+	recorded, err := d.cfg.Store.ListAttempts(ctx, tenant, e.ID)
+	if err != nil {
+		return err
+	}
+	if len(subs) == 0 && len(recorded) == 0 {
+		return nil // nothing to deliver, nothing delivered: the inbox's
+	}
+	err = d.each(subs, func(sub event.Subscription) error {
+		return d.attempt(ctx, tenant, e, sub, number(sub, recorded), round, recorded, nil)
+	})
+	attempted := map[string]bool{}
+	for _, sub := range subs {
+		attempted[sub.ID] = true
+	}
+	for _, a := range recorded {
+		if !attempted[a.SubscriptionID] {
+			err = errors.Join(err, d.abandon(ctx, tenant, e, a))
+		}
+	}
+	return d.settleAfter(ctx, tenant, e.ID, err)
+}
+
+// settleAfter settles the event unless err is a failure other than
+// errInProgress, and returns err.
+func (d *Dispatcher) settleAfter(ctx context.Context, tenant, eventID string, err error) error {
+	if err != nil && !onlyInProgress(err) {
+		return err
+	}
+	if serr := d.settle(ctx, tenant, eventID); serr != nil {
+		return serr
+	}
+	return err
+}
+
+// onlyInProgress reports whether every error err joins is errInProgress.
+func onlyInProgress(err error) bool {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			if !onlyInProgress(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return errors.Is(err, errInProgress)
+}
+
+// abandon closes attempt a when it is pending under a claim that lapsed
+// (its claimant died) and its subscription is no longer delivered to
+// (deleted or disabled since): it is finished as failed, without a next
+// attempt, so the event's status can settle. Whether its request was sent
+// is unknown.
+func (d *Dispatcher) abandon(ctx context.Context, tenant string, e event.Event, a event.Attempt) error {
+	now := d.cfg.Now()
+	if a.Final() || a.LeaseUntil.After(now) {
+		return nil
+	}
+	owner, err := newToken()
+	if err != nil {
+		return err
+	}
+	claimed, ok, err := d.cfg.Store.ClaimAttempt(ctx, tenant, e.ID, event.AttemptClaim{
+		SubscriptionID: a.SubscriptionID, Number: a.Number, Owner: owner, At: now, LeaseUntil: now.Add(time.Minute),
+	}, e.TTL)
+	if err != nil || !ok {
+		if err == nil && !claimed.Final() {
+			err = errInProgress
+		}
+		return err
+	}
+	err = d.cfg.Store.FinishAttempt(ctx, tenant, e.ID, event.Attempt{
+		SubscriptionID: a.SubscriptionID, Number: a.Number, Timestamp: event.FormatTime(now), Outcome: event.OutcomeFailed,
+		Error: "interrupted, and the subscription was deleted or disabled before it could be made again",
+	}, owner)
+	if errors.Is(err, event.ErrLeaseLost) {
+		return nil
+	}
+	return err
 }
 
 // HandleTask runs a Task from the retry queue: sent again with the
@@ -187,8 +361,13 @@ func (d *Dispatcher) HandleTask(ctx context.Context, t Task) error {
 		return d.cfg.Queue.Send(ctx, t, min(wait, MaxQueueDelay))
 	}
 	if t.SubscriptionID == "" {
-		return d.round(ctx, t.Tenant, t.EventID, true)
+		return d.redeliver(ctx, t)
 	}
+	return d.retry(ctx, t)
+}
+
+// retry makes attempt t.Attempt to one subscription.
+func (d *Dispatcher) retry(ctx context.Context, t Task) error {
 	e, err := d.cfg.Store.Get(ctx, t.Tenant, t.EventID)
 	if errors.Is(err, event.ErrNotFound) {
 		d.log(ctx, slog.LevelInfo, "webhook retry dropped: the event expired", t.Tenant, t.EventID, t.SubscriptionID)
@@ -200,82 +379,129 @@ func (d *Dispatcher) HandleTask(ctx context.Context, t Task) error {
 	sub, err := d.cfg.Store.GetSubscription(ctx, t.Tenant, t.SubscriptionID)
 	if errors.Is(err, event.ErrSubscriptionNotFound) || err == nil && sub.Disabled {
 		d.log(ctx, slog.LevelInfo, "webhook retry dropped: the subscription was deleted or disabled", t.Tenant, t.EventID, t.SubscriptionID)
-		return d.settle(ctx, t.Tenant, e)
+		return d.round(ctx, t.Tenant, e, nil, nil, "")
 	}
 	if err != nil {
 		return err
-	}
-	// An automatic retry of a failed event: failed -> retrying.
-	if e.Status == event.Failed {
-		if moved, err := d.cfg.Store.Transition(ctx, t.Tenant, e.ID, []event.Status{event.Failed}, event.Retrying); err == nil {
-			e = moved
-		} else if !isTransitionError(err) {
-			return err
-		}
 	}
 	recorded, err := d.cfg.Store.ListAttempts(ctx, t.Tenant, e.ID)
 	if err != nil {
 		return err
 	}
-	if err := d.attempt(ctx, t.Tenant, e, sub, t.Attempt, recorded); err != nil {
-		return err
+	// An automatic retry of a failed event: failed -> retrying, once the
+	// attempt is claimed (a copy of a finished retry changes nothing).
+	moveToRetrying := func() error {
+		if e.Status != event.Failed {
+			return nil
+		}
+		_, err := d.cfg.Store.Transition(ctx, t.Tenant, e.ID, []event.Status{event.Failed}, event.Retrying)
+		if err != nil && !isTransitionError(err) {
+			return err
+		}
+		return nil
 	}
-	return d.settle(ctx, t.Tenant, e)
+	err = d.attempt(ctx, t.Tenant, e, sub, t.Attempt, "", recorded, moveToRetrying)
+	return d.settleAfter(ctx, t.Tenant, e.ID, err)
 }
 
-// round sends the event to every matching, enabled subscription: attempt
-// 1 for a new event, the next number for a redelivery.
-func (d *Dispatcher) round(ctx context.Context, tenant, eventID string, redeliver bool) error {
-	e, err := d.cfg.Store.Get(ctx, tenant, eventID)
+// redeliver runs redelivery round t.Round: it starts the round unless the
+// API request that queued it did (or it is superseded), then sends the
+// event to every enabled subscription that matches it and existed when
+// the redelivery was asked for, under the next attempt number of each
+// (the number the round already used, for a copy of the task).
+func (d *Dispatcher) redeliver(ctx context.Context, t Task) error {
+	e, err := d.cfg.Store.Get(ctx, t.Tenant, t.EventID)
 	if errors.Is(err, event.ErrNotFound) {
-		return nil // expired before delivery: nothing to send
+		return nil
 	}
 	if err != nil {
 		return err
 	}
-	subs, err := d.matching(ctx, tenant, e.Type)
+	round := t.Round
+	if round == "" {
+		// A task queued before rounds were named: the event was moved to
+		// retrying by the request; retry_count names the round.
+		round = "rc" + strconv.Itoa(e.RetryCount)
+	} else {
+		err := d.cfg.Store.StartRedelivery(ctx, t.Tenant, e, round, t.DueAt)
+		switch {
+		case err == nil, errors.Is(err, event.ErrRoundStarted):
+		case errors.Is(err, event.ErrNotFound), errors.Is(err, event.ErrRoundSuperseded), isTransitionError(err):
+			d.log(ctx, slog.LevelInfo, "redelivery dropped: the event changed since it was asked for", t.Tenant, e.ID, "")
+			return nil
+		default:
+			return err
+		}
+	}
+	subs, err := d.matching(ctx, t.Tenant, e.Type, t.DueAt)
 	if err != nil {
 		return err
 	}
 	if len(subs) == 0 {
-		if redeliver {
-			// Nothing left to deliver to: the redelivery's retrying goes
-			// back to failed rather than staying retrying for ever.
-			if _, err := d.cfg.Store.Transition(ctx, tenant, e.ID, []event.Status{event.Retrying}, event.Failed); err != nil && !isTransitionError(err) {
-				return err
-			}
-			d.log(ctx, slog.LevelWarn, "redelivery dropped: no enabled subscription matches the event", tenant, e.ID, "")
-		}
-		return nil
-	}
-	recorded, err := d.cfg.Store.ListAttempts(ctx, tenant, e.ID)
-	if err != nil {
-		return err
-	}
-	for _, sub := range subs {
-		n := 1
-		if redeliver {
-			n = lastNumber(recorded, sub.ID) + 1
-		}
-		if err := d.attempt(ctx, tenant, e, sub, n, recorded); err != nil {
+		d.log(ctx, slog.LevelWarn, "redelivery found no enabled subscription matching the event", t.Tenant, e.ID, "")
+		recorded, err := d.cfg.Store.ListAttempts(ctx, t.Tenant, e.ID)
+		if err != nil {
 			return err
 		}
+		if len(recorded) == 0 {
+			// Nothing was ever attempted, so settle has nothing to go by:
+			// the round's retrying goes back to failed.
+			if _, err := d.cfg.Store.Transition(ctx, t.Tenant, e.ID, []event.Status{event.Retrying}, event.Failed); err != nil && !isTransitionError(err) {
+				return err
+			}
+			return nil
+		}
 	}
-	return d.settle(ctx, tenant, e)
+	number := func(sub event.Subscription, recorded []event.Attempt) int {
+		n := lastNumber(recorded, sub.ID) + 1
+		for _, a := range recorded {
+			if a.SubscriptionID == sub.ID && a.Round == round {
+				n = a.Number
+			}
+		}
+		return n
+	}
+	return d.round(ctx, t.Tenant, e, subs, number, round)
 }
 
-func (d *Dispatcher) matching(ctx context.Context, tenant, eventType string) ([]event.Subscription, error) {
+// matching returns the tenant's enabled subscriptions that want events of
+// eventType and were created at or before at.
+func (d *Dispatcher) matching(ctx context.Context, tenant, eventType string, at time.Time) ([]event.Subscription, error) {
 	all, err := d.cfg.Store.ListSubscriptions(ctx, tenant)
 	if err != nil {
 		return nil, err
 	}
 	var out []event.Subscription
 	for _, s := range all {
-		if !s.Disabled && s.Matches(eventType) {
+		created, err := time.Parse(time.RFC3339Nano, s.CreatedAt)
+		if err != nil {
+			return nil, fmt.Errorf("subscription %s: created_at: %w", s.ID, err)
+		}
+		if !s.Disabled && s.Matches(eventType) && !created.After(at) {
 			out = append(out, s)
 		}
 	}
 	return out, nil
+}
+
+// each runs fn for every subscription, at most Parallel at once, and
+// joins their errors: one subscription's failure does not stop the others.
+func (d *Dispatcher) each(subs []event.Subscription, fn func(event.Subscription) error) error {
+	if len(subs) == 1 {
+		return fn(subs[0])
+	}
+	errs := make([]error, len(subs))
+	sem := make(chan struct{}, d.cfg.Parallel)
+	var wg sync.WaitGroup
+	for i, sub := range subs {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			errs[i] = fn(sub)
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 func lastNumber(attempts []event.Attempt, subID string) int {
@@ -288,20 +514,55 @@ func lastNumber(attempts []event.Attempt, subID string) int {
 	return n
 }
 
-// attempt makes attempt number n of e to sub, unless it is recorded
-// already (a queue message delivered twice), then records it and acts on
-// its outcome: the subscription's failure run, its removal on 410, the
-// next retry.
-func (d *Dispatcher) attempt(ctx context.Context, tenant string, e event.Event, sub event.Subscription, n int, recorded []event.Attempt) error {
-	for _, a := range recorded {
-		if a.SubscriptionID == sub.ID && a.Number == n {
-			return nil
+func find(attempts []event.Attempt, subID string, n int) (event.Attempt, bool) {
+	for _, a := range attempts {
+		if a.SubscriptionID == subID && a.Number == n {
+			return a, true
 		}
 	}
+	return event.Attempt{}, false
+}
+
+// attempt makes attempt number n of e to sub (round names a redelivery
+// round), unless it is recorded already: then it re-derives what the
+// recorded attempt calls for. The attempt is claimed first; before, if
+// set, runs once the claim is held and before the request. Then the
+// request, the record of its outcome, and what the outcome calls for.
+func (d *Dispatcher) attempt(ctx context.Context, tenant string, e event.Event, sub event.Subscription, n int, round string, recorded []event.Attempt, before func() error) error {
+	if a, ok := find(recorded, sub.ID, n); ok && (a.Final() || a.LeaseUntil.After(d.cfg.Now())) {
+		return d.resume(ctx, tenant, e, sub, a, recorded)
+	}
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d.cfg.Client.Timeout+storeMargin {
+		return errNoTime
+	}
+	owner, err := newToken()
+	if err != nil {
+		return err
+	}
 	now := d.cfg.Now()
+	// The secrets are opened before the claim: KMS failing fails the
+	// message before anything is claimed or sent.
 	secrets, err := d.signingSecrets(ctx, tenant, sub, now)
 	if err != nil {
 		return err
+	}
+	lease := now.Add(d.cfg.Lease)
+	if dl, ok := ctx.Deadline(); ok {
+		lease = now.Add(time.Until(dl) + leaseMargin)
+	}
+	a, claimed, err := d.cfg.Store.ClaimAttempt(ctx, tenant, e.ID, event.AttemptClaim{
+		SubscriptionID: sub.ID, Number: n, Round: round, Owner: owner, At: now, LeaseUntil: lease,
+	}, e.TTL)
+	if err != nil {
+		return err
+	}
+	if !claimed {
+		return d.resume(ctx, tenant, e, sub, a, recorded)
+	}
+	if before != nil {
+		if err := before(); err != nil {
+			return err
+		}
 	}
 	// The webhook body: the event as GET /v1/events/{id} returns it at the
 	// time of the attempt (the stream consumer's encoding).
@@ -310,20 +571,22 @@ func (d *Dispatcher) attempt(ctx context.Context, tenant string, e event.Event, 
 		return err
 	}
 	res := webhook.Send(ctx, d.cfg.Client, webhook.Request{URL: sub.URL, MsgID: e.ID, Body: body, Secrets: secrets, Now: now})
-	a := event.Attempt{
+	a = event.Attempt{
 		SubscriptionID: sub.ID, Number: n, Timestamp: event.FormatTime(now),
 		Outcome: string(res.Outcome), StatusCode: res.StatusCode, LatencyMs: res.Latency.Milliseconds(),
-		Response: res.ResponseBody, Error: res.Error,
+		Response: res.ResponseBody, Error: res.Error, Round: round,
 	}
-	var next time.Duration
-	retry := false
 	if res.Outcome == webhook.Failed {
-		next, retry = d.cfg.Schedule.Next(n, d.cfg.Rand)
-		if retry {
+		if next, retry := d.next(n, res.RetryAfter); retry {
 			a.NextAttemptAt = event.FormatTime(now.Add(next))
 		}
 	}
-	if _, err := d.cfg.Store.PutAttempt(ctx, tenant, e.ID, a, e.TTL); err != nil {
+	if err := d.cfg.Store.FinishAttempt(ctx, tenant, e.ID, a, owner); err != nil {
+		if errors.Is(err, event.ErrLeaseLost) {
+			// Another instance took the attempt over and records it.
+			d.log(ctx, slog.LevelWarn, "webhook attempt outlived its claim: its outcome is not recorded", tenant, e.ID, sub.ID)
+			return nil
+		}
 		return err
 	}
 	d.cfg.Metrics.WebhookAttempt(a.Outcome)
@@ -335,37 +598,85 @@ func (d *Dispatcher) attempt(ctx context.Context, tenant string, e event.Event, 
 		slog.String("tenant", tenant), slog.String("event_id", e.ID), slog.String("subscription_id", sub.ID),
 		slog.Int("attempt", n), slog.String("outcome", a.Outcome), slog.Int("status_code", a.StatusCode),
 		slog.Int64("latency_ms", a.LatencyMs), slog.String("error", a.Error), slog.String("next_attempt_at", a.NextAttemptAt))
+	return d.followUp(ctx, tenant, e, sub, a, recorded)
+}
 
-	switch res.Outcome {
-	case webhook.Delivered:
-		if err := d.cfg.Store.SubscriptionSucceeded(ctx, tenant, sub.ID); err != nil && !errors.Is(err, event.ErrSubscriptionNotFound) {
+// next returns the delay before the attempt after failed attempt n, and
+// whether there is one. A receiver's Retry-After lengthens the schedule's
+// delay, up to the schedule's longest step; it never shortens it.
+func (d *Dispatcher) next(n int, retryAfter time.Duration) (time.Duration, bool) {
+	delay, ok := d.cfg.Schedule.Next(n, d.cfg.Rand)
+	if ok && retryAfter > delay {
+		delay = min(retryAfter, d.cfg.Schedule[len(d.cfg.Schedule)-1])
+	}
+	return delay, ok
+}
+
+// resume acts on an attempt found recorded: a pending one belongs to a
+// live claim (errInProgress: the message is handled again later, when it
+// is finished or its claim has lapsed); a finished one's consequences are
+// applied again.
+func (d *Dispatcher) resume(ctx context.Context, tenant string, e event.Event, sub event.Subscription, a event.Attempt, recorded []event.Attempt) error {
+	if !a.Final() {
+		return errInProgress
+	}
+	return d.followUp(ctx, tenant, e, sub, a, recorded)
+}
+
+// followUp applies what finished attempt a calls for, each step
+// idempotent so that a copy of the message may repeat it: a delivery
+// ends the subscription's run of failures, 410 Gone removes the
+// subscription, a failure extends the run (disabling the subscription
+// after DisableAfter) and queues the next attempt's task unless it is
+// queued, made or not due to be made.
+func (d *Dispatcher) followUp(ctx context.Context, tenant string, e event.Event, sub event.Subscription, a event.Attempt, recorded []event.Attempt) error {
+	at, err := time.Parse(time.RFC3339Nano, a.Timestamp)
+	if err != nil {
+		return fmt.Errorf("attempt %s #%d: timestamp: %w", sub.ID, a.Number, err)
+	}
+	switch a.Outcome {
+	case event.OutcomeDelivered:
+		if err := d.cfg.Store.SubscriptionSucceeded(ctx, tenant, sub.ID, at); err != nil && !errors.Is(err, event.ErrSubscriptionNotFound) {
 			return err
 		}
-	case webhook.Gone:
+		return nil
+	case event.OutcomeGone:
 		// Zapier REST Hooks: 410 Gone unsubscribes.
-		if err := d.cfg.Store.DeleteSubscription(ctx, tenant, sub.ID); err != nil && !errors.Is(err, event.ErrSubscriptionNotFound) {
+		err := d.cfg.Store.DeleteSubscription(ctx, tenant, sub.ID)
+		if errors.Is(err, event.ErrSubscriptionNotFound) {
+			return nil
+		}
+		if err != nil {
 			return err
 		}
 		d.log(ctx, slog.LevelWarn, "subscription removed: the target answered 410 Gone", tenant, e.ID, sub.ID)
-	default:
-		disabled, err := d.cfg.Store.SubscriptionFailed(ctx, tenant, sub.ID, now, d.cfg.DisableAfter,
-			fmt.Sprintf("failing without a success for %s or more (last: %s)", d.cfg.DisableAfter, describe(res)))
-		if err != nil && !errors.Is(err, event.ErrSubscriptionNotFound) {
-			return err
-		}
-		if disabled {
-			d.cfg.Metrics.SubscriptionDisabled()
-			d.log(ctx, slog.LevelError, "subscription disabled", tenant, e.ID, sub.ID)
-			return nil
-		}
-		if retry {
-			t := Task{Tenant: tenant, EventID: e.ID, SubscriptionID: sub.ID, Attempt: n + 1, DueAt: now.Add(next)}
-			if err := d.cfg.Queue.Send(ctx, t, min(next, MaxQueueDelay)); err != nil {
-				return fmt.Errorf("queue the retry of event %s to %s: %w", e.ID, sub.ID, err)
-			}
-		}
+		return nil
 	}
-	return nil
+	disabled, err := d.cfg.Store.SubscriptionFailed(ctx, tenant, sub.ID, at, d.cfg.DisableAfter,
+		fmt.Sprintf("failing without a success for %s or more (last: %s)", d.cfg.DisableAfter, describe(a)))
+	if err != nil && !errors.Is(err, event.ErrSubscriptionNotFound) {
+		return err
+	}
+	if disabled {
+		d.cfg.Metrics.SubscriptionDisabled()
+		d.log(ctx, slog.LevelError, "subscription disabled", tenant, e.ID, sub.ID)
+		return nil
+	}
+	if a.NextAttemptAt == "" || a.FollowUp == event.FollowUpQueued {
+		return nil
+	}
+	if _, made := find(recorded, sub.ID, a.Number+1); made {
+		return nil
+	}
+	due, err := time.Parse(time.RFC3339Nano, a.NextAttemptAt)
+	if err != nil {
+		return fmt.Errorf("attempt %s #%d: next_attempt_at: %w", sub.ID, a.Number, err)
+	}
+	t := Task{Tenant: tenant, EventID: e.ID, SubscriptionID: sub.ID, Attempt: a.Number + 1, DueAt: due}
+	if err := d.cfg.Queue.Send(ctx, t, min(max(due.Sub(d.cfg.Now()), 0), MaxQueueDelay)); err != nil {
+		return fmt.Errorf("queue the retry of event %s to %s: %w", e.ID, sub.ID, err)
+	}
+	return d.cfg.Store.MarkFollowUp(ctx, tenant, e.ID, sub.ID, a.Number)
 }
 
 // signingSecrets opens the secrets that sign a message to sub at now: the
@@ -391,75 +702,89 @@ func (d *Dispatcher) signingSecrets(ctx context.Context, tenant string, sub even
 	return out, nil
 }
 
-func describe(a webhook.Attempt) string {
+func describe(a event.Attempt) string {
 	if a.StatusCode != 0 {
 		return fmt.Sprintf("HTTP %d", a.StatusCode)
 	}
 	return a.Error
 }
 
-// settle moves the event to the status its subscriptions' latest attempts
-// call for: delivered when every matching subscription's latest attempt
-// delivered (or the subscription is gone), failed otherwise. A disabled
-// subscription still counts: the event was not delivered to it.
-func (d *Dispatcher) settle(ctx context.Context, tenant string, e event.Event) error {
-	all, err := d.cfg.Store.ListSubscriptions(ctx, tenant)
-	if err != nil {
-		return err
+// maxSettleRounds bounds settle's tries against concurrent writers.
+const maxSettleRounds = 5
+
+// Expected returns the status the latest attempts of an event call for,
+// from latest, the latest attempt to each subscription it was attempted
+// to: delivered when each of them was delivered, failed otherwise; ok is
+// false while one is pending (its claimant decides) or when there is none.
+func Expected(latest []event.Attempt) (status event.Status, ok bool) {
+	if len(latest) == 0 {
+		return "", false
 	}
-	var subs []event.Subscription
-	for _, s := range all {
-		if s.Matches(e.Type) {
-			subs = append(subs, s)
+	status = event.Delivered
+	for _, a := range latest {
+		switch a.Outcome {
+		case event.OutcomePending:
+			return "", false
+		case event.OutcomeDelivered:
+		default:
+			status = event.Failed
 		}
 	}
-	attempts, err := d.cfg.Store.ListAttempts(ctx, tenant, e.ID)
-	if err != nil {
-		return err
-	}
-	latest := map[string]event.Attempt{}
+	return status, true
+}
+
+// Latest returns the latest attempt to each subscription, ordered by
+// subscription id (attempts as ListAttempts returns them).
+func Latest(attempts []event.Attempt) []event.Attempt {
+	var out []event.Attempt
 	for _, a := range attempts {
-		if a.Number >= latest[a.SubscriptionID].Number {
-			latest[a.SubscriptionID] = a
+		if n := len(out); n > 0 && out[n-1].SubscriptionID == a.SubscriptionID {
+			if a.Number > out[n-1].Number {
+				out[n-1] = a
+			}
+			continue
 		}
+		out = append(out, a)
 	}
-	target := event.Delivered
-	for _, s := range subs {
-		a, ok := latest[s.ID]
-		if !ok {
-			continue // subscribed after this event's round
-		}
-		if a.Outcome == event.OutcomeFailed {
-			target = event.Failed
-		}
-	}
-	// Reach target along the status machine from wherever the event is
-	// now; another writer may move it meanwhile, so re-read and retry.
-	for range 3 {
-		cur, err := d.cfg.Store.Get(ctx, tenant, e.ID)
+	return out
+}
+
+// settle moves the event to the status its subscriptions' latest attempts
+// call for (Expected), along the status machine: failed reaches delivered
+// through retrying. Each step is conditional on the status read and on no
+// newer attempt; a lost race reads both again. An event a workflow engine
+// acknowledged (delivered) stays delivered.
+func (d *Dispatcher) settle(ctx context.Context, tenant, eventID string) error {
+	for range maxSettleRounds {
+		cur, err := d.cfg.Store.Get(ctx, tenant, eventID)
 		if errors.Is(err, event.ErrNotFound) {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		from := cur.Status
-		if from == target || from == event.Delivered {
+		attempts, err := d.cfg.Store.ListAttempts(ctx, tenant, eventID)
+		if err != nil {
+			return err
+		}
+		latest := Latest(attempts)
+		target, ok := Expected(latest)
+		if !ok || cur.Status == target || cur.Status == event.Delivered {
 			return nil
 		}
 		to := target
-		if from == event.Failed {
+		if cur.Status == event.Failed {
 			to = event.Retrying // failed -> retrying -> delivered
-			if target == event.Failed {
-				return nil
-			}
 		}
-		_, err = d.cfg.Store.Transition(ctx, tenant, e.ID, []event.Status{from}, to)
-		if err != nil && !isTransitionError(err) {
+		err = d.cfg.Store.Settle(ctx, tenant, eventID, cur.Status, to, latest)
+		switch {
+		case err == nil && to == target, errors.Is(err, event.ErrNotFound):
+			return nil
+		case err != nil && !isTransitionError(err) && !errors.Is(err, event.ErrStaleAttempts):
 			return err
 		}
 	}
-	return nil
+	return fmt.Errorf("settle event %s: its status or attempts kept changing", eventID)
 }
 
 func isTransitionError(err error) bool {
@@ -469,4 +794,13 @@ func isTransitionError(err error) bool {
 
 func (d *Dispatcher) log(ctx context.Context, level slog.Level, msg, tenant, eventID, subID string) {
 	d.cfg.Logger.LogAttrs(ctx, level, msg, slog.String("tenant", tenant), slog.String("event_id", eventID), slog.String("subscription_id", subID))
+}
+
+// newToken returns 16 random bytes in hex: a claim's owner.
+func newToken() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b[:]), nil
 }

@@ -135,7 +135,7 @@ func (l *syncLog) String() string {
 }
 
 func newWorld(t *testing.T, rcv *receiver, mutate ...func(*dispatch.Config)) *world {
-	w := &world{t: t, q: &queue{}, now: time.Now().UTC(), rcv: rcv, logs: &syncLog{}}
+	w := &world{t: t, q: &queue{}, now: time.Now().UTC().Truncate(time.Microsecond), rcv: rcv, logs: &syncLog{}}
 	w.clock = func() time.Time {
 		w.mu.Lock()
 		defer w.mu.Unlock()
@@ -223,7 +223,7 @@ func TestDeliveredOnFirstAttempt(t *testing.T) {
 
 	a := w.attempts("tenant-a", e.ID)
 	require.Len(t, a, 1)
-	assert.Equal(t, event.Attempt{SubscriptionID: sub.ID, Number: 1, Timestamp: a[0].Timestamp, Outcome: "delivered", StatusCode: 202, LatencyMs: a[0].LatencyMs, Response: "receiver says Accepted"}, a[0])
+	assert.Equal(t, event.Attempt{SubscriptionID: sub.ID, Number: 1, Timestamp: a[0].Timestamp, Outcome: "delivered", StatusCode: 202, LatencyMs: a[0].LatencyMs, Response: "receiver says Accepted", Sends: 1}, a[0])
 	assert.Equal(t, event.Delivered, w.status("tenant-a", e.ID).Status)
 	assert.Empty(t, w.q.take(), "no retry")
 
@@ -305,39 +305,54 @@ func TestScheduleEndsAndRedeliver(t *testing.T) {
 	assert.Equal(t, 1, got.RetryCount)
 	assert.Empty(t, w.attempts("tenant-a", e.ID)[1].NextAttemptAt, "no next attempt")
 
-	// POST /v1/events/{id}/redeliver: the API moves failed -> retrying and
-	// queues a round.
-	_, err := w.st.Transition(ctx, "tenant-a", e.ID, []event.Status{event.Failed}, event.Retrying)
-	require.NoError(t, err)
-	require.NoError(t, dispatch.Redeliver(w.q, w.clock)(ctx, "tenant-a", e.ID))
+	// POST /v1/events/{id}/redeliver: the API queues a round, then moves
+	// the event failed -> retrying with the round's marker.
+	require.NoError(t, dispatch.Redeliver(w.q)(ctx, "tenant-a", got, "round-1", w.clock()))
+	require.NoError(t, w.st.StartRedelivery(ctx, "tenant-a", got, "round-1", w.clock()))
 	tasks = w.q.take()
-	require.Equal(t, []queued{{dispatch.Task{Tenant: "tenant-a", EventID: e.ID, DueAt: w.clock()}, 0}}, tasks)
+	require.Equal(t, []queued{{dispatch.Task{Tenant: "tenant-a", EventID: e.ID, Round: "round-1", RetryCount: 1, DueAt: w.clock()}, 0}}, tasks)
 	require.NoError(t, w.d.HandleTask(ctx, tasks[0].task))
 	a := w.attempts("tenant-a", e.ID)
 	require.Len(t, a, 3)
 	assert.Equal(t, event.Attempt{SubscriptionID: sub.ID, Number: 3, Outcome: "delivered", StatusCode: 200}, event.Attempt{SubscriptionID: a[2].SubscriptionID, Number: a[2].Number, Outcome: a[2].Outcome, StatusCode: a[2].StatusCode})
+	assert.Equal(t, "round-1", a[2].Round)
 	got = w.status("tenant-a", e.ID)
 	assert.Equal(t, event.Delivered, got.Status)
 	assert.Equal(t, 2, got.RetryCount)
+
+	// The round's task again (SQS at least once): nothing more is sent.
+	require.NoError(t, w.d.HandleTask(ctx, tasks[0].task))
+	assert.Len(t, w.attempts("tenant-a", e.ID), 3)
+	assert.Len(t, rcv.requests(), 3)
 }
 
 // A redelivery with no enabled subscription left does not leave the event
-// retrying for ever: it goes back to failed.
+// retrying for ever: it goes back to failed, whether its subscription
+// failed and was deleted (its failed attempts remain) or it never had one.
 func TestRedeliverWithoutSubscriptions(t *testing.T) {
 	ctx := context.Background()
-	w := newWorld(t, newReceiver(t))
-	e := w.event("tenant-a", "t")
-	for _, to := range []event.Status{event.Failed, event.Retrying} {
-		_, err := w.st.Transition(ctx, "tenant-a", e.ID, event.Sources(to), to)
-		require.NoError(t, err)
+	w := newWorld(t, newReceiver(t, 500))
+	sub, _ := w.subscribe("tenant-a")
+	withAttempts := w.event("tenant-a", "t")
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", withAttempts.ID))
+	require.NoError(t, w.st.DeleteSubscription(ctx, "tenant-a", sub.ID))
+	without := w.event("tenant-a", "t")
+	_, err := w.st.Transition(ctx, "tenant-a", without.ID, []event.Status{event.Received}, event.Failed)
+	require.NoError(t, err)
+	for _, e := range []event.Event{withAttempts, without} {
+		e = w.status("tenant-a", e.ID)
+		require.Equal(t, event.Failed, e.Status)
+		task := dispatch.Task{Tenant: "tenant-a", EventID: e.ID, Round: "r-" + e.ID, RetryCount: e.RetryCount, DueAt: w.clock()}
+		require.NoError(t, w.d.HandleTask(ctx, task))
+		got := w.status("tenant-a", e.ID)
+		assert.Equal(t, event.Failed, got.Status)
+		assert.Equal(t, e.RetryCount+1, got.RetryCount, "the round ran")
 	}
-	require.NoError(t, w.d.HandleTask(ctx, dispatch.Task{Tenant: "tenant-a", EventID: e.ID, DueAt: w.clock()}))
-	assert.Equal(t, event.Failed, w.status("tenant-a", e.ID).Status)
 	assert.Contains(t, w.logs.String(), "no enabled subscription")
 }
 
-// 410 Gone removes the subscription (Zapier REST Hooks); the event counts
-// as delivered to it.
+// 410 Gone removes the subscription (Zapier REST Hooks). It is no
+// acknowledgment: the event is failed, not delivered.
 func TestGoneUnsubscribes(t *testing.T) {
 	ctx := context.Background()
 	rcv := newReceiver(t, http.StatusGone)
@@ -350,6 +365,7 @@ func TestGoneUnsubscribes(t *testing.T) {
 	assert.Equal(t, "gone", w.attempts("tenant-a", e.ID)[0].Outcome)
 	assert.Empty(t, w.q.take())
 	assert.Contains(t, w.logs.String(), "410 Gone")
+	assert.Equal(t, event.Failed, w.status("tenant-a", e.ID).Status)
 }
 
 // Only matching subscriptions of the event's tenant receive it; with none
@@ -541,6 +557,9 @@ func TestKilledMidBatchLosesNothing(t *testing.T) {
 	kill() // the invocation ends mid-batch
 	<-done
 	close(hold)
+	// SQS makes the batch visible again after its visibility timeout,
+	// longer than any claim the dead invocation held.
+	w.advance(dispatch.DefaultLease + time.Second)
 
 	// SQS makes the batch visible again: the next invocation handles it.
 	resp, err := w.d.HandleSQS(context.Background(), batch)

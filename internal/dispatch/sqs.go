@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -12,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/triggers-dev/triggers/internal/event"
 )
 
 // AttrKind is the message attribute that marks a retry-queue Task
@@ -43,7 +46,7 @@ func (q SQSQueue) Send(ctx context.Context, t Task, delay time.Duration) error {
 	_, err = q.Client.SendMessage(ctx, &sqs.SendMessageInput{
 		QueueUrl:     aws.String(q.URL),
 		MessageBody:  aws.String(string(body)),
-		DelaySeconds: int32(min(max(delay, 0), MaxQueueDelay) / time.Second),
+		DelaySeconds: delaySeconds(delay),
 		MessageAttributes: map[string]types.MessageAttributeValue{
 			AttrKind: {DataType: aws.String("String"), StringValue: aws.String(KindTask)},
 		},
@@ -54,11 +57,22 @@ func (q SQSQueue) Send(ctx context.Context, t Task, delay time.Duration) error {
 	return nil
 }
 
-// Redeliver queues a new round of the tenant's event, due now: the
-// API function's httpapi.Webhooks.Redeliver.
-func Redeliver(q Queue, now func() time.Time) func(ctx context.Context, tenant, eventID string) error {
-	return func(ctx context.Context, tenant, eventID string) error {
-		return q.Send(ctx, Task{Tenant: tenant, EventID: eventID, DueAt: now()}, 0)
+// delaySeconds is SQS's DelaySeconds for delay: whole seconds rounded up
+// (a task never arrives before it is due, so it never hops for a fraction
+// of a second), at most MaxQueueDelay.
+func delaySeconds(delay time.Duration) int32 {
+	delay = min(max(delay, 0), MaxQueueDelay)
+	return int32((delay + time.Second - 1) / time.Second)
+}
+
+// Redeliver queues redelivery round round of the tenant's event e (as read
+// by the request, failed), due at: the API function's
+// httpapi.Webhooks.Redeliver. The round starts when the request or the
+// task moves the event to retrying (store StartRedelivery), whichever
+// comes first.
+func Redeliver(q Queue) func(ctx context.Context, tenant string, e event.Event, round string, at time.Time) error {
+	return func(ctx context.Context, tenant string, e event.Event, round string, at time.Time) error {
+		return q.Send(ctx, Task{Tenant: tenant, EventID: e.ID, Round: round, RetryCount: e.RetryCount, DueAt: at}, 0)
 	}
 }
 
@@ -86,7 +100,11 @@ func (d *Dispatcher) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.
 			defer wg.Done()
 			defer func() { <-sem }()
 			if err := d.handleMessage(ctx, m); err != nil {
-				d.cfg.Logger.ErrorContext(ctx, "webhook message failed", "message_id", m.MessageId, "error", err.Error())
+				level := slog.LevelError
+				if errors.Is(err, errInProgress) || errors.Is(err, errNoTime) {
+					level = slog.LevelWarn
+				}
+				d.cfg.Logger.Log(ctx, level, "webhook message failed: it is handled again after the visibility timeout", "message_id", m.MessageId, "error", err.Error())
 				mu.Lock()
 				failures = append(failures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
 				mu.Unlock()

@@ -181,9 +181,19 @@ func ValidSubscriptionID(id string) bool {
 
 // Outcomes of a delivery attempt.
 const (
+	// OutcomePending: the attempt is being made (claimed by one
+	// function instance until its lease ends); an interrupted one is
+	// made again under the same number.
+	OutcomePending   = "pending"
 	OutcomeDelivered = "delivered"
 	OutcomeFailed    = "failed"
 	OutcomeGone      = "gone"
+)
+
+// Follow-up states of a failed attempt (Attempt.FollowUp).
+const (
+	// FollowUpQueued: the next attempt's task is on the retry queue.
+	FollowUpQueued = "queued"
 )
 
 // Attempt is one webhook delivery attempt of an event to a subscription
@@ -194,8 +204,8 @@ type Attempt struct {
 	// from 1.
 	Number    int    `json:"attempt"`
 	Timestamp string `json:"timestamp"`
-	// Outcome is delivered (2xx), gone (410: the subscription was
-	// removed) or failed.
+	// Outcome is pending (being made), delivered (2xx), gone (410: the
+	// subscription was removed) or failed.
 	Outcome    string `json:"outcome"`
 	StatusCode int    `json:"status_code,omitempty"`
 	LatencyMs  int64  `json:"latency_ms"`
@@ -205,4 +215,51 @@ type Attempt struct {
 	// NextAttemptAt is when the next attempt is due after a failure;
 	// empty when none follows (delivered, gone, or the schedule ended).
 	NextAttemptAt string `json:"next_attempt_at,omitempty"`
+
+	// Round is the redelivery round that made the attempt ("" for the
+	// first round and for retries).
+	Round string `json:"-"`
+	// Sends counts the requests made under this number: 1, or more when
+	// an attempt was interrupted and made again.
+	Sends int `json:"-"`
+	// FollowUp is FollowUpQueued once the next attempt's task was queued.
+	FollowUp string `json:"-"`
+	// LeaseUntil ends a pending attempt's claim: after it another
+	// instance may make the attempt again.
+	LeaseUntil time.Time `json:"-"`
 }
+
+// Final reports whether the attempt has an outcome (it is not pending).
+func (a Attempt) Final() bool { return a.Outcome != OutcomePending }
+
+// AttemptClaim asks for the right to make one attempt (the store's
+// ClaimAttempt).
+type AttemptClaim struct {
+	// SubscriptionID and Number name the attempt.
+	SubscriptionID string
+	Number         int
+	// Round is the redelivery round making it ("" otherwise); an attempt
+	// keeps the round of its first claim.
+	Round string
+	// Owner is the claimant's own random token: only it may finish the
+	// attempt.
+	Owner string
+	// At is the claim's time; the attempt is pending until LeaseUntil,
+	// after which another claimant may take it over.
+	At, LeaseUntil time.Time
+}
+
+// Errors of webhook delivery's store operations.
+var (
+	// ErrLeaseLost: the attempt is no longer pending under this owner
+	// (its lease ended and another claimant took it over).
+	ErrLeaseLost = errors.New("the attempt is no longer claimed by this owner")
+	// ErrStaleAttempts: an attempt newer than the ones a status decision
+	// was based on exists.
+	ErrStaleAttempts = errors.New("a newer delivery attempt exists")
+	// ErrRoundStarted: the redelivery round was started already.
+	ErrRoundStarted = errors.New("the redelivery round was started already")
+	// ErrRoundSuperseded: the event is still failed but was redelivered
+	// or retried since this redelivery was asked for.
+	ErrRoundSuperseded = errors.New("the event was redelivered or retried since this redelivery was asked for")
+)

@@ -194,7 +194,8 @@ func TestDefaultRotationOverlap(t *testing.T) {
 }
 
 // A redelivery the queue refuses is a 503 whose log line says why, and
-// why the event could not be put back to failed when that failed too.
+// nothing was written. One whose queued round cannot be confirmed (the
+// store is down after queueing) is a 503 that says the round may start.
 func TestRedeliverFailureIsLogged(t *testing.T) {
 	table := db.CreateTable(t, schema.Events())
 	seed := newEnvOn(t, table, db.Client)
@@ -202,10 +203,11 @@ func TestRedeliverFailureIsLogged(t *testing.T) {
 	_, err := seed.store.Transition(context.Background(), "tenant-a", ev.ID, []event.Status{event.Received}, event.Failed)
 	require.NoError(t, err)
 
-	var updates atomic.Int32
+	var writes atomic.Int32
 	client := db.FaultClient(func(op string, _ []byte) *http.Response {
-		if op == "UpdateItem" && updates.Add(1) >= 2 {
-			return ddbtest.AWSError("ValidationException", "the status update back failed")
+		if op == "TransactWriteItems" || op == "UpdateItem" || op == "PutItem" {
+			writes.Add(1)
+			return ddbtest.AWSError("ProvisionedThroughputExceededException", "the store is throttled")
 		}
 		return nil
 	})
@@ -213,6 +215,16 @@ func TestRedeliverFailureIsLogged(t *testing.T) {
 	got := e.do(req{method: "POST", path: "/v1/events/" + ev.ID + "/redeliver", tenant: "tenant-a"})
 	assert.Equal(t, http.StatusServiceUnavailable, got.code, "%s", got.body)
 	assert.Equal(t, "unavailable", got.errCode(t))
+	assert.Contains(t, string(got.body), "nothing changed")
 	assert.Contains(t, e.logs.String(), "queue down")
-	assert.Contains(t, e.logs.String(), "the status update back failed")
+	assert.Zero(t, writes.Load(), "nothing is written when the queue refuses")
+
+	rd := &redeliveries{}
+	e = newEnvOn(t, table, client, withWebhooks(t, rd))
+	got = e.do(req{method: "POST", path: "/v1/events/" + ev.ID + "/redeliver", tenant: "tenant-a"})
+	assert.Equal(t, http.StatusServiceUnavailable, got.code, "%s", got.body)
+	assert.NotEmpty(t, got.header.Get("Retry-After"))
+	assert.Contains(t, string(got.body), "the redelivery is queued")
+	assert.Contains(t, e.logs.String(), "the store is throttled")
+	assert.Len(t, rd.calls, 1, "the round is queued: its task starts it")
 }

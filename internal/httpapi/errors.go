@@ -73,6 +73,8 @@ func toAPIError(err error) *apiError {
 		return &apiError{status: http.StatusNotFound, code: "not_found", message: "no such event"}
 	case errors.Is(err, event.ErrSubscriptionNotFound):
 		return &apiError{status: http.StatusNotFound, code: "not_found", message: "no such subscription"}
+	case errors.Is(err, event.ErrRoundSuperseded):
+		return &apiError{status: http.StatusConflict, code: "invalid_transition", message: "the event was redelivered or retried concurrently by another request; read it again"}
 	case errors.Is(err, event.ErrRotationConflict):
 		return &apiError{status: http.StatusConflict, code: "conflict", message: "the secret was rotated concurrently by another request; list the subscription and rotate again if needed"}
 	case errors.Is(err, event.ErrIdempotencyMismatch):

@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"net/http"
 	"strconv"
@@ -22,6 +24,7 @@ type SubscriptionStore interface {
 	GetSubscription(ctx context.Context, tenant, id string) (event.Subscription, error)
 	RotateSecret(ctx context.Context, tenant, id, secret string, overlapUntil time.Time) (event.Subscription, error)
 	ListAttempts(ctx context.Context, tenant, eventID string) ([]event.Attempt, error)
+	StartRedelivery(ctx context.Context, tenant string, e event.Event, token string, at time.Time) error
 }
 
 // Webhooks configures webhook push delivery's routes. With Config.Webhooks
@@ -30,9 +33,14 @@ type SubscriptionStore interface {
 type Webhooks struct {
 	// Store keeps subscriptions and attempts. Required.
 	Store SubscriptionStore
-	// Redeliver queues a new delivery round of the tenant's event to every
-	// matching subscription (the webhook retry queue). Required.
-	Redeliver func(ctx context.Context, tenant, eventID string) error
+	// Redeliver queues redelivery round round of the tenant's failed event
+	// e, asked for at at: a new delivery round to every matching
+	// subscription (the webhook retry queue; dispatch.Redeliver).
+	// Required.
+	Redeliver func(ctx context.Context, tenant string, e event.Event, round string, at time.Time) error
+	// NewRound names a redelivery round. Default: 128 random bits
+	// (crypto/rand) in hex.
+	NewRound func() (string, error)
 	// CheckTarget decides whether a subscription's URL may be called:
 	// https, and every address its host resolves to public (SSRF). The
 	// webhook function checks again at every connection.
@@ -75,6 +83,9 @@ func (w *Webhooks) defaults() {
 	}
 	if w.RotationOverlap <= 0 {
 		w.RotationOverlap = DefaultRotationOverlap
+	}
+	if w.NewRound == nil {
+		w.NewRound = newRound
 	}
 }
 
@@ -251,24 +262,51 @@ func (a *API) listAttempts(w http.ResponseWriter, r *http.Request, ri *reqInfo, 
 	return http.StatusOK, map[string]any{"event_id": id, "attempts": attempts}, nil
 }
 
-// redeliver serves POST /v1/events/{event_id}/redeliver: a failed event
-// moves to retrying (retry_count + 1) and a new delivery round is queued.
-// Only a failed event can be re-driven (409 otherwise).
+// redeliver serves POST /v1/events/{event_id}/redeliver: a new delivery
+// round of a failed event. Only a failed event can be re-driven (409
+// otherwise). The round's task is queued first, then the event moves to
+// retrying (retry_count + 1) together with the round's marker; the task
+// makes that move itself when the request could not, and gives up when the
+// event changed meanwhile. So a failure at any step leaves either nothing
+// done (503, retry) or the round started exactly once.
 func (a *API) redeliver(w http.ResponseWriter, r *http.Request, ri *reqInfo, id string) (int, any, error) {
 	if a.webhooks == nil {
 		return 0, nil, errWebhooksDisabled
 	}
-	e, err := a.store.Transition(r.Context(), ri.tenant, id, []event.Status{event.Failed}, event.Retrying)
+	ctx := r.Context()
+	e, err := a.store.Get(ctx, ri.tenant, id)
 	if err != nil {
 		return 0, nil, err
 	}
-	if err := a.webhooks.Redeliver(r.Context(), ri.tenant, id); err != nil {
-		// The event stays retrying: a later redeliver of a retrying event
-		// is refused, so put it back to failed for the client to retry.
-		if _, terr := a.store.Transition(context.WithoutCancel(r.Context()), ri.tenant, id, []event.Status{event.Retrying}, event.Failed); terr != nil {
-			err = errors.Join(err, terr)
-		}
-		return 0, nil, &apiError{status: http.StatusServiceUnavailable, code: "unavailable", message: "could not queue the redelivery; retry after the Retry-After delay", retryAfter: strconv.Itoa(RetryAfterSeconds), cause: err}
+	if e.Status != event.Failed {
+		return 0, nil, &event.TransitionError{From: e.Status, To: event.Retrying}
 	}
+	round, err := a.webhooks.NewRound()
+	if err != nil {
+		return 0, nil, err
+	}
+	at := a.now()
+	if err := a.webhooks.Redeliver(ctx, ri.tenant, e, round, at); err != nil {
+		return 0, nil, &apiError{status: http.StatusServiceUnavailable, code: "unavailable", message: "could not queue the redelivery; nothing changed: retry after the Retry-After delay", retryAfter: strconv.Itoa(RetryAfterSeconds), cause: err}
+	}
+	err = a.webhooks.Store.StartRedelivery(ctx, ri.tenant, e, round, at)
+	switch {
+	case err == nil, errors.Is(err, event.ErrRoundStarted):
+	case errors.Is(err, event.ErrUnavailable), errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return 0, nil, &apiError{status: http.StatusServiceUnavailable, code: "unavailable", message: "the redelivery is queued and starts unless the event changes first; read the event before asking again", retryAfter: strconv.Itoa(RetryAfterSeconds), cause: err}
+	default:
+		return 0, nil, err
+	}
+	e.Status = event.Retrying
+	e.RetryCount++
 	return http.StatusAccepted, e, nil
+}
+
+// newRound returns a new redelivery round's name: 128 random bits in hex.
+func newRound() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b[:]), nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -33,13 +34,13 @@ type redeliveries struct {
 	fail  error
 }
 
-func (r *redeliveries) redeliver(_ context.Context, tenant, id string) error {
+func (r *redeliveries) redeliver(_ context.Context, tenant string, e event.Event, round string, _ time.Time) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.fail != nil {
 		return r.fail
 	}
-	r.calls = append(r.calls, tenant+"/"+id)
+	r.calls = append(r.calls, fmt.Sprintf("%s/%s/%s/rc%d", tenant, e.ID, round, e.RetryCount))
 	return nil
 }
 
@@ -189,8 +190,10 @@ func TestWebhookRoutesMethods(t *testing.T) {
 }
 
 // Attempts are the tenant's event's; redeliver re-drives only a failed
-// event, moving it to retrying and queueing a round.
+// event: it queues a named round, then moves the event to retrying with
+// the round's marker.
 func TestAttemptsAndRedeliver(t *testing.T) {
+	ctx := context.Background()
 	rd := &redeliveries{}
 	e := newEnv(t, withWebhooks(t, rd))
 	ev := e.post("tenant-a", "order.paid", `{"n":1}`)
@@ -198,14 +201,24 @@ func TestAttemptsAndRedeliver(t *testing.T) {
 	r := e.do(req{method: "GET", path: "/v1/events/" + ev.ID + "/attempts", tenant: "tenant-a"})
 	require.Equal(t, http.StatusOK, r.code)
 	assert.Equal(t, map[string]any{"event_id": ev.ID, "attempts": []any{}}, r.json(t))
-	stored, err := e.store.Get(context.Background(), "tenant-a", ev.ID)
+	stored, err := e.store.Get(ctx, "tenant-a", ev.ID)
 	require.NoError(t, err)
-	_, err = e.store.PutAttempt(context.Background(), "tenant-a", ev.ID, event.Attempt{SubscriptionID: "sub_x", Number: 1, Timestamp: ev.Timestamp, Outcome: "failed", StatusCode: 502, LatencyMs: 12, Response: "bad gateway"}, stored.TTL)
+	at := time.Now()
+	_, claimed, err := e.store.ClaimAttempt(ctx, "tenant-a", ev.ID, event.AttemptClaim{SubscriptionID: "sub_x", Number: 1, Owner: "o", At: at, LeaseUntil: at.Add(time.Minute)}, stored.TTL)
 	require.NoError(t, err)
+	require.True(t, claimed)
 	r = e.do(req{method: "GET", path: "/v1/events/" + ev.ID + "/attempts", tenant: "tenant-a"})
 	atts := r.json(t)["attempts"].([]any)
 	require.Len(t, atts, 1)
+	assert.Equal(t, "pending", atts[0].(map[string]any)["outcome"], "an attempt being made is listed")
+	require.NoError(t, e.store.FinishAttempt(ctx, "tenant-a", ev.ID, event.Attempt{SubscriptionID: "sub_x", Number: 1, Timestamp: ev.Timestamp, Outcome: "failed", StatusCode: 502, LatencyMs: 12, Response: "bad gateway"}, "o"))
+	r = e.do(req{method: "GET", path: "/v1/events/" + ev.ID + "/attempts", tenant: "tenant-a"})
+	atts = r.json(t)["attempts"].([]any)
+	require.Len(t, atts, 1)
 	assert.Equal(t, "502", atts[0].(map[string]any)["status_code"].(interface{ String() string }).String())
+	for _, hidden := range []string{"sends", "round", "followup", "lease_until", "owner", "Sends", "Round"} {
+		assert.NotContains(t, atts[0], hidden)
+	}
 	r = e.do(req{method: "GET", path: "/v1/events/" + ev.ID + "/attempts", tenant: "tenant-b"})
 	assert.Equal(t, http.StatusNotFound, r.code, "another tenant's event")
 
@@ -213,28 +226,72 @@ func TestAttemptsAndRedeliver(t *testing.T) {
 	assert.Equal(t, http.StatusConflict, r.code, "a received event is not re-driven: %s", r.body)
 	assert.Empty(t, rd.calls)
 
-	_, err = e.store.Transition(context.Background(), "tenant-a", ev.ID, []event.Status{event.Received}, event.Failed)
+	_, err = e.store.Transition(ctx, "tenant-a", ev.ID, []event.Status{event.Received}, event.Failed)
 	require.NoError(t, err)
 	r = e.do(req{method: "POST", path: "/v1/events/" + ev.ID + "/redeliver", tenant: "tenant-b"})
 	assert.Equal(t, http.StatusNotFound, r.code)
+
+	// The queue is down: 503, and nothing changed, so the client retries.
+	rd.fail = errors.New("sqs down")
+	r = e.do(req{method: "POST", path: "/v1/events/" + ev.ID + "/redeliver", tenant: "tenant-a"})
+	assert.Equal(t, http.StatusServiceUnavailable, r.code)
+	assert.NotEmpty(t, r.header.Get("Retry-After"))
+	cur, err := e.store.Get(ctx, "tenant-a", ev.ID)
+	require.NoError(t, err)
+	assert.Equal(t, event.Failed, cur.Status)
+	assert.Equal(t, 0, cur.RetryCount)
+	rd.fail = nil
+
 	r = e.do(req{method: "POST", path: "/v1/events/" + ev.ID + "/redeliver", tenant: "tenant-a"})
 	require.Equal(t, http.StatusAccepted, r.code, "%s", r.body)
 	got := r.event(t)
 	assert.Equal(t, event.Retrying, got.Status)
 	assert.Equal(t, 1, got.RetryCount)
-	assert.Equal(t, []string{"tenant-a/" + ev.ID}, rd.calls)
+	require.Len(t, rd.calls, 1)
+	parts := strings.Split(rd.calls[0], "/")
+	require.Len(t, parts, 4)
+	assert.Equal(t, []string{"tenant-a", ev.ID, "rc0"}, []string{parts[0], parts[1], parts[3]}, "queued from the state read")
+	assert.Regexp(t, `^[0-9a-f]{32}$`, parts[2], "a random round name")
+	cur, err = e.store.Get(ctx, "tenant-a", ev.ID)
+	require.NoError(t, err)
+	assert.Equal(t, []any{event.Retrying, 1}, []any{cur.Status, cur.RetryCount})
+	started, _, err := e.store.RedeliveryRound(ctx, "tenant-a", ev.ID, parts[2])
+	require.NoError(t, err)
+	assert.True(t, started, "the round's marker is written with the move")
 
-	// The queue is down: 503, and the event is failed again so the
-	// client can retry.
-	_, err = e.store.Transition(context.Background(), "tenant-a", ev.ID, []event.Status{event.Retrying}, event.Failed)
-	require.NoError(t, err)
-	rd.fail = errors.New("sqs down")
 	r = e.do(req{method: "POST", path: "/v1/events/" + ev.ID + "/redeliver", tenant: "tenant-a"})
-	assert.Equal(t, http.StatusServiceUnavailable, r.code)
-	assert.NotEmpty(t, r.header.Get("Retry-After"))
-	cur, err := e.store.Get(context.Background(), "tenant-a", ev.ID)
+	assert.Equal(t, http.StatusConflict, r.code, "a retrying event is not re-driven again")
+	assert.Len(t, rd.calls, 1)
+}
+
+// Concurrent redeliveries of one failed event: exactly one round starts;
+// every other request is a 409 (its queued round finds the event changed
+// and is dropped by the webhook function).
+func TestConcurrentRedeliveries(t *testing.T) {
+	ctx := context.Background()
+	rd := &redeliveries{}
+	e := newEnv(t, withWebhooks(t, rd))
+	ev := e.post("tenant-a", "order.paid", `{}`)
+	_, err := e.store.Transition(ctx, "tenant-a", ev.ID, []event.Status{event.Received}, event.Failed)
 	require.NoError(t, err)
-	assert.Equal(t, event.Failed, cur.Status)
+	const n = 8
+	codes := make([]int, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			codes[i] = e.do(req{method: "POST", path: "/v1/events/" + ev.ID + "/redeliver", tenant: "tenant-a"}).code
+		})
+	}
+	wg.Wait()
+	count := map[int]int{}
+	for _, c := range codes {
+		count[c]++
+	}
+	assert.Equal(t, 1, count[http.StatusAccepted], "%v", codes)
+	assert.Equal(t, n-1, count[http.StatusConflict], "%v", codes)
+	cur, err := e.store.Get(ctx, "tenant-a", ev.ID)
+	require.NoError(t, err)
+	assert.Equal(t, 1, cur.RetryCount, "one round")
 }
 
 // Without webhook delivery deployed the routes say so.

@@ -117,7 +117,7 @@ func (st *Store) PutIdempotent(ctx context.Context, tenant string, e event.Event
 				return event.Event{}, false, fmt.Errorf("%w: idempotency record keeps changing", event.ErrUnavailable)
 			}
 		} else if !hasReason(reasons, "TransactionConflict") || attempt >= attempts {
-			return event.Event{}, false, classifyCancel(err, reasons)
+			return event.Event{}, false, classifyCancel("put event with idempotency key", err, reasons)
 		}
 		if err := st.sleep(ctx, backoff.Delay(retryBase, attempt)); err != nil {
 			return event.Event{}, false, classify("put event with idempotency key", err)
@@ -170,12 +170,12 @@ func hasReason(reasons []types.CancellationReason, code string) bool {
 	return false
 }
 
-func classifyCancel(err error, reasons []types.CancellationReason) error {
+func classifyCancel(op string, err error, reasons []types.CancellationReason) error {
 	switch {
 	case hasReason(reasons, "ThrottlingError"), hasReason(reasons, "ProvisionedThroughputExceeded"), hasReason(reasons, "TransactionConflict"):
 		return fmt.Errorf("%w: %v", event.ErrUnavailable, err)
 	case hasReason(reasons, "ValidationError"), hasReason(reasons, "ItemCollectionSizeLimitExceeded"):
 		return fmt.Errorf("%w: %v", event.ErrInvalidItem, err)
 	}
-	return fmt.Errorf("put event with idempotency key: %w", err)
+	return fmt.Errorf("%s: %w", op, err)
 }

@@ -17,25 +17,23 @@ import (
 	"github.com/triggers-dev/triggers/schema"
 )
 
-// Transition moves the tenant's event id to status to, provided its
-// current status is one of from. One UpdateItem whose condition checks the
-// current status (and that the event exists and has not expired), so
-// concurrent updates cannot both succeed from the same state. status and
-// status#timestamp change together; moving to retrying increments
-// retry_count. In the lean profile a move to delivered removes
-// status#timestamp instead (the sparse index). Errors: event.ErrNotFound, or *event.TransitionError with
-// the current status when the condition fails on an existing event.
-func (st *Store) Transition(ctx context.Context, tenant, id string, from []event.Status, to event.Status) (event.Event, error) {
+// transition is the update of one status change, for UpdateItem or a
+// transaction.
+type transition struct {
+	key       map[string]types.AttributeValue
+	update    string
+	condition string
+	names     map[string]string
+	values    map[string]types.AttributeValue
+}
+
+// transitionUpdate builds the conditional update that moves the tenant's
+// event id from one of from to to. ok is false for an id that cannot be
+// an event's.
+func (st *Store) transitionUpdate(tenant, id string, from []event.Status, to event.Status) (transition, bool) {
 	ts, err := event.ParseID(id)
 	if err != nil {
-		return event.Event{}, event.ErrNotFound
-	}
-	if len(from) == 0 {
-		cur, err := st.Get(ctx, tenant, id)
-		if err != nil {
-			return event.Event{}, err
-		}
-		return event.Event{}, &event.TransitionError{From: cur.Status, To: to}
+		return transition{}, false
 	}
 	stamp := event.FormatTime(ts)
 	names := map[string]string{
@@ -66,29 +64,117 @@ func (st *Store) Transition(ctx context.Context, tenant, id string, from []event
 		values[k] = s(string(f))
 		in[i] = k
 	}
+	return transition{
+		key:       st.key(tenant, contract.Key(stamp, id)),
+		update:    update,
+		condition: "#ttl >= :now AND #status IN (" + strings.Join(in, ", ") + ")",
+		names:     names,
+		values:    values,
+	}, true
+}
+
+// Transition moves the tenant's event id to status to, provided its
+// current status is one of from. One UpdateItem whose condition checks the
+// current status (and that the event exists and has not expired), so
+// concurrent updates cannot both succeed from the same state. status and
+// status#timestamp change together; moving to retrying increments
+// retry_count. In the lean profile a move to delivered removes
+// status#timestamp instead (the sparse index). Errors: event.ErrNotFound, or *event.TransitionError with
+// the current status when the condition fails on an existing event.
+func (st *Store) Transition(ctx context.Context, tenant, id string, from []event.Status, to event.Status) (event.Event, error) {
+	tr, ok := st.transitionUpdate(tenant, id, from, to)
+	if !ok {
+		return event.Event{}, event.ErrNotFound
+	}
+	if len(from) == 0 {
+		cur, err := st.Get(ctx, tenant, id)
+		if err != nil {
+			return event.Event{}, err
+		}
+		return event.Event{}, &event.TransitionError{From: cur.Status, To: to}
+	}
 	out, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                           aws.String(st.table),
-		Key:                                 st.key(tenant, contract.Key(stamp, id)),
-		UpdateExpression:                    aws.String(update),
-		ConditionExpression:                 aws.String("#ttl >= :now AND #status IN (" + strings.Join(in, ", ") + ")"),
-		ExpressionAttributeNames:            names,
-		ExpressionAttributeValues:           values,
+		Key:                                 tr.key,
+		UpdateExpression:                    aws.String(tr.update),
+		ConditionExpression:                 aws.String(tr.condition),
+		ExpressionAttributeNames:            tr.names,
+		ExpressionAttributeValues:           tr.values,
 		ReturnValues:                        types.ReturnValueAllNew,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	if err != nil {
 		var ccf *types.ConditionalCheckFailedException
 		if errors.As(err, &ccf) {
-			if ccf.Item == nil {
-				return event.Event{}, event.ErrNotFound
+			err := st.transitionFailed(ccf.Item, id, to)
+			if errors.Is(err, event.ErrNotFound) {
+				return event.Event{}, err
 			}
-			old := EventFromItem(ccf.Item)
-			if old.Expired(st.now()) || old.ID != id {
-				return event.Event{}, event.ErrNotFound
-			}
-			return old, &event.TransitionError{From: old.Status, To: to}
+			return EventFromItem(ccf.Item), err // the event as it is
 		}
 		return event.Event{}, classify("update event status", err)
 	}
 	return EventFromItem(out.Attributes), nil
+}
+
+// transitionFailed is the error of a status change whose condition failed
+// on old, the item as it was (nil when there is none).
+func (st *Store) transitionFailed(old map[string]types.AttributeValue, id string, to event.Status) error {
+	if old == nil {
+		return event.ErrNotFound
+	}
+	e := EventFromItem(old)
+	if e.Expired(st.now()) || e.ID != id {
+		return event.ErrNotFound
+	}
+	return &event.TransitionError{From: e.Status, To: to}
+}
+
+// maxSettleLatest bounds the attempts Settle checks (a transaction holds
+// at most 100 items, one of them the event).
+const maxSettleLatest = 99
+
+// Settle moves the tenant's event id from status from to to, as one
+// transition, provided that for every attempt in latest no attempt with
+// the next number exists: the caller decided on to from exactly those
+// latest attempts, and a concurrent attempt makes that decision stale.
+// One TransactWriteItems: the status update (conditional as in
+// Transition) and a condition check per attempt. Errors:
+// event.ErrNotFound, *event.TransitionError (the status is no longer
+// from), event.ErrStaleAttempts, or the classified DynamoDB error.
+func (st *Store) Settle(ctx context.Context, tenant, id string, from, to event.Status, latest []event.Attempt) error {
+	tr, ok := st.transitionUpdate(tenant, id, []event.Status{from}, to)
+	if !ok {
+		return event.ErrNotFound
+	}
+	if len(latest) > maxSettleLatest {
+		latest = latest[:maxSettleLatest]
+	}
+	items := make([]types.TransactWriteItem, 0, 1+len(latest))
+	items = append(items, types.TransactWriteItem{Update: &types.Update{
+		TableName:                           aws.String(st.table),
+		Key:                                 tr.key,
+		UpdateExpression:                    aws.String(tr.update),
+		ConditionExpression:                 aws.String(tr.condition),
+		ExpressionAttributeNames:            tr.names,
+		ExpressionAttributeValues:           tr.values,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}})
+	for _, a := range latest {
+		items = append(items, types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
+			TableName:                aws.String(st.table),
+			Key:                      st.key(attemptPartition(tenant, id), attemptSortKey(a.SubscriptionID, a.Number+1)),
+			ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
+			ExpressionAttributeNames: map[string]string{"#pk": schema.AttrUserID},
+		}})
+	}
+	return st.transact(ctx, "settle event status", &items, func(reasons []types.CancellationReason) (bool, error) {
+		switch {
+		case failedCheck(reasons, 0):
+			return true, st.transitionFailed(reasons[0].Item, id, to)
+		case hasReason(reasons, "ConditionalCheckFailed"):
+			return true, event.ErrStaleAttempts
+		}
+		return false, nil
+	})
 }

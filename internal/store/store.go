@@ -174,3 +174,48 @@ func writesItems(err error) bool {
 	}
 	return false
 }
+
+// transactTries bounds the TransactWriteItems calls of one transact: a
+// transaction cancelled by a concurrent one (TransactionConflict) is
+// retried with backoff.
+const transactTries = 8
+
+// transact runs *items as one TransactWriteItems. When DynamoDB cancels
+// it, cancelled sees the reasons first: handled true ends the call with
+// err, or, with a nil err, runs *items again at once (cancelled changed
+// them). Otherwise a TransactionConflict is retried with backoff and other
+// reasons are classified.
+func (st *Store) transact(ctx context.Context, op string, items *[]types.TransactWriteItem, cancelled func(reasons []types.CancellationReason) (handled bool, err error)) error {
+	for try := 1; ; try++ {
+		_, err := st.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: *items})
+		if err == nil {
+			return nil
+		}
+		var tce *types.TransactionCanceledException
+		if !errors.As(err, &tce) {
+			return classify(op, err)
+		}
+		reasons := tce.CancellationReasons
+		if try >= transactTries {
+			return classifyCancel(op, err, reasons)
+		}
+		if handled, herr := cancelled(reasons); handled {
+			if herr != nil {
+				return herr
+			}
+			continue
+		}
+		if !hasReason(reasons, "TransactionConflict") {
+			return classifyCancel(op, err, reasons)
+		}
+		if err := st.sleep(ctx, backoff.Delay(retryBase, try)); err != nil {
+			return classify(op, err)
+		}
+	}
+}
+
+// failedCheck reports whether reason i of a cancelled transaction is a
+// failed condition.
+func failedCheck(reasons []types.CancellationReason, i int) bool {
+	return len(reasons) > i && aws.ToString(reasons[i].Code) == "ConditionalCheckFailed"
+}

@@ -33,9 +33,18 @@ type subscriptionItem struct {
 	Disabled        bool     `dynamodbav:"disabled"`
 	DisabledReason  string   `dynamodbav:"disabled_reason,omitempty"`
 	FailingSince    int64    `dynamodbav:"failing_since,omitempty"`
+	LastSuccess     int64    `dynamodbav:"last_success,omitempty"`
 	Secrets         []string `dynamodbav:"secrets"`
 	PreviousExpires int64    `dynamodbav:"previous_expires,omitempty"`
 }
+
+// Attributes of a subscription item: the current run of failures' start
+// and the latest success, epoch seconds.
+const (
+	attrFailingSince = "failing_since"
+	attrLastSuccess  = "last_success"
+	attrCount        = "count"
+)
 
 func subscriptionPartition(tenant string) string { return contract.SubscriptionPrefix + tenant }
 
@@ -59,16 +68,11 @@ func (it subscriptionItem) subscription() event.Subscription {
 
 // CreateSubscription stores a new subscription for tenant. It fails with
 // *event.InputError (code invalid_subscription) when the tenant already
-// holds event.MaxSubscriptions (a soft limit: two concurrent creates may
-// both pass it).
+// holds event.MaxSubscriptions. The limit is exact under concurrency: a
+// counter item in the tenant's subscriptions partition is incremented,
+// conditionally on staying within the limit, in the same transaction that
+// writes the subscription.
 func (st *Store) CreateSubscription(ctx context.Context, tenant string, sub event.Subscription) error {
-	subs, err := st.ListSubscriptions(ctx, tenant)
-	if err != nil {
-		return err
-	}
-	if len(subs) >= event.MaxSubscriptions {
-		return &event.InputError{Code: event.CodeInvalidSubscription, Message: fmt.Sprintf("this tenant already has %d subscriptions, the most it may hold: delete one first", len(subs))}
-	}
 	item, err := attributevalue.MarshalMap(subscriptionItem{
 		PK: subscriptionPartition(tenant), SK: sub.ID, RecordType: contract.RecordTypeSubscription,
 		URL: sub.URL, EventTypes: sub.EventTypes, Description: sub.Description, CreatedAt: sub.CreatedAt,
@@ -77,16 +81,58 @@ func (st *Store) CreateSubscription(ctx context.Context, tenant string, sub even
 	if err != nil {
 		return fmt.Errorf("encode subscription: %w", err)
 	}
-	_, err = st.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:           aws.String(st.table),
-		Item:                item,
-		ConditionExpression: aws.String("attribute_not_exists(#pk)"),
-		ExpressionAttributeNames: map[string]string{
-			"#pk": schema.AttrUserID,
-		},
+	items := []types.TransactWriteItem{
+		{Update: &types.Update{
+			TableName:                           aws.String(st.table),
+			Key:                                 st.key(subscriptionPartition(tenant), contract.SubscriptionCountKey),
+			UpdateExpression:                    aws.String("SET #c = #c + :one"),
+			ConditionExpression:                 aws.String("#c < :max"),
+			ExpressionAttributeNames:            map[string]string{"#c": attrCount},
+			ExpressionAttributeValues:           map[string]types.AttributeValue{":one": n(1), ":max": n(event.MaxSubscriptions)},
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+		}},
+		{Put: &types.Put{
+			TableName:                aws.String(st.table),
+			Item:                     item,
+			ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
+			ExpressionAttributeNames: map[string]string{"#pk": schema.AttrUserID},
+		}},
+	}
+	return st.transact(ctx, "create subscription", &items, func(reasons []types.CancellationReason) (bool, error) {
+		switch {
+		case failedCheck(reasons, 0) && reasons[0].Item != nil:
+			return true, &event.InputError{Code: event.CodeInvalidSubscription, Message: fmt.Sprintf("this tenant already has %d subscriptions, the most it may hold: delete one first", getN(reasons[0].Item, attrCount))}
+		case failedCheck(reasons, 0):
+			// No counter yet: count the tenant's subscriptions once.
+			return true, st.initSubscriptionCount(ctx, tenant)
+		}
+		return false, nil
 	})
+}
+
+// initSubscriptionCount writes the tenant's subscription counter, unless
+// another writer did, from the subscriptions stored (tables written before
+// the counter existed). Every create needs the counter, so none can slip
+// in between the count and the write.
+func (st *Store) initSubscriptionCount(ctx context.Context, tenant string) error {
+	subs, err := st.ListSubscriptions(ctx, tenant)
 	if err != nil {
-		return classify("create subscription", err)
+		return err
+	}
+	_, err = st.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: aws.String(st.table),
+		Item: map[string]types.AttributeValue{
+			schema.AttrUserID:           s(subscriptionPartition(tenant)),
+			schema.AttrTimestampEventID: s(contract.SubscriptionCountKey),
+			contract.AttrRecordType:     s(contract.RecordTypeSubscriptionCount),
+			attrCount:                   n(int64(len(subs))),
+		},
+		ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
+		ExpressionAttributeNames: map[string]string{"#pk": schema.AttrUserID},
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if err != nil && !errors.As(err, &ccf) {
+		return classify("count subscriptions", err)
 	}
 	return nil
 }
@@ -108,6 +154,9 @@ func (st *Store) ListSubscriptions(ctx context.Context, tenant string) ([]event.
 			return nil, classify("list subscriptions", err)
 		}
 		for _, item := range res.Items {
+			if getS(item, contract.AttrRecordType) != contract.RecordTypeSubscription {
+				continue // the counter
+			}
 			var it subscriptionItem
 			if err := attributevalue.UnmarshalMap(item, &it); err != nil {
 				return nil, fmt.Errorf("decode subscription: %w", err)
@@ -124,6 +173,9 @@ func (st *Store) ListSubscriptions(ctx context.Context, tenant string) ([]event.
 // GetSubscription returns one of the tenant's subscriptions, or
 // event.ErrSubscriptionNotFound.
 func (st *Store) GetSubscription(ctx context.Context, tenant, id string) (event.Subscription, error) {
+	if id == contract.SubscriptionCountKey {
+		return event.Subscription{}, event.ErrSubscriptionNotFound
+	}
 	res, err := st.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      aws.String(st.table),
 		Key:            st.key(subscriptionPartition(tenant), id),
@@ -142,23 +194,41 @@ func (st *Store) GetSubscription(ctx context.Context, tenant, id string) (event.
 	return it.subscription(), nil
 }
 
-// DeleteSubscription removes one of the tenant's subscriptions; deleting
-// an unknown one is event.ErrSubscriptionNotFound.
+// DeleteSubscription removes one of the tenant's subscriptions and
+// decrements the tenant's subscription counter, in one transaction;
+// deleting an unknown one is event.ErrSubscriptionNotFound.
 func (st *Store) DeleteSubscription(ctx context.Context, tenant, id string) error {
-	_, err := st.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-		TableName:                aws.String(st.table),
-		Key:                      st.key(subscriptionPartition(tenant), id),
-		ConditionExpression:      aws.String("attribute_exists(#pk)"),
-		ExpressionAttributeNames: map[string]string{"#pk": schema.AttrUserID},
-	})
-	var ccf *types.ConditionalCheckFailedException
-	if errors.As(err, &ccf) {
+	if id == contract.SubscriptionCountKey {
 		return event.ErrSubscriptionNotFound
 	}
-	if err != nil {
-		return classify("delete subscription", err)
+	items := []types.TransactWriteItem{
+		{Delete: &types.Delete{
+			TableName:                aws.String(st.table),
+			Key:                      st.key(subscriptionPartition(tenant), id),
+			ConditionExpression:      aws.String("attribute_exists(#pk)"),
+			ExpressionAttributeNames: map[string]string{"#pk": schema.AttrUserID},
+		}},
+		{Update: &types.Update{
+			TableName:                 aws.String(st.table),
+			Key:                       st.key(subscriptionPartition(tenant), contract.SubscriptionCountKey),
+			UpdateExpression:          aws.String("SET #c = #c - :one"),
+			ConditionExpression:       aws.String("#c > :zero"),
+			ExpressionAttributeNames:  map[string]string{"#c": attrCount},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":one": n(1), ":zero": n(0)},
+		}},
 	}
-	return nil
+	return st.transact(ctx, "delete subscription", &items, func(reasons []types.CancellationReason) (bool, error) {
+		switch {
+		case failedCheck(reasons, 0):
+			return true, event.ErrSubscriptionNotFound
+		case failedCheck(reasons, 1):
+			// No counter (a table written before it existed): the next
+			// create counts what is left.
+			items = items[:1]
+			return true, nil
+		}
+		return false, nil
+	})
 }
 
 // RotateSecret makes secret the subscription's newest signing secret; its
@@ -207,18 +277,45 @@ func (st *Store) RotateSecret(ctx context.Context, tenant, id, secret string, ov
 	return it.subscription(), nil
 }
 
-// SubscriptionSucceeded clears the subscription's run of failures.
-func (st *Store) SubscriptionSucceeded(ctx context.Context, tenant, id string) error {
+// SubscriptionSucceeded records a delivery at at: it ends the
+// subscription's run of failures unless that run began after at (a later
+// failure), and remembers at as the latest success. Applying the same or
+// an older success again changes nothing, so a redelivered queue message
+// may repeat it.
+func (st *Store) SubscriptionSucceeded(ctx context.Context, tenant, id string, at time.Time) error {
+	key := st.key(subscriptionPartition(tenant), id)
+	names := map[string]string{"#fs": attrFailingSince, "#ls": attrLastSuccess, "#pk": schema.AttrUserID}
+	values := map[string]types.AttributeValue{":at": n(at.Unix())}
 	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                aws.String(st.table),
-		Key:                      st.key(subscriptionPartition(tenant), id),
-		UpdateExpression:         aws.String("REMOVE #fs"),
-		ConditionExpression:      aws.String("attribute_exists(#pk)"),
-		ExpressionAttributeNames: map[string]string{"#fs": "failing_since", "#pk": schema.AttrUserID},
+		TableName:                           aws.String(st.table),
+		Key:                                 key,
+		UpdateExpression:                    aws.String("SET #ls = :at REMOVE #fs"),
+		ConditionExpression:                 aws.String("attribute_exists(#pk) AND (attribute_not_exists(#ls) OR #ls <= :at) AND (attribute_not_exists(#fs) OR #fs <= :at)"),
+		ExpressionAttributeNames:            names,
+		ExpressionAttributeValues:           values,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
-		return event.ErrSubscriptionNotFound
+		switch {
+		case ccf.Item == nil:
+			return event.ErrSubscriptionNotFound
+		case getN(ccf.Item, attrLastSuccess) > at.Unix():
+			return nil // a later success is recorded
+		}
+		// A run of failures began after at: keep it, remember the success.
+		delete(names, "#fs")
+		_, err = st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName:                 aws.String(st.table),
+			Key:                       key,
+			UpdateExpression:          aws.String("SET #ls = :at"),
+			ConditionExpression:       aws.String("attribute_exists(#pk) AND (attribute_not_exists(#ls) OR #ls < :at)"),
+			ExpressionAttributeNames:  names,
+			ExpressionAttributeValues: values,
+		})
+		if errors.As(err, &ccf) {
+			return nil
+		}
 	}
 	if err != nil {
 		return classify("update subscription", err)
@@ -226,29 +323,35 @@ func (st *Store) SubscriptionSucceeded(ctx context.Context, tenant, id string) e
 	return nil
 }
 
-// SubscriptionFailed records a failure at now: the run of failures starts
-// now unless one is under way. When the run has lasted disableAfter or
-// more, the subscription is disabled with reason; disabled reports
-// whether this call disabled it (exactly one caller does).
-func (st *Store) SubscriptionFailed(ctx context.Context, tenant, id string, now time.Time, disableAfter time.Duration, reason string) (disabled bool, err error) {
+// SubscriptionFailed records a failure at at: the run of failures starts
+// at unless one is under way, or a success at or after at is recorded
+// (the failure is older news: nothing changes). When the run has lasted
+// disableAfter or more, the subscription is disabled with reason;
+// disabled reports whether this call disabled it (exactly one caller
+// does).
+func (st *Store) SubscriptionFailed(ctx context.Context, tenant, id string, at time.Time, disableAfter time.Duration, reason string) (disabled bool, err error) {
 	res, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 aws.String(st.table),
-		Key:                       st.key(subscriptionPartition(tenant), id),
-		UpdateExpression:          aws.String("SET #fs = if_not_exists(#fs, :now)"),
-		ConditionExpression:       aws.String("attribute_exists(#pk)"),
-		ExpressionAttributeNames:  map[string]string{"#fs": "failing_since", "#pk": schema.AttrUserID},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":now": n(now.Unix())},
-		ReturnValues:              types.ReturnValueAllNew,
+		TableName:                           aws.String(st.table),
+		Key:                                 st.key(subscriptionPartition(tenant), id),
+		UpdateExpression:                    aws.String("SET #fs = if_not_exists(#fs, :at)"),
+		ConditionExpression:                 aws.String("attribute_exists(#pk) AND (attribute_not_exists(#ls) OR #ls < :at)"),
+		ExpressionAttributeNames:            map[string]string{"#fs": attrFailingSince, "#ls": attrLastSuccess, "#pk": schema.AttrUserID},
+		ExpressionAttributeValues:           map[string]types.AttributeValue{":at": n(at.Unix())},
+		ReturnValues:                        types.ReturnValueAllNew,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
-		return false, event.ErrSubscriptionNotFound
+		if ccf.Item == nil {
+			return false, event.ErrSubscriptionNotFound
+		}
+		return false, nil
 	}
 	if err != nil {
 		return false, classify("update subscription", err)
 	}
-	since := getN(res.Attributes, "failing_since")
-	if now.Sub(time.Unix(since, 0)) < disableAfter {
+	since := getN(res.Attributes, attrFailingSince)
+	if at.Sub(time.Unix(since, 0)) < disableAfter {
 		return false, nil
 	}
 	_, err = st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
@@ -268,96 +371,4 @@ func (st *Store) SubscriptionFailed(ctx context.Context, tenant, id string, now 
 		return false, classify("disable subscription", err)
 	}
 	return true, nil
-}
-
-// attemptItem is a delivery attempt as stored.
-type attemptItem struct {
-	PK             string `dynamodbav:"user_id"`
-	SK             string `dynamodbav:"timestamp#event_id"`
-	RecordType     string `dynamodbav:"record_type"`
-	SubscriptionID string `dynamodbav:"subscription_id"`
-	Number         int    `dynamodbav:"attempt"`
-	Timestamp      string `dynamodbav:"timestamp"`
-	Outcome        string `dynamodbav:"outcome"`
-	StatusCode     int    `dynamodbav:"status_code,omitempty"`
-	LatencyMs      int64  `dynamodbav:"latency_ms"`
-	Response       string `dynamodbav:"response,omitempty"`
-	Error          string `dynamodbav:"error,omitempty"`
-	NextAttemptAt  string `dynamodbav:"next_attempt_at,omitempty"`
-	TTL            int64  `dynamodbav:"ttl"`
-}
-
-func attemptPartition(tenant, eventID string) string {
-	return contract.AttemptPrefix + contract.Key(tenant, eventID)
-}
-
-func attemptSortKey(subscriptionID string, number int) string {
-	return contract.Key(subscriptionID, fmt.Sprintf("%03d", number))
-}
-
-// PutAttempt records attempt a of the tenant's event eventID; it expires
-// with the event (ttl, epoch seconds). Recording the same attempt number
-// twice keeps the first record and reports recorded false.
-func (st *Store) PutAttempt(ctx context.Context, tenant, eventID string, a event.Attempt, ttl int64) (recorded bool, err error) {
-	item, err := attributevalue.MarshalMap(attemptItem{
-		PK: attemptPartition(tenant, eventID), SK: attemptSortKey(a.SubscriptionID, a.Number),
-		RecordType: contract.RecordTypeAttempt, SubscriptionID: a.SubscriptionID, Number: a.Number,
-		Timestamp: a.Timestamp, Outcome: a.Outcome, StatusCode: a.StatusCode, LatencyMs: a.LatencyMs,
-		Response: a.Response, Error: a.Error, NextAttemptAt: a.NextAttemptAt, TTL: ttl,
-	})
-	if err != nil {
-		return false, fmt.Errorf("encode attempt: %w", err)
-	}
-	_, err = st.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:                aws.String(st.table),
-		Item:                     item,
-		ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
-		ExpressionAttributeNames: map[string]string{"#pk": schema.AttrUserID},
-	})
-	var ccf *types.ConditionalCheckFailedException
-	if errors.As(err, &ccf) {
-		return false, nil
-	}
-	if err != nil {
-		return false, classify("record attempt", err)
-	}
-	return true, nil
-}
-
-// ListAttempts returns every recorded attempt of the tenant's event,
-// ordered by subscription id and attempt number; expired ones are hidden.
-func (st *Store) ListAttempts(ctx context.Context, tenant, eventID string) ([]event.Attempt, error) {
-	out := []event.Attempt{}
-	var start map[string]types.AttributeValue
-	for {
-		res, err := st.db.Query(ctx, &dynamodb.QueryInput{
-			TableName:                aws.String(st.table),
-			KeyConditionExpression:   aws.String("#pk = :pk"),
-			FilterExpression:         aws.String("#ttl >= :now"),
-			ExpressionAttributeNames: map[string]string{"#pk": schema.AttrUserID, "#ttl": schema.AttrTTL},
-			ExpressionAttributeValues: map[string]types.AttributeValue{
-				":pk": s(attemptPartition(tenant, eventID)), ":now": n(st.now().Unix()),
-			},
-			ConsistentRead:    aws.Bool(true),
-			ExclusiveStartKey: start,
-		})
-		if err != nil {
-			return nil, classify("list attempts", err)
-		}
-		for _, item := range res.Items {
-			var it attemptItem
-			if err := attributevalue.UnmarshalMap(item, &it); err != nil {
-				return nil, fmt.Errorf("decode attempt: %w", err)
-			}
-			out = append(out, event.Attempt{
-				SubscriptionID: it.SubscriptionID, Number: it.Number, Timestamp: it.Timestamp,
-				Outcome: it.Outcome, StatusCode: it.StatusCode, LatencyMs: it.LatencyMs,
-				Response: it.Response, Error: it.Error, NextAttemptAt: it.NextAttemptAt,
-			})
-		}
-		if len(res.LastEvaluatedKey) == 0 {
-			return out, nil
-		}
-		start = res.LastEvaluatedKey
-	}
 }

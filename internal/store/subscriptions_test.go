@@ -2,12 +2,17 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -64,6 +69,10 @@ func TestSubscriptionsCRUD(t *testing.T) {
 			continue
 		}
 		assert.False(t, contract.IsEventPartition(pk), "%s", pk)
+		if attrS(it, schema.AttrTimestampEventID) == contract.SubscriptionCountKey {
+			assert.Equal(t, contract.RecordTypeSubscriptionCount, attrS(it, "record_type"))
+			continue
+		}
 		assert.Equal(t, contract.RecordTypeSubscription, attrS(it, "record_type"))
 		for _, absent := range []string{schema.AttrStatusTS, schema.AttrEventTypeTS, schema.AttrEventType} {
 			assert.NotContains(t, it, absent)
@@ -76,6 +85,11 @@ func TestSubscriptionsCRUD(t *testing.T) {
 	subs, err = st.ListSubscriptions(ctx, "tenant-a")
 	require.NoError(t, err)
 	assert.Equal(t, []event.Subscription{b}, subs)
+	assert.Equal(t, map[string]string{"tenant-a": "1", "tenant-b": "1"}, subscriptionCounts(t, table), "the counters follow creates and deletes")
+	// The counter is no subscription.
+	_, err = st.GetSubscription(ctx, "tenant-a", contract.SubscriptionCountKey)
+	assert.ErrorIs(t, err, event.ErrSubscriptionNotFound)
+	assert.ErrorIs(t, st.DeleteSubscription(ctx, "tenant-a", contract.SubscriptionCountKey), event.ErrSubscriptionNotFound)
 	subs, err = st.ListSubscriptions(ctx, "tenant-none")
 	require.NoError(t, err)
 	assert.Empty(t, subs)
@@ -98,6 +112,93 @@ func TestSubscriptionLimit(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, subs, event.MaxSubscriptions)
 	require.NoError(t, st.CreateSubscription(ctx, "tenant-b", newSub("sub_x")), "the limit is per tenant")
+	require.NoError(t, st.DeleteSubscription(ctx, "tenant-a", "sub_03"))
+	require.NoError(t, st.CreateSubscription(ctx, "tenant-a", newSub("sub_x")), "a deletion frees a place")
+	assert.Equal(t, map[string]string{"tenant-a": "20", "tenant-b": "1"}, subscriptionCounts(t, table))
+}
+
+// subscriptionCounts returns every tenant's subscription counter.
+func subscriptionCounts(t *testing.T, table string) map[string]string {
+	out := map[string]string{}
+	for _, it := range scan(t, table) {
+		if attrS(it, schema.AttrTimestampEventID) == contract.SubscriptionCountKey {
+			out[strings.TrimPrefix(attrS(it, schema.AttrUserID), contract.SubscriptionPrefix)] = attrN(it, "count")
+		}
+	}
+	return out
+}
+
+// Concurrent creates cannot pass the limit together: 25 at once for a
+// tenant give exactly MaxSubscriptions subscriptions and a clear
+// invalid_subscription error for each of the others, with the counter
+// starting absent (the first creates race to write it) or present.
+func TestSubscriptionLimitUnderConcurrency(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.Events())
+	st := store.New(db.Client, table)
+	for _, tenant := range []string{"tenant-new", "tenant-counted"} {
+		if tenant == "tenant-counted" {
+			require.NoError(t, st.CreateSubscription(ctx, tenant, newSub("sub_first")))
+		}
+		const n = 25
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() { errs[i] = st.CreateSubscription(ctx, tenant, newSub(fmt.Sprintf("sub_%02d", i))) })
+		}
+		wg.Wait()
+		ok, limited := 0, 0
+		for i, err := range errs {
+			var ie *event.InputError
+			switch {
+			case err == nil:
+				ok++
+			case errors.As(err, &ie) && ie.Code == event.CodeInvalidSubscription:
+				limited++
+			default:
+				t.Errorf("%s create %d: %v", tenant, i, err)
+			}
+		}
+		want := event.MaxSubscriptions
+		if tenant == "tenant-counted" {
+			want--
+		}
+		assert.Equal(t, want, ok, "%s: creates that succeeded", tenant)
+		assert.Equal(t, n-want, limited, "%s: creates refused at the limit", tenant)
+		subs, err := st.ListSubscriptions(ctx, tenant)
+		require.NoError(t, err)
+		assert.Len(t, subs, event.MaxSubscriptions, tenant)
+		assert.Equal(t, fmt.Sprint(event.MaxSubscriptions), subscriptionCounts(t, table)[tenant])
+	}
+}
+
+// A table written before the counter existed: the first create counts
+// the subscriptions there are, so the limit holds for them too; a delete
+// without a counter still deletes.
+func TestSubscriptionLimitWithoutCounter(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.Events())
+	st := store.New(db.Client, table)
+	for i := range event.MaxSubscriptions {
+		putRaw(t, table, map[string]types.AttributeValue{
+			schema.AttrUserID:           &types.AttributeValueMemberS{Value: contract.SubscriptionPrefix + "tenant-a"},
+			schema.AttrTimestampEventID: &types.AttributeValueMemberS{Value: fmt.Sprintf("sub_%02d", i)},
+			"record_type":               &types.AttributeValueMemberS{Value: contract.RecordTypeSubscription},
+			"url":                       &types.AttributeValueMemberS{Value: "https://hooks.example.com/"},
+			"created_at":                &types.AttributeValueMemberS{Value: "2026-11-23T10:00:00.000000Z"},
+		})
+	}
+	require.NoError(t, st.DeleteSubscription(ctx, "tenant-a", "sub_00"), "no counter to decrement")
+	require.NoError(t, st.CreateSubscription(ctx, "tenant-a", newSub("sub_x")), "19 counted")
+	var ie *event.InputError
+	require.ErrorAs(t, st.CreateSubscription(ctx, "tenant-a", newSub("sub_y")), &ie)
+	assert.Equal(t, "20", subscriptionCounts(t, table)["tenant-a"])
+}
+
+func putRaw(t *testing.T, table string, item map[string]types.AttributeValue) {
+	t.Helper()
+	_, err := db.Client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(table), Item: item})
+	require.NoError(t, err)
 }
 
 // A rotation puts the new secret first and keeps only the previous
@@ -177,7 +278,7 @@ func TestSubscriptionFailureRun(t *testing.T) {
 	assert.Equal(t, event.FormatTime(t0), sub.FailingSince, "the run keeps its start")
 
 	// A success ends the run; the next failure starts a new one.
-	require.NoError(t, st.SubscriptionSucceeded(ctx, "tenant-a", "sub_a"))
+	require.NoError(t, st.SubscriptionSucceeded(ctx, "tenant-a", "sub_a", t0.Add(after)))
 	sub, err = st.GetSubscription(ctx, "tenant-a", "sub_a")
 	require.NoError(t, err)
 	assert.Empty(t, sub.FailingSince)
@@ -202,57 +303,50 @@ func TestSubscriptionFailureRun(t *testing.T) {
 
 	_, err = st.SubscriptionFailed(ctx, "tenant-a", "sub_none", t1, after, "r")
 	assert.ErrorIs(t, err, event.ErrSubscriptionNotFound)
-	assert.ErrorIs(t, st.SubscriptionSucceeded(ctx, "tenant-a", "sub_none"), event.ErrSubscriptionNotFound)
+	assert.ErrorIs(t, st.SubscriptionSucceeded(ctx, "tenant-a", "sub_none", t1), event.ErrSubscriptionNotFound)
 	_, err = st.GetSubscription(ctx, "tenant-a", "sub_none")
 	assert.ErrorIs(t, err, event.ErrSubscriptionNotFound)
 }
 
-// Attempts are recorded once per number, listed in order per
-// subscription and number, kept per tenant and event, and hidden once
-// expired.
-func TestAttempts(t *testing.T) {
+// Health updates arrive out of order when queue messages come back: an
+// older success does not end a run that began after it, an older failure
+// does not start a run before a later success, and repeating either
+// changes nothing.
+func TestSubscriptionHealthOutOfOrder(t *testing.T) {
 	ctx := context.Background()
 	table := db.CreateTable(t, schema.Events())
 	st := store.New(db.Client, table)
-	ttl := time.Now().Add(time.Hour).Unix()
-	a1 := event.Attempt{SubscriptionID: "sub_b", Number: 1, Timestamp: "2026-11-23T10:00:00.000000Z", Outcome: "failed",
-		StatusCode: 500, LatencyMs: 12, Response: "boom", NextAttemptAt: "2026-11-23T10:00:05.000000Z"}
-	a2 := event.Attempt{SubscriptionID: "sub_b", Number: 2, Timestamp: "2026-11-23T10:00:05.000000Z", Outcome: "delivered", StatusCode: 200, LatencyMs: 7}
-	a10 := event.Attempt{SubscriptionID: "sub_b", Number: 10, Timestamp: "2026-11-23T11:00:00.000000Z", Outcome: "failed", Error: "dial tcp: refused"}
-	c1 := event.Attempt{SubscriptionID: "sub_a", Number: 1, Timestamp: "2026-11-23T10:00:01.000000Z", Outcome: "gone", StatusCode: 410}
-	for _, a := range []event.Attempt{a10, a2, a1, c1} {
-		recorded, err := st.PutAttempt(ctx, "tenant-a", "evt_1", a, ttl)
+	require.NoError(t, st.CreateSubscription(ctx, "tenant-a", newSub("sub_a")))
+	t0 := time.Unix(1_900_000_000, 0)
+	get := func() event.Subscription {
+		sub, err := st.GetSubscription(ctx, "tenant-a", "sub_a")
 		require.NoError(t, err)
-		assert.True(t, recorded)
+		return sub
 	}
-	again := a1
-	again.Outcome = "delivered"
-	recorded, err := st.PutAttempt(ctx, "tenant-a", "evt_1", again, ttl)
+	require.NoError(t, st.SubscriptionSucceeded(ctx, "tenant-a", "sub_a", t0.Add(10*time.Second)))
+	disabled, err := st.SubscriptionFailed(ctx, "tenant-a", "sub_a", t0, 0, "r")
 	require.NoError(t, err)
-	assert.False(t, recorded, "the same attempt number twice")
-	_, err = st.PutAttempt(ctx, "tenant-b", "evt_1", a1, ttl)
-	require.NoError(t, err)
+	assert.False(t, disabled, "a failure older than the latest success disables nothing, even with no grace")
+	assert.Empty(t, get().FailingSince, "an older failure starts no run")
 
-	got, err := st.ListAttempts(ctx, "tenant-a", "evt_1")
+	_, err = st.SubscriptionFailed(ctx, "tenant-a", "sub_a", t0.Add(20*time.Second), time.Hour, "r")
 	require.NoError(t, err)
-	assert.Equal(t, []event.Attempt{c1, a1, a2, a10}, got)
-	got, err = st.ListAttempts(ctx, "tenant-a", "evt_2")
+	require.NoError(t, st.SubscriptionSucceeded(ctx, "tenant-a", "sub_a", t0.Add(15*time.Second)))
+	assert.Equal(t, event.FormatTime(t0.Add(20*time.Second)), get().FailingSince, "a success older than the run keeps it")
+	require.NoError(t, st.SubscriptionSucceeded(ctx, "tenant-a", "sub_a", t0.Add(15*time.Second)), "repeated")
+	assert.Equal(t, event.FormatTime(t0.Add(20*time.Second)), get().FailingSince)
+	// That older success was remembered: a failure between it and the run
+	// changes nothing either.
+	_, err = st.SubscriptionFailed(ctx, "tenant-a", "sub_a", t0.Add(12*time.Second), time.Hour, "r")
 	require.NoError(t, err)
-	assert.Equal(t, []event.Attempt{}, got)
-	for _, it := range scan(t, table) {
-		assert.Equal(t, fmt.Sprint(ttl), attrN(it, schema.AttrTTL), "attempts expire with the event")
-		assert.False(t, contract.IsEventPartition(attrS(it, schema.AttrUserID)))
-	}
+	assert.Equal(t, event.FormatTime(t0.Add(20*time.Second)), get().FailingSince)
 
-	at := func(sec int64) *store.Store {
-		return store.New(db.Client, table, store.WithClock(func() time.Time { return time.Unix(sec, 0) }))
-	}
-	got, err = at(ttl).ListAttempts(ctx, "tenant-a", "evt_1")
+	require.NoError(t, st.SubscriptionSucceeded(ctx, "tenant-a", "sub_a", t0.Add(30*time.Second)))
+	assert.Empty(t, get().FailingSince, "a later success ends the run")
+	require.NoError(t, st.SubscriptionSucceeded(ctx, "tenant-a", "sub_a", t0.Add(30*time.Second)), "repeated")
+	_, err = st.SubscriptionFailed(ctx, "tenant-a", "sub_a", t0.Add(30*time.Second), time.Hour, "r")
 	require.NoError(t, err)
-	assert.Len(t, got, 4, "alive at the ttl second")
-	got, err = at(ttl+1).ListAttempts(ctx, "tenant-a", "evt_1")
-	require.NoError(t, err)
-	assert.Empty(t, got)
+	assert.Empty(t, get().FailingSince, "a failure in the second of the latest success is not newer than it")
 }
 
 // Every operation reports DynamoDB throttling that outlasted the SDK's
@@ -291,11 +385,11 @@ func TestEveryOperationUnderThrottling(t *testing.T) {
 			_, _, err := st.PutIdempotent(ctx, "tenant-a", newEvent(t, "t", map[string]any{}), "k", "h")
 			return err
 		}},
-		{"CreateSubscription list", "Query", func() error { return st.CreateSubscription(ctx, "tenant-a", newSub("sub_b")) }},
-		{"CreateSubscription put", "PutItem", func() error { return st.CreateSubscription(ctx, "tenant-a", newSub("sub_b")) }},
+		{"CreateSubscription", "TransactWriteItems", func() error { return st.CreateSubscription(ctx, "tenant-a", newSub("sub_b")) }},
+		{"CreateSubscription's first count", "Query", func() error { return st.CreateSubscription(ctx, "tenant-c", newSub("sub_b")) }},
 		{"ListSubscriptions", "Query", func() error { _, err := st.ListSubscriptions(ctx, "tenant-a"); return err }},
 		{"GetSubscription", "GetItem", func() error { _, err := st.GetSubscription(ctx, "tenant-a", "sub_a"); return err }},
-		{"DeleteSubscription", "DeleteItem", func() error { return st.DeleteSubscription(ctx, "tenant-a", "sub_a") }},
+		{"DeleteSubscription", "TransactWriteItems", func() error { return st.DeleteSubscription(ctx, "tenant-a", "sub_a") }},
 		{"RotateSecret read", "GetItem", func() error {
 			_, err := st.RotateSecret(ctx, "tenant-a", "sub_a", "whsec_x", now)
 			return err
@@ -304,15 +398,28 @@ func TestEveryOperationUnderThrottling(t *testing.T) {
 			_, err := st.RotateSecret(ctx, "tenant-a", "sub_a", "whsec_x", now)
 			return err
 		}},
-		{"SubscriptionSucceeded", "UpdateItem", func() error { return st.SubscriptionSucceeded(ctx, "tenant-a", "sub_a") }},
+		{"SubscriptionSucceeded", "UpdateItem", func() error { return st.SubscriptionSucceeded(ctx, "tenant-a", "sub_a", now) }},
 		{"SubscriptionFailed", "UpdateItem", func() error {
 			_, err := st.SubscriptionFailed(ctx, "tenant-a", "sub_a", now, 0, "r")
 			return err
 		}},
-		{"PutAttempt", "PutItem", func() error {
-			_, err := st.PutAttempt(ctx, "tenant-a", e.ID, event.Attempt{SubscriptionID: "sub_a", Number: 1}, e.TTL)
+		{"ClaimAttempt", "UpdateItem", func() error {
+			_, _, err := st.ClaimAttempt(ctx, "tenant-a", e.ID, claim("sub_a", 1, "o", now), e.TTL)
 			return err
 		}},
+		{"FinishAttempt", "UpdateItem", func() error {
+			return st.FinishAttempt(ctx, "tenant-a", e.ID, event.Attempt{SubscriptionID: "sub_a", Number: 1, Outcome: "delivered"}, "o")
+		}},
+		{"MarkFollowUp", "UpdateItem", func() error { return st.MarkFollowUp(ctx, "tenant-a", e.ID, "sub_a", 1) }},
+		{"Settle", "TransactWriteItems", func() error {
+			return st.Settle(ctx, "tenant-a", e.ID, event.Received, event.Delivered, nil)
+		}},
+		{"StartRedelivery", "TransactWriteItems", func() error {
+			failed := e
+			failed.Status = event.Failed
+			return st.StartRedelivery(ctx, "tenant-a", failed, "r1", now)
+		}},
+		{"RedeliveryRound", "GetItem", func() error { _, _, err := st.RedeliveryRound(ctx, "tenant-a", e.ID, "r1"); return err }},
 		{"ListAttempts", "Query", func() error { _, err := st.ListAttempts(ctx, "tenant-a", e.ID); return err }},
 	}
 	for _, o := range ops {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -79,6 +80,11 @@ type Attempt struct {
 	// Error says why an attempt Failed; "" for Delivered and Gone. It
 	// never repeats the URL.
 	Error string
+	// RetryAfter is the wait a receiver asked for with Retry-After
+	// (delay-seconds or an HTTP-date, RFC 9110 section 10.2.3) on a 429 or
+	// 5xx answer, at most MaxDelay; 0 when it asked for none, or for a
+	// time already past.
+	RetryAfter time.Duration
 }
 
 var defaultClient = sync.OnceValue(func() *http.Client { return NewHTTPClient(ClientOptions{}) })
@@ -142,8 +148,33 @@ func Send(ctx context.Context, client *http.Client, req Request) Attempt {
 	default:
 		a.Outcome = Failed
 		a.Error = fmt.Sprintf("status %d %s", code, http.StatusText(code))
+		if code == http.StatusTooManyRequests || code >= 500 {
+			a.RetryAfter = ParseRetryAfter(resp.Header.Get("Retry-After"), now)
+		}
 	}
 	return a
+}
+
+// ParseRetryAfter reads a Retry-After header value at now: a number of
+// seconds, or an HTTP-date. It returns 0 for an empty, malformed or
+// negative value and for a date not after now, and at most MaxDelay.
+func ParseRetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if strings.Trim(v, "0123456789") == "" {
+		secs, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || secs >= int64(MaxDelay/time.Second) {
+			return MaxDelay // too many digits for an int64 too
+		}
+		return time.Duration(secs) * time.Second
+	}
+	at, err := http.ParseTime(v)
+	if err != nil {
+		return 0
+	}
+	return min(max(at.Sub(now), 0), MaxDelay)
 }
 
 // errorText is err's text without the URL that *url.Error repeats, with

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
@@ -65,7 +64,7 @@ func run() error {
 		if err != nil {
 			return err
 		}
-		webhooks = &httpapi.Webhooks{Store: st, Redeliver: dispatch.Redeliver(retry, time.Now), Secrets: sealer}
+		webhooks = &httpapi.Webhooks{Store: st, Redeliver: dispatch.Redeliver(retry), Secrets: sealer}
 	}
 	apiCfg := httpapi.Config{
 		Webhooks:     webhooks,

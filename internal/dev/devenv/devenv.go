@@ -3,12 +3,17 @@
 // schema the constructs use, a demo tenant's API key, the HTTP API as
 // deployed (internal/dev/localapi: an API Gateway emulator built from the
 // synthesized API stack template, calling the real authorizer and API
-// handlers through their Lambda entry points) and a stream poller that runs
+// handlers through their Lambda entry points), a stream poller that runs
 // the stream consumer (internal/delivery) against DynamoDB Local's Streams
-// API and delivers to a local sink. Webhook signing secrets are sealed
-// and opened with local-kms (internal/dev/kmslocal), a KMS-compatible
-// engine started beside DynamoDB Local, as the deployed functions do with
-// KMS.
+// API, and webhook push delivery on a real SQS engine (moto_server,
+// internal/dev/sqslocal): the template's delivery and retry queues and
+// their dead-letter queues, the consumer sending to the delivery queue,
+// and the webhook function invoked through its Lambda entry point by its
+// event source mappings (internal/dev/sqsesm), all configured from the
+// template.
+// Webhook signing secrets are sealed and opened with local-kms
+// (internal/dev/kmslocal), a KMS-compatible engine, as the deployed
+// functions do with KMS.
 //
 // cmd/triggers-dev (`make dev`) is its command-line front end.
 package devenv
@@ -41,6 +46,7 @@ import (
 	"github.com/triggers-dev/triggers/internal/delivery"
 	"github.com/triggers-dev/triggers/internal/dev/kmslocal"
 	"github.com/triggers-dev/triggers/internal/dev/localapi"
+	"github.com/triggers-dev/triggers/internal/dev/sqsesm"
 	"github.com/triggers-dev/triggers/internal/dev/streampoll"
 	"github.com/triggers-dev/triggers/internal/dev/syncio"
 	"github.com/triggers-dev/triggers/internal/dispatch"
@@ -78,6 +84,7 @@ type Options struct {
 	// DataDir keeps DynamoDB Local's data across runs, and local-kms's
 	// keys in DataDir/kms (the key that sealed the stored webhook
 	// secrets). Default: in memory, and a temporary folder for the keys.
+	// The queues are always in memory.
 	DataDir string
 	// EndpointURL, when set, uses the DynamoDB engine already serving
 	// there (a DynamoDB Local you run, or real tables with
@@ -102,12 +109,20 @@ type Options struct {
 	DeliveriesFile string
 	// Jar and Java locate DynamoDB Local and Java. Default: ddblocal's.
 	Jar, Java string
+	// SQSPort is the SQS engine's loopback port. Default (0 or -1): a
+	// free port.
+	SQSPort int
+	// SQSEndpointURL, when set, uses the SQS-compatible engine already
+	// serving there instead of starting one (SQSPort is then unused); the
+	// template's queues are created there when missing (QueuePrefix +
+	// logical id) and kept at exit.
+	SQSEndpointURL string
 	// PollInterval is the stream poller's pause when the stream has
 	// nothing new. Default: 250 ms.
 	PollInterval time.Duration
 	// WebhookSchedule is the webhook retry schedule (webhook.ParseSchedule
-	// syntax). Default: DefaultWebhookSchedule, seconds instead of the
-	// deployed hours.
+	// syntax), replacing the template's WEBHOOK_SCHEDULE. Default:
+	// DefaultWebhookSchedule, seconds instead of the deployed hours.
 	WebhookSchedule string
 	// Stdout receives the start-up summary (with the API key) and the
 	// request, delivery and poller log lines (JSON). Default: os.Stdout.
@@ -134,6 +149,12 @@ type Info struct {
 	DynamoDBEndpoint string
 	// DynamoDBPid is DynamoDB Local's process id.
 	DynamoDBPid int
+	// SQSEndpoint is the SQS engine's URL, and SQSPid its process id (0
+	// for an engine Run did not start).
+	SQSEndpoint string
+	SQSPid      int
+	// Queues are the template's queues on the SQS engine, by logical id.
+	Queues map[string]sqsesm.LocalQueue
 	// KMSEndpoint and KMSPid are local-kms's URL and process id;
 	// SecretsKey is the ARN of its key that seals webhook secrets.
 	KMSEndpoint string
@@ -192,10 +213,17 @@ func Run(ctx context.Context, o Options) (err error) {
 	if !event.ValidTenantID(o.Tenant) {
 		return fmt.Errorf("tenant %q is invalid: use 1-128 characters of [A-Za-z0-9_.:-], starting with a letter or digit", o.Tenant)
 	}
+	if _, err := webhook.ParseSchedule(o.WebhookSchedule); err != nil {
+		return fmt.Errorf("webhook schedule: %w", err)
+	}
 	// The template and the API's port first: failing here costs nothing.
 	template, err := localapi.ReadTemplate(o.Template)
 	if err != nil {
 		return err
+	}
+	sqsTemplate, err := sqsesm.ParseTemplate(template)
+	if err != nil {
+		return fmt.Errorf("%s: %w", o.Template, err)
 	}
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
@@ -231,12 +259,17 @@ func Run(ctx context.Context, o Options) (err error) {
 	if _, err := ddb.CreateTable(ctx, client, schema.APIKeys(), o.KeysTable, true); err != nil {
 		return err
 	}
-	// Webhook delivery in process: the dispatcher, a timer queue for its
-	// retries, and a receiver that verifies the signatures.
-	schedule, err := webhook.ParseSchedule(o.WebhookSchedule)
+	// The queues, the stream consumer and the webhook function, as the
+	// template configures them.
+	sq, err := startSQS(ctx, o)
 	if err != nil {
-		return fmt.Errorf("webhook schedule: %w", err)
+		return err
 	}
+	defer func() {
+		if serr := sq.stop(); serr != nil && err == nil {
+			err = serr
+		}
+	}()
 	kms, secretsKey, box, err := startKMS(ctx, o)
 	if err != nil {
 		return err
@@ -246,17 +279,47 @@ func Run(ctx context.Context, o Options) (err error) {
 			err = serr
 		}
 	}()
-	events := store.New(client, o.EventsTable, store.WithProfile(o.EventsProfile))
-	rcv := newReceiver(tenantSecrets(events.ListSubscriptions, box, o.Tenant))
-	defer rcv.srv.Close()
-	wctx, wcancel := context.WithCancel(ctx)
-	queue := &localQueue{ctx: wctx, log: log}
-	defer func() { wcancel(); queue.close() }()
-	dispatcher, err := dispatch.New(dispatch.Config{Store: events, Queue: queue, Client: rcv.client(5 * time.Second), Schedule: schedule, Logger: log, Secrets: box})
+	fns, err := setupFunctions(ctx, sqsTemplate, sq.client, o, secretsKey)
 	if err != nil {
 		return err
 	}
-	queue.run = dispatcher.HandleTask
+	events := store.New(client, o.EventsTable, store.WithProfile(o.EventsProfile))
+	rcv := newReceiver(tenantSecrets(events.ListSubscriptions, box, o.Tenant))
+	defer rcv.srv.Close()
+	var (
+		retryQueue dispatch.Queue
+		drivers    []*sqsesm.Driver
+	)
+	if w := fns.webhooks; w != nil {
+		retryQueue = dispatch.SQSQueue{Client: sq.client, URL: w.QueueURL}
+		dispatcher, err := dispatch.New(dispatch.Config{
+			Store:        store.New(client, w.EventsTable, store.WithProfile(w.EventsProfile)),
+			Queue:        retryQueue,
+			Client:       rcv.client(w.Timeout),
+			Schedule:     w.Schedule,
+			DisableAfter: w.DisableAfter,
+			Logger:       log,
+			Secrets:      box,
+		})
+		if err != nil {
+			return err
+		}
+		for _, m := range fns.mappings {
+			s := m.Settings
+			s.MaximumConcurrency = m.Concurrency()
+			q := fns.queues[m.Queue.LogicalID]
+			d, err := sqsesm.New(sqsesm.Config{
+				Client: sq.client, QueueURL: q.URL, QueueARN: q.ARN, Settings: s,
+				// As lambda/webhooks passes it to lambda.Start.
+				Handler:      dispatcher.HandleSQS,
+				FunctionName: fns.webhooksFn, Logger: log,
+			})
+			if err != nil {
+				return fmt.Errorf("event source mapping %s: %w", m.LogicalID, err)
+			}
+			drivers = append(drivers, d)
+		}
+	}
 
 	keys := apikey.NewStore(client, o.KeysTable)
 	key, _, err := keys.Create(ctx, o.Tenant, "make dev demo key")
@@ -275,24 +338,25 @@ func Run(ctx context.Context, o Options) (err error) {
 		EventsProfile: o.EventsProfile,
 		CursorSecret:  []byte(base64.RawURLEncoding.EncodeToString(secret)),
 		Logger:        log,
-		WebhookQueue:  queue, AllowPrivateTargets: true,
+		WebhookQueue:  retryQueue, AllowPrivateTargets: true,
 		KMS: kms.Client, SecretsKey: secretsKey,
 	})
 	if err != nil {
 		return fmt.Errorf("serve %s: %w", o.Template, err)
 	}
 
-	deliveries := &deliveryLog{w: sink, log: log, push: func(m delivery.Message) {
-		// The delivery queue's webhook consumer: a first round per event.
-		queue.wg.Add(1) // close() waits for the round
-		go func() {
-			defer queue.wg.Done()
-			if err := dispatcher.HandleEvent(wctx, m.Tenant, m.EventID); err != nil && wctx.Err() == nil {
-				log.Error("webhook round failed", "event_id", m.EventID, "error", err.Error())
-			}
-		}()
-	}}
-	consumer, err := delivery.New(delivery.Config{Publisher: streampoll.SinkFunc(deliveries.deliver), QueueURL: "local-sink", Logger: log})
+	deliveries := &deliveryLog{w: sink, log: log}
+	var publisher delivery.Publisher = streampoll.SinkFunc(deliveries.deliver)
+	queueURL := "local-sink"
+	var dead delivery.DeadLetter
+	if c := fns.consumer; c != nil {
+		publisher = queuePublisher{queue: delivery.SQSPublisher{Client: sq.client, QueueURL: c.QueueURL}, sent: deliveries, log: log}
+		queueURL = c.QueueURL
+		if c.DeadLetterQueueURL != "" {
+			dead = delivery.SQSDeadLetter{Client: sq.client, QueueURL: c.DeadLetterQueueURL}
+		}
+	}
+	consumer, err := delivery.New(delivery.Config{Publisher: publisher, QueueURL: queueURL, DeadLetter: dead, Logger: log})
 	if err != nil {
 		return err
 	}
@@ -314,17 +378,26 @@ func Run(ctx context.Context, o Options) (err error) {
 		URL: "http://" + ln.Addr().String() + api.BasePath, DeliveriesURL: "http://" + ln.Addr().String() + DeliveriesPath,
 		WebhooksURL: "http://" + ln.Addr().String() + WebhooksPath, ReceiverURL: rcv.srv.URL,
 		Template: o.Template, Stage: api.Gateway.Stage(), DynamoDBEndpoint: eng.endpoint, DynamoDBPid: eng.pid,
+		SQSEndpoint: sq.endpoint, SQSPid: sq.pid, Queues: fns.queues,
 		Tenant: o.Tenant, APIKey: key, EventsTable: o.EventsTable, KeysTable: o.KeysTable,
 		KMSEndpoint: kms.Endpoint, KMSPid: kms.Pid(), SecretsKey: secretsKey,
 	}
 	// Before the log lines start: connections wait in the listen backlog.
-	printSummary(o, info, !eventsCreated)
+	printSummary(o, info, !eventsCreated, fns.describe())
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	errc := make(chan error, 2)
+	errc := make(chan error, 2+len(drivers))
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(2 + len(drivers))
+	for _, d := range drivers {
+		go func() {
+			defer wg.Done()
+			if err := d.Run(runCtx); err != nil {
+				errc <- fmt.Errorf("webhook event source mapping: %w", err)
+			}
+		}()
+	}
 	go func() {
 		defer wg.Done()
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -347,9 +420,13 @@ func Run(ctx context.Context, o Options) (err error) {
 	case err = <-errc:
 	case <-eng.done:
 		err = fmt.Errorf("DynamoDB Local exited unexpectedly: %s", eng.output())
+	case <-sq.done:
+		err = fmt.Errorf("the SQS engine exited unexpectedly: %s", sq.output())
 	case <-kms.Done():
 		err = fmt.Errorf("local-kms exited unexpectedly: %s", kms.Output())
 	}
+	// The poller and the event source mappings stop first (the running
+	// invocations finish), then the API; the engines last (deferred).
 	cancel()
 	shutdown, scancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer scancel()
@@ -434,7 +511,7 @@ func startKMS(ctx context.Context, o Options) (*kmslocal.Process, string, *secre
 	return nil, "", nil, err
 }
 
-func printSummary(o Options, in Info, kept bool) {
+func printSummary(o Options, in Info, kept bool, webhooks []string) {
 	storage := "in memory (gone at exit; keep it with make dev DATA=.dev-data)"
 	if o.DataDir != "" {
 		abs, _ := filepath.Abs(o.DataDir)
@@ -452,17 +529,29 @@ func printSummary(o Options, in Info, kept bool) {
 	} else {
 		fmt.Fprintf(w, "  DynamoDB Local:  %s  (pid %d) data %s\n", in.DynamoDBEndpoint, in.DynamoDBPid, storage)
 	}
+	if o.SQSEndpointURL != "" {
+		fmt.Fprintf(w, "  SQS:             %s  (not started here; queues kept at exit)\n", in.SQSEndpoint)
+	} else {
+		fmt.Fprintf(w, "  SQS (moto):      %s  (pid %d) queues in memory\n", in.SQSEndpoint, in.SQSPid)
+	}
 	fmt.Fprintf(w, "  local-kms:       %s  (pid %d) key %s seals webhook secrets\n", in.KMSEndpoint, in.KMSPid, SecretsKeyAlias)
 	fmt.Fprintf(w, "  tables:          %s, %s\n", in.EventsTable, in.KeysTable)
 	fmt.Fprintf(w, "  tenant:          %s\n", in.Tenant)
 	fmt.Fprintf(w, "  API key:         %s   (new at every start; only its hash is stored)\n", in.APIKey)
-	fmt.Fprintf(w, "  deliveries:      %s, and a \"delivered\" log line each", in.DeliveriesURL)
+	fmt.Fprintf(w, "  deliveries:      %s, and a \"delivered\" log line each (sent to the delivery queue)", in.DeliveriesURL)
 	if o.DeliveriesFile != "" {
 		fmt.Fprintf(w, ", appended to %s", o.DeliveriesFile)
 	}
 	fmt.Fprintf(w, "\n  webhooks:        receiver %s (/ok, /fail, /flaky, /gone; verifies signatures), received: %s\n", in.ReceiverURL, in.WebhooksURL)
+	if len(webhooks) == 0 {
+		fmt.Fprintf(w, "                   off: the template has no webhook function\n")
+	}
+	for _, l := range webhooks {
+		fmt.Fprintf(w, "                   %s\n", l)
+	}
 	fmt.Fprintf(w, "\nIn another terminal:\n  export TRIGGERS_URL=%s TRIGGERS_KEY=%s TRIGGERS_DELIVERIES=%s\n", in.URL, in.APIKey, in.DeliveriesURL)
 	fmt.Fprintf(w, "  export TRIGGERS_RECEIVER=%s TRIGGERS_WEBHOOKS=%s\n", in.ReceiverURL, in.WebhooksURL)
+	fmt.Fprintf(w, "  export SQS=%s   # aws sqs list-queues --endpoint-url \"$SQS\"\n", in.SQSEndpoint)
 	if o.EndpointURL == "" {
 		fmt.Fprintf(w, "  export AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local AWS_DEFAULT_REGION=%s DDB=%s\n", ddb.LocalRegion, in.DynamoDBEndpoint)
 	}
@@ -477,8 +566,6 @@ type deliveryLog struct {
 	log     *slog.Logger
 	kept    []json.RawMessage
 	changed chan struct{} // closed and replaced at every delivery
-	// push hands each delivered event to webhook delivery.
-	push func(delivery.Message)
 }
 
 func (d *deliveryLog) deliver(ctx context.Context, m delivery.Message) error {
@@ -504,9 +591,6 @@ func (d *deliveryLog) deliver(ctx context.Context, m delivery.Message) error {
 		d.changed = nil
 	}
 	d.log.LogAttrs(ctx, slog.LevelInfo, "delivered", slog.String("tenant", m.Tenant), slog.String("event_type", m.EventType), slog.String("event_id", m.EventID))
-	if d.push != nil {
-		d.push(m)
-	}
 	return nil
 }
 

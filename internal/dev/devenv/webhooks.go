@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -14,7 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/triggers-dev/triggers/internal/dispatch"
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/webhook"
 )
@@ -25,45 +23,6 @@ const WebhooksPath = "/_dev/webhooks"
 // DefaultWebhookSchedule is make dev's retry schedule: seconds instead of
 // the deployed hours, so a failure's retries show within a walkthrough.
 const DefaultWebhookSchedule = "1s,2s,4s"
-
-// localQueue is the webhook retry queue in process: a Task runs on a
-// timer after its delay, as SQS would deliver it.
-type localQueue struct {
-	ctx  context.Context
-	wg   sync.WaitGroup
-	run  func(context.Context, dispatch.Task) error
-	log  *slog.Logger
-	mu   sync.Mutex
-	stop bool
-}
-
-func (q *localQueue) Send(_ context.Context, t dispatch.Task, delay time.Duration) error {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.stop {
-		return context.Canceled
-	}
-	q.wg.Add(1)
-	time.AfterFunc(delay, func() {
-		defer q.wg.Done()
-		if q.ctx.Err() != nil {
-			return
-		}
-		if err := q.run(q.ctx, t); err != nil && q.ctx.Err() == nil {
-			q.log.Error("webhook task failed", "event_id", t.EventID, "subscription_id", t.SubscriptionID, "error", err.Error())
-		}
-	})
-	return nil
-}
-
-// close stops taking tasks and waits for the running ones (their timers
-// see the cancelled context and return at once).
-func (q *localQueue) close() {
-	q.mu.Lock()
-	q.stop = true
-	q.mu.Unlock()
-	q.wg.Wait()
-}
 
 // receiver is make dev's webhook endpoint, over TLS on loopback. It
 // verifies every request's Standard Webhooks signature with the secrets of

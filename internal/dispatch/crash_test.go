@@ -1,0 +1,1254 @@
+package dispatch_test
+
+// The crash-point harness: webhook delivery under every single fault.
+//
+// A scenario writes events through the real HTTP API (httpapi) into
+// DynamoDB Local, reads the table's real stream (streampoll), runs the
+// real stream consumer (delivery) into the delivery queue, and lets the
+// real dispatcher consume the delivery and retry queues (HandleSQS) until
+// nothing is left, on a virtual clock. Redeliveries go through the real
+// API route. Every store call (dispatch.Store and the API's), every queue
+// send (dispatch.Queue, the stream consumer's delivery.Sender) and every
+// webhook POST passes through an injector.
+//
+// A clean run of each scenario records the trace of those calls. Then,
+// for every call in the trace, one run makes that call fail once and
+// another makes the process stop right after it (the call took effect; the
+// invocation does nothing more and answers nothing), and another stops
+// there with every queue message delivered twice. The queues behave as SQS does towards
+// its consumer: a message not deleted (failed, or its invocation died)
+// comes back after the visibility timeout with the same body; a stream
+// batch whose invocation failed is retried from the stream. When the system
+// has settled the invariants below must hold. The trace must also cover
+// every method of the interfaces the path uses, so a new store or queue
+// call cannot go without crash cases.
+//
+// The queues are simQueue, a test double of SQS's delivery semantics
+// (visibility, delay, redelivery, receive count, duplicates) on the
+// virtual clock; internal/dev/sqsesm drives the same handler on a real
+// SQS-compatible engine.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/triggers-dev/triggers/internal/ddb"
+	"github.com/triggers-dev/triggers/internal/ddb/ddblocal"
+	"github.com/triggers-dev/triggers/internal/delivery"
+	"github.com/triggers-dev/triggers/internal/dev/kmslocal/kmstest"
+	"github.com/triggers-dev/triggers/internal/dev/streampoll"
+	"github.com/triggers-dev/triggers/internal/dispatch"
+	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/internal/httpapi"
+	"github.com/triggers-dev/triggers/internal/store"
+	"github.com/triggers-dev/triggers/internal/webhook"
+	"github.com/triggers-dev/triggers/internal/webhook/secretbox"
+	"github.com/triggers-dev/triggers/schema"
+)
+
+// Harness settings, as deployed where it matters: the visibility timeout
+// outlasts a claim's lease, SQS's longest delay is 15 minutes.
+const (
+	simVisibility      = 30 * time.Minute
+	simMaxReceiveCount = 5
+	simBatchSize       = 10
+	crashQueueURL      = "https://sqs.eu-west-1.amazonaws.com/123456789012/delivery"
+)
+
+// ---- invocations, faults and the trace ----
+
+type invocation struct{ dead atomic.Bool }
+
+type invocationKey struct{}
+
+func newInvocation(parent context.Context) (context.Context, *invocation) {
+	inv := &invocation{}
+	return context.WithValue(parent, invocationKey{}, inv), inv
+}
+
+func invocationOf(ctx context.Context) *invocation {
+	inv, _ := ctx.Value(invocationKey{}).(*invocation)
+	return inv
+}
+
+var (
+	errInjected = errors.New("harness: injected failure")
+	errStopped  = errors.New("harness: the process stopped")
+)
+
+// fault is one injection: the call named label fails once, or (crash)
+// takes effect and then its process stops.
+type fault struct {
+	label string
+	crash bool
+}
+
+func (f fault) String() string {
+	if f.label == "" {
+		return "clean"
+	}
+	if f.crash {
+		return "stop after " + f.label
+	}
+	return "fail " + f.label
+}
+
+// injector records the calls of a run and injects its fault. A call is
+// labelled by its operation, its arguments (events and subscriptions by
+// their scenario names) and the function of the path that made it; the
+// trace lists each label once, in the order first seen, and a fault hits
+// the label's first occurrence.
+type injector struct {
+	f      fault
+	names  *names
+	mu     sync.Mutex
+	fired  bool
+	counts map[string]int
+	trace  []string
+}
+
+func newInjector(f fault, n *names) *injector {
+	return &injector{f: f, names: n, counts: map[string]int{}}
+}
+
+// call runs do as the call op(args) of the invocation in ctx.
+func (in *injector) call(ctx context.Context, op string, args []string, do func() error) error {
+	inv := invocationOf(ctx)
+	if inv == nil {
+		panic("harness: a call outside an invocation: " + op)
+	}
+	if inv.dead.Load() {
+		return errStopped
+	}
+	label := op
+	if len(args) > 0 {
+		label += " " + strings.Join(in.names.all(args), " ")
+	}
+	label += " @" + callSite()
+	in.mu.Lock()
+	in.counts[label]++
+	if in.counts[label] == 1 {
+		in.trace = append(in.trace, label)
+	}
+	hit := !in.fired && label == in.f.label
+	in.fired = in.fired || hit
+	in.mu.Unlock()
+	if hit && !in.f.crash {
+		return errInjected
+	}
+	err := do()
+	if hit {
+		inv.dead.Store(true)
+		return errStopped
+	}
+	return err
+}
+
+// callSite names the function of the path that made a call: the first
+// caller outside this file and the packages in between (net/http, the
+// SDK).
+func callSite() string {
+	pcs := make([]uintptr, 32)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(3, pcs)])
+	for {
+		f, more := frames.Next()
+		fn := f.Function
+		if i := strings.LastIndex(fn, "/"); i >= 0 {
+			fn = fn[i+1:]
+		}
+		switch {
+		case strings.HasPrefix(fn, "dispatch."), strings.HasPrefix(fn, "httpapi."), strings.HasPrefix(fn, "delivery."), strings.HasPrefix(fn, "webhook."):
+			return fn
+		case !more:
+			return "?"
+		}
+	}
+}
+
+// names gives ids readable, run-independent names in labels.
+type names struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func (n *names) set(id, name string) {
+	n.mu.Lock()
+	n.m[id] = name
+	n.mu.Unlock()
+}
+
+func (n *names) all(ids []string) []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		if name, ok := n.m[id]; ok {
+			out[i] = name
+		} else {
+			out[i] = id
+		}
+	}
+	return out
+}
+
+// ---- the store, queue and sender under injection ----
+
+// faultStore is the store as the dispatcher and the API see it. Every
+// method is written out (no embedding): a method added to dispatch.Store
+// does not compile here until it gets its crash cases.
+type faultStore struct {
+	st *store.Store
+	in *injector
+}
+
+var (
+	_ dispatch.Store            = faultStore{}
+	_ httpapi.Store             = faultStore{}
+	_ httpapi.SubscriptionStore = faultStore{}
+	_ delivery.Sender           = faultSender{}
+	_ dispatch.Queue            = faultQueue{}
+	_ http.RoundTripper         = faultTransport{}
+	_ dispatch.Store            = (*store.Store)(nil)
+	_ httpapi.SubscriptionStore = (*store.Store)(nil)
+)
+
+func (s faultStore) Get(ctx context.Context, tenant, id string) (e event.Event, err error) {
+	err = s.in.call(ctx, "Store.Get", []string{id}, func() error { e, err = s.st.Get(ctx, tenant, id); return err })
+	return
+}
+
+func (s faultStore) Transition(ctx context.Context, tenant, id string, from []event.Status, to event.Status) (e event.Event, err error) {
+	err = s.in.call(ctx, "Store.Transition", []string{id, string(to)}, func() error {
+		e, err = s.st.Transition(ctx, tenant, id, from, to)
+		return err
+	})
+	return
+}
+
+func (s faultStore) Settle(ctx context.Context, tenant, id string, from, to event.Status, latest []event.Attempt) error {
+	return s.in.call(ctx, "Store.Settle", []string{id, string(from), string(to)}, func() error {
+		return s.st.Settle(ctx, tenant, id, from, to, latest)
+	})
+}
+
+func (s faultStore) StartRedelivery(ctx context.Context, tenant string, e event.Event, token string, at time.Time) error {
+	return s.in.call(ctx, "Store.StartRedelivery", []string{e.ID}, func() error {
+		return s.st.StartRedelivery(ctx, tenant, e, token, at)
+	})
+}
+
+func (s faultStore) ListSubscriptions(ctx context.Context, tenant string) (subs []event.Subscription, err error) {
+	err = s.in.call(ctx, "Store.ListSubscriptions", nil, func() error { subs, err = s.st.ListSubscriptions(ctx, tenant); return err })
+	return
+}
+
+func (s faultStore) GetSubscription(ctx context.Context, tenant, id string) (sub event.Subscription, err error) {
+	err = s.in.call(ctx, "Store.GetSubscription", []string{id}, func() error { sub, err = s.st.GetSubscription(ctx, tenant, id); return err })
+	return
+}
+
+func (s faultStore) DeleteSubscription(ctx context.Context, tenant, id string) error {
+	return s.in.call(ctx, "Store.DeleteSubscription", []string{id}, func() error { return s.st.DeleteSubscription(ctx, tenant, id) })
+}
+
+func (s faultStore) SubscriptionSucceeded(ctx context.Context, tenant, id string, at time.Time) error {
+	return s.in.call(ctx, "Store.SubscriptionSucceeded", []string{id}, func() error { return s.st.SubscriptionSucceeded(ctx, tenant, id, at) })
+}
+
+func (s faultStore) SubscriptionFailed(ctx context.Context, tenant, id string, at time.Time, after time.Duration, reason string) (disabled bool, err error) {
+	err = s.in.call(ctx, "Store.SubscriptionFailed", []string{id}, func() error {
+		disabled, err = s.st.SubscriptionFailed(ctx, tenant, id, at, after, reason)
+		return err
+	})
+	return
+}
+
+func (s faultStore) ClaimAttempt(ctx context.Context, tenant, eventID string, c event.AttemptClaim, ttl int64) (a event.Attempt, claimed bool, err error) {
+	err = s.in.call(ctx, "Store.ClaimAttempt", []string{eventID, c.SubscriptionID, "#" + strconv.Itoa(c.Number)}, func() error {
+		a, claimed, err = s.st.ClaimAttempt(ctx, tenant, eventID, c, ttl)
+		return err
+	})
+	return
+}
+
+func (s faultStore) FinishAttempt(ctx context.Context, tenant, eventID string, a event.Attempt, owner string) error {
+	return s.in.call(ctx, "Store.FinishAttempt", []string{eventID, a.SubscriptionID, "#" + strconv.Itoa(a.Number)}, func() error {
+		return s.st.FinishAttempt(ctx, tenant, eventID, a, owner)
+	})
+}
+
+func (s faultStore) MarkFollowUp(ctx context.Context, tenant, eventID, subID string, n int) error {
+	return s.in.call(ctx, "Store.MarkFollowUp", []string{eventID, subID, "#" + strconv.Itoa(n)}, func() error {
+		return s.st.MarkFollowUp(ctx, tenant, eventID, subID, n)
+	})
+}
+
+func (s faultStore) ListAttempts(ctx context.Context, tenant, eventID string) (a []event.Attempt, err error) {
+	err = s.in.call(ctx, "Store.ListAttempts", []string{eventID}, func() error { a, err = s.st.ListAttempts(ctx, tenant, eventID); return err })
+	return
+}
+
+// The API's other calls: ingestion writes before any delivery, so they
+// run uninjected (a failed write is the client's 5xx, nothing delivered).
+
+func (s faultStore) Put(ctx context.Context, tenant string, e event.Event) error {
+	return s.st.Put(ctx, tenant, e)
+}
+
+func (s faultStore) PutIdempotent(ctx context.Context, tenant string, e event.Event, key, hash string) (event.Event, bool, error) {
+	return s.st.PutIdempotent(ctx, tenant, e, key, hash)
+}
+
+func (s faultStore) PutBatch(ctx context.Context, tenant string, evs []event.Event) []error {
+	return s.st.PutBatch(ctx, tenant, evs)
+}
+
+func (s faultStore) List(ctx context.Context, q event.InboxQuery) (event.Page, error) {
+	return s.st.List(ctx, q)
+}
+
+func (s faultStore) CreateSubscription(ctx context.Context, tenant string, sub event.Subscription) error {
+	return s.st.CreateSubscription(ctx, tenant, sub)
+}
+
+func (s faultStore) RotateSecret(ctx context.Context, tenant, id, secret string, until time.Time) (event.Subscription, error) {
+	return s.st.RotateSecret(ctx, tenant, id, secret, until)
+}
+
+// faultQueue is the retry queue as the dispatcher and the API see it.
+type faultQueue struct {
+	q  *simQueue
+	in *injector
+}
+
+func (fq faultQueue) Send(ctx context.Context, t dispatch.Task, delay time.Duration) error {
+	args := []string{t.EventID, "round"}
+	if t.SubscriptionID != "" {
+		args = []string{t.EventID, t.SubscriptionID, "#" + strconv.Itoa(t.Attempt)}
+	}
+	return fq.in.call(ctx, "Queue.Send", args, func() error {
+		body, err := json.Marshal(t)
+		if err != nil {
+			return err
+		}
+		fq.q.send(simMessage{kind: dispatch.KindTask, body: string(body)}, delay)
+		return nil
+	})
+}
+
+// faultSecrets is the KMS key of the signing secrets as the webhook
+// function opens them (local-kms behind a secretbox).
+type faultSecrets struct {
+	box *secretbox.Box
+	in  *injector
+}
+
+func (fs faultSecrets) Open(ctx context.Context, tenant, subscriptionID, stored string) (webhook.Secret, error) {
+	var out webhook.Secret
+	err := fs.in.call(ctx, "Secrets.Open", []string{subscriptionID}, func() error {
+		var err error
+		out, err = fs.box.Open(ctx, tenant, subscriptionID, stored)
+		return err
+	})
+	return out, err
+}
+
+// faultSender is the delivery queue as the stream consumer sees it.
+type faultSender struct {
+	q  *simQueue
+	in *injector
+}
+
+func (fs faultSender) SendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchInput, _ ...func(*sqs.Options)) (out *sqs.SendMessageBatchOutput, err error) {
+	err = fs.in.call(ctx, "Sender.SendMessageBatch", nil, func() error {
+		out = &sqs.SendMessageBatchOutput{}
+		for _, e := range in.Entries {
+			fs.q.send(simMessage{tenant: aws.ToString(e.MessageAttributes[dispatch.AttrTenant].StringValue), body: aws.ToString(e.MessageBody)}, 0)
+			out.Successful = append(out.Successful, sqstypes.SendMessageBatchResultEntry{Id: e.Id})
+		}
+		return nil
+	})
+	return
+}
+
+// faultTransport is the webhook client's transport: a stop after the
+// POST means the receiver got the request and nobody hears its answer.
+type faultTransport struct {
+	rt http.RoundTripper
+	in *injector
+	n  *names
+}
+
+func (ft faultTransport) RoundTrip(r *http.Request) (resp *http.Response, err error) {
+	sub := strings.TrimPrefix(r.URL.Path[strings.LastIndex(r.URL.Path, "/"):], "/")
+	err = ft.in.call(r.Context(), "HTTP.POST", []string{r.Header.Get(webhook.HeaderID), sub}, func() error {
+		resp, err = ft.rt.RoundTrip(r)
+		return err
+	})
+	if errors.Is(err, errStopped) && resp != nil {
+		resp.Body.Close()
+		resp = nil
+	}
+	return
+}
+
+// ---- simQueue: SQS's delivery semantics on the virtual clock ----
+
+type simMessage struct {
+	id, kind, tenant, body string
+	visibleAt              time.Time
+	receives               int
+}
+
+type simQueue struct {
+	mu      sync.Mutex
+	clock   *simClock
+	twice   bool
+	seq     int
+	msgs    map[string]*simMessage
+	dlq     []*simMessage
+	handled map[string]int // bodies handled successfully, by body
+}
+
+func newSimQueue(c *simClock, twice bool) *simQueue {
+	return &simQueue{clock: c, twice: twice, msgs: map[string]*simMessage{}, handled: map[string]int{}}
+}
+
+func (q *simQueue) send(m simMessage, delay time.Duration) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	copies := 1
+	if q.twice {
+		copies = 2 // SQS delivers at least once
+	}
+	for range copies {
+		q.seq++
+		c := m
+		c.id = "m" + strconv.Itoa(q.seq)
+		c.visibleAt = q.clock.now().Add(min(max(delay, 0), dispatch.MaxQueueDelay))
+		q.msgs[c.id] = &c
+	}
+}
+
+// receive returns up to simBatchSize visible messages of one kind (the
+// delivery queue's or the retry queue's: each has its own event source
+// mapping), oldest first, and hides them for the visibility timeout.
+func (q *simQueue) receive() []simMessage {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	now := q.clock.now()
+	var visible []*simMessage
+	for _, m := range q.msgs {
+		if !m.visibleAt.After(now) {
+			visible = append(visible, m)
+		}
+	}
+	sort.Slice(visible, func(i, j int) bool {
+		a, b := visible[i], visible[j]
+		if !a.visibleAt.Equal(b.visibleAt) {
+			return a.visibleAt.Before(b.visibleAt)
+		}
+		return len(a.id) < len(b.id) || len(a.id) == len(b.id) && a.id < b.id
+	})
+	var out []simMessage
+	for _, m := range visible {
+		if len(out) == simBatchSize || len(out) > 0 && m.kind != out[0].kind {
+			break
+		}
+		m.receives++
+		m.visibleAt = now.Add(simVisibility)
+		if m.receives > simMaxReceiveCount {
+			q.dlq = append(q.dlq, m)
+			delete(q.msgs, m.id)
+			continue
+		}
+		out = append(out, *m)
+	}
+	return out
+}
+
+func (q *simQueue) delete(m simMessage) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if _, ok := q.msgs[m.id]; ok {
+		delete(q.msgs, m.id)
+		q.handled[m.kind+" "+m.body]++
+	}
+}
+
+// next returns when the next message becomes visible; ok is false when
+// the queue is empty.
+func (q *simQueue) next() (time.Time, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	var at time.Time
+	for _, m := range q.msgs {
+		if at.IsZero() || m.visibleAt.Before(at) {
+			at = m.visibleAt
+		}
+	}
+	return at, !at.IsZero()
+}
+
+type simClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *simClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *simClock) advanceTo(t time.Time) {
+	c.mu.Lock()
+	if t.After(c.t) {
+		c.t = t
+	}
+	c.mu.Unlock()
+}
+
+// ---- the stream, shared ----
+
+// streamRouter reads the shared events table's stream for every run and
+// hands each run the INSERT records of its tenant's events, as the stream
+// consumer's event source mapping would hand them to one function (the
+// consumer skips every other record itself).
+type streamRouter struct {
+	mu   sync.Mutex
+	runs map[string]chan events.DynamoDBEventRecord
+}
+
+func startStreamRouter(t *testing.T, table string) *streamRouter {
+	ctx, cancel := context.WithCancel(context.Background())
+	arn, err := streampoll.LatestStreamARN(ctx, db.Client, table)
+	require.NoError(t, err)
+	reader := streampoll.NewStreamReader(ddblocal.NewStreamsClient(db.Endpoint), arn, streampoll.StreamReaderOptions{Region: ddb.LocalRegion})
+	sr := &streamRouter{runs: map[string]chan events.DynamoDBEventRecord{}}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			batches, err := reader.Next(ctx)
+			if err != nil {
+				if ctx.Err() == nil {
+					t.Errorf("stream: %v", err)
+				}
+				return
+			}
+			if len(batches) == 0 {
+				time.Sleep(5 * time.Millisecond)
+			}
+			for _, b := range batches {
+				for _, rec := range b.Event.Records {
+					if rec.EventName != "INSERT" {
+						continue
+					}
+					sr.mu.Lock()
+					ch := sr.runs[rec.Change.NewImage[schema.AttrUserID].String()]
+					sr.mu.Unlock()
+					if ch != nil {
+						ch <- rec
+					}
+				}
+			}
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	return sr
+}
+
+// register returns the channel of tenant's event records.
+func (sr *streamRouter) register(tenant string) <-chan events.DynamoDBEventRecord {
+	ch := make(chan events.DynamoDBEventRecord, 16)
+	sr.mu.Lock()
+	sr.runs[tenant] = ch
+	sr.mu.Unlock()
+	return ch
+}
+
+// ---- the receiver ----
+
+// crashReceiver is one TLS endpoint for every run: the path names the run
+// and the subscription (".../<run>/<behaviour>/<name>"). Behaviours: ok
+// (200), flaky (503 with Retry-After: 60 to a message's first two
+// requests, then 200), gone (410), fail (500).
+type crashReceiver struct {
+	srv  *httptest.Server
+	mu   sync.Mutex
+	seen map[string][]seenRequest // by run
+}
+
+type seenRequest struct {
+	sub, webhookID, bodyEventID string
+	status                      int
+}
+
+func newCrashReceiver(t *testing.T) *crashReceiver {
+	r := &crashReceiver{seen: map[string][]seenRequest{}}
+	r.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
+		if len(parts) != 3 {
+			http.Error(w, "bad path", http.StatusNotFound)
+			return
+		}
+		run, behaviour, sub := parts[0], parts[1], parts[2]
+		body, _ := io.ReadAll(req.Body)
+		var ev struct {
+			ID string `json:"event_id"`
+		}
+		_ = json.Unmarshal(body, &ev)
+		id := req.Header.Get(webhook.HeaderID)
+		r.mu.Lock()
+		n := 0
+		for _, s := range r.seen[run] {
+			if s.sub == sub && s.webhookID == id {
+				n++
+			}
+		}
+		status := http.StatusOK
+		switch behaviour {
+		case "flaky":
+			if n < 2 {
+				status = http.StatusServiceUnavailable
+				w.Header().Set("Retry-After", "60")
+			}
+		case "gone":
+			status = http.StatusGone
+		case "fail":
+			status = http.StatusInternalServerError
+		}
+		r.seen[run] = append(r.seen[run], seenRequest{sub: sub, webhookID: id, bodyEventID: ev.ID, status: status})
+		r.mu.Unlock()
+		w.WriteHeader(status)
+	}))
+	t.Cleanup(r.srv.Close)
+	return r
+}
+
+func (r *crashReceiver) requests(run string) []seenRequest {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]seenRequest(nil), r.seen[run]...)
+}
+
+// ---- scenarios ----
+
+type subSpec struct {
+	name, behaviour string
+	types           []string
+	// failingFor starts the subscription's run of failures this long
+	// before the scenario (to reach DisableAfter on its first failure).
+	failingFor time.Duration
+	// deleteAfter: the tenant deletes the subscription this long after
+	// the events were ingested.
+	deleteAfter time.Duration
+	// want is its latest attempt's outcome once settled, and whether the
+	// subscription still exists and is disabled.
+	want             string
+	exists, disabled bool
+}
+
+type eventSpec struct {
+	name, typ string
+	// want is its status once settled, and its retry_count in a run
+	// without a fault.
+	want       event.Status
+	retryCount int
+}
+
+type scenario struct {
+	name     string
+	schedule webhook.Schedule
+	subs     []subSpec
+	events   []eventSpec
+	// redeliver: once the events settle, the tenant asks for a
+	// redelivery of each failed event (the API route); then it settles
+	// again.
+	redeliver bool
+}
+
+func crashScenarios() []scenario {
+	long := webhook.Schedule{5 * time.Second, 20 * time.Minute, 20 * time.Minute, 20 * time.Minute}
+	return []scenario{{
+		// Rounds, retries (one hopping: 20 minutes is more than SQS's
+		// longest delay), Retry-After, failed -> retrying -> delivered.
+		name:     "retries until delivered",
+		schedule: long,
+		subs: []subSpec{
+			{name: "s-ok", behaviour: "ok", want: event.OutcomeDelivered, exists: true},
+			{name: "s-flaky", behaviour: "flaky", want: event.OutcomeDelivered, exists: true},
+		},
+		events: []eventSpec{{name: "e", typ: "order.paid", want: event.Delivered, retryCount: 2}},
+	}, {
+		name:     "410 gone",
+		schedule: long,
+		subs:     []subSpec{{name: "s-gone", behaviour: "gone", want: event.OutcomeGone}},
+		events:   []eventSpec{{name: "e", typ: "order.paid", want: event.Failed, retryCount: 0}},
+	}, {
+		// The tenant deletes a failing subscription: its retry is dropped
+		// and the event stays failed, never delivered.
+		name:     "deleted while failing",
+		schedule: long,
+		subs:     []subSpec{{name: "s-deleted", behaviour: "fail", deleteAfter: time.Second, want: event.OutcomeFailed}},
+		events:   []eventSpec{{name: "e", typ: "order.paid", want: event.Failed, retryCount: 0}},
+	}, {
+		name:     "disabled after failing too long",
+		schedule: long,
+		subs:     []subSpec{{name: "s-disabled", behaviour: "fail", failingFor: 2 * time.Hour, want: event.OutcomeFailed, exists: true, disabled: true}},
+		events:   []eventSpec{{name: "e", typ: "order.paid", want: event.Failed, retryCount: 0}},
+	}, {
+		// The schedule ends failed; the tenant redelivers through the API.
+		name:      "redelivery",
+		schedule:  webhook.Schedule{5 * time.Second},
+		subs:      []subSpec{{name: "s-flaky", behaviour: "flaky", want: event.OutcomeDelivered, exists: true}},
+		events:    []eventSpec{{name: "e", typ: "order.paid", want: event.Delivered, retryCount: 2}},
+		redeliver: true,
+	}}
+}
+
+// ---- one run ----
+
+type runResult struct {
+	trace []string
+}
+
+type crashRun struct {
+	t        *testing.T
+	sc       scenario
+	f        fault
+	twice    bool
+	id       string
+	rcv      *crashReceiver
+	clock    *simClock
+	in       *injector
+	names    *names
+	st       *store.Store
+	fs       faultStore
+	q        *simQueue
+	d        *dispatch.Dispatcher
+	api      *httpapi.API
+	box      *secretbox.Box
+	tenant   string
+	records  <-chan events.DynamoDBEventRecord
+	subs     map[string]event.Subscription // by name
+	eventIDs map[string]string             // name -> id
+	failures []string
+}
+
+var runSeq atomic.Int64
+
+func (r *crashRun) fatalf(format string, args ...any) {
+	r.t.Helper()
+	r.t.Fatalf("%s / %s / twice=%v: "+format+"\n%s", append(append([]any{r.sc.name, r.f, r.twice}, args...), r.dump())...)
+}
+
+// dump describes the run's state for a failure message: each event's
+// status and attempts, the trace.
+func (r *crashRun) dump() string {
+	var b strings.Builder
+	ctx := context.Background()
+	for _, es := range r.sc.events {
+		id := r.eventIDs[es.name]
+		e, err := r.st.Get(ctx, r.tenant, id)
+		fmt.Fprintf(&b, "%s: %s retry_count %d %v\n", es.name, e.Status, e.RetryCount, err)
+		as, _ := r.st.ListAttempts(ctx, r.tenant, id)
+		for _, a := range as {
+			fmt.Fprintf(&b, "  %s #%d %s sends=%d next=%s followup=%s round=%.6s at %s\n", r.names.all([]string{a.SubscriptionID})[0], a.Number, a.Outcome, a.Sends, a.NextAttemptAt, a.FollowUp, a.Round, a.Timestamp)
+		}
+	}
+	r.in.mu.Lock()
+	fmt.Fprintf(&b, "trace:\n  %s\n", strings.Join(r.in.trace, "\n  "))
+	r.in.mu.Unlock()
+	return b.String()
+}
+
+// crashEnv is what every run shares: the receiver, the events table (each
+// run is its own tenant) and its stream.
+type crashEnv struct {
+	rcv    *crashReceiver
+	table  string
+	stream *streamRouter
+	// kms and key seal the subscriptions' secrets, as deployed.
+	kms *kmstest.Local
+	key string
+}
+
+func newCrashEnv(t *testing.T) *crashEnv {
+	table := db.CreateTable(t, schema.Events())
+	kms := kmstest.Start(t)
+	return &crashEnv{rcv: newCrashReceiver(t), table: table, stream: startStreamRouter(t, table), kms: kms, key: kms.Key(t)}
+}
+
+func newCrashRun(t *testing.T, env *crashEnv, sc scenario, f fault, twice bool) *crashRun {
+	rcv := env.rcv
+	r := &crashRun{t: t, sc: sc, f: f, twice: twice, rcv: rcv, id: "run" + strconv.FormatInt(runSeq.Add(1), 10),
+		clock:    &simClock{t: time.Now().UTC().Truncate(time.Second)},
+		names:    &names{m: map[string]string{}},
+		subs:     map[string]event.Subscription{},
+		eventIDs: map[string]string{},
+	}
+	r.in = newInjector(f, r.names)
+	r.tenant = "tenant-" + r.id
+	r.records = env.stream.register(r.tenant)
+	r.st = store.New(db.Client, env.table)
+	r.fs = faultStore{st: r.st, in: r.in}
+	r.q = newSimQueue(r.clock, twice)
+	tlsCfg := rcv.srv.Client().Transport.(*http.Transport).TLSClientConfig
+	client := webhook.NewHTTPClient(webhook.ClientOptions{AllowPrivate: true, TLSConfig: tlsCfg})
+	client.Transport = faultTransport{rt: client.Transport, in: r.in, n: r.names}
+	// A box per run: its cache does not carry over to another run.
+	box, err := secretbox.New(env.kms.Client, env.key, secretbox.Options{})
+	require.NoError(t, err)
+	r.box = box
+	d, err := dispatch.New(dispatch.Config{
+		Secrets: faultSecrets{box: box, in: r.in},
+		Store:   r.fs, Queue: faultQueue{q: r.q, in: r.in}, Client: client, Schedule: sc.schedule,
+		DisableAfter: time.Hour, Now: r.clock.now, Rand: half{},
+		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)),
+	})
+	require.NoError(t, err)
+	r.d = d
+	r.api, err = httpapi.New(httpapi.Config{
+		Store: r.fs, CursorSecret: bytes.Repeat([]byte("k"), 32), Now: r.clock.now,
+		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		Webhooks: &httpapi.Webhooks{
+			Store: r.fs, Redeliver: dispatch.Redeliver(faultQueue{q: r.q, in: r.in}), Secrets: box,
+			CheckTarget: func(context.Context, string) error { return nil },
+		},
+	})
+	require.NoError(t, err)
+	return r
+}
+
+// request serves one API request in its own invocation; ok is false when
+// its process stopped (the client sees no answer).
+func (r *crashRun) request(method, path, body string) (code int, out []byte, ok bool) {
+	ctx, inv := newInvocation(httpapi.WithTenant(context.Background(), r.tenant))
+	hr := httptest.NewRequestWithContext(ctx, method, path, strings.NewReader(body))
+	if body != "" {
+		hr.Header.Set("Content-Type", "application/json")
+	}
+	w := httptest.NewRecorder()
+	r.api.ServeHTTP(w, hr)
+	return w.Code, w.Body.Bytes(), !inv.dead.Load()
+}
+
+func (r *crashRun) setUp() {
+	ctx := context.Background()
+	for _, s := range r.sc.subs {
+		id, err := event.NewSubscriptionID(nil)
+		require.NoError(r.t, err)
+		types := s.types
+		if types == nil {
+			types = []string{}
+		}
+		sub := event.Subscription{ID: id, URL: r.rcv.srv.URL + "/" + r.id + "/" + s.behaviour + "/" + s.name, EventTypes: types,
+			CreatedAt: event.FormatTime(r.clock.now().Add(-time.Minute))}
+		sealed, err := r.box.Seal(ctx, r.tenant, id, webhook.NewSecret())
+		require.NoError(r.t, err)
+		sub.Secrets = []string{sealed}
+		require.NoError(r.t, r.st.CreateSubscription(ctx, r.tenant, sub))
+		if s.failingFor > 0 {
+			_, err := r.st.SubscriptionFailed(ctx, r.tenant, id, r.clock.now().Add(-s.failingFor), 100*time.Hour, "before")
+			require.NoError(r.t, err)
+		}
+		r.subs[s.name] = sub
+		r.names.set(id, s.name)
+	}
+	for _, e := range r.sc.events {
+		code, out, ok := r.request("POST", "/v1/events", `{"event_type":"`+e.typ+`","payload":{"n":1}}`)
+		require.True(r.t, ok)
+		require.Equal(r.t, http.StatusCreated, code, "%s", out)
+		var got struct {
+			ID string `json:"event_id"`
+		}
+		require.NoError(r.t, json.Unmarshal(out, &got))
+		r.eventIDs[e.name] = got.ID
+		r.names.set(got.ID, e.name)
+	}
+}
+
+// stream runs the stream consumer over the run's stream records, as the
+// event source mapping does: a batch whose invocation failed or stopped is
+// handled again, from the stream.
+func (r *crashRun) stream() {
+	ctx := context.Background()
+	consumer, err := delivery.New(delivery.Config{Sender: faultSender{q: r.q, in: r.in}, QueueURL: crashQueueURL,
+		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+	require.NoError(r.t, err)
+	var recs []events.DynamoDBEventRecord
+	for len(recs) < len(r.sc.events) {
+		select {
+		case rec := <-r.records:
+			recs = append(recs, rec)
+		case <-time.After(30 * time.Second):
+			r.fatalf("the stream yielded %d of %d event records", len(recs), len(r.sc.events))
+		}
+	}
+	for try := 1; ; try++ {
+		if try > 5 {
+			r.fatalf("the stream batch never went through")
+		}
+		ictx, inv := newInvocation(ctx)
+		resp, err := consumer.Handle(ictx, events.DynamoDBEvent{Records: recs})
+		if err == nil && !inv.dead.Load() && len(resp.BatchItemFailures) == 0 {
+			return
+		}
+	}
+}
+
+// drain hands the queues' messages to the dispatcher, one batch per
+// invocation, until both are empty, advancing the clock to the next
+// visible message whenever none is visible.
+func (r *crashRun) drain() { r.drainUntil(time.Time{}) }
+
+// drainUntil drains the messages that become visible before until (the
+// zero time: all of them).
+func (r *crashRun) drainUntil(until time.Time) {
+	for step := 0; ; step++ {
+		if step > 2000 {
+			r.fatalf("the queues never drained")
+		}
+		if r.invoke() {
+			continue
+		}
+		at, ok := r.q.next()
+		if !ok || !until.IsZero() && at.After(until) {
+			return
+		}
+		r.clock.advanceTo(at)
+	}
+}
+
+// invoke hands one batch of visible messages to the dispatcher, as the
+// event source mapping does, and deletes those it handled; it reports
+// whether there was a batch.
+func (r *crashRun) invoke() bool {
+	batch := r.q.receive()
+	if len(batch) == 0 {
+		return false
+	}
+	var ev events.SQSEvent
+	for _, m := range batch {
+		attrs := map[string]events.SQSMessageAttribute{}
+		if m.kind == dispatch.KindTask {
+			attrs[dispatch.AttrKind] = events.SQSMessageAttribute{DataType: "String", StringValue: aws.String(dispatch.KindTask)}
+		} else {
+			attrs[dispatch.AttrTenant] = events.SQSMessageAttribute{DataType: "String", StringValue: aws.String(m.tenant)}
+		}
+		ev.Records = append(ev.Records, events.SQSMessage{MessageId: m.id, Body: m.body, MessageAttributes: attrs,
+			Attributes: map[string]string{"ApproximateReceiveCount": strconv.Itoa(m.receives)}})
+	}
+	ctx, inv := newInvocation(context.Background())
+	resp, err := r.d.HandleSQS(ctx, ev)
+	require.NoError(r.t, err)
+	if inv.dead.Load() {
+		return true // no answer: every message comes back
+	}
+	failed := map[string]bool{}
+	for _, f := range resp.BatchItemFailures {
+		failed[f.ItemIdentifier] = true
+	}
+	for _, m := range batch {
+		if !failed[m.id] {
+			r.q.delete(m)
+		}
+	}
+	return true
+}
+
+// redeliverFailed asks for a redelivery of every failed event, as a
+// client would: once more when it got no answer or a 5xx.
+func (r *crashRun) redeliverFailed() {
+	for _, e := range r.sc.events {
+		id := r.eventIDs[e.name]
+		cur, err := r.st.Get(context.Background(), r.tenant, id)
+		require.NoError(r.t, err)
+		if cur.Status != event.Failed {
+			// A fault that made a request again moved the receiver's
+			// script along: delivered within the schedule.
+			continue
+		}
+		for try := 0; try < 2; try++ {
+			code, out, ok := r.request("POST", "/v1/events/"+id+"/redeliver", "")
+			if ok && code < 500 {
+				if code != http.StatusAccepted && code != http.StatusConflict {
+					r.fatalf("redeliver %s = %d %s", e.name, code, out)
+				}
+				break
+			}
+		}
+	}
+}
+
+func (r *crashRun) run() runResult {
+	r.setUp()
+	r.stream()
+	r.clock.advanceTo(r.clock.now().Add(time.Millisecond))
+	deletes := false
+	for _, s := range r.sc.subs {
+		deletes = deletes || s.deleteAfter > 0
+	}
+	if deletes {
+		// The tenant deletes subscriptions after the first round: drain
+		// until the first retry is due, delete, go on.
+		r.drainUntil(r.clock.now().Add(time.Second))
+		for _, s := range r.sc.subs {
+			if s.deleteAfter > 0 {
+				require.NoError(r.t, r.st.DeleteSubscription(context.Background(), r.tenant, r.subs[s.name].ID))
+			}
+		}
+	}
+	r.drain()
+	if r.sc.redeliver {
+		r.redeliverFailed()
+		r.drain()
+	}
+	r.check()
+	r.in.mu.Lock()
+	defer r.in.mu.Unlock()
+	return runResult{trace: append([]string(nil), r.in.trace...)}
+}
+
+// check asserts the invariants of a settled run.
+func (r *crashRun) check() {
+	ctx := context.Background()
+	t := r.t
+	if len(r.q.dlq) > 0 {
+		r.fatalf("%d messages went to the dead-letter queue, first %s", len(r.q.dlq), r.q.dlq[0].body)
+	}
+	subByID := map[string]subSpec{}
+	for _, s := range r.sc.subs {
+		subByID[r.subs[s.name].ID] = s
+	}
+	sends := map[string]int{} // event/sub -> requests the attempts made
+	for _, es := range r.sc.events {
+		id := r.eventIDs[es.name]
+		e, err := r.st.Get(ctx, r.tenant, id)
+		require.NoError(t, err)
+		attempts, err := r.st.ListAttempts(ctx, r.tenant, id)
+		require.NoError(t, err)
+		bySub := map[string][]event.Attempt{}
+		for _, a := range attempts {
+			bySub[a.SubscriptionID] = append(bySub[a.SubscriptionID], a)
+			sends[id+"/"+a.SubscriptionID] += a.Sends
+		}
+		for subID, as := range bySub {
+			spec := subByID[subID]
+			for i, a := range as {
+				where := fmt.Sprintf("%s to %s attempt %d", es.name, spec.name, a.Number)
+				if a.Number != i+1 {
+					r.fatalf("%s: attempts are numbered %v, want 1..%d without gaps", where, numbers(as), len(as))
+				}
+				if !a.Final() {
+					r.fatalf("%s is still pending after the system settled", where)
+				}
+				if a.Sends < 1 {
+					r.fatalf("%s: sends %d", where, a.Sends)
+				}
+				last := i == len(as)-1
+				switch {
+				case a.NextAttemptAt != "" && last && spec.exists && !spec.disabled:
+					r.fatalf("%s: a retry was lost: failed with next_attempt_at %s and no attempt %d while the subscription lives", where, a.NextAttemptAt, a.Number+1)
+				case a.NextAttemptAt != "" && !last && a.Outcome != event.OutcomeFailed:
+					r.fatalf("%s: outcome %s with a next attempt", where, a.Outcome)
+				case !last && a.Outcome != event.OutcomeFailed && as[i+1].Round == "":
+					r.fatalf("%s: an attempt after a %s one, not by a redelivery", where, a.Outcome)
+				}
+			}
+			latest := as[len(as)-1]
+			if latest.Outcome != spec.want {
+				r.fatalf("%s to %s: latest attempt %d is %s (%s), want %s", es.name, spec.name, latest.Number, latest.Outcome, latest.Error, spec.want)
+			}
+		}
+		for _, s := range r.sc.subs {
+			// A subscription the tenant deleted may be gone before its
+			// first attempt (when a fault delayed the round).
+			if (s.types == nil || contains(s.types, es.typ)) && s.deleteAfter == 0 && len(bySub[r.subs[s.name].ID]) == 0 {
+				r.fatalf("%s was never attempted to %s", es.name, s.name)
+			}
+		}
+		if len(attempts) == 0 {
+			// Never attempted (its only subscription was deleted before a
+			// fault let the round run): the inbox's, received.
+			if e.Status != event.Received {
+				r.fatalf("%s: no attempt, status %s", es.name, e.Status)
+			}
+			continue
+		}
+		want, ok := dispatch.Expected(dispatch.Latest(attempts))
+		if !ok {
+			r.fatalf("%s: no status follows from its attempts %v", es.name, attempts)
+		}
+		if e.Status != want || e.Status != es.want {
+			r.fatalf("%s is %s; its latest attempts call for %s, the scenario for %s", es.name, e.Status, want, es.want)
+		}
+		// retry_count counts the moves failed -> retrying: exact without a
+		// fault; with one, a delayed round may leave out a move, never add
+		// one (at most one per retry or redelivery attempt).
+		retries := 0
+		for _, a := range attempts {
+			if a.Number > 1 {
+				retries++
+			}
+		}
+		if r.f.label == "" && e.RetryCount != es.retryCount || e.RetryCount > retries {
+			r.fatalf("%s: retry_count %d, want %d (%d retries made)", es.name, e.RetryCount, es.retryCount, retries)
+		}
+	}
+	// Subscriptions end as their behaviour calls for, and their health
+	// agrees with their latest attempts.
+	all, err := r.st.ListSubscriptions(ctx, r.tenant)
+	require.NoError(t, err)
+	live := map[string]event.Subscription{}
+	for _, s := range all {
+		live[s.ID] = s
+	}
+	for _, s := range r.sc.subs {
+		got, ok := live[r.subs[s.name].ID]
+		if ok != s.exists {
+			r.fatalf("subscription %s exists=%v, want %v", s.name, ok, s.exists)
+		}
+		if ok && got.Disabled != s.disabled {
+			r.fatalf("subscription %s disabled=%v, want %v", s.name, got.Disabled, s.disabled)
+		}
+		if ok && !s.disabled && s.want == event.OutcomeDelivered && got.FailingSince != "" {
+			r.fatalf("subscription %s is delivered to but still failing since %s", s.name, got.FailingSince)
+		}
+	}
+	// Every request a receiver saw is recorded: never more requests than
+	// the recorded attempts' sends; each carries its event's id as its
+	// webhook-id; a request is made again only after a fault.
+	seen := map[string]int{}
+	for _, q := range r.rcv.requests(r.id) {
+		if q.webhookID != q.bodyEventID {
+			r.fatalf("a request to %s carried webhook-id %s for event %s", q.sub, q.webhookID, q.bodyEventID)
+		}
+		seen[q.webhookID+"/"+r.subs[q.sub].ID]++
+	}
+	for key, n := range sends {
+		evID, subID, _ := strings.Cut(key, "/")
+		as, err := r.st.ListAttempts(ctx, r.tenant, evID)
+		require.NoError(t, err)
+		made := 0
+		for _, a := range as {
+			if a.SubscriptionID == subID {
+				made++
+			}
+		}
+		if extra := n - made; extra > 1 || r.f.label == "" && extra > 0 {
+			r.fatalf("%s: %d requests made again (a fault allows one per subscription and event, none without a fault)", key, extra)
+		}
+	}
+}
+
+func numbers(as []event.Attempt) []int {
+	out := make([]int, len(as))
+	for i, a := range as {
+		out[i] = a.Number
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// methodsOf returns the method names of interface type T, prefixed.
+func methodsOf[T any](prefix string) []string {
+	typ := reflect.TypeOf((*T)(nil)).Elem()
+	out := make([]string, typ.NumMethod())
+	for i := range out {
+		out[i] = prefix + typ.Method(i).Name
+	}
+	return out
+}
+
+// TestCrashPoints runs every scenario clean, then once per call of its
+// clean trace with that call failing once, and twice with the process
+// stopping right after it (with single and with doubled queue messages).
+func TestCrashPoints(t *testing.T) {
+	env := newCrashEnv(t)
+	covered := map[string]bool{}
+	type job struct {
+		sc    scenario
+		f     fault
+		twice bool
+	}
+	var jobs []job
+	for _, sc := range crashScenarios() {
+		// The clean run (on t itself, so that -run can pick crash cases).
+		clean := newCrashRun(t, env, sc, fault{}, false).run()
+		require.NotEmpty(t, clean.trace, "%s: the clean run made no call", sc.name)
+		t.Logf("%s: %d distinct calls", sc.name, len(clean.trace))
+		for _, key := range clean.trace {
+			covered[strings.Fields(key)[0]] = true
+			// A failure once; a stop right after the call, with single
+			// and with doubled messages.
+			if !strings.HasPrefix(key, "HTTP.") { // a failed request is a failed attempt: the behaviours cover it
+				jobs = append(jobs, job{sc, fault{label: key}, false})
+			}
+			for _, twice := range []bool{false, true} {
+				jobs = append(jobs, job{sc, fault{label: key, crash: true}, twice})
+			}
+		}
+		jobs = append(jobs, job{sc, fault{}, true})
+	}
+
+	// Every call the path can make has crash cases.
+	var methods []string
+	methods = append(methods, methodsOf[dispatch.Store]("Store.")...)
+	methods = append(methods, methodsOf[dispatch.Queue]("Queue.")...)
+	methods = append(methods, methodsOf[dispatch.Secrets]("Secrets.")...)
+	methods = append(methods, methodsOf[delivery.Sender]("Sender.")...)
+	methods = append(methods, "HTTP.POST")
+	for _, m := range methods {
+		assert.True(t, covered[m], "no scenario calls %s: it has no crash case; extend crashScenarios", m)
+	}
+	t.Logf("%d crash cases over %d calls", len(jobs), len(covered))
+
+	// The runs are independent (own table, tenant data, queues, clock):
+	// several at once keep the wall time down on DynamoDB Local.
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	for _, j := range jobs {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			t.Run(fmt.Sprintf("%s/%s/twice=%v", j.sc.name, j.f, j.twice), func(t *testing.T) {
+				newCrashRun(t, env, j.sc, j.f, j.twice).run()
+			})
+		})
+	}
+	wg.Wait()
+}

@@ -1,0 +1,252 @@
+// Webhook delivery attempts: one item per attempt number of an event to a
+// subscription, in the partition "attempt#<tenant>#<event_id>" (sort key
+// "<subscription_id>#<nnn>"), and the redelivery rounds' markers
+// ("round#<token>") in the same partition. An attempt is claimed before
+// its request is sent (outcome pending, with a lease), then finished with
+// its outcome by the claimant only: one number is one attempt, whoever
+// handles its queue message and however often.
+
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/triggers-dev/triggers/contract"
+	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/schema"
+)
+
+// Attributes of an attempt item beyond the seed's names.
+const (
+	attrOutcome    = "outcome"
+	attrLeaseUntil = "lease_until" // epoch milliseconds, while pending
+	attrOwner      = "owner"       // the claimant's token, while pending
+	attrSends      = "sends"
+	attrRound      = "round"
+	attrFollowUp   = "followup"
+)
+
+// roundPrefix starts the sort key of a redelivery round's marker.
+const roundPrefix = "round#"
+
+// attemptItem is a delivery attempt as stored.
+type attemptItem struct {
+	PK             string `dynamodbav:"user_id"`
+	SK             string `dynamodbav:"timestamp#event_id"`
+	RecordType     string `dynamodbav:"record_type"`
+	SubscriptionID string `dynamodbav:"subscription_id"`
+	Number         int    `dynamodbav:"attempt"`
+	Timestamp      string `dynamodbav:"timestamp"`
+	Outcome        string `dynamodbav:"outcome"`
+	StatusCode     int    `dynamodbav:"status_code,omitempty"`
+	LatencyMs      int64  `dynamodbav:"latency_ms"`
+	Response       string `dynamodbav:"response,omitempty"`
+	Error          string `dynamodbav:"error,omitempty"`
+	NextAttemptAt  string `dynamodbav:"next_attempt_at,omitempty"`
+	TTL            int64  `dynamodbav:"ttl"`
+	LeaseUntil     int64  `dynamodbav:"lease_until,omitempty"`
+	Owner          string `dynamodbav:"owner,omitempty"`
+	Sends          int    `dynamodbav:"sends,omitempty"`
+	Round          string `dynamodbav:"round,omitempty"`
+	FollowUp       string `dynamodbav:"followup,omitempty"`
+}
+
+func (it attemptItem) attempt() event.Attempt {
+	a := event.Attempt{
+		SubscriptionID: it.SubscriptionID, Number: it.Number, Timestamp: it.Timestamp,
+		Outcome: it.Outcome, StatusCode: it.StatusCode, LatencyMs: it.LatencyMs,
+		Response: it.Response, Error: it.Error, NextAttemptAt: it.NextAttemptAt,
+		Round: it.Round, Sends: it.Sends, FollowUp: it.FollowUp,
+	}
+	if it.LeaseUntil > 0 {
+		a.LeaseUntil = time.UnixMilli(it.LeaseUntil).UTC()
+	}
+	return a
+}
+
+func decodeAttempt(item map[string]types.AttributeValue) (event.Attempt, error) {
+	var it attemptItem
+	if err := attributevalue.UnmarshalMap(item, &it); err != nil {
+		return event.Attempt{}, fmt.Errorf("decode attempt: %w", err)
+	}
+	return it.attempt(), nil
+}
+
+func attemptPartition(tenant, eventID string) string {
+	return contract.AttemptPrefix + contract.Key(tenant, eventID)
+}
+
+func attemptSortKey(subscriptionID string, number int) string {
+	return contract.Key(subscriptionID, fmt.Sprintf("%03d", number))
+}
+
+// ClaimAttempt claims attempt c.Number of the tenant's event eventID to
+// c.SubscriptionID: it creates the attempt as pending, or takes over a
+// pending attempt whose lease ended before c.At (its claimant died), and
+// counts one more send. claimed is false when the attempt exists and may
+// not be taken; a then is the attempt as recorded (finished, or pending
+// under a live lease). The attempt expires with the event (ttl, epoch
+// seconds).
+func (st *Store) ClaimAttempt(ctx context.Context, tenant, eventID string, c event.AttemptClaim, ttl int64) (a event.Attempt, claimed bool, err error) {
+	values := map[string]types.AttributeValue{
+		":rt": s(contract.RecordTypeAttempt), ":sub": s(c.SubscriptionID), ":n": n(int64(c.Number)),
+		":ts": s(event.FormatTime(c.At)), ":pending": s(event.OutcomePending),
+		":lease": n(c.LeaseUntil.UnixMilli()), ":now": n(c.At.UnixMilli()), ":owner": s(c.Owner),
+		":ttl": n(ttl), ":one": n(1),
+	}
+	names := map[string]string{
+		"#pk": schema.AttrUserID, "#rt": contract.AttrRecordType, "#sub": "subscription_id", "#n": "attempt",
+		"#ts": schema.AttrTimestamp, "#o": attrOutcome, "#lease": attrLeaseUntil, "#owner": attrOwner,
+		"#ttl": schema.AttrTTL, "#sends": attrSends,
+	}
+	update := "SET #rt = :rt, #sub = :sub, #n = :n, #ts = :ts, #o = :pending, #lease = :lease, #owner = :owner, #ttl = :ttl ADD #sends :one"
+	if c.Round != "" {
+		names["#round"] = attrRound
+		values[":round"] = s(c.Round)
+		update = strings.Replace(update, " ADD", ", #round = if_not_exists(#round, :round) ADD", 1)
+	}
+	out, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                           aws.String(st.table),
+		Key:                                 st.key(attemptPartition(tenant, eventID), attemptSortKey(c.SubscriptionID, c.Number)),
+		UpdateExpression:                    aws.String(update),
+		ConditionExpression:                 aws.String("attribute_not_exists(#pk) OR (#o = :pending AND #lease < :now)"),
+		ExpressionAttributeNames:            names,
+		ExpressionAttributeValues:           values,
+		ReturnValues:                        types.ReturnValueAllNew,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) && ccf.Item != nil {
+		a, err := decodeAttempt(ccf.Item)
+		return a, false, err
+	}
+	if err != nil {
+		return event.Attempt{}, false, classify("claim attempt", err)
+	}
+	a, err = decodeAttempt(out.Attributes)
+	return a, err == nil, err
+}
+
+// FinishAttempt records the outcome of attempt a (its subscription and
+// number), claimed by owner: outcome, status, latency, response, error,
+// next_attempt_at and timestamp; the claim's lease ends. It fails with
+// event.ErrLeaseLost unless the attempt is pending under owner.
+func (st *Store) FinishAttempt(ctx context.Context, tenant, eventID string, a event.Attempt, owner string) error {
+	sets := []string{"#o = :o", "#ts = :ts", "#lat = :lat"}
+	names := map[string]string{"#o": attrOutcome, "#ts": schema.AttrTimestamp, "#lat": "latency_ms", "#owner": attrOwner, "#lease": attrLeaseUntil}
+	values := map[string]types.AttributeValue{
+		":o": s(a.Outcome), ":ts": s(a.Timestamp), ":lat": n(a.LatencyMs),
+		":owner": s(owner), ":pending": s(event.OutcomePending),
+	}
+	opt := func(name, attr string, v types.AttributeValue) {
+		sets = append(sets, "#"+name+" = :"+name)
+		names["#"+name] = attr
+		values[":"+name] = v
+	}
+	if a.StatusCode != 0 {
+		opt("sc", "status_code", n(int64(a.StatusCode)))
+	}
+	if a.Response != "" {
+		opt("resp", "response", s(a.Response))
+	}
+	if a.Error != "" {
+		opt("err", "error", s(a.Error))
+	}
+	if a.NextAttemptAt != "" {
+		opt("next", "next_attempt_at", s(a.NextAttemptAt))
+	}
+	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(st.table),
+		Key:                       st.key(attemptPartition(tenant, eventID), attemptSortKey(a.SubscriptionID, a.Number)),
+		UpdateExpression:          aws.String("SET " + strings.Join(sets, ", ") + " REMOVE #owner, #lease"),
+		ConditionExpression:       aws.String("#o = :pending AND #owner = :owner"),
+		ExpressionAttributeNames:  names,
+		ExpressionAttributeValues: values,
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return event.ErrLeaseLost
+	}
+	if err != nil {
+		return classify("record attempt", err)
+	}
+	return nil
+}
+
+// MarkFollowUp records that the task of the attempt after the tenant's
+// attempt (subscriptionID, number) is queued. An attempt that no longer
+// exists (expired with its event) is not an error.
+func (st *Store) MarkFollowUp(ctx context.Context, tenant, eventID, subscriptionID string, number int) error {
+	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(st.table),
+		Key:                       st.key(attemptPartition(tenant, eventID), attemptSortKey(subscriptionID, number)),
+		UpdateExpression:          aws.String("SET #f = :q"),
+		ConditionExpression:       aws.String("attribute_exists(#pk)"),
+		ExpressionAttributeNames:  map[string]string{"#f": attrFollowUp, "#pk": schema.AttrUserID},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":q": s(event.FollowUpQueued)},
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if err != nil && !errors.As(err, &ccf) {
+		return classify("mark attempt follow-up", err)
+	}
+	return nil
+}
+
+// ListAttempts returns every recorded attempt of the tenant's event,
+// pending ones included, ordered by subscription id and attempt number;
+// expired ones are hidden.
+func (st *Store) ListAttempts(ctx context.Context, tenant, eventID string) ([]event.Attempt, error) {
+	out := []event.Attempt{}
+	err := st.queryAttemptPartition(ctx, tenant, eventID, func(item map[string]types.AttributeValue) error {
+		if getS(item, contract.AttrRecordType) != contract.RecordTypeAttempt {
+			return nil
+		}
+		a, err := decodeAttempt(item)
+		if err == nil {
+			out = append(out, a)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (st *Store) queryAttemptPartition(ctx context.Context, tenant, eventID string, each func(map[string]types.AttributeValue) error) error {
+	var start map[string]types.AttributeValue
+	for {
+		res, err := st.db.Query(ctx, &dynamodb.QueryInput{
+			TableName:                aws.String(st.table),
+			KeyConditionExpression:   aws.String("#pk = :pk"),
+			FilterExpression:         aws.String("#ttl >= :now"),
+			ExpressionAttributeNames: map[string]string{"#pk": schema.AttrUserID, "#ttl": schema.AttrTTL},
+			ExpressionAttributeValues: map[string]types.AttributeValue{
+				":pk": s(attemptPartition(tenant, eventID)), ":now": n(st.now().Unix()),
+			},
+			ConsistentRead:    aws.Bool(true),
+			ExclusiveStartKey: start,
+		})
+		if err != nil {
+			return classify("list attempts", err)
+		}
+		for _, item := range res.Items {
+			if err := each(item); err != nil {
+				return err
+			}
+		}
+		if len(res.LastEvaluatedKey) == 0 {
+			return nil
+		}
+		start = res.LastEvaluatedKey
+	}
+}

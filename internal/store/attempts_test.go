@@ -1,0 +1,221 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/triggers-dev/triggers/contract"
+	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/internal/store"
+	"github.com/triggers-dev/triggers/schema"
+)
+
+// claim is a claim of attempt n to sub by owner at at, leased a minute.
+func claim(sub string, n int, owner string, at time.Time) event.AttemptClaim {
+	return event.AttemptClaim{SubscriptionID: sub, Number: n, Owner: owner, At: at, LeaseUntil: at.Add(time.Minute)}
+}
+
+// record claims and finishes attempt a in one go.
+func record(t *testing.T, st *store.Store, tenant, eventID string, a event.Attempt, ttl int64) {
+	t.Helper()
+	at, err := time.Parse(time.RFC3339Nano, a.Timestamp)
+	require.NoError(t, err)
+	c := claim(a.SubscriptionID, a.Number, "owner-"+a.Timestamp, at)
+	c.Round = a.Round
+	_, claimed, err := st.ClaimAttempt(context.Background(), tenant, eventID, c, ttl)
+	require.NoError(t, err)
+	require.True(t, claimed)
+	require.NoError(t, st.FinishAttempt(context.Background(), tenant, eventID, a, c.Owner))
+}
+
+// Attempts are listed in order per subscription and number, kept per
+// tenant and event, read back with every field, and hidden once expired.
+func TestAttempts(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.Events())
+	st := store.New(db.Client, table)
+	ttl := time.Now().Add(time.Hour).Unix()
+	a1 := event.Attempt{SubscriptionID: "sub_b", Number: 1, Timestamp: "2026-11-23T10:00:00.000000Z", Outcome: "failed",
+		StatusCode: 500, LatencyMs: 12, Response: "boom", NextAttemptAt: "2026-11-23T10:00:05.000000Z"}
+	a2 := event.Attempt{SubscriptionID: "sub_b", Number: 2, Timestamp: "2026-11-23T10:00:05.000000Z", Outcome: "delivered", StatusCode: 200, LatencyMs: 7}
+	a10 := event.Attempt{SubscriptionID: "sub_b", Number: 10, Timestamp: "2026-11-23T11:00:00.000000Z", Outcome: "failed", Error: "dial tcp: refused", Round: "r1"}
+	c1 := event.Attempt{SubscriptionID: "sub_a", Number: 1, Timestamp: "2026-11-23T10:00:01.000000Z", Outcome: "gone", StatusCode: 410}
+	for _, a := range []event.Attempt{a10, a2, a1, c1} {
+		record(t, st, "tenant-a", "evt_1", a, ttl)
+	}
+	record(t, st, "tenant-b", "evt_1", a1, ttl)
+	require.NoError(t, st.MarkFollowUp(ctx, "tenant-a", "evt_1", "sub_b", 1))
+	require.NoError(t, st.MarkFollowUp(ctx, "tenant-a", "evt_1", "sub_b", 3), "an attempt that does not exist")
+
+	got, err := st.ListAttempts(ctx, "tenant-a", "evt_1")
+	require.NoError(t, err)
+	for _, a := range []*event.Attempt{&a1, &a2, &a10, &c1} {
+		a.Sends = 1
+	}
+	a1.FollowUp = event.FollowUpQueued
+	assert.Equal(t, []event.Attempt{c1, a1, a2, a10}, got)
+	got, err = st.ListAttempts(ctx, "tenant-a", "evt_2")
+	require.NoError(t, err)
+	assert.Equal(t, []event.Attempt{}, got)
+	for _, it := range scan(t, table) {
+		assert.Equal(t, fmt.Sprint(ttl), attrN(it, schema.AttrTTL), "attempts expire with the event")
+		assert.False(t, contract.IsEventPartition(attrS(it, schema.AttrUserID)))
+		for _, gone := range []string{"owner", "lease_until"} {
+			assert.NotContains(t, it, gone, "a finished attempt keeps no claim")
+		}
+	}
+	assert.Len(t, scan(t, table), 5, "MarkFollowUp of a missing attempt wrote nothing")
+
+	at := func(sec int64) *store.Store {
+		return store.New(db.Client, table, store.WithClock(func() time.Time { return time.Unix(sec, 0) }))
+	}
+	got, err = at(ttl).ListAttempts(ctx, "tenant-a", "evt_1")
+	require.NoError(t, err)
+	assert.Len(t, got, 4, "alive at the ttl second")
+	got, err = at(ttl+1).ListAttempts(ctx, "tenant-a", "evt_1")
+	require.NoError(t, err)
+	assert.Empty(t, got)
+}
+
+// One attempt number is claimed by one owner at a time: a second claim
+// under a live lease gets the pending attempt instead; after the lease a
+// claim takes it over (one more send) and the first owner can no longer
+// finish it; a finished attempt is never claimed again.
+func TestClaimAttempt(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.Events())
+	st := store.New(db.Client, table)
+	ttl := time.Now().Add(time.Hour).Unix()
+	t0 := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+
+	c := claim("sub_a", 1, "first", t0)
+	c.Round = "round-1"
+	a, claimed, err := st.ClaimAttempt(ctx, "tenant-a", "evt_1", c, ttl)
+	require.NoError(t, err)
+	require.True(t, claimed)
+	assert.Equal(t, event.Attempt{SubscriptionID: "sub_a", Number: 1, Timestamp: event.FormatTime(t0), Outcome: event.OutcomePending,
+		Round: "round-1", Sends: 1, LeaseUntil: t0.Add(time.Minute)}, a)
+	assert.False(t, a.Final())
+
+	a, claimed, err = st.ClaimAttempt(ctx, "tenant-a", "evt_1", claim("sub_a", 1, "second", t0.Add(time.Minute)), ttl)
+	require.NoError(t, err)
+	assert.False(t, claimed, "the lease lasts up to its end")
+	assert.Equal(t, event.OutcomePending, a.Outcome)
+	assert.Equal(t, 1, a.Sends)
+
+	a, claimed, err = st.ClaimAttempt(ctx, "tenant-a", "evt_1", claim("sub_a", 1, "second", t0.Add(time.Minute+time.Millisecond)), ttl)
+	require.NoError(t, err)
+	require.True(t, claimed, "taken over after the lease")
+	assert.Equal(t, 2, a.Sends)
+	assert.Equal(t, "round-1", a.Round, "the round of the first claim stays")
+	assert.Equal(t, t0.Add(2*time.Minute+time.Millisecond), a.LeaseUntil)
+
+	done := event.Attempt{SubscriptionID: "sub_a", Number: 1, Timestamp: event.FormatTime(t0.Add(time.Minute)), Outcome: "delivered", StatusCode: 204, LatencyMs: 3}
+	assert.ErrorIs(t, st.FinishAttempt(ctx, "tenant-a", "evt_1", done, "first"), event.ErrLeaseLost)
+	require.NoError(t, st.FinishAttempt(ctx, "tenant-a", "evt_1", done, "second"))
+	assert.ErrorIs(t, st.FinishAttempt(ctx, "tenant-a", "evt_1", done, "second"), event.ErrLeaseLost, "finished once")
+
+	a, claimed, err = st.ClaimAttempt(ctx, "tenant-a", "evt_1", claim("sub_a", 1, "third", t0.Add(time.Hour)), ttl)
+	require.NoError(t, err)
+	assert.False(t, claimed, "a finished attempt is final")
+	assert.True(t, a.Final())
+	done.Sends, done.Round = 2, "round-1"
+	assert.Equal(t, done, a)
+	assert.ErrorIs(t, st.FinishAttempt(ctx, "tenant-b", "evt_1", done, "second"), event.ErrLeaseLost, "another tenant's attempt does not exist")
+}
+
+// Settle changes the status only from the status given and only while no
+// attempt newer than the latest ones given exists.
+func TestSettle(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.Events())
+	st := store.New(db.Client, table)
+	e := newEvent(t, "t", map[string]any{})
+	require.NoError(t, st.Put(ctx, "tenant-a", e))
+	ts := e.Timestamp
+	a1 := event.Attempt{SubscriptionID: "sub_a", Number: 1, Timestamp: ts, Outcome: "failed"}
+	b1 := event.Attempt{SubscriptionID: "sub_b", Number: 1, Timestamp: ts, Outcome: "delivered"}
+	record(t, st, "tenant-a", e.ID, a1, e.TTL)
+	record(t, st, "tenant-a", e.ID, b1, e.TTL)
+	latest := []event.Attempt{a1, b1}
+
+	var te *event.TransitionError
+	require.ErrorAs(t, st.Settle(ctx, "tenant-a", e.ID, event.Failed, event.Retrying, latest), &te)
+	assert.Equal(t, event.Received, te.From)
+	require.NoError(t, st.Settle(ctx, "tenant-a", e.ID, event.Received, event.Failed, latest))
+	got, err := st.Get(ctx, "tenant-a", e.ID)
+	require.NoError(t, err)
+	assert.Equal(t, event.Failed, got.Status)
+
+	a2 := event.Attempt{SubscriptionID: "sub_a", Number: 2, Timestamp: ts, Outcome: "delivered"}
+	record(t, st, "tenant-a", e.ID, a2, e.TTL)
+	assert.ErrorIs(t, st.Settle(ctx, "tenant-a", e.ID, event.Failed, event.Retrying, latest), event.ErrStaleAttempts, "decided without sub_a's attempt 2")
+	got, err = st.Get(ctx, "tenant-a", e.ID)
+	require.NoError(t, err)
+	assert.Equal(t, event.Failed, got.Status, "a stale decision changes nothing")
+	assert.Equal(t, 0, got.RetryCount)
+
+	latest = []event.Attempt{a2, b1}
+	require.NoError(t, st.Settle(ctx, "tenant-a", e.ID, event.Failed, event.Retrying, latest))
+	require.NoError(t, st.Settle(ctx, "tenant-a", e.ID, event.Retrying, event.Delivered, latest))
+	got, err = st.Get(ctx, "tenant-a", e.ID)
+	require.NoError(t, err)
+	assert.Equal(t, event.Delivered, got.Status)
+	assert.Equal(t, 1, got.RetryCount)
+
+	assert.ErrorIs(t, st.Settle(ctx, "tenant-b", e.ID, event.Received, event.Delivered, nil), event.ErrNotFound)
+	assert.ErrorIs(t, st.Settle(ctx, "tenant-a", "not-an-id", event.Received, event.Delivered, nil), event.ErrNotFound)
+}
+
+// A redelivery round starts once: the event moves from failed to
+// retrying with the round's marker, from the retry_count it was asked
+// for only.
+func TestStartRedelivery(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.Events())
+	st := store.New(db.Client, table)
+	e := newEvent(t, "t", map[string]any{})
+	require.NoError(t, st.Put(ctx, "tenant-a", e))
+	at := time.Date(2026, 11, 23, 10, 0, 0, 123456000, time.UTC)
+
+	var te *event.TransitionError
+	require.ErrorAs(t, st.StartRedelivery(ctx, "tenant-a", e, "r1", at), &te, "a received event")
+	assert.Equal(t, event.Received, te.From)
+	failed, err := st.Transition(ctx, "tenant-a", e.ID, []event.Status{event.Received}, event.Failed)
+	require.NoError(t, err)
+
+	started, _, err := st.RedeliveryRound(ctx, "tenant-a", e.ID, "r1")
+	require.NoError(t, err)
+	assert.False(t, started)
+	require.NoError(t, st.StartRedelivery(ctx, "tenant-a", failed, "r1", at))
+	got, err := st.Get(ctx, "tenant-a", e.ID)
+	require.NoError(t, err)
+	assert.Equal(t, event.Retrying, got.Status)
+	assert.Equal(t, 1, got.RetryCount)
+	started, when, err := st.RedeliveryRound(ctx, "tenant-a", e.ID, "r1")
+	require.NoError(t, err)
+	assert.True(t, started)
+	assert.Equal(t, at, when)
+
+	assert.ErrorIs(t, st.StartRedelivery(ctx, "tenant-a", failed, "r1", at), event.ErrRoundStarted, "the same round again")
+	require.ErrorAs(t, st.StartRedelivery(ctx, "tenant-a", failed, "r2", at), &te, "another round while retrying")
+	assert.Equal(t, event.Retrying, te.From)
+	_, err = st.Transition(ctx, "tenant-a", e.ID, []event.Status{event.Retrying}, event.Failed)
+	require.NoError(t, err)
+	assert.ErrorIs(t, st.StartRedelivery(ctx, "tenant-a", failed, "r2", at), event.ErrRoundSuperseded, "failed again, but after round r1")
+	got, err = st.Get(ctx, "tenant-a", e.ID)
+	require.NoError(t, err)
+	assert.Equal(t, event.Failed, got.Status)
+	assert.Equal(t, 1, got.RetryCount)
+
+	attempts, err := st.ListAttempts(ctx, "tenant-a", e.ID)
+	require.NoError(t, err)
+	assert.Empty(t, attempts, "a round's marker is no attempt")
+	assert.ErrorIs(t, st.StartRedelivery(ctx, "tenant-b", failed, "r3", at), event.ErrNotFound)
+	assert.ErrorIs(t, st.StartRedelivery(ctx, "tenant-a", failed, "", at), event.ErrNotFound, "a round needs a name")
+}

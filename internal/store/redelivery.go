@@ -1,0 +1,95 @@
+// Redelivery rounds: a failed event moves to retrying together with a
+// marker naming the round, so the round's queued task and the API request
+// that queued it agree on whether it started, whichever gets there first.
+
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/triggers-dev/triggers/contract"
+	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/schema"
+)
+
+// StartRedelivery starts redelivery round token of the tenant's event e,
+// as read when the round was asked for: the event moves from failed to
+// retrying (retry_count + 1), provided its retry_count is still
+// e.RetryCount, and the round's marker (time at, expiring with the event)
+// is written, both in one transaction. Errors: event.ErrRoundStarted,
+// event.ErrNotFound, *event.TransitionError (the event is not failed),
+// event.ErrRoundSuperseded, or the classified DynamoDB error.
+func (st *Store) StartRedelivery(ctx context.Context, tenant string, e event.Event, token string, at time.Time) error {
+	id := e.ID
+	tr, ok := st.transitionUpdate(tenant, id, []event.Status{event.Failed}, event.Retrying)
+	if !ok || token == "" {
+		return event.ErrNotFound
+	}
+	tr.condition += " AND #rc = :rc0"
+	tr.names["#rc"] = schema.AttrRetryCount
+	tr.values[":rc0"] = n(int64(e.RetryCount))
+	items := []types.TransactWriteItem{
+		{Update: &types.Update{
+			TableName:                           aws.String(st.table),
+			Key:                                 tr.key,
+			UpdateExpression:                    aws.String(tr.update),
+			ConditionExpression:                 aws.String(tr.condition),
+			ExpressionAttributeNames:            tr.names,
+			ExpressionAttributeValues:           tr.values,
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+		}},
+		{Put: &types.Put{
+			TableName: aws.String(st.table),
+			Item: map[string]types.AttributeValue{
+				schema.AttrUserID:           s(attemptPartition(tenant, id)),
+				schema.AttrTimestampEventID: s(roundPrefix + token),
+				contract.AttrRecordType:     s(contract.RecordTypeRedelivery),
+				contract.AttrCreatedAt:      s(event.FormatTime(at)),
+				schema.AttrTTL:              n(e.TTL),
+			},
+			ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
+			ExpressionAttributeNames: map[string]string{"#pk": schema.AttrUserID},
+		}},
+	}
+	return st.transact(ctx, "start redelivery", &items, func(reasons []types.CancellationReason) (bool, error) {
+		switch {
+		case failedCheck(reasons, 1):
+			return true, event.ErrRoundStarted
+		case failedCheck(reasons, 0):
+			err := st.transitionFailed(reasons[0].Item, id, event.Retrying)
+			if te, ok := errors.AsType[*event.TransitionError](err); ok && te.From == event.Failed {
+				return true, event.ErrRoundSuperseded
+			}
+			return true, err
+		}
+		return false, nil
+	})
+}
+
+// RedeliveryRound reports whether redelivery round token of the tenant's
+// event id was started, and when.
+func (st *Store) RedeliveryRound(ctx context.Context, tenant, id, token string) (started bool, at time.Time, err error) {
+	out, err := st.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      aws.String(st.table),
+		Key:            st.key(attemptPartition(tenant, id), roundPrefix+token),
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return false, time.Time{}, classify("read redelivery round", err)
+	}
+	if len(out.Item) == 0 {
+		return false, time.Time{}, nil
+	}
+	at, err = time.Parse(time.RFC3339Nano, getS(out.Item, contract.AttrCreatedAt))
+	if err != nil {
+		return false, time.Time{}, fmt.Errorf("redelivery round %q: created_at: %w", token, err)
+	}
+	return true, at, nil
+}
