@@ -74,8 +74,9 @@ func TestArchiveBucket(t *testing.T) {
 }
 
 // The event source mapping passes only TTL deletions to the archiver, with
-// partial batch responses, bisect, bounded retries and age, and an
-// on-failure queue.
+// partial batch responses, bisect, retries without a count limit until the
+// records are 20 hours old (4 hours before the stream drops them), and an
+// encrypted on-failure queue kept 14 days.
 func TestArchiveEventSourceMapping(t *testing.T) {
 	_, r := archiveResource(t, "AWS::Lambda::EventSourceMapping", "ArchiverFunction")
 	p := cdktest.Props(r)
@@ -88,12 +89,17 @@ func TestArchiveEventSourceMapping(t *testing.T) {
 	assert.JSONEq(t, `{"Ref":"`+fnID+`"}`, jsonOf(p["FunctionName"]))
 	queueID, _ := archiveResource(t, "AWS::SQS::Queue", "Failures")
 	assert.JSONEq(t, `{"OnFailure":{"Destination":{"Fn::GetAtt":["`+queueID+`","Arn"]}}}`, jsonOf(p["DestinationConfig"]))
+	_, q := archiveResource(t, "AWS::SQS::Queue", "Failures")
+	qp := cdktest.Props(q)
+	assert.Equal(t, true, qp["SqsManagedSseEnabled"], "encrypted")
+	assert.Equal(t, float64(14*24*3600), qp["MessageRetentionPeriod"], "kept 14 days")
+	assert.Less(t, archive.DefaultMaxRecordAgeHours, archive.StreamRetentionHours, "given up while the stream still has the records")
 	for k, want := range map[string]any{
 		"StartingPosition":           "TRIM_HORIZON",
 		"BatchSize":                  float64(dynamotable.DefaultStreamBatchSize),
 		"BisectBatchOnFunctionError": true,
-		"MaximumRetryAttempts":       float64(dynamotable.DefaultStreamRetryAttempts),
-		"MaximumRecordAgeInSeconds":  float64(archive.DefaultMaxRecordAgeHours * 3600),
+		"MaximumRetryAttempts":       float64(-1),
+		"MaximumRecordAgeInSeconds":  float64(20 * 3600),
 		"ParallelizationFactor":      float64(1),
 		"FunctionResponseTypes":      []any{"ReportBatchItemFailures"},
 	} {
@@ -112,10 +118,10 @@ func TestArchiverFunction(t *testing.T) {
 	assert.Equal(t, []any{"arm64"}, p["Architectures"])
 	assert.Equal(t, float64(archive.DefaultTimeoutSeconds), p["Timeout"])
 	vars := p["Environment"].(map[string]any)["Variables"].(map[string]any)
-	assert.JSONEq(t, `{"`+contract.EnvArchiveBucket+`":{"Ref":"`+archiveBucketID+`"},"`+contract.EnvArchivePrefix+`":"expired/"}`, jsonOf(vars))
+	queueID, _ := archiveResource(t, "AWS::SQS::Queue", "Failures")
+	assert.JSONEq(t, `{"`+contract.EnvArchiveBucket+`":{"Ref":"`+archiveBucketID+`"},"`+contract.EnvArchivePrefix+`":"expired/","`+contract.EnvDeadLetterQueueURL+`":{"Ref":"`+queueID+`"}}`, jsonOf(vars))
 
 	logGroupID, _ := archiveResource(t, "AWS::Logs::LogGroup", "ArchiverFunctionLogGroup")
-	queueID, _ := archiveResource(t, "AWS::SQS::Queue", "Failures")
 	var got []string
 	for _, st := range roleStatements(t, tp, "ExpiredEventsArchiveArchiverFunctionServiceRole") {
 		require.Equal(t, "Allow", st.Effect)
@@ -146,12 +152,16 @@ func TestArchiverFunction(t *testing.T) {
 	assert.Equal(t, want, got)
 }
 
-// The data stack outputs the archive bucket; ArchiveExpiredEvents false
-// (or a NEW_IMAGE stream) leaves the archive out.
+// The data stack outputs the archive bucket and its failure queue (for
+// triggers-replay archive); ArchiveExpiredEvents false (or a NEW_IMAGE
+// stream) leaves the archive out.
 func TestArchiveWiring(t *testing.T) {
 	outs := tmpl(t, dataStack)["Outputs"].(map[string]any)
 	require.Contains(t, outs, "ArchiveBucketName")
 	assert.JSONEq(t, `{"Ref":"`+archiveBucketID+`"}`, jsonOf(outs["ArchiveBucketName"].(map[string]any)["Value"]))
+	queueID, _ := archiveResource(t, "AWS::SQS::Queue", "Failures")
+	require.Contains(t, outs, "ArchiveFailureQueueUrl")
+	assert.JSONEq(t, `{"Ref":"`+queueID+`"}`, jsonOf(outs["ArchiveFailureQueueUrl"].(map[string]any)["Value"]))
 	assert.Contains(t, jsonOf(outs["EventsTableStreamArn"]), "NEW_AND_OLD_IMAGES")
 
 	app, err := cdktest.NewApp("", nil)

@@ -155,7 +155,7 @@ var expectedAlarms = map[string]struct {
 	"MonitoringSubscriptionsDisabled":   {alarmShape{[]string{metricLine("Triggers/triggers-dev-api", "SubscriptionsDisabled", "Sum", 300, nil)}, "", 1, 1, 1, gteOp, "notBreaching"}, "subscriptions-disabled", "Queues"},
 	"MonitoringArchiverErrors":          {alarmShape{lambdaMetric("Errors", "Sum"), "", 1, 1, 1, gteOp, "notBreaching"}, "archive-of-expired-events", "Functions"},
 	"MonitoringArchiverIteratorAge":     {alarmShape{lambdaMetric("IteratorAge", "Maximum"), "", 3600000, 3, 3, gtOp, "notBreaching"}, "archive-of-expired-events", "Functions"},
-	"MonitoringArchiveFailuresNotEmpty": {alarmShape{[]string{metricLine("AWS/SQS", "ApproximateNumberOfMessagesVisible", "Maximum", 300, []string{"QueueName"})}, "", 1, 1, 1, gteOp, "ignore"}, "archive-of-expired-events", "Queues"},
+	"MonitoringArchiveFailuresNotEmpty": {alarmShape{[]string{metricLine("AWS/SQS", "ApproximateNumberOfMessagesVisible", "Maximum", 300, []string{"QueueName"})}, "", 1, 1, 1, gteOp, "ignore"}, "archive-failures-not-empty", "Queues"},
 }
 
 // Every alarm: metric, statistic, period, threshold, evaluation periods,

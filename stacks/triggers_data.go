@@ -48,7 +48,8 @@ type TriggersDataStackProps struct {
 	EventsProfile schema.EventsProfile
 	// ArchiveExpiredEvents keeps the events DynamoDB's TTL deletes in an S3
 	// archive (archive.ExpiredEventsArchive, id "ExpiredEventsArchive",
-	// output ArchiveBucketName); it needs the old image in the stream.
+	// outputs ArchiveBucketName and ArchiveFailureQueueUrl); it needs the
+	// old image in the stream.
 	//
 	// Default: true, unless EventsStreamView is schema.StreamNewImage.
 	ArchiveExpiredEvents *bool
@@ -127,6 +128,10 @@ func NewTriggersDataStack(scope constructs.Construct, id *string, props *Trigger
 			Value:       ds.Archive.ArchiveBucket().BucketName(),
 			Description: jsii.String("S3 bucket archiving events expired by TTL (" + *ds.Archive.ArchivePrefix() + "tenant=<t>/date=<YYYY-MM-DD>/)"),
 			ExportName:  jsii.String(*stack.StackName() + "-ArchiveBucketName"),
+		})
+		awscdk.NewCfnOutput(stack, jsii.String("ArchiveFailureQueueUrl"), &awscdk.CfnOutputProps{
+			Value:       ds.Archive.FailureQueue().QueueUrl(),
+			Description: jsii.String("Archive failure queue: stream ranges the archiver's mapping gave up on (replay within 24 h: triggers-replay archive -from-queue) and records parked as never archivable"),
 		})
 	}
 	return ds

@@ -1,19 +1,34 @@
-// Command triggers-replay publishes events to the delivery queue again,
-// after the stream consumer gave up on them (docs/runbook.md, "Stream
-// failures not empty"). Two sources:
+// Command triggers-replay puts events back on their way after a stream
+// event source mapping gave up on them. Two consumers, three sources:
 //
-//	# the records of a failed stream batch, from the stream failure
-//	# queue's message (Lambda's on-failure record), within the stream's 24 h
+//	# delivery (docs/runbook.md, "Stream failures not empty"): the records
+//	# of a failed stream batch, from the stream failure queue's message
+//	# (Lambda's on-failure record), within the stream's 24 h
 //	triggers-replay -table EVENTS -queue-url URL stream < failure-message.json
 //
-//	# the events of a time window, from the table (any age within retention)
+//	# delivery: the events of a time window, from the table (any age within retention)
 //	triggers-replay -table EVENTS -queue-url URL table -tenant acme -from 2026-11-23T10:00:00Z -to 2026-11-23T11:00:00Z
 //	triggers-replay -table EVENTS -queue-url URL table -all-tenants -from ... -to ...
 //
-// Both send through the stream consumer's own code (delivery.Consumer),
+//	# the archive of expired events (docs/runbook.md, "Archive failures
+//	# not empty"): the TTL deletions the archiver's mapping gave up on,
+//	# re-read from the stream (within its 24 h) and written to the archive
+//	# bucket; from failure records on standard input, or draining the
+//	# archive's failure queue
+//	triggers-replay archive -bucket BUCKET < failure-message.json
+//	triggers-replay archive -bucket BUCKET -from-queue ARCHIVE_FAILURE_QUEUE_URL
+//
+// Delivery goes through the stream consumer's own code (delivery.Consumer),
 // so the messages are exactly what it would have sent; consumers
-// deduplicate by event_id, so replaying too much is harmless. -dry-run
-// prints the events instead of sending them.
+// deduplicate by event_id, so replaying too much is harmless. The archive
+// goes through the archiver's own code (internal/archive): the object keys
+// derive from the records' sequence numbers, so replaying a range twice
+// writes the same objects. -dry-run prints instead of sending or writing.
+//
+// A stream range is read until its last sequence number (or the shard's
+// end); GetRecords may answer with empty pages before later records, so
+// empty pages do not end it (-max-empty-reads bounds a range whose end
+// never comes).
 package main
 
 import (
@@ -53,31 +68,62 @@ func main() {
 	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, nil))
 }
 
-// clients are what run talks to; tests pass their own publisher.
+// deps replace what run would build from the flags; tests set some.
+type deps struct {
+	// pub receives delivery messages. Default: SQS (-queue-url).
+	pub delivery.Publisher
+	// streams reads the stream. Default: DynamoDB Streams (-endpoint-url).
+	streams streampoll.StreamsAPI
+	// putter writes archive objects. Default: S3 (-s3-endpoint-url).
+	putter archivePutter
+	// queue is the archive's failure queue for -from-queue. Default: SQS
+	// (-sqs-endpoint-url).
+	queue failureQueue
+}
+
+// clients are what the sources talk to.
 type clients struct {
 	db      *dynamodb.Client
-	streams *dynamodbstreams.Client
+	streams streampoll.StreamsAPI
 	pub     delivery.Publisher
+	// maxEmpty bounds the empty GetRecords pages read in a row before a
+	// range's end (readRange).
+	maxEmpty int
 }
 
 const usage = `usage: triggers-replay -table EVENTS_TABLE -queue-url DELIVERY_QUEUE_URL [flags] stream < on-failure-message.json
-       triggers-replay -table EVENTS_TABLE -queue-url DELIVERY_QUEUE_URL [flags] table (-tenant T ... | -all-tenants) -from RFC3339 -to RFC3339`
+       triggers-replay -table EVENTS_TABLE -queue-url DELIVERY_QUEUE_URL [flags] table (-tenant T ... | -all-tenants) -from RFC3339 -to RFC3339
+       triggers-replay [flags] archive -bucket ARCHIVE_BUCKET [-prefix P] [-from-queue ARCHIVE_FAILURE_QUEUE_URL] [< on-failure-messages.json]`
 
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, pub delivery.Publisher) int {
+// DefaultMaxEmptyReads is -max-empty-reads' default.
+const DefaultMaxEmptyReads = 1000
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, d *deps) int {
+	if d == nil {
+		d = &deps{}
+	}
 	fs := flag.NewFlagSet("triggers-replay", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprintln(stderr, usage); fs.PrintDefaults() }
-	table := fs.String("table", "", "the events table's name (required)")
-	queueURL := fs.String("queue-url", "", "the delivery queue's URL (required unless -dry-run)")
+	table := fs.String("table", "", "the events table's name (required by stream and table)")
+	queueURL := fs.String("queue-url", "", "the delivery queue's URL (required by stream and table unless -dry-run)")
 	endpoint := fs.String("endpoint-url", "", "DynamoDB and DynamoDB Streams endpoint (DynamoDB Local, say)")
 	sqsEndpoint := fs.String("sqs-endpoint-url", "", "SQS endpoint")
-	dryRun := fs.Bool("dry-run", false, "print the events as JSON lines instead of sending them")
+	dryRun := fs.Bool("dry-run", false, "print the events as JSON lines instead of sending or archiving them")
+	maxEmpty := fs.Int("max-empty-reads", DefaultMaxEmptyReads, "empty GetRecords pages read in a row, before a range's last record, after which replay fails (the range never ends)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if *table == "" || (*queueURL == "" && !*dryRun) || fs.NArg() == 0 {
-		fmt.Fprintln(stderr, "triggers-replay: -table and -queue-url (or -dry-run) and a source (stream or table) are required")
+	source := fs.Arg(0)
+	switch {
+	case source == "archive":
+	case *table == "" || (*queueURL == "" && !*dryRun) || fs.NArg() == 0:
+		fmt.Fprintln(stderr, "triggers-replay: -table and -queue-url (or -dry-run) and a source (stream or table) are required; archive needs neither")
 		fmt.Fprintln(stderr, usage)
+		return 2
+	}
+	if *maxEmpty < 1 {
+		fmt.Fprintf(stderr, "triggers-replay: -max-empty-reads %d must be at least 1\n", *maxEmpty)
 		return 2
 	}
 	dbOpts := ddb.Options{EndpointURL: *endpoint}
@@ -86,40 +132,45 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "triggers-replay: %v\n", err)
 		return 1
 	}
-	c := clients{
-		db: ddb.ClientFromConfig(cfg, dbOpts),
-		streams: dynamodbstreams.NewFromConfig(cfg, func(o *dynamodbstreams.Options) {
+	c := clients{db: ddb.ClientFromConfig(cfg, dbOpts), streams: d.streams, pub: d.pub, maxEmpty: *maxEmpty}
+	if c.streams == nil {
+		c.streams = dynamodbstreams.NewFromConfig(cfg, func(o *dynamodbstreams.Options) {
 			if *endpoint != "" {
 				o.BaseEndpoint = aws.String(*endpoint)
 			}
-		}),
-		pub: pub,
+		})
+	}
+	sqsClient := func() *sqs.Client {
+		return sqs.NewFromConfig(cfg, func(o *sqs.Options) {
+			if *sqsEndpoint != "" {
+				o.BaseEndpoint = aws.String(*sqsEndpoint)
+			}
+		})
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, nil))
+	if source == "archive" {
+		return runArchive(ctx, c, cfg, d, fs.Args()[1:], stdin, stdout, stderr, log, *dryRun, sqsClient)
 	}
 	switch {
 	case *dryRun:
 		c.pub = streampoll.WriterSink(stdout)
 		*queueURL = "dry-run"
 	case c.pub == nil:
-		c.pub = delivery.SQSPublisher{QueueURL: *queueURL, Client: sqs.NewFromConfig(cfg, func(o *sqs.Options) {
-			if *sqsEndpoint != "" {
-				o.BaseEndpoint = aws.String(*sqsEndpoint)
-			}
-		})}
+		c.pub = delivery.SQSPublisher{QueueURL: *queueURL, Client: sqsClient()}
 	}
-	log := slog.New(slog.NewJSONHandler(stderr, nil))
 	consumer, err := delivery.New(delivery.Config{Publisher: c.pub, QueueURL: *queueURL, Logger: log})
 	if err != nil {
 		fmt.Fprintf(stderr, "triggers-replay: %v\n", err)
 		return 1
 	}
 	var n int
-	switch fs.Arg(0) {
+	switch source {
 	case "stream":
 		n, err = replayStream(ctx, c, consumer, stdin, fs.Args()[1:])
 	case "table":
 		n, err = replayTable(ctx, c, consumer, *table, fs.Args()[1:], stderr)
 	default:
-		fmt.Fprintf(stderr, "triggers-replay: unknown source %q: use stream or table\n%s\n", fs.Arg(0), usage)
+		fmt.Fprintf(stderr, "triggers-replay: unknown source %q: use stream, table or archive\n%s\n", source, usage)
 		return 2
 	}
 	var usageErr *usageError
@@ -139,17 +190,13 @@ type usageError struct{ msg string }
 
 func (e *usageError) Error() string { return e.msg }
 
-// failureMessage is the part of Lambda's on-failure record for a stream
-// event source that locates the batch.
+// failureMessage is a message of a stream failure queue: Lambda's
+// on-failure record for a stream event source (DDBStreamBatchInfo
+// locates the batch), or a record a function parked itself.
 type failureMessage struct {
-	Info *struct {
-		ShardID             string `json:"shardId"`
-		StartSequenceNumber string `json:"startSequenceNumber"`
-		EndSequenceNumber   string `json:"endSequenceNumber"`
-		StreamArn           string `json:"streamArn"`
-	} `json:"DDBStreamBatchInfo"`
-	// Reason and Record are set instead on the records the stream
-	// consumer parked itself (malformed: never replayable).
+	Info *streampoll.BatchInfo `json:"DDBStreamBatchInfo"`
+	// Reason and Record are set instead on the records a function parked
+	// itself (malformed: never replayable).
 	Reason string          `json:"reason"`
 	Record json.RawMessage `json:"record"`
 }
@@ -170,26 +217,45 @@ func replayStream(ctx context.Context, c clients, consumer *delivery.Consumer, s
 		}
 		return 0, &usageError{"the message has no DDBStreamBatchInfo: pass Lambda's on-failure record from the stream failure queue"}
 	}
-	in := m.Info
-	it, err := c.streams.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{
+	published := 0
+	err := readRange(ctx, c.streams, *m.Info, c.maxEmpty, func(batch []events.DynamoDBEventRecord) error {
+		n, err := handle(ctx, consumer, batch)
+		published += n
+		return err
+	})
+	return published, err
+}
+
+// readRange reads the records of in's inclusive sequence number range
+// from its shard, in order, and hands each GetRecords page's records
+// (converted to the form Lambda delivers) to fn. It stops after the
+// range's last record or at the shard's end (no next iterator). An empty
+// page does not end it: GetRecords may answer with no records while later
+// ones exist ("it might take multiple calls to get to a portion of the
+// shard that contains stream records"); maxEmpty empty pages in a row
+// fail it instead, as a range that never ends.
+func readRange(ctx context.Context, streams streampoll.StreamsAPI, in streampoll.BatchInfo, maxEmpty int, fn func([]events.DynamoDBEventRecord) error) error {
+	it, err := streams.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{
 		StreamArn: aws.String(in.StreamArn), ShardId: aws.String(in.ShardID),
 		ShardIteratorType: streamtypes.ShardIteratorTypeAtSequenceNumber, SequenceNumber: aws.String(in.StartSequenceNumber),
 	})
 	if err != nil {
-		return 0, fmt.Errorf("position at %s on shard %s (older than the stream's 24 h? replay from the table instead): %w", in.StartSequenceNumber, in.ShardID, err)
+		return fmt.Errorf("position at %s on shard %s (older than the stream's 24 h?): %w", in.StartSequenceNumber, in.ShardID, err)
 	}
 	iter := it.ShardIterator
-	published := 0
-	for empty := 0; iter != nil && empty < 3; {
-		out, err := c.streams.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: iter})
+	for empty := 0; iter != nil; {
+		out, err := streams.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: iter})
 		if err != nil {
-			return published, fmt.Errorf("read shard %s: %w", in.ShardID, err)
+			return fmt.Errorf("read shard %s: %w", in.ShardID, err)
 		}
 		iter = out.NextShardIterator
 		if len(out.Records) == 0 {
-			empty++
+			if empty++; empty >= maxEmpty && iter != nil {
+				return fmt.Errorf("read %d empty pages in a row on shard %s without reaching sequence number %s: the range does not end on this stream (run again to keep reading, or raise -max-empty-reads)", empty, in.ShardID, in.EndSequenceNumber)
+			}
 			continue
 		}
+		empty = 0
 		var batch []events.DynamoDBEventRecord
 		done := false
 		for _, r := range out.Records {
@@ -200,17 +266,20 @@ func replayStream(ctx context.Context, c clients, consumer *delivery.Consumer, s
 			}
 			rec, err := streampoll.LambdaRecord(r, in.StreamArn, "")
 			if err != nil {
-				return published, err
+				return err
 			}
 			batch = append(batch, rec)
 		}
-		n, err := handle(ctx, consumer, batch)
-		published += n
-		if err != nil || done {
-			return published, err
+		if len(batch) > 0 {
+			if err := fn(batch); err != nil {
+				return err
+			}
+		}
+		if done || (len(batch) > 0 && batch[len(batch)-1].Change.SequenceNumber == in.EndSequenceNumber) {
+			return nil
 		}
 	}
-	return published, nil
+	return nil
 }
 
 // seqAfter compares DynamoDB Streams sequence numbers (decimal strings).
@@ -251,8 +320,16 @@ func replayTable(ctx context.Context, c clients, consumer *delivery.Consumer, ta
 	all := fs.Bool("all-tenants", false, "every tenant's events (a Scan of the whole table)")
 	fromS := fs.String("from", "", "start of the window, RFC 3339 (inclusive)")
 	toS := fs.String("to", "", "end of the window, RFC 3339 (exclusive)")
+	pageSize := fs.Int("page-size", 0, "items DynamoDB reads per Query or Scan page (Limit), to spread the read capacity; 0: pages of up to 1 MB")
 	if err := fs.Parse(args); err != nil {
 		return 0, &usageError{err.Error()}
+	}
+	var limit *int32
+	switch {
+	case *pageSize < 0 || *pageSize > 1<<20:
+		return 0, &usageError{fmt.Sprintf("-page-size %d must be 1 to 1048576, or 0 for DynamoDB's 1 MB pages", *pageSize)}
+	case *pageSize > 0:
+		limit = aws.Int32(int32(*pageSize))
 	}
 	from, err1 := time.Parse(time.RFC3339Nano, *fromS)
 	to, err2 := time.Parse(time.RFC3339Nano, *toS)
@@ -273,7 +350,13 @@ func replayTable(ctx context.Context, c clients, consumer *delivery.Consumer, ta
 	// key range: [from, to) as "<ts>#" prefixes.
 	lo, hi := event.FormatTime(from)+contract.KeySeparator, event.FormatTime(to)+contract.KeySeparator
 	published := 0
+	// Every page is read until DynamoDB returns no LastEvaluatedKey (the
+	// paginators' HasMorePages): a page the filter left empty, or the
+	// window's first pages of a tenant, may be followed by events.
 	page := func(items []map[string]types.AttributeValue) error {
+		if len(items) == 0 {
+			return nil
+		}
 		var recs []events.DynamoDBEventRecord
 		for _, it := range items {
 			rec, err := insertRecord(it)
@@ -294,6 +377,7 @@ func replayTable(ctx context.Context, c clients, consumer *delivery.Consumer, ta
 			ExpressionAttributeNames:  names,
 			ExpressionAttributeValues: map[string]types.AttributeValue{":lo": s(lo), ":hi": s(hi), ":sep": s(contract.KeySeparator)},
 			ConsistentRead:            aws.Bool(true),
+			Limit:                     limit,
 		})
 		for p.HasMorePages() {
 			out, err := p.NextPage(ctx)
@@ -313,6 +397,7 @@ func replayTable(ctx context.Context, c clients, consumer *delivery.Consumer, ta
 			ExpressionAttributeNames:  names,
 			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s(t), ":lo": s(lo), ":hi": s(hi)},
 			ConsistentRead:            aws.Bool(true),
+			Limit:                     limit,
 		})
 		for p.HasMorePages() {
 			out, err := p.NextPage(ctx)

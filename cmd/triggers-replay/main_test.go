@@ -55,7 +55,7 @@ func put(t *testing.T, st *store.Store, tenant string, at time.Time) event.Event
 func replay(t *testing.T, stdin string, sk *sink, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code := run(context.Background(), append([]string{"-endpoint-url", db.Endpoint}, args...), strings.NewReader(stdin), &out, &errOut, sk.sender())
+	code := run(context.Background(), append([]string{"-endpoint-url", db.Endpoint}, args...), strings.NewReader(stdin), &out, &errOut, &deps{pub: sk.sender()})
 	return code, out.String(), errOut.String()
 }
 
@@ -168,4 +168,81 @@ func TestSeqAfter(t *testing.T) {
 	assert.False(t, seqAfter("099", "99"))
 	assert.True(t, seqAfter("000000000000000000001234", "1233"))
 	assert.False(t, seqAfter("1233", "1233"))
+}
+
+// DynamoDB Streams may answer GetRecords with empty pages before later
+// records of the range: stream mode reads on until the range's last
+// record, however many empty pages come first (it used to stop after
+// three).
+func TestReplayStreamReadsPastEmptyPages(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.Events())
+	st := store.New(db.Client, table)
+	var evs []event.Event
+	for i := range 3 {
+		evs = append(evs, put(t, st, "tenant-a", time.Now().UTC().Add(time.Duration(i)*time.Millisecond)))
+	}
+	arn, err := streampoll.LatestStreamARN(ctx, db.Client, table)
+	require.NoError(t, err)
+	streams := ddblocal.NewStreamsClient(db.Endpoint)
+	desc, err := streams.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(arn)})
+	require.NoError(t, err)
+	shard := aws.ToString(desc.StreamDescription.Shards[0].ShardId)
+	it, err := streams.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(arn), ShardId: aws.String(shard), ShardIteratorType: streamtypes.ShardIteratorTypeTrimHorizon})
+	require.NoError(t, err)
+	recs, err := streams.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: it.ShardIterator})
+	require.NoError(t, err)
+	require.Len(t, recs.Records, 3)
+	seq := func(i int) string { return aws.ToString(recs.Records[i].Dynamodb.SequenceNumber) }
+	msg := func(end string) string {
+		b, err := json.Marshal(map[string]any{"DDBStreamBatchInfo": map[string]any{"shardId": shard, "startSequenceNumber": seq(0), "endSequenceNumber": end, "streamArn": arn, "batchSize": 3}})
+		require.NoError(t, err)
+		return string(b)
+	}
+
+	sk := &sink{}
+	layer := &streamsLayer{StreamsAPI: streams, empty: 5}
+	var out, errOut bytes.Buffer
+	code := run(ctx, []string{"-endpoint-url", db.Endpoint, "-table", table, "-queue-url", "q", "stream"}, strings.NewReader(msg(seq(2))), &out, &errOut, &deps{pub: sk.sender(), streams: layer})
+	require.Equal(t, 0, code, errOut.String())
+	assert.Equal(t, []string{evs[0].ID, evs[1].ID, evs[2].ID}, sk.ids, "every record of the range, after five empty pages")
+	assert.Greater(t, layer.calls, 5)
+
+	// A range whose end never comes (no such record on this open shard)
+	// fails after -max-empty-reads empty pages instead of looping, and
+	// says so; what was read is published.
+	sk = &sink{}
+	errOut.Reset()
+	code = run(ctx, []string{"-endpoint-url", db.Endpoint, "-table", table, "-queue-url", "q", "-max-empty-reads", "5", "stream"},
+		strings.NewReader(msg(seq(2)+"0")), &out, &errOut, &deps{pub: sk.sender(), streams: streams})
+	assert.Equal(t, 1, code, errOut.String())
+	assert.Contains(t, errOut.String(), "read 5 empty pages in a row")
+	assert.Contains(t, errOut.String(), "3 events published before the error")
+	assert.Len(t, sk.ids, 3)
+}
+
+// Table mode reads every Query or Scan page until DynamoDB returns no
+// LastEvaluatedKey: with two items a page (-page-size 2), the Scan's
+// filter leaves the first five pages empty, and the event in the window
+// comes after them.
+func TestReplayTableReadsEveryPage(t *testing.T) {
+	table := db.CreateTable(t, schema.Events())
+	st := store.New(db.Client, table)
+	base := time.Now().UTC().Truncate(time.Second).Add(-3 * time.Hour)
+	for i := range 10 {
+		put(t, st, "tenant-a", base.Add(time.Duration(i)*time.Second)) // before the window
+	}
+	in := put(t, st, "tenant-a", base.Add(time.Hour))
+	put(t, st, "tenant-a", base.Add(2*time.Hour)) // after it
+	from, to := base.Add(time.Hour).Format(time.RFC3339), base.Add(time.Hour+time.Minute).Format(time.RFC3339)
+	for _, who := range [][]string{{"-all-tenants"}, {"-tenant", "tenant-a"}} {
+		sk := &sink{}
+		args := append([]string{"-table", table, "-queue-url", "q", "table", "-page-size", "2", "-from", from, "-to", to}, who...)
+		code, _, stderr := replay(t, "", sk, args...)
+		require.Equal(t, 0, code, stderr)
+		assert.Equal(t, []string{in.ID}, sk.ids, "%v", who)
+	}
+	code, _, stderr := replay(t, "", &sink{}, "-table", table, "-queue-url", "q", "table", "-page-size", "-1", "-all-tenants", "-from", from, "-to", to)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "-page-size -1 must be 1 to 1048576")
 }

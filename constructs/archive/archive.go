@@ -12,6 +12,14 @@
 //
 // as gzip-compressed JSON lines. The stream must carry the old image: the
 // events table's default view, NEW_AND_OLD_IMAGES.
+//
+// Expired events are archived or kept, never silently dropped: the
+// mapping retries a failing batch without limit until its records are
+// DefaultMaxRecordAgeHours old, then describes them on the failure queue
+// while DynamoDB still keeps them (24 hours), for cmd/triggers-replay to
+// re-archive; records the function can never archive are parked there
+// with their content. docs/runbook.md, "Archive of expired events", has
+// the window and the commands.
 package archive
 
 import (
@@ -53,8 +61,36 @@ const (
 	DefaultNoncurrentVersionExpirationDays = 90
 	DefaultAccessLogsExpirationDays        = 365
 	DefaultTimeoutSeconds                  = 60
-	DefaultMaxRecordAgeHours               = 6
 	DefaultPrefix                          = contract.DefaultArchivePrefix
+)
+
+// The event source mapping's patience. DynamoDB keeps stream records for
+// StreamRetentionHours; the mapping retries a failing batch without limit
+// (UnlimitedRetryAttempts) until its records are MaxRecordAge old
+// (DefaultMaxRecordAgeHours), then sends their description to the failure
+// queue. That description names stream positions, not the records, so
+// they must be replayed before they leave the stream: MaxRecordAge may be
+// at most MaxMaxRecordAgeHours, leaving at least an hour for that.
+//
+// Why 20 hours: the ArchiverIteratorAge alarm (constructs/monitoring)
+// pages after the oldest record has waited an hour, leaving about 19
+// hours in which a fixed S3 (or bucket policy, or key) lets the mapping
+// catch up by itself; a batch still failing at 20 hours is given up with
+// its records still readable for about 4 more hours, and the failure
+// queue's alarm pages at once (docs/runbook.md).
+const (
+	StreamRetentionHours     = 24
+	DefaultMaxRecordAgeHours = 20
+	MaxMaxRecordAgeHours     = StreamRetentionHours - 1
+	// MinMaxRecordAgeSeconds is Lambda's lower bound of
+	// MaximumRecordAgeInSeconds.
+	MinMaxRecordAgeSeconds = 60
+	// UnlimitedRetryAttempts is MaximumRetryAttempts -1: retry until the
+	// maximum record age.
+	UnlimitedRetryAttempts = -1
+	// MaxRetryAttempts is Lambda's upper bound of a finite
+	// MaximumRetryAttempts.
+	MaxRetryAttempts = 10000
 )
 
 // The stream filter of the archiver's event source mapping (TTLFilter):
@@ -140,12 +176,18 @@ type ExpiredEventsArchiveProps struct {
 	// Default: awscdk.RemovalPolicy_RETAIN.
 	RemovalPolicy awscdk.RemovalPolicy
 	// Stream tunes the event source mapping; its Filters are replaced by
-	// the TTL filter.
+	// the TTL filter. RetryAttempts 0 means no limit (MaximumRetryAttempts
+	// -1: retried until MaxRecordAge); 1-10000 bounds the retries (a
+	// batch may then be given up on long before MaxRecordAge).
+	// MaxRecordAge must be 1 minute to 23 hours: records older than it
+	// are given up on, described on the failure queue, and must be
+	// replayed (cmd/triggers-replay archive) before the stream drops
+	// them at 24 hours.
 	//
-	// Default: dynamotable's stream consumer defaults (batch 100, bisect
-	// on error, 10 retries) except MaxRecordAge, 6 hours: below the
-	// stream's 24-hour retention, so a batch given up on (described on the
-	// new on-failure queue, kept 14 days) can still be re-read.
+	// Default: dynamotable's stream consumer defaults (TRIM_HORIZON, batch
+	// 100, bisect on error, partial batch responses, a new on-failure
+	// queue kept 14 days) with unlimited retries and MaxRecordAge 20
+	// hours (DefaultMaxRecordAgeHours).
 	Stream *dynamotable.StreamConsumerOptions
 	// Function sizes the archiver function or gives its code.
 	//
@@ -192,6 +234,8 @@ type ExpiredEventsArchive struct {
 	fn       *golambda.GoFunction
 	failures awssqs.IQueue
 	source   *dynamotable.StreamConsumer
+	maxAge   awscdk.Duration
+	retries  float64
 }
 
 var _ IExpiredEventsArchive = (*ExpiredEventsArchive)(nil)
@@ -210,9 +254,20 @@ func (a *ExpiredEventsArchive) AccessLogsBucket() awss3.IBucket { return a.logs 
 func (a *ExpiredEventsArchive) ArchiverFunction() *golambda.GoFunction { return a.fn }
 
 // FailureQueue returns the event source mapping's on-failure destination:
-// descriptions of stream records the function gave up on (re-read them
-// from the stream within 24 hours).
+// descriptions of stream records the mapping gave up on (replay them from
+// the stream before they are 24 hours old: cmd/triggers-replay archive),
+// and the records the function parked because they can never be
+// archived.
 func (a *ExpiredEventsArchive) FailureQueue() awssqs.IQueue { return a.failures }
+
+// MaxRecordAge returns the event source mapping's maximum record age:
+// records still failing at this age are given up on (described on the
+// failure queue).
+func (a *ExpiredEventsArchive) MaxRecordAge() awscdk.Duration { return a.maxAge }
+
+// RetryAttempts returns the event source mapping's MaximumRetryAttempts:
+// UnlimitedRetryAttempts (-1) unless Stream.RetryAttempts was given.
+func (a *ExpiredEventsArchive) RetryAttempts() float64 { return a.retries }
 
 // GrantReadArchive lets grantee read the archived objects (s3:GetObject*,
 // s3:List*) under the prefix, and decrypt them with a customer-managed key.
@@ -257,6 +312,20 @@ func validate(p *ExpiredEventsArchiveProps) error {
 	}
 	if d, ok := days(p.Expiration); ok && d <= transition {
 		errs = append(errs, fmt.Sprintf("Expiration %v days must be later than TransitionAfter (%v days): objects would be deleted before they reach the archive class", d, transition))
+	}
+	if so := p.Stream; so != nil {
+		if d := so.MaxRecordAge; d != nil && !*awscdk.Token_IsUnresolved(d) {
+			secs := *d.ToSeconds(&awscdk.TimeConversionOptions{Integral: jsii.Bool(false)})
+			switch {
+			case secs < MinMaxRecordAgeSeconds:
+				errs = append(errs, fmt.Sprintf("Stream.MaxRecordAge %v seconds is below Lambda's minimum of %d seconds: use at least 1 minute (default %d hours)", secs, MinMaxRecordAgeSeconds, DefaultMaxRecordAgeHours))
+			case secs > MaxMaxRecordAgeHours*3600:
+				errs = append(errs, fmt.Sprintf("Stream.MaxRecordAge %v hours leaves less than an hour of the stream's %d-hour retention: records given up on are described on the failure queue by stream position only and must be replayed from the stream before it drops them; use at most %d hours (default %d)", secs/3600, StreamRetentionHours, MaxMaxRecordAgeHours, DefaultMaxRecordAgeHours))
+			}
+		}
+		if r := so.RetryAttempts; r != 0 && !isToken(r) && (r < 0 || r > MaxRetryAttempts || r != float64(int64(r))) {
+			errs = append(errs, fmt.Sprintf("Stream.RetryAttempts %v is not a whole number from 1 to %d: leave it 0 to retry until Stream.MaxRecordAge (the default), or bound the retries", r, MaxRetryAttempts))
+		}
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%s", strings.Join(errs, "\n"))
@@ -399,6 +468,14 @@ func NewExpiredEventsArchive(scope constructs.Construct, id *string, props *Expi
 	if so.MaxRecordAge == nil {
 		so.MaxRecordAge = awscdk.Duration_Hours(jsii.Number(DefaultMaxRecordAgeHours))
 	}
+	a.maxAge = so.MaxRecordAge
+	a.retries = so.RetryAttempts
+	unlimited := so.RetryAttempts == 0
+	if unlimited {
+		// The L2 takes 0-10000 only; the mapping is set to -1 below.
+		so.RetryAttempts = MaxRetryAttempts
+		a.retries = UnlimitedRetryAttempts
+	}
 	if so.FailureQueue == nil {
 		q := cdkutil.NewTLSOnlyQueue(a, "Failures", &awssqs.QueueProps{
 			RetentionPeriod: awscdk.Duration_Days(jsii.Number(dynamotable.DefaultFailureQueueRetentionDay)),
@@ -410,8 +487,29 @@ func NewExpiredEventsArchive(scope constructs.Construct, id *string, props *Expi
 	so.Filters = []*map[string]any{TTLFilter()}
 	a.source = props.EventsTable.AddStreamConsumer(a.fn.Function, &so)
 	a.failures = a.source.FailureQueue
+	if unlimited {
+		mapping(a.fn.Function).AddPropertyOverride(jsii.String("MaximumRetryAttempts"), jsii.Number(UnlimitedRetryAttempts))
+	}
+	// Records that can never be archived are parked on the same queue,
+	// with their content (the mapping's destination grant lets the role
+	// send to it).
+	a.fn.Function.AddEnvironment(jsii.String(contract.EnvDeadLetterQueueURL), a.failures.QueueUrl(), nil)
 	return a
 }
+
+// mapping returns the L1 of the stream event source mapping that
+// AddStreamConsumer added to fn (its child "DynamoDBEventSource:<table>").
+func mapping(fn awslambda.Function) awscdk.CfnResource {
+	for _, c := range *fn.Node().Children() {
+		if strings.HasPrefix(*c.Node().Id(), "DynamoDBEventSource:") {
+			return c.Node().DefaultChild().(awscdk.CfnResource)
+		}
+	}
+	panic("archive: the archiver function has no DynamoDB event source mapping")
+}
+
+// isToken reports whether v is an unresolved number token.
+func isToken(v float64) bool { return *awscdk.Token_IsUnresolved(jsii.Number(v)) }
 
 // TTLFilter is the event source mapping's filter: REMOVE records whose
 // user identity is DynamoDB's TTL service.

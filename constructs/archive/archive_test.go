@@ -10,8 +10,11 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
 	"github.com/aws/jsii-runtime-go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/triggers-dev/triggers/constructs/archive"
+	"github.com/triggers-dev/triggers/constructs/dynamotable"
 	"github.com/triggers-dev/triggers/constructs/eventstore"
 	_ "github.com/triggers-dev/triggers/internal/synth/jsiienv"
 	"github.com/triggers-dev/triggers/internal/synth/jsiirt"
@@ -67,6 +70,16 @@ func TestValidation(t *testing.T) {
 		{"storage class", &archive.ExpiredEventsArchiveProps{EventsTable: events, StorageClass: awss3.StorageClass_INFREQUENT_ACCESS()}, []string{`StorageClass "STANDARD_IA" is not an archive class`}},
 		{"expiration before transition", &archive.ExpiredEventsArchiveProps{EventsTable: events, Expiration: awscdk.Duration_Days(jsii.Number(300))}, []string{"Expiration 300 days must be later than TransitionAfter (365 days)"}},
 		{"partial days", &archive.ExpiredEventsArchiveProps{EventsTable: events, TransitionAfter: awscdk.Duration_Hours(jsii.Number(36))}, []string{"TransitionAfter 1.5 days"}},
+		{"record age at the stream's retention", &archive.ExpiredEventsArchiveProps{EventsTable: events, Stream: &dynamotable.StreamConsumerOptions{MaxRecordAge: awscdk.Duration_Hours(jsii.Number(24))}},
+			[]string{"Stream.MaxRecordAge 24 hours leaves less than an hour of the stream's 24-hour retention", "use at most 23 hours"}},
+		{"record age past the stream's retention", &archive.ExpiredEventsArchiveProps{EventsTable: events, Stream: &dynamotable.StreamConsumerOptions{MaxRecordAge: awscdk.Duration_Days(jsii.Number(7))}},
+			[]string{"Stream.MaxRecordAge 168 hours", "use at most 23 hours"}},
+		{"record age below Lambda's minimum", &archive.ExpiredEventsArchiveProps{EventsTable: events, Stream: &dynamotable.StreamConsumerOptions{MaxRecordAge: awscdk.Duration_Seconds(jsii.Number(30))}},
+			[]string{"Stream.MaxRecordAge 30 seconds is below Lambda's minimum of 60 seconds"}},
+		{"negative retries", &archive.ExpiredEventsArchiveProps{EventsTable: events, Stream: &dynamotable.StreamConsumerOptions{RetryAttempts: -1}},
+			[]string{"Stream.RetryAttempts -1 is not a whole number from 1 to 10000", "leave it 0 to retry until Stream.MaxRecordAge"}},
+		{"too many retries", &archive.ExpiredEventsArchiveProps{EventsTable: events, Stream: &dynamotable.StreamConsumerOptions{RetryAttempts: 20000}},
+			[]string{"Stream.RetryAttempts 20000"}},
 	}
 	for i, tt := range tests {
 		func() {
@@ -86,4 +99,72 @@ func TestValidation(t *testing.T) {
 			archive.NewExpiredEventsArchive(stack, jsii.String(fmt.Sprint("A", i)), tt.props)
 		}()
 	}
+}
+
+func prebuilt(stack awscdk.Stack) *archive.FunctionOptions {
+	return &archive.FunctionOptions{Code: awslambda.Code_FromBucket(
+		awss3.Bucket_FromBucketName(stack, jsii.String("Artifacts"), jsii.String("ci-artifacts")), jsii.String("archiver.zip"), nil)}
+}
+
+func mappingProps(t *testing.T, stack awscdk.Stack) map[string]any {
+	t.Helper()
+	tmpl := assertions.Template_FromStack(stack, nil)
+	ms := *tmpl.FindResources(jsii.String("AWS::Lambda::EventSourceMapping"), nil)
+	require.Len(t, ms, 1)
+	for _, m := range ms {
+		return (*m)["Properties"].(map[string]any)
+	}
+	return nil
+}
+
+// The mapping retries a failing batch until its records are 20 hours
+// old (MaximumRetryAttempts -1: no count limit), bisects, takes partial
+// batch responses and sends what it gives up on to the encrypted
+// failure queue kept 14 days, whose URL the function gets to park
+// records it can never archive.
+func TestEventSourceMappingDefaults(t *testing.T) {
+	stack := awscdk.NewStack(awscdk.NewApp(nil), jsii.String("Data"), nil)
+	events := eventstore.NewEventsTable(stack, jsii.String("Events"), nil)
+	a := archive.NewExpiredEventsArchive(stack, jsii.String("Archive"), &archive.ExpiredEventsArchiveProps{EventsTable: events, Function: prebuilt(stack)})
+	p := mappingProps(t, stack)
+	for k, want := range map[string]any{
+		"MaximumRetryAttempts":       float64(-1),
+		"MaximumRecordAgeInSeconds":  float64(20 * 3600),
+		"BisectBatchOnFunctionError": true,
+		"FunctionResponseTypes":      []any{"ReportBatchItemFailures"},
+		"StartingPosition":           "TRIM_HORIZON",
+	} {
+		assert.Equal(t, want, p[k], k)
+	}
+	tmpl := assertions.Template_FromStack(stack, nil)
+	queues := *tmpl.FindResources(jsii.String("AWS::SQS::Queue"), nil)
+	require.Len(t, queues, 1)
+	for id, q := range queues {
+		assert.Equal(t, map[string]any{"OnFailure": map[string]any{"Destination": map[string]any{"Fn::GetAtt": []any{id, "Arn"}}}}, p["DestinationConfig"])
+		qp := (*q)["Properties"].(map[string]any)
+		assert.Equal(t, true, qp["SqsManagedSseEnabled"], "encrypted")
+		assert.Equal(t, float64(14*24*3600), qp["MessageRetentionPeriod"], "14 days")
+		tmpl.HasResourceProperties(jsii.String("AWS::Lambda::Function"), map[string]any{
+			"Environment": map[string]any{"Variables": assertions.Match_ObjectLike(&map[string]any{
+				"DEAD_LETTER_QUEUE_URL": map[string]any{"Ref": id},
+			})},
+		})
+	}
+	assert.Equal(t, float64(archive.UnlimitedRetryAttempts), a.RetryAttempts())
+	assert.Equal(t, float64(20), *a.MaxRecordAge().ToHours(nil))
+}
+
+// Tuned: a bounded retry count and a shorter age are taken as given.
+func TestEventSourceMappingTuned(t *testing.T) {
+	stack := awscdk.NewStack(awscdk.NewApp(nil), jsii.String("Data"), nil)
+	events := eventstore.NewEventsTable(stack, jsii.String("Events"), nil)
+	a := archive.NewExpiredEventsArchive(stack, jsii.String("Archive"), &archive.ExpiredEventsArchiveProps{
+		EventsTable: events, Function: prebuilt(stack),
+		Stream: &dynamotable.StreamConsumerOptions{RetryAttempts: 500, MaxRecordAge: awscdk.Duration_Hours(jsii.Number(12)), BatchSize: 50},
+	})
+	p := mappingProps(t, stack)
+	assert.Equal(t, float64(500), p["MaximumRetryAttempts"])
+	assert.Equal(t, float64(12*3600), p["MaximumRecordAgeInSeconds"])
+	assert.Equal(t, float64(50), p["BatchSize"])
+	assert.Equal(t, float64(500), a.RetryAttempts())
 }

@@ -199,22 +199,36 @@ func (m *TriggersMonitoring) archiveSection(a *archive.ExpiredEventsArchive) {
 	fn := a.ArchiverFunction().Function
 	m.Dashboard.AddWidgets(header("## Archive of expired events"))
 	errs := fn.MetricErrors(m.opts("Sum", "Errors"))
-	age := fn.Metric(jsii.String("IteratorAge"), m.opts("Maximum", "Iterator age (ms)"))
+	iterAge := fn.Metric(jsii.String("IteratorAge"), m.opts("Maximum", "Iterator age (ms)"))
 	failures := a.FailureQueue().MetricApproximateNumberOfMessagesVisible(m.opts("Maximum", "Archive failures"))
 	m.Dashboard.AddWidgets(
 		graph("Archiver: invocations, errors", []awscloudwatch.IMetric{fn.MetricInvocations(m.opts("Sum", "Invocations")), errs}, nil, 8),
-		graph("Archiver: iterator age (ms)", []awscloudwatch.IMetric{age}, nil, 8),
+		graph("Archiver: iterator age (ms)", []awscloudwatch.IMetric{iterAge}, nil, 8),
 		graph("Archive failure queue", []awscloudwatch.IMetric{failures}, nil, 8),
 	)
+	age := ageText(a.MaxRecordAge())
 	m.service = ServiceFunctions
-	m.alarm("ArchiverErrors", "The archiver function failed: expired events are not being written to the archive bucket (the stream mapping retries them until they are 6 h old).", "archive-of-expired-events",
+	m.alarm("ArchiverErrors", fmt.Sprintf("The archiver function failed: expired events are not being written to the archive bucket (the stream mapping retries them until they are %s old).", age), "archive-of-expired-events",
 		errs, m.th.LambdaErrors, 1, 1, gte, notBrch)
-	m.alarm("ArchiverIteratorAge", fmt.Sprintf("The archiver's oldest unprocessed stream record stayed older than %v s for 3 periods: it is failing or too slow, and records older than 6 h are given up on.", m.th.ArchiveIteratorAgeSeconds), "archive-of-expired-events",
-		age, m.th.ArchiveIteratorAgeSeconds*1000, 3, 3, gt, notBrch)
+	m.alarm("ArchiverIteratorAge", fmt.Sprintf("The archiver's oldest unprocessed stream record stayed older than %v s for 3 periods: it is failing or too slow. The mapping retries until records are %s old, then gives them up to the failure queue, to be replayed before the stream drops them at 24 h.", m.th.ArchiveIteratorAgeSeconds, age), "archive-of-expired-events",
+		iterAge, m.th.ArchiveIteratorAgeSeconds*1000, 3, 3, gt, notBrch)
 	m.service = ServiceQueues
 	// A gap must not turn it OK while messages wait (as the other DLQs).
-	m.alarm("ArchiveFailuresNotEmpty", "Stream batches the archiver gave up on reached its failure queue: those expired events are not archived.", "archive-of-expired-events",
+	m.alarm("ArchiveFailuresNotEmpty", "The archive's failure queue has messages: stream records given up on (replay them with triggers-replay archive before they are 24 h old, or they are lost to the archive) or records parked as never archivable.", "archive-failures-not-empty",
 		failures, 1, 1, 1, gte, ignore)
+}
+
+// ageText writes a duration as hours ("20 h"), or as given when it is a
+// token.
+func ageText(d awscdk.Duration) string {
+	if d == nil || *awscdk.Token_IsUnresolved(d) {
+		return "the maximum record age"
+	}
+	h := *d.ToHours(&awscdk.TimeConversionOptions{Integral: jsii.Bool(false)})
+	if h >= 1 {
+		return fmt.Sprintf("%v h", h)
+	}
+	return fmt.Sprintf("%v s", *d.ToSeconds(&awscdk.TimeConversionOptions{Integral: jsii.Bool(false)}))
 }
 
 // composites makes one composite alarm per service that has alarms, the

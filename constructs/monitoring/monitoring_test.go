@@ -7,11 +7,14 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/triggers-dev/triggers/constructs/archive"
 	"github.com/triggers-dev/triggers/constructs/dynamotable"
 	"github.com/triggers-dev/triggers/constructs/eventstore"
 	"github.com/triggers-dev/triggers/constructs/monitoring"
@@ -30,6 +33,14 @@ func TestValidatePropsRejects(t *testing.T) {
 	stack := awscdk.NewStack(awscdk.NewApp(nil), jsii.String("S"), nil)
 	table := eventstore.NewEventsTable(stack, jsii.String("Events"), nil)
 	mins := func(n float64) awscdk.Duration { return awscdk.Duration_Minutes(jsii.Number(n)) }
+	// An archive that gives records up after 1 hour: the default
+	// iterator age threshold (1 hour) would page too late.
+	impatient := archive.NewExpiredEventsArchive(stack, jsii.String("Archive"), &archive.ExpiredEventsArchiveProps{
+		EventsTable: table,
+		Stream:      &dynamotable.StreamConsumerOptions{MaxRecordAge: awscdk.Duration_Hours(jsii.Number(1))},
+		Function: &archive.FunctionOptions{Code: awslambda.Code_FromBucket(
+			awss3.Bucket_FromBucketName(stack, jsii.String("Artifacts"), jsii.String("ci-artifacts")), jsii.String("archiver.zip"), nil)},
+	})
 	tests := []struct {
 		name  string
 		props *monitoring.TriggersMonitoringProps
@@ -51,6 +62,8 @@ func TestValidatePropsRejects(t *testing.T) {
 		{"negative account limit", &monitoring.TriggersMonitoringProps{EventsTable: table, Thresholds: &monitoring.Thresholds{AccountConcurrencyLimit: -10}}, "Thresholds.AccountConcurrencyLimit -10 is negative"},
 		{"negative throttles", &monitoring.TriggersMonitoringProps{EventsTable: table, Thresholds: &monitoring.Thresholds{LambdaThrottles: -1}}, "Thresholds.LambdaThrottles -1 is negative"},
 		{"negative queue age", &monitoring.TriggersMonitoringProps{EventsTable: table, Thresholds: &monitoring.Thresholds{DeliveryQueueAgeSeconds: -1}}, "Thresholds.DeliveryQueueAgeSeconds -1 is negative"},
+		{"archive alarm too late", &monitoring.TriggersMonitoringProps{EventsTable: table, Archive: impatient},
+			"Thresholds.ArchiveIteratorAgeSeconds 3600 is not well below the archive's maximum record age (3600 s): the alarm would page with less than half of the mapping's retry window left; use at most 1800"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -64,6 +77,9 @@ func TestValidatePropsRejects(t *testing.T) {
 	}
 	assert.NoError(t, monitoring.ValidateProps(&monitoring.TriggersMonitoringProps{
 		EventsTable: table, Period: mins(1), Thresholds: &monitoring.Thresholds{ConsumedCapacityPercent: 100},
+	}))
+	assert.NoError(t, monitoring.ValidateProps(&monitoring.TriggersMonitoringProps{
+		EventsTable: table, Archive: impatient, Thresholds: &monitoring.Thresholds{ArchiveIteratorAgeSeconds: 900},
 	}))
 }
 

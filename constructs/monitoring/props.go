@@ -99,8 +99,10 @@ type Thresholds struct {
 	// Default: 50.
 	WebhookFailurePercent float64
 	// ArchiveIteratorAgeSeconds alarms (with Archive) when the archiver's
-	// IteratorAge (Maximum) exceeds it for 3 periods: records older than
-	// 6 h are given up on, so this leaves hours to act.
+	// IteratorAge (Maximum) exceeds it for 3 periods. Records older than
+	// the archive's MaxRecordAge (20 h by default) are given up on, so it
+	// must be at most half of that; the default leaves about 19 hours to
+	// act.
 	//
 	// Default: 3600.
 	ArchiveIteratorAgeSeconds float64

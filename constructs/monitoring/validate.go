@@ -62,6 +62,13 @@ func ValidateProps(p *TriggersMonitoringProps) error {
 			bad("MetricsNamespace: %v", err)
 		}
 	}
+	if a := p.Archive; a != nil && a.MaxRecordAge() != nil && !*awscdk.Token_IsUnresolved(a.MaxRecordAge()) {
+		th := p.Thresholds.withDefaults().ArchiveIteratorAgeSeconds
+		age := *a.MaxRecordAge().ToSeconds(&awscdk.TimeConversionOptions{Integral: jsii.Bool(false)})
+		if th > age/2 {
+			bad("Thresholds.ArchiveIteratorAgeSeconds %v is not well below the archive's maximum record age (%v s): the alarm would page with less than half of the mapping's retry window left; use at most %v (default 3600)", th, age, age/2)
+		}
+	}
 	if p.Billing != "" && p.Billing != dynamotable.OnDemand && p.Billing != dynamotable.Provisioned {
 		bad("Billing %q is unknown: use dynamotable.OnDemand or dynamotable.Provisioned", p.Billing)
 	}

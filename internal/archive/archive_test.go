@@ -195,14 +195,7 @@ func (w *world) get(tenant, id string) string {
 func (w *world) deleteAll(wantRecords int) events.DynamoDBEvent {
 	w.t.Helper()
 	ctx := context.Background()
-	out, err := db.Client.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(w.table)})
-	require.NoError(w.t, err)
-	for _, it := range out.Items {
-		_, err := db.Client.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(w.table), Key: map[string]types.AttributeValue{
-			schema.AttrUserID: it[schema.AttrUserID], schema.AttrTimestampEventID: it[schema.AttrTimestampEventID],
-		}})
-		require.NoError(w.t, err)
-	}
+	w.deleteItems()
 	arn, err := streampoll.LatestStreamARN(ctx, db.Client, w.table)
 	require.NoError(w.t, err)
 	r := streampoll.NewStreamReader(ddblocal.NewStreamsClient(db.Endpoint), arn, streampoll.StreamReaderOptions{Region: ddb.LocalRegion})
@@ -224,6 +217,23 @@ func (w *world) deleteAll(wantRecords int) events.DynamoDBEvent {
 	var decoded events.DynamoDBEvent
 	require.NoError(w.t, json.Unmarshal(raw, &decoded))
 	return decoded
+}
+
+// deleteItems deletes every item of the table, as TTL would.
+func (w *world) deleteItems() {
+	w.t.Helper()
+	ctx := context.Background()
+	p := dynamodb.NewScanPaginator(db.Client, &dynamodb.ScanInput{TableName: aws.String(w.table)})
+	for p.HasMorePages() {
+		out, err := p.NextPage(ctx)
+		require.NoError(w.t, err)
+		for _, it := range out.Items {
+			_, err := db.Client.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(w.table), Key: map[string]types.AttributeValue{
+				schema.AttrUserID: it[schema.AttrUserID], schema.AttrTimestampEventID: it[schema.AttrTimestampEventID],
+			}})
+			require.NoError(w.t, err)
+		}
+	}
 }
 
 // ttlIdentity marks a REMOVE record as DynamoDB's TTL makes it (DynamoDB

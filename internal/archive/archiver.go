@@ -47,6 +47,15 @@ type Config struct {
 	// Logger receives one line per failed invocation part.
 	// Default: slog.Default().
 	Logger *slog.Logger
+	// DeadLetter, when set, takes the records that can never be archived
+	// (ErrMalformed: no old image, an image that is not an event, a record
+	// that does not decode) with their content (delivery.SQSDeadLetter on
+	// the event source mapping's failure queue, in Lambda). Once parked, a
+	// record counts as handled, so the shard moves past it: with the
+	// mapping's unlimited retries a malformed record would otherwise hold
+	// up every later TTL deletion of its shard until the maximum record
+	// age. Default: none; a malformed record is a batch item failure.
+	DeadLetter delivery.DeadLetter
 }
 
 // Archiver writes the TTL deletions of stream batches to S3.
@@ -84,15 +93,16 @@ func New(cfg Config) (*Archiver, error) {
 }
 
 // Handle archives the TTL deletions of one stream batch. Records that are
-// not archived are skipped. It returns, in batchItemFailures, every record
-// of an object that could not be written and every malformed record;
+// not archived are skipped; malformed ones are parked when Config has a
+// DeadLetter. It returns, in batchItemFailures, every record of an object
+// that could not be written and every malformed record not parked;
 // Lambda then retries from the lowest of them (records after it that were
 // written are written again under the same or, if the batch differs,
 // another key: the archive is at least once, readers deduplicate by
 // event_id). The error is non-nil only for a failed record without a
 // sequence number, which Lambda could not retry on its own.
 func (a *Archiver) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
-	return a.handle(ctx, ev.Records, nil)
+	return a.handle(ctx, ev.Records, nil, nil)
 }
 
 // HandleJSON is Handle on the raw invocation payload, and what the Lambda
@@ -100,17 +110,20 @@ func (a *Archiver) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.
 // aws-lambda-go cannot decode is reported as failed instead of failing the
 // whole invocation before any code runs.
 func (a *Archiver) HandleJSON(ctx context.Context, payload json.RawMessage) (events.DynamoDBEventResponse, error) {
-	recs, _, undecodable, err := delivery.DecodeRecords(payload)
+	recs, raws, undecodable, err := delivery.DecodeRecords(payload)
 	if err != nil {
 		return events.DynamoDBEventResponse{}, err
 	}
 	for i, err := range undecodable {
 		undecodable[i] = fmt.Errorf("%w: cannot decode the record: %v", ErrMalformed, err)
 	}
-	return a.handle(ctx, recs, undecodable)
+	return a.handle(ctx, recs, undecodable, raws)
 }
 
-func (a *Archiver) handle(ctx context.Context, recs []events.DynamoDBEventRecord, undecodable map[int]error) (events.DynamoDBEventResponse, error) {
+// handle archives recs; undecodable holds the records (by index) that
+// could not even be decoded, raws the records' JSON when the caller has it
+// (parked as they arrived).
+func (a *Archiver) handle(ctx context.Context, recs []events.DynamoDBEventRecord, undecodable map[int]error, raws []json.RawMessage) (events.DynamoDBEventResponse, error) {
 	resp := events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{}}
 	var lines []Line
 	var failed []string
@@ -122,6 +135,13 @@ func (a *Archiver) handle(ctx context.Context, recs []events.DynamoDBEventRecord
 		var ok bool
 		if err == nil {
 			line, ok, err = Convert(r)
+		}
+		if err != nil && a.cfg.DeadLetter != nil {
+			perr := a.park(ctx, r, raws, i, err)
+			if perr == nil {
+				continue
+			}
+			err = fmt.Errorf("%w (and %v)", err, perr)
 		}
 		if err != nil {
 			malformed++
@@ -161,6 +181,30 @@ func (a *Archiver) handle(ctx context.Context, recs []events.DynamoDBEventRecord
 	}
 	a.log.DebugContext(ctx, "batch archived", "records", len(recs), "archived", len(lines), "objects", len(objs), "failed_records", len(failed))
 	return resp, nil
+}
+
+// park hands record i to the dead-letter queue with the reason err and
+// logs it once parked.
+func (a *Archiver) park(ctx context.Context, r events.DynamoDBEventRecord, raws []json.RawMessage, i int, reason error) error {
+	var raw json.RawMessage
+	if i < len(raws) {
+		raw = raws[i]
+	} else {
+		var err error
+		if raw, err = json.Marshal(r); err != nil {
+			return fmt.Errorf("encode the record: %w", err)
+		}
+	}
+	if err := a.cfg.DeadLetter.Park(ctx, raw, reason.Error()); err != nil {
+		return err
+	}
+	a.log.LogAttrs(ctx, slog.LevelWarn, "malformed TTL record parked in the dead-letter queue: it can never be archived",
+		slog.String("sequence_number", r.Change.SequenceNumber),
+		slog.String("event_name", r.EventName),
+		slog.String("stream_event_id", r.EventID),
+		slog.String("event_source_arn", r.EventSourceArn),
+		slog.String("error", reason.Error()))
+	return nil
 }
 
 // putAll writes objs with at most Concurrency calls in flight and returns

@@ -3,8 +3,10 @@
 // NEW_AND_OLD_IMAGES; the event source mapping passes only REMOVE records
 // made by dynamodb.amazonaws.com) and writes each expired event's JSON to
 // the archive bucket as gzip JSON lines, one object per tenant and day
-// (internal/archive), reporting partial batch failures. Configuration: see
-// lambda/fnconfig and docs/runtime.md.
+// (internal/archive), reporting partial batch failures. Records it can
+// never archive are parked on the event source mapping's failure queue
+// (DEAD_LETTER_QUEUE_URL), so they do not hold up the shard while the
+// mapping retries. Configuration: see lambda/fnconfig and docs/runtime.md.
 package main
 
 import (
@@ -14,9 +16,11 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/triggers-dev/triggers/internal/archive"
 	"github.com/triggers-dev/triggers/internal/ddb"
+	"github.com/triggers-dev/triggers/internal/delivery"
 	"github.com/triggers-dev/triggers/internal/lambdaaws"
 	"github.com/triggers-dev/triggers/lambda/fnconfig"
 )
@@ -30,7 +34,7 @@ func main() {
 	log := fnconfig.Logger(os.Stdout, cfg.LogLevel)
 	// The project's one AWS configuration (bounded attempts, each with a
 	// timeout), from the environment Lambda sets; its endpoint override is
-	// DynamoDB's, so S3 sets its own.
+	// DynamoDB's, so S3 and SQS set their own.
 	awsCfg := lambdaaws.Config(os.Getenv, ddb.Options{})
 	client := s3.NewFromConfig(awsCfg, func(o *s3.Options) {
 		if cfg.Endpoint != "" {
@@ -38,7 +42,16 @@ func main() {
 			o.UsePathStyle = true
 		}
 	})
-	a, err := archive.New(archive.Config{Putter: client, Bucket: cfg.Bucket, Prefix: cfg.Prefix, Logger: log})
+	ac := archive.Config{Putter: client, Bucket: cfg.Bucket, Prefix: cfg.Prefix, Logger: log}
+	if cfg.DeadLetterQueueURL != "" {
+		queue := sqs.NewFromConfig(awsCfg, func(o *sqs.Options) {
+			if cfg.SQSEndpoint != "" {
+				o.BaseEndpoint = aws.String(cfg.SQSEndpoint)
+			}
+		})
+		ac.DeadLetter = delivery.SQSDeadLetter{Client: queue, QueueURL: cfg.DeadLetterQueueURL}
+	}
+	a, err := archive.New(ac)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "archiver: %v\n", err)
 		os.Exit(1)

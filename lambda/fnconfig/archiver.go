@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"strings"
 
 	"github.com/triggers-dev/triggers/contract"
@@ -16,6 +17,10 @@ const (
 	// EnvS3Endpoint overrides the S3 endpoint (an S3-compatible local
 	// server, say); empty on AWS.
 	EnvS3Endpoint = contract.EnvS3Endpoint
+	// EnvArchiveDeadLetterQueueURL is where the archiver parks the TTL
+	// records it can never archive: the event source mapping's failure
+	// queue (the same variable as the stream consumer's).
+	EnvArchiveDeadLetterQueueURL = contract.EnvDeadLetterQueueURL
 )
 
 // Archiver is the configuration of the archiver function.
@@ -28,6 +33,12 @@ type Archiver struct {
 	LogLevel slog.Level
 	// Endpoint overrides the S3 endpoint; empty on AWS.
 	Endpoint string
+	// DeadLetterQueueURL is DEAD_LETTER_QUEUE_URL: where records that can
+	// never be archived are parked. Empty: they are batch item failures.
+	DeadLetterQueueURL string
+	// SQSEndpoint is SQS_ENDPOINT: overrides the SQS endpoint of the
+	// dead-letter queue; empty on AWS.
+	SQSEndpoint string
 }
 
 // validBucket is S3's rule for (general purpose) bucket names, in short:
@@ -52,7 +63,8 @@ func validBucket(s string) bool {
 // LoadArchiver reads the archiver's configuration (documented in
 // docs/runtime.md): ARCHIVE_BUCKET (a bucket name, not an ARN) is
 // required; ARCHIVE_PREFIX (default "expired/", must end in "/"),
-// LOG_LEVEL (debug, info, warn, error; default info) and S3_ENDPOINT are
+// DEAD_LETTER_QUEUE_URL (an absolute http or https URL), LOG_LEVEL (debug,
+// info, warn, error; default info), S3_ENDPOINT and SQS_ENDPOINT are
 // optional.
 func LoadArchiver(getenv func(string) string) (Archiver, error) {
 	var errs []error
@@ -60,6 +72,9 @@ func LoadArchiver(getenv func(string) string) (Archiver, error) {
 		Bucket:   strings.TrimSpace(getenv(EnvArchiveBucket)),
 		Prefix:   strings.TrimSpace(getenv(EnvArchivePrefix)),
 		Endpoint: strings.TrimSpace(getenv(EnvS3Endpoint)),
+
+		DeadLetterQueueURL: strings.TrimSpace(getenv(EnvArchiveDeadLetterQueueURL)),
+		SQSEndpoint:        strings.TrimSpace(getenv(EnvSQSEndpoint)),
 	}
 	switch {
 	case c.Bucket == "":
@@ -72,6 +87,11 @@ func LoadArchiver(getenv func(string) string) (Archiver, error) {
 	}
 	if !strings.HasSuffix(c.Prefix, "/") || strings.HasPrefix(c.Prefix, "/") {
 		errs = append(errs, fmt.Errorf("%s=%q must end in \"/\" and not start with one (default %q)", EnvArchivePrefix, c.Prefix, contract.DefaultArchivePrefix))
+	}
+	if c.DeadLetterQueueURL != "" {
+		if u, err := url.Parse(c.DeadLetterQueueURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("%s=%q is not a queue URL: use https://sqs.<region>.amazonaws.com/<account>/<queue>, or leave it unset", EnvArchiveDeadLetterQueueURL, c.DeadLetterQueueURL))
+		}
 	}
 	lvl, err := parseLevel(getenv(EnvLogLevel))
 	if err != nil {

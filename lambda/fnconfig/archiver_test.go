@@ -19,6 +19,11 @@ func TestLoadArchiver(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, fnconfig.Archiver{Bucket: "b.example", Prefix: "ttl/expired/", LogLevel: slog.LevelDebug, Endpoint: "http://127.0.0.1:9000"}, c)
 
+	c, err = fnconfig.LoadArchiver(env(map[string]string{"ARCHIVE_BUCKET": "archive", "DEAD_LETTER_QUEUE_URL": "https://sqs.eu-west-1.amazonaws.com/123456789012/failures", "SQS_ENDPOINT": "http://127.0.0.1:9324"}))
+	require.NoError(t, err)
+	assert.Equal(t, fnconfig.Archiver{Bucket: "archive", Prefix: "expired/", LogLevel: slog.LevelInfo,
+		DeadLetterQueueURL: "https://sqs.eu-west-1.amazonaws.com/123456789012/failures", SQSEndpoint: "http://127.0.0.1:9324"}, c)
+
 	tests := []struct {
 		name string
 		env  map[string]string
@@ -28,6 +33,7 @@ func TestLoadArchiver(t *testing.T) {
 		{"ARN instead of name", map[string]string{"ARCHIVE_BUCKET": "arn:aws:s3:::archive"}, []string{`ARCHIVE_BUCKET="arn:aws:s3:::archive" is not a bucket name`}},
 		{"prefix without slash", map[string]string{"ARCHIVE_BUCKET": "archive", "ARCHIVE_PREFIX": "expired"}, []string{`ARCHIVE_PREFIX="expired" must end in "/"`}},
 		{"absolute prefix", map[string]string{"ARCHIVE_BUCKET": "archive", "ARCHIVE_PREFIX": "/expired/"}, []string{"ARCHIVE_PREFIX"}},
+		{"queue ARN instead of URL", map[string]string{"ARCHIVE_BUCKET": "archive", "DEAD_LETTER_QUEUE_URL": "arn:aws:sqs:eu-west-1:123456789012:failures"}, []string{`DEAD_LETTER_QUEUE_URL="arn:aws:sqs:eu-west-1:123456789012:failures" is not a queue URL`}},
 		{"bad level and no bucket", map[string]string{"LOG_LEVEL": "loud"}, []string{"ARCHIVE_BUCKET", "LOG_LEVEL"}},
 	}
 	for _, tt := range tests {

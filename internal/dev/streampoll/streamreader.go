@@ -318,25 +318,89 @@ type PollOptions struct {
 	// a failure. Default: 1 s.
 	Interval time.Duration
 	// MaxRetries is how often a failed record is retried before the
-	// poller skips it, like the event source mapping's maximum retry
-	// attempts. Default: 3.
+	// poller gives up on it, like the event source mapping's
+	// MaximumRetryAttempts; a negative value (Lambda's -1) retries until
+	// the record is older than MaxRecordAge. Default: 3.
 	MaxRetries int
+	// MaxRecordAge gives up on a failed record once it is older than this
+	// (its ApproximateCreationDateTime, by Now), like the mapping's
+	// MaximumRecordAgeInSeconds. Default: no age limit.
+	MaxRecordAge time.Duration
+	// Now is the clock of MaxRecordAge and of the failure records.
+	// Default: time.Now.
+	Now func() time.Time
+	// OnFailure receives, for every record the poller gives up on, the
+	// record Lambda sends to the mapping's on-failure destination
+	// (FailureRecord: the shard and the sequence number range, not the
+	// data). An error stops Poll. Default: none (the record is logged).
+	OnFailure func(ctx context.Context, rec FailureRecord) error
 	// Logger receives one line per skipped record. Default: slog.Default().
 	Logger *slog.Logger
+}
+
+// FailureRecord is the on-failure record of a DynamoDB stream event source
+// mapping: what Lambda sends to the mapping's destination (an SQS queue or
+// SNS topic) when it gives up on a batch. It locates the records; it does
+// not hold them, so they must be re-read from the stream within its 24
+// hours (cmd/triggers-replay).
+type FailureRecord struct {
+	// RequestContext says why Lambda gave up.
+	RequestContext FailureContext `json:"requestContext"`
+	// Version is "1.0".
+	Version string `json:"version"`
+	// Timestamp is when Lambda gave up, RFC 3339 UTC.
+	Timestamp string `json:"timestamp"`
+	// BatchInfo locates the records given up on.
+	BatchInfo *BatchInfo `json:"DDBStreamBatchInfo"`
+}
+
+// FailureContext is the requestContext of a FailureRecord.
+type FailureContext struct {
+	// RequestID is the last invocation's request id.
+	RequestID string `json:"requestId,omitempty"`
+	// FunctionArn is the function's ARN.
+	FunctionArn string `json:"functionArn,omitempty"`
+	// Condition is RetryAttemptsExhausted or RecordAgeExceeded
+	// (ConditionRetriesExhausted, ConditionRecordAgeExceeded).
+	Condition string `json:"condition"`
+	// ApproximateInvokeCount is how often the records were tried.
+	ApproximateInvokeCount int `json:"approximateInvokeCount"`
+}
+
+// Conditions of a FailureContext.
+const (
+	ConditionRetriesExhausted  = "RetryAttemptsExhausted"
+	ConditionRecordAgeExceeded = "RecordAgeExceeded"
+)
+
+// BatchInfo is the DDBStreamBatchInfo of a FailureRecord: the shard and
+// the inclusive range of sequence numbers given up on.
+type BatchInfo struct {
+	ShardID                         string `json:"shardId"`
+	StartSequenceNumber             string `json:"startSequenceNumber"`
+	EndSequenceNumber               string `json:"endSequenceNumber"`
+	ApproximateArrivalOfFirstRecord string `json:"approximateArrivalOfFirstRecord,omitempty"`
+	ApproximateArrivalOfLastRecord  string `json:"approximateArrivalOfLastRecord,omitempty"`
+	BatchSize                       int    `json:"batchSize"`
+	StreamArn                       string `json:"streamArn"`
 }
 
 // Poll reads the stream until ctx ends, calling h for each shard batch.
 // Like Lambda with ReportBatchItemFailures it retries a shard from the
 // lowest failed sequence number (from the batch's first record when h
-// returns an error); after MaxRetries it skips that record and logs it,
-// where Lambda would send it to the on-failure destination. Poll returns
-// ctx's error, or the first error of the Streams API.
+// returns an error); after MaxRetries, or once that record is older than
+// MaxRecordAge, it skips the record, logs it and hands OnFailure the
+// record Lambda would send to the on-failure destination. Poll returns
+// ctx's error, the first error of the Streams API, or OnFailure's.
 func (r *StreamReader) Poll(ctx context.Context, h Handler, o PollOptions) error {
 	if o.Interval <= 0 {
 		o.Interval = time.Second
 	}
-	if o.MaxRetries <= 0 {
+	if o.MaxRetries == 0 {
 		o.MaxRetries = 3
+	}
+	if o.Now == nil {
+		o.Now = time.Now
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -366,15 +430,29 @@ func (r *StreamReader) Poll(ctx context.Context, h Handler, o PollOptions) error
 				f = failing{seq: seq}
 			}
 			f.n++
+			rec := recordOf(b.Event.Records, seq)
+			condition := ""
+			switch {
+			case o.MaxRecordAge > 0 && !rec.Change.ApproximateCreationDateTime.IsZero() && o.Now().Sub(rec.Change.ApproximateCreationDateTime.Time) > o.MaxRecordAge:
+				condition = ConditionRecordAgeExceeded
+			case o.MaxRetries >= 0 && f.n > o.MaxRetries:
+				condition = ConditionRetriesExhausted
+			}
 			var err error
-			if f.n <= o.MaxRetries {
+			if condition == "" {
 				retries[b.ShardID] = f
 				err = r.Rewind(ctx, b.ShardID, seq)
 			} else {
 				delete(retries, b.ShardID)
 				o.Logger.LogAttrs(ctx, slog.LevelError, "stream record failed too often: skipping it",
-					slog.String("shard_id", b.ShardID), slog.String("sequence_number", seq), slog.Int("attempts", f.n))
-				err = r.SkipPast(ctx, b.ShardID, seq)
+					slog.String("shard_id", b.ShardID), slog.String("sequence_number", seq), slog.Int("attempts", f.n),
+					slog.String("condition", condition))
+				if o.OnFailure != nil {
+					err = o.OnFailure(ctx, r.failureRecord(b.ShardID, rec, condition, f.n, o.Now()))
+				}
+				if err == nil {
+					err = r.SkipPast(ctx, b.ShardID, seq)
+				}
 			}
 			if err != nil {
 				return err
@@ -390,6 +468,39 @@ func (r *StreamReader) Poll(ctx context.Context, h Handler, o PollOptions) error
 		if err := backoff.Sleep(ctx, o.Interval); err != nil {
 			return err
 		}
+	}
+}
+
+// recordOf returns the record of recs with sequence number seq, or one
+// holding only seq.
+func recordOf(recs []events.DynamoDBEventRecord, seq string) events.DynamoDBEventRecord {
+	for _, r := range recs {
+		if r.Change.SequenceNumber == seq {
+			return r
+		}
+	}
+	var r events.DynamoDBEventRecord
+	r.Change.SequenceNumber = seq
+	return r
+}
+
+// failureRecord is the on-failure record of the one record rec of shard
+// given up on after attempts tries.
+func (r *StreamReader) failureRecord(shard string, rec events.DynamoDBEventRecord, condition string, attempts int, now time.Time) FailureRecord {
+	arrival := ""
+	if t := rec.Change.ApproximateCreationDateTime; !t.IsZero() {
+		arrival = t.UTC().Format(time.RFC3339)
+	}
+	seq := rec.Change.SequenceNumber
+	return FailureRecord{
+		RequestContext: FailureContext{Condition: condition, ApproximateInvokeCount: attempts},
+		Version:        "1.0",
+		Timestamp:      now.UTC().Format("2006-01-02T15:04:05.000Z"),
+		BatchInfo: &BatchInfo{
+			ShardID: shard, StartSequenceNumber: seq, EndSequenceNumber: seq,
+			ApproximateArrivalOfFirstRecord: arrival, ApproximateArrivalOfLastRecord: arrival,
+			BatchSize: 1, StreamArn: r.arn,
+		},
 	}
 }
 

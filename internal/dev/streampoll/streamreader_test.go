@@ -2,11 +2,16 @@ package streampoll_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
@@ -24,6 +29,7 @@ type fakeStreams struct {
 	closed  map[string]bool     // shard ends after its records
 	expire  map[string]bool     // next GetRecords on the shard fails once
 	trimmed map[string]int      // the next n GetRecords on the shard fail as trimmed
+	created time.Time           // every record's ApproximateCreationDateTime, if set
 	iters   []string            // GetShardIterator calls: shard:type:seq
 }
 
@@ -88,6 +94,9 @@ func (f *fakeStreams) GetRecords(_ context.Context, in *dynamodbstreams.GetRecor
 				StreamViewType: streamtypes.StreamViewTypeNewImage,
 			},
 		})
+		if !f.created.IsZero() {
+			out.Records[len(out.Records)-1].Dynamodb.ApproximateCreationDateTime = aws.Time(f.created)
+		}
 	}
 	if !(f.closed[shard] && end == len(recs)) {
 		out.NextShardIterator = aws.String(fmt.Sprint(shard, "|", end))
@@ -194,4 +203,72 @@ func TestStreamReaderTrimmed(t *testing.T) {
 	assert.Equal(t, []string{}, round(t, r), "trimmed again after renewing")
 	assert.Equal(t, []string{"a:1,2,3,4"}, round(t, r), "over from the trim horizon: at least once")
 	assert.Equal(t, []string{"a:AFTER_SEQUENCE_NUMBER:3", "a:TRIM_HORIZON:"}, f.iters[len(f.iters)-2:])
+}
+
+// pollUntil runs Poll over f's shard "a" (records 1-4) with o until h has
+// seen record "4" succeed, and returns the failure records handed to
+// OnFailure and how often each record was handled.
+func pollUntil(t *testing.T, f *fakeStreams, o streampoll.PollOptions, fails func(seq string, n int) bool) ([]streampoll.FailureRecord, map[string]int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	seen := map[string]int{}
+	var gaveUp []streampoll.FailureRecord
+	o.Interval = time.Millisecond
+	o.Logger = slog.New(slog.NewJSONHandler(io.Discard, nil))
+	o.OnFailure = func(_ context.Context, rec streampoll.FailureRecord) error {
+		gaveUp = append(gaveUp, rec)
+		return nil
+	}
+	r := streampoll.NewStreamReader(f, "arn:stream", streampoll.StreamReaderOptions{Limit: 2})
+	err := r.Poll(ctx, func(_ context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		resp := events.DynamoDBEventResponse{}
+		for _, rec := range ev.Records {
+			seq := rec.Change.SequenceNumber
+			seen[seq]++
+			if fails(seq, seen[seq]) {
+				resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: seq})
+			} else if seq == "4" {
+				cancel()
+			}
+		}
+		return resp, nil
+	}, o)
+	require.ErrorIs(t, err, context.Canceled)
+	return gaveUp, seen
+}
+
+// The event source mapping's settings in the poller: MaximumRetryAttempts
+// -1 retries a failing record however often until it succeeds; a bounded
+// count gives it up after that many retries, and a record older than
+// MaxRecordAge is given up at once. Each give-up hands OnFailure the
+// on-failure record Lambda would send (DDBStreamBatchInfo of the record).
+func TestPollGivesUpLikeTheMapping(t *testing.T) {
+	newFake := func() *fakeStreams {
+		return &fakeStreams{pages: [][]streamtypes.Shard{{{ShardId: aws.String("a")}}}, records: map[string][]string{"a": {"1", "2", "3", "4"}},
+			closed: map[string]bool{}, expire: map[string]bool{}, trimmed: map[string]int{}}
+	}
+	gaveUp, seen := pollUntil(t, newFake(), streampoll.PollOptions{MaxRetries: -1},
+		func(seq string, n int) bool { return seq == "2" && n <= 50 })
+	assert.Empty(t, gaveUp, "unlimited retries")
+	assert.Equal(t, 51, seen["2"], "50 failures, then success")
+
+	gaveUp, seen = pollUntil(t, newFake(), streampoll.PollOptions{MaxRetries: 2},
+		func(seq string, _ int) bool { return seq == "2" })
+	require.Len(t, gaveUp, 1)
+	assert.Equal(t, 3, seen["2"], "first try and two retries")
+	assert.Equal(t, streampoll.ConditionRetriesExhausted, gaveUp[0].RequestContext.Condition)
+
+	created := time.Date(2026, 11, 26, 8, 0, 0, 0, time.UTC)
+	f := newFake()
+	f.created = created
+	gaveUp, seen = pollUntil(t, f, streampoll.PollOptions{MaxRetries: -1, MaxRecordAge: 20 * time.Hour, Now: func() time.Time { return created.Add(21 * time.Hour) }},
+		func(seq string, _ int) bool { return seq == "2" })
+	require.Len(t, gaveUp, 1)
+	assert.Equal(t, 1, seen["2"], "older than the maximum age at its first failure")
+	got, err := json.Marshal(gaveUp[0])
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"requestContext":{"condition":"RecordAgeExceeded","approximateInvokeCount":1},"version":"1.0","timestamp":"2026-11-27T05:00:00.000Z",
+		"DDBStreamBatchInfo":{"shardId":"a","startSequenceNumber":"2","endSequenceNumber":"2","approximateArrivalOfFirstRecord":"2026-11-26T08:00:00Z",
+		"approximateArrivalOfLastRecord":"2026-11-26T08:00:00Z","batchSize":1,"streamArn":"arn:stream"}}`, string(got))
 }
