@@ -28,7 +28,9 @@ var pinnedLogicalIDs = map[string]map[string]string{
 		"TriggersDeliveryDLQ16074B17":    "AWS::SQS::Queue",
 		"TriggersStreamFailures6A669BFA": "AWS::SQS::Queue",
 		"TriggersCursorSecretABBC42CB":   "AWS::SecretsManager::Secret",
-		"TriggersAccessLogsD561BF9D":     "AWS::Logs::LogGroup",
+		// Replacing the key would strand every sealed webhook secret.
+		"TriggersWebhooksSecretsKey172A42A9": "AWS::KMS::Key",
+		"TriggersAccessLogsD561BF9D":         "AWS::Logs::LogGroup",
 	},
 }
 
@@ -65,6 +67,8 @@ func resourceKind(v any) string {
 		return "CursorSecret"
 	case strings.Contains(s, "TriggersDeliveryQueue"):
 		return "DeliveryQueue"
+	case strings.Contains(s, "TriggersWebhooksSecretsKey"):
+		return "WebhookSecretsKey"
 	case strings.Contains(s, "TriggersWebhooksRetryQueue"):
 		return "WebhookRetryQueue"
 	case strings.Contains(s, "TriggersStreamFailures"):
@@ -122,6 +126,8 @@ func TestFunctionPermissions(t *testing.T) {
 			// Webhooks are on in the app: delete a subscription, queue a redelivery.
 			pairs(triggersapi.ApiWebhookActions, "EventsTable"),
 			pairs([]string{"sqs:SendMessage"}, "WebhookRetryQueue"),
+			// It seals new signing secrets; it cannot open them.
+			pairs([]string{"kms:Encrypt"}, "WebhookSecretsKey"),
 		}},
 		{"TriggersAuthorizerFunctionServiceRole", "TriggersAuthorizerFunctionLogGroup8D4C1F3D", [][]string{
 			pairs([]string{"dynamodb:GetItem"}, "ApiKeysTable"),
@@ -175,12 +181,12 @@ func TestLambdaFunctions(t *testing.T) {
 		memory, timeout float64
 		env             []string
 	}{
-		"TriggersApiFunction":        {256, 10, []string{contract.EnvEventsTable, contract.EnvCursorSecretARN, contract.EnvRetentionDays, contract.EnvMetricsNamespace, contract.EnvAPIKeySources, contract.EnvWebhookQueueURL}},
+		"TriggersApiFunction":        {256, 10, []string{contract.EnvEventsTable, contract.EnvCursorSecretARN, contract.EnvRetentionDays, contract.EnvMetricsNamespace, contract.EnvAPIKeySources, contract.EnvWebhookQueueURL, contract.EnvWebhookSecretsKey}},
 		"TriggersAuthorizerFunction": {256, 5, []string{contract.EnvAPIKeysTable, contract.EnvAPIKeySources}},
 		"TriggersConsumerFunction":   {256, 30, []string{contract.EnvDeliveryQueueURL, contract.EnvDeadLetterQueueURL}},
 		// Webhooks are on in the app (assertions/webhooks_test.go).
 		"TriggersWebhooksFunction": {256, 300, []string{contract.EnvEventsTable, contract.EnvWebhookQueueURL, contract.EnvWebhookSchedule,
-			contract.EnvWebhookTimeout, contract.EnvWebhookDisableAfter, contract.EnvMetricsNamespace, contract.EnvLogLevel}},
+			contract.EnvWebhookTimeout, contract.EnvWebhookDisableAfter, contract.EnvMetricsNamespace, contract.EnvLogLevel, contract.EnvWebhookSecretsKey}},
 	}
 	fns := cdktest.Resources(tp, "AWS::Lambda::Function")
 	require.Len(t, fns, len(want))

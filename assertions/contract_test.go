@@ -23,7 +23,7 @@ func TestContractEnvNames(t *testing.T) {
 		contract.EnvEventsTable, contract.EnvAPIKeysTable, contract.EnvCursorSecretARN, contract.EnvRetentionDays,
 		contract.EnvMetricsNamespace, contract.EnvAPIKeySources, contract.EnvDeliveryQueueURL, contract.EnvDeadLetterQueueURL,
 		contract.EnvWebhookQueueURL, contract.EnvWebhookSchedule, contract.EnvWebhookTimeout, contract.EnvWebhookDisableAfter,
-		contract.EnvLogLevel,
+		contract.EnvLogLevel, contract.EnvWebhookSecretsKey,
 	}
 	for _, stack := range []string{apiStack} {
 		for id, fn := range cdktest.Resources(tmpl(t, stack), "AWS::Lambda::Function") {

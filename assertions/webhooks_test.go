@@ -1,11 +1,13 @@
 package assertions
 
 import (
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/triggers-dev/triggers/constructs/triggersapi"
 	"github.com/triggers-dev/triggers/contract"
@@ -43,6 +45,7 @@ func TestWebhookFunction(t *testing.T) {
 	assert.Equal(t, 256.0, p["MemorySize"])
 	assert.NotContains(t, p, "ReservedConcurrentExecutions")
 	retryID, _ := one(t, tp, "AWS::SQS::Queue", "TriggersWebhooksRetryQueue")
+	keyID := mustID(t, tp, "AWS::KMS::Key", "TriggersWebhooksSecretsKey")
 	env := p["Environment"].(map[string]any)["Variables"].(map[string]any)
 	assert.Contains(t, jsonOf(env[contract.EnvEventsTable]), "Events948F067E", "the data stack's events table")
 	delete(env, contract.EnvEventsTable)
@@ -53,11 +56,14 @@ func TestWebhookFunction(t *testing.T) {
 		contract.EnvWebhookDisableAfter: "120h0m0s",
 		contract.EnvMetricsNamespace:    "Triggers/" + apiStack,
 		contract.EnvLogLevel:            "info",
+		contract.EnvWebhookSecretsKey:   map[string]any{"Fn::GetAtt": []any{keyID, "Arn"}},
 	}, env, "%s: no %s (local development only)", id, contract.EnvWebhookAllowPrivate)
 
 	// The API function queues redeliveries on the same queue.
 	_, apiFn := one(t, tp, "AWS::Lambda::Function", "TriggersApiFunction")
 	assert.Equal(t, map[string]any{"Ref": retryID}, cdktest.Props(apiFn)["Environment"].(map[string]any)["Variables"].(map[string]any)[contract.EnvWebhookQueueURL])
+	// ... and seals new secrets with the same key.
+	assert.Equal(t, map[string]any{"Fn::GetAtt": []any{keyID, "Arn"}}, cdktest.Props(apiFn)["Environment"].(map[string]any)["Variables"].(map[string]any)[contract.EnvWebhookSecretsKey])
 }
 
 // The webhook function's role, action by action: the events table's ARN
@@ -72,6 +78,7 @@ func TestWebhookFunctionPermissions(t *testing.T) {
 		pairs(triggersapi.WebhookEventsTableActions, "EventsTable"),
 		pairs([]string{"sqs:SendMessage"}, "WebhookRetryQueue"),
 		pairs(consume, "DeliveryQueue", "WebhookRetryQueue"),
+		pairs([]string{"kms:Decrypt"}, "WebhookSecretsKey"),
 	} {
 		want = append(want, p...)
 	}
@@ -154,4 +161,96 @@ func TestWebhookRoutes(t *testing.T) {
 		assert.Contains(t, jsonOf(p["Integration"]), "TriggersApiFunction", id)
 	}
 	assert.Equal(t, 1, n, "one DELETE route")
+}
+
+// Who can use the key that seals webhook signing secrets, proved on the
+// synthesized app: every IAM policy of every stack (AWS::IAM::Policy,
+// AWS::IAM::ManagedPolicy, roles' inline policies) is read, and every
+// statement allowing a KMS action (or "*") on that key (or on "*") is
+// listed. Exactly two exist: the webhook function's role may decrypt
+// (it signs), the API function's role may encrypt (it makes secrets);
+// both only for the secrets' encryption context. No other role (the
+// stream consumer, the archiver, backups, inbox readers, ...) gets
+// anything. The key policy is CDK's default: one statement giving the
+// account root kms:*, which lets IAM policies in this account grant the
+// key (and no principal uses the key through the key policy alone); an
+// administrator with kms:* on "*" in their own IAM policy can use it too.
+func TestWebhookSecretsKeyUsers(t *testing.T) {
+	api := tmpl(t, apiStack)
+	keyID := mustID(t, api, "AWS::KMS::Key", "TriggersWebhooksSecretsKey")
+	key := api["Resources"].(map[string]any)[keyID].(map[string]any)
+	assert.Equal(t, "Retain", key["DeletionPolicy"])
+	assert.Equal(t, "Retain", key["UpdateReplacePolicy"])
+	props := cdktest.Props(key)
+	assert.Equal(t, true, props["EnableKeyRotation"])
+	statements := props["KeyPolicy"].(map[string]any)["Statement"].([]any)
+	require.Len(t, statements, 1, "CDK's default key policy only: %s", jsonOf(statements))
+	root := statements[0].(map[string]any)
+	assert.Equal(t, "Allow", root["Effect"])
+	assert.Equal(t, "kms:*", root["Action"])
+	assert.Equal(t, "*", root["Resource"])
+	assert.Contains(t, jsonOf(root["Principal"]), `":root"`, "the account itself, delegating to IAM")
+
+	hash := regexp.MustCompile(`[0-9A-F]{8}$`)
+	var users []string
+	for _, stack := range appStacks {
+		tp := tmpl(t, stack)
+		scan := func(roles []any, doc any) {
+			for _, st := range doc.(map[string]any)["Statement"].([]any) {
+				s := st.(map[string]any)
+				for _, a := range asStrings(s["Action"]) {
+					if a != "*" && !strings.HasPrefix(a, "kms:") {
+						continue
+					}
+					for _, r := range asAny(s["Resource"]) {
+						rs := jsonOf(r)
+						if rs != `"*"` && !strings.Contains(rs, "TriggersWebhooksSecretsKey") {
+							continue
+						}
+						assert.Equal(t, "Allow", s["Effect"], rs)
+						assert.JSONEq(t, jsonOf(triggersapi.SecretsKeyConditions()), jsonOf(s["Condition"]), "%s %s on %s: only for the secrets' encryption context", stack, a, rs)
+						for _, role := range roles {
+							name := hash.ReplaceAllString(strings.Trim(jsonOf(role), `{}"Ref:`), "")
+							users = append(users, stack+" "+name+" "+a+" on "+resourceKind(r))
+						}
+					}
+				}
+			}
+		}
+		for _, typ := range []string{"AWS::IAM::Policy", "AWS::IAM::ManagedPolicy"} {
+			for id, p := range cdktest.Resources(tp, typ) {
+				pp := cdktest.Props(p)
+				assert.Empty(t, pp["Users"], "%s/%s: no user policies", stack, id)
+				assert.Empty(t, pp["Groups"], "%s/%s: no group policies", stack, id)
+				roles, _ := pp["Roles"].([]any)
+				scan(roles, pp["PolicyDocument"])
+			}
+		}
+		for id, r := range cdktest.Resources(tp, "AWS::IAM::Role") {
+			inline, _ := cdktest.Props(r)["Policies"].([]any)
+			for _, pol := range inline {
+				scan([]any{map[string]any{"Ref": id}}, pol.(map[string]any)["PolicyDocument"])
+			}
+		}
+	}
+	sort.Strings(users)
+	assert.Equal(t, []string{
+		apiStack + " TriggersApiFunctionServiceRole kms:Encrypt on WebhookSecretsKey",
+		apiStack + " TriggersWebhooksFunctionServiceRole kms:Decrypt on WebhookSecretsKey",
+	}, users)
+}
+
+func asStrings(v any) []string {
+	var out []string
+	for _, x := range asAny(v) {
+		out = append(out, x.(string))
+	}
+	return out
+}
+
+func asAny(v any) []any {
+	if l, ok := v.([]any); ok {
+		return l
+	}
+	return []any{v}
 }

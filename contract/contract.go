@@ -68,6 +68,24 @@ const (
 	// loopback addresses (local development only; the constructs never
 	// set it).
 	EnvWebhookAllowPrivate = "WEBHOOK_ALLOW_PRIVATE"
+	// EnvWebhookSecretsKey is the KMS key (its ARN) that seals webhook
+	// signing secrets: the API function encrypts each new secret with it
+	// and stores only the ciphertext; the webhook function decrypts to
+	// sign. Set on both wherever webhook delivery is on.
+	EnvWebhookSecretsKey = "WEBHOOK_SECRETS_KEY"
+)
+
+// The encryption context of a sealed webhook signing secret (KMS): the
+// runtime (internal/webhook/secretbox) encrypts and decrypts with these
+// keys, and the constructs' IAM grants allow the key only for a context
+// made of exactly them, with SecretPurpose as the purpose. A ciphertext
+// decrypts only under the tenant and subscription it was sealed for.
+const (
+	SecretContextPurpose      = "purpose"
+	SecretContextTenant       = "tenant"
+	SecretContextSubscription = "subscription_id"
+	// SecretPurpose is the value of SecretContextPurpose.
+	SecretPurpose = "triggers-webhook-signing-secret"
 )
 
 // HTTP methods of the contract's routes.

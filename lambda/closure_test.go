@@ -55,9 +55,9 @@ var sdkConfig = []string{
 // the API function reads a secret; only the archiver writes to S3.
 var unneeded = map[string][]string{
 	"api":            {sdk + "s3", module + "internal/archive"},
-	"authorizer":     {module + "internal/store", module + "internal/delivery", module + "internal/dispatch", sdk + "sqs", sdk + "secretsmanager", sdk + "s3", sdk + "dynamodbstreams"},
-	"streamconsumer": {module + "internal/store", module + "internal/httpapi", module + "internal/dispatch", sdk + "dynamodbstreams", sdk + "secretsmanager", sdk + "s3"},
-	"archiver":       {module + "internal/store", module + "internal/httpapi", module + "internal/dispatch", sdk + "dynamodbstreams", sdk + "secretsmanager"},
+	"authorizer":     {module + "internal/store", module + "internal/delivery", module + "internal/dispatch", sdk + "sqs", sdk + "secretsmanager", sdk + "s3", sdk + "dynamodbstreams", sdk + "kms"},
+	"streamconsumer": {module + "internal/store", module + "internal/httpapi", module + "internal/dispatch", sdk + "dynamodbstreams", sdk + "secretsmanager", sdk + "s3", sdk + "kms"},
+	"archiver":       {module + "internal/store", module + "internal/httpapi", module + "internal/dispatch", sdk + "dynamodbstreams", sdk + "secretsmanager", sdk + "kms"},
 	"webhooks":       {module + "internal/httpapi", sdk + "secretsmanager", sdk + "s3"},
 }
 
@@ -66,11 +66,11 @@ var unneeded = map[string][]string{
 // test-only.
 func TestDependencyClosure(t *testing.T) {
 	for fn, needs := range map[string][]string{
-		"api":            {"internal/httpapi", "internal/store", "internal/cursor", "internal/ddb", "internal/lambdaaws", "internal/lambdaadapter", "lambda/fnconfig"},
+		"api":            {"internal/httpapi", "internal/webhook/secretbox", "internal/store", "internal/cursor", "internal/ddb", "internal/lambdaaws", "internal/lambdaadapter", "lambda/fnconfig"},
 		"authorizer":     {"internal/apikey", "internal/ddb", "internal/lambdaaws", "internal/lambdaadapter", "lambda/fnconfig"},
 		"streamconsumer": {"internal/delivery", "internal/ddb", "internal/lambdaaws", "lambda/fnconfig"},
 		"archiver":       {"internal/archive", "internal/ddb", "internal/lambdaaws", "lambda/fnconfig"},
-		"webhooks":       {"internal/dispatch", "internal/webhook", "internal/store", "internal/ddb", "internal/lambdaaws", "lambda/fnconfig"},
+		"webhooks":       {"internal/dispatch", "internal/webhook", "internal/webhook/secretbox", "internal/store", "internal/ddb", "internal/lambdaaws", "lambda/fnconfig"},
 	} {
 		t.Run(fn, func(t *testing.T) {
 			out, err := exec.Command("go", "list", "-deps", "./"+fn).CombinedOutput()

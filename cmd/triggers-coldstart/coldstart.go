@@ -94,6 +94,7 @@ func Environment(fn, sink, home string) ([]string, bool) {
 			"API_KEY_SOURCES=authorization",
 			"METRICS_NAMESPACE=Triggers/triggers-prod-api",
 			"WEBHOOK_QUEUE_URL=" + sqs + "triggers-prod-api-WebhookRetry",
+			"WEBHOOK_SECRETS_KEY=arn:aws:kms:" + region + ":" + account + ":key/1234abcd-12ab-34cd-56ef-1234567890ab",
 		}
 	case "authorizer":
 		own = []string{
@@ -117,6 +118,7 @@ func Environment(fn, sink, home string) ([]string, bool) {
 			"WEBHOOK_SCHEDULE=5s,5m,30m,2h,10h",
 			"WEBHOOK_TIMEOUT=10s",
 			"WEBHOOK_DISABLE_AFTER=120h0m0s",
+			"WEBHOOK_SECRETS_KEY=arn:aws:kms:" + region + ":" + account + ":key/1234abcd-12ab-34cd-56ef-1234567890ab",
 			"METRICS_NAMESPACE=Triggers/triggers-prod-api",
 			"LOG_LEVEL=info",
 		}

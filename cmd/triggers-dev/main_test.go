@@ -71,6 +71,7 @@ type dev struct {
 	ddbPid         int
 	sqs            string
 	sqsPid         int
+	kmsPid         int
 }
 
 func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
@@ -84,6 +85,7 @@ var (
 	reExt  = regexp.MustCompile(`(?m)^  DynamoDB:\s+(\S+)\s+\(not started here`)
 	reSQS  = regexp.MustCompile(`(?m)^  SQS \(moto\):\s+(\S+)\s+\(pid (\d+)\)`)
 	reSQSx = regexp.MustCompile(`(?m)^  SQS:\s+(\S+)\s+\(not started here`)
+	reKMS  = regexp.MustCompile(`(?m)^  local-kms:\s+(\S+)\s+\(pid (\d+)\)`)
 )
 
 // template is the dev API stack as synthesized, kept identical to the
@@ -121,6 +123,10 @@ func start(t *testing.T, env []string, args ...string) *dev {
 	if m := reHook.FindStringSubmatch(out); m != nil {
 		d.receiver, d.webhooks = m[1], m[2]
 	}
+	m := reKMS.FindStringSubmatch(out)
+	require.NotNil(t, m, "no local-kms line in the summary:\n%s", out)
+	d.kmsPid, _ = strconv.Atoi(m[2])
+	require.True(t, alive(d.kmsPid), "local-kms pid %d", d.kmsPid)
 	if m := reDDB.FindStringSubmatch(out); m != nil {
 		d.ddb = m[1]
 		d.ddbPid, _ = strconv.Atoi(m[2])
@@ -160,6 +166,7 @@ func (d *dev) interrupt(t *testing.T) {
 	if d.sqsPid != 0 {
 		assert.False(t, alive(d.sqsPid), "the SQS engine (pid %d) left running", d.sqsPid)
 	}
+	assert.False(t, alive(d.kmsPid), "local-kms (pid %d) left running", d.kmsPid)
 }
 
 // readmeBlock returns the shell block that follows the README line

@@ -328,6 +328,9 @@ func NewTriggersApi(scope constructs.Construct, id *string, props *TriggersApiPr
 		// turns on its subscription routes.
 		a.apiFn.Function.AddEnvironment(jsii.String(contract.EnvWebhookQueueURL), a.webhooks.RetryQueue().QueueUrl(), nil)
 		a.webhooks.GrantRedeliver(a.apiFn)
+		// It makes the signing secrets: it seals them, and cannot open one.
+		a.apiFn.Function.AddEnvironment(jsii.String(contract.EnvWebhookSecretsKey), a.webhooks.SecretsKey().KeyArn(), nil)
+		a.webhooks.GrantSealSecrets(a.apiFn)
 		tablegrant.Grant(a.eventsTable, a.apiFn, tablegrant.On{Table: true, Write: true}, ApiWebhookActions...)
 	}
 	a.buildRestApi(props, retention)

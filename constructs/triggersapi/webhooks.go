@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
@@ -105,6 +106,25 @@ type WebhookOptions struct {
 	//
 	// Default: "info".
 	LogLevel string
+	// SecretsKey is the symmetric KMS key that seals the subscriptions'
+	// signing secrets (WEBHOOK_SECRETS_KEY): the table, its stream, its
+	// archive and backups hold only ciphertext bound to its tenant and
+	// subscription. Only the webhook function may decrypt with it
+	// (GrantOpenSecrets); the API function may only encrypt
+	// (GrantSealSecrets). Give a key, not an alias, whose key policy lets
+	// this account's IAM policies grant it (CDK's default key policy
+	// does). Deleting or disabling the key makes every stored secret
+	// unusable: no webhook is signed until it is back.
+	//
+	// Default: a new key inside the WebhookDelivery (id "SecretsKey"),
+	// with yearly automatic rotation, retained when removed from the
+	// stack (SecretsKeyRemovalPolicy).
+	SecretsKey awskms.IKey
+	// SecretsKeyRemovalPolicy applies to the key made by default (not to
+	// a SecretsKey you give).
+	//
+	// Default: awscdk.RemovalPolicy_RETAIN.
+	SecretsKeyRemovalPolicy awscdk.RemovalPolicy
 }
 
 // WebhookDeliveryProps configures a WebhookDelivery.
@@ -172,6 +192,7 @@ type WebhookDelivery struct {
 	constructs.Construct
 
 	fn       *golambda.GoFunction
+	key      awskms.IKey
 	delivery awssqs.IQueue
 	retry    awssqs.Queue
 	retryDLQ awssqs.Queue
@@ -181,6 +202,60 @@ type WebhookDelivery struct {
 
 // WebhookFunction returns the function delivering webhooks.
 func (w *WebhookDelivery) WebhookFunction() *golambda.GoFunction { return w.fn }
+
+// SecretsKey returns the KMS key that seals the subscriptions' signing
+// secrets (given, or made by the construct).
+func (w *WebhookDelivery) SecretsKey() awskms.IKey { return w.key }
+
+// GrantSealSecrets lets grantee (the API function, which makes secrets)
+// encrypt new signing secrets with SecretsKey: exactly kms:Encrypt on the
+// key, for an encryption context made of exactly the secret's purpose,
+// tenant and subscription (contract.SecretContext*). It cannot decrypt.
+func (w *WebhookDelivery) GrantSealSecrets(grantee awsiam.IGrantable) awsiam.Grant {
+	return grantSecretsKey(w.key, grantee, "kms:Encrypt")
+}
+
+// GrantOpenSecrets lets grantee decrypt stored signing secrets: exactly
+// kms:Decrypt on SecretsKey, under the same encryption-context
+// conditions. The construct grants it to its own function only: whoever
+// holds it can read every tenant's secrets.
+func (w *WebhookDelivery) GrantOpenSecrets(grantee awsiam.IGrantable) awsiam.Grant {
+	return grantSecretsKey(w.key, grantee, "kms:Decrypt")
+}
+
+// SecretsKeyConditions are the IAM conditions of both secrets-key grants:
+// the encryption context names the purpose contract.SecretPurpose, holds
+// a tenant and a subscription id, and nothing else. A grant cannot check
+// the tenant's value (any tenant's secret is the function's to open); the
+// context binds each ciphertext to its own.
+func SecretsKeyConditions() map[string]any {
+	return map[string]any{
+		"StringEquals": map[string]any{
+			"kms:EncryptionContext:" + contract.SecretContextPurpose: contract.SecretPurpose,
+		},
+		"ForAllValues:StringEquals": map[string]any{
+			"kms:EncryptionContextKeys": []any{contract.SecretContextPurpose, contract.SecretContextTenant, contract.SecretContextSubscription},
+		},
+		"Null": map[string]any{
+			"kms:EncryptionContext:" + contract.SecretContextTenant:       "false",
+			"kms:EncryptionContext:" + contract.SecretContextSubscription: "false",
+		},
+	}
+}
+
+// grantSecretsKey grants action on key to grantee's own policy, under
+// SecretsKeyConditions.
+func grantSecretsKey(key awskms.IKey, grantee awsiam.IGrantable, action string) awsiam.Grant {
+	conds := map[string]*map[string]any{}
+	for k, v := range SecretsKeyConditions() {
+		m := v.(map[string]any)
+		conds[k] = &m
+	}
+	return awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
+		Grantee: grantee, Actions: jsii.Strings(action),
+		ResourceArns: jsii.Strings(*key.KeyArn()), Conditions: &conds,
+	})
+}
 
 // DeliveryQueue returns the queue of new events the function consumes.
 func (w *WebhookDelivery) DeliveryQueue() awssqs.IQueue { return w.delivery }
@@ -341,6 +416,14 @@ func resolveWebhooks(o *WebhookOptions, prefix string) (webhookSettings, error) 
 		}
 		s.receives = r
 	}
+	if o.SecretsKey != nil {
+		if _, alias := o.SecretsKey.(awskms.IAlias); alias {
+			bad("SecretsKey is an alias: give the key itself (awskms.Key_FromKeyArn): IAM grants on an alias's ARN do not reach its key")
+		}
+		if o.SecretsKeyRemovalPolicy != "" {
+			bad("SecretsKeyRemovalPolicy %s is set with SecretsKey: it applies to the key the construct makes; set the removal policy on your own key instead", o.SecretsKeyRemovalPolicy)
+		}
+	}
 	if l := o.LogLevel; l != "" {
 		if !slices.Contains([]string{"debug", "info", "warn", "error"}, l) {
 			bad("LogLevel %q is invalid: use debug, info, warn or error", l)
@@ -431,6 +514,19 @@ func NewWebhookDelivery(scope constructs.Construct, id *string, props *WebhookDe
 		DeadLetterQueue:     &awssqs.DeadLetterQueue{Queue: w.retryDLQ, MaxReceiveCount: jsii.Number(s.receives)},
 	})
 
+	w.key = props.SecretsKey
+	if w.key == nil {
+		removal := props.SecretsKeyRemovalPolicy
+		if removal == "" {
+			removal = awscdk.RemovalPolicy_RETAIN
+		}
+		w.key = awskms.NewKey(w, jsii.String("SecretsKey"), &awskms.KeyProps{
+			Description:       jsii.String("Triggers: seals webhook signing secrets (encrypt: API function; decrypt: webhook function)"),
+			EnableKeyRotation: jsii.Bool(true),
+			RemovalPolicy:     removal,
+		})
+	}
+
 	fo := FunctionOptions{}
 	if props.Function != nil {
 		fo = *props.Function
@@ -447,11 +543,13 @@ func NewWebhookDelivery(scope constructs.Construct, id *string, props *WebhookDe
 			contract.EnvWebhookDisableAfter: jsii.String(s.disableAfter.String()),
 			contract.EnvMetricsNamespace:    jsii.String(w.ns),
 			contract.EnvLogLevel:            jsii.String(s.logLevel),
+			contract.EnvWebhookSecretsKey:   w.key.KeyArn(),
 		})
 
 	setEventsProfile(w.fn, props.EventsTable)
 	tablegrant.Grant(props.EventsTable, w.fn, tablegrant.On{Table: true, Write: true}, WebhookEventsTableActions...)
 	grantSendMessage(w.retry, w.fn)
+	w.GrantOpenSecrets(w.fn)
 	for _, q := range []awssqs.IQueue{props.DeliveryQueue, w.retry} {
 		w.fn.Function.AddEventSource(awslambdaeventsources.NewSqsEventSource(q, &awslambdaeventsources.SqsEventSourceProps{
 			BatchSize:               jsii.Number(WebhookBatchSize),

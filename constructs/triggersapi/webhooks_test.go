@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
@@ -213,7 +214,9 @@ func TestWebhookDeliveryDefaults(t *testing.T) {
 	assert.NotContains(t, fn, "ReservedConcurrentExecutions")
 	_, lg := only(t, tp, "AWS::Logs::LogGroup", "WFunctionLogGroup")
 	assert.Equal(t, 30.0, lg["RetentionInDays"])
+	keyID, _ := only(t, tp, "AWS::KMS::Key", "WSecretsKey")
 	assert.Equal(t, map[string]any{
+		contract.EnvWebhookSecretsKey:   map[string]any{"Fn::GetAtt": []any{keyID, "Arn"}},
 		contract.EnvEventsTable:         map[string]any{"Ref": tableID},
 		contract.EnvWebhookQueueURL:     map[string]any{"Ref": retryID},
 		contract.EnvWebhookSchedule:     "5s,5m,30m,2h,5h,10h,10h",
@@ -249,6 +252,7 @@ func TestWebhookDeliveryDefaults(t *testing.T) {
 		allow(triggersapi.WebhookEventsTableActions, tableID),
 		allow([]string{"sqs:SendMessage"}, retryID),
 		allow(consume, deliveryID, retryID),
+		allow([]string{"kms:Decrypt"}, keyID),
 	), grants(tp, roleID))
 	assert.Equal(t, []string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"}, triggersapi.WebhookEventsTableActions)
 }
@@ -318,6 +322,11 @@ func TestWebhookOptionsValidation(t *testing.T) {
 		{"memory", triggersapi.WebhookOptions{Function: &triggersapi.FunctionOptions{MemoryMiB: 64}}, "Function.MemoryMiB 64 is outside 128-10240"},
 		{"function shorter than a request", triggersapi.WebhookOptions{Function: &triggersapi.FunctionOptions{Timeout: secs(10)}}, "Function.Timeout 10s is not longer than the webhook Timeout 10s"},
 		{"function over 15 minutes", triggersapi.WebhookOptions{Function: &triggersapi.FunctionOptions{Timeout: awscdk.Duration_Minutes(jsii.Number(16))}}, "Function.Timeout 16m0s is over 15m"},
+		{"secrets key alias", triggersapi.WebhookOptions{SecretsKey: awskms.Alias_FromAliasName(awscdk.NewStack(newApp(), jsii.String("A"), nil), jsii.String("K"), jsii.String("alias/mine"))}, "SecretsKey is an alias: give the key itself"},
+		{"removal policy of a given key", triggersapi.WebhookOptions{
+			SecretsKey:              awskms.Key_FromKeyArn(awscdk.NewStack(newApp(), jsii.String("B"), nil), jsii.String("K"), jsii.String("arn:aws:kms:eu-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab")),
+			SecretsKeyRemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+		}, "SecretsKeyRemovalPolicy DESTROY is set with SecretsKey"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -435,7 +444,13 @@ func TestTriggersApiWebhooks(t *testing.T) {
 			added = append(added, g)
 		}
 	}
-	assert.Equal(t, []string{"Allow dynamodb:DeleteItem on " + tableID, "Allow sqs:SendMessage on " + retryID}, added)
+	keyID, _ := only(t, tp, "AWS::KMS::Key", "ApiWebhooksSecretsKey")
+	assert.Equal(t, []string{"Allow dynamodb:DeleteItem on " + tableID, "Allow kms:Encrypt on " + keyID, "Allow sqs:SendMessage on " + retryID}, added)
+	assert.Equal(t, map[string]any{"Fn::GetAtt": []any{keyID, "Arn"}}, apiFn["Environment"].(map[string]any)["Variables"].(map[string]any)[contract.EnvWebhookSecretsKey], "the API function seals with the webhook delivery's key")
+	assert.Equal(t, []kmsGrant{
+		{roleID, "kms:Encrypt", keyID},
+		{mustOnly(t, tp, "AWS::IAM::Role", "ApiWebhooksFunctionServiceRole"), "kms:Decrypt", keyID},
+	}, kmsGrants(t, tp, keyID), "the API function seals, the webhook function opens, nobody else")
 	assert.Equal(t, []string{"dynamodb:DeleteItem"}, triggersapi.ApiWebhookActions)
 }
 
@@ -544,4 +559,129 @@ func ExampleNewWebhookDelivery() {
 	// schedule: 30s,10m,2h
 	// queues: 5
 	// event source mappings: 3
+}
+
+// kmsGrant is one IAM grant of a KMS action on a key: the role holding
+// it, the action, the key's logical id.
+type kmsGrant struct{ role, action, key string }
+
+func mustOnly(t *testing.T, tp map[string]any, typ, prefix string) string {
+	t.Helper()
+	id, _ := only(t, tp, typ, prefix)
+	return id
+}
+
+// kmsGrants enumerates every IAM policy of the template (AWS::IAM::Policy,
+// AWS::IAM::ManagedPolicy, a role's inline Policies) and returns, sorted,
+// each role's KMS (or "*") actions on key or on "*". Every statement
+// found must carry SecretsKeyConditions.
+func kmsGrants(t *testing.T, tp map[string]any, key string) []kmsGrant {
+	t.Helper()
+	var out []kmsGrant
+	scan := func(roles []any, doc any) {
+		for _, st := range doc.(map[string]any)["Statement"].([]any) {
+			s := st.(map[string]any)
+			for _, a := range asList(s["Action"]) {
+				action := a.(string)
+				if action != "*" && !strings.HasPrefix(action, "kms:") {
+					continue
+				}
+				for _, r := range asList(s["Resource"]) {
+					name := refName(r)
+					if name != key && name != "*" {
+						continue
+					}
+					assert.Equal(t, "Allow", s["Effect"])
+					want, _ := json.Marshal(triggersapi.SecretsKeyConditions())
+					got, _ := json.Marshal(s["Condition"])
+					assert.JSONEq(t, string(want), string(got), "%s on %s: the encryption-context conditions", action, name)
+					for _, role := range roles {
+						out = append(out, kmsGrant{refName(role), action, name})
+					}
+				}
+			}
+		}
+	}
+	for _, typ := range []string{"AWS::IAM::Policy", "AWS::IAM::ManagedPolicy"} {
+		for _, p := range resources(tp, typ, "") {
+			props := p["Properties"].(map[string]any)
+			roles, _ := props["Roles"].([]any)
+			assert.Empty(t, props["Users"], "no user policies")
+			assert.Empty(t, props["Groups"], "no group policies")
+			scan(roles, props["PolicyDocument"])
+		}
+	}
+	for id, r := range resources(tp, "AWS::IAM::Role", "") {
+		props := r["Properties"].(map[string]any)
+		inline, _ := props["Policies"].([]any)
+		for _, pol := range inline {
+			scan([]any{id}, pol.(map[string]any)["PolicyDocument"])
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return fmt.Sprint(out[i]) < fmt.Sprint(out[j]) })
+	return out
+}
+
+// The secrets key: made by default with rotation, retained; its key
+// policy is CDK's default (the account root, delegating to IAM); only the
+// webhook function may decrypt with it, under the encryption-context
+// conditions, and nothing else in the stack may use it.
+func TestWebhookSecretsKey(t *testing.T) {
+	_, w, tp := webhookStack(t, nil, triggersapi.WebhookOptions{})
+	keyID, key := only(t, tp, "AWS::KMS::Key", "WSecretsKey")
+	assert.Equal(t, true, key["EnableKeyRotation"])
+	raw := tp["Resources"].(map[string]any)[keyID].(map[string]any)
+	assert.Equal(t, "Retain", raw["DeletionPolicy"])
+	assert.Equal(t, "Retain", raw["UpdateReplacePolicy"])
+	statements := key["KeyPolicy"].(map[string]any)["Statement"].([]any)
+	require.Len(t, statements, 1, "only CDK's default statement: %v", statements)
+	root := statements[0].(map[string]any)
+	assert.Equal(t, "kms:*", root["Action"])
+	assert.Contains(t, fmt.Sprint(root["Principal"]), ":root", "the account, which delegates to IAM policies")
+	assert.NotNil(t, w.SecretsKey())
+
+	roleID := mustOnly(t, tp, "AWS::IAM::Role", "WFunctionServiceRole")
+	assert.Equal(t, []kmsGrant{{roleID, "kms:Decrypt", keyID}}, kmsGrants(t, tp, keyID))
+
+	// The stream consumer's role (the table's stream reader) gets nothing.
+	consumer := mustOnly(t, tp, "AWS::IAM::Role", "DConsumerFunctionServiceRole")
+	for _, g := range grants(tp, consumer) {
+		assert.NotContains(t, g, "kms:", consumer)
+	}
+
+	// GrantSealSecrets and GrantOpenSecrets, to roles of yours.
+	stack := awscdk.NewStack(newApp(), jsii.String("S"), nil)
+	w2 := triggersapi.NewWebhookDelivery(stack, jsii.String("W"), &triggersapi.WebhookDeliveryProps{
+		EventsTable:    eventstore.NewEventsTable(stack, jsii.String("Events"), nil),
+		DeliveryQueue:  awssqs.NewQueue(stack, jsii.String("Q"), &awssqs.QueueProps{VisibilityTimeout: awscdk.Duration_Hours(jsii.Number(1))}),
+		WebhookOptions: triggersapi.WebhookOptions{Function: webhookCode(stack), SecretsKeyRemovalPolicy: awscdk.RemovalPolicy_DESTROY},
+	})
+	sealer := awsiam.NewRole(stack, jsii.String("Sealer"), &awsiam.RoleProps{AssumedBy: awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil)})
+	w2.GrantSealSecrets(sealer)
+	tp = templateOf(stack)
+	keyID = mustOnly(t, tp, "AWS::KMS::Key", "WSecretsKey")
+	assert.Equal(t, "Delete", tp["Resources"].(map[string]any)[keyID].(map[string]any)["DeletionPolicy"])
+	assert.Equal(t, []kmsGrant{
+		{mustOnly(t, tp, "AWS::IAM::Role", "Sealer"), "kms:Encrypt", keyID},
+		{mustOnly(t, tp, "AWS::IAM::Role", "WFunctionServiceRole"), "kms:Decrypt", keyID},
+	}, kmsGrants(t, tp, keyID))
+}
+
+// A key of your own: no key is made; the function reads and decrypts
+// with yours.
+func TestWebhookSecretsKeyGiven(t *testing.T) {
+	arn := "arn:aws:kms:eu-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+	stack := awscdk.NewStack(newApp(), jsii.String("S"), nil)
+	events := eventstore.NewEventsTable(stack, jsii.String("Events"), nil)
+	queue := awssqs.NewQueue(stack, jsii.String("Q"), &awssqs.QueueProps{VisibilityTimeout: awscdk.Duration_Hours(jsii.Number(1))})
+	w := triggersapi.NewWebhookDelivery(stack, jsii.String("W"), &triggersapi.WebhookDeliveryProps{
+		EventsTable: events, DeliveryQueue: queue,
+		WebhookOptions: triggersapi.WebhookOptions{Function: webhookCode(stack), SecretsKey: awskms.Key_FromKeyArn(stack, jsii.String("Mine"), jsii.String(arn))},
+	})
+	tp := templateOf(stack)
+	assert.Empty(t, resources(tp, "AWS::KMS::Key", ""))
+	assert.Equal(t, arn, *w.SecretsKey().KeyArn())
+	_, fn := only(t, tp, "AWS::Lambda::Function", "WFunction")
+	assert.Equal(t, arn, fn["Environment"].(map[string]any)["Variables"].(map[string]any)[contract.EnvWebhookSecretsKey])
+	assert.Equal(t, []kmsGrant{{mustOnly(t, tp, "AWS::IAM::Role", "WFunctionServiceRole"), "kms:Decrypt", arn}}, kmsGrants(t, tp, arn))
 }

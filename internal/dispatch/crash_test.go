@@ -58,12 +58,14 @@ import (
 	"github.com/triggers-dev/triggers/internal/ddb"
 	"github.com/triggers-dev/triggers/internal/ddb/ddblocal"
 	"github.com/triggers-dev/triggers/internal/delivery"
+	"github.com/triggers-dev/triggers/internal/dev/kmslocal/kmstest"
 	"github.com/triggers-dev/triggers/internal/dev/streampoll"
 	"github.com/triggers-dev/triggers/internal/dispatch"
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/httpapi"
 	"github.com/triggers-dev/triggers/internal/store"
 	"github.com/triggers-dev/triggers/internal/webhook"
+	"github.com/triggers-dev/triggers/internal/webhook/secretbox"
 	"github.com/triggers-dev/triggers/schema"
 )
 
@@ -388,6 +390,23 @@ func (fq faultQueue) Send(ctx context.Context, t dispatch.Task, delay time.Durat
 		fq.q.send(simMessage{kind: dispatch.KindTask, body: string(body)}, delay)
 		return nil
 	})
+}
+
+// faultSecrets is the KMS key of the signing secrets as the webhook
+// function opens them (local-kms behind a secretbox).
+type faultSecrets struct {
+	box *secretbox.Box
+	in  *injector
+}
+
+func (fs faultSecrets) Open(ctx context.Context, tenant, subscriptionID, stored string) (webhook.Secret, error) {
+	var out webhook.Secret
+	err := fs.in.call(ctx, "Secrets.Open", []string{subscriptionID}, func() error {
+		var err error
+		out, err = fs.box.Open(ctx, tenant, subscriptionID, stored)
+		return err
+	})
+	return out, err
 }
 
 // faultSender is the delivery queue as the stream consumer sees it.
@@ -816,6 +835,7 @@ type crashRun struct {
 	q        *simQueue
 	d        *dispatch.Dispatcher
 	api      *httpapi.API
+	box      *secretbox.Box
 	tenant   string
 	records  <-chan events.DynamoDBEventRecord
 	subs     map[string]event.Subscription // by name
@@ -856,11 +876,15 @@ type crashEnv struct {
 	rcv    *crashReceiver
 	table  string
 	stream *streamRouter
+	// kms and key seal the subscriptions' secrets, as deployed.
+	kms *kmstest.Local
+	key string
 }
 
 func newCrashEnv(t *testing.T) *crashEnv {
 	table := db.CreateTable(t, schema.Events())
-	return &crashEnv{rcv: newCrashReceiver(t), table: table, stream: startStreamRouter(t, table)}
+	kms := kmstest.Start(t)
+	return &crashEnv{rcv: newCrashReceiver(t), table: table, stream: startStreamRouter(t, table), kms: kms, key: kms.Key(t)}
 }
 
 func newCrashRun(t *testing.T, env *crashEnv, sc scenario, f fault, twice bool) *crashRun {
@@ -887,8 +911,13 @@ func newCrashRun(t *testing.T, env *crashEnv, sc scenario, f fault, twice bool) 
 	if slow == 0 {
 		slow = -1
 	}
+	// A box per run: its cache does not carry over to another run.
+	box, err := secretbox.New(env.kms.Client, env.key, secretbox.Options{})
+	require.NoError(t, err)
+	r.box = box
 	d, err := dispatch.New(dispatch.Config{
-		Store: r.fs, Queue: faultQueue{q: r.q, in: r.in}, Client: client, Schedule: sc.schedule,
+		Secrets: faultSecrets{box: box, in: r.in},
+		Store:   r.fs, Queue: faultQueue{q: r.q, in: r.in}, Client: client, Schedule: sc.schedule,
 		DisableAfter: time.Hour, Now: r.clock.now, Rand: half{},
 		BreakerThreshold: threshold, BreakerCooldown: time.Minute, SlowAfter: slow, EndpointRate: sc.endpointRate,
 		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)),
@@ -899,7 +928,7 @@ func newCrashRun(t *testing.T, env *crashEnv, sc scenario, f fault, twice bool) 
 		Store: r.fs, CursorSecret: bytes.Repeat([]byte("k"), 32), Now: r.clock.now,
 		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)),
 		Webhooks: &httpapi.Webhooks{
-			Store: r.fs, Redeliver: dispatch.Redeliver(faultQueue{q: r.q, in: r.in}),
+			Store: r.fs, Redeliver: dispatch.Redeliver(faultQueue{q: r.q, in: r.in}), Secrets: box,
 			CheckTarget: func(context.Context, string) error { return nil },
 		},
 	})
@@ -930,7 +959,10 @@ func (r *crashRun) setUp() {
 			types = []string{}
 		}
 		sub := event.Subscription{ID: id, URL: r.rcv.srv.URL + "/" + r.id + "/" + s.behaviour + "/" + s.name, EventTypes: types,
-			CreatedAt: event.FormatTime(r.clock.now().Add(-time.Minute)), Secrets: []string{webhook.NewSecret().Encode()}}
+			CreatedAt: event.FormatTime(r.clock.now().Add(-time.Minute))}
+		sealed, err := r.box.Seal(ctx, r.tenant, id, webhook.NewSecret())
+		require.NoError(r.t, err)
+		sub.Secrets = []string{sealed}
 		require.NoError(r.t, r.st.CreateSubscription(ctx, r.tenant, sub))
 		if s.failingFor > 0 {
 			_, err := r.st.SubscriptionFailed(ctx, r.tenant, id, r.clock.now().Add(-s.failingFor), 100*time.Hour, "before")
@@ -1312,6 +1344,7 @@ func TestCrashPoints(t *testing.T) {
 	var methods []string
 	methods = append(methods, methodsOf[dispatch.Store]("Store.")...)
 	methods = append(methods, methodsOf[dispatch.Queue]("Queue.")...)
+	methods = append(methods, methodsOf[dispatch.Secrets]("Secrets.")...)
 	methods = append(methods, methodsOf[delivery.Sender]("Sender.")...)
 	methods = append(methods, "HTTP.POST")
 	for _, m := range methods {

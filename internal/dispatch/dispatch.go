@@ -185,6 +185,23 @@ type Config struct {
 	// Metrics counts attempts by outcome and disabled subscriptions
 	// (*emf.Writer implements it). Default: none.
 	Metrics Metrics
+	// Secrets opens the subscriptions' stored signing secrets (sealed
+	// with KMS: *secretbox.Box). Default: plain "whsec_" secrets only.
+	Secrets Secrets
+}
+
+// Secrets opens a subscription's stored signing secret; *secretbox.Box
+// implements it. An error wrapping webhook.ErrInvalidSecret means the
+// stored value will never open.
+type Secrets interface {
+	Open(ctx context.Context, tenant, subscriptionID, stored string) (webhook.Secret, error)
+}
+
+// plainSecrets opens secrets stored in plain text ("whsec_...").
+type plainSecrets struct{}
+
+func (plainSecrets) Open(_ context.Context, _, _, stored string) (webhook.Secret, error) {
+	return webhook.ParseSecret(stored)
 }
 
 // Metrics records webhook delivery's outcomes.
@@ -261,6 +278,9 @@ func New(cfg Config) (*Dispatcher, error) {
 	}
 	if cfg.Metrics == nil {
 		cfg.Metrics = nopMetrics{}
+	}
+	if cfg.Secrets == nil {
+		cfg.Secrets = plainSecrets{}
 	}
 	return &Dispatcher{cfg: cfg}, nil
 }
@@ -595,6 +615,12 @@ func (d *Dispatcher) attempt(ctx context.Context, tenant string, e event.Event, 
 	if err != nil {
 		return err
 	}
+	// The secrets are opened before the claim: KMS failing fails the
+	// message before anything is claimed or sent.
+	secrets, err := d.signingSecrets(ctx, tenant, sub, now)
+	if err != nil {
+		return err
+	}
 	lease := now.Add(d.cfg.Lease)
 	if dl, ok := ctx.Deadline(); ok {
 		lease = now.Add(time.Until(dl) + leaseMargin)
@@ -612,14 +638,6 @@ func (d *Dispatcher) attempt(ctx context.Context, tenant string, e event.Event, 
 		if err := before(); err != nil {
 			return err
 		}
-	}
-	secrets := make([]webhook.Secret, 0, 2)
-	for _, raw := range sub.SigningSecrets(now) {
-		sec, err := webhook.ParseSecret(raw)
-		if err != nil {
-			return fmt.Errorf("subscription %s: stored secret: %w", sub.ID, err)
-		}
-		secrets = append(secrets, sec)
 	}
 	// The webhook body: the event as GET /v1/events/{id} returns it at the
 	// time of the attempt (the stream consumer's encoding).
@@ -847,6 +865,29 @@ func (d *Dispatcher) followUp(ctx context.Context, tenant string, e event.Event,
 		return fmt.Errorf("attempt %s #%d: next_attempt_at: %w", sub.ID, a.Number, err)
 	}
 	return d.queue(ctx, tenant, e, sub.ID, a.Number+1, a.Number, due)
+}
+
+// signingSecrets opens the secrets that sign a message to sub at now: the
+// newest, and the previous one during a rotation's overlap. A previous
+// secret that will never open (webhook.ErrInvalidSecret) is left out, so
+// the newest still signs; any other failure (KMS unavailable) is returned
+// and the message retried.
+func (d *Dispatcher) signingSecrets(ctx context.Context, tenant string, sub event.Subscription, now time.Time) ([]webhook.Secret, error) {
+	stored := sub.SigningSecrets(now)
+	out := make([]webhook.Secret, 0, len(stored))
+	for i, raw := range stored {
+		sec, err := d.cfg.Secrets.Open(ctx, tenant, sub.ID, raw)
+		if i > 0 && errors.Is(err, webhook.ErrInvalidSecret) {
+			d.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "previous signing secret does not open; signing with the newest only",
+				slog.String("tenant", tenant), slog.String("subscription_id", sub.ID), slog.String("error", err.Error()))
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("subscription %s: stored secret: %w", sub.ID, err)
+		}
+		out = append(out, sec)
+	}
+	return out, nil
 }
 
 func describe(a event.Attempt) string {

@@ -141,8 +141,8 @@ func New(cfg Config) (*API, error) {
 	}
 	if cfg.Webhooks != nil {
 		w := *cfg.Webhooks
-		if w.Store == nil || w.Redeliver == nil {
-			return nil, errors.New("httpapi: Config.Webhooks needs Store and Redeliver")
+		if w.Store == nil || w.Redeliver == nil || w.Secrets == nil {
+			return nil, errors.New("httpapi: Config.Webhooks needs Store, Redeliver and Secrets")
 		}
 		w.defaults()
 		a.webhooks = &w

@@ -25,7 +25,7 @@ import (
 
 func TestNewRefusesIncompleteWebhooks(t *testing.T) {
 	_, err := httpapi.New(httpapi.Config{Store: store.New(db.Client, "t"), CursorSecret: testSecret, Webhooks: &httpapi.Webhooks{}})
-	require.EqualError(t, err, "httpapi: Config.Webhooks needs Store and Redeliver")
+	require.EqualError(t, err, "httpapi: Config.Webhooks needs Store, Redeliver and Secrets")
 }
 
 // The event's source IP is the edge's (WithSourceIP), else the peer
@@ -80,7 +80,7 @@ func TestUnreadableBodyIs400(t *testing.T) {
 
 // A malformed subscription id is simply not found, on every route.
 func TestMalformedSubscriptionIDIsNotFound(t *testing.T) {
-	e := newEnv(t, withWebhooks(&redeliveries{}))
+	e := newEnv(t, withWebhooks(t, &redeliveries{}))
 	for _, r := range []req{
 		{method: "DELETE", path: "/v1/subscriptions/nope"},
 		{method: "POST", path: "/v1/subscriptions/nope/rotate"},
@@ -119,13 +119,13 @@ func (r *rotateRacer) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInp
 // do, and the winner's secret stands.
 func TestConcurrentRotationIs409(t *testing.T) {
 	table := db.CreateTable(t, schema.Events())
-	seed := newEnvOn(t, table, db.Client, withWebhooks(&redeliveries{}))
+	seed := newEnvOn(t, table, db.Client, withWebhooks(t, &redeliveries{}))
 	r := seed.do(req{method: "POST", path: "/v1/subscriptions", tenant: "tenant-a", body: `{"url":"https://example.com/hooks"}`})
 	require.Equal(t, http.StatusCreated, r.code, "%s", r.body)
 	id := r.json(t)["subscription_id"].(string)
 
 	racer := &rotateRacer{API: db.Client, other: seed.store, tenant: "tenant-a"}
-	e := newEnvOn(t, table, racer, withWebhooks(&redeliveries{}))
+	e := newEnvOn(t, table, racer, withWebhooks(t, &redeliveries{}))
 	got := e.do(req{method: "POST", path: "/v1/subscriptions/" + id + "/rotate", tenant: "tenant-a"})
 	assert.Equal(t, http.StatusConflict, got.code, "%s", got.body)
 	assert.Equal(t, "conflict", got.errCode(t))
@@ -180,7 +180,7 @@ func TestBatchServerFailuresAreLogged(t *testing.T) {
 func TestDefaultRotationOverlap(t *testing.T) {
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	e := newEnv(t, withNow(func() time.Time { return now }), func(c *httpapi.Config) {
-		withWebhooks(&redeliveries{})(c)
+		withWebhooks(t, &redeliveries{})(c)
 		c.Webhooks.RotationOverlap = 0
 	})
 	r := e.do(req{method: "POST", path: "/v1/subscriptions", tenant: "tenant-a", body: `{"url":"https://example.com/hooks"}`})
@@ -211,7 +211,7 @@ func TestRedeliverFailureIsLogged(t *testing.T) {
 		}
 		return nil
 	})
-	e := newEnvOn(t, table, client, withWebhooks(&redeliveries{fail: errors.New("queue down")}))
+	e := newEnvOn(t, table, client, withWebhooks(t, &redeliveries{fail: errors.New("queue down")}))
 	got := e.do(req{method: "POST", path: "/v1/events/" + ev.ID + "/redeliver", tenant: "tenant-a"})
 	assert.Equal(t, http.StatusServiceUnavailable, got.code, "%s", got.body)
 	assert.Equal(t, "unavailable", got.errCode(t))
@@ -220,7 +220,7 @@ func TestRedeliverFailureIsLogged(t *testing.T) {
 	assert.Zero(t, writes.Load(), "nothing is written when the queue refuses")
 
 	rd := &redeliveries{}
-	e = newEnvOn(t, table, client, withWebhooks(rd))
+	e = newEnvOn(t, table, client, withWebhooks(t, rd))
 	got = e.do(req{method: "POST", path: "/v1/events/" + ev.ID + "/redeliver", tenant: "tenant-a"})
 	assert.Equal(t, http.StatusServiceUnavailable, got.code, "%s", got.body)
 	assert.NotEmpty(t, got.header.Get("Retry-After"))

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/triggers-dev/triggers/internal/ddb/ddbtest"
+	"github.com/triggers-dev/triggers/internal/dev/kmslocal/kmstest"
 	"github.com/triggers-dev/triggers/internal/dev/syncio"
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/httpapi"
@@ -28,7 +29,11 @@ import (
 
 var db *ddbtest.Local
 
-func TestMain(m *testing.M) { os.Exit(ddbtest.Main(m, &db)) }
+func TestMain(m *testing.M) {
+	code := ddbtest.Main(m, &db)
+	kmstest.Stop() // started by the first test that seals a secret
+	os.Exit(code)
+}
 
 var testSecret = []byte("0123456789abcdef0123456789abcdef-test-secret")
 
@@ -39,6 +44,7 @@ type env struct {
 	store *store.Store
 	api   *httpapi.API
 	logs  *bytes.Buffer
+	cfg   httpapi.Config
 }
 
 type envOpt func(*httpapi.Config)
@@ -65,7 +71,7 @@ func newEnvOn(t *testing.T, table string, client store.API, opts ...envOpt) *env
 	}
 	api, err := httpapi.New(cfg)
 	require.NoError(t, err)
-	return &env{t: t, table: table, store: st, api: api, logs: logs}
+	return &env{t: t, table: table, store: st, api: api, logs: logs, cfg: cfg}
 }
 
 // req describes one request.

@@ -21,6 +21,7 @@ type SubscriptionStore interface {
 	CreateSubscription(ctx context.Context, tenant string, sub event.Subscription) error
 	ListSubscriptions(ctx context.Context, tenant string) ([]event.Subscription, error)
 	DeleteSubscription(ctx context.Context, tenant, id string) error
+	GetSubscription(ctx context.Context, tenant, id string) (event.Subscription, error)
 	RotateSecret(ctx context.Context, tenant, id, secret string, overlapUntil time.Time) (event.Subscription, error)
 	ListAttempts(ctx context.Context, tenant, eventID string) ([]event.Attempt, error)
 	StartRedelivery(ctx context.Context, tenant string, e event.Event, token string, at time.Time) error
@@ -48,6 +49,22 @@ type Webhooks struct {
 	// RotationOverlap is how long the previous secret keeps signing after
 	// a rotation, so receivers can switch. Default: DefaultRotationOverlap.
 	RotationOverlap time.Duration
+	// Secrets seals each new signing secret (KMS, *secretbox.Box): only
+	// the sealed form is stored; the plain secret is shown once, in the
+	// response. Required.
+	Secrets SecretSealer
+}
+
+// SecretSealer seals a subscription's signing secret for storage;
+// *secretbox.Box implements it.
+type SecretSealer interface {
+	Seal(ctx context.Context, tenant, subscriptionID string, secret webhook.Secret) (string, error)
+}
+
+// errSealUnavailable answers a create or rotation whose new secret could
+// not be sealed (KMS down, throttled or refusing): nothing was stored.
+func errSealUnavailable(cause error) *apiError {
+	return &apiError{status: http.StatusServiceUnavailable, code: "unavailable", message: "the signing secret could not be protected (key service unavailable); nothing was changed: retry after the Retry-After delay", retryAfter: strconv.Itoa(RetryAfterSeconds), cause: cause}
 }
 
 // DefaultRotationOverlap is how long both secrets sign after a rotation.
@@ -158,10 +175,14 @@ func (a *API) createSubscription(w http.ResponseWriter, r *http.Request, ri *req
 	if err != nil {
 		return 0, nil, err
 	}
-	secret := webhook.NewSecret().Encode()
+	secret := webhook.NewSecret()
+	sealed, err := a.webhooks.Secrets.Seal(r.Context(), ri.tenant, id, secret)
+	if err != nil {
+		return 0, nil, errSealUnavailable(err)
+	}
 	sub := event.Subscription{
 		ID: id, URL: req.URL, EventTypes: req.EventTypes, Description: req.Description,
-		CreatedAt: event.FormatTime(a.now()), Secrets: []string{secret},
+		CreatedAt: event.FormatTime(a.now()), Secrets: []string{sealed},
 	}
 	if sub.EventTypes == nil {
 		sub.EventTypes = []string{}
@@ -169,7 +190,7 @@ func (a *API) createSubscription(w http.ResponseWriter, r *http.Request, ri *req
 	if err := a.webhooks.Store.CreateSubscription(r.Context(), ri.tenant, sub); err != nil {
 		return 0, nil, err
 	}
-	return http.StatusCreated, SubscriptionCreated{Subscription: sub, Secret: secret}, nil
+	return http.StatusCreated, SubscriptionCreated{Subscription: sub, Secret: secret.Encode()}, nil
 }
 
 // listSubscriptions serves GET /v1/subscriptions.
@@ -209,12 +230,20 @@ func (a *API) rotateSecret(w http.ResponseWriter, r *http.Request, ri *reqInfo, 
 	if !event.ValidSubscriptionID(id) {
 		return 0, nil, event.ErrSubscriptionNotFound
 	}
-	secret := webhook.NewSecret().Encode()
-	until := a.now().Add(a.webhooks.RotationOverlap).Truncate(time.Second) // stored to the second
-	if _, err := a.webhooks.Store.RotateSecret(r.Context(), ri.tenant, id, secret, until); err != nil {
+	// An unknown id is a 404 before any KMS call (also while KMS is down).
+	if _, err := a.webhooks.Store.GetSubscription(r.Context(), ri.tenant, id); err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, SecretRotated{SubscriptionID: id, Secret: secret, PreviousSecretExpiresAt: event.FormatTime(until)}, nil
+	secret := webhook.NewSecret()
+	sealed, err := a.webhooks.Secrets.Seal(r.Context(), ri.tenant, id, secret)
+	if err != nil {
+		return 0, nil, errSealUnavailable(err)
+	}
+	until := a.now().Add(a.webhooks.RotationOverlap).Truncate(time.Second) // stored to the second
+	if _, err := a.webhooks.Store.RotateSecret(r.Context(), ri.tenant, id, sealed, until); err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, SecretRotated{SubscriptionID: id, Secret: secret.Encode(), PreviousSecretExpiresAt: event.FormatTime(until)}, nil
 }
 
 // listAttempts serves GET /v1/events/{event_id}/attempts.

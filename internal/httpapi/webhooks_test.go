@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -10,12 +11,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/triggers-dev/triggers/contract"
+	"github.com/triggers-dev/triggers/internal/dev/kmslocal/kmstest"
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/httpapi"
 	"github.com/triggers-dev/triggers/internal/webhook"
+	"github.com/triggers-dev/triggers/internal/webhook/secretbox"
+	"github.com/triggers-dev/triggers/schema"
 )
 
 // redeliveries records the Redeliver calls (the retry queue's seam).
@@ -35,14 +44,26 @@ func (r *redeliveries) redeliver(_ context.Context, tenant string, e event.Event
 	return nil
 }
 
-// withWebhooks turns the webhook routes on; targets on example.com are
-// allowed, anything else refused (the DNS and address rules are
-// webhook.ValidateTarget's, tested there).
-func withWebhooks(r *redeliveries) envOpt {
+// sealer returns a secretbox with a key of its own on the package's
+// local-kms (started by the first test that needs it).
+func sealer(t testing.TB) *secretbox.Box {
+	t.Helper()
+	kms := kmstest.Shared(t)
+	b, err := secretbox.New(kms.Client, kms.Key(t), secretbox.Options{})
+	require.NoError(t, err)
+	return b
+}
+
+// withWebhooks turns the webhook routes on, sealing secrets on local-kms;
+// targets on example.com are allowed, anything else refused (the DNS and
+// address rules are webhook.ValidateTarget's, tested there).
+func withWebhooks(t testing.TB, r *redeliveries) envOpt {
+	box := sealer(t)
 	return func(c *httpapi.Config) {
 		c.Webhooks = &httpapi.Webhooks{
 			Store:     c.Store.(httpapi.SubscriptionStore),
 			Redeliver: r.redeliver,
+			Secrets:   box,
 			CheckTarget: func(_ context.Context, raw string) error {
 				if !strings.HasPrefix(raw, "https://example.com/") {
 					return errors.New("host resolves to 10.0.0.1, a private address")
@@ -55,7 +76,7 @@ func withWebhooks(r *redeliveries) envOpt {
 }
 
 func TestSubscriptionLifecycle(t *testing.T) {
-	e := newEnv(t, withWebhooks(&redeliveries{}))
+	e := newEnv(t, withWebhooks(t, &redeliveries{}))
 	r := e.do(req{method: "POST", path: "/v1/subscriptions", tenant: "tenant-a", body: `{"url":"https://example.com/hooks","event_types":["order.paid","order.paid","user.created"],"description":"billing"}`})
 	require.Equal(t, http.StatusCreated, r.code, "%s", r.body)
 	created := r.json(t)
@@ -95,7 +116,7 @@ func TestSubscriptionLifecycle(t *testing.T) {
 	require.NoError(t, err)
 	sub, err := e.store.GetSubscription(context.Background(), "tenant-a", id)
 	require.NoError(t, err)
-	assert.Equal(t, []string{rot["secret"].(string), created["secret"].(string)}, sub.Secrets)
+	assert.Equal(t, []string{rot["secret"].(string), created["secret"].(string)}, e.open(t, "tenant-a", id, sub.Secrets...), "stored sealed, newest first")
 	assert.Equal(t, rot["previous_secret_expires_at"], event.FormatTime(sub.PreviousExpires))
 
 	r = e.do(req{method: "DELETE", path: "/v1/subscriptions/" + id, tenant: "tenant-a"})
@@ -108,7 +129,7 @@ func TestSubscriptionLifecycle(t *testing.T) {
 // Hostile and confused bodies: each a 400 naming the problem, nothing
 // stored.
 func TestSubscriptionBadInput(t *testing.T) {
-	e := newEnv(t, withWebhooks(&redeliveries{}))
+	e := newEnv(t, withWebhooks(t, &redeliveries{}))
 	for _, tc := range []struct{ body, code, msg string }{
 		{`{}`, "invalid_subscription", "url is missing"},
 		{`{"url":"http://example.com/x"}`, "invalid_target", "must be https"},
@@ -138,7 +159,7 @@ func TestSubscriptionBadInput(t *testing.T) {
 }
 
 func TestSubscriptionLimit(t *testing.T) {
-	e := newEnv(t, withWebhooks(&redeliveries{}))
+	e := newEnv(t, withWebhooks(t, &redeliveries{}))
 	for i := range event.MaxSubscriptions {
 		r := e.do(req{method: "POST", path: "/v1/subscriptions", tenant: "tenant-a", body: `{"url":"https://example.com/` + string(rune('a'+i)) + `"}`})
 		require.Equal(t, http.StatusCreated, r.code, "%s", r.body)
@@ -150,7 +171,7 @@ func TestSubscriptionLimit(t *testing.T) {
 
 // Methods: 405 with the exact Allow list.
 func TestWebhookRoutesMethods(t *testing.T) {
-	e := newEnv(t, withWebhooks(&redeliveries{}))
+	e := newEnv(t, withWebhooks(t, &redeliveries{}))
 	for _, tc := range []struct{ method, path, allow string }{
 		{"PUT", "/v1/subscriptions", "GET, POST"},
 		{"GET", "/v1/subscriptions/sub_abc", "DELETE"},
@@ -174,7 +195,7 @@ func TestWebhookRoutesMethods(t *testing.T) {
 func TestAttemptsAndRedeliver(t *testing.T) {
 	ctx := context.Background()
 	rd := &redeliveries{}
-	e := newEnv(t, withWebhooks(rd))
+	e := newEnv(t, withWebhooks(t, rd))
 	ev := e.post("tenant-a", "order.paid", `{"n":1}`)
 
 	r := e.do(req{method: "GET", path: "/v1/events/" + ev.ID + "/attempts", tenant: "tenant-a"})
@@ -249,7 +270,7 @@ func TestAttemptsAndRedeliver(t *testing.T) {
 func TestConcurrentRedeliveries(t *testing.T) {
 	ctx := context.Background()
 	rd := &redeliveries{}
-	e := newEnv(t, withWebhooks(rd))
+	e := newEnv(t, withWebhooks(t, rd))
 	ev := e.post("tenant-a", "order.paid", `{}`)
 	_, err := e.store.Transition(ctx, "tenant-a", ev.ID, []event.Status{event.Received}, event.Failed)
 	require.NoError(t, err)
@@ -284,4 +305,157 @@ func TestWebhooksDisabled(t *testing.T) {
 		assert.Equal(t, http.StatusNotFound, r.code, "%s %s", tc.method, tc.path)
 		assert.Equal(t, "webhooks_disabled", r.errCode(t), "%s %s", tc.method, tc.path)
 	}
+}
+
+// open opens stored secrets of tenant's subscription id with the env's
+// box and returns their plain text.
+func (e *env) open(t *testing.T, tenant, id string, stored ...string) []string {
+	t.Helper()
+	box := e.box(t)
+	var out []string
+	for _, s := range stored {
+		sec, err := box.Open(context.Background(), tenant, id, s)
+		require.NoError(t, err, "stored secret %q", s)
+		out = append(out, sec.Encode())
+	}
+	return out
+}
+
+func (e *env) box(t *testing.T) *secretbox.Box {
+	t.Helper()
+	b, ok := e.cfg.Webhooks.Secrets.(*secretbox.Box)
+	require.True(t, ok, "the env seals with a *secretbox.Box")
+	return b
+}
+
+// rawItem returns the subscription's item as DynamoDB stores it, as JSON:
+// what the stream, the archive, backups and table readers see.
+func (e *env) rawItem(t *testing.T, tenant, id string) string {
+	t.Helper()
+	out, err := db.Client.GetItem(context.Background(), &dynamodb.GetItemInput{
+		TableName: aws.String(e.table), ConsistentRead: aws.Bool(true),
+		Key: map[string]types.AttributeValue{
+			schema.AttrUserID:           &types.AttributeValueMemberS{Value: contract.SubscriptionPrefix + tenant},
+			schema.AttrTimestampEventID: &types.AttributeValueMemberS{Value: id},
+		},
+	})
+	require.NoError(t, err)
+	require.NotEmpty(t, out.Item, "no item for %s/%s", tenant, id)
+	var m map[string]any
+	require.NoError(t, attributevalue.UnmarshalMap(out.Item, &m))
+	b, err := json.Marshal(m)
+	require.NoError(t, err)
+	return string(b)
+}
+
+// The table holds only sealed secrets: the raw item never contains a
+// plain "whsec_" secret, nor the one shown to the client; the shown
+// secret is the sealed one, bound to its tenant and subscription.
+func TestSubscriptionSecretsAreSealed(t *testing.T) {
+	e := newEnv(t, withWebhooks(t, &redeliveries{}))
+	r := e.do(req{method: "POST", path: "/v1/subscriptions", tenant: "tenant-a", body: `{"url":"https://example.com/hooks"}`})
+	require.Equal(t, http.StatusCreated, r.code, "%s", r.body)
+	created := r.json(t)
+	id, shown := created["subscription_id"].(string), created["secret"].(string)
+	require.True(t, strings.HasPrefix(shown, webhook.SecretPrefix), "the response shows the plain secret once")
+
+	raw := e.rawItem(t, "tenant-a", id)
+	assert.NotContains(t, raw, webhook.SecretPrefix, "no plain secret in the stored item: %s", raw)
+	assert.NotContains(t, raw, strings.TrimPrefix(shown, webhook.SecretPrefix))
+	sub, err := e.store.GetSubscription(context.Background(), "tenant-a", id)
+	require.NoError(t, err)
+	require.Len(t, sub.Secrets, 1)
+	assert.True(t, strings.HasPrefix(sub.Secrets[0], secretbox.Prefix), sub.Secrets[0])
+	assert.Equal(t, []string{shown}, e.open(t, "tenant-a", id, sub.Secrets...))
+	_, err = e.box(t).Open(context.Background(), "tenant-b", id, sub.Secrets[0])
+	assert.ErrorIs(t, err, secretbox.ErrInvalid, "copied to another tenant, it does not open")
+
+	// Rotation: both stored secrets sealed, both sign during the overlap.
+	r = e.do(req{method: "POST", path: "/v1/subscriptions/" + id + "/rotate", tenant: "tenant-a"})
+	require.Equal(t, http.StatusOK, r.code, "%s", r.body)
+	rotated := r.json(t)["secret"].(string)
+	raw = e.rawItem(t, "tenant-a", id)
+	assert.NotContains(t, raw, webhook.SecretPrefix, "%s", raw)
+	sub, err = e.store.GetSubscription(context.Background(), "tenant-a", id)
+	require.NoError(t, err)
+	signing := sub.SigningSecrets(time.Now())
+	require.Len(t, signing, 2, "the previous secret signs during the overlap")
+	assert.Equal(t, []string{rotated, shown}, e.open(t, "tenant-a", id, signing...))
+
+	// Listing never shows a secret, sealed or not.
+	r = e.do(req{method: "GET", path: "/v1/subscriptions", tenant: "tenant-a"})
+	assert.NotContains(t, string(r.body), secretbox.Prefix)
+	assert.NotContains(t, string(r.body), webhook.SecretPrefix)
+}
+
+// A subscription whose secret was stored in plain text (before secrets
+// were sealed) keeps it until rotated: the first rotation seals the new
+// secret and keeps the plain one as the previous (it signs through the
+// overlap); the second drops it, and no plain secret is left.
+func TestLegacyPlainSecretIsRotatedOut(t *testing.T) {
+	e := newEnv(t, withWebhooks(t, &redeliveries{}))
+	id, err := event.NewSubscriptionID(nil)
+	require.NoError(t, err)
+	legacy := webhook.NewSecret().Encode()
+	require.NoError(t, e.store.CreateSubscription(context.Background(), "tenant-a", event.Subscription{
+		ID: id, URL: "https://example.com/old", EventTypes: []string{}, CreatedAt: event.FormatTime(time.Now()), Secrets: []string{legacy},
+	}))
+	assert.Contains(t, e.rawItem(t, "tenant-a", id), legacy)
+
+	r := e.do(req{method: "POST", path: "/v1/subscriptions/" + id + "/rotate", tenant: "tenant-a"})
+	require.Equal(t, http.StatusOK, r.code, "%s", r.body)
+	first := r.json(t)["secret"].(string)
+	sub, err := e.store.GetSubscription(context.Background(), "tenant-a", id)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(sub.Secrets[0], secretbox.Prefix))
+	assert.Equal(t, legacy, sub.Secrets[1], "the plain secret is now the previous one")
+	assert.Equal(t, []string{first, legacy}, e.open(t, "tenant-a", id, sub.SigningSecrets(time.Now())...), "both sign during the overlap")
+
+	r = e.do(req{method: "POST", path: "/v1/subscriptions/" + id + "/rotate", tenant: "tenant-a"})
+	require.Equal(t, http.StatusOK, r.code, "%s", r.body)
+	second := r.json(t)["secret"].(string)
+	raw := e.rawItem(t, "tenant-a", id)
+	assert.NotContains(t, raw, webhook.SecretPrefix, "no plain secret left: %s", raw)
+	sub, err = e.store.GetSubscription(context.Background(), "tenant-a", id)
+	require.NoError(t, err)
+	assert.Equal(t, []string{second, first}, e.open(t, "tenant-a", id, sub.Secrets...))
+}
+
+// KMS down: creating a subscription or rotating its secret is a 503 with
+// Retry-After, and nothing is written; an unknown subscription is still
+// a 404, and bad input still a 400.
+func TestSealingUnavailable(t *testing.T) {
+	own := kmstest.Start(t)
+	box, err := secretbox.New(kmstest.Client(own.Endpoint), own.Key(t), secretbox.Options{})
+	require.NoError(t, err)
+	e := newEnv(t, func(c *httpapi.Config) {
+		withWebhooks(t, &redeliveries{})(c)
+		c.Webhooks.Secrets = box
+	})
+	r := e.do(req{method: "POST", path: "/v1/subscriptions", tenant: "tenant-a", body: `{"url":"https://example.com/hooks"}`})
+	require.Equal(t, http.StatusCreated, r.code, "%s", r.body)
+	id := r.json(t)["subscription_id"].(string)
+	before := e.rawItem(t, "tenant-a", id)
+	items := e.itemCount()
+
+	require.NoError(t, own.Stop())
+	r = e.do(req{method: "POST", path: "/v1/subscriptions", tenant: "tenant-a", body: `{"url":"https://example.com/other"}`})
+	assert.Equal(t, http.StatusServiceUnavailable, r.code, "%s", r.body)
+	assert.Equal(t, "unavailable", r.errCode(t))
+	assert.Equal(t, "1", r.header.Get("Retry-After"))
+	assert.Equal(t, items, e.itemCount(), "nothing written")
+
+	r = e.do(req{method: "POST", path: "/v1/subscriptions/" + id + "/rotate", tenant: "tenant-a"})
+	assert.Equal(t, http.StatusServiceUnavailable, r.code, "%s", r.body)
+	assert.Equal(t, "unavailable", r.errCode(t))
+	assert.NotEmpty(t, r.header.Get("Retry-After"))
+	assert.Equal(t, before, e.rawItem(t, "tenant-a", id), "the secrets are unchanged")
+
+	r = e.do(req{method: "POST", path: "/v1/subscriptions/sub_AAAAAAAAAAAAAAAAAAAAAAAAAA/rotate", tenant: "tenant-a"})
+	assert.Equal(t, http.StatusNotFound, r.code, "an unknown id is not the key service's problem: %s", r.body)
+	r = e.do(req{method: "POST", path: "/v1/subscriptions/" + id + "/rotate", tenant: "tenant-b"})
+	assert.Equal(t, http.StatusNotFound, r.code, "another tenant's subscription: %s", r.body)
+	r = e.do(req{method: "POST", path: "/v1/subscriptions", tenant: "tenant-a", body: `{"url":"http://example.com/x"}`})
+	assert.Equal(t, http.StatusBadRequest, r.code, "bad input is a 400 before any KMS call: %s", r.body)
+	assert.Contains(t, e.logs.String(), "key service (KMS) is unavailable", "the cause is logged")
 }

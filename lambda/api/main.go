@@ -13,6 +13,7 @@ import (
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
@@ -24,6 +25,7 @@ import (
 	"github.com/triggers-dev/triggers/internal/lambdaadapter"
 	"github.com/triggers-dev/triggers/internal/lambdaaws"
 	"github.com/triggers-dev/triggers/internal/store"
+	"github.com/triggers-dev/triggers/internal/webhook/secretbox"
 	"github.com/triggers-dev/triggers/lambda/fnconfig"
 )
 
@@ -56,7 +58,13 @@ func run() error {
 	var webhooks *httpapi.Webhooks
 	if cfg.WebhookQueueURL != "" {
 		retry := dispatch.SQSQueue{Client: sqs.NewFromConfig(awsCfg), URL: cfg.WebhookQueueURL}
-		webhooks = &httpapi.Webhooks{Store: st, Redeliver: dispatch.Redeliver(retry)}
+		// Seals new signing secrets (kms:Encrypt only: this function
+		// cannot read a stored secret back).
+		sealer, err := secretbox.New(kms.NewFromConfig(awsCfg), cfg.WebhookSecretsKey, secretbox.Options{})
+		if err != nil {
+			return err
+		}
+		webhooks = &httpapi.Webhooks{Store: st, Redeliver: dispatch.Redeliver(retry), Secrets: sealer}
 	}
 	apiCfg := httpapi.Config{
 		Webhooks:     webhooks,

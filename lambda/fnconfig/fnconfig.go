@@ -59,6 +59,9 @@ type API struct {
 	// WebhookQueueURL is WEBHOOK_QUEUE_URL: the webhook retry queue,
 	// where redeliveries go. Empty: webhook delivery is not deployed.
 	WebhookQueueURL string
+	// WebhookSecretsKey is WEBHOOK_SECRETS_KEY: the KMS key that seals
+	// new signing secrets; required with WebhookQueueURL.
+	WebhookSecretsKey string
 }
 
 // Authorizer is the configuration of the authorizer function.
@@ -76,7 +79,8 @@ type Authorizer struct {
 // init; what the CDK construct sets) or as CURSOR_SECRET itself (at least
 // 32 bytes; local use). EVENTS_PROFILE (seed or lean, default seed), RETENTION_DAYS (default 30, 1-3650), LOG_LEVEL
 // (debug, info, warn, error; default info), DYNAMODB_ENDPOINT and
-// METRICS_NAMESPACE are optional.
+// METRICS_NAMESPACE are optional. WEBHOOK_QUEUE_URL turns the webhook
+// routes on and then needs WEBHOOK_SECRETS_KEY.
 func LoadAPI(getenv func(string) string) (API, error) {
 	var errs []error
 	c := API{
@@ -124,6 +128,9 @@ func LoadAPI(getenv func(string) string) (API, error) {
 	}
 	c.LogLevel = lvl
 	if c.KeySources, err = apikey.ParseSources(getenv(EnvAPIKeySources)); err != nil {
+		errs = append(errs, err)
+	}
+	if c.WebhookSecretsKey, err = loadSecretsKey(getenv, c.WebhookQueueURL != ""); err != nil {
 		errs = append(errs, err)
 	}
 	return c, errors.Join(errs...)

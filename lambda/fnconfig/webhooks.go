@@ -21,6 +21,9 @@ type Webhooks struct {
 	EventsProfile schema.EventsProfile
 	// QueueURL is the retry queue (WEBHOOK_QUEUE_URL).
 	QueueURL string
+	// SecretsKey is the KMS key that sealed the signing secrets
+	// (WEBHOOK_SECRETS_KEY: its ARN).
+	SecretsKey string
 	// Schedule spaces the retries (WEBHOOK_SCHEDULE; default
 	// webhook.DefaultSchedule).
 	Schedule webhook.Schedule
@@ -40,8 +43,8 @@ type Webhooks struct {
 	Endpoint, SQSEndpoint string
 }
 
-// LoadWebhooks reads the webhook function's configuration: EVENTS_TABLE
-// and WEBHOOK_QUEUE_URL are required; EVENTS_PROFILE, WEBHOOK_SCHEDULE, WEBHOOK_TIMEOUT,
+// LoadWebhooks reads the webhook function's configuration: EVENTS_TABLE,
+// WEBHOOK_QUEUE_URL and WEBHOOK_SECRETS_KEY are required; EVENTS_PROFILE, WEBHOOK_SCHEDULE, WEBHOOK_TIMEOUT,
 // WEBHOOK_DISABLE_AFTER, WEBHOOK_ALLOW_PRIVATE, LOG_LEVEL,
 // METRICS_NAMESPACE, DYNAMODB_ENDPOINT and SQS_ENDPOINT are optional.
 func LoadWebhooks(getenv func(string) string) (Webhooks, error) {
@@ -65,6 +68,11 @@ func LoadWebhooks(getenv func(string) string) (Webhooks, error) {
 	}
 	if c.QueueURL == "" {
 		errs = append(errs, fmt.Errorf("%s is not set: set it to the webhook retry queue URL", contract.EnvWebhookQueueURL))
+	}
+	if k, err := loadSecretsKey(getenv, true); err != nil {
+		errs = append(errs, err)
+	} else {
+		c.SecretsKey = k
 	}
 	if v := strings.TrimSpace(getenv(contract.EnvWebhookSchedule)); v != "" {
 		s, err := webhook.ParseSchedule(v)
@@ -106,4 +114,18 @@ func LoadWebhooks(getenv func(string) string) (Webhooks, error) {
 	}
 	c.LogLevel = lvl
 	return c, errors.Join(errs...)
+}
+
+// loadSecretsKey reads WEBHOOK_SECRETS_KEY, the KMS key of the signing
+// secrets (a key ARN; a key id or alias works too): required where
+// webhook delivery is on, since secrets are never stored in plain text.
+func loadSecretsKey(getenv func(string) string, required bool) (string, error) {
+	k := strings.TrimSpace(getenv(contract.EnvWebhookSecretsKey))
+	switch {
+	case k == "" && required:
+		return "", fmt.Errorf("%s is not set: set it to the ARN of the KMS key that seals webhook signing secrets (the construct sets it)", contract.EnvWebhookSecretsKey)
+	case strings.ContainsAny(k, " \t\n"):
+		return "", fmt.Errorf("%s=%q is invalid: give a KMS key ARN, key id or alias name", contract.EnvWebhookSecretsKey, k)
+	}
+	return k, nil
 }

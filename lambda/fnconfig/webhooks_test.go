@@ -16,9 +16,11 @@ import (
 func TestLoadWebhooksDefaults(t *testing.T) {
 	c, err := fnconfig.LoadWebhooks(env(map[string]string{
 		contract.EnvEventsTable: "events", contract.EnvWebhookQueueURL: "https://sqs.eu-west-1.amazonaws.com/1/retry",
+		contract.EnvWebhookSecretsKey: "arn:aws:kms:eu-west-1:111111111111:key/abc",
 	}))
 	require.NoError(t, err)
 	assert.Equal(t, "events", c.EventsTable)
+	assert.Equal(t, "arn:aws:kms:eu-west-1:111111111111:key/abc", c.SecretsKey)
 	assert.Equal(t, schema.ProfileSeed, c.EventsProfile)
 	assert.Equal(t, webhook.DefaultSchedule(), c.Schedule)
 	assert.Equal(t, webhook.DefaultTimeout, c.Timeout)
@@ -28,7 +30,7 @@ func TestLoadWebhooksDefaults(t *testing.T) {
 
 func TestLoadWebhooksValues(t *testing.T) {
 	c, err := fnconfig.LoadWebhooks(env(map[string]string{
-		contract.EnvEventsTable: "events", contract.EnvWebhookQueueURL: "q",
+		contract.EnvEventsTable: "events", contract.EnvWebhookQueueURL: "q", contract.EnvWebhookSecretsKey: "alias/k",
 		contract.EnvWebhookSchedule: "1s,2m", contract.EnvWebhookTimeout: "3s",
 		contract.EnvWebhookDisableAfter: "48h", contract.EnvWebhookAllowPrivate: "true",
 		contract.EnvEventsProfile: "lean",
@@ -50,10 +52,40 @@ func TestLoadWebhooksErrorsNameTheVariable(t *testing.T) {
 	require.Error(t, err)
 	for _, want := range []string{
 		contract.EnvEventsTable + " is not set", contract.EnvWebhookQueueURL + " is not set",
+		contract.EnvWebhookSecretsKey + " is not set",
 		contract.EnvWebhookSchedule + ":", contract.EnvWebhookTimeout + `="31s" is invalid`,
 		contract.EnvWebhookDisableAfter + `="10m" is invalid`, contract.EnvWebhookAllowPrivate + `="maybe"`,
 		contract.EnvEventsProfile + `: events table profile "seeds" is not known`,
 	} {
 		assert.ErrorContains(t, err, want)
 	}
+}
+
+// The API function needs the secrets key exactly when its webhook routes
+// are on (WEBHOOK_QUEUE_URL).
+func TestLoadAPIWebhookSecretsKey(t *testing.T) {
+	base := map[string]string{contract.EnvEventsTable: "events", contract.EnvCursorSecret: "0123456789abcdef0123456789abcdef"}
+	with := func(kv ...string) map[string]string {
+		m := map[string]string{}
+		for k, v := range base {
+			m[k] = v
+		}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	c, err := fnconfig.LoadAPI(env(with()))
+	require.NoError(t, err, "webhooks off: no key needed")
+	assert.Empty(t, c.WebhookSecretsKey)
+
+	_, err = fnconfig.LoadAPI(env(with(contract.EnvWebhookQueueURL, "q")))
+	assert.ErrorContains(t, err, contract.EnvWebhookSecretsKey+" is not set")
+
+	c, err = fnconfig.LoadAPI(env(with(contract.EnvWebhookQueueURL, "q", contract.EnvWebhookSecretsKey, " arn:aws:kms:eu-west-1:111111111111:key/abc ")))
+	require.NoError(t, err)
+	assert.Equal(t, "arn:aws:kms:eu-west-1:111111111111:key/abc", c.WebhookSecretsKey)
+
+	_, err = fnconfig.LoadAPI(env(with(contract.EnvWebhookQueueURL, "q", contract.EnvWebhookSecretsKey, "alias/a b")))
+	assert.ErrorContains(t, err, contract.EnvWebhookSecretsKey+`="alias/a b" is invalid`)
 }

@@ -1,7 +1,8 @@
 // Command webhooks is the Lambda function of webhook push delivery: it
 // consumes the delivery queue (new events, from the stream consumer) and
 // the webhook retry queue (retries and redeliveries), POSTs each event to
-// its tenant's matching subscriptions with Standard Webhooks signatures,
+// its tenant's matching subscriptions with Standard Webhooks signatures
+// (the secrets opened with KMS, WEBHOOK_SECRETS_KEY),
 // records every attempt and reports partial batch failures. Logic:
 // internal/dispatch; configuration: lambda/fnconfig (LoadWebhooks) and
 // docs/delivery.md.
@@ -13,6 +14,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/triggers-dev/triggers/internal/ddb"
@@ -21,6 +23,7 @@ import (
 	"github.com/triggers-dev/triggers/internal/lambdaaws"
 	"github.com/triggers-dev/triggers/internal/store"
 	"github.com/triggers-dev/triggers/internal/webhook"
+	"github.com/triggers-dev/triggers/internal/webhook/secretbox"
 	"github.com/triggers-dev/triggers/lambda/fnconfig"
 )
 
@@ -51,7 +54,14 @@ func run() error {
 			return err
 		}
 	}
+	// Opens the sealed signing secrets (kms:Decrypt, this function only),
+	// caching each for a few minutes.
+	secrets, err := secretbox.New(kms.NewFromConfig(awsCfg), cfg.SecretsKey, secretbox.Options{})
+	if err != nil {
+		return err
+	}
 	d, err := dispatch.New(dispatch.Config{
+		Secrets:      secrets,
 		Metrics:      metrics,
 		Store:        store.New(ddb.ClientFromConfig(awsCfg, dbOpts), cfg.EventsTable, store.WithProfile(cfg.EventsProfile)),
 		Queue:        dispatch.SQSQueue{Client: queue, URL: cfg.QueueURL},

@@ -14,7 +14,7 @@ func TestMain(m *testing.M) { lambdatest.Main(m) }
 // bad variable, instead of failing on its first message.
 func TestConfigurationError(t *testing.T) {
 	stderr := lambdatest.StartFails(t, "WEBHOOK_SCHEDULE=5s,1s", "WEBHOOK_TIMEOUT=1m")
-	for _, want := range []string{"webhooks: configuration:", "EVENTS_TABLE is not set", "WEBHOOK_QUEUE_URL is not set", "WEBHOOK_SCHEDULE", `WEBHOOK_TIMEOUT="1m" is invalid`} {
+	for _, want := range []string{"webhooks: configuration:", "EVENTS_TABLE is not set", "WEBHOOK_QUEUE_URL is not set", "WEBHOOK_SECRETS_KEY is not set", "WEBHOOK_SCHEDULE", `WEBHOOK_TIMEOUT="1m" is invalid`} {
 		assert.Contains(t, stderr, want)
 	}
 }

@@ -11,6 +11,9 @@
 // and the webhook function invoked through its Lambda entry point by its
 // event source mappings (internal/dev/sqsesm), all configured from the
 // template.
+// Webhook signing secrets are sealed and opened with local-kms
+// (internal/dev/kmslocal), a KMS-compatible engine, as the deployed
+// functions do with KMS.
 //
 // cmd/triggers-dev (`make dev`) is its command-line front end.
 package devenv
@@ -41,6 +44,7 @@ import (
 	"github.com/triggers-dev/triggers/internal/ddb/ddbconfig"
 	"github.com/triggers-dev/triggers/internal/ddb/ddblocal"
 	"github.com/triggers-dev/triggers/internal/delivery"
+	"github.com/triggers-dev/triggers/internal/dev/kmslocal"
 	"github.com/triggers-dev/triggers/internal/dev/localapi"
 	"github.com/triggers-dev/triggers/internal/dev/sqsesm"
 	"github.com/triggers-dev/triggers/internal/dev/streampoll"
@@ -49,6 +53,7 @@ import (
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/store"
 	"github.com/triggers-dev/triggers/internal/webhook"
+	"github.com/triggers-dev/triggers/internal/webhook/secretbox"
 	"github.com/triggers-dev/triggers/schema"
 )
 
@@ -76,7 +81,9 @@ type Options struct {
 	// DynamoDBPort is DynamoDB Local's port; -1 picks a free one.
 	// Default: DefaultDynamoDBPort.
 	DynamoDBPort int
-	// DataDir keeps DynamoDB Local's data across runs. Default: in memory.
+	// DataDir keeps DynamoDB Local's data across runs, and local-kms's
+	// keys in DataDir/kms (the key that sealed the stored webhook
+	// secrets). Default: in memory, and a temporary folder for the keys.
 	// The queues are always in memory.
 	DataDir string
 	// EndpointURL, when set, uses the DynamoDB engine already serving
@@ -148,6 +155,11 @@ type Info struct {
 	SQSPid      int
 	// Queues are the template's queues on the SQS engine, by logical id.
 	Queues map[string]sqsesm.LocalQueue
+	// KMSEndpoint and KMSPid are local-kms's URL and process id;
+	// SecretsKey is the ARN of its key that seals webhook secrets.
+	KMSEndpoint string
+	KMSPid      int
+	SecretsKey  string
 	// Tenant and APIKey are the demo tenant and its new key.
 	Tenant, APIKey string
 	// EventsTable and KeysTable are the tables' names.
@@ -258,12 +270,21 @@ func Run(ctx context.Context, o Options) (err error) {
 			err = serr
 		}
 	}()
-	fns, err := setupFunctions(ctx, sqsTemplate, sq.client, o)
+	kms, secretsKey, box, err := startKMS(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if serr := kms.Stop(); serr != nil && err == nil {
+			err = serr
+		}
+	}()
+	fns, err := setupFunctions(ctx, sqsTemplate, sq.client, o, secretsKey)
 	if err != nil {
 		return err
 	}
 	events := store.New(client, o.EventsTable, store.WithProfile(o.EventsProfile))
-	rcv := newReceiver(tenantSecrets(events.ListSubscriptions, o.Tenant))
+	rcv := newReceiver(tenantSecrets(events.ListSubscriptions, box, o.Tenant))
 	defer rcv.srv.Close()
 	var (
 		retryQueue dispatch.Queue
@@ -278,6 +299,7 @@ func Run(ctx context.Context, o Options) (err error) {
 			Schedule:     w.Schedule,
 			DisableAfter: w.DisableAfter,
 			Logger:       log,
+			Secrets:      box,
 		})
 		if err != nil {
 			return err
@@ -317,6 +339,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		CursorSecret:  []byte(base64.RawURLEncoding.EncodeToString(secret)),
 		Logger:        log,
 		WebhookQueue:  retryQueue, AllowPrivateTargets: true,
+		KMS: kms.Client, SecretsKey: secretsKey,
 	})
 	if err != nil {
 		return fmt.Errorf("serve %s: %w", o.Template, err)
@@ -357,6 +380,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		Template: o.Template, Stage: api.Gateway.Stage(), DynamoDBEndpoint: eng.endpoint, DynamoDBPid: eng.pid,
 		SQSEndpoint: sq.endpoint, SQSPid: sq.pid, Queues: fns.queues,
 		Tenant: o.Tenant, APIKey: key, EventsTable: o.EventsTable, KeysTable: o.KeysTable,
+		KMSEndpoint: kms.Endpoint, KMSPid: kms.Pid(), SecretsKey: secretsKey,
 	}
 	// Before the log lines start: connections wait in the listen backlog.
 	printSummary(o, info, !eventsCreated, fns.describe())
@@ -398,6 +422,8 @@ func Run(ctx context.Context, o Options) (err error) {
 		err = fmt.Errorf("DynamoDB Local exited unexpectedly: %s", eng.output())
 	case <-sq.done:
 		err = fmt.Errorf("the SQS engine exited unexpectedly: %s", sq.output())
+	case <-kms.Done():
+		err = fmt.Errorf("local-kms exited unexpectedly: %s", kms.Output())
 	}
 	// The poller and the event source mappings stop first (the running
 	// invocations finish), then the API; the engines last (deferred).
@@ -458,6 +484,33 @@ func startEngine(ctx context.Context, o Options) (*engine, error) {
 	}, nil
 }
 
+// SecretsKeyAlias names make dev's key on local-kms that seals webhook
+// signing secrets (found again in DataDir/kms on the next run).
+const SecretsKeyAlias = "alias/triggers-dev-webhook-secrets"
+
+// startKMS starts local-kms (building it from tools/go.mod the first
+// time), keeping its keys in DataDir/kms when DataDir is set, and returns
+// it with the ARN of SecretsKeyAlias's key and a box on that key.
+func startKMS(ctx context.Context, o Options) (*kmslocal.Process, string, *secretbox.Box, error) {
+	ko := kmslocal.Options{Install: true}
+	if o.DataDir != "" {
+		ko.DataDir = filepath.Join(o.DataDir, "kms")
+	}
+	keys, err := kmslocal.Start(ctx, ko)
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("local-kms (webhook signing secrets): %w", err)
+	}
+	arn, err := keys.EnsureKey(ctx, SecretsKeyAlias)
+	if err == nil {
+		var box *secretbox.Box
+		if box, err = secretbox.New(keys.Client, arn, secretbox.Options{}); err == nil {
+			return keys, arn, box, nil
+		}
+	}
+	_ = keys.Stop()
+	return nil, "", nil, err
+}
+
 func printSummary(o Options, in Info, kept bool, webhooks []string) {
 	storage := "in memory (gone at exit; keep it with make dev DATA=.dev-data)"
 	if o.DataDir != "" {
@@ -481,6 +534,7 @@ func printSummary(o Options, in Info, kept bool, webhooks []string) {
 	} else {
 		fmt.Fprintf(w, "  SQS (moto):      %s  (pid %d) queues in memory\n", in.SQSEndpoint, in.SQSPid)
 	}
+	fmt.Fprintf(w, "  local-kms:       %s  (pid %d) key %s seals webhook secrets\n", in.KMSEndpoint, in.KMSPid, SecretsKeyAlias)
 	fmt.Fprintf(w, "  tables:          %s, %s\n", in.EventsTable, in.KeysTable)
 	fmt.Fprintf(w, "  tenant:          %s\n", in.Tenant)
 	fmt.Fprintf(w, "  API key:         %s   (new at every start; only its hash is stored)\n", in.APIKey)

@@ -73,10 +73,10 @@ type functions struct {
 // functions. Only what CloudFormation resolves at deploy time is replaced:
 // the queue URLs and ARNs by the local queues', the events table by the
 // local one; make dev also sets its retry schedule (seconds instead of
-// hours), allows loopback targets (its receiver) and turns the runtime
-// metrics off. Every other variable (WEBHOOK_TIMEOUT, LOG_LEVEL,
+// hours), allows loopback targets (its receiver), seals webhook secrets
+// with secretsKey (a key on local-kms) and turns the runtime metrics off. Every other variable (WEBHOOK_TIMEOUT, LOG_LEVEL,
 // WEBHOOK_DISABLE_AFTER...) is the construct's.
-func setupFunctions(ctx context.Context, tpl *sqsesm.Template, client *sqs.Client, o Options) (*functions, error) {
+func setupFunctions(ctx context.Context, tpl *sqsesm.Template, client *sqs.Client, o Options, secretsKey string) (*functions, error) {
 	queues, err := tpl.CreateQueues(ctx, client, QueuePrefix)
 	if err != nil {
 		return nil, err
@@ -127,6 +127,7 @@ func setupFunctions(ctx context.Context, tpl *sqsesm.Template, client *sqs.Clien
 		contract.EnvEventsProfile:       string(o.EventsProfile),
 		contract.EnvWebhookSchedule:     o.WebhookSchedule,
 		contract.EnvWebhookAllowPrivate: "true",
+		contract.EnvWebhookSecretsKey:   secretsKey,
 		fnconfig.EnvMetricsNamespace:    "",
 		fnconfig.EnvDynamoDBEndpoint:    "",
 		fnconfig.EnvSQSEndpoint:         "",

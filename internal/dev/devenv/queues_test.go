@@ -25,6 +25,9 @@ import (
 
 var sqsTest *mototest.Engine
 
+// testSecretsKey stands for make dev's key on local-kms.
+const testSecretsKey = "arn:aws:kms:us-east-1:111122223333:key/00000000-0000-0000-0000-000000000000"
+
 func TestMain(m *testing.M) { os.Exit(mototest.Main(m, &sqsTest)) }
 
 func devTemplate(t *testing.T) *sqsesm.Template {
@@ -39,7 +42,7 @@ func devTemplate(t *testing.T) *sqsesm.Template {
 func TestSetupFunctions(t *testing.T) {
 	o := Options{EventsTable: "local-events", EventsProfile: schema.ProfileLean, WebhookSchedule: "1s,2s"}
 	tpl := devTemplate(t)
-	fns, err := setupFunctions(context.Background(), tpl, sqsTest.SQS, o)
+	fns, err := setupFunctions(context.Background(), tpl, sqsTest.SQS, o, testSecretsKey)
 	require.NoError(t, err)
 	require.Len(t, fns.queues, 5)
 	q := func(prefix string) sqsesm.LocalQueue {
@@ -65,6 +68,7 @@ func TestSetupFunctions(t *testing.T) {
 	assert.Equal(t, webhook.DefaultTimeout, w.Timeout, "WEBHOOK_TIMEOUT from the template: the construct's default")
 	assert.Equal(t, 120*time.Hour, w.DisableAfter, "WEBHOOK_DISABLE_AFTER from the template")
 	assert.True(t, w.AllowPrivate)
+	assert.Equal(t, testSecretsKey, w.SecretsKey, "WEBHOOK_SECRETS_KEY: the key on local-kms")
 	assert.Empty(t, w.MetricsNamespace)
 	assert.True(t, strings.HasPrefix(fns.webhooksFn, "TriggersWebhooksFunction"))
 	require.Len(t, fns.mappings, 2)
@@ -72,7 +76,7 @@ func TestSetupFunctions(t *testing.T) {
 	require.Len(t, lines, 3)
 	assert.Contains(t, lines[0], "batch 10, window 1s, partial batch responses, at most 5 at once, timeout 5m0s, webhook timeout 10s")
 
-	again, err := setupFunctions(context.Background(), tpl, sqsTest.SQS, o)
+	again, err := setupFunctions(context.Background(), tpl, sqsTest.SQS, o, testSecretsKey)
 	require.NoError(t, err)
 	assert.Equal(t, fns.queues, again.queues, "the queues are reused")
 }
@@ -85,7 +89,7 @@ func TestSetupFunctionsRejectsOtherConsumers(t *testing.T) {
 	m.Function.Env = map[string]any{"SOMETHING": "else"}
 	m.Function.LogicalID = "OtherFunction"
 	tpl.Mappings[0] = m
-	_, err := setupFunctions(context.Background(), tpl, sqsTest.SQS, Options{EventsTable: "e", WebhookSchedule: DefaultWebhookSchedule})
+	_, err := setupFunctions(context.Background(), tpl, sqsTest.SQS, Options{EventsTable: "e", WebhookSchedule: DefaultWebhookSchedule}, testSecretsKey)
 	assert.ErrorContains(t, err, "invokes function OtherFunction, which is not the webhook function")
 }
 

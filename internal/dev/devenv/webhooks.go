@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -162,9 +163,18 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 }
 
+// opener opens a subscription's stored signing secret; *secretbox.Box
+// implements it.
+type opener interface {
+	Open(ctx context.Context, tenant, subscriptionID, stored string) (webhook.Secret, error)
+}
+
 // tenantSecrets returns every signing secret of the tenant's
-// subscriptions, for the receiver's verification.
-func tenantSecrets(list func(context.Context, string) ([]event.Subscription, error), tenant string) func(context.Context) ([]webhook.Secret, error) {
+// subscriptions, opened with box (they are stored sealed), for the
+// receiver's verification. A secret that will never open is skipped (the
+// request then fails verification, which the receiver reports); KMS
+// failing is an error.
+func tenantSecrets(list func(context.Context, string) ([]event.Subscription, error), box opener, tenant string) func(context.Context) ([]webhook.Secret, error) {
 	return func(ctx context.Context) ([]webhook.Secret, error) {
 		subs, err := list(ctx, tenant)
 		if err != nil {
@@ -173,7 +183,12 @@ func tenantSecrets(list func(context.Context, string) ([]event.Subscription, err
 		var out []webhook.Secret
 		for _, s := range subs {
 			for _, raw := range s.Secrets {
-				if sec, err := webhook.ParseSecret(raw); err == nil {
+				sec, err := box.Open(ctx, tenant, s.ID, raw)
+				switch {
+				case errors.Is(err, webhook.ErrInvalidSecret):
+				case err != nil:
+					return nil, err
+				default:
 					out = append(out, sec)
 				}
 			}

@@ -10,7 +10,8 @@
 // construct, so changing the construct changes local behaviour. Only what
 // CloudFormation would resolve at deploy time is replaced locally: the
 // table names (EVENTS_TABLE, API_KEYS_TABLE), the cursor key (CURSOR_SECRET
-// instead of CURSOR_SECRET_ARN) and the DynamoDB client. The runtime
+// instead of CURSOR_SECRET_ARN), the KMS key of webhook secrets
+// (WEBHOOK_SECRETS_KEY: a key on local-kms) and the DynamoDB client. The runtime
 // metrics (METRICS_NAMESPACE) are off locally.
 //
 // It is used by make dev (internal/dev/devenv) and by the contract suite
@@ -38,6 +39,7 @@ import (
 	"github.com/triggers-dev/triggers/internal/lambdaadapter"
 	"github.com/triggers-dev/triggers/internal/store"
 	"github.com/triggers-dev/triggers/internal/webhook"
+	"github.com/triggers-dev/triggers/internal/webhook/secretbox"
 	"github.com/triggers-dev/triggers/lambda/fnconfig"
 )
 
@@ -85,6 +87,11 @@ type Config struct {
 	// addresses (make dev's local receiver). Default: the deployed rules
 	// (webhook.ValidateTarget).
 	AllowPrivateTargets bool
+	// KMS and SecretsKey replace the template's KMS key that seals webhook
+	// signing secrets (WEBHOOK_SECRETS_KEY): a client of local-kms
+	// (internal/dev/kmslocal) and a key there. Required with WebhookQueue.
+	KMS        secretbox.KMS
+	SecretsKey string
 }
 
 // API is the Triggers API served locally.
@@ -124,6 +131,8 @@ func New(cfg Config) (*API, error) {
 		return nil, errors.New("localapi: no DynamoDB client")
 	case cfg.EventsTable == "" || cfg.KeysTable == "":
 		return nil, errors.New("localapi: both table names are required")
+	case cfg.WebhookQueue != nil && (cfg.KMS == nil || cfg.SecretsKey == ""):
+		return nil, errors.New("localapi: WebhookQueue needs KMS and SecretsKey (webhook signing secrets are sealed with KMS)")
 	}
 	log := cfg.Logger
 	if log == nil {
@@ -158,12 +167,16 @@ func New(cfg Config) (*API, error) {
 	var retention []time.Duration
 	opts.Proxy = func(fn localgw.Function) (localgw.ProxyFunc, error) {
 		override := map[string]string{
-			fnconfig.EnvEventsTable:      cfg.EventsTable,
-			fnconfig.EnvCursorSecret:     string(secret),
-			fnconfig.EnvCursorSecretARN:  "",
-			fnconfig.EnvDynamoDBEndpoint: "",
-			fnconfig.EnvMetricsNamespace: "",
-			contract.EnvWebhookQueueURL:  webhookQueueURL(cfg.WebhookQueue),
+			fnconfig.EnvEventsTable:       cfg.EventsTable,
+			fnconfig.EnvCursorSecret:      string(secret),
+			fnconfig.EnvCursorSecretARN:   "",
+			fnconfig.EnvDynamoDBEndpoint:  "",
+			fnconfig.EnvMetricsNamespace:  "",
+			contract.EnvWebhookQueueURL:   webhookQueueURL(cfg.WebhookQueue),
+			contract.EnvWebhookSecretsKey: "",
+		}
+		if cfg.WebhookQueue != nil {
+			override[contract.EnvWebhookSecretsKey] = cfg.SecretsKey
 		}
 		if cfg.EventsProfile != "" {
 			override[contract.EnvEventsProfile] = string(cfg.EventsProfile)
@@ -180,7 +193,11 @@ func New(cfg Config) (*API, error) {
 		st := store.New(cfg.DB, cfg.EventsTable, store.WithProfile(c.EventsProfile))
 		var webhooks *httpapi.Webhooks
 		if c.WebhookQueueURL != "" && cfg.WebhookQueue != nil {
-			webhooks = &httpapi.Webhooks{Store: st, Redeliver: dispatch.Redeliver(cfg.WebhookQueue)}
+			sealer, err := secretbox.New(cfg.KMS, c.WebhookSecretsKey, secretbox.Options{})
+			if err != nil {
+				return nil, fmt.Errorf("function %s: %w", fn.LogicalID, err)
+			}
+			webhooks = &httpapi.Webhooks{Store: st, Redeliver: dispatch.Redeliver(cfg.WebhookQueue), Secrets: sealer}
 			if cfg.AllowPrivateTargets {
 				webhooks.CheckTarget = func(_ context.Context, raw string) error {
 					_, err := webhook.ParseTarget(raw)

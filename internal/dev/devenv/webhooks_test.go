@@ -1,0 +1,68 @@
+package devenv
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/triggers-dev/triggers/internal/dev/kmslocal/kmstest"
+	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/internal/webhook"
+	"github.com/triggers-dev/triggers/internal/webhook/secretbox"
+)
+
+// The local receiver verifies with the tenant's secrets as stored: sealed
+// ones opened on local-kms, legacy plain ones as they are; one that will
+// never open is skipped; local-kms down is an error, not "no secrets".
+func TestReceiverOpensSealedSecrets(t *testing.T) {
+	ctx := context.Background()
+	kms := kmstest.Start(t)
+	box, err := secretbox.New(kmstest.Client(kms.Endpoint), kms.Key(t), secretbox.Options{CacheTTL: -1})
+	require.NoError(t, err)
+	sealed, legacy := webhook.NewSecret(), webhook.NewSecret()
+	sealedStored, err := box.Seal(ctx, "demo", "sub_1", sealed)
+	require.NoError(t, err)
+	foreign, err := box.Seal(ctx, "other", "sub_9", webhook.NewSecret())
+	require.NoError(t, err)
+	subs := []event.Subscription{
+		{ID: "sub_1", Secrets: []string{sealedStored}},
+		{ID: "sub_2", Secrets: []string{legacy.Encode(), foreign}},
+	}
+	list := func(_ context.Context, tenant string) ([]event.Subscription, error) {
+		require.Equal(t, "demo", tenant)
+		return subs, nil
+	}
+	secrets := tenantSecrets(list, box, "demo")
+	got, err := secrets(ctx)
+	require.NoError(t, err)
+	var enc []string
+	for _, s := range got {
+		enc = append(enc, s.Encode())
+	}
+	assert.Equal(t, []string{sealed.Encode(), legacy.Encode()}, enc, "the foreign ciphertext is skipped")
+
+	// A request signed with the sealed secret is verified and answered.
+	rcv := newReceiver(secrets)
+	defer rcv.srv.Close()
+	body := []byte(`{"event_id":"e1","event_type":"a.b"}`)
+	req, err := http.NewRequest(http.MethodPost, rcv.srv.URL+"/ok", bytes.NewReader(body))
+	require.NoError(t, err)
+	require.NoError(t, webhook.Sign(req.Header, "e1", time.Now(), body, sealed))
+	res, err := rcv.srv.Client().Do(req)
+	require.NoError(t, err)
+	res.Body.Close()
+	assert.Equal(t, http.StatusOK, res.StatusCode)
+	var rec receivedWebhook
+	require.NoError(t, json.Unmarshal(rcv.got[0], &rec))
+	assert.True(t, rec.Verified, "%+v", rec)
+
+	require.NoError(t, kms.Stop())
+	_, err = secrets(ctx)
+	assert.ErrorIs(t, err, secretbox.ErrUnavailable)
+}
