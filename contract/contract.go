@@ -73,6 +73,21 @@ const (
 	// and stores only the ciphertext; the webhook function decrypts to
 	// sign. Set on both wherever webhook delivery is on.
 	EnvWebhookSecretsKey = "WEBHOOK_SECRETS_KEY"
+	// EnvWebhookParallel bounds the attempts of one message (a round to a
+	// tenant's subscriptions) made at once (a whole number).
+	EnvWebhookParallel = "WEBHOOK_PARALLEL"
+	// EnvWebhookBreakerThreshold is how many failures in a row open an
+	// endpoint's circuit (a whole number).
+	EnvWebhookBreakerThreshold = "WEBHOOK_BREAKER_THRESHOLD"
+	// EnvWebhookBreakerCooldown is how long a circuit first stays open (a
+	// Go duration; it doubles with each failed probe).
+	EnvWebhookBreakerCooldown = "WEBHOOK_BREAKER_COOLDOWN"
+	// EnvWebhookSlowAfter opens an endpoint's circuit when a request to
+	// it is still unanswered after it (a Go duration; "off" turns it off).
+	EnvWebhookSlowAfter = "WEBHOOK_SLOW_AFTER"
+	// EnvWebhookEndpointRate caps the requests per second to one
+	// subscription's endpoint (a whole number; 0 or unset: no cap).
+	EnvWebhookEndpointRate = "WEBHOOK_ENDPOINT_RATE"
 )
 
 // The encryption context of a sealed webhook signing secret (KMS): the
