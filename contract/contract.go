@@ -11,7 +11,10 @@
 // check that the handlers serve every route and log every field.
 package contract
 
-import "strings"
+import (
+	"strings"
+	"time"
+)
 
 // Environment variables the functions read. The constructs set them, the
 // runtime (lambda/fnconfig) reads them.
@@ -88,6 +91,11 @@ const (
 	// EnvWebhookEndpointRate caps the requests per second to one
 	// subscription's endpoint (a whole number; 0 or unset: no cap).
 	EnvWebhookEndpointRate = "WEBHOOK_ENDPOINT_RATE"
+	// WebhookStoreMargin is the time the webhook function keeps, beyond
+	// one request's timeout, for an attempt's store writes: it starts an
+	// attempt only with WEBHOOK_TIMEOUT plus this much left before its
+	// deadline, so its timeout must be at least that long.
+	WebhookStoreMargin = 3 * time.Second
 )
 
 // The encryption context of a sealed webhook signing secret (KMS): the
@@ -237,6 +245,13 @@ const (
 const (
 	// LogMsgRequest is the msg of the one line logged per request.
 	LogMsgRequest = "request"
+	// LogMsgCircuitOpened is the msg of the webhook function's line when
+	// an endpoint's circuit opens (fields tenant, subscription_id, cause,
+	// until): the dashboard counts them by tenant.
+	LogMsgCircuitOpened = "circuit opened"
+	// LogFieldSubscriptionID names a webhook subscription in the webhook
+	// function's lines.
+	LogFieldSubscriptionID = "subscription_id"
 
 	LogFieldMsg           = "msg"
 	LogFieldLevel         = "level"
