@@ -91,6 +91,10 @@ const (
 	// EnvWebhookEndpointRate caps the requests per second to one
 	// subscription's endpoint (a whole number; 0 or unset: no cap).
 	EnvWebhookEndpointRate = "WEBHOOK_ENDPOINT_RATE"
+	// DefaultWebhookTimeoutSeconds bounds one webhook request when
+	// WEBHOOK_TIMEOUT is not set, and is what the construct sets by
+	// default (one constant for the construct, the function and make dev).
+	DefaultWebhookTimeoutSeconds = 10
 	// WebhookStoreMargin is the time the webhook function keeps, beyond
 	// one request's timeout, for an attempt's store writes: it starts an
 	// attempt only with WEBHOOK_TIMEOUT plus this much left before its

@@ -32,7 +32,7 @@ const (
 	// requests of up to Timeout each.
 	DefaultWebhookFunctionTimeoutSeconds = 300
 	// DefaultWebhookTimeoutSeconds bounds one webhook request.
-	DefaultWebhookTimeoutSeconds = 10
+	DefaultWebhookTimeoutSeconds = contract.DefaultWebhookTimeoutSeconds
 	// DefaultWebhookDisableAfterDays is how long a subscription may fail
 	// without a success before it is disabled.
 	DefaultWebhookDisableAfterDays = 5

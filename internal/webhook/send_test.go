@@ -427,3 +427,64 @@ func TestSendGzipIsNotInflated(t *testing.T) {
 	assert.Equal(t, "not really gzip", a.ResponseBody, "the body as sent")
 	assert.Empty(t, (<-got).header.Get("Accept-Encoding"))
 }
+
+// A 429 or 5xx answer's Retry-After is read (seconds or an HTTP date, at
+// most MaxDelay); other answers' is ignored.
+func TestSendRetryAfter(t *testing.T) {
+	for _, tt := range []struct {
+		status     int
+		retryAfter string
+		want       time.Duration
+	}{
+		{429, "30", 30 * time.Second},
+		{503, "120", 2 * time.Minute},
+		// An HTTP date has whole seconds: the wait runs to it from the
+		// attempt's time.
+		{502, sendTime.Add(90 * time.Second).UTC().Format(http.TimeFormat), sendTime.Add(90 * time.Second).Truncate(time.Second).Sub(sendTime)},
+		{504, "0", 0},
+		{500, "", 0},
+		{400, "30", 0},
+		{404, "30", 0},
+		{200, "30", 0},
+		{302, "30", 0},
+	} {
+		t.Run(strconv.Itoa(tt.status)+" "+tt.retryAfter, func(t *testing.T) {
+			srv, client := tlsServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if tt.retryAfter != "" {
+					w.Header().Set("Retry-After", tt.retryAfter)
+				}
+				w.WriteHeader(tt.status)
+			}), 0)
+			a := Send(context.Background(), client, Request{URL: srv.URL, MsgID: "m1", Body: []byte("{}"), Secrets: []Secret{NewSecret()}, Now: sendTime})
+			assert.Equal(t, tt.want, a.RetryAfter)
+		})
+	}
+}
+
+func TestParseRetryAfter(t *testing.T) {
+	now := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		in   string
+		want time.Duration
+	}{
+		{"", 0},
+		{"  ", 0},
+		{"0", 0},
+		{"1", time.Second},
+		{" 45 ", 45 * time.Second},
+		{"86399", 86399 * time.Second},
+		{"86400", MaxDelay},
+		{"99999999999999999999999", MaxDelay},
+		{"-5", 0},
+		{"+5", 0},
+		{"1.5", 0},
+		{"5s", 0},
+		{"soon", 0},
+		{now.Add(time.Hour).Format(http.TimeFormat), time.Hour},
+		{now.Add(time.Hour).Format(time.RFC850), time.Hour},
+		{now.Add(-time.Hour).Format(http.TimeFormat), 0},
+		{now.Add(72 * time.Hour).Format(http.TimeFormat), MaxDelay},
+	} {
+		assert.Equal(t, tt.want, ParseRetryAfter(tt.in, now), "ParseRetryAfter(%q)", tt.in)
+	}
+}
