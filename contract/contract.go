@@ -229,8 +229,8 @@ const (
 	// carries the properties tenant and subscription_id.
 	MetricWebhookDeferred = "WebhookDeferred"
 	// MetricWebhookCircuitsOpened counts endpoint circuits opened, with
-	// the properties tenant, subscription_id and cause (failures or
-	// slow): the dashboard groups them by tenant.
+	// the properties tenant, subscription_id and cause (failures, slow or
+	// probe): the dashboard groups them by tenant.
 	MetricWebhookCircuitsOpened = "WebhookCircuitsOpened"
 	// The reasons of MetricWebhookDeferred.
 	DeferredCircuitOpen = "circuit_open"

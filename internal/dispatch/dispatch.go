@@ -212,7 +212,8 @@ type Metrics interface {
 	// its reason (contract.Deferred*).
 	WebhookDeferred(tenant, subscriptionID, reason string)
 	// CircuitOpened counts an endpoint's circuit opened; cause is
-	// "failures" or "slow".
+	// "failures" (Threshold in a row), "slow" (a request unanswered after
+	// SlowAfter) or "probe" (a half-open circuit's probe failed).
 	CircuitOpened(tenant, subscriptionID, cause string)
 }
 
@@ -601,7 +602,7 @@ func (d *Dispatcher) attempt(ctx context.Context, tenant string, e event.Event, 
 			}
 		}
 	}
-	wait, reason, err := d.gate(ctx, tenant, sub, now)
+	wait, reason, probe, err := d.gate(ctx, tenant, sub, now)
 	if err != nil {
 		return err
 	}
@@ -667,6 +668,11 @@ func (d *Dispatcher) attempt(ctx context.Context, tenant string, e event.Event, 
 		return err
 	}
 	d.cfg.Metrics.WebhookAttempt(a.Outcome)
+	if probe && res.Outcome != webhook.Delivered {
+		// A failed probe: still broken. Open the circuit again, for
+		// longer, and free the probe (its delivery would have closed it).
+		d.openCircuit(ctx, tenant, e.ID, sub.ID, d.cooldown(max(sub.ConsecutiveFailures+1, d.cfg.BreakerThreshold)+1), "probe")
+	}
 	level := slog.LevelInfo
 	if res.Outcome != webhook.Delivered {
 		level = slog.LevelWarn
@@ -680,34 +686,33 @@ func (d *Dispatcher) attempt(ctx context.Context, tenant string, e event.Event, 
 
 // gate decides whether an attempt to sub may be made at now: wait > 0
 // puts it off by that long, for reason. While the endpoint's circuit is
-// open nothing is sent; once its open time has passed (half-open) one
-// probe at a time is, the others wait; with an EndpointRate, a second
-// whose requests are used up waits for the next.
-func (d *Dispatcher) gate(ctx context.Context, tenant string, sub event.Subscription, now time.Time) (wait time.Duration, reason string, err error) {
+// open nothing is sent; with an EndpointRate, a second whose requests are
+// used up waits for the next; once the circuit's open time has passed
+// (half-open) one probe at a time is made (probe), the others wait.
+func (d *Dispatcher) gate(ctx context.Context, tenant string, sub event.Subscription, now time.Time) (wait time.Duration, reason string, probe bool, err error) {
 	// Up to a tenth more, so that deferred attempts do not all come back
 	// at the same moment.
 	jitter := func(w time.Duration) time.Duration { return w + time.Duration(float64(w/10)*d.cfg.Rand.Float64()) }
-	switch {
-	case sub.CircuitOpenUntil.After(now):
-		return jitter(sub.CircuitOpenUntil.Sub(now)), contract.DeferredCircuitOpen, nil
-	case sub.HalfOpen(now):
-		until := now.Add(d.cfg.Client.Timeout + storeMargin)
-		if dl, ok := ctx.Deadline(); ok {
-			until = now.Add(time.Until(dl) + leaseMargin)
-		}
-		probe, err := d.cfg.Store.AcquireProbe(ctx, tenant, sub.ID, now, until)
-		if err != nil || !probe {
-			return jitter(d.cfg.BreakerCooldown), contract.DeferredProbeBusy, err
-		}
+	if sub.CircuitOpenUntil.After(now) {
+		return jitter(sub.CircuitOpenUntil.Sub(now)), contract.DeferredCircuitOpen, false, nil
 	}
 	if d.cfg.EndpointRate > 0 {
 		ok, err := d.cfg.Store.TakeRateToken(ctx, tenant, sub.ID, now, d.cfg.EndpointRate)
 		if err != nil || !ok {
 			// To the next second, spread over it.
-			return jitter(now.Truncate(time.Second).Add(time.Second).Sub(now)), contract.DeferredRateLimited, err
+			return jitter(now.Truncate(time.Second).Add(time.Second).Sub(now)), contract.DeferredRateLimited, false, err
 		}
 	}
-	return 0, "", nil
+	if sub.HalfOpen(now) {
+		// The probe is held for as long as one attempt takes: a probe
+		// whose instance died frees the endpoint soon.
+		probe, err := d.cfg.Store.AcquireProbe(ctx, tenant, sub.ID, now, now.Add(d.cfg.Client.Timeout+storeMargin))
+		if err != nil || !probe {
+			return jitter(d.cfg.BreakerCooldown), contract.DeferredProbeBusy, false, err
+		}
+		return 0, "", true, nil
+	}
+	return 0, "", false, nil
 }
 
 // schedule records attempt n of e to sub as scheduled at due (not made)

@@ -300,3 +300,41 @@ func deliveryMessage(t *testing.T, id, tenant string, e event.Event) events.SQSM
 	return events.SQSMessage{MessageId: id, Body: string(body),
 		MessageAttributes: map[string]events.SQSMessageAttribute{dispatch.AttrTenant: {StringValue: &s, DataType: "String"}}}
 }
+
+// A failed probe opens the circuit again, for twice as long, and frees the
+// probe at once; the next probe after that goes.
+func TestFailedProbeReopensForLonger(t *testing.T) {
+	ctx := context.Background()
+	rcv := newReceiver(t, 500, 500, 500, 200)
+	m := &metrics{}
+	w := newWorld(t, rcv, func(c *dispatch.Config) {
+		c.BreakerThreshold, c.BreakerCooldown, c.Metrics = 2, time.Minute, m
+	})
+	w.now = w.now.Truncate(time.Millisecond)
+	sub, _ := w.subscribe("tenant-a")
+	for range 2 {
+		e := w.event("tenant-a", "t")
+		require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+	}
+	w.q.take()
+	e3 := w.event("tenant-a", "t")
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e3.ID))
+	tasks := w.q.take()
+	require.Len(t, tasks, 1)
+
+	w.advance(time.Minute + 3*time.Second)
+	require.NoError(t, w.d.HandleTask(ctx, tasks[0].task))
+	assert.Len(t, rcv.requests(), 3, "the probe, failing")
+	got, err := w.st.GetSubscription(ctx, "tenant-a", sub.ID)
+	require.NoError(t, err)
+	assert.Equal(t, w.clock().Add(4*time.Minute), got.CircuitOpenUntil, "open again, longer than before")
+	assert.True(t, got.ProbeUntil.IsZero(), "the probe is free")
+	assert.Contains(t, m.opened, "tenant-a/"+sub.ID+"/probe")
+	retry := w.q.take()
+	require.Len(t, retry, 1, "the probe's attempt failed: its retry is queued")
+
+	w.advance(4*time.Minute + 24*time.Second)
+	require.NoError(t, w.d.HandleTask(ctx, retry[0].task))
+	assert.Len(t, rcv.requests(), 4, "the next probe, delivered")
+	assert.Equal(t, event.Delivered, w.status("tenant-a", e3.ID).Status)
+}
