@@ -38,6 +38,20 @@
 //     subscription's failed latest attempt keeps it failed). The change
 //     is a transaction conditional on no newer attempt, so a decision on
 //     stale attempts never lands.
+//
+// # Isolation
+//
+// One tenant's broken endpoints cost that tenant: every message of a
+// batch starts at once, a message's attempts run in parallel (at most
+// Config.Parallel), no attempt starts too close to the invocation's
+// deadline, and each endpoint has a circuit breaker shared by every
+// instance through its subscription item. Failures in a row, or a request
+// unanswered after Config.SlowAfter, open it; while it is open the
+// endpoint's attempts are scheduled (recorded, not made, their task
+// queued for when it closes) instead of waiting on it; then one probe at
+// a time is made. An optional per-endpoint rate cap defers the same way.
+// The function's reserved concurrency and its event sources' maximum
+// concurrency (the construct's) bound the account's share.
 package dispatch
 
 import (
@@ -182,8 +196,9 @@ type Config struct {
 	Now func() time.Time
 	// Rand jitters the retry delays. Default: math/rand/v2.
 	Rand webhook.Random
-	// Metrics counts attempts by outcome and disabled subscriptions
-	// (*emf.Writer implements it). Default: none.
+	// Metrics counts attempts by outcome, disabled subscriptions,
+	// deferred attempts and opened circuits (*emf.Writer implements it).
+	// Default: none.
 	Metrics Metrics
 	// Secrets opens the subscriptions' stored signing secrets (sealed
 	// with KMS: *secretbox.Box). Default: plain "whsec_" secrets only.
