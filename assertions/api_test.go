@@ -12,7 +12,6 @@ import (
 	"github.com/triggers-dev/triggers/constructs/eventstore"
 	"github.com/triggers-dev/triggers/constructs/triggersapi"
 	"github.com/triggers-dev/triggers/contract"
-	"github.com/triggers-dev/triggers/internal/apikey"
 	"github.com/triggers-dev/triggers/internal/testkit/cdktest"
 )
 
@@ -219,9 +218,9 @@ func TestLambdaFunctions(t *testing.T) {
 	assert.Equal(t, map[string]any{"Ref": "TriggersCursorSecretABBC42CB"}, env[contract.EnvCursorSecretARN])
 	// With the cache on (the default), both functions accept the key from
 	// the Authorization header only: exactly the cache's identity source.
-	assert.Equal(t, string(apikey.SourceBearer), env[contract.EnvAPIKeySources])
+	assert.Equal(t, string(contract.KeySourcesBearer), env[contract.EnvAPIKeySources])
 	authEnv := cdktest.Props(fns[mustID(t, tp, "AWS::Lambda::Function", "TriggersAuthorizerFunction")])["Environment"].(map[string]any)["Variables"].(map[string]any)
-	assert.Equal(t, string(apikey.SourceBearer), authEnv[contract.EnvAPIKeySources])
+	assert.Equal(t, string(contract.KeySourcesBearer), authEnv[contract.EnvAPIKeySources])
 }
 
 func mustID(t *testing.T, tp map[string]any, typ, prefix string) string {
@@ -416,7 +415,7 @@ func TestGatewayResponses(t *testing.T) {
 			assert.NotContains(t, headers, "gatewayresponse.header.Retry-After", typ)
 		}
 		if typ == "UNAUTHORIZED" {
-			assert.Contains(t, body, `"message":"`+apikey.SourceBearer.Hint()+`"`, "the 401 states the deployment's rules exactly")
+			assert.Contains(t, body, `"message":"`+contract.KeySourcesBearer.Hint()+`"`, "the 401 states the deployment's rules exactly")
 		}
 	}
 	assert.Len(t, got, len(want))

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/triggers-dev/triggers/internal/ddb"
 	"github.com/triggers-dev/triggers/internal/testkit/cdktest"
 	"github.com/triggers-dev/triggers/schema"
 )
@@ -24,7 +25,7 @@ type shape struct {
 }
 
 func shapeFromCreateTable(s schema.Table) shape {
-	in := s.CreateTableInput("x")
+	in := ddb.CreateTableInput(s, "x")
 	out := shape{Indexes: map[string][]string{}}
 	for _, k := range in.KeySchema {
 		out.Keys = append(out.Keys, aws.ToString(k.AttributeName)+":"+string(k.KeyType))
@@ -47,7 +48,7 @@ func shapeFromCreateTable(s schema.Table) shape {
 	if in.StreamSpecification != nil {
 		out.Stream = string(in.StreamSpecification.StreamViewType)
 	}
-	if ttl := s.UpdateTimeToLiveInput("x"); ttl != nil {
+	if ttl := ddb.UpdateTimeToLiveInput(s, "x"); ttl != nil {
 		out.TTL = aws.ToString(ttl.TimeToLiveSpecification.AttributeName)
 	}
 	return out

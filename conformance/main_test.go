@@ -21,6 +21,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/apikey"
 	"github.com/triggers-dev/triggers/internal/ddb/ddbtest"
 	"github.com/triggers-dev/triggers/internal/dev/localapi"
@@ -120,7 +121,7 @@ func serveLocal() (*target, error) {
 	srv := httptest.NewServer(served.Gateway) // lives as long as the test binary
 	return &target{
 		base: srv.URL + served.BasePath, key: a, key2: b, revoked: revoked, local: true,
-		readOnly: *flagReadOnly, xAPIKey: served.KeySources == apikey.SourceBearerOrHeader,
+		readOnly: *flagReadOnly, xAPIKey: served.KeySources == contract.KeySourcesBearerOrHeader,
 	}, nil
 }
 

@@ -7,17 +7,15 @@ import (
 	"testing"
 
 	"github.com/triggers-dev/triggers/contract"
-	"github.com/triggers-dev/triggers/internal/apikey"
 	"github.com/triggers-dev/triggers/internal/emf"
 	"github.com/triggers-dev/triggers/lambda/fnconfig"
 )
 
 // The runtime's own names are the contract's (a compile-time alias would
-// make these trivially true; apikey.EnvSources is still its own constant,
-// so this keeps the two in step).
+// make these trivially true; these are still their own constants, so this
+// keeps the two in step).
 func TestRuntimeUsesTheContractNames(t *testing.T) {
 	for _, tt := range []struct{ name, got, want string }{
-		{"apikey.EnvSources", apikey.EnvSources, contract.EnvAPIKeySources},
 		{"fnconfig.EnvAPIKeySources", fnconfig.EnvAPIKeySources, contract.EnvAPIKeySources},
 		{"fnconfig.EnvEventsTable", fnconfig.EnvEventsTable, contract.EnvEventsTable},
 		{"fnconfig.EnvDeliveryQueueURL", fnconfig.EnvDeliveryQueueURL, contract.EnvDeliveryQueueURL},

@@ -3,7 +3,6 @@ package schema_test
 import (
 	"testing"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -26,12 +25,6 @@ func TestAPIKeysTable(t *testing.T) {
 
 	assert.Equal(t, []schema.Attribute{schema.N(schema.AttrCreatedAt), schema.S(schema.AttrKeyHash), schema.S(schema.AttrTenantID)}, tbl.KeyAttributes())
 
-	in := tbl.CreateTableInput("keys-x")
-	assert.Equal(t, "keys-x", aws.ToString(in.TableName))
-	assert.Len(t, in.KeySchema, 1)
-	assert.Len(t, in.GlobalSecondaryIndexes, 1)
-	assert.Nil(t, in.StreamSpecification)
-	assert.Nil(t, tbl.UpdateTimeToLiveInput("keys-x"))
 }
 
 func TestAPIKeysFreshValue(t *testing.T) {

@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -93,36 +91,6 @@ func TestKeyAttributes(t *testing.T) {
 	got := Events().KeyAttributes()
 	want := []Attribute{S(AttrEventTypeTS), S(AttrStatusTS), S(AttrTimestampEventID), S(AttrUserID)}
 	assert.Equal(t, want, got)
-}
-
-func TestCreateTableInput(t *testing.T) {
-	in := Events().CreateTableInput("events-test")
-	assert.Equal(t, "events-test", aws.ToString(in.TableName))
-	assert.Equal(t, types.BillingModePayPerRequest, in.BillingMode)
-	assert.Equal(t, []types.KeySchemaElement{
-		{AttributeName: aws.String(AttrUserID), KeyType: types.KeyTypeHash},
-		{AttributeName: aws.String(AttrTimestampEventID), KeyType: types.KeyTypeRange},
-	}, in.KeySchema)
-	require.Len(t, in.GlobalSecondaryIndexes, 2)
-	assert.Equal(t, EventTypeIndex, aws.ToString(in.GlobalSecondaryIndexes[0].IndexName))
-	assert.Equal(t, types.ProjectionTypeAll, in.GlobalSecondaryIndexes[1].Projection.ProjectionType)
-	assert.Equal(t, types.StreamViewTypeNewAndOldImages, in.StreamSpecification.StreamViewType)
-	assert.Len(t, in.AttributeDefinitions, 4)
-
-	ttl := Events().UpdateTimeToLiveInput("events-test")
-	require.NotNil(t, ttl)
-	assert.Equal(t, AttrTTL, aws.ToString(ttl.TimeToLiveSpecification.AttributeName))
-	assert.True(t, aws.ToBool(ttl.TimeToLiveSpecification.Enabled))
-
-	noTTL := Table{Name: "t", PartitionKey: S("pk")}
-	assert.Nil(t, noTTL.UpdateTimeToLiveInput("t"))
-	assert.Nil(t, noTTL.CreateTableInput("t").StreamSpecification)
-
-	inc := Table{Name: "t", PartitionKey: S("pk"), GlobalIndexes: []Index{{Name: "ByX", PartitionKey: N("x"), Projection: Include("a", "b")}}}
-	gsi := inc.CreateTableInput("t").GlobalSecondaryIndexes[0]
-	assert.Equal(t, types.ProjectionTypeInclude, gsi.Projection.ProjectionType)
-	assert.Equal(t, []string{"a", "b"}, gsi.Projection.NonKeyAttributes)
-	assert.Len(t, gsi.KeySchema, 1)
 }
 
 func TestCatalogTablesAreValidAndUniquelyNamed(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/triggers-dev/triggers/constructs/dynamotable"
-	"github.com/triggers-dev/triggers/internal/emf"
+	"github.com/triggers-dev/triggers/contract"
 )
 
 // ValidateProps reports every problem with props, each naming the bad value
@@ -58,7 +58,7 @@ func ValidateProps(p *TriggersMonitoringProps) error {
 		}
 	}
 	if p.MetricsNamespace != "" {
-		if err := emf.ValidNamespace(p.MetricsNamespace); err != nil {
+		if err := contract.ValidMetricsNamespace(p.MetricsNamespace); err != nil {
 			bad("MetricsNamespace: %v", err)
 		}
 	}

@@ -24,9 +24,10 @@ package triggersapi
 
 import (
 	"fmt"
-	"github.com/triggers-dev/triggers/schema"
 	"strconv"
 	"strings"
+
+	"github.com/triggers-dev/triggers/schema"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
@@ -45,7 +46,6 @@ import (
 	"github.com/triggers-dev/triggers/constructs/internal/cdkutil"
 	"github.com/triggers-dev/triggers/constructs/internal/tablegrant"
 	"github.com/triggers-dev/triggers/contract"
-	"github.com/triggers-dev/triggers/internal/apikey"
 )
 
 // ITriggersApi is a Triggers service: its API, functions, tables, queues,
@@ -79,7 +79,7 @@ type ITriggersApi interface {
 	// CursorSecret returns the secret that signs inbox cursors.
 	CursorSecret() awssecretsmanager.ISecret
 	// KeySources returns which headers may carry the API key.
-	KeySources() apikey.Sources
+	KeySources() contract.KeySources
 	// MetricsNamespace returns the namespace of the runtime's own metrics.
 	MetricsNamespace() string
 	// MetricEventsIngested returns the events stored (contract.MetricEventsIngested, Sum).
@@ -118,7 +118,7 @@ type TriggersApi struct {
 	webAcl       awswafv2.CfnWebACL
 
 	metricsNamespace string
-	keySources       apikey.Sources
+	keySources       contract.KeySources
 }
 
 var _ ITriggersApi = (*TriggersApi)(nil)
@@ -126,7 +126,7 @@ var _ ITriggersApi = (*TriggersApi)(nil)
 // KeySources returns which headers may carry the API key in this
 // deployment: only Authorization: Bearer with the authorizer cache on (the
 // cache keys on that header), Authorization or X-Api-Key with it off.
-func (a *TriggersApi) KeySources() apikey.Sources { return a.keySources }
+func (a *TriggersApi) KeySources() contract.KeySources { return a.keySources }
 
 // MetricsNamespace returns the CloudWatch namespace of the API function's
 // own metrics (embedded metric format): EventsIngested, EventsRejected.
@@ -277,9 +277,9 @@ func NewTriggersApi(scope constructs.Construct, id *string, props *TriggersApiPr
 	}
 	// The credential the functions accept must be exactly what the
 	// authorizer cache keys on: with a cache, the Authorization header.
-	a.keySources = apikey.SourceBearer
+	a.keySources = contract.KeySourcesBearer
 	if ttl := props.AuthorizerCacheTtl; ttl != nil && *ttl.ToSeconds(nil) == 0 {
-		a.keySources = apikey.SourceBearerOrHeader
+		a.keySources = contract.KeySourcesBearerOrHeader
 	}
 
 	fd := functionDefaults{retention: retention, tracing: props.Tracing, prebuiltDir: props.PrebuiltDir}
@@ -364,7 +364,7 @@ type gatewayError struct {
 // gatewayErrors shape API Gateway's own responses like the contract's
 // errors: {"error":{"code","message","request_id"}}. The 401's message
 // states the key sources of the deployment.
-func gatewayErrors(sources apikey.Sources) []gatewayError {
+func gatewayErrors(sources contract.KeySources) []gatewayError {
 	return append([]gatewayError{{"Unauthorized", awsapigateway.ResponseType_UNAUTHORIZED, "401", "unauthorized", sources.Hint(), false}}, fixedGatewayErrors...)
 }
 

@@ -19,7 +19,6 @@ import (
 	"github.com/triggers-dev/triggers/constructs/golambda"
 	"github.com/triggers-dev/triggers/constructs/triggersapi"
 	"github.com/triggers-dev/triggers/contract"
-	"github.com/triggers-dev/triggers/internal/apikey"
 	_ "github.com/triggers-dev/triggers/internal/synth/jsiienv"
 	"github.com/triggers-dev/triggers/internal/synth/jsiirt"
 )
@@ -84,11 +83,11 @@ func TestValidatePropsAccepts(t *testing.T) {
 func TestKeySourcesFollowTheAuthorizerCache(t *testing.T) {
 	for _, tt := range []struct {
 		ttl  awscdk.Duration
-		want apikey.Sources
+		want contract.KeySources
 	}{
-		{nil, apikey.SourceBearer},
-		{awscdk.Duration_Seconds(jsii.Number(30)), apikey.SourceBearer},
-		{awscdk.Duration_Seconds(jsii.Number(0)), apikey.SourceBearerOrHeader},
+		{nil, contract.KeySourcesBearer},
+		{awscdk.Duration_Seconds(jsii.Number(30)), contract.KeySourcesBearer},
+		{awscdk.Duration_Seconds(jsii.Number(0)), contract.KeySourcesBearerOrHeader},
 	} {
 		stack := awscdk.NewStack(newApp(), jsii.String("S"), nil)
 		api := triggersapi.NewTriggersApi(stack, jsii.String("Api"), &triggersapi.TriggersApiProps{AuthorizerCacheTtl: tt.ttl})

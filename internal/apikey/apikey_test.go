@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/apikey"
 )
 
@@ -42,48 +43,48 @@ func TestCredential(t *testing.T) {
 	tests := []struct {
 		name    string
 		headers [][2]string
-		sources apikey.Sources
+		sources contract.KeySources
 		want    string
 		err     error
 	}{
-		{"bearer", [][2]string{{"Authorization", "Bearer trg_x"}}, apikey.SourceBearer, k, nil},
+		{"bearer", [][2]string{{"Authorization", "Bearer trg_x"}}, contract.KeySourcesBearer, k, nil},
 		// Refused, not trimmed: "Bearer k " and "Bearer k" would be two
 		// authorizer cache entries and two rate-limit buckets for one key.
-		{"blanks around the value", [][2]string{{"authorization", "  Bearer trg_x \t"}}, apikey.SourceBearer, "", apikey.ErrMalformed},
-		{"a blank before the scheme", [][2]string{{"Authorization", " Bearer trg_x"}}, apikey.SourceBearer, "", apikey.ErrMalformed},
-		{"a blank after the key", [][2]string{{"Authorization", "Bearer trg_x "}}, apikey.SourceBearer, "", apikey.ErrMalformed},
-		{"a tab after the key", [][2]string{{"Authorization", "Bearer trg_x\t"}}, apikey.SourceBearer, "", apikey.ErrMalformed},
-		{"a blank inside the key", [][2]string{{"Authorization", "Bearer trg_ x"}}, apikey.SourceBearer, "", apikey.ErrMalformed},
+		{"blanks around the value", [][2]string{{"authorization", "  Bearer trg_x \t"}}, contract.KeySourcesBearer, "", apikey.ErrMalformed},
+		{"a blank before the scheme", [][2]string{{"Authorization", " Bearer trg_x"}}, contract.KeySourcesBearer, "", apikey.ErrMalformed},
+		{"a blank after the key", [][2]string{{"Authorization", "Bearer trg_x "}}, contract.KeySourcesBearer, "", apikey.ErrMalformed},
+		{"a tab after the key", [][2]string{{"Authorization", "Bearer trg_x\t"}}, contract.KeySourcesBearer, "", apikey.ErrMalformed},
+		{"a blank inside the key", [][2]string{{"Authorization", "Bearer trg_ x"}}, contract.KeySourcesBearer, "", apikey.ErrMalformed},
 		// One spelling per key: each other spelling would be another
 		// authorizer cache entry and another per-key rate-limit bucket.
-		{"scheme in lower case", [][2]string{{"Authorization", "bearer trg_x"}}, apikey.SourceBearer, "", apikey.ErrMalformed},
-		{"scheme in upper case", [][2]string{{"Authorization", "BEARER trg_x"}}, apikey.SourceBearer, "", apikey.ErrMalformed},
-		{"two spaces", [][2]string{{"Authorization", "Bearer  trg_x"}}, apikey.SourceBearer, "", apikey.ErrMalformed},
-		{"a tab", [][2]string{{"Authorization", "Bearer\ttrg_x"}}, apikey.SourceBearer, "", apikey.ErrMalformed},
-		{"nothing", nil, apikey.SourceBearer, "", apikey.ErrMissing},
-		{"x-api-key alone is not a source", [][2]string{{"X-Api-Key", k}}, apikey.SourceBearer, "", apikey.ErrMissing},
+		{"scheme in lower case", [][2]string{{"Authorization", "bearer trg_x"}}, contract.KeySourcesBearer, "", apikey.ErrMalformed},
+		{"scheme in upper case", [][2]string{{"Authorization", "BEARER trg_x"}}, contract.KeySourcesBearer, "", apikey.ErrMalformed},
+		{"two spaces", [][2]string{{"Authorization", "Bearer  trg_x"}}, contract.KeySourcesBearer, "", apikey.ErrMalformed},
+		{"a tab", [][2]string{{"Authorization", "Bearer\ttrg_x"}}, contract.KeySourcesBearer, "", apikey.ErrMalformed},
+		{"nothing", nil, contract.KeySourcesBearer, "", apikey.ErrMissing},
+		{"x-api-key alone is not a source", [][2]string{{"X-Api-Key", k}}, contract.KeySourcesBearer, "", apikey.ErrMissing},
 		// The defect of wave 1: Authorization present but not Bearer fell
 		// back to X-Api-Key, which the authorizer cache does not key on.
-		{"basic + x-api-key", [][2]string{{"Authorization", "Basic Zm9v"}, {"X-Api-Key", k}}, apikey.SourceBearer, "", apikey.ErrMalformed},
-		{"basic", [][2]string{{"Authorization", "Basic Zm9v"}}, apikey.SourceBearer, "", apikey.ErrMalformed},
-		{"scheme only", [][2]string{{"Authorization", "Bearer"}}, apikey.SourceBearer, "", apikey.ErrMalformed},
-		{"empty token", [][2]string{{"Authorization", "Bearer    "}}, apikey.SourceBearer, "", apikey.ErrMalformed},
-		{"empty header", [][2]string{{"Authorization", ""}}, apikey.SourceBearer, "", apikey.ErrMalformed},
-		{"two tokens", [][2]string{{"Authorization", "Bearer trg_x trg_y"}}, apikey.SourceBearer, "", apikey.ErrMalformed},
-		{"comma-joined", [][2]string{{"Authorization", "Bearer trg_x,Bearer trg_y"}}, apikey.SourceBearer, "", apikey.ErrMalformed},
-		{"two authorization headers", [][2]string{{"Authorization", "Bearer trg_x"}, {"Authorization", "Bearer trg_x"}}, apikey.SourceBearer, "", apikey.ErrMalformed},
-		{"control character", [][2]string{{"Authorization", "Bearer trg_\x01"}}, apikey.SourceBearer, "", apikey.ErrMalformed},
-		{"too long", [][2]string{{"Authorization", "Bearer " + strings.Repeat("a", 513)}}, apikey.SourceBearer, "", apikey.ErrMalformed},
-		{"longest", [][2]string{{"Authorization", "Bearer " + strings.Repeat("a", 512)}}, apikey.SourceBearer, strings.Repeat("a", 512), nil},
-		{"visible ASCII edges", [][2]string{{"Authorization", "Bearer !~"}}, apikey.SourceBearer, "!~", nil},
-		{"DEL", [][2]string{{"Authorization", "Bearer trg_\x7f"}}, apikey.SourceBearer, "", apikey.ErrMalformed},
-		{"bearer + x-api-key, cache off", [][2]string{{"Authorization", "Bearer trg_x"}, {"X-Api-Key", "trg_x"}}, apikey.SourceBearerOrHeader, "", apikey.ErrMalformed},
-		{"x-api-key, cache off", [][2]string{{"X-Api-Key", "trg_x"}}, apikey.SourceBearerOrHeader, k, nil},
-		{"x-api-key with blanks around, cache off", [][2]string{{"X-Api-Key", " trg_x "}}, apikey.SourceBearerOrHeader, "", apikey.ErrMalformed},
-		{"bearer, cache off", [][2]string{{"Authorization", "Bearer trg_x"}}, apikey.SourceBearerOrHeader, k, nil},
-		{"basic + x-api-key, cache off", [][2]string{{"Authorization", "Basic Zm9v"}, {"X-Api-Key", k}}, apikey.SourceBearerOrHeader, "", apikey.ErrMalformed},
-		{"empty x-api-key, cache off", [][2]string{{"X-Api-Key", ""}}, apikey.SourceBearerOrHeader, "", apikey.ErrMalformed},
-		{"nothing, cache off", nil, apikey.SourceBearerOrHeader, "", apikey.ErrMissing},
+		{"basic + x-api-key", [][2]string{{"Authorization", "Basic Zm9v"}, {"X-Api-Key", k}}, contract.KeySourcesBearer, "", apikey.ErrMalformed},
+		{"basic", [][2]string{{"Authorization", "Basic Zm9v"}}, contract.KeySourcesBearer, "", apikey.ErrMalformed},
+		{"scheme only", [][2]string{{"Authorization", "Bearer"}}, contract.KeySourcesBearer, "", apikey.ErrMalformed},
+		{"empty token", [][2]string{{"Authorization", "Bearer    "}}, contract.KeySourcesBearer, "", apikey.ErrMalformed},
+		{"empty header", [][2]string{{"Authorization", ""}}, contract.KeySourcesBearer, "", apikey.ErrMalformed},
+		{"two tokens", [][2]string{{"Authorization", "Bearer trg_x trg_y"}}, contract.KeySourcesBearer, "", apikey.ErrMalformed},
+		{"comma-joined", [][2]string{{"Authorization", "Bearer trg_x,Bearer trg_y"}}, contract.KeySourcesBearer, "", apikey.ErrMalformed},
+		{"two authorization headers", [][2]string{{"Authorization", "Bearer trg_x"}, {"Authorization", "Bearer trg_x"}}, contract.KeySourcesBearer, "", apikey.ErrMalformed},
+		{"control character", [][2]string{{"Authorization", "Bearer trg_\x01"}}, contract.KeySourcesBearer, "", apikey.ErrMalformed},
+		{"too long", [][2]string{{"Authorization", "Bearer " + strings.Repeat("a", 513)}}, contract.KeySourcesBearer, "", apikey.ErrMalformed},
+		{"longest", [][2]string{{"Authorization", "Bearer " + strings.Repeat("a", 512)}}, contract.KeySourcesBearer, strings.Repeat("a", 512), nil},
+		{"visible ASCII edges", [][2]string{{"Authorization", "Bearer !~"}}, contract.KeySourcesBearer, "!~", nil},
+		{"DEL", [][2]string{{"Authorization", "Bearer trg_\x7f"}}, contract.KeySourcesBearer, "", apikey.ErrMalformed},
+		{"bearer + x-api-key, cache off", [][2]string{{"Authorization", "Bearer trg_x"}, {"X-Api-Key", "trg_x"}}, contract.KeySourcesBearerOrHeader, "", apikey.ErrMalformed},
+		{"x-api-key, cache off", [][2]string{{"X-Api-Key", "trg_x"}}, contract.KeySourcesBearerOrHeader, k, nil},
+		{"x-api-key with blanks around, cache off", [][2]string{{"X-Api-Key", " trg_x "}}, contract.KeySourcesBearerOrHeader, "", apikey.ErrMalformed},
+		{"bearer, cache off", [][2]string{{"Authorization", "Bearer trg_x"}}, contract.KeySourcesBearerOrHeader, k, nil},
+		{"basic + x-api-key, cache off", [][2]string{{"Authorization", "Basic Zm9v"}, {"X-Api-Key", k}}, contract.KeySourcesBearerOrHeader, "", apikey.ErrMalformed},
+		{"empty x-api-key, cache off", [][2]string{{"X-Api-Key", ""}}, contract.KeySourcesBearerOrHeader, "", apikey.ErrMalformed},
+		{"nothing, cache off", nil, contract.KeySourcesBearerOrHeader, "", apikey.ErrMissing},
 	}
 	for _, tt := range tests {
 		h := http.Header{}
@@ -105,15 +106,15 @@ func TestCredential(t *testing.T) {
 func TestCredentialMessages(t *testing.T) {
 	for _, tt := range []struct {
 		h    http.Header
-		s    apikey.Sources
+		s    contract.KeySources
 		want string
 	}{
-		{http.Header{"Authorization": {"Bearer a"}, "X-Api-Key": {"b"}}, apikey.SourceBearerOrHeader, "send one credential, not 2"},
-		{http.Header{"Authorization": {"Bearer a", "Bearer b", "Bearer c"}}, apikey.SourceBearer, "send one credential, not 3"},
-		{http.Header{"Authorization": {"Bearer " + strings.Repeat("a", 513)}}, apikey.SourceBearer, "Authorization carries a key longer than 512 characters"},
-		{http.Header{"X-Api-Key": {""}}, apikey.SourceBearerOrHeader, "X-Api-Key carries an empty key"},
-		{http.Header{"X-Api-Key": {" k"}}, apikey.SourceBearerOrHeader, "X-Api-Key carries blanks around the key: send the key alone"},
-		{http.Header{"Authorization": {"Bearer k "}}, apikey.SourceBearer, "Authorization carries blanks around the key"},
+		{http.Header{"Authorization": {"Bearer a"}, "X-Api-Key": {"b"}}, contract.KeySourcesBearerOrHeader, "send one credential, not 2"},
+		{http.Header{"Authorization": {"Bearer a", "Bearer b", "Bearer c"}}, contract.KeySourcesBearer, "send one credential, not 3"},
+		{http.Header{"Authorization": {"Bearer " + strings.Repeat("a", 513)}}, contract.KeySourcesBearer, "Authorization carries a key longer than 512 characters"},
+		{http.Header{"X-Api-Key": {""}}, contract.KeySourcesBearerOrHeader, "X-Api-Key carries an empty key"},
+		{http.Header{"X-Api-Key": {" k"}}, contract.KeySourcesBearerOrHeader, "X-Api-Key carries blanks around the key: send the key alone"},
+		{http.Header{"Authorization": {"Bearer k "}}, contract.KeySourcesBearer, "Authorization carries blanks around the key"},
 	} {
 		_, err := apikey.Credential(tt.h, tt.s)
 		assert.ErrorIs(t, err, apikey.ErrMalformed, tt.want)
@@ -123,14 +124,14 @@ func TestCredentialMessages(t *testing.T) {
 
 func TestCheckExtraneous(t *testing.T) {
 	h := http.Header{"Authorization": {"Bearer trg_x"}, "X-Api-Key": {"trg_y"}}
-	assert.ErrorIs(t, apikey.CheckExtraneous(h, apikey.SourceBearer), apikey.ErrMalformed)
-	assert.NoError(t, apikey.CheckExtraneous(h, apikey.SourceBearerOrHeader), "cache off: Credential itself refuses both")
-	assert.NoError(t, apikey.CheckExtraneous(http.Header{"Authorization": {"Bearer trg_x"}}, apikey.SourceBearer))
-	assert.ErrorIs(t, apikey.CheckExtraneous(http.Header{"X-Api-Key": {""}}, apikey.SourceBearer), apikey.ErrMalformed, "even an empty X-Api-Key")
+	assert.ErrorIs(t, apikey.CheckExtraneous(h, contract.KeySourcesBearer), apikey.ErrMalformed)
+	assert.NoError(t, apikey.CheckExtraneous(h, contract.KeySourcesBearerOrHeader), "cache off: Credential itself refuses both")
+	assert.NoError(t, apikey.CheckExtraneous(http.Header{"Authorization": {"Bearer trg_x"}}, contract.KeySourcesBearer))
+	assert.ErrorIs(t, apikey.CheckExtraneous(http.Header{"X-Api-Key": {""}}, contract.KeySourcesBearer), apikey.ErrMalformed, "even an empty X-Api-Key")
 	// On a cache hit the authorizer never saw the request: two
 	// Authorization values are refused there too.
 	two := http.Header{"Authorization": {"Bearer trg_x", "Bearer trg_y"}}
-	assert.ErrorIs(t, apikey.CheckExtraneous(two, apikey.SourceBearer), apikey.ErrMalformed)
+	assert.ErrorIs(t, apikey.CheckExtraneous(two, contract.KeySourcesBearer), apikey.ErrMalformed)
 }
 
 // TestCredentialDependsOnlyOnTheCacheKey is the property that closes the
@@ -160,7 +161,7 @@ func TestCredentialDependsOnlyOnTheCacheKey(t *testing.T) {
 				h.Add(o[0], o[1])
 			}
 		}
-		key, err := apikey.Credential(h, apikey.SourceBearer)
+		key, err := apikey.Credential(h, contract.KeySourcesBearer)
 		got := answer{key: key}
 		if err != nil {
 			got.err = err.Error()
@@ -178,15 +179,3 @@ func TestCredentialDependsOnlyOnTheCacheKey(t *testing.T) {
 	assert.Greater(t, len(byCacheKey), 30, "the generator must cover many cache keys")
 }
 
-func TestParseSources(t *testing.T) {
-	for v, want := range map[string]apikey.Sources{"": apikey.SourceBearer, "authorization": apikey.SourceBearer, " Authorization, X-Api-Key ": apikey.SourceBearerOrHeader} {
-		got, err := apikey.ParseSources(v)
-		require.NoError(t, err, v)
-		assert.Equal(t, want, got, v)
-	}
-	_, err := apikey.ParseSources("x-api-key")
-	assert.ErrorContains(t, err, "API_KEY_SOURCES")
-	assert.Contains(t, apikey.SourceBearer.Hint(), "Authorization: Bearer <key>")
-	assert.Contains(t, apikey.SourceBearer.Hint(), "X-Api-Key is not accepted")
-	assert.Contains(t, apikey.SourceBearerOrHeader.Hint(), "not both")
-}

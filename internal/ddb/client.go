@@ -141,7 +141,7 @@ func CreateTable(ctx context.Context, c *dynamodb.Client, tbl schema.Table, name
 	if err := tbl.Validate(); err != nil {
 		return false, fmt.Errorf("schema %q is invalid: %w", tbl.Name, err)
 	}
-	if _, err := c.CreateTable(ctx, tbl.CreateTableInput(name)); err != nil {
+	if _, err := c.CreateTable(ctx, CreateTableInput(tbl, name)); err != nil {
 		var inUse *types.ResourceInUseException
 		if ifMissing && errors.As(err, &inUse) {
 			return false, nil
@@ -155,7 +155,7 @@ func CreateTable(ctx context.Context, c *dynamodb.Client, tbl schema.Table, name
 	if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)}, 5*time.Minute); err != nil {
 		return true, fmt.Errorf("wait for table %s: %w", name, err)
 	}
-	if in := tbl.UpdateTimeToLiveInput(name); in != nil {
+	if in := UpdateTimeToLiveInput(tbl, name); in != nil {
 		if _, err := c.UpdateTimeToLive(ctx, in); err != nil {
 			return true, fmt.Errorf("enable TTL on %s: %w", name, err)
 		}

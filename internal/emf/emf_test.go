@@ -128,21 +128,10 @@ func TestConcurrentWritesStayWhole(t *testing.T) {
 	assert.Len(t, got, 100)
 }
 
-func TestValidNamespace(t *testing.T) {
-	for ns, ok := range map[string]bool{
-		"Triggers/triggers-prod-api": true,
-		"My App:events #1_x.y":       true,
-		"":                           false,
-		"AWS/DynamoDB":               false,
-		"bad$name":                   false,
-		strings.Repeat("a", 256):     false,
-	} {
-		err := ValidNamespace(ns)
-		assert.Equal(t, ok, err == nil, "ValidNamespace(%q) = %v", ns, err)
-		if err != nil {
-			assert.Contains(t, err.Error(), "namespace")
-		}
-	}
+// New refuses a namespace contract.ValidMetricsNamespace refuses.
+func TestNewChecksTheNamespace(t *testing.T) {
 	_, err := New(&bytes.Buffer{}, "AWS/x")
 	assert.ErrorContains(t, err, "reserved")
+	_, err = New(&bytes.Buffer{}, "Triggers/x")
+	assert.NoError(t, err)
 }

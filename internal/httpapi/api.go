@@ -57,8 +57,8 @@ type Config struct {
 	// deployed authorizer reads them (apikey.Credential). Requests whose
 	// tenant came from the authorizer are still checked with
 	// apikey.CheckExtraneous: behind a cached authorizer they may carry
-	// credentials the authorizer never saw. Default: apikey.SourceBearer.
-	KeySources apikey.Sources
+	// credentials the authorizer never saw. Default: contract.KeySourcesBearer.
+	KeySources contract.KeySources
 	// Retention is how long events live. Default: event.DefaultRetention.
 	Retention time.Duration
 	// Logger receives one JSON line per request. Default: slog.Default().
@@ -104,7 +104,7 @@ type API struct {
 	store     Store
 	cursors   *cursor.Codec
 	auth      Authenticator
-	sources   apikey.Sources
+	sources   contract.KeySources
 	budget    time.Duration
 	retention time.Duration
 	log       *slog.Logger
@@ -122,7 +122,7 @@ func New(cfg Config) (*API, error) {
 	if err != nil {
 		return nil, err
 	}
-	sources, err := apikey.ParseSources(string(cfg.KeySources))
+	sources, err := contract.ParseKeySources(string(cfg.KeySources))
 	if err != nil {
 		return nil, fmt.Errorf("httpapi: Config.KeySources: %w", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/apikey"
 	"github.com/triggers-dev/triggers/internal/cursor"
 	"github.com/triggers-dev/triggers/internal/event"
@@ -53,7 +54,7 @@ func (e *panicError) Error() string { return fmt.Sprintf("panic: %v", e.value) }
 // unauthorized is the 401 of an API whose key sources are s: its message
 // states exactly the rules of s (the construct's UNAUTHORIZED gateway
 // response says the same).
-func unauthorized(s apikey.Sources, cause error) *apiError {
+func unauthorized(s contract.KeySources, cause error) *apiError {
 	return &apiError{status: http.StatusUnauthorized, code: "unauthorized", message: s.Hint(), cause: cause}
 }
 

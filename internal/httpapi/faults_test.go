@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/apikey"
 	"github.com/triggers-dev/triggers/internal/ddb/ddbtest"
 	"github.com/triggers-dev/triggers/internal/event"
@@ -195,11 +196,11 @@ func TestLocalAuthentication(t *testing.T) {
 		r := e.do(req{method: "GET", path: "/v1/inbox", headers: tt.headers})
 		assert.Equal(t, tt.code, r.code, "%s: GET /v1/inbox = %d %s", tt.name, r.code, r.body)
 		if tt.code == 401 {
-			assert.Contains(t, string(r.body), `"message":"`+apikey.SourceBearer.Hint()+`"`, tt.name)
+			assert.Contains(t, string(r.body), `"message":"`+contract.KeySourcesBearer.Hint()+`"`, tt.name)
 		}
 	}
 	// With the deployment's cache off, X-Api-Key works, alone.
-	uncached, err := httpapi.New(httpapi.Config{Store: store.New(db.Client, events), CursorSecret: testSecret, Authenticator: keys, KeySources: apikey.SourceBearerOrHeader, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+	uncached, err := httpapi.New(httpapi.Config{Store: store.New(db.Client, events), CursorSecret: testSecret, Authenticator: keys, KeySources: contract.KeySourcesBearerOrHeader, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
 	require.NoError(t, err)
 	u := &env{t: t, api: uncached, table: events}
 	for _, tt := range []struct {
@@ -215,7 +216,7 @@ func TestLocalAuthentication(t *testing.T) {
 		r := u.do(req{method: "GET", path: "/v1/inbox", headers: tt.headers})
 		assert.Equal(t, tt.code, r.code, "cache off, %s: %s", tt.name, r.body)
 		if tt.code == 401 {
-			assert.Contains(t, string(r.body), apikey.SourceBearerOrHeader.Hint(), tt.name)
+			assert.Contains(t, string(r.body), contract.KeySourcesBearerOrHeader.Hint(), tt.name)
 		}
 	}
 	_, err = httpapi.New(httpapi.Config{Store: store.New(db.Client, events), CursorSecret: testSecret, KeySources: "cookie"})

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/apikey"
 	"github.com/triggers-dev/triggers/internal/ddb/ddbtest"
 	"github.com/triggers-dev/triggers/internal/httpapi"
@@ -127,7 +128,7 @@ func TestAuthorizer(t *testing.T) {
 	require.NoError(t, err)
 	_, err = keys.Revoke(ctx, rk.Hash)
 	require.NoError(t, err)
-	auth := lambdaadapter.Authorizer(keys, apikey.SourceBearer, quiet)
+	auth := lambdaadapter.Authorizer(keys, contract.KeySourcesBearer, quiet)
 	arn := "arn:aws:execute-api:us-east-1:123456789012:abcdef1234/prod/GET/v1/inbox"
 	req := func(headers map[string]string) events.APIGatewayCustomAuthorizerRequestTypeRequest {
 		return events.APIGatewayCustomAuthorizerRequestTypeRequest{Type: "REQUEST", MethodArn: arn, Headers: headers}
@@ -176,7 +177,7 @@ func TestAuthorizer(t *testing.T) {
 
 	// With the cache off, X-Api-Key is a source too, but never beside
 	// Authorization.
-	uncached := lambdaadapter.Authorizer(keys, apikey.SourceBearerOrHeader, quiet)
+	uncached := lambdaadapter.Authorizer(keys, contract.KeySourcesBearerOrHeader, quiet)
 	res, err = uncached(ctx, req(map[string]string{"X-API-KEY": active}))
 	require.NoError(t, err)
 	assert.Equal(t, "Allow", res.PolicyDocument.Statement[0].Effect)
@@ -185,7 +186,7 @@ func TestAuthorizer(t *testing.T) {
 	_, err = uncached(ctx, req(map[string]string{"Authorization": "Basic Zm9v", "X-Api-Key": active}))
 	assert.Equal(t, lambdaadapter.ErrUnauthorized, err, "no fallback from another scheme")
 
-	broken := lambdaadapter.Authorizer(apikey.NewStore(db.Client, "no-such-table"), apikey.SourceBearer, quiet)
+	broken := lambdaadapter.Authorizer(apikey.NewStore(db.Client, "no-such-table"), contract.KeySourcesBearer, quiet)
 	_, err = broken(ctx, req(map[string]string{"Authorization": "Bearer " + active}))
 	require.Error(t, err)
 	assert.NotEqual(t, lambdaadapter.ErrUnauthorized, err, "a DynamoDB failure must not look like a bad key")
@@ -214,7 +215,7 @@ func (r *recordingAuth) Authenticate(_ context.Context, key string) (string, err
 // reused for.
 func TestAuthorizerAnswerIsAFunctionOfTheIdentitySource(t *testing.T) {
 	rec := &recordingAuth{tenants: map[string]string{"trg_a": "tenant-a", "trg_b": "tenant-b"}}
-	auth := lambdaadapter.Authorizer(rec, apikey.SourceBearer, quiet)
+	auth := lambdaadapter.Authorizer(rec, contract.KeySourcesBearer, quiet)
 	authValues := []string{"Bearer trg_a", "Bearer trg_b", "bearer trg_a", "Basic Zm9v", "Bearer ", "Bearer trg_c", "trg_a"}
 	extras := map[string][]string{"X-Api-Key": {"trg_a", "trg_b"}, "x-api-key": {"trg_b"}, "Cookie": {"trg_a"}}
 	rng := rand.New(rand.NewPCG(7, 11))
@@ -263,7 +264,7 @@ func TestAuthorizerNeverLogsTheKey(t *testing.T) {
 	require.NoError(t, err)
 	short := "trg_shortsecret"
 	var buf bytes.Buffer
-	auth := lambdaadapter.Authorizer(&recordingAuth{tenants: map[string]string{key: "tenant-a"}}, apikey.SourceBearer, slog.New(slog.NewJSONHandler(&buf, nil)))
+	auth := lambdaadapter.Authorizer(&recordingAuth{tenants: map[string]string{key: "tenant-a"}}, contract.KeySourcesBearer, slog.New(slog.NewJSONHandler(&buf, nil)))
 	for _, k := range []string{key, short, key + "x"} {
 		_, _ = auth(context.Background(), events.APIGatewayCustomAuthorizerRequestTypeRequest{Headers: map[string]string{"Authorization": "Bearer " + k}})
 	}
@@ -318,7 +319,7 @@ func TestProxyRefusesCredentialsOutsideTheCacheKey(t *testing.T) {
 	res, err = h(context.Background(), ev)
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusUnauthorized, res.StatusCode, "%s", res.Body)
-	assert.Contains(t, res.Body, apikey.SourceBearer.Hint())
+	assert.Contains(t, res.Body, contract.KeySourcesBearer.Hint())
 }
 
 // With DynamoDB hung, the authorizer fails before its invocation times out,
@@ -328,7 +329,7 @@ func TestAuthorizerFailsBeforeItsDeadline(t *testing.T) {
 	ctx := context.Background()
 	table := db.CreateTable(t, schema.APIKeys())
 	proxy, client := db.Faulty(t)
-	auth := lambdaadapter.Authorizer(apikey.NewStore(client, table), apikey.SourceBearer, quiet)
+	auth := lambdaadapter.Authorizer(apikey.NewStore(client, table), contract.KeySourcesBearer, quiet)
 	proxy.Stall()
 	defer proxy.Release()
 	invocation, cancel := context.WithTimeout(ctx, lambdaadapter.AuthorizerDeadlineMargin+time.Second)
@@ -351,7 +352,7 @@ func TestHeadersKeepsEveryValueInAnyOrder(t *testing.T) {
 		assert.Equal(t, []string{"1", "2"}, h.Values("X-Other"))
 		assert.Equal(t, []string{"s"}, h.Values("X-Single"), "a name only in headers is kept")
 	}
-	auth := lambdaadapter.Authorizer(&recordingAuth{tenants: map[string]string{"aaaa": "tenant-a", "bbbb": "tenant-b"}}, apikey.SourceBearer, quiet)
+	auth := lambdaadapter.Authorizer(&recordingAuth{tenants: map[string]string{"aaaa": "tenant-a", "bbbb": "tenant-b"}}, contract.KeySourcesBearer, quiet)
 	for i := 0; i < 20; i++ {
 		_, err := auth(context.Background(), events.APIGatewayCustomAuthorizerRequestTypeRequest{MultiValueHeaders: multi})
 		assert.Equal(t, lambdaadapter.ErrUnauthorized, err, "two Authorization values: always 401")

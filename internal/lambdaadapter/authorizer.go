@@ -34,7 +34,7 @@ type AuthorizerHandler func(context.Context, events.APIGatewayCustomAuthorizerRe
 
 // Authorizer returns an API Gateway REQUEST authorizer. It reads the key
 // with apikey.Credential under sources, from the headers sources names and
-// nothing else (with apikey.SourceBearer: the Authorization header, the
+// nothing else (with contract.KeySourcesBearer: the Authorization header, the
 // authorizer cache's key, so a cached result can only ever be reused for
 // the same credential), hashes and looks it up, and:
 //   - allows the whole API stage for an active key, with the tenant id in
@@ -48,7 +48,7 @@ type AuthorizerHandler func(context.Context, events.APIGatewayCustomAuthorizerRe
 //     construct makes it a 503 with Retry-After); errors are not cached.
 //
 // It logs one JSON line per call, never the key itself.
-func Authorizer(auth Authenticator, sources apikey.Sources, log *slog.Logger) AuthorizerHandler {
+func Authorizer(auth Authenticator, sources contract.KeySources, log *slog.Logger) AuthorizerHandler {
 	if log == nil {
 		log = slog.Default()
 	}

@@ -5,17 +5,16 @@ package fnconfig
 import (
 	"errors"
 	"fmt"
-	"github.com/triggers-dev/triggers/schema"
 	"io"
 	"log/slog"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/triggers-dev/triggers/schema"
+
 	"github.com/triggers-dev/triggers/contract"
-	"github.com/triggers-dev/triggers/internal/apikey"
 	"github.com/triggers-dev/triggers/internal/cursor"
-	"github.com/triggers-dev/triggers/internal/emf"
 	"github.com/triggers-dev/triggers/internal/event"
 )
 
@@ -31,7 +30,7 @@ const (
 	EnvDynamoDBEndpoint = contract.EnvDynamoDBEndpoint
 	EnvMetricsNamespace = contract.EnvMetricsNamespace
 	// EnvAPIKeySources selects the headers that may carry the API key
-	// (apikey.ParseSources); the construct sets it on both functions.
+	// (contract.ParseKeySources); the construct sets it on both functions.
 	EnvAPIKeySources = contract.EnvAPIKeySources
 )
 
@@ -52,10 +51,10 @@ type API struct {
 	// MetricsNamespace is METRICS_NAMESPACE: the CloudWatch namespace of
 	// the embedded-metric-format lines; empty turns them off.
 	MetricsNamespace string
-	// KeySources is API_KEY_SOURCES (default apikey.SourceBearer): with
+	// KeySources is API_KEY_SOURCES (default contract.KeySourcesBearer): with
 	// SourceBearer the function refuses requests that also carry X-Api-Key,
 	// which a cached authorizer result would otherwise let through.
-	KeySources apikey.Sources
+	KeySources contract.KeySources
 	// WebhookQueueURL is WEBHOOK_QUEUE_URL: the webhook retry queue,
 	// where redeliveries go. Empty: webhook delivery is not deployed.
 	WebhookQueueURL string
@@ -69,8 +68,8 @@ type Authorizer struct {
 	APIKeysTable string
 	LogLevel     slog.Level
 	Endpoint     string
-	// KeySources is API_KEY_SOURCES (default apikey.SourceBearer).
-	KeySources apikey.Sources
+	// KeySources is API_KEY_SOURCES (default contract.KeySourcesBearer).
+	KeySources contract.KeySources
 }
 
 // LoadAPI reads the API function's configuration: EVENTS_TABLE is
@@ -117,7 +116,7 @@ func LoadAPI(getenv func(string) string) (API, error) {
 		}
 	}
 	if ns := strings.TrimSpace(getenv(EnvMetricsNamespace)); ns != "" {
-		if err := emf.ValidNamespace(ns); err != nil {
+		if err := contract.ValidMetricsNamespace(ns); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", EnvMetricsNamespace, err))
 		}
 		c.MetricsNamespace = ns
@@ -127,7 +126,7 @@ func LoadAPI(getenv func(string) string) (API, error) {
 		errs = append(errs, err)
 	}
 	c.LogLevel = lvl
-	if c.KeySources, err = apikey.ParseSources(getenv(EnvAPIKeySources)); err != nil {
+	if c.KeySources, err = contract.ParseKeySources(getenv(EnvAPIKeySources)); err != nil {
 		errs = append(errs, err)
 	}
 	if c.WebhookSecretsKey, err = loadSecretsKey(getenv, c.WebhookQueueURL != ""); err != nil {
@@ -152,7 +151,7 @@ func LoadAuthorizer(getenv func(string) string) (Authorizer, error) {
 		errs = append(errs, err)
 	}
 	c.LogLevel = lvl
-	if c.KeySources, err = apikey.ParseSources(getenv(EnvAPIKeySources)); err != nil {
+	if c.KeySources, err = contract.ParseKeySources(getenv(EnvAPIKeySources)); err != nil {
 		errs = append(errs, err)
 	}
 	return c, errors.Join(errs...)

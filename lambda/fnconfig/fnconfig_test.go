@@ -1,16 +1,17 @@
 package fnconfig_test
 
 import (
-	"github.com/triggers-dev/triggers/schema"
 	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/triggers-dev/triggers/contract"
+	"github.com/triggers-dev/triggers/schema"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/triggers-dev/triggers/internal/apikey"
 	"github.com/triggers-dev/triggers/lambda/fnconfig"
 )
 
@@ -20,12 +21,12 @@ func TestLoadAPI(t *testing.T) {
 	secret := strings.Repeat("k", 32)
 	c, err := fnconfig.LoadAPI(env(map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": secret}))
 	require.NoError(t, err)
-	assert.Equal(t, fnconfig.API{EventsTable: "ev", EventsProfile: schema.ProfileSeed, CursorSecret: []byte(secret), Retention: 30 * 24 * time.Hour, LogLevel: slog.LevelInfo, KeySources: apikey.SourceBearer}, c, "API_KEY_SOURCES unset: Bearer only, the safe default")
+	assert.Equal(t, fnconfig.API{EventsTable: "ev", EventsProfile: schema.ProfileSeed, CursorSecret: []byte(secret), Retention: 30 * 24 * time.Hour, LogLevel: slog.LevelInfo, KeySources: contract.KeySourcesBearer}, c, "API_KEY_SOURCES unset: Bearer only, the safe default")
 
 	c, err = fnconfig.LoadAPI(env(map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": secret, "RETENTION_DAYS": "7", "LOG_LEVEL": "DEBUG", "DYNAMODB_ENDPOINT": "http://localhost:8000", "METRICS_NAMESPACE": "Triggers/prod-api", "API_KEY_SOURCES": "authorization,x-api-key", "EVENTS_PROFILE": " lean "}))
 	require.NoError(t, err)
 	assert.Equal(t, schema.ProfileLean, c.EventsProfile)
-	assert.Equal(t, apikey.SourceBearerOrHeader, c.KeySources)
+	assert.Equal(t, contract.KeySourcesBearerOrHeader, c.KeySources)
 	assert.Equal(t, "Triggers/prod-api", c.MetricsNamespace)
 	assert.Equal(t, 7*24*time.Hour, c.Retention)
 	assert.Equal(t, slog.LevelDebug, c.LogLevel)
@@ -62,10 +63,10 @@ func TestLoadAPI(t *testing.T) {
 func TestLoadAuthorizer(t *testing.T) {
 	c, err := fnconfig.LoadAuthorizer(env(map[string]string{"API_KEYS_TABLE": "keys", "LOG_LEVEL": "warn"}))
 	require.NoError(t, err)
-	assert.Equal(t, fnconfig.Authorizer{APIKeysTable: "keys", LogLevel: slog.LevelWarn, KeySources: apikey.SourceBearer}, c)
+	assert.Equal(t, fnconfig.Authorizer{APIKeysTable: "keys", LogLevel: slog.LevelWarn, KeySources: contract.KeySourcesBearer}, c)
 	c, err = fnconfig.LoadAuthorizer(env(map[string]string{"API_KEYS_TABLE": "keys", "API_KEY_SOURCES": "Authorization, X-Api-Key"}))
 	require.NoError(t, err)
-	assert.Equal(t, apikey.SourceBearerOrHeader, c.KeySources)
+	assert.Equal(t, contract.KeySourcesBearerOrHeader, c.KeySources)
 	_, err = fnconfig.LoadAuthorizer(env(nil))
 	assert.ErrorContains(t, err, "API_KEYS_TABLE")
 	_, err = fnconfig.LoadAuthorizer(env(map[string]string{"API_KEYS_TABLE": "keys", "API_KEY_SOURCES": "cookie"}))

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/triggers-dev/triggers/contract"
-	"github.com/triggers-dev/triggers/internal/emf"
 	"github.com/triggers-dev/triggers/internal/webhook"
 	"github.com/triggers-dev/triggers/schema"
 )
@@ -141,7 +140,7 @@ func LoadWebhooks(getenv func(string) string) (Webhooks, error) {
 		c.AllowPrivate = b
 	}
 	if ns := strings.TrimSpace(getenv(EnvMetricsNamespace)); ns != "" {
-		if err := emf.ValidNamespace(ns); err != nil {
+		if err := contract.ValidMetricsNamespace(ns); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", EnvMetricsNamespace, err))
 		}
 		c.MetricsNamespace = ns

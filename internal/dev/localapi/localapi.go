@@ -25,11 +25,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/triggers-dev/triggers/schema"
 	"log/slog"
 	"os"
 	"sort"
 	"time"
+
+	"github.com/triggers-dev/triggers/schema"
 
 	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/apikey"
@@ -100,7 +101,7 @@ type API struct {
 	Gateway *localgw.Gateway
 	// KeySources are the API_KEY_SOURCES the template gives the
 	// authorizer (which requests it accepts).
-	KeySources apikey.Sources
+	KeySources contract.KeySources
 	// Retention is the API function's RETENTION_DAYS, as a duration.
 	Retention time.Duration
 	// BasePath is the path the API is served under: "/" + the stage
@@ -145,7 +146,7 @@ func New(cfg Config) (*API, error) {
 		secret = []byte(base64.RawURLEncoding.EncodeToString(b))
 	}
 	out := &API{}
-	var authSources []apikey.Sources
+	var authSources []contract.KeySources
 	opts := cfg.Gateway
 	opts.Logger = cfg.Logger
 	opts.Authorizer = func(fn localgw.Function) (localgw.AuthorizerFunc, error) {
@@ -223,7 +224,7 @@ func New(cfg Config) (*API, error) {
 		return nil, err
 	}
 	out.Gateway = gw
-	out.KeySources = apikey.SourceBearer
+	out.KeySources = contract.KeySourcesBearer
 	if len(authSources) > 0 {
 		out.KeySources = authSources[0]
 	}

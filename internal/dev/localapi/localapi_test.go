@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/apikey"
 	"github.com/triggers-dev/triggers/internal/ddb"
 	"github.com/triggers-dev/triggers/internal/ddb/ddbtest"
@@ -117,8 +118,8 @@ func TestConstructChangesLocalBehaviour(t *testing.T) {
 	// Authorizer cache: 300 s by default (X-Api-Key refused, one
 	// authorizer call for repeated requests), off with
 	// AuthorizerCacheTtl 0 (X-Api-Key accepted, a call per request).
-	assert.Equal(t, apikey.SourceBearer, dev.api.KeySources)
-	assert.Equal(t, apikey.SourceBearerOrHeader, opt.api.KeySources)
+	assert.Equal(t, contract.KeySourcesBearer, dev.api.KeySources)
+	assert.Equal(t, contract.KeySourcesBearerOrHeader, opt.api.KeySources)
 	res, body = dev.do(t, "GET", "/live/v1/inbox", map[string]string{"X-Api-Key": dev.key}, "")
 	assert.Equal(t, http.StatusUnauthorized, res.StatusCode, body)
 	assert.Contains(t, body, "X-Api-Key is not accepted by this deployment", "the template's UNAUTHORIZED response")

@@ -1,16 +1,18 @@
-package schema
+package ddb
 
 import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/triggers-dev/triggers/schema"
 )
 
 // CreateTableInput returns the aws-sdk-go-v2 request that creates the table
 // under the physical name tableName, on demand, as local development and
 // tests do on DynamoDB Local. TTL is not part of CreateTable: apply
 // UpdateTimeToLiveInput after the table is active.
-func (t Table) CreateTableInput(tableName string) *dynamodb.CreateTableInput {
+func CreateTableInput(t schema.Table, tableName string) *dynamodb.CreateTableInput {
 	in := &dynamodb.CreateTableInput{
 		TableName:   aws.String(tableName),
 		BillingMode: types.BillingModePayPerRequest,
@@ -34,7 +36,7 @@ func (t Table) CreateTableInput(tableName string) *dynamodb.CreateTableInput {
 			Projection: proj,
 		})
 	}
-	if t.Stream != StreamNone {
+	if t.Stream != schema.StreamNone {
 		in.StreamSpecification = &types.StreamSpecification{
 			StreamEnabled:  aws.Bool(true),
 			StreamViewType: types.StreamViewType(t.Stream),
@@ -45,7 +47,7 @@ func (t Table) CreateTableInput(tableName string) *dynamodb.CreateTableInput {
 
 // UpdateTimeToLiveInput returns the request that enables TTL on the table,
 // or nil when the schema has no TTL attribute.
-func (t Table) UpdateTimeToLiveInput(tableName string) *dynamodb.UpdateTimeToLiveInput {
+func UpdateTimeToLiveInput(t schema.Table, tableName string) *dynamodb.UpdateTimeToLiveInput {
 	if t.TTLAttribute == "" {
 		return nil
 	}
@@ -58,7 +60,7 @@ func (t Table) UpdateTimeToLiveInput(tableName string) *dynamodb.UpdateTimeToLiv
 	}
 }
 
-func keySchema(pk Attribute, sk *Attribute) []types.KeySchemaElement {
+func keySchema(pk schema.Attribute, sk *schema.Attribute) []types.KeySchemaElement {
 	ks := []types.KeySchemaElement{{AttributeName: aws.String(pk.Name), KeyType: types.KeyTypeHash}}
 	if sk != nil {
 		ks = append(ks, types.KeySchemaElement{AttributeName: aws.String(sk.Name), KeyType: types.KeyTypeRange})
