@@ -33,9 +33,11 @@ type half struct{}
 
 func (half) Float64() float64 { return 0.5 }
 
-// queue records the Tasks the dispatcher sends (the retry queue's seam:
-// there is no SQS emulator here).
-type queue struct {
+// recordingQueue is a unit-test double of the retry queue: it records
+// the Tasks the dispatcher sends and delivers none. (The crash harness's
+// simQueue models SQS's delivery; internal/dev/sqsesm drives the handler
+// on a real SQS engine.)
+type recordingQueue struct {
 	mu    sync.Mutex
 	tasks []queued
 }
@@ -45,14 +47,14 @@ type queued struct {
 	delay time.Duration
 }
 
-func (q *queue) Send(_ context.Context, t dispatch.Task, delay time.Duration) error {
+func (q *recordingQueue) Send(_ context.Context, t dispatch.Task, delay time.Duration) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.tasks = append(q.tasks, queued{t, delay})
 	return nil
 }
 
-func (q *queue) take() []queued {
+func (q *recordingQueue) take() []queued {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	out := q.tasks
@@ -107,7 +109,7 @@ func (r *receiver) requests() []received {
 type world struct {
 	t     *testing.T
 	st    *store.Store
-	q     *queue
+	q     *recordingQueue
 	d     *dispatch.Dispatcher
 	now   time.Time
 	mu    sync.Mutex
@@ -135,7 +137,7 @@ func (l *syncLog) String() string {
 }
 
 func newWorld(t *testing.T, rcv *receiver, mutate ...func(*dispatch.Config)) *world {
-	w := &world{t: t, q: &queue{}, now: time.Now().UTC().Truncate(time.Microsecond), rcv: rcv, logs: &syncLog{}}
+	w := &world{t: t, q: &recordingQueue{}, now: time.Now().UTC().Truncate(time.Microsecond), rcv: rcv, logs: &syncLog{}}
 	w.clock = func() time.Time {
 		w.mu.Lock()
 		defer w.mu.Unlock()

@@ -24,9 +24,10 @@ import (
 // The defects found in webhook delivery, each as the test that failed on
 // the code that had it.
 
-// failingQueue refuses its first n sends, then records like queue.
+// failingQueue refuses its first n sends, then records like
+// recordingQueue.
 type failingQueue struct {
-	queue
+	recordingQueue
 	fail atomic.Int32
 }
 
@@ -34,7 +35,7 @@ func (q *failingQueue) Send(ctx context.Context, t dispatch.Task, delay time.Dur
 	if q.fail.Add(-1) >= 0 {
 		return errors.New("sqs: service unavailable")
 	}
-	return q.queue.Send(ctx, t, delay)
+	return q.recordingQueue.Send(ctx, t, delay)
 }
 
 // Sending the retry task fails after the failed attempt was recorded: the

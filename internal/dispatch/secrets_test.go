@@ -55,7 +55,7 @@ func newSealedWorld(t *testing.T) *sealedWorld {
 	w.url = srv.URL + "/hooks"
 	w.st = store.New(db.Client, db.CreateTable(t, schema.Events()), store.WithClock(w.clock))
 	w.d, err = dispatch.New(dispatch.Config{
-		Store: w.st, Queue: &queue{}, Now: w.clock, Rand: half{}, Secrets: box,
+		Store: w.st, Queue: &recordingQueue{}, Now: w.clock, Rand: half{}, Secrets: box,
 		Client: webhook.NewHTTPClient(webhook.ClientOptions{AllowPrivate: true, TLSConfig: srv.Client().Transport.(*http.Transport).TLSClientConfig}),
 		Logger: slog.New(slog.DiscardHandler),
 	})
