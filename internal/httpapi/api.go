@@ -266,7 +266,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			ae = &apiError{status: http.StatusServiceUnavailable, code: "unavailable", message: "storage did not answer within the request's time budget; retry after the Retry-After delay", retryAfter: strconv.Itoa(RetryAfterSeconds)}
 		}
 		status = ae.status
-		body = errorBody{Error: errorDetail{Code: ae.code, Message: ae.message, RequestID: ri.requestID}}
+		body = contract.ErrorBody{Error: contract.ErrorDetail{Code: ae.code, Message: ae.message, RequestID: ri.requestID}}
 		if ae.retryAfter != "" {
 			w.Header().Set("Retry-After", ae.retryAfter)
 		}
@@ -279,7 +279,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			ri.reject(ae.code)
 		}
 	}
-	writeJSON(w, status, body)
+	writeJSON(w, status, body, ri.requestID)
 	elapsed := time.Since(start)
 	route := contract.RouteOf(r.Method, r.URL.Path)
 	a.metrics.Request(route, elapsed)

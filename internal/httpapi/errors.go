@@ -18,16 +18,6 @@ import (
 // RetryAfterSeconds is the Retry-After of 503 responses.
 const RetryAfterSeconds = 1
 
-type errorBody struct {
-	Error errorDetail `json:"error"`
-}
-
-type errorDetail struct {
-	Code      string `json:"code"`
-	Message   string `json:"message"`
-	RequestID string `json:"request_id"`
-}
-
 // apiError is an error with its HTTP rendering.
 type apiError struct {
 	status     int
@@ -108,8 +98,9 @@ var (
 var bodies = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
 // writeJSON writes body as JSON (encoding/json, HTML escaping off, and a
-// newline) with status.
-func writeJSON(w http.ResponseWriter, status int, body any) {
+// newline) with status; requestID names the request in the error body of
+// a body that cannot be encoded.
+func writeJSON(w http.ResponseWriter, status int, body any, requestID string) {
 	bp := bodies.Get().(*[]byte)
 	defer func() {
 		if cap(*bp) <= 1<<20 {
@@ -131,7 +122,7 @@ func writeJSON(w http.ResponseWriter, status int, body any) {
 	if err != nil {
 		// Only a programming error gets here: nothing the client sends
 		// produces an unencodable body.
-		buf = append(buf[:0], `{"error":{"code":"internal","message":"cannot encode the response"}}`+"\n"...)
+		buf = contract.AppendErrorBody(buf[:0], "internal", "cannot encode the response; quote the request id when reporting it", requestID)
 		status = http.StatusInternalServerError
 	}
 	*bp = buf

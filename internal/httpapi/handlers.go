@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/avjson"
 	"github.com/triggers-dev/triggers/internal/event"
 )
@@ -106,10 +107,10 @@ func (a *API) createEvent(w http.ResponseWriter, r *http.Request, ri *reqInfo, _
 
 // BatchResult is one entry of a batch response.
 type BatchResult struct {
-	Index  int          `json:"index"`
-	Status int          `json:"status"`
-	Event  *event.Event `json:"event,omitempty"`
-	Error  *errorDetail `json:"error,omitempty"`
+	Index  int                   `json:"index"`
+	Status int                   `json:"status"`
+	Event  *event.Event          `json:"event,omitempty"`
+	Error  *contract.ErrorDetail `json:"error,omitempty"`
 }
 
 type batchResponse struct {
@@ -182,7 +183,7 @@ func (a *API) createBatch(w http.ResponseWriter, r *http.Request, ri *reqInfo, _
 func (b *BatchResult) setError(err error, requestID string) {
 	ae := toAPIError(err)
 	b.Status = ae.status
-	b.Error = &errorDetail{Code: ae.code, Message: ae.message, RequestID: requestID}
+	b.Error = &contract.ErrorDetail{Code: ae.code, Message: ae.message, RequestID: requestID}
 }
 
 // getEvent serves GET /v1/events/{event_id}.

@@ -21,11 +21,11 @@ func (failing) AppendJSON(dst []byte) ([]byte, error) {
 func TestWriteJSONEncodingFailure(t *testing.T) {
 	for name, body := range map[string]any{"appender": failing{}, "encoding/json": map[string]any{"c": make(chan int)}} {
 		rec := httptest.NewRecorder()
-		writeJSON(rec, http.StatusOK, body)
+		writeJSON(rec, http.StatusOK, body, "req-1")
 		if rec.Code != http.StatusInternalServerError {
 			t.Errorf("%s: status %d, want 500", name, rec.Code)
 		}
-		want := `{"error":{"code":"internal","message":"cannot encode the response"}}` + "\n"
+		want := `{"error":{"code":"internal","message":"cannot encode the response; quote the request id when reporting it","request_id":"req-1"}}` + "\n"
 		if rec.Body.String() != want {
 			t.Errorf("%s: body %q, want %q", name, rec.Body.String(), want)
 		}
@@ -57,14 +57,14 @@ func TestWriteJSONPoolsOnlyModestBuffers(t *testing.T) {
 	}
 	small := strings.Repeat("s", 200<<10) // a 200 KiB string: a buffer over 200 KiB
 	for i := 0; i < 20 && !inPool(200<<10, 1<<20); i++ {
-		writeJSON(httptest.NewRecorder(), http.StatusOK, map[string]string{"s": small})
+		writeJSON(httptest.NewRecorder(), http.StatusOK, map[string]string{"s": small}, "")
 	}
 	if !inPool(200<<10, 1<<20) {
 		t.Error("a buffer under 1 MiB was not kept")
 	}
 	big := strings.Repeat("b", 3<<20)
 	for range 5 {
-		writeJSON(httptest.NewRecorder(), http.StatusOK, map[string]string{"b": big})
+		writeJSON(httptest.NewRecorder(), http.StatusOK, map[string]string{"b": big}, "")
 	}
 	if inPool(3<<20, 1<<40) {
 		t.Error("a buffer over 1 MiB was kept")

@@ -40,7 +40,7 @@ func Proxy(h http.Handler) ProxyHandler {
 			return events.APIGatewayProxyResponse{
 				StatusCode: http.StatusBadRequest,
 				Headers:    map[string]string{"Content-Type": "application/json", "X-Request-Id": ev.RequestContext.RequestID},
-				Body:       `{"error":{"code":"invalid_body","message":"the request body is not valid base64","request_id":"` + jsonSafe(ev.RequestContext.RequestID) + `"}}`,
+				Body:       string(contract.AppendErrorBody(nil, "invalid_body", "the request body is not valid base64", ev.RequestContext.RequestID)),
 			}, nil
 		}
 		w := &recorder{header: http.Header{}}
@@ -161,13 +161,4 @@ func (w *recorder) response() events.APIGatewayProxyResponse {
 	}
 	res.MultiValueHeaders["Content-Length"] = []string{strconv.Itoa(w.body.Len())}
 	return res
-}
-
-func jsonSafe(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '"' || r == '\\' || r < 0x20 {
-			return -1
-		}
-		return r
-	}, s)
 }

@@ -68,12 +68,16 @@ func TestProxyBodyEncodings(t *testing.T) {
 	assert.Equal(t, http.StatusBadRequest, res.StatusCode)
 	assert.Equal(t, ev.RequestContext.RequestID, res.Headers["X-Request-Id"])
 	var body struct {
-		Error struct{ Code, Message, RequestID string } `json:"error"`
+		Error struct {
+			Code, Message string
+			RequestID     string `json:"request_id"`
+		} `json:"error"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(res.Body), &body), "%s", res.Body)
 	assert.Equal(t, "invalid_body", body.Error.Code)
 	assert.Equal(t, "the request body is not valid base64", body.Error.Message)
-	assert.Equal(t, `{"error":{"code":"invalid_body","message":"the request body is not valid base64","request_id":"req- x~"}}`, res.Body)
+	assert.Equal(t, ev.RequestContext.RequestID, body.Error.RequestID, "the request id, escaped, not cut")
+	assert.Equal(t, `{"error":{"code":"invalid_body","message":"the request body is not valid base64","request_id":"req-\"\\\u0001\u001f x~"}}`+"\n", res.Body)
 
 	res, err = h(context.Background(), events.APIGatewayProxyRequest{HTTPMethod: "GET", Path: "/"})
 	require.NoError(t, err)
