@@ -178,4 +178,3 @@ func TestCredentialDependsOnlyOnTheCacheKey(t *testing.T) {
 	}
 	assert.Greater(t, len(byCacheKey), 30, "the generator must cover many cache keys")
 }
-
