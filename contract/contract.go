@@ -16,6 +16,12 @@ import (
 	"time"
 )
 
+// AuthorizerTenantKey is the key of the tenant id in the context the
+// authorizer returns to API Gateway: the API function reads it from the
+// proxy event (requestContext.authorizer.tenantId), the stage's access log
+// from $context.authorizer.tenantId.
+const AuthorizerTenantKey = "tenantId"
+
 // Environment variables the functions read. The constructs set them, the
 // runtime (lambda/fnconfig) reads them.
 const (

@@ -7,27 +7,7 @@ import (
 	"testing"
 
 	"github.com/triggers-dev/triggers/contract"
-	"github.com/triggers-dev/triggers/internal/emf"
-	"github.com/triggers-dev/triggers/lambda/fnconfig"
 )
-
-// The runtime's own names are the contract's (a compile-time alias would
-// make these trivially true; these are still their own constants, so this
-// keeps the two in step).
-func TestRuntimeUsesTheContractNames(t *testing.T) {
-	for _, tt := range []struct{ name, got, want string }{
-		{"fnconfig.EnvAPIKeySources", fnconfig.EnvAPIKeySources, contract.EnvAPIKeySources},
-		{"fnconfig.EnvEventsTable", fnconfig.EnvEventsTable, contract.EnvEventsTable},
-		{"fnconfig.EnvDeliveryQueueURL", fnconfig.EnvDeliveryQueueURL, contract.EnvDeliveryQueueURL},
-		{"emf.MetricEventsIngested", emf.MetricEventsIngested, contract.MetricEventsIngested},
-		{"emf.MetricEventsRejected", emf.MetricEventsRejected, contract.MetricEventsRejected},
-		{"emf.DimensionReason", emf.DimensionReason, contract.DimensionReason},
-	} {
-		if tt.got != tt.want {
-			t.Errorf("%s = %q, want %q (contract)", tt.name, tt.got, tt.want)
-		}
-	}
-}
 
 func TestPaths(t *testing.T) {
 	want := []string{contract.PathEvents, contract.PathEventsBatch, contract.PathEvent, contract.PathInbox, contract.PathInboxAck,

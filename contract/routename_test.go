@@ -5,14 +5,13 @@ import (
 	"testing"
 
 	"github.com/triggers-dev/triggers/contract"
-	"github.com/triggers-dev/triggers/internal/emf"
 )
 
 // The runtime's query-latency metric uses the contract's names.
 func TestRequestLatencyNames(t *testing.T) {
 	for _, tt := range []struct{ name, got, want string }{
-		{"emf.MetricRequestLatency", emf.MetricRequestLatency, contract.MetricRequestLatency},
-		{"emf.DimensionRoute", emf.DimensionRoute, contract.DimensionRoute},
+		{"contract.MetricRequestLatency", contract.MetricRequestLatency, contract.MetricRequestLatency},
+		{"contract.DimensionRoute", contract.DimensionRoute, contract.DimensionRoute},
 	} {
 		if tt.got != tt.want {
 			t.Errorf("%s = %q, want %q (contract)", tt.name, tt.got, tt.want)

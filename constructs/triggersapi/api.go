@@ -391,7 +391,7 @@ const accessLogFormat = `{"requestId":"$context.requestId","extendedRequestId":"
 	`"ip":"$context.identity.sourceIp","userAgent":"$context.identity.userAgent","requestTime":"$context.requestTime",` +
 	`"httpMethod":"$context.httpMethod","resourcePath":"$context.resourcePath","path":"$context.path",` +
 	`"status":"$context.status","protocol":"$context.protocol","responseLength":"$context.responseLength",` +
-	`"tenant":"$context.authorizer.tenantId","authorizerError":"$context.authorizer.error",` +
+	`"tenant":"$context.authorizer.` + contract.AuthorizerTenantKey + `","authorizerError":"$context.authorizer.error",` +
 	`"latency":"$context.responseLatency","integrationLatency":"$context.integration.latency",` +
 	`"errorMessage":$context.error.messageString,"wafStatus":"$context.waf.status"}`
 

@@ -24,6 +24,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/ddb"
 	"github.com/triggers-dev/triggers/internal/ddb/ddblocal"
 	"github.com/triggers-dev/triggers/internal/ddb/ddbtest"
@@ -222,7 +223,7 @@ func TestRealStreamRecords(t *testing.T) {
 	assert.Equal(t, []string{"INSERT", "INSERT", "INSERT", "INSERT", "INSERT", "INSERT", "MODIFY", "REMOVE"}, names)
 	idem := 0
 	for _, r := range s.ev.Records {
-		if strings.HasPrefix(r.Change.NewImage[schema.AttrUserID].String(), store.IdempotencyPrefix) {
+		if strings.HasPrefix(r.Change.NewImage[schema.AttrUserID].String(), contract.IdempotencyPrefix) {
 			idem++
 		}
 	}
@@ -286,7 +287,7 @@ func TestRealStreamPartialFailures(t *testing.T) {
 	// index of the record carrying event id in the stream
 	indexOf := func(id string) int {
 		for i, r := range s.ev.Records {
-			if r.EventName == "INSERT" && r.Change.NewImage[schema.AttrEventID].String() == id && !strings.HasPrefix(r.Change.NewImage[schema.AttrUserID].String(), store.IdempotencyPrefix) {
+			if r.EventName == "INSERT" && r.Change.NewImage[schema.AttrEventID].String() == id && !strings.HasPrefix(r.Change.NewImage[schema.AttrUserID].String(), contract.IdempotencyPrefix) {
 				return i
 			}
 		}

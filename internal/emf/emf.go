@@ -24,15 +24,6 @@ import (
 	"github.com/triggers-dev/triggers/contract"
 )
 
-// Metric names and the dimension the runtime emits, declared in contract.
-const (
-	MetricEventsIngested = contract.MetricEventsIngested
-	MetricEventsRejected = contract.MetricEventsRejected
-	DimensionReason      = contract.DimensionReason
-	MetricRequestLatency = contract.MetricRequestLatency
-	DimensionRoute       = contract.DimensionRoute
-)
-
 // Recorder counts ingestion outcomes and times requests. Implementations
 // are safe for concurrent use.
 type Recorder interface {
@@ -97,7 +88,7 @@ func (w *Writer) Ingest(ingested int, rejected map[string]int) {
 	ts := w.now().UnixMilli()
 	var lines [][]byte
 	if ingested > 0 {
-		lines = append(lines, w.line(ts, MetricEventsIngested, unitCount, nil, ingested))
+		lines = append(lines, w.line(ts, contract.MetricEventsIngested, unitCount, nil, ingested))
 	}
 	reasons := make([]string, 0, len(rejected))
 	for r, n := range rejected {
@@ -107,7 +98,7 @@ func (w *Writer) Ingest(ingested int, rejected map[string]int) {
 	}
 	sort.Strings(reasons)
 	for _, r := range reasons {
-		lines = append(lines, w.line(ts, MetricEventsRejected, unitCount, map[string]string{DimensionReason: r}, rejected[r]))
+		lines = append(lines, w.line(ts, contract.MetricEventsRejected, unitCount, map[string]string{contract.DimensionReason: r}, rejected[r]))
 	}
 	if len(lines) == 0 {
 		return
@@ -120,7 +111,7 @@ func (w *Writer) Ingest(ingested int, rejected map[string]int) {
 // dashboards and alarms can use percentiles (p95) of it.
 func (w *Writer) Request(route string, d time.Duration) {
 	ms := float64(d.Microseconds()) / 1000
-	w.write([][]byte{w.line(w.now().UnixMilli(), MetricRequestLatency, unitMilliseconds, map[string]string{DimensionRoute: route}, ms)})
+	w.write([][]byte{w.line(w.now().UnixMilli(), contract.MetricRequestLatency, unitMilliseconds, map[string]string{contract.DimensionRoute: route}, ms)})
 }
 
 // EMF units of the metrics.

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/triggers-dev/triggers/contract"
 )
 
 // checkEMF validates one line against the EMF specification: _aws with an
@@ -55,7 +57,7 @@ func checkEMF(t *testing.T, line []byte) (ns string, metrics []string) {
 }
 
 // unitOf is the EMF unit of each metric.
-var unitOf = map[string]any{MetricEventsIngested: "Count", MetricEventsRejected: "Count", MetricRequestLatency: "Milliseconds"}
+var unitOf = map[string]any{contract.MetricEventsIngested: "Count", contract.MetricEventsRejected: "Count", contract.MetricRequestLatency: "Milliseconds"}
 
 func lines(t *testing.T, b []byte) (out []string) {
 	t.Helper()

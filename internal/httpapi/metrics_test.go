@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/dev/syncio"
 	"github.com/triggers-dev/triggers/internal/emf"
 	"github.com/triggers-dev/triggers/internal/httpapi"
@@ -30,11 +31,11 @@ func emfCounts(t *testing.T, buf *bytes.Buffer) map[string]int {
 		dir := aws["CloudWatchMetrics"].([]any)[0].(map[string]any)
 		assert.Equal(t, "Triggers/test", dir["Namespace"])
 		name := dir["Metrics"].([]any)[0].(map[string]any)["Name"].(string)
-		if name == emf.MetricRequestLatency {
+		if name == contract.MetricRequestLatency {
 			continue // every request has one: TestRequestLatencyMetric
 		}
 		key := name
-		if r, ok := doc[emf.DimensionReason].(string); ok {
+		if r, ok := doc[contract.DimensionReason].(string); ok {
 			key += ":" + r
 		}
 		out[key] += int(doc[name].(float64))

@@ -57,7 +57,7 @@ func proxyEvent(method, path, tenant, body string) events.APIGatewayProxyRequest
 		},
 	}
 	if tenant != "" {
-		ev.RequestContext.Authorizer = map[string]any{lambdaadapter.TenantContextKey: tenant, "principalId": tenant}
+		ev.RequestContext.Authorizer = map[string]any{contract.AuthorizerTenantKey: tenant, "principalId": tenant}
 	}
 	return ev
 }
@@ -137,7 +137,7 @@ func TestAuthorizer(t *testing.T) {
 	res, err := auth(ctx, req(map[string]string{"authorization": "Bearer " + active}))
 	require.NoError(t, err)
 	assert.Equal(t, "tenant-a", res.PrincipalID)
-	assert.Equal(t, "tenant-a", res.Context[lambdaadapter.TenantContextKey])
+	assert.Equal(t, "tenant-a", res.Context[contract.AuthorizerTenantKey])
 	require.Len(t, res.PolicyDocument.Statement, 1)
 	assert.Equal(t, "Allow", res.PolicyDocument.Statement[0].Effect)
 	assert.Equal(t, []string{"arn:aws:execute-api:us-east-1:123456789012:abcdef1234/prod/*/*"}, res.PolicyDocument.Statement[0].Resource)

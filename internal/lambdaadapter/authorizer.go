@@ -38,7 +38,7 @@ type AuthorizerHandler func(context.Context, events.APIGatewayCustomAuthorizerRe
 // authorizer cache's key, so a cached result can only ever be reused for
 // the same credential), hashes and looks it up, and:
 //   - allows the whole API stage for an active key, with the tenant id in
-//     the context under TenantContextKey (the policy covers every method
+//     the context under contract.AuthorizerTenantKey (the policy covers every method
 //     so that a cached result works for all of them);
 //   - fails with "Unauthorized" (API Gateway: 401) for a missing or
 //     unknown key;
@@ -68,7 +68,7 @@ func Authorizer(auth Authenticator, sources contract.KeySources, log *slog.Logge
 		switch {
 		case err == nil:
 			log.InfoContext(ctx, "authorized", append(attrs, contract.LogFieldTenant, tenant)...)
-			return policy(tenant, "Allow", stageWildcard(ev.MethodArn), map[string]any{TenantContextKey: tenant}), nil
+			return policy(tenant, "Allow", stageWildcard(ev.MethodArn), map[string]any{contract.AuthorizerTenantKey: tenant}), nil
 		case errors.Is(err, apikey.ErrRevoked):
 			log.WarnContext(ctx, "denied: revoked API key", attrs...)
 			return policy("revoked", "Deny", stageWildcard(ev.MethodArn), nil), nil

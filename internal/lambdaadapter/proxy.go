@@ -21,10 +21,6 @@ import (
 	"github.com/triggers-dev/triggers/internal/httpapi"
 )
 
-// TenantContextKey is the key of the tenant id in the authorizer's context
-// (events.APIGatewayProxyRequestContext.Authorizer).
-const TenantContextKey = "tenantId"
-
 // ProxyHandler is the Lambda handler type of a REST API proxy integration.
 type ProxyHandler func(context.Context, events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error)
 
@@ -78,7 +74,7 @@ func Request(ctx context.Context, ev events.APIGatewayProxyRequest) (*http.Reque
 	// Without one (a test event), the handler falls back to RemoteAddr,
 	// which is the same field.
 	ctx = httpapi.WithSourceIP(ctx, ev.RequestContext.Identity.SourceIP)
-	if t, ok := ev.RequestContext.Authorizer[TenantContextKey].(string); ok && t != "" {
+	if t, ok := ev.RequestContext.Authorizer[contract.AuthorizerTenantKey].(string); ok && t != "" {
 		ctx = httpapi.WithTenant(ctx, t)
 	}
 	r, err := http.NewRequestWithContext(ctx, ev.HTTPMethod, u.String(), bytes.NewReader(body))

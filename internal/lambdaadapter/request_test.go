@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/lambdaadapter"
 )
 
@@ -26,7 +27,7 @@ func TestRequestFromSingleValueEvent(t *testing.T) {
 		QueryStringParameters: map[string]string{"limit": "5"},
 	}
 	ev.RequestContext.RequestID = "req-1"
-	ev.RequestContext.Authorizer = map[string]any{lambdaadapter.TenantContextKey: "tenant-a"}
+	ev.RequestContext.Authorizer = map[string]any{contract.AuthorizerTenantKey: "tenant-a"}
 	r, err := lambdaadapter.Request(nil, ev) //nolint:staticcheck // a nil context gets a background one
 	require.NoError(t, err)
 	assert.Equal(t, "/v1/inbox", r.URL.Path)

@@ -21,38 +21,17 @@ import (
 	"github.com/triggers-dev/triggers/schema"
 )
 
-// Idempotency records live in partition "idempotency#<tenant>#<hash>"
-// with sort key "idempotency". Tenant ids never contain '#'
-// (event.ValidTenantID), so no tenant partition can start with this prefix.
-const (
-	IdempotencyPrefix  = contract.IdempotencyPrefix
-	idempotencySortKey = contract.IdempotencySortKey
-)
-
-// Attributes of idempotency records (besides user_id, timestamp#event_id
-// and ttl). Records have no event_type, status#timestamp or
-// event_type#timestamp, so they never appear in the indexes.
-const (
-	AttrRecordType  = contract.AttrRecordType
-	AttrEventKey    = contract.AttrEventKey
-	AttrRequestHash = contract.AttrRequestHash
-	AttrCreatedAt   = contract.AttrCreatedAt
-
-	// RecordTypeIdempotency is the record_type of idempotency records.
-	RecordTypeIdempotency = contract.RecordTypeIdempotency
-)
-
 // IdempotencyPartition returns the partition key of the idempotency record
 // for tenant and client key: the key is hashed, so any client string works.
 func IdempotencyPartition(tenant, key string) string {
 	sum := sha256.Sum256([]byte(key))
-	return IdempotencyPrefix + contract.Key(tenant, base64.RawURLEncoding.EncodeToString(sum[:]))
+	return contract.IdempotencyPrefix + contract.Key(tenant, base64.RawURLEncoding.EncodeToString(sum[:]))
 }
 
 // IsIdempotencyRecord reports whether a table item (a stream image, say)
 // is an idempotency record rather than an event.
 func IsIdempotencyRecord(item map[string]types.AttributeValue) bool {
-	return strings.HasPrefix(getS(item, schema.AttrUserID), IdempotencyPrefix)
+	return strings.HasPrefix(getS(item, schema.AttrUserID), contract.IdempotencyPrefix)
 }
 
 // PutIdempotent stores e unless tenant already used idempotency key key. It
@@ -70,12 +49,12 @@ func (st *Store) PutIdempotent(ctx context.Context, tenant string, e event.Event
 	}
 	record := map[string]types.AttributeValue{
 		schema.AttrUserID:           s(IdempotencyPartition(tenant, key)),
-		schema.AttrTimestampEventID: s(idempotencySortKey),
-		AttrRecordType:              s(RecordTypeIdempotency),
+		schema.AttrTimestampEventID: s(contract.IdempotencySortKey),
+		contract.AttrRecordType:     s(contract.RecordTypeIdempotency),
 		schema.AttrEventID:          s(e.ID),
-		AttrEventKey:                s(e.SortKey()),
-		AttrRequestHash:             s(requestHash),
-		AttrCreatedAt:               s(e.Timestamp),
+		contract.AttrEventKey:       s(e.SortKey()),
+		contract.AttrRequestHash:    s(requestHash),
+		contract.AttrCreatedAt:      s(e.Timestamp),
 		schema.AttrTTL:              n(e.TTL),
 	}
 	names := map[string]string{"#pk": schema.AttrUserID}
@@ -133,7 +112,7 @@ func (st *Store) original(ctx context.Context, tenant, key, requestHash string, 
 	if rec == nil {
 		out, err := st.db.GetItem(ctx, &dynamodb.GetItemInput{
 			TableName:      aws.String(st.table),
-			Key:            st.key(IdempotencyPartition(tenant, key), idempotencySortKey),
+			Key:            st.key(IdempotencyPartition(tenant, key), contract.IdempotencySortKey),
 			ConsistentRead: aws.Bool(true),
 		})
 		if err != nil {
@@ -144,12 +123,12 @@ func (st *Store) original(ctx context.Context, tenant, key, requestHash string, 
 	if rec == nil || getN(rec, schema.AttrTTL) < st.now().Unix() {
 		return event.Event{}, errRecordGone
 	}
-	if getS(rec, AttrRequestHash) != requestHash {
+	if getS(rec, contract.AttrRequestHash) != requestHash {
 		return event.Event{}, event.ErrIdempotencyMismatch
 	}
 	out, err := st.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      aws.String(st.table),
-		Key:            st.key(tenant, getS(rec, AttrEventKey)),
+		Key:            st.key(tenant, getS(rec, contract.AttrEventKey)),
 		ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/ddb/ddbtest"
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/store"
@@ -57,9 +58,9 @@ func TestExpiredIdempotencyRecordIsReplaced(t *testing.T) {
 	assert.Equal(t, second.ID, got.ID)
 	rec := recordOf(t, table, "tenant-a", "k")
 	assert.Equal(t, second.ID, attrS(rec, schema.AttrEventID))
-	assert.Equal(t, second.SortKey(), attrS(rec, store.AttrEventKey))
-	assert.Equal(t, "h2", attrS(rec, store.AttrRequestHash))
-	assert.Equal(t, second.Timestamp, attrS(rec, store.AttrCreatedAt))
+	assert.Equal(t, second.SortKey(), attrS(rec, contract.AttrEventKey))
+	assert.Equal(t, "h2", attrS(rec, contract.AttrRequestHash))
+	assert.Equal(t, second.Timestamp, attrS(rec, contract.AttrCreatedAt))
 
 	// At its ttl second the record still holds.
 	atTTL := store.New(db.Client, table, store.WithClock(func() time.Time { return time.Unix(second.TTL, 0) }))

@@ -5,6 +5,7 @@ package store
 import (
 	"context"
 	"fmt"
+
 	"github.com/triggers-dev/triggers/internal/backoff"
 
 	"github.com/aws/aws-sdk-go-v2/aws"

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/ddb/ddbtest"
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/store"
@@ -62,8 +63,8 @@ func TestIdempotencyRecordIsDistinguishable(t *testing.T) {
 			pk := it[schema.AttrUserID].(*types.AttributeValueMemberS).Value
 			assert.Equal(t, store.IdempotencyPartition("tenant-a", "key-1"), pk)
 			assert.True(t, strings.HasPrefix(pk, "idempotency#tenant-a#"), pk)
-			assert.Equal(t, store.RecordTypeIdempotency, it[store.AttrRecordType].(*types.AttributeValueMemberS).Value)
-			assert.Equal(t, e.SortKey(), it[store.AttrEventKey].(*types.AttributeValueMemberS).Value)
+			assert.Equal(t, contract.RecordTypeIdempotency, it[contract.AttrRecordType].(*types.AttributeValueMemberS).Value)
+			assert.Equal(t, e.SortKey(), it[contract.AttrEventKey].(*types.AttributeValueMemberS).Value)
 			for _, absent := range []string{schema.AttrEventType, schema.AttrStatusTS, schema.AttrEventTypeTS, schema.AttrPayload} {
 				assert.NotContains(t, it, absent, "idempotency record has %s", absent)
 			}

@@ -10,19 +10,6 @@ import (
 	"github.com/triggers-dev/triggers/contract"
 )
 
-// Environment variables of the archiver.
-const (
-	EnvArchiveBucket = contract.EnvArchiveBucket
-	EnvArchivePrefix = contract.EnvArchivePrefix
-	// EnvS3Endpoint overrides the S3 endpoint (an S3-compatible local
-	// server, say); empty on AWS.
-	EnvS3Endpoint = contract.EnvS3Endpoint
-	// EnvArchiveDeadLetterQueueURL is where the archiver parks the TTL
-	// records it can never archive: the event source mapping's failure
-	// queue (the same variable as the stream consumer's).
-	EnvArchiveDeadLetterQueueURL = contract.EnvDeadLetterQueueURL
-)
-
 // Archiver is the configuration of the archiver function.
 type Archiver struct {
 	// Bucket is the archive bucket's name.
@@ -69,31 +56,31 @@ func validBucket(s string) bool {
 func LoadArchiver(getenv func(string) string) (Archiver, error) {
 	var errs []error
 	c := Archiver{
-		Bucket:   strings.TrimSpace(getenv(EnvArchiveBucket)),
-		Prefix:   strings.TrimSpace(getenv(EnvArchivePrefix)),
-		Endpoint: strings.TrimSpace(getenv(EnvS3Endpoint)),
+		Bucket:   strings.TrimSpace(getenv(contract.EnvArchiveBucket)),
+		Prefix:   strings.TrimSpace(getenv(contract.EnvArchivePrefix)),
+		Endpoint: strings.TrimSpace(getenv(contract.EnvS3Endpoint)),
 
-		DeadLetterQueueURL: strings.TrimSpace(getenv(EnvArchiveDeadLetterQueueURL)),
-		SQSEndpoint:        strings.TrimSpace(getenv(EnvSQSEndpoint)),
+		DeadLetterQueueURL: strings.TrimSpace(getenv(contract.EnvDeadLetterQueueURL)),
+		SQSEndpoint:        strings.TrimSpace(getenv(contract.EnvSQSEndpoint)),
 	}
 	switch {
 	case c.Bucket == "":
-		errs = append(errs, fmt.Errorf("%s is not set: set it to the archive bucket's name", EnvArchiveBucket))
+		errs = append(errs, fmt.Errorf("%s is not set: set it to the archive bucket's name", contract.EnvArchiveBucket))
 	case !validBucket(c.Bucket):
-		errs = append(errs, fmt.Errorf("%s=%q is not a bucket name: use the name (3-63 characters of a-z, 0-9, '.', '-'), not an ARN or URL", EnvArchiveBucket, c.Bucket))
+		errs = append(errs, fmt.Errorf("%s=%q is not a bucket name: use the name (3-63 characters of a-z, 0-9, '.', '-'), not an ARN or URL", contract.EnvArchiveBucket, c.Bucket))
 	}
 	if c.Prefix == "" {
 		c.Prefix = contract.DefaultArchivePrefix
 	}
 	if !strings.HasSuffix(c.Prefix, "/") || strings.HasPrefix(c.Prefix, "/") {
-		errs = append(errs, fmt.Errorf("%s=%q must end in \"/\" and not start with one (default %q)", EnvArchivePrefix, c.Prefix, contract.DefaultArchivePrefix))
+		errs = append(errs, fmt.Errorf("%s=%q must end in \"/\" and not start with one (default %q)", contract.EnvArchivePrefix, c.Prefix, contract.DefaultArchivePrefix))
 	}
 	if c.DeadLetterQueueURL != "" {
 		if u, err := url.Parse(c.DeadLetterQueueURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			errs = append(errs, fmt.Errorf("%s=%q is not a queue URL: use https://sqs.<region>.amazonaws.com/<account>/<queue>, or leave it unset", EnvArchiveDeadLetterQueueURL, c.DeadLetterQueueURL))
+			errs = append(errs, fmt.Errorf("%s=%q is not a queue URL: use https://sqs.<region>.amazonaws.com/<account>/<queue>, or leave it unset", contract.EnvDeadLetterQueueURL, c.DeadLetterQueueURL))
 		}
 	}
-	lvl, err := parseLevel(getenv(EnvLogLevel))
+	lvl, err := parseLevel(getenv(contract.EnvLogLevel))
 	if err != nil {
 		errs = append(errs, err)
 	}

@@ -10,14 +10,6 @@ import (
 	"github.com/triggers-dev/triggers/contract"
 )
 
-// Environment variables of the stream consumer.
-const (
-	EnvDeliveryQueueURL = contract.EnvDeliveryQueueURL
-	// EnvSQSEndpoint overrides the SQS endpoint (a local SQS-compatible
-	// server, say); empty on AWS.
-	EnvSQSEndpoint = contract.EnvSQSEndpoint
-)
-
 // Consumer is the configuration of the stream consumer function.
 type Consumer struct {
 	// QueueURL is the delivery queue (an SQS queue URL).
@@ -39,17 +31,17 @@ type Consumer struct {
 func LoadConsumer(getenv func(string) string) (Consumer, error) {
 	var errs []error
 	c := Consumer{
-		QueueURL: strings.TrimSpace(getenv(EnvDeliveryQueueURL)),
-		Endpoint: strings.TrimSpace(getenv(EnvSQSEndpoint)),
+		QueueURL: strings.TrimSpace(getenv(contract.EnvDeliveryQueueURL)),
+		Endpoint: strings.TrimSpace(getenv(contract.EnvSQSEndpoint)),
 
 		DeadLetterQueueURL: strings.TrimSpace(getenv(contract.EnvDeadLetterQueueURL)),
 	}
 	if c.QueueURL == "" {
-		errs = append(errs, fmt.Errorf("%s is not set: set it to the delivery queue URL (https://sqs.<region>.amazonaws.com/<account>/<queue>)", EnvDeliveryQueueURL))
+		errs = append(errs, fmt.Errorf("%s is not set: set it to the delivery queue URL (https://sqs.<region>.amazonaws.com/<account>/<queue>)", contract.EnvDeliveryQueueURL))
 	} else if u, err := url.Parse(c.QueueURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		errs = append(errs, fmt.Errorf("%s=%q is not a queue URL: use https://sqs.<region>.amazonaws.com/<account>/<queue>", EnvDeliveryQueueURL, c.QueueURL))
+		errs = append(errs, fmt.Errorf("%s=%q is not a queue URL: use https://sqs.<region>.amazonaws.com/<account>/<queue>", contract.EnvDeliveryQueueURL, c.QueueURL))
 	}
-	lvl, err := parseLevel(getenv(EnvLogLevel))
+	lvl, err := parseLevel(getenv(contract.EnvLogLevel))
 	if err != nil {
 		errs = append(errs, err)
 	}

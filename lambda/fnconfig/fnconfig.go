@@ -18,22 +18,6 @@ import (
 	"github.com/triggers-dev/triggers/internal/event"
 )
 
-// Environment variable names, declared in contract (the constructs set
-// them from there too).
-const (
-	EnvEventsTable      = contract.EnvEventsTable
-	EnvAPIKeysTable     = contract.EnvAPIKeysTable
-	EnvCursorSecret     = contract.EnvCursorSecret
-	EnvCursorSecretARN  = contract.EnvCursorSecretARN
-	EnvRetentionDays    = contract.EnvRetentionDays
-	EnvLogLevel         = contract.EnvLogLevel
-	EnvDynamoDBEndpoint = contract.EnvDynamoDBEndpoint
-	EnvMetricsNamespace = contract.EnvMetricsNamespace
-	// EnvAPIKeySources selects the headers that may carry the API key
-	// (contract.ParseKeySources); the construct sets it on both functions.
-	EnvAPIKeySources = contract.EnvAPIKeySources
-)
-
 // API is the configuration of the API function.
 type API struct {
 	EventsTable string
@@ -83,50 +67,50 @@ type Authorizer struct {
 func LoadAPI(getenv func(string) string) (API, error) {
 	var errs []error
 	c := API{
-		EventsTable:     strings.TrimSpace(getenv(EnvEventsTable)),
-		CursorSecret:    []byte(getenv(EnvCursorSecret)),
+		EventsTable:     strings.TrimSpace(getenv(contract.EnvEventsTable)),
+		CursorSecret:    []byte(getenv(contract.EnvCursorSecret)),
 		Retention:       event.DefaultRetention,
-		Endpoint:        strings.TrimSpace(getenv(EnvDynamoDBEndpoint)),
+		Endpoint:        strings.TrimSpace(getenv(contract.EnvDynamoDBEndpoint)),
 		WebhookQueueURL: strings.TrimSpace(getenv(contract.EnvWebhookQueueURL)),
 	}
 	if c.EventsTable == "" {
-		errs = append(errs, fmt.Errorf("%s is not set: set it to the events table name", EnvEventsTable))
+		errs = append(errs, fmt.Errorf("%s is not set: set it to the events table name", contract.EnvEventsTable))
 	}
 	if p, err := loadEventsProfile(getenv); err != nil {
 		errs = append(errs, err)
 	} else {
 		c.EventsProfile = p
 	}
-	c.CursorSecretARN = strings.TrimSpace(getenv(EnvCursorSecretARN))
+	c.CursorSecretARN = strings.TrimSpace(getenv(contract.EnvCursorSecretARN))
 	switch {
 	case len(c.CursorSecret) > 0 && c.CursorSecretARN != "":
-		errs = append(errs, fmt.Errorf("both %s and %s are set: set only one", EnvCursorSecret, EnvCursorSecretARN))
+		errs = append(errs, fmt.Errorf("both %s and %s are set: set only one", contract.EnvCursorSecret, contract.EnvCursorSecretARN))
 	case c.CursorSecretARN != "":
 	case len(c.CursorSecret) == 0:
-		errs = append(errs, fmt.Errorf("no cursor key: set %s to a Secrets Manager secret, or %s to at least %d random bytes", EnvCursorSecretARN, EnvCursorSecret, cursor.MinSecretBytes))
+		errs = append(errs, fmt.Errorf("no cursor key: set %s to a Secrets Manager secret, or %s to at least %d random bytes", contract.EnvCursorSecretARN, contract.EnvCursorSecret, cursor.MinSecretBytes))
 	case len(c.CursorSecret) < cursor.MinSecretBytes:
-		errs = append(errs, fmt.Errorf("%s is %d bytes: set it to at least %d random bytes (for example: openssl rand -base64 48)", EnvCursorSecret, len(c.CursorSecret), cursor.MinSecretBytes))
+		errs = append(errs, fmt.Errorf("%s is %d bytes: set it to at least %d random bytes (for example: openssl rand -base64 48)", contract.EnvCursorSecret, len(c.CursorSecret), cursor.MinSecretBytes))
 	}
-	if v := strings.TrimSpace(getenv(EnvRetentionDays)); v != "" {
+	if v := strings.TrimSpace(getenv(contract.EnvRetentionDays)); v != "" {
 		d, err := strconv.Atoi(v)
 		if err != nil || d < 1 || d > 3650 {
-			errs = append(errs, fmt.Errorf("%s=%q is invalid: use a whole number of days from 1 to 3650", EnvRetentionDays, v))
+			errs = append(errs, fmt.Errorf("%s=%q is invalid: use a whole number of days from 1 to 3650", contract.EnvRetentionDays, v))
 		} else {
 			c.Retention = time.Duration(d) * 24 * time.Hour
 		}
 	}
-	if ns := strings.TrimSpace(getenv(EnvMetricsNamespace)); ns != "" {
+	if ns := strings.TrimSpace(getenv(contract.EnvMetricsNamespace)); ns != "" {
 		if err := contract.ValidMetricsNamespace(ns); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", EnvMetricsNamespace, err))
+			errs = append(errs, fmt.Errorf("%s: %w", contract.EnvMetricsNamespace, err))
 		}
 		c.MetricsNamespace = ns
 	}
-	lvl, err := parseLevel(getenv(EnvLogLevel))
+	lvl, err := parseLevel(getenv(contract.EnvLogLevel))
 	if err != nil {
 		errs = append(errs, err)
 	}
 	c.LogLevel = lvl
-	if c.KeySources, err = contract.ParseKeySources(getenv(EnvAPIKeySources)); err != nil {
+	if c.KeySources, err = contract.ParseKeySources(getenv(contract.EnvAPIKeySources)); err != nil {
 		errs = append(errs, err)
 	}
 	if c.WebhookSecretsKey, err = loadSecretsKey(getenv, c.WebhookQueueURL != ""); err != nil {
@@ -140,18 +124,18 @@ func LoadAPI(getenv func(string) string) (API, error) {
 func LoadAuthorizer(getenv func(string) string) (Authorizer, error) {
 	var errs []error
 	c := Authorizer{
-		APIKeysTable: strings.TrimSpace(getenv(EnvAPIKeysTable)),
-		Endpoint:     strings.TrimSpace(getenv(EnvDynamoDBEndpoint)),
+		APIKeysTable: strings.TrimSpace(getenv(contract.EnvAPIKeysTable)),
+		Endpoint:     strings.TrimSpace(getenv(contract.EnvDynamoDBEndpoint)),
 	}
 	if c.APIKeysTable == "" {
-		errs = append(errs, fmt.Errorf("%s is not set: set it to the API-keys table name", EnvAPIKeysTable))
+		errs = append(errs, fmt.Errorf("%s is not set: set it to the API-keys table name", contract.EnvAPIKeysTable))
 	}
-	lvl, err := parseLevel(getenv(EnvLogLevel))
+	lvl, err := parseLevel(getenv(contract.EnvLogLevel))
 	if err != nil {
 		errs = append(errs, err)
 	}
 	c.LogLevel = lvl
-	if c.KeySources, err = contract.ParseKeySources(getenv(EnvAPIKeySources)); err != nil {
+	if c.KeySources, err = contract.ParseKeySources(getenv(contract.EnvAPIKeySources)); err != nil {
 		errs = append(errs, err)
 	}
 	return c, errors.Join(errs...)
@@ -168,7 +152,7 @@ func parseLevel(v string) (slog.Level, error) {
 	case "error":
 		return slog.LevelError, nil
 	}
-	return slog.LevelInfo, fmt.Errorf("%s=%q is invalid: use debug, info, warn or error", EnvLogLevel, v)
+	return slog.LevelInfo, fmt.Errorf("%s=%q is invalid: use debug, info, warn or error", contract.EnvLogLevel, v)
 }
 
 // Logger returns the JSON logger the functions use.

@@ -66,16 +66,16 @@ type Webhooks struct {
 func LoadWebhooks(getenv func(string) string) (Webhooks, error) {
 	var errs []error
 	c := Webhooks{
-		EventsTable:  strings.TrimSpace(getenv(EnvEventsTable)),
+		EventsTable:  strings.TrimSpace(getenv(contract.EnvEventsTable)),
 		QueueURL:     strings.TrimSpace(getenv(contract.EnvWebhookQueueURL)),
 		Schedule:     webhook.DefaultSchedule(),
 		Timeout:      webhook.DefaultTimeout,
 		DisableAfter: webhook.DefaultDisableAfter,
-		Endpoint:     strings.TrimSpace(getenv(EnvDynamoDBEndpoint)),
-		SQSEndpoint:  strings.TrimSpace(getenv(EnvSQSEndpoint)),
+		Endpoint:     strings.TrimSpace(getenv(contract.EnvDynamoDBEndpoint)),
+		SQSEndpoint:  strings.TrimSpace(getenv(contract.EnvSQSEndpoint)),
 	}
 	if c.EventsTable == "" {
-		errs = append(errs, fmt.Errorf("%s is not set: set it to the events table name", EnvEventsTable))
+		errs = append(errs, fmt.Errorf("%s is not set: set it to the events table name", contract.EnvEventsTable))
 	}
 	if p, err := loadEventsProfile(getenv); err != nil {
 		errs = append(errs, err)
@@ -139,13 +139,13 @@ func LoadWebhooks(getenv func(string) string) (Webhooks, error) {
 		}
 		c.AllowPrivate = b
 	}
-	if ns := strings.TrimSpace(getenv(EnvMetricsNamespace)); ns != "" {
+	if ns := strings.TrimSpace(getenv(contract.EnvMetricsNamespace)); ns != "" {
 		if err := contract.ValidMetricsNamespace(ns); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", EnvMetricsNamespace, err))
+			errs = append(errs, fmt.Errorf("%s: %w", contract.EnvMetricsNamespace, err))
 		}
 		c.MetricsNamespace = ns
 	}
-	lvl, err := parseLevel(getenv(EnvLogLevel))
+	lvl, err := parseLevel(getenv(contract.EnvLogLevel))
 	if err != nil {
 		errs = append(errs, err)
 	}

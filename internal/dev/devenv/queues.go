@@ -85,7 +85,7 @@ func setupFunctions(ctx context.Context, tpl *sqsesm.Template, client *sqs.Clien
 
 	var consumers []string
 	for id, fn := range tpl.Functions {
-		if _, ok := fn.Env[fnconfig.EnvDeliveryQueueURL]; ok {
+		if _, ok := fn.Env[contract.EnvDeliveryQueueURL]; ok {
 			consumers = append(consumers, id)
 		}
 	}
@@ -93,7 +93,7 @@ func setupFunctions(ctx context.Context, tpl *sqsesm.Template, client *sqs.Clien
 	switch len(consumers) {
 	case 0:
 	case 1:
-		getenv, err := tpl.Functions[consumers[0]].Environment(queues, map[string]string{fnconfig.EnvSQSEndpoint: ""})
+		getenv, err := tpl.Functions[consumers[0]].Environment(queues, map[string]string{contract.EnvSQSEndpoint: ""})
 		if err != nil {
 			return nil, err
 		}
@@ -103,7 +103,7 @@ func setupFunctions(ctx context.Context, tpl *sqsesm.Template, client *sqs.Clien
 		}
 		out.consumer = &c
 	default:
-		return nil, fmt.Errorf("the template has several stream consumers (functions with %s: %s): make dev runs one", fnconfig.EnvDeliveryQueueURL, strings.Join(consumers, ", "))
+		return nil, fmt.Errorf("the template has several stream consumers (functions with %s: %s): make dev runs one", contract.EnvDeliveryQueueURL, strings.Join(consumers, ", "))
 	}
 
 	for _, m := range tpl.Mappings {
@@ -123,14 +123,14 @@ func setupFunctions(ctx context.Context, tpl *sqsesm.Template, client *sqs.Clien
 		return out, nil
 	}
 	getenv, err := tpl.Functions[out.webhooksFn].Environment(queues, map[string]string{
-		fnconfig.EnvEventsTable:         o.EventsTable,
+		contract.EnvEventsTable:         o.EventsTable,
 		contract.EnvEventsProfile:       string(o.EventsProfile),
 		contract.EnvWebhookSchedule:     o.WebhookSchedule,
 		contract.EnvWebhookAllowPrivate: "true",
 		contract.EnvWebhookSecretsKey:   secretsKey,
-		fnconfig.EnvMetricsNamespace:    "",
-		fnconfig.EnvDynamoDBEndpoint:    "",
-		fnconfig.EnvSQSEndpoint:         "",
+		contract.EnvMetricsNamespace:    "",
+		contract.EnvDynamoDBEndpoint:    "",
+		contract.EnvSQSEndpoint:         "",
 	})
 	if err != nil {
 		return nil, err

@@ -151,8 +151,8 @@ func New(cfg Config) (*API, error) {
 	opts.Logger = cfg.Logger
 	opts.Authorizer = func(fn localgw.Function) (localgw.AuthorizerFunc, error) {
 		getenv, err := environment(fn, map[string]string{
-			fnconfig.EnvAPIKeysTable:     cfg.KeysTable,
-			fnconfig.EnvDynamoDBEndpoint: "",
+			contract.EnvAPIKeysTable:     cfg.KeysTable,
+			contract.EnvDynamoDBEndpoint: "",
 		})
 		if err != nil {
 			return nil, err
@@ -168,11 +168,11 @@ func New(cfg Config) (*API, error) {
 	var retention []time.Duration
 	opts.Proxy = func(fn localgw.Function) (localgw.ProxyFunc, error) {
 		override := map[string]string{
-			fnconfig.EnvEventsTable:       cfg.EventsTable,
-			fnconfig.EnvCursorSecret:      string(secret),
-			fnconfig.EnvCursorSecretARN:   "",
-			fnconfig.EnvDynamoDBEndpoint:  "",
-			fnconfig.EnvMetricsNamespace:  "",
+			contract.EnvEventsTable:       cfg.EventsTable,
+			contract.EnvCursorSecret:      string(secret),
+			contract.EnvCursorSecretARN:   "",
+			contract.EnvDynamoDBEndpoint:  "",
+			contract.EnvMetricsNamespace:  "",
 			contract.EnvWebhookQueueURL:   webhookQueueURL(cfg.WebhookQueue),
 			contract.EnvWebhookSecretsKey: "",
 		}
