@@ -37,7 +37,7 @@ const (
 
 // Environments are the usual values of ContextEnv; any name matching
 // ^[a-z][a-z0-9-]{0,15}$ is accepted (a team's "qa", "perf"...).
-var Environments = []string{"dev", "staging", "prod"}
+var Environments = []string{DefaultEnv, "staging", "prod"}
 
 // Config is what the app reads from context.
 type Config struct {
@@ -59,7 +59,7 @@ var envRE = regexp.MustCompile(`^[a-z][a-z0-9-]{0,15}$`)
 
 // ConfigFromContext reads Config from the app's context and validates it.
 func ConfigFromContext(app awscdk.App) (Config, error) {
-	cfg := Config{Env: "dev", Billing: dynamotable.OnDemand}
+	cfg := Config{Env: DefaultEnv, Billing: dynamotable.OnDemand}
 	if v := app.Node().TryGetContext(jsii.String(ContextEnv)); v != nil {
 		s, ok := v.(string)
 		if !ok || !envRE.MatchString(s) {

@@ -36,10 +36,7 @@ type DataStackProps struct {
 // newDataStack creates a stateful stack: termination protection on unless
 // the caller set it, tagged with system and environment.
 func newDataStack(scope constructs.Construct, id *string, system string, props *DataStackProps) awscdk.Stack {
-	env := props.Env
-	if env == "" {
-		env = "dev"
-	}
+	env := envName(props.Env)
 	sp := props.StackProps
 	if sp.TerminationProtection == nil {
 		sp.TerminationProtection = jsii.Bool(true)

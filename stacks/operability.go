@@ -43,10 +43,14 @@ type monitoredTable struct {
 	insights bool
 }
 
-// envName returns the environment name of props, "dev" by default.
+// DefaultEnv is the environment name when none is given (the
+// triggers:env context key, the stacks' Env props).
+const DefaultEnv = "dev"
+
+// envName returns env, or DefaultEnv when it is empty.
 func envName(env string) string {
 	if env == "" {
-		return "dev"
+		return DefaultEnv
 	}
 	return env
 }

@@ -62,10 +62,7 @@ func NewTriggersApiStack(scope constructs.Construct, id *string, props *Triggers
 	if props == nil || props.Data == nil {
 		panic("stacks: TriggersApiStackProps.Data is required: pass the stack made by NewTriggersDataStack")
 	}
-	env := props.Env
-	if env == "" {
-		env = "dev"
-	}
+	env := envName(props.Env)
 	stack := awscdk.NewStack(scope, id, &props.StackProps)
 	awscdk.Tags_Of(stack).Add(jsii.String("triggers:env"), jsii.String(env), nil)
 	awscdk.Tags_Of(stack).Add(jsii.String("triggers:system"), jsii.String("triggers"), nil)

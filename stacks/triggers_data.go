@@ -80,10 +80,7 @@ func NewTriggersDataStack(scope constructs.Construct, id *string, props *Trigger
 	if props == nil {
 		props = &TriggersDataStackProps{}
 	}
-	env := props.Env
-	if env == "" {
-		env = "dev"
-	}
+	env := envName(props.Env)
 	sp := props.StackProps
 	if sp.TerminationProtection == nil {
 		sp.TerminationProtection = jsii.Bool(true)

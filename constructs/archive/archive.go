@@ -340,7 +340,7 @@ func NewExpiredEventsArchive(scope constructs.Construct, id *string, props *Expi
 		props = &ExpiredEventsArchiveProps{}
 	}
 	if err := validate(props); err != nil {
-		panic(fmt.Errorf("archive %q: invalid props:\n%w", deref(id), err))
+		panic(fmt.Errorf("archive %q: invalid props:\n%w", cdkutil.Deref(id), err))
 	}
 	a := &ExpiredEventsArchive{prefix: props.Prefix}
 	if a.prefix == "" {
@@ -521,11 +521,4 @@ func TTLFilter() *map[string]any {
 			"principalId": awslambda.FilterRule_IsEqual(jsii.String(TTLIdentityPrinc)),
 		},
 	})
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }

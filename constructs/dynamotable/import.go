@@ -9,6 +9,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/triggers-dev/triggers/constructs/internal/cdkutil"
 	"github.com/triggers-dev/triggers/constructs/internal/tablecore"
 	"github.com/triggers-dev/triggers/schema"
 )
@@ -54,13 +55,13 @@ func FromTableAttributes(scope constructs.Construct, id *string, attrs *TableAtt
 // scope.
 func importTable(self constructs.Construct, t *tablecore.Accessors, scope constructs.Construct, id *string, attrs *TableAttributes) {
 	if attrs == nil || attrs.Schema == nil {
-		panic(fmt.Errorf("dynamotable %q: attrs.Schema is required: pass the imported table's description", deref(id)))
+		panic(fmt.Errorf("dynamotable %q: attrs.Schema is required: pass the imported table's description", cdkutil.Deref(id)))
 	}
 	if attrs.TableName == nil && attrs.TableArn == nil {
-		panic(fmt.Errorf("dynamotable %q: give attrs.TableName or attrs.TableArn to identify the imported table", deref(id)))
+		panic(fmt.Errorf("dynamotable %q: give attrs.TableName or attrs.TableArn to identify the imported table", cdkutil.Deref(id)))
 	}
 	if err := attrs.Schema.Validate(); err != nil {
-		panic(fmt.Errorf("dynamotable %q: invalid schema:\n%w", deref(id), err))
+		panic(fmt.Errorf("dynamotable %q: invalid schema:\n%w", cdkutil.Deref(id), err))
 	}
 	constructs.NewConstruct_Override(self, scope, id)
 	names := make([]*string, 0, len(attrs.Schema.GlobalIndexes))

@@ -20,6 +20,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/triggers-dev/triggers/constructs/internal/cdkutil"
 	"github.com/triggers-dev/triggers/constructs/internal/tablecore"
 	"github.com/triggers-dev/triggers/schema"
 )
@@ -133,7 +134,7 @@ func (t *Table) AddStreamConsumer(fn awslambda.IFunction, opts *StreamConsumerOp
 // wherever jsii expects a construct.
 func buildTable(self constructs.Construct, t *tablecore.Core, scope constructs.Construct, id *string, props *TableProps) {
 	if err := ValidateProps(props); err != nil {
-		panic(fmt.Errorf("dynamotable %q: invalid props:\n%w", deref(id), err))
+		panic(fmt.Errorf("dynamotable %q: invalid props:\n%w", cdkutil.Deref(id), err))
 	}
 	sc := *props.Schema
 	t.Accessors = &tablecore.Accessors{}
@@ -267,11 +268,4 @@ func l2Attr(a *schema.Attribute) *awsdynamodb.Attribute {
 		typ = awsdynamodb.AttributeType_STRING
 	}
 	return &awsdynamodb.Attribute{Name: jsii.String(a.Name), Type: typ}
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }

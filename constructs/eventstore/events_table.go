@@ -20,6 +20,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/triggers-dev/triggers/constructs/dynamotable"
+	"github.com/triggers-dev/triggers/constructs/internal/cdkutil"
 	"github.com/triggers-dev/triggers/constructs/internal/tablecore"
 	"github.com/triggers-dev/triggers/constructs/internal/tablegrant"
 	"github.com/triggers-dev/triggers/schema"
@@ -108,7 +109,7 @@ func NewEventsTable(scope constructs.Construct, id *string, props *EventsTablePr
 	}
 	profile, err := schema.ParseEventsProfile(string(props.Profile))
 	if err != nil {
-		panic(fmt.Errorf("eventstore %q: Profile: %w", deref(id), err))
+		panic(fmt.Errorf("eventstore %q: Profile: %w", cdkutil.Deref(id), err))
 	}
 	sc := schema.EventsFor(profile)
 	switch props.StreamView {
@@ -117,18 +118,11 @@ func NewEventsTable(scope constructs.Construct, id *string, props *EventsTablePr
 	case schema.StreamNewAndOldImages, schema.StreamNewImage:
 		sc.Stream = props.StreamView
 	default:
-		panic(fmt.Errorf("eventstore %q: StreamView %q is not supported: use schema.StreamNewAndOldImages (the default) or schema.StreamNewImage; delivery needs the new image", deref(id), props.StreamView))
+		panic(fmt.Errorf("eventstore %q: StreamView %q is not supported: use schema.StreamNewAndOldImages (the default) or schema.StreamNewImage; delivery needs the new image", cdkutil.Deref(id), props.StreamView))
 	}
 	e := &EventsTable{Core: &tablecore.Core{}, profile: profile}
 	tablecore.Build(e, e.Core, scope, id, &dynamotable.TableProps{Schema: &sc, TableOptions: props.TableOptions})
 	return e
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 // Profile returns the table's profile.
@@ -185,7 +179,7 @@ func FromEventsTableAttributes(scope constructs.Construct, id *string, attrs *Ev
 	}
 	profile, err := schema.ParseEventsProfile(string(attrs.Profile))
 	if err != nil {
-		panic(fmt.Errorf("eventstore %q: Profile: %w", deref(id), err))
+		panic(fmt.Errorf("eventstore %q: Profile: %w", cdkutil.Deref(id), err))
 	}
 	sc := schema.EventsFor(profile)
 	t := &importedEvents{Accessors: &tablecore.Accessors{}, profile: profile}

@@ -31,6 +31,8 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
+
+	"github.com/triggers-dev/triggers/constructs/internal/cdkutil"
 )
 
 // Defaults of GoFunctionProps.
@@ -126,11 +128,11 @@ func NewGoFunction(scope constructs.Construct, id *string, props *GoFunctionProp
 		mem = DefaultMemoryMiB
 	}
 	if mem < 128 || mem > 10240 {
-		panic(fmt.Errorf("golambda %q: MemoryMiB %v is outside 128-10240: Lambda accepts 128 MiB to 10,240 MiB", deref(id), mem))
+		panic(fmt.Errorf("golambda %q: MemoryMiB %v is outside 128-10240: Lambda accepts 128 MiB to 10,240 MiB", cdkutil.Deref(id), mem))
 	}
 	code, err := functionCode(scope, props)
 	if err != nil {
-		panic(fmt.Errorf("golambda %q: %w", deref(id), err))
+		panic(fmt.Errorf("golambda %q: %w", cdkutil.Deref(id), err))
 	}
 
 	f := &GoFunction{}
@@ -275,13 +277,6 @@ func CheckBootstrap(dir string) error {
 		return fmt.Errorf("%s is built for %v, not linux/arm64 (the function runs on arm64): %s", p, f.Machine, build)
 	}
 	return nil
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 // FunctionName returns the function's name.

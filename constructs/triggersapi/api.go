@@ -243,7 +243,7 @@ func NewTriggersApi(scope constructs.Construct, id *string, props *TriggersApiPr
 		props = &TriggersApiProps{}
 	}
 	if err := ValidateProps(props); err != nil {
-		panic(fmt.Errorf("triggersapi %q: invalid props:\n%w", deref(id), err))
+		panic(fmt.Errorf("triggersapi %q: invalid props:\n%w", cdkutil.Deref(id), err))
 	}
 	a := &TriggersApi{}
 	constructs.NewConstruct_Override(a, scope, id)
@@ -580,13 +580,6 @@ func addResources(root awsapigateway.IResource, paths []string) map[string]awsap
 		add(p)
 	}
 	return out
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 // setEventsProfile tells fn the events table's profile when it is not the

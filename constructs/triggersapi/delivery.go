@@ -103,10 +103,10 @@ func validateDelivery(o *DeliveryOptions) error {
 // the value and the fix.
 func NewStreamDelivery(scope constructs.Construct, id *string, props *StreamDeliveryProps) *StreamDelivery {
 	if props == nil || props.EventsTable == nil {
-		panic(fmt.Errorf("streamdelivery %q: props.EventsTable is required: pass the events table whose stream to deliver", deref(id)))
+		panic(fmt.Errorf("streamdelivery %q: props.EventsTable is required: pass the events table whose stream to deliver", cdkutil.Deref(id)))
 	}
 	if err := validateDelivery(&props.DeliveryOptions); err != nil {
-		panic(fmt.Errorf("streamdelivery %q: invalid props:\n%w", deref(id), err))
+		panic(fmt.Errorf("streamdelivery %q: invalid props:\n%w", cdkutil.Deref(id), err))
 	}
 	d := &StreamDelivery{}
 	constructs.NewConstruct_Override(d, scope, id)

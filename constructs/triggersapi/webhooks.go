@@ -658,17 +658,17 @@ func queueVisibility(q awssqs.IQueue) (time.Duration, bool) {
 func NewWebhookDelivery(scope constructs.Construct, id *string, props *WebhookDeliveryProps) *WebhookDelivery {
 	switch {
 	case props == nil || props.EventsTable == nil:
-		panic(fmt.Errorf("webhookdelivery %q: props.EventsTable is required: pass the events table holding events and subscriptions", deref(id)))
+		panic(fmt.Errorf("webhookdelivery %q: props.EventsTable is required: pass the events table holding events and subscriptions", cdkutil.Deref(id)))
 	case props.DeliveryQueue == nil:
-		panic(fmt.Errorf("webhookdelivery %q: props.DeliveryQueue is required: pass the queue of new events (StreamDelivery.DeliveryQueue())", deref(id)))
+		panic(fmt.Errorf("webhookdelivery %q: props.DeliveryQueue is required: pass the queue of new events (StreamDelivery.DeliveryQueue())", cdkutil.Deref(id)))
 	}
 	s, err := resolveWebhooks(&props.WebhookOptions, "")
 	if err != nil {
-		panic(fmt.Errorf("webhookdelivery %q: invalid props:\n%w", deref(id), err))
+		panic(fmt.Errorf("webhookdelivery %q: invalid props:\n%w", cdkutil.Deref(id), err))
 	}
 	if v, ok := queueVisibility(props.DeliveryQueue); ok && v < s.minVisibility() {
 		panic(fmt.Errorf("webhookdelivery %q: the delivery queue's visibility timeout %s is under %d x the webhook function's timeout (%s) = %s: raise it (DeliveryOptions.QueueVisibilityTimeout; TriggersApi does so itself when Webhooks is set and QueueVisibilityTimeout is not)",
-			deref(id), v, VisibilityTimeoutFactor, s.fnTimeout, s.minVisibility()))
+			cdkutil.Deref(id), v, VisibilityTimeoutFactor, s.fnTimeout, s.minVisibility()))
 	}
 
 	w := &WebhookDelivery{delivery: props.DeliveryQueue, schedule: s.schedule.String(), ns: props.MetricsNamespace}

@@ -3,11 +3,12 @@ package triggersapi_test
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/triggers-dev/triggers/schema"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/triggers-dev/triggers/schema"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"

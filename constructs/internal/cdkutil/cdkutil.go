@@ -32,3 +32,11 @@ func Suppress(c constructs.IConstruct, rule, reason string, appliesTo ...any) {
 	}
 	cdknag.NagSuppressions_AddResourceSuppressions(c, &[]*cdknag.NagPackSuppression{s}, jsii.Bool(true))
 }
+
+// Deref returns *s, or "" for nil: construct ids and names in messages.
+func Deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
