@@ -315,7 +315,7 @@ func FuzzParseCreate(f *testing.F) {
 // with the same item and bytes.
 func checkBatch(t *testing.T, data []byte) {
 	t.Helper()
-	oldReqs, oldErrs, oldErr := event.ParseBatch(data)
+	oldReqs, oldErrs, oldErr := event.ParseBatchWith(data, nil)
 	reqs, errs, err := avjson.ParseBatch(data)
 	if (err == nil) != (oldErr == nil) || (err != nil && err.Error() != oldErr.Error()) {
 		t.Fatalf("ParseBatch(%q) error %v, want %v", data, err, oldErr)
@@ -330,7 +330,7 @@ func checkBatch(t *testing.T, data []byte) {
 				// problems: the error must be one it gives.
 				ok := false
 				for range 1000 {
-					if _, again, _ := event.ParseBatch(data); errs[i] != nil && again[i] != nil && again[i].Error() == errs[i].Error() {
+					if _, again, _ := event.ParseBatchWith(data, nil); errs[i] != nil && again[i] != nil && again[i].Error() == errs[i].Error() {
 						ok = true
 						break
 					}

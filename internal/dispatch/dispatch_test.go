@@ -143,7 +143,7 @@ func newWorld(t *testing.T, rcv *receiver, mutate ...func(*dispatch.Config)) *wo
 		defer w.mu.Unlock()
 		return w.now
 	}
-	w.st = store.New(db.Client, db.CreateTable(t, schema.Events()), store.WithClock(w.clock))
+	w.st = store.New(db.Client, db.CreateTable(t, schema.Events()))
 	cfg := dispatch.Config{
 		Store: w.st, Queue: w.q, Now: w.clock, Rand: half{},
 		Client: webhook.NewHTTPClient(webhook.ClientOptions{AllowPrivate: true, TLSConfig: rcv.srv.Client().Transport.(*http.Transport).TLSClientConfig}),

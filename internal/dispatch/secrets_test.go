@@ -53,7 +53,7 @@ func newSealedWorld(t *testing.T) *sealedWorld {
 	}))
 	t.Cleanup(srv.Close)
 	w.url = srv.URL + "/hooks"
-	w.st = store.New(db.Client, db.CreateTable(t, schema.Events()), store.WithClock(w.clock))
+	w.st = store.New(db.Client, db.CreateTable(t, schema.Events()))
 	w.d, err = dispatch.New(dispatch.Config{
 		Store: w.st, Queue: &recordingQueue{}, Now: w.clock, Rand: half{}, Secrets: box,
 		Client: webhook.NewHTTPClient(webhook.ClientOptions{AllowPrivate: true, TLSConfig: srv.Client().Transport.(*http.Transport).TLSClientConfig}),

@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/triggers-dev/triggers/internal/event/eventtest"
 	"testing"
 	"time"
+
+	"github.com/triggers-dev/triggers/internal/event/eventtest"
 
 	"github.com/triggers-dev/triggers/internal/avjson"
 	"github.com/triggers-dev/triggers/internal/event"

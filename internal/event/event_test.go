@@ -205,13 +205,13 @@ func TestParseBatchSize(t *testing.T) {
 		return []byte(`{"events":[` + strings.TrimSuffix(strings.Repeat(`{"event_type":"x","payload":{}},`, n), ",") + `]}`)
 	}
 	for _, n := range []int{1, event.MaxBatch} {
-		reqs, _, err := event.ParseBatch(batch(n))
+		reqs, _, err := event.ParseBatchWith(batch(n), nil)
 		if err != nil || len(reqs) != n {
 			t.Errorf("ParseBatch(%d entries) = %d, %v; want %d entries", n, len(reqs), err, n)
 		}
 	}
 	for _, n := range []int{0, event.MaxBatch + 1} {
-		_, _, err := event.ParseBatch(batch(n))
+		_, _, err := event.ParseBatchWith(batch(n), nil)
 		var ie *event.InputError
 		if !errors.As(err, &ie) || ie.Code != event.CodeInvalidBatch {
 			t.Errorf("ParseBatch(%d entries) = %v, want %s", n, err, event.CodeInvalidBatch)

@@ -3,12 +3,14 @@ package event_test
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/triggers-dev/triggers/internal/event/eventtest"
 	"net/url"
 	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/triggers-dev/triggers/internal/event/eventtest"
+	"github.com/triggers-dev/triggers/internal/item"
 
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/store"
@@ -73,7 +75,7 @@ func checkRequest(t *testing.T, data []byte, req event.CreateRequest) {
 	if err != nil {
 		t.Fatalf("ToAttributeValue of an accepted payload: %v", err)
 	}
-	if back := store.FromAttributeValue(av); !reflect.DeepEqual(back, any(req.Payload)) {
+	if back := item.FromAttributeValue(av); !reflect.DeepEqual(back, any(req.Payload)) {
 		t.Fatalf("attribute value round trip changed the payload: %v != %v", back, req.Payload)
 	}
 	enc, err := json.Marshal(req.Payload)
@@ -101,7 +103,7 @@ func FuzzParseBatch(f *testing.F) {
 	f.Add([]byte(`{"events":[],"events":[]}`))
 	f.Add([]byte("{\"events\":[{\"event_type\":\"a\",\"payload\":{\"s\":\"\xff\"}}]}"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		reqs, errs, err := event.ParseBatch(data)
+		reqs, errs, err := event.ParseBatchWith(data, nil)
 		if err != nil {
 			return
 		}

@@ -322,23 +322,19 @@ func (b createBody) validate() (CreateRequest, error) {
 	return CreateRequest{EventType: *b.EventType, Payload: p}, nil
 }
 
-// ParseBatch parses the body of POST /v1/events/batch: {"events": [...]}
-// with 1-25 entries. The whole-body error is non-nil only when the body as a
-// whole is unusable (malformed JSON, not an object, an unknown or repeated
-// member, events missing or of the wrong size); otherwise each entry has a
-// request or its own error, so valid entries can be stored and invalid ones
-// reported. An I-JSON violation inside one entry (invalid UTF-8, a lone
-// surrogate, a duplicate name) is that entry's error; byte offsets in
-// entry errors count from the start of the body.
-func ParseBatch(data []byte) ([]CreateRequest, []error, error) {
-	return ParseBatchWith(data, nil)
-}
-
-// ParseBatchWith is ParseBatch with a fast path for the entries: fast
-// parses one entry's bytes and reports whether it accepted them (it must
-// accept only entries ParseCreate accepts, with the same result); an entry
-// it declines, or every entry when fast is nil, is parsed by ParseCreate's
-// own code, so errors and their byte offsets are ParseBatch's.
+// ParseBatchWith parses the body of POST /v1/events/batch: {"events":
+// [...]} with 1-25 entries. The whole-body error is non-nil only when the
+// body as a whole is unusable (malformed JSON, not an object, an unknown
+// or repeated member, events missing or of the wrong size); otherwise each
+// entry has a request or its own error, so valid entries can be stored and
+// invalid ones reported. An I-JSON violation inside one entry (invalid
+// UTF-8, a lone surrogate, a duplicate name) is that entry's error; byte
+// offsets in entry errors count from the start of the body.
+//
+// fast is a fast path for the entries: it parses one entry's bytes and
+// reports whether it accepted them (it must accept only entries
+// ParseCreate accepts, with the same result); an entry it declines, or
+// every entry when fast is nil, is parsed by ParseCreate's own code.
 func ParseBatchWith(data []byte, fast func(entry []byte) (CreateRequest, bool)) ([]CreateRequest, []error, error) {
 	entries, offsets, err := splitBatch(data)
 	if err != nil {

@@ -47,10 +47,6 @@ func ToAttributeValue(v any) (types.AttributeValue, error) {
 	return nil, fmt.Errorf("cannot store JSON value of type %T", v)
 }
 
-// FromAttributeValue converts a DynamoDB attribute value back to decoded
-// JSON (item.FromAttributeValue).
-func FromAttributeValue(av types.AttributeValue) any { return item.FromAttributeValue(av) }
-
 func s(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 
 func n(v int64) types.AttributeValue {

@@ -9,7 +9,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -26,12 +25,6 @@ import (
 func IdempotencyPartition(tenant, key string) string {
 	sum := sha256.Sum256([]byte(key))
 	return contract.IdempotencyPrefix + contract.Key(tenant, base64.RawURLEncoding.EncodeToString(sum[:]))
-}
-
-// IsIdempotencyRecord reports whether a table item (a stream image, say)
-// is an idempotency record rather than an event.
-func IsIdempotencyRecord(item map[string]types.AttributeValue) bool {
-	return strings.HasPrefix(getS(item, schema.AttrUserID), contract.IdempotencyPrefix)
 }
 
 // PutIdempotent stores e unless tenant already used idempotency key key. It
