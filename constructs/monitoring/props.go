@@ -14,8 +14,9 @@ const DefaultRunbookURL = "https://github.com/triggers-dev/triggers/blob/main/do
 
 // Thresholds of the alarms of the functions, the API, the queues and the
 // archive. A zero field takes its default. The events table's thresholds
-// are TriggersMonitoringProps.EventsTableThresholds; the four table fields
-// here still work (a zero field leaves EventsTableThresholds' value).
+// are TriggersMonitoringProps.EventsTableThresholds; the four deprecated
+// table fields here still work (EventsTableThresholds, when it sets the
+// same threshold, must agree with them).
 type Thresholds struct {
 	// PutItemLatencyP99Ms is the threshold of PutItemLatency, in ms.
 	//
