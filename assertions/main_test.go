@@ -189,9 +189,9 @@ func buildTestStacks(app awscdk.App) {
 		TableOptions: dynamotable.TableOptions{Billing: dynamotable.Provisioned},
 	})
 	monitoring.NewTriggersMonitoring(mp, jsii.String("Monitoring"), &monitoring.TriggersMonitoringProps{
-		EventsTable: provisioned,
-		Thresholds:  &monitoring.Thresholds{PutItemLatencyP99Ms: 25, ConsumedCapacityPercent: 85},
-		RunbookURL:  "https://runbooks.example.com/triggers",
+		EventsTable:           provisioned,
+		EventsTableThresholds: &monitoring.TableThresholds{LatencyMs: map[string]float64{"PutItem": 25}, ConsumedCapacityPercent: 85},
+		RunbookURL:            "https://runbooks.example.com/triggers",
 	})
 
 	l := awscdk.NewStack(app, jsii.String(stackLean), nil)

@@ -115,29 +115,32 @@ var expectedAlarms = map[string]struct {
 	anchor  string
 	service string
 }{
-	"MonitoringTableThrottles":                {alarmShape{throttleMetrics(""), "a + b", 1, 1, 1, gteOp, "notBreaching"}, "table-or-index-throttling", "Table"},
-	"MonitoringEventTypeIndexThrottles":       {alarmShape{throttleMetrics("EventTypeIndex"), "a + b", 1, 1, 1, gteOp, "notBreaching"}, "table-or-index-throttling", "Table"},
-	"MonitoringStatusIndexThrottles":          {alarmShape{throttleMetrics("StatusIndex"), "a + b", 1, 1, 1, gteOp, "notBreaching"}, "table-or-index-throttling", "Table"},
-	"MonitoringPutItemLatency":                {alarmShape{[]string{metricLine("AWS/DynamoDB", "SuccessfulRequestLatency", "p99", 300, []string{"Operation=PutItem", "TableName"})}, "", 20, 3, 3, gtOp, "notBreaching"}, "putitem-latency", "Table"},
-	"MonitoringSystemErrors":                  {alarmShape{ddbOps("SystemErrors", "Sum"), "e0 + e1 + e2 + e3 + e4 + e5", 1, 1, 1, gteOp, "notBreaching"}, "dynamodb-system-errors", "Table"},
-	"MonitoringApiFunctionErrors":             {alarmShape{lambdaMetric("Errors", "Sum"), "", 1, 1, 1, gteOp, "notBreaching"}, "lambda-errors", "Functions"},
-	"MonitoringAuthorizerFunctionErrors":      {alarmShape{lambdaMetric("Errors", "Sum"), "", 1, 1, 1, gteOp, "notBreaching"}, "lambda-errors", "Functions"},
-	"MonitoringConsumerFunctionErrors":        {alarmShape{lambdaMetric("Errors", "Sum"), "", 1, 1, 1, gteOp, "notBreaching"}, "lambda-errors", "Functions"},
-	"MonitoringApiFunctionThrottles":          {alarmShape{lambdaMetric("Throttles", "Sum"), "", 1, 3, 2, gteOp, "notBreaching"}, "lambda-throttles", "Functions"},
-	"MonitoringAuthorizerFunctionThrottles":   {alarmShape{lambdaMetric("Throttles", "Sum"), "", 1, 3, 2, gteOp, "notBreaching"}, "lambda-throttles", "Functions"},
-	"MonitoringConsumerFunctionThrottles":     {alarmShape{lambdaMetric("Throttles", "Sum"), "", 1, 3, 2, gteOp, "notBreaching"}, "lambda-throttles", "Functions"},
-	"MonitoringApiFunctionDuration":           {alarmShape{lambdaMetric("Duration", "p99"), "", 8000, 3, 3, gtOp, "notBreaching"}, "lambda-duration-near-timeout", "Functions"},
-	"MonitoringAuthorizerFunctionDuration":    {alarmShape{lambdaMetric("Duration", "p99"), "", 4000, 3, 3, gtOp, "notBreaching"}, "lambda-duration-near-timeout", "Functions"},
-	"MonitoringConsumerFunctionDuration":      {alarmShape{lambdaMetric("Duration", "p99"), "", 24000, 3, 3, gtOp, "notBreaching"}, "lambda-duration-near-timeout", "Functions"},
-	"MonitoringApiFunctionConcurrency":        {alarmShape{lambdaMetric("ConcurrentExecutions", "Maximum"), "", 900, 3, 3, gtOp, "notBreaching"}, "lambda-concurrency-near-limit", "Functions"},
-	"MonitoringAuthorizerFunctionConcurrency": {alarmShape{lambdaMetric("ConcurrentExecutions", "Maximum"), "", 900, 3, 3, gtOp, "notBreaching"}, "lambda-concurrency-near-limit", "Functions"},
-	"MonitoringConsumerFunctionConcurrency":   {alarmShape{lambdaMetric("ConcurrentExecutions", "Maximum"), "", 900, 3, 3, gtOp, "notBreaching"}, "lambda-concurrency-near-limit", "Functions"},
-	"MonitoringWebhookFunctionErrors":         {alarmShape{lambdaMetric("Errors", "Sum"), "", 1, 1, 1, gteOp, "notBreaching"}, "lambda-errors", "Functions"},
-	"MonitoringWebhookFunctionThrottles":      {alarmShape{lambdaMetric("Throttles", "Sum"), "", 1, 3, 2, gteOp, "notBreaching"}, "lambda-throttles", "Functions"},
-	"MonitoringWebhookFunctionDuration":       {alarmShape{lambdaMetric("Duration", "p99"), "", 240000, 3, 3, gtOp, "notBreaching"}, "lambda-duration-near-timeout", "Functions"},
-	"MonitoringWebhookFunctionConcurrency":    {alarmShape{lambdaMetric("ConcurrentExecutions", "Maximum"), "", 9, 3, 3, gtOp, "notBreaching"}, "lambda-concurrency-near-limit", "Functions"},
-	"MonitoringIteratorAge":                   {alarmShape{lambdaMetric("IteratorAge", "Maximum"), "", 60000, 2, 2, gtOp, "notBreaching"}, "stream-iterator-age", "Functions"},
-	"MonitoringApi5xxRate":                    {alarmShape{[]string{metricLine("AWS/ApiGateway", "5XXError", "Sum", 300, apiDims), metricLine("AWS/ApiGateway", "Count", "Sum", 300, apiDims)}, "IF(requests > 0, 100 * errors / requests, 0)", 1, 3, 2, gtOp, "notBreaching"}, "api-5xx-rate", "Api"},
+	"MonitoringReadThrottleEvents":                {alarmShape{throttleMetrics("")[:1], "", 1, 1, 1, gteOp, "notBreaching"}, "dynamodb-table-read-throttling", "Table"},
+	"MonitoringWriteThrottleEvents":               {alarmShape{throttleMetrics("")[1:], "", 1, 1, 1, gteOp, "notBreaching"}, "dynamodb-table-write-throttling", "Table"},
+	"MonitoringEventTypeIndexReadThrottleEvents":  {alarmShape{throttleMetrics("EventTypeIndex")[:1], "", 1, 1, 1, gteOp, "notBreaching"}, "dynamodb-gsi-read-throttling", "Table"},
+	"MonitoringEventTypeIndexWriteThrottleEvents": {alarmShape{throttleMetrics("EventTypeIndex")[1:], "", 1, 1, 1, gteOp, "notBreaching"}, "dynamodb-gsi-write-throttling", "Table"},
+	"MonitoringStatusIndexReadThrottleEvents":     {alarmShape{throttleMetrics("StatusIndex")[:1], "", 1, 1, 1, gteOp, "notBreaching"}, "dynamodb-gsi-read-throttling", "Table"},
+	"MonitoringStatusIndexWriteThrottleEvents":    {alarmShape{throttleMetrics("StatusIndex")[1:], "", 1, 1, 1, gteOp, "notBreaching"}, "dynamodb-gsi-write-throttling", "Table"},
+	"MonitoringPutItemLatency":                    {alarmShape{[]string{metricLine("AWS/DynamoDB", "SuccessfulRequestLatency", "p99", 300, []string{"Operation=PutItem", "TableName"})}, "", 20, 3, 3, gtOp, "notBreaching"}, "dynamodb-request-latency", "Table"},
+	"MonitoringSystemErrors":                      {alarmShape{ddbOps("SystemErrors", "Sum"), "e0 + e1 + e2 + e3 + e4 + e5", 1, 1, 1, gteOp, "notBreaching"}, "dynamodb-system-errors", "Table"},
+	"MonitoringApiFunctionErrors":                 {alarmShape{lambdaMetric("Errors", "Sum"), "", 1, 1, 1, gteOp, "notBreaching"}, "lambda-errors", "Functions"},
+	"MonitoringAuthorizerFunctionErrors":          {alarmShape{lambdaMetric("Errors", "Sum"), "", 1, 1, 1, gteOp, "notBreaching"}, "lambda-errors", "Functions"},
+	"MonitoringConsumerFunctionErrors":            {alarmShape{lambdaMetric("Errors", "Sum"), "", 1, 1, 1, gteOp, "notBreaching"}, "lambda-errors", "Functions"},
+	"MonitoringApiFunctionThrottles":              {alarmShape{lambdaMetric("Throttles", "Sum"), "", 1, 3, 2, gteOp, "notBreaching"}, "lambda-throttles", "Functions"},
+	"MonitoringAuthorizerFunctionThrottles":       {alarmShape{lambdaMetric("Throttles", "Sum"), "", 1, 3, 2, gteOp, "notBreaching"}, "lambda-throttles", "Functions"},
+	"MonitoringConsumerFunctionThrottles":         {alarmShape{lambdaMetric("Throttles", "Sum"), "", 1, 3, 2, gteOp, "notBreaching"}, "lambda-throttles", "Functions"},
+	"MonitoringApiFunctionDuration":               {alarmShape{lambdaMetric("Duration", "p99"), "", 8000, 3, 3, gtOp, "notBreaching"}, "lambda-duration-near-timeout", "Functions"},
+	"MonitoringAuthorizerFunctionDuration":        {alarmShape{lambdaMetric("Duration", "p99"), "", 4000, 3, 3, gtOp, "notBreaching"}, "lambda-duration-near-timeout", "Functions"},
+	"MonitoringConsumerFunctionDuration":          {alarmShape{lambdaMetric("Duration", "p99"), "", 24000, 3, 3, gtOp, "notBreaching"}, "lambda-duration-near-timeout", "Functions"},
+	"MonitoringApiFunctionConcurrency":            {alarmShape{lambdaMetric("ConcurrentExecutions", "Maximum"), "", 900, 3, 3, gtOp, "notBreaching"}, "lambda-concurrency-near-limit", "Functions"},
+	"MonitoringAuthorizerFunctionConcurrency":     {alarmShape{lambdaMetric("ConcurrentExecutions", "Maximum"), "", 900, 3, 3, gtOp, "notBreaching"}, "lambda-concurrency-near-limit", "Functions"},
+	"MonitoringConsumerFunctionConcurrency":       {alarmShape{lambdaMetric("ConcurrentExecutions", "Maximum"), "", 900, 3, 3, gtOp, "notBreaching"}, "lambda-concurrency-near-limit", "Functions"},
+	"MonitoringWebhookFunctionErrors":             {alarmShape{lambdaMetric("Errors", "Sum"), "", 1, 1, 1, gteOp, "notBreaching"}, "lambda-errors", "Functions"},
+	"MonitoringWebhookFunctionThrottles":          {alarmShape{lambdaMetric("Throttles", "Sum"), "", 1, 3, 2, gteOp, "notBreaching"}, "lambda-throttles", "Functions"},
+	"MonitoringWebhookFunctionDuration":           {alarmShape{lambdaMetric("Duration", "p99"), "", 240000, 3, 3, gtOp, "notBreaching"}, "lambda-duration-near-timeout", "Functions"},
+	"MonitoringWebhookFunctionConcurrency":        {alarmShape{lambdaMetric("ConcurrentExecutions", "Maximum"), "", 9, 3, 3, gtOp, "notBreaching"}, "lambda-concurrency-near-limit", "Functions"},
+	"MonitoringIteratorAge":                       {alarmShape{lambdaMetric("IteratorAge", "Maximum"), "", 60000, 2, 2, gtOp, "notBreaching"}, "stream-iterator-age", "Functions"},
+	"MonitoringApi5xxRate":                        {alarmShape{[]string{metricLine("AWS/ApiGateway", "5XXError", "Sum", 300, apiDims), metricLine("AWS/ApiGateway", "Count", "Sum", 300, apiDims)}, "IF(requests > 0, 100 * errors / requests, 0)", 1, 3, 2, gtOp, "notBreaching"}, "api-5xx-rate", "Api"},
 	"MonitoringApi4xxRate": {alarmShape{sorted([]string{
 		metricLine("AWS/ApiGateway", "4XXError", "Sum", 300, apiDims), metricLine("AWS/ApiGateway", "Count", "Sum", 300, apiDims),
 		metricLine("Triggers/triggers-dev-api", "AuthFailures", "Sum", 300, nil),
@@ -300,9 +303,10 @@ func TestAlarmsProvisionedTableOnly(t *testing.T) {
 	}
 	sort.Strings(ids)
 	assert.Equal(t, []string{
-		"MonitoringEventTypeIndexReadCapacity", "MonitoringEventTypeIndexThrottles", "MonitoringEventTypeIndexWriteCapacity",
-		"MonitoringPutItemLatency", "MonitoringReadCapacity", "MonitoringStatusIndexReadCapacity", "MonitoringStatusIndexThrottles",
-		"MonitoringStatusIndexWriteCapacity", "MonitoringSystemErrors", "MonitoringTableThrottles", "MonitoringWriteCapacity",
+		"MonitoringEventTypeIndexReadCapacity", "MonitoringEventTypeIndexReadThrottleEvents", "MonitoringEventTypeIndexWriteCapacity",
+		"MonitoringEventTypeIndexWriteThrottleEvents", "MonitoringPutItemLatency", "MonitoringReadCapacity", "MonitoringReadThrottleEvents",
+		"MonitoringStatusIndexReadCapacity", "MonitoringStatusIndexReadThrottleEvents", "MonitoringStatusIndexWriteCapacity",
+		"MonitoringStatusIndexWriteThrottleEvents", "MonitoringSystemErrors", "MonitoringWriteCapacity", "MonitoringWriteThrottleEvents",
 	}, ids)
 	_, c := one(t, tp, "AWS::CloudWatch::CompositeAlarm", "MonitoringTableComposite")
 	members, _ := ruleAlarms(t, cdktest.Props(c)["AlarmRule"])
@@ -310,7 +314,7 @@ func TestAlarmsProvisionedTableOnly(t *testing.T) {
 	assert.Len(t, cdktest.Resources(tp, "AWS::CloudWatch::CompositeAlarm"), 1, "one service: the table")
 	_, lat := one(t, tp, "AWS::CloudWatch::Alarm", "MonitoringPutItemLatency")
 	assert.Equal(t, 25.0, cdktest.Props(lat)["Threshold"])
-	assert.Contains(t, cdktest.Props(lat)["AlarmDescription"], "Runbook: https://runbooks.example.com/triggers#putitem-latency")
+	assert.Contains(t, cdktest.Props(lat)["AlarmDescription"], "Runbook: https://runbooks.example.com/triggers#dynamodb-request-latency")
 
 	cap := map[string][]string{
 		"MonitoringReadCapacity":               {"AWS/DynamoDB ConsumedReadCapacityUnits Sum [TableName]", "AWS/DynamoDB ProvisionedReadCapacityUnits Average [TableName]"},
@@ -421,7 +425,7 @@ func TestDashboardWidgets(t *testing.T) {
 
 	lat := func(op string) [2][]string {
 		var l []string
-		for _, p := range []string{"p50", "p95", "p99"} {
+		for _, p := range []string{"p50", "p95", "p99", "Average"} {
 			l = append(l, metricLine("AWS/DynamoDB", "SuccessfulRequestLatency", p, 300, []string{"Operation=" + op, "TableName"}))
 		}
 		return [2][]string{l, nil}
@@ -449,8 +453,9 @@ func TestDashboardWidgets(t *testing.T) {
 	}
 	api := []string{"ApiName", "Stage"}
 	want := map[string][2][]string{
-		"Read capacity":                                    {{"expr: m/PERIOD(m)"}, nil},
-		"Write capacity":                                   {{"expr: m/PERIOD(m)"}, nil},
+		"Capacity (table)":                                 {{"expr: r/PERIOD(r)", "expr: w/PERIOD(w)"}, nil},
+		"Capacity (GSI EventTypeIndex)":                    {{"expr: r/PERIOD(r)", "expr: w/PERIOD(w)"}, nil},
+		"Capacity (GSI StatusIndex)":                       {{"expr: r/PERIOD(r)", "expr: w/PERIOD(w)"}, nil},
 		"Throttle events (table and each GSI)":             {append(append(throttleMetrics(""), throttleMetrics("EventTypeIndex")...), throttleMetrics("StatusIndex")...), nil},
 		"SuccessfulRequestLatency PutItem (ms)":            lat("PutItem"),
 		"SuccessfulRequestLatency BatchWriteItem (ms)":     lat("BatchWriteItem"),
@@ -459,10 +464,10 @@ func TestDashboardWidgets(t *testing.T) {
 		"SuccessfulRequestLatency Query (ms)":              lat("Query"),
 		"SuccessfulRequestLatency UpdateItem (ms)":         lat("UpdateItem"),
 		"Errors": {
-			{"expr: e0 + e1 + e2 + e3 + e4 + e5", metricLine("AWS/DynamoDB", "ConditionalCheckFailedRequests", "Sum", 300, []string{"TableName"})},
+			{"expr: e0 + e1 + e2 + e3 + e4 + e5", metricLine("AWS/DynamoDB", "ConditionalCheckFailedRequests", "Sum", 300, []string{"TableName"}), metricLine("AWS/DynamoDB", "TransactionConflict", "Sum", 300, []string{"TableName"})},
 			{metricLine("AWS/DynamoDB", "UserErrors", "Sum", 300, nil)},
 		},
-		"TTL deletions":                          {{metricLine("AWS/DynamoDB", "TimeToLiveDeletedItemCount", "Sum", 300, []string{"TableName"})}, nil},
+		"TTL deletions (attribute ttl)":          {{metricLine("AWS/DynamoDB", "TimeToLiveDeletedItemCount", "Sum", 300, []string{"TableName"})}, nil},
 		"Requests and errors":                    {{metricLine("AWS/ApiGateway", "Count", "Sum", 300, api)}, {metricLine("AWS/ApiGateway", "4XXError", "Sum", 300, api), metricLine("AWS/ApiGateway", "5XXError", "Sum", 300, api)}},
 		"Latency (ms)":                           {{metricLine("AWS/ApiGateway", "Latency", "p95", 300, api), metricLine("AWS/ApiGateway", "Latency", "p99", 300, api)}, nil},
 		"Integration latency (ms)":               {{metricLine("AWS/ApiGateway", "IntegrationLatency", "p95", 300, api), metricLine("AWS/ApiGateway", "IntegrationLatency", "p99", 300, api)}, nil},
@@ -541,8 +546,18 @@ func TestDashboardProvisionedLines(t *testing.T) {
 			got[title] = left
 		}
 	}
-	assert.Equal(t, []string{"expr: m/PERIOD(m)", metricLine("AWS/DynamoDB", "ProvisionedReadCapacityUnits", "Average", 300, []string{"TableName"})}, got["Read capacity"])
-	assert.Equal(t, []string{"expr: m/PERIOD(m)", metricLine("AWS/DynamoDB", "ProvisionedWriteCapacityUnits", "Average", 300, []string{"TableName"})}, got["Write capacity"])
+	assert.Equal(t, []string{
+		"expr: r/PERIOD(r)", "expr: w/PERIOD(w)",
+		metricLine("AWS/DynamoDB", "ProvisionedReadCapacityUnits", "Average", 300, []string{"TableName"}),
+		metricLine("AWS/DynamoDB", "ProvisionedWriteCapacityUnits", "Average", 300, []string{"TableName"}),
+	}, got["Capacity (table)"])
+	for _, ix := range []string{"EventTypeIndex", "StatusIndex"} {
+		assert.Equal(t, []string{
+			"expr: r/PERIOD(r)", "expr: w/PERIOD(w)",
+			metricLine("AWS/DynamoDB", "ProvisionedReadCapacityUnits", "Average", 300, []string{"GlobalSecondaryIndexName=" + ix, "TableName"}),
+			metricLine("AWS/DynamoDB", "ProvisionedWriteCapacityUnits", "Average", 300, []string{"GlobalSecondaryIndexName=" + ix, "TableName"}),
+		}, got["Capacity (GSI "+ix+")"], ix)
+	}
 	assert.NotContains(t, got, "Events ingested", "no runtime section without the API")
 }
 

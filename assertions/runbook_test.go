@@ -22,10 +22,11 @@ import (
 //
 // A section declares its alarms on a line of its own:
 //
-//	Alarms: `TableThrottles`, `<GSI>Throttles`
+//	Alarms: `ReadThrottleEvents`, `<GSI>ReadThrottleEvents`
 //
-// Each id is an alarm's construct id; `<...>` stands for one or more
-// letters, digits or hyphens (an index name, an operation, a region).
+// Each id is an alarm's construct id; `<operation>` stands for a DynamoDB
+// operation name, any other `<...>` for one or more letters, digits or
+// hyphens (an index name, a region).
 type runbookDoc struct {
 	anchors map[string]bool
 	// alarms maps a section's anchor to the id patterns it declares.
@@ -117,14 +118,50 @@ func runbook(t *testing.T) runbookDoc {
 	return parseRunbook(t, string(raw))
 }
 
-// idPattern compiles a declared alarm id: "<...>" matches one or more
-// letters, digits or hyphens, the rest literally.
+// dynamoDBOperations are the values of DynamoDB's Operation dimension
+// (SuccessfulRequestLatency, SystemErrors): what `<operation>` stands for.
+var dynamoDBOperations = []string{
+	"GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "Scan", "BatchGetItem", "BatchWriteItem",
+	"TransactGetItems", "TransactWriteItems", "ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction", "GetRecords",
+}
+
+var placeholderRE = regexp.MustCompile(`<[^>]+>`)
+
+// idPattern compiles a declared alarm id: "<operation>" matches a DynamoDB
+// operation name, any other "<...>" one or more letters, digits or
+// hyphens, the rest literally.
 func idPattern(id string) *regexp.Regexp {
-	parts := regexp.MustCompile(`<[^>]+>`).Split(id, -1)
+	holders := placeholderRE.FindAllString(id, -1)
+	parts := placeholderRE.Split(id, -1)
+	var b strings.Builder
+	b.WriteString("^")
 	for i, p := range parts {
-		parts[i] = regexp.QuoteMeta(p)
+		b.WriteString(regexp.QuoteMeta(p))
+		if i < len(holders) {
+			if holders[i] == "<operation>" {
+				b.WriteString("(?:" + strings.Join(dynamoDBOperations, "|") + ")")
+			} else {
+				b.WriteString("[A-Za-z0-9-]+")
+			}
+		}
 	}
-	return regexp.MustCompile("^" + strings.Join(parts, "[A-Za-z0-9-]+") + "$")
+	b.WriteString("$")
+	return regexp.MustCompile(b.String())
+}
+
+// sectionsFor returns the anchors of the sections whose Alarms line names
+// the alarm id, sorted.
+func (d runbookDoc) sectionsFor(id string) []string {
+	var out []string
+	for _, anchor := range keysSorted(d.alarms) {
+		for _, p := range d.alarms[anchor] {
+			if idPattern(p).MatchString(id) {
+				out = append(out, anchor)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // templateAlarm is one alarm (metric or composite) of a synthesized stack.
@@ -193,7 +230,8 @@ func templateAlarms(t *testing.T) []templateAlarm {
 //     docs/runbook.md (GitHub's slug), and that section's Alarms line
 //     names the alarm's construct id;
 //   - every id an Alarms line names is an alarm, in some stack, that links
-//     to that section.
+//     to that section;
+//   - no alarm is named by two sections: one section per alarm.
 //
 // Stacks with their own runbook URL (RunbookURL) are held to the same
 // anchors: a team's copy of this runbook keeps its sections.
@@ -211,14 +249,16 @@ func TestRunbookCoversEveryAlarm(t *testing.T) {
 			t.Errorf("%s links to #%s, which is no heading of docs/runbook.md: add the section (or fix the anchor)", a, a.anchor)
 			continue
 		}
+		sections := doc.sectionsFor(a.id)
 		declared := false
-		for _, id := range doc.alarms[a.anchor] {
-			if idPattern(id).MatchString(a.id) {
-				declared = true
-			}
+		for _, s := range sections {
+			declared = declared || s == a.anchor
 		}
 		if !declared {
 			t.Errorf("%s links to #%s, whose Alarms line %q does not name %q: add it", a, a.anchor, doc.alarms[a.anchor], a.id)
+		}
+		if len(sections) > 1 {
+			t.Errorf("%s is named by %d sections of docs/runbook.md (%s): keep it in #%s only, merging what the others say", a, len(sections), strings.Join(sections, ", "), a.anchor)
 		}
 		linked[a.anchor] = append(linked[a.anchor], a)
 	}
@@ -260,4 +300,14 @@ func TestRunbookParser(t *testing.T) {
 	require.True(t, idPattern("ReplicationLatency-<region>").MatchString("ReplicationLatency-eu-west-1"))
 	require.False(t, idPattern("<GSI>B").MatchString("B"))
 	require.False(t, idPattern("A").MatchString("AB"))
+	require.True(t, idPattern("<operation>Latency").MatchString("TransactWriteItemsLatency"))
+	require.False(t, idPattern("<operation>Latency").MatchString("InboxLatency"), "<operation> is a DynamoDB operation")
+	// Two sections naming one alarm are found (the duplicate check of
+	// TestRunbookCoversEveryAlarm).
+	dup := parseRunbook(t, "## One\n\nAlarms: `<GSI>ReadThrottleEvents`, `QueryLatency`\n\n## Two\n\nAlarms: `<operation>Latency`, `ReadThrottleEvents`\n")
+	require.Equal(t, []string{"one", "two"}, dup.sectionsFor("QueryLatency"))
+	require.Equal(t, []string{"two"}, dup.sectionsFor("GetItemLatency"))
+	require.Equal(t, []string{"one"}, dup.sectionsFor("StatusIndexReadThrottleEvents"))
+	require.Equal(t, []string{"two"}, dup.sectionsFor("ReadThrottleEvents"))
+	require.Empty(t, dup.sectionsFor("ApiLatency"))
 }

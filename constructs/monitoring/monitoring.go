@@ -2,8 +2,12 @@
 // with clear sections (events table, functions, API Gateway, queues, the
 // runtime's own metrics), alarms with configurable thresholds whose
 // descriptions link to docs/runbook.md, and saved CloudWatch Logs Insights
-// queries. No Go library offers this (cdk-monitoring-constructs has no Go
-// package); the metrics and alarm choices follow its TypeScript anchors.
+// queries; and TableMonitoring: the dashboard section and alarms of any
+// table made with dynamotable. Both build a table's widgets and alarms
+// with the same code, so the events table and any other table have the
+// same alarm ids, metrics and runbook sections. No Go library offers this
+// (cdk-monitoring-constructs has no Go package); the metrics and alarm
+// choices follow its TypeScript anchors.
 package monitoring
 
 import (
@@ -66,7 +70,10 @@ var Operations = []string{"PutItem", "BatchWriteItem", "TransactWriteItems", "Ge
 // ConsumerFunction and, with webhook delivery, WebhookFunction; <GSI> each
 // global secondary index):
 //
-//	Table:     TableThrottles, <GSI>Throttles, PutItemLatency, SystemErrors,
+//	Table:     ReadThrottleEvents, WriteThrottleEvents,
+//	           <GSI>ReadThrottleEvents, <GSI>WriteThrottleEvents,
+//	           PutItemLatency (<operation>Latency for each operation of
+//	           EventsTableThresholds.LatencyMs), SystemErrors,
 //	           ReadCapacity, WriteCapacity, <GSI>ReadCapacity,
 //	           <GSI>WriteCapacity (the last four: provisioned billing only)
 //	Functions: <fn>Errors, <fn>Throttles, <fn>Duration, <fn>Concurrency,
@@ -77,6 +84,15 @@ var Operations = []string{"PutItem", "BatchWriteItem", "TransactWriteItems", "Ge
 //
 // and one composite alarm per service (see Composite): TableComposite,
 // FunctionsComposite, ApiComposite, QueuesComposite.
+//
+// The events table's section and alarms are TableMonitoring's (the same
+// code, ids, metrics, descriptions and runbook sections) with these
+// differences: the period (5 minutes), the windows (throttling and system
+// errors in one period, seed 001's "any throttling"; latency and capacity
+// for 3 periods), the latency alarm (the p99 of PutItem, seed 001's
+// target, rather than the average of every operation), no alarm actions
+// (the composite alarm notifies) and the events table's operations
+// (Operations).
 type TriggersMonitoring struct {
 	constructs.Construct
 	// Dashboard is the CloudWatch dashboard.
@@ -134,12 +150,7 @@ func NewTriggersMonitoring(scope constructs.Construct, id *string, props *Trigge
 	if m.props.EventsTable == nil {
 		m.props.EventsTable = props.Api.EventsTable()
 	}
-	if m.props.Billing == "" {
-		m.props.Billing = dynamotable.OnDemand
-		if b, ok := m.props.EventsTable.(interface{ Billing() dynamotable.Billing }); ok {
-			m.props.Billing = b.Billing()
-		}
-	}
+	m.props.Billing = billingOf(m.props.EventsTable, m.props.Billing)
 	m.th = props.Thresholds.withDefaults()
 	m.period = props.Period
 	if m.period == nil {
@@ -174,9 +185,6 @@ func NewTriggersMonitoring(scope constructs.Construct, id *string, props *Trigge
 
 	m.service = ServiceTable
 	m.tableSection()
-	if props.ContributorInsights {
-		m.Dashboard.AddWidgets(ContributorInsightsWidgets(m.props.EventsTable, props.ContributorInsightsRuleNames, m.period)...)
-	}
 	if props.Api != nil {
 		m.service = ServiceFunctions
 		m.functionsSection()
@@ -296,16 +304,6 @@ func graph(title string, left []awscloudwatch.IMetric, right []awscloudwatch.IMe
 	return awscloudwatch.NewGraphWidget(p)
 }
 
-// perSecond turns a Sum metric into a per-second rate.
-func (m *TriggersMonitoring) perSecond(metric awscloudwatch.IMetric, label string) awscloudwatch.IMetric {
-	return awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
-		Expression:   jsii.String("m/PERIOD(m)"),
-		UsingMetrics: &map[string]awscloudwatch.IMetric{"m": metric},
-		Label:        jsii.String(label),
-		Period:       m.period,
-	})
-}
-
 // alarm creates an alarm of the current service, with a description that
 // links to the runbook section anchor. It has no actions: the service's
 // composite alarm notifies.
@@ -332,133 +330,26 @@ const (
 	ignore = awscloudwatch.TreatMissingData_IGNORE
 )
 
+// tableSection adds the events table's section and alarms (service
+// Table), built as TableMonitoring builds any table's: the same widgets,
+// alarm ids, metrics and runbook sections, with TriggersMonitoring's
+// period, thresholds (EventsTableThresholds) and windows, and a latency
+// alarm on the p99 of the operations of EventsTableThresholds.LatencyMs
+// (PutItem by default, seed 001's target).
 func (m *TriggersMonitoring) tableSection() {
-	t := m.props.EventsTable
-	s := t.Schema()
-	m.Dashboard.AddWidgets(header("## Events table (DynamoDB)"))
-
-	read := t.MetricConsumedReadCapacityUnits(m.opts("Sum", "consumed"))
-	write := t.MetricConsumedWriteCapacityUnits(m.opts("Sum", "consumed"))
-	readLines := []awscloudwatch.IMetric{m.perSecond(read, "Consumed RCU/s")}
-	writeLines := []awscloudwatch.IMetric{m.perSecond(write, "Consumed WCU/s")}
-	provisioned := m.props.Billing == dynamotable.Provisioned
-	if provisioned {
-		readLines = append(readLines, t.Metric("ProvisionedReadCapacityUnits", m.opts("Average", "Provisioned RCU")))
-		writeLines = append(writeLines, t.Metric("ProvisionedWriteCapacityUnits", m.opts("Average", "Provisioned WCU")))
+	s := &tableSection{
+		scope: m, dashboard: m.Dashboard, table: m.props.EventsTable,
+		heading:     "Events table (DynamoDB)",
+		provisioned: m.props.Billing == dynamotable.Provisioned,
+		ops:         Operations, th: eventsTableThresholds(&m.props), latencyStat: "p99",
+		windows: eventsTableWindows, period: m.period, runbook: m.runbook,
+		insights: m.props.ContributorInsights, ruleNames: m.props.ContributorInsightsRuleNames,
+		add: func(id string, a awscloudwatch.Alarm) {
+			m.Alarms[id] = a
+			m.members[ServiceTable] = append(m.members[ServiceTable], id)
+		},
 	}
-	throttles := []awscloudwatch.IMetric{
-		t.MetricReadThrottleEvents(m.opts("Sum", "Table read throttle events")),
-		t.MetricWriteThrottleEvents(m.opts("Sum", "Table write throttle events")),
-	}
-	for _, ix := range s.GlobalIndexes {
-		throttles = append(throttles,
-			t.MetricForIndex(ix.Name, "ReadThrottleEvents", m.opts("Sum", ix.Name+" read throttle events")),
-			t.MetricForIndex(ix.Name, "WriteThrottleEvents", m.opts("Sum", ix.Name+" write throttle events")))
-	}
-	m.Dashboard.AddWidgets(
-		graph("Read capacity", readLines, nil, 8),
-		graph("Write capacity", writeLines, nil, 8),
-		graph("Throttle events (table and each GSI)", throttles, nil, 8),
-	)
-
-	var latency []awscloudwatch.IWidget
-	for _, op := range Operations {
-		var lines []awscloudwatch.IMetric
-		for _, p := range []string{"p50", "p95", "p99"} {
-			lines = append(lines, t.MetricSuccessfulRequestLatency(op, m.opts(p, op+" "+p)))
-		}
-		latency = append(latency, graph("SuccessfulRequestLatency "+op+" (ms)", lines, nil, 8))
-	}
-	m.Dashboard.AddWidgets(latency...)
-
-	sysErr := m.sumOverOperations("SystemErrors")
-	m.Dashboard.AddWidgets(
-		graph("Errors", []awscloudwatch.IMetric{
-			sysErr,
-			t.Metric("ConditionalCheckFailedRequests", m.opts("Sum", "ConditionalCheckFailedRequests")),
-		}, []awscloudwatch.IMetric{
-			awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
-				Namespace: jsii.String("AWS/DynamoDB"), MetricName: jsii.String("UserErrors"), Statistic: jsii.String("Sum"),
-				Period: m.period, Label: jsii.String("UserErrors (account-level: every table in the region)"),
-			}),
-		}, 12),
-		graph("TTL deletions", []awscloudwatch.IMetric{
-			t.Metric("TimeToLiveDeletedItemCount", m.opts("Sum", "TimeToLiveDeletedItemCount")),
-		}, nil, 12),
-	)
-
-	// Alarms: throttling on the table and on each GSI. DynamoDB publishes
-	// throttle events, SystemErrors and the latency of an operation only
-	// when they happen (consumed capacity only while requests consume it):
-	// no data is no problem, so every table alarm treats missing data as
-	// not breaching.
-	m.alarm("TableThrottles", "The events table throttled reads or writes (ReadThrottleEvents + WriteThrottleEvents).", "table-or-index-throttling",
-		m.sumOf("Table throttle events", throttles[0], throttles[1]), m.th.ThrottleEvents, 1, 1, gte, notBrch)
-	for i, ix := range s.GlobalIndexes {
-		m.alarm(ix.Name+"Throttles", "Index "+ix.Name+" throttled reads or writes; index write throttling also throttles the table's writes.", "table-or-index-throttling",
-			m.sumOf(ix.Name+" throttle events", throttles[2+2*i], throttles[3+2*i]), m.th.ThrottleEvents, 1, 1, gte, notBrch)
-	}
-	m.alarm("PutItemLatency", fmt.Sprintf("PutItem p99 SuccessfulRequestLatency stayed above %v ms (seed 001: p99 < 20 ms).", m.th.PutItemLatencyP99Ms), "putitem-latency",
-		t.MetricSuccessfulRequestLatency("PutItem", m.opts("p99", "PutItem p99")), m.th.PutItemLatencyP99Ms, 3, 3, gt, notBrch)
-	m.alarm("SystemErrors", "DynamoDB returned internal server errors (HTTP 500) for the events table.", "dynamodb-system-errors",
-		sysErr, m.th.SystemErrors, 1, 1, gte, notBrch)
-	if provisioned {
-		m.capacityAlarm("ReadCapacity", "read", "Read", read, t.Metric("ProvisionedReadCapacityUnits", m.opts("Average", "Provisioned RCU")))
-		m.capacityAlarm("WriteCapacity", "write", "Write", write, t.Metric("ProvisionedWriteCapacityUnits", m.opts("Average", "Provisioned WCU")))
-		for _, ix := range s.GlobalIndexes {
-			m.capacityAlarm(ix.Name+"ReadCapacity", ix.Name+" read", "Read",
-				t.MetricForIndex(ix.Name, "ConsumedReadCapacityUnits", m.opts("Sum", "consumed")),
-				t.MetricForIndex(ix.Name, "ProvisionedReadCapacityUnits", m.opts("Average", "provisioned")))
-			m.capacityAlarm(ix.Name+"WriteCapacity", ix.Name+" write", "Write",
-				t.MetricForIndex(ix.Name, "ConsumedWriteCapacityUnits", m.opts("Sum", "consumed")),
-				t.MetricForIndex(ix.Name, "ProvisionedWriteCapacityUnits", m.opts("Average", "provisioned")))
-		}
-	}
-}
-
-func (m *TriggersMonitoring) capacityAlarm(id, what, _ string, consumed, provisioned awscloudwatch.IMetric) {
-	expr := awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
-		Expression:   jsii.String("100 * (c / PERIOD(c)) / p"),
-		UsingMetrics: &map[string]awscloudwatch.IMetric{"c": consumed, "p": provisioned},
-		Label:        jsii.String("Consumed " + what + " capacity, % of provisioned"),
-		Period:       m.period,
-	})
-	m.alarm(id, fmt.Sprintf("Consumed %s capacity stayed above %v%% of provisioned capacity: auto scaling is at its maximum or too slow.", what, m.th.ConsumedCapacityPercent), "consumed-capacity-above-provisioned",
-		expr, m.th.ConsumedCapacityPercent, 3, 3, gt, notBrch)
-}
-
-func (m *TriggersMonitoring) sumOf(label string, a, b awscloudwatch.IMetric) awscloudwatch.IMetric {
-	return awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
-		Expression:   jsii.String("a + b"),
-		UsingMetrics: &map[string]awscloudwatch.IMetric{"a": a, "b": b},
-		Label:        jsii.String(label), Period: m.period,
-	})
-}
-
-// sumOverOperations adds a per-operation table metric (SystemErrors,
-// ThrottledRequests: dimensions TableName and Operation) over Operations.
-func (m *TriggersMonitoring) sumOverOperations(name string) awscloudwatch.IMetric {
-	return sumOverOperations(m.props.EventsTable, name, Operations, m.period, name+" (all operations)")
-}
-
-// sumOverOperations is the math expression summing t's per-operation
-// metric name (dimensions TableName and Operation) over ops, one of
-// TableMonitoring and TriggersMonitoring share.
-func sumOverOperations(t dynamotable.ITable, name string, ops []string, period awscdk.Duration, label string) awscloudwatch.IMetric {
-	using := map[string]awscloudwatch.IMetric{}
-	var ids []string
-	for i, op := range ops {
-		id := fmt.Sprintf("e%d", i)
-		ids = append(ids, id)
-		using[id] = t.Metric(name, &awscloudwatch.MetricOptions{
-			Statistic: jsii.String("Sum"), Period: period,
-			DimensionsMap: &map[string]*string{"TableName": t.TableName(), "Operation": jsii.String(op)},
-		})
-	}
-	return awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
-		Expression: jsii.String(strings.Join(ids, " + ")), UsingMetrics: &using,
-		Label: jsii.String(label), Period: period,
-	})
+	s.build()
 }
 
 func (m *TriggersMonitoring) functionsSection() {

@@ -62,6 +62,18 @@ func TestValidatePropsRejects(t *testing.T) {
 		{"negative account limit", &monitoring.TriggersMonitoringProps{EventsTable: table, Thresholds: &monitoring.Thresholds{AccountConcurrencyLimit: -10}}, "Thresholds.AccountConcurrencyLimit -10 is negative"},
 		{"negative throttles", &monitoring.TriggersMonitoringProps{EventsTable: table, Thresholds: &monitoring.Thresholds{LambdaThrottles: -1}}, "Thresholds.LambdaThrottles -1 is negative"},
 		{"negative queue age", &monitoring.TriggersMonitoringProps{EventsTable: table, Thresholds: &monitoring.Thresholds{DeliveryQueueAgeSeconds: -1}}, "Thresholds.DeliveryQueueAgeSeconds -1 is negative"},
+		{"negative events table threshold", &monitoring.TriggersMonitoringProps{EventsTable: table, EventsTableThresholds: &monitoring.TableThresholds{WriteThrottleEvents: -2}}, "EventsTableThresholds.WriteThrottleEvents -2 is negative"},
+		{"events table percent above 100", &monitoring.TriggersMonitoringProps{EventsTable: table, EventsTableThresholds: &monitoring.TableThresholds{ConsumedCapacityPercent: 101}}, "EventsTableThresholds.ConsumedCapacityPercent 101 is above 100"},
+		{"latency of an operation the runtime does not call", &monitoring.TriggersMonitoringProps{EventsTable: table, EventsTableThresholds: &monitoring.TableThresholds{LatencyMs: map[string]float64{"Scan": 100}}},
+			`EventsTableThresholds.LatencyMs has "Scan", which is not monitored: the events table's operations are PutItem, BatchWriteItem, TransactWriteItems, GetItem, Query, UpdateItem; remove it`},
+		{"latency without a threshold", &monitoring.TriggersMonitoringProps{EventsTable: table, EventsTableThresholds: &monitoring.TableThresholds{LatencyMs: map[string]float64{"Query": 0}}},
+			`EventsTableThresholds.LatencyMs["Query"] is 0: give the p99 threshold in milliseconds`},
+		{"replication without replicas", &monitoring.TriggersMonitoringProps{EventsTable: table, EventsTableThresholds: &monitoring.TableThresholds{ReplicationLatencyMs: 5000}},
+			"EventsTableThresholds.ReplicationLatencyMs 5000 is given, but TriggersMonitoring monitors no replicas"},
+		{"deprecated and new disagree", &monitoring.TriggersMonitoringProps{EventsTable: table,
+			Thresholds:            &monitoring.Thresholds{PutItemLatencyP99Ms: 25, ThrottleEvents: 2},
+			EventsTableThresholds: &monitoring.TableThresholds{LatencyMs: map[string]float64{"PutItem": 30}, WriteThrottleEvents: 2}},
+			`Thresholds.PutItemLatencyP99Ms 25 (deprecated) and EventsTableThresholds.LatencyMs["PutItem"] 30 disagree: drop Thresholds.PutItemLatencyP99Ms`},
 		{"archive alarm too late", &monitoring.TriggersMonitoringProps{EventsTable: table, Archive: impatient},
 			"Thresholds.ArchiveIteratorAgeSeconds 3600 is not well below the archive's maximum record age (3600 s): the alarm would page with less than half of the mapping's retry window left; use at most 1800"},
 	}
@@ -81,6 +93,13 @@ func TestValidatePropsRejects(t *testing.T) {
 	assert.NoError(t, monitoring.ValidateProps(&monitoring.TriggersMonitoringProps{
 		EventsTable: table, Archive: impatient, Thresholds: &monitoring.Thresholds{ArchiveIteratorAgeSeconds: 900},
 	}))
+	// The deprecated fields and their replacements may be given together
+	// when they agree.
+	assert.NoError(t, monitoring.ValidateProps(&monitoring.TriggersMonitoringProps{
+		EventsTable:           table,
+		Thresholds:            &monitoring.Thresholds{ThrottleEvents: 2, PutItemLatencyP99Ms: 25},
+		EventsTableThresholds: &monitoring.TableThresholds{ReadThrottleEvents: 2, LatencyMs: map[string]float64{"PutItem": 25, "Query": 40}},
+	}))
 }
 
 // A table's monitoring with a topic given: no topic is created, the
@@ -97,7 +116,7 @@ func TestGivenTopicAndPeriod(t *testing.T) {
 	tmpl.ResourceCountIs(jsii.String("AWS::SNS::Topic"), jsii.Number(0))
 	alarms := *tmpl.FindResources(jsii.String("AWS::CloudWatch::Alarm"), nil)
 	require.Len(t, alarms, len(m.Alarms))
-	require.Len(t, alarms, 5, "table, 2 GSI throttles, PutItem latency, system errors (on demand: no capacity alarms)")
+	require.Len(t, alarms, 8, "table and 2 GSIs read and write throttles, PutItem latency, system errors (on demand: no capacity alarms)")
 	composites := *tmpl.FindResources(jsii.String("AWS::CloudWatch::CompositeAlarm"), nil)
 	require.Len(t, composites, 1, "one service: the table")
 	for id, c := range composites {
@@ -124,22 +143,23 @@ func TestGivenTopicAndPeriod(t *testing.T) {
 }
 
 // Monitoring of the events table alone: a dashboard, an encrypted alarm
-// topic, and alarms on throttling (table and each GSI), PutItem p99
-// latency and system errors; capacity alarms too in provisioned mode.
+// topic, and alarms on read and write throttling (table and each GSI),
+// PutItem p99 latency and system errors; capacity alarms too in
+// provisioned mode.
 func ExampleNewTriggersMonitoring() {
 	stack := awscdk.NewStack(awscdk.NewApp(nil), jsii.String("Data"), nil)
 	events := eventstore.NewEventsTable(stack, jsii.String("Events"), &eventstore.EventsTableProps{
 		TableOptions: dynamotable.TableOptions{Billing: dynamotable.Provisioned},
 	})
 	mon := monitoring.NewTriggersMonitoring(stack, jsii.String("Monitoring"), &monitoring.TriggersMonitoringProps{
-		EventsTable:   events,
-		DashboardName: "triggers-prod",
-		Thresholds:    &monitoring.Thresholds{PutItemLatencyP99Ms: 25},
+		EventsTable:           events,
+		DashboardName:         "triggers-prod",
+		EventsTableThresholds: &monitoring.TableThresholds{LatencyMs: map[string]float64{"PutItem": 25}},
 	})
 	tmpl := assertions.Template_FromStack(stack, nil)
 	tmpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{
 		"Threshold": 25, "ComparisonOperator": "GreaterThanThreshold", "EvaluationPeriods": 3,
 	})
 	fmt.Println(len(mon.Alarms), "alarms")
-	// Output: 11 alarms
+	// Output: 14 alarms
 }

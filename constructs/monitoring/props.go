@@ -12,24 +12,38 @@ import (
 // DefaultRunbookURL is where alarm descriptions point: docs/runbook.md.
 const DefaultRunbookURL = "https://github.com/triggers-dev/triggers/blob/main/docs/runbook.md"
 
-// Thresholds of the alarms. A zero field takes its default.
+// Thresholds of the alarms of the functions, the API, the queues and the
+// archive. A zero field takes its default. The events table's thresholds
+// are TriggersMonitoringProps.EventsTableThresholds; the four deprecated
+// table fields here still work (EventsTableThresholds, when it sets the
+// same threshold, must agree with them).
 type Thresholds struct {
-	// PutItemLatencyP99Ms alarms when PutItem's p99 SuccessfulRequestLatency
-	// exceeds it for 3 periods.
+	// PutItemLatencyP99Ms is the threshold of PutItemLatency, in ms.
+	//
+	// Deprecated: use EventsTableThresholds.LatencyMs["PutItem"] (the
+	// events table's latency alarms are on the p99).
 	//
 	// Default: 20 (seed 001, IV1).
 	PutItemLatencyP99Ms float64
-	// ThrottleEvents alarms when read plus write throttle events of the table
-	// or of one GSI reach it in a period.
+	// ThrottleEvents is the threshold of the events table's throttle
+	// alarms, read and write, table and each GSI.
+	//
+	// Deprecated: use EventsTableThresholds.ReadThrottleEvents and
+	// WriteThrottleEvents (this sets both).
 	//
 	// Default: 1.
 	ThrottleEvents float64
-	// SystemErrors alarms when DynamoDB system errors reach it in a period.
+	// SystemErrors is the threshold of the events table's SystemErrors
+	// alarm.
+	//
+	// Deprecated: use EventsTableThresholds.SystemErrors.
 	//
 	// Default: 1.
 	SystemErrors float64
-	// ConsumedCapacityPercent alarms (provisioned billing only) when consumed
-	// capacity stays above this share of provisioned capacity for 3 periods.
+	// ConsumedCapacityPercent is the threshold of the events table's
+	// capacity alarms (provisioned billing only).
+	//
+	// Deprecated: use EventsTableThresholds.ConsumedCapacityPercent.
 	//
 	// Default: 80.
 	ConsumedCapacityPercent float64
@@ -110,7 +124,6 @@ type Thresholds struct {
 
 func (t *Thresholds) withDefaults() Thresholds {
 	out := Thresholds{
-		PutItemLatencyP99Ms: 20, ThrottleEvents: 1, SystemErrors: 1, ConsumedCapacityPercent: 80,
 		LambdaErrors: 1, Api5xxPercent: 1, ApiLatencyP99Ms: 1000, IteratorAgeSeconds: 60,
 		LambdaThrottles: 1, DurationPercentOfTimeout: 80, ConcurrencyPercent: 90, AccountConcurrencyLimit: 1000,
 		Api4xxPercent: 5, DeliveryQueueAgeSeconds: 600, InboxLatencyP95Ms: 50, WebhookFailurePercent: 50,
@@ -124,10 +137,6 @@ func (t *Thresholds) withDefaults() Thresholds {
 			*dst = v
 		}
 	}
-	set(&out.PutItemLatencyP99Ms, t.PutItemLatencyP99Ms)
-	set(&out.ThrottleEvents, t.ThrottleEvents)
-	set(&out.SystemErrors, t.SystemErrors)
-	set(&out.ConsumedCapacityPercent, t.ConsumedCapacityPercent)
 	set(&out.LambdaErrors, t.LambdaErrors)
 	set(&out.Api5xxPercent, t.Api5xxPercent)
 	set(&out.ApiLatencyP99Ms, t.ApiLatencyP99Ms)
@@ -168,8 +177,10 @@ type TriggersMonitoringProps struct {
 	//
 	// Default: false.
 	ContributorInsights bool
-	// ContributorInsightsRuleNames, with ContributorInsights, are the
-	// table's rule names (aws dynamodb describe-contributor-insights).
+	// ContributorInsightsRuleNames are the table's rule names (aws
+	// dynamodb describe-contributor-insights); each gets a graph of its top
+	// contributor and its number of unique contributors. Giving them
+	// implies ContributorInsights.
 	//
 	// Default: none.
 	ContributorInsightsRuleNames []string
@@ -189,10 +200,24 @@ type TriggersMonitoringProps struct {
 	//
 	// Default: a new SNS topic, encrypted with the AWS-managed key, TLS only.
 	AlarmTopic awssns.ITopic
-	// Thresholds of the alarms.
+	// Thresholds of the alarms of the functions, the API, the queues and
+	// the archive.
 	//
 	// Default: see Thresholds.
 	Thresholds *Thresholds
+	// EventsTableThresholds are the thresholds of the events table's
+	// alarms, the ones TableMonitoring makes for any table (see
+	// TableThresholds), with two differences. LatencyMs: the events table's
+	// latency alarms are on the p99 of SuccessfulRequestLatency (seed
+	// 001's target), one for each operation given (from Operations) and
+	// PutItem (default 20 ms); not one per operation. Windows: throttling
+	// and system errors alarm in a period, latency and capacity after 3
+	// periods. ReplicationLatencyMs does not apply (no replicas).
+	//
+	// Default: ReadThrottleEvents and WriteThrottleEvents 1, SystemErrors
+	// 1, ConsumedCapacityPercent 80, LatencyMs {"PutItem": 20}; or the
+	// deprecated fields of Thresholds when they are set.
+	EventsTableThresholds *TableThresholds
 	// RunbookURL is the runbook each alarm description links to (with a
 	// section anchor).
 	//
@@ -207,4 +232,41 @@ type TriggersMonitoringProps struct {
 	//
 	// Default: 5 minutes.
 	Period awscdk.Duration
+}
+
+// eventsTableThresholds resolves the events table's thresholds: the
+// defaults, then the deprecated fields of Thresholds, then
+// EventsTableThresholds (ValidateProps refuses the two when they
+// disagree). LatencyMs holds exactly the operations with a latency alarm.
+func eventsTableThresholds(p *TriggersMonitoringProps) TableThresholds {
+	out := TableThresholds{
+		ReadThrottleEvents: 1, WriteThrottleEvents: 1, SystemErrors: 1, ConsumedCapacityPercent: 80,
+		LatencyMs: map[string]float64{"PutItem": 20},
+	}
+	set := func(dst *float64, v float64) {
+		if v != 0 {
+			*dst = v
+		}
+	}
+	if t := p.Thresholds; t != nil {
+		set(&out.ReadThrottleEvents, t.ThrottleEvents)
+		set(&out.WriteThrottleEvents, t.ThrottleEvents)
+		set(&out.SystemErrors, t.SystemErrors)
+		set(&out.ConsumedCapacityPercent, t.ConsumedCapacityPercent)
+		if t.PutItemLatencyP99Ms != 0 {
+			out.LatencyMs["PutItem"] = t.PutItemLatencyP99Ms
+		}
+	}
+	if t := p.EventsTableThresholds; t != nil {
+		set(&out.ReadThrottleEvents, t.ReadThrottleEvents)
+		set(&out.WriteThrottleEvents, t.WriteThrottleEvents)
+		set(&out.SystemErrors, t.SystemErrors)
+		set(&out.ConsumedCapacityPercent, t.ConsumedCapacityPercent)
+		for op, v := range t.LatencyMs {
+			if v != 0 { // 0 is PutItem's default (ValidateProps refuses it for others)
+				out.LatencyMs[op] = v
+			}
+		}
+	}
+	return out
 }

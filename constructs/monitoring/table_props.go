@@ -52,8 +52,11 @@ var tableKnownOperations = map[string]bool{
 	"ExecuteStatement": true, "BatchExecuteStatement": true, "ExecuteTransaction": true, "GetRecords": true,
 }
 
-// TableThresholds are the thresholds of TableMonitoring's alarms. A zero
-// field takes its default. Every alarm is evaluated over periods of
+// TableThresholds are the thresholds of a table's alarms: TableMonitoring's
+// (TableMonitoringProps.Thresholds) and the events table's in
+// TriggersMonitoring (TriggersMonitoringProps.EventsTableThresholds, which
+// documents its different windows and latency alarms). A zero field takes
+// its default. The windows below are TableMonitoring's, in periods of
 // TableMonitoringProps.Period (default 1 minute).
 type TableThresholds struct {
 	// ReadThrottleEvents alarms when ReadThrottleEvents (Sum) of the table,
@@ -243,35 +246,7 @@ func ValidateTableMonitoringProps(p *TableMonitoringProps) error {
 		}
 		seen[op] = true
 	}
-	if t := p.Thresholds; t != nil {
-		for _, f := range []struct {
-			name string
-			v    float64
-			max  float64
-		}{
-			{"ReadThrottleEvents", t.ReadThrottleEvents, 0},
-			{"WriteThrottleEvents", t.WriteThrottleEvents, 0},
-			{"SystemErrors", t.SystemErrors, 0},
-			{"ConsumedCapacityPercent", t.ConsumedCapacityPercent, 100},
-			{"ReplicationLatencyMs", t.ReplicationLatencyMs, 0},
-		} {
-			switch {
-			case f.v < 0:
-				bad("Thresholds.%s %v is negative: give a positive threshold, or 0 for the default", f.name, f.v)
-			case f.max > 0 && f.v > f.max:
-				bad("Thresholds.%s %v is above %v: it is a percentage", f.name, f.v, f.max)
-			}
-		}
-		for _, op := range tableSortedKeys(t.LatencyMs) {
-			v := t.LatencyMs[op]
-			if !seen[op] {
-				bad("Thresholds.LatencyMs has %q, which is not monitored: add it to Operations or remove it", op)
-			}
-			if v < 0 {
-				bad("Thresholds.LatencyMs[%q] %v is negative: give a positive threshold in milliseconds, or 0 for the default", op, v)
-			}
-		}
-	}
+	errs = append(errs, tableThresholdErrors(p.Thresholds, "Thresholds", seen, "add it to Operations or remove it")...)
 	if p.Period != nil && !*awscdk.Token_IsUnresolved(p.Period) {
 		s := *p.Period.ToSeconds(&awscdk.TimeConversionOptions{Integral: jsii.Bool(false)})
 		if s < 60 || s > 86400 || int64(s)%60 != 0 || s != float64(int64(s)) {
@@ -309,6 +284,46 @@ func ValidateTableMonitoringProps(p *TableMonitoringProps) error {
 		bad("RunbookURL %q has a '#': give the page without an anchor; each alarm appends its own section anchor", p.RunbookURL)
 	}
 	return errors.Join(errs...)
+}
+
+// tableThresholdErrors reports every problem with t, given as the prop
+// named field ("Thresholds", "EventsTableThresholds"): negative thresholds,
+// a percentage above 100, a latency threshold for an operation not in
+// monitored (fix says what to do instead).
+func tableThresholdErrors(t *TableThresholds, field string, monitored map[string]bool, fix string) []error {
+	if t == nil {
+		return nil
+	}
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	for _, f := range []struct {
+		name string
+		v    float64
+		max  float64
+	}{
+		{"ReadThrottleEvents", t.ReadThrottleEvents, 0},
+		{"WriteThrottleEvents", t.WriteThrottleEvents, 0},
+		{"SystemErrors", t.SystemErrors, 0},
+		{"ConsumedCapacityPercent", t.ConsumedCapacityPercent, 100},
+		{"ReplicationLatencyMs", t.ReplicationLatencyMs, 0},
+	} {
+		switch {
+		case f.v < 0:
+			bad("%s.%s %v is negative: give a positive threshold, or 0 for the default", field, f.name, f.v)
+		case f.max > 0 && f.v > f.max:
+			bad("%s.%s %v is above %v: it is a percentage", field, f.name, f.v, f.max)
+		}
+	}
+	for _, op := range tableSortedKeys(t.LatencyMs) {
+		v := t.LatencyMs[op]
+		if !monitored[op] {
+			bad("%s.LatencyMs has %q, which is not monitored: %s", field, op, fix)
+		}
+		if v < 0 {
+			bad("%s.LatencyMs[%q] %v is negative: give a positive threshold in milliseconds, or 0 for the default", field, op, v)
+		}
+	}
+	return errs
 }
 
 func tableSortedKeys[V any](m map[string]V) []string {

@@ -3,6 +3,7 @@ package monitoring
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
@@ -51,6 +52,7 @@ func ValidateProps(p *TriggersMonitoringProps) error {
 			}
 		}
 	}
+	errs = append(errs, eventsTableThresholdErrors(p)...)
 	if p.Period != nil && !*awscdk.Token_IsUnresolved(p.Period) {
 		s := *p.Period.ToSeconds(&awscdk.TimeConversionOptions{Integral: jsii.Bool(false)})
 		if s < 60 || s > 86400 || int64(s)%60 != 0 || s != float64(int64(s)) {
@@ -73,4 +75,49 @@ func ValidateProps(p *TriggersMonitoringProps) error {
 		bad("Billing %q is unknown: use dynamotable.OnDemand or dynamotable.Provisioned", p.Billing)
 	}
 	return errors.Join(errs...)
+}
+
+// eventsTableThresholdErrors reports the problems of EventsTableThresholds
+// (as TableMonitoring's thresholds, plus: latency only for the events
+// table's Operations, a threshold for any operation but PutItem, no
+// replication threshold) and its disagreements with the deprecated table
+// fields of Thresholds.
+func eventsTableThresholdErrors(p *TriggersMonitoringProps) []error {
+	e := p.EventsTableThresholds
+	if e == nil {
+		return nil
+	}
+	ops := map[string]bool{}
+	for _, op := range Operations {
+		ops[op] = true
+	}
+	errs := tableThresholdErrors(e, "EventsTableThresholds", ops, "the events table's operations are "+strings.Join(Operations, ", ")+"; remove it")
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	for _, op := range tableSortedKeys(e.LatencyMs) {
+		if e.LatencyMs[op] == 0 && op != "PutItem" && ops[op] {
+			bad("EventsTableThresholds.LatencyMs[%q] is 0: give the p99 threshold in milliseconds (only PutItem has a default, 20)", op)
+		}
+	}
+	if e.ReplicationLatencyMs != 0 {
+		bad("EventsTableThresholds.ReplicationLatencyMs %v is given, but TriggersMonitoring monitors no replicas: remove it (TableMonitoring's ReplicaRegions monitor a global table)", e.ReplicationLatencyMs)
+	}
+	t := p.Thresholds
+	if t == nil {
+		return errs
+	}
+	for _, f := range []struct {
+		old, new string
+		was, is  float64
+	}{
+		{"ThrottleEvents", "ReadThrottleEvents", t.ThrottleEvents, e.ReadThrottleEvents},
+		{"ThrottleEvents", "WriteThrottleEvents", t.ThrottleEvents, e.WriteThrottleEvents},
+		{"SystemErrors", "SystemErrors", t.SystemErrors, e.SystemErrors},
+		{"ConsumedCapacityPercent", "ConsumedCapacityPercent", t.ConsumedCapacityPercent, e.ConsumedCapacityPercent},
+		{"PutItemLatencyP99Ms", `LatencyMs["PutItem"]`, t.PutItemLatencyP99Ms, e.LatencyMs["PutItem"]},
+	} {
+		if f.was != 0 && f.is != 0 && f.was != f.is {
+			bad("Thresholds.%s %v (deprecated) and EventsTableThresholds.%s %v disagree: drop Thresholds.%s", f.old, f.was, f.new, f.is, f.old)
+		}
+	}
+	return errs
 }
