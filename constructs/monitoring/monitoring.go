@@ -30,6 +30,7 @@ import (
 	"github.com/triggers-dev/triggers/constructs/archive"
 	"github.com/triggers-dev/triggers/constructs/dynamotable"
 	"github.com/triggers-dev/triggers/constructs/golambda"
+	"github.com/triggers-dev/triggers/constructs/internal/cdkutil"
 	"github.com/triggers-dev/triggers/constructs/triggersapi"
 	"github.com/triggers-dev/triggers/contract"
 )
@@ -141,7 +142,7 @@ func (m *TriggersMonitoring) Composite(service string) awscloudwatch.CompositeAl
 // the dashboard's alarm status widget shows them all.
 func NewTriggersMonitoring(scope constructs.Construct, id *string, props *TriggersMonitoringProps) *TriggersMonitoring {
 	if err := ValidateProps(props); err != nil {
-		panic(fmt.Errorf("monitoring %q: invalid props:\n%w", deref(id), err))
+		panic(fmt.Errorf("monitoring %q: invalid props:\n%w", cdkutil.Deref(id), err))
 	}
 	m := &TriggersMonitoring{
 		props: *props, Alarms: map[string]awscloudwatch.Alarm{}, Composites: map[string]awscloudwatch.CompositeAlarm{},
@@ -686,11 +687,4 @@ func (m *TriggersMonitoring) queries() {
 		FilterStatements: jsii.Strings(corr + ` = "REPLACE-WITH-CORRELATION-ID" or @message like "REPLACE-WITH-CORRELATION-ID"`),
 		Sort:             jsii.String("@timestamp asc"),
 	})
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/triggers-dev/triggers/constructs/dynamotable"
+	"github.com/triggers-dev/triggers/constructs/internal/cdkutil"
 )
 
 // Runbook section anchors (in docs/runbook.md) that TableMonitoring's alarm
@@ -85,7 +86,7 @@ func (m *TableMonitoring) Alarm(id string) awscloudwatch.Alarm { return m.Alarms
 // ValidateTableMonitoringProps).
 func NewTableMonitoring(scope constructs.Construct, id *string, props *TableMonitoringProps) *TableMonitoring {
 	if err := ValidateTableMonitoringProps(props); err != nil {
-		panic(fmt.Errorf("monitoring %q: invalid props:\n%w", deref(id), err))
+		panic(fmt.Errorf("monitoring %q: invalid props:\n%w", cdkutil.Deref(id), err))
 	}
 	m := &TableMonitoring{Alarms: map[string]awscloudwatch.Alarm{}, name: props.Table.Schema().Name}
 	ops := props.Operations
