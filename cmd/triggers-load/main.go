@@ -38,6 +38,16 @@
 // off by default: it is a limit, not a cost, and would cap the API arm;
 // -throttle keeps it.
 //
+// -scenario noisy-neighbour measures webhook delivery isolation instead
+// (internal/dev/noisyneighbour): the system make dev runs, tenant A's 20
+// webhook endpoints accepting connections and never answering, tenant B's
+// one healthy; it prints B's ingest-to-receipt p50/p95/p99/max, what B
+// lost or got twice, A's attempts made and put off, circuit openings, a
+// timeline of the queues and the machine's load (docs/performance.md):
+//
+//	make load LOAD_FLAGS="-scenario noisy-neighbour"
+//	go run ./cmd/triggers-load -scenario noisy-neighbour -duration 5m -rate-a 2 -esm-concurrency 5 -webhook-env WEBHOOK_PARALLEL=8
+//
 // Exit status: 0 when the run completed (budget misses are reported, not
 // failed, unless -fail-on-miss), 1 when a budget is missed with
 // -fail-on-miss or the run failed, 2 for bad flags.

@@ -608,7 +608,6 @@ func (s *scenario) run(ctx context.Context, cfg Config, rep *Report, metrics *co
 		case <-ctx.Done():
 		}
 	}()
-	driveCtx := ctx
 	var wg sync.WaitGroup
 	for _, t := range []struct {
 		p        *posts
@@ -619,9 +618,9 @@ func (s *scenario) run(ctx context.Context, cfg Config, rep *Report, metrics *co
 			continue
 		}
 		wg.Go(func() {
-			drive(driveCtx, t.rate, cfg.Duration, func(n int) {
+			drive(ctx, t.rate, cfg.Duration, func(n int) {
 				start := time.Now()
-				id, err := s.post(driveCtx, t.key, t.typ, n)
+				id, err := s.post(ctx, t.key, t.typ, n)
 				t.p.record(id, start, time.Now(), err)
 			})
 		})
@@ -664,10 +663,7 @@ func (s *scenario) run(ctx context.Context, cfg Config, rep *Report, metrics *co
 	rep.A.Posted, rep.A.PostErrors, rep.A.FirstPostError = len(a.at), a.errors, a.firstErr
 	rep.A.Connections, rep.A.MaxHeld = s.hang.counts()
 	metrics.fill(&rep.A)
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return nil
+	return ctx.Err()
 }
 
 // sample appends a Sample every Interval until ctx ends.

@@ -20,18 +20,17 @@ import (
 
 // ShortBound is the short form's bound on B's ingest-to-receipt p99.
 //
-// B's p99 is about 1.4 s with A idle (the delivery queue mapping's 1 s
-// batching window and the 250 ms stream poll are most of it), and the
-// target is 2 s (TargetP99, the long form's). The short form runs in go
-// test on a shared 2-core machine, where DynamoDB Local and moto_server
-// compete with other builds for the CPU, so its bound is generous: 8 s,
-// about 6 times the idle p99. It still catches the failure it is there
-// for: one of A's hanging requests holds its invocation, its batch and its
-// concurrency slot for the webhook timeout (10 s), so a B event that
-// waited for a slot behind A's requests arrives well over 8 s late. At
-// the deployed defaults (MaximumConcurrency 5, WEBHOOK_PARALLEL 8) B's
-// p99 is 39-98 s (docs/performance.md).
-const ShortBound = 8 * time.Second
+// With A idle, B's p99 is about 1.4 s: the delivery queue mapping's 1 s
+// batching window and the 250 ms stream poll are most of it. The target,
+// 2 s (TargetP99), is the long form's. The short form runs in go test on
+// a shared 2-core machine, where DynamoDB Local and moto_server compete
+// with other builds for the CPU (2.6 s at load average 2.5, 3.9 s at 4-7
+// here), so its bound is generous: 10 s, the webhook timeout. It still
+// catches what it is there for: when A's hanging requests hold the
+// webhook function's slots, B's events wait in the queue for the rest of
+// those holds (up to 30 s at the deployed defaults, MaximumConcurrency 5
+// and WEBHOOK_PARALLEL 8, where B's p99 was 39-98 s: docs/performance.md).
+const ShortBound = 10 * time.Second
 
 // shortForm is the short form's configuration: 20 s of posting, tenant A
 // 1 event/s to 20 hanging endpoints (20 hanging requests a second until
