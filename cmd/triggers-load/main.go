@@ -38,6 +38,16 @@
 // off by default: it is a limit, not a cost, and would cap the API arm;
 // -throttle keeps it.
 //
+// -scenario noisy-neighbour measures webhook delivery isolation instead
+// (internal/dev/noisyneighbour): the system make dev runs, tenant A's 20
+// webhook endpoints accepting connections and never answering, tenant B's
+// one healthy; it prints B's ingest-to-receipt p50/p95/p99/max, what B
+// lost or got twice, A's attempts made and put off, circuit openings, a
+// timeline of the queues and the machine's load (docs/performance.md):
+//
+//	make load LOAD_FLAGS="-scenario noisy-neighbour"
+//	go run ./cmd/triggers-load -scenario noisy-neighbour -duration 5m -rate-a 2 -esm-concurrency 5 -webhook-env WEBHOOK_PARALLEL=8
+//
 // Exit status: 0 when the run completed (budget misses are reported, not
 // failed, unless -fail-on-miss), 1 when a budget is missed with
 // -fail-on-miss or the run failed, 2 for bad flags.
@@ -114,7 +124,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("triggers-load", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	o := Options{}
-	fs.DurationVar(&o.Duration, "duration", 6*time.Second, "measured time of each arm (API, raw) of each cell")
+	fs.DurationVar(&o.Duration, "duration", 6*time.Second, "measured time of each arm (API, raw) of each cell; "+scenarioNoisy+": how long both tenants post (default there 2m)")
 	fs.DurationVar(&o.Warmup, "warmup", 3*time.Second, "warm-up per workload before measuring (both arms, highest concurrency)")
 	conc := fs.String("concurrency", "1,8,32", "comma-separated numbers of concurrent clients")
 	fs.IntVar(&o.Payload, "payload", 1024, "payload size in bytes (the event's payload JSON)")
@@ -124,12 +134,32 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	workloads := fs.String("workloads", "ingest,inbox", "workloads to run")
 	jsonOut := fs.Bool("json", false, "print the report as JSON instead of a table")
 	failOnMiss := fs.Bool("fail-on-miss", false, "exit 1 when a cell misses the budget")
+	scenario := fs.String("scenario", "api", "what to measure: api (the API against raw DynamoDB calls) or "+scenarioNoisy+" (webhook delivery isolation between two tenants, docs/performance.md)")
+	var noisy noisyFlags
+	noisy.register(fs)
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of every measured run (this process: load generator, gateway, handlers, SDK; not DynamoDB Local) into this folder, one file per workload, concurrency, arm and round")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "triggers-load: unexpected argument %q: every option is a flag (-h lists them)\n", fs.Arg(0))
+		return 2
+	}
+	if *scenario == scenarioNoisy {
+		duration := 2 * time.Minute
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name == "duration" {
+				duration = o.Duration
+			}
+		})
+		if duration <= 0 {
+			fmt.Fprintln(stderr, "triggers-load: -duration must be positive")
+			return 2
+		}
+		return runNoisy(ctx, duration, o.Template, noisy, *jsonOut, stdout, stderr)
+	}
+	if *scenario != "api" {
+		fmt.Fprintf(stderr, "triggers-load: -scenario: unknown scenario %q (api, %s)\n", *scenario, scenarioNoisy)
 		return 2
 	}
 	var err error

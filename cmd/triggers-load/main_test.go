@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/triggers-dev/triggers/internal/dev/noisyneighbour"
 )
 
 func ms(f float64) time.Duration { return time.Duration(f * float64(time.Millisecond)) }
@@ -135,6 +137,10 @@ func TestIngestBodySize(t *testing.T) {
 func TestBadFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"-concurrency", "0"}, {"-duration", "0s"}, {"-payload", "5"}, {"-rounds", "0"}, {"-workloads", "ingest,scan"}, {"extra"},
+		{"-scenario", "noisy"}, {"-scenario", scenarioNoisy, "-rate-b", "0"}, {"-scenario", scenarioNoisy, "-rate-a", "-1"},
+		{"-scenario", scenarioNoisy, "-endpoints", "21"}, {"-scenario", scenarioNoisy, "-esm-concurrency", "0"},
+		{"-scenario", scenarioNoisy, "-webhook-env", "WEBHOOK_PARALLEL"}, {"-scenario", scenarioNoisy, "-duration", "-1s"},
+		{"-scenario", scenarioNoisy, "-drain", "0s"},
 	} {
 		var out, errb bytes.Buffer
 		if code := run(context.Background(), args, &out, &errb); code != 2 {
@@ -195,4 +201,29 @@ func TestFormatTableCPU(t *testing.T) {
 	var b bytes.Buffer
 	require.NoError(t, FormatTable(&b, []Cell{c}))
 	assert.Contains(t, b.String(), "ingest     8  API 1.200ms + 3.000ms   raw 0.500ms + 3.100ms\n")
+}
+
+func TestParseEnv(t *testing.T) {
+	got, err := parseEnv("WEBHOOK_PARALLEL=20, WEBHOOK_SLOW_AFTER=2s")
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"WEBHOOK_PARALLEL": "20", "WEBHOOK_SLOW_AFTER": "2s"}, got)
+	got, err = parseEnv("")
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{}, got, "empty: the template's own settings")
+	for _, bad := range []string{"X", "=1", "A=1,,B=2"} {
+		if _, err := parseEnv(bad); err == nil {
+			t.Errorf("parseEnv(%q) = nil error, want an error", bad)
+		}
+	}
+}
+
+func TestNoisyVerdict(t *testing.T) {
+	ok := noisyneighbour.Report{B: noisyneighbour.TenantB{Posted: 10, Received: 10, Latency: noisyneighbour.Latency{P99: noisyneighbour.TargetP99}}}
+	assert.Equal(t, "met", verdict(ok))
+	bad := ok
+	bad.B.Latency.P99 = noisyneighbour.TargetP99 + time.Millisecond
+	bad.B.Missing = []string{"e1"}
+	bad.B.Duplicates = 1
+	bad.B.PostErrors = 2
+	assert.Equal(t, "MISS p99, lost, duplicates, post errors", verdict(bad))
 }

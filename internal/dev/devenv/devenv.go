@@ -21,6 +21,7 @@ package devenv
 import (
 	"context"
 	"crypto/rand"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -124,6 +125,25 @@ type Options struct {
 	// syntax), replacing the template's WEBHOOK_SCHEDULE. Default:
 	// DefaultWebhookSchedule, seconds instead of the deployed hours.
 	WebhookSchedule string
+	// WebhookEnv sets variables of the webhook function's environment
+	// (WEBHOOK_TIMEOUT, WEBHOOK_PARALLEL, WEBHOOK_SLOW_AFTER...) over the
+	// template's and make dev's own values, as a deployment's construct
+	// props would. Default: none.
+	WebhookEnv map[string]string
+	// WebhookConcurrency, when positive, is the MaximumConcurrency of
+	// every webhook event source mapping, replacing the template's (whose
+	// absence means the function's reserved concurrency, else
+	// sqsesm.DefaultConcurrency). Default: the template's.
+	WebhookConcurrency int
+	// WebhookRoots are certificates the webhook function's HTTP client
+	// trusts besides the system roots and the local receiver's: other
+	// https receivers on loopback. Default: none.
+	WebhookRoots []*x509.Certificate
+	// WebhookMetrics receives the webhook function's metrics (attempts by
+	// outcome, deferred attempts, circuits opened, disabled
+	// subscriptions), as the deployed function's EMF writer does.
+	// Default: none (make dev turns the runtime metrics off).
+	WebhookMetrics dispatch.Metrics
 	// Stdout receives the start-up summary (with the API key) and the
 	// request, delivery and poller log lines (JSON). Default: os.Stdout.
 	Stdout io.Writer
@@ -295,11 +315,12 @@ func Run(ctx context.Context, o Options) (err error) {
 		dispatcher, err := dispatch.New(dispatch.Config{
 			Store:        store.New(client, w.EventsTable, store.WithProfile(w.EventsProfile)),
 			Queue:        retryQueue,
-			Client:       rcv.client(w.Timeout),
+			Client:       rcv.client(w.Timeout, o.WebhookRoots...),
 			Schedule:     w.Schedule,
 			DisableAfter: w.DisableAfter,
 			Logger:       log,
 			Secrets:      box,
+			Metrics:      o.WebhookMetrics,
 			// As lambda/webhooks: the template's isolation settings.
 			Parallel:         w.Parallel,
 			BreakerThreshold: w.BreakerThreshold,

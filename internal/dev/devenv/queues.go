@@ -74,8 +74,11 @@ type functions struct {
 // the queue URLs and ARNs by the local queues', the events table by the
 // local one; make dev also sets its retry schedule (seconds instead of
 // hours), allows loopback targets (its receiver), seals webhook secrets
-// with secretsKey (a key on local-kms) and turns the runtime metrics off. Every other variable (WEBHOOK_TIMEOUT, LOG_LEVEL,
-// WEBHOOK_DISABLE_AFTER...) is the construct's.
+// with secretsKey (a key on local-kms) and turns the runtime metrics off.
+// Every other variable (WEBHOOK_TIMEOUT, LOG_LEVEL,
+// WEBHOOK_DISABLE_AFTER...) is the construct's, unless o.WebhookEnv sets
+// it; o.WebhookConcurrency, when positive, replaces the mappings'
+// MaximumConcurrency.
 func setupFunctions(ctx context.Context, tpl *sqsesm.Template, client *sqs.Client, o Options, secretsKey string) (*functions, error) {
 	queues, err := tpl.CreateQueues(ctx, client, QueuePrefix)
 	if err != nil {
@@ -117,12 +120,15 @@ func setupFunctions(ctx context.Context, tpl *sqsesm.Template, client *sqs.Clien
 			return nil, fmt.Errorf("the template has two webhook functions (%s, %s): make dev runs one", out.webhooksFn, m.Function.LogicalID)
 		}
 		out.webhooksFn = m.Function.LogicalID
+		if o.WebhookConcurrency > 0 {
+			m.Settings.MaximumConcurrency = o.WebhookConcurrency
+		}
 		out.mappings = append(out.mappings, m)
 	}
 	if out.webhooksFn == "" {
 		return out, nil
 	}
-	getenv, err := tpl.Functions[out.webhooksFn].Environment(queues, map[string]string{
+	env := map[string]string{
 		contract.EnvEventsTable:         o.EventsTable,
 		contract.EnvEventsProfile:       string(o.EventsProfile),
 		contract.EnvWebhookSchedule:     o.WebhookSchedule,
@@ -131,7 +137,11 @@ func setupFunctions(ctx context.Context, tpl *sqsesm.Template, client *sqs.Clien
 		contract.EnvMetricsNamespace:    "",
 		contract.EnvDynamoDBEndpoint:    "",
 		contract.EnvSQSEndpoint:         "",
-	})
+	}
+	for k, v := range o.WebhookEnv {
+		env[k] = v
+	}
+	getenv, err := tpl.Functions[out.webhooksFn].Environment(queues, env)
 	if err != nil {
 		return nil, err
 	}

@@ -127,3 +127,34 @@ func TestQueuePublisher(t *testing.T) {
 	require.Error(t, err)
 	assert.Len(t, sent.kept, 2)
 }
+
+// Options.WebhookEnv sets the webhook function's variables over the
+// template's and make dev's own; Options.WebhookConcurrency replaces the
+// mappings' MaximumConcurrency.
+func TestSetupFunctionsOverrides(t *testing.T) {
+	o := Options{EventsTable: "local-events", WebhookSchedule: "1s,2s", WebhookConcurrency: 12, WebhookEnv: map[string]string{
+		"WEBHOOK_PARALLEL": "20", "WEBHOOK_TIMEOUT": "3s", "WEBHOOK_SLOW_AFTER": "1s", "WEBHOOK_SCHEDULE": "7s",
+	}}
+	fns, err := setupFunctions(context.Background(), devTemplate(t), sqsTest.SQS, o, testSecretsKey)
+	require.NoError(t, err)
+	w := fns.webhooks
+	assert.Equal(t, 20, w.Parallel)
+	assert.Equal(t, 3*time.Second, w.Timeout)
+	assert.Equal(t, time.Second, w.SlowAfter)
+	want, _ := webhook.ParseSchedule("7s")
+	assert.Equal(t, want, w.Schedule, "WebhookEnv wins over make dev's schedule")
+	assert.Equal(t, "local-events", w.EventsTable, "make dev's own values stay where WebhookEnv says nothing")
+	require.Len(t, fns.mappings, 2)
+	for _, m := range fns.mappings {
+		assert.Equal(t, 12, m.Concurrency(), m.LogicalID)
+	}
+	lines := fns.describe()
+	assert.Contains(t, lines[0], "timeout 5m0s, webhook timeout 3s")
+	for _, l := range lines[1:] {
+		assert.Contains(t, l, "(at most 12 at once,")
+	}
+
+	o.WebhookEnv = map[string]string{"WEBHOOK_PARALLEL": "0"}
+	_, err = setupFunctions(context.Background(), devTemplate(t), sqsTest.SQS, o, testSecretsKey)
+	assert.ErrorContains(t, err, "WEBHOOK_PARALLEL", "a bad value fails as it would in Lambda")
+}

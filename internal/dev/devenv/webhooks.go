@@ -56,13 +56,17 @@ func newReceiver(secrets func(context.Context) ([]webhook.Secret, error)) *recei
 }
 
 // client is the dispatcher's HTTP client in make dev: it trusts the system
-// roots and the receiver's certificate, and allows loopback targets.
-func (r *receiver) client(timeout time.Duration) *http.Client {
+// roots, the receiver's certificate and extra, and allows loopback
+// targets.
+func (r *receiver) client(timeout time.Duration, extra ...*x509.Certificate) *http.Client {
 	pool, err := x509.SystemCertPool()
 	if err != nil || pool == nil {
 		pool = x509.NewCertPool()
 	}
 	pool.AddCert(r.srv.Certificate())
+	for _, c := range extra {
+		pool.AddCert(c)
+	}
 	tlsCfg := r.srv.Client().Transport.(*http.Transport).TLSClientConfig.Clone()
 	tlsCfg.RootCAs = pool
 	return webhook.NewHTTPClient(webhook.ClientOptions{Timeout: timeout, AllowPrivate: true, TLSConfig: tlsCfg})

@@ -3,8 +3,17 @@ package devenv
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"math/big"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -65,4 +74,43 @@ func TestReceiverOpensSealedSecrets(t *testing.T) {
 	require.NoError(t, kms.Stop())
 	_, err = secrets(ctx)
 	assert.ErrorIs(t, err, secretbox.ErrUnavailable)
+}
+
+// The dispatcher's client trusts the certificates Options.WebhookRoots
+// adds (another https receiver on loopback), besides the receiver's.
+func TestReceiverClientTrustsExtraRoots(t *testing.T) {
+	rcv := newReceiver(func(context.Context) ([]webhook.Secret, error) { return nil, nil })
+	defer rcv.srv.Close()
+	// httptest's servers share one certificate: this one gets its own.
+	other := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	other.TLS = &tls.Config{Certificates: []tls.Certificate{selfSigned(t)}}
+	other.StartTLS()
+	defer other.Close()
+	require.False(t, other.Certificate().Equal(rcv.srv.Certificate()))
+
+	_, err := rcv.client(5 * time.Second).Get(other.URL)
+	require.Error(t, err, "without it, the other receiver's certificate is unknown")
+	res, err := rcv.client(5*time.Second, other.Certificate()).Get(other.URL)
+	require.NoError(t, err)
+	res.Body.Close()
+	assert.Equal(t, http.StatusNoContent, res.StatusCode)
+	res, err = rcv.client(5*time.Second, other.Certificate()).Get(rcv.srv.URL + "/ok")
+	require.NoError(t, err, "the receiver's own certificate is still trusted")
+	res.Body.Close()
+}
+
+// selfSigned returns a new self-signed certificate for 127.0.0.1.
+func selfSigned(t *testing.T) tls.Certificate {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "other receiver"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, BasicConstraintsValid: true, IsCA: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, &key.PublicKey, key)
+	require.NoError(t, err)
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
 }
