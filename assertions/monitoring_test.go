@@ -138,7 +138,7 @@ var expectedAlarms = map[string]struct {
 	"MonitoringWebhookFunctionErrors":             {alarmShape{lambdaMetric("Errors", "Sum"), "", 1, 1, 1, gteOp, "notBreaching"}, "lambda-errors", "Functions"},
 	"MonitoringWebhookFunctionThrottles":          {alarmShape{lambdaMetric("Throttles", "Sum"), "", 1, 3, 2, gteOp, "notBreaching"}, "lambda-throttles", "Functions"},
 	"MonitoringWebhookFunctionDuration":           {alarmShape{lambdaMetric("Duration", "p99"), "", 240000, 3, 3, gtOp, "notBreaching"}, "lambda-duration-near-timeout", "Functions"},
-	"MonitoringWebhookFunctionConcurrency":        {alarmShape{lambdaMetric("ConcurrentExecutions", "Maximum"), "", 9, 3, 3, gtOp, "notBreaching"}, "lambda-concurrency-near-limit", "Functions"},
+	"MonitoringWebhookFunctionConcurrency":        {alarmShape{lambdaMetric("ConcurrentExecutions", "Maximum"), "", 27, 3, 3, gtOp, "notBreaching"}, "lambda-concurrency-near-limit", "Functions"},
 	"MonitoringIteratorAge":                       {alarmShape{lambdaMetric("IteratorAge", "Maximum"), "", 60000, 2, 2, gtOp, "notBreaching"}, "stream-iterator-age", "Functions"},
 	"MonitoringApi5xxRate":                        {alarmShape{[]string{metricLine("AWS/ApiGateway", "5XXError", "Sum", 300, apiDims), metricLine("AWS/ApiGateway", "Count", "Sum", 300, apiDims)}, "IF(requests > 0, 100 * errors / requests, 0)", 1, 3, 2, gtOp, "notBreaching"}, "api-5xx-rate", "Api"},
 	"MonitoringApi4xxRate": {alarmShape{sorted([]string{

@@ -58,7 +58,7 @@ func TestWebhookFunction(t *testing.T) {
 		contract.EnvMetricsNamespace:        "Triggers/" + apiStack,
 		contract.EnvLogLevel:                "info",
 		contract.EnvWebhookSecretsKey:       map[string]any{"Fn::GetAtt": []any{keyID, "Arn"}},
-		contract.EnvWebhookParallel:         "8",
+		contract.EnvWebhookParallel:         "20",
 		contract.EnvWebhookBreakerThreshold: "5",
 		contract.EnvWebhookBreakerCooldown:  "30s",
 		contract.EnvWebhookSlowAfter:        "5s",

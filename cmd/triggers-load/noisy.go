@@ -6,11 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/dev/noisyneighbour"
 )
 
@@ -35,8 +33,8 @@ func (n *noisyFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&n.rateB, "rate-b", 5, scenarioNoisy+": events per second the healthy tenant B posts")
 	fs.IntVar(&n.endpoints, "endpoints", noisyneighbour.MaxEndpoints, scenarioNoisy+": tenant A's subscriptions, each to an endpoint that accepts and never answers")
 	fs.DurationVar(&n.drain, "drain", time.Minute, scenarioNoisy+": how long to wait for B's last events after the posting")
-	fs.IntVar(&n.esmConc, "esm-concurrency", noisyneighbour.DefaultConcurrency, scenarioNoisy+": MaximumConcurrency of each webhook event source mapping")
-	fs.StringVar(&n.webhookEnv, "webhook-env", contract.EnvWebhookParallel+"="+strconv.Itoa(noisyneighbour.DefaultParallel), scenarioNoisy+": webhook function variables over the template's, NAME=value,... (\"\": the template's own)")
+	fs.IntVar(&n.esmConc, "esm-concurrency", 0, scenarioNoisy+": MaximumConcurrency of each webhook event source mapping (0: the template's)")
+	fs.StringVar(&n.webhookEnv, "webhook-env", "", scenarioNoisy+": webhook function variables over the template's, NAME=value,... (\"\": the template's own)")
 	fs.DurationVar(&n.poll, "poll", 0, scenarioNoisy+": stream poll interval when idle (default: make dev's)")
 	fs.DurationVar(&n.interval, "interval", 5*time.Second, scenarioNoisy+": timeline sampling interval")
 	fs.BoolVar(&n.timeline, "timeline", true, scenarioNoisy+": print the timeline (B's arrivals, the queues, A's held connections)")
@@ -72,8 +70,8 @@ func runNoisy(ctx context.Context, duration time.Duration, template string, n no
 	case n.endpoints < 1 || n.endpoints > noisyneighbour.MaxEndpoints:
 		fmt.Fprintf(stderr, "triggers-load: -endpoints must be 1 to %d (a tenant's subscriptions)\n", noisyneighbour.MaxEndpoints)
 		return 2
-	case n.esmConc < 1 || n.esmConc > 1000:
-		fmt.Fprintln(stderr, "triggers-load: -esm-concurrency must be 1 to 1000")
+	case n.esmConc < 0 || n.esmConc == 1 || n.esmConc > 1000:
+		fmt.Fprintln(stderr, "triggers-load: -esm-concurrency must be 2 to 1000, or 0 for the template's")
 		return 2
 	case n.drain <= 0 || n.interval <= 0:
 		fmt.Fprintln(stderr, "triggers-load: -drain and -interval must be positive")

@@ -57,16 +57,17 @@ const (
 	MaxSQSDelay = 15 * time.Minute
 	// DefaultWebhookReservedConcurrency is the webhook function's reserved
 	// concurrency: the most instances delivery ever runs.
-	DefaultWebhookReservedConcurrency = 10
+	DefaultWebhookReservedConcurrency = 30
 	// DefaultWebhookDeliveryMaxConcurrency is the delivery queue's event
 	// source's MaximumConcurrency (new events).
-	DefaultWebhookDeliveryMaxConcurrency = 6
+	DefaultWebhookDeliveryMaxConcurrency = 20
 	// DefaultWebhookRetryMaxConcurrency is the retry queue's event
 	// source's MaximumConcurrency (retries, deferred attempts,
 	// redeliveries).
-	DefaultWebhookRetryMaxConcurrency = 4
-	// DefaultWebhookParallel bounds one message's attempts made at once.
-	DefaultWebhookParallel = 8
+	DefaultWebhookRetryMaxConcurrency = 10
+	// DefaultWebhookParallel bounds one message's attempts made at once:
+	// a tenant's most subscriptions, so a round never waits for a slot.
+	DefaultWebhookParallel = 20
 	// DefaultWebhookBreakerThreshold is how many failures in a row open an
 	// endpoint's circuit.
 	DefaultWebhookBreakerThreshold = 5
@@ -135,24 +136,28 @@ type WebhookOptions struct {
 	// RetryMaxConcurrency (the event sources would be throttled
 	// otherwise), at most 1000. Set this, not Function.ReservedConcurrency.
 	//
-	// Default: 10 (DefaultWebhookReservedConcurrency).
+	// Default: 30 (DefaultWebhookReservedConcurrency).
 	ReservedConcurrency float64
 	// DeliveryMaxConcurrency is the delivery queue's event source's
-	// MaximumConcurrency (new events' first attempts), 2-1000.
+	// MaximumConcurrency (new events' first attempts), 2-1000. Room for
+	// the batches a tenant's hanging endpoints hold until their circuits
+	// open (each for up to a webhook timeout) beside everyone else's.
 	//
-	// Default: 6.
+	// Default: 20.
 	DeliveryMaxConcurrency float64
 	// RetryMaxConcurrency is the retry queue's event source's
 	// MaximumConcurrency (retries, deferred attempts, redeliveries),
 	// 2-1000. Apart from the delivery queue's: a retry backlog never takes
 	// new events' instances.
 	//
-	// Default: 4.
+	// Default: 10.
 	RetryMaxConcurrency float64
 	// Parallel bounds the attempts of one message (a round to one
-	// tenant's subscriptions) made at once, 1-20 (WEBHOOK_PARALLEL).
+	// tenant's subscriptions) made at once, 1-20 (WEBHOOK_PARALLEL). Below
+	// 20 a round to many hanging endpoints holds its invocation for
+	// several webhook timeouts.
 	//
-	// Default: 8.
+	// Default: 20.
 	Parallel float64
 	// CircuitBreaker configures the endpoints' circuit breaker, shared by
 	// every instance through the events table: while an endpoint's circuit

@@ -212,7 +212,7 @@ func TestWebhookDeliveryDefaults(t *testing.T) {
 	assert.Equal(t, []any{"arm64"}, fn["Architectures"])
 	assert.Equal(t, 300.0, fn["Timeout"])
 	assert.Equal(t, 256.0, fn["MemorySize"])
-	assert.Equal(t, 10.0, fn["ReservedConcurrentExecutions"], "delivery never takes more of the account's concurrency")
+	assert.Equal(t, 30.0, fn["ReservedConcurrentExecutions"], "delivery never takes more of the account's concurrency")
 	_, lg := only(t, tp, "AWS::Logs::LogGroup", "WFunctionLogGroup")
 	assert.Equal(t, 30.0, lg["RetentionInDays"])
 	keyID, _ := only(t, tp, "AWS::KMS::Key", "WSecretsKey")
@@ -225,7 +225,7 @@ func TestWebhookDeliveryDefaults(t *testing.T) {
 		contract.EnvWebhookDisableAfter:     "120h0m0s",
 		contract.EnvMetricsNamespace:        "Triggers/S",
 		contract.EnvLogLevel:                "info",
-		contract.EnvWebhookParallel:         "8",
+		contract.EnvWebhookParallel:         "20",
 		contract.EnvWebhookBreakerThreshold: "5",
 		contract.EnvWebhookBreakerCooldown:  "30s",
 		contract.EnvWebhookSlowAfter:        "5s",
@@ -248,7 +248,7 @@ func TestWebhookDeliveryDefaults(t *testing.T) {
 		assert.Equal(t, []any{"ReportBatchItemFailures"}, p["FunctionResponseTypes"], id)
 	}
 	assert.ElementsMatch(t, []string{deliveryID, retryID}, sources)
-	assert.Equal(t, map[string]any{deliveryID: 6.0, retryID: 4.0}, maxConcurrency,
+	assert.Equal(t, map[string]any{deliveryID: 20.0, retryID: 10.0}, maxConcurrency,
 		"new events and retries have instances of their own, within the reserved concurrency")
 
 	// IAM, action by action: the table's ARN only (no index), send on
@@ -291,7 +291,7 @@ func TestWebhookDeliveryOptions(t *testing.T) {
 		ReservedConcurrency:    20,
 		DeliveryMaxConcurrency: 12,
 		RetryMaxConcurrency:    8,
-		Parallel:               20,
+		Parallel:               12,
 		CircuitBreaker:         &triggersapi.CircuitBreakerOptions{Threshold: 3, Cooldown: mins(5), SlowAfter: awscdk.Duration_Millis(jsii.Number(2500))},
 		EndpointRateLimit:      25,
 		Schedule:               []awscdk.Duration{awscdk.Duration_Seconds(jsii.Number(30)), mins(1), mins(90), awscdk.Duration_Hours(jsii.Number(24))},
@@ -310,7 +310,7 @@ func TestWebhookDeliveryOptions(t *testing.T) {
 	assert.Equal(t, "5s", env[contract.EnvWebhookTimeout])
 	assert.Equal(t, "36h0m0s", env[contract.EnvWebhookDisableAfter])
 	assert.Equal(t, "debug", env[contract.EnvLogLevel])
-	assert.Equal(t, "20", env[contract.EnvWebhookParallel])
+	assert.Equal(t, "12", env[contract.EnvWebhookParallel])
 	assert.Equal(t, "3", env[contract.EnvWebhookBreakerThreshold])
 	assert.Equal(t, "5m0s", env[contract.EnvWebhookBreakerCooldown])
 	assert.Equal(t, "2.5s", env[contract.EnvWebhookSlowAfter])
@@ -347,8 +347,8 @@ func TestWebhookOptionsValidation(t *testing.T) {
 		{"log level", triggersapi.WebhookOptions{LogLevel: "verbose"}, `LogLevel "verbose" is invalid: use debug, info, warn or error`},
 		{"memory", triggersapi.WebhookOptions{Function: &triggersapi.FunctionOptions{MemoryMiB: 64}}, "Function.MemoryMiB 64 is outside 128-10240"},
 		{"function shorter than a request and its writes", triggersapi.WebhookOptions{Function: &triggersapi.FunctionOptions{Timeout: secs(12)}}, "Function.Timeout 12s is shorter than the webhook Timeout 10s plus 3s for an attempt's store writes: the function would never start an attempt; raise Function.Timeout to at least 13s"},
-		{"reserved concurrency below the event sources'", triggersapi.WebhookOptions{ReservedConcurrency: 5}, "ReservedConcurrency 5 is less than DeliveryMaxConcurrency 6 + RetryMaxConcurrency 4 = 10: the event sources would be throttled; raise ReservedConcurrency to at least 10"},
-		{"reserved concurrency below raised event sources", triggersapi.WebhookOptions{DeliveryMaxConcurrency: 20}, "ReservedConcurrency 10 is less than DeliveryMaxConcurrency 20 + RetryMaxConcurrency 4 = 24"},
+		{"reserved concurrency below the event sources'", triggersapi.WebhookOptions{ReservedConcurrency: 25}, "ReservedConcurrency 25 is less than DeliveryMaxConcurrency 20 + RetryMaxConcurrency 10 = 30: the event sources would be throttled; raise ReservedConcurrency to at least 30"},
+		{"reserved concurrency below raised event sources", triggersapi.WebhookOptions{DeliveryMaxConcurrency: 40}, "ReservedConcurrency 30 is less than DeliveryMaxConcurrency 40 + RetryMaxConcurrency 10 = 50"},
 		{"reserved concurrency too high", triggersapi.WebhookOptions{ReservedConcurrency: 1001}, "ReservedConcurrency 1001 is outside 1-1000"},
 		{"event source concurrency below two", triggersapi.WebhookOptions{RetryMaxConcurrency: 1}, "RetryMaxConcurrency 1 is outside 2-1000: an SQS event source's MaximumConcurrency is 2 to 1000"},
 		{"fractional concurrency", triggersapi.WebhookOptions{DeliveryMaxConcurrency: 2.5}, "DeliveryMaxConcurrency 2.5 is outside 2-1000"},

@@ -129,8 +129,10 @@ const (
 	// DefaultLease is how long an attempt stays claimed when the context
 	// has no deadline (Lambda's longest invocation).
 	DefaultLease = 15 * time.Minute
-	// DefaultParallel bounds the attempts of one message made at once.
-	DefaultParallel = 8
+	// DefaultParallel bounds the attempts of one message made at once: a
+	// tenant's most subscriptions, so that no attempt of a round waits for
+	// another's slot (and for a circuit its wait would have seen open).
+	DefaultParallel = event.MaxSubscriptions
 	// DefaultBreakerThreshold is how many failures in a row open an
 	// endpoint's circuit.
 	DefaultBreakerThreshold = 5
@@ -242,6 +244,9 @@ func (nopMetrics) CircuitOpened(string, string, string)   {}
 // Dispatcher delivers events to subscriptions.
 type Dispatcher struct {
 	cfg Config
+	// circuits remembers the circuits this instance opened, so that an
+	// attempt sees one opened after its subscription was read.
+	circuits circuits
 }
 
 type defaultRand struct{}
@@ -298,7 +303,7 @@ func New(cfg Config) (*Dispatcher, error) {
 	if cfg.Secrets == nil {
 		cfg.Secrets = plainSecrets{}
 	}
-	return &Dispatcher{cfg: cfg}, nil
+	return &Dispatcher{cfg: cfg, circuits: circuits{open: map[circuitKey]time.Time{}}}, nil
 }
 
 // Errors that leave a message to be handled again later.
@@ -430,25 +435,41 @@ func (d *Dispatcher) HandleTask(ctx context.Context, t Task) error {
 	return d.retry(ctx, t)
 }
 
-// retry makes attempt t.Attempt to one subscription.
+// retry makes attempt t.Attempt to one subscription. While the
+// subscription's circuit is open (or its probe held) the task is only
+// sent again for when that ends, at the cost of one read: the attempt
+// stays recorded as scheduled, so an open circuit's backlog costs little
+// however long it lasts.
 func (d *Dispatcher) retry(ctx context.Context, t Task) error {
-	e, err := d.cfg.Store.Get(ctx, t.Tenant, t.EventID)
-	if errors.Is(err, event.ErrNotFound) {
+	sub, err := d.cfg.Store.GetSubscription(ctx, t.Tenant, t.SubscriptionID)
+	if err != nil && !errors.Is(err, event.ErrSubscriptionNotFound) {
+		return err
+	}
+	now := d.cfg.Now()
+	if err == nil && !sub.Disabled {
+		d.circuits.seen(t.Tenant, sub, now)
+		if wait, reason, ok := d.putOff(sub, now); ok {
+			t.DueAt = now.Add(wait)
+			if err := d.cfg.Queue.Send(ctx, t, min(wait, MaxQueueDelay)); err != nil {
+				return fmt.Errorf("put off attempt %d of event %s to %s: %w", t.Attempt, t.EventID, sub.ID, err)
+			}
+			d.cfg.Metrics.WebhookDeferred(t.Tenant, sub.ID, reason)
+			return nil
+		}
+	}
+	e, gerr := d.cfg.Store.Get(ctx, t.Tenant, t.EventID)
+	if errors.Is(gerr, event.ErrNotFound) {
 		d.log(ctx, slog.LevelInfo, "webhook retry dropped: the event expired", t.Tenant, t.EventID, t.SubscriptionID)
 		return nil
 	}
-	if err != nil {
-		return err
+	if gerr != nil {
+		return gerr
 	}
-	sub, err := d.cfg.Store.GetSubscription(ctx, t.Tenant, t.SubscriptionID)
-	if errors.Is(err, event.ErrSubscriptionNotFound) || err == nil && sub.Disabled {
+	if errors.Is(err, event.ErrSubscriptionNotFound) || sub.Disabled {
 		d.log(ctx, slog.LevelInfo, "webhook retry dropped: the subscription was deleted or disabled", t.Tenant, t.EventID, t.SubscriptionID)
 		// Every other subscription counts as live: only this one's
 		// attempts may be closed.
 		return d.round(ctx, t.Tenant, e, nil, func(id string) bool { return id != t.SubscriptionID }, nil, "")
-	}
-	if err != nil {
-		return err
 	}
 	recorded, err := d.cfg.Store.ListAttempts(ctx, t.Tenant, e.ID)
 	if err != nil {
@@ -704,30 +725,69 @@ func (d *Dispatcher) attempt(ctx context.Context, tenant string, e event.Event, 
 // open nothing is sent; with an EndpointRate, a second whose requests are
 // used up waits for the next; once the circuit's open time has passed
 // (half-open) one probe at a time is made (probe), the others wait.
+//
+// sub may have been read a while ago (a round's subscriptions are read
+// when its message starts): when this instance has opened the circuit
+// since, the subscription is read again to see it as it is now.
 func (d *Dispatcher) gate(ctx context.Context, tenant string, sub event.Subscription, now time.Time) (wait time.Duration, reason string, probe bool, err error) {
-	// Up to a tenth more, so that deferred attempts do not all come back
-	// at the same moment.
-	jitter := func(w time.Duration) time.Duration { return w + time.Duration(float64(w/10)*d.cfg.Rand.Float64()) }
-	if sub.CircuitOpenUntil.After(now) {
-		return jitter(sub.CircuitOpenUntil.Sub(now)), contract.DeferredCircuitOpen, false, nil
+	if !sub.CircuitOpenUntil.After(now) && d.circuits.until(tenant, sub.ID).After(now) {
+		fresh, err := d.cfg.Store.GetSubscription(ctx, tenant, sub.ID)
+		switch {
+		case err == nil:
+			sub = fresh
+			d.circuits.seen(tenant, sub, now)
+		case errors.Is(err, event.ErrSubscriptionNotFound):
+			// Deleted meanwhile: the scheduled attempt's task finds it
+			// gone and closes the attempt.
+			sub.CircuitOpenUntil = d.circuits.until(tenant, sub.ID)
+		default:
+			return 0, "", false, err
+		}
+	}
+	if w, reason, ok := d.putOff(sub, now); ok {
+		return w, reason, false, nil
 	}
 	if d.cfg.EndpointRate > 0 {
 		ok, err := d.cfg.Store.TakeRateToken(ctx, tenant, sub.ID, now, d.cfg.EndpointRate)
 		if err != nil || !ok {
 			// To the next second, spread over it.
-			return jitter(now.Truncate(time.Second).Add(time.Second).Sub(now)), contract.DeferredRateLimited, false, err
+			w := now.Truncate(time.Second).Add(time.Second).Sub(now)
+			return w + time.Duration(float64(w/10)*d.cfg.Rand.Float64()), contract.DeferredRateLimited, false, err
 		}
 	}
 	if sub.HalfOpen(now) {
 		// The probe is held for as long as one attempt takes: a probe
 		// whose instance died frees the endpoint soon.
-		probe, err := d.cfg.Store.AcquireProbe(ctx, tenant, sub.ID, now, now.Add(d.cfg.Client.Timeout+storeMargin))
+		until := now.Add(d.cfg.Client.Timeout + storeMargin)
+		probe, err := d.cfg.Store.AcquireProbe(ctx, tenant, sub.ID, now, until)
 		if err != nil || !probe {
-			return jitter(d.cfg.BreakerCooldown), contract.DeferredProbeBusy, false, err
+			return d.spread(until.Sub(now)), contract.DeferredProbeBusy, false, err
 		}
 		return 0, "", true, nil
 	}
 	return 0, "", false, nil
+}
+
+// putOff reports whether an attempt to sub, as read, must wait at now
+// without asking the store anything: while its circuit is open (until it
+// closes), or while another attempt holds its half-open circuit's probe
+// (until the probe's hold ends). The wait is spread (spread), so that
+// the attempts put off do not all come back at the same moment.
+func (d *Dispatcher) putOff(sub event.Subscription, now time.Time) (wait time.Duration, reason string, ok bool) {
+	switch {
+	case sub.CircuitOpenUntil.After(now):
+		return d.spread(sub.CircuitOpenUntil.Sub(now)), contract.DeferredCircuitOpen, true
+	case sub.HalfOpen(now) && sub.ProbeUntil.After(now):
+		return d.spread(sub.ProbeUntil.Sub(now)), contract.DeferredProbeBusy, true
+	}
+	return 0, "", false
+}
+
+// spread lengthens the wait w by up to half of BreakerCooldown, at
+// random: an endpoint's attempts put off come back over that span, a few
+// at a time, not all when its circuit closes.
+func (d *Dispatcher) spread(w time.Duration) time.Duration {
+	return w + time.Duration(float64(d.cfg.BreakerCooldown/2)*d.cfg.Rand.Float64())
 }
 
 // schedule records attempt n of e to sub as scheduled at due (not made)
@@ -785,6 +845,9 @@ func (d *Dispatcher) watchSlow(ctx context.Context, tenant, eventID, subID strin
 func (d *Dispatcher) openCircuit(ctx context.Context, tenant, eventID, subID string, cooldown time.Duration, cause string) {
 	until := d.cfg.Now().Add(cooldown)
 	opened, err := d.cfg.Store.OpenCircuit(ctx, tenant, subID, until)
+	if err == nil {
+		d.circuits.opened(tenant, subID, until)
+	}
 	if err != nil {
 		d.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "circuit not opened", slog.String("tenant", tenant), slog.String("event_id", eventID),
 			slog.String("subscription_id", subID), slog.String("cause", cause), slog.String("error", err.Error()))
@@ -846,6 +909,7 @@ func (d *Dispatcher) followUp(ctx context.Context, tenant string, e event.Event,
 		if err := d.cfg.Store.SubscriptionSucceeded(ctx, tenant, sub.ID, at); err != nil && !errors.Is(err, event.ErrSubscriptionNotFound) {
 			return err
 		}
+		d.circuits.closed(tenant, sub.ID) // a delivery closes the circuit
 		return nil
 	case event.OutcomeGone:
 		// Zapier REST Hooks: 410 Gone unsubscribes.
@@ -1011,4 +1075,59 @@ func newToken() (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(b[:]), nil
+}
+
+// circuitKey names one subscription's circuit.
+type circuitKey struct{ tenant, subID string }
+
+// circuits holds, per subscription, the end of the circuit this instance
+// last opened or saw open: a hint that makes gate read the subscription
+// again, never a reason to defer on its own. Entries that have ended are
+// dropped as the map grows.
+type circuits struct {
+	mu   sync.Mutex
+	open map[circuitKey]time.Time
+}
+
+// maxCircuits bounds the entries kept before ended ones are dropped.
+const maxCircuits = 1024
+
+func (c *circuits) until(tenant, subID string) time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.open[circuitKey{tenant, subID}]
+}
+
+// opened records that subID's circuit is open until until (or longer).
+func (c *circuits) opened(tenant, subID string, until time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k := circuitKey{tenant, subID}
+	if until.After(c.open[k]) {
+		if len(c.open) >= maxCircuits {
+			for k, u := range c.open {
+				if u.Before(until.Add(-MaxBreakerCooldown)) {
+					delete(c.open, k)
+				}
+			}
+		}
+		c.open[k] = until
+	}
+}
+
+// closed forgets subID's circuit.
+func (c *circuits) closed(tenant, subID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.open, circuitKey{tenant, subID})
+}
+
+// seen records sub as just read from the store at now: its circuit's end
+// as it is, forgotten when it is not open.
+func (c *circuits) seen(tenant string, sub event.Subscription, now time.Time) {
+	if sub.CircuitOpenUntil.After(now) {
+		c.opened(tenant, sub.ID, sub.CircuitOpenUntil)
+		return
+	}
+	c.closed(tenant, sub.ID)
 }

@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -248,7 +250,7 @@ func TestCircuitBreakerDefersThenProbes(t *testing.T) {
 	assert.Equal(t, event.FollowUpQueued, a[0].FollowUp)
 	tasks := w.q.take()
 	require.Len(t, tasks, 1)
-	due := w.clock().Add(time.Minute + 3*time.Second) // the open time, plus a tenth of it times half (Rand 0.5)
+	due := w.clock().Add(time.Minute + 15*time.Second) // the open time, plus half the cooldown times half (Rand 0.5)
 	assert.Equal(t, dispatch.Task{Tenant: "tenant-a", EventID: e3.ID, SubscriptionID: sub.ID, Attempt: 1, DueAt: due}, tasks[0].task)
 	assert.Equal(t, []string{"tenant-a/" + sub.ID + "/" + contract.DeferredCircuitOpen}, m.deferred)
 	assert.Equal(t, event.Received, w.status("tenant-a", e3.ID).Status, "not settled while its attempt is scheduled")
@@ -259,7 +261,7 @@ func TestCircuitBreakerDefersThenProbes(t *testing.T) {
 	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e3.ID))
 	assert.Empty(t, w.q.take())
 
-	w.advance(time.Minute + 3*time.Second)
+	w.advance(time.Minute + 15*time.Second)
 	require.NoError(t, w.d.HandleTask(ctx, tasks[0].task))
 	assert.Len(t, rcv.requests(), 3, "the probe")
 	a = w.attempts("tenant-a", e3.ID)
@@ -323,7 +325,7 @@ func TestFailedProbeReopensForLonger(t *testing.T) {
 	tasks := w.q.take()
 	require.Len(t, tasks, 1)
 
-	w.advance(time.Minute + 3*time.Second)
+	w.advance(time.Minute + 15*time.Second)
 	require.NoError(t, w.d.HandleTask(ctx, tasks[0].task))
 	assert.Len(t, rcv.requests(), 3, "the probe, failing")
 	got, err := w.st.GetSubscription(ctx, "tenant-a", sub.ID)
@@ -338,4 +340,121 @@ func TestFailedProbeReopensForLonger(t *testing.T) {
 	require.NoError(t, w.d.HandleTask(ctx, retry[0].task))
 	assert.Len(t, rcv.requests(), 4, "the next probe, delivered")
 	assert.Equal(t, event.Delivered, w.status("tenant-a", e3.ID).Status)
+}
+
+// A scheduled attempt's task that comes due while the circuit is open
+// again (or its probe held) is only sent again, for when that ends: no
+// request, no new record, one read. Once the circuit lets it through it
+// is made.
+func TestPutOffTaskOnlyHops(t *testing.T) {
+	ctx := context.Background()
+	rcv := newReceiver(t, 500, 500, 200)
+	m := &metrics{}
+	w := newWorld(t, rcv, func(c *dispatch.Config) {
+		c.BreakerThreshold, c.BreakerCooldown, c.Metrics = 2, time.Minute, m
+	})
+	w.now = w.now.Truncate(time.Millisecond)
+	sub, _ := w.subscribe("tenant-a")
+	for range 2 {
+		e := w.event("tenant-a", "t")
+		require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+	}
+	w.q.take()
+	e3 := w.event("tenant-a", "t")
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e3.ID))
+	tasks := w.q.take()
+	require.Len(t, tasks, 1)
+	scheduled := w.attempts("tenant-a", e3.ID)
+
+	// Due, but the circuit was opened again for longer meanwhile.
+	w.advance(time.Minute + 15*time.Second)
+	until := w.clock().Add(2 * time.Minute)
+	_, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, until)
+	require.NoError(t, err)
+	m.deferred = nil
+	require.NoError(t, w.d.HandleTask(ctx, tasks[0].task))
+	assert.Len(t, rcv.requests(), 2, "nothing sent")
+	hop := w.q.take()
+	require.Len(t, hop, 1)
+	want := tasks[0].task
+	want.DueAt = until.Add(15 * time.Second) // when it closes, spread by up to half the cooldown
+	assert.Equal(t, want, hop[0].task)
+	assert.Equal(t, 2*time.Minute+15*time.Second, hop[0].delay)
+	assert.Equal(t, scheduled, w.attempts("tenant-a", e3.ID), "the attempt's record is untouched")
+	assert.Equal(t, []string{"tenant-a/" + sub.ID + "/" + contract.DeferredCircuitOpen}, m.deferred)
+
+	// Due again: half-open, but another instance holds the probe.
+	w.advance(2*time.Minute + 15*time.Second)
+	probeUntil := w.clock().Add(13 * time.Second)
+	ok, err := w.st.AcquireProbe(ctx, "tenant-a", sub.ID, w.clock(), probeUntil)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.NoError(t, w.d.HandleTask(ctx, hop[0].task))
+	assert.Len(t, rcv.requests(), 2, "nothing sent while the probe is held")
+	hop = w.q.take()
+	require.Len(t, hop, 1)
+	assert.Equal(t, probeUntil.Add(15*time.Second), hop[0].task.DueAt, "after the probe's hold")
+	assert.Equal(t, contract.DeferredProbeBusy, strings.Split(m.deferred[1], "/")[2])
+
+	// The probe's hold has ended: this task is the probe, and delivers.
+	w.advance(13*time.Second + 15*time.Second)
+	require.NoError(t, w.d.HandleTask(ctx, hop[0].task))
+	assert.Len(t, rcv.requests(), 3)
+	assert.Equal(t, event.Delivered, w.status("tenant-a", e3.ID).Status)
+	assert.Empty(t, w.q.take())
+}
+
+// An attempt that waited for a slot of its round (Parallel) sees its
+// endpoint's circuit as this instance last saw it, not as the round read
+// it when it started: a circuit opened meanwhile by another message puts
+// the attempt off instead of letting it through.
+func TestAttemptSeesACircuitOpenedDuringItsRound(t *testing.T) {
+	ctx := context.Background()
+	rcv := newReceiver(t, 500)
+	m := &metrics{}
+	w := newWorld(t, rcv, func(c *dispatch.Config) {
+		c.Parallel, c.BreakerThreshold, c.Metrics = 1, 1, m
+	})
+	// A blocking endpoint for the subscription listed first, so that the
+	// round to both waits behind it.
+	arrived, release := make(chan struct{}), make(chan struct{})
+	blocking := httptest.NewTLSServer(http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) {
+		close(arrived)
+		<-release
+	}))
+	t.Cleanup(blocking.Close)
+	var ids []string
+	for range 2 {
+		id, err := event.NewSubscriptionID(nil)
+		require.NoError(t, err)
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	first := event.Subscription{ID: ids[0], URL: blocking.URL, EventTypes: []string{"t"}, CreatedAt: event.FormatTime(w.clock()), Secrets: []string{webhook.NewSecret().Encode()}}
+	sec := webhook.NewSecret()
+	second := event.Subscription{ID: ids[1], URL: rcv.srv.URL, EventTypes: []string{"t", "u"}, CreatedAt: event.FormatTime(w.clock()), Secrets: []string{sec.Encode()}}
+	require.NoError(t, w.st.CreateSubscription(ctx, "tenant-a", first))
+	require.NoError(t, w.st.CreateSubscription(ctx, "tenant-a", second))
+
+	e1 := w.event("tenant-a", "t") // to both: first, then second
+	done := make(chan error, 1)
+	go func() { done <- w.d.HandleEvent(ctx, "tenant-a", e1.ID) }()
+	<-arrived
+	// Meanwhile an event only the second wants fails there: its circuit
+	// opens (threshold 1).
+	e2 := w.event("tenant-a", "u")
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e2.ID))
+	require.Equal(t, []string{"tenant-a/" + second.ID + "/failures"}, m.opened)
+	close(release)
+	require.NoError(t, <-done)
+
+	assert.Len(t, rcv.requests(), 1, "e1 was not sent to the endpoint whose circuit opened")
+	var got event.Attempt
+	for _, a := range w.attempts("tenant-a", e1.ID) {
+		if a.SubscriptionID == second.ID {
+			got = a
+		}
+	}
+	assert.Equal(t, event.OutcomeScheduled, got.Outcome)
+	assert.Contains(t, m.deferred, "tenant-a/"+second.ID+"/"+contract.DeferredCircuitOpen)
 }

@@ -47,7 +47,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/apikey"
 	"github.com/triggers-dev/triggers/internal/ddb"
 	"github.com/triggers-dev/triggers/internal/ddb/ddblocal"
@@ -95,13 +94,13 @@ type Config struct {
 	// Drain is how long Run waits, after the posting stops, for B's events
 	// not yet received. Default: 30 s.
 	Drain time.Duration `json:"drain_ns"`
-	// Concurrency is the MaximumConcurrency of each of the webhook
-	// function's event source mappings (devenv.Options.WebhookConcurrency).
-	// Default: DefaultConcurrency.
+	// Concurrency, when set, replaces the MaximumConcurrency of each of
+	// the webhook function's event source mappings
+	// (devenv.Options.WebhookConcurrency). Default: 0, the template's.
 	Concurrency int `json:"concurrency"`
 	// WebhookEnv sets variables of the webhook function's environment over
-	// the template's (devenv.Options.WebhookEnv); an empty map keeps the
-	// template's. Default (nil): WEBHOOK_PARALLEL=DefaultParallel.
+	// the template's (devenv.Options.WebhookEnv). Default: none, the
+	// template's.
 	WebhookEnv map[string]string `json:"webhook_env"`
 	// PollInterval is the stream poller's pause when the stream has
 	// nothing new (devenv.Options.PollInterval). Default: devenv's.
@@ -116,25 +115,6 @@ type Config struct {
 	// Progress receives a line per timeline sample. Default: none.
 	Progress io.Writer `json:"-"`
 }
-
-// The isolation settings both forms run with unless told otherwise (the
-// rest is the template's: webhook timeout 10 s, breaker threshold 5,
-// cooldown 30 s, slow after 5 s, no rate cap; and make dev's retry
-// schedule, 1s,2s,4s). The template sets neither yet; at sqsesm's
-// concurrency of 5 and the function's WEBHOOK_PARALLEL of 8, A's hanging
-// requests hold every slot and B's events wait tens of seconds
-// (docs/performance.md).
-const (
-	// DefaultConcurrency is the MaximumConcurrency of each webhook event
-	// source mapping: room for the batches A's hanging requests hold
-	// (about one a second until its circuits open, each for a webhook
-	// timeout) besides B's.
-	DefaultConcurrency = 20
-	// DefaultParallel is WEBHOOK_PARALLEL: a tenant's most subscriptions,
-	// so that each of A's messages makes all its attempts at once and
-	// holds its invocation for one webhook timeout, not three.
-	DefaultParallel = MaxEndpoints
-)
 
 func (c *Config) defaults() error {
 	if c.Duration <= 0 {
@@ -155,11 +135,8 @@ func (c *Config) defaults() error {
 	if c.Drain <= 0 {
 		c.Drain = 30 * time.Second
 	}
-	if c.Concurrency <= 0 {
-		c.Concurrency = DefaultConcurrency
-	}
-	if c.WebhookEnv == nil {
-		c.WebhookEnv = map[string]string{contract.EnvWebhookParallel: strconv.Itoa(DefaultParallel)}
+	if c.Concurrency < 0 {
+		return fmt.Errorf("noisyneighbour: Concurrency %d is negative: give a MaximumConcurrency, or 0 for the template's", c.Concurrency)
 	}
 	if c.Interval <= 0 {
 		c.Interval = time.Second

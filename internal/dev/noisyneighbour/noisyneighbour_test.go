@@ -28,7 +28,7 @@ import (
 // here), so its bound is generous: 10 s, the webhook timeout. It still
 // catches what it is there for: when A's hanging requests hold the
 // webhook function's slots, B's events wait in the queue for the rest of
-// those holds (up to 30 s at the deployed defaults, MaximumConcurrency 5
+// those holds (up to 30 s at the earlier defaults, MaximumConcurrency 5
 // and WEBHOOK_PARALLEL 8, where B's p99 was 39-98 s: docs/performance.md).
 const ShortBound = 10 * time.Second
 
@@ -37,8 +37,7 @@ const ShortBound = 10 * time.Second
 // its circuits open; more makes moto_server, the local SQS engine, the
 // bottleneck: each of its calls costs time in proportion to the queue's
 // depth, which A's backlog grows), tenant B 5 events/s. The webhook
-// function runs with the template's settings except the two Run sets by
-// default and documents (DefaultConcurrency, DefaultParallel).
+// function runs with the template's settings.
 var shortForm = Config{Duration: 20 * time.Second, RateA: 1, RateB: 5, Drain: 20 * time.Second}
 
 // While tenant A's 20 endpoints hang and its backlog grows, tenant B's
@@ -122,12 +121,8 @@ func TestConfigDefaults(t *testing.T) {
 	c := Config{Template: "t.json"}
 	require.NoError(t, c.defaults())
 	assert.Equal(t, Config{Duration: 20 * time.Second, RateB: 5, Endpoints: MaxEndpoints, Drain: 30 * time.Second,
-		Concurrency: DefaultConcurrency, WebhookEnv: map[string]string{"WEBHOOK_PARALLEL": "20"},
-		Interval: time.Second, Template: "t.json", Logs: c.Logs}, c)
-	own := Config{Template: "t.json", WebhookEnv: map[string]string{}}
-	require.NoError(t, own.defaults())
-	assert.Empty(t, own.WebhookEnv, "an empty map keeps the template's settings")
-	for _, bad := range []Config{{Endpoints: MaxEndpoints + 1}, {RateA: -1}} {
+		Interval: time.Second, Template: "t.json", Logs: c.Logs}, c, "the template's concurrency and variables")
+	for _, bad := range []Config{{Endpoints: MaxEndpoints + 1}, {RateA: -1}, {Concurrency: -1}} {
 		err := bad.defaults()
 		assert.Error(t, err, "%+v", bad)
 	}

@@ -152,7 +152,10 @@ func (r Report) Format(w io.Writer, timeline bool) {
 	c := r.Config
 	fmt.Fprintf(w, "noisy neighbour: %s of posting, tenant A %.3g events/s to %d endpoints that accept and never answer, tenant B %.3g events/s to one healthy endpoint; drain up to %s\n",
 		c.Duration, c.RateA, c.Endpoints, c.RateB, c.Drain)
-	fmt.Fprintf(w, "webhook function (template %s, MaximumConcurrency %d per mapping", c.Template, c.Concurrency)
+	fmt.Fprintf(w, "webhook function (template %s", c.Template)
+	if c.Concurrency > 0 {
+		fmt.Fprintf(w, ", MaximumConcurrency %d per mapping", c.Concurrency)
+	}
 	if len(c.WebhookEnv) > 0 {
 		keys := make([]string, 0, len(c.WebhookEnv))
 		for k := range c.WebhookEnv {
