@@ -336,6 +336,22 @@ func TestReadBody(t *testing.T) {
 		{"invalid UTF-8", "ok\xff\xfe then", "ok\uFFFD then"},
 		{"truncated character at the end of the body", "ok\xe2\x82", "ok\uFFFD"},
 		{"invalid bytes count as characters", strings.Repeat("\xffa", 600), strings.Repeat("\uFFFDa", 500)},
+		// A run of invalid bytes is one U+FFFD, so the cases below stay far
+		// under MaxResponseChars and show what happens at the 4000-byte
+		// limit: a character it cuts is dropped, whatever its length and
+		// wherever the cut.
+		{"limit cuts a 2-byte character after 1", cutAt("é", 1), "\uFFFDa"},
+		{"limit cuts a 3-byte character after 1", cutAt("€", 1), "\uFFFDa"},
+		{"limit cuts a 3-byte character after 2", cutAt("€", 2), "\uFFFDa"},
+		{"limit cuts a 4-byte character after 1", cutAt(emoji, 1), "\uFFFDa"},
+		{"limit cuts a 4-byte character after 2", cutAt(emoji, 2), "\uFFFDa"},
+		{"limit cuts a 4-byte character after 3", cutAt(emoji, 3), "\uFFFDa"},
+		{"limit right after a 4-byte character", cutAt(emoji, 4), "\uFFFDa" + emoji},
+		{"limit right after a 2-byte character", cutAt("é", 2), "\uFFFDaé"},
+		{"limit right after ASCII", cutAt("b", 1), "\uFFFDab"},
+		// Exactly 4000 bytes: nothing was cut, so an incomplete character
+		// the receiver sent at the end is invalid UTF-8, not dropped.
+		{"4000 bytes ending in an incomplete character", strings.Repeat("\xff", 3996) + "a" + emoji[:3], "\uFFFDa\uFFFD"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -348,6 +364,12 @@ func TestReadBody(t *testing.T) {
 			assert.LessOrEqual(t, utf8.RuneCountInString(got), MaxResponseChars)
 		})
 	}
+}
+
+// cutAt returns a body whose byte 4000 (maxResponseRead) falls after the
+// first n bytes of r: invalid bytes, "a", r, then more text.
+func cutAt(r string, n int) string {
+	return strings.Repeat("\xff", maxResponseRead-1-n) + "a" + r + "zz"
 }
 
 // countingReader counts the bytes read from it.
@@ -387,8 +409,12 @@ func TestTruncate(t *testing.T) {
 
 func TestNewHTTPClientSettings(t *testing.T) {
 	c := NewHTTPClient(ClientOptions{})
-	assert.Equal(t, DefaultTimeout, c.Timeout)
+	assert.Equal(t, 10*time.Second, c.Timeout, "DefaultTimeout")
 	tr := c.Transport.(*http.Transport)
+	assert.Equal(t, 10*time.Second, tr.TLSHandshakeTimeout)
+	assert.Equal(t, 10*time.Second, tr.ResponseHeaderTimeout)
+	assert.Equal(t, 90*time.Second, tr.IdleConnTimeout, "idle connections are closed")
+	assert.Equal(t, int64(64<<10), tr.MaxResponseHeaderBytes)
 	assert.Nil(t, tr.Proxy, "no proxy: the address check must see the receiver")
 	assert.True(t, tr.DisableCompression)
 	assert.Equal(t, uint16(tls.VersionTLS12), tr.TLSClientConfig.MinVersion)
@@ -426,4 +452,78 @@ func TestSendGzipIsNotInflated(t *testing.T) {
 	assert.Equal(t, Delivered, a.Outcome)
 	assert.Equal(t, "not really gzip", a.ResponseBody, "the body as sent")
 	assert.Empty(t, (<-got).header.Get("Accept-Encoding"))
+}
+
+// Retry-After is read on a 429 and on a 5xx, and only there.
+func TestSendRetryAfter(t *testing.T) {
+	tests := []struct {
+		status int
+		want   time.Duration
+	}{
+		{429, 2 * time.Minute},
+		{500, 2 * time.Minute},
+		{503, 2 * time.Minute},
+		{599, 2 * time.Minute},
+		{400, 0},
+		{404, 0},
+		{499, 0},
+		{410, 0},
+		{200, 0},
+		{307, 0},
+	}
+	for _, tt := range tests {
+		t.Run(strconv.Itoa(tt.status), func(t *testing.T) {
+			handler := func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Retry-After", "120")
+				w.WriteHeader(tt.status)
+			}
+			srv, client := tlsServer(t, http.HandlerFunc(handler), 0)
+			a := Send(context.Background(), client, Request{URL: srv.URL, MsgID: "m1", Body: []byte("{}"), Secrets: []Secret{NewSecret()}, Now: sendTime})
+			assert.Equal(t, tt.status, a.StatusCode, "%+v", a)
+			assert.Equal(t, tt.want, a.RetryAfter, "status %d with Retry-After: 120", tt.status)
+		})
+	}
+
+	// An HTTP-date is read against the attempt's time.
+	handler := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", sendTime.Add(90*time.Second).UTC().Format(http.TimeFormat))
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+	srv, client := tlsServer(t, http.HandlerFunc(handler), 0)
+	a := Send(context.Background(), client, Request{URL: srv.URL, MsgID: "m1", Body: []byte("{}"), Secrets: []Secret{NewSecret()}, Now: sendTime})
+	// sendTime has a fraction of a second; the date has none.
+	assert.Equal(t, 90*time.Second-time.Duration(sendTime.Nanosecond()), a.RetryAfter)
+}
+
+func TestParseRetryAfter(t *testing.T) {
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	date := func(d time.Duration) string { return now.Add(d).Format(http.TimeFormat) }
+	tests := []struct {
+		in   string
+		want time.Duration
+	}{
+		{"", 0},
+		{"   ", 0},
+		{"0", 0},
+		{"1", time.Second},
+		{"120", 2 * time.Minute},
+		{" 120 ", 2 * time.Minute},
+		{"86399", 24*time.Hour - time.Second},
+		{"86400", MaxDelay},
+		{"86401", MaxDelay},
+		{"9223372036", MaxDelay},           // seconds that overflow a Duration
+		{"99999999999999999999", MaxDelay}, // too many digits for an int64
+		{"-5", 0},
+		{"1.5", 0},
+		{"soon", 0},
+		{date(90 * time.Second), 90 * time.Second},
+		{date(0), 0},
+		{date(-time.Hour), 0},
+		{date(48 * time.Hour), MaxDelay},
+		{now.Add(time.Hour).Format(time.RFC850), time.Hour},
+		{now.Add(time.Hour).Format(time.ANSIC), time.Hour},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, ParseRetryAfter(tt.in, now), "ParseRetryAfter(%q)", tt.in)
+	}
 }

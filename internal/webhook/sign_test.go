@@ -97,6 +97,14 @@ func TestSignatureErrors(t *testing.T) {
 	}
 	_, err := Signature(strings.Repeat("a", MaxMsgIDLen), time.Unix(0, 0), nil, ok)
 	assert.NoError(t, err, "an id of exactly MaxMsgIDLen characters and timestamp 0 are fine")
+	_, err = Signature("!msg~", time.Unix(1, 0), nil, ok)
+	assert.NoError(t, err, "'!' and '~' are the ends of printable ASCII without space")
+
+	// The messages name the character and the secret, counting from 1.
+	_, err = Signature("msg 1", time.Unix(1, 0), nil, ok)
+	assert.ErrorContains(t, err, `character 4 (' ') is not allowed`)
+	_, err = Signature("msg", time.Unix(1, 0), nil, ok, Secret{})
+	assert.ErrorContains(t, err, "secret 2 of 2 is the zero Secret")
 }
 
 func TestSignatureRotation(t *testing.T) {
@@ -270,6 +278,7 @@ func TestVerifyHeaders(t *testing.T) {
 		{"timestamp with plus", func(h http.Header) { h.Set(HeaderTimestamp, "+1614265330") }, ErrInvalidTimestamp},
 		{"negative timestamp", func(h http.Header) { h.Set(HeaderTimestamp, "-1614265330") }, ErrInvalidTimestamp},
 		{"leading zero", func(h http.Header) { h.Set(HeaderTimestamp, "01614265330") }, ErrInvalidTimestamp},
+		{"zero", func(h http.Header) { h.Set(HeaderTimestamp, "0") }, ErrTimestampTooOld}, // well-formed: 1970
 		{"fraction", func(h http.Header) { h.Set(HeaderTimestamp, "1614265330.5") }, ErrInvalidTimestamp},
 		{"milliseconds", func(h http.Header) { h.Set(HeaderTimestamp, "1614265330000") }, ErrTimestampTooNew},
 		{"space", func(h http.Header) { h.Set(HeaderTimestamp, " 1614265330") }, ErrInvalidTimestamp},
@@ -399,6 +408,15 @@ func TestParseSecret(t *testing.T) {
 			assert.Equal(t, s.key, back.key)
 		})
 	}
+}
+
+// Every character of the standard base64 alphabet is accepted.
+func TestParseSecretAlphabet(t *testing.T) {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+	s, err := ParseSecret(SecretPrefix + alphabet)
+	require.NoError(t, err)
+	assert.Len(t, s.key, 48)
+	assert.Equal(t, SecretPrefix+alphabet, s.Encode())
 }
 
 func TestParseSecretDoesNotEchoKey(t *testing.T) {
