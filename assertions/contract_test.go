@@ -23,7 +23,8 @@ func TestContractEnvNames(t *testing.T) {
 		contract.EnvEventsTable, contract.EnvAPIKeysTable, contract.EnvCursorSecretARN, contract.EnvRetentionDays,
 		contract.EnvMetricsNamespace, contract.EnvAPIKeySources, contract.EnvDeliveryQueueURL, contract.EnvDeadLetterQueueURL,
 		contract.EnvWebhookQueueURL, contract.EnvWebhookSchedule, contract.EnvWebhookTimeout, contract.EnvWebhookDisableAfter,
-		contract.EnvLogLevel, contract.EnvWebhookSecretsKey,
+		contract.EnvLogLevel, contract.EnvWebhookSecretsKey, contract.EnvWebhookParallel, contract.EnvWebhookBreakerThreshold,
+		contract.EnvWebhookBreakerCooldown, contract.EnvWebhookSlowAfter, contract.EnvWebhookEndpointRate,
 	}
 	for _, stack := range []string{apiStack} {
 		for id, fn := range cdktest.Resources(tmpl(t, stack), "AWS::Lambda::Function") {
@@ -55,16 +56,18 @@ var (
 	ident   = regexp.MustCompile(`[a-z_][a-z0-9_]*`)
 	keyword = []string{
 		"fields", "filter", "stats", "sort", "limit", "and", "or", "like", "as", "by", "desc", "asc",
-		"ispresent", "pct", "count", "bin", "m", "p50", "p95", "p99", "requests", "errors",
+		"ispresent", "pct", "count", "bin", "m", "h", "p50", "p95", "p99", "requests", "errors",
+		"count_distinct", "opened", "endpoints",
 	}
 )
 
 // Every log field a saved query reads is a field of the API function's
 // request log line (contract.RequestLogFields, msg, level).
 func TestContractLogFields(t *testing.T) {
-	fields := append([]string{contract.LogFieldMsg, contract.LogFieldLevel}, contract.RequestLogFields...)
+	// The webhook function's circuit line adds subscription_id.
+	fields := append([]string{contract.LogFieldMsg, contract.LogFieldLevel, contract.LogFieldSubscriptionID}, contract.RequestLogFields...)
 	qs := cdktest.Resources(tmpl(t, apiStack), "AWS::Logs::QueryDefinition")
-	require.Len(t, qs, 5)
+	require.Len(t, qs, 6)
 	used := map[string]bool{}
 	for id, q := range qs {
 		s := quoted.ReplaceAllString(cdktest.Props(q)["QueryString"].(string), " ")

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/testkit/cdktest"
 )
 
@@ -134,7 +135,7 @@ var expectedAlarms = map[string]struct {
 	"MonitoringWebhookFunctionErrors":         {alarmShape{lambdaMetric("Errors", "Sum"), "", 1, 1, 1, gteOp, "notBreaching"}, "lambda-errors", "Functions"},
 	"MonitoringWebhookFunctionThrottles":      {alarmShape{lambdaMetric("Throttles", "Sum"), "", 1, 3, 2, gteOp, "notBreaching"}, "lambda-throttles", "Functions"},
 	"MonitoringWebhookFunctionDuration":       {alarmShape{lambdaMetric("Duration", "p99"), "", 240000, 3, 3, gtOp, "notBreaching"}, "lambda-duration-near-timeout", "Functions"},
-	"MonitoringWebhookFunctionConcurrency":    {alarmShape{lambdaMetric("ConcurrentExecutions", "Maximum"), "", 900, 3, 3, gtOp, "notBreaching"}, "lambda-concurrency-near-limit", "Functions"},
+	"MonitoringWebhookFunctionConcurrency":    {alarmShape{lambdaMetric("ConcurrentExecutions", "Maximum"), "", 9, 3, 3, gtOp, "notBreaching"}, "lambda-concurrency-near-limit", "Functions"},
 	"MonitoringIteratorAge":                   {alarmShape{lambdaMetric("IteratorAge", "Maximum"), "", 60000, 2, 2, gtOp, "notBreaching"}, "stream-iterator-age", "Functions"},
 	"MonitoringApi5xxRate":                    {alarmShape{[]string{metricLine("AWS/ApiGateway", "5XXError", "Sum", 300, apiDims), metricLine("AWS/ApiGateway", "Count", "Sum", 300, apiDims)}, "IF(requests > 0, 100 * errors / requests, 0)", 1, 3, 2, gtOp, "notBreaching"}, "api-5xx-rate", "Api"},
 	"MonitoringApi4xxRate": {alarmShape{sorted([]string{
@@ -490,10 +491,12 @@ func TestDashboardWidgets(t *testing.T) {
 			metricLine("Triggers/triggers-dev-api", "WebhookAttempts", "Sum", 300, []string{"Outcome=failed"}),
 			metricLine("Triggers/triggers-dev-api", "WebhookAttempts", "Sum", 300, []string{"Outcome=gone"}),
 		}, nil},
-		"Subscriptions disabled":        {{metricLine("Triggers/triggers-dev-api", "SubscriptionsDisabled", "Sum", 300, nil)}, nil},
-		"Archiver: invocations, errors": {{metricLine("AWS/Lambda", "Invocations", "Sum", 300, []string{"FunctionName"}), metricLine("AWS/Lambda", "Errors", "Sum", 300, []string{"FunctionName"})}, nil},
-		"Archiver: iterator age (ms)":   {{metricLine("AWS/Lambda", "IteratorAge", "Maximum", 300, []string{"FunctionName"})}, nil},
-		"Archive failure queue":         {{metricLine("AWS/SQS", "ApproximateNumberOfMessagesVisible", "Maximum", 300, []string{"QueueName"})}, nil},
+		"Subscriptions disabled":              {{metricLine("Triggers/triggers-dev-api", "SubscriptionsDisabled", "Sum", 300, nil)}, nil},
+		"Webhook attempts deferred by reason": {{`expr: SEARCH('{Triggers/triggers-dev-api,Reason} MetricName="WebhookDeferred"', 'Sum', 300)`}, nil},
+		"Endpoint circuits opened":            {{metricLine("Triggers/triggers-dev-api", "WebhookCircuitsOpened", "Sum", 300, nil)}, nil},
+		"Archiver: invocations, errors":       {{metricLine("AWS/Lambda", "Invocations", "Sum", 300, []string{"FunctionName"}), metricLine("AWS/Lambda", "Errors", "Sum", 300, []string{"FunctionName"})}, nil},
+		"Archiver: iterator age (ms)":         {{metricLine("AWS/Lambda", "IteratorAge", "Maximum", 300, []string{"FunctionName"})}, nil},
+		"Archive failure queue":               {{metricLine("AWS/SQS", "ApproximateNumberOfMessagesVisible", "Maximum", 300, []string{"QueueName"})}, nil},
 	}
 	for k, v := range fn("API", false) {
 		want[k] = v
@@ -508,6 +511,20 @@ func TestDashboardWidgets(t *testing.T) {
 		want[k] = v
 	}
 	assert.Equal(t, keysSorted(want), keysSorted(got), "widget titles")
+	// The tenants whose endpoints' circuits opened: the webhook function's
+	// log lines, grouped by tenant (no metric per tenant).
+	var logWidgets []string
+	for _, w := range widgets {
+		if w["type"] == "log" {
+			p := w["properties"].(map[string]any)
+			logWidgets = append(logWidgets, p["title"].(string)+": "+jsonOf(p["query"]))
+		}
+	}
+	require.Len(t, logWidgets, 1)
+	assert.Contains(t, logWidgets[0], "Circuits opened by tenant: ")
+	assert.Contains(t, logWidgets[0], "TriggersWebhooksFunctionLogGroup")
+	assert.Contains(t, logWidgets[0], `filter `+contract.LogFieldMsg+` = \"`+contract.LogMsgCircuitOpened+`\"`)
+	assert.Contains(t, logWidgets[0], "by "+contract.LogFieldTenant)
 	for title, w := range want {
 		assert.Equal(t, w, got[title], "widget %q", title)
 	}
@@ -547,6 +564,7 @@ func TestSavedQueries(t *testing.T) {
 		"triggers-dev/errors-by-code":             {[]string{"ispresent(error_code)", "count(*) as errors by error_code, status", "sort errors desc"}, 1},
 		"triggers-dev/busiest-tenants":            {[]string{"count(*) as requests by tenant", "sort requests desc", "limit 20"}, 1},
 		"triggers-dev/one-correlation-id":         {[]string{`correlation_id = "REPLACE-WITH-CORRELATION-ID"`, "sort @timestamp asc"}, 3},
+		"triggers-dev/webhook-circuits-by-tenant": {[]string{`filter msg = "circuit opened"`, "by tenant, bin(1h)"}, 1},
 	}
 	assert.Equal(t, keysSorted(want), keysSorted(byName))
 	for name, w := range want {

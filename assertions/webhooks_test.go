@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -43,21 +44,25 @@ func TestWebhookFunction(t *testing.T) {
 	assert.Equal(t, []any{"arm64"}, p["Architectures"])
 	assert.Equal(t, 300.0, p["Timeout"], "5 minutes: a batch may wait on several 10 s webhook requests")
 	assert.Equal(t, 256.0, p["MemorySize"])
-	assert.NotContains(t, p, "ReservedConcurrentExecutions")
+	assert.Equal(t, float64(triggersapi.DefaultWebhookReservedConcurrency), p["ReservedConcurrentExecutions"])
 	retryID, _ := one(t, tp, "AWS::SQS::Queue", "TriggersWebhooksRetryQueue")
 	keyID := mustID(t, tp, "AWS::KMS::Key", "TriggersWebhooksSecretsKey")
 	env := p["Environment"].(map[string]any)["Variables"].(map[string]any)
 	assert.Contains(t, jsonOf(env[contract.EnvEventsTable]), "Events948F067E", "the data stack's events table")
 	delete(env, contract.EnvEventsTable)
 	assert.Equal(t, map[string]any{
-		contract.EnvWebhookQueueURL:     map[string]any{"Ref": retryID},
-		contract.EnvWebhookSchedule:     "5s,5m,30m,2h,5h,10h,10h",
-		contract.EnvWebhookTimeout:      "10s",
-		contract.EnvWebhookDisableAfter: "120h0m0s",
-		contract.EnvMetricsNamespace:    "Triggers/" + apiStack,
-		contract.EnvLogLevel:            "info",
-		contract.EnvWebhookSecretsKey:   map[string]any{"Fn::GetAtt": []any{keyID, "Arn"}},
-	}, env, "%s: no %s (local development only)", id, contract.EnvWebhookAllowPrivate)
+		contract.EnvWebhookQueueURL:         map[string]any{"Ref": retryID},
+		contract.EnvWebhookSchedule:         "5s,5m,30m,2h,5h,10h,10h",
+		contract.EnvWebhookTimeout:          "10s",
+		contract.EnvWebhookDisableAfter:     "120h0m0s",
+		contract.EnvMetricsNamespace:        "Triggers/" + apiStack,
+		contract.EnvLogLevel:                "info",
+		contract.EnvWebhookSecretsKey:       map[string]any{"Fn::GetAtt": []any{keyID, "Arn"}},
+		contract.EnvWebhookParallel:         "8",
+		contract.EnvWebhookBreakerThreshold: "5",
+		contract.EnvWebhookBreakerCooldown:  "30s",
+		contract.EnvWebhookSlowAfter:        "5s",
+	}, env, "%s: no %s (local development only), no %s (no rate cap by default)", id, contract.EnvWebhookAllowPrivate, contract.EnvWebhookEndpointRate)
 
 	// The API function queues redeliveries on the same queue.
 	_, apiFn := one(t, tp, "AWS::Lambda::Function", "TriggersApiFunction")
@@ -141,6 +146,63 @@ func TestWebhookEventSourcesAndQueues(t *testing.T) {
 			assert.Equal(t, map[string]any{"Name": apiStack + "-" + o}, out["Export"], o)
 			assert.True(t, strings.Contains(jsonOf(out["Value"]), "TriggersWebhooksRetry"), o)
 		}
+	}
+}
+
+// The synthesized template itself keeps webhook delivery's limits
+// consistent, whatever the props: the function's reserved concurrency
+// covers both event sources' maximum concurrency (or they would be
+// throttled), each queue it consumes keeps a message invisible for at
+// least 6 function timeouts (AWS's guidance for SQS event sources, and
+// longer than any claim an invocation holds), and the function's timeout
+// leaves an attempt its request timeout plus the store margin (the
+// function starts no attempt with less left).
+func TestWebhookLimitsInTheTemplate(t *testing.T) {
+	tp := tmpl(t, apiStack)
+	fnID, fn := one(t, tp, "AWS::Lambda::Function", "TriggersWebhooksFunction")
+	p := cdktest.Props(fn)
+	reserved, _ := p["ReservedConcurrentExecutions"].(float64)
+	timeout, _ := p["Timeout"].(float64)
+	env := p["Environment"].(map[string]any)["Variables"].(map[string]any)
+	request, err := time.ParseDuration(env[contract.EnvWebhookTimeout].(string))
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, time.Duration(timeout)*time.Second, request+contract.WebhookStoreMargin,
+		"the function's timeout leaves one attempt its request timeout and the store margin")
+
+	queues := cdktest.Resources(tp, "AWS::SQS::Queue")
+	total := 0.0
+	n := 0
+	for id, esm := range cdktest.Resources(tp, "AWS::Lambda::EventSourceMapping") {
+		ep := cdktest.Props(esm)
+		if jsonOf(ep["FunctionName"]) != `{"Ref":"`+fnID+`"}` {
+			continue
+		}
+		n++
+		sc, _ := ep["ScalingConfig"].(map[string]any)
+		max, _ := sc["MaximumConcurrency"].(float64)
+		assert.GreaterOrEqual(t, max, 2.0, "%s: MaximumConcurrency set, at least SQS's minimum of 2", id)
+		total += max
+		arn := jsonOf(ep["EventSourceArn"])
+		found := false
+		for qid, q := range queues {
+			if strings.Contains(arn, `"`+qid+`"`) {
+				found = true
+				v, _ := cdktest.Props(q)["VisibilityTimeout"].(float64)
+				assert.GreaterOrEqual(t, v, 6*timeout, "%s: visibility timeout of %s", id, qid)
+			}
+		}
+		assert.True(t, found, "%s: its queue %s is in the stack", id, arn)
+	}
+	assert.Equal(t, 2, n, "the delivery and retry queues' event sources")
+	assert.Greater(t, reserved, 0.0, "the webhook function has reserved concurrency")
+	assert.LessOrEqual(t, total, reserved, "the event sources' maximum concurrency fits in the function's reserved concurrency")
+	assert.Equal(t, float64(triggersapi.DefaultWebhookDeliveryMaxConcurrency+triggersapi.DefaultWebhookRetryMaxConcurrency), total)
+
+	// The API and the authorizer keep capacity: they reserve none (they
+	// use the account's unreserved pool, which delivery cannot take).
+	for _, prefix := range []string{"TriggersApiFunction", "TriggersAuthorizerFunction"} {
+		_, f := one(t, tp, "AWS::Lambda::Function", prefix)
+		assert.NotContains(t, cdktest.Props(f), "ReservedConcurrentExecutions", prefix)
 	}
 }
 

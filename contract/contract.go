@@ -11,7 +11,10 @@
 // check that the handlers serve every route and log every field.
 package contract
 
-import "strings"
+import (
+	"strings"
+	"time"
+)
 
 // Environment variables the functions read. The constructs set them, the
 // runtime (lambda/fnconfig) reads them.
@@ -73,6 +76,30 @@ const (
 	// and stores only the ciphertext; the webhook function decrypts to
 	// sign. Set on both wherever webhook delivery is on.
 	EnvWebhookSecretsKey = "WEBHOOK_SECRETS_KEY"
+	// EnvWebhookParallel bounds the attempts of one message (a round to a
+	// tenant's subscriptions) made at once (a whole number).
+	EnvWebhookParallel = "WEBHOOK_PARALLEL"
+	// EnvWebhookBreakerThreshold is how many failures in a row open an
+	// endpoint's circuit (a whole number).
+	EnvWebhookBreakerThreshold = "WEBHOOK_BREAKER_THRESHOLD"
+	// EnvWebhookBreakerCooldown is how long a circuit first stays open (a
+	// Go duration; it doubles with each failed probe).
+	EnvWebhookBreakerCooldown = "WEBHOOK_BREAKER_COOLDOWN"
+	// EnvWebhookSlowAfter opens an endpoint's circuit when a request to
+	// it is still unanswered after it (a Go duration; "off" turns it off).
+	EnvWebhookSlowAfter = "WEBHOOK_SLOW_AFTER"
+	// EnvWebhookEndpointRate caps the requests per second to one
+	// subscription's endpoint (a whole number; 0 or unset: no cap).
+	EnvWebhookEndpointRate = "WEBHOOK_ENDPOINT_RATE"
+	// DefaultWebhookTimeoutSeconds bounds one webhook request when
+	// WEBHOOK_TIMEOUT is not set, and is what the construct sets by
+	// default (one constant for the construct, the function and make dev).
+	DefaultWebhookTimeoutSeconds = 10
+	// WebhookStoreMargin is the time the webhook function keeps, beyond
+	// one request's timeout, for an attempt's store writes: it starts an
+	// attempt only with WEBHOOK_TIMEOUT plus this much left before its
+	// deadline, so its timeout must be at least that long.
+	WebhookStoreMargin = 3 * time.Second
 )
 
 // The encryption context of a sealed webhook signing secret (KMS): the
@@ -222,6 +249,13 @@ const (
 const (
 	// LogMsgRequest is the msg of the one line logged per request.
 	LogMsgRequest = "request"
+	// LogMsgCircuitOpened is the msg of the webhook function's line when
+	// an endpoint's circuit opens (fields tenant, subscription_id, cause,
+	// until): the dashboard counts them by tenant.
+	LogMsgCircuitOpened = "circuit opened"
+	// LogFieldSubscriptionID names a webhook subscription in the webhook
+	// function's lines.
+	LogFieldSubscriptionID = "subscription_id"
 
 	LogFieldMsg           = "msg"
 	LogFieldLevel         = "level"

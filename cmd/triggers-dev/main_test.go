@@ -481,9 +481,9 @@ func TestWebhookWalkthrough(t *testing.T) {
 	// The webhook function runs as the template configures it: its event
 	// source mappings' settings, its timeout and WEBHOOK_TIMEOUT (the
 	// construct's default, 10 s).
-	assert.Regexp(t, `TriggersWebhooksFunction\w+ through its event source mappings: batch 10, window 1s, partial batch responses, at most 5 at once, timeout 5m0s, webhook timeout 10s`, d.stdout.String())
-	assert.Regexp(t, `<- triggers-TriggersDeliveryQueue\w+ \(visibility 30m0s, 5 receives -> triggers-TriggersDeliveryDLQ\w+\)`, d.stdout.String())
-	assert.Regexp(t, `<- triggers-TriggersWebhooksRetryQueue\w+ \(visibility 30m0s, 5 receives -> triggers-TriggersWebhooksRetryDLQ\w+\)`, d.stdout.String())
+	assert.Regexp(t, `TriggersWebhooksFunction\w+ through its event source mappings: batch 10, window 1s, partial batch responses, timeout 5m0s, webhook timeout 10s`, d.stdout.String())
+	assert.Regexp(t, `<- triggers-TriggersDeliveryQueue\w+ \(at most 6 at once, visibility 30m0s, 5 receives -> triggers-TriggersDeliveryDLQ\w+\)`, d.stdout.String())
+	assert.Regexp(t, `<- triggers-TriggersWebhooksRetryQueue\w+ \(at most 4 at once, visibility 30m0s, 5 receives -> triggers-TriggersWebhooksRetryDLQ\w+\)`, d.stdout.String())
 
 	out := runBash(t, readmeBlock(t, "<!-- webhooks"), "TRIGGERS_URL="+d.url, "TRIGGERS_KEY="+d.key,
 		"TRIGGERS_RECEIVER="+d.receiver, "TRIGGERS_WEBHOOKS="+d.webhooks)

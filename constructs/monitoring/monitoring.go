@@ -93,10 +93,13 @@ type TriggersMonitoring struct {
 	// Queries are the saved Logs Insights queries, by id.
 	Queries map[string]awslogs.QueryDefinition
 
-	props   TriggersMonitoringProps
-	th      Thresholds
-	period  awscdk.Duration
-	runbook string
+	props  TriggersMonitoringProps
+	th     Thresholds
+	period awscdk.Duration
+	// webhookLogs is the webhook function's log group, with webhook
+	// delivery (for the saved circuits query).
+	webhookLogs []interfacesawslogs.ILogGroupRef
+	runbook     string
 	// service is the service of the alarms being made; members lists each
 	// service's alarm ids in the order they were made.
 	service string
@@ -657,6 +660,34 @@ func (m *TriggersMonitoring) webhookAlarms(w *triggersapi.WebhookDelivery) {
 		share, m.th.WebhookFailurePercent, 3, 3, gt, notBrch)
 	m.alarm("SubscriptionsDisabled", "A webhook subscription was disabled after failing without a success for the deployment's disable-after period: its tenant receives nothing until it is re-created.", "subscriptions-disabled",
 		disabled, 1, 1, 1, gte, notBrch)
+
+	// Isolation: attempts put off by the endpoints' circuit breaker and
+	// rate cap, circuits opened, and which tenants' endpoints they are
+	// (the function's "circuit opened" log lines, grouped by tenant: no
+	// metric per tenant).
+	ns := w.MetricsNamespace()
+	deferred := awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
+		Expression: jsii.String(fmt.Sprintf(`SEARCH('{%s,%s} MetricName="%s"', 'Sum', %d)`, ns, contract.DimensionReason, contract.MetricWebhookDeferred, int(*m.period.ToSeconds(nil)))),
+		Label:      jsii.String("Deferred:"), Period: m.period,
+	})
+	opened := w.MetricCircuitsOpened(m.opts("Sum", "Circuits opened"))
+	logs := []interfacesawslogs.ILogGroupRef{w.WebhookFunction().LogGroup}
+	byTenant := fmt.Sprintf(`%s = %q`, contract.LogFieldMsg, contract.LogMsgCircuitOpened)
+	m.Dashboard.AddWidgets(
+		graph("Webhook attempts deferred by reason", []awscloudwatch.IMetric{deferred}, nil, 8),
+		graph("Endpoint circuits opened", []awscloudwatch.IMetric{opened}, nil, 8),
+		awscloudwatch.NewLogQueryWidget(&awscloudwatch.LogQueryWidgetProps{
+			Title:         jsii.String("Circuits opened by tenant"),
+			LogGroupNames: &[]*string{w.WebhookFunction().LogGroup.LogGroupName()},
+			QueryLines: jsii.Strings("fields "+contract.LogFieldTenant+", "+contract.LogFieldSubscriptionID,
+				"filter "+byTenant,
+				fmt.Sprintf("stats count(*) as opened, count_distinct(%s) as endpoints by %s", contract.LogFieldSubscriptionID, contract.LogFieldTenant),
+				"sort opened desc", "limit 20"),
+			View:  awscloudwatch.LogQueryVisualizationType_TABLE,
+			Width: jsii.Number(8), Height: jsii.Number(6),
+		}),
+	)
+	m.webhookLogs = logs
 }
 
 func (m *TriggersMonitoring) namespace() string {
@@ -752,6 +783,13 @@ func (m *TriggersMonitoring) queries() {
 		Sort:             jsii.String("requests desc"),
 		Limit:            jsii.Number(20),
 	})
+	if m.webhookLogs != nil {
+		def("CircuitsByTenantQuery", "webhook-circuits-by-tenant", m.webhookLogs, &awslogs.QueryStringProps{
+			FilterStatements: jsii.Strings(fmt.Sprintf(`%s = %q`, msg, contract.LogMsgCircuitOpened)),
+			StatsStatements:  jsii.Strings(fmt.Sprintf("count(*) as opened, count_distinct(%s) as endpoints by %s, bin(1h)", contract.LogFieldSubscriptionID, tenant)),
+			Sort:             jsii.String("opened desc"),
+		})
+	}
 	def("CorrelationIdQuery", "one-correlation-id", all, &awslogs.QueryStringProps{
 		Fields:           jsii.Strings("@timestamp", "@log", contract.LogFieldLevel, msg, contract.LogFieldRequestID, tenant, method, path, status, code, contract.LogFieldError),
 		FilterStatements: jsii.Strings(corr + ` = "REPLACE-WITH-CORRELATION-ID" or @message like "REPLACE-WITH-CORRELATION-ID"`),

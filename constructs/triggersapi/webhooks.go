@@ -32,7 +32,7 @@ const (
 	// requests of up to Timeout each.
 	DefaultWebhookFunctionTimeoutSeconds = 300
 	// DefaultWebhookTimeoutSeconds bounds one webhook request.
-	DefaultWebhookTimeoutSeconds = 10
+	DefaultWebhookTimeoutSeconds = contract.DefaultWebhookTimeoutSeconds
 	// DefaultWebhookDisableAfterDays is how long a subscription may fail
 	// without a success before it is disabled.
 	DefaultWebhookDisableAfterDays = 5
@@ -55,6 +55,27 @@ const (
 	// MaxSQSDelay is the longest delay SQS gives one message
 	// (DelaySeconds 900): a longer schedule step hops (see WebhookDelivery).
 	MaxSQSDelay = 15 * time.Minute
+	// DefaultWebhookReservedConcurrency is the webhook function's reserved
+	// concurrency: the most instances delivery ever runs.
+	DefaultWebhookReservedConcurrency = 10
+	// DefaultWebhookDeliveryMaxConcurrency is the delivery queue's event
+	// source's MaximumConcurrency (new events).
+	DefaultWebhookDeliveryMaxConcurrency = 6
+	// DefaultWebhookRetryMaxConcurrency is the retry queue's event
+	// source's MaximumConcurrency (retries, deferred attempts,
+	// redeliveries).
+	DefaultWebhookRetryMaxConcurrency = 4
+	// DefaultWebhookParallel bounds one message's attempts made at once.
+	DefaultWebhookParallel = 8
+	// DefaultWebhookBreakerThreshold is how many failures in a row open an
+	// endpoint's circuit.
+	DefaultWebhookBreakerThreshold = 5
+	// DefaultWebhookBreakerCooldownSeconds is how long a circuit first
+	// stays open (doubling with each failed probe, up to an hour).
+	DefaultWebhookBreakerCooldownSeconds = 30
+	// DefaultWebhookSlowAfterSeconds opens an endpoint's circuit when one
+	// of its requests is still unanswered after it.
+	DefaultWebhookSlowAfterSeconds = 5
 )
 
 // DefaultWebhookSchedule returns the default retry schedule, Svix's:
@@ -73,7 +94,8 @@ type WebhookOptions struct {
 	// Function sizes the webhook function. Its timeout must exceed
 	// Timeout; the queues' visibility timeouts are 6 times it.
 	//
-	// Default: 256 MiB, 5 minutes, no reserved concurrency.
+	// Default: 256 MiB, 5 minutes; its reserved concurrency is
+	// ReservedConcurrency.
 	Function *FunctionOptions
 	// Schedule is the retry schedule: delay i is the wait between
 	// attempt i+1 failing and attempt i+2 (the first attempt is at once),
@@ -106,6 +128,46 @@ type WebhookOptions struct {
 	//
 	// Default: "info".
 	LogLevel string
+	// ReservedConcurrency is the webhook function's reserved concurrency:
+	// the most instances delivery runs whatever its backlog, so the API,
+	// the authorizer and the account's other functions keep the rest of
+	// the account's concurrency. At least DeliveryMaxConcurrency +
+	// RetryMaxConcurrency (the event sources would be throttled
+	// otherwise), at most 1000. Set this, not Function.ReservedConcurrency.
+	//
+	// Default: 10 (DefaultWebhookReservedConcurrency).
+	ReservedConcurrency float64
+	// DeliveryMaxConcurrency is the delivery queue's event source's
+	// MaximumConcurrency (new events' first attempts), 2-1000.
+	//
+	// Default: 6.
+	DeliveryMaxConcurrency float64
+	// RetryMaxConcurrency is the retry queue's event source's
+	// MaximumConcurrency (retries, deferred attempts, redeliveries),
+	// 2-1000. Apart from the delivery queue's: a retry backlog never takes
+	// new events' instances.
+	//
+	// Default: 4.
+	RetryMaxConcurrency float64
+	// Parallel bounds the attempts of one message (a round to one
+	// tenant's subscriptions) made at once, 1-20 (WEBHOOK_PARALLEL).
+	//
+	// Default: 8.
+	Parallel float64
+	// CircuitBreaker configures the endpoints' circuit breaker, shared by
+	// every instance through the events table: while an endpoint's circuit
+	// is open its attempts are put off (scheduled, not made, not counted
+	// as failures), then one probe at a time goes.
+	//
+	// Default: see CircuitBreakerOptions.
+	CircuitBreaker *CircuitBreakerOptions
+	// EndpointRateLimit caps the requests per second to one subscription's
+	// endpoint, counted across every instance (WEBHOOK_ENDPOINT_RATE,
+	// 1-10000); requests beyond it wait for the next second. Costs one
+	// write to the events table per attempt.
+	//
+	// Default: 0, no cap.
+	EndpointRateLimit float64
 	// SecretsKey is the symmetric KMS key that seals the subscriptions'
 	// signing secrets (WEBHOOK_SECRETS_KEY): the table, its stream, its
 	// archive and backups hold only ciphertext bound to its tenant and
@@ -125,6 +187,33 @@ type WebhookOptions struct {
 	//
 	// Default: awscdk.RemovalPolicy_RETAIN.
 	SecretsKeyRemovalPolicy awscdk.RemovalPolicy
+}
+
+// CircuitBreakerOptions configure the endpoints' circuit breaker. Zero
+// values take the defaults.
+type CircuitBreakerOptions struct {
+	// Threshold is how many failures in a row open an endpoint's circuit,
+	// 1-1000 (WEBHOOK_BREAKER_THRESHOLD).
+	//
+	// Default: 5.
+	Threshold float64
+	// Cooldown is how long a circuit first stays open, 1 second to 1 hour;
+	// each failed probe doubles it, up to an hour (WEBHOOK_BREAKER_COOLDOWN).
+	//
+	// Default: 30 seconds.
+	Cooldown awscdk.Duration
+	// SlowAfter opens an endpoint's circuit (for Cooldown) when one of its
+	// requests is still unanswered after it, so an endpoint that hangs
+	// holds only the requests already in flight; 100 ms up to the webhook
+	// Timeout (WEBHOOK_SLOW_AFTER).
+	//
+	// Default: 5 seconds.
+	SlowAfter awscdk.Duration
+	// DisableSlowAfter turns the slow-endpoint watch off (SlowAfter is
+	// then ignored).
+	//
+	// Default: false.
+	DisableSlowAfter bool
 }
 
 // WebhookDeliveryProps configures a WebhookDelivery.
@@ -290,6 +379,22 @@ func (w *WebhookDelivery) MetricSubscriptionsDisabled(opts *awscloudwatch.Metric
 	return runtimeMetric(w.ns, contract.MetricSubscriptionsDisabled, nil, opts)
 }
 
+// MetricWebhookDeferred returns the attempts put off without being made,
+// for one reason: contract.DeferredCircuitOpen, DeferredProbeBusy or
+// DeferredRateLimited (contract.MetricWebhookDeferred by
+// contract.DimensionReason in MetricsNamespace; Sum unless opts say
+// otherwise).
+func (w *WebhookDelivery) MetricWebhookDeferred(reason string, opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return runtimeMetric(w.ns, contract.MetricWebhookDeferred, map[string]*string{contract.DimensionReason: jsii.String(reason)}, opts)
+}
+
+// MetricCircuitsOpened returns the endpoint circuits opened
+// (contract.MetricWebhookCircuitsOpened in MetricsNamespace; Sum unless
+// opts say otherwise).
+func (w *WebhookDelivery) MetricCircuitsOpened(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return runtimeMetric(w.ns, contract.MetricWebhookCircuitsOpened, nil, opts)
+}
+
 // GrantRedeliver lets grantee (the API function) queue a redelivery:
 // exactly sqs:SendMessage on the retry queue.
 func (w *WebhookDelivery) GrantRedeliver(grantee awsiam.IGrantable) awsiam.Grant {
@@ -347,6 +452,32 @@ type webhookSettings struct {
 	fnTimeout    time.Duration
 	receives     float64
 	logLevel     string
+	reserved     float64
+	deliveryMax  float64
+	retryMax     float64
+	parallel     float64
+	threshold    float64
+	cooldown     time.Duration
+	slowAfter    time.Duration // 0: off
+	endpointRate float64
+}
+
+// env is the function's environment for the isolation settings.
+func (s webhookSettings) env() map[string]*string {
+	slow := "off"
+	if s.slowAfter > 0 {
+		slow = s.slowAfter.String()
+	}
+	out := map[string]*string{
+		contract.EnvWebhookParallel:         jsii.String(fmt.Sprint(s.parallel)),
+		contract.EnvWebhookBreakerThreshold: jsii.String(fmt.Sprint(s.threshold)),
+		contract.EnvWebhookBreakerCooldown:  jsii.String(s.cooldown.String()),
+		contract.EnvWebhookSlowAfter:        jsii.String(slow),
+	}
+	if s.endpointRate > 0 {
+		out[contract.EnvWebhookEndpointRate] = jsii.String(fmt.Sprint(s.endpointRate))
+	}
+	return out
 }
 
 // resolveWebhooks applies the defaults and validates o. Error messages
@@ -359,6 +490,13 @@ func resolveWebhooks(o *WebhookOptions, prefix string) (webhookSettings, error) 
 		fnTimeout:    DefaultWebhookFunctionTimeoutSeconds * time.Second,
 		receives:     DefaultDLQMaxReceiveCount,
 		logLevel:     DefaultWebhookLogLevel,
+		reserved:     DefaultWebhookReservedConcurrency,
+		deliveryMax:  DefaultWebhookDeliveryMaxConcurrency,
+		retryMax:     DefaultWebhookRetryMaxConcurrency,
+		parallel:     DefaultWebhookParallel,
+		threshold:    DefaultWebhookBreakerThreshold,
+		cooldown:     DefaultWebhookBreakerCooldownSeconds * time.Second,
+		slowAfter:    DefaultWebhookSlowAfterSeconds * time.Second,
 	}
 	if o == nil {
 		return s, nil
@@ -430,17 +568,60 @@ func resolveWebhooks(o *WebhookOptions, prefix string) (webhookSettings, error) 
 		}
 		s.logLevel = l
 	}
+	whole := func(name string, v, lo, hi float64, dst *float64, what string) {
+		if v == 0 || isToken(v) {
+			return
+		}
+		if v < lo || v > hi || v != float64(int64(v)) {
+			bad("%s %v is outside %v-%v: %s", name, v, lo, hi, what)
+		}
+		*dst = v
+	}
+	whole("ReservedConcurrency", o.ReservedConcurrency, 1, 1000, &s.reserved, "give the most instances webhook delivery may run (default 10)")
+	whole("DeliveryMaxConcurrency", o.DeliveryMaxConcurrency, 2, 1000, &s.deliveryMax, "an SQS event source's MaximumConcurrency is 2 to 1000 (default 6)")
+	whole("RetryMaxConcurrency", o.RetryMaxConcurrency, 2, 1000, &s.retryMax, "an SQS event source's MaximumConcurrency is 2 to 1000 (default 4)")
+	whole("Parallel", o.Parallel, 1, 20, &s.parallel, "give how many attempts one message makes at once (default 8)")
+	whole("EndpointRateLimit", o.EndpointRateLimit, 1, 10000, &s.endpointRate, "give requests per second per endpoint, or 0 for no cap")
+	if !isToken(s.reserved) && !isToken(s.deliveryMax) && !isToken(s.retryMax) && s.reserved < s.deliveryMax+s.retryMax {
+		bad("ReservedConcurrency %v is less than DeliveryMaxConcurrency %v + RetryMaxConcurrency %v = %v: the event sources would be throttled; raise ReservedConcurrency to at least %v or lower their maximum concurrency",
+			s.reserved, s.deliveryMax, s.retryMax, s.deliveryMax+s.retryMax, s.deliveryMax+s.retryMax)
+	}
+	if b := o.CircuitBreaker; b != nil {
+		whole("CircuitBreaker.Threshold", b.Threshold, 1, 1000, &s.threshold, "give how many failures in a row open an endpoint's circuit (default 5)")
+		if b.Cooldown != nil {
+			if v, ok := literal("CircuitBreaker.Cooldown", b.Cooldown); ok {
+				if v < time.Second || v > time.Hour {
+					bad("CircuitBreaker.Cooldown %s is outside 1s-1h: a circuit stays open between a second and an hour at first (default 30s)", v)
+				}
+				s.cooldown = v
+			}
+		}
+		if b.SlowAfter != nil && !b.DisableSlowAfter {
+			if v, ok := literal("CircuitBreaker.SlowAfter", b.SlowAfter); ok {
+				s.slowAfter = v
+			}
+		}
+		if b.DisableSlowAfter {
+			s.slowAfter = 0
+		}
+	}
+	if s.slowAfter != 0 && (s.slowAfter < 100*time.Millisecond || s.slowAfter > s.timeout) {
+		bad("CircuitBreaker.SlowAfter %s is outside 100ms-%s (the webhook Timeout): a request unanswered that long opens its endpoint's circuit; set DisableSlowAfter to turn the watch off", s.slowAfter, s.timeout)
+	}
 	if f := o.Function; f != nil {
 		if f.MemoryMiB != 0 && (f.MemoryMiB < 128 || f.MemoryMiB > 10240) {
 			bad("Function.MemoryMiB %v is outside 128-10240", f.MemoryMiB)
+		}
+		if f.ReservedConcurrency != 0 {
+			bad("Function.ReservedConcurrency %v is not used for the webhook function: set ReservedConcurrency (default 10), which is checked against the event sources' maximum concurrency", f.ReservedConcurrency)
 		}
 		if f.Timeout != nil {
 			if v, ok := literal("Function.Timeout", f.Timeout); ok {
 				switch {
 				case v > 15*time.Minute:
 					bad("Function.Timeout %s is over 15m, Lambda's limit", v)
-				case v <= s.timeout:
-					bad("Function.Timeout %s is not longer than the webhook Timeout %s: one request could outlast the invocation; raise Function.Timeout (default 5m)", v, s.timeout)
+				case v < s.timeout+contract.WebhookStoreMargin:
+					bad("Function.Timeout %s is shorter than the webhook Timeout %s plus %s for an attempt's store writes: the function would never start an attempt; raise Function.Timeout to at least %s (default 5m)", v, s.timeout, contract.WebhookStoreMargin, s.timeout+contract.WebhookStoreMargin)
 				}
 				s.fnTimeout = v
 			}
@@ -531,30 +712,38 @@ func NewWebhookDelivery(scope constructs.Construct, id *string, props *WebhookDe
 	if props.Function != nil {
 		fo = *props.Function
 	}
+	fo.ReservedConcurrency = s.reserved
+	env := s.env()
+	for k, v := range map[string]*string{
+		contract.EnvEventsTable:         props.EventsTable.TableName(),
+		contract.EnvWebhookQueueURL:     w.retry.QueueUrl(),
+		contract.EnvWebhookSchedule:     jsii.String(w.schedule),
+		contract.EnvWebhookTimeout:      jsii.String(s.timeout.String()),
+		contract.EnvWebhookDisableAfter: jsii.String(s.disableAfter.String()),
+		contract.EnvMetricsNamespace:    jsii.String(w.ns),
+		contract.EnvLogLevel:            jsii.String(s.logLevel),
+		contract.EnvWebhookSecretsKey:   w.key.KeyArn(),
+	} {
+		env[k] = v
+	}
 	w.fn = newFunction(w, "Function", WebhooksPackage, "Triggers webhooks: push new events to subscriptions, with retries",
 		functionDefaults{retention: retention, tracing: props.Tracing, prebuiltDir: props.PrebuiltDir,
 			invokedBy: "invoked by SQS event source mappings on the delivery and retry queues, whose messages go to those queues' own dead-letter queues after MaxReceiveCount receives"},
-		&fo, DefaultWebhookFunctionTimeoutSeconds,
-		map[string]*string{
-			contract.EnvEventsTable:         props.EventsTable.TableName(),
-			contract.EnvWebhookQueueURL:     w.retry.QueueUrl(),
-			contract.EnvWebhookSchedule:     jsii.String(w.schedule),
-			contract.EnvWebhookTimeout:      jsii.String(s.timeout.String()),
-			contract.EnvWebhookDisableAfter: jsii.String(s.disableAfter.String()),
-			contract.EnvMetricsNamespace:    jsii.String(w.ns),
-			contract.EnvLogLevel:            jsii.String(s.logLevel),
-			contract.EnvWebhookSecretsKey:   w.key.KeyArn(),
-		})
+		&fo, DefaultWebhookFunctionTimeoutSeconds, env)
 
 	setEventsProfile(w.fn, props.EventsTable)
 	tablegrant.Grant(props.EventsTable, w.fn, tablegrant.On{Table: true, Write: true}, WebhookEventsTableActions...)
 	grantSendMessage(w.retry, w.fn)
 	w.GrantOpenSecrets(w.fn)
-	for _, q := range []awssqs.IQueue{props.DeliveryQueue, w.retry} {
-		w.fn.Function.AddEventSource(awslambdaeventsources.NewSqsEventSource(q, &awslambdaeventsources.SqsEventSourceProps{
+	for _, src := range []struct {
+		q   awssqs.IQueue
+		max float64
+	}{{props.DeliveryQueue, s.deliveryMax}, {w.retry, s.retryMax}} {
+		w.fn.Function.AddEventSource(awslambdaeventsources.NewSqsEventSource(src.q, &awslambdaeventsources.SqsEventSourceProps{
 			BatchSize:               jsii.Number(WebhookBatchSize),
 			MaxBatchingWindow:       awscdk.Duration_Seconds(jsii.Number(WebhookMaxBatchingWindowSeconds)),
 			ReportBatchItemFailures: jsii.Bool(true),
+			MaxConcurrency:          jsii.Number(src.max),
 		}))
 	}
 	// SQS event source mappings take no on-failure destination (that is

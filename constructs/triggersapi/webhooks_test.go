@@ -211,35 +211,44 @@ func TestWebhookDeliveryDefaults(t *testing.T) {
 	assert.Equal(t, []any{"arm64"}, fn["Architectures"])
 	assert.Equal(t, 300.0, fn["Timeout"])
 	assert.Equal(t, 256.0, fn["MemorySize"])
-	assert.NotContains(t, fn, "ReservedConcurrentExecutions")
+	assert.Equal(t, 10.0, fn["ReservedConcurrentExecutions"], "delivery never takes more of the account's concurrency")
 	_, lg := only(t, tp, "AWS::Logs::LogGroup", "WFunctionLogGroup")
 	assert.Equal(t, 30.0, lg["RetentionInDays"])
 	keyID, _ := only(t, tp, "AWS::KMS::Key", "WSecretsKey")
 	assert.Equal(t, map[string]any{
-		contract.EnvWebhookSecretsKey:   map[string]any{"Fn::GetAtt": []any{keyID, "Arn"}},
-		contract.EnvEventsTable:         map[string]any{"Ref": tableID},
-		contract.EnvWebhookQueueURL:     map[string]any{"Ref": retryID},
-		contract.EnvWebhookSchedule:     "5s,5m,30m,2h,5h,10h,10h",
-		contract.EnvWebhookTimeout:      "10s",
-		contract.EnvWebhookDisableAfter: "120h0m0s",
-		contract.EnvMetricsNamespace:    "Triggers/S",
-		contract.EnvLogLevel:            "info",
+		contract.EnvWebhookSecretsKey:       map[string]any{"Fn::GetAtt": []any{keyID, "Arn"}},
+		contract.EnvEventsTable:             map[string]any{"Ref": tableID},
+		contract.EnvWebhookQueueURL:         map[string]any{"Ref": retryID},
+		contract.EnvWebhookSchedule:         "5s,5m,30m,2h,5h,10h,10h",
+		contract.EnvWebhookTimeout:          "10s",
+		contract.EnvWebhookDisableAfter:     "120h0m0s",
+		contract.EnvMetricsNamespace:        "Triggers/S",
+		contract.EnvLogLevel:                "info",
+		contract.EnvWebhookParallel:         "8",
+		contract.EnvWebhookBreakerThreshold: "5",
+		contract.EnvWebhookBreakerCooldown:  "30s",
+		contract.EnvWebhookSlowAfter:        "5s",
 	}, fn["Environment"].(map[string]any)["Variables"])
+	assert.NotContains(t, fn["Environment"].(map[string]any)["Variables"], contract.EnvWebhookEndpointRate, "no rate cap by default")
 	assert.NotContains(t, fn["Environment"].(map[string]any)["Variables"], contract.EnvWebhookAllowPrivate, "never set by the constructs")
 
 	// Event sources on the delivery queue and the retry queue.
 	deliveryID, _ := only(t, tp, "AWS::SQS::Queue", "DDeliveryQueue")
 	esms := resources(tp, "AWS::Lambda::EventSourceMapping", "WFunction")
 	var sources []string
+	maxConcurrency := map[string]any{}
 	for id, r := range esms {
 		p := r["Properties"].(map[string]any)
 		sources = append(sources, refName(p["EventSourceArn"]))
+		maxConcurrency[refName(p["EventSourceArn"])] = p["ScalingConfig"].(map[string]any)["MaximumConcurrency"]
 		assert.Equal(t, map[string]any{"Ref": fnID}, p["FunctionName"], id)
 		assert.Equal(t, 10.0, p["BatchSize"], id)
 		assert.Equal(t, 1.0, p["MaximumBatchingWindowInSeconds"], id)
 		assert.Equal(t, []any{"ReportBatchItemFailures"}, p["FunctionResponseTypes"], id)
 	}
 	assert.ElementsMatch(t, []string{deliveryID, retryID}, sources)
+	assert.Equal(t, map[string]any{deliveryID: 6.0, retryID: 4.0}, maxConcurrency,
+		"new events and retries have instances of their own, within the reserved concurrency")
 
 	// IAM, action by action: the table's ARN only (no index), send on
 	// the retry queue, consume both queues (from the event sources), its
@@ -277,12 +286,18 @@ func TestWebhookDeliveryCustomerManagedKey(t *testing.T) {
 func TestWebhookDeliveryOptions(t *testing.T) {
 	mins := func(n float64) awscdk.Duration { return awscdk.Duration_Minutes(jsii.Number(n)) }
 	_, w, tp := webhookStack(t, nil, triggersapi.WebhookOptions{
-		Function:        &triggersapi.FunctionOptions{MemoryMiB: 512, Timeout: mins(2), ReservedConcurrency: 20},
-		Schedule:        []awscdk.Duration{awscdk.Duration_Seconds(jsii.Number(30)), mins(1), mins(90), awscdk.Duration_Hours(jsii.Number(24))},
-		Timeout:         awscdk.Duration_Seconds(jsii.Number(5)),
-		DisableAfter:    awscdk.Duration_Hours(jsii.Number(36)),
-		MaxReceiveCount: 3,
-		LogLevel:        "debug",
+		Function:               &triggersapi.FunctionOptions{MemoryMiB: 512, Timeout: mins(2)},
+		ReservedConcurrency:    20,
+		DeliveryMaxConcurrency: 12,
+		RetryMaxConcurrency:    8,
+		Parallel:               20,
+		CircuitBreaker:         &triggersapi.CircuitBreakerOptions{Threshold: 3, Cooldown: mins(5), SlowAfter: awscdk.Duration_Millis(jsii.Number(2500))},
+		EndpointRateLimit:      25,
+		Schedule:               []awscdk.Duration{awscdk.Duration_Seconds(jsii.Number(30)), mins(1), mins(90), awscdk.Duration_Hours(jsii.Number(24))},
+		Timeout:                awscdk.Duration_Seconds(jsii.Number(5)),
+		DisableAfter:           awscdk.Duration_Hours(jsii.Number(36)),
+		MaxReceiveCount:        3,
+		LogLevel:               "debug",
 	})
 	assert.Equal(t, "30s,1m,1h30m,24h", w.Schedule())
 	_, fn := only(t, tp, "AWS::Lambda::Function", "WFunction")
@@ -294,6 +309,16 @@ func TestWebhookDeliveryOptions(t *testing.T) {
 	assert.Equal(t, "5s", env[contract.EnvWebhookTimeout])
 	assert.Equal(t, "36h0m0s", env[contract.EnvWebhookDisableAfter])
 	assert.Equal(t, "debug", env[contract.EnvLogLevel])
+	assert.Equal(t, "20", env[contract.EnvWebhookParallel])
+	assert.Equal(t, "3", env[contract.EnvWebhookBreakerThreshold])
+	assert.Equal(t, "5m0s", env[contract.EnvWebhookBreakerCooldown])
+	assert.Equal(t, "2.5s", env[contract.EnvWebhookSlowAfter])
+	assert.Equal(t, "25", env[contract.EnvWebhookEndpointRate])
+	var got []any
+	for _, r := range resources(tp, "AWS::Lambda::EventSourceMapping", "WFunction") {
+		got = append(got, r["Properties"].(map[string]any)["ScalingConfig"].(map[string]any)["MaximumConcurrency"])
+	}
+	assert.ElementsMatch(t, []any{12.0, 8.0}, got)
 	_, retry := only(t, tp, "AWS::SQS::Queue", "WRetryQueue")
 	assert.Equal(t, 720.0, retry["VisibilityTimeout"], "6 x 2 minutes")
 	assert.Equal(t, 3.0, retry["RedrivePolicy"].(map[string]any)["maxReceiveCount"])
@@ -320,7 +345,18 @@ func TestWebhookOptionsValidation(t *testing.T) {
 		{"receive count below one", triggersapi.WebhookOptions{MaxReceiveCount: -1}, "MaxReceiveCount -1 is outside 1-1000"},
 		{"log level", triggersapi.WebhookOptions{LogLevel: "verbose"}, `LogLevel "verbose" is invalid: use debug, info, warn or error`},
 		{"memory", triggersapi.WebhookOptions{Function: &triggersapi.FunctionOptions{MemoryMiB: 64}}, "Function.MemoryMiB 64 is outside 128-10240"},
-		{"function shorter than a request", triggersapi.WebhookOptions{Function: &triggersapi.FunctionOptions{Timeout: secs(10)}}, "Function.Timeout 10s is not longer than the webhook Timeout 10s"},
+		{"function shorter than a request and its writes", triggersapi.WebhookOptions{Function: &triggersapi.FunctionOptions{Timeout: secs(12)}}, "Function.Timeout 12s is shorter than the webhook Timeout 10s plus 3s for an attempt's store writes: the function would never start an attempt; raise Function.Timeout to at least 13s"},
+		{"reserved concurrency below the event sources'", triggersapi.WebhookOptions{ReservedConcurrency: 5}, "ReservedConcurrency 5 is less than DeliveryMaxConcurrency 6 + RetryMaxConcurrency 4 = 10: the event sources would be throttled; raise ReservedConcurrency to at least 10"},
+		{"reserved concurrency below raised event sources", triggersapi.WebhookOptions{DeliveryMaxConcurrency: 20}, "ReservedConcurrency 10 is less than DeliveryMaxConcurrency 20 + RetryMaxConcurrency 4 = 24"},
+		{"reserved concurrency too high", triggersapi.WebhookOptions{ReservedConcurrency: 1001}, "ReservedConcurrency 1001 is outside 1-1000"},
+		{"event source concurrency below two", triggersapi.WebhookOptions{RetryMaxConcurrency: 1}, "RetryMaxConcurrency 1 is outside 2-1000: an SQS event source's MaximumConcurrency is 2 to 1000"},
+		{"fractional concurrency", triggersapi.WebhookOptions{DeliveryMaxConcurrency: 2.5}, "DeliveryMaxConcurrency 2.5 is outside 2-1000"},
+		{"parallel", triggersapi.WebhookOptions{Parallel: 21}, "Parallel 21 is outside 1-20"},
+		{"endpoint rate", triggersapi.WebhookOptions{EndpointRateLimit: -2}, "EndpointRateLimit -2 is outside 1-10000"},
+		{"breaker threshold", triggersapi.WebhookOptions{CircuitBreaker: &triggersapi.CircuitBreakerOptions{Threshold: 1001}}, "CircuitBreaker.Threshold 1001 is outside 1-1000"},
+		{"breaker cooldown", triggersapi.WebhookOptions{CircuitBreaker: &triggersapi.CircuitBreakerOptions{Cooldown: hours(2)}}, "CircuitBreaker.Cooldown 2h0m0s is outside 1s-1h"},
+		{"slow after the request timeout", triggersapi.WebhookOptions{CircuitBreaker: &triggersapi.CircuitBreakerOptions{SlowAfter: secs(11)}}, "CircuitBreaker.SlowAfter 11s is outside 100ms-10s (the webhook Timeout)"},
+		{"the function's own reserved concurrency", triggersapi.WebhookOptions{Function: &triggersapi.FunctionOptions{ReservedConcurrency: 20}}, "Function.ReservedConcurrency 20 is not used for the webhook function: set ReservedConcurrency"},
 		{"function over 15 minutes", triggersapi.WebhookOptions{Function: &triggersapi.FunctionOptions{Timeout: awscdk.Duration_Minutes(jsii.Number(16))}}, "Function.Timeout 16m0s is over 15m"},
 		{"secrets key alias", triggersapi.WebhookOptions{SecretsKey: awskms.Alias_FromAliasName(awscdk.NewStack(newApp(), jsii.String("A"), nil), jsii.String("K"), jsii.String("alias/mine"))}, "SecretsKey is an alias: give the key itself"},
 		{"removal policy of a given key", triggersapi.WebhookOptions{
@@ -352,8 +388,13 @@ func TestWebhookOptionsValidation(t *testing.T) {
 	// The defaults' edges are accepted.
 	assert.NoError(t, triggersapi.ValidateProps(&triggersapi.TriggersApiProps{Webhooks: &triggersapi.WebhookOptions{
 		Timeout: secs(30), Schedule: append(repeat(secs(1), 19), hours(24)), DisableAfter: hours(1), MaxReceiveCount: 1,
-		Function: &triggersapi.FunctionOptions{Timeout: secs(31)},
+		Function:            &triggersapi.FunctionOptions{Timeout: secs(33)},
+		ReservedConcurrency: 4, DeliveryMaxConcurrency: 2, RetryMaxConcurrency: 2, Parallel: 20, EndpointRateLimit: 10000,
+		CircuitBreaker: &triggersapi.CircuitBreakerOptions{Threshold: 1000, Cooldown: hours(1), SlowAfter: secs(30)},
 	}}))
+	assert.NoError(t, triggersapi.ValidateProps(&triggersapi.TriggersApiProps{Webhooks: &triggersapi.WebhookOptions{
+		CircuitBreaker: &triggersapi.CircuitBreakerOptions{DisableSlowAfter: true, SlowAfter: secs(99)},
+	}}), "a slow watch turned off is not checked")
 	assert.NoError(t, triggersapi.ValidateProps(&triggersapi.TriggersApiProps{Webhooks: &triggersapi.WebhookOptions{}}))
 }
 
@@ -684,4 +725,11 @@ func TestWebhookSecretsKeyGiven(t *testing.T) {
 	_, fn := only(t, tp, "AWS::Lambda::Function", "WFunction")
 	assert.Equal(t, arn, fn["Environment"].(map[string]any)["Variables"].(map[string]any)[contract.EnvWebhookSecretsKey])
 	assert.Equal(t, []kmsGrant{{mustOnly(t, tp, "AWS::IAM::Role", "WFunctionServiceRole"), "kms:Decrypt", arn}}, kmsGrants(t, tp, arn))
+}
+
+// The slow-endpoint watch can be turned off.
+func TestWebhookSlowAfterOff(t *testing.T) {
+	_, _, tp := webhookStack(t, nil, triggersapi.WebhookOptions{CircuitBreaker: &triggersapi.CircuitBreakerOptions{DisableSlowAfter: true}})
+	_, fn := only(t, tp, "AWS::Lambda::Function", "WFunction")
+	assert.Equal(t, "off", fn["Environment"].(map[string]any)["Variables"].(map[string]any)[contract.EnvWebhookSlowAfter])
 }

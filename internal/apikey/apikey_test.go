@@ -47,7 +47,13 @@ func TestCredential(t *testing.T) {
 		err     error
 	}{
 		{"bearer", [][2]string{{"Authorization", "Bearer trg_x"}}, apikey.SourceBearer, k, nil},
-		{"blanks around the value", [][2]string{{"authorization", "  Bearer trg_x \t"}}, apikey.SourceBearer, k, nil},
+		// Refused, not trimmed: "Bearer k " and "Bearer k" would be two
+		// authorizer cache entries and two rate-limit buckets for one key.
+		{"blanks around the value", [][2]string{{"authorization", "  Bearer trg_x \t"}}, apikey.SourceBearer, "", apikey.ErrMalformed},
+		{"a blank before the scheme", [][2]string{{"Authorization", " Bearer trg_x"}}, apikey.SourceBearer, "", apikey.ErrMalformed},
+		{"a blank after the key", [][2]string{{"Authorization", "Bearer trg_x "}}, apikey.SourceBearer, "", apikey.ErrMalformed},
+		{"a tab after the key", [][2]string{{"Authorization", "Bearer trg_x\t"}}, apikey.SourceBearer, "", apikey.ErrMalformed},
+		{"a blank inside the key", [][2]string{{"Authorization", "Bearer trg_ x"}}, apikey.SourceBearer, "", apikey.ErrMalformed},
 		// One spelling per key: each other spelling would be another
 		// authorizer cache entry and another per-key rate-limit bucket.
 		{"scheme in lower case", [][2]string{{"Authorization", "bearer trg_x"}}, apikey.SourceBearer, "", apikey.ErrMalformed},
@@ -72,7 +78,8 @@ func TestCredential(t *testing.T) {
 		{"visible ASCII edges", [][2]string{{"Authorization", "Bearer !~"}}, apikey.SourceBearer, "!~", nil},
 		{"DEL", [][2]string{{"Authorization", "Bearer trg_\x7f"}}, apikey.SourceBearer, "", apikey.ErrMalformed},
 		{"bearer + x-api-key, cache off", [][2]string{{"Authorization", "Bearer trg_x"}, {"X-Api-Key", "trg_x"}}, apikey.SourceBearerOrHeader, "", apikey.ErrMalformed},
-		{"x-api-key, cache off", [][2]string{{"X-Api-Key", " trg_x "}}, apikey.SourceBearerOrHeader, k, nil},
+		{"x-api-key, cache off", [][2]string{{"X-Api-Key", "trg_x"}}, apikey.SourceBearerOrHeader, k, nil},
+		{"x-api-key with blanks around, cache off", [][2]string{{"X-Api-Key", " trg_x "}}, apikey.SourceBearerOrHeader, "", apikey.ErrMalformed},
 		{"bearer, cache off", [][2]string{{"Authorization", "Bearer trg_x"}}, apikey.SourceBearerOrHeader, k, nil},
 		{"basic + x-api-key, cache off", [][2]string{{"Authorization", "Basic Zm9v"}, {"X-Api-Key", k}}, apikey.SourceBearerOrHeader, "", apikey.ErrMalformed},
 		{"empty x-api-key, cache off", [][2]string{{"X-Api-Key", ""}}, apikey.SourceBearerOrHeader, "", apikey.ErrMalformed},
@@ -104,7 +111,9 @@ func TestCredentialMessages(t *testing.T) {
 		{http.Header{"Authorization": {"Bearer a"}, "X-Api-Key": {"b"}}, apikey.SourceBearerOrHeader, "send one credential, not 2"},
 		{http.Header{"Authorization": {"Bearer a", "Bearer b", "Bearer c"}}, apikey.SourceBearer, "send one credential, not 3"},
 		{http.Header{"Authorization": {"Bearer " + strings.Repeat("a", 513)}}, apikey.SourceBearer, "Authorization carries a key longer than 512 characters"},
-		{http.Header{"X-Api-Key": {" "}}, apikey.SourceBearerOrHeader, "X-Api-Key carries an empty key"},
+		{http.Header{"X-Api-Key": {""}}, apikey.SourceBearerOrHeader, "X-Api-Key carries an empty key"},
+		{http.Header{"X-Api-Key": {" k"}}, apikey.SourceBearerOrHeader, "X-Api-Key carries blanks around the key: send the key alone"},
+		{http.Header{"Authorization": {"Bearer k "}}, apikey.SourceBearer, "Authorization carries blanks around the key"},
 	} {
 		_, err := apikey.Credential(tt.h, tt.s)
 		assert.ErrorIs(t, err, apikey.ErrMalformed, tt.want)

@@ -84,11 +84,12 @@ func Credential(h http.Header, s Sources) (string, error) {
 	if len(xkey) == 1 {
 		return token(xkey[0], HeaderAPIKey)
 	}
-	// One spelling per key: exactly "Bearer", one space, the key. A looser
-	// parse (scheme in any case, any run of blanks) would give one key many
-	// Authorization values, each its own authorizer cache entry and its
-	// own bucket in the per-key rate limit, which counts the raw header.
-	rest, ok := strings.CutPrefix(strings.Trim(auth[0], " \t"), bearerPrefix)
+	// One spelling per key: exactly "Bearer", one space, the key, nothing
+	// around them. A looser parse (scheme in any case, any run of blanks,
+	// blanks trimmed) would give one key many Authorization values, each
+	// its own authorizer cache entry and its own bucket in the per-key rate
+	// limit, which counts the raw header.
+	rest, ok := strings.CutPrefix(auth[0], bearerPrefix)
 	if !ok {
 		return "", fmt.Errorf("%w: Authorization must be exactly \"Bearer <key>\" (that case, one space)", ErrMalformed)
 	}
@@ -101,10 +102,13 @@ func Credential(h http.Header, s Sources) (string, error) {
 // bearerPrefix is the only accepted start of an Authorization value.
 const bearerPrefix = "Bearer "
 
-// token checks one key value: 1-maxKeyLen visible ASCII characters after
-// trimming surrounding blanks, with no blank, comma or quote inside.
+// token checks one key value: 1-maxKeyLen visible ASCII characters, with
+// no blank (around it or inside), comma or quote. Nothing is trimmed: a key
+// with blanks around it is refused, not repaired.
 func token(v, header string) (string, error) {
-	v = strings.Trim(v, " \t")
+	if strings.Trim(v, " \t") != v {
+		return "", fmt.Errorf("%w: %s carries blanks around the key: send the key alone", ErrMalformed, header)
+	}
 	if v == "" {
 		return "", fmt.Errorf("%w: %s carries an empty key", ErrMalformed, header)
 	}

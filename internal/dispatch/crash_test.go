@@ -741,6 +741,9 @@ type scenario struct {
 	// redelivery of each failed event (the API route); then it settles
 	// again.
 	redeliver bool
+	// interchangeable events are one name ("e*") in the labels: a fault
+	// hits the first of them to make the call.
+	interchangeable bool
 }
 
 func crashScenarios() []scenario {
@@ -749,10 +752,11 @@ func crashScenarios() []scenario {
 		// Two failures in a row open the circuit: the third event and the
 		// retries wait, not attempted; after the cooldown one probe at a
 		// time goes; its success closes the circuit and the rest follow.
-		name:      "circuit breaker",
-		schedule:  long,
-		threshold: 2,
-		subs:      []subSpec{{name: "s-down", behaviour: "down3", want: event.OutcomeDelivered, exists: true}},
+		name:            "circuit breaker",
+		schedule:        long,
+		threshold:       2,
+		interchangeable: true,
+		subs:            []subSpec{{name: "s-down", behaviour: "down3", want: event.OutcomeDelivered, exists: true}},
 		events: []eventSpec{
 			{name: "e1", typ: "order.paid", want: event.Delivered, retryCount: -1},
 			{name: "e2", typ: "order.paid", want: event.Delivered, retryCount: -1},
@@ -768,10 +772,11 @@ func crashScenarios() []scenario {
 		events:    []eventSpec{{name: "e", typ: "order.paid", want: event.Delivered, retryCount: 0}},
 	}, {
 		// One request a second: the others wait for the next second.
-		name:         "rate cap",
-		schedule:     long,
-		endpointRate: 1,
-		subs:         []subSpec{{name: "s-ok", behaviour: "ok", want: event.OutcomeDelivered, exists: true}},
+		name:            "rate cap",
+		schedule:        long,
+		endpointRate:    1,
+		interchangeable: true,
+		subs:            []subSpec{{name: "s-ok", behaviour: "ok", want: event.OutcomeDelivered, exists: true}},
 		events: []eventSpec{
 			{name: "e1", typ: "order.paid", want: event.Delivered, retryCount: 0},
 			{name: "e2", typ: "order.paid", want: event.Delivered, retryCount: 0},
@@ -980,7 +985,11 @@ func (r *crashRun) setUp() {
 		}
 		require.NoError(r.t, json.Unmarshal(out, &got))
 		r.eventIDs[e.name] = got.ID
-		r.names.set(got.ID, e.name)
+		if r.sc.interchangeable {
+			r.names.set(got.ID, "e*")
+		} else {
+			r.names.set(got.ID, e.name)
+		}
 	}
 }
 
@@ -1299,6 +1308,12 @@ func contains(list []string, s string) bool {
 	return false
 }
 
+// readOnly are the calls that change nothing.
+var readOnly = map[string]bool{
+	"Store.Get": true, "Store.ListAttempts": true, "Store.ListSubscriptions": true, "Store.GetSubscription": true,
+	"Secrets.Open": true,
+}
+
 // methodsOf returns the method names of interface type T, prefixed.
 func methodsOf[T any](prefix string) []string {
 	typ := reflect.TypeOf((*T)(nil)).Elem()
@@ -1327,14 +1342,19 @@ func TestCrashPoints(t *testing.T) {
 		require.NotEmpty(t, clean.trace, "%s: the clean run made no call", sc.name)
 		t.Logf("%s: %d distinct calls", sc.name, len(clean.trace))
 		for _, key := range clean.trace {
-			covered[strings.Fields(key)[0]] = true
-			// A failure once; a stop right after the call, with single
-			// and with doubled messages.
-			if !strings.HasPrefix(key, "HTTP.") { // a failed request is a failed attempt: the behaviours cover it
+			op := strings.Fields(key)[0]
+			covered[op] = true
+			// A failure once (a failed request is a failed attempt, which
+			// the behaviours cover); a stop right after the call; and for
+			// the calls that change something, a stop with every message
+			// doubled (after a read, a stop changes nothing a failure
+			// does not).
+			if !strings.HasPrefix(op, "HTTP.") {
 				jobs = append(jobs, job{sc, fault{label: key}, false})
 			}
-			for _, twice := range []bool{false, true} {
-				jobs = append(jobs, job{sc, fault{label: key, crash: true}, twice})
+			jobs = append(jobs, job{sc, fault{label: key, crash: true}, false})
+			if !readOnly[op] {
+				jobs = append(jobs, job{sc, fault{label: key, crash: true}, true})
 			}
 		}
 		jobs = append(jobs, job{sc, fault{}, true})

@@ -138,7 +138,7 @@ const leaseMargin = 5 * time.Second
 // storeMargin is the time a claim's store writes need beyond its request
 // (claim, record, follow-ups): an attempt starts only with this much more
 // than the request timeout left before the invocation's deadline.
-const storeMargin = 3 * time.Second
+const storeMargin = contract.WebhookStoreMargin
 
 // Config configures a Dispatcher.
 type Config struct {
@@ -772,8 +772,8 @@ func (d *Dispatcher) openCircuit(ctx context.Context, tenant, eventID, subID str
 	}
 	if opened {
 		d.cfg.Metrics.CircuitOpened(tenant, subID, cause)
-		d.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "circuit opened", slog.String("tenant", tenant), slog.String("event_id", eventID),
-			slog.String("subscription_id", subID), slog.String("cause", cause), slog.String("until", event.FormatTime(until)))
+		d.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, contract.LogMsgCircuitOpened, slog.String(contract.LogFieldTenant, tenant), slog.String("event_id", eventID),
+			slog.String(contract.LogFieldSubscriptionID, subID), slog.String("cause", cause), slog.String("until", event.FormatTime(until)))
 	}
 }
 

@@ -76,8 +76,12 @@ func Redeliver(q Queue) func(ctx context.Context, tenant string, e event.Event, 
 	}
 }
 
-// Concurrency bounds the messages of one SQS batch handled at once.
-const Concurrency = 4
+// Concurrency bounds the messages of one SQS batch handled at once: the
+// largest batch an SQS event source hands over by default (10), so every
+// message starts at once and one tenant's slow endpoints never hold up
+// another tenant's message in the same batch. Each message bounds its own
+// attempts (Config.Parallel).
+const Concurrency = 10
 
 // HandleSQS is the webhook function's handler: one batch from the
 // delivery queue or the retry queue. Failed messages are reported as

@@ -169,6 +169,11 @@ func (a *API) createSubscription(w http.ResponseWriter, r *http.Request, ri *req
 		return 0, nil, err
 	}
 	if err := a.webhooks.CheckTarget(r.Context(), req.URL); err != nil {
+		// DNS timing out or failing for now says nothing about the URL:
+		// the client asks again, nothing was written.
+		if errors.Is(err, webhook.ErrLookupUnavailable) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+			return 0, nil, &apiError{status: http.StatusServiceUnavailable, code: "unavailable", message: "the url's host could not be resolved right now; retry after the Retry-After delay", retryAfter: strconv.Itoa(RetryAfterSeconds), cause: err}
+		}
 		return 0, nil, &apiError{status: http.StatusBadRequest, code: event.CodeInvalidTarget, message: "url cannot be a webhook target: " + err.Error()}
 	}
 	id, err := event.NewSubscriptionID(nil)

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -167,6 +169,75 @@ func TestSubscriptionLimit(t *testing.T) {
 	r := e.do(req{method: "POST", path: "/v1/subscriptions", tenant: "tenant-a", body: `{"url":"https://example.com/one-more"}`})
 	assert.Equal(t, http.StatusBadRequest, r.code)
 	assert.Contains(t, string(r.body), "20 subscriptions")
+}
+
+// 25 concurrent creates for one tenant: exactly 20 subscriptions, and
+// the other 5 a clear 400 naming the limit; nothing else is stored.
+func TestSubscriptionLimitUnderConcurrency(t *testing.T) {
+	e := newEnv(t, withWebhooks(t, &redeliveries{}))
+	const n = 25
+	codes := make([]int, n)
+	bodies := make([]string, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			r := e.serve(req{method: "POST", path: "/v1/subscriptions", tenant: "tenant-a", body: fmt.Sprintf(`{"url":"https://example.com/%d"}`, i)})
+			codes[i], bodies[i] = r.code, string(r.body)
+		})
+	}
+	wg.Wait()
+	created := 0
+	for i, c := range codes {
+		switch c {
+		case http.StatusCreated:
+			created++
+		case http.StatusBadRequest:
+			assert.Contains(t, bodies[i], `"code":"invalid_subscription"`)
+			assert.Contains(t, bodies[i], "already has 20 subscriptions, the most it may hold: delete one first")
+		default:
+			t.Errorf("create %d = %d %s", i, c, bodies[i])
+		}
+	}
+	assert.Equal(t, event.MaxSubscriptions, created)
+	r := e.do(req{method: "GET", path: "/v1/subscriptions", tenant: "tenant-a"})
+	assert.Len(t, r.json(t)["subscriptions"], event.MaxSubscriptions)
+}
+
+// A DNS lookup that times out or fails for now while checking a target is
+// a 503 with Retry-After (the URL may well be fine), and stores nothing;
+// a name that does not exist is the client's 400.
+func TestSubscriptionTargetLookupUnavailable(t *testing.T) {
+	resolver := dnsAnswers{
+		"slow.example.net":  &net.DNSError{Err: "i/o timeout", Name: "slow.example.net", IsTimeout: true},
+		"flaky.example.net": &net.DNSError{Err: "server misbehaving", Name: "flaky.example.net", IsTemporary: true},
+		"none.example.net":  &net.DNSError{Err: "no such host", Name: "none.example.net", IsNotFound: true},
+	}
+	e := newEnv(t, withWebhooks(t, &redeliveries{}), func(c *httpapi.Config) {
+		c.Webhooks.CheckTarget = func(ctx context.Context, raw string) error {
+			_, err := webhook.ValidateTarget(ctx, raw, resolver)
+			return err
+		}
+	})
+	for _, host := range []string{"slow.example.net", "flaky.example.net"} {
+		r := e.do(req{method: "POST", path: "/v1/subscriptions", tenant: "tenant-a", body: `{"url":"https://` + host + `/in"}`})
+		assert.Equal(t, http.StatusServiceUnavailable, r.code, "%s: %s", host, r.body)
+		assert.Equal(t, "unavailable", r.errCode(t))
+		assert.NotEmpty(t, r.header.Get("Retry-After"), host)
+	}
+	r := e.do(req{method: "POST", path: "/v1/subscriptions", tenant: "tenant-a", body: `{"url":"https://none.example.net/in"}`})
+	assert.Equal(t, http.StatusBadRequest, r.code, "%s", r.body)
+	assert.Equal(t, event.CodeInvalidTarget, r.errCode(t))
+	assert.Equal(t, 0, e.itemCount(), "nothing stored")
+}
+
+// dnsAnswers is a resolver that fails with each host's error.
+type dnsAnswers map[string]error
+
+func (d dnsAnswers) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	if err, ok := d[host]; ok {
+		return nil, err
+	}
+	return []netip.Addr{netip.MustParseAddr("93.184.216.34")}, nil
 }
 
 // Methods: 405 with the exact Allow list.

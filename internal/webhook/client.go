@@ -9,11 +9,13 @@ import (
 	"net/netip"
 	"syscall"
 	"time"
+
+	"github.com/triggers-dev/triggers/contract"
 )
 
 // DefaultTimeout is the time one delivery attempt may take, from dialing
 // to reading the response, when ClientOptions.Timeout is zero.
-const DefaultTimeout = 10 * time.Second
+const DefaultTimeout = contract.DefaultWebhookTimeoutSeconds * time.Second
 
 // maxResponseHeaderBytes bounds the response headers a receiver may send.
 const maxResponseHeaderBytes = 64 << 10
@@ -39,17 +41,14 @@ type ClientOptions struct {
 	TLSConfig *tls.Config
 }
 
-// DialControl is a net.Dialer ControlContext function that refuses to
+// dialControl is NewHTTPClient's check of every connection: it refuses to
 // connect to an address CheckAddr refuses or to a port other than 443 or
-// 1024 to 65535. It runs after DNS resolution, on the address the socket
-// is about to connect to, so a name that resolved to a public address
-// when the subscription was validated and to a private one now (DNS
-// rebinding) is still refused. Only TCP is allowed. The error wraps an
-// *AddrError (and so ErrForbiddenAddress) for a refused address.
-func DialControl(ctx context.Context, network, address string, c syscall.RawConn) error {
-	return dialControl(network, address, false)
-}
-
+// 1024 to 65535 (unless allowPrivate, local development only). It runs
+// after DNS resolution, on the address the socket is about to connect to,
+// so a name that resolved to a public address when the subscription was
+// validated and to a private one now (DNS rebinding) is still refused.
+// Only TCP is allowed. The error wraps an *AddrError (and so
+// ErrForbiddenAddress) for a refused address.
 func dialControl(network, address string, allowPrivate bool) error {
 	switch network {
 	case "tcp", "tcp4", "tcp6":
@@ -71,7 +70,7 @@ func dialControl(network, address string, allowPrivate bool) error {
 
 // NewHTTPClient returns the HTTP client for delivering webhooks:
 //
-//   - every connection is checked by DialControl (unless AllowPrivate,
+//   - every connection is checked by dialControl (unless AllowPrivate,
 //     which refuses only the cloud metadata addresses);
 //   - no proxy, even if HTTPS_PROXY is set: the address check must see
 //     the receiver's address, not the proxy's;

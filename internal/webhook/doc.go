@@ -49,7 +49,7 @@
 // other special-purpose ranges, also not disguised as IPv4-mapped,
 // IPv4-translated, NAT64 or 6to4 IPv6). Because DNS answers change (DNS
 // rebinding), the client of NewHTTPClient checks again the address each
-// connection is actually made to (DialControl), uses no proxy, and does
+// connection is actually made to (its dialer's control function), uses no proxy, and does
 // not follow redirects. ClientOptions.AllowPrivate turns the address
 // check off (except for the metadata addresses) for local development and
 // tests against httptest servers only.

@@ -84,11 +84,11 @@ func ExampleSchedule_Next() {
 
 func ExampleParseSchedule() {
 	s, err := webhook.ParseSchedule("10s, 1m, 10m, 1h")
-	fmt.Println(s, s.MaxAttempts(), err)
+	fmt.Println(s, len(s)+1, "attempts", err)
 	_, err = webhook.ParseSchedule("10s,1m,30s")
 	fmt.Println(err)
 	// Output:
-	// 10s,1m,10m,1h 5 <nil>
+	// 10s,1m,10m,1h 5 attempts <nil>
 	// invalid retry schedule: element 3 (30s) is shorter than element 2 (1m); delays must not decrease
 }
 

@@ -109,9 +109,6 @@ func (s Schedule) Validate() error {
 	return nil
 }
 
-// MaxAttempts is the number of attempts s allows: len(s)+1.
-func (s Schedule) MaxAttempts() int { return len(s) + 1 }
-
 // String returns s in the syntax of ParseSchedule, with each delay in its
 // shortest form ("5s,5m,30m,2h,5h,10h,10h" for DefaultSchedule).
 func (s Schedule) String() string {

@@ -102,6 +102,8 @@ func TestSendStatuses(t *testing.T) {
 		{500, "boom", Failed, "status 500 Internal Server Error"},
 		{503, "", Failed, "status 503 Service Unavailable"},
 		{304, "", Failed, "redirect 304 Not Modified not followed"},
+		{300, "", Failed, "redirect 300 Multiple Choices not followed"},
+		{399, "", Failed, "redirect 399  not followed"},
 	}
 	for _, tt := range tests {
 		t.Run(strconv.Itoa(tt.status), func(t *testing.T) {
@@ -454,76 +456,71 @@ func TestSendGzipIsNotInflated(t *testing.T) {
 	assert.Empty(t, (<-got).header.Get("Accept-Encoding"))
 }
 
-// Retry-After is read on a 429 and on a 5xx, and only there.
+// A 429 or 5xx answer's Retry-After is read (seconds or an HTTP date, at
+// most MaxDelay); other answers' is ignored.
 func TestSendRetryAfter(t *testing.T) {
-	tests := []struct {
-		status int
-		want   time.Duration
+	for _, tt := range []struct {
+		status     int
+		retryAfter string
+		want       time.Duration
 	}{
-		{429, 2 * time.Minute},
-		{500, 2 * time.Minute},
-		{503, 2 * time.Minute},
-		{599, 2 * time.Minute},
-		{400, 0},
-		{404, 0},
-		{499, 0},
-		{410, 0},
-		{200, 0},
-		{307, 0},
-	}
-	for _, tt := range tests {
-		t.Run(strconv.Itoa(tt.status), func(t *testing.T) {
-			handler := func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Retry-After", "120")
+		{429, "30", 30 * time.Second},
+		{503, "120", 2 * time.Minute},
+		// An HTTP date has whole seconds: the wait runs to it from the
+		// attempt's time.
+		{502, sendTime.Add(90 * time.Second).UTC().Format(http.TimeFormat), sendTime.Add(90 * time.Second).Truncate(time.Second).Sub(sendTime)},
+		{504, "0", 0},
+		{500, "", 0},
+		{500, "120", 2 * time.Minute},
+		{599, "120", 2 * time.Minute},
+		{499, "30", 0},
+		{410, "30", 0},
+		{400, "30", 0},
+		{404, "30", 0},
+		{200, "30", 0},
+		{302, "30", 0},
+	} {
+		t.Run(strconv.Itoa(tt.status)+" "+tt.retryAfter, func(t *testing.T) {
+			srv, client := tlsServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if tt.retryAfter != "" {
+					w.Header().Set("Retry-After", tt.retryAfter)
+				}
 				w.WriteHeader(tt.status)
-			}
-			srv, client := tlsServer(t, http.HandlerFunc(handler), 0)
+			}), 0)
 			a := Send(context.Background(), client, Request{URL: srv.URL, MsgID: "m1", Body: []byte("{}"), Secrets: []Secret{NewSecret()}, Now: sendTime})
-			assert.Equal(t, tt.status, a.StatusCode, "%+v", a)
-			assert.Equal(t, tt.want, a.RetryAfter, "status %d with Retry-After: 120", tt.status)
+			assert.Equal(t, tt.want, a.RetryAfter)
 		})
 	}
-
-	// An HTTP-date is read against the attempt's time.
-	handler := func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Retry-After", sendTime.Add(90*time.Second).UTC().Format(http.TimeFormat))
-		w.WriteHeader(http.StatusServiceUnavailable)
-	}
-	srv, client := tlsServer(t, http.HandlerFunc(handler), 0)
-	a := Send(context.Background(), client, Request{URL: srv.URL, MsgID: "m1", Body: []byte("{}"), Secrets: []Secret{NewSecret()}, Now: sendTime})
-	// sendTime has a fraction of a second; the date has none.
-	assert.Equal(t, 90*time.Second-time.Duration(sendTime.Nanosecond()), a.RetryAfter)
 }
 
 func TestParseRetryAfter(t *testing.T) {
-	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
-	date := func(d time.Duration) string { return now.Add(d).Format(http.TimeFormat) }
-	tests := []struct {
+	now := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
 		in   string
 		want time.Duration
 	}{
 		{"", 0},
-		{"   ", 0},
+		{"  ", 0},
 		{"0", 0},
 		{"1", time.Second},
-		{"120", 2 * time.Minute},
-		{" 120 ", 2 * time.Minute},
-		{"86399", 24*time.Hour - time.Second},
+		{" 45 ", 45 * time.Second},
+		{"86399", 86399 * time.Second},
 		{"86400", MaxDelay},
 		{"86401", MaxDelay},
-		{"9223372036", MaxDelay},           // seconds that overflow a Duration
-		{"99999999999999999999", MaxDelay}, // too many digits for an int64
+		{"9223372036", MaxDelay}, // seconds that overflow a Duration
+		{"99999999999999999999999", MaxDelay},
 		{"-5", 0},
+		{"+5", 0},
 		{"1.5", 0},
+		{"5s", 0},
 		{"soon", 0},
-		{date(90 * time.Second), 90 * time.Second},
-		{date(0), 0},
-		{date(-time.Hour), 0},
-		{date(48 * time.Hour), MaxDelay},
+		{now.Add(time.Hour).Format(http.TimeFormat), time.Hour},
 		{now.Add(time.Hour).Format(time.RFC850), time.Hour},
+		{now.Add(-time.Hour).Format(http.TimeFormat), 0},
+		{now.Format(http.TimeFormat), 0},
 		{now.Add(time.Hour).Format(time.ANSIC), time.Hour},
-	}
-	for _, tt := range tests {
+		{now.Add(72 * time.Hour).Format(http.TimeFormat), MaxDelay},
+	} {
 		assert.Equal(t, tt.want, ParseRetryAfter(tt.in, now), "ParseRetryAfter(%q)", tt.in)
 	}
 }

@@ -15,7 +15,7 @@ import (
 const MaxURLLength = 2048
 
 // Errors wrapped by the errors of ParseTarget, ValidateTarget, CheckAddr
-// and DialControl.
+// and the HTTP client's dialer.
 var (
 	// ErrInvalidTarget: the URL may not be a webhook target (every
 	// *TargetError wraps it).
@@ -23,6 +23,10 @@ var (
 	// ErrForbiddenAddress: the address is not a public one (every
 	// *AddrError wraps it).
 	ErrForbiddenAddress = errors.New("address not allowed for webhooks")
+	// ErrLookupUnavailable: the host's name could not be resolved now (a
+	// DNS timeout or a temporary failure, or the context ended): nothing
+	// is known about the URL; ask again later.
+	ErrLookupUnavailable = errors.New("the webhook URL's host could not be resolved right now")
 )
 
 // TargetError is the error of ParseTarget and ValidateTarget: which part
@@ -372,7 +376,7 @@ type Resolver interface {
 // Run it when a subscription is created or changed, to give the
 // subscriber a clear error at once. It does not protect the delivery by
 // itself, since DNS answers can change (DNS rebinding): the client of
-// NewHTTPClient checks the address it actually connects to (DialControl).
+// NewHTTPClient checks the address it actually connects to (its dialer's control function).
 //
 // The error is a *TargetError (wrapping ErrInvalidTarget, and
 // ErrForbiddenAddress for an address), or ctx's error.
@@ -402,8 +406,12 @@ func ValidateTarget(ctx context.Context, rawURL string, r Resolver) (*url.URL, e
 	}
 	addrs, err := r.LookupNetIP(ctx, "ip", host)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
+		var dnsErr *net.DNSError
+		switch {
+		case ctx.Err() != nil:
+			return nil, fmt.Errorf("%w: %w", ErrLookupUnavailable, ctx.Err())
+		case errors.As(err, &dnsErr) && !dnsErr.IsNotFound && (dnsErr.IsTimeout || dnsErr.IsTemporary):
+			return nil, fmt.Errorf("%w: %s: %w", ErrLookupUnavailable, host, err)
 		}
 		return nil, &TargetError{Part: "host", Value: host, Reason: "does not resolve: " + err.Error(), Err: err}
 	}

@@ -296,7 +296,6 @@ func TestValidateTarget(t *testing.T) {
 		{"https://ula.example.com/", "fd00::1 is unique local", true, true},
 		{"https://empty.example.com/", "resolves to no address", true, false},
 		{"https://nx.example.com/", "does not resolve: lookup nx.example.com: no such host", true, false},
-		{"https://flaky.example.com/", "does not resolve", true, false},
 		{"https://127.0.0.1:8443/", `host "127.0.0.1": 127.0.0.1 is loopback`, false, true},
 		{"https://[::1]/", `host "::1": ::1 is loopback`, false, true},
 		{"https://[::ffff:a9fe:a9fe]/", "instance metadata service", false, true},
@@ -329,11 +328,28 @@ func TestValidateTarget(t *testing.T) {
 		})
 	}
 
-	// The resolver's error stays reachable.
+	// A temporary failure or a timeout says nothing about the URL: it is
+	// ErrLookupUnavailable (a 503 to the client), not ErrInvalidTarget,
+	// and the resolver's error stays reachable.
 	_, err := ValidateTarget(context.Background(), "https://flaky.example.com/", r)
 	var dnsErr *net.DNSError
 	require.ErrorAs(t, err, &dnsErr)
 	assert.True(t, dnsErr.IsTemporary)
+	assert.ErrorIs(t, err, ErrLookupUnavailable)
+	assert.NotErrorIs(t, err, ErrInvalidTarget)
+	r.errs["slow.example.com"] = &net.DNSError{Err: "i/o timeout", Name: "slow.example.com", IsTimeout: true}
+	_, err = ValidateTarget(context.Background(), "https://slow.example.com/", r)
+	assert.ErrorIs(t, err, ErrLookupUnavailable)
+	assert.NotErrorIs(t, err, ErrInvalidTarget)
+	assert.ErrorContains(t, err, "slow.example.com")
+	// A name that does not exist is the URL's fault.
+	r.errs["gone.example.com"] = &net.DNSError{Err: "no such host", Name: "gone.example.com", IsNotFound: true, IsTemporary: true}
+	_, err = ValidateTarget(context.Background(), "https://gone.example.com/", r)
+	assert.ErrorIs(t, err, ErrInvalidTarget)
+	assert.NotErrorIs(t, err, ErrLookupUnavailable)
+	r.errs["odd.example.com"] = errors.New("something else")
+	_, err = ValidateTarget(context.Background(), "https://odd.example.com/", r)
+	assert.ErrorIs(t, err, ErrInvalidTarget, "any other lookup error refuses the URL")
 	// The host is looked up as written, for any IP version.
 	r.lookups = nil
 	_, err = ValidateTarget(context.Background(), "https://trailing.example.com./x", r)
@@ -346,6 +362,7 @@ func TestValidateTargetCanceled(t *testing.T) {
 	cancel()
 	_, err := ValidateTarget(ctx, "https://hooks.example.com/", &fakeResolver{})
 	assert.ErrorIs(t, err, context.Canceled)
+	assert.ErrorIs(t, err, ErrLookupUnavailable)
 	assert.NotErrorIs(t, err, ErrInvalidTarget, "a canceled lookup says nothing about the URL")
 }
 
@@ -388,13 +405,13 @@ func TestDialControlTable(t *testing.T) {
 		}
 		assert.ErrorContains(t, err, tt.errHas, "dialControl(%s, %s, %v)", tt.network, tt.address, tt.allowPrivate)
 	}
-	// DialControl is the strict one.
-	assert.NoError(t, DialControl(context.Background(), "tcp4", "8.8.8.8:443", nil))
-	assert.ErrorIs(t, DialControl(context.Background(), "tcp4", "127.0.0.1:8443", nil), ErrForbiddenAddress)
+	// Without allowPrivate it is the strict one.
+	assert.NoError(t, dialControl("tcp4", "8.8.8.8:443", false))
+	assert.ErrorIs(t, dialControl("tcp4", "127.0.0.1:8443", false), ErrForbiddenAddress)
 }
 
 // TestDialControlRefusesLoopback dials a real loopback listener: with
-// DialControl the connection is refused before it is made; with the
+// dialControl the connection is refused before it is made; with the
 // AllowPrivate control the same dial connects.
 func TestDialControlRefusesLoopback(t *testing.T) {
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
@@ -414,12 +431,14 @@ func TestDialControlRefusesLoopback(t *testing.T) {
 	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 	// Through a name too: the check sees the resolved address.
 	for _, addr := range []string{ln.Addr().String(), net.JoinHostPort("localhost", port)} {
-		d := &net.Dialer{Timeout: 5 * time.Second, ControlContext: DialControl}
+		d := &net.Dialer{Timeout: 5 * time.Second, ControlContext: func(_ context.Context, network, address string, _ syscall.RawConn) error {
+			return dialControl(network, address, false)
+		}}
 		c, err := d.DialContext(context.Background(), "tcp4", addr)
 		if err == nil {
 			c.Close()
 		}
-		require.Error(t, err, "dial %s with DialControl must fail", addr)
+		require.Error(t, err, "dial %s with dialControl must fail", addr)
 		assert.ErrorIs(t, err, ErrForbiddenAddress, "dial %s", addr)
 		assert.ErrorContains(t, err, "127.0.0.1 is loopback")
 	}

@@ -3,7 +3,6 @@ package fnconfig
 import (
 	"errors"
 	"fmt"
-	"github.com/triggers-dev/triggers/schema"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/emf"
 	"github.com/triggers-dev/triggers/internal/webhook"
+	"github.com/triggers-dev/triggers/schema"
 )
 
 // Webhooks is the configuration of the webhook delivery function.
@@ -36,7 +36,21 @@ type Webhooks struct {
 	DisableAfter time.Duration
 	// AllowPrivate lets targets be private or loopback addresses
 	// (WEBHOOK_ALLOW_PRIVATE=true; local development only).
-	AllowPrivate     bool
+	AllowPrivate bool
+	// Parallel bounds one message's attempts at once (WEBHOOK_PARALLEL,
+	// 1-20; default dispatch.DefaultParallel).
+	Parallel int
+	// BreakerThreshold, BreakerCooldown and SlowAfter configure the
+	// endpoints' circuit breaker (WEBHOOK_BREAKER_THRESHOLD 1-1000,
+	// WEBHOOK_BREAKER_COOLDOWN 1s-1h, WEBHOOK_SLOW_AFTER 100ms up to the
+	// request timeout, or "off": -1); zero values take dispatch's
+	// defaults.
+	BreakerThreshold int
+	BreakerCooldown  time.Duration
+	SlowAfter        time.Duration
+	// EndpointRate caps requests per second per endpoint
+	// (WEBHOOK_ENDPOINT_RATE, 0-10000; 0: no cap).
+	EndpointRate     int
 	LogLevel         slog.Level
 	MetricsNamespace string
 	// Endpoint and SQSEndpoint override the DynamoDB and SQS endpoints.
@@ -44,9 +58,12 @@ type Webhooks struct {
 }
 
 // LoadWebhooks reads the webhook function's configuration: EVENTS_TABLE,
-// WEBHOOK_QUEUE_URL and WEBHOOK_SECRETS_KEY are required; EVENTS_PROFILE, WEBHOOK_SCHEDULE, WEBHOOK_TIMEOUT,
-// WEBHOOK_DISABLE_AFTER, WEBHOOK_ALLOW_PRIVATE, LOG_LEVEL,
-// METRICS_NAMESPACE, DYNAMODB_ENDPOINT and SQS_ENDPOINT are optional.
+// WEBHOOK_QUEUE_URL and WEBHOOK_SECRETS_KEY are required; EVENTS_PROFILE,
+// WEBHOOK_SCHEDULE, WEBHOOK_TIMEOUT, WEBHOOK_DISABLE_AFTER,
+// WEBHOOK_ALLOW_PRIVATE, WEBHOOK_PARALLEL, WEBHOOK_BREAKER_THRESHOLD,
+// WEBHOOK_BREAKER_COOLDOWN, WEBHOOK_SLOW_AFTER, WEBHOOK_ENDPOINT_RATE,
+// LOG_LEVEL, METRICS_NAMESPACE, DYNAMODB_ENDPOINT and SQS_ENDPOINT are
+// optional.
 func LoadWebhooks(getenv func(string) string) (Webhooks, error) {
 	var errs []error
 	c := Webhooks{
@@ -95,6 +112,27 @@ func LoadWebhooks(getenv func(string) string) (Webhooks, error) {
 	}
 	duration(contract.EnvWebhookTimeout, time.Second, 30*time.Second, &c.Timeout)
 	duration(contract.EnvWebhookDisableAfter, time.Hour, 90*24*time.Hour, &c.DisableAfter)
+	duration(contract.EnvWebhookBreakerCooldown, time.Second, time.Hour, &c.BreakerCooldown)
+	if v := strings.TrimSpace(getenv(contract.EnvWebhookSlowAfter)); v == "off" {
+		c.SlowAfter = -1
+	} else {
+		duration(contract.EnvWebhookSlowAfter, 100*time.Millisecond, c.Timeout, &c.SlowAfter)
+	}
+	whole := func(name string, lo, hi int, dst *int) {
+		v := strings.TrimSpace(getenv(name))
+		if v == "" {
+			return
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < lo || n > hi {
+			errs = append(errs, fmt.Errorf("%s=%q is invalid: use a whole number from %d to %d", name, v, lo, hi))
+			return
+		}
+		*dst = n
+	}
+	whole(contract.EnvWebhookParallel, 1, 20, &c.Parallel)
+	whole(contract.EnvWebhookBreakerThreshold, 1, 1000, &c.BreakerThreshold)
+	whole(contract.EnvWebhookEndpointRate, 0, 10000, &c.EndpointRate)
 	if v := strings.TrimSpace(getenv(contract.EnvWebhookAllowPrivate)); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {

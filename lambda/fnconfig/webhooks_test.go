@@ -1,7 +1,6 @@
 package fnconfig_test
 
 import (
-	"github.com/triggers-dev/triggers/schema"
 	"testing"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/webhook"
 	"github.com/triggers-dev/triggers/lambda/fnconfig"
+	"github.com/triggers-dev/triggers/schema"
 )
 
 func TestLoadWebhooksDefaults(t *testing.T) {
@@ -26,6 +26,11 @@ func TestLoadWebhooksDefaults(t *testing.T) {
 	assert.Equal(t, webhook.DefaultTimeout, c.Timeout)
 	assert.Equal(t, webhook.DefaultDisableAfter, c.DisableAfter)
 	assert.False(t, c.AllowPrivate)
+	assert.Zero(t, c.Parallel, "dispatch's default")
+	assert.Zero(t, c.BreakerThreshold)
+	assert.Zero(t, c.BreakerCooldown)
+	assert.Zero(t, c.SlowAfter)
+	assert.Zero(t, c.EndpointRate)
 }
 
 func TestLoadWebhooksValues(t *testing.T) {
@@ -33,9 +38,15 @@ func TestLoadWebhooksValues(t *testing.T) {
 		contract.EnvEventsTable: "events", contract.EnvWebhookQueueURL: "q", contract.EnvWebhookSecretsKey: "alias/k",
 		contract.EnvWebhookSchedule: "1s,2m", contract.EnvWebhookTimeout: "3s",
 		contract.EnvWebhookDisableAfter: "48h", contract.EnvWebhookAllowPrivate: "true",
-		contract.EnvEventsProfile: "lean",
+		contract.EnvEventsProfile: "lean", contract.EnvWebhookParallel: "20", contract.EnvWebhookBreakerThreshold: "3",
+		contract.EnvWebhookBreakerCooldown: "45s", contract.EnvWebhookSlowAfter: "2s", contract.EnvWebhookEndpointRate: "50",
 	}))
 	require.NoError(t, err)
+	assert.Equal(t, 20, c.Parallel)
+	assert.Equal(t, 3, c.BreakerThreshold)
+	assert.Equal(t, 45*time.Second, c.BreakerCooldown)
+	assert.Equal(t, 2*time.Second, c.SlowAfter)
+	assert.Equal(t, 50, c.EndpointRate)
 	assert.Equal(t, schema.ProfileLean, c.EventsProfile)
 	assert.Equal(t, webhook.Schedule{time.Second, 2 * time.Minute}, c.Schedule)
 	assert.Equal(t, 3*time.Second, c.Timeout)
@@ -47,7 +58,8 @@ func TestLoadWebhooksErrorsNameTheVariable(t *testing.T) {
 	_, err := fnconfig.LoadWebhooks(env(map[string]string{
 		contract.EnvWebhookSchedule: "5s,1s", contract.EnvWebhookTimeout: "31s",
 		contract.EnvWebhookDisableAfter: "10m", contract.EnvWebhookAllowPrivate: "maybe",
-		contract.EnvEventsProfile: "seeds",
+		contract.EnvEventsProfile: "seeds", contract.EnvWebhookParallel: "21", contract.EnvWebhookBreakerThreshold: "0",
+		contract.EnvWebhookBreakerCooldown: "2h", contract.EnvWebhookSlowAfter: "11s", contract.EnvWebhookEndpointRate: "-1",
 	}))
 	require.Error(t, err)
 	for _, want := range []string{
@@ -56,6 +68,10 @@ func TestLoadWebhooksErrorsNameTheVariable(t *testing.T) {
 		contract.EnvWebhookSchedule + ":", contract.EnvWebhookTimeout + `="31s" is invalid`,
 		contract.EnvWebhookDisableAfter + `="10m" is invalid`, contract.EnvWebhookAllowPrivate + `="maybe"`,
 		contract.EnvEventsProfile + `: events table profile "seeds" is not known`,
+		contract.EnvWebhookParallel + `="21" is invalid: use a whole number from 1 to 20`,
+		contract.EnvWebhookBreakerThreshold + `="0" is invalid`, contract.EnvWebhookBreakerCooldown + `="2h" is invalid`,
+		contract.EnvWebhookSlowAfter + `="11s" is invalid: use a Go duration from 100ms to 10s`,
+		contract.EnvWebhookEndpointRate + `="-1" is invalid`,
 	} {
 		assert.ErrorContains(t, err, want)
 	}
@@ -88,4 +104,14 @@ func TestLoadAPIWebhookSecretsKey(t *testing.T) {
 
 	_, err = fnconfig.LoadAPI(env(with(contract.EnvWebhookQueueURL, "q", contract.EnvWebhookSecretsKey, "alias/a b")))
 	assert.ErrorContains(t, err, contract.EnvWebhookSecretsKey+`="alias/a b" is invalid`)
+}
+
+// WEBHOOK_SLOW_AFTER=off turns the slow watch off.
+func TestLoadWebhooksSlowAfterOff(t *testing.T) {
+	c, err := fnconfig.LoadWebhooks(env(map[string]string{
+		contract.EnvEventsTable: "events", contract.EnvWebhookQueueURL: "q", contract.EnvWebhookSecretsKey: "alias/k",
+		contract.EnvWebhookSlowAfter: "off",
+	}))
+	require.NoError(t, err)
+	assert.Equal(t, time.Duration(-1), c.SlowAfter)
 }

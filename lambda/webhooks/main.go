@@ -69,6 +69,12 @@ func run() error {
 		Schedule:     cfg.Schedule,
 		DisableAfter: cfg.DisableAfter,
 		Logger:       log,
+		// The endpoints' isolation: zero values take dispatch's defaults.
+		Parallel:         cfg.Parallel,
+		BreakerThreshold: cfg.BreakerThreshold,
+		BreakerCooldown:  cfg.BreakerCooldown,
+		SlowAfter:        cfg.SlowAfter,
+		EndpointRate:     cfg.EndpointRate,
 	})
 	if err != nil {
 		return err

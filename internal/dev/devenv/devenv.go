@@ -300,6 +300,12 @@ func Run(ctx context.Context, o Options) (err error) {
 			DisableAfter: w.DisableAfter,
 			Logger:       log,
 			Secrets:      box,
+			// As lambda/webhooks: the template's isolation settings.
+			Parallel:         w.Parallel,
+			BreakerThreshold: w.BreakerThreshold,
+			BreakerCooldown:  w.BreakerCooldown,
+			SlowAfter:        w.SlowAfter,
+			EndpointRate:     w.EndpointRate,
 		})
 		if err != nil {
 			return err

@@ -154,11 +154,11 @@ func (f *functions) describe() []string {
 	if s.ReportBatchItemFailures {
 		resp = "partial batch responses"
 	}
-	lines := []string{fmt.Sprintf("%s through its event source mappings: batch %d, window %s, %s, at most %d at once, timeout %s, webhook timeout %s",
-		f.webhooksFn, s.BatchSize, s.MaximumBatchingWindow, resp, m.Concurrency(), s.FunctionTimeout, f.webhooks.Timeout)}
+	lines := []string{fmt.Sprintf("%s through its event source mappings: batch %d, window %s, %s, timeout %s, webhook timeout %s",
+		f.webhooksFn, s.BatchSize, s.MaximumBatchingWindow, resp, s.FunctionTimeout, f.webhooks.Timeout)}
 	for _, m := range f.mappings {
 		q := m.Queue
-		line := fmt.Sprintf("<- %s (visibility %s", f.queues[q.LogicalID].Name, q.VisibilityTimeout)
+		line := fmt.Sprintf("<- %s (at most %d at once, visibility %s", f.queues[q.LogicalID].Name, m.Concurrency(), q.VisibilityTimeout)
 		if q.Redrive != nil {
 			line += ", " + strconv.Itoa(q.Redrive.MaxReceiveCount) + " receives -> " + f.queues[q.Redrive.DeadLetterQueue].Name
 		}

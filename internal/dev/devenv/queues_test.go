@@ -74,7 +74,9 @@ func TestSetupFunctions(t *testing.T) {
 	require.Len(t, fns.mappings, 2)
 	lines := fns.describe()
 	require.Len(t, lines, 3)
-	assert.Contains(t, lines[0], "batch 10, window 1s, partial batch responses, at most 5 at once, timeout 5m0s, webhook timeout 10s")
+	assert.Contains(t, lines[0], "batch 10, window 1s, partial batch responses, timeout 5m0s, webhook timeout 10s")
+	assert.Regexp(t, `DeliveryQueue\w+ \(at most 6 at once, visibility 30m0s`, strings.Join(lines, "\n"), "the template's MaximumConcurrency per event source")
+	assert.Regexp(t, `RetryQueue\w+ \(at most 4 at once, visibility 30m0s`, strings.Join(lines, "\n"))
 
 	again, err := setupFunctions(context.Background(), tpl, sqsTest.SQS, o, testSecretsKey)
 	require.NoError(t, err)
