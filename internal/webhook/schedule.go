@@ -159,11 +159,11 @@ type Random interface {
 // math/rand/v2's global source; a u outside [0, 1) (or NaN) from a faulty
 // source is clamped into it.
 func (s Schedule) Next(attempt int, rnd Random) (time.Duration, bool) {
-	if attempt == 0 {
-		return 0, true
-	}
 	if attempt < 0 || attempt > len(s) {
 		return 0, false
+	}
+	if attempt == 0 {
+		return 0, true
 	}
 	d := s[attempt-1]
 	var u float64
@@ -172,11 +172,10 @@ func (s Schedule) Next(attempt int, rnd Random) (time.Duration, bool) {
 	} else {
 		u = rand.Float64()
 	}
-	if !(u >= 0) { // also NaN
+	if math.IsNaN(u) {
 		u = 0
-	} else if u >= 1 {
-		u = math.Nextafter(1, 0)
 	}
+	u = min(max(u, 0), math.Nextafter(1, 0))
 	span := d / 5 // JitterFraction, in integer arithmetic
 	j := time.Duration((2*u - 1) * float64(span))
 	if j > 0 && d > math.MaxInt64-j { // only for absurd delays of invalid schedules

@@ -382,6 +382,7 @@ func TestParseSecret(t *testing.T) {
 		{"whsk_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", 0, `missing the "whsec_" prefix`},
 		{"whsec_", 0, "no key after the"},
 		{"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLa-w", 0, "character 31 after the prefix is not standard base64"},
+		{"whsec_-fKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", 0, "character 1 after the prefix is not standard base64"},
 		{"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw ", 0, "character 33 after the prefix"},
 		{"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2La\nLaSw", 0, "character 29 after the prefix"},
 		{std(25) + "=", 0, "not valid base64"},
