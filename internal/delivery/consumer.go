@@ -365,13 +365,13 @@ func (c *Consumer) sendChunk(ctx context.Context, ps []pending) (sent int, faile
 		var retry []pending
 		var retryErr error
 		for i, p := range ps {
-			switch e := errs[i]; {
-			case e == nil:
+			e := errs[i]
+			if e == nil {
 				sent++
-			case errors.Is(e, ErrRetryable):
+			} else if errors.Is(e, ErrRetryable) {
 				retryErr = fmt.Errorf("%w (attempt %d)", e, attempt)
 				retry = append(retry, p)
-			default:
+			} else {
 				fail(p, fmt.Errorf("%w (attempt %d)", e, attempt))
 			}
 		}
