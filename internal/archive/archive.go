@@ -30,7 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -175,7 +175,7 @@ func Build(prefix string, lines []Line) ([]Object, error) {
 		}
 		out = append(out, o)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	slices.SortFunc(out, func(a, b Object) int { return strings.Compare(a.Key, b.Key) })
 	return out, nil
 }
 

@@ -6,11 +6,13 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -488,6 +490,44 @@ func TestKey(t *testing.T) {
 	assert.Equal(t, k, archive.Key("expired/", "acme", "2026-01-31", []string{"100", "200"}), "deterministic")
 	assert.NotEqual(t, k, archive.Key("expired/", "acme", "2026-01-31", []string{"100", "201"}))
 	assert.Contains(t, archive.Key("p/", "a/b c", "2026-01-31", []string{"1"}), "tenant=a%2Fb%20c/")
+	// No records: no first sequence number, the hash of nothing.
+	assert.Equal(t, "p/tenant=a/date=2026-01-31/-e3b0c44298fc1c14.jsonl.gz", archive.Key("p/", "a", "2026-01-31", nil))
+}
+
+// Build makes one object per tenant and day, ordered by key whatever the
+// stream order, each holding its lines in stream order.
+func TestBuild(t *testing.T) {
+	line := func(tenant, day, id, seq string) archive.Line {
+		return archive.Line{Tenant: tenant, Day: day, EventID: id, SequenceNumber: seq, JSON: []byte(`{"event_id":"` + id + `"}`)}
+	}
+	objs, err := archive.Build("expired/", []archive.Line{
+		line("zeta", "2026-01-02", "e1", "1"),
+		line("acme", "2026-01-02", "e2", "2"),
+		line("acme", "2026-01-01", "e3", "3"),
+		line("zeta", "2026-01-02", "e4", "4"),
+		line("acme", "2026-01-02", "e5", "5"),
+	})
+	require.NoError(t, err)
+	var got []string
+	for _, o := range objs {
+		got = append(got, fmt.Sprintf("%s/%s %v %v", o.Tenant, o.Day, o.EventIDs, o.SequenceNumbers))
+		assert.Equal(t, archive.Key("expired/", o.Tenant, o.Day, o.SequenceNumbers), o.Key)
+		var want []string
+		for _, id := range o.EventIDs {
+			want = append(want, `{"event_id":"`+id+`"}`)
+		}
+		assert.Equal(t, want, gunzipLines(t, o.Body), o.Key)
+	}
+	assert.Equal(t, []string{
+		"acme/2026-01-01 [e3] [3]",
+		"acme/2026-01-02 [e2 e5] [2 5]",
+		"zeta/2026-01-02 [e1 e4] [1 4]",
+	}, got)
+	assert.True(t, slices.IsSortedFunc(objs, func(a, b archive.Object) int { return strings.Compare(a.Key, b.Key) }))
+
+	objs, err = archive.Build("expired/", nil)
+	require.NoError(t, err)
+	assert.Empty(t, objs)
 }
 
 // Malformed and undecodable records are reported; the rest is archived.
@@ -505,6 +545,16 @@ func TestHandleJSONMalformed(t *testing.T) {
 	assert.Equal(t, []events.DynamoDBBatchItemFailure{{ItemIdentifier: "11"}, {ItemIdentifier: "12"}}, resp.BatchItemFailures)
 	assert.Len(t, f.objects, 1)
 	assert.Equal(t, 1, strings.Count(logs.String(), `"msg":"malformed TTL record: it can never be archived"`))
+	// Two malformed records: one more line, with their count.
+	assert.Equal(t, 1, strings.Count(logs.String(), `"msg":"malformed TTL records in batch","count":2`), logs.String())
+
+	// One malformed record: no count line.
+	a, logs = newArchiver(t, client)
+	resp, err = a.Handle(context.Background(), events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{good, noImage}})
+	require.NoError(t, err)
+	assert.Equal(t, []events.DynamoDBBatchItemFailure{{ItemIdentifier: "11"}}, resp.BatchItemFailures)
+	assert.Equal(t, 1, strings.Count(logs.String(), `"msg":"malformed TTL record: it can never be archived"`))
+	assert.NotContains(t, logs.String(), "malformed TTL records in batch")
 }
 
 func TestNewValidates(t *testing.T) {

@@ -191,8 +191,8 @@ func (a *Archiver) park(ctx context.Context, r events.DynamoDBEventRecord, raws 
 		raw = raws[i]
 	} else {
 		var err error
-		if raw, err = json.Marshal(r); err != nil {
-			return fmt.Errorf("encode the record: %w", err)
+		if raw, err = delivery.MarshalRecord(r); err != nil {
+			return err
 		}
 	}
 	if err := a.cfg.DeadLetter.Park(ctx, raw, reason.Error()); err != nil {

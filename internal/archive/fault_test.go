@@ -252,3 +252,61 @@ func TestMalformedRecordParked(t *testing.T) {
 	assert.Equal(t, []events.DynamoDBBatchItemFailure{{ItemIdentifier: "21"}}, resp.BatchItemFailures)
 	assert.True(t, strings.Contains(logs.String(), "park a malformed record"), logs.String())
 }
+
+// What is parked is the record itself: through HandleJSON byte for byte
+// as Lambda delivered it (fields aws-lambda-go does not know included),
+// through Handle as aws-lambda-go encodes it. A record aws-lambda-go
+// cannot encode (an attribute value whose content does not match its
+// type) is not parked but retried, and does not panic.
+func TestParkedRecordContent(t *testing.T) {
+	ctx := context.Background()
+	bucket, queue := moto.CreateBucket(t), moto.CreateQueue(t, nil)
+	logs := &syncio.Buffer{}
+	a, err := archive.New(archive.Config{Putter: moto.S3, Bucket: bucket, Logger: slog.New(slog.NewJSONHandler(logs, nil)),
+		DeadLetter: delivery.SQSDeadLetter{Client: moto.SQS, QueueURL: queue}})
+	require.NoError(t, err)
+	receive := func() []string {
+		t.Helper()
+		out, err := moto.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(queue), MaxNumberOfMessages: 10})
+		require.NoError(t, err)
+		var records []string
+		for _, m := range out.Messages {
+			var parked struct {
+				Record json.RawMessage `json:"record"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(aws.ToString(m.Body)), &parked))
+			records = append(records, string(parked.Record))
+			_, err := moto.SQS.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(queue), ReceiptHandle: m.ReceiptHandle})
+			require.NoError(t, err)
+		}
+		return records
+	}
+
+	noImage := removed("31", nil)
+	raw := mustMarshal(t, noImage)
+	withExtra := append(bytes.TrimSuffix(raw, []byte("}")), []byte(`,"extra":{"kept":true}}`)...)
+	resp, err := a.HandleJSON(ctx, []byte(`{"Records":[`+string(withExtra)+`]}`))
+	require.NoError(t, err)
+	assert.Empty(t, resp.BatchItemFailures)
+	assert.Equal(t, []string{string(withExtra)}, receive(), "as delivered, the unknown field too")
+
+	resp, err = a.Handle(ctx, events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{noImage}})
+	require.NoError(t, err)
+	assert.Empty(t, resp.BatchItemFailures)
+	assert.Equal(t, []string{string(raw)}, receive(), "as aws-lambda-go encodes it")
+
+	odd := image("acme", "e1", "2026-01-31T10:00:00Z")
+	odd["x"] = events.DynamoDBAttributeValue{} // binary without content
+	resp, err = a.Handle(ctx, events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{removed("32", odd)}})
+	require.NoError(t, err)
+	assert.Equal(t, []events.DynamoDBBatchItemFailure{{ItemIdentifier: "32"}}, resp.BatchItemFailures)
+	assert.Empty(t, receive())
+	assert.Contains(t, logs.String(), "encode the stream record")
+}
+
+func mustMarshal(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return b
+}

@@ -232,6 +232,19 @@ func DecodeRecords(payload json.RawMessage) (recs []events.DynamoDBEventRecord, 
 	return recs, env.Records, undecodable, nil
 }
 
+// MarshalRecord returns the JSON of r as Lambda delivers it, to park. A
+// record whose attribute values aws-lambda-go cannot encode (content that
+// does not match its data type, such as the zero DynamoDBAttributeValue,
+// on which its encoder panics) is an error, never a panic.
+func MarshalRecord(r events.DynamoDBEventRecord) (raw json.RawMessage, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			raw, err = nil, fmt.Errorf("encode the stream record: %v", p)
+		}
+	}()
+	return json.Marshal(r)
+}
+
 // handle processes recs; undecodable holds the records (by index) that
 // could not even be decoded, raws the records' JSON when the caller has it.
 func (c *Consumer) handle(ctx context.Context, recs []events.DynamoDBEventRecord, undecodable map[int]error, raws []json.RawMessage) (events.DynamoDBEventResponse, error) {
@@ -243,13 +256,15 @@ func (c *Consumer) handle(ctx context.Context, recs []events.DynamoDBEventRecord
 			d, msg, err = Decide(r)
 		}
 		if err != nil && c.dead != nil {
-			raw := json.RawMessage(nil)
+			raw, perr := json.RawMessage(nil), error(nil)
 			if raws != nil {
 				raw = raws[i]
 			} else {
-				raw, _ = json.Marshal(r)
+				raw, perr = MarshalRecord(r)
 			}
-			perr := c.dead.Park(ctx, raw, err.Error())
+			if perr == nil {
+				perr = c.dead.Park(ctx, raw, err.Error())
+			}
 			if perr == nil {
 				c.log.LogAttrs(ctx, slog.LevelWarn, "malformed stream record parked in the dead-letter queue",
 					slog.String("sequence_number", r.Change.SequenceNumber),
@@ -365,13 +380,13 @@ func (c *Consumer) sendChunk(ctx context.Context, ps []pending) (sent int, faile
 		var retry []pending
 		var retryErr error
 		for i, p := range ps {
-			switch e := errs[i]; {
-			case e == nil:
+			e := errs[i]
+			if e == nil {
 				sent++
-			case errors.Is(e, ErrRetryable):
+			} else if errors.Is(e, ErrRetryable) {
 				retryErr = fmt.Errorf("%w (attempt %d)", e, attempt)
 				retry = append(retry, p)
-			default:
+			} else {
 				fail(p, fmt.Errorf("%w (attempt %d)", e, attempt))
 			}
 		}

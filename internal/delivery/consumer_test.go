@@ -421,6 +421,29 @@ func TestMalformedRecordsAreParked(t *testing.T) {
 	assert.Equal(t, []string{"e101"}, fake.eventIDs(t))
 }
 
+// A record aws-lambda-go cannot encode (an attribute value whose content
+// does not match its type, which only Go code can make) cannot be parked
+// with its content: it is a batch item failure, not a panic.
+func TestUnencodableRecordIsNotParked(t *testing.T) {
+	fake := &fakeSQS{}
+	dead := &parked{}
+	c, logs := newConsumer(t, fake, func(cfg *delivery.Config) { cfg.DeadLetter = dead })
+	img := eventImage("acme", "e102", "t.x", nil)
+	img["x"] = events.DynamoDBAttributeValue{} // binary without content
+	resp, err := c.Handle(context.Background(), events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{insert("101"), record("INSERT", "102", img), insert("103")}})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"102", "103"}, seqs(resp))
+	assert.Equal(t, []string{"e101"}, fake.eventIDs(t))
+	assert.Empty(t, dead.records)
+	assert.Contains(t, logs.String(), "encode the stream record")
+
+	_, err = delivery.MarshalRecord(record("INSERT", "102", img))
+	assert.ErrorContains(t, err, "encode the stream record")
+	raw, err := delivery.MarshalRecord(insert("101"))
+	require.NoError(t, err)
+	assert.JSONEq(t, string(mustJSON(t, insert("101"))), string(raw))
+}
+
 func mustJSON(t *testing.T, v any) []byte {
 	t.Helper()
 	b, err := json.Marshal(v)

@@ -89,19 +89,20 @@ func ParseSchedule(s string) (Schedule, error) {
 // error wraps ErrInvalidSchedule and names the first bad element by
 // position (from 1).
 func (s Schedule) Validate() error {
-	switch {
-	case len(s) == 0:
+	if len(s) == 0 {
 		return fmt.Errorf("%w: no delays; want at least one retry", ErrInvalidSchedule)
-	case len(s) > MaxScheduleLen:
+	}
+	if len(s) > MaxScheduleLen {
 		return fmt.Errorf("%w: %d delays, at most %d allowed", ErrInvalidSchedule, len(s), MaxScheduleLen)
 	}
 	for i, d := range s {
-		switch {
-		case d <= 0:
+		if d <= 0 {
 			return fmt.Errorf("%w: element %d (%s) is not positive", ErrInvalidSchedule, i+1, formatDelay(d))
-		case d > MaxDelay:
+		}
+		if d > MaxDelay {
 			return fmt.Errorf("%w: element %d (%s) is longer than %s", ErrInvalidSchedule, i+1, formatDelay(d), formatDelay(MaxDelay))
-		case i > 0 && d < s[i-1]:
+		}
+		if i > 0 && d < s[i-1] {
 			return fmt.Errorf("%w: element %d (%s) is shorter than element %d (%s); delays must not decrease", ErrInvalidSchedule, i+1, formatDelay(d), i, formatDelay(s[i-1]))
 		}
 	}
@@ -158,32 +159,28 @@ type Random interface {
 // math/rand/v2's global source; a u outside [0, 1) (or NaN) from a faulty
 // source is clamped into it.
 func (s Schedule) Next(attempt int, rnd Random) (time.Duration, bool) {
-	switch {
-	case attempt == 0:
-		return 0, true
-	case attempt < 0 || attempt > len(s):
+	if attempt < 0 || attempt > len(s) {
 		return 0, false
 	}
-	d := s[attempt-1]
-	if d <= 0 {
+	if attempt == 0 {
 		return 0, true
 	}
+	d := s[attempt-1]
 	var u float64
 	if rnd != nil {
 		u = rnd.Float64()
 	} else {
 		u = rand.Float64()
 	}
-	switch {
-	case !(u >= 0): // also NaN
+	if math.IsNaN(u) {
 		u = 0
-	case u >= 1:
-		u = math.Nextafter(1, 0)
 	}
+	u = min(max(u, 0), math.Nextafter(1, 0))
 	span := d / 5 // JitterFraction, in integer arithmetic
 	j := time.Duration((2*u - 1) * float64(span))
 	if j > 0 && d > math.MaxInt64-j { // only for absurd delays of invalid schedules
 		return math.MaxInt64, true
 	}
-	return d + j, true
+	// A non-positive step of an invalid schedule gives at most 0.
+	return max(d+j, 0), true
 }

@@ -191,3 +191,8 @@ func TestJitterFractionMatchesRule(t *testing.T) {
 	lo, _ := Schedule{d}.Next(1, fixedRandom(0))
 	assert.Equal(t, time.Duration(float64(d)*(1-JitterFraction)), lo)
 }
+
+// Svix disables an endpoint after 5 days of failures; so do we by default.
+func TestDefaultDisableAfterIsFiveDays(t *testing.T) {
+	assert.Equal(t, 120*time.Hour, DefaultDisableAfter)
+}

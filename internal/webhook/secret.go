@@ -66,9 +66,7 @@ func ParseSecret(s string) (Secret, error) {
 	if enc == "" {
 		return Secret{}, fmt.Errorf("%w: no key after the %q prefix", ErrInvalidSecret, SecretPrefix)
 	}
-	if i := strings.IndexFunc(enc, func(r rune) bool {
-		return !('A' <= r && r <= 'Z' || 'a' <= r && r <= 'z' || '0' <= r && r <= '9' || r == '+' || r == '/' || r == '=')
-	}); i >= 0 {
+	if i := strings.IndexFunc(enc, notBase64); i >= 0 {
 		return Secret{}, fmt.Errorf("%w: character %d after the prefix is not standard base64 (A-Z a-z 0-9 + / =)", ErrInvalidSecret, i+1)
 	}
 	var key []byte
@@ -85,6 +83,12 @@ func ParseSecret(s string) (Secret, error) {
 		return Secret{}, fmt.Errorf("%w: key is %d bytes, want %d to %d", ErrInvalidSecret, len(key), MinSecretBytes, MaxSecretBytes)
 	}
 	return Secret{key: key}, nil
+}
+
+// notBase64 reports whether r is outside the standard base64 alphabet
+// with its padding character.
+func notBase64(r rune) bool {
+	return !('A' <= r && r <= 'Z' || 'a' <= r && r <= 'z' || '0' <= r && r <= '9' || r == '+' || r == '/' || r == '=')
 }
 
 // Encode returns the text form of s ("whsec_" + standard base64 with

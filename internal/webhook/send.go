@@ -133,19 +133,19 @@ func Send(ctx context.Context, client *http.Client, req Request) Attempt {
 		Latency:      time.Since(start),
 		ResponseBody: body,
 	}
-	switch code := resp.StatusCode; {
-	case code >= 200 && code <= 299:
+	code := resp.StatusCode
+	if code >= 200 && code <= 299 {
 		a.Outcome = Delivered
-	case code == http.StatusGone:
+	} else if code == http.StatusGone {
 		a.Outcome = Gone
-	case code >= 300 && code <= 399:
+	} else if code >= 300 && code <= 399 {
 		a.Outcome = Failed
 		a.Error = fmt.Sprintf("redirect %d %s not followed", code, http.StatusText(code))
 		if loc := resp.Header.Get("Location"); loc != "" {
 			a.Error += fmt.Sprintf(" (to %q)", truncate(loc, 200))
 		}
 		a.Error += "; register the final URL"
-	default:
+	} else {
 		a.Outcome = Failed
 		a.Error = fmt.Sprintf("status %d %s", code, http.StatusText(code))
 		if code == http.StatusTooManyRequests || code >= 500 {
@@ -165,10 +165,10 @@ func ParseRetryAfter(v string, now time.Time) time.Duration {
 	}
 	if strings.Trim(v, "0123456789") == "" {
 		secs, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || secs >= int64(MaxDelay/time.Second) {
-			return MaxDelay // too many digits for an int64 too
+		if err != nil {
+			return MaxDelay // too many digits for an int64
 		}
-		return time.Duration(secs) * time.Second
+		return time.Duration(min(secs, int64(MaxDelay/time.Second))) * time.Second
 	}
 	at, err := http.ParseTime(v)
 	if err != nil {
@@ -177,8 +177,8 @@ func ParseRetryAfter(v string, now time.Time) time.Duration {
 	return min(max(at.Sub(now), 0), MaxDelay)
 }
 
-// errorText is err's text without the URL that *url.Error repeats, with
-// "timeout: " in front of a timeout.
+// errorText is err's text without the URL that *url.Error repeats (every
+// error of http.Client.Do is one), with "timeout: " in front of a timeout.
 func errorText(err error) string {
 	if ue, ok := errors.AsType[*url.Error](err); ok {
 		text := ue.Op + ": " + ue.Err.Error()
@@ -186,9 +186,6 @@ func errorText(err error) string {
 			text = "timeout: " + text
 		}
 		return text
-	}
-	if errors.Is(err, context.DeadlineExceeded) {
-		return "timeout: " + err.Error()
 	}
 	return err.Error()
 }
@@ -202,7 +199,7 @@ func readBody(r io.Reader) string {
 		b = b[:maxResponseRead]
 		// Drop a character the limit cut in two, rather than turning
 		// its first bytes into U+FFFD.
-		for i := 1; i <= utf8.UTFMax-1 && i <= len(b); i++ {
+		for i := 1; i <= utf8.UTFMax-1; i++ { // len(b) is maxResponseRead
 			if utf8.RuneStart(b[len(b)-i]) {
 				if !utf8.FullRune(b[len(b)-i:]) {
 					b = b[:len(b)-i]

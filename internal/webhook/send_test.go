@@ -102,6 +102,8 @@ func TestSendStatuses(t *testing.T) {
 		{500, "boom", Failed, "status 500 Internal Server Error"},
 		{503, "", Failed, "status 503 Service Unavailable"},
 		{304, "", Failed, "redirect 304 Not Modified not followed"},
+		{300, "", Failed, "redirect 300 Multiple Choices not followed"},
+		{399, "", Failed, "redirect 399  not followed"},
 	}
 	for _, tt := range tests {
 		t.Run(strconv.Itoa(tt.status), func(t *testing.T) {
@@ -336,6 +338,22 @@ func TestReadBody(t *testing.T) {
 		{"invalid UTF-8", "ok\xff\xfe then", "ok\uFFFD then"},
 		{"truncated character at the end of the body", "ok\xe2\x82", "ok\uFFFD"},
 		{"invalid bytes count as characters", strings.Repeat("\xffa", 600), strings.Repeat("\uFFFDa", 500)},
+		// A run of invalid bytes is one U+FFFD, so the cases below stay far
+		// under MaxResponseChars and show what happens at the 4000-byte
+		// limit: a character it cuts is dropped, whatever its length and
+		// wherever the cut.
+		{"limit cuts a 2-byte character after 1", cutAt("é", 1), "\uFFFDa"},
+		{"limit cuts a 3-byte character after 1", cutAt("€", 1), "\uFFFDa"},
+		{"limit cuts a 3-byte character after 2", cutAt("€", 2), "\uFFFDa"},
+		{"limit cuts a 4-byte character after 1", cutAt(emoji, 1), "\uFFFDa"},
+		{"limit cuts a 4-byte character after 2", cutAt(emoji, 2), "\uFFFDa"},
+		{"limit cuts a 4-byte character after 3", cutAt(emoji, 3), "\uFFFDa"},
+		{"limit right after a 4-byte character", cutAt(emoji, 4), "\uFFFDa" + emoji},
+		{"limit right after a 2-byte character", cutAt("é", 2), "\uFFFDaé"},
+		{"limit right after ASCII", cutAt("b", 1), "\uFFFDab"},
+		// Exactly 4000 bytes: nothing was cut, so an incomplete character
+		// the receiver sent at the end is invalid UTF-8, not dropped.
+		{"4000 bytes ending in an incomplete character", strings.Repeat("\xff", 3996) + "a" + emoji[:3], "\uFFFDa\uFFFD"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -348,6 +366,12 @@ func TestReadBody(t *testing.T) {
 			assert.LessOrEqual(t, utf8.RuneCountInString(got), MaxResponseChars)
 		})
 	}
+}
+
+// cutAt returns a body whose byte 4000 (maxResponseRead) falls after the
+// first n bytes of r: invalid bytes, "a", r, then more text.
+func cutAt(r string, n int) string {
+	return strings.Repeat("\xff", maxResponseRead-1-n) + "a" + r + "zz"
 }
 
 // countingReader counts the bytes read from it.
@@ -387,8 +411,12 @@ func TestTruncate(t *testing.T) {
 
 func TestNewHTTPClientSettings(t *testing.T) {
 	c := NewHTTPClient(ClientOptions{})
-	assert.Equal(t, DefaultTimeout, c.Timeout)
+	assert.Equal(t, 10*time.Second, c.Timeout, "DefaultTimeout")
 	tr := c.Transport.(*http.Transport)
+	assert.Equal(t, 10*time.Second, tr.TLSHandshakeTimeout)
+	assert.Equal(t, 10*time.Second, tr.ResponseHeaderTimeout)
+	assert.Equal(t, 90*time.Second, tr.IdleConnTimeout, "idle connections are closed")
+	assert.Equal(t, int64(64<<10), tr.MaxResponseHeaderBytes)
 	assert.Nil(t, tr.Proxy, "no proxy: the address check must see the receiver")
 	assert.True(t, tr.DisableCompression)
 	assert.Equal(t, uint16(tls.VersionTLS12), tr.TLSClientConfig.MinVersion)
@@ -443,6 +471,10 @@ func TestSendRetryAfter(t *testing.T) {
 		{502, sendTime.Add(90 * time.Second).UTC().Format(http.TimeFormat), sendTime.Add(90 * time.Second).Truncate(time.Second).Sub(sendTime)},
 		{504, "0", 0},
 		{500, "", 0},
+		{500, "120", 2 * time.Minute},
+		{599, "120", 2 * time.Minute},
+		{499, "30", 0},
+		{410, "30", 0},
 		{400, "30", 0},
 		{404, "30", 0},
 		{200, "30", 0},
@@ -474,6 +506,8 @@ func TestParseRetryAfter(t *testing.T) {
 		{" 45 ", 45 * time.Second},
 		{"86399", 86399 * time.Second},
 		{"86400", MaxDelay},
+		{"86401", MaxDelay},
+		{"9223372036", MaxDelay}, // seconds that overflow a Duration
 		{"99999999999999999999999", MaxDelay},
 		{"-5", 0},
 		{"+5", 0},
@@ -483,6 +517,8 @@ func TestParseRetryAfter(t *testing.T) {
 		{now.Add(time.Hour).Format(http.TimeFormat), time.Hour},
 		{now.Add(time.Hour).Format(time.RFC850), time.Hour},
 		{now.Add(-time.Hour).Format(http.TimeFormat), 0},
+		{now.Format(http.TimeFormat), 0},
+		{now.Add(time.Hour).Format(time.ANSIC), time.Hour},
 		{now.Add(72 * time.Hour).Format(http.TimeFormat), MaxDelay},
 	} {
 		assert.Equal(t, tt.want, ParseRetryAfter(tt.in, now), "ParseRetryAfter(%q)", tt.in)

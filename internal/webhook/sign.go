@@ -179,11 +179,11 @@ type Verifier struct {
 // it is absent or empty, an error when it is repeated.
 func single(h http.Header, name string, repeated error) (string, error) {
 	vs := h.Values(name)
-	switch {
-	case len(vs) == 0 || len(vs) == 1 && vs[0] == "":
-		return "", nil
-	case len(vs) > 1:
+	if len(vs) > 1 {
 		return "", fmt.Errorf("%w: header given %d times", repeated, len(vs))
+	}
+	if len(vs) == 0 {
+		return "", nil
 	}
 	return vs[0], nil
 }
@@ -224,11 +224,11 @@ func (v *Verifier) Verify(h http.Header, body []byte) error {
 		return err
 	}
 	tolerance := v.Tolerance
-	switch {
-	case tolerance == 0:
-		tolerance = DefaultTolerance
-	case tolerance < 0:
+	if tolerance < 0 {
 		return fmt.Errorf("webhook verifier: negative tolerance %s", tolerance)
+	}
+	if tolerance == 0 {
+		tolerance = DefaultTolerance
 	}
 	id, err := single(h, HeaderID, ErrInvalidID)
 	if err != nil {
@@ -242,12 +242,13 @@ func (v *Verifier) Verify(h http.Header, body []byte) error {
 	if err != nil {
 		return err
 	}
-	switch {
-	case id == "":
+	if id == "" {
 		return ErrMissingID
-	case tsText == "":
+	}
+	if tsText == "" {
 		return ErrMissingTimestamp
-	case sigs == "":
+	}
+	if sigs == "" {
 		return ErrMissingSignature
 	}
 	if err := checkMsgID(id); err != nil {
@@ -282,10 +283,10 @@ func (v *Verifier) Verify(h http.Header, body []byte) error {
 	}
 	t := time.Unix(ts, 0)
 	at := now()
-	switch {
-	case at.Sub(t) > tolerance:
+	if at.Sub(t) > tolerance {
 		return fmt.Errorf("%w: %s is %s before the clock, tolerance %s", ErrTimestampTooOld, tsText, at.Sub(t).Round(time.Second), tolerance)
-	case t.Sub(at) > tolerance:
+	}
+	if t.Sub(at) > tolerance {
 		return fmt.Errorf("%w: %s is %s after the clock, tolerance %s", ErrTimestampTooNew, tsText, t.Sub(at).Round(time.Second), tolerance)
 	}
 

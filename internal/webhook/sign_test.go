@@ -97,6 +97,14 @@ func TestSignatureErrors(t *testing.T) {
 	}
 	_, err := Signature(strings.Repeat("a", MaxMsgIDLen), time.Unix(0, 0), nil, ok)
 	assert.NoError(t, err, "an id of exactly MaxMsgIDLen characters and timestamp 0 are fine")
+	_, err = Signature("!msg~", time.Unix(1, 0), nil, ok)
+	assert.NoError(t, err, "'!' and '~' are the ends of printable ASCII without space")
+
+	// The messages name the character and the secret, counting from 1.
+	_, err = Signature("msg 1", time.Unix(1, 0), nil, ok)
+	assert.ErrorContains(t, err, `character 4 (' ') is not allowed`)
+	_, err = Signature("msg", time.Unix(1, 0), nil, ok, Secret{})
+	assert.ErrorContains(t, err, "secret 2 of 2 is the zero Secret")
 }
 
 func TestSignatureRotation(t *testing.T) {
@@ -270,6 +278,7 @@ func TestVerifyHeaders(t *testing.T) {
 		{"timestamp with plus", func(h http.Header) { h.Set(HeaderTimestamp, "+1614265330") }, ErrInvalidTimestamp},
 		{"negative timestamp", func(h http.Header) { h.Set(HeaderTimestamp, "-1614265330") }, ErrInvalidTimestamp},
 		{"leading zero", func(h http.Header) { h.Set(HeaderTimestamp, "01614265330") }, ErrInvalidTimestamp},
+		{"zero", func(h http.Header) { h.Set(HeaderTimestamp, "0") }, ErrTimestampTooOld}, // well-formed: 1970
 		{"fraction", func(h http.Header) { h.Set(HeaderTimestamp, "1614265330.5") }, ErrInvalidTimestamp},
 		{"milliseconds", func(h http.Header) { h.Set(HeaderTimestamp, "1614265330000") }, ErrTimestampTooNew},
 		{"space", func(h http.Header) { h.Set(HeaderTimestamp, " 1614265330") }, ErrInvalidTimestamp},
@@ -373,6 +382,7 @@ func TestParseSecret(t *testing.T) {
 		{"whsk_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", 0, `missing the "whsec_" prefix`},
 		{"whsec_", 0, "no key after the"},
 		{"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLa-w", 0, "character 31 after the prefix is not standard base64"},
+		{"whsec_-fKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", 0, "character 1 after the prefix is not standard base64"},
 		{"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw ", 0, "character 33 after the prefix"},
 		{"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2La\nLaSw", 0, "character 29 after the prefix"},
 		{std(25) + "=", 0, "not valid base64"},
@@ -399,6 +409,15 @@ func TestParseSecret(t *testing.T) {
 			assert.Equal(t, s.key, back.key)
 		})
 	}
+}
+
+// Every character of the standard base64 alphabet is accepted.
+func TestParseSecretAlphabet(t *testing.T) {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+	s, err := ParseSecret(SecretPrefix + alphabet)
+	require.NoError(t, err)
+	assert.Len(t, s.key, 48)
+	assert.Equal(t, SecretPrefix+alphabet, s.Encode())
 }
 
 func TestParseSecretDoesNotEchoKey(t *testing.T) {

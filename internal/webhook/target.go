@@ -406,11 +406,11 @@ func ValidateTarget(ctx context.Context, rawURL string, r Resolver) (*url.URL, e
 	}
 	addrs, err := r.LookupNetIP(ctx, "ip", host)
 	if err != nil {
-		var dnsErr *net.DNSError
-		switch {
-		case ctx.Err() != nil:
+		if ctx.Err() != nil {
 			return nil, fmt.Errorf("%w: %w", ErrLookupUnavailable, ctx.Err())
-		case errors.As(err, &dnsErr) && !dnsErr.IsNotFound && (dnsErr.IsTimeout || dnsErr.IsTemporary):
+		}
+		var dnsErr *net.DNSError
+		if errors.As(err, &dnsErr) && !dnsErr.IsNotFound && (dnsErr.IsTimeout || dnsErr.IsTemporary) {
 			return nil, fmt.Errorf("%w: %s: %w", ErrLookupUnavailable, host, err)
 		}
 		return nil, &TargetError{Part: "host", Value: host, Reason: "does not resolve: " + err.Error(), Err: err}

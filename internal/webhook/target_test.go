@@ -169,6 +169,12 @@ func TestParseTarget(t *testing.T) {
 		{"https://127.0.0.1:8443/", "", ""}, // syntax only: ValidateTarget refuses it
 		{"https://[2606:4700::1]:8443/", "", ""},
 		{"https://" + strings.Repeat("a", 63) + ".example/", "", ""},
+		{"https://example.com/" + strings.Repeat("a", MaxURLLength-20), "", ""}, // 2048 bytes
+		{"https://" + strings.Repeat("a.", 123) + "example/", "", ""},           // a 253-character name
+		{"https://zZ9.example/", "", ""},
+		{"https://example.zone/", "", ""},
+		{"https://EXAMPLE.AERO/", "", ""},
+		{"https://EXAMPLE.ZA/", "", ""},
 
 		{"", "url", "empty"},
 		{"https://example.com/" + strings.Repeat("a", MaxURLLength), "url", "at most 2048 allowed"},
@@ -205,6 +211,8 @@ func TestParseTarget(t *testing.T) {
 		{"https://a..example/", "host", "empty label"},
 		{"https://" + strings.Repeat("a", 64) + ".example/", "host", "label 1 is 64 characters long"},
 		{"https://" + strings.Repeat("a.", 127) + "example/", "host", "at most 253"},
+		{"https://" + strings.Repeat("a.", 123) + "examples/", "host", "254 characters long"},
+		{"https://a%80b.example/", "host", "punycode"}, // the smallest non-ASCII byte
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {

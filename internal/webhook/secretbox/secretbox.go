@@ -88,11 +88,12 @@ type Options struct {
 // Box seals and opens the signing secrets of webhook subscriptions with
 // one KMS key. It is safe for concurrent use.
 type Box struct {
-	kms   KMS
-	keyID string
-	ttl   time.Duration
-	size  int
-	now   func() time.Time
+	kms     KMS
+	keyID   string
+	noCache bool // Options.CacheTTL < 0
+	ttl     time.Duration
+	size    int
+	now     func() time.Time
 
 	mu    sync.Mutex
 	lru   *list.List // of *entry, most recently used first
@@ -114,7 +115,7 @@ func New(client KMS, keyID string, o Options) (*Box, error) {
 	if strings.TrimSpace(keyID) == "" {
 		return nil, errors.New("secretbox: no key: give the KMS key ARN (" + contract.EnvWebhookSecretsKey + ")")
 	}
-	b := &Box{kms: client, keyID: keyID, ttl: o.CacheTTL, size: o.CacheSize, now: o.Now,
+	b := &Box{kms: client, keyID: keyID, noCache: o.CacheTTL < 0, ttl: o.CacheTTL, size: o.CacheSize, now: o.Now,
 		lru: list.New(), index: map[string]*list.Element{}}
 	if b.ttl == 0 {
 		b.ttl = DefaultCacheTTL
@@ -218,7 +219,7 @@ func (b *Box) Cached() int {
 }
 
 func (b *Box) cached(key string) (webhook.Secret, bool) {
-	if b.ttl < 0 {
+	if b.noCache {
 		return webhook.Secret{}, false
 	}
 	b.mu.Lock()
@@ -238,7 +239,7 @@ func (b *Box) cached(key string) (webhook.Secret, bool) {
 }
 
 func (b *Box) store(key string, s webhook.Secret) {
-	if b.ttl < 0 {
+	if b.noCache {
 		return
 	}
 	b.mu.Lock()

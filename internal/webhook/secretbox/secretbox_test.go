@@ -193,6 +193,30 @@ func TestOpenCache(t *testing.T) {
 	assert.Zero(t, nc.Cached())
 }
 
+// The zero Options cache an opened secret for DefaultCacheTTL, ten
+// minutes: a hit one nanosecond before, a KMS call at the TTL.
+func TestOpenCacheDefaultTTL(t *testing.T) {
+	ctx := context.Background()
+	now := time.Unix(1_800_000_000, 0)
+	b, c, _ := newBox(t, secretbox.Options{Now: func() time.Time { return now }})
+	stored, err := b.Seal(ctx, "tenant-a", "sub_1", webhook.NewSecret())
+	require.NoError(t, err)
+	open := func() {
+		t.Helper()
+		_, err := b.Open(ctx, "tenant-a", "sub_1", stored)
+		require.NoError(t, err)
+	}
+	open()
+	start := now
+	now = start.Add(10*time.Minute - time.Nanosecond)
+	open()
+	assert.EqualValues(t, 1, c.decrypts.Load(), "cached until ten minutes have passed")
+	assert.Equal(t, 1, b.Cached())
+	now = start.Add(10 * time.Minute)
+	open()
+	assert.EqualValues(t, 2, c.decrypts.Load(), "expired after ten minutes")
+}
+
 // KMS down, or the key disabled: ErrUnavailable (retry later), not
 // ErrInvalid; nothing sealed, nothing cached.
 func TestKMSUnavailable(t *testing.T) {
