@@ -66,7 +66,7 @@ const (
 	// the subscription routes answer 404 webhooks_disabled.
 	EnvWebhookQueueURL = "WEBHOOK_QUEUE_URL"
 	// EnvWebhookSchedule is the retry schedule of the webhook function
-	// (webhook.ParseSchedule: "5s,5m,30m,2h,5h,10h,10h").
+	// (ParseRetrySchedule: "5s,5m,30m,2h,5h,10h,10h").
 	EnvWebhookSchedule = "WEBHOOK_SCHEDULE"
 	// EnvWebhookTimeout bounds one webhook request (a Go duration).
 	EnvWebhookTimeout = "WEBHOOK_TIMEOUT"

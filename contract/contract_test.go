@@ -73,3 +73,30 @@ func TestContractIsALeaf(t *testing.T) {
 		}
 	}
 }
+
+// The CDK app and the constructs link no runtime code: no AWS SDK service
+// client, no aws-lambda-go, no handler or store package. They depend on
+// contract/ and schema/ for names and shapes (and on internal/synth, the
+// synth-time support), so importing a construct never drags a function's
+// code into a consumer's CDK app.
+func TestCDKAppLinksNoRuntime(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", "..", "../constructs/...", "../stacks/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	const mod = "github.com/triggers-dev/triggers/"
+	deps := strings.Fields(string(out))
+	if !slices.Contains(deps, mod+"contract") || !slices.Contains(deps, "github.com/aws/aws-cdk-go/awscdk/v2") {
+		t.Fatalf("go list of the CDK app lists neither contract nor aws-cdk-go: %v", deps)
+	}
+	for _, p := range deps {
+		switch {
+		case strings.HasPrefix(p, "github.com/aws/aws-sdk-go-v2/service/"),
+			strings.HasPrefix(p, "github.com/aws/aws-sdk-go-v2/feature/"),
+			strings.HasPrefix(p, "github.com/aws/aws-lambda-go"),
+			strings.HasPrefix(p, mod+"lambda/"),
+			strings.HasPrefix(p, mod+"internal/") && !strings.HasPrefix(p, mod+"internal/synth/"):
+			t.Errorf("the CDK app or a construct depends on %s: constructs use contract/ and schema/, never runtime code", p)
+		}
+	}
+}

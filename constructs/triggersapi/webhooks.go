@@ -22,7 +22,6 @@ import (
 	"github.com/triggers-dev/triggers/constructs/internal/cdkutil"
 	"github.com/triggers-dev/triggers/constructs/internal/tablegrant"
 	"github.com/triggers-dev/triggers/contract"
-	"github.com/triggers-dev/triggers/internal/webhook"
 )
 
 // Defaults and fixed settings of WebhookOptions.
@@ -83,7 +82,7 @@ const (
 // 5s, 5m, 30m, 2h, 5h, 10h, 10h (8 attempts over about 27.6 hours).
 func DefaultWebhookSchedule() []awscdk.Duration {
 	var out []awscdk.Duration
-	for _, d := range webhook.DefaultSchedule() {
+	for _, d := range contract.DefaultRetrySchedule() {
 		out = append(out, awscdk.Duration_Millis(jsii.Number(float64(d.Milliseconds()))))
 	}
 	return out
@@ -451,7 +450,7 @@ func durationOf(d awscdk.Duration) (time.Duration, bool) {
 // webhookSettings are WebhookOptions resolved: defaults applied, as the
 // function reads them.
 type webhookSettings struct {
-	schedule     webhook.Schedule
+	schedule     contract.RetrySchedule
 	timeout      time.Duration
 	disableAfter time.Duration
 	fnTimeout    time.Duration
@@ -489,7 +488,7 @@ func (s webhookSettings) env() map[string]*string {
 // start with prefix ("Webhooks." in TriggersApi) before the prop name.
 func resolveWebhooks(o *WebhookOptions, prefix string) (webhookSettings, error) {
 	s := webhookSettings{
-		schedule:     webhook.DefaultSchedule(),
+		schedule:     contract.DefaultRetrySchedule(),
 		timeout:      DefaultWebhookTimeoutSeconds * time.Second,
 		disableAfter: DefaultWebhookDisableAfterDays * 24 * time.Hour,
 		fnTimeout:    DefaultWebhookFunctionTimeoutSeconds * time.Second,
@@ -516,7 +515,7 @@ func resolveWebhooks(o *WebhookOptions, prefix string) (webhookSettings, error) 
 		return v, ok
 	}
 	if o.Schedule != nil {
-		sched := webhook.Schedule{}
+		sched := contract.RetrySchedule{}
 		tokens := false
 		for i, d := range o.Schedule {
 			if d == nil {
@@ -530,9 +529,9 @@ func resolveWebhooks(o *WebhookOptions, prefix string) (webhookSettings, error) 
 		}
 		if !tokens {
 			if err := sched.Validate(); err != nil {
-				detail := strings.TrimPrefix(err.Error(), webhook.ErrInvalidSchedule.Error()+": ")
+				detail := strings.TrimPrefix(err.Error(), contract.ErrInvalidRetrySchedule.Error()+": ")
 				bad("Schedule %q is invalid (%s): give 1 to %d delays, each positive and at most %s, never decreasing (default %s)",
-					sched.String(), detail, webhook.MaxScheduleLen, webhook.Schedule{webhook.MaxDelay}, webhook.DefaultSchedule())
+					sched.String(), detail, contract.MaxRetryScheduleLen, contract.RetrySchedule{contract.MaxRetryDelay}, contract.DefaultRetrySchedule())
 			}
 			s.schedule = sched
 		}

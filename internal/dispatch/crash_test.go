@@ -55,6 +55,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/ddb"
 	"github.com/triggers-dev/triggers/internal/ddb/ddblocal"
 	"github.com/triggers-dev/triggers/internal/delivery"
@@ -729,7 +730,7 @@ type eventSpec struct {
 
 type scenario struct {
 	name     string
-	schedule webhook.Schedule
+	schedule contract.RetrySchedule
 	// The dispatcher's breaker and rate cap (zero: a threshold no run
 	// reaches, no slow watch, no cap).
 	threshold    int
@@ -747,7 +748,7 @@ type scenario struct {
 }
 
 func crashScenarios() []scenario {
-	long := webhook.Schedule{5 * time.Second, 20 * time.Minute, 20 * time.Minute, 20 * time.Minute}
+	long := contract.RetrySchedule{5 * time.Second, 20 * time.Minute, 20 * time.Minute, 20 * time.Minute}
 	return []scenario{{
 		// Two failures in a row open the circuit: the third event and the
 		// retries wait, not attempted; after the cooldown one probe at a
@@ -812,7 +813,7 @@ func crashScenarios() []scenario {
 	}, {
 		// The schedule ends failed; the tenant redelivers through the API.
 		name:      "redelivery",
-		schedule:  webhook.Schedule{5 * time.Second},
+		schedule:  contract.RetrySchedule{5 * time.Second},
 		subs:      []subSpec{{name: "s-flaky", behaviour: "flaky", want: event.OutcomeDelivered, exists: true}},
 		events:    []eventSpec{{name: "e", typ: "order.paid", want: event.Delivered, retryCount: 2}},
 		redeliver: true,

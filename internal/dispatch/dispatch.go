@@ -125,7 +125,7 @@ const MaxQueueDelay = 15 * time.Minute
 
 // Defaults of Config.
 const (
-	DefaultDisableAfter = webhook.DefaultDisableAfter
+	DefaultDisableAfter = contract.DefaultWebhookDisableAfter
 	// DefaultLease is how long an attempt stays claimed when the context
 	// has no deadline (Lambda's longest invocation).
 	DefaultLease = 15 * time.Minute
@@ -166,8 +166,8 @@ type Config struct {
 	// Default: webhook.NewHTTPClient with its defaults (SSRF checks at
 	// every connection, 10 s timeout).
 	Client *http.Client
-	// Schedule spaces the retries. Default: webhook.DefaultSchedule().
-	Schedule webhook.Schedule
+	// Schedule spaces the retries. Default: contract.DefaultRetrySchedule().
+	Schedule contract.RetrySchedule
 	// DisableAfter disables a subscription whose failures have lasted this
 	// long without a success. Default: DefaultDisableAfter.
 	DisableAfter time.Duration
@@ -197,7 +197,7 @@ type Config struct {
 	// Now is the clock. Default: time.Now.
 	Now func() time.Time
 	// Rand jitters the retry delays. Default: math/rand/v2.
-	Rand webhook.Random
+	Rand contract.JitterSource
 	// Metrics counts attempts by outcome, disabled subscriptions,
 	// deferred attempts and opened circuits (*emf.Writer implements it).
 	// Default: none.
@@ -262,7 +262,7 @@ func New(cfg Config) (*Dispatcher, error) {
 		cfg.Client = webhook.NewHTTPClient(webhook.ClientOptions{})
 	}
 	if cfg.Schedule == nil {
-		cfg.Schedule = webhook.DefaultSchedule()
+		cfg.Schedule = contract.DefaultRetrySchedule()
 	}
 	if err := cfg.Schedule.Validate(); err != nil {
 		return nil, fmt.Errorf("dispatch: %w", err)

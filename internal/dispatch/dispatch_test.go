@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/ddb/ddbtest"
 	"github.com/triggers-dev/triggers/internal/dispatch"
 	"github.com/triggers-dev/triggers/internal/event"
@@ -293,7 +294,7 @@ func TestTaskNotDueHops(t *testing.T) {
 func TestScheduleEndsAndRedeliver(t *testing.T) {
 	ctx := context.Background()
 	rcv := newReceiver(t, 503, 503, 200)
-	w := newWorld(t, rcv, func(c *dispatch.Config) { c.Schedule = webhook.Schedule{time.Second} })
+	w := newWorld(t, rcv, func(c *dispatch.Config) { c.Schedule = contract.RetrySchedule{time.Second} })
 	sub, _ := w.subscribe("tenant-a")
 	e := w.event("tenant-a", "t")
 	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))

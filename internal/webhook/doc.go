@@ -29,14 +29,14 @@
 //
 // # Retries (the Svix schedule)
 //
-// A Schedule lists the delays between attempts. DefaultSchedule is
-// Svix's, which the Standard Webhooks specification gives as its example:
-// at once, then 5s, 5m, 30m, 2h, 5h, 10h and 10h; 8 attempts over about
-// 27.6 hours, then give up. Schedule.Next adds ±20% jitter drawn from an
-// injected random source, so deliveries that failed together spread out
-// and tests can assert exact values. ParseSchedule reads "5s,5m,30m";
-// a valid schedule has 1 to 20 positive, non-decreasing delays of at most
-// 24 hours.
+// The retry schedule is contract.RetrySchedule (in package contract, so
+// that the constructs validate it without linking this package):
+// DefaultRetrySchedule is Svix's, which the Standard Webhooks
+// specification gives as its example: at once, then 5s, 5m, 30m, 2h, 5h,
+// 10h and 10h; 8 attempts over about 27.6 hours, then give up.
+// RetrySchedule.Next adds ±20% jitter drawn from an injected random
+// source, so deliveries that failed together spread out and tests can
+// assert exact values.
 //
 // # Targets and SSRF
 //
@@ -63,7 +63,7 @@
 //	Gone       410 Gone: the subscriber wants no more (Zapier REST Hooks
 //	           semantics, also in Standard Webhooks); disable the subscription.
 //	Failed     anything else, redirects, timeouts and connection errors
-//	           included: retry after Schedule.Next, or give up.
+//	           included: retry after contract.RetrySchedule.Next, or give up.
 //
 // Not here (yet): asymmetric "v1a" signatures, honouring Retry-After on
 // 429/503, and throttling an endpoint that answers 429/502/504.

@@ -66,33 +66,6 @@ func mustAtoi(t *testing.T, s string) int64 {
 	return n
 }
 
-func FuzzParseSchedule(f *testing.F) {
-	for _, s := range []string{"5s,5m,30m,2h,5h,10h,10h", "", "5s,,5m", "1ns", "24h,24h", "5m,30s", "-1s", "1h30m,1h30m0s"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, in string) {
-		s, err := ParseSchedule(in)
-		if err != nil {
-			return
-		}
-		if err := s.Validate(); err != nil {
-			t.Fatalf("ParseSchedule(%q) = %v, which does not validate: %v", in, s, err)
-		}
-		back, err := ParseSchedule(s.String())
-		if err != nil || back.String() != s.String() {
-			t.Fatalf("ParseSchedule(%q).String() = %q does not parse back: %v", in, s, err)
-		}
-		for attempt := 1; attempt <= len(s); attempt++ {
-			for _, u := range []float64{0, 0.5, 0.9999999} {
-				d, ok := s.Next(attempt, fixedRandom(u))
-				if want := s[attempt-1]; !ok || d < want-want/5 || d >= want+want/5+1 {
-					t.Fatalf("%v.Next(%d, %v) = %v, %v", s, attempt, u, d, ok)
-				}
-			}
-		}
-	})
-}
-
 func FuzzParseTarget(f *testing.F) {
 	for _, s := range []string{"https://example.com/hook", "https://u:p@example.com", "http://x", "https://[::1]:443/", "https://0x7f.1/", "https://a..b/", "https://example.com:22/", "https://example.com/#x"} {
 		f.Add(s)

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/triggers-dev/triggers/contract"
 )
 
 // MaxResponseChars is the most characters (runes) of a response body an
@@ -82,7 +84,7 @@ type Attempt struct {
 	Error string
 	// RetryAfter is the wait a receiver asked for with Retry-After
 	// (delay-seconds or an HTTP-date, RFC 9110 section 10.2.3) on a 429 or
-	// 5xx answer, at most MaxDelay; 0 when it asked for none, or for a
+	// 5xx answer, at most contract.MaxRetryDelay; 0 when it asked for none, or for a
 	// time already past.
 	RetryAfter time.Duration
 }
@@ -157,7 +159,7 @@ func Send(ctx context.Context, client *http.Client, req Request) Attempt {
 
 // ParseRetryAfter reads a Retry-After header value at now: a number of
 // seconds, or an HTTP-date. It returns 0 for an empty, malformed or
-// negative value and for a date not after now, and at most MaxDelay.
+// negative value and for a date not after now, and at most contract.MaxRetryDelay.
 func ParseRetryAfter(v string, now time.Time) time.Duration {
 	v = strings.TrimSpace(v)
 	if v == "" {
@@ -166,15 +168,15 @@ func ParseRetryAfter(v string, now time.Time) time.Duration {
 	if strings.Trim(v, "0123456789") == "" {
 		secs, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
-			return MaxDelay // too many digits for an int64
+			return contract.MaxRetryDelay // too many digits for an int64
 		}
-		return time.Duration(min(secs, int64(MaxDelay/time.Second))) * time.Second
+		return time.Duration(min(secs, int64(contract.MaxRetryDelay/time.Second))) * time.Second
 	}
 	at, err := http.ParseTime(v)
 	if err != nil {
 		return 0
 	}
-	return min(max(at.Sub(now), 0), MaxDelay)
+	return min(max(at.Sub(now), 0), contract.MaxRetryDelay)
 }
 
 // errorText is err's text without the URL that *url.Error repeats (every

@@ -17,6 +17,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/triggers-dev/triggers/contract"
 )
 
 // received is what a test server saw of one request.
@@ -457,7 +459,7 @@ func TestSendGzipIsNotInflated(t *testing.T) {
 }
 
 // A 429 or 5xx answer's Retry-After is read (seconds or an HTTP date, at
-// most MaxDelay); other answers' is ignored.
+// most contract.MaxRetryDelay); other answers' is ignored.
 func TestSendRetryAfter(t *testing.T) {
 	for _, tt := range []struct {
 		status     int
@@ -505,10 +507,10 @@ func TestParseRetryAfter(t *testing.T) {
 		{"1", time.Second},
 		{" 45 ", 45 * time.Second},
 		{"86399", 86399 * time.Second},
-		{"86400", MaxDelay},
-		{"86401", MaxDelay},
-		{"9223372036", MaxDelay}, // seconds that overflow a Duration
-		{"99999999999999999999999", MaxDelay},
+		{"86400", contract.MaxRetryDelay},
+		{"86401", contract.MaxRetryDelay},
+		{"9223372036", contract.MaxRetryDelay}, // seconds that overflow a Duration
+		{"99999999999999999999999", contract.MaxRetryDelay},
 		{"-5", 0},
 		{"+5", 0},
 		{"1.5", 0},
@@ -519,7 +521,7 @@ func TestParseRetryAfter(t *testing.T) {
 		{now.Add(-time.Hour).Format(http.TimeFormat), 0},
 		{now.Format(http.TimeFormat), 0},
 		{now.Add(time.Hour).Format(time.ANSIC), time.Hour},
-		{now.Add(72 * time.Hour).Format(http.TimeFormat), MaxDelay},
+		{now.Add(72 * time.Hour).Format(http.TimeFormat), contract.MaxRetryDelay},
 	} {
 		assert.Equal(t, tt.want, ParseRetryAfter(tt.in, now), "ParseRetryAfter(%q)", tt.in)
 	}

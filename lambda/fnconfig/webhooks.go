@@ -24,13 +24,13 @@ type Webhooks struct {
 	// (WEBHOOK_SECRETS_KEY: its ARN).
 	SecretsKey string
 	// Schedule spaces the retries (WEBHOOK_SCHEDULE; default
-	// webhook.DefaultSchedule).
-	Schedule webhook.Schedule
+	// contract.DefaultRetrySchedule).
+	Schedule contract.RetrySchedule
 	// Timeout bounds one webhook request (WEBHOOK_TIMEOUT; default
 	// webhook.DefaultTimeout, 1-30 s).
 	Timeout time.Duration
 	// DisableAfter disables a subscription failing this long
-	// (WEBHOOK_DISABLE_AFTER; default webhook.DefaultDisableAfter, at
+	// (WEBHOOK_DISABLE_AFTER; default contract.DefaultWebhookDisableAfter, at
 	// least an hour).
 	DisableAfter time.Duration
 	// AllowPrivate lets targets be private or loopback addresses
@@ -68,9 +68,9 @@ func LoadWebhooks(getenv func(string) string) (Webhooks, error) {
 	c := Webhooks{
 		EventsTable:  strings.TrimSpace(getenv(contract.EnvEventsTable)),
 		QueueURL:     strings.TrimSpace(getenv(contract.EnvWebhookQueueURL)),
-		Schedule:     webhook.DefaultSchedule(),
+		Schedule:     contract.DefaultRetrySchedule(),
 		Timeout:      webhook.DefaultTimeout,
-		DisableAfter: webhook.DefaultDisableAfter,
+		DisableAfter: contract.DefaultWebhookDisableAfter,
 		Endpoint:     strings.TrimSpace(getenv(contract.EnvDynamoDBEndpoint)),
 		SQSEndpoint:  strings.TrimSpace(getenv(contract.EnvSQSEndpoint)),
 	}
@@ -91,7 +91,7 @@ func LoadWebhooks(getenv func(string) string) (Webhooks, error) {
 		c.SecretsKey = k
 	}
 	if v := strings.TrimSpace(getenv(contract.EnvWebhookSchedule)); v != "" {
-		s, err := webhook.ParseSchedule(v)
+		s, err := contract.ParseRetrySchedule(v)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", contract.EnvWebhookSchedule, err))
 		}

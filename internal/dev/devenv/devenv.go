@@ -40,6 +40,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 
+	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/apikey"
 	"github.com/triggers-dev/triggers/internal/ddb"
 	"github.com/triggers-dev/triggers/internal/ddb/ddbconfig"
@@ -53,7 +54,6 @@ import (
 	"github.com/triggers-dev/triggers/internal/dispatch"
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/store"
-	"github.com/triggers-dev/triggers/internal/webhook"
 	"github.com/triggers-dev/triggers/internal/webhook/secretbox"
 	"github.com/triggers-dev/triggers/schema"
 )
@@ -121,7 +121,7 @@ type Options struct {
 	// PollInterval is the stream poller's pause when the stream has
 	// nothing new. Default: 250 ms.
 	PollInterval time.Duration
-	// WebhookSchedule is the webhook retry schedule (webhook.ParseSchedule
+	// WebhookSchedule is the webhook retry schedule (contract.ParseRetrySchedule
 	// syntax), replacing the template's WEBHOOK_SCHEDULE. Default:
 	// DefaultWebhookSchedule, seconds instead of the deployed hours.
 	WebhookSchedule string
@@ -233,7 +233,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	if !event.ValidTenantID(o.Tenant) {
 		return fmt.Errorf("tenant %q is invalid: use 1-128 characters of [A-Za-z0-9_.:-], starting with a letter or digit", o.Tenant)
 	}
-	if _, err := webhook.ParseSchedule(o.WebhookSchedule); err != nil {
+	if _, err := contract.ParseRetrySchedule(o.WebhookSchedule); err != nil {
 		return fmt.Errorf("webhook schedule: %w", err)
 	}
 	// The template and the API's port first: failing here costs nothing.

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/delivery"
 	"github.com/triggers-dev/triggers/internal/dev/motolocal/mototest"
 	"github.com/triggers-dev/triggers/internal/dev/sqsesm"
@@ -63,7 +64,7 @@ func TestSetupFunctions(t *testing.T) {
 	assert.Equal(t, q("TriggersWebhooksRetryQueue").URL, w.QueueURL)
 	assert.Equal(t, "local-events", w.EventsTable)
 	assert.Equal(t, schema.ProfileLean, w.EventsProfile)
-	want, _ := webhook.ParseSchedule("1s,2s")
+	want, _ := contract.ParseRetrySchedule("1s,2s")
 	assert.Equal(t, want, w.Schedule)
 	assert.Equal(t, webhook.DefaultTimeout, w.Timeout, "WEBHOOK_TIMEOUT from the template: the construct's default")
 	assert.Equal(t, 120*time.Hour, w.DisableAfter, "WEBHOOK_DISABLE_AFTER from the template")
@@ -141,7 +142,7 @@ func TestSetupFunctionsOverrides(t *testing.T) {
 	assert.Equal(t, 20, w.Parallel)
 	assert.Equal(t, 3*time.Second, w.Timeout)
 	assert.Equal(t, time.Second, w.SlowAfter)
-	want, _ := webhook.ParseSchedule("7s")
+	want, _ := contract.ParseRetrySchedule("7s")
 	assert.Equal(t, want, w.Schedule, "WebhookEnv wins over make dev's schedule")
 	assert.Equal(t, "local-events", w.EventsTable, "make dev's own values stay where WebhookEnv says nothing")
 	require.Len(t, fns.mappings, 2)

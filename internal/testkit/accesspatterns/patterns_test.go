@@ -244,7 +244,7 @@ func TestNoPatternScans(t *testing.T) {
 
 // stacks/ACCESS_PATTERNS.md is generated from the declarations.
 func TestAccessPatternsDocument(t *testing.T) {
-	path := filepath.Join("..", "ACCESS_PATTERNS.md")
+	path := filepath.Join("..", "..", "..", "stacks", "ACCESS_PATTERNS.md")
 	got := Markdown()
 	if os.Getenv("UPDATE_GOLDEN") == "1" || *update {
 		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))

@@ -1,4 +1,4 @@
-package webhook
+package contract
 
 import (
 	"math"
@@ -11,13 +11,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// fixedRandom is a Random that always returns its value.
+// fixedRandom is a JitterSource that always returns its value.
 type fixedRandom float64
 
 func (f fixedRandom) Float64() float64 { return float64(f) }
 
 func TestDefaultSchedule(t *testing.T) {
-	s := DefaultSchedule()
+	s := DefaultRetrySchedule()
 	assert.Equal(t, "5s,5m,30m,2h,5h,10h,10h", s.String())
 	assert.Len(t, s, 7, "8 attempts")
 	require.NoError(t, s.Validate())
@@ -29,7 +29,7 @@ func TestDefaultSchedule(t *testing.T) {
 
 	// A fresh copy each time.
 	s[0] = time.Hour
-	assert.Equal(t, 5*time.Second, DefaultSchedule()[0])
+	assert.Equal(t, 5*time.Second, DefaultRetrySchedule()[0])
 }
 
 func TestParseSchedule(t *testing.T) {
@@ -44,7 +44,7 @@ func TestParseSchedule(t *testing.T) {
 		{"1ms,1s", "1ms,1s", ""},
 		{"24h", "24h", ""},
 		{"10h,10h,10h", "10h,10h,10h", ""},
-		{strings.Repeat("1s,", MaxScheduleLen-1) + "1s", strings.Repeat("1s,", MaxScheduleLen-1) + "1s", ""},
+		{strings.Repeat("1s,", MaxRetryScheduleLen-1) + "1s", strings.Repeat("1s,", MaxRetryScheduleLen-1) + "1s", ""},
 		{"", "", "empty"},
 		{"   ", "", "empty"},
 		{"5s,,5m", "", "element 2 is empty"},
@@ -58,13 +58,13 @@ func TestParseSchedule(t *testing.T) {
 		{"5s,25h", "", "element 2 (25h) is longer than 24h"},
 		{"5m,30s", "", "element 2 (30s) is shorter than element 1 (5m); delays must not decrease"},
 		{"5s,5m,30m,2h,5h,10h,9h", "", "element 7 (9h) is shorter than element 6 (10h)"},
-		{strings.Repeat("1s,", MaxScheduleLen) + "1s", "", "21 delays, at most 20 allowed"},
+		{strings.Repeat("1s,", MaxRetryScheduleLen) + "1s", "", "21 delays, at most 20 allowed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			got, err := ParseSchedule(tt.in)
+			got, err := ParseRetrySchedule(tt.in)
 			if tt.want == "" {
-				require.ErrorIs(t, err, ErrInvalidSchedule, "ParseSchedule(%q) = %v, want an error", tt.in, got)
+				require.ErrorIs(t, err, ErrInvalidRetrySchedule, "ParseRetrySchedule(%q) = %v, want an error", tt.in, got)
 				assert.Contains(t, err.Error(), tt.errHas)
 				assert.Nil(t, got)
 				return
@@ -72,7 +72,7 @@ func TestParseSchedule(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, got.String())
 			// String is read back to the same schedule.
-			back, err := ParseSchedule(got.String())
+			back, err := ParseRetrySchedule(got.String())
 			require.NoError(t, err)
 			assert.Equal(t, got, back)
 		})
@@ -80,15 +80,15 @@ func TestParseSchedule(t *testing.T) {
 }
 
 func TestScheduleValidate(t *testing.T) {
-	assert.ErrorContains(t, Schedule{}.Validate(), "no delays")
-	assert.ErrorContains(t, Schedule(nil).Validate(), "no delays")
-	assert.ErrorContains(t, Schedule{time.Second, 0}.Validate(), "element 2 (0s) is not positive")
-	assert.ErrorContains(t, Schedule{MaxDelay + 1}.Validate(), "element 1 (24h0m0.000000001s) is longer than 24h")
-	assert.NoError(t, Schedule{1, 1, MaxDelay}.Validate())
+	assert.ErrorContains(t, RetrySchedule{}.Validate(), "no delays")
+	assert.ErrorContains(t, RetrySchedule(nil).Validate(), "no delays")
+	assert.ErrorContains(t, RetrySchedule{time.Second, 0}.Validate(), "element 2 (0s) is not positive")
+	assert.ErrorContains(t, RetrySchedule{MaxRetryDelay + 1}.Validate(), "element 1 (24h0m0.000000001s) is longer than 24h")
+	assert.NoError(t, RetrySchedule{1, 1, MaxRetryDelay}.Validate())
 }
 
 func TestNextAttempts(t *testing.T) {
-	s := DefaultSchedule()
+	s := DefaultRetrySchedule()
 	mid := fixedRandom(0.5) // no jitter
 	d, ok := s.Next(0, mid)
 	assert.True(t, ok)
@@ -104,12 +104,12 @@ func TestNextAttempts(t *testing.T) {
 		assert.Zero(t, d)
 	}
 	// Empty schedule: one attempt only.
-	_, ok = Schedule{}.Next(1, mid)
+	_, ok = RetrySchedule{}.Next(1, mid)
 	assert.False(t, ok)
 }
 
 func TestNextJitterBounds(t *testing.T) {
-	s := Schedule{5 * time.Second, 10 * time.Hour, 7} // 7 ns: d/5 = 1 ns
+	s := RetrySchedule{5 * time.Second, 10 * time.Hour, 7} // 7 ns: d/5 = 1 ns
 	tests := []struct {
 		u        float64
 		attempt  int
@@ -143,7 +143,7 @@ func TestNextJitterBounds(t *testing.T) {
 
 func TestNextJitterStaysInBounds(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(1, 2))
-	s := DefaultSchedule()
+	s := DefaultRetrySchedule()
 	seen := map[bool]bool{}
 	for range 2000 {
 		for attempt := 1; attempt <= len(s); attempt++ {
@@ -174,7 +174,7 @@ func TestNextJitterStaysInBounds(t *testing.T) {
 
 func TestNextNeverNegative(t *testing.T) {
 	// Invalid schedules still give non-negative delays.
-	s := Schedule{-time.Hour, 0, math.MaxInt64}
+	s := RetrySchedule{-time.Hour, 0, math.MaxInt64}
 	for attempt := 1; attempt <= 3; attempt++ {
 		for _, u := range []float64{0, 0.5, math.Nextafter(1, 0)} {
 			got, ok := s.Next(attempt, fixedRandom(u))
@@ -188,11 +188,38 @@ func TestNextNeverNegative(t *testing.T) {
 
 func TestJitterFractionMatchesRule(t *testing.T) {
 	d := 10 * time.Hour
-	lo, _ := Schedule{d}.Next(1, fixedRandom(0))
-	assert.Equal(t, time.Duration(float64(d)*(1-JitterFraction)), lo)
+	lo, _ := RetrySchedule{d}.Next(1, fixedRandom(0))
+	assert.Equal(t, time.Duration(float64(d)*(1-RetryJitterFraction)), lo)
 }
 
 // Svix disables an endpoint after 5 days of failures; so do we by default.
 func TestDefaultDisableAfterIsFiveDays(t *testing.T) {
-	assert.Equal(t, 120*time.Hour, DefaultDisableAfter)
+	assert.Equal(t, 120*time.Hour, DefaultWebhookDisableAfter)
+}
+
+func FuzzParseSchedule(f *testing.F) {
+	for _, s := range []string{"5s,5m,30m,2h,5h,10h,10h", "", "5s,,5m", "1ns", "24h,24h", "5m,30s", "-1s", "1h30m,1h30m0s"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		s, err := ParseRetrySchedule(in)
+		if err != nil {
+			return
+		}
+		if err := s.Validate(); err != nil {
+			t.Fatalf("ParseRetrySchedule(%q) = %v, which does not validate: %v", in, s, err)
+		}
+		back, err := ParseRetrySchedule(s.String())
+		if err != nil || back.String() != s.String() {
+			t.Fatalf("ParseRetrySchedule(%q).String() = %q does not parse back: %v", in, s, err)
+		}
+		for attempt := 1; attempt <= len(s); attempt++ {
+			for _, u := range []float64{0, 0.5, 0.9999999} {
+				d, ok := s.Next(attempt, fixedRandom(u))
+				if want := s[attempt-1]; !ok || d < want-want/5 || d >= want+want/5+1 {
+					t.Fatalf("%v.Next(%d, %v) = %v, %v", s, attempt, u, d, ok)
+				}
+			}
+		}
+	})
 }

@@ -222,8 +222,8 @@ func (p Pattern) conditions(cond **string, names *map[string]string, values *map
 func Markdown() string {
 	var b strings.Builder
 	b.WriteString("# Access patterns\n\n")
-	b.WriteString("Generated from `stacks/accesspatterns` (its tests run every row against DynamoDB Local with\n")
-	b.WriteString("sample items and check the results; `UPDATE_GOLDEN=1 go test ./stacks/accesspatterns/`\n")
+	b.WriteString("Generated from `internal/testkit/accesspatterns` (its tests run every row against DynamoDB Local with\n")
+	b.WriteString("sample items and check the results; `UPDATE_GOLDEN=1 go test ./internal/testkit/accesspatterns/`\n")
 	b.WriteString("rewrites this file). Every read is a GetItem or a Query on a key or an index: no scans; writes\n")
 	b.WriteString("are conditional PutItem / UpdateItem on the full key.\n")
 	b.WriteString("`:name` placeholders are the request's expression values; `#name` placeholders are attribute\n")
