@@ -75,9 +75,10 @@ $(API_TEMPLATE): $(APP_SOURCES) $(APP_BIN) | deps
 	test -f $@ || { echo "make synth wrote no $@: is triggers:env still dev in cdk.json?"; exit 1; }
 	touch $@
 
-## test: formatting, vet, every Go test (DynamoDB Local and synth included)
+## test: formatting, vet, every Go test (DynamoDB Local and synth included),
+## then the five slowest packages
 test: deps fmt-check vet
-	go test -count=1 -timeout 40m ./...
+	scripts/test.sh
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './node_modules/*')); \
