@@ -49,6 +49,12 @@ const (
 	// subscriptions partition), which caps them exactly.
 	RecordTypeSubscriptionCount = "subscription_count"
 	SubscriptionCountKey        = KeySeparator + "count"
+	// ParkedPrefix starts the partition of the attempts parked behind one
+	// subscription's open circuit, "parked#<tenant>#<subscription_id>";
+	// the sort key is "<event_id>#<attempt, 3 digits>".
+	ParkedPrefix = "parked" + KeySeparator
+	// RecordTypeParked is a parked attempt's record_type.
+	RecordTypeParked = "parked"
 	// RecordTypeRedelivery is the record_type of a redelivery round's
 	// marker in the event's attempts partition (sort key
 	// "round#<token>"): the round was started.

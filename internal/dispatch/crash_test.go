@@ -345,6 +345,49 @@ func (s faultStore) ListAttempts(ctx context.Context, tenant, eventID string) (a
 	return
 }
 
+func (s faultStore) ParkAttempt(ctx context.Context, tenant, subID string, p event.Parked, ttl int64) error {
+	return s.in.call(ctx, "Store.ParkAttempt", []string{p.EventID, subID, "#" + strconv.Itoa(p.Number)}, func() error {
+		return s.st.ParkAttempt(ctx, tenant, subID, p, ttl)
+	})
+}
+
+func (s faultStore) ListParked(ctx context.Context, tenant, subID string, limit int) (out []event.Parked, err error) {
+	err = s.in.call(ctx, "Store.ListParked", []string{subID}, func() error { out, err = s.st.ListParked(ctx, tenant, subID, limit); return err })
+	return
+}
+
+func (s faultStore) UnparkAttempt(ctx context.Context, tenant, subID string, p event.Parked) (ok bool, err error) {
+	err = s.in.call(ctx, "Store.UnparkAttempt", []string{p.EventID, subID, "#" + strconv.Itoa(p.Number)}, func() error {
+		ok, err = s.st.UnparkAttempt(ctx, tenant, subID, p)
+		return err
+	})
+	return
+}
+
+func (s faultStore) ClaimWake(ctx context.Context, tenant, subID, owner, prev string, until, now time.Time) (ok bool, err error) {
+	err = s.in.call(ctx, "Store.ClaimWake", []string{subID}, func() error {
+		ok, err = s.st.ClaimWake(ctx, tenant, subID, owner, prev, until, now)
+		return err
+	})
+	return
+}
+
+func (s faultStore) ConfirmWake(ctx context.Context, tenant, subID, owner string) (ok bool, err error) {
+	err = s.in.call(ctx, "Store.ConfirmWake", []string{subID}, func() error {
+		ok, err = s.st.ConfirmWake(ctx, tenant, subID, owner)
+		return err
+	})
+	return
+}
+
+func (s faultStore) TakeWake(ctx context.Context, tenant, subID, owner string, now time.Time) (ok bool, err error) {
+	err = s.in.call(ctx, "Store.TakeWake", []string{subID}, func() error {
+		ok, err = s.st.TakeWake(ctx, tenant, subID, owner, now)
+		return err
+	})
+	return
+}
+
 // The API's other calls: ingestion writes before any delivery, so they
 // run uninjected (a failed write is the client's 5xx, nothing delivered).
 
@@ -380,7 +423,10 @@ type faultQueue struct {
 
 func (fq faultQueue) Send(ctx context.Context, t dispatch.Task, delay time.Duration) error {
 	args := []string{t.EventID, "round"}
-	if t.SubscriptionID != "" {
+	switch {
+	case t.Wake != "":
+		args = []string{t.SubscriptionID, "wake"}
+	case t.SubscriptionID != "":
 		args = []string{t.EventID, t.SubscriptionID, "#" + strconv.Itoa(t.Attempt)}
 	}
 	return fq.in.call(ctx, "Queue.Send", args, func() error {
@@ -1311,7 +1357,7 @@ func contains(list []string, s string) bool {
 
 // readOnly are the calls that change nothing.
 var readOnly = map[string]bool{
-	"Store.Get": true, "Store.ListAttempts": true, "Store.ListSubscriptions": true, "Store.GetSubscription": true,
+	"Store.Get": true, "Store.ListAttempts": true, "Store.ListSubscriptions": true, "Store.GetSubscription": true, "Store.ListParked": true,
 	"Secrets.Open": true,
 }
 

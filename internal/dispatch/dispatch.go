@@ -63,6 +63,7 @@ import (
 	"log/slog"
 	mrand "math/rand/v2"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -93,6 +94,12 @@ type Store interface {
 	FinishAttempt(ctx context.Context, tenant, eventID string, a event.Attempt, owner string) error
 	MarkFollowUp(ctx context.Context, tenant, eventID, subscriptionID string, number int, state string) error
 	ListAttempts(ctx context.Context, tenant, eventID string) ([]event.Attempt, error)
+	ParkAttempt(ctx context.Context, tenant, subscriptionID string, p event.Parked, ttl int64) error
+	ListParked(ctx context.Context, tenant, subscriptionID string, limit int) ([]event.Parked, error)
+	UnparkAttempt(ctx context.Context, tenant, subscriptionID string, p event.Parked) (bool, error)
+	ClaimWake(ctx context.Context, tenant, subscriptionID, owner, prev string, until, now time.Time) (bool, error)
+	ConfirmWake(ctx context.Context, tenant, subscriptionID, owner string) (bool, error)
+	TakeWake(ctx context.Context, tenant, subscriptionID, owner string, now time.Time) (bool, error)
 }
 
 // Task is one job on the retry queue.
@@ -112,6 +119,15 @@ type Task struct {
 	RetryCount int `json:"retry_count,omitempty"`
 	// DueAt is when the task may run.
 	DueAt time.Time `json:"due_at"`
+	// TTL is the event's ttl (epoch seconds), so that a retry put off by
+	// an open circuit parks without reading the event (retries only; 0
+	// in tasks queued before parking: they hop instead).
+	TTL int64 `json:"ttl,omitempty"`
+	// Wake, set, makes the task subscription SubscriptionID's wake task
+	// (EventID empty): it makes the attempts parked behind the
+	// subscription's circuit once the circuit lets requests through.
+	// Its value is the owner of the wake marker that queued it.
+	Wake string `json:"wake,omitempty"`
 }
 
 // Queue sends Tasks to the retry queue; SQSQueue is the deployed one.
@@ -355,7 +371,7 @@ func (d *Dispatcher) round(ctx context.Context, tenant string, e event.Event, su
 		return nil // nothing to deliver, nothing delivered: the inbox's
 	}
 	err = d.each(subs, func(sub event.Subscription) error {
-		return d.attempt(ctx, tenant, e, sub, number(sub, recorded), round, recorded, nil)
+		return d.attempt(ctx, tenant, e, sub, number(sub, recorded), round, recorded, nil, false)
 	})
 	for _, a := range recorded {
 		if !live(a.SubscriptionID) {
@@ -429,17 +445,22 @@ func (d *Dispatcher) HandleTask(ctx context.Context, t Task) error {
 	if wait := t.DueAt.Sub(d.cfg.Now()); wait > 0 {
 		return d.cfg.Queue.Send(ctx, t, min(wait, MaxQueueDelay))
 	}
-	if t.SubscriptionID == "" {
+	switch {
+	case t.Wake != "":
+		return d.wake(ctx, t)
+	case t.SubscriptionID == "":
 		return d.redeliver(ctx, t)
 	}
 	return d.retry(ctx, t)
 }
 
 // retry makes attempt t.Attempt to one subscription. While the
-// subscription's circuit is open (or its probe held) the task is only
-// sent again for when that ends, at the cost of one read: the attempt
-// stays recorded as scheduled, so an open circuit's backlog costs little
-// however long it lasts.
+// subscription's circuit is open (or its probe held) the attempt is
+// parked behind the circuit (park) at the cost of one read and one
+// write, and the task ends: the subscription's one wake task makes it
+// later, so an open circuit's backlog costs no queue traffic per attempt
+// however long it lasts. (A task without the event's TTL, queued before
+// parking existed, is only sent again for when the circuit closes.)
 func (d *Dispatcher) retry(ctx context.Context, t Task) error {
 	sub, err := d.cfg.Store.GetSubscription(ctx, t.Tenant, t.SubscriptionID)
 	if err != nil && !errors.Is(err, event.ErrSubscriptionNotFound) {
@@ -449,14 +470,30 @@ func (d *Dispatcher) retry(ctx context.Context, t Task) error {
 	if err == nil && !sub.Disabled {
 		d.circuits.seen(t.Tenant, sub, now)
 		if wait, reason, ok := d.putOff(sub, now); ok {
-			t.DueAt = now.Add(wait)
-			if err := d.cfg.Queue.Send(ctx, t, min(wait, MaxQueueDelay)); err != nil {
-				return fmt.Errorf("put off attempt %d of event %s to %s: %w", t.Attempt, t.EventID, sub.ID, err)
+			if t.TTL > 0 {
+				if err := d.park(ctx, t.Tenant, sub.ID, t.EventID, t.Attempt, t.TTL, now.Add(wait)); err != nil {
+					return err
+				}
+			} else {
+				t.DueAt = now.Add(wait)
+				if err := d.cfg.Queue.Send(ctx, t, min(wait, MaxQueueDelay)); err != nil {
+					return fmt.Errorf("put off attempt %d of event %s to %s: %w", t.Attempt, t.EventID, sub.ID, err)
+				}
 			}
 			d.cfg.Metrics.WebhookDeferred(t.Tenant, sub.ID, reason)
 			return nil
 		}
 	}
+	return d.retryNow(ctx, t, sub, err, false)
+}
+
+// retryNow makes attempt t.Attempt to sub, read before with error
+// subErr: a subscription deleted or disabled since closes what it left
+// scheduled or pending instead. parked: the attempt comes from the
+// subscription's parked attempts and is made even if recorded scheduled
+// for later.
+func (d *Dispatcher) retryNow(ctx context.Context, t Task, sub event.Subscription, subErr error, parked bool) error {
+	err := subErr
 	e, gerr := d.cfg.Store.Get(ctx, t.Tenant, t.EventID)
 	if errors.Is(gerr, event.ErrNotFound) {
 		d.log(ctx, slog.LevelInfo, "webhook retry dropped: the event expired", t.Tenant, t.EventID, t.SubscriptionID)
@@ -487,8 +524,150 @@ func (d *Dispatcher) retry(ctx context.Context, t Task) error {
 		}
 		return nil
 	}
-	err = d.attempt(ctx, t.Tenant, e, sub, t.Attempt, "", recorded, moveToRetrying)
+	err = d.attempt(ctx, t.Tenant, e, sub, t.Attempt, "", recorded, moveToRetrying, parked)
 	return d.settleAfter(ctx, t.Tenant, e.ID, err)
+}
+
+// wakeGrace is how long after its due time a wake task is expected to
+// have started: until then its marker keeps other parkers from queueing
+// another wake; after it (the wake was lost or is very late) the next
+// parker queues one.
+const wakeGrace = 5 * time.Minute
+
+// park parks attempt n of event eventID to subscription subID behind the
+// subscription's circuit (its item expires with the event, ttl), then
+// makes sure a wake task will look at the parked attempts at due or
+// later (sendWake). Parked first, then the marker checked: a confirmed
+// marker's wake has not started, so it sees this parking.
+func (d *Dispatcher) park(ctx context.Context, tenant, subID, eventID string, n int, ttl int64, due time.Time) error {
+	token, err := newToken()
+	if err != nil {
+		return err
+	}
+	if err := d.cfg.Store.ParkAttempt(ctx, tenant, subID, event.Parked{EventID: eventID, Number: n, Token: token}, ttl); err != nil {
+		return err
+	}
+	return d.sendWake(ctx, tenant, subID, "", due, d.cfg.Now())
+}
+
+// sendWake queues a wake task of subscription subID for due, unless a
+// confirmed marker says another wake is queued and has not started (prev
+// names the wake handing over, whose own marker does not count). The
+// marker is claimed pending, the wake sent, then the marker confirmed: a
+// wake that starts before the confirmation takes the pending marker, so
+// the confirmation fails and no marker outlives its wake; a failure or a
+// stop between the steps leaves at most one more wake, never a confirmed
+// marker without one. A subscription that is gone has no marker: the
+// wake is sent, to close the attempts parked behind it.
+func (d *Dispatcher) sendWake(ctx context.Context, tenant, subID, prev string, due, now time.Time) error {
+	owner, err := newToken()
+	if err != nil {
+		return err
+	}
+	claimed, err := d.cfg.Store.ClaimWake(ctx, tenant, subID, owner, prev, due.Add(wakeGrace), now)
+	gone := errors.Is(err, event.ErrSubscriptionNotFound)
+	switch {
+	case gone:
+	case err != nil:
+		return err
+	case !claimed:
+		return nil
+	}
+	t := Task{Tenant: tenant, SubscriptionID: subID, Wake: owner, DueAt: due}
+	if err := d.cfg.Queue.Send(ctx, t, min(max(due.Sub(now), 0), MaxQueueDelay)); err != nil {
+		return fmt.Errorf("queue the wake of %s: %w", subID, err)
+	}
+	if gone {
+		return nil
+	}
+	_, err = d.cfg.Store.ConfirmWake(ctx, tenant, subID, owner)
+	return err
+}
+
+// wake runs subscription t.SubscriptionID's wake task. While the circuit
+// is still open (or its probe held) it waits again, as the one wake. Then
+// it takes the marker (a wake under another owner's live marker stops:
+// that one is queued and does the work) and makes the parked attempts,
+// at most Parallel of them: the first alone (while the circuit is
+// half-open it is the probe), the rest at once if the circuit let it
+// through. Each is unparked once made, under the token it was read with,
+// so an attempt parked again meanwhile stays parked. A full page queues
+// the next wake at once. A subscription gone or disabled: its parked
+// attempts are closed, as its retries' are.
+func (d *Dispatcher) wake(ctx context.Context, t Task) error {
+	sub, subErr := d.cfg.Store.GetSubscription(ctx, t.Tenant, t.SubscriptionID)
+	if subErr != nil && !errors.Is(subErr, event.ErrSubscriptionNotFound) {
+		return subErr
+	}
+	now := d.cfg.Now()
+	if subErr == nil && !sub.Disabled {
+		d.circuits.seen(t.Tenant, sub, now)
+		if wait, _, ok := d.putOff(sub, now); ok {
+			return d.sendWake(ctx, t.Tenant, sub.ID, t.Wake, now.Add(wait), now)
+		}
+		took, err := d.cfg.Store.TakeWake(ctx, t.Tenant, sub.ID, t.Wake, now)
+		if err != nil || !took {
+			return err
+		}
+	}
+	page, err := d.cfg.Store.ListParked(ctx, t.Tenant, t.SubscriptionID, d.cfg.Parallel+1)
+	if err != nil {
+		return err
+	}
+	more := len(page) > d.cfg.Parallel
+	page = page[:min(len(page), d.cfg.Parallel)]
+	if len(page) == 0 {
+		return nil
+	}
+	made, err := d.unpark(ctx, t, sub, subErr, page[0])
+	if err != nil || !made {
+		return err // parked again: the circuit is open again and its parker queued a wake
+	}
+	if len(page) > 1 && subErr == nil && !sub.Disabled {
+		// The first attempt may have closed or opened the circuit: the
+		// rest go by the subscription as it is now.
+		if sub, subErr = d.cfg.Store.GetSubscription(ctx, t.Tenant, t.SubscriptionID); subErr != nil && !errors.Is(subErr, event.ErrSubscriptionNotFound) {
+			return subErr
+		}
+		now = d.cfg.Now()
+		if subErr == nil && !sub.Disabled {
+			d.circuits.seen(t.Tenant, sub, now)
+			if wait, _, ok := d.putOff(sub, now); ok {
+				return d.sendWake(ctx, t.Tenant, sub.ID, "", now.Add(wait), now)
+			}
+		}
+	}
+	errs := make([]error, len(page))
+	again := make([]bool, len(page))
+	sem := make(chan struct{}, d.cfg.Parallel)
+	var wg sync.WaitGroup
+	for i, p := range page[1:] {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			made, err := d.unpark(ctx, t, sub, subErr, p)
+			errs[i], again[i] = err, !made
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if more && !slices.Contains(again, true) {
+		return d.sendWake(ctx, t.Tenant, t.SubscriptionID, "", d.cfg.Now(), d.cfg.Now())
+	}
+	return nil
+}
+
+// unpark makes parked attempt p (as retry would, sub read with error
+// subErr) and then removes it, unless it was parked again meanwhile:
+// made reports whether it was removed.
+func (d *Dispatcher) unpark(ctx context.Context, t Task, sub event.Subscription, subErr error, p event.Parked) (made bool, err error) {
+	task := Task{Tenant: t.Tenant, EventID: p.EventID, SubscriptionID: t.SubscriptionID, Attempt: p.Number, DueAt: d.cfg.Now()}
+	if err := d.retryNow(ctx, task, sub, subErr, true); err != nil {
+		return false, err
+	}
+	return d.cfg.Store.UnparkAttempt(ctx, t.Tenant, t.SubscriptionID, p)
 }
 
 // redeliver runs redelivery round t.Round: it starts the round unless the
@@ -619,7 +798,7 @@ func find(attempts []event.Attempt, subID string, n int) (event.Attempt, bool) {
 // recorded attempt calls for. The attempt is claimed first; before, if
 // set, runs once the claim is held and before the request. Then the
 // request, the record of its outcome, and what the outcome calls for.
-func (d *Dispatcher) attempt(ctx context.Context, tenant string, e event.Event, sub event.Subscription, n int, round string, recorded []event.Attempt, before func() error) error {
+func (d *Dispatcher) attempt(ctx context.Context, tenant string, e event.Event, sub event.Subscription, n int, round string, recorded []event.Attempt, before func() error, parked bool) error {
 	now := d.cfg.Now()
 	if a, ok := find(recorded, sub.ID, n); ok {
 		switch {
@@ -630,11 +809,15 @@ func (d *Dispatcher) attempt(ctx context.Context, tenant string, e event.Event, 
 			if err != nil {
 				return fmt.Errorf("attempt %s #%d: next_attempt_at: %w", sub.ID, n, err)
 			}
-			if due.After(now) {
+			if due.After(now) && !parked {
 				if a.FollowUp == event.FollowUpQueued {
-					return nil // its task makes it
+					return nil // its task (or its subscription's wake) makes it
 				}
-				return d.queue(ctx, tenant, e, sub.ID, n, n, due) // its task was lost with an invocation
+				// Its task or parking was lost with an invocation.
+				if _, _, ok := d.putOff(sub, now); ok {
+					return d.parkScheduled(ctx, tenant, e, sub.ID, n, due)
+				}
+				return d.queue(ctx, tenant, e, sub.ID, n, n, due)
 			}
 		}
 	}
@@ -806,7 +989,20 @@ func (d *Dispatcher) schedule(ctx context.Context, tenant string, e event.Event,
 	d.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "webhook attempt deferred",
 		slog.String("tenant", tenant), slog.String("event_id", e.ID), slog.String("subscription_id", sub.ID),
 		slog.Int("attempt", n), slog.String("reason", reason), slog.String("next_attempt_at", event.FormatTime(due)))
+	if reason == contract.DeferredCircuitOpen || reason == contract.DeferredProbeBusy {
+		return d.parkScheduled(ctx, tenant, e, sub.ID, n, due)
+	}
 	return d.queue(ctx, tenant, e, sub.ID, n, n, due)
+}
+
+// parkScheduled parks scheduled attempt n of e to subID behind the
+// subscription's circuit (park) and marks it queued: a copy of the
+// message then leaves it to the wake.
+func (d *Dispatcher) parkScheduled(ctx context.Context, tenant string, e event.Event, subID string, n int, due time.Time) error {
+	if err := d.park(ctx, tenant, subID, e.ID, n, e.TTL, due); err != nil {
+		return err
+	}
+	return d.cfg.Store.MarkFollowUp(ctx, tenant, e.ID, subID, n, event.FollowUpQueued)
 }
 
 // queue sends the task of attempt n of e to subID, due at due, then
@@ -814,7 +1010,7 @@ func (d *Dispatcher) schedule(ctx context.Context, tenant string, e event.Event,
 // itself when scheduled): a copy of the message that finds it marked
 // does not send it again.
 func (d *Dispatcher) queue(ctx context.Context, tenant string, e event.Event, subID string, n, marked int, due time.Time) error {
-	t := Task{Tenant: tenant, EventID: e.ID, SubscriptionID: subID, Attempt: n, DueAt: due}
+	t := Task{Tenant: tenant, EventID: e.ID, SubscriptionID: subID, Attempt: n, DueAt: due, TTL: e.TTL}
 	if err := d.cfg.Queue.Send(ctx, t, min(max(due.Sub(d.cfg.Now()), 0), MaxQueueDelay)); err != nil {
 		return fmt.Errorf("queue attempt %d of event %s to %s: %w", n, e.ID, subID, err)
 	}

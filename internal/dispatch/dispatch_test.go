@@ -250,7 +250,7 @@ func TestFailureThenRetry(t *testing.T) {
 	assert.Equal(t, event.Failed, w.status("tenant-a", e.ID).Status)
 	tasks := w.q.take()
 	require.Len(t, tasks, 1)
-	assert.Equal(t, dispatch.Task{Tenant: "tenant-a", EventID: e.ID, SubscriptionID: sub.ID, Attempt: 2, DueAt: w.clock().Add(5 * time.Second)}, tasks[0].task)
+	assert.Equal(t, dispatch.Task{Tenant: "tenant-a", EventID: e.ID, SubscriptionID: sub.ID, Attempt: 2, DueAt: w.clock().Add(5 * time.Second), TTL: e.TTL}, tasks[0].task)
 	assert.Equal(t, 5*time.Second, tasks[0].delay, "the default schedule's first step, no jitter at u=0.5")
 	a := w.attempts("tenant-a", e.ID)
 	require.Len(t, a, 1)

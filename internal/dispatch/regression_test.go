@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -64,7 +63,7 @@ func TestRetryNotLostWhenQueueingItFails(t *testing.T) {
 	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID), "SQS hands the message over again")
 	tasks := fq.take()
 	require.Len(t, tasks, 1, "the retry is queued now")
-	assert.Equal(t, dispatch.Task{Tenant: "tenant-a", EventID: e.ID, SubscriptionID: sub.ID, Attempt: 2, DueAt: w.clock().Add(5 * time.Second)}, tasks[0].task)
+	assert.Equal(t, dispatch.Task{Tenant: "tenant-a", EventID: e.ID, SubscriptionID: sub.ID, Attempt: 2, DueAt: w.clock().Add(5 * time.Second), TTL: e.TTL}, tasks[0].task)
 	assert.Equal(t, event.FollowUpQueued, w.attempts("tenant-a", e.ID)[0].FollowUp)
 	assert.Len(t, rcv.requests(), 1, "attempt 1 was not made again")
 
@@ -219,9 +218,11 @@ func TestARoundsAttemptsRunInParallelWithinTheBound(t *testing.T) {
 }
 
 // Failures in a row open the endpoint's circuit: the next event's attempt
-// is not made but scheduled, with its task due when the circuit's open
-// time ends (not counted as a failure); then one probe goes, and its
-// success closes the circuit.
+// is not made but scheduled and parked behind the circuit (not counted as
+// a failure), with the subscription's one wake task due when the circuit's
+// open time ends; a retry put off meanwhile parks too, without a wake of
+// its own. The wake then makes the first parked attempt as the probe, and
+// after its success the rest.
 func TestCircuitBreakerDefersThenProbes(t *testing.T) {
 	ctx := context.Background()
 	rcv := newReceiver(t, 500, 500, 200)
@@ -231,11 +232,14 @@ func TestCircuitBreakerDefersThenProbes(t *testing.T) {
 	})
 	w.now = w.now.Truncate(time.Millisecond) // the circuit's times are stored in milliseconds
 	sub, _ := w.subscribe("tenant-a")
+	var failed []event.Event
 	for range 2 {
 		e := w.event("tenant-a", "t")
+		failed = append(failed, e)
 		require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
 	}
-	w.q.take()
+	retries := w.q.take()
+	require.Len(t, retries, 2)
 	got, err := w.st.GetSubscription(ctx, "tenant-a", sub.ID)
 	require.NoError(t, err)
 	assert.Equal(t, w.clock().Add(time.Minute), got.CircuitOpenUntil, "opened after 2 failures in a row")
@@ -251,28 +255,54 @@ func TestCircuitBreakerDefersThenProbes(t *testing.T) {
 	tasks := w.q.take()
 	require.Len(t, tasks, 1)
 	due := w.clock().Add(time.Minute + 15*time.Second) // the open time, plus half the cooldown times half (Rand 0.5)
-	assert.Equal(t, dispatch.Task{Tenant: "tenant-a", EventID: e3.ID, SubscriptionID: sub.ID, Attempt: 1, DueAt: due}, tasks[0].task)
+	require.NotEmpty(t, tasks[0].task.Wake)
+	assert.Equal(t, dispatch.Task{Tenant: "tenant-a", SubscriptionID: sub.ID, Wake: tasks[0].task.Wake, DueAt: due}, tasks[0].task, "the wake, not a task of the attempt")
+	parked, err := w.st.ListParked(ctx, "tenant-a", sub.ID, 10)
+	require.NoError(t, err)
+	require.Len(t, parked, 1)
+	assert.Equal(t, event.Parked{EventID: e3.ID, Number: 1, Token: parked[0].Token}, parked[0])
 	assert.Equal(t, []string{"tenant-a/" + sub.ID + "/" + contract.DeferredCircuitOpen}, m.deferred)
 	assert.Equal(t, event.Received, w.status("tenant-a", e3.ID).Status, "not settled while its attempt is scheduled")
 	assert.Equal(t, []string{"failed", "failed"}, m.outcomes, "a deferred attempt is no failure")
 
-	// The same message again: the attempt is scheduled and its task
-	// queued already.
+	// The same message again: the attempt is scheduled and parked already.
 	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e3.ID))
 	assert.Empty(t, w.q.take())
 
-	w.advance(time.Minute + 15*time.Second)
+	// The first failed event's retry comes due while the circuit is open:
+	// it parks behind it, and the wake already queued covers it.
+	w.advance(5 * time.Second)
+	require.NoError(t, w.d.HandleTask(ctx, retries[0].task))
+	assert.Empty(t, w.q.take(), "no second wake, no hop")
+	parked, err = w.st.ListParked(ctx, "tenant-a", sub.ID, 10)
+	require.NoError(t, err)
+	assert.Len(t, parked, 2)
+	assert.Len(t, w.attempts("tenant-a", failed[0].ID), 1, "attempt 2 parked, not recorded")
+
+	w.advance(time.Minute + 10*time.Second)
 	require.NoError(t, w.d.HandleTask(ctx, tasks[0].task))
-	assert.Len(t, rcv.requests(), 3, "the probe")
+	assert.Len(t, rcv.requests(), 4, "the probe, then the other parked attempt")
 	a = w.attempts("tenant-a", e3.ID)
 	require.Len(t, a, 1)
 	assert.Equal(t, "delivered", a[0].Outcome)
 	assert.Equal(t, 1, a[0].Sends)
 	assert.Equal(t, event.Delivered, w.status("tenant-a", e3.ID).Status)
+	a = w.attempts("tenant-a", failed[0].ID)
+	require.Len(t, a, 2)
+	assert.Equal(t, "delivered", a[1].Outcome)
+	assert.Equal(t, event.Delivered, w.status("tenant-a", failed[0].ID).Status)
 	got, err = w.st.GetSubscription(ctx, "tenant-a", sub.ID)
 	require.NoError(t, err)
 	assert.True(t, got.CircuitOpenUntil.IsZero(), "closed by the probe's success")
 	assert.Zero(t, got.ConsecutiveFailures)
+	parked, err = w.st.ListParked(ctx, "tenant-a", sub.ID, 10)
+	require.NoError(t, err)
+	assert.Empty(t, parked, "every parked attempt made and unparked")
+	assert.Empty(t, w.q.take())
+
+	// The second failed event's retry: the circuit is closed, made at once.
+	require.NoError(t, w.d.HandleTask(ctx, retries[1].task))
+	assert.Equal(t, event.Delivered, w.status("tenant-a", failed[1].ID).Status)
 }
 
 // A request still unanswered after SlowAfter opens its endpoint's circuit
@@ -342,46 +372,68 @@ func TestFailedProbeReopensForLonger(t *testing.T) {
 	assert.Equal(t, event.Delivered, w.status("tenant-a", e3.ID).Status)
 }
 
-// A scheduled attempt's task that comes due while the circuit is open
-// again (or its probe held) is only sent again, for when that ends: no
-// request, no new record, one read. Once the circuit lets it through it
-// is made.
-func TestPutOffTaskOnlyHops(t *testing.T) {
+// A wake that comes due while the circuit is open again (or its probe
+// held) only waits again, as the one wake: no request, no record, its
+// parked attempts untouched. Once the circuit lets requests through the
+// wake makes them. A retry task queued before parking (no TTL) is only
+// sent again for when the circuit closes.
+func TestWakeWaitsWhileTheCircuitStaysClosedToRequests(t *testing.T) {
 	ctx := context.Background()
-	rcv := newReceiver(t, 500, 500, 200)
+	rcv := newReceiver(t, 500, 500, 200, 200)
 	m := &metrics{}
 	w := newWorld(t, rcv, func(c *dispatch.Config) {
 		c.BreakerThreshold, c.BreakerCooldown, c.Metrics = 2, time.Minute, m
 	})
 	w.now = w.now.Truncate(time.Millisecond)
 	sub, _ := w.subscribe("tenant-a")
+	var failed []event.Event
 	for range 2 {
 		e := w.event("tenant-a", "t")
+		failed = append(failed, e)
 		require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
 	}
-	w.q.take()
+	retries := w.q.take()
+	require.Len(t, retries, 2)
 	e3 := w.event("tenant-a", "t")
 	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e3.ID))
-	tasks := w.q.take()
-	require.Len(t, tasks, 1)
+	wake := w.q.take()
+	require.Len(t, wake, 1)
 	scheduled := w.attempts("tenant-a", e3.ID)
 
-	// Due, but the circuit was opened again for longer meanwhile.
-	w.advance(time.Minute + 15*time.Second)
+	// A retry task of before parking: it hops.
+	legacy := retries[0].task
+	legacy.TTL = 0
+	w.advance(5 * time.Second)
+	require.NoError(t, w.d.HandleTask(ctx, legacy))
+	hop := w.q.take()
+	require.Len(t, hop, 1)
+	assert.Equal(t, legacy.EventID, hop[0].task.EventID)
+	assert.Equal(t, w.clock().Add(55*time.Second+15*time.Second), hop[0].task.DueAt, "when the circuit closes, spread")
+
+	// The wake is due, but the circuit was opened again for longer.
+	w.advance(55*time.Second + 15*time.Second)
 	until := w.clock().Add(2 * time.Minute)
 	_, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, until)
 	require.NoError(t, err)
-	m.deferred = nil
-	require.NoError(t, w.d.HandleTask(ctx, tasks[0].task))
+	require.NoError(t, w.d.HandleTask(ctx, wake[0].task))
 	assert.Len(t, rcv.requests(), 2, "nothing sent")
-	hop := w.q.take()
-	require.Len(t, hop, 1)
-	want := tasks[0].task
+	again := w.q.take()
+	require.Len(t, again, 1)
+	want := wake[0].task
 	want.DueAt = until.Add(15 * time.Second) // when it closes, spread by up to half the cooldown
-	assert.Equal(t, want, hop[0].task)
-	assert.Equal(t, 2*time.Minute+15*time.Second, hop[0].delay)
+	assert.NotEqual(t, want.Wake, again[0].task.Wake, "its successor")
+	want.Wake = again[0].task.Wake
+	assert.Equal(t, want, again[0].task)
+	assert.Equal(t, 2*time.Minute+15*time.Second, again[0].delay)
 	assert.Equal(t, scheduled, w.attempts("tenant-a", e3.ID), "the attempt's record is untouched")
-	assert.Equal(t, []string{"tenant-a/" + sub.ID + "/" + contract.DeferredCircuitOpen}, m.deferred)
+	parked, err := w.st.ListParked(ctx, "tenant-a", sub.ID, 10)
+	require.NoError(t, err)
+	assert.Len(t, parked, 1)
+
+	// A copy of the first wake: the marker is its successor's now, queued
+	// and not started, so the copy ends there.
+	require.NoError(t, w.d.HandleTask(ctx, wake[0].task))
+	assert.Empty(t, w.q.take())
 
 	// Due again: half-open, but another instance holds the probe.
 	w.advance(2*time.Minute + 15*time.Second)
@@ -389,19 +441,27 @@ func TestPutOffTaskOnlyHops(t *testing.T) {
 	ok, err := w.st.AcquireProbe(ctx, "tenant-a", sub.ID, w.clock(), probeUntil)
 	require.NoError(t, err)
 	require.True(t, ok)
-	require.NoError(t, w.d.HandleTask(ctx, hop[0].task))
+	require.NoError(t, w.d.HandleTask(ctx, again[0].task))
 	assert.Len(t, rcv.requests(), 2, "nothing sent while the probe is held")
-	hop = w.q.take()
-	require.Len(t, hop, 1)
-	assert.Equal(t, probeUntil.Add(15*time.Second), hop[0].task.DueAt, "after the probe's hold")
-	assert.Equal(t, contract.DeferredProbeBusy, strings.Split(m.deferred[1], "/")[2])
+	again = w.q.take()
+	require.Len(t, again, 1)
+	assert.Equal(t, probeUntil.Add(15*time.Second), again[0].task.DueAt, "after the probe's hold")
 
-	// The probe's hold has ended: this task is the probe, and delivers.
+	// The probe's hold has ended: the wake's first parked attempt is the
+	// probe, and delivers.
 	w.advance(13*time.Second + 15*time.Second)
-	require.NoError(t, w.d.HandleTask(ctx, hop[0].task))
+	require.NoError(t, w.d.HandleTask(ctx, again[0].task))
 	assert.Len(t, rcv.requests(), 3)
 	assert.Equal(t, event.Delivered, w.status("tenant-a", e3.ID).Status)
 	assert.Empty(t, w.q.take())
+	parked, err = w.st.ListParked(ctx, "tenant-a", sub.ID, 10)
+	require.NoError(t, err)
+	assert.Empty(t, parked)
+
+	// The legacy task, due now: made.
+	require.NoError(t, w.d.HandleTask(ctx, hop[0].task))
+	assert.Len(t, rcv.requests(), 4)
+	assert.Equal(t, event.Delivered, w.status("tenant-a", failed[0].ID).Status)
 }
 
 // An attempt that waited for a slot of its round (Parallel) sees its

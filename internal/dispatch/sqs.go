@@ -122,7 +122,7 @@ func (d *Dispatcher) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.
 func (d *Dispatcher) handleMessage(ctx context.Context, m events.SQSMessage) error {
 	if a, ok := m.MessageAttributes[AttrKind]; ok && a.StringValue != nil && *a.StringValue == KindTask {
 		var t Task
-		if err := json.Unmarshal([]byte(m.Body), &t); err != nil || t.Tenant == "" || t.EventID == "" {
+		if err := json.Unmarshal([]byte(m.Body), &t); err != nil || t.Tenant == "" || (t.EventID == "" && (t.Wake == "" || t.SubscriptionID == "")) {
 			return fmt.Errorf("malformed task %q", truncate(m.Body, 200))
 		}
 		return d.HandleTask(ctx, t)

@@ -269,6 +269,19 @@ type Attempt struct {
 	LeaseUntil time.Time `json:"-"`
 }
 
+// Parked is an attempt parked behind its subscription's open circuit: it
+// is made when the circuit lets requests through again, by the
+// subscription's wake task, instead of by a task of its own.
+type Parked struct {
+	// EventID and Number name the attempt.
+	EventID string
+	Number  int
+	// Token is the parking's random token: parking the attempt again
+	// replaces it, so an unpark that names an older token leaves the
+	// newer parking in place.
+	Token string
+}
+
 // Final reports whether the attempt has an outcome: it is neither pending
 // nor scheduled.
 func (a Attempt) Final() bool {

@@ -431,6 +431,17 @@ func TestEveryOperationUnderThrottling(t *testing.T) {
 		{"OpenCircuit", "UpdateItem", func() error { _, err := st.OpenCircuit(ctx, "tenant-a", "sub_a", now); return err }},
 		{"AcquireProbe", "UpdateItem", func() error { _, err := st.AcquireProbe(ctx, "tenant-a", "sub_a", now, now); return err }},
 		{"TakeRateToken", "UpdateItem", func() error { _, err := st.TakeRateToken(ctx, "tenant-a", "sub_a", now, 1); return err }},
+		{"ParkAttempt", "PutItem", func() error {
+			return st.ParkAttempt(ctx, "tenant-a", "sub_a", event.Parked{EventID: e.ID, Number: 1, Token: "p"}, e.TTL)
+		}},
+		{"ListParked", "Query", func() error { _, err := st.ListParked(ctx, "tenant-a", "sub_a", 10); return err }},
+		{"UnparkAttempt", "DeleteItem", func() error {
+			_, err := st.UnparkAttempt(ctx, "tenant-a", "sub_a", event.Parked{EventID: e.ID, Number: 1, Token: "p"})
+			return err
+		}},
+		{"ClaimWake", "UpdateItem", func() error { _, err := st.ClaimWake(ctx, "tenant-a", "sub_a", "o", "p", now, now); return err }},
+		{"ConfirmWake", "UpdateItem", func() error { _, err := st.ConfirmWake(ctx, "tenant-a", "sub_a", "o"); return err }},
+		{"TakeWake", "UpdateItem", func() error { _, err := st.TakeWake(ctx, "tenant-a", "sub_a", "o", now); return err }},
 	}
 	for _, o := range ops {
 		throttledOp = o.op

@@ -1,0 +1,204 @@
+// Parked attempts: the attempts to one subscription put off while its
+// circuit is open, each an item in "parked#<tenant>#<subscription_id>"
+// (sort key "<event_id>#<nnn>"), made when the circuit lets requests
+// through again by the subscription's one wake task. The subscription
+// item's wake marker (wake_owner, wake_until, wake_sent) says, once
+// confirmed, that a wake task is queued and has not started yet, so that
+// parkers send one wake per circuit, not one task per attempt.
+
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/triggers-dev/triggers/contract"
+	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/schema"
+)
+
+// Attributes of the wake marker on a subscription item, and of a parked
+// attempt.
+const (
+	attrWakeOwner = "wake_owner"
+	attrWakeUntil = "wake_until" // epoch milliseconds
+	attrWakeSent  = "wake_sent"  // true once the owner's wake task is sent
+	attrToken     = "token"
+	attrAttempt   = "attempt"
+)
+
+func parkedPartition(tenant, subscriptionID string) string {
+	return contract.ParkedPrefix + contract.Key(tenant, subscriptionID)
+}
+
+func parkedSortKey(eventID string, number int) string {
+	return contract.Key(eventID, fmt.Sprintf("%03d", number))
+}
+
+// ParkAttempt parks attempt p (of event p.EventID to subscriptionID): it
+// writes the parked item, replacing an earlier parking of the same attempt
+// (and its token). It expires with the event (ttl, epoch seconds).
+func (st *Store) ParkAttempt(ctx context.Context, tenant, subscriptionID string, p event.Parked, ttl int64) error {
+	_, err := st.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: aws.String(st.table),
+		Item: map[string]types.AttributeValue{
+			schema.AttrUserID:           s(parkedPartition(tenant, subscriptionID)),
+			schema.AttrTimestampEventID: s(parkedSortKey(p.EventID, p.Number)),
+			contract.AttrRecordType:     s(contract.RecordTypeParked),
+			schema.AttrEventID:          s(p.EventID),
+			attrAttempt:                 n(int64(p.Number)),
+			attrToken:                   s(p.Token),
+			schema.AttrTTL:              n(ttl),
+		},
+	})
+	if err != nil {
+		return classify("park attempt", err)
+	}
+	return nil
+}
+
+// ListParked returns up to limit of the attempts parked behind the
+// subscription (a consistent read), oldest events' first within an
+// event's id order.
+func (st *Store) ListParked(ctx context.Context, tenant, subscriptionID string, limit int) ([]event.Parked, error) {
+	out := []event.Parked{}
+	var start map[string]types.AttributeValue
+	for len(out) < limit {
+		res, err := st.db.Query(ctx, &dynamodb.QueryInput{
+			TableName:                 aws.String(st.table),
+			KeyConditionExpression:    aws.String("#pk = :pk"),
+			ExpressionAttributeNames:  map[string]string{"#pk": schema.AttrUserID},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s(parkedPartition(tenant, subscriptionID))},
+			ConsistentRead:            aws.Bool(true),
+			Limit:                     aws.Int32(int32(limit - len(out))),
+			ExclusiveStartKey:         start,
+		})
+		if err != nil {
+			return nil, classify("list parked attempts", err)
+		}
+		for _, it := range res.Items {
+			if getS(it, contract.AttrRecordType) != contract.RecordTypeParked {
+				continue
+			}
+			out = append(out, event.Parked{EventID: getS(it, schema.AttrEventID), Number: int(getN(it, attrAttempt)), Token: getS(it, attrToken)})
+		}
+		if len(res.LastEvaluatedKey) == 0 {
+			break
+		}
+		start = res.LastEvaluatedKey
+	}
+	return out, nil
+}
+
+// UnparkAttempt removes parked attempt p, provided it still carries p's
+// token: false when it was parked again since (or is gone).
+func (st *Store) UnparkAttempt(ctx context.Context, tenant, subscriptionID string, p event.Parked) (bool, error) {
+	_, err := st.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName:                 aws.String(st.table),
+		Key:                       st.key(parkedPartition(tenant, subscriptionID), parkedSortKey(p.EventID, p.Number)),
+		ConditionExpression:       aws.String("#t = :t"),
+		ExpressionAttributeNames:  map[string]string{"#t": attrToken},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":t": s(p.Token)},
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return false, nil
+	}
+	if err != nil {
+		return false, classify("unpark attempt", err)
+	}
+	return true, nil
+}
+
+// ClaimWake sets the subscription's wake marker to owner, pending (not
+// yet confirmed sent), live until until: true when the caller must now
+// send owner's wake task and then confirm it (ConfirmWake). It is refused
+// (false) while another owner's confirmed marker is live at now (that
+// wake is queued and has not started, and makes every attempt parked
+// before it starts) unless that owner is prev (the wake handing over to
+// its successor). A pending marker, or one no longer live, is taken over.
+// A subscription that no longer exists is event.ErrSubscriptionNotFound.
+func (st *Store) ClaimWake(ctx context.Context, tenant, subscriptionID, owner, prev string, until, now time.Time) (bool, error) {
+	cond := "attribute_exists(#pk) AND #rt = :sub AND (attribute_not_exists(#s) OR #u < :now"
+	values := map[string]types.AttributeValue{
+		":o": s(owner), ":u": n(until.UnixMilli()), ":now": n(now.UnixMilli()), ":sub": s(contract.RecordTypeSubscription),
+	}
+	if prev != "" {
+		cond += " OR #o = :prev"
+		values[":prev"] = s(prev)
+	}
+	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                           aws.String(st.table),
+		Key:                                 st.key(subscriptionPartition(tenant), subscriptionID),
+		UpdateExpression:                    aws.String("SET #o = :o, #u = :u REMOVE #s"),
+		ConditionExpression:                 aws.String(cond + ")"),
+		ExpressionAttributeNames:            map[string]string{"#o": attrWakeOwner, "#u": attrWakeUntil, "#s": attrWakeSent, "#pk": schema.AttrUserID, "#rt": contract.AttrRecordType},
+		ExpressionAttributeValues:           values,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		if getS(ccf.Item, contract.AttrRecordType) != contract.RecordTypeSubscription {
+			return false, event.ErrSubscriptionNotFound
+		}
+		return false, nil
+	}
+	if err != nil {
+		return false, classify("claim wake", err)
+	}
+	return true, nil
+}
+
+// ConfirmWake confirms owner's pending marker once its wake task is sent:
+// false when the marker is no longer owner's pending one (its wake has
+// started and taken it, or another parker took it over; its wake is then
+// one more wake, which is harmless).
+func (st *Store) ConfirmWake(ctx context.Context, tenant, subscriptionID, owner string) (bool, error) {
+	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(st.table),
+		Key:                       st.key(subscriptionPartition(tenant), subscriptionID),
+		UpdateExpression:          aws.String("SET #s = :true"),
+		ConditionExpression:       aws.String("#o = :o AND attribute_not_exists(#s)"),
+		ExpressionAttributeNames:  map[string]string{"#o": attrWakeOwner, "#s": attrWakeSent},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":o": s(owner), ":true": &types.AttributeValueMemberBOOL{Value: true}},
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return false, nil
+	}
+	if err != nil {
+		return false, classify("confirm wake", err)
+	}
+	return true, nil
+}
+
+// TakeWake removes the subscription's wake marker as owner's wake task
+// starts: false (nothing changed) when another owner's confirmed marker is
+// live at now, so that wake, queued and not started, makes the parked
+// attempts and this one may stop. A subscription that no longer exists
+// has no marker: true.
+func (st *Store) TakeWake(ctx context.Context, tenant, subscriptionID, owner string, now time.Time) (bool, error) {
+	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                           aws.String(st.table),
+		Key:                                 st.key(subscriptionPartition(tenant), subscriptionID),
+		UpdateExpression:                    aws.String("REMOVE #o, #u, #s"),
+		ConditionExpression:                 aws.String("attribute_exists(#pk) AND (attribute_not_exists(#s) OR #u < :now OR #o = :o)"),
+		ExpressionAttributeNames:            map[string]string{"#o": attrWakeOwner, "#u": attrWakeUntil, "#s": attrWakeSent, "#pk": schema.AttrUserID},
+		ExpressionAttributeValues:           map[string]types.AttributeValue{":o": s(owner), ":now": n(now.UnixMilli())},
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return len(ccf.Item) == 0, nil
+	}
+	if err != nil {
+		return false, classify("take wake", err)
+	}
+	return true, nil
+}

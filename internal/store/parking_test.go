@@ -1,0 +1,144 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/triggers-dev/triggers/contract"
+	"github.com/triggers-dev/triggers/internal/event"
+	itemattr "github.com/triggers-dev/triggers/internal/item"
+	"github.com/triggers-dev/triggers/internal/store"
+	"github.com/triggers-dev/triggers/schema"
+)
+
+// Parked attempts live in their subscription's own partition, are listed
+// in order up to a limit, are replaced by a new parking of the same
+// attempt, and are removed only under the token they were read with.
+func TestParkedAttempts(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.Events())
+	st := store.New(db.Client, table)
+	require.NoError(t, st.CreateSubscription(ctx, "tenant-a", newSub("sub_a")))
+	ttl := time.Now().Add(time.Hour).Unix()
+
+	for _, p := range []event.Parked{{EventID: "e2", Number: 1, Token: "t1"}, {EventID: "e1", Number: 3, Token: "t2"}, {EventID: "e1", Number: 2, Token: "t3"}} {
+		require.NoError(t, st.ParkAttempt(ctx, "tenant-a", "sub_a", p, ttl))
+	}
+	require.NoError(t, st.ParkAttempt(ctx, "tenant-b", "sub_a", event.Parked{EventID: "e9", Number: 1, Token: "x"}, ttl))
+	require.NoError(t, st.ParkAttempt(ctx, "tenant-a", "sub_b", event.Parked{EventID: "e8", Number: 1, Token: "y"}, ttl))
+
+	got, err := st.ListParked(ctx, "tenant-a", "sub_a", 10)
+	require.NoError(t, err)
+	assert.Equal(t, []event.Parked{{EventID: "e1", Number: 2, Token: "t3"}, {EventID: "e1", Number: 3, Token: "t2"}, {EventID: "e2", Number: 1, Token: "t1"}}, got)
+	got, err = st.ListParked(ctx, "tenant-a", "sub_a", 2)
+	require.NoError(t, err)
+	assert.Len(t, got, 2)
+
+	// Not in the subscriptions, not an event partition.
+	subs, err := st.ListSubscriptions(ctx, "tenant-a")
+	require.NoError(t, err)
+	assert.Len(t, subs, 1)
+	parked := 0
+	for _, it := range scan(t, table) {
+		if pk := itemattr.GetS(it, schema.AttrUserID); pk == contract.ParkedPrefix+"tenant-a#sub_a" {
+			parked++
+			assert.False(t, contract.IsEventPartition(pk))
+			assert.Equal(t, contract.RecordTypeParked, itemattr.GetS(it, contract.AttrRecordType))
+			assert.Equal(t, ttl, itemattr.GetN(it, schema.AttrTTL))
+		}
+	}
+	assert.Equal(t, 3, parked)
+
+	// Parked again: a new token; the old one no longer removes it.
+	require.NoError(t, st.ParkAttempt(ctx, "tenant-a", "sub_a", event.Parked{EventID: "e2", Number: 1, Token: "t4"}, ttl))
+	removed, err := st.UnparkAttempt(ctx, "tenant-a", "sub_a", event.Parked{EventID: "e2", Number: 1, Token: "t1"})
+	require.NoError(t, err)
+	assert.False(t, removed)
+	removed, err = st.UnparkAttempt(ctx, "tenant-a", "sub_a", event.Parked{EventID: "e2", Number: 1, Token: "t4"})
+	require.NoError(t, err)
+	assert.True(t, removed)
+	removed, err = st.UnparkAttempt(ctx, "tenant-a", "sub_a", event.Parked{EventID: "e2", Number: 1, Token: "t4"})
+	require.NoError(t, err)
+	assert.False(t, removed, "gone")
+	got, err = st.ListParked(ctx, "tenant-a", "sub_a", 10)
+	require.NoError(t, err)
+	assert.Equal(t, []event.Parked{{EventID: "e1", Number: 2, Token: "t3"}, {EventID: "e1", Number: 3, Token: "t2"}}, got)
+}
+
+// The wake marker: a pending claim is taken over by anyone; a confirmed,
+// live one refuses other claims (except its owner's successor) and other
+// owners' takes; once no longer live anyone takes it over; its own wake
+// takes it; a confirmation after the take fails; a subscription that is
+// gone is reported.
+func TestWakeMarker(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.Events())
+	st := store.New(db.Client, table)
+	require.NoError(t, st.CreateSubscription(ctx, "tenant-a", newSub("sub_a")))
+	now := time.Unix(1_900_000_000, 0)
+	until := now.Add(time.Minute)
+	claim := func(owner, prev string, at time.Time) bool {
+		t.Helper()
+		ok, err := st.ClaimWake(ctx, "tenant-a", "sub_a", owner, prev, until, at)
+		require.NoError(t, err)
+		return ok
+	}
+	confirm := func(owner string) bool {
+		t.Helper()
+		ok, err := st.ConfirmWake(ctx, "tenant-a", "sub_a", owner)
+		require.NoError(t, err)
+		return ok
+	}
+	take := func(owner string, at time.Time) bool {
+		t.Helper()
+		ok, err := st.TakeWake(ctx, "tenant-a", "sub_a", owner, at)
+		require.NoError(t, err)
+		return ok
+	}
+
+	assert.True(t, claim("a", "", now), "no marker: claimed")
+	assert.True(t, claim("b", "", now), "a's claim is only pending: taken over")
+	assert.False(t, confirm("a"), "a lost its claim")
+	assert.True(t, confirm("b"))
+	assert.False(t, confirm("b"), "confirmed once")
+	assert.False(t, claim("c", "", now), "b's confirmed marker is live")
+	assert.False(t, claim("c", "a", now), "c does not succeed b")
+	assert.False(t, take("c", now), "c's wake may not take b's live marker")
+	assert.True(t, claim("b2", "b", now), "b's wake hands over to b2")
+	assert.True(t, confirm("b2"))
+	assert.False(t, claim("c", "", until), "live up to its until")
+	assert.True(t, claim("c", "", until.Add(time.Millisecond)), "no longer live: taken over")
+	assert.True(t, confirm("c"))
+	assert.True(t, take("c", now), "its own wake takes it")
+	assert.False(t, confirm("c"), "taken: confirming again fails")
+	assert.True(t, take("d", now), "no marker: anyone's wake runs")
+	assert.True(t, claim("e", "", now))
+	assert.True(t, take("f", now), "e's marker is pending: f's wake runs, and takes it")
+	assert.False(t, confirm("e"), "e's wake is one more, not the marker's")
+	assert.True(t, claim("g", "", now))
+	assert.True(t, confirm("g"))
+	assert.True(t, take("h", until.Add(time.Millisecond)), "g's marker has lapsed")
+
+	// The marker is not part of the subscription as read.
+	sub, err := st.GetSubscription(ctx, "tenant-a", "sub_a")
+	require.NoError(t, err)
+	assert.Equal(t, "https://hooks.example.com/sub_a", sub.URL)
+
+	// Gone: reported by ClaimWake (nothing created), nothing to take.
+	require.NoError(t, st.DeleteSubscription(ctx, "tenant-a", "sub_a"))
+	ok, err := st.ClaimWake(ctx, "tenant-a", "sub_a", "a", "", until, now)
+	assert.ErrorIs(t, err, event.ErrSubscriptionNotFound)
+	assert.False(t, ok)
+	ok, err = st.ClaimWake(ctx, "tenant-a", contract.SubscriptionCountKey, "a", "", until, now)
+	assert.ErrorIs(t, err, event.ErrSubscriptionNotFound, "the counter is not a subscription")
+	assert.False(t, ok)
+	assert.False(t, confirm("a"))
+	assert.True(t, take("a", now))
+	_, err = st.GetSubscription(ctx, "tenant-a", "sub_a")
+	assert.ErrorIs(t, err, event.ErrSubscriptionNotFound, "nothing was created")
+	assert.Len(t, scan(t, table), 1, "only the counter is left")
+}
