@@ -285,7 +285,7 @@ func TestRestApiRoutesAndAuthorizer(t *testing.T) {
 		}
 	}
 	var want []string
-	for _, r := range contract.Routes {
+	for _, r := range contract.Routes() {
 		want = append(want, r.Method+" "+r.Path)
 	}
 	// Every other method on a known resource reaches the function, which

@@ -208,7 +208,7 @@ func TestWebhookLimitsInTheTemplate(t *testing.T) {
 
 // DELETE /v1/subscriptions/{subscription_id} reaches the API function
 // with its path parameter required. (TestRestApiRoutesAndAuthorizer
-// compares every method with contract.Routes and checks every path
+// compares every method with contract.Routes() and checks every path
 // parameter.)
 func TestWebhookRoutes(t *testing.T) {
 	tp := tmpl(t, apiStack)

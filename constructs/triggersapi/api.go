@@ -489,7 +489,7 @@ func (a *TriggersApi) buildRestApi(props *TriggersApiProps, retention awslogs.Re
 		}
 		return &m
 	}
-	for _, r := range contract.Routes {
+	for _, r := range contract.Routes() {
 		opts := &awsapigateway.MethodOptions{
 			Authorizer:        auth,
 			AuthorizationType: awsapigateway.AuthorizationType_CUSTOM,

@@ -272,7 +272,7 @@ func TestExamplePlatform(t *testing.T) {
 	// (each route, plus ANY on each resource).
 	assert.Len(t, tmpl.ids("AWS::ApiGateway::RestApi"), 1)
 	assert.Len(t, tmpl.ids("AWS::ApiGateway::Authorizer"), 1)
-	assert.Len(t, tmpl.ids("AWS::ApiGateway::Method"), len(contract.Routes)+len(contract.Paths()))
+	assert.Len(t, tmpl.ids("AWS::ApiGateway::Method"), len(contract.Routes())+len(contract.Paths()))
 
 	t.Run("prebuilt", func(t *testing.T) {
 		// The same app with the binaries just built as CI artifacts:
