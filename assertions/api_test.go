@@ -123,7 +123,7 @@ func TestFunctionPermissions(t *testing.T) {
 			pairs(eventstore.UpdateStatusActions, "EventsTable"),
 			pairs([]string{"secretsmanager:DescribeSecret", "secretsmanager:GetSecretValue"}, "CursorSecret"),
 			// Webhooks are on in the app: delete a subscription, queue a redelivery.
-			pairs(triggersapi.ApiWebhookActions, "EventsTable"),
+			pairs(triggersapi.ApiWebhookActions(), "EventsTable"),
 			pairs([]string{"sqs:SendMessage"}, "WebhookRetryQueue"),
 			// It seals new signing secrets; it cannot open them.
 			pairs([]string{"kms:Encrypt"}, "WebhookSecretsKey"),

@@ -164,9 +164,9 @@ func (tm template) one(t *testing.T, typ, prefix string) string {
 // functions are the example's functions: TriggersApi's three and its own
 // audit function, by logical id prefix.
 var functions = map[string]string{
-	"TriggersApiFunction":        triggersapi.PrebuiltDirs[triggersapi.ApiPackage],
-	"TriggersAuthorizerFunction": triggersapi.PrebuiltDirs[triggersapi.AuthorizerPackage],
-	"TriggersConsumerFunction":   triggersapi.PrebuiltDirs[triggersapi.StreamConsumerPackage],
+	"TriggersApiFunction":        triggersapi.PrebuiltDirs()[triggersapi.ApiPackage],
+	"TriggersAuthorizerFunction": triggersapi.PrebuiltDirs()[triggersapi.AuthorizerPackage],
+	"TriggersConsumerFunction":   triggersapi.PrebuiltDirs()[triggersapi.StreamConsumerPackage],
 	"AuditFunction":              "audit",
 }
 
