@@ -118,9 +118,9 @@ func TestFunctionPermissions(t *testing.T) {
 		want           [][]string
 	}{
 		{"TriggersApiFunctionServiceRole", "TriggersApiFunctionLogGroup34AA95AD", [][]string{
-			pairs(eventstore.AppendActions, "EventsTable"),
-			pairs(eventstore.ReadInboxActions, "EventsTable", "EventsTable/index/EventTypeIndex", "EventsTable/index/StatusIndex"),
-			pairs(eventstore.UpdateStatusActions, "EventsTable"),
+			pairs(eventstore.AppendActions(), "EventsTable"),
+			pairs(eventstore.ReadInboxActions(), "EventsTable", "EventsTable/index/EventTypeIndex", "EventsTable/index/StatusIndex"),
+			pairs(eventstore.UpdateStatusActions(), "EventsTable"),
 			pairs([]string{"secretsmanager:DescribeSecret", "secretsmanager:GetSecretValue"}, "CursorSecret"),
 			// Webhooks are on in the app: delete a subscription, queue a redelivery.
 			pairs(triggersapi.ApiWebhookActions(), "EventsTable"),
