@@ -200,8 +200,8 @@ func buildTable(self constructs.Construct, t *tablecore.Core, scope constructs.C
 		tp.BillingMode = awsdynamodb.BillingMode_PAY_PER_REQUEST
 	}
 	res := awsdynamodb.NewTable(self, jsii.String("Resource"), tp)
-	t.Accessors.Init(res, sc, props.EncryptionKey)
-	t.SetResource(res, string(billing))
+	tablecore.InitAccessors(t.Accessors, res, sc, props.EncryptionKey)
+	tablecore.SetResource(t, res, string(billing))
 
 	for _, ix := range sc.GlobalIndexes {
 		p := ix.EffectiveProjection()
