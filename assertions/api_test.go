@@ -118,12 +118,12 @@ func TestFunctionPermissions(t *testing.T) {
 		want           [][]string
 	}{
 		{"TriggersApiFunctionServiceRole", "TriggersApiFunctionLogGroup34AA95AD", [][]string{
-			pairs(eventstore.AppendActions, "EventsTable"),
-			pairs(eventstore.ReadInboxActions, "EventsTable", "EventsTable/index/EventTypeIndex", "EventsTable/index/StatusIndex"),
-			pairs(eventstore.UpdateStatusActions, "EventsTable"),
+			pairs(eventstore.AppendActions(), "EventsTable"),
+			pairs(eventstore.ReadInboxActions(), "EventsTable", "EventsTable/index/EventTypeIndex", "EventsTable/index/StatusIndex"),
+			pairs(eventstore.UpdateStatusActions(), "EventsTable"),
 			pairs([]string{"secretsmanager:DescribeSecret", "secretsmanager:GetSecretValue"}, "CursorSecret"),
 			// Webhooks are on in the app: delete a subscription, queue a redelivery.
-			pairs(triggersapi.ApiWebhookActions, "EventsTable"),
+			pairs(triggersapi.ApiWebhookActions(), "EventsTable"),
 			pairs([]string{"sqs:SendMessage"}, "WebhookRetryQueue"),
 			// It seals new signing secrets; it cannot open them.
 			pairs([]string{"kms:Encrypt"}, "WebhookSecretsKey"),
@@ -285,7 +285,7 @@ func TestRestApiRoutesAndAuthorizer(t *testing.T) {
 		}
 	}
 	var want []string
-	for _, r := range contract.Routes {
+	for _, r := range contract.Routes() {
 		want = append(want, r.Method+" "+r.Path)
 	}
 	// Every other method on a known resource reaches the function, which

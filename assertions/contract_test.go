@@ -15,7 +15,7 @@ import (
 // The synthesized template uses exactly the names of package contract,
 // which the runtime reads (lambda/fnconfig, internal/httpapi,
 // internal/emf): env var names, metric names, log fields. (Routes: see
-// TestApiRoutes, which compares the RestApi's methods with contract.Routes.)
+// TestApiRoutes, which compares the RestApi's methods with contract.Routes().)
 
 // Every environment variable a function is given is one the runtime reads.
 func TestContractEnvNames(t *testing.T) {
@@ -62,10 +62,10 @@ var (
 )
 
 // Every log field a saved query reads is a field of the API function's
-// request log line (contract.RequestLogFields, msg, level).
+// request log line (contract.RequestLogFields(), msg, level).
 func TestContractLogFields(t *testing.T) {
 	// The webhook function's circuit line adds subscription_id.
-	fields := append([]string{contract.LogFieldMsg, contract.LogFieldLevel, contract.LogFieldSubscriptionID}, contract.RequestLogFields...)
+	fields := append([]string{contract.LogFieldMsg, contract.LogFieldLevel, contract.LogFieldSubscriptionID}, contract.RequestLogFields()...)
 	qs := cdktest.Resources(tmpl(t, apiStack), "AWS::Logs::QueryDefinition")
 	require.Len(t, qs, 6)
 	used := map[string]bool{}
@@ -76,7 +76,7 @@ func TestContractLogFields(t *testing.T) {
 				continue
 			}
 			used[w] = true
-			assert.True(t, slices.Contains(fields, w), "%s reads field %q, which the API function does not log (contract.RequestLogFields)", id, w)
+			assert.True(t, slices.Contains(fields, w), "%s reads field %q, which the API function does not log (contract.RequestLogFields())", id, w)
 		}
 	}
 	for _, f := range []string{contract.LogFieldMsg, contract.LogFieldMethod, contract.LogFieldPath, contract.LogFieldRoute, contract.LogFieldDurationMs, contract.LogFieldErrorCode, contract.LogFieldTenant, contract.LogFieldCorrelationID} {

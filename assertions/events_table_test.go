@@ -251,9 +251,9 @@ func TestEventsTableGrants(t *testing.T) {
 		actions []string
 		indexes []string
 	}{
-		{"Append", eventstore.AppendActions, nil},
-		{"ReadInbox", eventstore.ReadInboxActions, []string{"EventTypeIndex", "StatusIndex"}},
-		{"UpdateStatus", eventstore.UpdateStatusActions, nil},
+		{"Append", eventstore.AppendActions(), nil},
+		{"ReadInbox", eventstore.ReadInboxActions(), []string{"EventTypeIndex", "StatusIndex"}},
+		{"UpdateStatus", eventstore.UpdateStatusActions(), nil},
 	}
 	for _, stack := range []string{stackConsumer, stackCMK} {
 		prefix := ""

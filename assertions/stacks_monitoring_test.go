@@ -60,7 +60,7 @@ func expectedTableAlarms(sc schema.Table) map[string]wantTableAlarm {
 		want["ReadThrottleEvents/"+ix.Name] = wantTableAlarm{1, "GreaterThanOrEqualToThreshold", 5, 3, "Sum", monitoring.RunbookIndexReadThrottling, "notBreaching"}
 		want["WriteThrottleEvents/"+ix.Name] = wantTableAlarm{1, "GreaterThanOrEqualToThreshold", 5, 3, "Sum", monitoring.RunbookIndexWriteThrottling, "notBreaching"}
 	}
-	for _, op := range stacks.SeedTableOperations {
+	for _, op := range stacks.SeedTableOperations() {
 		want["SuccessfulRequestLatency/"+op] = wantTableAlarm{monitoring.DefaultTableLatencyMs(op), "GreaterThanThreshold", 5, 5, "Average", monitoring.RunbookTableLatency, "notBreaching"}
 	}
 	return want
@@ -123,7 +123,7 @@ func TestStacksMonitoringAlarms(t *testing.T) {
 					assert.Equal(t, "SystemErrors/", strings.SplitAfter(key, "/")[0], id)
 					assert.Equal(t, "Sum", stat, id)
 					sort.Strings(ops)
-					assert.Equal(t, sorted(stacks.SeedTableOperations), ops, "%s sums SystemErrors over the monitored operations", id)
+					assert.Equal(t, sorted(stacks.SeedTableOperations()), ops, "%s sums SystemErrors over the monitored operations", id)
 					var terms []string
 					for i := range ops {
 						terms = append(terms, fmt.Sprintf("e%d", i))

@@ -80,7 +80,7 @@ func TestWebhookFunctionPermissions(t *testing.T) {
 	var want []string
 	for _, p := range [][]string{
 		pairs([]string{"logs:CreateLogStream", "logs:PutLogEvents"}, "LogGroup:"+logGroup),
-		pairs(triggersapi.WebhookEventsTableActions, "EventsTable"),
+		pairs(triggersapi.WebhookEventsTableActions(), "EventsTable"),
 		pairs([]string{"sqs:SendMessage"}, "WebhookRetryQueue"),
 		pairs(consume, "DeliveryQueue", "WebhookRetryQueue"),
 		pairs([]string{"kms:Decrypt"}, "WebhookSecretsKey"),
@@ -89,7 +89,7 @@ func TestWebhookFunctionPermissions(t *testing.T) {
 	}
 	sort.Strings(want)
 	assert.Equal(t, want, grantsOf(t, apiStack, "TriggersWebhooksFunctionServiceRole"))
-	assert.Equal(t, []string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"}, triggersapi.WebhookEventsTableActions)
+	assert.Equal(t, []string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"}, triggersapi.WebhookEventsTableActions())
 }
 
 func TestWebhookEventSourcesAndQueues(t *testing.T) {
@@ -208,7 +208,7 @@ func TestWebhookLimitsInTheTemplate(t *testing.T) {
 
 // DELETE /v1/subscriptions/{subscription_id} reaches the API function
 // with its path parameter required. (TestRestApiRoutesAndAuthorizer
-// compares every method with contract.Routes and checks every path
+// compares every method with contract.Routes() and checks every path
 // parameter.)
 func TestWebhookRoutes(t *testing.T) {
 	tp := tmpl(t, apiStack)

@@ -12,6 +12,7 @@
 package contract
 
 import (
+	"slices"
 	"strings"
 	"time"
 )
@@ -162,9 +163,11 @@ type Route struct {
 	Path   string
 }
 
-// Routes are the contract's routes, all served by the API function behind
-// the authorizer.
-var Routes = []Route{
+// Routes returns the contract's routes, all served by the API function
+// behind the authorizer. It returns a new slice each call.
+func Routes() []Route { return slices.Clone(routes) }
+
+var routes = []Route{
 	{MethodPost, PathEvents},
 	{MethodPost, PathEventsBatch},
 	{MethodGet, PathEvent},
@@ -191,11 +194,11 @@ func PathParams(path string) []string {
 	return out
 }
 
-// Paths are the API's resources, in the order Routes first names them.
+// Paths returns the API's resources, in the order Routes first names them.
 func Paths() []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, r := range Routes {
+	for _, r := range routes {
 		if !seen[r.Path] {
 			seen[r.Path] = true
 			out = append(out, r.Path)
@@ -218,7 +221,7 @@ const (
 	// spec sets targets for (inbox p95 < 50 ms, story 001 AC2).
 	MetricRequestLatency = "RequestLatency"
 	// DimensionRoute is RequestLatency's dimension: RouteOf the request
-	// ("GET /v1/inbox"), at most len(Routes)+1 values.
+	// ("GET /v1/inbox"), at most len(Routes())+1 values.
 	DimensionRoute = "Route"
 	// RouteOther is the route of a request no route of Routes serves (an
 	// unknown path, or a method its path does not allow).
@@ -277,9 +280,12 @@ const (
 	LogFieldError         = "error"
 )
 
-// RequestLogFields are the fields of the per-request line, in the order the
-// API function writes them (error_code and error only on errors).
-var RequestLogFields = []string{
+// RequestLogFields returns the fields of the per-request line, in the order
+// the API function writes them (error_code and error only on errors). It
+// returns a new slice each call.
+func RequestLogFields() []string { return slices.Clone(requestLogFields) }
+
+var requestLogFields = []string{
 	LogFieldRequestID, LogFieldCorrelationID, LogFieldTenant, LogFieldMethod,
 	LogFieldPath, LogFieldRoute, LogFieldStatus, LogFieldDurationMs, LogFieldErrorCode, LogFieldError,
 }

@@ -10,11 +10,11 @@ func (r Route) String() string { return r.Method + " " + r.Path }
 // Route.String ("GET /v1/inbox", "PATCH /v1/events/{event_id}"), or
 // RouteOther when none does. A path equal to a route's path (such as
 // "/v1/events/batch") is that route's alone, never a parameter's value.
-// The result has at most len(Routes)+1 values, so it is safe as a metric
+// The result has at most len(Routes())+1 values, so it is safe as a metric
 // dimension.
 func RouteOf(method, path string) string {
 	exact := false
-	for _, r := range Routes {
+	for _, r := range routes {
 		if r.Path == path {
 			exact = true
 			if r.Method == method {
@@ -26,7 +26,7 @@ func RouteOf(method, path string) string {
 		return RouteOther
 	}
 	segs := strings.Split(path, "/")
-	for _, r := range Routes {
+	for _, r := range routes {
 		if r.Method == method && matchTemplate(r.Path, segs) {
 			return r.String()
 		}

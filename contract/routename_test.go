@@ -43,8 +43,8 @@ func TestRouteOf(t *testing.T) {
 		}
 	}
 	// Every route names itself, with any parameter value; so the values
-	// are bounded by len(Routes)+1.
-	for _, r := range contract.Routes {
+	// are bounded by len(Routes())+1.
+	for _, r := range contract.Routes() {
 		path := param.ReplaceAllString(r.Path, "x1")
 		if got := contract.RouteOf(r.Method, path); got != r.String() {
 			t.Errorf("RouteOf(%q, %q) = %q, want %q", r.Method, path, got, r.String())

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/triggers-dev/triggers/schema"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -35,9 +36,12 @@ const (
 	ContextEventsProfile = "triggers:events-profile"
 )
 
-// Environments are the usual values of ContextEnv; any name matching
-// ^[a-z][a-z0-9-]{0,15}$ is accepted (a team's "qa", "perf"...).
-var Environments = []string{DefaultEnv, "staging", "prod"}
+// Environments returns the usual values of ContextEnv; any name matching
+// ^[a-z][a-z0-9-]{0,15}$ is accepted (a team's "qa", "perf"...). It
+// returns a new slice each call.
+func Environments() []string { return slices.Clone(environments) }
+
+var environments = []string{DefaultEnv, "staging", "prod"}
 
 // Config is what the app reads from context.
 type Config struct {
@@ -63,7 +67,7 @@ func ConfigFromContext(app awscdk.App) (Config, error) {
 	if v := app.Node().TryGetContext(jsii.String(ContextEnv)); v != nil {
 		s, ok := v.(string)
 		if !ok || !envRE.MatchString(s) {
-			return cfg, fmt.Errorf("context %s=%v is not an environment name: use %s, or another name of lowercase letters, digits and '-' (at most 16, starting with a letter)", ContextEnv, v, strings.Join(Environments, ", "))
+			return cfg, fmt.Errorf("context %s=%v is not an environment name: use %s, or another name of lowercase letters, digits and '-' (at most 16, starting with a letter)", ContextEnv, v, strings.Join(environments, ", "))
 		}
 		cfg.Env = s
 	}

@@ -1,6 +1,8 @@
 package stacks
 
 import (
+	"slices"
+
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsbackup"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
@@ -13,12 +15,15 @@ import (
 	"github.com/triggers-dev/triggers/constructs/monitoring"
 )
 
-// SeedTableOperations are the operations the seed stacks' dashboards graph
-// and alarm on (latency per operation, SystemErrors): the reads of the
-// access patterns (GetItem, Query; stacks/ACCESS_PATTERNS.md) and the
+// SeedTableOperations returns the operations the seed stacks' dashboards
+// graph and alarm on (latency per operation, SystemErrors): the reads of
+// the access patterns (GetItem, Query; stacks/ACCESS_PATTERNS.md) and the
 // single-item writes every seed describes. No seed uses batches,
 // transactions or deletes; give TableMonitoring your own list if you do.
-var SeedTableOperations = []string{"GetItem", "Query", "PutItem", "UpdateItem"}
+// It returns a new slice each call.
+func SeedTableOperations() []string { return slices.Clone(seedTableOperations) }
+
+var seedTableOperations = []string{"GetItem", "Query", "PutItem", "UpdateItem"}
 
 // TablesMonitoring is the monitoring of a seed stack (ticketing, tenant,
 // Ferryhook): one dashboard with a monitoring.TableMonitoring section per
@@ -83,7 +88,7 @@ func monitorTables(stack awscdk.Stack, system, env string, topic awssns.ITopic, 
 			Table:               t.table,
 			Dashboard:           dash,
 			AlarmTopic:          topic,
-			Operations:          SeedTableOperations,
+			Operations:          SeedTableOperations(),
 			ContributorInsights: t.insights,
 		})
 	}

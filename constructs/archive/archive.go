@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -102,8 +103,11 @@ const (
 	TTLIdentityPrinc = "dynamodb.amazonaws.com"
 )
 
-// ArchiverPutActions are the archiver's only S3 actions, on the prefix.
-var ArchiverPutActions = []string{"s3:PutObject"}
+// ArchiverPutActions returns the archiver's only S3 actions, on the
+// prefix. It returns a new slice each call.
+func ArchiverPutActions() []string { return slices.Clone(archiverPutActions) }
+
+var archiverPutActions = []string{"s3:PutObject"}
 
 // FunctionOptions size the archiver function, or give its prebuilt code.
 // Zero values take the defaults.
@@ -452,7 +456,7 @@ func NewExpiredEventsArchive(scope constructs.Construct, id *string, props *Expi
 	// s3:PutObject under the prefix, nothing else (no ACLs, no tagging,
 	// no reads, no deletes).
 	a.fn.Role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Actions:   jsii.Strings(ArchiverPutActions...),
+		Actions:   jsii.Strings(archiverPutActions...),
 		Resources: jsii.Strings(*a.bucket.ArnForObjects(jsii.String(a.prefix + "*"))),
 	}))
 	if props.EncryptionKey != nil {

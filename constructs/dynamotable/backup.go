@@ -3,6 +3,7 @@ package dynamotable
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -114,10 +115,13 @@ func MonthlyBackupRule(keep awscdk.Duration) BackupRule {
 		Schedule: awsevents.Schedule_Cron(&awsevents.CronOptions{Minute: jsii.String("0"), Hour: jsii.String("5"), Day: jsii.String("1")})}
 }
 
-// BackupActions are what the backup role may do on the table
+// BackupActions returns what the backup role may do on the table
 // (dynamodb:StartAwsBackupJob for accounts with AWS Backup's advanced
-// DynamoDB features, dynamodb:CreateBackup for the others).
-var BackupActions = []string{"dynamodb:CreateBackup", "dynamodb:DescribeTable", "dynamodb:ListTagsOfResource", "dynamodb:StartAwsBackupJob"}
+// DynamoDB features, dynamodb:CreateBackup for the others). It returns a
+// new slice each call.
+func BackupActions() []string { return slices.Clone(backupActions) }
+
+var backupActions = []string{"dynamodb:CreateBackup", "dynamodb:DescribeTable", "dynamodb:ListTagsOfResource", "dynamodb:StartAwsBackupJob"}
 
 // Backup is the AWS Backup plan of one table (child "Backup" of the table):
 // the vault, the plan with its rules, the selection of the table and the
@@ -132,7 +136,7 @@ type Backup struct {
 	// Selection puts the table in the plan (child "Plan/Selection").
 	Selection awsbackup.BackupSelection
 	// Role is what AWS Backup assumes to back up the table (child "Role"):
-	// BackupActions on the table only, the backups' own describe and
+	// BackupActions() on the table only, the backups' own describe and
 	// delete, the vault's copy-in, and the table's customer-managed key if
 	// any. No AWS managed policy.
 	Role awsiam.Role
@@ -203,7 +207,7 @@ func buildBackup(scope constructs.Construct, res awsdynamodb.Table, key awskms.I
 		Description: jsii.String("AWS Backup backs up one DynamoDB table with this role"),
 	})
 	b.Role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Actions:   jsii.Strings(BackupActions...),
+		Actions:   jsii.Strings(backupActions...),
 		Resources: jsii.Strings(*res.TableArn()),
 	}))
 	backupArns := *res.TableArn() + "/backup/*"

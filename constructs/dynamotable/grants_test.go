@@ -31,8 +31,8 @@ func ExampleNewTable_grants() {
 	writer := awsiam.NewRole(stack, jsii.String("Writer"), &awsiam.RoleProps{AssumedBy: awsiam.NewAccountRootPrincipal()})
 	table.GrantWriteData(writer)
 
-	fmt.Println(dynamotable.ReadDataActions)
-	fmt.Println(dynamotable.WriteDataActions)
+	fmt.Println(dynamotable.ReadDataActions())
+	fmt.Println(dynamotable.WriteDataActions())
 	// Output:
 	// [dynamodb:BatchGetItem dynamodb:ConditionCheckItem dynamodb:DescribeTable dynamodb:GetItem dynamodb:Query dynamodb:Scan]
 	// [dynamodb:BatchWriteItem dynamodb:DeleteItem dynamodb:DescribeTable dynamodb:PutItem dynamodb:UpdateItem]
@@ -101,10 +101,10 @@ func TestIntentGrants(t *testing.T) {
 		resources int // table and index ARNs
 		kms       []string
 	}{
-		{"Read", dynamotable.ReadDataActions, 3, []string{"kms:Decrypt", "kms:DescribeKey"}},
+		{"Read", dynamotable.ReadDataActions(), 3, []string{"kms:Decrypt", "kms:DescribeKey"}},
 		{"ReadIndex", []string{"dynamodb:Query", "dynamodb:Scan"}, 1, []string{"kms:Decrypt", "kms:DescribeKey"}},
-		{"Write", dynamotable.WriteDataActions, 1, []string{"kms:Decrypt", "kms:DescribeKey", "kms:Encrypt", "kms:ReEncrypt*", "kms:GenerateDataKey*"}},
-		{"ReadWrite", dynamotable.ReadWriteDataActions, 3, []string{"kms:Decrypt", "kms:DescribeKey", "kms:Encrypt", "kms:ReEncrypt*", "kms:GenerateDataKey*"}},
+		{"Write", dynamotable.WriteDataActions(), 1, []string{"kms:Decrypt", "kms:DescribeKey", "kms:Encrypt", "kms:ReEncrypt*", "kms:GenerateDataKey*"}},
+		{"ReadWrite", dynamotable.ReadWriteDataActions(), 3, []string{"kms:Decrypt", "kms:DescribeKey", "kms:Encrypt", "kms:ReEncrypt*", "kms:GenerateDataKey*"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.role, func(t *testing.T) {

@@ -75,5 +75,5 @@ func importTable(self constructs.Construct, t *tablecore.Accessors, scope constr
 		EncryptionKey:  attrs.EncryptionKey,
 		GlobalIndexes:  &names,
 	})
-	t.Init(l2, *attrs.Schema, attrs.EncryptionKey)
+	tablecore.InitAccessors(t, l2, *attrs.Schema, attrs.EncryptionKey)
 }

@@ -10,6 +10,7 @@ package dynamotable
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
@@ -45,19 +46,19 @@ type ITable interface {
 	TableIndexArn(indexName string) *string
 	// EncryptionKey returns the customer-managed key, or nil.
 	EncryptionKey() awskms.IKey
-	// GrantReadData lets grantee read items: ReadDataActions on the table
+	// GrantReadData lets grantee read items: ReadDataActions() on the table
 	// and on every GSI of its schema (their ARNs, not a wildcard), plus
 	// kms:Decrypt and kms:DescribeKey on a customer-managed key.
 	GrantReadData(grantee awsiam.IGrantable) awsiam.Grant
 	// GrantReadDataOnIndexes lets grantee query and scan the named GSIs
-	// only: IndexReadActions on their ARNs (not on the table). It panics on
+	// only: IndexReadActions() on their ARNs (not on the table). It panics on
 	// a name the schema does not have.
 	GrantReadDataOnIndexes(grantee awsiam.IGrantable, indexNames ...string) awsiam.Grant
-	// GrantWriteData lets grantee write items: WriteDataActions on the
+	// GrantWriteData lets grantee write items: WriteDataActions() on the
 	// table, plus the KMS actions for writing on a customer-managed key.
 	GrantWriteData(grantee awsiam.IGrantable) awsiam.Grant
 	// GrantReadWriteData is GrantReadData and GrantWriteData in one
-	// statement: ReadWriteDataActions on the table and every GSI.
+	// statement: ReadWriteDataActions() on the table and every GSI.
 	GrantReadWriteData(grantee awsiam.IGrantable) awsiam.Grant
 	// GrantStreamRead lets grantee read the table's stream.
 	GrantStreamRead(grantee awsiam.IGrantable) awsiam.Grant
@@ -89,18 +90,24 @@ type Table struct {
 	*tablecore.Core
 }
 
-// IAM actions behind the intent grants: aws-cdk's data actions without the
-// stream ones (GrantStreamRead grants those).
-var (
-	// ReadDataActions read items (GrantReadData).
-	ReadDataActions = tablecore.ReadDataActions
-	// IndexReadActions read a GSI (GrantReadDataOnIndexes).
-	IndexReadActions = tablecore.IndexReadActions
-	// WriteDataActions write items (GrantWriteData).
-	WriteDataActions = tablecore.WriteDataActions
-	// ReadWriteDataActions are both (GrantReadWriteData).
-	ReadWriteDataActions = tablecore.ReadWriteDataActions
-)
+// The IAM actions behind the intent grants are aws-cdk's data actions
+// without the stream ones (GrantStreamRead grants those).
+
+// ReadDataActions returns the actions that read items (GrantReadData). It
+// returns a new slice each call.
+func ReadDataActions() []string { return slices.Clone(tablecore.ReadDataActions) }
+
+// IndexReadActions returns the actions that read a GSI
+// (GrantReadDataOnIndexes). It returns a new slice each call.
+func IndexReadActions() []string { return slices.Clone(tablecore.IndexReadActions) }
+
+// WriteDataActions returns the actions that write items (GrantWriteData).
+// It returns a new slice each call.
+func WriteDataActions() []string { return slices.Clone(tablecore.WriteDataActions) }
+
+// ReadWriteDataActions returns the actions of both (GrantReadWriteData).
+// It returns a new slice each call.
+func ReadWriteDataActions() []string { return slices.Clone(tablecore.ReadWriteDataActions) }
 
 func init() {
 	tablecore.Build = func(self constructs.Construct, c *tablecore.Core, scope constructs.Construct, id *string, props any) {
@@ -193,8 +200,8 @@ func buildTable(self constructs.Construct, t *tablecore.Core, scope constructs.C
 		tp.BillingMode = awsdynamodb.BillingMode_PAY_PER_REQUEST
 	}
 	res := awsdynamodb.NewTable(self, jsii.String("Resource"), tp)
-	t.Accessors.Init(res, sc, props.EncryptionKey)
-	t.SetResource(res, string(billing))
+	tablecore.InitAccessors(t.Accessors, res, sc, props.EncryptionKey)
+	tablecore.SetResource(t, res, string(billing))
 
 	for _, ix := range sc.GlobalIndexes {
 		p := ix.EffectiveProjection()

@@ -12,6 +12,7 @@ package eventstore
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
@@ -29,16 +30,30 @@ import (
 // IAM actions behind each intent-level grant. The runtime's store uses no
 // other calls (see docs/runtime.md).
 var (
-	// AppendActions write new events, idempotency records and batches.
-	AppendActions = []string{"dynamodb:PutItem", "dynamodb:BatchWriteItem", "dynamodb:ConditionCheckItem", "dynamodb:GetItem"}
-	// ReadInboxActions list and read events, on the table and both indexes.
-	ReadInboxActions = []string{"dynamodb:Query", "dynamodb:GetItem"}
-	// ReadInboxLeanActions list and read events in the lean profile, whose
-	// inbox pages read StatusIndex, then the events (BatchGetItem).
-	ReadInboxLeanActions = []string{"dynamodb:Query", "dynamodb:GetItem", "dynamodb:BatchGetItem"}
-	// UpdateStatusActions change an event's status.
-	UpdateStatusActions = []string{"dynamodb:UpdateItem", "dynamodb:GetItem"}
+	appendActions        = []string{"dynamodb:PutItem", "dynamodb:BatchWriteItem", "dynamodb:ConditionCheckItem", "dynamodb:GetItem"}
+	readInboxActions     = []string{"dynamodb:Query", "dynamodb:GetItem"}
+	readInboxLeanActions = []string{"dynamodb:Query", "dynamodb:GetItem", "dynamodb:BatchGetItem"}
+	updateStatusActions  = []string{"dynamodb:UpdateItem", "dynamodb:GetItem"}
 )
+
+// AppendActions returns the actions that write new events, idempotency
+// records and batches (GrantAppendEvents). It returns a new slice each
+// call.
+func AppendActions() []string { return slices.Clone(appendActions) }
+
+// ReadInboxActions returns the actions that list and read events, on the
+// table and both indexes (GrantReadInbox). It returns a new slice each
+// call.
+func ReadInboxActions() []string { return slices.Clone(readInboxActions) }
+
+// ReadInboxLeanActions returns the actions that list and read events in
+// the lean profile, whose inbox pages read StatusIndex, then the events
+// (BatchGetItem). It returns a new slice each call.
+func ReadInboxLeanActions() []string { return slices.Clone(readInboxLeanActions) }
+
+// UpdateStatusActions returns the actions that change an event's status
+// (GrantUpdateStatus). It returns a new slice each call.
+func UpdateStatusActions() []string { return slices.Clone(updateStatusActions) }
 
 // IEventsTable is the events table, made here or imported.
 type IEventsTable interface {
@@ -53,14 +68,14 @@ type IEventsTable interface {
 	// (EVENTS_PROFILE) and the inbox grant follows it.
 	Profile() schema.EventsProfile
 	// GrantAppendEvents lets grantee ingest events (single, batch,
-	// idempotent): AppendActions on the table only.
+	// idempotent): AppendActions() on the table only.
 	GrantAppendEvents(grantee awsiam.IGrantable) awsiam.Grant
-	// GrantReadInbox lets grantee list and read events: ReadInboxActions on
-	// the table, EventTypeIndex and StatusIndex; in the lean profile
-	// ReadInboxLeanActions on the table and StatusIndex.
+	// GrantReadInbox lets grantee list and read events: ReadInboxActions()
+	// on the table, EventTypeIndex and StatusIndex; in the lean profile
+	// ReadInboxLeanActions() on the table and StatusIndex.
 	GrantReadInbox(grantee awsiam.IGrantable) awsiam.Grant
 	// GrantUpdateStatus lets grantee change event status (PATCH, ack):
-	// UpdateStatusActions on the table only.
+	// UpdateStatusActions() on the table only.
 	GrantUpdateStatus(grantee awsiam.IGrantable) awsiam.Grant
 }
 
@@ -220,16 +235,16 @@ func (t *importedEvents) GrantUpdateStatus(grantee awsiam.IGrantable) awsiam.Gra
 }
 
 func grantAppendEvents(t tablegrant.Table, grantee awsiam.IGrantable) awsiam.Grant {
-	return tablegrant.Grant(t, grantee, tablegrant.On{Table: true, Write: true}, AppendActions...)
+	return tablegrant.Grant(t, grantee, tablegrant.On{Table: true, Write: true}, appendActions...)
 }
 
 func grantReadInbox(t tablegrant.Table, profile schema.EventsProfile, grantee awsiam.IGrantable) awsiam.Grant {
 	if profile == schema.ProfileLean {
-		return tablegrant.Grant(t, grantee, tablegrant.On{Table: true, Indexes: []string{schema.StatusIndex}}, ReadInboxLeanActions...)
+		return tablegrant.Grant(t, grantee, tablegrant.On{Table: true, Indexes: []string{schema.StatusIndex}}, readInboxLeanActions...)
 	}
-	return tablegrant.Grant(t, grantee, tablegrant.On{Table: true, Indexes: []string{schema.EventTypeIndex, schema.StatusIndex}}, ReadInboxActions...)
+	return tablegrant.Grant(t, grantee, tablegrant.On{Table: true, Indexes: []string{schema.EventTypeIndex, schema.StatusIndex}}, readInboxActions...)
 }
 
 func grantUpdateStatus(t tablegrant.Table, grantee awsiam.IGrantable) awsiam.Grant {
-	return tablegrant.Grant(t, grantee, tablegrant.On{Table: true, Write: true}, UpdateStatusActions...)
+	return tablegrant.Grant(t, grantee, tablegrant.On{Table: true, Write: true}, updateStatusActions...)
 }

@@ -83,7 +83,7 @@ func TestEventsTableMonitoredAsAnyTable(t *testing.T) {
 		EventsTable: events, Period: minute,
 	})
 	tbl := monitoring.NewTableMonitoring(stack, jsii.String("EventsMonitoring"), &monitoring.TableMonitoringProps{
-		Table: events, Operations: monitoring.Operations, Period: minute,
+		Table: events, Operations: monitoring.Operations(), Period: minute,
 	})
 	_, props := synthStack(t, stack)
 

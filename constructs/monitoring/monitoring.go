@@ -12,6 +12,7 @@ package monitoring
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -51,8 +52,11 @@ const (
 	ServiceQueues = "Queues"
 )
 
-// Services lists the services in the order their composite alarms are made.
-var Services = []string{ServiceTable, ServiceFunctions, ServiceApi, ServiceQueues}
+// Services returns the services in the order their composite alarms are
+// made. It returns a new slice each call.
+func Services() []string { return slices.Clone(services) }
+
+var services = []string{ServiceTable, ServiceFunctions, ServiceApi, ServiceQueues}
 
 // MetricAuthFailures is the metric that the access-log metric filter
 // publishes in the runtime's namespace: one per API Gateway response with
@@ -60,9 +64,11 @@ var Services = []string{ServiceTable, ServiceFunctions, ServiceApi, ServiceQueue
 // these out; the dashboard graphs them.
 const MetricAuthFailures = "AuthFailures"
 
-// Operations the runtime calls on the events table; each gets latency and
-// error metrics.
-var Operations = []string{"PutItem", "BatchWriteItem", "TransactWriteItems", "GetItem", "Query", "UpdateItem"}
+// Operations returns the operations the runtime calls on the events table;
+// each gets latency and error metrics. It returns a new slice each call.
+func Operations() []string { return slices.Clone(operations) }
+
+var operations = []string{"PutItem", "BatchWriteItem", "TransactWriteItems", "GetItem", "Query", "UpdateItem"}
 
 // TriggersMonitoring is the dashboard, alarms and saved queries of one
 // Triggers environment.
@@ -93,7 +99,7 @@ var Operations = []string{"PutItem", "BatchWriteItem", "TransactWriteItems", "Ge
 // for 3 periods), the latency alarm (the p99 of PutItem, seed 001's
 // target, rather than the average of every operation), no alarm actions
 // (the composite alarm notifies) and the events table's operations
-// (Operations).
+// (Operations()).
 type TriggersMonitoring struct {
 	constructs.Construct
 	// Dashboard is the CloudWatch dashboard.
@@ -248,7 +254,7 @@ func ageText(d awscdk.Duration) string {
 func (m *TriggersMonitoring) composites() {
 	action := awscloudwatchactions.NewSnsAction(m.AlarmTopic)
 	var status []interfacesawscloudwatch.IAlarmRef
-	for _, svc := range Services {
+	for _, svc := range services {
 		ids := m.members[svc]
 		if len(ids) == 0 {
 			continue
@@ -267,7 +273,7 @@ func (m *TriggersMonitoring) composites() {
 		m.Composites[svc] = c
 		status = append(status, c)
 	}
-	for _, svc := range Services {
+	for _, svc := range services {
 		for _, id := range m.members[svc] {
 			status = append(status, m.Alarms[id])
 		}
@@ -342,7 +348,7 @@ func (m *TriggersMonitoring) tableSection() {
 		scope: m, dashboard: m.Dashboard, table: m.props.EventsTable,
 		heading:     "Events table (DynamoDB)",
 		provisioned: m.props.Billing == dynamotable.Provisioned,
-		ops:         Operations, th: eventsTableThresholds(&m.props), latencyStat: "p99",
+		ops:         operations, th: eventsTableThresholds(&m.props), latencyStat: "p99",
 		windows: eventsTableWindows, period: m.period, runbook: m.runbook,
 		insights: m.props.ContributorInsights, ruleNames: m.props.ContributorInsightsRuleNames,
 		add: func(id string, a awscloudwatch.Alarm) {

@@ -209,7 +209,7 @@ type TriggersMonitoringProps struct {
 	// alarms, the ones TableMonitoring makes for any table (see
 	// TableThresholds), with two differences. LatencyMs: the events table's
 	// latency alarms are on the p99 of SuccessfulRequestLatency (seed
-	// 001's target), one for each operation given (from Operations) and
+	// 001's target), one for each operation given (from Operations()) and
 	// PutItem (default 20 ms); not one per operation. Windows: throttling
 	// and system errors alarm in a period, latency and capacity after 3
 	// periods. ReplicationLatencyMs does not apply (no replicas).

@@ -91,7 +91,7 @@ func NewTableMonitoring(scope constructs.Construct, id *string, props *TableMoni
 	m := &TableMonitoring{Alarms: map[string]awscloudwatch.Alarm{}, name: props.Table.Schema().Name}
 	ops := props.Operations
 	if ops == nil {
-		ops = TableOperations
+		ops = tableOperations
 	}
 	period := props.Period
 	if period == nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -15,10 +16,12 @@ import (
 	"github.com/triggers-dev/triggers/constructs/dynamotable"
 )
 
-// TableOperations are the operations TableMonitoring graphs and alarms on
-// by default: SuccessfulRequestLatency p50/p99/average per operation, and
-// SystemErrors summed over them.
-var TableOperations = []string{"GetItem", "PutItem", "Query", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"}
+// TableOperations returns the operations TableMonitoring graphs and alarms
+// on by default: SuccessfulRequestLatency p50/p99/average per operation,
+// and SystemErrors summed over them. It returns a new slice each call.
+func TableOperations() []string { return slices.Clone(tableOperations) }
+
+var tableOperations = []string{"GetItem", "PutItem", "Query", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"}
 
 // tableLatencyDefaults are the default thresholds (average
 // SuccessfulRequestLatency, ms) of the latency alarms. DynamoDB serves
@@ -172,7 +175,7 @@ type TableMonitoringProps struct {
 	// and whose SystemErrors are summed. Each must be a DynamoDB operation
 	// name as the Operation dimension spells it.
 	//
-	// Default: TableOperations.
+	// Default: TableOperations().
 	Operations []string
 	// ReplicaRegions are the regions of the table's replicas (global
 	// table). Each gets a ReplicationLatency graph line and alarm.
@@ -232,9 +235,9 @@ func ValidateTableMonitoringProps(p *TableMonitoringProps) error {
 
 	ops := p.Operations
 	if ops == nil {
-		ops = TableOperations
+		ops = tableOperations
 	} else if len(ops) == 0 {
-		bad("Operations is empty: leave it nil for the default (%s) or name at least one operation", strings.Join(TableOperations, ", "))
+		bad("Operations is empty: leave it nil for the default (%s) or name at least one operation", strings.Join(tableOperations, ", "))
 	}
 	seen := map[string]bool{}
 	for _, op := range ops {

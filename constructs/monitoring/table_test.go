@@ -234,7 +234,7 @@ func TestTableMonitoring(t *testing.T) {
 			{"ReplicationLatency-eu-central-1", []metricWant{m("ReplicationLatency", "Average", table(ordersRef, "ReceivingRegion", "eu-central-1"))}, 10000, gt, 5, 5, "ignore", acts},
 		}
 		var sysErr []metricWant
-		for _, op := range monitoring.TableOperations {
+		for _, op := range monitoring.TableOperations() {
 			sysErr = append(sysErr, m("SystemErrors", "Sum", table(ordersRef, "Operation", op)))
 			wants = append(wants, alarmWant{op + "Latency", []metricWant{m("SuccessfulRequestLatency", "Average", table(ordersRef, "Operation", op))},
 				monitoring.DefaultTableLatencyMs(op), gt, 5, 5, notB, acts})
@@ -313,7 +313,7 @@ func TestTableMonitoring(t *testing.T) {
 		} {
 			assert.Contains(t, body, want)
 		}
-		for _, op := range monitoring.TableOperations {
+		for _, op := range monitoring.TableOperations() {
 			assert.Contains(t, body, `"SuccessfulRequestLatency `+op+` (ms)"`)
 			assert.Contains(t, body, `"Operation","`+op+`"`)
 		}

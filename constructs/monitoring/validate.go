@@ -79,7 +79,7 @@ func ValidateProps(p *TriggersMonitoringProps) error {
 
 // eventsTableThresholdErrors reports the problems of EventsTableThresholds
 // (as TableMonitoring's thresholds, plus: latency only for the events
-// table's Operations, a threshold for any operation but PutItem, no
+// table's Operations(), a threshold for any operation but PutItem, no
 // replication threshold) and its disagreements with the deprecated table
 // fields of Thresholds.
 func eventsTableThresholdErrors(p *TriggersMonitoringProps) []error {
@@ -88,10 +88,10 @@ func eventsTableThresholdErrors(p *TriggersMonitoringProps) []error {
 		return nil
 	}
 	ops := map[string]bool{}
-	for _, op := range Operations {
+	for _, op := range operations {
 		ops[op] = true
 	}
-	errs := tableThresholdErrors(e, "EventsTableThresholds", ops, "the events table's operations are "+strings.Join(Operations, ", ")+"; remove it")
+	errs := tableThresholdErrors(e, "EventsTableThresholds", ops, "the events table's operations are "+strings.Join(operations, ", ")+"; remove it")
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	for _, op := range tableSortedKeys(e.LatencyMs) {
 		if e.LatencyMs[op] == 0 && op != "PutItem" && ops[op] {

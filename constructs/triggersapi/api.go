@@ -331,7 +331,7 @@ func NewTriggersApi(scope constructs.Construct, id *string, props *TriggersApiPr
 		// It makes the signing secrets: it seals them, and cannot open one.
 		a.apiFn.Function.AddEnvironment(jsii.String(contract.EnvWebhookSecretsKey), a.webhooks.SecretsKey().KeyArn(), nil)
 		a.webhooks.GrantSealSecrets(a.apiFn)
-		tablegrant.Grant(a.eventsTable, a.apiFn, tablegrant.On{Table: true, Write: true}, ApiWebhookActions...)
+		tablegrant.Grant(a.eventsTable, a.apiFn, tablegrant.On{Table: true, Write: true}, apiWebhookActions...)
 	}
 	a.buildRestApi(props, retention)
 	return a
@@ -489,7 +489,7 @@ func (a *TriggersApi) buildRestApi(props *TriggersApiProps, retention awslogs.Re
 		}
 		return &m
 	}
-	for _, r := range contract.Routes {
+	for _, r := range contract.Routes() {
 		opts := &awsapigateway.MethodOptions{
 			Authorizer:        auth,
 			AuthorizationType: awsapigateway.AuthorizationType_CUSTOM,

@@ -1,6 +1,8 @@
 package triggersapi
 
 import (
+	"slices"
+
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
@@ -12,16 +14,18 @@ import (
 	"github.com/triggers-dev/triggers/schema"
 )
 
-// AuthorizeActions are what the authorizer does with the API-keys table:
-// one GetItem by key hash.
-var AuthorizeActions = []string{"dynamodb:GetItem"}
+// AuthorizeActions returns what the authorizer does with the API-keys
+// table: one GetItem by key hash. It returns a new slice each call.
+func AuthorizeActions() []string { return slices.Clone(authorizeActions) }
+
+var authorizeActions = []string{"dynamodb:GetItem"}
 
 // IApiKeysTable is the API-keys table (schema.APIKeys(): key hash ->
 // tenant), made here or imported.
 type IApiKeysTable interface {
 	dynamotable.ITable
 	// GrantAuthorize lets grantee look API keys up, as the authorizer
-	// does: exactly AuthorizeActions on the table (no index, no write).
+	// does: exactly AuthorizeActions() on the table (no index, no write).
 	GrantAuthorize(grantee awsiam.IGrantable) awsiam.Grant
 }
 
@@ -63,7 +67,7 @@ func (t *ApiKeysTable) AddStreamConsumer(fn awslambda.IFunction, opts *dynamotab
 	return dynamotable.AddStreamConsumer(t, fn, opts)
 }
 
-// GrantAuthorize lets grantee look API keys up (AuthorizeActions).
+// GrantAuthorize lets grantee look API keys up (AuthorizeActions()).
 func (t *ApiKeysTable) GrantAuthorize(grantee awsiam.IGrantable) awsiam.Grant {
 	return grantAuthorize(t, grantee)
 }
@@ -107,5 +111,5 @@ func FromApiKeysTableAttributes(scope constructs.Construct, id *string, attrs *A
 }
 
 func grantAuthorize(t dynamotable.ITable, grantee awsiam.IGrantable) awsiam.Grant {
-	return tablegrant.Grant(t, grantee, tablegrant.On{Table: true}, AuthorizeActions...)
+	return tablegrant.Grant(t, grantee, tablegrant.On{Table: true}, authorizeActions...)
 }

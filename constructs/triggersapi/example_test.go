@@ -73,7 +73,7 @@ func ExampleNewApiKeysTable() {
 	authorizer := awsiam.NewRole(stack, jsii.String("Authorizer"), &awsiam.RoleProps{AssumedBy: awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil)})
 	keys.GrantAuthorize(authorizer)
 
-	fmt.Println(keys.Schema().Name, triggersapi.AuthorizeActions)
+	fmt.Println(keys.Schema().Name, triggersapi.AuthorizeActions())
 	// Output:
 	// apikeys [dynamodb:GetItem]
 }

@@ -40,7 +40,7 @@ func newFunction(scope constructs.Construct, id, pkg, desc string, d functionDef
 	switch {
 	case p.Code != nil:
 	case d.prebuiltDir != "":
-		p.PrebuiltDir = filepath.Join(d.prebuiltDir, PrebuiltDirs[pkg])
+		p.PrebuiltDir = filepath.Join(d.prebuiltDir, prebuiltDirs[pkg])
 	default:
 		p.Entry = pkg
 	}

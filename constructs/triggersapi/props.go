@@ -1,6 +1,8 @@
 package triggersapi
 
 import (
+	"maps"
+
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
@@ -33,9 +35,12 @@ const (
 	WebhooksPackage = "github.com/triggers-dev/triggers/lambda/webhooks"
 )
 
-// PrebuiltDirs are the subdirectories of TriggersApiProps.PrebuiltDir that
-// hold each function's bootstrap, by package.
-var PrebuiltDirs = map[string]string{
+// PrebuiltDirs returns the subdirectories of TriggersApiProps.PrebuiltDir
+// that hold each function's bootstrap, by package. It returns a new map
+// each call.
+func PrebuiltDirs() map[string]string { return maps.Clone(prebuiltDirs) }
+
+var prebuiltDirs = map[string]string{
 	ApiPackage:            "api",
 	AuthorizerPackage:     "authorizer",
 	StreamConsumerPackage: "streamconsumer",

@@ -69,7 +69,7 @@ func ValidateProps(p *TriggersApiProps) error {
 			if o := code[pkg]; o != nil && o.Code != nil {
 				continue
 			}
-			if err := golambda.CheckBootstrap(filepath.Join(p.PrebuiltDir, PrebuiltDirs[pkg])); err != nil {
+			if err := golambda.CheckBootstrap(filepath.Join(p.PrebuiltDir, prebuiltDirs[pkg])); err != nil {
 				bad("PrebuiltDir: %v; the main package is %s (PrebuiltDir holds %s, each with its bootstrap)", err, pkg, holds)
 			}
 		}

@@ -418,26 +418,30 @@ func grantSendMessage(q awssqs.IQueue, grantee awsiam.IGrantable) awsiam.Grant {
 	return g
 }
 
-// WebhookEventsTableActions are the webhook function's actions on the
+// WebhookEventsTableActions returns the webhook function's actions on the
 // events table (its ARN only, no index): read events and subscriptions,
 // query attempts and subscriptions, claim and record attempts, update an
 // event's status and a subscription's health, delete a subscription (410
 // Gone), and the transactions that settle an event's status (conditional
 // on its attempts: ConditionCheckItem), start a redelivery round and keep
 // the subscription count (TransactWriteItems is authorized by each of its
-// items' actions).
-var WebhookEventsTableActions = []string{
+// items' actions). It returns a new slice each call.
+func WebhookEventsTableActions() []string { return slices.Clone(webhookEventsTableActions) }
+
+var webhookEventsTableActions = []string{
 	"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem",
 	"dynamodb:ConditionCheckItem",
 }
 
-// ApiWebhookActions are what the API function gets on the events table
+// ApiWebhookActions returns what the API function gets on the events table
 // (its ARN only) when webhooks are on, beyond its grants for events:
 // deleting a subscription (DELETE /v1/subscriptions/{subscription_id}).
 // Creating, listing and rotating subscriptions, listing attempts and
 // moving an event to retrying use the actions it already has (PutItem,
-// Query, GetItem, UpdateItem).
-var ApiWebhookActions = []string{"dynamodb:DeleteItem"}
+// Query, GetItem, UpdateItem). It returns a new slice each call.
+func ApiWebhookActions() []string { return slices.Clone(apiWebhookActions) }
+
+var apiWebhookActions = []string{"dynamodb:DeleteItem"}
 
 // durationOf converts d; ok is false for a token.
 func durationOf(d awscdk.Duration) (time.Duration, bool) {
@@ -736,7 +740,7 @@ func NewWebhookDelivery(scope constructs.Construct, id *string, props *WebhookDe
 		&fo, DefaultWebhookFunctionTimeoutSeconds, env)
 
 	setEventsProfile(w.fn, props.EventsTable)
-	tablegrant.Grant(props.EventsTable, w.fn, tablegrant.On{Table: true, Write: true}, WebhookEventsTableActions...)
+	tablegrant.Grant(props.EventsTable, w.fn, tablegrant.On{Table: true, Write: true}, webhookEventsTableActions...)
 	grantSendMessage(w.retry, w.fn)
 	w.GrantOpenSecrets(w.fn)
 	for _, src := range []struct {

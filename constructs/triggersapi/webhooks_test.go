@@ -259,12 +259,12 @@ func TestWebhookDeliveryDefaults(t *testing.T) {
 	consume := []string{"sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueUrl", "sqs:DeleteMessage", "sqs:GetQueueAttributes"}
 	assert.Equal(t, sorted(
 		allow([]string{"logs:CreateLogStream", "logs:PutLogEvents"}, lgID),
-		allow(triggersapi.WebhookEventsTableActions, tableID),
+		allow(triggersapi.WebhookEventsTableActions(), tableID),
 		allow([]string{"sqs:SendMessage"}, retryID),
 		allow(consume, deliveryID, retryID),
 		allow([]string{"kms:Decrypt"}, keyID),
 	), grants(tp, roleID))
-	assert.Equal(t, []string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"}, triggersapi.WebhookEventsTableActions)
+	assert.Equal(t, []string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"}, triggersapi.WebhookEventsTableActions())
 }
 
 func TestWebhookDeliveryCustomerManagedKey(t *testing.T) {
@@ -493,7 +493,7 @@ func TestTriggersApiWebhooks(t *testing.T) {
 		{roleID, "kms:Encrypt", keyID},
 		{mustOnly(t, tp, "AWS::IAM::Role", "ApiWebhooksFunctionServiceRole"), "kms:Decrypt", keyID},
 	}, kmsGrants(t, tp, keyID), "the API function seals, the webhook function opens, nobody else")
-	assert.Equal(t, []string{"dynamodb:DeleteItem"}, triggersapi.ApiWebhookActions)
+	assert.Equal(t, []string{"dynamodb:DeleteItem"}, triggersapi.ApiWebhookActions())
 }
 
 // A lean events table (eventstore.EventsTableProps.Profile) is named to

@@ -12,7 +12,7 @@ import (
 )
 
 // TestRequestLogLineHasTheContractFields ties the per-request log line to
-// contract.RequestLogFields, the fields the saved Logs Insights queries of
+// contract.RequestLogFields(), the fields the saved Logs Insights queries of
 // constructs/monitoring read.
 func TestRequestLogLineHasTheContractFields(t *testing.T) {
 	e := newEnv(t)
@@ -23,12 +23,12 @@ func TestRequestLogLineHasTheContractFields(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(lines[0]), &m))
 	require.Equal(t, contract.LogMsgRequest, m[contract.LogFieldMsg])
 	require.Contains(t, m, contract.LogFieldLevel)
-	for _, f := range contract.RequestLogFields {
+	for _, f := range contract.RequestLogFields() {
 		require.Contains(t, m, f, "log line %s", lines[0])
 	}
 	for k := range m {
 		if k != "time" && k != contract.LogFieldMsg && k != contract.LogFieldLevel {
-			require.True(t, slices.Contains(contract.RequestLogFields, k), "log field %q is not in contract.RequestLogFields", k)
+			require.True(t, slices.Contains(contract.RequestLogFields(), k), "log field %q is not in contract.RequestLogFields()", k)
 		}
 	}
 }

@@ -7,11 +7,11 @@ import (
 	"github.com/triggers-dev/triggers/contract"
 )
 
-// TestMatchServesEveryContractRoute ties the route table to contract.Routes,
+// TestMatchServesEveryContractRoute ties the route table to contract.Routes(),
 // which TriggersApi turns into API Gateway methods: every contract route
 // has a handler here, and the handler knows no other path.
 func TestMatchServesEveryContractRoute(t *testing.T) {
-	for _, r := range contract.Routes {
+	for _, r := range contract.Routes() {
 		path := concrete(r.Path)
 		f, allow, id := match(r.Method, path)
 		if f == nil {
@@ -23,17 +23,17 @@ func TestMatchServesEveryContractRoute(t *testing.T) {
 	}
 	for _, path := range []string{"/", "/v1", "/v1/", "/v2/events", "/v1/events/a/b", "/v1/inboxes"} {
 		if f, allow, _ := match(contract.MethodGet, path); f != nil || allow != "" {
-			t.Errorf("match(GET, %q) found a route (allow %q), want none: the path is not in contract.Routes", path, allow)
+			t.Errorf("match(GET, %q) found a route (allow %q), want none: the path is not in contract.Routes()", path, allow)
 		}
 	}
 }
 
 // TestMatchAllowsExactlyTheContractMethods checks the 405's Allow header
-// against contract.Routes: a wrong method on a contract path names exactly
+// against contract.Routes(): a wrong method on a contract path names exactly
 // the methods the contract gives that path.
 func TestMatchAllowsExactlyTheContractMethods(t *testing.T) {
 	methods := map[string][]string{}
-	for _, r := range contract.Routes {
+	for _, r := range contract.Routes() {
 		methods[r.Path] = append(methods[r.Path], r.Method)
 	}
 	for path, want := range methods {

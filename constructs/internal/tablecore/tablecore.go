@@ -5,10 +5,17 @@
 // exported, and an exported field of a type from an internal package keeps
 // them out of the public API. Package dynamotable builds tables into a Core
 // (Build, Import, set by its init).
+//
+// The exported methods of Core and Accessors are promoted to the public
+// construct types, so every one of them is public API: only ITable's
+// methods and read-only accessors are methods. What sets their state
+// (InitAccessors, SetResource) is a function of this package, which no
+// code outside the module can call.
 package tablecore
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
@@ -38,9 +45,31 @@ type Accessors struct {
 	key    awskms.IKey
 }
 
-// Init sets what the methods read.
-func (b *Accessors) Init(l2 awsdynamodb.ITable, sc schema.Table, key awskms.IKey) {
-	b.l2, b.schema, b.key = l2, sc, key
+// InitAccessors sets what b's methods read. It keeps its own copy of sc,
+// so later changes to the caller's schema do not reach the table.
+func InitAccessors(b *Accessors, l2 awsdynamodb.ITable, sc schema.Table, key awskms.IKey) {
+	b.l2, b.schema, b.key = l2, cloneSchema(sc), key
+}
+
+// cloneSchema returns a deep copy of t: nothing of the result shares
+// memory with t.
+func cloneSchema(t schema.Table) schema.Table {
+	t.SortKey = cloneAttr(t.SortKey)
+	t.GlobalIndexes = slices.Clone(t.GlobalIndexes)
+	for i := range t.GlobalIndexes {
+		ix := &t.GlobalIndexes[i]
+		ix.SortKey = cloneAttr(ix.SortKey)
+		ix.Projection.NonKeyAttributes = slices.Clone(ix.Projection.NonKeyAttributes)
+	}
+	return t
+}
+
+func cloneAttr(a *schema.Attribute) *schema.Attribute {
+	if a == nil {
+		return nil
+	}
+	c := *a
+	return &c
 }
 
 // Core is a table built here: Accessors plus the L2 table and the billing
@@ -51,8 +80,8 @@ type Core struct {
 	billing  string
 }
 
-// SetResource records the built table.
-func (c *Core) SetResource(res awsdynamodb.Table, billing string) {
+// SetResource records the built table in c.
+func SetResource(c *Core, res awsdynamodb.Table, billing string) {
 	c.resource, c.billing = res, billing
 }
 
@@ -73,8 +102,9 @@ func (b *Accessors) IndexNames() []string { return b.indexNames() }
 // Resource returns the aws-cdk-go L2 table.
 func (b *Accessors) Resource() awsdynamodb.ITable { return b.l2 }
 
-// Schema returns the table's description.
-func (b *Accessors) Schema() schema.Table       { return b.schema }
+// Schema returns a copy of the table's description: changing it does not
+// change the table.
+func (b *Accessors) Schema() schema.Table       { return cloneSchema(b.schema) }
 func (b *Accessors) TableName() *string         { return b.l2.TableName() }
 func (b *Accessors) TableArn() *string          { return b.l2.TableArn() }
 func (b *Accessors) TableStreamArn() *string    { return b.l2.TableStreamArn() }

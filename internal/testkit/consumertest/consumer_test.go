@@ -164,9 +164,9 @@ func (tm template) one(t *testing.T, typ, prefix string) string {
 // functions are the example's functions: TriggersApi's three and its own
 // audit function, by logical id prefix.
 var functions = map[string]string{
-	"TriggersApiFunction":        triggersapi.PrebuiltDirs[triggersapi.ApiPackage],
-	"TriggersAuthorizerFunction": triggersapi.PrebuiltDirs[triggersapi.AuthorizerPackage],
-	"TriggersConsumerFunction":   triggersapi.PrebuiltDirs[triggersapi.StreamConsumerPackage],
+	"TriggersApiFunction":        triggersapi.PrebuiltDirs()[triggersapi.ApiPackage],
+	"TriggersAuthorizerFunction": triggersapi.PrebuiltDirs()[triggersapi.AuthorizerPackage],
+	"TriggersConsumerFunction":   triggersapi.PrebuiltDirs()[triggersapi.StreamConsumerPackage],
 	"AuditFunction":              "audit",
 }
 
@@ -272,7 +272,7 @@ func TestExamplePlatform(t *testing.T) {
 	// (each route, plus ANY on each resource).
 	assert.Len(t, tmpl.ids("AWS::ApiGateway::RestApi"), 1)
 	assert.Len(t, tmpl.ids("AWS::ApiGateway::Authorizer"), 1)
-	assert.Len(t, tmpl.ids("AWS::ApiGateway::Method"), len(contract.Routes)+len(contract.Paths()))
+	assert.Len(t, tmpl.ids("AWS::ApiGateway::Method"), len(contract.Routes())+len(contract.Paths()))
 
 	t.Run("prebuilt", func(t *testing.T) {
 		// The same app with the binaries just built as CI artifacts:
