@@ -1268,6 +1268,21 @@ func (r *crashRun) check() {
 			r.fatalf("%s: retry_count %d, want %d (%d retries made)", es.name, e.RetryCount, es.retryCount, retries)
 		}
 	}
+	// Nothing is left parked unmade: an item may outlive its attempt (the
+	// attempt was made directly after a fault, before any wake unparked
+	// it), never name an attempt that is not finished.
+	for _, s := range r.sc.subs {
+		parked, err := r.st.ListParked(ctx, r.tenant, r.subs[s.name].ID, 100)
+		require.NoError(t, err)
+		for _, p := range parked {
+			as, err := r.st.ListAttempts(ctx, r.tenant, p.EventID)
+			require.NoError(t, err)
+			a, ok := findAttempt(as, r.subs[s.name].ID, p.Number)
+			if !ok || !a.Final() {
+				r.fatalf("attempt %d to %s is left parked and not made (%+v)", p.Number, s.name, a)
+			}
+		}
+	}
 	// Subscriptions end as their behaviour calls for, and their health
 	// agrees with their latest attempts.
 	all, err := r.st.ListSubscriptions(ctx, r.tenant)
@@ -1436,4 +1451,14 @@ func TestCrashPoints(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// findAttempt returns attempt n to subID among as.
+func findAttempt(as []event.Attempt, subID string, n int) (event.Attempt, bool) {
+	for _, a := range as {
+		if a.SubscriptionID == subID && a.Number == n {
+			return a, true
+		}
+	}
+	return event.Attempt{}, false
 }

@@ -47,9 +47,12 @@
 // deadline, and each endpoint has a circuit breaker shared by every
 // instance through its subscription item. Failures in a row, or a request
 // unanswered after Config.SlowAfter, open it; while it is open the
-// endpoint's attempts are scheduled (recorded, not made, their task
-// queued for when it closes) instead of waiting on it; then one probe at
-// a time is made. An optional per-endpoint rate cap defers the same way.
+// endpoint's attempts are parked behind it (an item each in the
+// subscription's parked partition, not a queue message each) instead of
+// waiting on it, and one wake task per circuit makes them when it lets
+// requests through: one probe at a time, then the rest. An optional
+// per-endpoint rate cap defers attempts by a task each, for under a
+// second.
 // The function's reserved concurrency and its event sources' maximum
 // concurrency (the construct's) bound the account's share.
 package dispatch
