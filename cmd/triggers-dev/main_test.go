@@ -169,16 +169,16 @@ func (d *dev) interrupt(t *testing.T) {
 	assert.False(t, alive(d.kmsPid), "local-kms (pid %d) left running", d.kmsPid)
 }
 
-// readmeBlock returns the shell block that follows the README line
-// starting with marker.
-func readmeBlock(t *testing.T, marker string) string {
+// docBlock returns the shell block of docs/local-development.md that
+// follows its line starting with marker.
+func docBlock(t *testing.T, marker string) string {
 	t.Helper()
 	root, err := ddblocal.ModuleRoot()
 	require.NoError(t, err)
-	raw, err := os.ReadFile(filepath.Join(root, "README.md"))
+	raw, err := os.ReadFile(filepath.Join(root, "docs", "local-development.md"))
 	require.NoError(t, err)
 	_, after, ok := strings.Cut(string(raw), "\n"+marker)
-	require.True(t, ok, "README.md has no line starting with %q", marker)
+	require.True(t, ok, "docs/local-development.md has no line starting with %q", marker)
 	_, after, ok = strings.Cut(after, "```sh\n")
 	require.True(t, ok, "no ```sh block after %q", marker)
 	block, _, ok := strings.Cut(after, "```")
@@ -223,7 +223,7 @@ func ids(events any) []string {
 	return out
 }
 
-// The README's walkthrough and AWS CLI commands, run as written against a
+// The local-development walkthrough and AWS CLI commands, run as written against a
 // make dev-style process: post, inbox, delivery, ack, then the seed's
 // verification commands; Ctrl-C then stops everything.
 func TestReadmeWalkthrough(t *testing.T) {
@@ -234,7 +234,7 @@ func TestReadmeWalkthrough(t *testing.T) {
 	assert.Regexp(t, `^http://127\.0\.0\.1:\d+/live$`, d.url, "the stage URL, as the deployed ApiUrl")
 	assert.Regexp(t, `^http://127\.0\.0\.1:\d+/_dev/deliveries$`, d.deliveries)
 
-	out := runBash(t, readmeBlock(t, "<!-- walkthrough"), "TRIGGERS_URL="+d.url, "TRIGGERS_KEY="+d.key, "TRIGGERS_DELIVERIES="+d.deliveries)
+	out := runBash(t, docBlock(t, "<!-- walkthrough"), "TRIGGERS_URL="+d.url, "TRIGGERS_KEY="+d.key, "TRIGGERS_DELIVERIES="+d.deliveries)
 	docs := decodeAll(t, out)
 	require.Len(t, docs, 6, "one JSON document per step:\n%s", out)
 	ev := docs[0]
@@ -271,7 +271,7 @@ func TestReadmeWalkthrough(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(logs, `"msg":"authorized"`), "authorizer calls:\n%s", logs)
 	assert.Equal(t, 4, strings.Count(logs, `"authorizer_cache_hit":true`), "cache hits:\n%s", logs)
 
-	out = runBash(t, readmeBlock(t, "<!-- aws-cli"), "DDB="+d.ddb)
+	out = runBash(t, docBlock(t, "<!-- aws-cli"), "DDB="+d.ddb)
 	docs = decodeAll(t, out)
 	require.Len(t, docs, 5, "list-tables, describe-table, describe-time-to-live, two queries:\n%s", out)
 	assert.ElementsMatch(t, []any{"triggers-apikeys", "triggers-events"}, docs[0]["TableNames"])
@@ -466,7 +466,7 @@ func TestExistingEngine(t *testing.T) {
 	assert.Positive(t, out.Count, "the events stay in the external engine")
 }
 
-// The README's webhook walkthrough, run as written: a subscription to the
+// The local-development webhook walkthrough, run as written: a subscription to the
 // local receiver's flaky endpoint, an event, a failed first attempt and
 // its retry 1 s later, both signed and verified, the attempts listed and
 // the event delivered with retry_count 1. It runs on a lean events table
@@ -485,7 +485,7 @@ func TestWebhookWalkthrough(t *testing.T) {
 	assert.Regexp(t, `<- triggers-TriggersDeliveryQueue\w+ \(at most 20 at once, visibility 30m0s, 5 receives -> triggers-TriggersDeliveryDLQ\w+\)`, d.stdout.String())
 	assert.Regexp(t, `<- triggers-TriggersWebhooksRetryQueue\w+ \(at most 10 at once, visibility 30m0s, 5 receives -> triggers-TriggersWebhooksRetryDLQ\w+\)`, d.stdout.String())
 
-	out := runBash(t, readmeBlock(t, "<!-- webhooks"), "TRIGGERS_URL="+d.url, "TRIGGERS_KEY="+d.key,
+	out := runBash(t, docBlock(t, "<!-- webhooks"), "TRIGGERS_URL="+d.url, "TRIGGERS_KEY="+d.key,
 		"TRIGGERS_RECEIVER="+d.receiver, "TRIGGERS_WEBHOOKS="+d.webhooks)
 	docs := decodeAll(t, out)
 	require.Len(t, docs, 4, "one JSON document per output:\n%s", out)

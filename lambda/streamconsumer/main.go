@@ -1,5 +1,5 @@
 // Command streamconsumer is the Lambda function consuming the events
-// table's DynamoDB stream (view NEW_IMAGE): it forwards every newly
+// table's DynamoDB stream (NEW_AND_OLD_IMAGES; it reads the new image): it forwards every newly
 // inserted event to the SQS delivery queue and reports partial batch
 // failures. Configuration: see lambda/fnconfig and docs/delivery.md.
 package main
