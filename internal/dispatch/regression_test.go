@@ -518,3 +518,104 @@ func TestAttemptSeesACircuitOpenedDuringItsRound(t *testing.T) {
 	assert.Equal(t, event.OutcomeScheduled, got.Outcome)
 	assert.Contains(t, m.deferred, "tenant-a/"+second.ID+"/"+contract.DeferredCircuitOpen)
 }
+
+// openCircuit makes sub's circuit open for a minute after two failures,
+// and returns the two failed events' retry tasks.
+func openCircuit(t *testing.T, w *world, sub event.Subscription) []queued {
+	t.Helper()
+	for range 2 {
+		e := w.event("tenant-a", "t")
+		require.NoError(t, w.d.HandleEvent(context.Background(), "tenant-a", e.ID))
+	}
+	got, err := w.st.GetSubscription(context.Background(), "tenant-a", sub.ID)
+	require.NoError(t, err)
+	require.True(t, got.CircuitOpenUntil.After(w.clock()), "the circuit is open")
+	return w.q.take()
+}
+
+// A wake makes at most Parallel parked attempts and, with more parked,
+// queues the next wake at once; the next one makes the rest. Every
+// parked attempt is made once.
+func TestWakeMakesParkedAttemptsAPageAtATime(t *testing.T) {
+	ctx := context.Background()
+	rcv := newReceiver(t, 500, 500, 200, 200, 200, 200, 200, 200)
+	w := newWorld(t, rcv, func(c *dispatch.Config) {
+		c.BreakerThreshold, c.BreakerCooldown, c.Parallel = 2, time.Minute, 2
+	})
+	w.now = w.now.Truncate(time.Millisecond)
+	sub, _ := w.subscribe("tenant-a")
+	retries := openCircuit(t, w, sub)
+	require.Len(t, retries, 2)
+	var parked []event.Event
+	for range 5 {
+		e := w.event("tenant-a", "t")
+		parked = append(parked, e)
+		require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+	}
+	wakes := w.q.take()
+	require.Len(t, wakes, 1, "one wake for the five parked attempts")
+	require.NotEmpty(t, wakes[0].task.Wake)
+
+	w.advance(time.Minute + 15*time.Second)
+	require.NoError(t, w.d.HandleTask(ctx, wakes[0].task))
+	assert.Len(t, rcv.requests(), 4, "the probe and one more: a page of Parallel")
+	next := w.q.take()
+	require.Len(t, next, 1, "more are parked: the next wake, due now")
+	assert.Equal(t, w.clock(), next[0].task.DueAt)
+	assert.Equal(t, time.Duration(0), next[0].delay)
+	left, err := w.st.ListParked(ctx, "tenant-a", sub.ID, 10)
+	require.NoError(t, err)
+	assert.Len(t, left, 3)
+
+	require.NoError(t, w.d.HandleTask(ctx, next[0].task))
+	next = w.q.take()
+	require.Len(t, next, 1)
+	require.NoError(t, w.d.HandleTask(ctx, next[0].task))
+	assert.Empty(t, w.q.take(), "the last page was not full: no further wake")
+	assert.Len(t, rcv.requests(), 7)
+	for _, e := range parked {
+		a := w.attempts("tenant-a", e.ID)
+		require.Len(t, a, 1)
+		assert.Equal(t, event.OutcomeDelivered, a[0].Outcome)
+		assert.Equal(t, 1, a[0].Sends)
+		assert.Equal(t, event.Delivered, w.status("tenant-a", e.ID).Status)
+	}
+	left, err = w.st.ListParked(ctx, "tenant-a", sub.ID, 10)
+	require.NoError(t, err)
+	assert.Empty(t, left)
+}
+
+// A subscription deleted while attempts are parked behind its circuit:
+// its wake closes them (failed, not made) and their events settle failed,
+// never delivered; nothing is left parked.
+func TestWakeClosesParkedAttemptsOfADeletedSubscription(t *testing.T) {
+	ctx := context.Background()
+	rcv := newReceiver(t, 500, 500)
+	w := newWorld(t, rcv, func(c *dispatch.Config) {
+		c.BreakerThreshold, c.BreakerCooldown = 2, time.Minute
+	})
+	w.now = w.now.Truncate(time.Millisecond)
+	sub, _ := w.subscribe("tenant-a")
+	retries := openCircuit(t, w, sub)
+	e := w.event("tenant-a", "t")
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+	wakes := w.q.take()
+	require.Len(t, wakes, 1)
+	w.advance(5 * time.Second)
+	require.NoError(t, w.d.HandleTask(ctx, retries[0].task), "the first failed event's retry parks")
+	assert.Empty(t, w.q.take())
+
+	require.NoError(t, w.st.DeleteSubscription(ctx, "tenant-a", sub.ID))
+	w.advance(time.Minute + 10*time.Second)
+	require.NoError(t, w.d.HandleTask(ctx, wakes[0].task))
+	assert.Len(t, rcv.requests(), 2, "nothing sent to a deleted subscription")
+	a := w.attempts("tenant-a", e.ID)
+	require.Len(t, a, 1)
+	assert.Equal(t, event.OutcomeFailed, a[0].Outcome)
+	assert.Contains(t, a[0].Error, "deleted or disabled")
+	assert.Equal(t, event.Failed, w.status("tenant-a", e.ID).Status)
+	left, err := w.st.ListParked(ctx, "tenant-a", sub.ID, 10)
+	require.NoError(t, err)
+	assert.Empty(t, left)
+	assert.Empty(t, w.q.take())
+}
