@@ -396,6 +396,12 @@ func (d *Dispatcher) settleAfter(ctx context.Context, tenant, eventID string, er
 	return err
 }
 
+// isJoined reports whether err joins several errors.
+func isJoined(err error) bool {
+	_, ok := err.(interface{ Unwrap() []error })
+	return ok
+}
+
 // onlyInProgress reports whether every error err joins is errInProgress.
 func onlyInProgress(err error) bool {
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
@@ -595,7 +601,8 @@ func (d *Dispatcher) sendWake(ctx context.Context, tenant, subID, prev string, d
 // half-open it is the probe), the rest at once if the circuit let it
 // through. Each is unparked once made, under the token it was read with,
 // so an attempt parked again meanwhile stays parked. A full page queues
-// the next wake at once. A subscription gone or disabled: its parked
+// the next wake at once; attempts left parked (another instance is making
+// one, or the invocation's time ran short) one after an attempt's time. A subscription gone or disabled: its parked
 // attempts are closed, as its retries' are.
 func (d *Dispatcher) wake(ctx context.Context, t Task) error {
 	sub, subErr := d.cfg.Store.GetSubscription(ctx, t.Tenant, t.SubscriptionID)
@@ -622,9 +629,14 @@ func (d *Dispatcher) wake(ctx context.Context, t Task) error {
 	if len(page) == 0 {
 		return nil
 	}
-	made, err := d.unpark(ctx, t, sub, subErr, page[0])
-	if err != nil || !made {
-		return err // parked again: the circuit is open again and its parker queued a wake
+	first, err := d.unpark(ctx, t, sub, subErr, page[0])
+	switch {
+	case err != nil:
+		return err
+	case first == parkedAgain:
+		return nil // the circuit is open again, and its parker queued a wake
+	case first == leftParked:
+		return d.sendWake(ctx, t.Tenant, t.SubscriptionID, "", d.cfg.Now().Add(d.leftWait()), d.cfg.Now())
 	}
 	if len(page) > 1 && subErr == nil && !sub.Disabled {
 		// The first attempt may have closed or opened the circuit: the
@@ -641,36 +653,68 @@ func (d *Dispatcher) wake(ctx context.Context, t Task) error {
 		}
 	}
 	errs := make([]error, len(page))
-	again := make([]bool, len(page))
+	outcomes := make([]unparked, len(page))
 	sem := make(chan struct{}, d.cfg.Parallel)
 	var wg sync.WaitGroup
 	for i, p := range page[1:] {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			made, err := d.unpark(ctx, t, sub, subErr, p)
-			errs[i], again[i] = err, !made
+			outcomes[i], errs[i] = d.unpark(ctx, t, sub, subErr, p)
 		})
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	if more && !slices.Contains(again, true) {
-		return d.sendWake(ctx, t.Tenant, t.SubscriptionID, "", d.cfg.Now(), d.cfg.Now())
+	switch now := d.cfg.Now(); {
+	case slices.Contains(outcomes[:len(page)-1], parkedAgain):
+		return nil // as above
+	case slices.Contains(outcomes[:len(page)-1], leftParked):
+		return d.sendWake(ctx, t.Tenant, t.SubscriptionID, "", now.Add(d.leftWait()), now)
+	case more:
+		return d.sendWake(ctx, t.Tenant, t.SubscriptionID, "", now, now)
 	}
 	return nil
 }
 
+// unparked is what became of a parked attempt a wake took up.
+type unparked int
+
+const (
+	// unparkedMade: made (or closed, its subscription gone) and removed.
+	unparkedMade unparked = iota
+	// parkedAgain: parked again meanwhile (the circuit opened again);
+	// its parker queued a wake.
+	parkedAgain
+	// leftParked: not made now (another instance is making it, or too
+	// little of the invocation is left); a later wake makes it.
+	leftParked
+)
+
+// leftWait is how long a wake waits before taking up attempts it left
+// parked: as long as another instance's attempt may take.
+func (d *Dispatcher) leftWait() time.Duration { return d.cfg.Client.Timeout + storeMargin }
+
 // unpark makes parked attempt p (as retry would, sub read with error
-// subErr) and then removes it, unless it was parked again meanwhile:
-// made reports whether it was removed.
-func (d *Dispatcher) unpark(ctx context.Context, t Task, sub event.Subscription, subErr error, p event.Parked) (made bool, err error) {
+// subErr) and then removes it, under the token it was read with.
+func (d *Dispatcher) unpark(ctx context.Context, t Task, sub event.Subscription, subErr error, p event.Parked) (unparked, error) {
 	task := Task{Tenant: t.Tenant, EventID: p.EventID, SubscriptionID: t.SubscriptionID, Attempt: p.Number, DueAt: d.cfg.Now()}
-	if err := d.retryNow(ctx, task, sub, subErr, true); err != nil {
-		return false, err
+	err := d.retryNow(ctx, task, sub, subErr, true)
+	switch {
+	case err != nil && (onlyInProgress(err) || errors.Is(err, errNoTime) && !isJoined(err)):
+		return leftParked, nil
+	case err != nil:
+		return leftParked, err
 	}
-	return d.cfg.Store.UnparkAttempt(ctx, t.Tenant, t.SubscriptionID, p)
+	removed, err := d.cfg.Store.UnparkAttempt(ctx, t.Tenant, t.SubscriptionID, p)
+	switch {
+	case err != nil:
+		return leftParked, err
+	case !removed:
+		return parkedAgain, nil
+	}
+	return unparkedMade, nil
 }
 
 // redeliver runs redelivery round t.Round: it starts the round unless the

@@ -619,3 +619,62 @@ func TestWakeClosesParkedAttemptsOfADeletedSubscription(t *testing.T) {
 	assert.Empty(t, left)
 	assert.Empty(t, w.q.take())
 }
+
+// A parked attempt another instance is making when the wake comes (its
+// claim live) is left parked, not waited on: the wake queues its next one
+// for when that attempt is over (the request timeout plus the store
+// margin), which unparks it once finished and makes the rest.
+func TestWakeLeavesAnAttemptInProgressParked(t *testing.T) {
+	ctx := context.Background()
+	rcv := newReceiver(t, 500, 500, 200)
+	w := newWorld(t, rcv, func(c *dispatch.Config) {
+		c.BreakerThreshold, c.BreakerCooldown = 2, time.Minute
+	})
+	w.now = w.now.Truncate(time.Millisecond)
+	sub, _ := w.subscribe("tenant-a")
+	openCircuit(t, w, sub)
+	e3, e4 := w.event("tenant-a", "t"), w.event("tenant-a", "t")
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e3.ID))
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e4.ID))
+	wakes := w.q.take()
+	require.Len(t, wakes, 1)
+
+	// e3 names the attempt parked first (the wake takes them in the
+	// order of their event ids), e4 the other.
+	order, err := w.st.ListParked(ctx, "tenant-a", sub.ID, 10)
+	require.NoError(t, err)
+	require.Len(t, order, 2)
+	if order[0].EventID != e3.ID {
+		e3, e4 = e4, e3
+	}
+	w.advance(time.Minute + 15*time.Second)
+	_, claimed, err := w.st.ClaimAttempt(ctx, "tenant-a", e3.ID, event.AttemptClaim{
+		SubscriptionID: sub.ID, Number: 1, Owner: "another-instance", At: w.clock(), LeaseUntil: w.clock().Add(time.Minute),
+	}, e3.TTL)
+	require.NoError(t, err)
+	require.True(t, claimed)
+	require.NoError(t, w.d.HandleTask(ctx, wakes[0].task), "not an error: nothing to retry the wake for")
+	assert.Len(t, rcv.requests(), 2, "nothing sent")
+	next := w.q.take()
+	require.Len(t, next, 1)
+	wait := webhook.DefaultTimeout + contract.WebhookStoreMargin
+	assert.Equal(t, w.clock().Add(wait), next[0].task.DueAt, "after the other attempt's time")
+	assert.Equal(t, wait, next[0].delay)
+	left, err := w.st.ListParked(ctx, "tenant-a", sub.ID, 10)
+	require.NoError(t, err)
+	assert.Len(t, left, 2)
+
+	// The other instance delivers; the next wake unparks it and makes e4.
+	require.NoError(t, w.st.FinishAttempt(ctx, "tenant-a", e3.ID, event.Attempt{
+		SubscriptionID: sub.ID, Number: 1, Timestamp: event.FormatTime(w.clock()), Outcome: event.OutcomeDelivered, StatusCode: 200,
+	}, "another-instance"))
+	w.advance(wait)
+	require.NoError(t, w.d.HandleTask(ctx, next[0].task))
+	assert.Len(t, rcv.requests(), 3, "e4's attempt, as the probe")
+	assert.Equal(t, event.Delivered, w.status("tenant-a", e3.ID).Status)
+	assert.Equal(t, event.Delivered, w.status("tenant-a", e4.ID).Status)
+	left, err = w.st.ListParked(ctx, "tenant-a", sub.ID, 10)
+	require.NoError(t, err)
+	assert.Empty(t, left)
+	assert.Empty(t, w.q.take())
+}
