@@ -454,10 +454,10 @@ func (d *Dispatcher) HandleTask(ctx context.Context, t Task) error {
 	if wait := t.DueAt.Sub(d.cfg.Now()); wait > 0 {
 		return d.cfg.Queue.Send(ctx, t, min(wait, MaxQueueDelay))
 	}
-	switch {
-	case t.Wake != "":
+	if t.Wake != "" {
 		return d.wake(ctx, t)
-	case t.SubscriptionID == "":
+	}
+	if t.SubscriptionID == "" {
 		return d.redeliver(ctx, t)
 	}
 	return d.retry(ctx, t)
@@ -575,12 +575,8 @@ func (d *Dispatcher) sendWake(ctx context.Context, tenant, subID, prev string, d
 	}
 	claimed, err := d.cfg.Store.ClaimWake(ctx, tenant, subID, owner, prev, due.Add(wakeGrace), now)
 	gone := errors.Is(err, event.ErrSubscriptionNotFound)
-	switch {
-	case gone:
-	case err != nil:
+	if !gone && (err != nil || !claimed) {
 		return err
-	case !claimed:
-		return nil
 	}
 	t := Task{Tenant: tenant, SubscriptionID: subID, Wake: owner, DueAt: due}
 	if err := d.cfg.Queue.Send(ctx, t, min(max(due.Sub(now), 0), MaxQueueDelay)); err != nil {
@@ -630,12 +626,10 @@ func (d *Dispatcher) wake(ctx context.Context, t Task) error {
 		return nil
 	}
 	first, err := d.unpark(ctx, t, sub, subErr, page[0])
-	switch {
-	case err != nil:
-		return err
-	case first == parkedAgain:
-		return nil // the circuit is open again, and its parker queued a wake
-	case first == leftParked:
+	if err != nil || first == parkedAgain {
+		return err // parked again: the circuit is open again, and its parker queued a wake
+	}
+	if first == leftParked {
 		return d.sendWake(ctx, t.Tenant, t.SubscriptionID, "", d.cfg.Now().Add(d.leftWait()), d.cfg.Now())
 	}
 	if len(page) > 1 && subErr == nil && !sub.Disabled {
@@ -667,12 +661,14 @@ func (d *Dispatcher) wake(ctx context.Context, t Task) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	switch now := d.cfg.Now(); {
-	case slices.Contains(outcomes[:len(page)-1], parkedAgain):
+	rest, now := outcomes[:len(page)-1], d.cfg.Now()
+	if slices.Contains(rest, parkedAgain) {
 		return nil // as above
-	case slices.Contains(outcomes[:len(page)-1], leftParked):
+	}
+	if slices.Contains(rest, leftParked) {
 		return d.sendWake(ctx, t.Tenant, t.SubscriptionID, "", now.Add(d.leftWait()), now)
-	case more:
+	}
+	if more {
 		return d.sendWake(ctx, t.Tenant, t.SubscriptionID, "", now, now)
 	}
 	return nil
@@ -700,18 +696,17 @@ func (d *Dispatcher) leftWait() time.Duration { return d.cfg.Client.Timeout + st
 // subErr) and then removes it, under the token it was read with.
 func (d *Dispatcher) unpark(ctx context.Context, t Task, sub event.Subscription, subErr error, p event.Parked) (unparked, error) {
 	task := Task{Tenant: t.Tenant, EventID: p.EventID, SubscriptionID: t.SubscriptionID, Attempt: p.Number, DueAt: d.cfg.Now()}
-	err := d.retryNow(ctx, task, sub, subErr, true)
-	switch {
-	case err != nil && (onlyInProgress(err) || errors.Is(err, errNoTime) && !isJoined(err)):
-		return leftParked, nil
-	case err != nil:
+	if err := d.retryNow(ctx, task, sub, subErr, true); err != nil {
+		if onlyInProgress(err) || errors.Is(err, errNoTime) && !isJoined(err) {
+			return leftParked, nil
+		}
 		return leftParked, err
 	}
 	removed, err := d.cfg.Store.UnparkAttempt(ctx, t.Tenant, t.SubscriptionID, p)
-	switch {
-	case err != nil:
+	if err != nil {
 		return leftParked, err
-	case !removed:
+	}
+	if !removed {
 		return parkedAgain, nil
 	}
 	return unparkedMade, nil

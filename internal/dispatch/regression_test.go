@@ -534,29 +534,34 @@ func openCircuit(t *testing.T, w *world, sub event.Subscription) []queued {
 }
 
 // A wake makes at most Parallel parked attempts and, with more parked,
-// queues the next wake at once; the next one makes the rest. Every
-// parked attempt is made once.
+// queues the next wake at once; the next one makes the rest (exactly a
+// page: no further wake). Every parked attempt is made once; every
+// retry put off parks and counts as deferred once.
 func TestWakeMakesParkedAttemptsAPageAtATime(t *testing.T) {
 	ctx := context.Background()
 	rcv := newReceiver(t, 500, 500, 200, 200, 200, 200, 200, 200)
+	m := &metrics{}
 	w := newWorld(t, rcv, func(c *dispatch.Config) {
-		c.BreakerThreshold, c.BreakerCooldown, c.Parallel = 2, time.Minute, 2
+		c.BreakerThreshold, c.BreakerCooldown, c.Parallel, c.Metrics = 2, time.Minute, 2, m
 	})
 	w.now = w.now.Truncate(time.Millisecond)
 	sub, _ := w.subscribe("tenant-a")
 	retries := openCircuit(t, w, sub)
 	require.Len(t, retries, 2)
 	var parked []event.Event
-	for range 5 {
+	for range 3 {
 		e := w.event("tenant-a", "t")
 		parked = append(parked, e)
 		require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
 	}
+	w.advance(5 * time.Second)
+	require.NoError(t, w.d.HandleTask(ctx, retries[0].task), "a retry parks too")
 	wakes := w.q.take()
-	require.Len(t, wakes, 1, "one wake for the five parked attempts")
+	require.Len(t, wakes, 1, "one wake for the four parked attempts")
 	require.NotEmpty(t, wakes[0].task.Wake)
+	assert.Len(t, m.deferred, 4, "each put off once")
 
-	w.advance(time.Minute + 15*time.Second)
+	w.advance(time.Minute + 10*time.Second)
 	require.NoError(t, w.d.HandleTask(ctx, wakes[0].task))
 	assert.Len(t, rcv.requests(), 4, "the probe and one more: a page of Parallel")
 	next := w.q.take()
@@ -565,14 +570,11 @@ func TestWakeMakesParkedAttemptsAPageAtATime(t *testing.T) {
 	assert.Equal(t, time.Duration(0), next[0].delay)
 	left, err := w.st.ListParked(ctx, "tenant-a", sub.ID, 10)
 	require.NoError(t, err)
-	assert.Len(t, left, 3)
+	assert.Len(t, left, 2)
 
 	require.NoError(t, w.d.HandleTask(ctx, next[0].task))
-	next = w.q.take()
-	require.Len(t, next, 1)
-	require.NoError(t, w.d.HandleTask(ctx, next[0].task))
-	assert.Empty(t, w.q.take(), "the last page was not full: no further wake")
-	assert.Len(t, rcv.requests(), 7)
+	assert.Empty(t, w.q.take(), "the last page held exactly Parallel: no further wake")
+	assert.Len(t, rcv.requests(), 6)
 	for _, e := range parked {
 		a := w.attempts("tenant-a", e.ID)
 		require.Len(t, a, 1)
@@ -580,9 +582,40 @@ func TestWakeMakesParkedAttemptsAPageAtATime(t *testing.T) {
 		assert.Equal(t, 1, a[0].Sends)
 		assert.Equal(t, event.Delivered, w.status("tenant-a", e.ID).Status)
 	}
+	assert.Len(t, w.attempts("tenant-a", retries[0].task.EventID), 2, "the parked retry made")
 	left, err = w.st.ListParked(ctx, "tenant-a", sub.ID, 10)
 	require.NoError(t, err)
 	assert.Empty(t, left)
+}
+
+// A retry whose parking fails (the queue refuses its wake) fails its
+// task, so SQS hands it over again; it is not counted as deferred.
+func TestRetryFailsWhenItsParkingFails(t *testing.T) {
+	ctx := context.Background()
+	rcv := newReceiver(t, 500, 500)
+	m := &metrics{}
+	fq := &failingQueue{}
+	w := newWorld(t, rcv, func(c *dispatch.Config) {
+		c.BreakerThreshold, c.BreakerCooldown, c.Metrics, c.Queue = 2, time.Minute, m, fq
+	})
+	w.now = w.now.Truncate(time.Millisecond)
+	sub, _ := w.subscribe("tenant-a")
+	for range 2 {
+		e := w.event("tenant-a", "t")
+		require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+	}
+	retries := fq.take()
+	require.Len(t, retries, 2)
+	w.advance(5 * time.Second)
+	fq.fail.Store(1)
+	require.Error(t, w.d.HandleTask(ctx, retries[0].task))
+	assert.Empty(t, m.deferred)
+	require.NoError(t, w.d.HandleTask(ctx, retries[0].task), "handed over again: parked, its wake queued")
+	assert.Len(t, m.deferred, 1)
+	wakes := fq.take()
+	require.Len(t, wakes, 1)
+	assert.Equal(t, sub.ID, wakes[0].task.SubscriptionID)
+	assert.NotEmpty(t, wakes[0].task.Wake)
 }
 
 // A subscription deleted while attempts are parked behind its circuit:
@@ -677,4 +710,56 @@ func TestWakeLeavesAnAttemptInProgressParked(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, left)
 	assert.Empty(t, w.q.take())
+}
+
+// An attempt's claim lasts Config.Lease when the context has no deadline
+// (DefaultLease when it is not set), and to the deadline plus a margin
+// when it has one.
+func TestClaimLease(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		lease    time.Duration
+		deadline time.Duration
+		want     time.Duration
+	}{
+		{"default", 0, 0, dispatch.DefaultLease},
+		{"configured", 2 * time.Minute, 0, 2 * time.Minute},
+		{"deadline", 2 * time.Minute, time.Hour, time.Hour + 5*time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			arrived, release := make(chan struct{}), make(chan struct{})
+			blocking := httptest.NewTLSServer(http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) {
+				close(arrived)
+				<-release
+			}))
+			t.Cleanup(blocking.Close)
+			rcv := &receiver{srv: blocking}
+			w := newWorld(t, rcv, func(c *dispatch.Config) { c.Lease = tc.lease })
+			w.now = w.now.Truncate(time.Millisecond)
+			sub := event.Subscription{ID: "sub_a", URL: blocking.URL, EventTypes: []string{"t"}, CreatedAt: event.FormatTime(w.clock()), Secrets: []string{webhook.NewSecret().Encode()}}
+			require.NoError(t, w.st.CreateSubscription(context.Background(), "tenant-a", sub))
+			e := w.event("tenant-a", "t")
+			ctx := context.Background()
+			if tc.deadline > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithDeadline(ctx, time.Now().Add(tc.deadline))
+				defer cancel()
+			}
+			done := make(chan error, 1)
+			go func() { done <- w.d.HandleEvent(ctx, "tenant-a", e.ID) }()
+			<-arrived
+			a := w.attempts("tenant-a", e.ID)
+			close(release)
+			require.NoError(t, <-done)
+			require.Len(t, a, 1)
+			assert.Equal(t, event.OutcomePending, a[0].Outcome)
+			got := a[0].LeaseUntil.Sub(w.clock())
+			if tc.deadline > 0 {
+				// The deadline is on the wall clock: within a second of it.
+				assert.InDelta(t, tc.want.Seconds(), got.Seconds(), 1)
+				return
+			}
+			assert.Equal(t, tc.want, got)
+		})
+	}
 }
