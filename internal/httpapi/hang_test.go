@@ -19,11 +19,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/triggers-dev/triggers/internal/apikey"
+	"github.com/triggers-dev/triggers/internal/awsenv"
 	"github.com/triggers-dev/triggers/internal/ddb"
 	"github.com/triggers-dev/triggers/internal/ddb/ddbtest"
 	"github.com/triggers-dev/triggers/internal/dev/syncio"
 	"github.com/triggers-dev/triggers/internal/httpapi"
-	"github.com/triggers-dev/triggers/internal/lambdaaws"
 	"github.com/triggers-dev/triggers/internal/store"
 	"github.com/triggers-dev/triggers/schema"
 )
@@ -42,7 +42,7 @@ func TestHungDynamoDBAnswers503WithinTheBudget(t *testing.T) {
 	keysTable := local.CreateTable(t, schema.APIKeys())
 	// The production client: the Lambda functions' configuration.
 	dbOpts := ddb.Options{EndpointURL: local.Endpoint}
-	client := ddb.ClientFromConfig(lambdaaws.Config(os.Getenv, dbOpts), dbOpts)
+	client := ddb.ClientFromConfig(awsenv.Config(os.Getenv, dbOpts), dbOpts)
 	keys := apikey.NewStore(client, keysTable)
 	key, _, err := keys.Create(ctx, "tenant-a", "hang test")
 	require.NoError(t, err)

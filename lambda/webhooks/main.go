@@ -17,10 +17,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/triggers-dev/triggers/internal/awsenv"
 	"github.com/triggers-dev/triggers/internal/ddb"
 	"github.com/triggers-dev/triggers/internal/dispatch"
 	"github.com/triggers-dev/triggers/internal/emf"
-	"github.com/triggers-dev/triggers/internal/lambdaaws"
 	"github.com/triggers-dev/triggers/internal/store"
 	"github.com/triggers-dev/triggers/internal/webhook"
 	"github.com/triggers-dev/triggers/internal/webhook/secretbox"
@@ -41,7 +41,7 @@ func run() error {
 	}
 	log := fnconfig.Logger(os.Stdout, cfg.LogLevel)
 	dbOpts := ddb.Options{EndpointURL: cfg.Endpoint}
-	awsCfg := lambdaaws.Config(os.Getenv, dbOpts)
+	awsCfg := awsenv.Config(os.Getenv, dbOpts)
 	queue := sqs.NewFromConfig(awsCfg, func(o *sqs.Options) {
 		if cfg.SQSEndpoint != "" {
 			o.BaseEndpoint = aws.String(cfg.SQSEndpoint)

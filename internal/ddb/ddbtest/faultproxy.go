@@ -12,8 +12,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/triggers-dev/triggers/internal/awsenv"
 	"github.com/triggers-dev/triggers/internal/ddb"
-	"github.com/triggers-dev/triggers/internal/lambdaaws"
 )
 
 // FaultProxy is an HTTP proxy in front of a DynamoDB endpoint that can lose
@@ -146,12 +146,12 @@ func (p *FaultProxy) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 // Faulty returns a FaultProxy in front of l and a client through it built
-// as the Lambda functions build theirs (lambdaaws.Config: the SDK's retries,
+// as the Lambda functions build theirs (awsenv.Config: the SDK's retries,
 // the per-attempt timeout), so that a test sees what production code does
 // when DynamoDB loses responses or hangs.
 func (l *Local) Faulty(t testing.TB) (*FaultProxy, *dynamodb.Client) {
 	t.Helper()
 	proxy := NewFaultProxy(t, l.Endpoint)
 	o := ddb.Options{EndpointURL: proxy.URL}
-	return proxy, ddb.ClientFromConfig(lambdaaws.Config(os.Getenv, o), o)
+	return proxy, ddb.ClientFromConfig(awsenv.Config(os.Getenv, o), o)
 }
