@@ -66,8 +66,8 @@ var unneeded = map[string][]string{
 // test-only.
 func TestDependencyClosure(t *testing.T) {
 	for fn, needs := range map[string][]string{
-		"api":            {"internal/httpapi", "internal/webhook/secretbox", "internal/store", "internal/cursor", "internal/ddb", "internal/awsenv", "internal/lambdaadapter", "lambda/fnconfig"},
-		"authorizer":     {"internal/apikey", "internal/ddb", "internal/awsenv", "internal/lambdaadapter", "lambda/fnconfig"},
+		"api":            {"internal/httpapi", "internal/webhook/secretbox", "internal/store", "internal/cursor", "internal/ddb", "internal/awsenv", "internal/apigw", "lambda/fnconfig"},
+		"authorizer":     {"internal/apikey", "internal/ddb", "internal/awsenv", "internal/apigw", "lambda/fnconfig"},
 		"streamconsumer": {"internal/delivery", "internal/ddb", "internal/awsenv", "lambda/fnconfig"},
 		"archiver":       {"internal/archive", "internal/ddb", "internal/awsenv", "lambda/fnconfig"},
 		"webhooks":       {"internal/dispatch", "internal/webhook", "internal/webhook/secretbox", "internal/store", "internal/ddb", "internal/awsenv", "lambda/fnconfig"},

@@ -1,6 +1,6 @@
 // Package httpapi implements the Triggers HTTP API v1 as a net/http
 // handler. The same handler serves a local HTTP server and, through
-// package lambdaadapter, API Gateway REST proxy events in Lambda.
+// package apigw, API Gateway REST proxy events in Lambda.
 //
 // The tenant comes from the request context (WithTenant, set by the
 // Lambda adapter from the authorizer's context) or, when the handler has
