@@ -21,7 +21,7 @@ import (
 	"github.com/triggers-dev/triggers/internal/archive"
 	"github.com/triggers-dev/triggers/internal/awsenv"
 	"github.com/triggers-dev/triggers/internal/ddb"
-	"github.com/triggers-dev/triggers/internal/delivery"
+	"github.com/triggers-dev/triggers/internal/streamconsumer"
 	"github.com/triggers-dev/triggers/lambda/fnconfig"
 )
 
@@ -49,7 +49,7 @@ func main() {
 				o.BaseEndpoint = aws.String(cfg.SQSEndpoint)
 			}
 		})
-		ac.DeadLetter = delivery.SQSDeadLetter{Client: queue, QueueURL: cfg.DeadLetterQueueURL}
+		ac.DeadLetter = streamconsumer.SQSDeadLetter{Client: queue, QueueURL: cfg.DeadLetterQueueURL}
 	}
 	a, err := archive.New(ac)
 	if err != nil {

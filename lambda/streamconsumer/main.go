@@ -14,7 +14,7 @@ import (
 
 	"github.com/triggers-dev/triggers/internal/awsenv"
 	"github.com/triggers-dev/triggers/internal/ddb"
-	"github.com/triggers-dev/triggers/internal/delivery"
+	"github.com/triggers-dev/triggers/internal/streamconsumer"
 	"github.com/triggers-dev/triggers/lambda/fnconfig"
 )
 
@@ -34,11 +34,11 @@ func main() {
 			o.BaseEndpoint = aws.String(cfg.Endpoint)
 		}
 	})
-	dc := delivery.Config{Sender: client, QueueURL: cfg.QueueURL, Logger: log}
+	dc := streamconsumer.Config{Sender: client, QueueURL: cfg.QueueURL, Logger: log}
 	if cfg.DeadLetterQueueURL != "" {
-		dc.DeadLetter = delivery.SQSDeadLetter{Client: client, QueueURL: cfg.DeadLetterQueueURL}
+		dc.DeadLetter = streamconsumer.SQSDeadLetter{Client: client, QueueURL: cfg.DeadLetterQueueURL}
 	}
-	consumer, err := delivery.New(dc)
+	consumer, err := streamconsumer.New(dc)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "streamconsumer: %v\n", err)
 		os.Exit(1)

@@ -1,4 +1,4 @@
-package delivery_test
+package streamconsumer_test
 
 import (
 	"context"
@@ -11,14 +11,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 
-	"github.com/triggers-dev/triggers/internal/delivery"
 	"github.com/triggers-dev/triggers/internal/dev/streampoll"
+	"github.com/triggers-dev/triggers/internal/streamconsumer"
 )
 
 // A consumer with a WriterSink prints one JSON line per delivered event;
 // the MODIFY record is skipped.
 func ExampleWriterSink() {
-	c, err := delivery.New(delivery.Config{Publisher: streampoll.WriterSink(os.Stdout), QueueURL: "local"})
+	c, err := streamconsumer.New(streamconsumer.Config{Publisher: streampoll.WriterSink(os.Stdout), QueueURL: "local"})
 	if err != nil {
 		panic(err)
 	}
@@ -54,7 +54,7 @@ func ExampleStreamReader_Poll() {
 	if err != nil {
 		panic(err)
 	}
-	consumer, err := delivery.New(delivery.Config{Publisher: streampoll.WriterSink(os.Stdout), QueueURL: "local"})
+	consumer, err := streamconsumer.New(streamconsumer.Config{Publisher: streampoll.WriterSink(os.Stdout), QueueURL: "local"})
 	if err != nil {
 		panic(err)
 	}
