@@ -55,9 +55,9 @@ var sdkConfig = []string{
 // the API function reads a secret; only the archiver writes to S3.
 var unneeded = map[string][]string{
 	"api":            {sdk + "s3", module + "internal/archive"},
-	"authorizer":     {module + "internal/store", module + "internal/streamconsumer", module + "internal/dispatch", sdk + "sqs", sdk + "secretsmanager", sdk + "s3", sdk + "dynamodbstreams", sdk + "kms"},
-	"streamconsumer": {module + "internal/store", module + "internal/httpapi", module + "internal/dispatch", sdk + "dynamodbstreams", sdk + "secretsmanager", sdk + "s3", sdk + "kms"},
-	"archiver":       {module + "internal/store", module + "internal/httpapi", module + "internal/dispatch", sdk + "dynamodbstreams", sdk + "secretsmanager", sdk + "kms"},
+	"authorizer":     {module + "internal/store", module + "internal/streamconsumer", module + "internal/webhook/dispatch", sdk + "sqs", sdk + "secretsmanager", sdk + "s3", sdk + "dynamodbstreams", sdk + "kms"},
+	"streamconsumer": {module + "internal/store", module + "internal/httpapi", module + "internal/webhook/dispatch", sdk + "dynamodbstreams", sdk + "secretsmanager", sdk + "s3", sdk + "kms"},
+	"archiver":       {module + "internal/store", module + "internal/httpapi", module + "internal/webhook/dispatch", sdk + "dynamodbstreams", sdk + "secretsmanager", sdk + "kms"},
 	"webhooks":       {module + "internal/httpapi", sdk + "secretsmanager", sdk + "s3"},
 }
 
@@ -70,7 +70,7 @@ func TestDependencyClosure(t *testing.T) {
 		"authorizer":     {"internal/apikey", "internal/ddb", "internal/awsenv", "internal/apigw", "lambda/fnconfig"},
 		"streamconsumer": {"internal/streamconsumer", "internal/ddb", "internal/awsenv", "lambda/fnconfig"},
 		"archiver":       {"internal/archive", "internal/ddb", "internal/awsenv", "lambda/fnconfig"},
-		"webhooks":       {"internal/dispatch", "internal/webhook", "internal/webhook/secretbox", "internal/store", "internal/ddb", "internal/awsenv", "lambda/fnconfig"},
+		"webhooks":       {"internal/webhook/dispatch", "internal/webhook", "internal/webhook/secretbox", "internal/store", "internal/ddb", "internal/awsenv", "lambda/fnconfig"},
 	} {
 		t.Run(fn, func(t *testing.T) {
 			out, err := exec.Command("go", "list", "-deps", "./"+fn).CombinedOutput()

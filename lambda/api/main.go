@@ -21,10 +21,10 @@ import (
 	"github.com/triggers-dev/triggers/internal/awsenv"
 	"github.com/triggers-dev/triggers/internal/cursor"
 	"github.com/triggers-dev/triggers/internal/ddb"
-	"github.com/triggers-dev/triggers/internal/dispatch"
 	"github.com/triggers-dev/triggers/internal/emf"
 	"github.com/triggers-dev/triggers/internal/httpapi"
 	"github.com/triggers-dev/triggers/internal/store"
+	"github.com/triggers-dev/triggers/internal/webhook/dispatch"
 	"github.com/triggers-dev/triggers/internal/webhook/secretbox"
 	"github.com/triggers-dev/triggers/lambda/fnconfig"
 )

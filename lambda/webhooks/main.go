@@ -4,7 +4,7 @@
 // its tenant's matching subscriptions with Standard Webhooks signatures
 // (the secrets opened with KMS, WEBHOOK_SECRETS_KEY),
 // records every attempt and reports partial batch failures. Logic:
-// internal/dispatch; configuration: lambda/fnconfig (LoadWebhooks) and
+// internal/webhook/dispatch; configuration: lambda/fnconfig (LoadWebhooks) and
 // docs/delivery.md.
 package main
 
@@ -19,10 +19,10 @@ import (
 
 	"github.com/triggers-dev/triggers/internal/awsenv"
 	"github.com/triggers-dev/triggers/internal/ddb"
-	"github.com/triggers-dev/triggers/internal/dispatch"
 	"github.com/triggers-dev/triggers/internal/emf"
 	"github.com/triggers-dev/triggers/internal/store"
 	"github.com/triggers-dev/triggers/internal/webhook"
+	"github.com/triggers-dev/triggers/internal/webhook/dispatch"
 	"github.com/triggers-dev/triggers/internal/webhook/secretbox"
 	"github.com/triggers-dev/triggers/lambda/fnconfig"
 )

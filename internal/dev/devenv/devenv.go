@@ -50,10 +50,10 @@ import (
 	"github.com/triggers-dev/triggers/internal/dev/sqsesm"
 	"github.com/triggers-dev/triggers/internal/dev/streampoll"
 	"github.com/triggers-dev/triggers/internal/dev/syncio"
-	"github.com/triggers-dev/triggers/internal/dispatch"
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/store"
 	"github.com/triggers-dev/triggers/internal/streamconsumer"
+	"github.com/triggers-dev/triggers/internal/webhook/dispatch"
 	"github.com/triggers-dev/triggers/internal/webhook/secretbox"
 	"github.com/triggers-dev/triggers/schema"
 )

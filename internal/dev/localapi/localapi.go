@@ -36,10 +36,10 @@ import (
 	"github.com/triggers-dev/triggers/internal/apigw"
 	"github.com/triggers-dev/triggers/internal/apikey"
 	"github.com/triggers-dev/triggers/internal/dev/localgw"
-	"github.com/triggers-dev/triggers/internal/dispatch"
 	"github.com/triggers-dev/triggers/internal/httpapi"
 	"github.com/triggers-dev/triggers/internal/store"
 	"github.com/triggers-dev/triggers/internal/webhook"
+	"github.com/triggers-dev/triggers/internal/webhook/dispatch"
 	"github.com/triggers-dev/triggers/internal/webhook/secretbox"
 	"github.com/triggers-dev/triggers/lambda/fnconfig"
 )

@@ -60,12 +60,12 @@ import (
 	"github.com/triggers-dev/triggers/internal/ddb/ddblocal"
 	"github.com/triggers-dev/triggers/internal/dev/kmslocal/kmstest"
 	"github.com/triggers-dev/triggers/internal/dev/streampoll"
-	"github.com/triggers-dev/triggers/internal/dispatch"
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/httpapi"
 	"github.com/triggers-dev/triggers/internal/store"
 	"github.com/triggers-dev/triggers/internal/streamconsumer"
 	"github.com/triggers-dev/triggers/internal/webhook"
+	"github.com/triggers-dev/triggers/internal/webhook/dispatch"
 	"github.com/triggers-dev/triggers/internal/webhook/secretbox"
 	"github.com/triggers-dev/triggers/schema"
 )
