@@ -16,8 +16,8 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/stretchr/testify/require"
 
-	"github.com/triggers-dev/triggers/internal/dev/syncio"
 	"github.com/triggers-dev/triggers/internal/streamconsumer"
+	"github.com/triggers-dev/triggers/internal/syncio"
 )
 
 const testQueue = "https://sqs.us-east-1.amazonaws.com/123456789012/delivery"
