@@ -36,7 +36,7 @@ const sdk = "github.com/aws/aws-sdk-go-v2/service/"
 // sdkConfig are the SDK's configuration loader and credential chain
 // (shared files, SSO, STS, instance metadata), which no function links:
 // they build their AWS configuration from the environment Lambda sets
-// (internal/lambdaaws). Linked, they cost each binary about 1.5 MB and
+// (internal/awsenv). Linked, they cost each binary about 1.5 MB and
 // each cold start over a millisecond of package init.
 var sdkConfig = []string{
 	"github.com/aws/aws-sdk-go-v2/config",
@@ -55,9 +55,9 @@ var sdkConfig = []string{
 // the API function reads a secret; only the archiver writes to S3.
 var unneeded = map[string][]string{
 	"api":            {sdk + "s3", module + "internal/archive"},
-	"authorizer":     {module + "internal/store", module + "internal/delivery", module + "internal/dispatch", sdk + "sqs", sdk + "secretsmanager", sdk + "s3", sdk + "dynamodbstreams", sdk + "kms"},
-	"streamconsumer": {module + "internal/store", module + "internal/httpapi", module + "internal/dispatch", sdk + "dynamodbstreams", sdk + "secretsmanager", sdk + "s3", sdk + "kms"},
-	"archiver":       {module + "internal/store", module + "internal/httpapi", module + "internal/dispatch", sdk + "dynamodbstreams", sdk + "secretsmanager", sdk + "kms"},
+	"authorizer":     {module + "internal/store", module + "internal/streamconsumer", module + "internal/webhook/dispatch", sdk + "sqs", sdk + "secretsmanager", sdk + "s3", sdk + "dynamodbstreams", sdk + "kms"},
+	"streamconsumer": {module + "internal/store", module + "internal/httpapi", module + "internal/webhook/dispatch", sdk + "dynamodbstreams", sdk + "secretsmanager", sdk + "s3", sdk + "kms"},
+	"archiver":       {module + "internal/store", module + "internal/httpapi", module + "internal/webhook/dispatch", sdk + "dynamodbstreams", sdk + "secretsmanager", sdk + "kms"},
 	"webhooks":       {module + "internal/httpapi", sdk + "secretsmanager", sdk + "s3"},
 }
 
@@ -66,11 +66,11 @@ var unneeded = map[string][]string{
 // test-only.
 func TestDependencyClosure(t *testing.T) {
 	for fn, needs := range map[string][]string{
-		"api":            {"internal/httpapi", "internal/webhook/secretbox", "internal/store", "internal/cursor", "internal/ddb", "internal/lambdaaws", "internal/lambdaadapter", "lambda/fnconfig"},
-		"authorizer":     {"internal/apikey", "internal/ddb", "internal/lambdaaws", "internal/lambdaadapter", "lambda/fnconfig"},
-		"streamconsumer": {"internal/delivery", "internal/ddb", "internal/lambdaaws", "lambda/fnconfig"},
-		"archiver":       {"internal/archive", "internal/ddb", "internal/lambdaaws", "lambda/fnconfig"},
-		"webhooks":       {"internal/dispatch", "internal/webhook", "internal/webhook/secretbox", "internal/store", "internal/ddb", "internal/lambdaaws", "lambda/fnconfig"},
+		"api":            {"internal/httpapi", "internal/webhook/secretbox", "internal/store", "internal/cursor", "internal/ddb", "internal/awsenv", "internal/apigw", "lambda/fnconfig"},
+		"authorizer":     {"internal/apikey", "internal/ddb", "internal/awsenv", "internal/apigw", "lambda/fnconfig"},
+		"streamconsumer": {"internal/streamconsumer", "internal/ddb", "internal/awsenv", "lambda/fnconfig"},
+		"archiver":       {"internal/archive", "internal/ddb", "internal/awsenv", "lambda/fnconfig"},
+		"webhooks":       {"internal/webhook/dispatch", "internal/webhook", "internal/webhook/secretbox", "internal/store", "internal/ddb", "internal/awsenv", "lambda/fnconfig"},
 	} {
 		t.Run(fn, func(t *testing.T) {
 			out, err := exec.Command("go", "list", "-deps", "./"+fn).CombinedOutput()
@@ -89,7 +89,7 @@ func TestDependencyClosure(t *testing.T) {
 			}
 			for _, d := range deps {
 				for _, c := range sdkConfig {
-					assert.False(t, d == c || strings.HasPrefix(d, c+"/"), "lambda/%s links %s (the SDK's config loader or credential chain: use internal/lambdaaws)", fn, d)
+					assert.False(t, d == c || strings.HasPrefix(d, c+"/"), "lambda/%s links %s (the SDK's config loader or credential chain: use internal/awsenv)", fn, d)
 				}
 			}
 			for _, d := range deps {

@@ -31,8 +31,8 @@ set -euo pipefail
 GREMLINS_VERSION=v0.6.0
 EFFICACY_BUDGET=95
 COVERAGE_BUDGET=90
-PACKAGES=(event avjson cursor apikey store httpapi delivery lambdaadapter dev/localgw
-	webhook webhook/secretbox archive dispatch)
+PACKAGES=(event avjson cursor apikey store httpapi streamconsumer apigw dev/localgw
+	webhook webhook/secretbox archive webhook/dispatch)
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"

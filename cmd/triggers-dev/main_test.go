@@ -29,7 +29,7 @@ import (
 
 	"github.com/triggers-dev/triggers/internal/ddb/ddblocal"
 	"github.com/triggers-dev/triggers/internal/dev/motolocal"
-	"github.com/triggers-dev/triggers/internal/dev/syncio"
+	"github.com/triggers-dev/triggers/internal/syncio"
 )
 
 // bin is triggers-dev, built once: the tests run it as `make dev` does.

@@ -29,9 +29,9 @@ import (
 	"github.com/triggers-dev/triggers/internal/ddb/ddblocal"
 	"github.com/triggers-dev/triggers/internal/dev/motolocal/mototest"
 	"github.com/triggers-dev/triggers/internal/dev/streampoll"
-	"github.com/triggers-dev/triggers/internal/dev/syncio"
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/store"
+	"github.com/triggers-dev/triggers/internal/syncio"
 	"github.com/triggers-dev/triggers/schema"
 )
 

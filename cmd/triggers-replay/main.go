@@ -18,7 +18,7 @@
 //	triggers-replay archive -bucket BUCKET < failure-message.json
 //	triggers-replay archive -bucket BUCKET -from-queue ARCHIVE_FAILURE_QUEUE_URL
 //
-// Delivery goes through the stream consumer's own code (delivery.Consumer),
+// Delivery goes through the stream consumer's own code (streamconsumer.Consumer),
 // so the messages are exactly what it would have sent; consumers
 // deduplicate by event_id, so replaying too much is harmless. The archive
 // goes through the archiver's own code (internal/archive): the object keys
@@ -56,9 +56,9 @@ import (
 	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/ddb"
 	"github.com/triggers-dev/triggers/internal/ddb/ddbconfig"
-	"github.com/triggers-dev/triggers/internal/delivery"
 	"github.com/triggers-dev/triggers/internal/dev/streampoll"
 	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/internal/streamconsumer"
 	"github.com/triggers-dev/triggers/schema"
 )
 
@@ -71,7 +71,7 @@ func main() {
 // deps replace what run would build from the flags; tests set some.
 type deps struct {
 	// pub receives delivery messages. Default: SQS (-queue-url).
-	pub delivery.Publisher
+	pub streamconsumer.Publisher
 	// streams reads the stream. Default: DynamoDB Streams (-endpoint-url).
 	streams streampoll.StreamsAPI
 	// putter writes archive objects. Default: S3 (-s3-endpoint-url).
@@ -85,7 +85,7 @@ type deps struct {
 type clients struct {
 	db      *dynamodb.Client
 	streams streampoll.StreamsAPI
-	pub     delivery.Publisher
+	pub     streamconsumer.Publisher
 	// maxEmpty bounds the empty GetRecords pages read in a row before a
 	// range's end (readRange).
 	maxEmpty int
@@ -156,9 +156,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		c.pub = streampoll.WriterSink(stdout)
 		*queueURL = "dry-run"
 	case c.pub == nil:
-		c.pub = delivery.SQSPublisher{QueueURL: *queueURL, Client: sqsClient()}
+		c.pub = streamconsumer.SQSPublisher{QueueURL: *queueURL, Client: sqsClient()}
 	}
-	consumer, err := delivery.New(delivery.Config{Publisher: c.pub, QueueURL: *queueURL, Logger: log})
+	consumer, err := streamconsumer.New(streamconsumer.Config{Publisher: c.pub, QueueURL: *queueURL, Logger: log})
 	if err != nil {
 		fmt.Fprintf(stderr, "triggers-replay: %v\n", err)
 		return 1
@@ -203,7 +203,7 @@ type failureMessage struct {
 
 // replayStream re-reads the failed batch's sequence number range from its
 // shard and hands the records to the consumer.
-func replayStream(ctx context.Context, c clients, consumer *delivery.Consumer, stdin io.Reader, args []string) (int, error) {
+func replayStream(ctx context.Context, c clients, consumer *streamconsumer.Consumer, stdin io.Reader, args []string) (int, error) {
 	if len(args) > 0 {
 		return 0, &usageError{"stream takes no arguments: pipe the failure queue's message on standard input"}
 	}
@@ -293,10 +293,10 @@ func seqAfter(a, b string) bool {
 
 // handle sends the records through the consumer and counts the events
 // published; any record failure is an error.
-func handle(ctx context.Context, consumer *delivery.Consumer, recs []events.DynamoDBEventRecord) (int, error) {
+func handle(ctx context.Context, consumer *streamconsumer.Consumer, recs []events.DynamoDBEventRecord) (int, error) {
 	n := 0
 	for _, r := range recs {
-		if d, _, err := delivery.Decide(r); err == nil && d == delivery.Deliver {
+		if d, _, err := streamconsumer.Decide(r); err == nil && d == streamconsumer.Deliver {
 			n++
 		}
 	}
@@ -312,7 +312,7 @@ func handle(ctx context.Context, consumer *delivery.Consumer, recs []events.Dyna
 
 // replayTable publishes every event of the window [from, to) of the named
 // tenants (or of every tenant, with a Scan) as INSERT records.
-func replayTable(ctx context.Context, c clients, consumer *delivery.Consumer, table string, args []string, stderr io.Writer) (int, error) {
+func replayTable(ctx context.Context, c clients, consumer *streamconsumer.Consumer, table string, args []string, stderr io.Writer) (int, error) {
 	fs := flag.NewFlagSet("table", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var tenants multi

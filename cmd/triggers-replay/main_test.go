@@ -18,11 +18,11 @@ import (
 
 	"github.com/triggers-dev/triggers/internal/ddb/ddblocal"
 	"github.com/triggers-dev/triggers/internal/ddb/ddbtest"
-	"github.com/triggers-dev/triggers/internal/delivery"
 	"github.com/triggers-dev/triggers/internal/dev/motolocal/mototest"
 	"github.com/triggers-dev/triggers/internal/dev/streampoll"
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/store"
+	"github.com/triggers-dev/triggers/internal/streamconsumer"
 	"github.com/triggers-dev/triggers/schema"
 )
 
@@ -41,8 +41,8 @@ type sink struct {
 	ids []string
 }
 
-func (s *sink) sender() delivery.Publisher {
-	return streampoll.SinkFunc(func(_ context.Context, m delivery.Message) error {
+func (s *sink) sender() streamconsumer.Publisher {
+	return streampoll.SinkFunc(func(_ context.Context, m streamconsumer.Message) error {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		s.ids = append(s.ids, m.EventID)

@@ -5,11 +5,13 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/triggers-dev/triggers/constructs/dynamotable"
+	"github.com/triggers-dev/triggers/constructs/internal/tablecore"
 	_ "github.com/triggers-dev/triggers/internal/synth/jsiienv"
 	"github.com/triggers-dev/triggers/internal/synth/jsiirt"
 	"github.com/triggers-dev/triggers/schema"
@@ -158,5 +160,46 @@ func TestImportValidation(t *testing.T) {
 	plain := dynamotable.FromTableAttributes(stack, jsii.String("P"), &dynamotable.TableAttributes{Schema: &noStream, TableName: jsii.String("plain")})
 	assert.PanicsWithError(t, `table "plain" has no stream: set Stream in its schema (for example schema.StreamNewImage) before granting stream reads`, func() {
 		plain.GrantStreamRead(nil)
+	})
+}
+
+// ownTable is a table construct with a type of its own, as
+// eventstore.EventsTable is.
+type ownTable struct {
+	constructs.Construct
+	*tablecore.Core
+}
+
+type ownImport struct {
+	constructs.Construct
+	*tablecore.Accessors
+}
+
+// BuildInto and ImportInto make a table construct of another type, which is
+// the construct itself (its path, its children), and set a table's state
+// once: a core or accessors already set, or nil, panic naming the fix.
+func TestBuildIntoAndImportIntoSetATableOnce(t *testing.T) {
+	stack := awscdk.NewStack(awscdk.NewApp(nil), jsii.String("S"), nil)
+	own := &ownTable{Core: &tablecore.Core{}}
+	dynamotable.BuildInto(own, own.Core, stack, jsii.String("Own"), &dynamotable.TableProps{Schema: events()})
+	assert.Equal(t, "S/Own/Resource", *own.Node().DefaultChild().Node().Path())
+	assert.Equal(t, string(dynamotable.OnDemand), own.BillingMode())
+	assert.PanicsWithError(t, `dynamotable "Again": BuildInto takes a new core (&tablecore.Core{}), not nil or one already built`, func() {
+		dynamotable.BuildInto(&ownTable{Core: own.Core}, own.Core, stack, jsii.String("Again"), &dynamotable.TableProps{Schema: events()})
+	})
+	assert.PanicsWithError(t, `dynamotable "Nil": BuildInto takes a new core (&tablecore.Core{}), not nil or one already built`, func() {
+		dynamotable.BuildInto(&ownTable{}, nil, stack, jsii.String("Nil"), &dynamotable.TableProps{Schema: events()})
+	})
+
+	imp := &ownImport{Accessors: &tablecore.Accessors{}}
+	dynamotable.ImportInto(imp, imp.Accessors, stack, jsii.String("Imp"), &dynamotable.TableAttributes{Schema: events(), TableName: jsii.String("made-elsewhere")})
+	assert.Equal(t, "made-elsewhere", *imp.TableName())
+	assert.Equal(t, "S/Imp", *imp.Node().Path())
+	assert.PanicsWithError(t, `dynamotable "Again": ImportInto takes new accessors (&tablecore.Accessors{}), not nil or ones already set`, func() {
+		dynamotable.ImportInto(&ownImport{Accessors: imp.Accessors}, imp.Accessors, stack, jsii.String("Again"), &dynamotable.TableAttributes{Schema: events(), TableName: jsii.String("other")})
+	})
+	assert.Equal(t, "made-elsewhere", *imp.TableName(), "the failed import changed nothing")
+	assert.PanicsWithError(t, `dynamotable "Again": ImportInto takes new accessors (&tablecore.Accessors{}), not nil or ones already set`, func() {
+		dynamotable.ImportInto(&ownImport{}, nil, stack, jsii.String("Again"), &dynamotable.TableAttributes{Schema: events(), TableName: jsii.String("other")})
 	})
 }

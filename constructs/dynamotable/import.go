@@ -50,6 +50,20 @@ func FromTableAttributes(scope constructs.Construct, id *string, attrs *TableAtt
 	return t
 }
 
+// ImportInto imports a table made elsewhere as FromTableAttributes does
+// into accessors, new ones that self embeds, with self as the construct at
+// scope/id: the import of this module's tables with types of their own
+// (eventstore.FromEventsTableAttributes,
+// triggersapi.FromApiKeysTableAttributes). Accessors already set panic.
+// Code outside this module cannot make accessors (package tablecore is
+// internal): it uses FromTableAttributes.
+func ImportInto(self constructs.Construct, accessors *tablecore.Accessors, scope constructs.Construct, id *string, attrs *TableAttributes) {
+	if accessors == nil || accessors.Resource() != nil {
+		panic(fmt.Errorf("dynamotable %q: ImportInto takes new accessors (&tablecore.Accessors{}), not nil or ones already set", cdkutil.Deref(id)))
+	}
+	importTable(self, accessors, scope, id, attrs)
+}
+
 // importTable imports a table into t, registering self (the struct that
 // embeds t) as the construct, so that types extending it can be used as a
 // scope.

@@ -109,21 +109,27 @@ func WriteDataActions() []string { return slices.Clone(tablecore.WriteDataAction
 // It returns a new slice each call.
 func ReadWriteDataActions() []string { return slices.Clone(tablecore.ReadWriteDataActions) }
 
-func init() {
-	tablecore.Build = func(self constructs.Construct, c *tablecore.Core, scope constructs.Construct, id *string, props any) {
-		buildTable(self, c, scope, id, props.(*TableProps))
-	}
-	tablecore.Import = func(self constructs.Construct, a *tablecore.Accessors, scope constructs.Construct, id *string, attrs any) {
-		importTable(self, a, scope, id, attrs.(*TableAttributes))
-	}
-}
-
 // NewTable creates a table from props.Schema. It panics with an error naming
 // every bad prop and its fix when props are invalid (see ValidateProps).
 func NewTable(scope constructs.Construct, id *string, props *TableProps) *Table {
 	t := &Table{Core: &tablecore.Core{}}
 	buildTable(t, t.Core, scope, id, props)
 	return t
+}
+
+// BuildInto builds the table of props as NewTable does into core, a new
+// core that self embeds, with self as the construct at scope/id. It is how
+// this module's tables with types of their own (eventstore.EventsTable,
+// triggersapi.ApiKeysTable) are built: self, not an inner Table, is the
+// construct jsii knows, so it works as a scope and with Tags_Of. A core
+// already built panics: a table's state is set once. Code outside this
+// module cannot make a core (package tablecore is internal): it uses
+// NewTable.
+func BuildInto(self constructs.Construct, core *tablecore.Core, scope constructs.Construct, id *string, props *TableProps) {
+	if core == nil || core.Accessors != nil {
+		panic(fmt.Errorf("dynamotable %q: BuildInto takes a new core (&tablecore.Core{}), not nil or one already built", cdkutil.Deref(id)))
+	}
+	buildTable(self, core, scope, id, props)
 }
 
 // Billing returns the billing mode in force.

@@ -136,7 +136,7 @@ func NewEventsTable(scope constructs.Construct, id *string, props *EventsTablePr
 		panic(fmt.Errorf("eventstore %q: StreamView %q is not supported: use schema.StreamNewAndOldImages (the default) or schema.StreamNewImage; delivery needs the new image", cdkutil.Deref(id), props.StreamView))
 	}
 	e := &EventsTable{Core: &tablecore.Core{}, profile: profile}
-	tablecore.Build(e, e.Core, scope, id, &dynamotable.TableProps{Schema: &sc, TableOptions: props.TableOptions})
+	dynamotable.BuildInto(e, e.Core, scope, id, &dynamotable.TableProps{Schema: &sc, TableOptions: props.TableOptions})
 	return e
 }
 
@@ -198,7 +198,7 @@ func FromEventsTableAttributes(scope constructs.Construct, id *string, attrs *Ev
 	}
 	sc := schema.EventsFor(profile)
 	t := &importedEvents{Accessors: &tablecore.Accessors{}, profile: profile}
-	tablecore.Import(t, t.Accessors, scope, id, &dynamotable.TableAttributes{
+	dynamotable.ImportInto(t, t.Accessors, scope, id, &dynamotable.TableAttributes{
 		Schema: &sc, TableName: attrs.TableName, TableArn: attrs.TableArn,
 		TableStreamArn: attrs.TableStreamArn, EncryptionKey: attrs.EncryptionKey,
 	})

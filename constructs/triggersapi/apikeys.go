@@ -54,7 +54,7 @@ func NewApiKeysTable(scope constructs.Construct, id *string, props *ApiKeysTable
 	}
 	sc := schema.APIKeys()
 	t := &ApiKeysTable{Core: &tablecore.Core{}}
-	tablecore.Build(t, t.Core, scope, id, &dynamotable.TableProps{Schema: &sc, TableOptions: props.TableOptions})
+	dynamotable.BuildInto(t, t.Core, scope, id, &dynamotable.TableProps{Schema: &sc, TableOptions: props.TableOptions})
 	return t
 }
 
@@ -104,7 +104,7 @@ func FromApiKeysTableAttributes(scope constructs.Construct, id *string, attrs *A
 	}
 	sc := schema.APIKeys()
 	t := &importedApiKeys{Accessors: &tablecore.Accessors{}}
-	tablecore.Import(t, t.Accessors, scope, id, &dynamotable.TableAttributes{
+	dynamotable.ImportInto(t, t.Accessors, scope, id, &dynamotable.TableAttributes{
 		Schema: &sc, TableName: attrs.TableName, TableArn: attrs.TableArn, EncryptionKey: attrs.EncryptionKey,
 	})
 	return t

@@ -38,8 +38,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/triggers-dev/triggers/contract"
-	"github.com/triggers-dev/triggers/internal/delivery"
 	"github.com/triggers-dev/triggers/internal/item"
+	"github.com/triggers-dev/triggers/internal/streamconsumer"
 	"github.com/triggers-dev/triggers/schema"
 )
 
@@ -89,7 +89,7 @@ func Convert(r events.DynamoDBEventRecord) (line Line, ok bool, err error) {
 	// alone, even when the stream carries no old image of it.
 	for _, keys := range []map[string]events.DynamoDBAttributeValue{r.Change.Keys, img} {
 		if pk, found := keys[schema.AttrUserID]; found {
-			if v, err := delivery.AttributeValue(pk); err == nil {
+			if v, err := streamconsumer.AttributeValue(pk); err == nil {
 				if sv, ok := v.(*types.AttributeValueMemberS); ok && !contract.IsEventPartition(sv.Value) {
 					return Line{}, false, nil
 				}
@@ -99,7 +99,7 @@ func Convert(r events.DynamoDBEventRecord) (line Line, ok bool, err error) {
 	if len(img) == 0 {
 		return Line{}, false, fmt.Errorf("%w: TTL REMOVE record without an old image (stream view type %q): the stream must be NEW_AND_OLD_IMAGES or OLD_IMAGE", ErrMalformed, r.Change.StreamViewType)
 	}
-	it, err := delivery.Item(img)
+	it, err := streamconsumer.Item(img)
 	if err != nil {
 		return Line{}, false, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
@@ -116,7 +116,7 @@ func Convert(r events.DynamoDBEventRecord) (line Line, ok bool, err error) {
 	if err != nil {
 		return Line{}, false, fmt.Errorf("%w: timestamp %q is not RFC 3339", ErrMalformed, e.Timestamp)
 	}
-	body, err := delivery.MarshalEvent(e)
+	body, err := streamconsumer.MarshalEvent(e)
 	if err != nil {
 		return Line{}, false, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}

@@ -35,9 +35,9 @@ import (
 	"github.com/triggers-dev/triggers/internal/ddb/ddbtest"
 	"github.com/triggers-dev/triggers/internal/dev/motolocal/mototest"
 	"github.com/triggers-dev/triggers/internal/dev/streampoll"
-	"github.com/triggers-dev/triggers/internal/dev/syncio"
 	"github.com/triggers-dev/triggers/internal/httpapi"
 	"github.com/triggers-dev/triggers/internal/store"
+	"github.com/triggers-dev/triggers/internal/syncio"
 	"github.com/triggers-dev/triggers/schema"
 )
 
@@ -136,7 +136,9 @@ func gunzipLines(t *testing.T, body []byte) []string {
 }
 
 // world: an events table on DynamoDB Local with the real HTTP API in
-// front, on a clock the test sets (events on two different days).
+// front, on a clock the test sets (events on two different days). The
+// store's ttl filters keep the wall clock: with ten years' retention no
+// item expires by either.
 type world struct {
 	t     *testing.T
 	table string
@@ -149,7 +151,7 @@ func newWorld(t *testing.T) *world {
 	w := &world{t: t, table: db.CreateTable(t, schema.Events()), now: time.Date(2026, 10, 1, 23, 59, 59, 0, time.UTC)}
 	clock := func() time.Time { return w.now }
 	api, err := httpapi.New(httpapi.Config{
-		Store:        store.New(db.Client, w.table, store.WithClock(clock)),
+		Store:        store.New(db.Client, w.table),
 		CursorSecret: []byte("0123456789abcdef0123456789abcdef-archive-test"),
 		Logger:       slog.New(slog.NewJSONHandler(io.Discard, nil)),
 		Now:          clock,

@@ -16,7 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/triggers-dev/triggers/contract"
-	"github.com/triggers-dev/triggers/internal/delivery"
+	"github.com/triggers-dev/triggers/internal/streamconsumer"
 )
 
 // Putter is the part of the S3 client the archiver uses; *s3.Client
@@ -49,13 +49,13 @@ type Config struct {
 	Logger *slog.Logger
 	// DeadLetter, when set, takes the records that can never be archived
 	// (ErrMalformed: no old image, an image that is not an event, a record
-	// that does not decode) with their content (delivery.SQSDeadLetter on
+	// that does not decode) with their content (streamconsumer.SQSDeadLetter on
 	// the event source mapping's failure queue, in Lambda). Once parked, a
 	// record counts as handled, so the shard moves past it: with the
 	// mapping's unlimited retries a malformed record would otherwise hold
 	// up every later TTL deletion of its shard until the maximum record
 	// age. Default: none; a malformed record is a batch item failure.
-	DeadLetter delivery.DeadLetter
+	DeadLetter streamconsumer.DeadLetter
 }
 
 // Archiver writes the TTL deletions of stream batches to S3.
@@ -110,7 +110,7 @@ func (a *Archiver) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.
 // aws-lambda-go cannot decode is reported as failed instead of failing the
 // whole invocation before any code runs.
 func (a *Archiver) HandleJSON(ctx context.Context, payload json.RawMessage) (events.DynamoDBEventResponse, error) {
-	recs, raws, undecodable, err := delivery.DecodeRecords(payload)
+	recs, raws, undecodable, err := streamconsumer.DecodeRecords(payload)
 	if err != nil {
 		return events.DynamoDBEventResponse{}, err
 	}
@@ -191,7 +191,7 @@ func (a *Archiver) park(ctx context.Context, r events.DynamoDBEventRecord, raws 
 		raw = raws[i]
 	} else {
 		var err error
-		if raw, err = delivery.MarshalRecord(r); err != nil {
+		if raw, err = streamconsumer.MarshalRecord(r); err != nil {
 			return err
 		}
 	}

@@ -23,10 +23,10 @@ import (
 	"github.com/triggers-dev/triggers/internal/archive"
 	"github.com/triggers-dev/triggers/internal/ddb"
 	"github.com/triggers-dev/triggers/internal/ddb/ddblocal"
-	"github.com/triggers-dev/triggers/internal/delivery"
 	"github.com/triggers-dev/triggers/internal/dev/motolocal/mototest"
 	"github.com/triggers-dev/triggers/internal/dev/streampoll"
-	"github.com/triggers-dev/triggers/internal/dev/syncio"
+	"github.com/triggers-dev/triggers/internal/streamconsumer"
+	"github.com/triggers-dev/triggers/internal/syncio"
 	"github.com/triggers-dev/triggers/schema"
 )
 
@@ -213,7 +213,7 @@ func TestMalformedRecordParked(t *testing.T) {
 	q := moto.SQSClient(func(o *sqs.Options) { o.HTTPClient = sqsFaults; o.Retryer = mototest.FastRetryer(2)() })
 	logs := &syncio.Buffer{}
 	a, err := archive.New(archive.Config{Putter: moto.S3, Bucket: bucket, Logger: slog.New(slog.NewJSONHandler(logs, nil)),
-		DeadLetter: delivery.SQSDeadLetter{Client: q, QueueURL: queue}})
+		DeadLetter: streamconsumer.SQSDeadLetter{Client: q, QueueURL: queue}})
 	require.NoError(t, err)
 
 	good := removed("20", image("acme", "e1", "2026-01-31T10:00:00Z"))
@@ -263,7 +263,7 @@ func TestParkedRecordContent(t *testing.T) {
 	bucket, queue := moto.CreateBucket(t), moto.CreateQueue(t, nil)
 	logs := &syncio.Buffer{}
 	a, err := archive.New(archive.Config{Putter: moto.S3, Bucket: bucket, Logger: slog.New(slog.NewJSONHandler(logs, nil)),
-		DeadLetter: delivery.SQSDeadLetter{Client: moto.SQS, QueueURL: queue}})
+		DeadLetter: streamconsumer.SQSDeadLetter{Client: moto.SQS, QueueURL: queue}})
 	require.NoError(t, err)
 	receive := func() []string {
 		t.Helper()

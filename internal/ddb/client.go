@@ -6,7 +6,7 @@
 // and it classifies DynamoDB errors for the HTTP contract (which failures
 // are "try again later" and which blame the item).
 //
-// The AWS configuration comes from internal/lambdaaws in a Lambda
+// The AWS configuration comes from internal/awsenv in a Lambda
 // function (its environment, without the SDK's config package), from
 // ddbconfig elsewhere (the SDK's default chain: profiles, SSO), or from
 // LocalConfig for a local engine. Package ddb itself does not import the
@@ -58,7 +58,7 @@ type Options struct {
 const DefaultAttemptTimeout = 3 * time.Second
 
 // ClientFromConfig returns a DynamoDB client for cfg (from
-// lambdaaws.Config, ddbconfig.LoadConfig or LocalConfig) with o's endpoint
+// awsenv.Config, ddbconfig.LoadConfig or LocalConfig) with o's endpoint
 // override; optFns adjust its options further (tests lower the attempts,
 // say).
 func ClientFromConfig(cfg aws.Config, o Options, optFns ...func(*dynamodb.Options)) *dynamodb.Client {

@@ -1,10 +1,10 @@
 // Package httpapi implements the Triggers HTTP API v1 as a net/http
 // handler. The same handler serves a local HTTP server and, through
-// package lambdaadapter, API Gateway REST proxy events in Lambda.
+// package apigw, API Gateway REST proxy events in Lambda.
 //
 // The tenant comes from the request context (WithTenant, set by the
-// Lambda adapter from the authorizer's context) or, when the handler has
-// an Authenticator (local serving), from the request's API key.
+// Lambda adapter from the authorizer's context); a request without one is
+// 401.
 package httpapi
 
 import (
@@ -37,22 +37,12 @@ type Store interface {
 	List(ctx context.Context, q event.InboxQuery) (event.Page, error)
 }
 
-// Authenticator maps an API key to a tenant id; *apikey.Store implements
-// it. Errors apikey.ErrMissing and apikey.ErrUnknown give 401,
-// apikey.ErrRevoked 403.
-type Authenticator interface {
-	Authenticate(ctx context.Context, key string) (string, error)
-}
-
 // Config configures the API.
 type Config struct {
 	// Store keeps the events. Required.
 	Store Store
 	// CursorSecret signs inbox cursors; at least 32 bytes. Required.
 	CursorSecret []byte
-	// Authenticator, when set, authenticates requests whose context
-	// carries no tenant (local serving). Default: such requests get 401.
-	Authenticator Authenticator
 	// KeySources are the headers that may carry the API key, as the
 	// deployed authorizer reads them (apikey.Credential). Requests whose
 	// tenant came from the authorizer are still checked with
@@ -103,7 +93,6 @@ const StatusClientClosedRequest = 499
 type API struct {
 	store     Store
 	cursors   *cursor.Codec
-	auth      Authenticator
 	sources   contract.KeySources
 	budget    time.Duration
 	retention time.Duration
@@ -126,7 +115,7 @@ func New(cfg Config) (*API, error) {
 	if err != nil {
 		return nil, fmt.Errorf("httpapi: Config.KeySources: %w", err)
 	}
-	a := &API{store: cfg.Store, cursors: codec, auth: cfg.Authenticator, sources: sources, retention: cfg.Retention, log: cfg.Logger, now: cfg.Now, metrics: cfg.Metrics}
+	a := &API{store: cfg.Store, cursors: codec, sources: sources, retention: cfg.Retention, log: cfg.Logger, now: cfg.Now, metrics: cfg.Metrics}
 	if a.retention <= 0 {
 		a.retention = event.DefaultRetention
 	}
@@ -339,29 +328,16 @@ func (a *API) serve(w http.ResponseWriter, r *http.Request, ri *reqInfo) (status
 	return route(a, w, r, ri, id)
 }
 
-// authenticate returns the request's tenant: the authorizer's (from the
-// context) or, when serving locally, the one its API key maps to, under
-// the same rules as the deployed authorizer (apikey.Credential). Either
-// way the request may carry no credential outside the key sources.
+// authenticate returns the request's tenant, the authorizer's (from the
+// context). The request may carry no credential outside the key sources:
+// behind a cached authorizer, the authorizer never saw it.
 func (a *API) authenticate(r *http.Request) (string, error) {
 	if err := apikey.CheckExtraneous(r.Header, a.sources); err != nil {
 		return "", unauthorized(a.sources, err)
 	}
 	tenant := ctxString(r.Context(), tenantKey)
 	if tenant == "" {
-		if a.auth == nil {
-			return "", unauthorized(a.sources, errors.New("no tenant from an authorizer and no local authenticator"))
-		}
-		key, err := apikey.Credential(r.Header, a.sources)
-		if err != nil {
-			return "", unauthorized(a.sources, err)
-		}
-		if tenant, err = a.auth.Authenticate(r.Context(), key); err != nil {
-			if errors.Is(err, apikey.ErrMissing) || errors.Is(err, apikey.ErrUnknown) || errors.Is(err, apikey.ErrMalformed) {
-				return "", unauthorized(a.sources, err)
-			}
-			return "", err // apikey.ErrRevoked is a 403, the store's errors 503 or 500 (toAPIError)
-		}
+		return "", unauthorized(a.sources, errors.New("no tenant from the authorizer"))
 	}
 	if !event.ValidTenantID(tenant) {
 		return "", unauthorized(a.sources, fmt.Errorf("tenant id %q is invalid", truncatePath(tenant)))

@@ -10,7 +10,6 @@ import (
 	"sync"
 
 	"github.com/triggers-dev/triggers/contract"
-	"github.com/triggers-dev/triggers/internal/apikey"
 	"github.com/triggers-dev/triggers/internal/cursor"
 	"github.com/triggers-dev/triggers/internal/event"
 )
@@ -76,8 +75,6 @@ func toAPIError(err error) *apiError {
 		return &apiError{status: http.StatusServiceUnavailable, code: "unavailable", message: "storage is busy; retry after the Retry-After delay", retryAfter: strconv.Itoa(RetryAfterSeconds)}
 	case errors.Is(err, cursor.ErrInvalid):
 		return &apiError{status: http.StatusBadRequest, code: "invalid_cursor", message: "cursor is invalid, was altered, or belongs to another query or tenant; start again without it"}
-	case errors.Is(err, apikey.ErrRevoked):
-		return &apiError{status: http.StatusForbidden, code: "forbidden", message: "this API key was revoked"}
 	}
 	return &apiError{status: http.StatusInternalServerError, code: "internal", message: "internal error; quote the request id when reporting it"}
 }

@@ -20,10 +20,10 @@ import (
 
 	"github.com/triggers-dev/triggers/internal/ddb/ddbtest"
 	"github.com/triggers-dev/triggers/internal/dev/kmslocal/kmstest"
-	"github.com/triggers-dev/triggers/internal/dev/syncio"
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/httpapi"
 	"github.com/triggers-dev/triggers/internal/store"
+	"github.com/triggers-dev/triggers/internal/syncio"
 	"github.com/triggers-dev/triggers/schema"
 )
 

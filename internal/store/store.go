@@ -55,10 +55,6 @@ type Store struct {
 // Option configures a Store.
 type Option func(*Store)
 
-// WithClock sets the clock used for ttl filters (default time.Now): tests
-// and tools see items expire without waiting for the wall clock.
-func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
-
 // WithProfile sets the events table's profile (default schema.ProfileSeed;
 // see schema.EventsFor). It must match the table's indexes: a seed store
 // on a lean table fails its event-type queries, a lean store on a seed

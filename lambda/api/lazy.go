@@ -12,8 +12,8 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/triggers-dev/triggers/contract"
+	"github.com/triggers-dev/triggers/internal/apigw"
 	"github.com/triggers-dev/triggers/internal/httpapi"
-	"github.com/triggers-dev/triggers/internal/lambdaadapter"
 )
 
 // lazyProxy is the API function's handler when the cursor key lives in
@@ -31,7 +31,7 @@ type lazyProxy struct {
 	log   *slog.Logger
 
 	mu    sync.Mutex
-	proxy lambdaadapter.ProxyHandler
+	proxy apigw.ProxyHandler
 }
 
 // handle is the Lambda handler.
@@ -43,7 +43,7 @@ func (l *lazyProxy) handle(ctx context.Context, ev events.APIGatewayProxyRequest
 	return proxy(ctx, ev)
 }
 
-func (l *lazyProxy) get(ctx context.Context) (lambdaadapter.ProxyHandler, error) {
+func (l *lazyProxy) get(ctx context.Context) (apigw.ProxyHandler, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.proxy != nil {
@@ -59,7 +59,7 @@ func (l *lazyProxy) get(ctx context.Context) (lambdaadapter.ProxyHandler, error)
 	if err != nil {
 		return nil, err
 	}
-	l.proxy = lambdaadapter.Proxy(h)
+	l.proxy = apigw.Proxy(h)
 	return l.proxy, nil
 }
 

@@ -17,14 +17,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/triggers-dev/triggers/internal/apigw"
+	"github.com/triggers-dev/triggers/internal/awsenv"
 	"github.com/triggers-dev/triggers/internal/cursor"
 	"github.com/triggers-dev/triggers/internal/ddb"
-	"github.com/triggers-dev/triggers/internal/dispatch"
 	"github.com/triggers-dev/triggers/internal/emf"
 	"github.com/triggers-dev/triggers/internal/httpapi"
-	"github.com/triggers-dev/triggers/internal/lambdaadapter"
-	"github.com/triggers-dev/triggers/internal/lambdaaws"
 	"github.com/triggers-dev/triggers/internal/store"
+	"github.com/triggers-dev/triggers/internal/webhook/dispatch"
 	"github.com/triggers-dev/triggers/internal/webhook/secretbox"
 	"github.com/triggers-dev/triggers/lambda/fnconfig"
 )
@@ -44,7 +44,7 @@ func run() error {
 	dbOpts := ddb.Options{EndpointURL: cfg.Endpoint}
 	// No network call and no failure here: a missing region or
 	// credential fails each request, naming the variable.
-	awsCfg := lambdaaws.Config(os.Getenv, dbOpts)
+	awsCfg := awsenv.Config(os.Getenv, dbOpts)
 	client := ddb.ClientFromConfig(awsCfg, dbOpts)
 	var metrics emf.Recorder = emf.Nop{}
 	if cfg.MetricsNamespace != "" {
@@ -80,7 +80,7 @@ func run() error {
 		if err != nil {
 			return err
 		}
-		lambda.Start(lambdaadapter.Proxy(api))
+		lambda.Start(apigw.Proxy(api))
 		return nil
 	}
 	secrets := secretsmanager.NewFromConfig(awsCfg)

@@ -19,9 +19,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/triggers-dev/triggers/internal/archive"
+	"github.com/triggers-dev/triggers/internal/awsenv"
 	"github.com/triggers-dev/triggers/internal/ddb"
-	"github.com/triggers-dev/triggers/internal/delivery"
-	"github.com/triggers-dev/triggers/internal/lambdaaws"
+	"github.com/triggers-dev/triggers/internal/streamconsumer"
 	"github.com/triggers-dev/triggers/lambda/fnconfig"
 )
 
@@ -35,7 +35,7 @@ func main() {
 	// The project's one AWS configuration (bounded attempts, each with a
 	// timeout), from the environment Lambda sets; its endpoint override is
 	// DynamoDB's, so S3 and SQS set their own.
-	awsCfg := lambdaaws.Config(os.Getenv, ddb.Options{})
+	awsCfg := awsenv.Config(os.Getenv, ddb.Options{})
 	client := s3.NewFromConfig(awsCfg, func(o *s3.Options) {
 		if cfg.Endpoint != "" {
 			o.BaseEndpoint = aws.String(cfg.Endpoint)
@@ -49,7 +49,7 @@ func main() {
 				o.BaseEndpoint = aws.String(cfg.SQSEndpoint)
 			}
 		})
-		ac.DeadLetter = delivery.SQSDeadLetter{Client: queue, QueueURL: cfg.DeadLetterQueueURL}
+		ac.DeadLetter = streamconsumer.SQSDeadLetter{Client: queue, QueueURL: cfg.DeadLetterQueueURL}
 	}
 	a, err := archive.New(ac)
 	if err != nil {

@@ -10,10 +10,10 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/triggers-dev/triggers/internal/apigw"
 	"github.com/triggers-dev/triggers/internal/apikey"
+	"github.com/triggers-dev/triggers/internal/awsenv"
 	"github.com/triggers-dev/triggers/internal/ddb"
-	"github.com/triggers-dev/triggers/internal/lambdaadapter"
-	"github.com/triggers-dev/triggers/internal/lambdaaws"
 	"github.com/triggers-dev/triggers/lambda/fnconfig"
 )
 
@@ -24,7 +24,7 @@ func main() {
 		os.Exit(1)
 	}
 	dbOpts := ddb.Options{EndpointURL: cfg.Endpoint}
-	client := ddb.ClientFromConfig(lambdaaws.Config(os.Getenv, dbOpts), dbOpts)
+	client := ddb.ClientFromConfig(awsenv.Config(os.Getenv, dbOpts), dbOpts)
 	keys := apikey.NewStore(client, cfg.APIKeysTable)
-	lambda.Start(lambdaadapter.Authorizer(keys, cfg.KeySources, fnconfig.Logger(os.Stdout, cfg.LogLevel)))
+	lambda.Start(apigw.Authorizer(keys, cfg.KeySources, fnconfig.Logger(os.Stdout, cfg.LogLevel)))
 }

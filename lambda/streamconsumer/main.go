@@ -12,9 +12,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/triggers-dev/triggers/internal/awsenv"
 	"github.com/triggers-dev/triggers/internal/ddb"
-	"github.com/triggers-dev/triggers/internal/delivery"
-	"github.com/triggers-dev/triggers/internal/lambdaaws"
+	"github.com/triggers-dev/triggers/internal/streamconsumer"
 	"github.com/triggers-dev/triggers/lambda/fnconfig"
 )
 
@@ -28,17 +28,17 @@ func main() {
 	// The project's one AWS configuration (bounded attempts, each with a
 	// timeout), from the environment Lambda sets; its endpoint override is
 	// DynamoDB's, so SQS sets its own.
-	awsCfg := lambdaaws.Config(os.Getenv, ddb.Options{})
+	awsCfg := awsenv.Config(os.Getenv, ddb.Options{})
 	client := sqs.NewFromConfig(awsCfg, func(o *sqs.Options) {
 		if cfg.Endpoint != "" {
 			o.BaseEndpoint = aws.String(cfg.Endpoint)
 		}
 	})
-	dc := delivery.Config{Sender: client, QueueURL: cfg.QueueURL, Logger: log}
+	dc := streamconsumer.Config{Sender: client, QueueURL: cfg.QueueURL, Logger: log}
 	if cfg.DeadLetterQueueURL != "" {
-		dc.DeadLetter = delivery.SQSDeadLetter{Client: client, QueueURL: cfg.DeadLetterQueueURL}
+		dc.DeadLetter = streamconsumer.SQSDeadLetter{Client: client, QueueURL: cfg.DeadLetterQueueURL}
 	}
-	consumer, err := delivery.New(dc)
+	consumer, err := streamconsumer.New(dc)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "streamconsumer: %v\n", err)
 		os.Exit(1)

@@ -4,7 +4,7 @@
 // its tenant's matching subscriptions with Standard Webhooks signatures
 // (the secrets opened with KMS, WEBHOOK_SECRETS_KEY),
 // records every attempt and reports partial batch failures. Logic:
-// internal/dispatch; configuration: lambda/fnconfig (LoadWebhooks) and
+// internal/webhook/dispatch; configuration: lambda/fnconfig (LoadWebhooks) and
 // docs/delivery.md.
 package main
 
@@ -17,12 +17,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/triggers-dev/triggers/internal/awsenv"
 	"github.com/triggers-dev/triggers/internal/ddb"
-	"github.com/triggers-dev/triggers/internal/dispatch"
 	"github.com/triggers-dev/triggers/internal/emf"
-	"github.com/triggers-dev/triggers/internal/lambdaaws"
 	"github.com/triggers-dev/triggers/internal/store"
 	"github.com/triggers-dev/triggers/internal/webhook"
+	"github.com/triggers-dev/triggers/internal/webhook/dispatch"
 	"github.com/triggers-dev/triggers/internal/webhook/secretbox"
 	"github.com/triggers-dev/triggers/lambda/fnconfig"
 )
@@ -41,7 +41,7 @@ func run() error {
 	}
 	log := fnconfig.Logger(os.Stdout, cfg.LogLevel)
 	dbOpts := ddb.Options{EndpointURL: cfg.Endpoint}
-	awsCfg := lambdaaws.Config(os.Getenv, dbOpts)
+	awsCfg := awsenv.Config(os.Getenv, dbOpts)
 	queue := sqs.NewFromConfig(awsCfg, func(o *sqs.Options) {
 		if cfg.SQSEndpoint != "" {
 			o.BaseEndpoint = aws.String(cfg.SQSEndpoint)

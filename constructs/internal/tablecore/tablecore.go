@@ -3,8 +3,9 @@
 // eventstore.EventsTable, triggersapi.ApiKeysTable). The construct structs
 // embed *Core or *Accessors: jsii needs a construct's embedded fields
 // exported, and an exported field of a type from an internal package keeps
-// them out of the public API. Package dynamotable builds tables into a Core
-// (Build, Import, set by its init).
+// them out of the public API. Package dynamotable builds each Core
+// (dynamotable.BuildInto) and imports each table into its Accessors
+// (dynamotable.ImportInto).
 //
 // The exported methods of Core and Accessors are promoted to the public
 // construct types, so every one of them is public API: only ITable's
@@ -22,21 +23,11 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
-	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/triggers-dev/triggers/constructs/internal/tablegrant"
 	"github.com/triggers-dev/triggers/schema"
 )
-
-// Build builds a table from props (a *dynamotable.TableProps) into c,
-// registering self (the struct that embeds c) as the construct. Package
-// dynamotable sets it.
-var Build func(self constructs.Construct, c *Core, scope constructs.Construct, id *string, props any)
-
-// Import imports a table from attrs (a *dynamotable.TableAttributes) into
-// a, registering self as the construct. Package dynamotable sets it.
-var Import func(self constructs.Construct, a *Accessors, scope constructs.Construct, id *string, attrs any)
 
 // Accessors implements the ITable methods on top of an L2 table.
 type Accessors struct {

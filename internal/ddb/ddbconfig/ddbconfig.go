@@ -3,7 +3,7 @@
 // shared config and credentials files, SSO, instance role), with the
 // transport of package ddb. It imports the SDK's config package, which a
 // Lambda function does not link (binary size and init time): the
-// functions build theirs with internal/lambdaaws.
+// functions build theirs with internal/awsenv.
 package ddbconfig
 
 import (

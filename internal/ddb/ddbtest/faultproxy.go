@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -13,7 +12,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/triggers-dev/triggers/internal/ddb"
-	"github.com/triggers-dev/triggers/internal/lambdaaws"
 )
 
 // FaultProxy is an HTTP proxy in front of a DynamoDB endpoint that can lose
@@ -145,13 +143,15 @@ func (p *FaultProxy) serve(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(out)
 }
 
-// Faulty returns a FaultProxy in front of l and a client through it built
-// as the Lambda functions build theirs (lambdaaws.Config: the SDK's retries,
-// the per-attempt timeout), so that a test sees what production code does
-// when DynamoDB loses responses or hangs.
+// Faulty returns a FaultProxy in front of l and a client through it with
+// the transport the Lambda functions use (ddb.Options.Transport with
+// ddb.DefaultAttemptTimeout: the SDK's retries, the per-attempt timeout),
+// so that a test sees what production code does when DynamoDB loses
+// responses or hangs. Its credentials are LocalConfig's, whatever the
+// environment holds.
 func (l *Local) Faulty(t testing.TB) (*FaultProxy, *dynamodb.Client) {
 	t.Helper()
 	proxy := NewFaultProxy(t, l.Endpoint)
-	o := ddb.Options{EndpointURL: proxy.URL}
-	return proxy, ddb.ClientFromConfig(lambdaaws.Config(os.Getenv, o), o)
+	o := ddb.Options{EndpointURL: proxy.URL, AttemptTimeout: ddb.DefaultAttemptTimeout}
+	return proxy, ddb.ClientFromConfig(ddb.LocalConfig(o), o)
 }

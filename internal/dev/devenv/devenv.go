@@ -4,7 +4,7 @@
 // deployed (internal/dev/localapi: an API Gateway emulator built from the
 // synthesized API stack template, calling the real authorizer and API
 // handlers through their Lambda entry points), a stream poller that runs
-// the stream consumer (internal/delivery) against DynamoDB Local's Streams
+// the stream consumer (internal/streamconsumer) against DynamoDB Local's Streams
 // API, and webhook push delivery on a real SQS engine (moto_server,
 // internal/dev/motolocal): the template's delivery and retry queues and
 // their dead-letter queues, the consumer sending to the delivery queue,
@@ -45,15 +45,15 @@ import (
 	"github.com/triggers-dev/triggers/internal/ddb"
 	"github.com/triggers-dev/triggers/internal/ddb/ddbconfig"
 	"github.com/triggers-dev/triggers/internal/ddb/ddblocal"
-	"github.com/triggers-dev/triggers/internal/delivery"
 	"github.com/triggers-dev/triggers/internal/dev/kmslocal"
 	"github.com/triggers-dev/triggers/internal/dev/localapi"
 	"github.com/triggers-dev/triggers/internal/dev/sqsesm"
 	"github.com/triggers-dev/triggers/internal/dev/streampoll"
-	"github.com/triggers-dev/triggers/internal/dev/syncio"
-	"github.com/triggers-dev/triggers/internal/dispatch"
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/store"
+	"github.com/triggers-dev/triggers/internal/streamconsumer"
+	"github.com/triggers-dev/triggers/internal/syncio"
+	"github.com/triggers-dev/triggers/internal/webhook/dispatch"
 	"github.com/triggers-dev/triggers/internal/webhook/secretbox"
 	"github.com/triggers-dev/triggers/schema"
 )
@@ -373,17 +373,17 @@ func Run(ctx context.Context, o Options) (err error) {
 	}
 
 	deliveries := &deliveryLog{w: sink, log: log}
-	var publisher delivery.Publisher = streampoll.SinkFunc(deliveries.deliver)
+	var publisher streamconsumer.Publisher = streampoll.SinkFunc(deliveries.deliver)
 	queueURL := "local-sink"
-	var dead delivery.DeadLetter
+	var dead streamconsumer.DeadLetter
 	if c := fns.consumer; c != nil {
-		publisher = queuePublisher{queue: delivery.SQSPublisher{Client: sq.client, QueueURL: c.QueueURL}, sent: deliveries, log: log}
+		publisher = queuePublisher{queue: streamconsumer.SQSPublisher{Client: sq.client, QueueURL: c.QueueURL}, sent: deliveries, log: log}
 		queueURL = c.QueueURL
 		if c.DeadLetterQueueURL != "" {
-			dead = delivery.SQSDeadLetter{Client: sq.client, QueueURL: c.DeadLetterQueueURL}
+			dead = streamconsumer.SQSDeadLetter{Client: sq.client, QueueURL: c.DeadLetterQueueURL}
 		}
 	}
-	consumer, err := delivery.New(delivery.Config{Publisher: publisher, QueueURL: queueURL, DeadLetter: dead, Logger: log})
+	consumer, err := streamconsumer.New(streamconsumer.Config{Publisher: publisher, QueueURL: queueURL, DeadLetter: dead, Logger: log})
 	if err != nil {
 		return err
 	}
@@ -595,7 +595,7 @@ type deliveryLog struct {
 	changed chan struct{} // closed and replaced at every delivery
 }
 
-func (d *deliveryLog) deliver(ctx context.Context, m delivery.Message) error {
+func (d *deliveryLog) deliver(ctx context.Context, m streamconsumer.Message) error {
 	line, err := json.Marshal(struct {
 		Tenant    string          `json:"tenant"`
 		EventType string          `json:"event_type"`

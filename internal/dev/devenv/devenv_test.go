@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/triggers-dev/triggers/internal/delivery"
+	"github.com/triggers-dev/triggers/internal/streamconsumer"
 )
 
 func newLog(w io.Writer) *deliveryLog {
@@ -58,7 +58,7 @@ func TestDeliveriesEndpoint(t *testing.T) {
 		done <- body
 	}()
 	time.Sleep(50 * time.Millisecond)
-	require.NoError(t, d.deliver(context.Background(), delivery.Message{Tenant: "acme", EventType: "a.b", EventID: "e1", Body: []byte(`{"event_id":"e1"}`)}))
+	require.NoError(t, d.deliver(context.Background(), streamconsumer.Message{Tenant: "acme", EventType: "a.b", EventID: "e1", Body: []byte(`{"event_id":"e1"}`)}))
 	select {
 	case body := <-done:
 		got := body["deliveries"].([]any)
@@ -74,7 +74,7 @@ func TestDeliveriesEndpoint(t *testing.T) {
 func TestDeliveriesBounded(t *testing.T) {
 	d := newLog(io.Discard)
 	for range maxKept + 5 {
-		require.NoError(t, d.deliver(context.Background(), delivery.Message{Body: []byte(`{}`)}))
+		require.NoError(t, d.deliver(context.Background(), streamconsumer.Message{Body: []byte(`{}`)}))
 	}
 	assert.Len(t, d.kept, maxKept)
 }
@@ -86,7 +86,7 @@ func (failingWriter) Write([]byte) (int, error) { return 0, io.ErrShortWrite }
 // A sink write error fails the delivery, so the consumer retries it.
 func TestDeliveryFileErrorFails(t *testing.T) {
 	d := newLog(failingWriter{})
-	err := d.deliver(context.Background(), delivery.Message{Body: []byte(`{}`)})
+	err := d.deliver(context.Background(), streamconsumer.Message{Body: []byte(`{}`)})
 	assert.ErrorIs(t, err, io.ErrShortWrite)
 	assert.Empty(t, d.kept)
 }

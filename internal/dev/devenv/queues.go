@@ -12,9 +12,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/triggers-dev/triggers/contract"
-	"github.com/triggers-dev/triggers/internal/delivery"
 	"github.com/triggers-dev/triggers/internal/dev/motolocal"
 	"github.com/triggers-dev/triggers/internal/dev/sqsesm"
+	"github.com/triggers-dev/triggers/internal/streamconsumer"
 	"github.com/triggers-dev/triggers/lambda/fnconfig"
 )
 
@@ -178,16 +178,16 @@ func (f *functions) describe() []string {
 }
 
 // queuePublisher is the stream consumer's publisher in make dev: it sends
-// to the delivery queue as in Lambda (delivery.SQSPublisher) and adds
+// to the delivery queue as in Lambda (streamconsumer.SQSPublisher) and adds
 // every message sent to the local deliveries list.
 type queuePublisher struct {
-	queue delivery.SQSPublisher
+	queue streamconsumer.SQSPublisher
 	sent  *deliveryLog
 	log   *slog.Logger
 }
 
-// Publish implements delivery.Publisher.
-func (p queuePublisher) Publish(ctx context.Context, entries []delivery.Entry) ([]error, error) {
+// Publish implements streamconsumer.Publisher.
+func (p queuePublisher) Publish(ctx context.Context, entries []streamconsumer.Entry) ([]error, error) {
 	errs, err := p.queue.Publish(ctx, entries)
 	if err != nil {
 		return errs, err

@@ -17,9 +17,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/triggers-dev/triggers/contract"
-	"github.com/triggers-dev/triggers/internal/delivery"
 	"github.com/triggers-dev/triggers/internal/dev/motolocal/mototest"
 	"github.com/triggers-dev/triggers/internal/dev/sqsesm"
+	"github.com/triggers-dev/triggers/internal/streamconsumer"
 	"github.com/triggers-dev/triggers/internal/webhook"
 	"github.com/triggers-dev/triggers/schema"
 )
@@ -102,10 +102,10 @@ func TestQueuePublisher(t *testing.T) {
 	url := sqsTest.CreateQueue(t, nil)
 	var file strings.Builder
 	sent := &deliveryLog{w: &file, log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
-	p := queuePublisher{queue: delivery.SQSPublisher{Client: sqsTest.SQS, QueueURL: url}, sent: sent, log: sent.log}
-	errs, err := p.Publish(context.Background(), []delivery.Entry{
-		{ID: "0", Message: delivery.Message{Tenant: "acme", EventType: "a.b", EventID: "e1", Body: []byte(`{"event_id":"e1"}`)}},
-		{ID: "1", Message: delivery.Message{Tenant: "acme", EventType: "a.b", EventID: "e2", Body: []byte(`{"event_id":"e2"}`)}},
+	p := queuePublisher{queue: streamconsumer.SQSPublisher{Client: sqsTest.SQS, QueueURL: url}, sent: sent, log: sent.log}
+	errs, err := p.Publish(context.Background(), []streamconsumer.Entry{
+		{ID: "0", Message: streamconsumer.Message{Tenant: "acme", EventType: "a.b", EventID: "e1", Body: []byte(`{"event_id":"e1"}`)}},
+		{ID: "1", Message: streamconsumer.Message{Tenant: "acme", EventType: "a.b", EventID: "e2", Body: []byte(`{"event_id":"e2"}`)}},
 	})
 	require.NoError(t, err)
 	assert.Equal(t, []error{nil, nil}, errs)
@@ -119,12 +119,12 @@ func TestQueuePublisher(t *testing.T) {
 		var ev map[string]string
 		require.NoError(t, json.Unmarshal([]byte(aws.ToString(m.Body)), &ev))
 		assert.Contains(t, []string{"e1", "e2"}, ev["event_id"])
-		assert.Equal(t, "acme", aws.ToString(m.MessageAttributes[delivery.AttrTenant].StringValue))
+		assert.Equal(t, "acme", aws.ToString(m.MessageAttributes[streamconsumer.AttrTenant].StringValue))
 	}
 
 	// A queue that refuses the call: nothing listed.
 	p.queue.QueueURL = url + "-missing"
-	_, err = p.Publish(context.Background(), []delivery.Entry{{ID: "0", Message: delivery.Message{Tenant: "acme", EventID: "e3", Body: []byte(`{}`)}}})
+	_, err = p.Publish(context.Background(), []streamconsumer.Entry{{ID: "0", Message: streamconsumer.Message{Tenant: "acme", EventID: "e3", Body: []byte(`{}`)}}})
 	require.Error(t, err)
 	assert.Len(t, sent.kept, 2)
 }

@@ -1,7 +1,7 @@
 // Package localapi serves the Triggers API on this machine the way it is
 // deployed: an API Gateway emulator (internal/dev/localgw) built from the
 // synthesized API stack template invokes the real authorizer and API
-// handlers through their Lambda entry points (internal/lambdaadapter), on
+// handlers through their Lambda entry points (internal/apigw), on
 // any DynamoDB endpoint, usually DynamoDB Local.
 //
 // The functions are configured from their environment in the template,
@@ -33,13 +33,13 @@ import (
 	"github.com/triggers-dev/triggers/schema"
 
 	"github.com/triggers-dev/triggers/contract"
+	"github.com/triggers-dev/triggers/internal/apigw"
 	"github.com/triggers-dev/triggers/internal/apikey"
 	"github.com/triggers-dev/triggers/internal/dev/localgw"
-	"github.com/triggers-dev/triggers/internal/dispatch"
 	"github.com/triggers-dev/triggers/internal/httpapi"
-	"github.com/triggers-dev/triggers/internal/lambdaadapter"
 	"github.com/triggers-dev/triggers/internal/store"
 	"github.com/triggers-dev/triggers/internal/webhook"
+	"github.com/triggers-dev/triggers/internal/webhook/dispatch"
 	"github.com/triggers-dev/triggers/internal/webhook/secretbox"
 	"github.com/triggers-dev/triggers/lambda/fnconfig"
 )
@@ -163,7 +163,7 @@ func New(cfg Config) (*API, error) {
 		}
 		authSources = append(authSources, c.KeySources)
 		keys := apikey.NewStore(cfg.DB, cfg.KeysTable)
-		return lambdaadapter.Authorizer(keys, c.KeySources, log.With("function", fn.LogicalID)), nil
+		return apigw.Authorizer(keys, c.KeySources, log.With("function", fn.LogicalID)), nil
 	}
 	var retention []time.Duration
 	opts.Proxy = func(fn localgw.Function) (localgw.ProxyFunc, error) {
@@ -217,7 +217,7 @@ func New(cfg Config) (*API, error) {
 		if err != nil {
 			return nil, fmt.Errorf("function %s: %w", fn.LogicalID, err)
 		}
-		return lambdaadapter.Proxy(api), nil
+		return apigw.Proxy(api), nil
 	}
 	gw, err := localgw.New(cfg.Template, opts)
 	if err != nil {

@@ -23,7 +23,7 @@ import (
 	"github.com/triggers-dev/triggers/internal/ddb"
 	"github.com/triggers-dev/triggers/internal/ddb/ddbtest"
 	"github.com/triggers-dev/triggers/internal/dev/localgw"
-	"github.com/triggers-dev/triggers/internal/dev/syncio"
+	"github.com/triggers-dev/triggers/internal/syncio"
 	"github.com/triggers-dev/triggers/schema"
 )
 
@@ -48,6 +48,7 @@ type served struct {
 	url    string // the server's root
 	key    string
 	events string
+	keys   string // the API-keys table
 	logs   *syncio.Buffer
 }
 
@@ -80,7 +81,7 @@ func serveProfile(t *testing.T, client DB, template string, gw localgw.Options, 
 	require.NoError(t, err)
 	srv := httptest.NewServer(api.Gateway)
 	t.Cleanup(srv.Close)
-	return &served{api: api, url: srv.URL, key: key, events: events, logs: logs}
+	return &served{api: api, url: srv.URL, key: key, events: events, keys: keys, logs: logs}
 }
 
 func (s *served) do(t *testing.T, method, path string, header map[string]string, body string) (*http.Response, string) {
@@ -211,6 +212,82 @@ func TestDynamoDBStallThroughGateway(t *testing.T) {
 	assert.NotEmpty(t, res.Header.Get("X-Request-Id"), "the function answered, not the gateway")
 	assert.Less(t, time.Since(start), 10*time.Second, "within the API function's 10 s timeout")
 	p.Release()
+}
+
+// The API-key rules, end to end: the gateway built from the template (its
+// identity source and gateway responses), the real authorizer on the
+// API-keys table, and the API function behind it, which refuses
+// credentials the cached authorizer never saw. The 401s carry the
+// template's or the function's statement of the rules; a revoked key is
+// the template's 403.
+func TestKeyRulesThroughGateway(t *testing.T) {
+	ctx := context.Background()
+	dev := serve(t, devTemplate, localgw.Options{})
+	revoked, k, err := apikey.NewStore(db.Client, dev.keys).Create(ctx, "tenant-a", "old")
+	require.NoError(t, err)
+	_, err = apikey.NewStore(db.Client, dev.keys).Revoke(ctx, k.Hash)
+	require.NoError(t, err)
+	for _, tt := range []struct {
+		name    string
+		headers map[string]string
+		code    int
+	}{
+		{"bearer", map[string]string{"Authorization": "Bearer " + dev.key}, 200},
+		{"bearer lower case (one spelling per key)", map[string]string{"Authorization": "bearer " + dev.key}, 401},
+		{"x-api-key is not a source by default", map[string]string{"X-Api-Key": dev.key}, 401},
+		{"missing", nil, 401},
+		{"basic scheme", map[string]string{"Authorization": "Basic " + dev.key}, 401},
+		// The cross-tenant defect: no fallback from another scheme.
+		{"basic + x-api-key", map[string]string{"Authorization": "Basic Zm9v", "X-Api-Key": dev.key}, 401},
+		{"bearer + x-api-key", map[string]string{"Authorization": "Bearer " + dev.key, "X-Api-Key": dev.key}, 401},
+		{"empty token", map[string]string{"Authorization": "Bearer "}, 401},
+		{"unknown", map[string]string{"Authorization": "Bearer trg_unknown"}, 401},
+		{"revoked", map[string]string{"Authorization": "Bearer " + revoked}, 403},
+	} {
+		res, body := dev.do(t, "GET", "/live/v1/inbox", tt.headers, "")
+		assert.Equal(t, tt.code, res.StatusCode, "%s: GET /v1/inbox = %s", tt.name, body)
+		switch tt.code {
+		case 401:
+			assert.Contains(t, body, `"message":"`+contract.KeySourcesBearer.Hint()+`"`, tt.name)
+		case 403:
+			assert.Contains(t, body, `"code":"forbidden"`, tt.name)
+		}
+	}
+
+	// With the cache off, X-Api-Key works, alone.
+	opt := serve(t, optionsTemplate, localgw.Options{})
+	for _, tt := range []struct {
+		name    string
+		headers map[string]string
+		code    int
+	}{
+		{"x-api-key", map[string]string{"X-Api-Key": opt.key}, 200},
+		{"bearer", map[string]string{"Authorization": "Bearer " + opt.key}, 200},
+		{"both", map[string]string{"Authorization": "Bearer " + opt.key, "X-Api-Key": opt.key}, 401},
+		{"basic + x-api-key", map[string]string{"Authorization": "Basic Zm9v", "X-Api-Key": opt.key}, 401},
+	} {
+		res, body := opt.do(t, "GET", "/v1stage/v1/inbox", tt.headers, "")
+		assert.Equal(t, tt.code, res.StatusCode, "cache off, %s: %s", tt.name, body)
+		if tt.code == 401 {
+			assert.Contains(t, body, contract.KeySourcesBearerOrHeader.Hint(), tt.name)
+		}
+	}
+}
+
+// A throttled key lookup is the authorizer's failure, the template's 503
+// with Retry-After: never a 401 that would tell a client its key is bad.
+func TestThrottledKeyLookupThroughGateway(t *testing.T) {
+	throttled := db.FaultClient(func(op string, _ []byte) *http.Response {
+		if op == "GetItem" {
+			return ddbtest.AWSError("ThrottlingException", "Rate exceeded")
+		}
+		return nil
+	})
+	s := serveOn(t, throttled, devTemplate, localgw.Options{})
+	res, body := s.do(t, "GET", "/live/v1/inbox", map[string]string{"Authorization": "Bearer " + s.key}, "")
+	assert.Equal(t, http.StatusServiceUnavailable, res.StatusCode, body)
+	assert.NotEmpty(t, res.Header.Get("Retry-After"), "Retry-After on the authorizer's 503")
+	assert.Contains(t, body, `"message":"authentication is briefly unavailable; retry after the Retry-After delay"`, "the template's AUTHORIZER_CONFIGURATION_ERROR response")
 }
 
 // A TriggersApi given a lean events table tells its function so

@@ -47,13 +47,13 @@ const (
 )
 
 // AuthorizerFunc is the Lambda handler of a REQUEST authorizer. A
-// func of the same signature (such as lambdaadapter.AuthorizerHandler)
+// func of the same signature (such as apigw.AuthorizerHandler)
 // is assignable to it.
 type AuthorizerFunc = func(context.Context, events.APIGatewayCustomAuthorizerRequestTypeRequest) (events.APIGatewayCustomAuthorizerResponse, error)
 
 // ProxyFunc is the Lambda handler of a REST API proxy integration
 // (AWS_PROXY). A func of the same signature (such as
-// lambdaadapter.ProxyHandler) is assignable to it.
+// apigw.ProxyHandler) is assignable to it.
 type ProxyFunc = func(context.Context, events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error)
 
 // Function describes one AWS::Lambda::Function of the template, as given

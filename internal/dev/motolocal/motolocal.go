@@ -35,7 +35,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/triggers-dev/triggers/internal/ddb"
-	"github.com/triggers-dev/triggers/internal/dev/syncio"
+	"github.com/triggers-dev/triggers/internal/syncio"
 )
 
 // StartTimeout bounds how long Start waits for the engine to answer.

@@ -9,24 +9,24 @@ import (
 	"io"
 	"sync"
 
-	"github.com/triggers-dev/triggers/internal/delivery"
+	"github.com/triggers-dev/triggers/internal/streamconsumer"
 )
 
-// SinkFunc is a delivery.Publisher that hands every message to a
+// SinkFunc is a streamconsumer.Publisher that hands every message to a
 // function instead of SQS: local development plugs it in where Lambda
 // uses SQS. A non-nil error fails that message as retryable, so the
 // consumer retries it like an SQS server error.
-type SinkFunc func(ctx context.Context, m delivery.Message) error
+type SinkFunc func(ctx context.Context, m streamconsumer.Message) error
 
 // Publish calls f once per message, in order.
-func (f SinkFunc) Publish(ctx context.Context, msgs []delivery.Entry) ([]error, error) {
-	if len(msgs) == 0 || len(msgs) > delivery.MaxBatchEntries {
-		return nil, fmt.Errorf("sink: %d messages: want 1 to %d", len(msgs), delivery.MaxBatchEntries)
+func (f SinkFunc) Publish(ctx context.Context, msgs []streamconsumer.Entry) ([]error, error) {
+	if len(msgs) == 0 || len(msgs) > streamconsumer.MaxBatchEntries {
+		return nil, fmt.Errorf("sink: %d messages: want 1 to %d", len(msgs), streamconsumer.MaxBatchEntries)
 	}
 	errs := make([]error, len(msgs))
 	for i, m := range msgs {
 		if err := f(ctx, m.Message); err != nil {
-			errs[i] = fmt.Errorf("%w: %w", delivery.ErrRetryable, err)
+			errs[i] = fmt.Errorf("%w: %w", streamconsumer.ErrRetryable, err)
 		}
 	}
 	return errs, nil
@@ -41,7 +41,7 @@ func (f SinkFunc) Publish(ctx context.Context, msgs []delivery.Entry) ([]error, 
 // entry (retryable).
 func WriterSink(w io.Writer) SinkFunc {
 	var mu sync.Mutex
-	return func(_ context.Context, m delivery.Message) error {
+	return func(_ context.Context, m streamconsumer.Message) error {
 		if !json.Valid(m.Body) {
 			return errors.New("sink: message body is not JSON")
 		}

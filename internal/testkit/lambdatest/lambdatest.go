@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/triggers-dev/triggers/internal/dev/syncio"
+	"github.com/triggers-dev/triggers/internal/syncio"
 )
 
 var (

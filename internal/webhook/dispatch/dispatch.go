@@ -72,8 +72,8 @@ import (
 	"time"
 
 	"github.com/triggers-dev/triggers/contract"
-	"github.com/triggers-dev/triggers/internal/delivery"
 	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/internal/streamconsumer"
 	"github.com/triggers-dev/triggers/internal/webhook"
 )
 
@@ -903,7 +903,7 @@ func (d *Dispatcher) attempt(ctx context.Context, tenant string, e event.Event, 
 	}
 	// The webhook body: the event as GET /v1/events/{id} returns it at the
 	// time of the attempt (the stream consumer's encoding).
-	body, err := delivery.MarshalEvent(e)
+	body, err := streamconsumer.MarshalEvent(e)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package lambdaadapter_test
+package apigw_test
 
 import (
 	"bytes"
@@ -20,10 +20,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/triggers-dev/triggers/contract"
+	"github.com/triggers-dev/triggers/internal/apigw"
 	"github.com/triggers-dev/triggers/internal/apikey"
 	"github.com/triggers-dev/triggers/internal/ddb/ddbtest"
 	"github.com/triggers-dev/triggers/internal/httpapi"
-	"github.com/triggers-dev/triggers/internal/lambdaadapter"
 	"github.com/triggers-dev/triggers/internal/store"
 	"github.com/triggers-dev/triggers/schema"
 )
@@ -34,12 +34,12 @@ func TestMain(m *testing.M) { os.Exit(ddbtest.Main(m, &db)) }
 
 var quiet = slog.New(slog.NewJSONHandler(io.Discard, nil))
 
-func newProxy(t *testing.T) lambdaadapter.ProxyHandler {
+func newProxy(t *testing.T) apigw.ProxyHandler {
 	t.Helper()
 	table := db.CreateTable(t, schema.Events())
 	api, err := httpapi.New(httpapi.Config{Store: store.New(db.Client, table), CursorSecret: []byte(strings.Repeat("s", 32)), Logger: quiet})
 	require.NoError(t, err)
-	return lambdaadapter.Proxy(api)
+	return apigw.Proxy(api)
 }
 
 func proxyEvent(method, path, tenant, body string) events.APIGatewayProxyRequest {
@@ -128,7 +128,7 @@ func TestAuthorizer(t *testing.T) {
 	require.NoError(t, err)
 	_, err = keys.Revoke(ctx, rk.Hash)
 	require.NoError(t, err)
-	auth := lambdaadapter.Authorizer(keys, contract.KeySourcesBearer, quiet)
+	auth := apigw.Authorizer(keys, contract.KeySourcesBearer, quiet)
 	arn := "arn:aws:execute-api:us-east-1:123456789012:abcdef1234/prod/GET/v1/inbox"
 	req := func(headers map[string]string) events.APIGatewayCustomAuthorizerRequestTypeRequest {
 		return events.APIGatewayCustomAuthorizerRequestTypeRequest{Type: "REQUEST", MethodArn: arn, Headers: headers}
@@ -152,7 +152,7 @@ func TestAuthorizer(t *testing.T) {
 		"x-api-key alone":   {"X-API-KEY": active},
 	} {
 		_, err = auth(ctx, req(h))
-		assert.Equal(t, lambdaadapter.ErrUnauthorized, err, "%s: want the Unauthorized error (401)", name)
+		assert.Equal(t, apigw.ErrUnauthorized, err, "%s: want the Unauthorized error (401)", name)
 	}
 
 	// The policy covers the whole stage; a method ARN with fewer parts
@@ -177,19 +177,19 @@ func TestAuthorizer(t *testing.T) {
 
 	// With the cache off, X-Api-Key is a source too, but never beside
 	// Authorization.
-	uncached := lambdaadapter.Authorizer(keys, contract.KeySourcesBearerOrHeader, quiet)
+	uncached := apigw.Authorizer(keys, contract.KeySourcesBearerOrHeader, quiet)
 	res, err = uncached(ctx, req(map[string]string{"X-API-KEY": active}))
 	require.NoError(t, err)
 	assert.Equal(t, "Allow", res.PolicyDocument.Statement[0].Effect)
 	_, err = uncached(ctx, req(map[string]string{"Authorization": "Bearer " + active, "X-Api-Key": active}))
-	assert.Equal(t, lambdaadapter.ErrUnauthorized, err, "two credentials: 401")
+	assert.Equal(t, apigw.ErrUnauthorized, err, "two credentials: 401")
 	_, err = uncached(ctx, req(map[string]string{"Authorization": "Basic Zm9v", "X-Api-Key": active}))
-	assert.Equal(t, lambdaadapter.ErrUnauthorized, err, "no fallback from another scheme")
+	assert.Equal(t, apigw.ErrUnauthorized, err, "no fallback from another scheme")
 
-	broken := lambdaadapter.Authorizer(apikey.NewStore(db.Client, "no-such-table"), contract.KeySourcesBearer, quiet)
+	broken := apigw.Authorizer(apikey.NewStore(db.Client, "no-such-table"), contract.KeySourcesBearer, quiet)
 	_, err = broken(ctx, req(map[string]string{"Authorization": "Bearer " + active}))
 	require.Error(t, err)
-	assert.NotEqual(t, lambdaadapter.ErrUnauthorized, err, "a DynamoDB failure must not look like a bad key")
+	assert.NotEqual(t, apigw.ErrUnauthorized, err, "a DynamoDB failure must not look like a bad key")
 }
 
 // recordingAuth maps keys to tenants and records every key it was asked.
@@ -215,7 +215,7 @@ func (r *recordingAuth) Authenticate(_ context.Context, key string) (string, err
 // reused for.
 func TestAuthorizerAnswerIsAFunctionOfTheIdentitySource(t *testing.T) {
 	rec := &recordingAuth{tenants: map[string]string{"trg_a": "tenant-a", "trg_b": "tenant-b"}}
-	auth := lambdaadapter.Authorizer(rec, contract.KeySourcesBearer, quiet)
+	auth := apigw.Authorizer(rec, contract.KeySourcesBearer, quiet)
 	authValues := []string{"Bearer trg_a", "Bearer trg_b", "bearer trg_a", "Basic Zm9v", "Bearer ", "Bearer trg_c", "trg_a"}
 	extras := map[string][]string{"X-Api-Key": {"trg_a", "trg_b"}, "x-api-key": {"trg_b"}, "Cookie": {"trg_a"}}
 	rng := rand.New(rand.NewPCG(7, 11))
@@ -264,7 +264,7 @@ func TestAuthorizerNeverLogsTheKey(t *testing.T) {
 	require.NoError(t, err)
 	short := "trg_shortsecret"
 	var buf bytes.Buffer
-	auth := lambdaadapter.Authorizer(&recordingAuth{tenants: map[string]string{key: "tenant-a"}}, contract.KeySourcesBearer, slog.New(slog.NewJSONHandler(&buf, nil)))
+	auth := apigw.Authorizer(&recordingAuth{tenants: map[string]string{key: "tenant-a"}}, contract.KeySourcesBearer, slog.New(slog.NewJSONHandler(&buf, nil)))
 	for _, k := range []string{key, short, key + "x"} {
 		_, _ = auth(context.Background(), events.APIGatewayCustomAuthorizerRequestTypeRequest{Headers: map[string]string{"Authorization": "Bearer " + k}})
 	}
@@ -329,14 +329,14 @@ func TestAuthorizerFailsBeforeItsDeadline(t *testing.T) {
 	ctx := context.Background()
 	table := db.CreateTable(t, schema.APIKeys())
 	proxy, client := db.Faulty(t)
-	auth := lambdaadapter.Authorizer(apikey.NewStore(client, table), contract.KeySourcesBearer, quiet)
+	auth := apigw.Authorizer(apikey.NewStore(client, table), contract.KeySourcesBearer, quiet)
 	proxy.Stall()
 	defer proxy.Release()
-	invocation, cancel := context.WithTimeout(ctx, lambdaadapter.AuthorizerDeadlineMargin+time.Second)
+	invocation, cancel := context.WithTimeout(ctx, apigw.AuthorizerDeadlineMargin+time.Second)
 	defer cancel()
 	_, err := auth(invocation, events.APIGatewayCustomAuthorizerRequestTypeRequest{Headers: map[string]string{"Authorization": "Bearer trg_x"}})
 	require.Error(t, err)
-	assert.NotEqual(t, lambdaadapter.ErrUnauthorized, err)
+	assert.NotEqual(t, apigw.ErrUnauthorized, err)
 	assert.NoError(t, invocation.Err(), "failed before the invocation's deadline")
 }
 
@@ -347,14 +347,14 @@ func TestHeadersKeepsEveryValueInAnyOrder(t *testing.T) {
 	multi := map[string][]string{"authorization": {"Bearer aaaa"}, "Authorization": {"Bearer bbbb"}, "X-Other": {"1", "2"}}
 	single := map[string]string{"Authorization": "Bearer bbbb", "X-Single": "s"}
 	for i := 0; i < 50; i++ {
-		h := lambdaadapter.Headers(single, multi)
+		h := apigw.Headers(single, multi)
 		assert.ElementsMatch(t, []string{"Bearer aaaa", "Bearer bbbb"}, h.Values("Authorization"))
 		assert.Equal(t, []string{"1", "2"}, h.Values("X-Other"))
 		assert.Equal(t, []string{"s"}, h.Values("X-Single"), "a name only in headers is kept")
 	}
-	auth := lambdaadapter.Authorizer(&recordingAuth{tenants: map[string]string{"aaaa": "tenant-a", "bbbb": "tenant-b"}}, contract.KeySourcesBearer, quiet)
+	auth := apigw.Authorizer(&recordingAuth{tenants: map[string]string{"aaaa": "tenant-a", "bbbb": "tenant-b"}}, contract.KeySourcesBearer, quiet)
 	for i := 0; i < 20; i++ {
 		_, err := auth(context.Background(), events.APIGatewayCustomAuthorizerRequestTypeRequest{MultiValueHeaders: multi})
-		assert.Equal(t, lambdaadapter.ErrUnauthorized, err, "two Authorization values: always 401")
+		assert.Equal(t, apigw.ErrUnauthorized, err, "two Authorization values: always 401")
 	}
 }

@@ -1,4 +1,4 @@
-// Package lambdaaws builds the AWS configuration of code running in AWS
+// Package awsenv builds the AWS configuration of code running in AWS
 // Lambda from the environment Lambda gives every function, without the
 // SDK's config package: a Lambda function has no shared config files, no
 // profile, no SSO and no instance metadata to read, and that package's
@@ -16,7 +16,7 @@
 //
 // The commands and the local development server, which run where a
 // profile or SSO may hold the credentials, use internal/ddb/ddbconfig.
-package lambdaaws
+package awsenv
 
 import (
 	"context"
@@ -58,10 +58,10 @@ const LocalRegion = "us-east-1"
 const (
 	// SourceEnvironment is the source of the credentials read from the
 	// environment.
-	SourceEnvironment = "lambdaaws.Environment"
+	SourceEnvironment = "awsenv.Environment"
 	// SourceLocal is the source of the dummy credentials for a local
 	// endpoint.
-	SourceLocal = "lambdaaws.Local"
+	SourceLocal = "awsenv.Local"
 )
 
 // Local dummy credentials: with o.EndpointURL set and no access key in the
@@ -73,11 +73,11 @@ const (
 )
 
 // ErrNoRegion is the error of every request made without a region.
-var ErrNoRegion = errors.New("lambdaaws: no AWS region: " + EnvRegion + " (or " + EnvDefaultRegion + ") is not set")
+var ErrNoRegion = errors.New("awsenv: no AWS region: " + EnvRegion + " (or " + EnvDefaultRegion + ") is not set")
 
 // ErrNoCredentials is wrapped by the error of every request made without
 // credentials, which names the variables that are not set.
-var ErrNoCredentials = errors.New("lambdaaws: no AWS credentials in the environment")
+var ErrNoCredentials = errors.New("awsenv: no AWS credentials in the environment")
 
 // Config returns the AWS configuration of a Lambda function from getenv
 // (os.Getenv; read once, here) and o:
@@ -183,7 +183,7 @@ func (e *credentialsError) Unwrap() error { return ErrNoCredentials }
 // endpoint is resolved, with ErrNoRegion (the SDK's own error says
 // "Missing Region" without naming a variable).
 func requireRegion(stack *middleware.Stack) error {
-	return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("lambdaaws.RequireRegion",
+	return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("awsenv.RequireRegion",
 		func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
 			if awsmiddleware.GetRegion(ctx) == "" {
 				return middleware.InitializeOutput{}, middleware.Metadata{}, ErrNoRegion

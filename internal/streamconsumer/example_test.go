@@ -1,24 +1,20 @@
-package delivery_test
+package streamconsumer_test
 
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
-	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 
-	"github.com/triggers-dev/triggers/internal/delivery"
 	"github.com/triggers-dev/triggers/internal/dev/streampoll"
+	"github.com/triggers-dev/triggers/internal/streamconsumer"
 )
 
-// A consumer with a WriterSink prints one JSON line per delivered event;
-// the MODIFY record is skipped.
-func ExampleWriterSink() {
-	c, err := delivery.New(delivery.Config{Publisher: streampoll.WriterSink(os.Stdout), QueueURL: "local"})
+// A consumer with a WriterSink (internal/dev/streampoll) prints one JSON
+// line per delivered event; the MODIFY record is skipped.
+func ExampleConsumer_Handle() {
+	c, err := streamconsumer.New(streamconsumer.Config{Publisher: streampoll.WriterSink(os.Stdout), QueueURL: "local"})
 	if err != nil {
 		panic(err)
 	}
@@ -41,24 +37,4 @@ func ExampleWriterSink() {
 	// Output:
 	// {"tenant":"acme","event_type":"user.created","event":{"event_id":"e1","event_type":"user.created","payload":{"id":12345678901234567890},"status":"received","timestamp":"2026-11-22T10:00:00.000000Z","retry_count":0,"metadata":{"source_ip":"192.0.2.1","api_version":"v1"}}}
 	// 0 <nil>
-}
-
-// The local delivery loop of `make dev`: poll the events table's stream on
-// DynamoDB Local and run the consumer on every batch, printing deliveries.
-func ExampleStreamReader_Poll() {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	var db *dynamodb.Client             // for DynamoDB Local
-	var streams *dynamodbstreams.Client // same endpoint
-	arn, err := streampoll.LatestStreamARN(ctx, db, "events")
-	if err != nil {
-		panic(err)
-	}
-	consumer, err := delivery.New(delivery.Config{Publisher: streampoll.WriterSink(os.Stdout), QueueURL: "local"})
-	if err != nil {
-		panic(err)
-	}
-	reader := streampoll.NewStreamReader(streams, arn, streampoll.StreamReaderOptions{})
-	err = reader.Poll(ctx, consumer.Handle, streampoll.PollOptions{Interval: 500 * time.Millisecond, Logger: slog.Default()})
-	fmt.Println(err)
 }

@@ -1,4 +1,4 @@
-package lambdaaws_test
+package awsenv_test
 
 import (
 	"context"
@@ -18,8 +18,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/triggers-dev/triggers/internal/awsenv"
 	"github.com/triggers-dev/triggers/internal/ddb"
-	"github.com/triggers-dev/triggers/internal/lambdaaws"
 )
 
 // env is a fake environment for getenv.
@@ -54,12 +54,12 @@ func TestRegion(t *testing.T) {
 		{"AWS_REGION", env{"AWS_REGION": "eu-west-1", "AWS_DEFAULT_REGION": "us-west-2"}, ddb.Options{}, "eu-west-1"},
 		{"AWS_DEFAULT_REGION", env{"AWS_DEFAULT_REGION": "us-west-2"}, ddb.Options{}, "us-west-2"},
 		{"option first", env{"AWS_REGION": "eu-west-1"}, ddb.Options{Region: "ap-south-1"}, "ap-south-1"},
-		{"local endpoint", env{}, ddb.Options{EndpointURL: "http://localhost:8000"}, lambdaaws.LocalRegion},
+		{"local endpoint", env{}, ddb.Options{EndpointURL: "http://localhost:8000"}, awsenv.LocalRegion},
 		{"environment before the local default", env{"AWS_REGION": "eu-west-1"}, ddb.Options{EndpointURL: "http://localhost:8000"}, "eu-west-1"},
 		{"none", env{}, ddb.Options{}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := lambdaaws.Config(tc.env.get, tc.o)
+			cfg := awsenv.Config(tc.env.get, tc.o)
 			assert.Equal(t, tc.want, cfg.Region)
 			assert.Equal(t, tc.want == "", len(cfg.APIOptions) == 1, "the region check is added exactly when there is no region")
 		})
@@ -67,20 +67,20 @@ func TestRegion(t *testing.T) {
 }
 
 func TestCredentialsFromTheEnvironment(t *testing.T) {
-	creds, err := retrieve(t, lambdaaws.Config(lambdaEnv().get, ddb.Options{}))
+	creds, err := retrieve(t, awsenv.Config(lambdaEnv().get, ddb.Options{}))
 	require.NoError(t, err)
-	assert.Equal(t, aws.Credentials{AccessKeyID: "ASIAEXAMPLE", SecretAccessKey: "secret", SessionToken: "token", Source: lambdaaws.SourceEnvironment}, creds)
+	assert.Equal(t, aws.Credentials{AccessKeyID: "ASIAEXAMPLE", SecretAccessKey: "secret", SessionToken: "token", Source: awsenv.SourceEnvironment}, creds)
 
 	// Long-term keys have no session token.
 	e := lambdaEnv()
 	delete(e, "AWS_SESSION_TOKEN")
-	creds, err = retrieve(t, lambdaaws.Config(e.get, ddb.Options{}))
+	creds, err = retrieve(t, awsenv.Config(e.get, ddb.Options{}))
 	require.NoError(t, err)
 	assert.Equal(t, "ASIAEXAMPLE", creds.AccessKeyID)
 	assert.Empty(t, creds.SessionToken)
 
 	// With a local endpoint, keys in the environment are still used.
-	creds, err = retrieve(t, lambdaaws.Config(lambdaEnv().get, ddb.Options{EndpointURL: "http://localhost:8000"}))
+	creds, err = retrieve(t, awsenv.Config(lambdaEnv().get, ddb.Options{EndpointURL: "http://localhost:8000"}))
 	require.NoError(t, err)
 	assert.Equal(t, "ASIAEXAMPLE", creds.AccessKeyID)
 }
@@ -90,39 +90,39 @@ func TestMissingCredentialsNameTheVariable(t *testing.T) {
 		unset []string
 		want  string
 	}{
-		{[]string{"AWS_ACCESS_KEY_ID"}, "lambdaaws: no AWS credentials in the environment: AWS_ACCESS_KEY_ID is not set"},
-		{[]string{"AWS_SECRET_ACCESS_KEY"}, "lambdaaws: no AWS credentials in the environment: AWS_SECRET_ACCESS_KEY is not set"},
-		{[]string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"}, "lambdaaws: no AWS credentials in the environment: AWS_ACCESS_KEY_ID is not set, AWS_SECRET_ACCESS_KEY is not set"},
+		{[]string{"AWS_ACCESS_KEY_ID"}, "awsenv: no AWS credentials in the environment: AWS_ACCESS_KEY_ID is not set"},
+		{[]string{"AWS_SECRET_ACCESS_KEY"}, "awsenv: no AWS credentials in the environment: AWS_SECRET_ACCESS_KEY is not set"},
+		{[]string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"}, "awsenv: no AWS credentials in the environment: AWS_ACCESS_KEY_ID is not set, AWS_SECRET_ACCESS_KEY is not set"},
 	} {
 		t.Run(strings.Join(tc.unset, "+"), func(t *testing.T) {
 			e := lambdaEnv()
 			for _, k := range tc.unset {
 				delete(e, k)
 			}
-			cfg := lambdaaws.Config(e.get, ddb.Options{})
+			cfg := awsenv.Config(e.get, ddb.Options{})
 			_, err := retrieve(t, cfg)
 			require.Error(t, err)
 			assert.EqualError(t, err, tc.want)
-			assert.ErrorIs(t, err, lambdaaws.ErrNoCredentials)
+			assert.ErrorIs(t, err, awsenv.ErrNoCredentials)
 			_, err = retrieve(t, cfg) // every call, not only the first
-			assert.ErrorIs(t, err, lambdaaws.ErrNoCredentials)
+			assert.ErrorIs(t, err, awsenv.ErrNoCredentials)
 		})
 	}
 }
 
 func TestLocalEndpointDummyCredentials(t *testing.T) {
-	creds, err := retrieve(t, lambdaaws.Config(env{}.get, ddb.Options{EndpointURL: "http://localhost:8000"}))
+	creds, err := retrieve(t, awsenv.Config(env{}.get, ddb.Options{EndpointURL: "http://localhost:8000"}))
 	require.NoError(t, err)
-	assert.Equal(t, aws.Credentials{AccessKeyID: lambdaaws.LocalAccessKeyID, SecretAccessKey: lambdaaws.LocalSecretAccessKey, Source: lambdaaws.SourceLocal}, creds)
+	assert.Equal(t, aws.Credentials{AccessKeyID: awsenv.LocalAccessKeyID, SecretAccessKey: awsenv.LocalSecretAccessKey, Source: awsenv.SourceLocal}, creds)
 
 	// A secret without its key does not make a credential: local ones.
-	creds, err = retrieve(t, lambdaaws.Config(env{"AWS_SECRET_ACCESS_KEY": "secret"}.get, ddb.Options{EndpointURL: "http://localhost:8000"}))
+	creds, err = retrieve(t, awsenv.Config(env{"AWS_SECRET_ACCESS_KEY": "secret"}.get, ddb.Options{EndpointURL: "http://localhost:8000"}))
 	require.NoError(t, err)
-	assert.Equal(t, lambdaaws.LocalAccessKeyID, creds.AccessKeyID)
+	assert.Equal(t, awsenv.LocalAccessKeyID, creds.AccessKeyID)
 }
 
 func TestTransport(t *testing.T) {
-	cfg := lambdaaws.Config(lambdaEnv().get, ddb.Options{})
+	cfg := awsenv.Config(lambdaEnv().get, ddb.Options{})
 	hc, ok := cfg.HTTPClient.(*awshttp.BuildableClient)
 	require.True(t, ok, "%T", cfg.HTTPClient)
 	assert.Equal(t, ddb.DefaultAttemptTimeout, hc.GetTimeout())
@@ -131,7 +131,7 @@ func TestTransport(t *testing.T) {
 	assert.NotNil(t, cfg.Logger)
 	assert.Nil(t, cfg.BaseEndpoint)
 
-	cfg = lambdaaws.Config(lambdaEnv().get, ddb.Options{MaxAttempts: 2, AttemptTimeout: time.Second})
+	cfg = awsenv.Config(lambdaEnv().get, ddb.Options{MaxAttempts: 2, AttemptTimeout: time.Second})
 	assert.Equal(t, time.Second, cfg.HTTPClient.(*awshttp.BuildableClient).GetTimeout())
 	assert.Equal(t, 2, cfg.Retryer().MaxAttempts())
 }
@@ -139,7 +139,7 @@ func TestTransport(t *testing.T) {
 func TestEndpointURLFromTheEnvironment(t *testing.T) {
 	e := lambdaEnv()
 	e["AWS_ENDPOINT_URL"] = "http://127.0.0.1:9"
-	cfg := lambdaaws.Config(e.get, ddb.Options{})
+	cfg := awsenv.Config(e.get, ddb.Options{})
 	require.NotNil(t, cfg.BaseEndpoint)
 	assert.Equal(t, "http://127.0.0.1:9", *cfg.BaseEndpoint)
 }
@@ -151,15 +151,15 @@ func TestServiceEndpointsFromTheEnvironment(t *testing.T) {
 	e["AWS_ENDPOINT_URL"] = "http://global"
 	e["AWS_ENDPOINT_URL_SECRETS_MANAGER"] = "http://secrets"
 	e["AWS_ENDPOINT_URL_DYNAMODB"] = "http://dynamodb"
-	cfg := lambdaaws.Config(e.get, ddb.Options{})
+	cfg := awsenv.Config(e.get, ddb.Options{})
 	assert.Equal(t, "http://secrets", aws.ToString(secretsmanager.NewFromConfig(cfg).Options().BaseEndpoint))
 	assert.Equal(t, "http://dynamodb", aws.ToString(dynamodb.NewFromConfig(cfg).Options().BaseEndpoint))
 	assert.Equal(t, "http://global", aws.ToString(sqs.NewFromConfig(cfg).Options().BaseEndpoint))
 	o := ddb.Options{EndpointURL: "http://localhost:8000"}
-	assert.Equal(t, "http://localhost:8000", aws.ToString(ddb.ClientFromConfig(lambdaaws.Config(e.get, o), o).Options().BaseEndpoint))
+	assert.Equal(t, "http://localhost:8000", aws.ToString(ddb.ClientFromConfig(awsenv.Config(e.get, o), o).Options().BaseEndpoint))
 
 	e["AWS_IGNORE_CONFIGURED_ENDPOINT_URLS"] = "true"
-	cfg = lambdaaws.Config(e.get, ddb.Options{})
+	cfg = awsenv.Config(e.get, ddb.Options{})
 	assert.Nil(t, secretsmanager.NewFromConfig(cfg).Options().BaseEndpoint)
 	assert.Nil(t, sqs.NewFromConfig(cfg).Options().BaseEndpoint)
 }
@@ -188,14 +188,14 @@ func describeTable(ctx context.Context, c *dynamodb.Client) error {
 func TestClientSignsWithTheEnvironment(t *testing.T) {
 	url, calls, auth := fakeDynamoDB(t)
 	o := ddb.Options{EndpointURL: url}
-	c := ddb.ClientFromConfig(lambdaaws.Config(lambdaEnv().get, o), o)
+	c := ddb.ClientFromConfig(awsenv.Config(lambdaEnv().get, o), o)
 	require.NoError(t, describeTable(context.Background(), c))
 	assert.Equal(t, int32(1), calls.Load())
 	assert.Contains(t, auth.Load(), "Credential=ASIAEXAMPLE/")
 	assert.Contains(t, auth.Load(), "/eu-west-1/dynamodb/aws4_request")
 
 	// No environment: the local dummy key and region.
-	c = ddb.ClientFromConfig(lambdaaws.Config(env{}.get, o), o)
+	c = ddb.ClientFromConfig(awsenv.Config(env{}.get, o), o)
 	require.NoError(t, describeTable(context.Background(), c))
 	assert.Contains(t, auth.Load(), "Credential=local/")
 	assert.Contains(t, auth.Load(), "/us-east-1/dynamodb/aws4_request")
@@ -208,17 +208,17 @@ func TestMisconfiguredRequestsFail(t *testing.T) {
 
 	e := lambdaEnv()
 	delete(e, "AWS_SECRET_ACCESS_KEY")
-	c := dynamodb.NewFromConfig(lambdaaws.Config(e.get, ddb.Options{}), func(o *dynamodb.Options) { o.BaseEndpoint = aws.String(url) })
+	c := dynamodb.NewFromConfig(awsenv.Config(e.get, ddb.Options{}), func(o *dynamodb.Options) { o.BaseEndpoint = aws.String(url) })
 	err := describeTable(context.Background(), c)
 	require.Error(t, err)
-	assert.ErrorIs(t, err, lambdaaws.ErrNoCredentials)
+	assert.ErrorIs(t, err, awsenv.ErrNoCredentials)
 	assert.Contains(t, err.Error(), "AWS_SECRET_ACCESS_KEY is not set")
 	t.Log(err)
 
 	e = lambdaEnv()
 	delete(e, "AWS_REGION")
 	delete(e, "AWS_DEFAULT_REGION")
-	cfg := lambdaaws.Config(e.get, ddb.Options{})
+	cfg := awsenv.Config(e.get, ddb.Options{})
 	for name, call := range map[string]func() error{
 		"dynamodb": func() error { return describeTable(context.Background(), dynamodb.NewFromConfig(cfg)) },
 		"sqs": func() error {
@@ -228,7 +228,7 @@ func TestMisconfiguredRequestsFail(t *testing.T) {
 	} {
 		err := call()
 		require.Error(t, err, name)
-		assert.ErrorIs(t, err, lambdaaws.ErrNoRegion, name)
+		assert.ErrorIs(t, err, awsenv.ErrNoRegion, name)
 		assert.Contains(t, err.Error(), "AWS_REGION (or AWS_DEFAULT_REGION) is not set", name)
 		t.Log(err)
 	}
@@ -241,5 +241,5 @@ func TestMisconfiguredRequestsFail(t *testing.T) {
 	}))
 	require.NoError(t, err)
 	assert.Equal(t, int32(1), calls.Load())
-	assert.False(t, errors.Is(err, lambdaaws.ErrNoRegion))
+	assert.False(t, errors.Is(err, awsenv.ErrNoRegion))
 }

@@ -1,4 +1,4 @@
-// Package delivery is the stream consumer of the events table: it turns
+// Package streamconsumer is the stream consumer of the events table: it turns
 // the table's DynamoDB stream (view NEW_IMAGE) into messages on the
 // delivery queue, one per newly inserted event ("streams as the outbox":
 // ingestion writes DynamoDB only).
@@ -15,7 +15,7 @@
 // StreamReader (local-only, internal/dev) reads a table's stream with the
 // DynamoDB Streams API and yields the same events.DynamoDBEvent batches
 // Lambda would. See docs/delivery.md.
-package delivery
+package streamconsumer
 
 import (
 	"context"

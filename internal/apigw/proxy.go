@@ -1,8 +1,8 @@
-// Package lambdaadapter connects the net/http API and the API-key check to
+// Package apigw connects the net/http API and the API-key check to
 // AWS Lambda behind an API Gateway REST API: Proxy turns proxy-integration
 // events into http.Requests, Authorizer implements a REQUEST authorizer.
 // Nothing else in the runtime knows about Lambda.
-package lambdaadapter
+package apigw
 
 import (
 	"bytes"

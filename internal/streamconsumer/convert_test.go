@@ -1,4 +1,4 @@
-package delivery_test
+package streamconsumer_test
 
 import (
 	"encoding/json"
@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/triggers-dev/triggers/internal/delivery"
 	"github.com/triggers-dev/triggers/internal/dev/streampoll"
+	"github.com/triggers-dev/triggers/internal/streamconsumer"
 )
 
 // TestAttributeValue checks the converter on every attribute type, with
@@ -68,7 +68,7 @@ func TestAttributeValue(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := delivery.AttributeValue(tt.lambda)
+			got, err := streamconsumer.AttributeValue(tt.lambda)
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, got, "AttributeValue(%s)", tt.name)
 
@@ -81,7 +81,7 @@ func TestAttributeValue(t *testing.T) {
 			require.NoError(t, err)
 			var decoded events.DynamoDBAttributeValue
 			require.NoError(t, json.Unmarshal(raw, &decoded))
-			got, err = delivery.AttributeValue(decoded)
+			got, err = streamconsumer.AttributeValue(decoded)
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, got, "AttributeValue(json %s)", raw)
 		})
@@ -92,7 +92,7 @@ func TestAttributeValue(t *testing.T) {
 // alias the input.
 func TestAttributeValueCopies(t *testing.T) {
 	b := []byte{1, 2}
-	got, err := delivery.AttributeValue(events.NewBinaryAttribute(b))
+	got, err := streamconsumer.AttributeValue(events.NewBinaryAttribute(b))
 	require.NoError(t, err)
 	b[0] = 9
 	assert.Equal(t, []byte{1, 2}, got.(*types.AttributeValueMemberB).Value)
@@ -109,7 +109,7 @@ func TestAttributeValueErrors(t *testing.T) {
 		{"zero value inside a list", events.NewListAttribute([]events.DynamoDBAttributeValue{events.NewNullAttribute(), {}}), "list index 1"},
 	}
 	for _, tt := range tests {
-		got, err := delivery.AttributeValue(tt.in)
+		got, err := streamconsumer.AttributeValue(tt.in)
 		assert.Nil(t, got, tt.name)
 		assert.ErrorContains(t, err, tt.want, tt.name)
 	}
@@ -118,7 +118,7 @@ func TestAttributeValueErrors(t *testing.T) {
 	for range 70 {
 		deep = events.NewListAttribute([]events.DynamoDBAttributeValue{deep})
 	}
-	_, err := delivery.AttributeValue(deep)
+	_, err := streamconsumer.AttributeValue(deep)
 	assert.ErrorContains(t, err, "nested deeper")
 
 	_, err = streampoll.LambdaAttributeValue(&streamtypes.UnknownUnionMember{Tag: "X"})
@@ -144,7 +144,7 @@ func TestItemFromLambdaJSON(t *testing.T) {
 	"eventSourceARN":"arn:aws:dynamodb:us-east-1:123456789012:table/events/stream/2026-01-01T00:00:00.000"}]}`
 	var ev events.DynamoDBEvent
 	require.NoError(t, json.Unmarshal([]byte(raw), &ev))
-	item, err := delivery.Item(ev.Records[0].Change.NewImage)
+	item, err := streamconsumer.Item(ev.Records[0].Change.NewImage)
 	require.NoError(t, err)
 	assert.Equal(t, map[string]types.AttributeValue{
 		"s":  &types.AttributeValueMemberS{Value: "x"},
@@ -158,6 +158,6 @@ func TestItemFromLambdaJSON(t *testing.T) {
 		"bs": &types.AttributeValueMemberBS{Value: [][]byte{{1}, {2, 3}}},
 	}, item)
 
-	_, err = delivery.Item(map[string]events.DynamoDBAttributeValue{"bad": {}})
+	_, err = streamconsumer.Item(map[string]events.DynamoDBAttributeValue{"bad": {}})
 	assert.ErrorContains(t, err, `attribute "bad"`)
 }

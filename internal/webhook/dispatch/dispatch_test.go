@@ -18,10 +18,10 @@ import (
 
 	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/ddb/ddbtest"
-	"github.com/triggers-dev/triggers/internal/dispatch"
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/store"
 	"github.com/triggers-dev/triggers/internal/webhook"
+	"github.com/triggers-dev/triggers/internal/webhook/dispatch"
 	"github.com/triggers-dev/triggers/schema"
 )
 

@@ -1,4 +1,4 @@
-package delivery_test
+package streamconsumer_test
 
 import (
 	"context"
@@ -20,14 +20,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/triggers-dev/triggers/internal/avjson"
-	"github.com/triggers-dev/triggers/internal/delivery"
 	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/internal/streamconsumer"
 )
 
 func TestNewValidates(t *testing.T) {
-	_, err := delivery.New(delivery.Config{QueueURL: testQueue})
+	_, err := streamconsumer.New(streamconsumer.Config{QueueURL: testQueue})
 	assert.ErrorContains(t, err, "Config.Sender are nil")
-	_, err = delivery.New(delivery.Config{Sender: &fakeSQS{}})
+	_, err = streamconsumer.New(streamconsumer.Config{Sender: &fakeSQS{}})
 	assert.ErrorContains(t, err, "QueueURL is empty")
 }
 
@@ -263,8 +263,8 @@ func TestHandleMalformed(t *testing.T) {
 			assert.Contains(t, errs[0]["error"], tt.want)
 
 			// Decide says the same, with ErrMalformed.
-			_, _, err = delivery.Decide(bad)
-			assert.ErrorIs(t, err, delivery.ErrMalformed)
+			_, _, err = streamconsumer.Decide(bad)
+			assert.ErrorIs(t, err, streamconsumer.ErrMalformed)
 		})
 	}
 
@@ -303,7 +303,7 @@ func TestHandleBatchBytes(t *testing.T) {
 		return record("INSERT", seq, eventImage("acme", "e"+seq, "t", map[string]events.DynamoDBAttributeValue{"s": events.NewStringAttribute(strings.Repeat("x", n))}))
 	}
 	fake := &fakeSQS{}
-	c, _ := newConsumer(t, fake, func(cfg *delivery.Config) { cfg.MaxBatchBytes = 2000 })
+	c, _ := newConsumer(t, fake, func(cfg *streamconsumer.Config) { cfg.MaxBatchBytes = 2000 })
 	recs := []events.DynamoDBEventRecord{big("101", 600), big("102", 600), big("103", 600), big("104", 5000), big("105", 10)}
 	resp, err := c.Handle(context.Background(), events.DynamoDBEvent{Records: recs})
 	require.NoError(t, err)
@@ -321,7 +321,7 @@ func TestHandleCanceledContext(t *testing.T) {
 		}
 		return nil
 	}}
-	c, _ := newConsumer(t, fake, func(cfg *delivery.Config) {
+	c, _ := newConsumer(t, fake, func(cfg *streamconsumer.Config) {
 		cfg.Sleep = func(ctx context.Context, _ time.Duration) error { return context.DeadlineExceeded }
 	})
 	resp, err := c.Handle(context.Background(), events.DynamoDBEvent{Records: inserts(3)})
@@ -336,7 +336,7 @@ func TestMarshalEvent(t *testing.T) {
 		Payload:  map[string]any{"html": "<a href='x'>&</a>", "nonchar": "a\uffffb\ufffe", "line": "\u2028", "n": json.Number("1e400")},
 		Metadata: event.Metadata{SourceIP: "192.0.2.1", APIVersion: "v1"}, TTL: 99,
 	}
-	b, err := delivery.MarshalEvent(e)
+	b, err := streamconsumer.MarshalEvent(e)
 	require.NoError(t, err)
 	s := string(b)
 	assert.Contains(t, s, `"html":"<a href='x'>&</a>"`, "no HTML escaping, like the API")
@@ -352,7 +352,7 @@ func TestMarshalEvent(t *testing.T) {
 	require.NoError(t, dec.Decode(&back))
 	assert.Equal(t, "a\uffffb\ufffe", back["payload"].(map[string]any)["nonchar"])
 
-	b, err = delivery.MarshalEvent(event.Event{ID: "x"})
+	b, err = streamconsumer.MarshalEvent(event.Event{ID: "x"})
 	require.NoError(t, err)
 	assert.Contains(t, string(b), `"payload":{}`, "a nil payload is an empty object")
 }
@@ -380,7 +380,7 @@ func (p *parked) Park(_ context.Context, record json.RawMessage, reason string) 
 func TestMalformedRecordsAreParked(t *testing.T) {
 	fake := &fakeSQS{}
 	dead := &parked{}
-	c, logs := newConsumer(t, fake, func(cfg *delivery.Config) { cfg.DeadLetter = dead })
+	c, logs := newConsumer(t, fake, func(cfg *streamconsumer.Config) { cfg.DeadLetter = dead })
 	bad := record("INSERT", "102", nil)
 	payload, err := json.Marshal(events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{insert("101"), bad, insert("103")}})
 	require.NoError(t, err)
@@ -414,7 +414,7 @@ func TestMalformedRecordsAreParked(t *testing.T) {
 
 	dead.fail = errors.New("queue gone")
 	fake = &fakeSQS{}
-	c, _ = newConsumer(t, fake, func(cfg *delivery.Config) { cfg.DeadLetter = dead })
+	c, _ = newConsumer(t, fake, func(cfg *streamconsumer.Config) { cfg.DeadLetter = dead })
 	resp, err = c.Handle(context.Background(), events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{insert("101"), bad, insert("103")}})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"102", "103"}, seqs(resp), "not parked: retried")
@@ -427,7 +427,7 @@ func TestMalformedRecordsAreParked(t *testing.T) {
 func TestUnencodableRecordIsNotParked(t *testing.T) {
 	fake := &fakeSQS{}
 	dead := &parked{}
-	c, logs := newConsumer(t, fake, func(cfg *delivery.Config) { cfg.DeadLetter = dead })
+	c, logs := newConsumer(t, fake, func(cfg *streamconsumer.Config) { cfg.DeadLetter = dead })
 	img := eventImage("acme", "e102", "t.x", nil)
 	img["x"] = events.DynamoDBAttributeValue{} // binary without content
 	resp, err := c.Handle(context.Background(), events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{insert("101"), record("INSERT", "102", img), insert("103")}})
@@ -437,9 +437,9 @@ func TestUnencodableRecordIsNotParked(t *testing.T) {
 	assert.Empty(t, dead.records)
 	assert.Contains(t, logs.String(), "encode the stream record")
 
-	_, err = delivery.MarshalRecord(record("INSERT", "102", img))
+	_, err = streamconsumer.MarshalRecord(record("INSERT", "102", img))
 	assert.ErrorContains(t, err, "encode the stream record")
-	raw, err := delivery.MarshalRecord(insert("101"))
+	raw, err := streamconsumer.MarshalRecord(insert("101"))
 	require.NoError(t, err)
 	assert.JSONEq(t, string(mustJSON(t, insert("101"))), string(raw))
 }
@@ -472,7 +472,7 @@ func TestSQSDeadLetter(t *testing.T) {
 				Body: io.NopCloser(strings.NewReader(`{"MessageId":"m1","MD5OfMessageBody":"` + hex.EncodeToString(sum[:]) + `"}`)), Request: r}, nil
 		}),
 	})
-	d := delivery.SQSDeadLetter{Client: client, QueueURL: "https://sqs.us-east-1.amazonaws.com/1/malformed"}
+	d := streamconsumer.SQSDeadLetter{Client: client, QueueURL: "https://sqs.us-east-1.amazonaws.com/1/malformed"}
 	require.NoError(t, d.Park(context.Background(), json.RawMessage(`{"eventID":"e1"}`), "bad record"))
 	assert.Equal(t, d.QueueURL, got.QueueURL)
 	assert.JSONEq(t, `{"reason":"bad record","record":{"eventID":"e1"}}`, got.MessageBody)
@@ -491,9 +491,9 @@ func TestMarshalEventStoredPayload(t *testing.T) {
 	e := event.Event{ID: "id1", Type: "a.b", Status: event.Received, Timestamp: "2026-11-22T10:00:00.000000Z", Metadata: event.Metadata{SourceIP: "192.0.2.1", APIVersion: "v1"}}
 	stored, decoded := e, e
 	stored.Stored, decoded.Payload = fast.Stored, ref.Payload
-	want, err := delivery.MarshalEvent(decoded)
+	want, err := streamconsumer.MarshalEvent(decoded)
 	require.NoError(t, err)
-	got, err := delivery.MarshalEvent(stored)
+	got, err := streamconsumer.MarshalEvent(stored)
 	require.NoError(t, err)
 	assert.Equal(t, string(want), string(got))
 	assert.Contains(t, string(got), `"nonchar":"a\uffffb\ufffe"`)

@@ -1,4 +1,4 @@
-package lambdaadapter_test
+package apigw_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/triggers-dev/triggers/contract"
-	"github.com/triggers-dev/triggers/internal/lambdaadapter"
+	"github.com/triggers-dev/triggers/internal/apigw"
 )
 
 // Request rebuilds the client's request from either shape of the proxy
@@ -28,7 +28,7 @@ func TestRequestFromSingleValueEvent(t *testing.T) {
 	}
 	ev.RequestContext.RequestID = "req-1"
 	ev.RequestContext.Authorizer = map[string]any{contract.AuthorizerTenantKey: "tenant-a"}
-	r, err := lambdaadapter.Request(nil, ev) //nolint:staticcheck // a nil context gets a background one
+	r, err := apigw.Request(nil, ev) //nolint:staticcheck // a nil context gets a background one
 	require.NoError(t, err)
 	assert.Equal(t, "/v1/inbox", r.URL.Path)
 	assert.Equal(t, "limit=5", r.URL.RawQuery)
@@ -37,7 +37,7 @@ func TestRequestFromSingleValueEvent(t *testing.T) {
 	assert.Equal(t, int64(0), r.ContentLength)
 
 	// No Host header: the request keeps an empty host; no path: "/".
-	r, err = lambdaadapter.Request(context.Background(), events.APIGatewayProxyRequest{HTTPMethod: "GET", Body: "abc"})
+	r, err = apigw.Request(context.Background(), events.APIGatewayProxyRequest{HTTPMethod: "GET", Body: "abc"})
 	require.NoError(t, err)
 	assert.Equal(t, "/", r.URL.Path)
 	assert.Equal(t, "", r.Host)
@@ -46,12 +46,12 @@ func TestRequestFromSingleValueEvent(t *testing.T) {
 	assert.Equal(t, "abc", string(b))
 
 	// Only {name} segments of the resource are parameters ("{}" is not).
-	r, err = lambdaadapter.Request(context.Background(), events.APIGatewayProxyRequest{HTTPMethod: "GET", Resource: "/v1/{}/{id}/{path+}",
+	r, err = apigw.Request(context.Background(), events.APIGatewayProxyRequest{HTTPMethod: "GET", Resource: "/v1/{}/{id}/{path+}",
 		PathParameters: map[string]string{"id": "7", "path": "a/b", "": "x"}})
 	require.NoError(t, err)
 	assert.Equal(t, "/v1/{}/7/a/b", r.URL.Path)
 
-	_, err = lambdaadapter.Request(context.Background(), events.APIGatewayProxyRequest{HTTPMethod: "BAD METHOD", Path: "/"})
+	_, err = apigw.Request(context.Background(), events.APIGatewayProxyRequest{HTTPMethod: "BAD METHOD", Path: "/"})
 	assert.Error(t, err)
 }
 
@@ -59,7 +59,7 @@ func TestRequestFromSingleValueEvent(t *testing.T) {
 // request id (made JSON-safe) in body and header; a non-UTF-8 response
 // body travels base64-encoded.
 func TestProxyBodyEncodings(t *testing.T) {
-	h := lambdaadapter.Proxy(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := apigw.Proxy(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte{0xff, 0x00, 'a'})
 	}))
 	ev := events.APIGatewayProxyRequest{HTTPMethod: "POST", Path: "/v1/events", Body: "%%%", IsBase64Encoded: true}

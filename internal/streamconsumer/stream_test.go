@@ -1,4 +1,4 @@
-package delivery_test
+package streamconsumer_test
 
 import (
 	"bytes"
@@ -28,11 +28,11 @@ import (
 	"github.com/triggers-dev/triggers/internal/ddb"
 	"github.com/triggers-dev/triggers/internal/ddb/ddblocal"
 	"github.com/triggers-dev/triggers/internal/ddb/ddbtest"
-	"github.com/triggers-dev/triggers/internal/delivery"
 	"github.com/triggers-dev/triggers/internal/dev/streampoll"
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/httpapi"
 	"github.com/triggers-dev/triggers/internal/store"
+	"github.com/triggers-dev/triggers/internal/streamconsumer"
 	"github.com/triggers-dev/triggers/schema"
 )
 
@@ -371,7 +371,7 @@ type flakySink struct {
 
 func (f *flakySink) sender() streampoll.SinkFunc {
 	write := streampoll.WriterSink(&lockedWriter{mu: &f.mu, w: &f.out})
-	return func(ctx context.Context, m delivery.Message) error {
+	return func(ctx context.Context, m streamconsumer.Message) error {
 		f.mu.Lock()
 		f.attempts[m.EventID]++
 		left := f.failures[m.EventID]
@@ -434,7 +434,7 @@ func TestPoll(t *testing.T) {
 		ids = append(ids, w.post("acme", fmt.Sprintf(`{"event_type":"poll.test","payload":{"i":%d}}`, i), nil))
 	}
 	sink := &flakySink{failures: map[string]int{ids[1]: 2, ids[4]: -1}, attempts: map[string]int{}}
-	c, _ := newConsumer(t, sink.sender(), func(cfg *delivery.Config) { cfg.MaxAttempts = 1 })
+	c, _ := newConsumer(t, sink.sender(), func(cfg *streamconsumer.Config) { cfg.MaxAttempts = 1 })
 	arn, err := streampoll.LatestStreamARN(context.Background(), db.Client, w.table)
 	require.NoError(t, err)
 	r := streampoll.NewStreamReader(streamsClient(), arn, streampoll.StreamReaderOptions{Limit: 4})

@@ -1,4 +1,4 @@
-package delivery_test
+package streamconsumer_test
 
 import (
 	"bytes"
@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/triggers-dev/triggers/internal/delivery"
 	"github.com/triggers-dev/triggers/internal/dev/streampoll"
+	"github.com/triggers-dev/triggers/internal/streamconsumer"
 )
 
 func TestWriterSink(t *testing.T) {
@@ -34,9 +34,9 @@ func TestWriterSink(t *testing.T) {
 }
 
 func TestSinkFunc(t *testing.T) {
-	var got []delivery.Message
+	var got []streamconsumer.Message
 	calls := 0
-	sink := streampoll.SinkFunc(func(_ context.Context, m delivery.Message) error {
+	sink := streampoll.SinkFunc(func(_ context.Context, m streamconsumer.Message) error {
 		calls++
 		if m.EventID == "e102" && calls < 4 {
 			return errors.New("local sink busy")
@@ -58,13 +58,13 @@ func TestSinkFunc(t *testing.T) {
 	// is retryable.
 	_, err = sink.Publish(context.Background(), nil)
 	assert.ErrorContains(t, err, "0 messages")
-	errs, err := sink.Publish(context.Background(), []delivery.Entry{{ID: "0", Message: delivery.Message{EventID: "e9", Body: []byte("{}")}}})
+	errs, err := sink.Publish(context.Background(), []streamconsumer.Entry{{ID: "0", Message: streamconsumer.Message{EventID: "e9", Body: []byte("{}")}}})
 	require.NoError(t, err)
 	assert.Equal(t, []error{nil}, errs)
 	calls = 0
-	errs, err = sink.Publish(context.Background(), []delivery.Entry{{ID: "0", Message: delivery.Message{EventID: "e102", Body: []byte("{}")}}})
+	errs, err = sink.Publish(context.Background(), []streamconsumer.Entry{{ID: "0", Message: streamconsumer.Message{EventID: "e102", Body: []byte("{}")}}})
 	require.NoError(t, err)
-	assert.ErrorIs(t, errs[0], delivery.ErrRetryable)
+	assert.ErrorIs(t, errs[0], streamconsumer.ErrRetryable)
 }
 
 // streamRecordJSON is one INSERT record in the JSON form Lambda sends;

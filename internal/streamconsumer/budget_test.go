@@ -1,4 +1,4 @@
-package delivery_test
+package streamconsumer_test
 
 import (
 	"context"
@@ -10,18 +10,18 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/triggers-dev/triggers/internal/delivery"
+	"github.com/triggers-dev/triggers/internal/streamconsumer"
 )
 
 // chunkRecorder is a Publisher that keeps every call's entries; entries
 // whose id is in fail fail for good.
 type chunkRecorder struct {
-	calls [][]delivery.Entry
+	calls [][]streamconsumer.Entry
 	fail  map[string]bool
 }
 
-func (c *chunkRecorder) Publish(_ context.Context, entries []delivery.Entry) ([]error, error) {
-	c.calls = append(c.calls, append([]delivery.Entry(nil), entries...))
+func (c *chunkRecorder) Publish(_ context.Context, entries []streamconsumer.Entry) ([]error, error) {
+	c.calls = append(c.calls, append([]streamconsumer.Entry(nil), entries...))
 	errs := make([]error, len(entries))
 	for i, e := range entries {
 		if c.fail[e.ID] {
@@ -46,8 +46,8 @@ func (c *chunkRecorder) ids() [][]string {
 // sqsSize is a message's size as SQS counts it against a batch's limit:
 // the body plus, for each message attribute, its name, its data type
 // ("String") and its value.
-func sqsSize(m delivery.Message) int {
-	return len(m.Body) + len(delivery.AttrTenant) + len("String") + len(m.Tenant) + len(delivery.AttrEventType) + len("String") + len(m.EventType)
+func sqsSize(m streamconsumer.Message) int {
+	return len(m.Body) + len(streamconsumer.AttrTenant) + len("String") + len(m.Tenant) + len(streamconsumer.AttrEventType) + len("String") + len(m.EventType)
 }
 
 // A chunk takes messages while their summed SQS size stays within the
@@ -83,7 +83,7 @@ func TestChunksFillTheByteBudgetExactly(t *testing.T) {
 		{sizes[0] + sizes[1] + sizes[2] - 1, [][]string{{"0", "1"}, {"2"}}},
 	} {
 		rec := &chunkRecorder{}
-		c, _ := newConsumer(t, rec, func(cfg *delivery.Config) { cfg.MaxBatchBytes = tc.budget })
+		c, _ := newConsumer(t, rec, func(cfg *streamconsumer.Config) { cfg.MaxBatchBytes = tc.budget })
 		resp, err := c.Handle(context.Background(), events.DynamoDBEvent{Records: recs})
 		require.NoError(t, err)
 		assert.Empty(t, seqs(resp))
@@ -102,7 +102,7 @@ func TestChunksHoldAtMostTenMessages(t *testing.T) {
 	for _, call := range rec.calls {
 		lens = append(lens, len(call))
 	}
-	assert.Equal(t, []int{delivery.MaxBatchEntries, delivery.MaxBatchEntries, 1}, lens)
+	assert.Equal(t, []int{streamconsumer.MaxBatchEntries, streamconsumer.MaxBatchEntries, 1}, lens)
 }
 
 // The batch's summary log line counts what happened: records, sent, and
@@ -147,9 +147,9 @@ func TestNestingLimitBoundary(t *testing.T) {
 		for range 64 {
 			v = w(v)
 		}
-		_, err := delivery.AttributeValue(v)
+		_, err := streamconsumer.AttributeValue(v)
 		assert.NoError(t, err, "%s: 64 levels", name)
-		_, err = delivery.AttributeValue(w(v))
+		_, err = streamconsumer.AttributeValue(w(v))
 		assert.ErrorContains(t, err, fmt.Sprintf("attribute value nested deeper than %d levels", 64), "%s: 65 levels", name)
 	}
 }

@@ -1,4 +1,4 @@
-package lambdaadapter
+package apigw
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package delivery_test
+package streamconsumer_test
 
 import (
 	"context"
@@ -16,8 +16,8 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/stretchr/testify/require"
 
-	"github.com/triggers-dev/triggers/internal/delivery"
-	"github.com/triggers-dev/triggers/internal/dev/syncio"
+	"github.com/triggers-dev/triggers/internal/streamconsumer"
+	"github.com/triggers-dev/triggers/internal/syncio"
 )
 
 const testQueue = "https://sqs.us-east-1.amazonaws.com/123456789012/delivery"
@@ -74,8 +74,8 @@ func (f *fakeSQS) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatchIn
 		}
 		f.sent = append(f.sent, sent{
 			Body:      aws.ToString(e.MessageBody),
-			Tenant:    attr(e, delivery.AttrTenant),
-			EventType: attr(e, delivery.AttrEventType),
+			Tenant:    attr(e, streamconsumer.AttrTenant),
+			EventType: attr(e, streamconsumer.AttrEventType),
 			QueueURL:  aws.ToString(in.QueueUrl),
 		})
 		out.Successful = append(out.Successful, sqstypes.SendMessageBatchResultEntry{Id: e.Id, MessageId: aws.String("m" + *e.Id)})
@@ -129,21 +129,21 @@ func (l *logBuffer) lines(t require.TestingT) []map[string]any {
 	return out
 }
 
-// newConsumer returns a consumer publishing to out: a delivery.Publisher
-// (a sink), or a delivery.Sender (an SQS client or fake, behind
-// delivery.SQSPublisher).
-func newConsumer(t *testing.T, out any, opts ...func(*delivery.Config)) (*delivery.Consumer, *logBuffer) {
+// newConsumer returns a consumer publishing to out: a streamconsumer.Publisher
+// (a sink), or a streamconsumer.Sender (an SQS client or fake, behind
+// streamconsumer.SQSPublisher).
+func newConsumer(t *testing.T, out any, opts ...func(*streamconsumer.Config)) (*streamconsumer.Consumer, *logBuffer) {
 	t.Helper()
 	logs := &logBuffer{}
-	cfg := delivery.Config{
+	cfg := streamconsumer.Config{
 		QueueURL: testQueue,
 		Logger:   slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Sleep:    func(context.Context, time.Duration) error { return nil },
 	}
 	switch o := out.(type) {
-	case delivery.Publisher:
+	case streamconsumer.Publisher:
 		cfg.Publisher = o
-	case delivery.Sender:
+	case streamconsumer.Sender:
 		cfg.Sender = o
 	default:
 		t.Fatalf("newConsumer: %T is neither a Publisher nor a Sender", out)
@@ -151,7 +151,7 @@ func newConsumer(t *testing.T, out any, opts ...func(*delivery.Config)) (*delive
 	for _, o := range opts {
 		o(&cfg)
 	}
-	c, err := delivery.New(cfg)
+	c, err := streamconsumer.New(cfg)
 	require.NoError(t, err)
 	return c, logs
 }

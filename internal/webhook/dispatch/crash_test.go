@@ -8,7 +8,7 @@ package dispatch_test
 // real dispatcher consume the delivery and retry queues (HandleSQS) until
 // nothing is left, on a virtual clock. Redeliveries go through the real
 // API route. Every store call (dispatch.Store and the API's), every queue
-// send (dispatch.Queue, the stream consumer's delivery.Sender) and every
+// send (dispatch.Queue, the stream consumer's streamconsumer.Sender) and every
 // webhook POST passes through an injector.
 //
 // A clean run of each scenario records the trace of those calls. Then,
@@ -58,14 +58,14 @@ import (
 	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/ddb"
 	"github.com/triggers-dev/triggers/internal/ddb/ddblocal"
-	"github.com/triggers-dev/triggers/internal/delivery"
 	"github.com/triggers-dev/triggers/internal/dev/kmslocal/kmstest"
 	"github.com/triggers-dev/triggers/internal/dev/streampoll"
-	"github.com/triggers-dev/triggers/internal/dispatch"
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/httpapi"
 	"github.com/triggers-dev/triggers/internal/store"
+	"github.com/triggers-dev/triggers/internal/streamconsumer"
 	"github.com/triggers-dev/triggers/internal/webhook"
+	"github.com/triggers-dev/triggers/internal/webhook/dispatch"
 	"github.com/triggers-dev/triggers/internal/webhook/secretbox"
 	"github.com/triggers-dev/triggers/schema"
 )
@@ -181,7 +181,7 @@ func callSite() string {
 			fn = fn[i+1:]
 		}
 		switch {
-		case strings.HasPrefix(fn, "dispatch."), strings.HasPrefix(fn, "httpapi."), strings.HasPrefix(fn, "delivery."), strings.HasPrefix(fn, "webhook."):
+		case strings.HasPrefix(fn, "dispatch."), strings.HasPrefix(fn, "httpapi."), strings.HasPrefix(fn, "streamconsumer."), strings.HasPrefix(fn, "webhook."):
 			return fn
 		case !more:
 			return "?"
@@ -230,7 +230,7 @@ var (
 	_ dispatch.Store            = faultStore{}
 	_ httpapi.Store             = faultStore{}
 	_ httpapi.SubscriptionStore = faultStore{}
-	_ delivery.Sender           = faultSender{}
+	_ streamconsumer.Sender     = faultSender{}
 	_ dispatch.Queue            = faultQueue{}
 	_ http.RoundTripper         = faultTransport{}
 	_ dispatch.Store            = (*store.Store)(nil)
@@ -1045,7 +1045,7 @@ func (r *crashRun) setUp() {
 // handled again, from the stream.
 func (r *crashRun) stream() {
 	ctx := context.Background()
-	consumer, err := delivery.New(delivery.Config{Sender: faultSender{q: r.q, in: r.in}, QueueURL: crashQueueURL,
+	consumer, err := streamconsumer.New(streamconsumer.Config{Sender: faultSender{q: r.q, in: r.in}, QueueURL: crashQueueURL,
 		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
 	require.NoError(r.t, err)
 	var recs []events.DynamoDBEventRecord
@@ -1430,7 +1430,7 @@ func TestCrashPoints(t *testing.T) {
 	methods = append(methods, methodsOf[dispatch.Store]("Store.")...)
 	methods = append(methods, methodsOf[dispatch.Queue]("Queue.")...)
 	methods = append(methods, methodsOf[dispatch.Secrets]("Secrets.")...)
-	methods = append(methods, methodsOf[delivery.Sender]("Sender.")...)
+	methods = append(methods, methodsOf[streamconsumer.Sender]("Sender.")...)
 	methods = append(methods, "HTTP.POST")
 	for _, m := range methods {
 		assert.True(t, covered[m], "no scenario calls %s: it has no crash case; extend crashScenarios", m)
