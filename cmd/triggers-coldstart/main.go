@@ -2,7 +2,7 @@
 // function of this module (lambda/<fn>) against a hello-world
 // aws-lambda-go function built the same way (the floor, testdata/hello),
 // in one run, interleaved, and prints the stripped linux/arm64 binary
-// sizes (issue 17; docs/performance.md, "Cold start").
+// sizes (docs/performance.md, "Cold start").
 //
 // Init is the time from starting the process to its first Runtime API
 // `next` call: the binaries are built for the host with the deployed flags
@@ -32,7 +32,7 @@ import (
 	"time"
 )
 
-// Budgets of issue 17.
+// The cold-start budgets (docs/performance.md).
 const (
 	// RatioBudget is the most a function's median init may be, as a
 	// multiple of the floor's.

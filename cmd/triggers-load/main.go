@@ -1,5 +1,5 @@
 // Command triggers-load measures what the API path costs on top of
-// DynamoDB (issue 17's end-to-end budget, `make load`).
+// DynamoDB (the end-to-end budget of docs/performance.md, `make load`).
 //
 // It starts one DynamoDB Local (internal/ddb/ddblocal), creates the tables
 // from the schema, mints API keys for two tenants and serves the API as

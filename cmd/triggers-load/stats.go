@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Budget is issue 17's end-to-end budget: the API's p50 and p99 at most
+// Budget is the end-to-end budget (docs/performance.md): the API's p50 and p99 at most
 // this many times raw DynamoDB's, with no errors.
 const Budget = 1.2
 

@@ -341,8 +341,8 @@ func TestAuthorizerFailsBeforeItsDeadline(t *testing.T) {
 }
 
 // Headers merges API Gateway's two header maps the same way whatever Go's
-// map order: names that differ only in case keep every value (wave 2's
-// first version dropped one of them at random).
+// map order: names that differ only in case keep every value (an earlier
+// version dropped one of them at random).
 func TestHeadersKeepsEveryValueInAnyOrder(t *testing.T) {
 	multi := map[string][]string{"authorization": {"Bearer aaaa"}, "Authorization": {"Bearer bbbb"}, "X-Other": {"1", "2"}}
 	single := map[string]string{"Authorization": "Bearer bbbb", "X-Single": "s"}

@@ -63,7 +63,7 @@ func TestCredential(t *testing.T) {
 		{"a tab", [][2]string{{"Authorization", "Bearer\ttrg_x"}}, contract.KeySourcesBearer, "", apikey.ErrMalformed},
 		{"nothing", nil, contract.KeySourcesBearer, "", apikey.ErrMissing},
 		{"x-api-key alone is not a source", [][2]string{{"X-Api-Key", k}}, contract.KeySourcesBearer, "", apikey.ErrMissing},
-		// The defect of wave 1: Authorization present but not Bearer fell
+		// An earlier defect: Authorization present but not Bearer fell
 		// back to X-Api-Key, which the authorizer cache does not key on.
 		{"basic + x-api-key", [][2]string{{"Authorization", "Basic Zm9v"}, {"X-Api-Key", k}}, contract.KeySourcesBearer, "", apikey.ErrMalformed},
 		{"basic", [][2]string{{"Authorization", "Basic Zm9v"}}, contract.KeySourcesBearer, "", apikey.ErrMalformed},

@@ -169,7 +169,7 @@ func ValidTenantID(id string) bool { return validName(id) }
 // starting with a letter or digit: the rule of tenant ids and event
 // types. Checked by hand rather than with a regexp, whose compilation at
 // package init would cost every Lambda function's cold start about
-// 1.5 ms each (issue 17); a test compares it with the regexp.
+// 1.5 ms each; a test compares it with the regexp.
 func validName(s string) bool {
 	if len(s) == 0 || len(s) > 128 {
 		return false

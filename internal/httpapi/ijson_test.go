@@ -9,11 +9,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestIssue11ClientErrors: the inputs of the outside review (issue 11)
+// TestOutsideReviewClientErrors: the inputs of an outside review
 // are 400s naming the problem, through the real handler on DynamoDB
 // Local; before, the number was a 500, the I-JSON violations were stored
 // repaired (U+FFFD, last duplicate wins) and the bad query was ignored.
-func TestIssue11ClientErrors(t *testing.T) {
+func TestOutsideReviewClientErrors(t *testing.T) {
 	e := newEnv(t)
 	ev := e.post("tenant-a", "a", `{}`)
 	tests := []struct {

@@ -134,7 +134,7 @@ func TestCreateEventAcceptsLimits(t *testing.T) {
 		"38 digits":          `{"n":12345678901234567890123456789012345678}`,
 		"largest magnitude":  `{"n":9.9999999999999999999999999999999999999e125}`,
 		"smallest magnitude": `{"n":-1e-130}`,
-		"zero with exponent": `{"n":0e125}`, // 0e126 and beyond: 400 (nofivexx_test.go, issue 11)
+		"zero with exponent": `{"n":0e125}`, // 0e126 and beyond: 400 (nofivexx_test.go)
 		"empty object":       `{}`,
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -19,7 +19,7 @@ import (
 )
 
 // noFiveSeeds are bodies for FuzzNoServerError: valid requests of each
-// route, the inputs of issue 11, and bodies at the limits.
+// route, the inputs of an outside review, and bodies at the limits.
 var noFiveSeeds = []string{
 	`{"event_type":"user.created","payload":{"email":"a@example.com"}}`,
 	`{"events":[{"event_type":"a","payload":{"i":1}},{"event_type":"a","payload":{"n":0e2147483648}},{"event_type":"b#","payload":{}}]}`,

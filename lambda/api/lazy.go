@@ -19,7 +19,7 @@ import (
 // lazyProxy is the API function's handler when the cursor key lives in
 // Secrets Manager: the API is built on the first request, which reads the
 // secret, instead of at cold start, so that init makes no network call
-// (issue 17). The built API is kept for the life of the execution
+// (docs/performance.md). The built API is kept for the life of the execution
 // environment, so the secret is read once. A failure is not kept: the
 // request gets an error response in the API's shape (503 unavailable with
 // Retry-After when the secret could not be read, 500 internal_error when

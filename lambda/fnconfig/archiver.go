@@ -31,7 +31,7 @@ type Archiver struct {
 // validBucket is S3's rule for (general purpose) bucket names, in short:
 // `^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`, checked by hand because compiling
 // that regexp (61 repetitions) cost every cold start 0.2 ms of package
-// init (issue 17).
+// init (docs/performance.md, "Cold start").
 func validBucket(s string) bool {
 	if len(s) < 3 || len(s) > 63 {
 		return false

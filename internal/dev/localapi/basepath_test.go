@@ -13,7 +13,7 @@ import (
 
 // Behind a custom domain with a base path mapping, API Gateway's proxy
 // event carries the base path in path ("/triggers/v1/events") but not in
-// resource. Every route must still work (wave 1 routed on the raw path and
+// resource. Every route must still work (an earlier version routed on the raw path and
 // answered 404 to all of them), and an unknown method is still the
 // function's 405.
 func TestCustomDomainBasePathRoutesEveryRoute(t *testing.T) {

@@ -140,7 +140,7 @@ func TestMeasuredFacts(t *testing.T) {
 	}
 	small := rows(lean, 512)
 	assert.Equal(t, 4.0, total(small[OpIngest].Units.Write)+total(small[OpAck].Units.Write),
-		"issue 17's budget: ingest + ack in 4 write units, met while the item is one unit")
+		"the budget: ingest + ack in 4 write units, met while the item is one unit")
 }
 
 // TestRecorderAsksEveryOperation checks the middleware on calls the

@@ -1,6 +1,6 @@
 // Package capacity measures the DynamoDB capacity the Triggers API
 // consumes per operation, on DynamoDB Local, and renders it as the tables
-// of docs/capacity.md (issue 17). It is test-only: its test regenerates
+// of docs/capacity.md. It is test-only: its test regenerates
 // the document and fails when it differs.
 //
 // Nothing in the store or the handlers changes for it: a Recorder is an

@@ -250,7 +250,7 @@ func Generated(doc string) (string, error) {
 	return strings.TrimSuffix(strings.TrimPrefix(doc[i+len(BeginMarker):j], "\n"), "\n"), nil
 }
 
-// WriteBudget is issue 17's budget for an event's ingest + ack, in write
+// WriteBudget is the budget for an event's ingest + ack, in write
 // units.
 const WriteBudget = 4
 
