@@ -7,7 +7,7 @@ require (
 	github.com/aws/aws-lambda-go v1.55.0
 	github.com/aws/constructs-go/constructs/v10 v10.6.0
 	github.com/aws/jsii-runtime-go v1.139.0
-	github.com/triggers-dev/triggers v0.0.0
+	github.com/triggers-dev/triggers v0.1.0
 )
 
 require (
