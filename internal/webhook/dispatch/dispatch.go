@@ -732,12 +732,11 @@ func (d *Dispatcher) redeliver(ctx context.Context, t Task) error {
 		round = "rc" + strconv.Itoa(e.RetryCount)
 	} else {
 		err := d.cfg.Store.StartRedelivery(ctx, t.Tenant, e, round, t.DueAt)
-		switch {
-		case err == nil, errors.Is(err, event.ErrRoundStarted):
-		case errors.Is(err, event.ErrNotFound), errors.Is(err, event.ErrRoundSuperseded), isTransitionError(err):
+		if errors.Is(err, event.ErrNotFound) || errors.Is(err, event.ErrRoundSuperseded) || isTransitionError(err) {
 			d.log(ctx, slog.LevelInfo, "redelivery dropped: the event changed since it was asked for", t.Tenant, e.ID, "")
 			return nil
-		default:
+		}
+		if err != nil && !errors.Is(err, event.ErrRoundStarted) {
 			return err
 		}
 	}

@@ -763,3 +763,58 @@ func TestClaimLease(t *testing.T) {
 		})
 	}
 }
+
+// A wake whose probe fails stops there: the circuit is open again, so the
+// other parked attempts stay parked, untouched (no new record, nothing
+// counted as deferred again), and the wake waits for the circuit again;
+// the failed probe's retry is queued as any failure's.
+func TestWakeStopsWhenTheProbeFails(t *testing.T) {
+	ctx := context.Background()
+	rcv := newReceiver(t, 500, 500, 500)
+	m := &metrics{}
+	w := newWorld(t, rcv, func(c *dispatch.Config) {
+		c.BreakerThreshold, c.BreakerCooldown, c.Metrics = 2, time.Minute, m
+	})
+	w.now = w.now.Truncate(time.Millisecond)
+	sub, _ := w.subscribe("tenant-a")
+	openCircuit(t, w, sub)
+	e3, e4 := w.event("tenant-a", "t"), w.event("tenant-a", "t")
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e3.ID))
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e4.ID))
+	wakes := w.q.take()
+	require.Len(t, wakes, 1)
+	order, err := w.st.ListParked(ctx, "tenant-a", sub.ID, 10)
+	require.NoError(t, err)
+	require.Len(t, order, 2)
+	if order[0].EventID != e3.ID {
+		e3, e4 = e4, e3
+	}
+	before := w.attempts("tenant-a", e4.ID)
+	deferred := len(m.deferred)
+
+	w.advance(time.Minute + 15*time.Second)
+	require.NoError(t, w.d.HandleTask(ctx, wakes[0].task))
+	assert.Len(t, rcv.requests(), 3, "the probe only")
+	got, err := w.st.GetSubscription(ctx, "tenant-a", sub.ID)
+	require.NoError(t, err)
+	assert.True(t, got.CircuitOpenUntil.After(w.clock()), "open again")
+	queued := w.q.take()
+	require.Len(t, queued, 2, "the probe's retry and the next wake")
+	var wake, retry dispatch.Task
+	for _, q := range queued {
+		if q.task.Wake != "" {
+			wake = q.task
+		} else {
+			retry = q.task
+		}
+	}
+	assert.Equal(t, e3.ID, retry.EventID)
+	assert.Equal(t, 2, retry.Attempt)
+	assert.Equal(t, got.CircuitOpenUntil.Add(15*time.Second), wake.DueAt, "when the circuit closes again, spread")
+	assert.Equal(t, before, w.attempts("tenant-a", e4.ID), "e4's attempt untouched")
+	assert.Len(t, m.deferred, deferred, "nothing deferred again")
+	left, err := w.st.ListParked(ctx, "tenant-a", sub.ID, 10)
+	require.NoError(t, err)
+	require.Len(t, left, 1)
+	assert.Equal(t, order[1], left[0], "e4 parked as it was (same token)")
+}
