@@ -3,10 +3,12 @@ package dispatch_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -817,4 +819,77 @@ func TestWakeStopsWhenTheProbeFails(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, left, 1)
 	assert.Equal(t, order[1], left[0], "e4 parked as it was (same token)")
+}
+
+// failingTransitions is the store with Transition failing while fail is
+// set (DynamoDB unavailable for that call).
+type failingTransitions struct {
+	dispatch.Store
+	fail atomic.Bool
+}
+
+func (s *failingTransitions) Transition(ctx context.Context, tenant, id string, from []event.Status, to event.Status) (event.Event, error) {
+	if s.fail.Load() {
+		return event.Event{}, fmt.Errorf("transition: %w", event.ErrUnavailable)
+	}
+	return s.Store.Transition(ctx, tenant, id, from, to)
+}
+
+// A status change that fails (not a lost race: the store is unavailable)
+// fails the message, to be handled again: the retry's failed -> retrying
+// (before its request is sent) and a redelivery's retrying -> failed when
+// no subscription is left.
+func TestTransitionFailuresFailTheMessage(t *testing.T) {
+	ctx := context.Background()
+	rcv := newReceiver(t, 500, 200)
+	var fs *failingTransitions
+	w := newWorld(t, rcv, func(c *dispatch.Config) {
+		fs = &failingTransitions{Store: c.Store}
+		c.Store = fs
+	})
+	sub, _ := w.subscribe("tenant-a")
+	e := w.event("tenant-a", "t")
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+	retry := w.q.take()
+	require.Len(t, retry, 1)
+	w.advance(5 * time.Second)
+	fs.fail.Store(true)
+	require.ErrorIs(t, w.d.HandleTask(ctx, retry[0].task), event.ErrUnavailable)
+	assert.Len(t, rcv.requests(), 1, "the retry's request was not sent")
+	assert.Equal(t, event.Failed, w.status("tenant-a", e.ID).Status)
+
+	// A redelivery finding no subscription, with the rollback failing.
+	require.NoError(t, w.st.DeleteSubscription(ctx, "tenant-a", sub.ID))
+	without := w.event("tenant-a", "t")
+	fs.fail.Store(false)
+	_, err := w.st.Transition(ctx, "tenant-a", without.ID, []event.Status{event.Received}, event.Failed)
+	require.NoError(t, err)
+	fs.fail.Store(true)
+	task := dispatch.Task{Tenant: "tenant-a", EventID: without.ID, Round: "r1", RetryCount: 0, DueAt: w.clock()}
+	require.ErrorIs(t, w.d.HandleTask(ctx, task), event.ErrUnavailable)
+	assert.Equal(t, event.Retrying, w.status("tenant-a", without.ID).Status, "the round started; its rollback is retried")
+	fs.fail.Store(false)
+	require.NoError(t, w.d.HandleTask(ctx, task))
+	assert.Equal(t, event.Failed, w.status("tenant-a", without.ID).Status)
+}
+
+// A redelivery task queued before rounds had tokens (no Round) names its
+// round after the retry_count the request moved the event to.
+func TestRedeliveryTaskWithoutRound(t *testing.T) {
+	ctx := context.Background()
+	rcv := newReceiver(t, 500, 200)
+	w := newWorld(t, rcv, func(c *dispatch.Config) { c.Schedule = contract.RetrySchedule{time.Second} })
+	w.subscribe("tenant-a")
+	e := w.event("tenant-a", "t")
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+	w.q.take()
+	// The old route moved the event itself (failed -> retrying).
+	moved, err := w.st.Transition(ctx, "tenant-a", e.ID, []event.Status{event.Failed}, event.Retrying)
+	require.NoError(t, err)
+	require.NoError(t, w.d.HandleTask(ctx, dispatch.Task{Tenant: "tenant-a", EventID: e.ID, DueAt: w.clock()}))
+	a := w.attempts("tenant-a", e.ID)
+	require.Len(t, a, 2)
+	assert.Equal(t, "rc"+strconv.Itoa(moved.RetryCount), a[1].Round)
+	assert.Equal(t, event.OutcomeDelivered, a[1].Outcome)
+	assert.Equal(t, event.Delivered, w.status("tenant-a", e.ID).Status)
 }
