@@ -842,10 +842,10 @@ func find(attempts []event.Attempt, subID string, n int) (event.Attempt, bool) {
 func (d *Dispatcher) attempt(ctx context.Context, tenant string, e event.Event, sub event.Subscription, n int, round string, recorded []event.Attempt, before func() error, parked bool) error {
 	now := d.cfg.Now()
 	if a, ok := find(recorded, sub.ID, n); ok {
-		switch {
-		case a.Final(), a.Outcome == event.OutcomePending && a.LeaseUntil.After(now):
+		if a.Final() || a.Outcome == event.OutcomePending && a.LeaseUntil.After(now) {
 			return d.resume(ctx, tenant, e, sub, a, recorded)
-		case a.Outcome == event.OutcomeScheduled:
+		}
+		if a.Outcome == event.OutcomeScheduled {
 			due, err := time.Parse(time.RFC3339Nano, a.NextAttemptAt)
 			if err != nil {
 				return fmt.Errorf("attempt %s #%d: next_attempt_at: %w", sub.ID, n, err)
@@ -956,16 +956,16 @@ func (d *Dispatcher) attempt(ctx context.Context, tenant string, e event.Event, 
 func (d *Dispatcher) gate(ctx context.Context, tenant string, sub event.Subscription, now time.Time) (wait time.Duration, reason string, probe bool, err error) {
 	if !sub.CircuitOpenUntil.After(now) && d.circuits.until(tenant, sub.ID).After(now) {
 		fresh, err := d.cfg.Store.GetSubscription(ctx, tenant, sub.ID)
-		switch {
-		case err == nil:
+		if err != nil && !errors.Is(err, event.ErrSubscriptionNotFound) {
+			return 0, "", false, err
+		}
+		if err == nil {
 			sub = fresh
 			d.circuits.seen(tenant, sub, now)
-		case errors.Is(err, event.ErrSubscriptionNotFound):
-			// Deleted meanwhile: the scheduled attempt's task finds it
-			// gone and closes the attempt.
+		} else {
+			// Deleted meanwhile: the scheduled attempt's task (or wake)
+			// finds it gone and closes the attempt.
 			sub.CircuitOpenUntil = d.circuits.until(tenant, sub.ID)
-		default:
-			return 0, "", false, err
 		}
 	}
 	if w, reason, ok := d.putOff(sub, now); ok {

@@ -267,9 +267,13 @@ func TestCircuitBreakerDefersThenProbes(t *testing.T) {
 	assert.Equal(t, event.Received, w.status("tenant-a", e3.ID).Status, "not settled while its attempt is scheduled")
 	assert.Equal(t, []string{"failed", "failed"}, m.outcomes, "a deferred attempt is no failure")
 
-	// The same message again: the attempt is scheduled and parked already.
+	// The same message again: the attempt is scheduled and parked already
+	// (not parked again: the same token).
 	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e3.ID))
 	assert.Empty(t, w.q.take())
+	again, err := w.st.ListParked(ctx, "tenant-a", sub.ID, 10)
+	require.NoError(t, err)
+	assert.Equal(t, parked, again)
 
 	// The first failed event's retry comes due while the circuit is open:
 	// it parks behind it, and the wake already queued covers it.
