@@ -20,6 +20,7 @@ import (
 
 	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/internal/store"
 	"github.com/triggers-dev/triggers/internal/webhook"
 	"github.com/triggers-dev/triggers/internal/webhook/dispatch"
 )
@@ -896,4 +897,69 @@ func TestRedeliveryTaskWithoutRound(t *testing.T) {
 	assert.Equal(t, "rc"+strconv.Itoa(moved.RetryCount), a[1].Round)
 	assert.Equal(t, event.OutcomeDelivered, a[1].Outcome)
 	assert.Equal(t, event.Delivered, w.status("tenant-a", e.ID).Status)
+}
+
+// racingClaims is the store with another instance acting on an attempt
+// just before each of the dispatcher's claims: it claims it (live lease)
+// or finishes it.
+type racingClaims struct {
+	dispatch.Store
+	st     *store.Store
+	finish bool
+}
+
+func (s *racingClaims) ClaimAttempt(ctx context.Context, tenant, eventID string, c event.AttemptClaim, ttl int64) (event.Attempt, bool, error) {
+	_, ok, err := s.st.ClaimAttempt(ctx, tenant, eventID, event.AttemptClaim{
+		SubscriptionID: c.SubscriptionID, Number: c.Number, Owner: "racer", At: c.At, LeaseUntil: c.At.Add(time.Hour),
+	}, ttl)
+	if err != nil || !ok {
+		return event.Attempt{}, false, fmt.Errorf("racer: %v %v", ok, err)
+	}
+	if s.finish {
+		if err := s.st.FinishAttempt(ctx, tenant, eventID, event.Attempt{
+			SubscriptionID: c.SubscriptionID, Number: c.Number, Timestamp: event.FormatTime(c.At), Outcome: event.OutcomeFailed, Error: "racer",
+		}, "racer"); err != nil {
+			return event.Attempt{}, false, err
+		}
+	}
+	return s.Store.ClaimAttempt(ctx, tenant, eventID, c, ttl)
+}
+
+// Closing the attempt a deleted subscription left pending (its claimant
+// died) races with another instance: when that one holds the attempt now,
+// the message is handled again later; when it finished it, nothing is
+// left to close.
+func TestAbandonRacesAnotherInstance(t *testing.T) {
+	for _, finish := range []bool{false, true} {
+		t.Run(fmt.Sprintf("finished=%v", finish), func(t *testing.T) {
+			ctx := context.Background()
+			var rc *racingClaims
+			w := newWorld(t, newReceiver(t), func(c *dispatch.Config) {
+				rc = &racingClaims{Store: c.Store, st: c.Store.(*store.Store), finish: finish}
+				c.Store = rc
+			})
+			sub, _ := w.subscribe("tenant-a")
+			e := w.event("tenant-a", "t")
+			// A claim whose claimant died: its lease has lapsed.
+			_, ok, err := w.st.ClaimAttempt(ctx, "tenant-a", e.ID, event.AttemptClaim{
+				SubscriptionID: sub.ID, Number: 1, Owner: "dead", At: w.clock().Add(-time.Hour), LeaseUntil: w.clock().Add(-time.Minute),
+			}, e.TTL)
+			require.NoError(t, err)
+			require.True(t, ok)
+			require.NoError(t, w.st.DeleteSubscription(ctx, "tenant-a", sub.ID))
+
+			err = w.d.HandleEvent(ctx, "tenant-a", e.ID)
+			a := w.attempts("tenant-a", e.ID)
+			require.Len(t, a, 1)
+			if finish {
+				require.NoError(t, err)
+				assert.Equal(t, "racer", a[0].Error, "the racer's outcome stands")
+				assert.Equal(t, event.Failed, w.status("tenant-a", e.ID).Status)
+				return
+			}
+			require.Error(t, err, "handled again later")
+			assert.Contains(t, err.Error(), "being made by another instance")
+			assert.Equal(t, event.OutcomePending, a[0].Outcome, "left to the racer")
+		})
+	}
 }
