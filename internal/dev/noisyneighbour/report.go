@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/triggers-dev/triggers/internal/dev/procstat"
 	"github.com/triggers-dev/triggers/internal/event"
 )
 
@@ -247,31 +248,8 @@ func cpuSeconds(pids map[string]int) map[string]float64 {
 	out := map[string]float64{}
 	for name, pid := range pids {
 		if pid > 0 {
-			out[name] = procCPU(pid)
+			out[name] = procstat.CPU(pid).Seconds()
 		}
 	}
 	return out
-}
-
-// procCPU reads utime + stime of pid from /proc (in clock ticks of 10 ms).
-func procCPU(pid int) float64 {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 13 {
-		return 0
-	}
-	u, err1 := strconv.ParseInt(f[11], 10, 64)
-	st, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0
-	}
-	return float64(u+st) / 100
 }
