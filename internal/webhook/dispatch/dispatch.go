@@ -373,7 +373,7 @@ func (d *Dispatcher) round(ctx context.Context, tenant string, e event.Event, su
 	if len(subs) == 0 && len(recorded) == 0 {
 		return nil // nothing to deliver, nothing delivered: the inbox's
 	}
-	err = d.each(subs, func(sub event.Subscription) error {
+	err = inParallel(d.cfg.Parallel, subs, func(_ int, sub event.Subscription) error {
 		return d.attempt(ctx, tenant, e, sub, number(sub, recorded), round, recorded, nil, false)
 	})
 	for _, a := range recorded {
@@ -646,22 +646,15 @@ func (d *Dispatcher) wake(ctx context.Context, t Task) error {
 			}
 		}
 	}
-	errs := make([]error, len(page))
-	outcomes := make([]unparked, len(page))
-	sem := make(chan struct{}, d.cfg.Parallel)
-	var wg sync.WaitGroup
-	for i, p := range page[1:] {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			outcomes[i], errs[i] = d.unpark(ctx, t, sub, subErr, p)
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	rest := make([]unparked, len(page)-1)
+	err = inParallel(d.cfg.Parallel, page[1:], func(i int, p event.Parked) (err error) {
+		rest[i], err = d.unpark(ctx, t, sub, subErr, p)
+		return err
+	})
+	if err != nil {
 		return err
 	}
-	rest, now := outcomes[:len(page)-1], d.cfg.Now()
+	now = d.cfg.Now()
 	if slices.Contains(rest, parkedAgain) {
 		return nil // as above
 	}
@@ -795,20 +788,20 @@ func (d *Dispatcher) matching(ctx context.Context, tenant, eventType string, at 
 	return subs, func(id string) bool { return enabled[id] }, nil
 }
 
-// each runs fn for every subscription, at most Parallel at once, and
-// joins their errors: one subscription's failure does not stop the others.
-func (d *Dispatcher) each(subs []event.Subscription, fn func(event.Subscription) error) error {
-	if len(subs) == 1 {
-		return fn(subs[0])
+// inParallel runs fn for every item (with its index), at most n at once,
+// and joins their errors: one item's failure does not stop the others.
+func inParallel[T any](n int, items []T, fn func(i int, item T) error) error {
+	if len(items) == 1 {
+		return fn(0, items[0])
 	}
-	errs := make([]error, len(subs))
-	sem := make(chan struct{}, d.cfg.Parallel)
+	errs := make([]error, len(items))
+	sem := make(chan struct{}, n)
 	var wg sync.WaitGroup
-	for i, sub := range subs {
+	for i, item := range items {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			errs[i] = fn(sub)
+			errs[i] = fn(i, item)
 		})
 	}
 	wg.Wait()

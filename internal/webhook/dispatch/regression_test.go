@@ -540,6 +540,26 @@ func openCircuit(t *testing.T, w *world, sub event.Subscription) []queued {
 	return w.q.take()
 }
 
+// parkTwo parks the first attempts of two new events behind sub's open
+// circuit and returns them in the order a wake takes them (their event
+// ids), the parked attempts, and the one wake they queued.
+func parkTwo(t *testing.T, w *world, sub event.Subscription) (first, second event.Event, order []event.Parked, wakes []queued) {
+	t.Helper()
+	ctx := context.Background()
+	first, second = w.event("tenant-a", "t"), w.event("tenant-a", "t")
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", first.ID))
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", second.ID))
+	wakes = w.q.take()
+	require.Len(t, wakes, 1)
+	order, err := w.st.ListParked(ctx, "tenant-a", sub.ID, 10)
+	require.NoError(t, err)
+	require.Len(t, order, 2)
+	if order[0].EventID != first.ID {
+		first, second = second, first
+	}
+	return first, second, order, wakes
+}
+
 // A wake makes at most Parallel parked attempts and, with more parked,
 // queues the next wake at once; the next one makes the rest (exactly a
 // page: no further wake). Every parked attempt is made once; every
@@ -673,20 +693,7 @@ func TestWakeLeavesAnAttemptInProgressParked(t *testing.T) {
 	w.now = w.now.Truncate(time.Millisecond)
 	sub, _ := w.subscribe("tenant-a")
 	openCircuit(t, w, sub)
-	e3, e4 := w.event("tenant-a", "t"), w.event("tenant-a", "t")
-	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e3.ID))
-	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e4.ID))
-	wakes := w.q.take()
-	require.Len(t, wakes, 1)
-
-	// e3 names the attempt parked first (the wake takes them in the
-	// order of their event ids), e4 the other.
-	order, err := w.st.ListParked(ctx, "tenant-a", sub.ID, 10)
-	require.NoError(t, err)
-	require.Len(t, order, 2)
-	if order[0].EventID != e3.ID {
-		e3, e4 = e4, e3
-	}
+	e3, e4, _, wakes := parkTwo(t, w, sub)
 	w.advance(time.Minute + 15*time.Second)
 	_, claimed, err := w.st.ClaimAttempt(ctx, "tenant-a", e3.ID, event.AttemptClaim{
 		SubscriptionID: sub.ID, Number: 1, Owner: "another-instance", At: w.clock(), LeaseUntil: w.clock().Add(time.Minute),
@@ -785,17 +792,7 @@ func TestWakeStopsWhenTheProbeFails(t *testing.T) {
 	w.now = w.now.Truncate(time.Millisecond)
 	sub, _ := w.subscribe("tenant-a")
 	openCircuit(t, w, sub)
-	e3, e4 := w.event("tenant-a", "t"), w.event("tenant-a", "t")
-	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e3.ID))
-	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e4.ID))
-	wakes := w.q.take()
-	require.Len(t, wakes, 1)
-	order, err := w.st.ListParked(ctx, "tenant-a", sub.ID, 10)
-	require.NoError(t, err)
-	require.Len(t, order, 2)
-	if order[0].EventID != e3.ID {
-		e3, e4 = e4, e3
-	}
+	e3, e4, order, wakes := parkTwo(t, w, sub)
 	before := w.attempts("tenant-a", e4.ID)
 	deferred := len(m.deferred)
 
