@@ -45,6 +45,11 @@ const (
 	// stackLean is the lean events table profile (provisioned) with the
 	// API and monitoring on it.
 	stackLean = "test-events-lean"
+	// stackFunctionOptions is a TriggersApi with webhooks whose functions
+	// take the options of the CDK's Function: a VPC with a NAT (webhooks
+	// from fixed addresses), provisioned concurrency, x86_64, layers, a
+	// role and a log group of the deployer's; cdk-nag checks it too.
+	stackFunctionOptions = "test-function-options"
 )
 
 var (
@@ -155,7 +160,7 @@ func buildTestStacks(app awscdk.App) {
 		DomainName:           &awsapigateway.DomainNameOptions{DomainName: jsii.String("api.example.com"), Certificate: cert},
 		WebAclArn:            jsii.String("arn:aws:wafv2:us-east-1:111111111111:regional/webacl/triggers/abc"),
 		RetentionDays:        7,
-		ApiFunction:          &triggersapi.FunctionOptions{MemoryMiB: 1024, Timeout: awscdk.Duration_Seconds(jsii.Number(20)), ReservedConcurrency: 50},
+		ApiFunction:          &triggersapi.FunctionOptions{MemoryMiB: 1024, Timeout: awscdk.Duration_Seconds(jsii.Number(20)), ReservedConcurrency: jsii.Number(50)},
 		Delivery: &triggersapi.DeliveryOptions{
 			Stream:          &dynamotable.StreamConsumerOptions{BatchSize: 10, RetryAttempts: 3, MaxRecordAge: awscdk.Duration_Hours(jsii.Number(6)), ParallelizationFactor: 2},
 			MaxReceiveCount: 3,
@@ -193,6 +198,8 @@ func buildTestStacks(app awscdk.App) {
 		EventsTableThresholds: &monitoring.TableThresholds{LatencyMs: map[string]float64{"PutItem": 25}, ConsumedCapacityPercent: 85},
 		RunbookURL:            "https://runbooks.example.com/triggers",
 	})
+
+	buildFunctionOptionsStack(app)
 
 	l := awscdk.NewStack(app, jsii.String(stackLean), nil)
 	lean := eventstore.NewEventsTable(l, jsii.String("Events"), &eventstore.EventsTableProps{

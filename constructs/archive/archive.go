@@ -109,28 +109,11 @@ func ArchiverPutActions() []string { return slices.Clone(archiverPutActions) }
 
 var archiverPutActions = []string{"s3:PutObject"}
 
-// FunctionOptions size the archiver function, or give its prebuilt code.
-// Zero values take the defaults.
-type FunctionOptions struct {
-	// MemoryMiB is the memory size, 128-10240.
-	//
-	// Default: 256.
-	MemoryMiB float64
-	// Timeout of one invocation.
-	//
-	// Default: 60 seconds.
-	Timeout awscdk.Duration
-	// ReservedConcurrency caps concurrent executions; 0 means no cap.
-	//
-	// Default: no reserved concurrency.
-	ReservedConcurrency float64
-	// Code is the function's prebuilt code (a linux/arm64 executable named
-	// bootstrap built from ArchiverPackage). No Go command runs at synth.
-	//
-	// Default: the binary in PrebuiltDir, else built at synth from
-	// ArchiverPackage.
-	Code awslambda.Code
-}
+// FunctionOptions size, place and build the archiver function, or give its
+// prebuilt code (a bootstrap built from ArchiverPackage for its
+// Architecture): golambda.FunctionOptions. Zero values take the defaults
+// (256 MiB, 60 seconds).
+type FunctionOptions = golambda.FunctionOptions
 
 // ExpiredEventsArchiveProps configures an ExpiredEventsArchive.
 type ExpiredEventsArchiveProps struct {
@@ -331,6 +314,13 @@ func validate(p *ExpiredEventsArchiveProps) error {
 			errs = append(errs, fmt.Sprintf("Stream.RetryAttempts %v is not a whole number from 1 to %d: leave it 0 to retry until Stream.MaxRecordAge (the default), or bound the retries", r, MaxRetryAttempts))
 		}
 	}
+	if o := p.Function; o != nil {
+		if err := o.Validate(); err != nil {
+			for _, line := range strings.Split(err.Error(), "\n") {
+				errs = append(errs, "Function."+line)
+			}
+		}
+	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%s", strings.Join(errs, "\n"))
 	}
@@ -425,17 +415,19 @@ func NewExpiredEventsArchive(scope constructs.Construct, id *string, props *Expi
 		Description:  jsii.String("Triggers archiver: events expired by TTL to S3"),
 		LogRetention: retention,
 		Tracing:      props.Tracing,
-		Timeout:      awscdk.Duration_Seconds(jsii.Number(DefaultTimeoutSeconds)),
-		Environment: map[string]*string{
-			contract.EnvArchiveBucket: a.bucket.BucketName(),
-			contract.EnvArchivePrefix: jsii.String(a.prefix),
-		},
 	}
 	if o := props.Function; o != nil {
-		fp.MemoryMiB, fp.ReservedConcurrency, fp.Code = o.MemoryMiB, o.ReservedConcurrency, o.Code
-		if o.Timeout != nil {
-			fp.Timeout = o.Timeout
-		}
+		fp.FunctionOptions = *o
+	}
+	if fp.Timeout == nil {
+		fp.Timeout = awscdk.Duration_Seconds(jsii.Number(DefaultTimeoutSeconds))
+	}
+	var err error
+	if fp.Environment, err = fp.MergeEnvironment(map[string]*string{
+		contract.EnvArchiveBucket: a.bucket.BucketName(),
+		contract.EnvArchivePrefix: jsii.String(a.prefix),
+	}); err != nil {
+		panic(fmt.Errorf("archive %q: Function.%w", cdkutil.Deref(id), err))
 	}
 	switch {
 	case fp.Code != nil:
@@ -489,10 +481,10 @@ func NewExpiredEventsArchive(scope constructs.Construct, id *string, props *Expi
 		so.FailureQueue = q
 	}
 	so.Filters = []*map[string]any{TTLFilter()}
-	a.source = props.EventsTable.AddStreamConsumer(a.fn.Function, &so)
+	a.source = props.EventsTable.AddStreamConsumer(a.fn.Invocable(), &so)
 	a.failures = a.source.FailureQueue
 	if unlimited {
-		mapping(a.fn.Function).AddPropertyOverride(jsii.String("MaximumRetryAttempts"), jsii.Number(UnlimitedRetryAttempts))
+		mapping(a.fn.Invocable()).AddPropertyOverride(jsii.String("MaximumRetryAttempts"), jsii.Number(UnlimitedRetryAttempts))
 	}
 	// Records that can never be archived are parked on the same queue,
 	// with their content (the mapping's destination grant lets the role
@@ -502,8 +494,9 @@ func NewExpiredEventsArchive(scope constructs.Construct, id *string, props *Expi
 }
 
 // mapping returns the L1 of the stream event source mapping that
-// AddStreamConsumer added to fn (its child "DynamoDBEventSource:<table>").
-func mapping(fn awslambda.Function) awscdk.CfnResource {
+// AddStreamConsumer added to fn, the function or its alias (its child
+// "DynamoDBEventSource:<table>").
+func mapping(fn awslambda.IFunction) awscdk.CfnResource {
 	for _, c := range *fn.Node().Children() {
 		if strings.HasPrefix(*c.Node().Id(), "DynamoDBEventSource:") {
 			return c.Node().DefaultChild().(awscdk.CfnResource)

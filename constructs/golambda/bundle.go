@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -21,27 +22,95 @@ import (
 	"github.com/triggers-dev/triggers/internal/synth/modroot"
 )
 
-// Build settings of every function: Lambda's provided.al2023 runtime on
-// Graviton, a static binary named bootstrap, no RPC server (lambda.norpc),
-// reproducible (trimpath, no VCS stamping) and stripped.
+// Build settings of every function: Lambda's provided.al2023 runtime, a
+// static binary named bootstrap, no RPC server (lambda.norpc),
+// reproducible (trimpath, no VCS stamping) and stripped. Build adds the
+// architecture (arm64 by default: Graviton), build tags and linker flags.
 var (
 	buildEnv   = []string{"GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0"}
 	buildFlags = []string{"-tags", "lambda.norpc", "-trimpath", "-buildvcs=false", "-ldflags", "-s -w"}
 )
 
-// BuildEnv returns the environment variables every function is built with
-// (GOOS=linux, GOARCH=arm64, CGO_ENABLED=0). Build prebuilt binaries (see
-// GoFunctionProps.PrebuiltDir) with them and BuildCommand.
-func BuildEnv() []string { return append([]string(nil), buildEnv...) }
+// Build is what may vary between functions' builds: the architecture,
+// build tags and linker flags. The zero value is the default build:
+// arm64, lambda.norpc only, -s -w only.
+type Build struct {
+	// GOARCH is "arm64" (Lambda's arm64 architecture; the default when
+	// empty) or "amd64" (x86_64).
+	GOARCH string
+	// Tags are build tags added to lambda.norpc.
+	Tags []string
+	// Ldflags are linker flags added after -s -w, such as
+	// "-X main.version=1.2.3".
+	Ldflags string
+}
 
-// BuildCommand returns the go build arguments that produce the bootstrap
-// binary of entry into out, run in the module that resolves entry. Entry is
-// a directory relative to that module's root ("lambda/api") or an import
-// path ("github.com/triggers-dev/triggers/lambda/api").
-func BuildCommand(entry, out string) []string {
-	args := append([]string{"build"}, buildFlags...)
+// Validate reports a GOARCH Lambda cannot run or a build tag the go
+// command would misread, naming the value and the fix.
+func (b Build) Validate() error {
+	var errs []error
+	if b.GOARCH != "" && b.GOARCH != "arm64" && b.GOARCH != "amd64" {
+		errs = append(errs, fmt.Errorf("GOARCH %q is not an architecture Lambda runs: use \"arm64\" (the default) or \"amd64\" (x86_64)", b.GOARCH))
+	}
+	for _, t := range b.Tags {
+		if t == "" || strings.ContainsFunc(t, func(r rune) bool {
+			return !(r == '_' || r == '.' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+		}) {
+			errs = append(errs, fmt.Errorf("build tag %q is not a tag go build accepts: use letters, digits, '_' and '.' only (one tag per element)", t))
+		}
+	}
+	if strings.ContainsAny(b.Ldflags, "\n\r") {
+		errs = append(errs, fmt.Errorf("Ldflags %q holds a line break: give the linker flags on one line", b.Ldflags))
+	}
+	return errors.Join(errs...)
+}
+
+func (b Build) goarch() string {
+	if b.GOARCH == "" {
+		return "arm64"
+	}
+	return b.GOARCH
+}
+
+// Env returns the environment variables the build runs with (GOOS=linux,
+// GOARCH, CGO_ENABLED=0).
+func (b Build) Env() []string {
+	env := slices.Clone(buildEnv)
+	env[1] = "GOARCH=" + b.goarch()
+	return env
+}
+
+// tags returns the -tags value: lambda.norpc and b.Tags.
+func (b Build) tags() string { return strings.Join(append([]string{"lambda.norpc"}, b.Tags...), ",") }
+
+// flags returns the go build flags before -o.
+func (b Build) flags() []string {
+	f := slices.Clone(buildFlags)
+	f[1] = b.tags()
+	if b.Ldflags != "" {
+		f[len(f)-1] += " " + b.Ldflags
+	}
+	return f
+}
+
+// Command returns the go build arguments that produce the bootstrap
+// binary of entry into out, run in the module that resolves entry with
+// Env. Entry is a directory relative to that module's root ("lambda/api")
+// or an import path ("github.com/triggers-dev/triggers/lambda/api").
+func (b Build) Command(entry, out string) []string {
+	args := append([]string{"build"}, b.flags()...)
 	return append(args, "-o", out, Pattern(entry))
 }
+
+// BuildEnv returns the environment variables every function is built with
+// by default (GOOS=linux, GOARCH=arm64, CGO_ENABLED=0). Build prebuilt binaries (see
+// GoFunctionProps.PrebuiltDir) with them and BuildCommand; Build's
+// methods give the same for another architecture, tags or linker flags.
+func BuildEnv() []string { return Build{}.Env() }
+
+// BuildCommand returns the go build arguments of the default build
+// (Build.Command of the zero Build).
+func BuildCommand(entry, out string) []string { return Build{}.Command(entry, out) }
 
 // Pattern returns the go command's package argument for entry: "./dir" for
 // a directory in the module ("lambda/api", "./lambda/api"), entry itself
@@ -75,6 +144,7 @@ func IsImportPath(entry string) bool {
 // the synthesizing machine: no Docker.
 type localBundler struct {
 	moduleDir, entry string
+	build            Build
 }
 
 // TryBundle builds the function into outputDir/bootstrap, running go build
@@ -82,9 +152,9 @@ type localBundler struct {
 // directory, such as the read-only module cache, is only read). A build
 // failure fails synthesis with the compiler's output.
 func (b *localBundler) TryBundle(outputDir *string, _ *awscdk.BundlingOptions) *bool {
-	cmd := exec.Command("go", BuildCommand(b.entry, filepath.Join(*outputDir, "bootstrap"))...)
+	cmd := exec.Command("go", b.build.Command(b.entry, filepath.Join(*outputDir, "bootstrap"))...)
 	cmd.Dir = b.moduleDir
-	cmd.Env = append(os.Environ(), buildEnv...)
+	cmd.Env = append(os.Environ(), b.build.Env()...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		panic(fmt.Errorf("golambda: go build of %s in %s failed: %v\n%s", b.entry, b.moduleDir, err, out))
 	}
@@ -141,12 +211,17 @@ func (m *listedModule) versionless() bool {
 // code, tests, docs) do not redeploy functions. Entry is a directory in
 // moduleDir or an import path (see Pattern). An entry that is not a main
 // package is an error.
-func SourceHash(moduleDir, entry string) (string, error) {
+func SourceHash(moduleDir, entry string) (string, error) { return Build{}.SourceHash(moduleDir, entry) }
+
+// SourceHash is the package function SourceHash for this build: the
+// architecture, tags and linker flags are hashed, and the packages are
+// resolved for them (a tag or GOARCH selects files).
+func (b Build) SourceHash(moduleDir, entry string) (string, error) {
 	absModule, err := filepath.Abs(moduleDir)
 	if err != nil {
 		return "", err
 	}
-	pkgs, err := listDeps(absModule, entry)
+	pkgs, err := listDeps(absModule, entry, b)
 	if err != nil {
 		return "", err
 	}
@@ -228,7 +303,7 @@ func SourceHash(moduleDir, entry string) (string, error) {
 	}
 	sort.Strings(keys)
 	h := sha256.New()
-	fmt.Fprintf(h, "golambda/v1\n%s\n%s\n%s\n%s\n", goVersion, entryKey, strings.Join(buildEnv, " "), strings.Join(buildFlags, " "))
+	fmt.Fprintf(h, "golambda/v1\n%s\n%s\n%s\n%s\n", goVersion, entryKey, strings.Join(b.Env(), " "), strings.Join(b.flags(), " "))
 	for _, k := range keys {
 		f := files[k]
 		fmt.Fprintf(h, "%s\n", k)
@@ -260,12 +335,12 @@ func unbundledHash(entry string) string {
 
 // listDeps runs go list -deps -json on entry in moduleDir for the build's
 // platform and tags.
-func listDeps(moduleDir, entry string) ([]*listedPackage, error) {
+func listDeps(moduleDir, entry string, b Build) ([]*listedPackage, error) {
 	list := exec.Command("go", "list", "-deps", "-e",
 		"-json=ImportPath,Dir,Name,Standard,DepOnly,Module,GoFiles,EmbedFiles,SFiles,HFiles,Error,DepsErrors,Incomplete",
-		"-tags", "lambda.norpc", Pattern(entry))
+		"-tags", b.tags(), Pattern(entry))
 	list.Dir = moduleDir
-	list.Env = append(os.Environ(), buildEnv...)
+	list.Env = append(os.Environ(), b.Env()...)
 	var stderr bytes.Buffer
 	list.Stderr = &stderr
 	out, err := list.Output()

@@ -177,7 +177,7 @@ func TestPropsValidation(t *testing.T) {
 		golambda.NewGoFunction(stack, jsii.String("F"), &golambda.GoFunctionProps{Entry: "example.com/m/fn/nope", ModuleDir: dir})
 	}, "an import path nothing provides")
 	assert.PanicsWithError(t, `golambda "F": MemoryMiB 64 is outside 128-10240: Lambda accepts 128 MiB to 10,240 MiB`, func() {
-		golambda.NewGoFunction(stack, jsii.String("F"), &golambda.GoFunctionProps{Entry: "fn/a", ModuleDir: dir, MemoryMiB: 64})
+		golambda.NewGoFunction(stack, jsii.String("F"), &golambda.GoFunctionProps{Entry: "fn/a", ModuleDir: dir, FunctionOptions: golambda.FunctionOptions{MemoryMiB: 64}})
 	})
 }
 
@@ -201,15 +201,26 @@ func TestPattern(t *testing.T) {
 // provided.al2023/arm64.
 func TestBundlesBootstrap(t *testing.T) {
 	_, m, c := writePair(t)
+	// Built only with the tag "extra": prints a marker and a variable the
+	// linker flags set.
+	writeFiles(t, m, map[string]string{
+		"fn/a/extra.go": "//go:build extra\n\npackage main\n\nimport \"example.com/m/lib\"\n\nfunc init() { println(\"tag-marker-456\", lib.Stamp) }\n",
+		"lib/stamp.go":  "package lib\n\n// Stamp is set by -X.\nvar Stamp string\n",
+	})
 	before := cdktest.Listing(t, m)
 	out := t.TempDir()
 	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(out)})
 	stack := awscdk.NewStack(app, jsii.String("S"), nil)
 	golambda.NewGoFunction(stack, jsii.String("Fn"), &golambda.GoFunctionProps{
-		Entry: "example.com/m/fn/a", ModuleDir: c, Tracing: true, MemoryMiB: 512,
-		Environment: map[string]*string{"KEY": jsii.String("v")},
+		Entry: "example.com/m/fn/a", ModuleDir: c, Tracing: true,
+		FunctionOptions: golambda.FunctionOptions{MemoryMiB: 512, Environment: map[string]*string{"KEY": jsii.String("v")}},
 	})
 	golambda.NewGoFunction(stack, jsii.String("Own"), &golambda.GoFunctionProps{Entry: "./fns/own", ModuleDir: c})
+	golambda.NewGoFunction(stack, jsii.String("X86"), &golambda.GoFunctionProps{
+		Entry: "example.com/m/fn/a", ModuleDir: c,
+		FunctionOptions: golambda.FunctionOptions{Architecture: awslambda.Architecture_X86_64(),
+			BuildTags: []string{"extra"}, Ldflags: "-X example.com/m/lib.Stamp=ldflags-marker-123"},
+	})
 	tmpl := assertions.Template_FromStack(stack, nil)
 	tmpl.HasResourceProperties(jsii.String("AWS::Lambda::Function"), map[string]any{
 		"Runtime": "provided.al2023", "Architectures": []any{"arm64"}, "Handler": "bootstrap",
@@ -217,19 +228,27 @@ func TestBundlesBootstrap(t *testing.T) {
 		"LoggingConfig": map[string]any{"LogFormat": "JSON", "LogGroup": assertions.Match_AnyValue()},
 		"Environment":   map[string]any{"Variables": map[string]any{"KEY": "v"}},
 	})
+	tmpl.HasResourceProperties(jsii.String("AWS::Lambda::Function"), map[string]any{"Architectures": []any{"x86_64"}})
 	tmpl.HasResourceProperties(jsii.String("AWS::Logs::LogGroup"), map[string]any{"RetentionInDays": 30})
 	app.Synth(nil)
 
 	assets, err := filepath.Glob(filepath.Join(out, "asset.*", "bootstrap"))
 	require.NoError(t, err)
-	require.Len(t, assets, 2, "one bundled asset per function")
+	require.Len(t, assets, 3, "one bundled asset per function: the same entry built two ways is two assets")
+	machines := map[elf.Machine]int{}
 	for _, bin := range assets {
 		f, err := elf.Open(bin)
 		require.NoError(t, err, "the asset holds an ELF bootstrap")
-		assert.Equal(t, elf.EM_AARCH64, f.Machine, "built for arm64")
+		machines[f.Machine]++
 		assert.Nil(t, f.Section(".debug_info"), "stripped")
 		f.Close()
+		body, err := os.ReadFile(bin)
+		require.NoError(t, err)
+		x86 := f.Machine == elf.EM_X86_64
+		assert.Equal(t, x86, strings.Contains(string(body), "tag-marker-456"), "the build tag is used by the x86_64 build only")
+		assert.Equal(t, x86, strings.Contains(string(body), "ldflags-marker-123"), "the linker flags are used by the x86_64 build only")
 	}
+	assert.Equal(t, map[elf.Machine]int{elf.EM_AARCH64: 2, elf.EM_X86_64: 1}, machines, "built for each function's architecture")
 	assert.Equal(t, before, cdktest.Listing(t, m), "nothing was written into the dependency's directory")
 }
 
@@ -261,7 +280,7 @@ func TestPrebuiltCodeRunsNoGo(t *testing.T) {
 	golambda.NewGoFunction(stack, jsii.String("Dir"), &golambda.GoFunctionProps{PrebuiltDir: prebuilt})
 	bucket := awss3.Bucket_FromBucketName(stack, jsii.String("Artifacts"), jsii.String("ci-artifacts"))
 	golambda.NewGoFunction(stack, jsii.String("Code"), &golambda.GoFunctionProps{
-		Code: awslambda.Code_FromBucket(bucket, jsii.String("api/1.2.3.zip"), nil),
+		FunctionOptions: golambda.FunctionOptions{Code: awslambda.Code_FromBucket(bucket, jsii.String("api/1.2.3.zip"), nil)},
 	})
 	tmpl := assertions.Template_FromStack(stack, nil)
 	tmpl.ResourceCountIs(jsii.String("AWS::Lambda::Function"), jsii.Number(2))
@@ -291,6 +310,10 @@ func TestCheckBootstrap(t *testing.T) {
 	amd := t.TempDir()
 	buildBootstrap(t, module, amd, "amd64")
 	assert.ErrorContains(t, golambda.CheckBootstrap(amd), "is built for EM_X86_64, not linux/arm64")
+	x86 := golambda.Build{GOARCH: "amd64"}
+	assert.NoError(t, x86.CheckBootstrap(amd), "an x86_64 function takes it")
+	assert.ErrorContains(t, x86.CheckBootstrap(good), "is built for EM_AARCH64, not linux/amd64 (the function runs on x86_64)")
+	assert.ErrorContains(t, x86.CheckBootstrap(missing), "GOOS=linux GOARCH=amd64 CGO_ENABLED=0 go build -tags lambda.norpc")
 
 	script := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(script, "bootstrap"), []byte("#!/bin/sh\n"), 0o755))
@@ -305,6 +328,44 @@ func TestCheckBootstrap(t *testing.T) {
 	assert.PanicsWithError(t, `golambda "F": PrebuiltDir: `+golambda.CheckBootstrap(missing).Error(), func() {
 		golambda.NewGoFunction(stack, jsii.String("F"), &golambda.GoFunctionProps{PrebuiltDir: missing})
 	})
+}
+
+// A build's architecture, tags and linker flags are in its command, its
+// environment and its hash; a tag selects files, so the hash follows the
+// files the tagged build compiles.
+func TestBuild(t *testing.T) {
+	b := golambda.Build{GOARCH: "amd64", Tags: []string{"extra", "netgo"}, Ldflags: "-X main.v=1"}
+	require.NoError(t, b.Validate())
+	assert.Equal(t, "build -tags lambda.norpc,extra,netgo -trimpath -buildvcs=false -ldflags -s -w -X main.v=1 -o out/bootstrap ./fn/a",
+		strings.Join(b.Command("fn/a", "out/bootstrap"), " "))
+	assert.Equal(t, []string{"GOOS=linux", "GOARCH=amd64", "CGO_ENABLED=0"}, b.Env())
+	assert.Equal(t, golambda.BuildCommand("fn/a", "o"), golambda.Build{}.Command("fn/a", "o"), "the zero Build is the default build")
+
+	dir := writeModule(t)
+	hash := func(b golambda.Build) string {
+		h, err := b.SourceHash(dir, "fn/a")
+		require.NoError(t, err)
+		return h
+	}
+	def := hash(golambda.Build{})
+	assert.Equal(t, def, hashOf(t, dir, "fn/a"), "SourceHash is the default build's")
+	assert.Equal(t, def, hash(golambda.Build{GOARCH: "arm64"}), "arm64 is the default")
+	x86, tagged, stamped := hash(golambda.Build{GOARCH: "amd64"}), hash(golambda.Build{Tags: []string{"extra"}}), hash(golambda.Build{Ldflags: "-X main.v=1"})
+	assert.NotEqual(t, def, x86)
+	assert.NotEqual(t, def, tagged)
+	assert.NotEqual(t, def, stamped)
+	writeFiles(t, dir, map[string]string{"lib/extra.go": "//go:build extra\n\npackage lib\n\nvar Extra = 1\n"})
+	assert.Equal(t, def, hash(golambda.Build{}), "a file behind a tag the build does not set is not hashed")
+	assert.NotEqual(t, tagged, hash(golambda.Build{Tags: []string{"extra"}}), "the tagged build hashes the file it compiles")
+
+	for bad, msg := range map[*golambda.Build]string{
+		{GOARCH: "riscv64"}:         `GOARCH "riscv64" is not an architecture Lambda runs: use "arm64" (the default) or "amd64" (x86_64)`,
+		{Tags: []string{"a,b"}}:     `build tag "a,b" is not a tag go build accepts: use letters, digits, '_' and '.' only (one tag per element)`,
+		{Tags: []string{""}}:        `build tag "" is not a tag go build accepts`,
+		{Ldflags: "-X a=b\n-X c=d"}: `Ldflags "-X a=b\n-X c=d" holds a line break: give the linker flags on one line`,
+	} {
+		assert.ErrorContains(t, bad.Validate(), msg)
+	}
 }
 
 // The build the error message tells users to run is the one synth runs.

@@ -456,7 +456,7 @@ func (a *TriggersApi) buildRestApi(props *TriggersApiProps, retention awslogs.Re
 		sources = append(sources, awsapigateway.IdentitySource_Header(jsii.String("Authorization")))
 	}
 	auth := awsapigateway.NewRequestAuthorizer(a, jsii.String("Authorizer"), &awsapigateway.RequestAuthorizerProps{
-		Handler:         a.authorizerFn.Function,
+		Handler:         a.authorizerFn.Invocable(),
 		IdentitySources: &sources,
 		ResultsCacheTtl: ttl,
 	})
@@ -472,7 +472,7 @@ func (a *TriggersApi) buildRestApi(props *TriggersApiProps, retention awslogs.Re
 	// One invoke permission for the whole API (any method, this API only)
 	// instead of two per method: 22 methods would otherwise put 44
 	// statements in the function's resource policy, whose size is capped.
-	integration := awsapigateway.NewLambdaIntegration(a.apiFn.Function, &awsapigateway.LambdaIntegrationOptions{
+	integration := awsapigateway.NewLambdaIntegration(a.apiFn.Invocable(), &awsapigateway.LambdaIntegrationOptions{
 		Proxy: jsii.Bool(true), ScopePermissionToMethod: jsii.Bool(false),
 	})
 

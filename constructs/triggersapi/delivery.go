@@ -1,6 +1,7 @@
 package triggersapi
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -92,10 +93,14 @@ func (d *StreamDelivery) GrantConsumeDeliveries(grantee awsiam.IGrantable) awsia
 }
 
 func validateDelivery(o *DeliveryOptions) error {
-	if o != nil && o.MaxReceiveCount != 0 && (o.MaxReceiveCount < 1 || o.MaxReceiveCount > 1000) {
-		return fmt.Errorf("Delivery.MaxReceiveCount %v is outside 1-1000", o.MaxReceiveCount)
+	if o == nil {
+		return nil
 	}
-	return nil
+	var errs []error
+	if o.MaxReceiveCount != 0 && (o.MaxReceiveCount < 1 || o.MaxReceiveCount > 1000) {
+		errs = append(errs, fmt.Errorf("Delivery.MaxReceiveCount %v is outside 1-1000", o.MaxReceiveCount))
+	}
+	return errors.Join(append(errs, validateFunction("Delivery.Function", o.Function)...)...)
 }
 
 // NewStreamDelivery creates the consumer, the delivery queue and its DLQ,
@@ -168,7 +173,7 @@ func NewStreamDelivery(scope constructs.Construct, id *string, props *StreamDeli
 	if so.MaxRecordAge == nil {
 		so.MaxRecordAge = awscdk.Duration_Hours(jsii.Number(StreamMaxRecordAgeHours))
 	}
-	c := props.EventsTable.AddStreamConsumer(d.fn.Function, &so)
+	c := props.EventsTable.AddStreamConsumer(d.fn.Invocable(), &so)
 	d.failures = c.FailureQueue
 	d.fn.Function.AddEnvironment(jsii.String(contract.EnvDeadLetterQueueURL), d.failures.QueueUrl(), nil)
 	d.failures.GrantSendMessages(d.fn)

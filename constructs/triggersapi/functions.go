@@ -1,6 +1,7 @@
 package triggersapi
 
 import (
+	"fmt"
 	"path/filepath"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -26,16 +27,16 @@ type functionDefaults struct {
 // code when given, else built at synth from its package by import path, in
 // the CDK app's module (this module, or another that depends on it).
 func newFunction(scope constructs.Construct, id, pkg, desc string, d functionDefaults, o *FunctionOptions, defTimeout float64, env map[string]*string) *golambda.GoFunction {
-	p := &golambda.GoFunctionProps{
-		Description: jsii.String(desc), Environment: env,
-		LogRetention: d.retention, Tracing: d.tracing,
-		Timeout: awscdk.Duration_Seconds(jsii.Number(defTimeout)),
-	}
+	p := &golambda.GoFunctionProps{Description: jsii.String(desc), LogRetention: d.retention, Tracing: d.tracing}
 	if o != nil {
-		p.MemoryMiB, p.ReservedConcurrency, p.Code = o.MemoryMiB, o.ReservedConcurrency, o.Code
-		if o.Timeout != nil {
-			p.Timeout = o.Timeout
-		}
+		p.FunctionOptions = *o
+	}
+	if p.Timeout == nil {
+		p.Timeout = awscdk.Duration_Seconds(jsii.Number(defTimeout))
+	}
+	var err error
+	if p.Environment, err = p.MergeEnvironment(env); err != nil {
+		panic(fmt.Errorf("triggersapi %s: %w", id, err))
 	}
 	switch {
 	case p.Code != nil:

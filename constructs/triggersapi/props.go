@@ -5,12 +5,12 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 
 	"github.com/triggers-dev/triggers/constructs/dynamotable"
 	"github.com/triggers-dev/triggers/constructs/eventstore"
+	"github.com/triggers-dev/triggers/constructs/golambda"
 )
 
 // Defaults of TriggersApiProps.
@@ -47,25 +47,14 @@ var prebuiltDirs = map[string]string{
 	WebhooksPackage:       "webhooks",
 }
 
-// FunctionOptions size one of the construct's functions, or give its
-// prebuilt code. Zero values take the function's defaults.
-type FunctionOptions struct {
-	// MemoryMiB is the memory size, 128-10240.
-	MemoryMiB float64
-	// Timeout of one invocation.
-	Timeout awscdk.Duration
-	// ReservedConcurrency caps concurrent executions; 0 means no cap.
-	ReservedConcurrency float64
-	// Code is the function's prebuilt code (any awslambda.Code holding a
-	// linux/arm64 executable named bootstrap, built from the function's
-	// package: ApiPackage, AuthorizerPackage, StreamConsumerPackage or
-	// WebhooksPackage).
-	// No Go command runs at synth for it.
-	//
-	// Default: the binary in TriggersApiProps.PrebuiltDir, else built at
-	// synth from the function's package.
-	Code awslambda.Code
-}
+// FunctionOptions size, place and build one of the construct's functions,
+// or give its prebuilt code (golambda.FunctionOptions: memory, timeout,
+// architecture, build tags and linker flags, environment, VPC, layers,
+// role, log group, reserved and provisioned concurrency). Zero values take
+// the function's defaults. A prebuilt Code holds a bootstrap built from the
+// function's package (ApiPackage, AuthorizerPackage,
+// StreamConsumerPackage or WebhooksPackage) for its Architecture.
+type FunctionOptions = golambda.FunctionOptions
 
 // TriggersApiProps configures a TriggersApi. A nil props takes every
 // default.

@@ -48,6 +48,11 @@ func TestValidatePropsRejects(t *testing.T) {
 		{"tiny memory", triggersapi.TriggersApiProps{ApiFunction: &triggersapi.FunctionOptions{MemoryMiB: 64}}, "ApiFunction.MemoryMiB 64 is outside 128-10240"},
 		{"huge authorizer memory", triggersapi.TriggersApiProps{AuthorizerFunction: &triggersapi.FunctionOptions{MemoryMiB: 20000}}, "AuthorizerFunction.MemoryMiB 20000 is outside 128-10240"},
 		{"receive count", triggersapi.TriggersApiProps{Delivery: &triggersapi.DeliveryOptions{MaxReceiveCount: 5000}}, "Delivery.MaxReceiveCount 5000 is outside 1-1000"},
+		{"negative reserved concurrency", triggersapi.TriggersApiProps{ApiFunction: &triggersapi.FunctionOptions{ReservedConcurrency: jsii.Number(-1)}}, "ApiFunction.ReservedConcurrency -1 is not a whole number >= 0"},
+		{"consumer on an architecture Lambda lacks", triggersapi.TriggersApiProps{Delivery: &triggersapi.DeliveryOptions{Function: &triggersapi.FunctionOptions{
+			Architecture: awslambda.Architecture_Custom(jsii.String("riscv64"), jsii.String("linux/riscv64"))}}}, `Delivery.Function.Architecture "riscv64" is not one Lambda runs`},
+		{"webhook provisioned above reserved", triggersapi.TriggersApiProps{Webhooks: &triggersapi.WebhookOptions{Function: &triggersapi.FunctionOptions{ProvisionedConcurrency: 31}}}, "Webhooks.Function.ProvisionedConcurrency 31 is above ReservedConcurrency 30"},
+		{"authorizer variable Lambda reserves", triggersapi.TriggersApiProps{AuthorizerFunction: &triggersapi.FunctionOptions{Environment: map[string]*string{"AWS_REGION": jsii.String("x")}}}, `AuthorizerFunction.Environment "AWS_REGION" is reserved by Lambda`},
 		{"rate limit and own web ACL", triggersapi.TriggersApiProps{WebAclArn: jsii.String("arn:aws:wafv2:us-east-1:1:regional/webacl/x/y"), RateLimit: &triggersapi.RateLimitOptions{RequestsPerKey: 100}}, "RateLimit and WebAclArn are both set"},
 		{"per-key limit below WAF's minimum", triggersapi.TriggersApiProps{RateLimit: &triggersapi.RateLimitOptions{RequestsPerKey: 5}}, "RateLimit.RequestsPerKey 5 is outside 10-2000000000"},
 		{"fractional per-IP limit", triggersapi.TriggersApiProps{RateLimit: &triggersapi.RateLimitOptions{RequestsPerIP: 100.5}}, "RateLimit.RequestsPerIP 100.5 is outside"},
@@ -76,6 +81,16 @@ func TestValidatePropsAccepts(t *testing.T) {
 	assert.NoError(t, triggersapi.ValidateProps(&triggersapi.TriggersApiProps{
 		WebAclArn: jsii.String("arn:aws:wafv2:us-east-1:1:regional/webacl/x/y"), RateLimit: &triggersapi.RateLimitOptions{Disabled: true},
 	}), "an own web ACL with the built-in limits turned off")
+}
+
+// A function's own variables cannot override the construct's.
+func TestFunctionEnvironmentCannotOverrideTheConstructs(t *testing.T) {
+	stack := awscdk.NewStack(newApp(), jsii.String("S"), nil)
+	assert.PanicsWithError(t, `triggersapi ApiFunction: Environment "`+contract.EnvEventsTable+`" is set by the construct (the function reads it): remove it, or use the construct's prop for it`, func() {
+		triggersapi.NewTriggersApi(stack, jsii.String("Api"), &triggersapi.TriggersApiProps{
+			ApiFunction: &triggersapi.FunctionOptions{Environment: map[string]*string{contract.EnvEventsTable: jsii.String("other")}},
+		})
+	})
 }
 
 // The key sources follow the cache: the functions and the 401 agree with
@@ -225,4 +240,13 @@ func TestPrebuiltDirValidation(t *testing.T) {
 		PrebuiltDir:        dir,
 		AuthorizerFunction: &triggersapi.FunctionOptions{Code: awslambda.Code_FromBucket(awss3.Bucket_FromBucketName(stack, jsii.String("B"), jsii.String("ci-artifacts")), jsii.String("authorizer.zip"), nil)},
 	}), "a function's own Code needs no binary in PrebuiltDir")
+
+	// A prebuilt binary must match its function's architecture.
+	all := prebuiltDir(t, "api", "authorizer", "streamconsumer")
+	assert.NoError(t, triggersapi.ValidateProps(&triggersapi.TriggersApiProps{PrebuiltDir: all}))
+	err = triggersapi.ValidateProps(&triggersapi.TriggersApiProps{PrebuiltDir: all,
+		AuthorizerFunction: &triggersapi.FunctionOptions{Architecture: awslambda.Architecture_X86_64()}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), filepath.Join(all, "authorizer", "bootstrap")+" is built for EM_AARCH64, not linux/amd64 (the function runs on x86_64)")
+	assert.NotContains(t, err.Error(), filepath.Join(all, "api"), "the arm64 functions take their arm64 binaries")
 }

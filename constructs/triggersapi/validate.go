@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
@@ -48,11 +49,8 @@ func ValidateProps(p *TriggersApiProps) error {
 	if p.StageName != "" && !stageRE.MatchString(p.StageName) {
 		bad("StageName %q is invalid: use letters, digits, '_' and '-' (at most 128)", p.StageName)
 	}
-	for name, o := range map[string]*FunctionOptions{"ApiFunction": p.ApiFunction, "AuthorizerFunction": p.AuthorizerFunction} {
-		if o != nil && o.MemoryMiB != 0 && (o.MemoryMiB < 128 || o.MemoryMiB > 10240) {
-			bad("%s.MemoryMiB %v is outside 128-10240", name, o.MemoryMiB)
-		}
-	}
+	errs = append(errs, validateFunction("ApiFunction", p.ApiFunction)...)
+	errs = append(errs, validateFunction("AuthorizerFunction", p.AuthorizerFunction)...)
 	if p.PrebuiltDir != "" {
 		code := map[string]*FunctionOptions{ApiPackage: p.ApiFunction, AuthorizerPackage: p.AuthorizerFunction, StreamConsumerPackage: nil}
 		if p.Delivery != nil {
@@ -66,10 +64,15 @@ func ValidateProps(p *TriggersApiProps) error {
 			holds = "api/, authorizer/, streamconsumer/ and, with Webhooks, webhooks/"
 		}
 		for _, pkg := range pkgs {
-			if o := code[pkg]; o != nil && o.Code != nil {
+			o := code[pkg]
+			if o != nil && o.Code != nil {
 				continue
 			}
-			if err := golambda.CheckBootstrap(filepath.Join(p.PrebuiltDir, prebuiltDirs[pkg])); err != nil {
+			build := golambda.Build{}
+			if o != nil {
+				build, _ = o.Build() // a bad one is reported above
+			}
+			if err := build.CheckBootstrap(filepath.Join(p.PrebuiltDir, prebuiltDirs[pkg])); err != nil {
 				bad("PrebuiltDir: %v; the main package is %s (PrebuiltDir holds %s, each with its bootstrap)", err, pkg, holds)
 			}
 		}
@@ -108,4 +111,21 @@ func ValidateProps(p *TriggersApiProps) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// validateFunction reports each bad option of one function's options, every
+// line prefixed with the prop's name (name.MemoryMiB ...).
+func validateFunction(name string, o *FunctionOptions) []error {
+	if o == nil {
+		return nil
+	}
+	err := o.Validate()
+	if err == nil {
+		return nil
+	}
+	var errs []error
+	for _, line := range strings.Split(err.Error(), "\n") {
+		errs = append(errs, fmt.Errorf("%s.%s", name, line))
+	}
+	return errs
 }

@@ -585,7 +585,7 @@ func resolveWebhooks(o *WebhookOptions, prefix string) (webhookSettings, error) 
 		}
 		*dst = v
 	}
-	whole("ReservedConcurrency", o.ReservedConcurrency, 1, 1000, &s.reserved, "give the most instances webhook delivery may run (default 10)")
+	whole("ReservedConcurrency", o.ReservedConcurrency, 1, 1000, &s.reserved, "give the most instances webhook delivery may run (default 30)")
 	whole("DeliveryMaxConcurrency", o.DeliveryMaxConcurrency, 2, 1000, &s.deliveryMax, "an SQS event source's MaximumConcurrency is 2 to 1000 (default 6)")
 	whole("RetryMaxConcurrency", o.RetryMaxConcurrency, 2, 1000, &s.retryMax, "an SQS event source's MaximumConcurrency is 2 to 1000 (default 4)")
 	whole("Parallel", o.Parallel, 1, 20, &s.parallel, "give how many attempts one message makes at once (default 8)")
@@ -617,11 +617,12 @@ func resolveWebhooks(o *WebhookOptions, prefix string) (webhookSettings, error) 
 		bad("CircuitBreaker.SlowAfter %s is outside 100ms-%s (the webhook Timeout): a request unanswered that long opens its endpoint's circuit; set DisableSlowAfter to turn the watch off", s.slowAfter, s.timeout)
 	}
 	if f := o.Function; f != nil {
-		if f.MemoryMiB != 0 && (f.MemoryMiB < 128 || f.MemoryMiB > 10240) {
-			bad("Function.MemoryMiB %v is outside 128-10240", f.MemoryMiB)
+		errs = append(errs, validateFunction(prefix+"Function", f)...)
+		if f.ReservedConcurrency != nil {
+			bad("Function.ReservedConcurrency %v is not used for the webhook function: set ReservedConcurrency (default 30), which is checked against the event sources' maximum concurrency", *f.ReservedConcurrency)
 		}
-		if f.ReservedConcurrency != 0 {
-			bad("Function.ReservedConcurrency %v is not used for the webhook function: set ReservedConcurrency (default 10), which is checked against the event sources' maximum concurrency", f.ReservedConcurrency)
+		if p := f.ProvisionedConcurrency; !isToken(s.reserved) && p > s.reserved {
+			bad("Function.ProvisionedConcurrency %v is above ReservedConcurrency %v: Lambda refuses that; lower it or raise ReservedConcurrency", p, s.reserved)
 		}
 		if f.Timeout != nil {
 			if v, ok := literal("Function.Timeout", f.Timeout); ok {
@@ -720,7 +721,8 @@ func NewWebhookDelivery(scope constructs.Construct, id *string, props *WebhookDe
 	if props.Function != nil {
 		fo = *props.Function
 	}
-	fo.ReservedConcurrency = s.reserved
+	reserved := s.reserved
+	fo.ReservedConcurrency = &reserved
 	env := s.env()
 	for k, v := range map[string]*string{
 		contract.EnvEventsTable:         props.EventsTable.TableName(),
@@ -747,7 +749,7 @@ func NewWebhookDelivery(scope constructs.Construct, id *string, props *WebhookDe
 		q   awssqs.IQueue
 		max float64
 	}{{props.DeliveryQueue, s.deliveryMax}, {w.retry, s.retryMax}} {
-		w.fn.Function.AddEventSource(awslambdaeventsources.NewSqsEventSource(src.q, &awslambdaeventsources.SqsEventSourceProps{
+		w.fn.Invocable().AddEventSource(awslambdaeventsources.NewSqsEventSource(src.q, &awslambdaeventsources.SqsEventSourceProps{
 			BatchSize:               jsii.Number(WebhookBatchSize),
 			MaxBatchingWindow:       awscdk.Duration_Seconds(jsii.Number(WebhookMaxBatchingWindowSeconds)),
 			ReportBatchItemFailures: jsii.Bool(true),

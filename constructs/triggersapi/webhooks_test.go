@@ -357,7 +357,7 @@ func TestWebhookOptionsValidation(t *testing.T) {
 		{"breaker threshold", triggersapi.WebhookOptions{CircuitBreaker: &triggersapi.CircuitBreakerOptions{Threshold: 1001}}, "CircuitBreaker.Threshold 1001 is outside 1-1000"},
 		{"breaker cooldown", triggersapi.WebhookOptions{CircuitBreaker: &triggersapi.CircuitBreakerOptions{Cooldown: hours(2)}}, "CircuitBreaker.Cooldown 2h0m0s is outside 1s-1h"},
 		{"slow after the request timeout", triggersapi.WebhookOptions{CircuitBreaker: &triggersapi.CircuitBreakerOptions{SlowAfter: secs(11)}}, "CircuitBreaker.SlowAfter 11s is outside 100ms-10s (the webhook Timeout)"},
-		{"the function's own reserved concurrency", triggersapi.WebhookOptions{Function: &triggersapi.FunctionOptions{ReservedConcurrency: 20}}, "Function.ReservedConcurrency 20 is not used for the webhook function: set ReservedConcurrency"},
+		{"the function's own reserved concurrency", triggersapi.WebhookOptions{Function: &triggersapi.FunctionOptions{ReservedConcurrency: jsii.Number(20)}}, "Function.ReservedConcurrency 20 is not used for the webhook function: set ReservedConcurrency"},
 		{"function over 15 minutes", triggersapi.WebhookOptions{Function: &triggersapi.FunctionOptions{Timeout: awscdk.Duration_Minutes(jsii.Number(16))}}, "Function.Timeout 16m0s is over 15m"},
 		{"secrets key alias", triggersapi.WebhookOptions{SecretsKey: awskms.Alias_FromAliasName(awscdk.NewStack(newApp(), jsii.String("A"), nil), jsii.String("K"), jsii.String("alias/mine"))}, "SecretsKey is an alias: give the key itself"},
 		{"removal policy of a given key", triggersapi.WebhookOptions{

@@ -73,8 +73,8 @@ func NewPlatformStack(scope constructs.Construct, id *string, props *PlatformSta
 	// A second consumer of the events stream: the team's audit log of new
 	// events and status changes, a Go handler of this module.
 	audit := &golambda.GoFunctionProps{
-		Description: jsii.String("Audit log of Triggers events (new events and status changes)"),
-		Timeout:     awscdk.Duration_Seconds(jsii.Number(30)),
+		Description:     jsii.String("Audit log of Triggers events (new events and status changes)"),
+		FunctionOptions: golambda.FunctionOptions{Timeout: awscdk.Duration_Seconds(jsii.Number(30))},
 	}
 	if props.PrebuiltDir != "" {
 		audit.PrebuiltDir = filepath.Join(props.PrebuiltDir, "audit")
