@@ -1,10 +1,12 @@
 package assertions
 
 import (
+	"testing"
+
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
+
 	"github.com/triggers-dev/triggers/schema"
-	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/stretchr/testify/assert"

@@ -127,4 +127,3 @@ func TestFunctionOptions(t *testing.T) {
 		}
 	})
 }
-
