@@ -574,3 +574,42 @@ func TestRealTemplateRequestIDs(t *testing.T) {
 		t.Errorf("gateway response: request_id %q header %q, want rid-2", rid, res.header.Get("x-amzn-RequestId"))
 	}
 }
+
+// A function with provisioned concurrency is invoked through its alias
+// (the integration's URI names the alias, not the function): the gateway
+// runs the aliased function, as Lambda does.
+func TestAliasedFunctionServes(t *testing.T) {
+	const tmpl = "../../../assertions/testdata/test-function-options.json"
+	var proxied []string
+	gw, err := New(readFile(t, tmpl), Options{
+		Authorizer: func(fn Function) (AuthorizerFunc, error) {
+			return func(context.Context, events.APIGatewayCustomAuthorizerRequestTypeRequest) (events.APIGatewayCustomAuthorizerResponse, error) {
+				return events.APIGatewayCustomAuthorizerResponse{}, errors.New("unused")
+			}, nil
+		},
+		Proxy: func(fn Function) (ProxyFunc, error) {
+			proxied = append(proxied, fn.LogicalID)
+			return func(context.Context, events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
+				return events.APIGatewayProxyResponse{StatusCode: http.StatusTeapot}, nil
+			}, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{realAPIFn}; !reflect.DeepEqual(proxied, want) {
+		t.Errorf("proxy functions = %v, want %v (the alias resolved to its function)", proxied, want)
+	}
+	var routes int
+	for _, r := range gw.Routes() {
+		if r.Integration == "AWS_PROXY" {
+			routes++
+			if r.Function != realAPIFn {
+				t.Errorf("%s %s invokes %q, want %q", r.Method, r.Path, r.Function, realAPIFn)
+			}
+		}
+	}
+	if routes == 0 {
+		t.Fatal("no proxy route")
+	}
+}

@@ -30,7 +30,10 @@ type api struct {
 	authorizers      map[string]*authorizer
 	responses        map[string]*gatewayResponse
 	functions        map[string]Function
-	throttle         *throttleSettings
+	// aliases maps an AWS::Lambda::Alias (provisioned concurrency) to
+	// the function it invokes.
+	aliases  map[string]string
+	throttle *throttleSettings
 }
 
 type resource struct {
@@ -143,6 +146,7 @@ func parseTemplate(raw []byte, restAPI, stage string) (*api, error) {
 		authorizers: map[string]*authorizer{},
 		responses:   map[string]*gatewayResponse{},
 		functions:   map[string]Function{},
+		aliases:     map[string]string{},
 		root:        &resource{logicalID: restAPI + ".RootResourceId", path: "/", methods: map[string]*method{}},
 	}
 	apiProps := t.Resources[restAPI].Properties
@@ -179,6 +183,19 @@ func parseTemplate(raw []byte, restAPI, stage string) (*api, error) {
 			fn.Timeout = time.Duration(n * float64(time.Second))
 		}
 		a.functions[id] = fn
+	}
+	// Aliases: invoking one runs the function it names (its version is
+	// the function's code, as deployed).
+	for _, id := range ids {
+		r := t.Resources[id]
+		if r.Type != "AWS::Lambda::Alias" {
+			continue
+		}
+		if fid, ok := refOf(r.Properties["FunctionName"]); ok {
+			if _, isFn := a.functions[fid]; isFn {
+				a.aliases[id] = fid
+			}
+		}
 	}
 
 	// Stage.
@@ -551,7 +568,8 @@ func (a *api) resourceRef(v any) (*resource, error) {
 }
 
 // functionIn finds the one AWS::Lambda::Function whose Arn an expression
-// (an Fn::Join of an integration or authorizer URI) uses.
+// (an Fn::Join of an integration or authorizer URI) uses, directly or
+// through a Ref to one of its aliases.
 func (a *api) functionIn(v any) (string, error) {
 	found := map[string]bool{}
 	var walk func(any)
@@ -561,6 +579,11 @@ func (a *api) functionIn(v any) (string, error) {
 			if id, attr, ok := getAttOf(x); ok && attr == "Arn" {
 				if _, isFn := a.functions[id]; isFn {
 					found[id] = true
+				}
+			}
+			if id, ok := refOf(x); ok {
+				if fid, isAlias := a.aliases[id]; isAlias {
+					found[fid] = true
 				}
 			}
 			for _, k := range sortedKeys(x) {

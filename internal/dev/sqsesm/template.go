@@ -275,8 +275,12 @@ func parseMapping(id string, p map[string]any, all map[string]cfnResource, queue
 		fid, a, isGetAtt = getAttOf(p["FunctionName"])
 		isRef = isGetAtt && a == "Arn"
 	}
+	if isRef && all[fid].Type == "AWS::Lambda::Alias" {
+		// An alias (provisioned concurrency) runs the function it names.
+		fid, isRef = refOf(all[fid].Properties["FunctionName"])
+	}
 	if !isRef || all[fid].Type != "AWS::Lambda::Function" {
-		return bad("FunctionName %s: want a Ref (or Fn::GetAtt Arn) to a function of this template", compact(p["FunctionName"]))
+		return bad("FunctionName %s: want a Ref (or Fn::GetAtt Arn) to a function of this template, or to one of its aliases", compact(p["FunctionName"]))
 	}
 	fn, err := parseFunction(fid, all[fid].Properties)
 	if err != nil {

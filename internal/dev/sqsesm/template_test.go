@@ -71,6 +71,31 @@ const custom = `{"Resources":{
  "S":{"Type":"AWS::Lambda::EventSourceMapping","Properties":{"EventSourceArn":{"Fn::ImportValue":"stream"},"FunctionName":{"Ref":"Other"},"StartingPosition":"LATEST"}}
 }}`
 
+// A mapping on an alias (provisioned concurrency) runs the aliased
+// function with that function's settings.
+func TestMappingOnAnAlias(t *testing.T) {
+	tpl, err := sqsesm.ParseTemplate([]byte(`{"Resources":{
+ "Q":{"Type":"AWS::SQS::Queue","Properties":{}},
+ "Fn":{"Type":"AWS::Lambda::Function","Properties":{"Timeout":20,"Environment":{"Variables":{"A":"b"}}}},
+ "Ver":{"Type":"AWS::Lambda::Version","Properties":{"FunctionName":{"Ref":"Fn"}}},
+ "Live":{"Type":"AWS::Lambda::Alias","Properties":{"FunctionName":{"Ref":"Fn"},"FunctionVersion":{"Fn::GetAtt":["Ver","Version"]},"Name":"live"}},
+ "M":{"Type":"AWS::Lambda::EventSourceMapping","Properties":{"EventSourceArn":{"Fn::GetAtt":["Q","Arn"]},"FunctionName":{"Ref":"Live"}}}
+}}`))
+	require.NoError(t, err)
+	require.Len(t, tpl.Mappings, 1)
+	m := tpl.Mappings[0]
+	assert.Equal(t, "Fn", m.Function.LogicalID)
+	assert.Equal(t, 20*time.Second, m.Settings.FunctionTimeout)
+	assert.Equal(t, "b", m.Function.Env["A"])
+
+	_, err = sqsesm.ParseTemplate([]byte(`{"Resources":{
+ "Q":{"Type":"AWS::SQS::Queue","Properties":{}},
+ "Live":{"Type":"AWS::Lambda::Alias","Properties":{"FunctionName":"made-elsewhere","Name":"live"}},
+ "M":{"Type":"AWS::Lambda::EventSourceMapping","Properties":{"EventSourceArn":{"Fn::GetAtt":["Q","Arn"]},"FunctionName":{"Ref":"Live"}}}
+}}`))
+	assert.ErrorContains(t, err, "want a Ref (or Fn::GetAtt Arn) to a function of this template, or to one of its aliases")
+}
+
 func TestParseTemplateSettings(t *testing.T) {
 	tpl, err := sqsesm.ParseTemplate([]byte(custom))
 	require.NoError(t, err)
