@@ -186,7 +186,7 @@ func (m *TriggersMonitoring) apiKeysTableSection() {
 	t := m.props.Api.ApiKeysTable()
 	s := &tableSection{
 		scope: m.apiKeysScope(), dashboard: m.Dashboard, table: t,
-		heading:     "API-keys table (DynamoDB)",
+		heading: "API-keys table (DynamoDB)", titlePrefix: "API keys: ",
 		provisioned: billingOf(t, "") == dynamotable.Provisioned,
 		ops:         apiKeysOperations, th: apiKeysTableThresholds(&m.props), latencyStat: "p99",
 		windows: eventsTableWindows, period: m.period, runbook: m.runbook,

@@ -157,6 +157,21 @@ func TestApiKeysTableAlarms(t *testing.T) {
 		assert.Equal(t, monitoring.SeverityPage, m.Severity("ApiKeys"+id))
 	}
 	assert.Nil(t, m.Alarm("ApiKeysGetItemLatency"), "no latency alarm unless asked")
+	// Its graphs are told apart from the events table's by their titles.
+	titles := map[string]int{}
+	for _, w := range dashboardWidgets(t, props(m.Dashboard)) {
+		if p, ok := w["properties"].(map[string]any); ok {
+			if title, ok := p["title"].(string); ok {
+				titles[title]++
+			}
+		}
+	}
+	for title, n := range titles {
+		assert.Equal(t, 1, n, "one widget titled %q", title)
+	}
+	for _, title := range []string{"API keys: Throttle events (table and each GSI)", "API keys: Errors", "API keys: SuccessfulRequestLatency GetItem (ms)", "Throttle events (table and each GSI)"} {
+		assert.Contains(t, titles, title)
+	}
 	assert.Equal(t, []string{"GetItem", "PutItem", "UpdateItem", "Query", "Scan"}, monitoring.ApiKeysOperations())
 	sysErr := expressions(props(m.Alarm("ApiKeysSystemErrors")))
 	assert.Contains(t, sysErr, "expr_1")
