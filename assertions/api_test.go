@@ -463,7 +463,7 @@ func TestStreamDelivery(t *testing.T) {
 
 func TestApiStackOutputs(t *testing.T) {
 	outs := tmpl(t, apiStack)["Outputs"].(map[string]any)
-	for _, o := range []string{"ApiUrl", "DeliveryQueueUrl", "DeliveryDeadLetterQueueUrl", "StreamFailureQueueUrl", "CursorSecretArn"} {
+	for _, o := range []string{"ApiUrl", "DeliveryQueueUrl", "DeliveryDeadLetterQueueUrl", "StreamFailureQueueUrl", "CursorSecretArn", "AlarmTopicArn", "TicketTopicArn"} {
 		out, ok := outs[o].(map[string]any)
 		if assert.True(t, ok, "output %s", o) {
 			assert.Equal(t, map[string]any{"Name": apiStack + "-" + o}, out["Export"], o)

@@ -30,7 +30,7 @@ func metricLine(ns, name, stat string, period float64, dims []string) string {
 // alarmShape is what an alarm watches and when it fires.
 type alarmShape struct {
 	Metrics    []string // metricLine of each metric, sorted
-	Expression string   // math expression, if any
+	Expression string   // math expressions, if any, sorted and joined by " | "
 	Threshold  float64
 	Evals      float64
 	Datapoints float64
@@ -41,9 +41,13 @@ type alarmShape struct {
 func shapeOfAlarm(t *testing.T, p map[string]any) alarmShape {
 	t.Helper()
 	s := alarmShape{
-		Threshold: p["Threshold"].(float64), Evals: p["EvaluationPeriods"].(float64),
+		Evals:      p["EvaluationPeriods"].(float64),
 		Comparison: p["ComparisonOperator"].(string), Missing: p["TreatMissingData"].(string),
 	}
+	if th, ok := p["Threshold"].(float64); ok { // none: an anomaly detection alarm
+		s.Threshold = th
+	}
+	var exprs []string
 	if d, ok := p["DatapointsToAlarm"].(float64); ok {
 		s.Datapoints = d
 	}
@@ -52,7 +56,7 @@ func shapeOfAlarm(t *testing.T, p map[string]any) alarmShape {
 	for _, q := range queries {
 		qm := q.(map[string]any)
 		if e, ok := qm["Expression"].(string); ok {
-			s.Expression = e
+			exprs = append(exprs, e)
 			continue
 		}
 		ms := qm["MetricStat"].(map[string]any)
@@ -70,6 +74,8 @@ func shapeOfAlarm(t *testing.T, p map[string]any) alarmShape {
 		s.Metrics = append(s.Metrics, metricLine(metric["Namespace"].(string), metric["MetricName"].(string), ms["Stat"].(string), ms["Period"].(float64), dims))
 	}
 	sort.Strings(s.Metrics)
+	sort.Strings(exprs)
+	s.Expression = strings.Join(exprs, " | ")
 	return s
 }
 
@@ -104,9 +110,24 @@ func lambdaMetric(name, stat string) []string {
 
 var apiDims = []string{"ApiName", "Stage"}
 
+// apiKeysSystemErrors are the API-keys table's SystemErrors metrics: one
+// per operation the runtime calls on it.
+func apiKeysSystemErrors() []string {
+	var out []string
+	for _, op := range []string{"GetItem", "PutItem", "Query", "Scan", "UpdateItem"} {
+		out = append(out, metricLine("AWS/DynamoDB", "SystemErrors", "Sum", 300, []string{"Operation=" + op, "TableName"}))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ticket is the service of the alarms of severity ticket: in no
+// composite, they notify the ticket topic themselves.
+const ticket = ""
+
 // expectedAlarms of the environment's monitoring (triggers-dev-api), by
 // logical id prefix, with their runbook anchors and services (composite
-// alarm). The Duration thresholds are 80 % of each function's timeout
+// alarm; ticket for the alarms that notify the ticket topic). The Duration thresholds are 80 % of each function's timeout
 // (API 10 s, authorizer 5 s, consumer 30 s, webhook 300 s:
 // TestAlarmThresholdsFollowTheFunctions ties them to the template); the
 // concurrency ones 90 % of the default account limit 1000.
@@ -160,6 +181,24 @@ var expectedAlarms = map[string]struct {
 	"MonitoringArchiverErrors":          {alarmShape{lambdaMetric("Errors", "Sum"), "", 1, 1, 1, gteOp, "notBreaching"}, "archive-of-expired-events", "Functions"},
 	"MonitoringArchiverIteratorAge":     {alarmShape{lambdaMetric("IteratorAge", "Maximum"), "", 3600000, 3, 3, gtOp, "notBreaching"}, "archive-of-expired-events", "Functions"},
 	"MonitoringArchiveFailuresNotEmpty": {alarmShape{[]string{metricLine("AWS/SQS", "ApproximateNumberOfMessagesVisible", "Maximum", 300, []string{"QueueName"})}, "", 1, 1, 1, gteOp, "ignore"}, "archive-failures-not-empty", "Queues"},
+	// Silent outages: the traffic drop (anomaly detection: no threshold,
+	// the band) and the share of requests refused 401/403 page with the
+	// API, as do the API-keys table's throttling and system errors.
+	"MonitoringApiTrafficDrop": {alarmShape{[]string{metricLine("AWS/ApiGateway", "Count", "Sum", 300, apiDims)}, "ANOMALY_DETECTION_BAND(m0, 3) | FILL(requests, 0)", 0, 3, 3, "LessThanLowerThreshold", "notBreaching"}, "api-traffic-drop", "Api"},
+	"MonitoringAuthorizerDenialRate": {alarmShape{sorted([]string{
+		metricLine("AWS/ApiGateway", "Count", "Sum", 300, apiDims), metricLine("Triggers/triggers-dev-api", "AuthFailures", "Sum", 300, nil),
+	}), "IF(requests >= 100, 100 * FILL(auth, 0) / requests, 0)", 50, 3, 2, gtOp, "notBreaching"}, "authorizer-denial-rate", "Api"},
+	"MonitoringApiKeysTableReadThrottleEvents":             {alarmShape{throttleMetrics("")[:1], "", 1, 1, 1, gteOp, "notBreaching"}, "dynamodb-table-read-throttling", "Api"},
+	"MonitoringApiKeysTableWriteThrottleEvents":            {alarmShape{throttleMetrics("")[1:], "", 1, 1, 1, gteOp, "notBreaching"}, "dynamodb-table-write-throttling", "Api"},
+	"MonitoringApiKeysTableTenantIndexReadThrottleEvents":  {alarmShape{throttleMetrics("TenantIndex")[:1], "", 1, 1, 1, gteOp, "notBreaching"}, "dynamodb-gsi-read-throttling", "Api"},
+	"MonitoringApiKeysTableTenantIndexWriteThrottleEvents": {alarmShape{throttleMetrics("TenantIndex")[1:], "", 1, 1, 1, gteOp, "notBreaching"}, "dynamodb-gsi-write-throttling", "Api"},
+	"MonitoringApiKeysTableSystemErrors":                   {alarmShape{apiKeysSystemErrors(), "e0 + e1 + e2 + e3 + e4", 1, 1, 1, gteOp, "notBreaching"}, "dynamodb-system-errors", "Api"},
+	// Tickets: the events table's backup vault, the rate-limit web ACL.
+	"MonitoringBackupJobsFailed": {alarmShape{[]string{
+		metricLine("AWS/Backup", "NumberOfBackupJobsExpired", "Sum", 300, []string{"BackupVaultName"}),
+		metricLine("AWS/Backup", "NumberOfBackupJobsFailed", "Sum", 300, []string{"BackupVaultName"}),
+	}, "FILL(failed, 0) + FILL(expired, 0)", 1, 1, 1, gteOp, "notBreaching"}, "aws-backup-job-failures", ticket},
+	"MonitoringWafBlockedRequests": {alarmShape{[]string{metricLine("AWS/WAFV2", "BlockedRequests", "Sum", 300, []string{"Region", "Rule", "WebACL"})}, "", 1000, 3, 2, gteOp, "notBreaching"}, "waf-blocked-requests", ticket},
 }
 
 // Every alarm: metric, statistic, period, threshold, evaluation periods,
@@ -170,14 +209,22 @@ func TestAlarms(t *testing.T) {
 	alarms := cdktest.Resources(tp, "AWS::CloudWatch::Alarm")
 	anchors := runbook(t).anchors
 	require.Len(t, alarms, len(expectedAlarms), "alarm count")
+	ticketTopic, _ := one(t, tp, "AWS::SNS::Topic", "MonitoringTicketTopic")
 	for prefix, want := range expectedAlarms {
 		t.Run(prefix, func(t *testing.T) {
 			_, a := one(t, tp, "AWS::CloudWatch::Alarm", prefix)
 			p := cdktest.Props(a)
 			assert.Equal(t, want.shape, shapeOfAlarm(t, p))
-			assert.NotContains(t, p, "AlarmActions", "the composite alarm pages, not the member")
-			assert.NotContains(t, p, "OKActions", "the composite alarm notifies OK")
 			desc := p["AlarmDescription"].(string)
+			if want.service == ticket {
+				topic := []any{map[string]any{"Ref": ticketTopic}}
+				assert.Equal(t, topic, p["AlarmActions"], "a ticket alarm notifies the ticket topic")
+				assert.Equal(t, topic, p["OKActions"], "on OK too")
+				assert.True(t, strings.HasPrefix(desc, "Ticket: "), desc)
+			} else {
+				assert.NotContains(t, p, "AlarmActions", "the composite alarm pages, not the member")
+				assert.NotContains(t, p, "OKActions", "the composite alarm notifies OK")
+			}
 			assert.Contains(t, desc, "Runbook: https://github.com/triggers-dev/triggers/blob/main/docs/runbook.md#"+want.anchor)
 			assert.True(t, anchors[want.anchor], "docs/runbook.md has a section for #%s", want.anchor)
 		})
@@ -356,6 +403,12 @@ func dashboard(t *testing.T, stack string) []map[string]any {
 func widgetLines(w map[string]any) (title string, left, right []string) {
 	props := w["properties"].(map[string]any)
 	title, _ = props["title"].(string)
+	if _, ok := props["metrics"]; !ok { // an alarm widget: the alarm's metrics and band
+		if a, ok := props["annotations"].(map[string]any)["alarms"].([]any); ok {
+			left = append(left, fmt.Sprintf("alarm widget (%d alarm)", len(a)))
+		}
+		return title, left, nil
+	}
 	for _, m := range props["metrics"].([]any) {
 		arr := m.([]any)
 		opts, _ := arr[len(arr)-1].(map[string]any)
@@ -417,11 +470,13 @@ func TestDashboardWidgets(t *testing.T) {
 			got[title] = [2][]string{left, right}
 		}
 	}
-	require.Len(t, sections, 8)
+	require.Len(t, sections, 12)
 	assert.True(t, strings.HasPrefix(sections[1], "### Contributor Insights (events)\n"), "the events table's Contributor Insights (on in the data stack): %q", sections[1])
 	assert.Contains(t, sections[1], "ContributorInsightsRuleNames")
 	sections = append(sections[:1:1], sections[2:]...)
-	assert.Equal(t, []string{"## Events table (DynamoDB)", "## Lambda functions", "## API Gateway", "## Delivery queues (SQS)", "## Runtime (embedded metric format)", "## Archive of expired events", "## Alarms"}, sections)
+	assert.Equal(t, []string{"## Events table (DynamoDB)", "## Lambda functions", "## API Gateway", "## Traffic and authorization (silent outages)",
+		"## API-keys table (DynamoDB)", "## Rate limits (AWS WAF)", "## Delivery queues (SQS)", "## Runtime (embedded metric format)",
+		"## Archive of expired events", "## Backups (AWS Backup)", "## Alarms"}, sections)
 
 	lat := func(op string) [2][]string {
 		var l []string
@@ -502,6 +557,31 @@ func TestDashboardWidgets(t *testing.T) {
 		"Archiver: invocations, errors":       {{metricLine("AWS/Lambda", "Invocations", "Sum", 300, []string{"FunctionName"}), metricLine("AWS/Lambda", "Errors", "Sum", 300, []string{"FunctionName"})}, nil},
 		"Archiver: iterator age (ms)":         {{metricLine("AWS/Lambda", "IteratorAge", "Maximum", 300, []string{"FunctionName"})}, nil},
 		"Archive failure queue":               {{metricLine("AWS/SQS", "ApproximateNumberOfMessagesVisible", "Maximum", 300, []string{"QueueName"})}, nil},
+		// Silent outages.
+		"Requests and the band expected for this hour and weekday": {{"alarm widget (1 alarm)"}, nil},
+		"Requests refused 401/403 (%)":                             {{"expr: IF(requests >= 100, 100 * FILL(auth, 0) / requests, 0)"}, nil},
+		"WAF: allowed and blocked requests": {{
+			metricLine("AWS/WAFV2", "AllowedRequests", "Sum", 300, []string{"Region", "Rule", "WebACL"}),
+			metricLine("AWS/WAFV2", "BlockedRequests", "Sum", 300, []string{"Region", "Rule", "WebACL"}),
+		}, nil},
+		"Backup jobs of the events table's vault": {{
+			metricLine("AWS/Backup", "NumberOfBackupJobsCompleted", "Sum", 300, []string{"BackupVaultName"}),
+			metricLine("AWS/Backup", "NumberOfBackupJobsFailed", "Sum", 300, []string{"BackupVaultName"}),
+			metricLine("AWS/Backup", "NumberOfBackupJobsExpired", "Sum", 300, []string{"BackupVaultName"}),
+		}, nil},
+		// The API-keys table: the events table's graphs, titled apart.
+		"API keys: Capacity (table)":                         {{"expr: r/PERIOD(r)", "expr: w/PERIOD(w)"}, nil},
+		"API keys: Capacity (GSI TenantIndex)":               {{"expr: r/PERIOD(r)", "expr: w/PERIOD(w)"}, nil},
+		"API keys: Throttle events (table and each GSI)":     {append(throttleMetrics(""), throttleMetrics("TenantIndex")...), nil},
+		"API keys: SuccessfulRequestLatency GetItem (ms)":    lat("GetItem"),
+		"API keys: SuccessfulRequestLatency PutItem (ms)":    lat("PutItem"),
+		"API keys: SuccessfulRequestLatency UpdateItem (ms)": lat("UpdateItem"),
+		"API keys: SuccessfulRequestLatency Query (ms)":      lat("Query"),
+		"API keys: SuccessfulRequestLatency Scan (ms)":       lat("Scan"),
+		"API keys: Errors": {
+			{"expr: e0 + e1 + e2 + e3 + e4", metricLine("AWS/DynamoDB", "ConditionalCheckFailedRequests", "Sum", 300, []string{"TableName"}), metricLine("AWS/DynamoDB", "TransactionConflict", "Sum", 300, []string{"TableName"})},
+			{metricLine("AWS/DynamoDB", "UserErrors", "Sum", 300, nil)},
+		},
 	}
 	for k, v := range fn("API", false) {
 		want[k] = v

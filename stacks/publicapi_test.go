@@ -23,6 +23,7 @@ func TestListsAreFreshCopies(t *testing.T) {
 		"monitoring.Services":                   monitoring.Services,
 		"monitoring.Operations":                 monitoring.Operations,
 		"monitoring.TableOperations":            monitoring.TableOperations,
+		"monitoring.ApiKeysOperations":          monitoring.ApiKeysOperations,
 		"triggersapi.WebhookEventsTableActions": triggersapi.WebhookEventsTableActions,
 		"triggersapi.ApiWebhookActions":         triggersapi.ApiWebhookActions,
 		"triggersapi.AuthorizeActions":          triggersapi.AuthorizeActions,

@@ -113,7 +113,10 @@ func NewTriggersApiStack(scope constructs.Construct, id *string, props *Triggers
 		mp.DashboardName = "triggers-" + env
 	}
 	mon := monitoring.NewTriggersMonitoring(stack, jsii.String("Monitoring"), &mp)
-	out("AlarmTopicArn", "SNS topic receiving every alarm (subscribe your on-call here)", mon.AlarmTopic.TopicArn())
+	out("AlarmTopicArn", "SNS topic receiving the paging alarms (subscribe your on-call here)", mon.AlarmTopic.TopicArn())
+	if mon.TicketTopic != nil {
+		out("TicketTopicArn", "SNS topic receiving the ticket alarms (subscribe your ticketing system or team channel)", mon.TicketTopic.TopicArn())
+	}
 	out("DashboardName", "CloudWatch dashboard of this environment", mon.Dashboard.DashboardName())
 	return &TriggersApiStack{Stack: stack, Api: api, Monitoring: mon}
 }

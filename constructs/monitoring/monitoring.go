@@ -85,12 +85,27 @@ var operations = []string{"PutItem", "BatchWriteItem", "TransactWriteItems", "Ge
 //	           <GSI>WriteCapacity (the last four: provisioned billing only)
 //	Functions: <fn>Errors, <fn>Throttles, <fn>Duration, <fn>Concurrency,
 //	           IteratorAge
-//	Api:       Api5xxRate, Api4xxRate, ApiLatency, InboxLatency
+//	Api:       Api5xxRate, Api4xxRate, ApiLatency, InboxLatency,
+//	           ApiTrafficDrop (anomaly detection: requests below the band
+//	           expected for the hour and weekday), AuthorizerDenialRate
+//	           (share of requests refused 401/403), and the API-keys
+//	           table's: ApiKeysReadThrottleEvents, ApiKeysWriteThrottleEvents,
+//	           ApiKeys<GSI>ReadThrottleEvents, ApiKeys<GSI>WriteThrottleEvents,
+//	           ApiKeysSystemErrors (and capacity and latency as for the
+//	           events table; construct ids without "ApiKeys", under the
+//	           construct ApiKeysTable)
 //	Queues:    DeliveryQueueAge, DeliveryDlqNotEmpty, StreamFailuresNotEmpty,
 //	           WebhookRetryDlqNotEmpty (with webhook delivery)
 //
 // and one composite alarm per service (see Composite): TableComposite,
-// FunctionsComposite, ApiComposite, QueuesComposite.
+// FunctionsComposite, ApiComposite, QueuesComposite. All of these are of
+// severity SeverityPage. The alarms of severity SeverityTicket notify
+// TicketTopic themselves (see Severity):
+//
+//	BackupJobsFailed            the events table's AWS Backup vault (when
+//	                            it has a plan); ApiKeysBackupJobsFailed for
+//	                            the API-keys table's, when another vault
+//	WafBlockedRequests          the API's rate-limit web ACL (when it has one)
 //
 // The events table's section and alarms are TableMonitoring's (the same
 // code, ids, metrics, descriptions and runbook sections) with these
@@ -106,9 +121,16 @@ type TriggersMonitoring struct {
 	Dashboard awscloudwatch.Dashboard
 	// AlarmTopic receives the composite alarms' notifications.
 	AlarmTopic awssns.ITopic
-	// Alarms by id (see the type's documentation). They have no actions:
-	// their service's composite alarm notifies.
+	// TicketTopic receives the notifications of the alarms of severity
+	// SeverityTicket: the one given in props, or one made with the first
+	// such alarm (nil when there is none).
+	TicketTopic awssns.ITopic
+	// Alarms by id (see the type's documentation). Those of severity
+	// SeverityPage have no actions: their service's composite alarm
+	// notifies. Those of severity SeverityTicket notify TicketTopic.
 	Alarms map[string]awscloudwatch.Alarm
+	// Severities are the alarms' severities, by id.
+	Severities map[string]Severity
 	// Composites are the composite alarms by service (ServiceTable, ...):
 	// each is in ALARM while any alarm of its service is, and is the only
 	// alarm that notifies AlarmTopic (on ALARM and on OK).
@@ -127,6 +149,10 @@ type TriggersMonitoring struct {
 	// service's alarm ids in the order they were made.
 	service string
 	members map[string][]string
+	// tickets lists the ticket alarms' ids in the order they were made.
+	tickets []string
+	// apiKeys holds the API-keys table's alarms (see apiKeysScope).
+	apiKeys constructs.Construct
 }
 
 // Alarm returns the alarm with id, or nil.
@@ -152,7 +178,7 @@ func NewTriggersMonitoring(scope constructs.Construct, id *string, props *Trigge
 	}
 	m := &TriggersMonitoring{
 		props: *props, Alarms: map[string]awscloudwatch.Alarm{}, Composites: map[string]awscloudwatch.CompositeAlarm{},
-		Queries: map[string]awslogs.QueryDefinition{}, members: map[string][]string{},
+		Queries: map[string]awslogs.QueryDefinition{}, members: map[string][]string{}, Severities: map[string]Severity{},
 	}
 	if m.props.EventsTable == nil {
 		m.props.EventsTable = props.Api.EventsTable()
@@ -177,6 +203,7 @@ func NewTriggersMonitoring(scope constructs.Construct, id *string, props *Trigge
 			MasterKey:   awskms.Alias_FromAliasName(m, jsii.String("SnsKey"), jsii.String("alias/aws/sns")),
 		})
 	}
+	m.TicketTopic = props.TicketTopic
 	dp := &awscloudwatch.DashboardProps{DefaultInterval: awscdk.Duration_Hours(jsii.Number(24))}
 	if props.DashboardName != "" {
 		dp.DashboardName = jsii.String(props.DashboardName)
@@ -197,6 +224,9 @@ func NewTriggersMonitoring(scope constructs.Construct, id *string, props *Trigge
 		m.functionsSection()
 		m.service = ServiceApi
 		m.apiSection()
+		m.trafficSection()
+		m.apiKeysTableSection()
+		m.wafSection()
 		m.service = ServiceQueues
 		m.queuesSection()
 		m.service = ServiceApi // the query-latency alarm
@@ -206,6 +236,7 @@ func NewTriggersMonitoring(scope constructs.Construct, id *string, props *Trigge
 	if props.Archive != nil {
 		m.archiveSection(props.Archive)
 	}
+	m.backupSection()
 	m.composites()
 	return m
 }
@@ -281,6 +312,9 @@ func (m *TriggersMonitoring) composites() {
 	m.Dashboard.AddWidgets(header("## Alarms"), awscloudwatch.NewAlarmStatusWidget(&awscloudwatch.AlarmStatusWidgetProps{
 		Title: jsii.String("Composite alarms (these page) and their members"), Alarms: &status, Width: jsii.Number(24),
 	}))
+	if len(m.tickets) > 0 {
+		m.Dashboard.AddWidgets(m.ticketStatus())
+	}
 }
 
 // RunbookComposite is the runbook anchor of the composite alarms.
@@ -311,9 +345,9 @@ func graph(title string, left []awscloudwatch.IMetric, right []awscloudwatch.IMe
 	return awscloudwatch.NewGraphWidget(p)
 }
 
-// alarm creates an alarm of the current service, with a description that
-// links to the runbook section anchor. It has no actions: the service's
-// composite alarm notifies.
+// alarm creates an alarm of severity SeverityPage in the current service,
+// with a description that links to the runbook section anchor. It has no
+// actions: the service's composite alarm notifies.
 func (m *TriggersMonitoring) alarm(id, meaning, anchor string, metric awscloudwatch.IMetric, threshold, evals, datapoints float64, cmp awscloudwatch.ComparisonOperator, missing awscloudwatch.TreatMissingData) awscloudwatch.Alarm {
 	a := awscloudwatch.NewAlarm(m, jsii.String(id), &awscloudwatch.AlarmProps{
 		Metric:             metric,
@@ -324,8 +358,7 @@ func (m *TriggersMonitoring) alarm(id, meaning, anchor string, metric awscloudwa
 		TreatMissingData:   missing,
 		AlarmDescription:   jsii.String(meaning + " Runbook: " + m.runbook + "#" + anchor),
 	})
-	m.Alarms[id] = a
-	m.members[m.service] = append(m.members[m.service], id)
+	m.member(id, a)
 	return a
 }
 
@@ -352,8 +385,7 @@ func (m *TriggersMonitoring) tableSection() {
 		windows: eventsTableWindows, period: m.period, runbook: m.runbook,
 		insights: m.props.ContributorInsights, ruleNames: m.props.ContributorInsightsRuleNames,
 		add: func(id string, a awscloudwatch.Alarm) {
-			m.Alarms[id] = a
-			m.members[ServiceTable] = append(m.members[ServiceTable], id)
+			m.member(id, a)
 		},
 	}
 	s.build()

@@ -120,6 +120,49 @@ type Thresholds struct {
 	//
 	// Default: 3600.
 	ArchiveIteratorAgeSeconds float64
+	// TrafficDropStdDevs is the width of the ApiTrafficDrop alarm's
+	// anomaly detection band, in standard deviations: the alarm pages when
+	// the API's request count falls below the band that CloudWatch's
+	// model (daily and weekly seasonality: the same hour on the same
+	// weekday) expects, for TrafficDropPeriods periods. Wider is quieter.
+	// At most 10.
+	//
+	// Default: 3.
+	TrafficDropStdDevs float64
+	// TrafficDropPeriods is how many consecutive periods the request count
+	// must stay below the band before ApiTrafficDrop pages: a whole
+	// number, with TrafficDropPeriods times the period at most 1 day.
+	//
+	// Default: 3 (15 minutes with the default period).
+	TrafficDropPeriods float64
+	// AuthorizerDenialPercent alarms (page) when requests answered 401 or
+	// 403 exceed this share of all requests in 2 of 3 periods: every key
+	// being refused (an API-keys table restored empty or from the wrong
+	// backup, a broken authorizer release) is an outage that 4XX alarms
+	// do not see.
+	//
+	// Default: 50.
+	AuthorizerDenialPercent float64
+	// AuthorizerDenialMinRequests is the fewest requests in a period for
+	// AuthorizerDenialRate to judge it: a quiet API, where a handful of
+	// clients with revoked keys are most of the traffic, does not page.
+	//
+	// Default: 100.
+	AuthorizerDenialMinRequests float64
+	// WafBlockedRequests alarms (ticket, when the API has the web ACL that
+	// triggersapi's RateLimit makes) when the requests WAF blocked reach
+	// it in 2 of 3 periods: a client is flooding, or the rate limits are
+	// too low for real traffic.
+	//
+	// Default: 1000.
+	WafBlockedRequests float64
+	// BackupJobsFailed alarms (ticket, when the events or API-keys table
+	// is in an AWS Backup plan) when backup jobs that failed or expired
+	// (never started in their window) in the plan's vault reach it in a
+	// period.
+	//
+	// Default: 1.
+	BackupJobsFailed float64
 }
 
 func (t *Thresholds) withDefaults() Thresholds {
@@ -127,7 +170,8 @@ func (t *Thresholds) withDefaults() Thresholds {
 		LambdaErrors: 1, Api5xxPercent: 1, ApiLatencyP99Ms: 1000, IteratorAgeSeconds: 60,
 		LambdaThrottles: 1, DurationPercentOfTimeout: 80, ConcurrencyPercent: 90, AccountConcurrencyLimit: 1000,
 		Api4xxPercent: 5, DeliveryQueueAgeSeconds: 600, InboxLatencyP95Ms: 50, WebhookFailurePercent: 50,
-		ArchiveIteratorAgeSeconds: 3600,
+		ArchiveIteratorAgeSeconds: 3600, TrafficDropStdDevs: 3, TrafficDropPeriods: 3,
+		AuthorizerDenialPercent: 50, AuthorizerDenialMinRequests: 100, WafBlockedRequests: 1000, BackupJobsFailed: 1,
 	}
 	if t == nil {
 		return out
@@ -150,6 +194,12 @@ func (t *Thresholds) withDefaults() Thresholds {
 	set(&out.InboxLatencyP95Ms, t.InboxLatencyP95Ms)
 	set(&out.WebhookFailurePercent, t.WebhookFailurePercent)
 	set(&out.ArchiveIteratorAgeSeconds, t.ArchiveIteratorAgeSeconds)
+	set(&out.TrafficDropStdDevs, t.TrafficDropStdDevs)
+	set(&out.TrafficDropPeriods, t.TrafficDropPeriods)
+	set(&out.AuthorizerDenialPercent, t.AuthorizerDenialPercent)
+	set(&out.AuthorizerDenialMinRequests, t.AuthorizerDenialMinRequests)
+	set(&out.WafBlockedRequests, t.WafBlockedRequests)
+	set(&out.BackupJobsFailed, t.BackupJobsFailed)
 	return out
 }
 
@@ -200,6 +250,23 @@ type TriggersMonitoringProps struct {
 	//
 	// Default: a new SNS topic, encrypted with the AWS-managed key, TLS only.
 	AlarmTopic awssns.ITopic
+	// TicketTopic receives the ALARM and OK notifications of the alarms of
+	// severity SeverityTicket (each alarm notifies it directly: no
+	// composite). Subscribe a ticketing system or a team channel, not the
+	// pager.
+	//
+	// Default: a new SNS topic, encrypted with the AWS-managed key, TLS
+	// only, made when there is a ticket alarm.
+	TicketTopic awssns.ITopic
+	// ApiKeysTableThresholds are the thresholds of the API-keys table's
+	// alarms (with Api): the events table's windows (throttling and system
+	// errors in one period), no latency alarm unless LatencyMs names an
+	// operation the runtime calls on it (ApiKeysOperations()).
+	//
+	// Default: ReadThrottleEvents and WriteThrottleEvents 1, SystemErrors
+	// 1, ConsumedCapacityPercent 80 (provisioned billing only), no latency
+	// alarm.
+	ApiKeysTableThresholds *TableThresholds
 	// Thresholds of the alarms of the functions, the API, the queues and
 	// the archive.
 	//

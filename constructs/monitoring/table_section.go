@@ -66,7 +66,11 @@ type tableSection struct {
 	dashboard awscloudwatch.Dashboard
 	table     dynamotable.ITable
 	// heading is the section's title ("## <heading>").
-	heading     string
+	heading string
+	// titlePrefix starts each graph's title: "" for a dashboard with one
+	// table section of this kind, else something that tells the tables'
+	// graphs apart.
+	titlePrefix string
 	provisioned bool
 	// ops are the operations graphed, alarmed on when th.LatencyMs has
 	// them, and whose SystemErrors are summed.
@@ -141,7 +145,7 @@ func (s *tableSection) capacityAndThrottles() {
 		if s.provisioned {
 			left = append(left, provR, provW)
 		}
-		return graph(title, left, nil, 8)
+		return graph(s.titlePrefix+title, left, nil, 8)
 	}
 	widgets := []awscloudwatch.IWidget{capacity("Capacity (table)",
 		t.MetricConsumedReadCapacityUnits(s.opts("Sum", "consumed")),
@@ -164,7 +168,7 @@ func (s *tableSection) capacityAndThrottles() {
 			t.MetricForIndex(ix.Name, "ReadThrottleEvents", s.opts("Sum", ix.Name+" read")),
 			t.MetricForIndex(ix.Name, "WriteThrottleEvents", s.opts("Sum", ix.Name+" write")))
 	}
-	widgets = append(widgets, graph("Throttle events (table and each GSI)", throttles, nil, 8))
+	widgets = append(widgets, graph(s.titlePrefix+"Throttle events (table and each GSI)", throttles, nil, 8))
 	s.dashboard.AddWidgets(widgets...)
 
 	// DynamoDB publishes throttle events only when a request is throttled:
@@ -225,7 +229,7 @@ func (s *tableSection) latency() {
 	t := s.table
 	var widgets []awscloudwatch.IWidget
 	for _, op := range s.ops {
-		widgets = append(widgets, graph("SuccessfulRequestLatency "+op+" (ms)", []awscloudwatch.IMetric{
+		widgets = append(widgets, graph(s.titlePrefix+"SuccessfulRequestLatency "+op+" (ms)", []awscloudwatch.IMetric{
 			t.MetricSuccessfulRequestLatency(op, s.opts("p50", "p50")),
 			t.MetricSuccessfulRequestLatency(op, s.opts("p95", "p95")),
 			t.MetricSuccessfulRequestLatency(op, s.opts("p99", "p99")),
@@ -250,7 +254,7 @@ func (s *tableSection) errorsAndTTL() {
 	t := s.table
 	sysErr := sumOverOperations(t, "SystemErrors", s.ops, s.period, "SystemErrors (monitored operations)")
 	widgets := []awscloudwatch.IWidget{
-		graph("Errors", []awscloudwatch.IMetric{
+		graph(s.titlePrefix+"Errors", []awscloudwatch.IMetric{
 			sysErr,
 			t.Metric("ConditionalCheckFailedRequests", s.opts("Sum", "ConditionalCheckFailedRequests")),
 			t.Metric("TransactionConflict", s.opts("Sum", "TransactionConflict")),
@@ -264,7 +268,7 @@ func (s *tableSection) errorsAndTTL() {
 		}, 12),
 	}
 	if ttl := t.Schema().TTLAttribute; ttl != "" {
-		widgets = append(widgets, graph("TTL deletions (attribute "+ttl+")", []awscloudwatch.IMetric{
+		widgets = append(widgets, graph(s.titlePrefix+"TTL deletions (attribute "+ttl+")", []awscloudwatch.IMetric{
 			t.Metric("TimeToLiveDeletedItemCount", s.opts("Sum", "TimeToLiveDeletedItemCount")),
 		}, nil, 12))
 	}
@@ -296,7 +300,7 @@ func (s *tableSection) replication() {
 		s.alarm("ReplicationLatency-"+r, fmt.Sprintf("replication to %s took more than %v ms on average %s.", r, s.th.ReplicationLatencyMs, w.sustained()), RunbookTableReplicationLatency,
 			metric, s.th.ReplicationLatencyMs, w, gt, ignore)
 	}
-	s.dashboard.AddWidgets(graph("ReplicationLatency (ms)", lines, nil, 24))
+	s.dashboard.AddWidgets(graph(s.titlePrefix+"ReplicationLatency (ms)", lines, nil, 24))
 }
 
 // sumOverOperations is the math expression summing t's per-operation

@@ -43,6 +43,10 @@ func ValidateProps(p *TriggersMonitoringProps) error {
 			{"InboxLatencyP95Ms", t.InboxLatencyP95Ms, 0},
 			{"WebhookFailurePercent", t.WebhookFailurePercent, 100},
 			{"ArchiveIteratorAgeSeconds", t.ArchiveIteratorAgeSeconds, 0},
+			{"AuthorizerDenialPercent", t.AuthorizerDenialPercent, 100},
+			{"AuthorizerDenialMinRequests", t.AuthorizerDenialMinRequests, 0},
+			{"WafBlockedRequests", t.WafBlockedRequests, 0},
+			{"BackupJobsFailed", t.BackupJobsFailed, 0},
 		} {
 			switch {
 			case f.v < 0:
@@ -52,7 +56,9 @@ func ValidateProps(p *TriggersMonitoringProps) error {
 			}
 		}
 	}
+	errs = append(errs, trafficDropErrors(p)...)
 	errs = append(errs, eventsTableThresholdErrors(p)...)
+	errs = append(errs, apiKeysTableThresholdErrors(p)...)
 	if p.Period != nil && !*awscdk.Token_IsUnresolved(p.Period) {
 		s := *p.Period.ToSeconds(&awscdk.TimeConversionOptions{Integral: jsii.Bool(false)})
 		if s < 60 || s > 86400 || int64(s)%60 != 0 || s != float64(int64(s)) {
@@ -118,6 +124,66 @@ func eventsTableThresholdErrors(p *TriggersMonitoringProps) []error {
 		if f.was != 0 && f.is != 0 && f.was != f.is {
 			bad("Thresholds.%s %v (deprecated) and EventsTableThresholds.%s %v disagree: drop Thresholds.%s", f.old, f.was, f.new, f.is, f.old)
 		}
+	}
+	return errs
+}
+
+// maxTrafficDropStdDevs is the widest anomaly band TrafficDropStdDevs
+// takes: beyond it the band's lower edge sits at zero and the alarm
+// could never fire.
+const maxTrafficDropStdDevs = 10
+
+// trafficDropErrors reports the problems of the traffic-drop alarm's
+// band width and window (CloudWatch refuses an alarm whose evaluation
+// periods span more than a day).
+func trafficDropErrors(p *TriggersMonitoringProps) []error {
+	t := p.Thresholds
+	if t == nil {
+		return nil
+	}
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	switch {
+	case t.TrafficDropStdDevs < 0:
+		bad("Thresholds.TrafficDropStdDevs %v is negative: give the band width in standard deviations (e.g. 2 to 4), or 0 for the default 3", t.TrafficDropStdDevs)
+	case t.TrafficDropStdDevs > maxTrafficDropStdDevs:
+		bad("Thresholds.TrafficDropStdDevs %v is above %v: so wide a band never has its lower edge above zero, so the alarm could never fire; use 2 to 4 (default 3)", t.TrafficDropStdDevs, maxTrafficDropStdDevs)
+	}
+	n := t.TrafficDropPeriods
+	switch {
+	case n < 0 || n != float64(int64(n)):
+		bad("Thresholds.TrafficDropPeriods %v is not a whole number of periods: give 1 or more, or 0 for the default 3", n)
+	case n > 0 && p.Period != nil && !*awscdk.Token_IsUnresolved(p.Period):
+		s := *p.Period.ToSeconds(&awscdk.TimeConversionOptions{Integral: jsii.Bool(false)})
+		if n*s > 86400 {
+			bad("Thresholds.TrafficDropPeriods %v times the period (%v s) is more than a day, which CloudWatch refuses: use at most %v", n, s, int64(86400/s))
+		}
+	case n > 0 && n*300 > 86400:
+		bad("Thresholds.TrafficDropPeriods %v times the period (300 s) is more than a day, which CloudWatch refuses: use at most 288", n)
+	}
+	return errs
+}
+
+// apiKeysTableThresholdErrors reports the problems of
+// ApiKeysTableThresholds (as TableMonitoring's thresholds; latency only
+// for ApiKeysOperations(); no replicas).
+func apiKeysTableThresholdErrors(p *TriggersMonitoringProps) []error {
+	e := p.ApiKeysTableThresholds
+	if e == nil {
+		return nil
+	}
+	ops := map[string]bool{}
+	for _, op := range apiKeysOperations {
+		ops[op] = true
+	}
+	errs := tableThresholdErrors(e, "ApiKeysTableThresholds", ops, "the runtime calls "+strings.Join(apiKeysOperations, ", ")+" on the API-keys table; remove it")
+	for _, op := range tableSortedKeys(e.LatencyMs) {
+		if e.LatencyMs[op] == 0 && ops[op] {
+			errs = append(errs, fmt.Errorf("ApiKeysTableThresholds.LatencyMs[%q] is 0: give the p99 threshold in milliseconds (the API-keys table has no default latency alarm)", op))
+		}
+	}
+	if e.ReplicationLatencyMs != 0 {
+		errs = append(errs, fmt.Errorf("ApiKeysTableThresholds.ReplicationLatencyMs %v is given, but TriggersMonitoring monitors no replicas: remove it", e.ReplicationLatencyMs))
 	}
 	return errs
 }

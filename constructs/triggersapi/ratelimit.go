@@ -2,6 +2,7 @@ package triggersapi
 
 import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awswafv2"
 	"github.com/aws/jsii-runtime-go"
 )
@@ -57,6 +58,48 @@ type RateLimitOptions struct {
 	Window awscdk.Duration
 }
 
+// RateLimitsMetricName is the CloudWatch metric name of the rate-limit web
+// ACL (its VisibilityConfig.MetricName): the value of the WebACL dimension
+// of its AWS/WAFV2 metrics.
+const RateLimitsMetricName = "TriggersRateLimits"
+
+// MetricWafBlockedRequests returns the requests the API's rate-limit web
+// ACL blocked (AWS/WAFV2 BlockedRequests, dimensions WebACL, Rule ALL and
+// Region; Sum unless opts say otherwise), or nil when the API has no web
+// ACL of its own (RateLimit.Disabled, or WebAclArn given).
+func (a *TriggersApi) MetricWafBlockedRequests(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	if a.webAcl == nil {
+		return nil
+	}
+	return a.wafMetric("BlockedRequests", opts)
+}
+
+// MetricWafAllowedRequests returns the requests the API's rate-limit web
+// ACL let through (AWS/WAFV2 AllowedRequests, Rule ALL; Sum unless opts
+// say otherwise), or nil when the API has no web ACL of its own.
+func (a *TriggersApi) MetricWafAllowedRequests(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	if a.webAcl == nil {
+		return nil
+	}
+	return a.wafMetric("AllowedRequests", opts)
+}
+
+// wafMetric is one of the web ACL's AWS/WAFV2 metrics over all its rules,
+// in the stack's region.
+func (a *TriggersApi) wafMetric(name string, opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	props := &awscloudwatch.MetricProps{
+		Namespace: jsii.String("AWS/WAFV2"), MetricName: jsii.String(name), Statistic: jsii.String("Sum"),
+		DimensionsMap: &map[string]*string{"WebACL": jsii.String(RateLimitsMetricName), "Rule": jsii.String("ALL"), "Region": awscdk.Stack_Of(a).Region()},
+	}
+	if opts != nil {
+		if opts.Statistic != nil {
+			props.Statistic = opts.Statistic
+		}
+		props.Period, props.Label = opts.Period, opts.Label
+	}
+	return awscloudwatch.NewMetric(props)
+}
+
 // throttledBody is the JSON body of WAF's 429: the contract's error shape
 // (WAF has no request id to put in it).
 const throttledBody = `{"error":{"code":"throttled","message":"rate limit exceeded for this API key or address; retry after the Retry-After delay","request_id":""}}`
@@ -104,7 +147,7 @@ func newRateLimitAcl(a *TriggersApi, o *RateLimitOptions) awswafv2.CfnWebACL {
 		CustomResponseBodies: &map[string]*awswafv2.CfnWebACL_CustomResponseBodyProperty{
 			"throttled": {ContentType: jsii.String("APPLICATION_JSON"), Content: jsii.String(throttledBody)},
 		},
-		VisibilityConfig: metric("TriggersRateLimits"),
+		VisibilityConfig: metric(RateLimitsMetricName),
 		Rules: &[]*awswafv2.CfnWebACL_RuleProperty{
 			{
 				Name:     jsii.String("PerApiKey"),
