@@ -6,41 +6,22 @@
 package item
 
 import (
-	"encoding/base64"
-	"encoding/json"
 	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/triggers-dev/triggers/contract"
-	"github.com/triggers-dev/triggers/internal/avjson"
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/schema"
 )
 
-// EventFromItem converts a table item back to an event, its payload
-// decoded to Payload.
+// EventFromItem converts a table item back to an event. The payload is the
+// payload attribute's map as it is (nil, the empty object, when the item
+// has no map there).
 func EventFromItem(item map[string]types.AttributeValue) event.Event {
 	e := eventFields(item)
-	if p, ok := FromAttributeValue(item[schema.AttrPayload]).(map[string]any); ok {
-		e.Payload = p
-	} else {
-		e.Payload = map[string]any{}
-	}
-	return e
-}
-
-// EventFromItemStored converts a table item back to an event like
-// EventFromItem, but leaves the payload in stored form: Stored is the
-// payload attribute's map (avjson.Payload, the empty object when the item
-// has no map there) and Payload is nil. Its JSON (event.Event.AppendJSON)
-// is EventFromItem's, without building the map[string]any.
-func EventFromItemStored(item map[string]types.AttributeValue) event.Event {
-	e := eventFields(item)
 	if m, ok := item[schema.AttrPayload].(*types.AttributeValueMemberM); ok {
-		e.Stored = avjson.Payload(m.Value)
-	} else {
-		e.Stored = avjson.Payload(nil)
+		e.Payload = m.Value
 	}
 	return e
 }
@@ -63,55 +44,6 @@ func eventFields(item map[string]types.AttributeValue) event.Event {
 		}
 	}
 	return e
-}
-
-// FromAttributeValue converts a DynamoDB attribute value back to decoded
-// JSON; numbers become json.Number with DynamoDB's digits. Sets become
-// arrays and binary values base64 strings (the API never writes them).
-func FromAttributeValue(av types.AttributeValue) any {
-	switch x := av.(type) {
-	case *types.AttributeValueMemberNULL:
-		return nil
-	case *types.AttributeValueMemberBOOL:
-		return x.Value
-	case *types.AttributeValueMemberS:
-		return x.Value
-	case *types.AttributeValueMemberN:
-		return json.Number(x.Value)
-	case *types.AttributeValueMemberM:
-		m := make(map[string]any, len(x.Value))
-		for k, e := range x.Value {
-			m[k] = FromAttributeValue(e)
-		}
-		return m
-	case *types.AttributeValueMemberL:
-		l := make([]any, len(x.Value))
-		for i, e := range x.Value {
-			l[i] = FromAttributeValue(e)
-		}
-		return l
-	case *types.AttributeValueMemberSS:
-		l := make([]any, len(x.Value))
-		for i, e := range x.Value {
-			l[i] = e
-		}
-		return l
-	case *types.AttributeValueMemberNS:
-		l := make([]any, len(x.Value))
-		for i, e := range x.Value {
-			l[i] = json.Number(e)
-		}
-		return l
-	case *types.AttributeValueMemberB:
-		return base64.StdEncoding.EncodeToString(x.Value)
-	case *types.AttributeValueMemberBS:
-		l := make([]any, len(x.Value))
-		for i, e := range x.Value {
-			l[i] = base64.StdEncoding.EncodeToString(e)
-		}
-		return l
-	}
-	return nil
 }
 
 // GetS returns the string attribute name of item, or "".

@@ -105,11 +105,7 @@ func (st *Store) List(ctx context.Context, q event.InboxQuery) (event.Page, erro
 			}
 		}
 		for _, item := range items {
-			if q.StoredPayloads {
-				page.Events = append(page.Events, EventFromItemStored(item))
-			} else {
-				page.Events = append(page.Events, EventFromItem(item))
-			}
+			page.Events = append(page.Events, EventFromItem(item))
 		}
 		if out.LastEvaluatedKey == nil {
 			return page, nil

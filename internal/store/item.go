@@ -3,14 +3,12 @@
 package store
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/triggers-dev/triggers/contract"
-	"github.com/triggers-dev/triggers/internal/avjson"
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/item"
 	"github.com/triggers-dev/triggers/schema"
@@ -39,27 +37,13 @@ func (st *Store) itemFor(tenant string, e event.Event) (map[string]types.Attribu
 }
 
 // itemFor returns the table item of e for tenant, shaped like seed 000.
-// The payload is e.Payload converted, or e.Stored as it is when Payload is
-// nil (the fast ingest path, avjson.ParseCreate).
+// The payload attribute holds e.Payload as it is (the empty map for nil).
 func itemFor(tenant string, e event.Event) (map[string]types.AttributeValue, error) {
 	// The item's own maps' members, allocated together.
 	ms := make([]types.AttributeValueMemberM, 2)
-	var payload types.AttributeValue
-	if e.Payload == nil && e.Stored != nil {
-		p, ok := e.Stored.(avjson.Payload)
-		if !ok {
-			return nil, fmt.Errorf("%w: payload held as %T", event.ErrInvalidItem, e.Stored)
-		}
-		if p == nil {
-			p = avjson.Payload{}
-		}
-		ms[0].Value = p
-		payload = &ms[0]
-	} else {
-		var err error
-		if payload, err = ToAttributeValue(e.Payload); err != nil {
-			return nil, fmt.Errorf("%w: %v", event.ErrInvalidItem, err)
-		}
+	ms[0].Value = e.Payload
+	if e.Payload == nil {
+		ms[0].Value = event.Payload{}
 	}
 	// The item's own values, allocated together.
 	ss := make([]types.AttributeValueMemberS, 0, 11)
@@ -102,7 +86,7 @@ func itemFor(tenant string, e event.Event) (map[string]types.AttributeValue, err
 		schema.AttrTimestampEventID: str(sortKey),
 		schema.AttrEventID:          str(e.ID),
 		schema.AttrEventType:        str(e.Type),
-		schema.AttrPayload:          payload,
+		schema.AttrPayload:          &ms[0],
 		schema.AttrStatus:           str(string(e.Status)),
 		schema.AttrTimestamp:        str(e.Timestamp),
 		schema.AttrTTL:              &ns[0],
@@ -116,10 +100,3 @@ func itemFor(tenant string, e event.Event) (map[string]types.AttributeValue, err
 // EventFromItem converts a table item back to an event
 // (item.EventFromItem).
 func EventFromItem(it map[string]types.AttributeValue) event.Event { return item.EventFromItem(it) }
-
-// EventFromItemStored converts a table item back to an event whose payload
-// stays in stored form (item.EventFromItemStored): what an inbox page
-// writes as JSON without decoding the payload.
-func EventFromItemStored(it map[string]types.AttributeValue) event.Event {
-	return item.EventFromItemStored(it)
-}
