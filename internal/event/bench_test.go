@@ -7,18 +7,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/triggers-dev/triggers/internal/event/eventtest"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/internal/event/eventtest"
 	"github.com/triggers-dev/triggers/internal/httpapi"
 	"github.com/triggers-dev/triggers/internal/item"
-	"github.com/triggers-dev/triggers/internal/store"
+	"github.com/triggers-dev/triggers/schema"
 )
 
 // BenchmarkIngest measures what the API does per event before DynamoDB:
 // parse and validate the body straight into attribute values
-// (event.ParseCreate's fast path), build the event, build the item, and write the
-// 201 response's JSON.
+// (event.ParseCreate's fast path), build the event, build the item, and
+// write the 201 response's JSON.
 func BenchmarkIngest(b *testing.B) {
 	for _, size := range []int{1 << 10, 64 << 10} {
 		data := eventtest.Body(size)
@@ -36,9 +37,7 @@ func BenchmarkIngest(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := store.Item("tenant-a", e); err != nil {
-					b.Fatal(err)
-				}
+				_ = item.FromEvent("tenant-a", e, schema.ProfileSeed)
 				if out, err = e.AppendJSON(out[:0]); err != nil {
 					b.Fatal(err)
 				}
@@ -69,9 +68,7 @@ func BenchmarkIngestReference(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := store.Item("tenant-a", e); err != nil {
-					b.Fatal(err)
-				}
+				_ = item.FromEvent("tenant-a", e, schema.ProfileSeed)
 				out.Reset()
 				enc := json.NewEncoder(&out)
 				enc.SetEscapeHTML(false)
@@ -85,22 +82,19 @@ func BenchmarkIngestReference(b *testing.B) {
 
 // pageItems returns a full page of DynamoDB items: 50 events of about
 // 1 KB.
-func pageItems(b *testing.B) []map[string]store.AttributeValue {
+func pageItems(b *testing.B) []map[string]types.AttributeValue {
 	req, err := event.ParseCreate(eventtest.Body(1 << 10))
 	if err != nil {
 		b.Fatal(err)
 	}
 	now := time.Now()
-	var raw []map[string]store.AttributeValue
+	var raw []map[string]types.AttributeValue
 	for i := 0; i < event.DefaultLimit; i++ {
 		e, err := event.New(req, now.Add(time.Duration(i)*time.Millisecond), event.DefaultRetention, event.Metadata{SourceIP: "203.0.113.7"})
 		if err != nil {
 			b.Fatal(err)
 		}
-		it, err := store.Item("tenant-a", e)
-		if err != nil {
-			b.Fatal(err)
-		}
+		it := item.FromEvent("tenant-a", e, schema.ProfileSeed)
 		raw = append(raw, it)
 	}
 	return raw

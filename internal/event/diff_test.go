@@ -22,7 +22,7 @@ import (
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/event/eventtest"
 	"github.com/triggers-dev/triggers/internal/item"
-	"github.com/triggers-dev/triggers/internal/store"
+	"github.com/triggers-dev/triggers/schema"
 )
 
 // encodeRef is encoding/json's encoding of v with HTML escaping as asked,
@@ -105,14 +105,8 @@ func sameRequest(t *testing.T, data []byte, old, fast event.CreateRequest) {
 	// The stored item.
 	eOld, eNew := template(old.EventType), template(fast.EventType)
 	eOld.Payload, eNew.Payload = old.Payload, fast.Payload
-	itOld, err := store.Item("tenant-a", eOld)
-	if err != nil {
-		t.Fatalf("store.Item of the reference's %q: %v", data, err)
-	}
-	itNew, err := store.Item("tenant-a", eNew)
-	if err != nil {
-		t.Fatalf("store.Item of the fast path's %q: %v", data, err)
-	}
+	itOld := item.FromEvent("tenant-a", eOld, schema.ProfileSeed)
+	itNew := item.FromEvent("tenant-a", eNew, schema.ProfileSeed)
 	if !reflect.DeepEqual(itNew, itOld) {
 		t.Fatalf("stored item of %q differs:\n fast %s\n ref  %s", data, dump(itNew), dump(itOld))
 	}

@@ -5,7 +5,9 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/item"
+	"github.com/triggers-dev/triggers/schema"
 )
 
 func s(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
@@ -14,10 +16,16 @@ func n(v int64) types.AttributeValue {
 	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
 }
 
+// itemFor returns the table item of e for tenant in the store's profile
+// (item.FromEvent).
+func (st *Store) itemFor(tenant string, e event.Event) map[string]types.AttributeValue {
+	profile := schema.ProfileSeed
+	if st.lean {
+		profile = schema.ProfileLean
+	}
+	return item.FromEvent(tenant, e, profile)
+}
+
 func getS(it map[string]types.AttributeValue, name string) string { return item.GetS(it, name) }
 
 func getN(it map[string]types.AttributeValue, name string) int64 { return item.GetN(it, name) }
-
-// AttributeValue is the SDK's attribute value type, re-exported so that
-// callers of Item and EventFromItem need not import the SDK's types.
-type AttributeValue = types.AttributeValue

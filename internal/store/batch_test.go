@@ -14,6 +14,7 @@ import (
 
 	"github.com/triggers-dev/triggers/internal/ddb/ddbtest"
 	"github.com/triggers-dev/triggers/internal/event"
+	itemconv "github.com/triggers-dev/triggers/internal/item"
 	"github.com/triggers-dev/triggers/internal/store"
 	"github.com/triggers-dev/triggers/schema"
 )
@@ -149,7 +150,7 @@ func TestPutBatchErrors(t *testing.T) {
 	assert.ErrorIs(t, errs[1], event.ErrInvalidItem)
 	items := scan(t, table)
 	require.Len(t, items, 1)
-	assert.Equal(t, ok, store.EventFromItem(items[0]))
+	assert.Equal(t, ok, itemconv.EventFromItem(items[0]))
 
 	var calls atomic.Int32
 	client := db.FaultClient(func(op string, _ []byte) *http.Response {

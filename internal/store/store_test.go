@@ -20,6 +20,7 @@ import (
 	"github.com/triggers-dev/triggers/internal/ddb/ddbtest"
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/event/eventtest"
+	itemconv "github.com/triggers-dev/triggers/internal/item"
 	"github.com/triggers-dev/triggers/internal/store"
 	"github.com/triggers-dev/triggers/schema"
 )
@@ -74,7 +75,7 @@ func TestIdempotencyRecordIsDistinguishable(t *testing.T) {
 			assert.Equal(t, &types.AttributeValueMemberN{Value: fmt.Sprint(e.TTL)}, it[schema.AttrTTL], "idempotency record's ttl is not the event's")
 		} else {
 			events++
-			assert.Equal(t, e, store.EventFromItem(it))
+			assert.Equal(t, e, itemconv.EventFromItem(it))
 		}
 	}
 	assert.Equal(t, 1, events)
@@ -92,8 +93,7 @@ func TestIdempotencyRecordIsDistinguishable(t *testing.T) {
 func TestItemShape(t *testing.T) {
 	e := newEvent(t, "user.created", map[string]any{"email": "a@example.com"})
 	e.Metadata.CorrelationID = "req-abc123"
-	item, err := store.Item("user-12345", e)
-	require.NoError(t, err)
+	item := itemconv.FromEvent("user-12345", e, schema.ProfileSeed)
 	var names []string
 	for k := range item {
 		names = append(names, k)
@@ -179,8 +179,7 @@ func errorIs(err, target error) bool { return errors.Is(err, target) }
 func TestItemMetadata(t *testing.T) {
 	e := newEvent(t, "t", map[string]any{})
 	keys := func(e event.Event) []string {
-		item, err := store.Item("tenant-a", e)
-		require.NoError(t, err)
+		item := itemconv.FromEvent("tenant-a", e, schema.ProfileSeed)
 		var names []string
 		for k := range item[schema.AttrMetadata].(*types.AttributeValueMemberM).Value {
 			names = append(names, k)
