@@ -8,7 +8,9 @@ import (
 
 	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/internal/item"
 	"github.com/triggers-dev/triggers/internal/store"
+	"github.com/triggers-dev/triggers/schema"
 )
 
 // The store and the domain build their keys and stored names from the
@@ -20,11 +22,10 @@ func TestStoredNamesComeFromTheContract(t *testing.T) {
 	p := store.IdempotencyPartition("tenant-a", "k")
 	assert.Regexp(t, `^idempotency#tenant-a#[A-Za-z0-9_-]{43}$`, p)
 	assert.True(t, event.ValidTenantID("tenant-a") && !event.ValidTenantID("a"+contract.KeySeparator+"b"), "tenant ids never hold the key separator")
-	item, err := store.Item("tenant-a", event.Event{ID: "id-1", Timestamp: e.Timestamp, Status: event.Received, Type: "t", Metadata: event.Metadata{SourceIP: "192.0.2.1", APIVersion: "v1", CorrelationID: "c"}})
-	assert.NoError(t, err)
-	md := store.EventFromItem(item).Metadata
+	it := item.FromEvent("tenant-a", event.Event{ID: "id-1", Timestamp: e.Timestamp, Status: event.Received, Type: "t", Metadata: event.Metadata{SourceIP: "192.0.2.1", APIVersion: "v1", CorrelationID: "c"}}, schema.ProfileSeed)
+	md := item.EventFromItem(it).Metadata
 	assert.Equal(t, event.Metadata{SourceIP: "192.0.2.1", APIVersion: "v1", CorrelationID: "c"}, md)
 	for _, k := range []string{contract.MetadataSourceIP, contract.MetadataAPIVersion, contract.MetadataCorrelationID} {
-		assert.Contains(t, item["metadata"].(*types.AttributeValueMemberM).Value, k)
+		assert.Contains(t, it["metadata"].(*types.AttributeValueMemberM).Value, k)
 	}
 }

@@ -31,7 +31,7 @@ set -euo pipefail
 GREMLINS_VERSION=v0.6.0
 EFFICACY_BUDGET=95
 COVERAGE_BUDGET=90
-PACKAGES=(event avjson cursor apikey store httpapi streamconsumer apigw dev/localgw
+PACKAGES=(event cursor apikey store item httpapi streamconsumer apigw dev/localgw
 	webhook webhook/secretbox archive webhook/dispatch)
 
 root=$(cd "$(dirname "$0")/.." && pwd)

@@ -25,6 +25,7 @@ import (
 	"github.com/triggers-dev/triggers/internal/dev/localapi"
 	"github.com/triggers-dev/triggers/internal/dev/localgw"
 	"github.com/triggers-dev/triggers/internal/event"
+	itemconv "github.com/triggers-dev/triggers/internal/item"
 	"github.com/triggers-dev/triggers/internal/store"
 	"github.com/triggers-dev/triggers/schema"
 )
@@ -272,17 +273,14 @@ func (e *env) apiIngest(ctx context.Context) (time.Duration, error) {
 	return d, err
 }
 
-// rawIngest is store.Put's PutItem: the same item (store.Item), the same
+// rawIngest is store.Put's PutItem: the same item (item.FromEvent), the same
 // condition; building the item is not timed.
 func (e *env) rawIngest(ctx context.Context) (time.Duration, error) {
 	ev, err := e.newEvent()
 	if err != nil {
 		return 0, err
 	}
-	item, err := store.Item(e.ingestTenant, ev)
-	if err != nil {
-		return 0, err
-	}
+	item := itemconv.FromEvent(e.ingestTenant, ev, schema.ProfileSeed)
 	in := &dynamodb.PutItemInput{
 		TableName:                           aws.String(e.eventsTable),
 		Item:                                item,
@@ -358,7 +356,7 @@ func (e *env) check(ctx context.Context, workload string) error {
 		return fmt.Errorf("inbox: the API's page has %d events and the raw query %d items, want %d each", len(page.Events), len(out.Items), inboxLimit)
 	}
 	for i, it := range out.Items {
-		if id := store.EventFromItem(it).ID; id != page.Events[i].ID {
+		if id := itemconv.EventFromItem(it).ID; id != page.Events[i].ID {
 			return fmt.Errorf("inbox: event %d is %s through the API and %s raw", i, page.Events[i].ID, id)
 		}
 	}

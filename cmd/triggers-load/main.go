@@ -9,7 +9,7 @@
 // engine and DynamoDB client settings:
 //
 //   - ingest: POST /v1/events with a payload of -payload bytes, against a
-//     raw PutItem of the same item (store.Item, the store's own encoding,
+//     raw PutItem of the same item (item.FromEvent, the store's own encoding,
 //     with the store's condition);
 //   - inbox: GET /v1/inbox?limit=50 (the first page of undelivered
 //     events), against the raw Query the store sends for that page

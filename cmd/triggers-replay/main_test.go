@@ -21,6 +21,7 @@ import (
 	"github.com/triggers-dev/triggers/internal/dev/motolocal/mototest"
 	"github.com/triggers-dev/triggers/internal/dev/streampoll"
 	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/internal/event/eventtest"
 	"github.com/triggers-dev/triggers/internal/store"
 	"github.com/triggers-dev/triggers/internal/streamconsumer"
 	"github.com/triggers-dev/triggers/schema"
@@ -52,7 +53,7 @@ func (s *sink) sender() streamconsumer.Publisher {
 
 func put(t *testing.T, st *store.Store, tenant string, at time.Time) event.Event {
 	t.Helper()
-	e, err := event.New(event.CreateRequest{EventType: "t", Payload: map[string]any{"n": json.Number("1")}}, at, 30*24*time.Hour, event.Metadata{})
+	e, err := event.New(event.CreateRequest{EventType: "t", Payload: eventtest.Payload(t, `{"n":1}`)}, at, 30*24*time.Hour, event.Metadata{})
 	require.NoError(t, err)
 	require.NoError(t, st.Put(context.Background(), tenant, e))
 	return e
@@ -77,7 +78,7 @@ func TestReplayTable(t *testing.T) {
 	other := put(t, st, "tenant-b", base.Add(10*time.Minute))
 	after := put(t, st, "tenant-a", base.Add(time.Hour))
 	_, _, err := st.PutIdempotent(context.Background(), "tenant-a", func() event.Event {
-		e, _ := event.New(event.CreateRequest{EventType: "t", Payload: map[string]any{}}, base.Add(5*time.Minute), 30*24*time.Hour, event.Metadata{}) // not expired: DynamoDB Local deletes expired items at random times
+		e, _ := event.New(event.CreateRequest{EventType: "t", Payload: event.Payload{}}, base.Add(5*time.Minute), 30*24*time.Hour, event.Metadata{}) // not expired: DynamoDB Local deletes expired items at random times
 		return e
 	}(), "key-1", "hash")
 	require.NoError(t, err)

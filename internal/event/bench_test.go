@@ -7,18 +7,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/triggers-dev/triggers/internal/event/eventtest"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/triggers-dev/triggers/internal/avjson"
 	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/internal/event/eventtest"
 	"github.com/triggers-dev/triggers/internal/httpapi"
-	"github.com/triggers-dev/triggers/internal/store"
+	"github.com/triggers-dev/triggers/internal/item"
+	"github.com/triggers-dev/triggers/schema"
 )
 
 // BenchmarkIngest measures what the API does per event before DynamoDB:
 // parse and validate the body straight into attribute values
-// (avjson.ParseCreate), build the event, build the item, and write the
-// 201 response's JSON.
+// (event.ParseCreate's fast path), build the event, build the item, and
+// write the 201 response's JSON.
 func BenchmarkIngest(b *testing.B) {
 	for _, size := range []int{1 << 10, 64 << 10} {
 		data := eventtest.Body(size)
@@ -28,7 +29,7 @@ func BenchmarkIngest(b *testing.B) {
 			now := time.Now()
 			var out []byte
 			for i := 0; i < b.N; i++ {
-				req, err := avjson.ParseCreate(data)
+				req, err := event.ParseCreate(data)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -36,9 +37,7 @@ func BenchmarkIngest(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := store.Item("tenant-a", e); err != nil {
-					b.Fatal(err)
-				}
+				_ = item.FromEvent("tenant-a", e, schema.ProfileSeed)
 				if out, err = e.AppendJSON(out[:0]); err != nil {
 					b.Fatal(err)
 				}
@@ -48,9 +47,9 @@ func BenchmarkIngest(b *testing.B) {
 	}
 }
 
-// BenchmarkIngestReference is BenchmarkIngest on the reference path the
-// API took before avjson (event.ParseCreate into map[string]any,
-// store.ToAttributeValue, encoding/json), for ratios within one run.
+// BenchmarkIngestReference is BenchmarkIngest on the reference path
+// (encoding/json into map[string]any, converted to attribute values, and
+// encoding/json of the decoded payload), for ratios within one run.
 func BenchmarkIngestReference(b *testing.B) {
 	for _, size := range []int{1 << 10, 64 << 10} {
 		data := eventtest.Body(size)
@@ -60,21 +59,20 @@ func BenchmarkIngestReference(b *testing.B) {
 			now := time.Now()
 			var out bytes.Buffer
 			for i := 0; i < b.N; i++ {
-				req, err := event.ParseCreate(data)
+				typ, p, err := event.DecodeCreateReference(data)
 				if err != nil {
 					b.Fatal(err)
 				}
+				req := event.CreateRequest{EventType: typ, Payload: event.PayloadOf(p)}
 				e, err := event.New(req, now, event.DefaultRetention, event.Metadata{SourceIP: "203.0.113.7", CorrelationID: "c"})
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := store.Item("tenant-a", e); err != nil {
-					b.Fatal(err)
-				}
+				_ = item.FromEvent("tenant-a", e, schema.ProfileSeed)
 				out.Reset()
 				enc := json.NewEncoder(&out)
 				enc.SetEscapeHTML(false)
-				if err := enc.Encode(plain(e)); err != nil {
+				if err := enc.Encode(plainWith(e, p)); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -84,22 +82,19 @@ func BenchmarkIngestReference(b *testing.B) {
 
 // pageItems returns a full page of DynamoDB items: 50 events of about
 // 1 KB.
-func pageItems(b *testing.B) []map[string]store.AttributeValue {
+func pageItems(b *testing.B) []map[string]types.AttributeValue {
 	req, err := event.ParseCreate(eventtest.Body(1 << 10))
 	if err != nil {
 		b.Fatal(err)
 	}
 	now := time.Now()
-	var raw []map[string]store.AttributeValue
+	var raw []map[string]types.AttributeValue
 	for i := 0; i < event.DefaultLimit; i++ {
 		e, err := event.New(req, now.Add(time.Duration(i)*time.Millisecond), event.DefaultRetention, event.Metadata{SourceIP: "203.0.113.7"})
 		if err != nil {
 			b.Fatal(err)
 		}
-		it, err := store.Item("tenant-a", e)
-		if err != nil {
-			b.Fatal(err)
-		}
+		it := item.FromEvent("tenant-a", e, schema.ProfileSeed)
 		raw = append(raw, it)
 	}
 	return raw
@@ -107,8 +102,8 @@ func pageItems(b *testing.B) []map[string]store.AttributeValue {
 
 // BenchmarkInboxPage measures turning a full page of DynamoDB items (50
 // events of about 1 KB) into the JSON body of GET /v1/inbox, as the API
-// does: events that keep their payloads in stored form
-// (store.EventFromItemStored), written by httpapi.InboxPage.AppendJSON.
+// does: events whose payloads stay the items' attribute values
+// (item.EventFromItem), written by httpapi.InboxPage.AppendJSON.
 func BenchmarkInboxPage(b *testing.B) {
 	raw := pageItems(b)
 	b.ReportAllocs()
@@ -116,7 +111,7 @@ func BenchmarkInboxPage(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		page := httpapi.InboxPage{Events: make([]event.Event, 0, len(raw))}
 		for _, it := range raw {
-			page.Events = append(page.Events, store.EventFromItemStored(it))
+			page.Events = append(page.Events, item.EventFromItem(it))
 		}
 		c := "cursor"
 		page.NextCursor = &c
@@ -142,7 +137,7 @@ func BenchmarkInboxPageReference(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		page := refPage{Events: make([]plain, 0, len(raw))}
 		for _, it := range raw {
-			page.Events = append(page.Events, plain(store.EventFromItem(it)))
+			page.Events = append(page.Events, plainOf(item.EventFromItem(it)))
 		}
 		c := "cursor"
 		page.NextCursor = &c

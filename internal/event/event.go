@@ -1,6 +1,10 @@
 // Package event holds the domain of the Triggers API: events, their status
-// machine, event ids, and the parsing and validation of client input. It
-// imports no AWS code; the DynamoDB store and the HTTP handlers build on it.
+// machine, event ids, and the parsing and validation of client input. Its
+// only AWS import is the SDK's DynamoDB attribute value types: an event's
+// payload is held as the attribute values the table stores (Payload), so
+// that a request body is decoded straight into the item and an item is
+// written straight to JSON. The DynamoDB store and the HTTP handlers build
+// on it.
 package event
 
 import (
@@ -88,22 +92,16 @@ type Metadata struct {
 	CorrelationID string `json:"correlation_id,omitempty"`
 }
 
-// Event is one stored event, as the API returns it. Payload holds decoded
-// JSON: map[string]any, []any, string, json.Number, bool and nil. An event
-// from the fast ingest path or an inbox page carries its payload in the
-// store's form instead (Stored) and Payload is nil; AppendJSON and
-// MarshalJSON write either form the same way.
+// Event is one stored event, as the API returns it. AppendJSON and
+// MarshalJSON write it.
 type Event struct {
-	ID      string         `json:"event_id"`
-	Type    string         `json:"event_type"`
-	Payload map[string]any `json:"payload"`
-	// Stored is the payload in the store's form, used when Payload is
-	// nil; not part of the API.
-	Stored     StoredPayload `json:"-"`
-	Status     Status        `json:"status"`
-	Timestamp  string        `json:"timestamp"`
-	RetryCount int           `json:"retry_count"`
-	Metadata   Metadata      `json:"metadata"`
+	ID         string   `json:"event_id"`
+	Type       string   `json:"event_type"`
+	Payload    Payload  `json:"payload"`
+	Status     Status   `json:"status"`
+	Timestamp  string   `json:"timestamp"`
+	RetryCount int      `json:"retry_count"`
+	Metadata   Metadata `json:"metadata"`
 	// TTL is the expiry in Unix seconds; not part of the API.
 	TTL int64 `json:"-"`
 }
@@ -127,7 +125,6 @@ func New(req CreateRequest, now time.Time, retention time.Duration, md Metadata)
 		ID:        id,
 		Type:      req.EventType,
 		Payload:   req.Payload,
-		Stored:    req.Stored,
 		Status:    Received,
 		Timestamp: FormatTime(ts),
 		Metadata:  md,

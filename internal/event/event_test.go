@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -131,8 +132,8 @@ func TestParseCreate(t *testing.T) {
 	r, err := event.ParseCreate([]byte(`{"event_type":"a.b","payload":{"n":1.50,"big":123456789012345678901234567890}}`))
 	require.NoError(t, err)
 	assert.Equal(t, "a.b", r.EventType)
-	assert.Equal(t, "1.50", string(r.Payload["n"].(interface{ String() string }).String()))
-	assert.Equal(t, "123456789012345678901234567890", r.Payload["big"].(interface{ String() string }).String())
+	assert.Equal(t, &types.AttributeValueMemberN{Value: "1.50"}, r.Payload["n"])
+	assert.Equal(t, &types.AttributeValueMemberN{Value: "123456789012345678901234567890"}, r.Payload["big"])
 
 	_, err = event.ParseCreate([]byte(`{"event_type":"a","payload":{"x":` + strings.Repeat("[", 40) + strings.Repeat("]", 40) + `}}`))
 	var ie *event.InputError
@@ -151,7 +152,7 @@ func TestParseListQueryDefaults(t *testing.T) {
 
 func TestNewEvent(t *testing.T) {
 	now := time.Date(2025, 11, 11, 10, 30, 45, 123456789, time.UTC)
-	e, err := event.New(event.CreateRequest{EventType: "t", Payload: map[string]any{}}, now, time.Hour, event.Metadata{SourceIP: "1.2.3.4", CorrelationID: "c"})
+	e, err := event.New(event.CreateRequest{EventType: "t", Payload: event.Payload{}}, now, time.Hour, event.Metadata{SourceIP: "1.2.3.4", CorrelationID: "c"})
 	require.NoError(t, err)
 	assert.Equal(t, "2025-11-11T10:30:45.123456Z", e.Timestamp)
 	assert.Equal(t, now.Add(time.Hour).Unix(), e.TTL)
@@ -205,13 +206,13 @@ func TestParseBatchSize(t *testing.T) {
 		return []byte(`{"events":[` + strings.TrimSuffix(strings.Repeat(`{"event_type":"x","payload":{}},`, n), ",") + `]}`)
 	}
 	for _, n := range []int{1, event.MaxBatch} {
-		reqs, _, err := event.ParseBatchWith(batch(n), nil)
+		reqs, _, err := event.ParseBatch(batch(n))
 		if err != nil || len(reqs) != n {
 			t.Errorf("ParseBatch(%d entries) = %d, %v; want %d entries", n, len(reqs), err, n)
 		}
 	}
 	for _, n := range []int{0, event.MaxBatch + 1} {
-		_, _, err := event.ParseBatchWith(batch(n), nil)
+		_, _, err := event.ParseBatch(batch(n))
 		var ie *event.InputError
 		if !errors.As(err, &ie) || ie.Code != event.CodeInvalidBatch {
 			t.Errorf("ParseBatch(%d entries) = %v, want %s", n, err, event.CodeInvalidBatch)

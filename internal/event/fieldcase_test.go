@@ -30,7 +30,7 @@ func TestFieldNamesAreCaseSensitive(t *testing.T) {
 	_, err = event.ParseAck([]byte(`{"event_ids":["a"],"Event_IDs":["b"]}`))
 	assert.ErrorContains(t, err, `use "event_ids"`)
 
-	reqs, errs, err := event.ParseBatchWith([]byte(`{"events":[{"event_type":"a","EVENT_TYPE":"b","payload":{}},{"event_type":"ok","payload":{}}]}`), nil)
+	reqs, errs, err := event.ParseBatch([]byte(`{"events":[{"event_type":"a","EVENT_TYPE":"b","payload":{}},{"event_type":"ok","payload":{}}]}`))
 	require.NoError(t, err)
 	assert.ErrorContains(t, errs[0], "case-sensitive", "the entry with a second spelling fails alone")
 	require.NoError(t, errs[1])

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/internal/event/eventtest"
 )
 
 // ijsonBad are bodies that break I-JSON (RFC 7493) with what the error
@@ -43,7 +44,7 @@ func TestParseCreateRejectsNonIJSON(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ParseCreate(valid I-JSON) = %v", err)
 	}
-	if req.Payload["s"] != "😀" || req.Payload["t"] != "😀" || req.Payload["u"] != "é" {
+	if p := eventtest.Decoded(req.Payload); p["s"] != "😀" || p["t"] != "😀" || p["u"] != "é" {
 		t.Errorf("ParseCreate payload = %v", req.Payload)
 	}
 }
@@ -70,7 +71,7 @@ func TestParseBatchIJSON(t *testing.T) {
 	for _, tt := range ijsonBad {
 		// Inside one entry: that entry's error, the others parse.
 		body := `{"events":[` + good + `,` + tt.body + `,` + good + `]}`
-		reqs, errs, err := event.ParseBatchWith([]byte(body), nil)
+		reqs, errs, err := event.ParseBatch([]byte(body))
 		if err != nil {
 			t.Errorf("ParseBatch(entry %s) whole-body error %v, want a per-entry error", tt.name, err)
 			continue
@@ -88,7 +89,7 @@ func TestParseBatchIJSON(t *testing.T) {
 		}
 		checkIJSONErr(t, "ParseBatch entry", tt.name, errs[1], want)
 	}
-	_, errs, err := event.ParseBatchWith([]byte(`{"events":[{"event_type":"a","event_type":"b","payload":{}}]}`), nil)
+	_, errs, err := event.ParseBatch([]byte(`{"events":[{"event_type":"a","event_type":"b","payload":{}}]}`))
 	if err != nil || errs[0] == nil || !strings.Contains(errs[0].Error(), "at byte 29") {
 		t.Errorf("ParseBatch offset of a duplicate in entry 0: %v, %v; want byte 29 of the body", err, errs)
 	}
@@ -108,11 +109,11 @@ func TestParseBatchIJSON(t *testing.T) {
 		{"truncated", `{"events":[{"a":`, "ends in the middle"},
 	}
 	for _, tt := range whole {
-		_, _, err := event.ParseBatchWith([]byte(tt.body), nil)
+		_, _, err := event.ParseBatch([]byte(tt.body))
 		checkIJSONErr(t, "ParseBatch", tt.name, err, []string{tt.want})
 	}
 	for _, body := range []string{`{}`, `{"events":null}`, `{"events":[]}`} {
-		_, _, err := event.ParseBatchWith([]byte(body), nil)
+		_, _, err := event.ParseBatch([]byte(body))
 		var ie *event.InputError
 		if !errors.As(err, &ie) || ie.Code != event.CodeInvalidBatch {
 			t.Errorf("ParseBatch(%s) = %v, want %s", body, err, event.CodeInvalidBatch)

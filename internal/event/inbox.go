@@ -13,11 +13,6 @@ type InboxQuery struct {
 	Limit int
 	// After continues after this position (from a previous Page.Next).
 	After *Position
-	// StoredPayloads leaves each event's payload in the store's form
-	// (Event.Stored, Payload nil) instead of decoding it: for a caller
-	// that only writes the page as JSON (the HTTP API's inbox), which then
-	// never builds a map[string]any.
-	StoredPayloads bool
 }
 
 // Position is where a page ended: the table sort key and, for index

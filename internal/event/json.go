@@ -1,32 +1,16 @@
-// JSON encoding of events: the bytes encoding/json writes for an Event,
-// produced without reflection, and the payload in the store's own form.
+// JSON encoding of events: the bytes encoding/json writes for an Event
+// with its payload decoded, produced without reflection.
 
 package event
 
 import (
-	"bytes"
-	"encoding/json"
 	"strconv"
 	"unicode/utf8"
 )
 
-// StoredPayload is a payload held in another form than decoded JSON: the
-// DynamoDB attribute values the fast ingest path decodes the request into
-// and the inbox reads back (package avjson), which this package does not
-// import. It writes itself as the JSON encoding/json writes for the same
-// payload decoded to map[string]any: keys sorted, numbers as stored,
-// strings escaped as encoding/json escapes them.
-type StoredPayload interface {
-	// AppendJSON appends the payload's JSON to dst; escapeHTML escapes <,
-	// > and & as encoding/json does by default. It fails only for values
-	// encoding/json refuses too (a number that is not a JSON number).
-	AppendJSON(dst []byte, escapeHTML bool) ([]byte, error)
-}
-
 // AppendJSON appends e's JSON to dst exactly as encoding/json with HTML
 // escaping off writes the Event (without its trailing newline): the body
-// of the API's event responses. The payload is Payload when it is not
-// nil, else Stored, else null.
+// of the API's event responses. A nil Payload is written as {}.
 func (e Event) AppendJSON(dst []byte) ([]byte, error) {
 	dst = append(dst, `{"event_id":`...)
 	dst = AppendString(dst, e.ID, false)
@@ -34,21 +18,8 @@ func (e Event) AppendJSON(dst []byte) ([]byte, error) {
 	dst = AppendString(dst, e.Type, false)
 	dst = append(dst, `,"payload":`...)
 	var err error
-	switch {
-	case e.Payload != nil:
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(e.Payload); err != nil {
-			return dst, err
-		}
-		dst = append(dst, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
-	case e.Stored != nil:
-		if dst, err = e.Stored.AppendJSON(dst, false); err != nil {
-			return dst, err
-		}
-	default:
-		dst = append(dst, "null"...)
+	if dst, err = e.Payload.AppendJSON(dst, false); err != nil {
+		return dst, err
 	}
 	dst = append(dst, `,"status":`...)
 	dst = AppendString(dst, string(e.Status), false)
@@ -67,10 +38,10 @@ func (e Event) AppendJSON(dst []byte) ([]byte, error) {
 	return append(dst, "}}"...), nil
 }
 
-// MarshalJSON implements json.Marshaler with AppendJSON, so that an event
-// whose payload is only in stored form encodes like any other.
-// encoding/json then applies its own HTML escaping when it is on, which
-// gives the bytes it wrote for the Event before it had this method.
+// MarshalJSON implements json.Marshaler with AppendJSON. encoding/json
+// then applies its own HTML escaping when it is on, which gives the bytes
+// it writes for the Event's fields decoded (the payload as
+// map[string]any).
 func (e Event) MarshalJSON() ([]byte, error) { return e.AppendJSON(nil) }
 
 // safe holds the ASCII bytes a JSON string holds as they are, HTML

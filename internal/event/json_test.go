@@ -3,14 +3,15 @@ package event_test
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/internal/event/eventtest"
 )
 
 // encodingJSON is what encoding/json writes for v, without the trailing
@@ -48,31 +49,32 @@ func TestAppendStringMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
-// stored is a StoredPayload for the tests: fixed JSON, or an error.
-type stored struct {
-	json string
-	err  error
-	html *bool // records the escapeHTML it was asked for
+// plain has Event's fields and tags, the payload decoded to
+// map[string]any, and no MarshalJSON: what encoding/json writes for an
+// event by reflection, the reference of Event.AppendJSON.
+type plain struct {
+	ID         string         `json:"event_id"`
+	Type       string         `json:"event_type"`
+	Payload    map[string]any `json:"payload"`
+	Status     event.Status   `json:"status"`
+	Timestamp  string         `json:"timestamp"`
+	RetryCount int            `json:"retry_count"`
+	Metadata   event.Metadata `json:"metadata"`
 }
 
-func (s stored) AppendJSON(dst []byte, escapeHTML bool) ([]byte, error) {
-	if s.html != nil {
-		*s.html = escapeHTML
-	}
-	if s.err != nil {
-		return dst, s.err
-	}
-	return append(dst, s.json...), nil
-}
+// plainOf is e with its payload decoded (a nil payload to the empty
+// object).
+func plainOf(e event.Event) plain { return plainWith(e, eventtest.Decoded(e.Payload)) }
 
-// plain has Event's fields and tags but not its MarshalJSON: what
-// encoding/json wrote for an Event before AppendJSON existed.
-type plain event.Event
+// plainWith is e with the payload p, already decoded.
+func plainWith(e event.Event, p map[string]any) plain {
+	return plain{ID: e.ID, Type: e.Type, Payload: p, Status: e.Status, Timestamp: e.Timestamp, RetryCount: e.RetryCount, Metadata: e.Metadata}
+}
 
 // AppendJSON writes an event exactly as encoding/json writes it with HTML
 // escaping off (the API's bodies), whichever of its fields are set, and
 // MarshalJSON (through json.Marshal, HTML escaping on) as encoding/json
-// wrote it by reflection.
+// writes it by reflection.
 func TestEventAppendJSONMatchesEncodingJSON(t *testing.T) {
 	base := event.Event{
 		ID: "01a2b3c4-0000-7000-8000-000000000001", Type: "order.<created>&more", Status: event.Retrying,
@@ -82,46 +84,50 @@ func TestEventAppendJSONMatchesEncodingJSON(t *testing.T) {
 	withCorrelation := base
 	withCorrelation.Metadata.CorrelationID = "corr-<1>\u2028"
 	withPayload := withCorrelation
-	withPayload.Payload = map[string]any{"b": []any{json.Number("1.50"), true, nil}, "a": "<x>&\u2029", "c": map[string]any{}}
+	withPayload.Payload = eventtest.Payload(t, `{"b":[1.50,true,null],"a":"<x>&\u2029","c":{}}`)
 	for name, e := range map[string]event.Event{"no payload": base, "correlation id": withCorrelation, "payload": withPayload} {
 		got, err := e.AppendJSON([]byte("x"))
 		require.NoError(t, err, name)
-		assert.Equal(t, "x"+encodingJSON(t, plain(e), false), string(got), name)
+		assert.Equal(t, "x"+encodingJSON(t, plainOf(e), false), string(got), name)
 
 		marshaled, err := json.Marshal(e)
 		require.NoError(t, err, name)
-		reflected, err := json.Marshal(plain(e))
+		reflected, err := json.Marshal(plainOf(e))
 		require.NoError(t, err, name)
 		assert.Equal(t, string(reflected), string(marshaled), name)
 	}
-	assert.Contains(t, encodingJSON(t, plain(base), false), `"payload":null`)
+	got, err := base.AppendJSON(nil)
+	require.NoError(t, err)
+	assert.Contains(t, string(got), `"payload":{},`, "a nil payload is the empty object")
+	assert.Contains(t, encodingJSON(t, plainWith(withPayload, map[string]any{"b": []any{json.Number("1.50"), true, nil}, "a": "<x>&\u2029", "c": map[string]any{}}), false), `"payload":{"a":"<x>&\u2029","b":[1.50,true,null],"c":{}}`)
 
-	// A stored payload is written as it writes itself, HTML escaping off;
-	// Payload wins when both are set.
-	var html = true
+	// A stored number that is not a JSON number fails, as encoding/json
+	// refuses such a json.Number.
 	e := base
-	e.Stored = stored{json: `{"k":[1,"<v>"]}`, html: &html}
-	got, err := e.AppendJSON(nil)
-	require.NoError(t, err)
-	assert.False(t, html, "asked without HTML escaping")
-	want := base
-	want.Payload = map[string]any{"k": []any{json.Number("1"), "<v>"}}
-	assert.Equal(t, encodingJSON(t, plain(want), false), string(got))
-	e.Payload = map[string]any{"from": "Payload"}
-	got, err = e.AppendJSON(nil)
-	require.NoError(t, err)
-	assert.Contains(t, string(got), `"payload":{"from":"Payload"},`)
-
-	// Errors of either payload come back.
-	boom := errors.New("boom")
-	e = base
-	e.Stored = stored{err: boom}
+	e.Payload = event.Payload{"n": &types.AttributeValueMemberN{Value: "not a number"}}
 	_, err = e.AppendJSON(nil)
-	assert.ErrorIs(t, err, boom)
-	e = base
-	e.Payload = map[string]any{"n": json.Number("not a number")}
-	_, err = e.AppendJSON(nil)
-	assert.Error(t, err, "encoding/json refuses an invalid json.Number")
+	assert.ErrorIs(t, err, event.ErrInvalidNumber)
 	_, err = json.Marshal(e)
 	assert.Error(t, err)
+	_, err = json.Marshal(plainWith(e, map[string]any{"n": json.Number("not a number")}))
+	assert.Error(t, err, "encoding/json refuses an invalid json.Number")
+}
+
+// A Payload is a JSON object wherever encoding/json meets it, and reads
+// back from its own JSON: null is the nil Payload, anything but an object
+// an error.
+func TestPayloadJSONRoundTrip(t *testing.T) {
+	p := eventtest.Payload(t, `{"a":[1e5,"<s>",{"n":null}],"b":false}`)
+	b, err := json.Marshal(p)
+	require.NoError(t, err)
+	assert.Equal(t, `{"a":[1e5,"\u003cs\u003e",{"n":null}],"b":false}`, string(b))
+	var back event.Payload
+	require.NoError(t, json.Unmarshal(b, &back))
+	assert.Equal(t, p, back)
+	require.NoError(t, json.Unmarshal([]byte(`null`), &back))
+	assert.Nil(t, back)
+	for _, bad := range []string{`[]`, `"s"`, `1`, `true`} {
+		assert.ErrorContains(t, json.Unmarshal([]byte(bad), &back), "must be a JSON object", bad)
+	}
+	assert.Error(t, back.UnmarshalJSON([]byte(`{`)))
 }

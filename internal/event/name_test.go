@@ -56,7 +56,7 @@ func TestUnknownFieldOffsets(t *testing.T) {
 	if err == nil || err.Error() != `invalid_json: unknown field "extra" at byte 38: use event_type, payload` {
 		t.Errorf("ParseCreate: %v", err)
 	}
-	_, errs, err := event.ParseBatchWith([]byte(`{"events":[{"event_type":"t","payload":{}},{"event_type":"t","payload":{},"Payload":1}]}`), nil)
+	_, errs, err := event.ParseBatch([]byte(`{"events":[{"event_type":"t","payload":{}},{"event_type":"t","payload":{},"Payload":1}]}`))
 	if err != nil || len(errs) != 2 || errs[0] != nil || errs[1] == nil ||
 		errs[1].Error() != `invalid_json: unknown field "Payload" at byte 83: field names are case-sensitive; use "payload"` {
 		t.Errorf("ParseBatch: %v %v", errs, err)

@@ -69,14 +69,10 @@ func inputErr(code, format string, args ...any) *InputError {
 // [A-Za-z0-9._:-] starting with a letter or digit.
 func ValidEventType(t string) bool { return validName(t) }
 
-// CreateRequest is a validated request to store one event. ParseCreate
-// fills Payload; the fast path (package avjson) fills Stored instead and
-// leaves Payload nil.
+// CreateRequest is a validated request to store one event.
 type CreateRequest struct {
 	EventType string
-	Payload   map[string]any
-	// Stored is the payload in the store's form, used when Payload is nil.
-	Stored StoredPayload
+	Payload   Payload
 }
 
 type createBody struct {
@@ -288,54 +284,79 @@ func loneSurrogate(data []byte, from int64) (int64, string) {
 }
 
 // ParseCreate parses and validates the body of POST /v1/events:
-// {"event_type": "...", "payload": {...}}.
+// {"event_type": "...", "payload": {...}}. Numbers keep the client's
+// digits (N), strings are unescaped (S), and objects, arrays, booleans and
+// null become M, L, BOOL and NULL.
+//
+// A fast parser decodes the body straight into the Payload; it accepts
+// only what it can prove valid (I-JSON, exactly the members event_type and
+// payload, a valid event type, the rules of ValidatePayload). Any other
+// body goes to the reference decoder (encoding/json into map[string]any,
+// then ValidatePayload), whose result is converted, so every error is the
+// reference's own, message, byte offset and JSON Pointer included.
 func ParseCreate(data []byte) (CreateRequest, error) {
+	if req, ok := parseFast(data); ok {
+		return req, nil
+	}
 	return parseCreate(data, 0)
 }
 
-// parseCreate is ParseCreate for data found at byte base of the body.
+// parseCreate is the reference decoder for data found at byte base of the
+// body.
 func parseCreate(data []byte, base int64) (CreateRequest, error) {
+	typ, p, err := decodeCreate(data, base)
+	if err != nil {
+		return CreateRequest{}, err
+	}
+	return CreateRequest{EventType: typ, Payload: payloadOf(p)}, nil
+}
+
+// decodeCreate decodes and validates a create body with encoding/json: the
+// event type and the payload decoded to map[string]any.
+func decodeCreate(data []byte, base int64) (string, map[string]any, error) {
 	var b createBody
 	if err := decodeStrict(data, base, &b); err != nil {
-		return CreateRequest{}, err
+		return "", nil, err
 	}
 	return b.validate()
 }
 
-func (b createBody) validate() (CreateRequest, error) {
+func (b createBody) validate() (string, map[string]any, error) {
 	if b.EventType == nil {
-		return CreateRequest{}, inputErr(CodeInvalidEvent, "event_type is missing")
+		return "", nil, inputErr(CodeInvalidEvent, "event_type is missing")
 	}
 	if !ValidEventType(*b.EventType) {
-		return CreateRequest{}, inputErr(CodeInvalidEvent, "event_type %q is invalid: use 1-128 characters of [A-Za-z0-9._:-], starting with a letter or digit", truncate(*b.EventType, 64))
+		return "", nil, inputErr(CodeInvalidEvent, "event_type %q is invalid: use 1-128 characters of [A-Za-z0-9._:-], starting with a letter or digit", truncate(*b.EventType, 64))
 	}
 	p, ok := b.Payload.(map[string]any)
 	if !ok {
 		if b.Payload == nil {
-			return CreateRequest{}, inputErr(CodeInvalidPayload, "payload is missing or null: send a JSON object")
+			return "", nil, inputErr(CodeInvalidPayload, "payload is missing or null: send a JSON object")
 		}
-		return CreateRequest{}, inputErr(CodeInvalidPayload, "payload must be a JSON object, not %s", jsonKind(b.Payload))
+		return "", nil, inputErr(CodeInvalidPayload, "payload must be a JSON object, not %s", jsonKind(b.Payload))
 	}
 	if err := ValidatePayload(p); err != nil {
-		return CreateRequest{}, err
+		return "", nil, err
 	}
-	return CreateRequest{EventType: *b.EventType, Payload: p}, nil
+	return *b.EventType, p, nil
 }
 
-// ParseBatchWith parses the body of POST /v1/events/batch: {"events":
-// [...]} with 1-25 entries. The whole-body error is non-nil only when the
-// body as a whole is unusable (malformed JSON, not an object, an unknown
-// or repeated member, events missing or of the wrong size); otherwise each
-// entry has a request or its own error, so valid entries can be stored and
-// invalid ones reported. An I-JSON violation inside one entry (invalid
-// UTF-8, a lone surrogate, a duplicate name) is that entry's error; byte
-// offsets in entry errors count from the start of the body.
-//
-// fast is a fast path for the entries: it parses one entry's bytes and
-// reports whether it accepted them (it must accept only entries
-// ParseCreate accepts, with the same result); an entry it declines, or
-// every entry when fast is nil, is parsed by ParseCreate's own code.
-func ParseBatchWith(data []byte, fast func(entry []byte) (CreateRequest, bool)) ([]CreateRequest, []error, error) {
+// ParseBatch parses the body of POST /v1/events/batch: {"events": [...]}
+// with 1-25 entries, each as ParseCreate parses a body. The whole-body
+// error is non-nil only when the body as a whole is unusable (malformed
+// JSON, not an object, an unknown or repeated member, events missing or of
+// the wrong size); otherwise each entry has a request or its own error, so
+// valid entries can be stored and invalid ones reported. An I-JSON
+// violation inside one entry (invalid UTF-8, a lone surrogate, a duplicate
+// name) is that entry's error; byte offsets in entry errors count from the
+// start of the body.
+func ParseBatch(data []byte) ([]CreateRequest, []error, error) {
+	return parseBatch(data, true)
+}
+
+// parseBatch is ParseBatch, with each entry tried on the fast path first
+// when fast is true and parsed by the reference decoder otherwise.
+func parseBatch(data []byte, fast bool) ([]CreateRequest, []error, error) {
 	entries, offsets, err := splitBatch(data)
 	if err != nil {
 		return nil, nil, err
@@ -347,9 +368,9 @@ func ParseBatchWith(data []byte, fast func(entry []byte) (CreateRequest, bool)) 
 	reqs := make([]CreateRequest, n)
 	errs := make([]error, n)
 	for i, raw := range entries {
-		if fast != nil {
+		if fast {
 			var ok bool
-			if reqs[i], ok = fast(raw); ok {
+			if reqs[i], ok = parseFast(raw); ok {
 				continue
 			}
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"io"
 	"mime"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	"github.com/triggers-dev/triggers/contract"
-	"github.com/triggers-dev/triggers/internal/avjson"
 	"github.com/triggers-dev/triggers/internal/event"
 )
 
@@ -51,18 +49,14 @@ func (a *API) metadata(r *http.Request, ri *reqInfo) event.Metadata {
 
 // requestHash identifies a create request for idempotency: the event type
 // and the payload re-encoded canonically (sorted keys, numbers as sent,
-// HTML escaping on, a newline: json.Encoder's output for the decoded
-// payload, whichever form the request holds it in).
+// HTML escaping on, a newline: json.Encoder's output for the payload
+// decoded to map[string]any).
 func requestHash(req event.CreateRequest) string {
 	h := sha256.New()
 	h.Write([]byte(req.EventType))
 	h.Write([]byte{0})
-	if req.Payload == nil && req.Stored != nil {
-		b, _ := req.Stored.AppendJSON(nil, true)
-		h.Write(append(b, '\n'))
-	} else {
-		_ = json.NewEncoder(h).Encode(req.Payload)
-	}
+	b, _ := req.Payload.AppendJSON(nil, true)
+	h.Write(append(b, '\n'))
 	return hex.EncodeToString(h.Sum(nil))
 }
 
@@ -77,7 +71,7 @@ func (a *API) createEvent(w http.ResponseWriter, r *http.Request, ri *reqInfo, _
 	if err != nil {
 		return 0, nil, err
 	}
-	req, err := avjson.ParseCreate(data)
+	req, err := event.ParseCreate(data)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -127,7 +121,7 @@ func (a *API) createBatch(w http.ResponseWriter, r *http.Request, ri *reqInfo, _
 	if err != nil {
 		return 0, nil, err
 	}
-	reqs, errs, err := avjson.ParseBatch(data)
+	reqs, errs, err := event.ParseBatch(data)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -320,7 +314,7 @@ func (a *API) listInbox(w http.ResponseWriter, r *http.Request, ri *reqInfo, _ s
 	}
 	// The page is written straight from the stored payloads
 	// (InboxPage.AppendJSON).
-	q := event.InboxQuery{Tenant: ri.tenant, Status: p.Status, EventType: p.EventType, Ascending: p.Ascending, Limit: p.Limit, StoredPayloads: true}
+	q := event.InboxQuery{Tenant: ri.tenant, Status: p.Status, EventType: p.EventType, Ascending: p.Ascending, Limit: p.Limit}
 	shape := p.Shape()
 	if p.Cursor != "" {
 		pos, err := a.cursors.Decode(ri.tenant, shape, p.Cursor)

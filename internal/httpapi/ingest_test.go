@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/internal/event/eventtest"
 	"github.com/triggers-dev/triggers/schema"
 )
 
@@ -230,7 +231,7 @@ func TestBatch(t *testing.T) {
 			ev := res["event"].(map[string]any)
 			got, err := e.store.Get(context.Background(), "tenant-a", ev["event_id"].(string))
 			require.NoError(t, err, "stored event %d", i)
-			assert.Equal(t, fmt.Sprint(i), fmt.Sprint(got.Payload["i"]))
+			assert.Equal(t, fmt.Sprint(i), fmt.Sprint(eventtest.Decoded(got.Payload)["i"]))
 		} else {
 			assert.Equal(t, wantCode[i], res["error"].(map[string]any)["code"], "result %d", i)
 		}

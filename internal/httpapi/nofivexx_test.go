@@ -68,7 +68,7 @@ func FuzzNoServerError(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	ev, err := event.New(event.CreateRequest{EventType: "seed", Payload: map[string]any{}}, time.Now(), event.DefaultRetention, event.Metadata{})
+	ev, err := event.New(event.CreateRequest{EventType: "seed", Payload: event.Payload{}}, time.Now(), event.DefaultRetention, event.Metadata{})
 	if err != nil {
 		f.Fatal(err)
 	}

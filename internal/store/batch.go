@@ -27,13 +27,8 @@ func (st *Store) PutBatch(ctx context.Context, tenant string, events []event.Eve
 	pending := map[string]int{} // sort key -> index
 	var reqs []types.WriteRequest
 	for i, e := range events {
-		item, err := st.itemFor(tenant, e)
-		if err != nil {
-			errs[i] = err
-			continue
-		}
 		pending[e.SortKey()] = i
-		reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: item}})
+		reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: st.itemFor(tenant, e)}})
 	}
 	const rounds = 6
 	for round := 0; len(reqs) > 0; round++ {

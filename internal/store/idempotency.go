@@ -17,6 +17,7 @@ import (
 	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/backoff"
 	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/internal/item"
 	"github.com/triggers-dev/triggers/schema"
 )
 
@@ -36,10 +37,6 @@ func IdempotencyPartition(tenant, key string) string {
 // event: the losers of a transaction conflict retry and then find the
 // record.
 func (st *Store) PutIdempotent(ctx context.Context, tenant string, e event.Event, key, requestHash string) (event.Event, bool, error) {
-	item, err := st.itemFor(tenant, e)
-	if err != nil {
-		return event.Event{}, false, err
-	}
 	record := map[string]types.AttributeValue{
 		schema.AttrUserID:           s(IdempotencyPartition(tenant, key)),
 		schema.AttrTimestampEventID: s(contract.IdempotencySortKey),
@@ -54,7 +51,7 @@ func (st *Store) PutIdempotent(ctx context.Context, tenant string, e event.Event
 	in := &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
 		{Put: &types.Put{
 			TableName:                aws.String(st.table),
-			Item:                     item,
+			Item:                     st.itemFor(tenant, e),
 			ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
 			ExpressionAttributeNames: names,
 		}},
@@ -130,7 +127,7 @@ func (st *Store) original(ctx context.Context, tenant, key, requestHash string, 
 	if out.Item == nil {
 		return event.Event{}, fmt.Errorf("%w: the event of this idempotency key no longer exists", event.ErrIdempotencyMismatch)
 	}
-	return EventFromItem(out.Item), nil
+	return item.EventFromItem(out.Item), nil
 }
 
 func hasReason(reasons []types.CancellationReason, code string) bool {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/internal/item"
 	"github.com/triggers-dev/triggers/schema"
 )
 
@@ -104,12 +105,8 @@ func (st *Store) List(ctx context.Context, q event.InboxQuery) (event.Page, erro
 				return event.Page{}, err
 			}
 		}
-		for _, item := range items {
-			if q.StoredPayloads {
-				page.Events = append(page.Events, EventFromItemStored(item))
-			} else {
-				page.Events = append(page.Events, EventFromItem(item))
-			}
+		for _, it := range items {
+			page.Events = append(page.Events, item.EventFromItem(it))
 		}
 		if out.LastEvaluatedKey == nil {
 			return page, nil

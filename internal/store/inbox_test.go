@@ -26,7 +26,7 @@ func seedInbox(t *testing.T, st *store.Store, tenant string, n int) []event.Even
 		if i%2 == 1 {
 			typ = "b"
 		}
-		e, err := event.New(event.CreateRequest{EventType: typ, Payload: map[string]any{}}, base.Add(time.Duration(i)*time.Millisecond), event.DefaultRetention, event.Metadata{})
+		e, err := event.New(event.CreateRequest{EventType: typ, Payload: event.Payload{}}, base.Add(time.Duration(i)*time.Millisecond), event.DefaultRetention, event.Metadata{})
 		require.NoError(t, err)
 		evs = append(evs, e)
 	}
@@ -233,7 +233,7 @@ func TestListTopUpAsksForWhatIsMissing(t *testing.T) {
 		base := time.Now().Add(-time.Hour)
 		var evs []event.Event
 		for i := 0; i < 10; i++ {
-			e, err := event.New(event.CreateRequest{EventType: "t", Payload: map[string]any{}}, base.Add(time.Duration(i)*time.Millisecond), event.DefaultRetention, event.Metadata{})
+			e, err := event.New(event.CreateRequest{EventType: "t", Payload: event.Payload{}}, base.Add(time.Duration(i)*time.Millisecond), event.DefaultRetention, event.Metadata{})
 			require.NoError(t, err)
 			evs = append(evs, e)
 		}

@@ -175,11 +175,11 @@ func TestLeanPageReadsTheTableAfterTheIndex(t *testing.T) {
 		require.NoError(t, st.Put(ctx, "tenant-a", e))
 		evs = append(evs, e)
 	}
-	page, err := st.List(ctx, event.InboxQuery{Tenant: "tenant-a", Status: event.Received, Limit: 5, Ascending: true, StoredPayloads: true})
+	page, err := st.List(ctx, event.InboxQuery{Tenant: "tenant-a", Status: event.Received, Limit: 5, Ascending: true})
 	require.NoError(t, err)
 	assert.Equal(t, []string{evs[0].ID, evs[2].ID, evs[4].ID}, idsOf(page.Events, func(int, event.Event) bool { return true }, true))
-	for _, e := range page.Events {
-		assert.NotNil(t, e.Stored, "payload in stored form when asked")
+	for i, e := range page.Events {
+		assert.Equal(t, evs[2*i].Payload, e.Payload, "payload of %s", e.ID)
 	}
 	assert.Nil(t, page.Next)
 }

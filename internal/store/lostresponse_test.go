@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	itemconv "github.com/triggers-dev/triggers/internal/item"
 	"github.com/triggers-dev/triggers/internal/store"
 	"github.com/triggers-dev/triggers/schema"
 )
@@ -31,14 +32,13 @@ func TestPutSurvivesALostResponse(t *testing.T) {
 	assert.Equal(t, 2, proxy.Calls("PutItem"), "the SDK retried once after the lost response")
 	items := scan(t, table)
 	require.Len(t, items, 1, "stored exactly once")
-	assert.Equal(t, e, store.EventFromItem(items[0]))
+	assert.Equal(t, e, itemconv.EventFromItem(items[0]))
 
 	// A real conflict (another event's item under the key) is still an error.
 	e2 := newEvent(t, "order.paid", map[string]any{})
-	item, err := store.Item("tenant-a", e2)
-	require.NoError(t, err)
+	item := itemconv.FromEvent("tenant-a", e2, schema.ProfileSeed)
 	item[schema.AttrEventID] = &types.AttributeValueMemberS{Value: "evt_someone_else"}
-	_, err = db.Client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: item})
+	_, err := db.Client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: item})
 	require.NoError(t, err)
 	assert.Error(t, st.Put(ctx, "tenant-a", e2))
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/internal/item"
 	"github.com/triggers-dev/triggers/schema"
 )
 
@@ -110,11 +111,11 @@ func (st *Store) Transition(ctx context.Context, tenant, id string, from []event
 			if errors.Is(err, event.ErrNotFound) {
 				return event.Event{}, err
 			}
-			return EventFromItem(ccf.Item), err // the event as it is
+			return item.EventFromItem(ccf.Item), err // the event as it is
 		}
 		return event.Event{}, classify("update event status", err)
 	}
-	return EventFromItem(out.Attributes), nil
+	return item.EventFromItem(out.Attributes), nil
 }
 
 // transitionFailed is the error of a status change whose condition failed
@@ -123,7 +124,7 @@ func (st *Store) transitionFailed(old map[string]types.AttributeValue, id string
 	if old == nil {
 		return event.ErrNotFound
 	}
-	e := EventFromItem(old)
+	e := item.EventFromItem(old)
 	if e.Expired(st.now()) || e.ID != id {
 		return event.ErrNotFound
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/triggers-dev/triggers/internal/event"
+	itemconv "github.com/triggers-dev/triggers/internal/item"
 	"github.com/triggers-dev/triggers/internal/store"
 	"github.com/triggers-dev/triggers/schema"
 )
@@ -79,7 +80,7 @@ func TestTransitionUpdatesTheItem(t *testing.T) {
 		assert.Equal(t, string(s.to), attrS(item, schema.AttrStatus))
 		assert.Equal(t, string(s.to)+"#"+e.Timestamp, attrS(item, schema.AttrStatusTS))
 		assert.Equal(t, e.Type+"#"+e.Timestamp, attrS(item, schema.AttrEventTypeTS), "the event type index key never changes")
-		assert.Equal(t, got, store.EventFromItem(item))
+		assert.Equal(t, got, itemconv.EventFromItem(item))
 	}
 }
 
@@ -166,10 +167,9 @@ func TestTransitionOfAForeignItemIsNotFound(t *testing.T) {
 	table := db.CreateTable(t, schema.Events())
 	st := store.New(db.Client, table)
 	e := newEvent(t, "t", map[string]any{})
-	item, err := store.Item("tenant-a", e)
-	require.NoError(t, err)
+	item := itemconv.FromEvent("tenant-a", e, schema.ProfileSeed)
 	item[schema.AttrEventID] = &types.AttributeValueMemberS{Value: "evt_someone_else"}
-	_, err = db.Client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: item})
+	_, err := db.Client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: item})
 	require.NoError(t, err)
 	_, err = st.Transition(ctx, "tenant-a", e.ID, []event.Status{event.Failed}, event.Retrying)
 	assert.ErrorIs(t, err, event.ErrNotFound)

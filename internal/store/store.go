@@ -23,6 +23,7 @@ import (
 	"github.com/triggers-dev/triggers/internal/backoff"
 	"github.com/triggers-dev/triggers/internal/ddb"
 	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/internal/item"
 	"github.com/triggers-dev/triggers/schema"
 )
 
@@ -84,13 +85,9 @@ func (st *Store) key(tenant, sortKey string) map[string]types.AttributeValue {
 
 // Put stores a new event (PutItem, conditional on the key being new).
 func (st *Store) Put(ctx context.Context, tenant string, e event.Event) error {
-	item, err := st.itemFor(tenant, e)
-	if err != nil {
-		return err
-	}
-	_, err = st.db.PutItem(ctx, &dynamodb.PutItemInput{
+	_, err := st.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName:                           aws.String(st.table),
-		Item:                                item,
+		Item:                                st.itemFor(tenant, e),
 		ConditionExpression:                 aws.String("attribute_not_exists(#pk)"),
 		ExpressionAttributeNames:            map[string]string{"#pk": schema.AttrUserID},
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
@@ -128,7 +125,7 @@ func (st *Store) Get(ctx context.Context, tenant, id string) (event.Event, error
 	if out.Item == nil {
 		return event.Event{}, event.ErrNotFound
 	}
-	e := EventFromItem(out.Item)
+	e := item.EventFromItem(out.Item)
 	if e.Expired(st.now()) {
 		return event.Event{}, event.ErrNotFound
 	}

@@ -88,7 +88,7 @@ func attributeValue(av events.DynamoDBAttributeValue, depth int) (out types.Attr
 }
 
 // Item converts a stream image (NewImage, OldImage or Keys) into a
-// DynamoDB item, as store.EventFromItem takes it.
+// DynamoDB item, as item.EventFromItem takes it.
 func Item(image map[string]events.DynamoDBAttributeValue) (map[string]types.AttributeValue, error) {
 	item := make(map[string]types.AttributeValue, len(image))
 	for name, av := range image {

@@ -45,12 +45,8 @@ func (m Message) size() int {
 // for the event (encoding/json with HTML escaping off), without the
 // trailing newline. The only difference: the noncharacters U+FFFE and
 // U+FFFF, which SQS refuses in a message body, are written as the JSON
-// escapes \ufffe and \uffff, which decode to the same string. A payload
-// in stored form (e.Stored) is written as it is.
+// escapes \ufffe and \uffff, which decode to the same string.
 func MarshalEvent(e event.Event) ([]byte, error) {
-	if e.Payload == nil && e.Stored == nil {
-		e.Payload = map[string]any{}
-	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

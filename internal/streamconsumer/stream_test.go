@@ -30,6 +30,7 @@ import (
 	"github.com/triggers-dev/triggers/internal/ddb/ddbtest"
 	"github.com/triggers-dev/triggers/internal/dev/streampoll"
 	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/internal/event/eventtest"
 	"github.com/triggers-dev/triggers/internal/httpapi"
 	"github.com/triggers-dev/triggers/internal/store"
 	"github.com/triggers-dev/triggers/internal/streamconsumer"
@@ -267,7 +268,7 @@ func TestRealStreamRecords(t *testing.T) {
 		dec = json.NewDecoder(strings.NewReader(s.payload[id]))
 		dec.UseNumber()
 		require.NoError(t, dec.Decode(&want))
-		assert.Equal(t, want, body.Payload, "payload of %s", id)
+		assert.Equal(t, want, eventtest.Decoded(body.Payload), "payload of %s", id)
 	}
 	assert.Contains(t, fake.sent[0].Body, `"big":123456789012345678901234567890123456`)
 	assert.Contains(t, fake.sent[0].Body, `"unicode":"héllo ✓ 𝄞 日本語 \u2028"`)

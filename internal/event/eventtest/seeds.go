@@ -1,6 +1,7 @@
-// Package eventtest holds test inputs shared by the tests of the packages
-// that parse event requests (internal/event and internal/avjson). It is
-// imported by tests only.
+// Package eventtest holds test inputs and helpers shared by the tests of
+// the packages that parse, store or deliver events: request bodies, and
+// payloads built from JSON or read back as decoded JSON. It is imported by
+// tests only.
 package eventtest
 
 import (

@@ -19,6 +19,7 @@ import (
 	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/ddb/ddbtest"
 	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/internal/event/eventtest"
 	"github.com/triggers-dev/triggers/internal/store"
 	"github.com/triggers-dev/triggers/internal/webhook"
 	"github.com/triggers-dev/triggers/internal/webhook/dispatch"
@@ -167,7 +168,7 @@ func (w *world) advance(d time.Duration) {
 
 func (w *world) event(tenant, typ string) event.Event {
 	w.t.Helper()
-	e, err := event.New(event.CreateRequest{EventType: typ, Payload: map[string]any{"n": json.Number("12345678901234567890.5")}}, w.clock(), 24*time.Hour, event.Metadata{SourceIP: "192.0.2.1"})
+	e, err := event.New(event.CreateRequest{EventType: typ, Payload: eventtest.Payload(w.t, `{"n":12345678901234567890.5}`)}, w.clock(), 24*time.Hour, event.Metadata{SourceIP: "192.0.2.1"})
 	require.NoError(w.t, err)
 	require.NoError(w.t, w.st.Put(context.Background(), tenant, e))
 	return e

@@ -2,7 +2,6 @@ package dispatch_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/triggers-dev/triggers/internal/dev/kmslocal/kmstest"
 	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/internal/event/eventtest"
 	"github.com/triggers-dev/triggers/internal/store"
 	"github.com/triggers-dev/triggers/internal/webhook"
 	"github.com/triggers-dev/triggers/internal/webhook/dispatch"
@@ -101,7 +101,7 @@ func plain(_ string, sec webhook.Secret) string { return sec.Encode() }
 // receiver got.
 func (w *sealedWorld) deliver(tenant string) (http.Header, []byte, error) {
 	w.t.Helper()
-	e, err := event.New(event.CreateRequest{EventType: "order.paid", Payload: map[string]any{"n": json.Number("1")}}, w.clock(), 24*time.Hour, event.Metadata{})
+	e, err := event.New(event.CreateRequest{EventType: "order.paid", Payload: eventtest.Payload(w.t, `{"n":1}`)}, w.clock(), 24*time.Hour, event.Metadata{})
 	require.NoError(w.t, err)
 	require.NoError(w.t, w.st.Put(context.Background(), tenant, e))
 	n := len(w.requests())
@@ -207,7 +207,7 @@ func TestKMSDownFailsTheRound(t *testing.T) {
 	w := newSealedWorld(t)
 	w.subscribe("tenant-a", w.seal("tenant-a"))
 	require.NoError(t, w.kms.Stop())
-	e, err := event.New(event.CreateRequest{EventType: "order.paid", Payload: map[string]any{}}, w.clock(), 24*time.Hour, event.Metadata{})
+	e, err := event.New(event.CreateRequest{EventType: "order.paid", Payload: event.Payload{}}, w.clock(), 24*time.Hour, event.Metadata{})
 	require.NoError(t, err)
 	require.NoError(t, w.st.Put(context.Background(), "tenant-a", e))
 	err = w.d.HandleEvent(context.Background(), "tenant-a", e.ID)

@@ -1,11 +1,10 @@
-package avjson
+package event
 
 // Tests aimed at what the differential seeds do not reach: the reuse of
 // pooled scratch and slab chunks, and the number shortcuts.
 //
 // This is an internal test: white-box access to the pools and slabs. The
-// edges that need the reference path's conversions (store, item, which
-// import this package) are in edges_test.go.
+// edges held to the reference path are in edges_test.go.
 
 import (
 	"runtime"
@@ -13,8 +12,6 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
-	"github.com/triggers-dev/triggers/internal/event"
 )
 
 // payloadBody wraps a payload in a create body.
@@ -156,7 +153,7 @@ func TestListChunks(t *testing.T) {
 	}
 }
 
-// dynamoNumber agrees with event.ValidNumber on every literal, with or
+// dynamoNumber agrees with ValidNumber on every literal, with or
 // without an exponent, around the 38 significant digits DynamoDB keeps
 // (signs, points and leading zeros not counted).
 func TestDynamoNumber(t *testing.T) {
@@ -172,8 +169,8 @@ func TestDynamoNumber(t *testing.T) {
 		if end != len(lit) {
 			t.Fatalf("scanNumber(%q) = %d, want %d", lit, end, len(lit))
 		}
-		if got, want := dynamoNumber(lit, exp), event.ValidNumber(lit) == nil; got != want {
-			t.Errorf("dynamoNumber(%q) = %v, event.ValidNumber says %v", lit, got, want)
+		if got, want := dynamoNumber(lit, exp), ValidNumber(lit) == nil; got != want {
+			t.Errorf("dynamoNumber(%q) = %v, ValidNumber says %v", lit, got, want)
 		}
 	}
 }

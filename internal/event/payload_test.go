@@ -1,4 +1,4 @@
-package avjson_test
+package event_test
 
 import (
 	"bytes"
@@ -7,8 +7,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/triggers-dev/triggers/internal/avjson"
-	"github.com/triggers-dev/triggers/internal/item"
+	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/internal/event/eventtest"
 )
 
 // gen builds an attribute value from fuzz bytes: every member type,
@@ -100,7 +100,7 @@ func (g *gen) value(depth int) types.AttributeValue {
 }
 
 // FuzzAppendValue: AppendValue writes what encoding/json writes for
-// item.FromAttributeValue of the same value, HTML escaping on and off, or
+// eventtest.FromAttributeValue of the same value, HTML escaping on and off, or
 // fails where encoding/json fails.
 func FuzzAppendValue(f *testing.F) {
 	for _, s := range []string{"", "\x04\x03\x01a\x00\x01b\x01\x05c\x0b", "\x0c\x02ab\x07", "\x05\x04\x01\x03\x09\x02\xff\xfe\x0a\x02\x01x", "\x04\x01\x02\xe2\x80\x01\x01\x07"} {
@@ -113,8 +113,8 @@ func FuzzAppendValue(f *testing.F) {
 			var want bytes.Buffer
 			enc := json.NewEncoder(&want)
 			enc.SetEscapeHTML(esc)
-			wantErr := enc.Encode(item.FromAttributeValue(av))
-			got, err := avjson.AppendValue([]byte("prefix"), av, esc)
+			wantErr := enc.Encode(eventtest.FromAttributeValue(av))
+			got, err := event.AppendValue([]byte("prefix"), av, esc)
 			if (err != nil) != (wantErr != nil) {
 				t.Fatalf("AppendValue(%#v) error %v, encoding/json %v", av, err, wantErr)
 			}
@@ -125,7 +125,7 @@ func FuzzAppendValue(f *testing.F) {
 				t.Fatalf("AppendValue(%#v, %v) = %q\nwant %q", av, esc, got, w)
 			}
 			if m, ok := av.(*types.AttributeValueMemberM); ok {
-				gotP, err := avjson.Payload(m.Value).AppendJSON([]byte("prefix"), esc)
+				gotP, err := event.Payload(m.Value).AppendJSON([]byte("prefix"), esc)
 				if err != nil || !bytes.Equal(gotP, got) {
 					t.Fatalf("Payload.AppendJSON = %q, %v; want %q", gotP, err, got)
 				}

@@ -1,10 +1,14 @@
-package avjson_test
+package event_test
+
+// The differential tests: the fast path of ParseCreate and ParseBatch held
+// to the reference decoder (encoding/json into map[string]any, then
+// converted), and Payload's JSON held to encoding/json's of the decoded
+// payload: the same items, bytes and errors.
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"github.com/triggers-dev/triggers/internal/event/eventtest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -15,19 +19,14 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/triggers-dev/triggers/internal/avjson"
 	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/internal/event/eventtest"
 	"github.com/triggers-dev/triggers/internal/item"
-	"github.com/triggers-dev/triggers/internal/store"
+	"github.com/triggers-dev/triggers/schema"
 )
 
-// plainEvent has event.Event's fields and tags but not its MarshalJSON:
-// encoding/json's own encoding of the struct, the reference for the
-// response bytes.
-type plainEvent event.Event
-
-// encodeRef is what the API wrote before this package: encoding/json
-// with HTML escaping as asked, without the trailing newline.
+// encodeRef is encoding/json's encoding of v with HTML escaping as asked,
+// without the trailing newline.
 func encodeRef(t *testing.T, v any, escapeHTML bool) []byte {
 	t.Helper()
 	var buf bytes.Buffer
@@ -53,16 +52,23 @@ func template(typ string) event.Event {
 // TestDifferential).
 var fastPathCount int
 
-// checkDifferential holds avjson.ParseCreate to event.ParseCreate for one
+// checkDifferential holds ParseCreate to the reference decoder for one
 // body: what the fast path accepts the reference accepts, with the same
 // stored item, the same response bytes (POST, and the inbox's reading of
 // the stored item), the same idempotency hash input; everything else gets
 // the reference's error.
 func checkDifferential(t *testing.T, data []byte) {
 	t.Helper()
-	old, oldErr := event.ParseCreate(data)
-	fast, ok := avjson.ParseFast(data)
-	pub, pubErr := avjson.ParseCreate(data)
+	old, oldErr := event.ParseCreateReference(data)
+	fast, ok := event.ParseFast(data)
+	pub, pubErr := event.ParseCreate(data)
+	if oldErr == nil {
+		// The reference's conversion keeps the decoded payload exactly.
+		_, decoded, _ := event.DecodeCreateReference(data)
+		if back := eventtest.Decoded(old.Payload); !reflect.DeepEqual(back, decoded) {
+			t.Fatalf("reference payload of %q converts to %v, decoded %v", data, back, decoded)
+		}
+	}
 	if !ok {
 		if oldErr != nil {
 			sameError(t, data, pubErr, oldErr)
@@ -82,8 +88,8 @@ func checkDifferential(t *testing.T, data []byte) {
 	if pubErr != nil || !reflect.DeepEqual(pub, fast) {
 		t.Fatalf("ParseCreate(%q) = %+v, %v, want the fast path's %+v", data, pub, pubErr, fast)
 	}
-	if fast.Payload != nil || fast.Stored == nil {
-		t.Fatalf("fast path of %q: Payload %v, Stored %v; want only Stored", data, fast.Payload, fast.Stored)
+	if fast.Payload == nil {
+		t.Fatalf("fast path of %q: nil Payload", data)
 	}
 	sameRequest(t, data, old, fast)
 }
@@ -92,42 +98,31 @@ func checkDifferential(t *testing.T, data []byte) {
 // item and write its bytes.
 func sameRequest(t *testing.T, data []byte, old, fast event.CreateRequest) {
 	t.Helper()
-	if fast.Payload != nil {
-		// Declined by the fast path: the reference's own result.
-		if !reflect.DeepEqual(fast, old) {
-			t.Fatalf("fallback of %q = %+v, want %+v", data, fast, old)
-		}
-		return
-	}
 	if fast.EventType != old.EventType {
 		t.Fatalf("fast path of %q: event type %q, want %q", data, fast.EventType, old.EventType)
 	}
 
 	// The stored item.
 	eOld, eNew := template(old.EventType), template(fast.EventType)
-	eOld.Payload, eNew.Stored = old.Payload, fast.Stored
-	itOld, err := store.Item("tenant-a", eOld)
-	if err != nil {
-		t.Fatalf("store.Item of the reference's %q: %v", data, err)
-	}
-	itNew, err := store.Item("tenant-a", eNew)
-	if err != nil {
-		t.Fatalf("store.Item of the fast path's %q: %v", data, err)
-	}
+	eOld.Payload, eNew.Payload = old.Payload, fast.Payload
+	itOld := item.FromEvent("tenant-a", eOld, schema.ProfileSeed)
+	itNew := item.FromEvent("tenant-a", eNew, schema.ProfileSeed)
 	if !reflect.DeepEqual(itNew, itOld) {
 		t.Fatalf("stored item of %q differs:\n fast %s\n ref  %s", data, dump(itNew), dump(itOld))
 	}
 
 	// The 201's body, and the same through MarshalJSON with and without
-	// HTML escaping (batch results, json.Marshal).
-	want := encodeRef(t, plainEvent(eOld), false)
+	// HTML escaping (batch results, json.Marshal), against encoding/json
+	// of the payload decoded.
+	ref := plainWith(eOld, eventtest.Decoded(old.Payload))
+	want := encodeRef(t, ref, false)
 	for name, e := range map[string]event.Event{"fast": eNew, "reference": eOld} {
 		got, err := e.AppendJSON(nil)
 		if err != nil || !bytes.Equal(got, want) {
 			t.Fatalf("AppendJSON of the %s event of %q = %s, %v\nwant %s", name, data, got, err, want)
 		}
 		for _, esc := range []bool{false, true} {
-			if got, want := encodeRef(t, e, esc), encodeRef(t, plainEvent(eOld), esc); !bytes.Equal(got, want) {
+			if got, want := encodeRef(t, e, esc), encodeRef(t, ref, esc); !bytes.Equal(got, want) {
 				t.Fatalf("encoding/json (escapeHTML %v) of the %s event of %q = %s\nwant %s", esc, name, data, got, want)
 			}
 		}
@@ -135,18 +130,16 @@ func sameRequest(t *testing.T, data []byte, old, fast event.CreateRequest) {
 
 	// The idempotency hash input: json.Encoder with HTML escaping.
 	var h bytes.Buffer
-	_ = json.NewEncoder(&h).Encode(old.Payload)
-	hashIn, err := fast.Stored.AppendJSON(nil, true)
+	_ = json.NewEncoder(&h).Encode(ref.Payload)
+	hashIn, err := fast.Payload.AppendJSON(nil, true)
 	if err != nil || !bytes.Equal(append(hashIn, '\n'), h.Bytes()) {
 		t.Fatalf("hash input of %q = %s, %v\nwant %s", data, hashIn, err, h.Bytes())
 	}
 
-	// Reading the stored item back: the inbox's stored-form event writes
-	// what the decoded event wrote.
-	wantRead := encodeRef(t, plainEvent(item.EventFromItem(itOld)), false)
-	gotRead, err := item.EventFromItemStored(itNew).AppendJSON(nil)
-	if err != nil || !bytes.Equal(gotRead, wantRead) {
-		t.Fatalf("stored-form read of %q = %s, %v\nwant %s", data, gotRead, err, wantRead)
+	// Reading the stored item back: the inbox writes what was posted.
+	gotRead, err := item.EventFromItem(itNew).AppendJSON(nil)
+	if err != nil || !bytes.Equal(gotRead, want) {
+		t.Fatalf("read of the stored item of %q = %s, %v\nwant %s", data, gotRead, err, want)
 	}
 }
 
@@ -165,7 +158,7 @@ func sameError(t *testing.T, data []byte, got, want error) {
 		return
 	}
 	for range 1000 {
-		_, again := event.ParseCreate(data)
+		_, again := event.ParseCreateReference(data)
 		if errors.As(again, &w) && *g == *w {
 			return
 		}
@@ -173,16 +166,16 @@ func sameError(t *testing.T, data []byte, got, want error) {
 	t.Fatalf("ParseCreate(%q) error %v, want %v", data, got, want)
 }
 
-func dump(it map[string]store.AttributeValue) string {
-	b, _ := json.Marshal(item.FromAttributeValue(&types.AttributeValueMemberM{Value: it}))
+func dump(it map[string]types.AttributeValue) string {
+	b, _ := json.Marshal(eventtest.FromAttributeValue(&types.AttributeValueMemberM{Value: it}))
 	return string(b)
 }
 
-// bodySeeds are the event package's FuzzParseCreate seeds, and bodies
+// diffSeeds are the FuzzParseCreate seeds, and bodies
 // aimed at the fast path's own rules: escapes, the characters the
 // encoders escape, numbers near every limit, names equal only after
 // unescaping, nesting at the limit.
-var bodySeeds = append(slices.Clone(eventtest.BodySeeds),
+var diffSeeds = append(slices.Clone(eventtest.BodySeeds),
 	// Escapes and what the encoders escape.
 	` { "payload" : { "b" : "<a href=\"x\">&amp;</a>" , "c":"\u2028\u2029\u0000\u001f\b\f\n\r\t\/\\" } , "event_type" : "a" } `,
 	`{"event\u005ftype":"\u0061.b","payload":{"\u00e9":"é","k\u0000":1,"\ud83d\ude00":"\uD83D\uDE00","DEL":"`+"\x7f"+`"}}`,
@@ -229,19 +222,18 @@ var bodySeeds = append(slices.Clone(eventtest.BodySeeds),
 	`{"event_type":"a","payload":{"x":1e200,"y":{"":1},"z":1e-200}}`,
 )
 
-// corpus returns the seeds of the event package's FuzzParseCreate corpus.
+// corpus returns the seeds of FuzzParseCreate's corpus.
 func corpus(t testing.TB) [][]byte {
 	seeds := fuzzSeeds(t, "FuzzParseCreate")
 	if len(seeds) == 0 {
-		t.Fatal("no corpus of event's FuzzParseCreate")
+		t.Fatal("no corpus of FuzzParseCreate")
 	}
 	return seeds
 }
 
-// fuzzSeeds returns the []byte inputs of the event package's corpus of
-// fuzz target name (testdata/fuzz/<name>/*, go test's corpus format).
+// fuzzSeeds returns the []byte inputs of the corpus of fuzz target name (testdata/fuzz/<name>/*, go test's corpus format).
 func fuzzSeeds(t testing.TB, name string) [][]byte {
-	files, err := filepath.Glob("../event/testdata/fuzz/" + name + "/*")
+	files, err := filepath.Glob("testdata/fuzz/" + name + "/*")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,11 +256,11 @@ func fuzzSeeds(t testing.TB, name string) [][]byte {
 	return out
 }
 
-// allSeeds are the seeds of the fuzz target: bodySeeds, the event
-// package's corpus and a realistic 1 KB body.
+// allSeeds are the seeds of the differential fuzz target: diffSeeds,
+// FuzzParseCreate's corpus and a realistic 1 KB body.
 func allSeeds(t testing.TB) [][]byte {
 	var out [][]byte
-	for _, s := range bodySeeds {
+	for _, s := range diffSeeds {
 		out = append(out, []byte(s))
 	}
 	out = append(out, corpus(t)...)
@@ -290,18 +282,18 @@ func TestDifferential(t *testing.T) {
 // so the differential checks above compare the fast path itself.
 func TestFastPathTakesEveryValidSeed(t *testing.T) {
 	for _, data := range append(allSeeds(t), eventtest.Body(64<<10)) {
-		if _, err := event.ParseCreate(data); err != nil {
+		if _, err := event.ParseCreateReference(data); err != nil {
 			continue
 		}
-		if _, ok := avjson.ParseFast(data); !ok {
+		if _, ok := event.ParseFast(data); !ok {
 			t.Errorf("fast path declined %q, which the reference accepts", data)
 		}
 	}
 }
 
-// FuzzParseCreate: for any body, avjson.ParseCreate gives the stored item,
-// response bytes and hash input of event.ParseCreate, or its error.
-func FuzzParseCreate(f *testing.F) {
+// FuzzDifferentialCreate: for any body, ParseCreate gives the stored item,
+// response bytes and hash input of the reference decoder, or its error.
+func FuzzDifferentialCreate(f *testing.F) {
 	for _, data := range allSeeds(f) {
 		f.Add(data)
 	}
@@ -310,13 +302,13 @@ func FuzzParseCreate(f *testing.F) {
 	})
 }
 
-// checkBatch holds avjson.ParseBatch to event.ParseBatch for one body:
+// checkBatch holds ParseBatch to its reference decoder for one body:
 // the same whole-body error, and per entry the same error or a request
 // with the same item and bytes.
 func checkBatch(t *testing.T, data []byte) {
 	t.Helper()
-	oldReqs, oldErrs, oldErr := event.ParseBatchWith(data, nil)
-	reqs, errs, err := avjson.ParseBatch(data)
+	oldReqs, oldErrs, oldErr := event.ParseBatchReference(data)
+	reqs, errs, err := event.ParseBatch(data)
 	if (err == nil) != (oldErr == nil) || (err != nil && err.Error() != oldErr.Error()) {
 		t.Fatalf("ParseBatch(%q) error %v, want %v", data, err, oldErr)
 	}
@@ -330,7 +322,7 @@ func checkBatch(t *testing.T, data []byte) {
 				// problems: the error must be one it gives.
 				ok := false
 				for range 1000 {
-					if _, again, _ := event.ParseBatchWith(data, nil); errs[i] != nil && again[i] != nil && again[i].Error() == errs[i].Error() {
+					if _, again, _ := event.ParseBatchReference(data); errs[i] != nil && again[i] != nil && again[i].Error() == errs[i].Error() {
 						ok = true
 						break
 					}
@@ -348,9 +340,9 @@ func checkBatch(t *testing.T, data []byte) {
 	}
 }
 
-// batchSeeds are the event package's FuzzParseBatch seeds.
+// batchSeeds are the differential batch seeds.
 var batchSeeds = []string{
-	`{"events":[` + bodySeeds[0] + `,` + bodySeeds[1] + `,` + bodySeeds[2] + `,42]}`,
+	`{"events":[` + diffSeeds[0] + `,` + diffSeeds[1] + `,` + diffSeeds[2] + `,42]}`,
 	`{"events":[]}`,
 	`{"events":null}`,
 	`{"events":[{}],"x":1}`,
@@ -368,7 +360,7 @@ func allBatchSeeds(t testing.TB) [][]byte {
 	// Every body seed as a batch of one, and all of them in batches of
 	// up to 25.
 	var all []string
-	for _, s := range bodySeeds {
+	for _, s := range diffSeeds {
 		out = append(out, []byte(`{"events":[`+s+`]}`))
 		all = append(all, s)
 	}
@@ -386,9 +378,9 @@ func TestBatchDifferential(t *testing.T) {
 	}
 }
 
-// FuzzParseBatch: for any body, avjson.ParseBatch gives event.ParseBatch's
+// FuzzDifferentialBatch: for any body, ParseBatch gives its reference's
 // whole-body error, and per entry its error or the same item and bytes.
-func FuzzParseBatch(f *testing.F) {
+func FuzzDifferentialBatch(f *testing.F) {
 	for _, data := range allBatchSeeds(f) {
 		f.Add(data)
 	}

@@ -1,44 +1,18 @@
-package avjson
+// The fast path of ParseCreate: a request body decoded straight into a
+// Payload, for valid input only.
+
+package event
 
 import (
 	"sync"
 	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
-	"github.com/triggers-dev/triggers/internal/event"
 )
-
-// ParseCreate parses and validates the body of POST /v1/events as
-// event.ParseCreate does, with the payload decoded straight into attribute
-// values: the request's Stored is a Payload and its Payload is nil.
-// Numbers keep the client's digits (N), strings are unescaped (S), and
-// objects, arrays, booleans and null become M, L, BOOL and NULL, which is
-// what store.ToAttributeValue makes of event.ParseCreate's payload.
-//
-// The fast parser accepts only what it can prove valid (I-JSON, exactly
-// the members event_type and payload, a valid event type, the payload
-// rules of event.ValidatePayload); for any other body it returns
-// event.ParseCreate's result, so errors are the reference's own, message,
-// byte offset and JSON Pointer included.
-func ParseCreate(data []byte) (event.CreateRequest, error) {
-	if req, ok := parseFast(data); ok {
-		return req, nil
-	}
-	return event.ParseCreate(data)
-}
-
-// ParseBatch parses the body of POST /v1/events/batch as event.ParseBatch
-// does, each entry on the fast path of ParseCreate when it accepts it
-// (event.ParseBatchWith); the whole-body checks and every error are
-// event.ParseBatch's.
-func ParseBatch(data []byte) ([]event.CreateRequest, []error, error) {
-	return event.ParseBatchWith(data, parseFast)
-}
 
 // parseFast is the fast path of ParseCreate: ok is false for anything it
 // does not accept.
-func parseFast(data []byte) (event.CreateRequest, bool) {
+func parseFast(data []byte) (CreateRequest, bool) {
 	p := parsers.Get().(*parser)
 	defer p.release()
 	p.s = string(data)
@@ -103,7 +77,7 @@ func (s *slab[T]) next(first int) *T {
 // list returns a slice of n values for an L, carved from a shared chunk.
 func (p *parser) list(n int) []types.AttributeValue {
 	if n == 0 {
-		return []types.AttributeValue{} // not nil, as store.ToAttributeValue makes it
+		return []types.AttributeValue{} // not nil, as the reference decoder makes it
 	}
 	if cap(p.lists)-len(p.lists) < n {
 		p.lists = make([]types.AttributeValue, 0, max(n, 64, 2*cap(p.lists)))
@@ -113,8 +87,8 @@ func (p *parser) list(n int) []types.AttributeValue {
 	return l
 }
 
-func (p *parser) create() (event.CreateRequest, bool) {
-	fail := func() (event.CreateRequest, bool) { return event.CreateRequest{}, false }
+func (p *parser) create() (CreateRequest, bool) {
+	fail := func() (CreateRequest, bool) { return CreateRequest{}, false }
 	p.ws()
 	if !p.eat('{') {
 		return fail()
@@ -157,10 +131,10 @@ func (p *parser) create() (event.CreateRequest, bool) {
 		return fail()
 	}
 	p.ws()
-	if p.i != len(p.s) || !seenType || !seenPayload || !event.ValidEventType(typ) {
+	if p.i != len(p.s) || !seenType || !seenPayload || !ValidEventType(typ) {
 		return fail()
 	}
-	return event.CreateRequest{EventType: typ, Stored: Payload(payload)}, true
+	return CreateRequest{EventType: typ, Payload: payload}, true
 }
 
 func (p *parser) ws() {
@@ -257,7 +231,7 @@ func (p *parser) word(w string) bool {
 }
 
 // dynamoNumber reports whether the JSON number lit is one DynamoDB stores
-// exactly (event.ValidNumber). Without an exponent, 38 digits or fewer
+// exactly (ValidNumber). Without an exponent, 38 digits or fewer
 // always are: at most 38 significant digits, magnitude from 1E-37 to below
 // 1E+38.
 func dynamoNumber(lit string, exp bool) bool {
@@ -268,16 +242,16 @@ func dynamoNumber(lit string, exp bool) bool {
 				digits--
 			}
 		}
-		if digits <= event.MaxNumberDigits {
+		if digits <= MaxNumberDigits {
 			return true
 		}
 	}
-	return event.ValidNumber(lit) == nil
+	return ValidNumber(lit) == nil
 }
 
 // object decodes the object at p.i (at '{') at level depth.
 func (p *parser) object(depth int) (map[string]types.AttributeValue, bool) {
-	if depth > event.MaxPayloadDepth {
+	if depth > MaxPayloadDepth {
 		return nil, false
 	}
 	p.i++ // '{'
@@ -324,7 +298,7 @@ func (p *parser) object(depth int) (map[string]types.AttributeValue, bool) {
 
 // array decodes the array at p.i (at '[') at level depth.
 func (p *parser) array(depth int) (types.AttributeValue, bool) {
-	if depth > event.MaxPayloadDepth {
+	if depth > MaxPayloadDepth {
 		return nil, false
 	}
 	p.i++ // '['

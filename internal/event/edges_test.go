@@ -1,11 +1,11 @@
-package avjson_test
+package event_test
 
 // Edges of the decoder and encoder that the differential seeds do not
-// reach, each held to the reference path (event.ParseCreate,
-// store.ToAttributeValue, item.FromAttributeValue, encoding/json): bodies
-// that end inside a token, the exact ranges of \u escapes and
-// surrogates, raw bytes around 0x20 and 0x80 on both sides of an escape,
-// number spellings and the set encoders.
+// reach, each held to the reference path (the reference decoder,
+// eventtest.FromAttributeValue, encoding/json): bodies that end inside a
+// token, the exact ranges of \u escapes and surrogates, raw bytes around
+// 0x20 and 0x80 on both sides of an escape, number spellings and the set
+// encoders.
 
 import (
 	"bytes"
@@ -17,22 +17,9 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/triggers-dev/triggers/internal/avjson"
 	"github.com/triggers-dev/triggers/internal/event"
-	"github.com/triggers-dev/triggers/internal/item"
-	"github.com/triggers-dev/triggers/internal/store"
+	"github.com/triggers-dev/triggers/internal/event/eventtest"
 )
-
-// refPayload is the attribute values the reference path stores for a
-// payload event.ParseCreate decoded.
-func refPayload(t *testing.T, p map[string]any) map[string]types.AttributeValue {
-	t.Helper()
-	av, err := store.ToAttributeValue(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return av.(*types.AttributeValueMemberM).Value
-}
 
 // jsonRef is encoding/json's encoding of v, HTML escaping as asked,
 // without the trailing newline; err is its error.
@@ -46,25 +33,25 @@ func jsonRef(v any, escapeHTML bool) ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
-// checkBody holds the fast path to event.ParseCreate for one body that is
-// within the fast path's scope: when the reference accepts it, the fast
-// path must take it (not hand it back) with the reference's event type,
-// stored attribute values and response bytes; when the reference refuses
+// checkBody holds the fast path to the reference decoder for one body
+// that is within the fast path's scope: when the reference accepts it, the
+// fast path must take it (not hand it back) with the reference's event
+// type, attribute values and response bytes; when the reference refuses
 // it, the fast path must decline it and ParseCreate must return the
 // reference's error.
 func checkBody(t *testing.T, body string) {
 	t.Helper()
 	data := []byte(body)
-	want, wantErr := event.ParseCreate(data)
-	fast, ok := avjson.ParseFast(data)
-	got, gotErr := avjson.ParseCreate(data)
+	want, wantErr := event.ParseCreateReference(data)
+	fast, ok := event.ParseFast(data)
+	got, gotErr := event.ParseCreate(data)
 	if wantErr != nil {
 		if ok {
 			t.Fatalf("fast path accepted %q, which the reference refuses: %v", body, wantErr)
 		}
 		var g, w *event.InputError
 		if !errors.As(gotErr, &g) || !errors.As(wantErr, &w) || *g != *w {
-			t.Fatalf("avjson.ParseCreate(%q) error %v, want the reference's %v", body, gotErr, wantErr)
+			t.Fatalf("ParseCreate(%q) error %v, want the reference's %v", body, gotErr, wantErr)
 		}
 		return
 	}
@@ -72,27 +59,23 @@ func checkBody(t *testing.T, body string) {
 		t.Fatalf("fast path declined %q, which the reference accepts", body)
 	}
 	if gotErr != nil || !reflect.DeepEqual(got, fast) {
-		t.Fatalf("avjson.ParseCreate(%q) = %+v, %v; want the fast path's %+v", body, got, gotErr, fast)
+		t.Fatalf("ParseCreate(%q) = %+v, %v; want the fast path's %+v", body, got, gotErr, fast)
 	}
-	if fast.EventType != want.EventType || fast.Payload != nil {
-		t.Fatalf("fast path of %q: type %q, Payload %v; want type %q and only Stored", body, fast.EventType, fast.Payload, want.EventType)
+	if fast.EventType != want.EventType || fast.Payload == nil {
+		t.Fatalf("fast path of %q: type %q, Payload %v; want type %q and a payload", body, fast.EventType, fast.Payload, want.EventType)
 	}
-	stored, isPayload := fast.Stored.(avjson.Payload)
-	if !isPayload {
-		t.Fatalf("fast path of %q stored a %T", body, fast.Stored)
-	}
-	wantAV := refPayload(t, want.Payload)
-	if !reflect.DeepEqual(map[string]types.AttributeValue(stored), wantAV) {
-		gotJ, _ := jsonRef(item.FromAttributeValue(&types.AttributeValueMemberM{Value: stored}), false)
-		wantJ, _ := jsonRef(want.Payload, false)
+	_, decoded, _ := event.DecodeCreateReference(data)
+	if !reflect.DeepEqual(fast.Payload, want.Payload) {
+		gotJ, _ := jsonRef(eventtest.Decoded(fast.Payload), false)
+		wantJ, _ := jsonRef(decoded, false)
 		t.Fatalf("fast path of %q stored\n %s\nwant\n %s", body, gotJ, wantJ)
 	}
 	for _, esc := range []bool{false, true} {
-		wantJ, err := jsonRef(want.Payload, esc)
+		wantJ, err := jsonRef(decoded, esc)
 		if err != nil {
 			t.Fatal(err)
 		}
-		gotJ, err := stored.AppendJSON(nil, esc)
+		gotJ, err := fast.Payload.AppendJSON(nil, esc)
 		if err != nil || !bytes.Equal(gotJ, wantJ) {
 			t.Fatalf("AppendJSON(%v) of %q = %s, %v\nwant %s", esc, body, gotJ, err, wantJ)
 		}
@@ -176,7 +159,7 @@ func TestFastPathEdgesInvalid(t *testing.T) {
 }
 
 // AppendValue writes string and number sets as encoding/json writes the
-// arrays item.FromAttributeValue makes of them: elements comma-separated,
+// arrays eventtest.FromAttributeValue makes of them: elements comma-separated,
 // HTML escaping as asked, an empty number as 0; a number set with an
 // element that is not a JSON number fails as encoding/json does.
 func TestAppendValueSets(t *testing.T) {
@@ -192,13 +175,13 @@ func TestAppendValueSets(t *testing.T) {
 		&types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberNS{Value: []string{"7", "8"}}, &types.AttributeValueMemberSS{Value: []string{"p", "q"}}}},
 	} {
 		for _, esc := range []bool{false, true} {
-			want, wantErr := jsonRef(item.FromAttributeValue(av), esc)
-			got, err := avjson.AppendValue([]byte("x"), av, esc)
+			want, wantErr := jsonRef(eventtest.FromAttributeValue(av), esc)
+			got, err := event.AppendValue([]byte("x"), av, esc)
 			if (err != nil) != (wantErr != nil) {
-				t.Fatalf("avjson.AppendValue(%#v) error %v, encoding/json %v", av, err, wantErr)
+				t.Fatalf("event.AppendValue(%#v) error %v, encoding/json %v", av, err, wantErr)
 			}
 			if err == nil && !bytes.Equal(got, append([]byte("x"), want...)) {
-				t.Fatalf("avjson.AppendValue(%#v, %v) = %s, want x%s", av, esc, got, want)
+				t.Fatalf("event.AppendValue(%#v, %v) = %s, want x%s", av, esc, got, want)
 			}
 		}
 	}
@@ -215,15 +198,15 @@ func TestAppendValueNumberSpellings(t *testing.T) {
 	} {
 		av := &types.AttributeValueMemberN{Value: n}
 		want, wantErr := jsonRef(json.Number(n), false)
-		got, err := avjson.AppendValue(nil, av, false)
+		got, err := event.AppendValue(nil, av, false)
 		if (err != nil) != (wantErr != nil) {
-			t.Fatalf("avjson.AppendValue(N %q) error %v, encoding/json %v", n, err, wantErr)
+			t.Fatalf("event.AppendValue(N %q) error %v, encoding/json %v", n, err, wantErr)
 		}
 		if err == nil && !bytes.Equal(got, want) {
-			t.Fatalf("avjson.AppendValue(N %q) = %s, want %s", n, got, want)
+			t.Fatalf("event.AppendValue(N %q) = %s, want %s", n, got, want)
 		}
-		if err != nil && !errors.Is(err, avjson.ErrInvalidNumber) {
-			t.Fatalf("avjson.AppendValue(N %q) error %v, want avjson.ErrInvalidNumber", n, err)
+		if err != nil && !errors.Is(err, event.ErrInvalidNumber) {
+			t.Fatalf("event.AppendValue(N %q) error %v, want event.ErrInvalidNumber", n, err)
 		}
 	}
 }

@@ -1,19 +1,11 @@
-// Package avjson moves event payloads between request JSON, DynamoDB
-// attribute values and response JSON without map[string]any in between:
-// ParseCreate decodes a POST /v1/events body straight into attribute
-// values, and Payload writes stored attribute values straight to the JSON
-// encoding/json would write for them once decoded (item.FromAttributeValue).
-//
-// The reference is the map[string]any path (event.ParseCreate,
-// store.ToAttributeValue, item.FromAttributeValue and encoding/json); the
-// package's differential tests and fuzz target hold both to the same
-// items, bytes and errors. The fast parser handles valid input only: on
-// anything it does not accept it hands the body to event.ParseCreate, so
-// every error is the reference's own.
-package avjson
+// Event payloads in DynamoDB's form and their JSON.
+
+package event
 
 import (
+	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -21,21 +13,89 @@ import (
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
-	"github.com/triggers-dev/triggers/internal/event"
 )
 
-// Payload is an event payload as stored: the Value of the item's payload
-// attribute (M). It implements event.StoredPayload. A nil Payload is the
-// empty object, as item.EventFromItem reads a missing payload.
+// Payload is an event's payload, a JSON object, in the form DynamoDB
+// stores it: the Value of the event item's payload attribute (M). Numbers
+// are N with the client's digits, strings S, objects M, arrays L, booleans
+// BOOL and null NULL. A nil Payload is the empty object.
+//
+// ParseCreate decodes request bodies straight into this form, the store
+// writes and reads it as it is, and AppendJSON writes it straight to the
+// JSON encoding/json writes for the same object decoded to map[string]any
+// (numbers as json.Number): no map[string]any either way.
 type Payload map[string]types.AttributeValue
 
-// AppendJSON appends p's JSON to dst: what encoding/json writes for
-// item.FromAttributeValue of p (keys sorted, numbers as stored).
+// AppendJSON appends p's JSON to dst: what encoding/json writes for the
+// payload decoded (keys sorted, numbers as stored, strings escaped as
+// encoding/json escapes them; sets as arrays and binary values as base64
+// strings, which the API never stores). escapeHTML escapes <, > and & as
+// encoding/json does by default. It fails only for values encoding/json
+// refuses too: an N that is not a JSON number.
 func (p Payload) AppendJSON(dst []byte, escapeHTML bool) ([]byte, error) {
 	e := getEncoder(escapeHTML)
 	defer putEncoder(e)
 	return e.appendMap(dst, p)
+}
+
+// MarshalJSON implements json.Marshaler with AppendJSON, so that a
+// Payload encodes as its JSON object wherever encoding/json meets it.
+func (p Payload) MarshalJSON() ([]byte, error) { return p.AppendJSON(nil, false) }
+
+// UnmarshalJSON implements json.Unmarshaler: data is a JSON object, or
+// null for a nil Payload; numbers keep their digits. It decodes without
+// the API's rules for payloads (ParseCreate applies them): it is for
+// reading the API's own output back.
+func (p *Payload) UnmarshalJSON(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return err
+	}
+	switch x := v.(type) {
+	case nil:
+		*p = nil
+	case map[string]any:
+		*p = payloadOf(x)
+	default:
+		return fmt.Errorf("a payload must be a JSON object, not %s", jsonKind(v))
+	}
+	return nil
+}
+
+// payloadOf converts a payload decoded by encoding/json (numbers as
+// json.Number) to attribute values: numbers go to N as their original
+// digits, so nothing is lost to float64.
+func payloadOf(m map[string]any) Payload {
+	p := make(Payload, len(m))
+	for k, v := range m {
+		p[k] = attributeValue(v)
+	}
+	return p
+}
+
+// attributeValue converts one decoded JSON value (map[string]any, []any,
+// string, json.Number, bool or nil) to an attribute value.
+func attributeValue(v any) types.AttributeValue {
+	switch x := v.(type) {
+	case bool:
+		return &types.AttributeValueMemberBOOL{Value: x}
+	case string:
+		return &types.AttributeValueMemberS{Value: x}
+	case json.Number:
+		return &types.AttributeValueMemberN{Value: string(x)}
+	case map[string]any:
+		return &types.AttributeValueMemberM{Value: payloadOf(x)}
+	case []any:
+		l := make([]types.AttributeValue, len(x))
+		for i, e := range x {
+			l[i] = attributeValue(e)
+		}
+		return &types.AttributeValueMemberL{Value: l}
+	}
+	// nil, and nothing else: decoded JSON holds no other types.
+	return &types.AttributeValueMemberNULL{Value: true}
 }
 
 // encoder holds the scratch space of one encoding: the members of the
@@ -68,12 +128,12 @@ func putEncoder(e *encoder) {
 }
 
 // errInvalidNumber is the error of an N that is not a JSON number.
-var errInvalidNumber = errors.New("avjson: invalid number literal")
+var errInvalidNumber = errors.New("invalid number literal")
 
 func (e *encoder) appendValue(dst []byte, av types.AttributeValue) ([]byte, error) {
 	switch x := av.(type) {
 	case *types.AttributeValueMemberS:
-		return event.AppendString(dst, x.Value, e.escapeHTML), nil
+		return AppendString(dst, x.Value, e.escapeHTML), nil
 	case *types.AttributeValueMemberN:
 		return appendNumber(dst, x.Value)
 	case *types.AttributeValueMemberBOOL:
@@ -101,7 +161,7 @@ func (e *encoder) appendValue(dst []byte, av types.AttributeValue) ([]byte, erro
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = event.AppendString(dst, v, e.escapeHTML)
+			dst = AppendString(dst, v, e.escapeHTML)
 		}
 		return append(dst, ']'), nil
 	case *types.AttributeValueMemberNS:
@@ -150,7 +210,7 @@ func (e *encoder) appendMap(dst []byte, m map[string]types.AttributeValue) ([]by
 		// Nested maps append to e.members beyond end, which may move
 		// it: index it afresh each time.
 		mb := e.members[i]
-		dst = event.AppendString(dst, mb.k, e.escapeHTML)
+		dst = AppendString(dst, mb.k, e.escapeHTML)
 		dst = append(dst, ':')
 		var err error
 		if dst, err = e.appendValue(dst, mb.v); err != nil {
@@ -226,5 +286,3 @@ func scanNumber(s string, i int) (int, bool) {
 	}
 	return i, exp
 }
-
-func isDigit(c byte) bool { return '0' <= c && c <= '9' }
