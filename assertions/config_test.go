@@ -32,6 +32,9 @@ func TestConfigFromContext(t *testing.T) {
 		{"lean", map[string]any{"triggers:events-profile": "lean"}, stacks.Config{Env: "dev", Billing: dynamotable.OnDemand, EventsProfile: schema.ProfileLean}, ""},
 		{"bad profile", map[string]any{"triggers:events-profile": "slim"}, stacks.Config{}, "context triggers:events-profile=slim is unknown: use seed (the default) or lean"},
 		{"empty profile", map[string]any{"triggers:events-profile": ""}, stacks.Config{}, "context triggers:events-profile= is unknown"},
+		{"no CloudWatch role", map[string]any{"triggers:cloudwatch-role": "false"}, stacks.Config{Env: "dev", Billing: dynamotable.OnDemand, EventsProfile: schema.ProfileSeed, NoCloudWatchRole: true}, ""},
+		{"CloudWatch role", map[string]any{"triggers:cloudwatch-role": true}, stacks.Config{Env: "dev", Billing: dynamotable.OnDemand, EventsProfile: schema.ProfileSeed}, ""},
+		{"bad CloudWatch role", map[string]any{"triggers:cloudwatch-role": "maybe"}, stacks.Config{}, "context triggers:cloudwatch-role=maybe is not a boolean"},
 		{"bad bool", map[string]any{"tenant:event-type-index": "yes"}, stacks.Config{}, "context tenant:event-type-index=yes is not a boolean"},
 	}
 	for _, tt := range tests {

@@ -40,7 +40,8 @@ func buildFunctionOptionsStack(app awscdk.App) {
 	role := awsiam.NewRole(s, jsii.String("ConsumerRole"), &awsiam.RoleProps{AssumedBy: awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil)})
 	logs := awslogs.NewLogGroup(s, jsii.String("ConsumerLogs"), &awslogs.LogGroupProps{Retention: awslogs.RetentionDays_ONE_YEAR})
 	triggersapi.NewTriggersApi(s, jsii.String("Triggers"), &triggersapi.TriggersApiProps{
-		ApiFunction: &triggersapi.FunctionOptions{Code: code("api"), ProvisionedConcurrency: 2},
+		CloudWatchRole: jsii.Bool(true),
+		ApiFunction:    &triggersapi.FunctionOptions{Code: code("api"), ProvisionedConcurrency: 2},
 		AuthorizerFunction: &triggersapi.FunctionOptions{Code: code("authorizer"), Architecture: awslambda.Architecture_X86_64(),
 			Layers: []awslambda.ILayerVersion{awslambda.LayerVersion_FromLayerVersionArn(s, jsii.String("Extension"),
 				jsii.String("arn:aws:lambda:us-east-1:111111111111:layer:extension:3"))}},

@@ -206,7 +206,7 @@ func buildTestStacks(app awscdk.App) {
 		Profile:      schema.ProfileLean,
 		TableOptions: dynamotable.TableOptions{Billing: dynamotable.Provisioned},
 	})
-	leanApi := triggersapi.NewTriggersApi(l, jsii.String("Triggers"), &triggersapi.TriggersApiProps{EventsTable: lean})
+	leanApi := triggersapi.NewTriggersApi(l, jsii.String("Triggers"), &triggersapi.TriggersApiProps{EventsTable: lean, CloudWatchRole: jsii.Bool(true)})
 	monitoring.NewTriggersMonitoring(l, jsii.String("Monitoring"), &monitoring.TriggersMonitoringProps{Api: leanApi})
 
 	i := awscdk.NewStack(app, jsii.String(stackConsumer), nil)

@@ -4,10 +4,11 @@ package stacks
 
 import (
 	"fmt"
-	"github.com/triggers-dev/triggers/schema"
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/triggers-dev/triggers/schema"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
@@ -34,6 +35,10 @@ const (
 	// default) or lean (schema.EventsProfile, docs/capacity.md). Choose it
 	// before the first deployment: a deployed table keeps its indexes.
 	ContextEventsProfile = "triggers:events-profile"
+	// ContextCloudWatchRole says whether the API stack creates API
+	// Gateway's account-level CloudWatch role: true (the default) or false
+	// when another stack of the account and region owns it.
+	ContextCloudWatchRole = "triggers:cloudwatch-role"
 )
 
 // Environments returns the usual values of ContextEnv; any name matching
@@ -57,6 +62,9 @@ type Config struct {
 	// EventsProfile is the events table's profile, also of a table named
 	// by EventsTableName. Default: schema.ProfileSeed.
 	EventsProfile schema.EventsProfile
+	// NoCloudWatchRole leaves API Gateway's account-level CloudWatch role
+	// to another stack. Default: false (the API stack creates it).
+	NoCloudWatchRole bool
 }
 
 var envRE = regexp.MustCompile(`^[a-z][a-z0-9-]{0,15}$`)
@@ -105,6 +113,15 @@ func ConfigFromContext(app awscdk.App) (Config, error) {
 		}
 		cfg.EventsProfile = p
 	}
+	if v := app.Node().TryGetContext(jsii.String(ContextCloudWatchRole)); v != nil {
+		switch v {
+		case true, "true":
+		case false, "false":
+			cfg.NoCloudWatchRole = true
+		default:
+			return cfg, fmt.Errorf("context %s=%v is not a boolean: use true (the API stack creates API Gateway's CloudWatch role) or false (another stack of the account owns it)", ContextCloudWatchRole, v)
+		}
+	}
 	return cfg, nil
 }
 
@@ -122,9 +139,10 @@ func Build(app awscdk.App, cfg Config) {
 		StackProps: awscdk.StackProps{
 			Description: jsii.String(fmt.Sprintf("Triggers %s: stateless resources (API Gateway, Lambda functions, stream delivery).", cfg.Env)),
 		},
-		Data:        data,
-		Env:         cfg.Env,
-		EventsTable: importedEvents(cfg),
+		Data:           data,
+		Env:            cfg.Env,
+		EventsTable:    importedEvents(cfg),
+		CloudWatchRole: jsii.Bool(!cfg.NoCloudWatchRole),
 	})
 	dataProps := func(system, desc string) DataStackProps {
 		return DataStackProps{Env: cfg.Env, StackProps: awscdk.StackProps{

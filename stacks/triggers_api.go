@@ -33,6 +33,12 @@ type TriggersApiStackProps struct {
 	//
 	// Default: triggersapi defaults, with webhook push delivery on.
 	Api triggersapi.TriggersApiProps
+	// CloudWatchRole creates API Gateway's account-level CloudWatch role
+	// (triggersapi.TriggersApiProps.CloudWatchRole) unless Api sets it.
+	// Context triggers:cloudwatch-role.
+	//
+	// Default: true.
+	CloudWatchRole *bool
 	// DisableWebhooks leaves webhook push delivery off (Api.Webhooks
 	// nil): no webhook function, the delivery queue is yours to consume.
 	//
@@ -76,6 +82,14 @@ func NewTriggersApiStack(scope constructs.Construct, id *string, props *Triggers
 		ap.EventsTable = eventstore.FromEventsTableAttributes(stack, jsii.String("ImportedEvents"), a)
 	}
 	ap.ApiKeysTable = props.Data.ApiKeys
+	if ap.CloudWatchRole == nil {
+		// The app creates API Gateway's account-level logging role, so
+		// that a first deployment to a fresh account works whatever
+		// cdk.json's feature flag says; context triggers:cloudwatch-role
+		// false (Api.CloudWatchRole false) leaves it to the stack that
+		// owns it.
+		ap.CloudWatchRole = jsii.Bool(props.CloudWatchRole == nil || *props.CloudWatchRole)
+	}
 	switch {
 	case props.DisableWebhooks:
 		ap.Webhooks = nil

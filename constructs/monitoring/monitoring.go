@@ -19,7 +19,6 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
@@ -396,16 +395,16 @@ func (m *TriggersMonitoring) functionsSection() {
 	m.Dashboard.AddWidgets(header("## Lambda functions"))
 	fns := []struct {
 		id, name string
-		f        *golambda.GoFunction
+		f        golambda.IGoFunction
 	}{{"ApiFunction", "API", api.ApiFunction()}, {"AuthorizerFunction", "Authorizer", api.AuthorizerFunction()}, {"ConsumerFunction", "Stream consumer", api.ConsumerFunction()}}
 	if w := api.Webhooks(); w != nil {
 		fns = append(fns, struct {
 			id, name string
-			f        *golambda.GoFunction
+			f        golambda.IGoFunction
 		}{"WebhookFunction", "Webhook", w.WebhookFunction()})
 	}
 	for _, fn := range fns {
-		f := fn.f.Function
+		f := fn.f.Lambda()
 		right := []awscloudwatch.IMetric{f.Metric(jsii.String("ConcurrentExecutions"), m.opts("Maximum", "Concurrent executions"))}
 		if fn.f == api.ConsumerFunction() {
 			right = append(right, f.Metric(jsii.String("IteratorAge"), m.opts("Maximum", "Iterator age (ms)")))
@@ -432,7 +431,7 @@ func (m *TriggersMonitoring) functionsSection() {
 		m.alarm(fn.id+"Throttles", fmt.Sprintf("The %s function was throttled (Throttles >= %v in 2 of 3 periods): invocations were refused for lack of concurrency.", name, m.th.LambdaThrottles), "lambda-throttles",
 			f.MetricThrottles(m.opts("Sum", "Throttles")), m.th.LambdaThrottles, 3, 2, gte, notBrch)
 		timeoutMs := lambdaDefaultTimeoutMs
-		if to := f.Timeout(); to != nil && !*to.IsUnresolved() {
+		if to := fn.f.Timeout(); to != nil && !*to.IsUnresolved() {
 			timeoutMs = *to.ToMilliseconds(nil)
 		}
 		limitMs := timeoutMs * m.th.DurationPercentOfTimeout / 100
@@ -445,7 +444,7 @@ func (m *TriggersMonitoring) functionsSection() {
 	// IteratorAge is published only while the event source mapping reads
 	// records: no data is an idle stream, so missing data is not breaching.
 	m.alarm("IteratorAge", fmt.Sprintf("The stream consumer fell behind: its oldest unprocessed stream record is older than %v s, so deliveries are late.", m.th.IteratorAgeSeconds), "stream-iterator-age",
-		api.ConsumerFunction().Function.Metric(jsii.String("IteratorAge"), m.opts("Maximum", "Iterator age (ms)")), m.th.IteratorAgeSeconds*1000, 2, 2, gt, notBrch)
+		api.ConsumerFunction().Lambda().Metric(jsii.String("IteratorAge"), m.opts("Maximum", "Iterator age (ms)")), m.th.IteratorAgeSeconds*1000, 2, 2, gt, notBrch)
 }
 
 // lambdaDefaultTimeoutMs is Lambda's timeout for a function that sets
@@ -454,21 +453,19 @@ const lambdaDefaultTimeoutMs float64 = 3000
 
 // concurrencyLimit is the function's reserved concurrency when it has one
 // (read from the function), else Thresholds.AccountConcurrencyLimit.
-func (m *TriggersMonitoring) concurrencyLimit(f *golambda.GoFunction) (float64, string) {
-	if cfn, ok := f.Function.Node().DefaultChild().(awslambda.CfnFunction); ok {
-		if r := cfn.ReservedConcurrentExecutions(); r != nil && !*awscdk.Token_IsUnresolved(r) && *r > 0 {
-			return *r, "its reserved concurrency"
-		}
+func (m *TriggersMonitoring) concurrencyLimit(f golambda.IGoFunction) (float64, string) {
+	if r := f.ReservedConcurrency(); r != nil && !*awscdk.Token_IsUnresolved(r) && *r > 0 {
+		return *r, "its reserved concurrency"
 	}
 	return m.th.AccountConcurrencyLimit, "the account's concurrency limit"
 }
 
 func (m *TriggersMonitoring) apiSection() {
-	stage := m.props.Api.RestApi().DeploymentStage()
+	api := m.props.Api
 	m.Dashboard.AddWidgets(header("## API Gateway"))
-	count := stage.MetricCount(m.opts("Sum", "Requests"))
-	e5 := stage.MetricServerError(m.opts("Sum", "5XX"))
-	e4 := stage.MetricClientError(m.opts("Sum", "4XX"))
+	count := api.MetricCount(m.opts("Sum", "Requests"))
+	e5 := api.MetricServerError(m.opts("Sum", "5XX"))
+	e4 := api.MetricClientError(m.opts("Sum", "4XX"))
 	// 401 and 403 responses, counted from the stage's access log: a flood
 	// of them (a client with a revoked key, a scanner) is graphed but never
 	// pages, so the 4XX alarm subtracts them.
@@ -500,8 +497,8 @@ func (m *TriggersMonitoring) apiSection() {
 			m.props.Api.MetricLatency(m.opts("p99", "Latency p99")),
 		}, nil, 8),
 		graph("Integration latency (ms)", []awscloudwatch.IMetric{
-			stage.MetricIntegrationLatency(m.opts("p95", "Integration latency p95")),
-			stage.MetricIntegrationLatency(m.opts("p99", "Integration latency p99")),
+			api.MetricIntegrationLatency(m.opts("p95", "Integration latency p95")),
+			api.MetricIntegrationLatency(m.opts("p99", "Integration latency p99")),
 		}, nil, 8),
 	)
 	rate := awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
@@ -570,7 +567,7 @@ func (m *TriggersMonitoring) queuesSection() {
 // failed share and on disabled subscriptions (the webhook function's EMF
 // metrics). Both treat missing data as not breaching: the function
 // publishes only when it attempts or disables something.
-func (m *TriggersMonitoring) webhookAlarms(w *triggersapi.WebhookDelivery) {
+func (m *TriggersMonitoring) webhookAlarms(w triggersapi.IWebhookDelivery) {
 	outcome := func(o string) awscloudwatch.IMetric {
 		return w.MetricWebhookAttempts(o, m.opts("Sum", o))
 	}
@@ -601,14 +598,14 @@ func (m *TriggersMonitoring) webhookAlarms(w *triggersapi.WebhookDelivery) {
 		Label:      jsii.String("Deferred:"), Period: m.period,
 	})
 	opened := w.MetricCircuitsOpened(m.opts("Sum", "Circuits opened"))
-	logs := []interfacesawslogs.ILogGroupRef{w.WebhookFunction().LogGroup}
+	logs := []interfacesawslogs.ILogGroupRef{w.WebhookFunction().Logs()}
 	byTenant := fmt.Sprintf(`%s = %q`, contract.LogFieldMsg, contract.LogMsgCircuitOpened)
 	m.Dashboard.AddWidgets(
 		graph("Webhook attempts deferred by reason", []awscloudwatch.IMetric{deferred}, nil, 8),
 		graph("Endpoint circuits opened", []awscloudwatch.IMetric{opened}, nil, 8),
 		awscloudwatch.NewLogQueryWidget(&awscloudwatch.LogQueryWidgetProps{
 			Title:         jsii.String("Circuits opened by tenant"),
-			LogGroupNames: &[]*string{w.WebhookFunction().LogGroup.LogGroupName()},
+			LogGroupNames: &[]*string{w.WebhookFunction().Logs().LogGroupName()},
 			QueryLines: jsii.Strings("fields "+contract.LogFieldTenant+", "+contract.LogFieldSubscriptionID,
 				"filter "+byTenant,
 				fmt.Sprintf("stats count(*) as opened, count_distinct(%s) as endpoints by %s", contract.LogFieldSubscriptionID, contract.LogFieldTenant),
@@ -678,8 +675,8 @@ func (m *TriggersMonitoring) queries() {
 	if prefix == "" {
 		prefix = "triggers"
 	}
-	apiLogs := []interfacesawslogs.ILogGroupRef{api.ApiFunction().LogGroup}
-	all := []interfacesawslogs.ILogGroupRef{api.ApiFunction().LogGroup, api.AuthorizerFunction().LogGroup, api.ConsumerFunction().LogGroup}
+	apiLogs := []interfacesawslogs.ILogGroupRef{api.ApiFunction().Logs()}
+	all := []interfacesawslogs.ILogGroupRef{api.ApiFunction().Logs(), api.AuthorizerFunction().Logs(), api.ConsumerFunction().Logs()}
 	// The fields are the API function's request log line (contract).
 	const (
 		msg, method, path, status, tenant = contract.LogFieldMsg, contract.LogFieldMethod, contract.LogFieldPath, contract.LogFieldStatus, contract.LogFieldTenant

@@ -100,7 +100,7 @@ func (m *TriggersMonitoring) ticket(scope constructs.Construct, id, key, meaning
 // that catch an outage no error alarm sees (service Api): ApiTrafficDrop
 // and AuthorizerDenialRate.
 func (m *TriggersMonitoring) trafficSection() {
-	stage := m.props.Api.RestApi().DeploymentStage()
+	api := m.props.Api
 	m.Dashboard.AddWidgets(header("## Traffic and authorization (silent outages)"))
 
 	// API Gateway publishes Count only for periods with requests: a drop
@@ -113,7 +113,7 @@ func (m *TriggersMonitoring) trafficSection() {
 	// that has never served has nothing to drop from.
 	requests := awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
 		Expression:   jsii.String("FILL(requests, 0)"),
-		UsingMetrics: &map[string]awscloudwatch.IMetric{"requests": stage.MetricCount(m.opts("Sum", "Requests"))},
+		UsingMetrics: &map[string]awscloudwatch.IMetric{"requests": api.MetricCount(m.opts("Sum", "Requests"))},
 		Label:        jsii.String("Requests (no data = 0)"), Period: m.period,
 	})
 	drop := awscloudwatch.NewAnomalyDetectionAlarm(m, jsii.String("ApiTrafficDrop"), &awscloudwatch.AnomalyDetectionAlarmProps{
@@ -140,7 +140,7 @@ func (m *TriggersMonitoring) trafficSection() {
 	})
 	denials := awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
 		Expression:   jsii.String(fmt.Sprintf("IF(requests >= %v, 100 * FILL(auth, 0) / requests, 0)", m.th.AuthorizerDenialMinRequests)),
-		UsingMetrics: &map[string]awscloudwatch.IMetric{"auth": auth, "requests": stage.MetricCount(m.opts("Sum", "Requests"))},
+		UsingMetrics: &map[string]awscloudwatch.IMetric{"auth": auth, "requests": api.MetricCount(m.opts("Sum", "Requests"))},
 		Label:        jsii.String("Requests refused 401/403 (%)"), Period: m.period,
 	})
 	m.alarm("AuthorizerDenialRate", fmt.Sprintf("More than %v%% of API requests were refused with 401/403 in 2 of 3 periods (periods with at least %v requests): valid keys are being refused (an API-keys table restored empty or from the wrong backup, a broken authorizer release), an outage that no 4XX or 5XX alarm sees.", m.th.AuthorizerDenialPercent, m.th.AuthorizerDenialMinRequests), RunbookAuthorizerDenials,

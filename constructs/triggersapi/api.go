@@ -48,6 +48,16 @@ import (
 	"github.com/triggers-dev/triggers/contract"
 )
 
+// FlagDisableCloudWatchRole is the CDK feature flag that, when true, keeps
+// RestApi (and TriggersApi with CloudWatchRole nil) from creating API
+// Gateway's account-level CloudWatch role.
+const FlagDisableCloudWatchRole = "@aws-cdk/aws-apigateway:disableCloudWatchRole"
+
+// WarningNoCloudWatchRole is the id of the synth warning a TriggersApi
+// gives when FlagDisableCloudWatchRole leaves the CloudWatch role out
+// (acknowledge it with Annotations.Acknowledge, or set CloudWatchRole).
+const WarningNoCloudWatchRole = "triggers:no-cloudwatch-role"
+
 // ITriggersApi is a Triggers service: its API, functions, tables, queues,
 // metrics and grants. Other constructs (monitoring.TriggersMonitoring)
 // take an ITriggersApi.
@@ -56,15 +66,17 @@ type ITriggersApi interface {
 	// Url returns the stage's base URL (ending in "/").
 	Url() *string
 	// RestApi returns the API Gateway REST API.
-	RestApi() awsapigateway.RestApi
+	RestApi() awsapigateway.IRestApi
+	// StageName returns the name of the stage the API is served from.
+	StageName() *string
 	// AccessLogs returns the log group of the stage's JSON access logs.
 	AccessLogs() awslogs.ILogGroup
 	// ApiFunction returns the function serving every route.
-	ApiFunction() *golambda.GoFunction
+	ApiFunction() golambda.IGoFunction
 	// AuthorizerFunction returns the REQUEST authorizer.
-	AuthorizerFunction() *golambda.GoFunction
+	AuthorizerFunction() golambda.IGoFunction
 	// ConsumerFunction returns the function reading the events stream.
-	ConsumerFunction() *golambda.GoFunction
+	ConsumerFunction() golambda.IGoFunction
 	// DeliveryQueue returns the queue receiving one message per new event.
 	DeliveryQueue() awssqs.IQueue
 	// DeliveryDeadLetterQueue returns the delivery queue's dead-letter queue.
@@ -90,6 +102,18 @@ type ITriggersApi interface {
 	// MetricLatency returns API Gateway's Latency of the stage (Average
 	// unless opts say otherwise), in milliseconds.
 	MetricLatency(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric
+	// MetricIntegrationLatency returns API Gateway's IntegrationLatency of
+	// the stage (Average unless opts say otherwise), in milliseconds.
+	MetricIntegrationLatency(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric
+	// MetricCount returns API Gateway's Count of the stage: the requests
+	// (Sum unless opts say otherwise).
+	MetricCount(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric
+	// MetricClientError returns API Gateway's 4XXError of the stage (Sum
+	// unless opts say otherwise).
+	MetricClientError(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric
+	// MetricServerError returns API Gateway's 5XXError of the stage (Sum
+	// unless opts say otherwise).
+	MetricServerError(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric
 	// GrantConsumeDeliveries lets grantee consume the delivery queue
 	// (receive, delete, change visibility). With Webhooks on, the
 	// webhook function consumes it: another consumer would take messages
@@ -97,7 +121,7 @@ type ITriggersApi interface {
 	GrantConsumeDeliveries(grantee awsiam.IGrantable) awsiam.Grant
 	// Webhooks returns the webhook delivery, or nil when
 	// TriggersApiProps.Webhooks is not set.
-	Webhooks() *WebhookDelivery
+	Webhooks() IWebhookDelivery
 }
 
 // TriggersApi is the deployable Triggers service around an events table and
@@ -135,20 +159,23 @@ func (a *TriggersApi) MetricsNamespace() string { return a.metricsNamespace }
 // Url returns the stage's base URL (ending in "/").
 func (a *TriggersApi) Url() *string { return a.restApi.Url() }
 
-// RestApi returns the API Gateway REST API.
-func (a *TriggersApi) RestApi() awsapigateway.RestApi { return a.restApi }
+// RestApi returns the API Gateway REST API (an awsapigateway.RestApi).
+func (a *TriggersApi) RestApi() awsapigateway.IRestApi { return a.restApi }
+
+// StageName returns the name of the deployment stage.
+func (a *TriggersApi) StageName() *string { return a.restApi.DeploymentStage().StageName() }
 
 // AccessLogs returns the log group of the stage's JSON access logs.
 func (a *TriggersApi) AccessLogs() awslogs.ILogGroup { return a.accessLogs }
 
 // ApiFunction returns the function serving every route.
-func (a *TriggersApi) ApiFunction() *golambda.GoFunction { return a.apiFn }
+func (a *TriggersApi) ApiFunction() golambda.IGoFunction { return a.apiFn }
 
 // AuthorizerFunction returns the REQUEST authorizer.
-func (a *TriggersApi) AuthorizerFunction() *golambda.GoFunction { return a.authorizerFn }
+func (a *TriggersApi) AuthorizerFunction() golambda.IGoFunction { return a.authorizerFn }
 
 // ConsumerFunction returns the stream consumer feeding DeliveryQueue.
-func (a *TriggersApi) ConsumerFunction() *golambda.GoFunction { return a.delivery.ConsumerFunction() }
+func (a *TriggersApi) ConsumerFunction() golambda.IGoFunction { return a.delivery.ConsumerFunction() }
 
 // DeliveryQueue returns the queue receiving one message per new event.
 func (a *TriggersApi) DeliveryQueue() awssqs.IQueue { return a.delivery.DeliveryQueue() }
@@ -168,7 +195,12 @@ func (a *TriggersApi) Delivery() *StreamDelivery { return a.delivery }
 
 // Webhooks returns the WebhookDelivery the construct composes, or nil when
 // TriggersApiProps.Webhooks is not set.
-func (a *TriggersApi) Webhooks() *WebhookDelivery { return a.webhooks }
+func (a *TriggersApi) Webhooks() IWebhookDelivery {
+	if a.webhooks == nil {
+		return nil // not a non-nil interface holding a nil pointer
+	}
+	return a.webhooks
+}
 
 // EventsTable returns the events table in use (given or created).
 func (a *TriggersApi) EventsTable() eventstore.IEventsTable { return a.eventsTable }
@@ -234,6 +266,30 @@ func (a *TriggersApi) MetricEventsRejected(reason string, opts *awscloudwatch.Me
 // milliseconds (Average unless opts say otherwise).
 func (a *TriggersApi) MetricLatency(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
 	return a.restApi.DeploymentStage().MetricLatency(opts)
+}
+
+// MetricIntegrationLatency returns API Gateway's IntegrationLatency of the
+// deployment stage, in milliseconds (Average unless opts say otherwise).
+func (a *TriggersApi) MetricIntegrationLatency(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return a.restApi.DeploymentStage().MetricIntegrationLatency(opts)
+}
+
+// MetricCount returns API Gateway's Count of the deployment stage (Sum
+// unless opts say otherwise).
+func (a *TriggersApi) MetricCount(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return a.restApi.DeploymentStage().MetricCount(opts)
+}
+
+// MetricClientError returns API Gateway's 4XXError of the deployment stage
+// (Sum unless opts say otherwise).
+func (a *TriggersApi) MetricClientError(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return a.restApi.DeploymentStage().MetricClientError(opts)
+}
+
+// MetricServerError returns API Gateway's 5XXError of the deployment stage
+// (Sum unless opts say otherwise).
+func (a *TriggersApi) MetricServerError(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return a.restApi.DeploymentStage().MetricServerError(opts)
 }
 
 // NewTriggersApi creates the API. Invalid props panic with an error naming
@@ -416,7 +472,7 @@ func (a *TriggersApi) buildRestApi(props *TriggersApiProps, retention awslogs.Re
 	api := awsapigateway.NewRestApi(a, jsii.String("Api"), &awsapigateway.RestApiProps{
 		Description:                 jsii.String("Triggers HTTP API v1"),
 		EndpointConfiguration:       &awsapigateway.EndpointConfiguration{Types: &[]awsapigateway.EndpointType{awsapigateway.EndpointType_REGIONAL}},
-		CloudWatchRole:              jsii.Bool(props.CloudWatchRole == nil || *props.CloudWatchRole),
+		CloudWatchRole:              props.CloudWatchRole, // nil: the CDK's feature flag decides
 		DomainName:                  props.DomainName,
 		DefaultCorsPreflightOptions: props.Cors,
 		// Request bodies reach the function base64-encoded, byte for byte:
@@ -552,10 +608,13 @@ func (a *TriggersApi) buildRestApi(props *TriggersApiProps, retention awslogs.Re
 	}
 	cdkutil.Suppress(api, "AwsSolutions-APIG2", "request bodies are validated by the API function against the HTTP contract (JSON errors with specific codes, identical locally and on AWS); a second, coarser JSON-schema check at the edge would answer the same input with different errors. The request validator checks required parameters")
 	cdkutil.Suppress(api, "AwsSolutions-COG4", "tenants authenticate with API keys (stored as SHA-256 hashes) through a Lambda REQUEST authorizer; there are no Cognito users in this design")
-	if props.CloudWatchRole == nil || *props.CloudWatchRole {
-		if role := api.Node().TryFindChild(jsii.String("CloudWatchRole")); role != nil {
-			cdkutil.Suppress(role, "AwsSolutions-IAM4", "AmazonAPIGatewayPushToCloudWatchLogs is the policy AWS documents for API Gateway's account-level logging role; API Gateway writes to log groups it names itself at runtime", "Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs")
-		}
+	if role := api.Node().TryFindChild(jsii.String("CloudWatchRole")); role != nil {
+		cdkutil.Suppress(role, "AwsSolutions-IAM4", "AmazonAPIGatewayPushToCloudWatchLogs is the policy AWS documents for API Gateway's account-level logging role; API Gateway writes to log groups it names itself at runtime", "Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs")
+	} else if props.CloudWatchRole == nil {
+		awscdk.Annotations_Of(a).AddWarningV2(jsii.String(WarningNoCloudWatchRole), jsii.String(
+			"no API Gateway CloudWatch role is created: cdk.json's "+FlagDisableCloudWatchRole+" is true. The stage's access and execution logs need the account's role "+
+				"(AWS::ApiGateway::Account) in this region, or the stage fails to deploy: set it once per account and region (another stack, or the console), "+
+				"or set TriggersApiProps.CloudWatchRole to true to create it here, or to false to say the account has one (and silence this warning)"))
 	}
 }
 

@@ -64,7 +64,7 @@ type StreamDelivery struct {
 }
 
 // ConsumerFunction returns the function reading the stream.
-func (d *StreamDelivery) ConsumerFunction() *golambda.GoFunction { return d.fn }
+func (d *StreamDelivery) ConsumerFunction() golambda.IGoFunction { return d.fn }
 
 // DeliveryQueue returns the queue receiving one message per new event.
 func (d *StreamDelivery) DeliveryQueue() awssqs.IQueue { return d.queue }

@@ -98,10 +98,17 @@ type TriggersApiProps struct {
 	// Default: awsapigateway.MethodLoggingLevel_ERROR.
 	ExecutionLogging awsapigateway.MethodLoggingLevel
 	// CloudWatchRole creates the account-level role API Gateway needs to
-	// write execution logs (AWS::ApiGateway::Account). Turn it off when the
-	// account already has one set by another stack.
+	// write the stage's access and execution logs (an IAM role and
+	// AWS::ApiGateway::Account, one per account and region: a second
+	// stack that sets it takes it over). Without it, the account must
+	// already have that role set, or the stage fails to deploy; nil
+	// follows the CDK's feature flag
+	// @aws-cdk/aws-apigateway:disableCloudWatchRole (cdk.json), like the
+	// CDK's own RestApi, and warns at synth when the flag leaves the role
+	// out.
 	//
-	// Default: true.
+	// Default: nil: the role unless cdk.json sets the flag to true (new
+	// CDK projects do).
 	CloudWatchRole *bool
 	// Tracing turns on AWS X-Ray for the stage and every function.
 	//

@@ -250,3 +250,40 @@ func TestPrebuiltDirValidation(t *testing.T) {
 	assert.Contains(t, err.Error(), filepath.Join(all, "authorizer", "bootstrap")+" is built for EM_AARCH64, not linux/amd64 (the function runs on x86_64)")
 	assert.NotContains(t, err.Error(), filepath.Join(all, "api"), "the arm64 functions take their arm64 binaries")
 }
+
+// With CloudWatchRole nil the CDK's feature flag decides, as for its own
+// RestApi, and a missing role is a synth warning; an explicit value wins
+// and says the deployer knows.
+func TestCloudWatchRoleFollowsTheFeatureFlag(t *testing.T) {
+	for _, tt := range []struct {
+		name        string
+		flag        any // nil: unset
+		prop        *bool
+		role, warns bool
+	}{
+		{"flag unset: the CDK's default creates it", nil, nil, true, false},
+		{"flag false", false, nil, true, false},
+		{"flag true: none, and a warning", true, nil, false, true},
+		{"flag true, asked for", true, jsii.Bool(true), true, false},
+		{"flag false, the account has one", false, jsii.Bool(false), false, false},
+		{"flag true, the account has one", true, jsii.Bool(false), false, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := map[string]any{"aws:cdk:bundling-stacks": []any{}}
+			if tt.flag != nil {
+				ctx[triggersapi.FlagDisableCloudWatchRole] = tt.flag
+			}
+			stack := awscdk.NewStack(awscdk.NewApp(&awscdk.AppProps{Context: &ctx}), jsii.String("S"), nil)
+			triggersapi.NewTriggersApi(stack, jsii.String("Api"), &triggersapi.TriggersApiProps{CloudWatchRole: tt.prop})
+			tmpl := assertions.Template_FromStack(stack, nil)
+			n := 0.0
+			if tt.role {
+				n = 1
+			}
+			tmpl.ResourceCountIs(jsii.String("AWS::ApiGateway::Account"), jsii.Number(n))
+			warnings := assertions.Annotations_FromStack(stack).FindWarning(jsii.String("*"),
+				assertions.Match_StringLikeRegexp(jsii.String("no API Gateway CloudWatch role is created")))
+			assert.Equal(t, tt.warns, len(*warnings) > 0)
+		})
+	}
+}

@@ -293,8 +293,46 @@ type WebhookDelivery struct {
 	ns       string
 }
 
-// WebhookFunction returns the function delivering webhooks.
-func (w *WebhookDelivery) WebhookFunction() *golambda.GoFunction { return w.fn }
+// IWebhookDelivery is webhook push delivery as other constructs use it:
+// its function, queues, key, metrics and grants (WebhookDelivery, or one
+// deployed elsewhere: FromTriggersApiAttributes).
+type IWebhookDelivery interface {
+	constructs.IConstruct
+	// WebhookFunction returns the function delivering webhooks.
+	WebhookFunction() golambda.IGoFunction
+	// SecretsKey returns the KMS key that seals the signing secrets.
+	SecretsKey() awskms.IKey
+	// GrantSealSecrets lets grantee encrypt new signing secrets.
+	GrantSealSecrets(grantee awsiam.IGrantable) awsiam.Grant
+	// GrantOpenSecrets lets grantee decrypt stored signing secrets.
+	GrantOpenSecrets(grantee awsiam.IGrantable) awsiam.Grant
+	// DeliveryQueue returns the queue of new events the function consumes.
+	DeliveryQueue() awssqs.IQueue
+	// RetryQueue returns the queue of retry and redelivery tasks.
+	RetryQueue() awssqs.IQueue
+	// RetryDeadLetterQueue returns the retry queue's dead-letter queue.
+	RetryDeadLetterQueue() awssqs.IQueue
+	// Schedule returns the retry schedule in force (WEBHOOK_SCHEDULE).
+	Schedule() string
+	// MetricsNamespace returns the namespace of the function's metrics.
+	MetricsNamespace() string
+	// MetricWebhookAttempts returns the attempts with one outcome.
+	MetricWebhookAttempts(outcome string, opts *awscloudwatch.MetricOptions) awscloudwatch.Metric
+	// MetricSubscriptionsDisabled returns the subscriptions disabled.
+	MetricSubscriptionsDisabled(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric
+	// MetricWebhookDeferred returns the attempts put off for one reason.
+	MetricWebhookDeferred(reason string, opts *awscloudwatch.MetricOptions) awscloudwatch.Metric
+	// MetricCircuitsOpened returns the endpoint circuits opened.
+	MetricCircuitsOpened(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric
+	// GrantRedeliver lets grantee queue a redelivery.
+	GrantRedeliver(grantee awsiam.IGrantable) awsiam.Grant
+}
+
+var _ IWebhookDelivery = (*WebhookDelivery)(nil)
+
+// WebhookFunction returns the function delivering webhooks (a
+// *golambda.GoFunction).
+func (w *WebhookDelivery) WebhookFunction() golambda.IGoFunction { return w.fn }
 
 // SecretsKey returns the KMS key that seals the subscriptions' signing
 // secrets (given, or made by the construct).

@@ -50,8 +50,10 @@ type PlatformStack struct {
 	Api *triggersapi.TriggersApi
 	// Audit is the team's own consumer of the events stream.
 	Audit *golambda.GoFunction
-	// AlarmTopic receives every alarm.
+	// AlarmTopic receives the paging alarms.
 	AlarmTopic awssns.Topic
+	// TicketTopic receives the alarms that open a ticket (no page).
+	TicketTopic awssns.Topic
 	// Monitoring is the dashboard, alarms and saved queries.
 	Monitoring *monitoring.TriggersMonitoring
 }
@@ -68,6 +70,10 @@ func NewPlatformStack(scope constructs.Construct, id *string, props *PlatformSta
 		EventsTable:  props.EventsTable,
 		ApiKeysTable: props.ApiKeysTable,
 		PrebuiltDir:  props.PrebuiltDir,
+		// The stage's logs need API Gateway's account-level CloudWatch
+		// role; this stack makes it (false if another stack of the
+		// account already does).
+		CloudWatchRole: jsii.Bool(true),
 	})
 
 	// A second consumer of the events stream: the team's audit log of new
@@ -89,11 +95,18 @@ func NewPlatformStack(scope constructs.Construct, id *string, props *PlatformSta
 		})},
 	})
 
-	// The team's own alarm topic; monitoring sends every alarm there.
+	// The team's own topics: monitoring pages through the alarm topic
+	// and opens tickets through the ticket topic.
+	snsKey := awskms.Alias_FromAliasName(stack, jsii.String("SnsKey"), jsii.String("alias/aws/sns"))
 	s.AlarmTopic = awssns.NewTopic(stack, jsii.String("AlarmTopic"), &awssns.TopicProps{
 		DisplayName: jsii.String("Platform: Triggers alarms (" + props.Env + ")"),
 		EnforceSSL:  jsii.Bool(true),
-		MasterKey:   awskms.Alias_FromAliasName(stack, jsii.String("SnsKey"), jsii.String("alias/aws/sns")),
+		MasterKey:   snsKey,
+	})
+	s.TicketTopic = awssns.NewTopic(stack, jsii.String("TicketTopic"), &awssns.TopicProps{
+		DisplayName: jsii.String("Platform: Triggers tickets (" + props.Env + ")"),
+		EnforceSSL:  jsii.Bool(true),
+		MasterKey:   snsKey,
 	})
 	if props.AlarmEmail != "" {
 		s.AlarmTopic.AddSubscription(awssnssubscriptions.NewEmailSubscription(jsii.String(props.AlarmEmail), nil))
@@ -101,6 +114,7 @@ func NewPlatformStack(scope constructs.Construct, id *string, props *PlatformSta
 	s.Monitoring = monitoring.NewTriggersMonitoring(stack, jsii.String("Monitoring"), &monitoring.TriggersMonitoringProps{
 		Api:           s.Api,
 		AlarmTopic:    s.AlarmTopic,
+		TicketTopic:   s.TicketTopic,
 		DashboardName: "platform-triggers-" + props.Env,
 	})
 
@@ -111,7 +125,10 @@ func NewPlatformStack(scope constructs.Construct, id *string, props *PlatformSta
 		Value: s.Api.DeliveryQueue().QueueUrl(), Description: jsii.String("SQS queue receiving one message per new event"),
 	})
 	awscdk.NewCfnOutput(stack, jsii.String("AlarmTopicArn"), &awscdk.CfnOutputProps{
-		Value: s.AlarmTopic.TopicArn(), Description: jsii.String("SNS topic receiving every Triggers alarm"),
+		Value: s.AlarmTopic.TopicArn(), Description: jsii.String("SNS topic receiving the paging Triggers alarms"),
+	})
+	awscdk.NewCfnOutput(stack, jsii.String("TicketTopicArn"), &awscdk.CfnOutputProps{
+		Value: s.TicketTopic.TopicArn(), Description: jsii.String("SNS topic receiving the Triggers alarms that open a ticket"),
 	})
 	return s
 }

@@ -253,14 +253,24 @@ func TestExamplePlatform(t *testing.T) {
 	assert.Contains(t, string(filter), `\"eventName\":[\"INSERT\",\"MODIFY\"]`)
 
 	// Monitoring pages the example's own topic, through one composite
-	// alarm per service (the member alarms have no actions), and creates
-	// no topic.
+	// alarm per service (the member alarms have no actions), opens
+	// tickets through its ticket topic (the ticket alarms' own actions),
+	// and creates no topic.
 	topic := tmpl.one(t, "AWS::SNS::Topic", "AlarmTopic")
-	assert.Len(t, tmpl.ids("AWS::SNS::Topic"), 1)
+	ticket := tmpl.one(t, "AWS::SNS::Topic", "TicketTopic")
+	assert.Len(t, tmpl.ids("AWS::SNS::Topic"), 2)
 	require.NotEmpty(t, tmpl.ids("AWS::CloudWatch::Alarm"))
+	var tickets int
 	for _, id := range tmpl.ids("AWS::CloudWatch::Alarm") {
-		assert.NotContains(t, tmpl.Resources[id].Properties, "AlarmActions", id)
+		p := tmpl.Resources[id].Properties
+		if desc, _ := p["AlarmDescription"].(string); strings.HasPrefix(desc, "Ticket:") {
+			tickets++
+			assert.Equal(t, []any{map[string]any{"Ref": ticket}}, p["AlarmActions"], id)
+			continue
+		}
+		assert.NotContains(t, p, "AlarmActions", id)
 	}
+	assert.Positive(t, tickets, "the backup and WAF alarms open tickets")
 	composites := tmpl.ids("AWS::CloudWatch::CompositeAlarm")
 	require.NotEmpty(t, composites)
 	for _, id := range composites {
