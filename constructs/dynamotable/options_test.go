@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
 	"github.com/aws/jsii-runtime-go"
+	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -162,4 +163,23 @@ func TestImportedTableWithKeyGrantsKMS(t *testing.T) {
 		assert.Equal(t, "arn:aws:kms:us-east-1:111111111111:key/1234abcd-12ab-34cd-56ef-1234567890ab", st[1]["Resource"], tt.role)
 	}
 	assert.Len(t, statements(t, tmpl, "PlainRole"), 1, "no KMS statement without a key")
+}
+
+// Grants on a table with a customer-managed key pass cdk-nag: the write
+// grants' two KMS action families are suppressed on the grantee with a
+// reason, and only those.
+func TestCustomerManagedKeyGrantsPassCdkNag(t *testing.T) {
+	stack := awscdk.NewStack(awscdk.NewApp(nil), jsii.String("S"), nil)
+	key := awskms.NewKey(stack, jsii.String("Key"), &awskms.KeyProps{EnableKeyRotation: jsii.Bool(true)})
+	table := dynamotable.NewTable(stack, jsii.String("T"), &dynamotable.TableProps{Schema: events(), TableOptions: dynamotable.TableOptions{EncryptionKey: key}})
+	writer := awsiam.NewRole(stack, jsii.String("Writer"), &awsiam.RoleProps{AssumedBy: awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil)})
+	table.GrantReadWriteData(writer)
+	wild := awsiam.NewRole(stack, jsii.String("Wild"), &awsiam.RoleProps{AssumedBy: awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil)})
+	table.GrantWriteData(wild)
+	wild.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{Actions: jsii.Strings("kms:Get*"), Resources: jsii.Strings(*key.KeyArn())}))
+	awscdk.Aspects_Of(stack).Add(cdknag.NewAwsSolutionsChecks(nil), nil)
+	ann := assertions.Annotations_FromStack(stack)
+	ann.HasNoError(jsii.String("/S/Writer/DefaultPolicy/Resource"), assertions.Match_AnyValue())
+	ann.HasError(jsii.String("/S/Wild/DefaultPolicy/Resource"), assertions.Match_StringLikeRegexp(jsii.String(`AwsSolutions-IAM5\[Action::kms:Get\*\]`)))
+	ann.HasNoError(jsii.String("/S/Wild/DefaultPolicy/Resource"), assertions.Match_StringLikeRegexp(jsii.String(`GenerateDataKey`)))
 }
