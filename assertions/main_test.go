@@ -50,6 +50,10 @@ const (
 	// from fixed addresses), provisioned concurrency, x86_64, layers, a
 	// role and a log group of the deployer's; cdk-nag checks it too.
 	stackFunctionOptions = "test-function-options"
+	// stackTableOptions is an on-demand events table with every option of
+	// the table surface, and an events table imported with its key;
+	// cdk-nag checks it too.
+	stackTableOptions = "test-table-options"
 )
 
 var (
@@ -200,6 +204,7 @@ func buildTestStacks(app awscdk.App) {
 	})
 
 	buildFunctionOptionsStack(app)
+	buildTableOptionsStack(app)
 
 	l := awscdk.NewStack(app, jsii.String(stackLean), nil)
 	lean := eventstore.NewEventsTable(l, jsii.String("Events"), &eventstore.EventsTableProps{

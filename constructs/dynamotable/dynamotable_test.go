@@ -1,10 +1,13 @@
 package dynamotable_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/stretchr/testify/assert"
@@ -52,6 +55,33 @@ func TestValidatePropsRejects(t *testing.T) {
 		{"recovery period below 1", &dynamotable.TableProps{Schema: events(), TableOptions: dynamotable.TableOptions{RecoveryPeriodDays: -3}}, "RecoveryPeriodDays -3 is outside 1-35"},
 		{"fractional recovery period", &dynamotable.TableProps{Schema: events(), TableOptions: dynamotable.TableOptions{RecoveryPeriodDays: 1.5}}, "RecoveryPeriodDays 1.5 is outside 1-35"},
 		{"recovery period without PITR", &dynamotable.TableProps{Schema: events(), TableOptions: dynamotable.TableOptions{PointInTimeRecovery: jsii.Bool(false), RecoveryPeriodDays: 7}}, "RecoveryPeriodDays 7 is set but PointInTimeRecovery is off"},
+		{"unknown table class", &dynamotable.TableProps{Schema: events(), TableOptions: dynamotable.TableOptions{TableClass: "GLACIER"}}, `TableClass "GLACIER" is unknown: use awsdynamodb.TableClass_STANDARD (the default) or awsdynamodb.TableClass_STANDARD_INFREQUENT_ACCESS`},
+		{"max read on provisioned", &dynamotable.TableProps{Schema: events(), TableOptions: dynamotable.TableOptions{Billing: prov, MaxReadRequestUnits: 100}}, "MaxReadRequestUnits 100 is set but billing is provisioned: a provisioned table is capped by ReadScaling.MaxCapacity; remove MaxReadRequestUnits, or use on-demand billing"},
+		{"max write on provisioned", &dynamotable.TableProps{Schema: events(), TableOptions: dynamotable.TableOptions{Billing: prov, MaxWriteRequestUnits: 100}}, "MaxWriteRequestUnits 100 is set but billing is provisioned: a provisioned table is capped by WriteScaling.MaxCapacity"},
+		{"negative max read", &dynamotable.TableProps{Schema: events(), TableOptions: dynamotable.TableOptions{MaxReadRequestUnits: -1}}, "MaxReadRequestUnits -1 is not a whole number of at least 1"},
+		{"fractional max write", &dynamotable.TableProps{Schema: events(), TableOptions: dynamotable.TableOptions{MaxWriteRequestUnits: 10.5}}, "MaxWriteRequestUnits 10.5 is not a whole number of at least 1"},
+		{"empty warm throughput", &dynamotable.TableProps{Schema: events(), TableOptions: dynamotable.TableOptions{WarmThroughput: &dynamotable.WarmThroughput{}}}, "WarmThroughput sets neither ReadUnitsPerSecond nor WriteUnitsPerSecond: give the peak units per second to pre-warm for, or remove WarmThroughput"},
+		{"warm reads below the start", &dynamotable.TableProps{Schema: events(), TableOptions: dynamotable.TableOptions{WarmThroughput: &dynamotable.WarmThroughput{ReadUnitsPerSecond: 5000}}}, "WarmThroughput.ReadUnitsPerSecond 5000 is below 12000, the warm throughput every new table and index starts with: give the peak you expect (at least 12000), or leave it 0"},
+		{"warm writes below the start", &dynamotable.TableProps{Schema: events(), TableOptions: dynamotable.TableOptions{WarmThroughput: &dynamotable.WarmThroughput{WriteUnitsPerSecond: 1000}}}, "WarmThroughput.WriteUnitsPerSecond 1000 is below 4000"},
+		{"fractional warm writes", &dynamotable.TableProps{Schema: events(), TableOptions: dynamotable.TableOptions{WarmThroughput: &dynamotable.WarmThroughput{WriteUnitsPerSecond: 4000.5}}}, "WarmThroughput.WriteUnitsPerSecond 4000.5 is not a whole number"},
+		{"warm above the cap", &dynamotable.TableProps{Schema: events(), TableOptions: dynamotable.TableOptions{MaxWriteRequestUnits: 5000, WarmThroughput: &dynamotable.WarmThroughput{WriteUnitsPerSecond: 8000}}}, "WarmThroughput.WriteUnitsPerSecond 8000 is above MaxWriteRequestUnits 5000: the table never serves more than its maximum, so the pre-warming is paid for nothing; lower WarmThroughput.WriteUnitsPerSecond or raise MaxWriteRequestUnits"},
+		{"empty resource policy", &dynamotable.TableProps{Schema: events(), TableOptions: dynamotable.TableOptions{ResourcePolicy: awsiam.NewPolicyDocument(nil)}}, "ResourcePolicy has no statements: add the statements that let other accounts in, or remove ResourcePolicy"},
+		{"resource policy to anyone", &dynamotable.TableProps{Schema: events(), TableOptions: dynamotable.TableOptions{ResourcePolicy: policy(&awsiam.PolicyStatementProps{
+			Sid: jsii.String("Open"), Principals: &[]awsiam.IPrincipal{awsiam.NewAnyPrincipal()}, Actions: jsii.Strings("dynamodb:GetItem"), Resources: jsii.Strings("*"),
+		})}}, `ResourcePolicy statement "Open" allows every principal ("*") without a Condition: anyone in any AWS account could use the table; name the principals (awsiam.NewAccountPrincipal, awsiam.NewArnPrincipal), or add a Condition such as aws:PrincipalOrgID`},
+		{"resource policy to the star principal", &dynamotable.TableProps{Schema: events(), TableOptions: dynamotable.TableOptions{ResourcePolicy: policy(&awsiam.PolicyStatementProps{
+			Principals: &[]awsiam.IPrincipal{awsiam.NewStarPrincipal()}, Actions: jsii.Strings("dynamodb:Query"), Resources: jsii.Strings("*"),
+		})}}, `ResourcePolicy statement 0 allows every principal ("*") without a Condition`},
+		{"resource policy without principal", &dynamotable.TableProps{Schema: events(), TableOptions: dynamotable.TableOptions{ResourcePolicy: policy(&awsiam.PolicyStatementProps{
+			Actions: jsii.Strings("dynamodb:GetItem"), Resources: jsii.Strings("*"),
+		})}}, "ResourcePolicy statement 0 names no principal: a resource policy says who it lets in; add Principals (awsiam.NewAccountPrincipal, awsiam.NewArnPrincipal)"},
+		{"resource policy with another service's action", &dynamotable.TableProps{Schema: events(), TableOptions: dynamotable.TableOptions{ResourcePolicy: policy(&awsiam.PolicyStatementProps{
+			Principals: &[]awsiam.IPrincipal{awsiam.NewAccountPrincipal(jsii.String("222222222222"))}, Actions: jsii.Strings("dynamodb:GetItem", "s3:GetObject"), Resources: jsii.Strings("*"),
+		})}}, `ResourcePolicy statement 0 has action "s3:GetObject": a table's resource policy takes dynamodb: actions only`},
+		{"resource policy without actions", &dynamotable.TableProps{Schema: events(), TableOptions: dynamotable.TableOptions{ResourcePolicy: policy(&awsiam.PolicyStatementProps{
+			Principals: &[]awsiam.IPrincipal{awsiam.NewAccountPrincipal(jsii.String("222222222222"))}, Resources: jsii.Strings("*"),
+		})}}, "ResourcePolicy statement 0 has no actions: list the dynamodb: actions it allows or denies"},
+		{"resource policy over 20 KB", &dynamotable.TableProps{Schema: events(), TableOptions: dynamotable.TableOptions{ResourcePolicy: bigPolicy()}}, "over DynamoDB's limit of 20480: merge statements"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -76,6 +106,51 @@ func TestValidatePropsAcceptsTokens(t *testing.T) {
 		Billing: dynamotable.Provisioned, ReadScaling: &dynamotable.Scaling{MaxCapacity: *max.ValueAsNumber()},
 	}}
 	assert.NoError(t, dynamotable.ValidateProps(props), "a deploy-time value is not checked at synth")
+	assert.NoError(t, dynamotable.ValidateProps(&dynamotable.TableProps{Schema: events(), TableOptions: dynamotable.TableOptions{
+		MaxWriteRequestUnits: *max.ValueAsNumber(), WarmThroughput: &dynamotable.WarmThroughput{WriteUnitsPerSecond: *max.ValueAsNumber()},
+	}}), "deploy-time maximums and warm throughput are not checked at synth")
+}
+
+// policy returns a resource policy of one statement.
+func policy(st *awsiam.PolicyStatementProps) awsiam.PolicyDocument {
+	return awsiam.NewPolicyDocument(&awsiam.PolicyDocumentProps{Statements: &[]awsiam.PolicyStatement{awsiam.NewPolicyStatement(st)}})
+}
+
+// bigPolicy returns a valid resource policy over DynamoDB's 20 KB.
+func bigPolicy() awsiam.PolicyDocument {
+	var sts []awsiam.PolicyStatement
+	for i := range 200 {
+		sts = append(sts, awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Sid:        jsii.String(fmt.Sprintf("Reader%d", i)),
+			Principals: &[]awsiam.IPrincipal{awsiam.NewArnPrincipal(jsii.String(fmt.Sprintf("arn:aws:iam::222222222222:role/reader-%d", i)))},
+			Actions:    jsii.Strings("dynamodb:GetItem", "dynamodb:Query"),
+			Resources:  jsii.Strings("*"),
+		}))
+	}
+	return awsiam.NewPolicyDocument(&awsiam.PolicyDocumentProps{Statements: &sts})
+}
+
+// Sensible values of the throughput, class and policy options pass,
+// including an Allow to "*" narrowed by a Condition and a Deny to "*".
+func TestValidatePropsAcceptsOptions(t *testing.T) {
+	doc := awsiam.NewPolicyDocument(&awsiam.PolicyDocumentProps{Statements: &[]awsiam.PolicyStatement{
+		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Principals: &[]awsiam.IPrincipal{awsiam.NewAnyPrincipal()}, Actions: jsii.Strings("dynamodb:GetItem"), Resources: jsii.Strings("*"),
+			Conditions: &map[string]any{"StringEquals": map[string]any{"aws:PrincipalOrgID": "o-abc123"}},
+		}),
+		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Effect: awsiam.Effect_DENY, Principals: &[]awsiam.IPrincipal{awsiam.NewAnyPrincipal()}, Actions: jsii.Strings("dynamodb:DeleteItem"), Resources: jsii.Strings("*"),
+		}),
+	}})
+	assert.NoError(t, dynamotable.ValidateProps(&dynamotable.TableProps{Schema: events(), TableOptions: dynamotable.TableOptions{
+		TableClass:          awsdynamodb.TableClass_STANDARD_INFREQUENT_ACCESS,
+		MaxReadRequestUnits: 12000, MaxWriteRequestUnits: 4000,
+		WarmThroughput: &dynamotable.WarmThroughput{ReadUnitsPerSecond: 12000, WriteUnitsPerSecond: 4000},
+		ResourcePolicy: doc,
+	}}))
+	assert.NoError(t, dynamotable.ValidateProps(&dynamotable.TableProps{Schema: events(), TableOptions: dynamotable.TableOptions{
+		Billing: dynamotable.Provisioned, WarmThroughput: &dynamotable.WarmThroughput{WriteUnitsPerSecond: 10000},
+	}}), "a provisioned table can be pre-warmed too")
 }
 
 func TestValidatePropsAcceptsDefaults(t *testing.T) {

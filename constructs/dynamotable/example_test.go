@@ -5,6 +5,9 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/triggers-dev/triggers/constructs/dynamotable"
@@ -40,4 +43,39 @@ func ExampleNewTable() {
 	// Output:
 	// tables: 1
 	// scalable targets: 4
+}
+
+// An on-demand table capped and pre-warmed for a launch, on Standard-IA,
+// readable from another account through a resource policy (with a
+// customer-managed key, which that account can be allowed to use).
+func ExampleNewTable_tableOptions() {
+	app := awscdk.NewApp(nil)
+	stack := awscdk.NewStack(app, jsii.String("Catalog"), nil)
+	catalog := schema.Table{Name: "catalog", PartitionKey: schema.S("sku")}
+	key := awskms.NewKey(stack, jsii.String("CatalogKey"), &awskms.KeyProps{EnableKeyRotation: jsii.Bool(true)})
+	dynamotable.NewTable(stack, jsii.String("Catalog"), &dynamotable.TableProps{
+		Schema: &catalog,
+		TableOptions: dynamotable.TableOptions{
+			TableClass:           awsdynamodb.TableClass_STANDARD_INFREQUENT_ACCESS,
+			MaxReadRequestUnits:  30000,
+			MaxWriteRequestUnits: 5000,
+			WarmThroughput:       &dynamotable.WarmThroughput{ReadUnitsPerSecond: 30000},
+			EncryptionKey:        key,
+			ResourcePolicy: awsiam.NewPolicyDocument(&awsiam.PolicyDocumentProps{Statements: &[]awsiam.PolicyStatement{
+				awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+					Principals: &[]awsiam.IPrincipal{awsiam.NewAccountPrincipal(jsii.String("222222222222"))},
+					Actions:    jsii.Strings("dynamodb:GetItem", "dynamodb:Query"),
+					Resources:  jsii.Strings("*"), // the table itself
+				}),
+			}}),
+		},
+	})
+
+	// A warm throughput below what every table starts with fails at synth.
+	err := dynamotable.ValidateProps(&dynamotable.TableProps{Schema: &catalog, TableOptions: dynamotable.TableOptions{
+		WarmThroughput: &dynamotable.WarmThroughput{WriteUnitsPerSecond: 1000},
+	}})
+	fmt.Println(err)
+	// Output:
+	// WarmThroughput.WriteUnitsPerSecond 1000 is below 4000, the warm throughput every new table and index starts with: give the peak you expect (at least 4000), or leave it 0
 }

@@ -184,6 +184,24 @@ func buildTable(self constructs.Construct, t *tablecore.Core, scope constructs.C
 	} else {
 		tp.Encryption = awsdynamodb.TableEncryption_AWS_MANAGED
 	}
+	// The template keeps only what is set: a table with every default
+	// synthesizes as it did before these options existed.
+	if props.TableClass != "" {
+		tp.TableClass = props.TableClass
+	}
+	if props.ResourcePolicy != nil {
+		tp.ResourcePolicy = props.ResourcePolicy
+	}
+	maxRead, maxWrite := optionalNumber(props.MaxReadRequestUnits), optionalNumber(props.MaxWriteRequestUnits)
+	tp.MaxReadRequestUnits, tp.MaxWriteRequestUnits = maxRead, maxWrite
+	var warm *awsdynamodb.WarmThroughput
+	if w := props.WarmThroughput; w != nil {
+		warm = &awsdynamodb.WarmThroughput{
+			ReadUnitsPerSecond:  optionalNumber(w.ReadUnitsPerSecond),
+			WriteUnitsPerSecond: optionalNumber(w.WriteUnitsPerSecond),
+		}
+		tp.WarmThroughput = warm
+	}
 	if sc.TTLAttribute != "" {
 		tp.TimeToLiveAttribute = jsii.String(sc.TTLAttribute)
 	}
@@ -217,6 +235,11 @@ func buildTable(self constructs.Construct, t *tablecore.Core, scope constructs.C
 			SortKey:                          l2Attr(ix.SortKey),
 			ProjectionType:                   awsdynamodb.ProjectionType(p.Type),
 			ContributorInsightsSpecification: indexInsights,
+			// Each GSI has its own cap and warm throughput; the table's
+			// apply to every one of them.
+			MaxReadRequestUnits:  maxRead,
+			MaxWriteRequestUnits: maxWrite,
+			WarmThroughput:       warm,
 		}
 		if len(p.NonKeyAttributes) > 0 {
 			gp.NonKeyAttributes = jsii.Strings(p.NonKeyAttributes...)
@@ -259,12 +282,24 @@ func buildTable(self constructs.Construct, t *tablecore.Core, scope constructs.C
 	if props.DeletionProtection != nil && !*props.DeletionProtection {
 		ann.AddWarningV2(jsii.String("triggers:deletion-protection-off"), jsii.String("deletion protection is off: one API call can delete the table and its data"))
 	}
+	if props.ResourcePolicy != nil && props.EncryptionKey == nil {
+		ann.AddWarningV2(jsii.String("triggers:resource-policy-aws-managed-key"), jsii.String("the resource policy lets other accounts in, but the table is encrypted with the AWS-managed key, which no other account can use: their reads and writes are denied; give an EncryptionKey and allow them on it, or acknowledge this warning when the policy names only this account's principals"))
+	}
 	if removal == awscdk.RemovalPolicy_DESTROY {
 		ann.AddWarningV2(jsii.String("triggers:removal-destroy"), jsii.String("removal policy DESTROY deletes the table and its data when it leaves the stack; use RETAIN (the default) for real data"))
 		if props.DeletionProtection == nil || *props.DeletionProtection {
 			ann.AddWarningV2(jsii.String("triggers:destroy-with-deletion-protection"), jsii.String("removal policy DESTROY with deletion protection on: deleting the stack fails on this table; set DeletionProtection: jsii.Bool(false) too, or keep RETAIN"))
 		}
 	}
+}
+
+// optionalNumber returns nil for 0 (unset), so the template leaves the
+// property out.
+func optionalNumber(v float64) *float64 {
+	if v == 0 {
+		return nil
+	}
+	return jsii.Number(v)
 }
 
 func l2Attr(a *schema.Attribute) *awsdynamodb.Attribute {

@@ -9,7 +9,10 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
+	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/triggers-dev/triggers/constructs/internal/cdkutil"
 )
 
 // Table is what a grant needs of a table (dynamotable.ITable has it).
@@ -56,6 +59,30 @@ func Grant(t Table, grantee awsiam.IGrantable, on On, actions ...string) awsiam.
 			ka = kmsWrite
 		}
 		g = g.Combine(key.Grant(grantee, *jsii.Strings(ka...)...))
+		if on.Write {
+			suppressKMSWildcards(grantee)
+		}
 	}
 	return g
+}
+
+// suppressKMSWildcards records why the write grant's two KMS action
+// families pass cdk-nag's wildcard rule, on the grantee and on its
+// principal when they are constructs (a function and its role, or a
+// role): those two findings only, nothing else of theirs.
+func suppressKMSWildcards(grantee awsiam.IGrantable) {
+	const reason = "kms:GenerateDataKey* and kms:ReEncrypt* are the action families DynamoDB uses with a customer-managed table key, as aws-cdk's own table grants give them; the statement names only the table's key"
+	targets := []any{grantee}
+	if p := grantee.GrantPrincipal(); p != nil {
+		targets = append(targets, p)
+	}
+	done := map[string]bool{}
+	for _, t := range targets {
+		c, ok := t.(constructs.IConstruct)
+		if !ok || done[*c.Node().Path()] {
+			continue
+		}
+		done[*c.Node().Path()] = true
+		cdkutil.Suppress(c, "AwsSolutions-IAM5", reason, "Action::kms:GenerateDataKey*", "Action::kms:ReEncrypt*")
+	}
 }
