@@ -450,3 +450,14 @@ func ValidOutcome(o string) bool {
 	}
 	return false
 }
+
+// ValidAttemptPosition reports whether p is a position in a
+// subscription's attempts list: "<event_id>#<attempt, 3 or more digits>".
+func ValidAttemptPosition(p string) bool {
+	id, num, ok := strings.Cut(p, "#")
+	if !ok || len(num) < 3 || len(num) > 6 || strings.Trim(num, "0123456789") != "" || strings.Trim(num, "0") == "" {
+		return false
+	}
+	_, err := ParseID(id)
+	return err == nil
+}
