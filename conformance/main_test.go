@@ -19,12 +19,15 @@ import (
 	"testing"
 	"time"
 
+	awskms "github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/stretchr/testify/require"
 
 	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/apikey"
 	"github.com/triggers-dev/triggers/internal/ddb/ddbtest"
+	"github.com/triggers-dev/triggers/internal/dev/kmslocal"
 	"github.com/triggers-dev/triggers/internal/dev/localapi"
+	"github.com/triggers-dev/triggers/internal/webhook/dispatch"
 	"github.com/triggers-dev/triggers/schema"
 )
 
@@ -49,8 +52,25 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(m.Run())
 	}
-	os.Exit(ddbtest.Main(m, &db))
+	code := ddbtest.Main(m, &db)
+	if kms != nil {
+		if err := kms.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "conformance: stop local-kms:", err)
+		}
+	}
+	os.Exit(code)
 }
+
+// kms is local-kms, started only when the suite serves the API itself: it
+// seals the webhook subscriptions' signing secrets.
+var kms *kmslocal.Process
+
+// discardQueue is the webhook retry queue of the locally served API: the
+// suite checks the HTTP contract, not delivery (internal/webhook/dispatch
+// tests that), so the tasks the API queues go nowhere.
+type discardQueue struct{}
+
+func (discardQueue) Send(context.Context, dispatch.Task, time.Duration) error { return nil }
 
 // target is the API under test.
 type target struct {
@@ -114,7 +134,19 @@ func serveLocal() (*target, error) {
 	if _, err := store.Revoke(ctx, apikey.Hash(revoked)); err != nil {
 		return nil, err
 	}
-	served, err := localapi.New(localapi.Config{Template: tmpl, DB: db.Client, EventsTable: events, KeysTable: keys})
+	if kms, err = kmslocal.Start(ctx, kmslocal.Options{Install: true}); err != nil {
+		return nil, err
+	}
+	key, err := kms.Client.CreateKey(ctx, &awskms.CreateKeyInput{})
+	if err != nil {
+		return nil, err
+	}
+	served, err := localapi.New(localapi.Config{
+		Template: tmpl, DB: db.Client, EventsTable: events, KeysTable: keys,
+		// Webhook routes on, as make dev serves them: targets are checked
+		// for syntax only (no DNS here).
+		WebhookQueue: discardQueue{}, KMS: kms.Client, SecretsKey: *key.KeyMetadata.Arn, AllowPrivateTargets: true,
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -148,11 +148,13 @@ const (
 	PathEventAttempts  = "/v1/events/{event_id}/attempts"
 	PathEventRedeliver = "/v1/events/{event_id}/redeliver"
 	// PathSubscriptions creates and lists webhook subscriptions,
-	// PathSubscription deletes one, PathSubscriptionRotate rotates its
-	// signing secret.
-	PathSubscriptions      = "/v1/subscriptions"
-	PathSubscription       = "/v1/subscriptions/{subscription_id}"
-	PathSubscriptionRotate = "/v1/subscriptions/{subscription_id}/rotate"
+	// PathSubscription reads, updates and deletes one,
+	// PathSubscriptionRotate rotates its signing secret,
+	// PathSubscriptionAttempts lists its delivery attempts.
+	PathSubscriptions        = "/v1/subscriptions"
+	PathSubscription         = "/v1/subscriptions/{subscription_id}"
+	PathSubscriptionRotate   = "/v1/subscriptions/{subscription_id}/rotate"
+	PathSubscriptionAttempts = "/v1/subscriptions/{subscription_id}/attempts"
 	// SubscriptionIDParam is the subscription paths' parameter.
 	SubscriptionIDParam = "subscription_id"
 )
@@ -180,6 +182,9 @@ var routes = []Route{
 	{MethodPost, PathSubscriptions},
 	{MethodDelete, PathSubscription},
 	{MethodPost, PathSubscriptionRotate},
+	{MethodGet, PathSubscription},
+	{MethodPatch, PathSubscription},
+	{MethodGet, PathSubscriptionAttempts},
 }
 
 // PathParams returns the parameters of path, in order: "event_id" for

@@ -11,7 +11,8 @@ import (
 
 func TestPaths(t *testing.T) {
 	want := []string{contract.PathEvents, contract.PathEventsBatch, contract.PathEvent, contract.PathInbox, contract.PathInboxAck,
-		contract.PathEventAttempts, contract.PathEventRedeliver, contract.PathSubscriptions, contract.PathSubscription, contract.PathSubscriptionRotate}
+		contract.PathEventAttempts, contract.PathEventRedeliver, contract.PathSubscriptions, contract.PathSubscription, contract.PathSubscriptionRotate,
+		contract.PathSubscriptionAttempts}
 	if got := contract.Paths(); !slices.Equal(got, want) {
 		t.Errorf("Paths() = %v, want %v", got, want)
 	}
@@ -38,6 +39,7 @@ func TestIsEventPartition(t *testing.T) {
 		"":                                       false,
 		contract.IdempotencyPrefix + "t#h":       false,
 		contract.SubscriptionPrefix + "tenant-a": false,
+		contract.AttemptRefPrefix + "t#sub_x":    false,
 		contract.Key(contract.AttemptPrefix+"t", "id"): false,
 	} {
 		if got := contract.IsEventPartition(pk); got != want {

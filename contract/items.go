@@ -55,6 +55,15 @@ const (
 	ParkedPrefix = "parked" + KeySeparator
 	// RecordTypeParked is a parked attempt's record_type.
 	RecordTypeParked = "parked"
+	// AttemptRefPrefix starts the partition that lists one subscription's
+	// attempts, "attemptref#<tenant>#<subscription_id>": an item per
+	// attempt, sort key "<event_id>#<attempt, 3 digits>", holding only
+	// keys and ttl (the attempt itself stays in its event's attempts
+	// partition). Event ids are UUIDv7, so the sort key orders attempts
+	// by their event's time.
+	AttemptRefPrefix = "attemptref" + KeySeparator
+	// RecordTypeAttemptRef is the record_type of such an item.
+	RecordTypeAttemptRef = "attempt_ref"
 	// RecordTypeRedelivery is the record_type of a redelivery round's
 	// marker in the event's attempts partition (sort key
 	// "round#<token>"): the round was started.

@@ -64,6 +64,40 @@ func (c *Codec) Encode(tenant, shape string, p event.Position) string {
 // Decode verifies cursor for tenant and shape and returns its position, or
 // ErrInvalid.
 func (c *Codec) Decode(tenant, shape, cursor string) (event.Position, error) {
+	p, err := c.decode(tenant, shape, cursor)
+	if err != nil {
+		return event.Position{}, err
+	}
+	// Defence in depth: a verified cursor always holds a valid sort key.
+	i := strings.LastIndexByte(p.SortKey, '#')
+	if i < 0 {
+		return event.Position{}, ErrInvalid
+	}
+	if sk, err := event.SortKeyForID(p.SortKey[i+1:]); err != nil || sk != p.SortKey {
+		return event.Position{}, ErrInvalid
+	}
+	return p, nil
+}
+
+// EncodeKey returns the cursor for key, a position in a list other than
+// the inbox (a subscription's attempts), for the query shape for tenant.
+// The shape must name the list, so that no cursor of one list is
+// accepted by another.
+func (c *Codec) EncodeKey(tenant, shape, key string) string {
+	return c.Encode(tenant, shape, event.Position{SortKey: key})
+}
+
+// DecodeKey verifies cursor for tenant and shape and returns its key,
+// provided valid accepts it (defence in depth), or ErrInvalid.
+func (c *Codec) DecodeKey(tenant, shape, cursor string, valid func(string) bool) (string, error) {
+	p, err := c.decode(tenant, shape, cursor)
+	if err != nil || p.IndexKey != "" || !valid(p.SortKey) {
+		return "", ErrInvalid
+	}
+	return p.SortKey, nil
+}
+
+func (c *Codec) decode(tenant, shape, cursor string) (event.Position, error) {
 	if cursor == "" || len(cursor) > maxCursorChars || strings.ContainsAny(cursor, "=+/") {
 		return event.Position{}, ErrInvalid
 	}
@@ -77,14 +111,6 @@ func (c *Codec) Decode(tenant, shape, cursor string) (event.Position, error) {
 	}
 	var p event.Position
 	if err := json.Unmarshal(body, &p); err != nil {
-		return event.Position{}, ErrInvalid
-	}
-	// Defence in depth: a verified cursor always holds a valid sort key.
-	i := strings.LastIndexByte(p.SortKey, '#')
-	if i < 0 {
-		return event.Position{}, ErrInvalid
-	}
-	if sk, err := event.SortKeyForID(p.SortKey[i+1:]); err != nil || sk != p.SortKey {
 		return event.Position{}, ErrInvalid
 	}
 	return p, nil

@@ -1,8 +1,10 @@
 package event
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/base32"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/url"
@@ -130,46 +132,139 @@ func ParseSubscription(data []byte) (SubscriptionRequest, error) {
 		return SubscriptionRequest{}, inputErr(CodeInvalidSubscription, `url is missing: send {"url": "https://example.com/webhooks"}`)
 	}
 	var req SubscriptionRequest
-	req.URL = *b.URL
-	if len(req.URL) > MaxTargetURL {
-		return SubscriptionRequest{}, inputErr(CodeInvalidTarget, "url is %d bytes: at most %d", len(req.URL), MaxTargetURL)
-	}
-	u, err := url.Parse(req.URL)
-	if err != nil {
-		return SubscriptionRequest{}, inputErr(CodeInvalidTarget, "url %q does not parse: send an absolute https URL", truncate(req.URL, 80))
-	}
-	if u.Scheme != "https" {
-		return SubscriptionRequest{}, inputErr(CodeInvalidTarget, "url scheme %q is not allowed: webhook targets must be https", truncate(u.Scheme, 20))
-	}
-	if u.Host == "" || u.Hostname() == "" {
-		return SubscriptionRequest{}, inputErr(CodeInvalidTarget, "url %q has no host", truncate(req.URL, 80))
-	}
-	if u.User != nil {
-		return SubscriptionRequest{}, inputErr(CodeInvalidTarget, "url must not carry user information: put credentials in a header on your side, or a token in the path")
-	}
-	if u.Fragment != "" || strings.Contains(req.URL, "#") {
-		return SubscriptionRequest{}, inputErr(CodeInvalidTarget, "url must not have a fragment (#...)")
+	var err error
+	if req.URL, err = checkTargetURL(*b.URL); err != nil {
+		return SubscriptionRequest{}, err
 	}
 	if b.EventTypes != nil {
-		if len(*b.EventTypes) > MaxSubscriptionEventTypes {
-			return SubscriptionRequest{}, inputErr(CodeInvalidSubscription, "event_types has %d entries: at most %d (omit it for every type)", len(*b.EventTypes), MaxSubscriptionEventTypes)
+		if req.EventTypes, err = checkEventTypes(*b.EventTypes); err != nil {
+			return SubscriptionRequest{}, err
 		}
-		for i, t := range *b.EventTypes {
-			if !ValidEventType(t) {
-				return SubscriptionRequest{}, inputErr(CodeInvalidSubscription, "event_types[%d] %q is not an event type: use 1-128 characters of [A-Za-z0-9_.:-], starting with a letter or digit", i, truncate(t, 40))
-			}
-			if !slices.Contains(req.EventTypes, t) {
-				req.EventTypes = append(req.EventTypes, t)
-			}
+		if len(req.EventTypes) == 0 {
+			req.EventTypes = nil
 		}
 	}
 	if b.Description != nil {
-		if n := utf8.RuneCountInString(*b.Description); n > MaxDescription {
-			return SubscriptionRequest{}, inputErr(CodeInvalidSubscription, "description is %d characters: at most %d", n, MaxDescription)
+		if err := checkDescription(*b.Description); err != nil {
+			return SubscriptionRequest{}, err
 		}
 		req.Description = *b.Description
 	}
 	return req, nil
+}
+
+// checkTargetURL checks a target URL's syntax: absolute https, a host, no
+// user information or fragment, at most MaxTargetURL bytes.
+func checkTargetURL(raw string) (string, error) {
+	if len(raw) > MaxTargetURL {
+		return "", inputErr(CodeInvalidTarget, "url is %d bytes: at most %d", len(raw), MaxTargetURL)
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", inputErr(CodeInvalidTarget, "url %q does not parse: send an absolute https URL", truncate(raw, 80))
+	}
+	if u.Scheme != "https" {
+		return "", inputErr(CodeInvalidTarget, "url scheme %q is not allowed: webhook targets must be https", truncate(u.Scheme, 20))
+	}
+	if u.Host == "" || u.Hostname() == "" {
+		return "", inputErr(CodeInvalidTarget, "url %q has no host", truncate(raw, 80))
+	}
+	if u.User != nil {
+		return "", inputErr(CodeInvalidTarget, "url must not carry user information: put credentials in a header on your side, or a token in the path")
+	}
+	if u.Fragment != "" || strings.Contains(raw, "#") {
+		return "", inputErr(CodeInvalidTarget, "url must not have a fragment (#...)")
+	}
+	return raw, nil
+}
+
+// checkEventTypes checks an event-type filter and returns it without
+// repeats ([] for an empty one: every type).
+func checkEventTypes(types []string) ([]string, error) {
+	if len(types) > MaxSubscriptionEventTypes {
+		return nil, inputErr(CodeInvalidSubscription, "event_types has %d entries: at most %d (omit it for every type)", len(types), MaxSubscriptionEventTypes)
+	}
+	out := []string{}
+	for i, t := range types {
+		if !ValidEventType(t) {
+			return nil, inputErr(CodeInvalidSubscription, "event_types[%d] %q is not an event type: use 1-128 characters of [A-Za-z0-9_.:-], starting with a letter or digit", i, truncate(t, 40))
+		}
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// checkDescription checks a description's length.
+func checkDescription(d string) error {
+	if n := utf8.RuneCountInString(d); n > MaxDescription {
+		return inputErr(CodeInvalidSubscription, "description is %d characters: at most %d", n, MaxDescription)
+	}
+	return nil
+}
+
+// SubscriptionPatch is the validated body of PATCH
+// /v1/subscriptions/{id}: each field set is to change, nil ones stay.
+type SubscriptionPatch struct {
+	URL         *string
+	EventTypes  *[]string
+	Description *string
+	// Disabled false re-enables a disabled subscription (its next
+	// delivery is a probe); true disables it.
+	Disabled *bool
+}
+
+// ParseSubscriptionPatch parses the body of PATCH /v1/subscriptions/{id}:
+// any of "url", "event_types" ([] for every type), "description" ("" to
+// clear it) and "disabled", with the rules of ParseSubscription. An empty
+// patch, an unknown field, a field of the wrong type and null are errors
+// naming the field.
+func ParseSubscriptionPatch(data []byte) (SubscriptionPatch, error) {
+	var b struct {
+		URL         *string   `json:"url"`
+		EventTypes  *[]string `json:"event_types"`
+		Description *string   `json:"description"`
+		Disabled    *bool     `json:"disabled"`
+	}
+	if err := decodeStrict(data, 0, &b); err != nil {
+		return SubscriptionPatch{}, err
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return SubscriptionPatch{}, inputErr(CodeInvalidJSON, "the body must be a JSON object")
+	}
+	for _, name := range []string{"url", "event_types", "description", "disabled"} {
+		if v, ok := raw[name]; ok && string(bytes.TrimSpace(v)) == "null" {
+			return SubscriptionPatch{}, inputErr(CodeInvalidSubscription, "%s is null: leave a field out to keep it (event_types [] means every type, description \"\" clears it)", name)
+		}
+	}
+	if len(raw) == 0 {
+		return SubscriptionPatch{}, inputErr(CodeInvalidSubscription, `the patch is empty: send one or more of url, event_types, description, disabled`)
+	}
+	var p SubscriptionPatch
+	if b.URL != nil {
+		u, err := checkTargetURL(*b.URL)
+		if err != nil {
+			return SubscriptionPatch{}, err
+		}
+		p.URL = &u
+	}
+	if b.EventTypes != nil {
+		types, err := checkEventTypes(*b.EventTypes)
+		if err != nil {
+			return SubscriptionPatch{}, err
+		}
+		p.EventTypes = &types
+	}
+	if b.Description != nil {
+		if err := checkDescription(*b.Description); err != nil {
+			return SubscriptionPatch{}, err
+		}
+		p.Description = b.Description
+	}
+	p.Disabled = b.Disabled
+	return p, nil
 }
 
 // subscriptionIDPrefix starts every subscription id.
@@ -319,3 +414,50 @@ var (
 	// or retried since this redelivery was asked for.
 	ErrRoundSuperseded = errors.New("the event was redelivered or retried since this redelivery was asked for")
 )
+
+// SubscriptionAttempt is an attempt as one subscription's list shows it:
+// the attempt and the event it delivered.
+type SubscriptionAttempt struct {
+	EventID string `json:"event_id"`
+	Attempt
+}
+
+// AttemptsQuery asks for a page of one subscription's attempts, newest
+// event first and, within an event, latest attempt first.
+type AttemptsQuery struct {
+	Tenant         string
+	SubscriptionID string
+	// Outcome keeps only attempts with this outcome ("" keeps all).
+	Outcome string
+	// Limit bounds the page (1-MaxLimit).
+	Limit int
+	// After continues after this position (a previous page's Next).
+	After string
+}
+
+// AttemptsPage is one page of a subscription's attempts.
+type AttemptsPage struct {
+	Attempts []SubscriptionAttempt
+	// Next is the position to continue from; empty on the last page.
+	Next string
+}
+
+// ValidOutcome reports whether o is an attempt outcome.
+func ValidOutcome(o string) bool {
+	switch o {
+	case OutcomePending, OutcomeScheduled, OutcomeDelivered, OutcomeFailed, OutcomeGone:
+		return true
+	}
+	return false
+}
+
+// ValidAttemptPosition reports whether p is a position in a
+// subscription's attempts list: "<event_id>#<attempt, 3 or more digits>".
+func ValidAttemptPosition(p string) bool {
+	id, num, ok := strings.Cut(p, "#")
+	if !ok || len(num) < 3 || len(num) > 6 || strings.Trim(num, "0123456789") != "" || strings.Trim(num, "0") == "" {
+		return false
+	}
+	_, err := ParseID(id)
+	return err == nil
+}

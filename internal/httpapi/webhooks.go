@@ -5,7 +5,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -22,7 +24,9 @@ type SubscriptionStore interface {
 	ListSubscriptions(ctx context.Context, tenant string) ([]event.Subscription, error)
 	DeleteSubscription(ctx context.Context, tenant, id string) error
 	GetSubscription(ctx context.Context, tenant, id string) (event.Subscription, error)
+	UpdateSubscription(ctx context.Context, tenant, id string, p event.SubscriptionPatch, now time.Time) (event.Subscription, error)
 	RotateSecret(ctx context.Context, tenant, id, secret string, overlapUntil time.Time) (event.Subscription, error)
+	ListSubscriptionAttempts(ctx context.Context, q event.AttemptsQuery) (event.AttemptsPage, error)
 	ListAttempts(ctx context.Context, tenant, eventID string) ([]event.Attempt, error)
 	StartRedelivery(ctx context.Context, tenant string, e event.Event, token string, at time.Time) error
 }
@@ -122,15 +126,25 @@ func matchWebhooks(method, path string) (routeFunc, string, string) {
 		switch {
 		case id == "":
 		case !nested:
-			if method == contract.MethodDelete {
+			switch method {
+			case contract.MethodGet:
+				return (*API).getSubscription, "", id
+			case contract.MethodPatch:
+				return (*API).patchSubscription, "", id
+			case contract.MethodDelete:
 				return (*API).deleteSubscription, "", id
 			}
-			return nil, contract.MethodDelete, ""
+			return nil, contract.MethodDelete + ", " + contract.MethodGet + ", " + contract.MethodPatch, ""
 		case action == "rotate":
 			if method == contract.MethodPost {
 				return (*API).rotateSecret, "", id
 			}
 			return nil, contract.MethodPost, ""
+		case action == "attempts":
+			if method == contract.MethodGet {
+				return (*API).listSubscriptionAttempts, "", id
+			}
+			return nil, contract.MethodGet, ""
 		}
 		return nil, "", ""
 	}
@@ -168,13 +182,8 @@ func (a *API) createSubscription(w http.ResponseWriter, r *http.Request, ri *req
 	if err != nil {
 		return 0, nil, err
 	}
-	if err := a.webhooks.CheckTarget(r.Context(), req.URL); err != nil {
-		// DNS timing out or failing for now says nothing about the URL:
-		// the client asks again, nothing was written.
-		if errors.Is(err, webhook.ErrLookupUnavailable) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-			return 0, nil, &apiError{status: http.StatusServiceUnavailable, code: "unavailable", message: "the url's host could not be resolved right now; retry after the Retry-After delay", retryAfter: strconv.Itoa(RetryAfterSeconds), cause: err}
-		}
-		return 0, nil, &apiError{status: http.StatusBadRequest, code: event.CodeInvalidTarget, message: "url cannot be a webhook target: " + err.Error()}
+	if err := a.checkTarget(r.Context(), req.URL); err != nil {
+		return 0, nil, err
 	}
 	id, err := event.NewSubscriptionID(nil)
 	if err != nil {
@@ -211,6 +220,157 @@ func (a *API) listSubscriptions(w http.ResponseWriter, r *http.Request, ri *reqI
 		subs = []event.Subscription{}
 	}
 	return http.StatusOK, map[string]any{"subscriptions": subs}, nil
+}
+
+// getSubscription serves GET /v1/subscriptions/{subscription_id}: the
+// subscription as the list shows it (never its secrets).
+func (a *API) getSubscription(w http.ResponseWriter, r *http.Request, ri *reqInfo, id string) (int, any, error) {
+	if a.webhooks == nil {
+		return 0, nil, errWebhooksDisabled
+	}
+	if !event.ValidSubscriptionID(id) {
+		return 0, nil, event.ErrSubscriptionNotFound
+	}
+	sub, err := a.webhooks.Store.GetSubscription(r.Context(), ri.tenant, id)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, sub, nil
+}
+
+// patchSubscription serves PATCH /v1/subscriptions/{subscription_id}: a
+// partial update of url, event_types, description and disabled, with
+// create's rules; a new url passes the same target check.
+func (a *API) patchSubscription(w http.ResponseWriter, r *http.Request, ri *reqInfo, id string) (int, any, error) {
+	if a.webhooks == nil {
+		return 0, nil, errWebhooksDisabled
+	}
+	data, err := readBody(w, r)
+	if err != nil {
+		return 0, nil, err
+	}
+	if !event.ValidSubscriptionID(id) {
+		return 0, nil, event.ErrSubscriptionNotFound
+	}
+	p, err := event.ParseSubscriptionPatch(data)
+	if err != nil {
+		return 0, nil, err
+	}
+	// An unknown id is a 404 before the target's DNS lookup.
+	if _, err := a.webhooks.Store.GetSubscription(r.Context(), ri.tenant, id); err != nil {
+		return 0, nil, err
+	}
+	if p.URL != nil {
+		if err := a.checkTarget(r.Context(), *p.URL); err != nil {
+			return 0, nil, err
+		}
+	}
+	sub, err := a.webhooks.Store.UpdateSubscription(r.Context(), ri.tenant, id, p, a.now())
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, sub, nil
+}
+
+// checkTarget runs Webhooks.CheckTarget on a subscription's URL: a 400
+// invalid_target when it may not be called, a 503 when DNS could not
+// answer for now.
+func (a *API) checkTarget(ctx context.Context, rawURL string) error {
+	err := a.webhooks.CheckTarget(ctx, rawURL)
+	if err == nil {
+		return nil
+	}
+	// DNS timing out or failing for now says nothing about the URL: the
+	// client asks again, nothing was written.
+	if errors.Is(err, webhook.ErrLookupUnavailable) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return &apiError{status: http.StatusServiceUnavailable, code: "unavailable", message: "the url's host could not be resolved right now; retry after the Retry-After delay", retryAfter: strconv.Itoa(RetryAfterSeconds), cause: err}
+	}
+	return &apiError{status: http.StatusBadRequest, code: event.CodeInvalidTarget, message: "url cannot be a webhook target: " + err.Error()}
+}
+
+// SubscriptionAttemptsPage is the body of GET
+// /v1/subscriptions/{subscription_id}/attempts.
+type SubscriptionAttemptsPage struct {
+	SubscriptionID string                      `json:"subscription_id"`
+	Attempts       []event.SubscriptionAttempt `json:"attempts"`
+	NextCursor     *string                     `json:"next_cursor"`
+}
+
+// listSubscriptionAttempts serves GET
+// /v1/subscriptions/{subscription_id}/attempts: newest event first,
+// limit (1-100, default 50), cursor, and status (an attempt outcome).
+func (a *API) listSubscriptionAttempts(w http.ResponseWriter, r *http.Request, ri *reqInfo, id string) (int, any, error) {
+	if a.webhooks == nil {
+		return 0, nil, errWebhooksDisabled
+	}
+	q, cur, err := parseAttemptsQuery(r.URL.RawQuery)
+	if err != nil {
+		return 0, nil, err
+	}
+	if !event.ValidSubscriptionID(id) {
+		return 0, nil, event.ErrSubscriptionNotFound
+	}
+	shape := "subscription-attempts\x00" + id + "\x00" + q.Outcome
+	if cur != "" {
+		if q.After, err = a.cursors.DecodeKey(ri.tenant, shape, cur, event.ValidAttemptPosition); err != nil {
+			return 0, nil, err
+		}
+	}
+	if _, err := a.webhooks.Store.GetSubscription(r.Context(), ri.tenant, id); err != nil {
+		return 0, nil, err
+	}
+	q.Tenant, q.SubscriptionID = ri.tenant, id
+	page, err := a.webhooks.Store.ListSubscriptionAttempts(r.Context(), q)
+	if err != nil {
+		return 0, nil, err
+	}
+	out := SubscriptionAttemptsPage{SubscriptionID: id, Attempts: page.Attempts}
+	if out.Attempts == nil {
+		out.Attempts = []event.SubscriptionAttempt{}
+	}
+	if page.Next != "" {
+		c := a.cursors.EncodeKey(ri.tenant, shape, page.Next)
+		out.NextCursor = &c
+	}
+	return http.StatusOK, out, nil
+}
+
+// parseAttemptsQuery parses the query of a subscription's attempts:
+// limit, cursor and status, each at most once.
+func parseAttemptsQuery(raw string) (event.AttemptsQuery, string, error) {
+	q := event.AttemptsQuery{Limit: event.DefaultLimit}
+	vals, err := url.ParseQuery(raw)
+	if err != nil {
+		return q, "", &event.InputError{Code: event.CodeInvalidParameter, Message: "the query string is malformed"}
+	}
+	var cur string
+	for k, vs := range vals {
+		if len(vs) != 1 {
+			return q, "", &event.InputError{Code: event.CodeInvalidParameter, Message: fmt.Sprintf("parameter %q is given %d times: give it once", truncatePath(k), len(vs))}
+		}
+		v := vs[0]
+		switch k {
+		case "limit":
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > event.MaxLimit {
+				return q, "", &event.InputError{Code: event.CodeInvalidParameter, Message: fmt.Sprintf("limit %q is invalid: use an integer from 1 to %d", truncatePath(v), event.MaxLimit)}
+			}
+			q.Limit = n
+		case "cursor":
+			if v == "" {
+				return q, "", &event.InputError{Code: event.CodeInvalidParameter, Message: "cursor is empty: omit it for the first page"}
+			}
+			cur = v
+		case "status":
+			if !event.ValidOutcome(v) {
+				return q, "", &event.InputError{Code: event.CodeInvalidParameter, Message: fmt.Sprintf("status %q is unknown: use an attempt outcome: delivered, failed, gone, pending or scheduled", truncatePath(v))}
+			}
+			q.Outcome = v
+		default:
+			return q, "", &event.InputError{Code: event.CodeInvalidParameter, Message: fmt.Sprintf("parameter %q is unknown: use limit, cursor or status", truncatePath(k))}
+		}
+	}
+	return q, cur, nil
 }
 
 // deleteSubscription serves DELETE /v1/subscriptions/{subscription_id}.

@@ -245,7 +245,8 @@ func TestWebhookRoutesMethods(t *testing.T) {
 	e := newEnv(t, withWebhooks(t, &redeliveries{}))
 	for _, tc := range []struct{ method, path, allow string }{
 		{"PUT", "/v1/subscriptions", "GET, POST"},
-		{"GET", "/v1/subscriptions/sub_abc", "DELETE"},
+		{"PUT", "/v1/subscriptions/sub_abc", "DELETE, GET, PATCH"},
+		{"POST", "/v1/subscriptions/sub_abc/attempts", "GET"},
 		{"GET", "/v1/subscriptions/sub_abc/rotate", "POST"},
 		{"POST", "/v1/events/x/attempts", "GET"},
 		{"GET", "/v1/events/x/redeliver", "POST"},

@@ -95,7 +95,8 @@ func attemptSortKey(subscriptionID string, number int) string {
 // ended before c.At (its claimant died), and counts one more send. claimed is false when the attempt exists and may
 // not be taken; a then is the attempt as recorded (finished, or pending
 // under a live lease). The attempt expires with the event (ttl, epoch
-// seconds).
+// seconds). The attempt's entry in its subscription's list
+// (ListSubscriptionAttempts) is written first, so every attempt has one.
 func (st *Store) ClaimAttempt(ctx context.Context, tenant, eventID string, c event.AttemptClaim, ttl int64) (a event.Attempt, claimed bool, err error) {
 	values := map[string]types.AttributeValue{
 		":rt": s(contract.RecordTypeAttempt), ":sub": s(c.SubscriptionID), ":n": n(int64(c.Number)),
@@ -115,6 +116,9 @@ func (st *Store) ClaimAttempt(ctx context.Context, tenant, eventID string, c eve
 		names["#round"] = attrRound
 		values[":round"] = s(c.Round)
 		update = strings.Replace(update, " REMOVE", ", #round = if_not_exists(#round, :round) REMOVE", 1)
+	}
+	if err := st.putAttemptRef(ctx, tenant, eventID, c.SubscriptionID, c.Number, ttl); err != nil {
+		return event.Attempt{}, false, err
 	}
 	out, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                           aws.String(st.table),
@@ -190,7 +194,9 @@ func (st *Store) FinishAttempt(ctx context.Context, tenant, eventID string, a ev
 // lapsed before a.Timestamp (its claimant died); its task is then to be
 // queued again (FollowUp cleared). scheduled is false when the attempt
 // exists otherwise (pending under a live claim, or finished); it is then
-// returned as recorded. The attempt expires with the event (ttl).
+// returned as recorded. The attempt expires with the event (ttl). Like
+// ClaimAttempt it first writes the attempt's entry in its subscription's
+// list.
 func (st *Store) ScheduleAttempt(ctx context.Context, tenant, eventID string, a event.Attempt, ttl int64) (cur event.Attempt, scheduled bool, err error) {
 	names := map[string]string{
 		"#pk": schema.AttrUserID, "#rt": contract.AttrRecordType, "#sub": "subscription_id", "#n": "attempt",
@@ -213,6 +219,9 @@ func (st *Store) ScheduleAttempt(ctx context.Context, tenant, eventID string, a 
 		names["#round"] = attrRound
 		values[":round"] = s(a.Round)
 		update += ", #round = if_not_exists(#round, :round)"
+	}
+	if err := st.putAttemptRef(ctx, tenant, eventID, a.SubscriptionID, a.Number, ttl); err != nil {
+		return event.Attempt{}, false, err
 	}
 	out, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                           aws.String(st.table),

@@ -69,7 +69,7 @@ func TestAttempts(t *testing.T) {
 			assert.NotContains(t, it, gone, "a finished attempt keeps no claim")
 		}
 	}
-	assert.Len(t, scan(t, table), 5, "MarkFollowUp of a missing attempt wrote nothing")
+	assert.Len(t, scan(t, table), 10, "five attempts and their entries in their subscriptions' lists; MarkFollowUp of a missing attempt wrote nothing")
 
 	at := func(sec int64) *store.Store {
 		return store.New(db.Client, table, store.WithClock(func() time.Time { return time.Unix(sec, 0) }))

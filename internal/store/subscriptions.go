@@ -9,6 +9,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -487,4 +489,138 @@ func (st *Store) TakeRateToken(ctx context.Context, tenant, id string, now time.
 		return false, classify("take rate token", err)
 	}
 	return true, nil
+}
+
+// ReasonDisabledByAPI is the disabled_reason of a subscription disabled
+// through UpdateSubscription.
+const ReasonDisabledByAPI = "disabled through the API"
+
+// maxUpdateRounds bounds UpdateSubscription's tries against concurrent
+// changes of the subscription's enabled state.
+const maxUpdateRounds = 3
+
+// UpdateSubscription applies p to one of the tenant's subscriptions at now
+// and returns it as stored. The write is one conditional UpdateItem: on
+// the subscription existing (a concurrent delete gives
+// event.ErrSubscriptionNotFound, never a half-written item) and on its
+// enabled state being the one the patch was decided on.
+//
+// A new URL is a new endpoint: its breaker starts closed (failure count,
+// failing run, open circuit, probe and rate window are cleared).
+// Re-enabling a disabled subscription (Disabled false) clears its failing
+// run and reason and leaves its circuit half-open at now: the next
+// delivery is a single probe, the attempts behind it wait for it (parked),
+// and a failed probe opens the circuit again. Disabled true disables it
+// (ReasonDisabledByAPI).
+func (st *Store) UpdateSubscription(ctx context.Context, tenant, id string, p event.SubscriptionPatch, now time.Time) (event.Subscription, error) {
+	if id == contract.SubscriptionCountKey {
+		return event.Subscription{}, event.ErrSubscriptionNotFound
+	}
+	for range maxUpdateRounds {
+		cur, err := st.GetSubscription(ctx, tenant, id)
+		if err != nil {
+			return event.Subscription{}, err
+		}
+		names := map[string]string{"#pk": schema.AttrUserID, "#rt": contract.AttrRecordType, "#d": "disabled"}
+		values := map[string]types.AttributeValue{
+			":sub": s(contract.RecordTypeSubscription), ":was": &types.AttributeValueMemberBOOL{Value: cur.Disabled},
+		}
+		sets, removes := map[string]types.AttributeValue{}, map[string]bool{}
+		if p.URL != nil {
+			sets["url"] = s(*p.URL)
+			if *p.URL != cur.URL {
+				for _, a := range []string{attrConsecutive, attrFailingSince, attrOpenUntil, attrProbeUntil, attrRateWindow, attrRateCount} {
+					removes[a] = true
+				}
+			}
+		}
+		if p.EventTypes != nil {
+			filter, err := attributevalue.Marshal(*p.EventTypes)
+			if err != nil {
+				return event.Subscription{}, err
+			}
+			sets["event_types"] = filter
+		}
+		if p.Description != nil {
+			if *p.Description == "" {
+				removes["description"] = true
+			} else {
+				sets["description"] = s(*p.Description)
+			}
+		}
+		switch {
+		case p.Disabled != nil && !*p.Disabled && cur.Disabled:
+			sets["disabled"] = &types.AttributeValueMemberBOOL{Value: false}
+			sets[attrOpenUntil] = n(now.UnixMilli())
+			for _, a := range []string{"disabled_reason", attrConsecutive, attrFailingSince, attrProbeUntil} {
+				removes[a] = true
+			}
+			delete(removes, attrOpenUntil)
+		case p.Disabled != nil && *p.Disabled && !cur.Disabled:
+			sets["disabled"] = &types.AttributeValueMemberBOOL{Value: true}
+			sets["disabled_reason"] = s(ReasonDisabledByAPI)
+			delete(removes, "disabled_reason")
+		}
+		expr := ""
+		i := 0
+		for _, a := range sortedKeys(sets) {
+			i++
+			k := fmt.Sprintf("a%d", i)
+			names["#"+k], values[":"+k] = a, sets[a]
+			expr = joinClause(expr, "SET", "#"+k+" = :"+k)
+		}
+		rem := ""
+		for _, a := range sortedKeys(removes) {
+			i++
+			k := fmt.Sprintf("a%d", i)
+			names["#"+k] = a
+			rem = joinClause(rem, "REMOVE", "#"+k)
+		}
+		if expr == "" && rem == "" {
+			return cur, nil // disabled asked for as it already is
+		}
+		res, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName:                           aws.String(st.table),
+			Key:                                 st.key(subscriptionPartition(tenant), id),
+			UpdateExpression:                    aws.String(strings.TrimSpace(expr + " " + rem)),
+			ConditionExpression:                 aws.String("attribute_exists(#pk) AND #rt = :sub AND #d = :was"),
+			ExpressionAttributeNames:            names,
+			ExpressionAttributeValues:           values,
+			ReturnValues:                        types.ReturnValueAllNew,
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+		})
+		var ccf *types.ConditionalCheckFailedException
+		if errors.As(err, &ccf) {
+			if len(ccf.Item) == 0 {
+				return event.Subscription{}, event.ErrSubscriptionNotFound
+			}
+			continue // enabled or disabled meanwhile: decide again
+		}
+		if err != nil {
+			return event.Subscription{}, classify("update subscription", err)
+		}
+		var it subscriptionItem
+		if err := attributevalue.UnmarshalMap(res.Attributes, &it); err != nil {
+			return event.Subscription{}, fmt.Errorf("decode subscription: %w", err)
+		}
+		return it.subscription(), nil
+	}
+	return event.Subscription{}, fmt.Errorf("update subscription %s: %w: its enabled state kept changing", id, event.ErrUnavailable)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// joinClause appends part to an update expression clause (SET or REMOVE).
+func joinClause(clause, verb, part string) string {
+	if clause == "" {
+		return verb + " " + part
+	}
+	return clause + ", " + part
 }

@@ -34,6 +34,12 @@ var fixtures = map[string][]map[string]any{
 		triggersEvent("user-123", "2025-11-11T10:00:00.000003Z", "evt-3", "order.completed", "failed"),
 		triggersEvent("user-123", "2025-11-11T10:00:00.000004Z", "evt-4", "order.completed", "failed"),
 		triggersEvent("user-456", "2025-11-11T10:00:00.000005Z", "evt-5", "order.completed", "failed"),
+		// A subscription's list of attempts (one entry per attempt; the
+		// attempts themselves live in their events' attempt partitions).
+		{"user_id": "attemptref#user-123#sub_1", "timestamp#event_id": "evt-3#001", "record_type": "attempt_ref", "ttl": ttlFar},
+		{"user_id": "attemptref#user-123#sub_1", "timestamp#event_id": "evt-3#002", "record_type": "attempt_ref", "ttl": ttlFar},
+		{"user_id": "attemptref#user-123#sub_1", "timestamp#event_id": "evt-4#001", "record_type": "attempt_ref", "ttl": ttlFar},
+		{"user_id": "attemptref#user-123#sub_2", "timestamp#event_id": "evt-4#001", "record_type": "attempt_ref", "ttl": ttlFar},
 	},
 	"ticketing-events": {
 		{"eventId": "EVENT#1", "organizerId": "USER#org1", "date": "2025-12-15T09:00:00Z", "status": "active", "category": "Technology", "name": "Tech Conference 2025", "capacity": 500},
@@ -103,12 +109,13 @@ type want struct {
 }
 
 var expected = map[string]want{
-	"000/Create event (POST /v1/events)":                                     {idAttr: "event_id", ids: []string{"evt-new"}},
-	"000/Get event by ID (GET /v1/events/{id})":                              {idAttr: "event_id", ids: []string{"evt-1"}},
-	"000/Query events by user, newest first (GET /v1/inbox?status=all)":      {idAttr: "event_id", ids: []string{"evt-new", "evt-4", "evt-3", "evt-2", "evt-1"}}, // pattern 1 ran first
-	"000/Query events by type (GET /v1/inbox?event_type=)":                   {idAttr: "event_id", ids: []string{"evt-4", "evt-3", "evt-2"}},
-	"000/Query events by status (GET /v1/inbox, status=received by default)": {idAttr: "event_id", ids: []string{"evt-4", "evt-3"}},
-	"000/Update event status (PATCH /v1/events/{id}: failed -> retrying)":    {idAttr: "status", ids: []string{"retrying"}},
+	"000/Create event (POST /v1/events)":                                                                                         {idAttr: "event_id", ids: []string{"evt-new"}},
+	"000/Get event by ID (GET /v1/events/{id})":                                                                                  {idAttr: "event_id", ids: []string{"evt-1"}},
+	"000/Query events by user, newest first (GET /v1/inbox?status=all)":                                                          {idAttr: "event_id", ids: []string{"evt-new", "evt-4", "evt-3", "evt-2", "evt-1"}}, // pattern 1 ran first
+	"000/Query events by type (GET /v1/inbox?event_type=)":                                                                       {idAttr: "event_id", ids: []string{"evt-4", "evt-3", "evt-2"}},
+	"000/Query events by status (GET /v1/inbox, status=received by default)":                                                     {idAttr: "event_id", ids: []string{"evt-4", "evt-3"}},
+	"000/Update event status (PATCH /v1/events/{id}: failed -> retrying)":                                                        {idAttr: "status", ids: []string{"retrying"}},
+	"000/A subscription's attempts, newest event first (GET /v1/subscriptions/{id}/attempts; then BatchGetItem of the attempts)": {idAttr: "timestamp#event_id", ids: []string{"evt-4#001", "evt-3#002", "evt-3#001"}},
 	"002/Get event by ID":                                           {idAttr: "eventId", ids: []string{"EVENT#1"}},
 	"002/List all active events":                                    {idAttr: "eventId", ids: []string{"EVENT#1", "EVENT#2", "EVENT#4"}},
 	"002/List organizer's events":                                   {idAttr: "eventId", ids: []string{"EVENT#1", "EVENT#2"}},

@@ -39,6 +39,8 @@ func Triggers() []Pattern {
 			Condition: "#status = :from",
 			Names:     map[string]string{"#status": schema.AttrStatus, "#st": schema.AttrStatusTS},
 			Values:    map[string]any{":to": "retrying", ":from": "failed", ":st": "retrying#2025-11-11T10:00:00.000003Z", ":one": 1}},
+		{Seed: "000", Name: "A subscription's attempts, newest event first (GET /v1/subscriptions/{id}/attempts; then BatchGetItem of the attempts)", Table: ev, Op: Query,
+			KeyCondition: "user_id = :pk", Values: map[string]any{":pk": "attemptref#user-123#sub_1"}, Descending: true, Limit: 50},
 	}
 }
 

@@ -411,6 +411,14 @@ func (s faultStore) CreateSubscription(ctx context.Context, tenant string, sub e
 	return s.st.CreateSubscription(ctx, tenant, sub)
 }
 
+func (s faultStore) UpdateSubscription(ctx context.Context, tenant, id string, p event.SubscriptionPatch, now time.Time) (event.Subscription, error) {
+	return s.st.UpdateSubscription(ctx, tenant, id, p, now)
+}
+
+func (s faultStore) ListSubscriptionAttempts(ctx context.Context, q event.AttemptsQuery) (event.AttemptsPage, error) {
+	return s.st.ListSubscriptionAttempts(ctx, q)
+}
+
 func (s faultStore) RotateSecret(ctx context.Context, tenant, id, secret string, until time.Time) (event.Subscription, error) {
 	return s.st.RotateSecret(ctx, tenant, id, secret, until)
 }

@@ -72,6 +72,9 @@ type receiver struct {
 	statuses []int
 	got      []received
 	verifier *webhook.Verifier
+	// hold, when set, keeps the next request unanswered until it is
+	// closed (and is then cleared).
+	hold chan struct{}
 }
 
 type received struct {
@@ -85,6 +88,12 @@ func newReceiver(t *testing.T, statuses ...int) *receiver {
 	r.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(req.Body)
 		r.mu.Lock()
+		if h := r.hold; h != nil {
+			r.hold = nil
+			r.mu.Unlock()
+			<-h
+			r.mu.Lock()
+		}
 		defer r.mu.Unlock()
 		var verr error
 		if r.verifier != nil {
