@@ -163,9 +163,19 @@ type Route struct {
 	Path   string
 }
 
-// Routes returns the contract's routes, all served by the API function
-// behind the authorizer. It returns a new slice each call.
+// Routes returns the contract's routes, all served by the API function,
+// behind the authorizer but for the Public ones. It returns a new slice
+// each call.
 func Routes() []Route { return slices.Clone(routes) }
+
+// Public reports whether r is served without an API key: API Gateway
+// invokes no authorizer for it (its method's authorization is NONE) and
+// the API function reads no credential. Other methods on its path still
+// need a key (they are 405s after authentication).
+func (r Route) Public() bool { return slices.Contains(public, r) }
+
+// public are the routes of Routes served without an API key.
+var public []Route
 
 var routes = []Route{
 	{MethodPost, PathEvents},
