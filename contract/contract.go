@@ -155,6 +155,10 @@ const (
 	PathSubscriptionRotate = "/v1/subscriptions/{subscription_id}/rotate"
 	// SubscriptionIDParam is the subscription paths' parameter.
 	SubscriptionIDParam = "subscription_id"
+
+	// PathOpenAPI serves the API's OpenAPI document (contract/openapi),
+	// without an API key.
+	PathOpenAPI = "/v1/openapi.json"
 )
 
 // Route is one (method, path) of the HTTP API.
@@ -174,8 +178,9 @@ func Routes() []Route { return slices.Clone(routes) }
 // need a key (they are 405s after authentication).
 func (r Route) Public() bool { return slices.Contains(public, r) }
 
-// public are the routes of Routes served without an API key.
-var public []Route
+// public are the routes of Routes served without an API key: the OpenAPI
+// document, which holds nothing of a tenant's.
+var public = []Route{{MethodGet, PathOpenAPI}}
 
 var routes = []Route{
 	{MethodPost, PathEvents},
@@ -190,6 +195,7 @@ var routes = []Route{
 	{MethodPost, PathSubscriptions},
 	{MethodDelete, PathSubscription},
 	{MethodPost, PathSubscriptionRotate},
+	{MethodGet, PathOpenAPI},
 }
 
 // PathParams returns the parameters of path, in order: "event_id" for

@@ -147,6 +147,13 @@ func operations() map[contract.Route]operation {
 				409: {description: "conflict: another rotation of the same subscription won the race"},
 			},
 		},
+		{Method: contract.MethodGet, Path: contract.PathOpenAPI}: {
+			id: "getOpenAPIDocument", tag: "meta", summary: "This document",
+			description: "The OpenAPI document of this API, without an API key (other methods on this path need one, like every path's).",
+			responses: map[int]response{
+				200: {description: "the OpenAPI 3.1 document", schema: "OpenAPIDocument"},
+			},
+		},
 	}
 }
 
