@@ -22,9 +22,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/triggers-dev/triggers/contract"
+	"github.com/triggers-dev/triggers/contract/openapi"
 	"github.com/triggers-dev/triggers/internal/apikey"
 	"github.com/triggers-dev/triggers/internal/ddb/ddbtest"
 	"github.com/triggers-dev/triggers/internal/dev/localapi"
+	"github.com/triggers-dev/triggers/internal/testkit/openapitest"
 	"github.com/triggers-dev/triggers/schema"
 )
 
@@ -47,9 +49,24 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, "conformance: -base needs -key and -key2, the keys of two different test tenants")
 			os.Exit(2)
 		}
-		os.Exit(m.Run())
+		os.Exit(reportDocumented(m.Run()))
 	}
-	os.Exit(ddbtest.Main(m, &db))
+	os.Exit(reportDocumented(ddbtest.Main(m, &db)))
+}
+
+// reportDocumented prints, with -v, how many responses of how many
+// documented operation and status pairs the suite validated; it returns
+// code.
+func reportDocumented(code int) int {
+	if v, err := document(); err == nil && testing.Verbose() {
+		n := 0
+		seen := v.Seen()
+		for _, c := range seen {
+			n += c
+		}
+		fmt.Fprintf(os.Stderr, "conformance: %d responses matched the OpenAPI document (%d operation and status pairs)\n", n, len(seen))
+	}
+	return code
 }
 
 // target is the API under test.
@@ -209,6 +226,7 @@ func (tg *target) do(t *testing.T, method, path string, h http.Header, body []by
 			return response{}
 		}
 		r := response{Status: res.StatusCode, Header: res.Header, Body: b}
+		checkDocumented(t, method, path, r)
 		if r.Status == http.StatusTooManyRequests || r.Status == http.StatusServiceUnavailable {
 			ra := res.Header.Get("Retry-After")
 			secs, err := strconv.Atoi(ra)
@@ -223,6 +241,33 @@ func (tg *target) do(t *testing.T, method, path string, h http.Header, body []by
 		}
 		checkCommon(t, method+" "+path, r)
 		return r
+	}
+}
+
+// document validates every response the suite sees against the committed
+// OpenAPI document (contract/openapi), the one GET /v1/openapi.json serves.
+var document = sync.OnceValues(func() (*openapitest.Validator, error) {
+	return openapitest.New(openapi.Document())
+})
+
+// errorReporter is the part of *testing.T checkDocumented uses.
+type errorReporter interface {
+	Helper()
+	Errorf(format string, args ...any)
+}
+
+// checkDocumented fails the test (t.Errorf: any goroutine) unless the
+// OpenAPI document lists r's status for the operation of method and path
+// and r carries the headers and the body that response defines.
+func checkDocumented(t errorReporter, method, path string, r response) {
+	t.Helper()
+	v, err := document()
+	if err != nil {
+		t.Errorf("the OpenAPI document: %v", err)
+		return
+	}
+	if _, err := v.Check(method, path, r.Status, r.Header, r.Body); err != nil {
+		t.Errorf("%s %s: %v", method, path, err)
 	}
 }
 
