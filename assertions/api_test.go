@@ -267,8 +267,14 @@ func TestRestApiRoutesAndAuthorizer(t *testing.T) {
 		ref := p["ResourceId"].(map[string]any)["Ref"].(string)
 		route := p["HttpMethod"].(string) + " " + pathOf(ref)
 		routes = append(routes, route)
-		assert.Equal(t, "CUSTOM", p["AuthorizationType"], route)
-		assert.Equal(t, map[string]any{"Ref": authID}, p["AuthorizerId"], route)
+		if (contract.Route{Method: p["HttpMethod"].(string), Path: pathOf(ref)}).Public() {
+			// The OpenAPI document: no authorizer runs for it.
+			assert.Equal(t, "NONE", p["AuthorizationType"], route)
+			assert.NotContains(t, p, "AuthorizerId", route)
+		} else {
+			assert.Equal(t, "CUSTOM", p["AuthorizationType"], route)
+			assert.Equal(t, map[string]any{"Ref": authID}, p["AuthorizerId"], route)
+		}
 		integ := p["Integration"].(map[string]any)
 		assert.Equal(t, "AWS_PROXY", integ["Type"], route)
 		assert.Contains(t, jsonOf(integ["Uri"]), "TriggersApiFunction", route)

@@ -23,11 +23,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/triggers-dev/triggers/contract"
+	"github.com/triggers-dev/triggers/contract/openapi"
 	"github.com/triggers-dev/triggers/internal/apikey"
 	"github.com/triggers-dev/triggers/internal/ddb/ddbtest"
 	"github.com/triggers-dev/triggers/internal/dev/kmslocal"
 	"github.com/triggers-dev/triggers/internal/dev/localapi"
 	"github.com/triggers-dev/triggers/internal/webhook/dispatch"
+	"github.com/triggers-dev/triggers/internal/testkit/openapitest"
 	"github.com/triggers-dev/triggers/schema"
 )
 
@@ -50,15 +52,30 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, "conformance: -base needs -key and -key2, the keys of two different test tenants")
 			os.Exit(2)
 		}
-		os.Exit(m.Run())
+		os.Exit(reportDocumented(m.Run()))
 	}
-	code := ddbtest.Main(m, &db)
+	code := reportDocumented(ddbtest.Main(m, &db))
 	if kms != nil {
 		if err := kms.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "conformance: stop local-kms:", err)
 		}
 	}
 	os.Exit(code)
+}
+
+// reportDocumented prints, with -v, how many responses of how many
+// documented operation and status pairs the suite validated; it returns
+// code.
+func reportDocumented(code int) int {
+	if v, err := document(); err == nil && testing.Verbose() {
+		n := 0
+		seen := v.Seen()
+		for _, c := range seen {
+			n += c
+		}
+		fmt.Fprintf(os.Stderr, "conformance: %d responses matched the OpenAPI document (%d operation and status pairs)\n", n, len(seen))
+	}
+	return code
 }
 
 // kms is local-kms, started only when the suite serves the API itself: it
@@ -241,6 +258,7 @@ func (tg *target) do(t *testing.T, method, path string, h http.Header, body []by
 			return response{}
 		}
 		r := response{Status: res.StatusCode, Header: res.Header, Body: b}
+		checkDocumented(t, method, path, r)
 		if r.Status == http.StatusTooManyRequests || r.Status == http.StatusServiceUnavailable {
 			ra := res.Header.Get("Retry-After")
 			secs, err := strconv.Atoi(ra)
@@ -255,6 +273,33 @@ func (tg *target) do(t *testing.T, method, path string, h http.Header, body []by
 		}
 		checkCommon(t, method+" "+path, r)
 		return r
+	}
+}
+
+// document validates every response the suite sees against the committed
+// OpenAPI document (contract/openapi), the one GET /v1/openapi.json serves.
+var document = sync.OnceValues(func() (*openapitest.Validator, error) {
+	return openapitest.New(openapi.Document())
+})
+
+// errorReporter is the part of *testing.T checkDocumented uses.
+type errorReporter interface {
+	Helper()
+	Errorf(format string, args ...any)
+}
+
+// checkDocumented fails the test (t.Errorf: any goroutine) unless the
+// OpenAPI document lists r's status for the operation of method and path
+// and r carries the headers and the body that response defines.
+func checkDocumented(t errorReporter, method, path string, r response) {
+	t.Helper()
+	v, err := document()
+	if err != nil {
+		t.Errorf("the OpenAPI document: %v", err)
+		return
+	}
+	if _, err := v.Check(method, path, r.Status, r.Header, r.Body); err != nil {
+		t.Errorf("%s %s: %v", method, path, err)
 	}
 }
 

@@ -157,6 +157,10 @@ const (
 	PathSubscriptionAttempts = "/v1/subscriptions/{subscription_id}/attempts"
 	// SubscriptionIDParam is the subscription paths' parameter.
 	SubscriptionIDParam = "subscription_id"
+
+	// PathOpenAPI serves the API's OpenAPI document (contract/openapi),
+	// without an API key.
+	PathOpenAPI = "/v1/openapi.json"
 )
 
 // Route is one (method, path) of the HTTP API.
@@ -165,9 +169,20 @@ type Route struct {
 	Path   string
 }
 
-// Routes returns the contract's routes, all served by the API function
-// behind the authorizer. It returns a new slice each call.
+// Routes returns the contract's routes, all served by the API function,
+// behind the authorizer but for the Public ones. It returns a new slice
+// each call.
 func Routes() []Route { return slices.Clone(routes) }
+
+// Public reports whether r is served without an API key: API Gateway
+// invokes no authorizer for it (its method's authorization is NONE) and
+// the API function reads no credential. Other methods on its path still
+// need a key (they are 405s after authentication).
+func (r Route) Public() bool { return slices.Contains(public, r) }
+
+// public are the routes of Routes served without an API key: the OpenAPI
+// document, which holds nothing of a tenant's.
+var public = []Route{{MethodGet, PathOpenAPI}}
 
 var routes = []Route{
 	{MethodPost, PathEvents},
@@ -185,6 +200,7 @@ var routes = []Route{
 	{MethodGet, PathSubscription},
 	{MethodPatch, PathSubscription},
 	{MethodGet, PathSubscriptionAttempts},
+	{MethodGet, PathOpenAPI},
 }
 
 // PathParams returns the parameters of path, in order: "event_id" for

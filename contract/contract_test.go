@@ -12,9 +12,26 @@ import (
 func TestPaths(t *testing.T) {
 	want := []string{contract.PathEvents, contract.PathEventsBatch, contract.PathEvent, contract.PathInbox, contract.PathInboxAck,
 		contract.PathEventAttempts, contract.PathEventRedeliver, contract.PathSubscriptions, contract.PathSubscription, contract.PathSubscriptionRotate,
-		contract.PathSubscriptionAttempts}
+		contract.PathSubscriptionAttempts,
+		contract.PathOpenAPI}
 	if got := contract.Paths(); !slices.Equal(got, want) {
 		t.Errorf("Paths() = %v, want %v", got, want)
+	}
+}
+
+// Only the OpenAPI document is served without an API key.
+func TestPublicRoutes(t *testing.T) {
+	var public []string
+	for _, r := range contract.Routes() {
+		if r.Public() {
+			public = append(public, r.String())
+		}
+	}
+	if want := []string{"GET " + contract.PathOpenAPI}; !slices.Equal(public, want) {
+		t.Errorf("public routes %q, want %q", public, want)
+	}
+	if (contract.Route{Method: contract.MethodPost, Path: contract.PathOpenAPI}).Public() {
+		t.Errorf("POST %s is public: only the GET is", contract.PathOpenAPI)
 	}
 }
 

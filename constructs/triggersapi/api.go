@@ -526,7 +526,7 @@ func (a *TriggersApi) buildRestApi(props *TriggersApiProps, retention awslogs.Re
 		ValidateRequestBody:       jsii.Bool(false),
 	})
 	// One invoke permission for the whole API (any method, this API only)
-	// instead of two per method: 22 methods would otherwise put 44
+	// instead of two per method: 24 methods would otherwise put 48
 	// statements in the function's resource policy, whose size is capped.
 	integration := awsapigateway.NewLambdaIntegration(a.apiFn.Invocable(), &awsapigateway.LambdaIntegrationOptions{
 		Proxy: jsii.Bool(true), ScopePermissionToMethod: jsii.Bool(false),
@@ -552,7 +552,17 @@ func (a *TriggersApi) buildRestApi(props *TriggersApiProps, retention awslogs.Re
 			RequestValidator:  validator,
 			RequestParameters: pathParams(r.Path),
 		}
-		resources[r.Path].AddMethod(jsii.String(r.Method), integration, opts)
+		if r.Public() {
+			// No authorizer: it would refuse the request without a key,
+			// and a cached allow or deny must not depend on it. The
+			// function reads no credential on this route.
+			opts.Authorizer = nil
+			opts.AuthorizationType = awsapigateway.AuthorizationType_NONE
+		}
+		m := resources[r.Path].AddMethod(jsii.String(r.Method), integration, opts)
+		if r.Public() {
+			cdkutil.Suppress(m, "AwsSolutions-APIG4", r.String()+" serves the API's OpenAPI document, which holds nothing of any tenant's, to clients without an API key; every other method of every path, this one's included (ANY), keeps the authorizer")
+		}
 	}
 	// Another method on a known resource goes to the function too, which
 	// answers 405 with the Allow header after authentication, exactly as

@@ -537,33 +537,36 @@ func TestEveryPathParameterIsRequired(t *testing.T) {
 	stack := awscdk.NewStack(newApp(), jsii.String("S"), nil)
 	triggersapi.NewTriggersApi(stack, jsii.String("Api"), nil)
 	tp := templateOf(stack)
-	parts := map[string]string{}
+	// Each resource's full path, from its parents (the root resource is
+	// no AWS::ApiGateway::Resource: its path is "").
+	props := map[string]map[string]any{}
 	for id, r := range resources(tp, "AWS::ApiGateway::Resource", "") {
-		parts[id] = r["Properties"].(map[string]any)["PathPart"].(string)
+		props[id] = r["Properties"].(map[string]any)
+	}
+	var pathOf func(id string) string
+	pathOf = func(id string) string {
+		p, ok := props[id]
+		if !ok {
+			return ""
+		}
+		return pathOf(refName(p["ParentId"])) + "/" + p["PathPart"].(string)
 	}
 	checked := map[string]bool{}
 	for id, m := range resources(tp, "AWS::ApiGateway::Method", "") {
 		p := m["Properties"].(map[string]any)
-		// The path's own part is enough to tell which parameters its
-		// parents have: a method under {subscription_id} or {event_id}
-		// needs that one.
-		res := refName(p["ResourceId"])
+		path := pathOf(refName(p["ResourceId"]))
 		var want map[string]any
-		for _, path := range contract.Paths() {
-			if strings.HasSuffix(path, "/"+parts[res]) {
-				if ps := contract.PathParams(path); len(ps) > 0 {
-					want = map[string]any{}
-					for _, name := range ps {
-						want["method.request.path."+name] = true
-					}
-				}
+		if ps := contract.PathParams(path); len(ps) > 0 {
+			want = map[string]any{}
+			for _, name := range ps {
+				want["method.request.path."+name] = true
 			}
 		}
 		if want == nil {
 			assert.NotContains(t, p, "RequestParameters", id)
 			continue
 		}
-		assert.Equal(t, want, p["RequestParameters"], id)
+		assert.Equal(t, want, p["RequestParameters"], "%s %s", id, path)
 		for k := range want {
 			checked[k] = true
 		}

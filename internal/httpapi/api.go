@@ -319,6 +319,10 @@ func (a *API) serve(w http.ResponseWriter, r *http.Request, ri *reqInfo) (status
 		return 0, nil, &apiError{status: http.StatusNotFound, code: "not_found", message: "no such resource: " + truncatePath(r.URL.Path)}
 	}
 
+	if route != nil && public(r.Method, r.URL.Path) {
+		// No credential is read: the authorizer does not run for it.
+		return route(a, w, r, ri, id)
+	}
 	if ri.tenant, err = a.authenticate(r); err != nil {
 		return 0, nil, err
 	}
@@ -368,6 +372,8 @@ func match(method, path string) (routeFunc, string, string) {
 		return one(contract.MethodGet, (*API).listInbox)
 	case contract.PathInboxAck:
 		return one(contract.MethodPost, (*API).ack)
+	case contract.PathOpenAPI:
+		return one(contract.MethodGet, (*API).openAPIDocument)
 	}
 	if rest, ok := strings.CutPrefix(path, contract.PathEventPrefix); ok && rest != "" && !strings.Contains(rest, "/") {
 		switch method {

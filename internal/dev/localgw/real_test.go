@@ -81,9 +81,11 @@ func realFixture(t *testing.T, opts Options) *fixture {
 
 func TestRealTemplateRoutes(t *testing.T) {
 	f := realFixture(t, Options{})
-	// The contract's routes, each behind the authorizer and served by the
-	// API function (the template may add more methods, such as ANY).
+	// The contract's routes, each behind the authorizer but for the
+	// public OpenAPI document, and served by the API function (the
+	// template may add more methods, such as ANY).
 	want := []Route{
+		{"GET", "/v1/openapi.json", "", "AWS_PROXY", realAPIFn},
 		{"POST", "/v1/events", realAuth, "AWS_PROXY", realAPIFn},
 		{"POST", "/v1/events/batch", realAuth, "AWS_PROXY", realAPIFn},
 		{"GET", "/v1/events/{event_id}", realAuth, "AWS_PROXY", realAPIFn},
@@ -95,8 +97,12 @@ func TestRealTemplateRoutes(t *testing.T) {
 	have := map[Route]bool{}
 	for _, r := range got {
 		have[r] = true
-		if r.Authorizer != realAuth {
-			t.Errorf("route %s %s has authorizer %q, want %s", r.Method, r.Path, r.Authorizer, realAuth)
+		wantAuth := realAuth
+		if r.Method == "GET" && r.Path == "/v1/openapi.json" {
+			wantAuth = ""
+		}
+		if r.Authorizer != wantAuth {
+			t.Errorf("route %s %s has authorizer %q, want %q", r.Method, r.Path, r.Authorizer, wantAuth)
 		}
 	}
 	for _, r := range want {
