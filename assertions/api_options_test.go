@@ -54,8 +54,8 @@ func TestApiOptions(t *testing.T) {
 		}
 		// root, v1, events, batch, {event_id}, attempts, redeliver,
 		// inbox, ack, subscriptions, {subscription_id}, rotate, attempts
-		// (of a subscription), openapi.json
-		assert.Equal(t, 14, n, "the root and every resource")
+		// (of a subscription), recover (of a subscription), openapi.json
+		assert.Equal(t, 15, n, "the root and every resource")
 		assert.Len(t, cdktest.Resources(tp, "AWS::ApiGateway::Resource"), n-1)
 	})
 	t.Run("custom domain and web ACL", func(t *testing.T) {

@@ -150,11 +150,14 @@ const (
 	// PathSubscriptions creates and lists webhook subscriptions,
 	// PathSubscription reads, updates and deletes one,
 	// PathSubscriptionRotate rotates its signing secret,
-	// PathSubscriptionAttempts lists its delivery attempts.
+	// PathSubscriptionAttempts lists its delivery attempts,
+	// PathSubscriptionRecover delivers again the events whose delivery to
+	// it failed for good within a time range.
 	PathSubscriptions        = "/v1/subscriptions"
 	PathSubscription         = "/v1/subscriptions/{subscription_id}"
 	PathSubscriptionRotate   = "/v1/subscriptions/{subscription_id}/rotate"
 	PathSubscriptionAttempts = "/v1/subscriptions/{subscription_id}/attempts"
+	PathSubscriptionRecover  = "/v1/subscriptions/{subscription_id}/recover"
 	// SubscriptionIDParam is the subscription paths' parameter.
 	SubscriptionIDParam = "subscription_id"
 
@@ -200,6 +203,7 @@ var routes = []Route{
 	{MethodGet, PathSubscription},
 	{MethodPatch, PathSubscription},
 	{MethodGet, PathSubscriptionAttempts},
+	{MethodPost, PathSubscriptionRecover},
 	{MethodGet, PathOpenAPI},
 }
 

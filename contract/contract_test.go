@@ -12,7 +12,7 @@ import (
 func TestPaths(t *testing.T) {
 	want := []string{contract.PathEvents, contract.PathEventsBatch, contract.PathEvent, contract.PathInbox, contract.PathInboxAck,
 		contract.PathEventAttempts, contract.PathEventRedeliver, contract.PathSubscriptions, contract.PathSubscription, contract.PathSubscriptionRotate,
-		contract.PathSubscriptionAttempts,
+		contract.PathSubscriptionAttempts, contract.PathSubscriptionRecover,
 		contract.PathOpenAPI}
 	if got := contract.Paths(); !slices.Equal(got, want) {
 		t.Errorf("Paths() = %v, want %v", got, want)

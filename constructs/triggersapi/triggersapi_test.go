@@ -164,7 +164,7 @@ func ExampleNewTriggersApi() {
 	fmt.Println("queues:", count("AWS::SQS::Queue"))
 	// Output:
 	// functions: 3
-	// routes: 28
+	// routes: 30
 	// tables: 2
 	// queues: 3
 }

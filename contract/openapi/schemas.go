@@ -191,6 +191,17 @@ func componentsOf() components {
 				"attempts":        schema{"type": "array", "maxItems": 100, "items": schemaRef("SubscriptionAttempt")},
 				"next_cursor":     describe(schema{"type": []string{"string", "null"}}, "the next page's cursor, null on the last page"),
 			}),
+			"RecoverRequest": object("", []string{"since"}, map[string]any{
+				"since": describe(schema{"type": "string", "format": "date-time"}, "the range's start (RFC 3339 with a time zone), within the event retention"),
+				"until": describe(schema{"type": "string", "format": "date-time"}, "the range's end, exclusive; default now"),
+			}),
+			"RecoveryQueued": object("", []string{"queued", "recovery_id", "subscription_id", "since", "until"}, map[string]any{
+				"queued":          schema{"const": true},
+				"recovery_id":     describe(schema{"type": "string", "pattern": "^[0-9a-f]{32}$"}, "names the recovery's attempts (their round)"),
+				"subscription_id": schemaRef("SubscriptionID"),
+				"since":           schemaRef("Timestamp"),
+				"until":           schemaRef("Timestamp"),
+			}),
 			"PatchSubscriptionRequest": schema{
 				"type": "object", "additionalProperties": false, "minProperties": 1,
 				"description": "the fields to change, at least one",

@@ -128,3 +128,24 @@ func unhex(c byte) byte {
 	}
 	return 255
 }
+
+// IDFloor returns the least event id of time t (microseconds, random bits
+// zero): every event id of time t or later sorts at or after it, every id
+// of an earlier time before it. A range of ids from IDFloor(a) up to
+// IDFloor(b) holds the events of [a, b). t is clamped to the range of
+// event ids.
+func IDFloor(t time.Time) string {
+	us := min(max(t.UnixMicro(), 0), maxIDMillis*1000+999)
+	ms, sub := us/1000, us%1000
+	var b [16]byte
+	b[0] = byte(ms >> 40)
+	b[1] = byte(ms >> 32)
+	b[2] = byte(ms >> 24)
+	b[3] = byte(ms >> 16)
+	b[4] = byte(ms >> 8)
+	b[5] = byte(ms)
+	b[6] = 0x70 | byte(sub>>8)
+	b[7] = byte(sub)
+	b[8] = 0x80
+	return formatUUID(b)
+}

@@ -67,7 +67,7 @@ type Config struct {
 	// DefaultRequestBudget.
 	RequestBudget time.Duration
 	// Webhooks enables the webhook routes (subscriptions, attempts,
-	// redeliver). Default: nil, they answer 404 webhooks_disabled.
+	// redeliver, recover). Default: nil, they answer 404 webhooks_disabled.
 	Webhooks *Webhooks
 }
 
@@ -130,8 +130,8 @@ func New(cfg Config) (*API, error) {
 	}
 	if cfg.Webhooks != nil {
 		w := *cfg.Webhooks
-		if w.Store == nil || w.Redeliver == nil || w.Secrets == nil {
-			return nil, errors.New("httpapi: Config.Webhooks needs Store, Redeliver and Secrets")
+		if w.Store == nil || w.Redeliver == nil || w.Recover == nil || w.Secrets == nil {
+			return nil, errors.New("httpapi: Config.Webhooks needs Store, Redeliver, Recover and Secrets")
 		}
 		w.defaults()
 		a.webhooks = &w

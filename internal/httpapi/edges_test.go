@@ -25,7 +25,7 @@ import (
 
 func TestNewRefusesIncompleteWebhooks(t *testing.T) {
 	_, err := httpapi.New(httpapi.Config{Store: store.New(db.Client, "t"), CursorSecret: testSecret, Webhooks: &httpapi.Webhooks{}})
-	require.EqualError(t, err, "httpapi: Config.Webhooks needs Store, Redeliver and Secrets")
+	require.EqualError(t, err, "httpapi: Config.Webhooks needs Store, Redeliver, Recover and Secrets")
 }
 
 // The event's source IP is the edge's (WithSourceIP), else the peer

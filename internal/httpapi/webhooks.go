@@ -32,8 +32,8 @@ type SubscriptionStore interface {
 }
 
 // Webhooks configures webhook push delivery's routes. With Config.Webhooks
-// nil (webhook delivery not deployed) the subscription, attempts and
-// redeliver routes answer 404 webhooks_disabled.
+// nil (webhook delivery not deployed) the subscription, attempts,
+// redeliver and recover routes answer 404 webhooks_disabled.
 type Webhooks struct {
 	// Store keeps subscriptions and attempts. Required.
 	Store SubscriptionStore
@@ -42,7 +42,11 @@ type Webhooks struct {
 	// subscription (the webhook retry queue; dispatch.Redeliver).
 	// Required.
 	Redeliver func(ctx context.Context, tenant string, e event.Event, round string, at time.Time) error
-	// NewRound names a redelivery round. Default: 128 random bits
+	// Recover queues recovery id of the tenant's subscription
+	// subscriptionID over the events of [since, until), asked for at at
+	// (the webhook retry queue; dispatch.Recover). Required.
+	Recover func(ctx context.Context, tenant, subscriptionID, id string, since, until, at time.Time) error
+	// NewRound names a redelivery round or a recovery. Default: 128 random bits
 	// (crypto/rand) in hex.
 	NewRound func() (string, error)
 	// CheckTarget decides whether a subscription's URL may be called:
@@ -145,6 +149,11 @@ func matchWebhooks(method, path string) (routeFunc, string, string) {
 				return (*API).listSubscriptionAttempts, "", id
 			}
 			return nil, contract.MethodGet, ""
+		case action == "recover":
+			if method == contract.MethodPost {
+				return (*API).recoverSubscription, "", id
+			}
+			return nil, contract.MethodPost, ""
 		}
 		return nil, "", ""
 	}
@@ -465,6 +474,57 @@ func (a *API) redeliver(w http.ResponseWriter, r *http.Request, ri *reqInfo, id 
 	e.Status = event.Retrying
 	e.RetryCount++
 	return http.StatusAccepted, e, nil
+}
+
+// RecoveryQueued is the body of POST
+// /v1/subscriptions/{subscription_id}/recover: the recovery is queued,
+// not done.
+type RecoveryQueued struct {
+	Queued         bool   `json:"queued"`
+	RecoveryID     string `json:"recovery_id"`
+	SubscriptionID string `json:"subscription_id"`
+	Since          string `json:"since"`
+	Until          string `json:"until"`
+}
+
+// recoverSubscription serves POST
+// /v1/subscriptions/{subscription_id}/recover: every event of [since,
+// until) whose latest attempt to the subscription failed with no retry
+// to come is delivered again to it, once, asynchronously (the webhook
+// function, a page of the subscription's attempt list at a time). A
+// disabled subscription is refused (409): re-enable it first.
+func (a *API) recoverSubscription(w http.ResponseWriter, r *http.Request, ri *reqInfo, id string) (int, any, error) {
+	if a.webhooks == nil {
+		return 0, nil, errWebhooksDisabled
+	}
+	data, err := readBody(w, r)
+	if err != nil {
+		return 0, nil, err
+	}
+	if !event.ValidSubscriptionID(id) {
+		return 0, nil, event.ErrSubscriptionNotFound
+	}
+	now := a.now()
+	req, err := event.ParseRecover(data, now, a.retention)
+	if err != nil {
+		return 0, nil, err
+	}
+	ctx := r.Context()
+	sub, err := a.webhooks.Store.GetSubscription(ctx, ri.tenant, id)
+	if err != nil {
+		return 0, nil, err
+	}
+	if sub.Disabled {
+		return 0, nil, &apiError{status: http.StatusConflict, code: "subscription_disabled", message: "the subscription is disabled: re-enable it first (PATCH {\"disabled\":false}), then recover"}
+	}
+	rid, err := a.webhooks.NewRound()
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := a.webhooks.Recover(ctx, ri.tenant, id, rid, req.Since, req.Until, now); err != nil {
+		return 0, nil, &apiError{status: http.StatusServiceUnavailable, code: "unavailable", message: "could not queue the recovery; nothing changed: retry after the Retry-After delay", retryAfter: strconv.Itoa(RetryAfterSeconds), cause: err}
+	}
+	return http.StatusAccepted, RecoveryQueued{Queued: true, RecoveryID: rid, SubscriptionID: id, Since: event.FormatTime(req.Since), Until: event.FormatTime(req.Until)}, nil
 }
 
 // newRound returns a new redelivery round's name: 128 random bits in hex.

@@ -46,6 +46,17 @@ func (r *redeliveries) redeliver(_ context.Context, tenant string, e event.Event
 	return nil
 }
 
+// recover records the Recover calls (the same seam).
+func (r *redeliveries) recover(_ context.Context, tenant, subID, id string, since, until, at time.Time) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.fail != nil {
+		return r.fail
+	}
+	r.calls = append(r.calls, fmt.Sprintf("recover %s/%s/%s [%s, %s) at %s", tenant, subID, id, event.FormatTime(since), event.FormatTime(until), event.FormatTime(at)))
+	return nil
+}
+
 // sealer returns a secretbox with a key of its own on the package's
 // local-kms (started by the first test that needs it).
 func sealer(t testing.TB) *secretbox.Box {
@@ -65,6 +76,7 @@ func withWebhooks(t testing.TB, r *redeliveries) envOpt {
 		c.Webhooks = &httpapi.Webhooks{
 			Store:     c.Store.(httpapi.SubscriptionStore),
 			Redeliver: r.redeliver,
+			Recover:   r.recover,
 			Secrets:   box,
 			CheckTarget: func(_ context.Context, raw string) error {
 				if !strings.HasPrefix(raw, "https://example.com/") {
@@ -372,6 +384,7 @@ func TestWebhooksDisabled(t *testing.T) {
 	for _, tc := range []struct{ method, path string }{
 		{"POST", "/v1/subscriptions"}, {"GET", "/v1/subscriptions"}, {"DELETE", "/v1/subscriptions/sub_x"},
 		{"POST", "/v1/subscriptions/sub_x/rotate"}, {"GET", "/v1/events/x/attempts"}, {"POST", "/v1/events/x/redeliver"},
+		{"POST", "/v1/subscriptions/sub_x/recover"},
 	} {
 		r := e.do(req{method: tc.method, path: tc.path, tenant: "tenant-a", body: `{"url":"https://example.com/x"}`})
 		assert.Equal(t, http.StatusNotFound, r.code, "%s %s", tc.method, tc.path)

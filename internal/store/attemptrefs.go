@@ -205,3 +205,34 @@ func (st *Store) ListSubscriptionAttempts(ctx context.Context, q event.AttemptsQ
 	page.Next = after
 	return page, nil
 }
+
+// SubscriptionEvents returns the ids of the tenant's events that have an
+// attempt in subscription subscriptionID's list, with ids at or after from
+// and before to (event ids, or bounds from event.IDFloor), oldest first,
+// each once: one Query of at most limit entries of the list. next is the
+// from that continues after them ("" when the range is done); it is past
+// every entry of the last event read, so an event whose entries straddle
+// two Queries is returned once. Expired entries are left out.
+func (st *Store) SubscriptionEvents(ctx context.Context, tenant, subscriptionID, from, to string, limit int) (ids []string, next string, err error) {
+	if from >= to || limit < 1 {
+		return nil, "", nil
+	}
+	refs, last, err := st.queryAttemptRefs(ctx, tenant, subscriptionID, refRange{ascending: true, from: from, to: to, limit: limit})
+	if err != nil {
+		return nil, "", err
+	}
+	for _, r := range refs {
+		if len(ids) == 0 || ids[len(ids)-1] != r.eventID {
+			ids = append(ids, r.eventID)
+		}
+	}
+	if last != "" {
+		id, _, _ := strings.Cut(last, contract.KeySeparator)
+		// "~" sorts after the separator and every digit: past id's entries,
+		// before any later id.
+		if next = id + "~"; next >= to {
+			next = ""
+		}
+	}
+	return ids, next, nil
+}

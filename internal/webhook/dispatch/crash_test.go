@@ -356,6 +356,14 @@ func (s faultStore) ListParked(ctx context.Context, tenant, subID string, limit 
 	return
 }
 
+func (s faultStore) SubscriptionEvents(ctx context.Context, tenant, subID, from, to string, limit int) (ids []string, next string, err error) {
+	err = s.in.call(ctx, "Store.SubscriptionEvents", []string{subID}, func() error {
+		ids, next, err = s.st.SubscriptionEvents(ctx, tenant, subID, from, to, limit)
+		return err
+	})
+	return
+}
+
 func (s faultStore) UnparkAttempt(ctx context.Context, tenant, subID string, p event.Parked) (ok bool, err error) {
 	err = s.in.call(ctx, "Store.UnparkAttempt", []string{p.EventID, subID, "#" + strconv.Itoa(p.Number)}, func() error {
 		ok, err = s.st.UnparkAttempt(ctx, tenant, subID, p)
@@ -434,6 +442,8 @@ func (fq faultQueue) Send(ctx context.Context, t dispatch.Task, delay time.Durat
 	switch {
 	case t.Wake != "":
 		args = []string{t.SubscriptionID, "wake"}
+	case t.Recover != nil:
+		args = []string{t.SubscriptionID, "recover"}
 	case t.SubscriptionID != "":
 		args = []string{t.EventID, t.SubscriptionID, "#" + strconv.Itoa(t.Attempt)}
 	}
@@ -796,6 +806,10 @@ type scenario struct {
 	// redelivery of each failed event (the API route); then it settles
 	// again.
 	redeliver bool
+	// recover: once the events settle, the tenant asks for a recovery of
+	// the subscriptions' failures since the scenario began (the API
+	// route); then it settles again.
+	recover bool
 	// interchangeable events are one name ("e*") in the labels: a fault
 	// hits the first of them to make the call.
 	interchangeable bool
@@ -871,6 +885,18 @@ func crashScenarios() []scenario {
 		subs:      []subSpec{{name: "s-flaky", behaviour: "flaky", want: event.OutcomeDelivered, exists: true}},
 		events:    []eventSpec{{name: "e", typ: "order.paid", want: event.Delivered, retryCount: 2}},
 		redeliver: true,
+	}, {
+		// The schedule ends failed; the tenant recovers the subscription
+		// through the API: a page per event (two entries a page).
+		name:            "recovery",
+		schedule:        contract.RetrySchedule{5 * time.Second},
+		interchangeable: true,
+		subs:            []subSpec{{name: "s-flaky", behaviour: "flaky", want: event.OutcomeDelivered, exists: true}},
+		events: []eventSpec{
+			{name: "e1", typ: "order.paid", want: event.Delivered, retryCount: 2},
+			{name: "e2", typ: "order.paid", want: event.Delivered, retryCount: 2},
+		},
+		recover: true,
 	}}
 }
 
@@ -978,7 +1004,7 @@ func newCrashRun(t *testing.T, env *crashEnv, sc scenario, f fault, twice bool) 
 	d, err := dispatch.New(dispatch.Config{
 		Secrets: faultSecrets{box: box, in: r.in},
 		Store:   r.fs, Queue: faultQueue{q: r.q, in: r.in}, Client: client, Schedule: sc.schedule,
-		DisableAfter: time.Hour, Now: r.clock.now, Rand: half{},
+		DisableAfter: time.Hour, Now: r.clock.now, Rand: half{}, RecoverPage: 2,
 		BreakerThreshold: threshold, BreakerCooldown: time.Minute, SlowAfter: slow, EndpointRate: sc.endpointRate,
 		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)),
 	})
@@ -988,7 +1014,7 @@ func newCrashRun(t *testing.T, env *crashEnv, sc scenario, f fault, twice bool) 
 		Store: r.fs, CursorSecret: bytes.Repeat([]byte("k"), 32), Now: r.clock.now,
 		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)),
 		Webhooks: &httpapi.Webhooks{
-			Store: r.fs, Redeliver: dispatch.Redeliver(faultQueue{q: r.q, in: r.in}), Secrets: box,
+			Store: r.fs, Redeliver: dispatch.Redeliver(faultQueue{q: r.q, in: r.in}), Recover: dispatch.Recover(faultQueue{q: r.q, in: r.in}), Secrets: box,
 			CheckTarget: func(context.Context, string) error { return nil },
 		},
 	})
@@ -1161,7 +1187,25 @@ func (r *crashRun) redeliverFailed() {
 	}
 }
 
+// recoverSubs asks for a recovery of each subscription since the
+// scenario began, as a client would: once more when it got no answer or a
+// 5xx.
+func (r *crashRun) recoverSubs(since time.Time) {
+	for _, s := range r.sc.subs {
+		for try := 0; try < 2; try++ {
+			code, out, ok := r.request("POST", "/v1/subscriptions/"+r.subs[s.name].ID+"/recover", `{"since":"`+event.FormatTime(since)+`"}`)
+			if ok && code < 500 {
+				if code != http.StatusAccepted {
+					r.fatalf("recover %s = %d %s", s.name, code, out)
+				}
+				break
+			}
+		}
+	}
+}
+
 func (r *crashRun) run() runResult {
+	began := r.clock.now()
 	r.setUp()
 	r.stream()
 	r.clock.advanceTo(r.clock.now().Add(time.Millisecond))
@@ -1182,6 +1226,10 @@ func (r *crashRun) run() runResult {
 	r.drain()
 	if r.sc.redeliver {
 		r.redeliverFailed()
+		r.drain()
+	}
+	if r.sc.recover {
+		r.recoverSubs(began)
 		r.drain()
 	}
 	r.check()
@@ -1381,7 +1429,7 @@ func contains(list []string, s string) bool {
 // readOnly are the calls that change nothing.
 var readOnly = map[string]bool{
 	"Store.Get": true, "Store.ListAttempts": true, "Store.ListSubscriptions": true, "Store.GetSubscription": true, "Store.ListParked": true,
-	"Secrets.Open": true,
+	"Store.SubscriptionEvents": true, "Secrets.Open": true,
 }
 
 // methodsOf returns the method names of interface type T, prefixed.

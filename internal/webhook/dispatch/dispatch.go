@@ -7,8 +7,9 @@
 // Work arrives on two SQS queues. The delivery queue carries new events
 // (the stream consumer's messages): one delivery round each, attempt 1 to
 // every matching subscription. The retry queue carries Tasks: the next
-// attempt to one subscription after a failure, or a whole new round after
-// POST /v1/events/{id}/redeliver. SQS delays a message at most 15 minutes,
+// attempt to one subscription after a failure, a whole new round after
+// POST /v1/events/{id}/redeliver, a subscription's wake, or a page of a
+// recovery after POST /v1/subscriptions/{id}/recover. SQS delays a message at most 15 minutes,
 // so a Task due later is sent again with the remaining delay until it is
 // due: a retry waits on the retry queue, never in front of other work.
 //
@@ -103,6 +104,7 @@ type Store interface {
 	ClaimWake(ctx context.Context, tenant, subscriptionID, owner, prev string, until, now time.Time) (bool, error)
 	ConfirmWake(ctx context.Context, tenant, subscriptionID, owner string) (bool, error)
 	TakeWake(ctx context.Context, tenant, subscriptionID, owner string, now time.Time) (bool, error)
+	SubscriptionEvents(ctx context.Context, tenant, subscriptionID, from, to string, limit int) (ids []string, next string, err error)
 }
 
 // Task is one job on the retry queue.
@@ -131,7 +133,35 @@ type Task struct {
 	// subscription's circuit once the circuit lets requests through.
 	// Its value is the owner of the wake marker that queued it.
 	Wake string `json:"wake,omitempty"`
+	// Recover, set, makes the task one page of a recovery of
+	// subscription SubscriptionID (EventID empty).
+	Recover *Recovery `json:"recover,omitempty"`
 }
+
+// Recovery is a page of a recovery: the events of one subscription
+// still to look at, by id, in [From, To) (bounds from event.IDFloor, or
+// a page's continuation). Each event whose latest attempt to the
+// subscription failed with no retry to come gets one more attempt, under
+// the next number, made in round ID: a copy of the page finds that
+// attempt by its round and makes no other.
+type Recovery struct {
+	ID   string `json:"id"`
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+// RecoverPageEntries is Config.RecoverPage's default: a recovery page
+// reads that many entries of a subscription's attempt list (one Query),
+// so at most that many events, each at most one attempt, made Parallel
+// at a time.
+const RecoverPageEntries = 25
+
+// recoverOverdue is how long after its due time a retry that was never
+// made counts as dropped (it came due while its subscription was
+// disabled): longer than an open circuit keeps an attempt parked plus
+// SQS's longest delay. Should it still come, it and the recovery make the
+// same attempt number, claimed once.
+const recoverOverdue = MaxBreakerCooldown + MaxQueueDelay
 
 // Queue sends Tasks to the retry queue; SQSQueue is the deployed one.
 type Queue interface {
@@ -224,6 +254,9 @@ type Config struct {
 	// Secrets opens the subscriptions' stored signing secrets (sealed
 	// with KMS: *secretbox.Box). Default: plain "whsec_" secrets only.
 	Secrets Secrets
+	// RecoverPage bounds the entries of a subscription's attempt list one
+	// recovery page reads. Default: RecoverPageEntries.
+	RecoverPage int
 }
 
 // Secrets opens a subscription's stored signing secret; *secretbox.Box
@@ -321,6 +354,9 @@ func New(cfg Config) (*Dispatcher, error) {
 	}
 	if cfg.Secrets == nil {
 		cfg.Secrets = plainSecrets{}
+	}
+	if cfg.RecoverPage <= 0 {
+		cfg.RecoverPage = RecoverPageEntries
 	}
 	return &Dispatcher{cfg: cfg, circuits: circuits{open: map[circuitKey]time.Time{}}}, nil
 }
@@ -457,6 +493,9 @@ func (d *Dispatcher) HandleTask(ctx context.Context, t Task) error {
 	if t.Wake != "" {
 		return d.wake(ctx, t)
 	}
+	if t.Recover != nil {
+		return d.recoverPage(ctx, t)
+	}
 	if t.SubscriptionID == "" {
 		return d.redeliver(ctx, t)
 	}
@@ -521,20 +560,115 @@ func (d *Dispatcher) retryNow(ctx context.Context, t Task, sub event.Subscriptio
 	if err != nil {
 		return err
 	}
-	// An automatic retry of a failed event: failed -> retrying, once the
-	// attempt is claimed (a copy of a finished retry changes nothing).
-	moveToRetrying := func() error {
+	err = d.attempt(ctx, t.Tenant, e, sub, t.Attempt, "", recorded, d.toRetrying(ctx, t.Tenant, e), parked)
+	return d.settleAfter(ctx, t.Tenant, e.ID, err)
+}
+
+// toRetrying returns the move of e, when failed, to retrying that a retry
+// makes once its attempt is claimed (a copy of a finished retry changes
+// nothing).
+func (d *Dispatcher) toRetrying(ctx context.Context, tenant string, e event.Event) func() error {
+	return func() error {
 		if e.Status != event.Failed {
 			return nil
 		}
-		_, err := d.cfg.Store.Transition(ctx, t.Tenant, e.ID, []event.Status{event.Failed}, event.Retrying)
+		_, err := d.cfg.Store.Transition(ctx, tenant, e.ID, []event.Status{event.Failed}, event.Retrying)
 		if err != nil && !isTransitionError(err) {
 			return err
 		}
 		return nil
 	}
-	err = d.attempt(ctx, t.Tenant, e, sub, t.Attempt, "", recorded, moveToRetrying, parked)
-	return d.settleAfter(ctx, t.Tenant, e.ID, err)
+}
+
+// recoverPage runs one page of recovery t.Recover of subscription
+// t.SubscriptionID: it reads at most Config.RecoverPage entries of the
+// subscription's attempt list in the page's range, recovers each event
+// they name (recoverEvent, Parallel at a time), then queues the page
+// that continues the range, if any. A subscription deleted or disabled
+// meanwhile ends the recovery. Any failure fails the message, which SQS
+// hands over again: the page is then run again, its events recovered
+// already recognised by their round.
+func (d *Dispatcher) recoverPage(ctx context.Context, t Task) error {
+	r := *t.Recover
+	sub, err := d.cfg.Store.GetSubscription(ctx, t.Tenant, t.SubscriptionID)
+	if errors.Is(err, event.ErrSubscriptionNotFound) || err == nil && sub.Disabled {
+		d.log(ctx, slog.LevelInfo, "recovery dropped: the subscription was deleted or disabled", t.Tenant, "", t.SubscriptionID)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	ids, next, err := d.cfg.Store.SubscriptionEvents(ctx, t.Tenant, sub.ID, r.From, r.To, d.cfg.RecoverPage)
+	if err != nil {
+		return err
+	}
+	if err := inParallel(d.cfg.Parallel, ids, func(_ int, id string) error {
+		return d.recoverEvent(ctx, t.Tenant, sub, id, r.ID)
+	}); err != nil {
+		return err
+	}
+	if next == "" {
+		return nil
+	}
+	t.Recover = &Recovery{ID: r.ID, From: next, To: r.To}
+	t.DueAt = d.cfg.Now()
+	if err := d.cfg.Queue.Send(ctx, t, 0); err != nil {
+		return fmt.Errorf("queue the next page of recovery %s of %s: %w", r.ID, sub.ID, err)
+	}
+	return nil
+}
+
+// recoverEvent makes, in recovery round, one more attempt of event
+// eventID to sub when its latest attempt to sub failed with no retry to
+// come (recoverable): attempt number latest+1, moving a failed event to
+// retrying as a retry does. The attempt the round made already (a copy of
+// the page) is resumed instead, never made under another number.
+func (d *Dispatcher) recoverEvent(ctx context.Context, tenant string, sub event.Subscription, eventID, round string) error {
+	e, err := d.cfg.Store.Get(ctx, tenant, eventID)
+	if errors.Is(err, event.ErrNotFound) {
+		return nil // expired
+	}
+	if err != nil {
+		return err
+	}
+	recorded, err := d.cfg.Store.ListAttempts(ctx, tenant, e.ID)
+	if err != nil {
+		return err
+	}
+	n := 0
+	for _, a := range recorded {
+		if a.SubscriptionID == sub.ID && a.Round == round {
+			n = a.Number
+		}
+	}
+	if n == 0 {
+		latest, ok := find(recorded, sub.ID, lastNumber(recorded, sub.ID))
+		if !ok || !recoverable(latest, d.cfg.Now()) {
+			return nil
+		}
+		n = latest.Number + 1
+	}
+	err = d.attempt(ctx, tenant, e, sub, n, round, recorded, d.toRetrying(ctx, tenant, e), false)
+	return d.settleAfter(ctx, tenant, e.ID, err)
+}
+
+// recoverable reports whether a, the latest attempt of an event to a
+// subscription, failed with no retry to come at now: the schedule ended
+// (no next_attempt_at; also an attempt closed because its subscription
+// was deleted or disabled), the subscription was disabled by the failure
+// (follow-up done), or its retry is overdue by recoverOverdue (dropped
+// because it came due while the subscription was disabled). Delivered,
+// gone, pending and scheduled attempts, and failures whose retry is to
+// come, are not.
+func recoverable(a event.Attempt, now time.Time) bool {
+	if a.Outcome != event.OutcomeFailed {
+		return false
+	}
+	if a.NextAttemptAt == "" || a.FollowUp == event.FollowUpDone {
+		return true
+	}
+	due, err := time.Parse(time.RFC3339Nano, a.NextAttemptAt)
+	return err == nil && now.Sub(due) > recoverOverdue
 }
 
 // wakeGrace is how long after its due time a wake task is expected to

@@ -76,6 +76,17 @@ func Redeliver(q Queue) func(ctx context.Context, tenant string, e event.Event, 
 	}
 }
 
+// Recover queues recovery id of the tenant's subscription subscriptionID
+// over the events of [since, until), asked for at at: the API function's
+// httpapi.Webhooks.Recover. Its first page reads the whole range;
+// each page queues the next.
+func Recover(q Queue) func(ctx context.Context, tenant, subscriptionID, id string, since, until, at time.Time) error {
+	return func(ctx context.Context, tenant, subscriptionID, id string, since, until, at time.Time) error {
+		r := &Recovery{ID: id, From: event.IDFloor(since), To: event.IDFloor(until)}
+		return q.Send(ctx, Task{Tenant: tenant, SubscriptionID: subscriptionID, Recover: r, DueAt: at}, 0)
+	}
+}
+
 // Concurrency bounds the messages of one SQS batch handled at once: the
 // largest batch an SQS event source hands over by default (10), so every
 // message starts at once and one tenant's slow endpoints never hold up
@@ -122,7 +133,7 @@ func (d *Dispatcher) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.
 func (d *Dispatcher) handleMessage(ctx context.Context, m events.SQSMessage) error {
 	if a, ok := m.MessageAttributes[AttrKind]; ok && a.StringValue != nil && *a.StringValue == KindTask {
 		var t Task
-		if err := json.Unmarshal([]byte(m.Body), &t); err != nil || t.Tenant == "" || (t.EventID == "" && (t.Wake == "" || t.SubscriptionID == "")) {
+		if err := json.Unmarshal([]byte(m.Body), &t); err != nil || t.Tenant == "" || (t.EventID == "" && (t.Wake == "" && t.Recover == nil || t.SubscriptionID == "")) || t.Recover != nil && t.Recover.ID == "" {
 			return fmt.Errorf("malformed task %q", truncate(m.Body, 200))
 		}
 		return d.HandleTask(ctx, t)
