@@ -1359,10 +1359,10 @@ func Expected(latest []event.Attempt) (status event.Status, ok bool) {
 	}
 	status = event.Delivered
 	for _, a := range latest {
-		switch {
-		case !a.Final():
+		if !a.Final() {
 			return "", false
-		case a.Outcome != event.OutcomeDelivered:
+		}
+		if a.Outcome != event.OutcomeDelivered {
 			status = event.Failed
 		}
 	}
@@ -1413,10 +1413,10 @@ func (d *Dispatcher) settle(ctx context.Context, tenant, eventID string) error {
 			to = event.Retrying // failed -> retrying -> delivered
 		}
 		err = d.cfg.Store.Settle(ctx, tenant, eventID, cur.Status, to, latest)
-		switch {
-		case err == nil && to == target, errors.Is(err, event.ErrNotFound):
+		if err == nil && to == target || errors.Is(err, event.ErrNotFound) {
 			return nil
-		case err != nil && !isTransitionError(err) && !errors.Is(err, event.ErrStaleAttempts):
+		}
+		if err != nil && !isTransitionError(err) && !errors.Is(err, event.ErrStaleAttempts) {
 			return err
 		}
 	}

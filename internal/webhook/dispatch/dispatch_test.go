@@ -18,6 +18,7 @@ import (
 
 	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/ddb/ddbtest"
+	"github.com/triggers-dev/triggers/internal/dev/motolocal/mototest"
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/event/eventtest"
 	"github.com/triggers-dev/triggers/internal/store"
@@ -28,7 +29,12 @@ import (
 
 var db *ddbtest.Local
 
-func TestMain(m *testing.M) { os.Exit(ddbtest.Main(m, &db)) }
+// moto is the SQS engine SQSQueue is tested against.
+var moto *mototest.Engine
+
+func TestMain(m *testing.M) {
+	os.Exit(mototest.Main(mototest.RunFunc(func() int { return ddbtest.Main(m, &db) }), &moto))
+}
 
 // half makes the jitter zero: a schedule step of 5 s waits exactly 5 s.
 type half struct{}

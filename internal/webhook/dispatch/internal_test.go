@@ -1,0 +1,55 @@
+package dispatch
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A malformed task's body is quoted in the error cut at n characters.
+func TestTruncate(t *testing.T) {
+	if got := truncate("short", 200); got != "short" {
+		t.Errorf("truncate(short) = %q", got)
+	}
+	long := strings.Repeat("x", 201)
+	if got, want := truncate(long, 200), strings.Repeat("x", 200)+"..."; got != want {
+		t.Errorf("truncate(201 x) = %q, want %q", got, want)
+	}
+	if got := truncate(long[:200], 200); got != long[:200] {
+		t.Errorf("exactly n characters are kept whole, got %q", got)
+	}
+}
+
+// The cache of open circuits stays bounded: once it holds maxCircuits, an
+// opening forgets the circuits whose open period ended more than the
+// longest cooldown before the new one's end, and keeps the others.
+func TestOpenCircuitsStayBounded(t *testing.T) {
+	c := circuits{open: map[circuitKey]time.Time{}}
+	t0 := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	for i := range maxCircuits - 1 {
+		c.opened("acme", "old"+strconv.Itoa(i), t0)
+	}
+	c.opened("acme", "recent", t0.Add(2*MaxBreakerCooldown))
+	if len(c.open) != maxCircuits {
+		t.Fatalf("%d circuits before the cache is full, want %d", len(c.open), maxCircuits)
+	}
+	// Full: the next opening, 2 cooldowns later, forgets those that ended
+	// before until - MaxBreakerCooldown (the old ones), not the recent one.
+	until := t0.Add(2*MaxBreakerCooldown + time.Second)
+	c.opened("acme", "new", until)
+	if _, ok := c.open[circuitKey{"acme", "recent"}]; !ok {
+		t.Error("a circuit open until after until - MaxBreakerCooldown was forgotten")
+	}
+	if got := c.open[circuitKey{"acme", "new"}]; !got.Equal(until) {
+		t.Errorf("the new circuit is open until %v, want %v", got, until)
+	}
+	if len(c.open) != 2 {
+		t.Errorf("%d circuits left, want 2 (the recent and the new)", len(c.open))
+	}
+	// An opening that is no later than the one recorded changes nothing.
+	c.opened("acme", "new", until.Add(-time.Minute))
+	if got := c.open[circuitKey{"acme", "new"}]; !got.Equal(until) {
+		t.Errorf("an earlier end replaced the later one: %v", got)
+	}
+}

@@ -1,0 +1,73 @@
+package dispatch_test
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/triggers-dev/triggers/internal/dev/motolocal/mototest"
+	"github.com/triggers-dev/triggers/internal/webhook/dispatch"
+)
+
+// recording passes every SendMessage to the real engine and keeps the
+// input, so a test can read the DelaySeconds sent (a delayed message is
+// invisible until it is due).
+type recording struct {
+	*sqs.Client
+	mu   sync.Mutex
+	sent []*sqs.SendMessageInput
+}
+
+func (r *recording) SendMessage(ctx context.Context, in *sqs.SendMessageInput, optFns ...func(*sqs.Options)) (*sqs.SendMessageOutput, error) {
+	r.mu.Lock()
+	r.sent = append(r.sent, in)
+	r.mu.Unlock()
+	return r.Client.SendMessage(ctx, in, optFns...)
+}
+
+// SQSQueue sends a task as the dispatcher reads it back, on a real SQS
+// engine: the JSON body, the task kind attribute, and its delay in whole
+// seconds rounded up (a task never arrives early), at most SQS's 15
+// minutes (the engine refuses more).
+func TestSQSQueueSend(t *testing.T) {
+	ctx := context.Background()
+	client := &recording{Client: moto.SQSClient()}
+	q, err := client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(mototest.QueueName("retry"))})
+	require.NoError(t, err)
+	queue := dispatch.SQSQueue{Client: client, URL: *q.QueueUrl}
+	task := dispatch.Task{Tenant: "acme", EventID: "evt_1", SubscriptionID: "sub_1", Attempt: 3}
+	for _, tc := range []struct {
+		delay time.Duration
+		want  int32
+	}{
+		{0, 0}, {-time.Second, 0}, {time.Nanosecond, 1}, {time.Second, 1}, {1500 * time.Millisecond, 2},
+		{dispatch.MaxQueueDelay - time.Millisecond, 900}, {dispatch.MaxQueueDelay, 900}, {2 * dispatch.MaxQueueDelay, 900},
+	} {
+		require.NoError(t, queue.Send(ctx, task, tc.delay), "delay %s", tc.delay)
+		last := client.sent[len(client.sent)-1]
+		assert.Equal(t, tc.want, last.DelaySeconds, "delay %s", tc.delay)
+		assert.Equal(t, *q.QueueUrl, *last.QueueUrl)
+	}
+	out, err := client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
+		QueueUrl: q.QueueUrl, MaxNumberOfMessages: 10, MessageAttributeNames: []string{"All"}, WaitTimeSeconds: 1,
+	})
+	require.NoError(t, err)
+	require.Len(t, out.Messages, 2, "the two undelayed tasks arrive; the others are due later")
+	for _, m := range out.Messages {
+		assert.Equal(t, dispatch.KindTask, *m.MessageAttributes[dispatch.AttrKind].StringValue)
+		var back dispatch.Task
+		require.NoError(t, json.Unmarshal([]byte(*m.Body), &back))
+		assert.Equal(t, task, back)
+	}
+
+	// A queue that does not exist is an error naming the retry queue.
+	missing := dispatch.SQSQueue{Client: client, URL: *q.QueueUrl + "-missing"}
+	assert.ErrorContains(t, missing.Send(ctx, task, 0), "send to the webhook retry queue")
+}
