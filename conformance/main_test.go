@@ -28,8 +28,8 @@ import (
 	"github.com/triggers-dev/triggers/internal/ddb/ddbtest"
 	"github.com/triggers-dev/triggers/internal/dev/kmslocal"
 	"github.com/triggers-dev/triggers/internal/dev/localapi"
-	"github.com/triggers-dev/triggers/internal/webhook/dispatch"
 	"github.com/triggers-dev/triggers/internal/testkit/openapitest"
+	"github.com/triggers-dev/triggers/internal/webhook/dispatch"
 	"github.com/triggers-dev/triggers/schema"
 )
 
