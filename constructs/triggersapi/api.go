@@ -106,7 +106,8 @@ type ITriggersApi interface {
 	// the stage (Average unless opts say otherwise), in milliseconds.
 	MetricIntegrationLatency(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric
 	// MetricCount returns API Gateway's Count of the stage: the requests
-	// (Sum unless opts say otherwise).
+	// (SampleCount unless opts say otherwise, as the CDK's Stage gives it;
+	// for Count, Sum is the same figure).
 	MetricCount(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric
 	// MetricClientError returns API Gateway's 4XXError of the stage (Sum
 	// unless opts say otherwise).
@@ -274,8 +275,8 @@ func (a *TriggersApi) MetricIntegrationLatency(opts *awscloudwatch.MetricOptions
 	return a.restApi.DeploymentStage().MetricIntegrationLatency(opts)
 }
 
-// MetricCount returns API Gateway's Count of the deployment stage (Sum
-// unless opts say otherwise).
+// MetricCount returns API Gateway's Count of the deployment stage
+// (SampleCount unless opts say otherwise, as the CDK's Stage gives it).
 func (a *TriggersApi) MetricCount(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
 	return a.restApi.DeploymentStage().MetricCount(opts)
 }

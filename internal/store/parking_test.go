@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -141,4 +143,34 @@ func TestWakeMarker(t *testing.T) {
 	_, err = st.GetSubscription(ctx, "tenant-a", "sub_a")
 	assert.ErrorIs(t, err, event.ErrSubscriptionNotFound, "nothing was created")
 	assert.Len(t, scan(t, table), 1, "only the counter is left")
+}
+
+// Re-enabling a subscription clears its wake marker: a wake that ran while
+// it was disabled left its confirmed marker live, and an attempt parked
+// behind the re-enabled subscription's probe must be able to claim a
+// wake of its own.
+func TestReenableClearsTheWakeMarker(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.Events())
+	st := store.New(db.Client, table)
+	require.NoError(t, st.CreateSubscription(ctx, "tenant-a", newSub("sub_a")))
+	now := time.Unix(1_900_000_000, 0)
+	until := now.Add(5 * time.Minute)
+	ok, err := st.ClaimWake(ctx, "tenant-a", "sub_a", "old", "", until, now)
+	require.NoError(t, err)
+	require.True(t, ok)
+	ok, err = st.ConfirmWake(ctx, "tenant-a", "sub_a", "old")
+	require.NoError(t, err)
+	require.True(t, ok)
+	_, err = st.UpdateSubscription(ctx, "tenant-a", "sub_a", event.SubscriptionPatch{Disabled: aws.Bool(true)}, now)
+	require.NoError(t, err)
+	ok, err = st.ClaimWake(ctx, "tenant-a", "sub_a", "new", "", until, now)
+	require.NoError(t, err)
+	require.False(t, ok, "disabling leaves the live marker")
+
+	_, err = st.UpdateSubscription(ctx, "tenant-a", "sub_a", event.SubscriptionPatch{Disabled: aws.Bool(false)}, now)
+	require.NoError(t, err)
+	ok, err = st.ClaimWake(ctx, "tenant-a", "sub_a", "new", "", until, now)
+	require.NoError(t, err)
+	assert.True(t, ok, "re-enabled: the parked attempt's wake is claimed")
 }

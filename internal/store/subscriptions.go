@@ -552,7 +552,11 @@ func (st *Store) UpdateSubscription(ctx context.Context, tenant, id string, p ev
 		case p.Disabled != nil && !*p.Disabled && cur.Disabled:
 			sets["disabled"] = &types.AttributeValueMemberBOOL{Value: false}
 			sets[attrOpenUntil] = n(now.UnixMilli())
-			for _, a := range []string{"disabled_reason", attrConsecutive, attrFailingSince, attrProbeUntil} {
+			// The wake marker goes too: a wake that ran while the
+			// subscription was disabled closed its parked attempts without
+			// taking the marker, which would refuse the wake of an attempt
+			// parked behind the probe (an extra wake is harmless).
+			for _, a := range []string{"disabled_reason", attrConsecutive, attrFailingSince, attrProbeUntil, attrWakeOwner, attrWakeUntil, attrWakeSent} {
 				removes[a] = true
 			}
 			delete(removes, attrOpenUntil)
