@@ -197,32 +197,11 @@ func (m *TriggersMonitoring) apiKeysTableSection() {
 	s.build()
 }
 
-// apiKeysTableThresholds resolves ApiKeysTableThresholds: the events
-// table's defaults without a latency alarm.
+// apiKeysTableThresholds resolves ApiKeysTableThresholds: the table
+// defaults without a latency alarm (no operation has a default latency;
+// the replication default goes unused: the section has no replicas).
 func apiKeysTableThresholds(p *TriggersMonitoringProps) TableThresholds {
-	out := TableThresholds{
-		ReadThrottleEvents: 1, WriteThrottleEvents: 1, SystemErrors: 1, ConsumedCapacityPercent: 80,
-		LatencyMs: map[string]float64{},
-	}
-	e := p.ApiKeysTableThresholds
-	if e == nil {
-		return out
-	}
-	set := func(dst *float64, v float64) {
-		if v != 0 {
-			*dst = v
-		}
-	}
-	set(&out.ReadThrottleEvents, e.ReadThrottleEvents)
-	set(&out.WriteThrottleEvents, e.WriteThrottleEvents)
-	set(&out.SystemErrors, e.SystemErrors)
-	set(&out.ConsumedCapacityPercent, e.ConsumedCapacityPercent)
-	for op, v := range e.LatencyMs {
-		if v != 0 {
-			out.LatencyMs[op] = v
-		}
-	}
-	return out
+	return p.ApiKeysTableThresholds.withDefaults(nil)
 }
 
 // backupSection alarms (ticket) on the failed and expired jobs of the

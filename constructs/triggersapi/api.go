@@ -257,10 +257,16 @@ func (a *TriggersApi) MetricEventsIngested(opts *awscloudwatch.MetricOptions) aw
 // contract.DimensionReason; Sum unless opts say otherwise). It panics on an
 // empty reason: the dashboard's SEARCH expression shows every reason.
 func (a *TriggersApi) MetricEventsRejected(reason string, opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return eventsRejected(a.metricsNamespace, reason, opts)
+}
+
+// eventsRejected is contract.MetricEventsRejected for reason in namespace
+// ns; an empty reason panics.
+func eventsRejected(ns, reason string, opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
 	if reason == "" {
 		panic(fmt.Errorf("MetricEventsRejected: give a reason (an error code such as \"invalid_event\")"))
 	}
-	return a.runtimeMetric(contract.MetricEventsRejected, map[string]*string{contract.DimensionReason: jsii.String(reason)}, opts)
+	return runtimeMetric(ns, contract.MetricEventsRejected, map[string]*string{contract.DimensionReason: jsii.String(reason)}, opts)
 }
 
 // MetricLatency returns API Gateway's Latency of the deployment stage, in

@@ -98,7 +98,7 @@ type importedApi struct {
 	cursorSecret            awssecretsmanager.ISecret
 	ns                      string
 	keySources              contract.KeySources
-	webhooks                *importedWebhooks
+	webhooks                *WebhookDelivery // imported: the same type, with imported parts
 }
 
 var _ ITriggersApi = (*importedApi)(nil)
@@ -138,7 +138,7 @@ func FromTriggersApiAttributes(scope constructs.Construct, id *string, attrs *Tr
 	a.queue, a.dlq, a.failures = q("DeliveryQueue", attrs.DeliveryQueueArn), q("DeliveryDLQ", attrs.DeliveryDeadLetterQueueArn), q("StreamFailures", attrs.StreamFailureQueueArn)
 	a.cursorSecret = awssecretsmanager.Secret_FromSecretCompleteArn(a, jsii.String("CursorSecret"), attrs.CursorSecretArn)
 	if w := attrs.Webhooks; w != nil {
-		iw := &importedWebhooks{delivery: a.queue, schedule: w.Schedule, ns: w.MetricsNamespace}
+		iw := &WebhookDelivery{delivery: a.queue, schedule: w.Schedule, ns: w.MetricsNamespace}
 		constructs.NewConstruct_Override(iw, a, jsii.String("Webhooks"))
 		if iw.schedule == "" {
 			iw.schedule = contract.DefaultRetrySchedule().String()
@@ -220,10 +220,7 @@ func (a *importedApi) MetricEventsIngested(opts *awscloudwatch.MetricOptions) aw
 }
 
 func (a *importedApi) MetricEventsRejected(reason string, opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	if reason == "" {
-		panic(fmt.Errorf("MetricEventsRejected: give a reason (an error code such as \"invalid_event\")"))
-	}
-	return runtimeMetric(a.ns, contract.MetricEventsRejected, map[string]*string{contract.DimensionReason: jsii.String(reason)}, opts)
+	return eventsRejected(a.ns, reason, opts)
 }
 
 // stageMetric is one of API Gateway's metrics of the stage, with the
@@ -265,49 +262,4 @@ func (a *importedApi) MetricServerError(opts *awscloudwatch.MetricOptions) awscl
 
 func (a *importedApi) GrantConsumeDeliveries(grantee awsiam.IGrantable) awsiam.Grant {
 	return a.queue.GrantConsumeMessages(grantee)
-}
-
-// importedWebhooks is the webhook delivery of an imported API.
-type importedWebhooks struct {
-	constructs.Construct
-	fn                        golambda.IGoFunction
-	key                       awskms.IKey
-	delivery, retry, retryDLQ awssqs.IQueue
-	schedule, ns              string
-}
-
-func (w *importedWebhooks) WebhookFunction() golambda.IGoFunction { return w.fn }
-func (w *importedWebhooks) SecretsKey() awskms.IKey               { return w.key }
-func (w *importedWebhooks) DeliveryQueue() awssqs.IQueue          { return w.delivery }
-func (w *importedWebhooks) RetryQueue() awssqs.IQueue             { return w.retry }
-func (w *importedWebhooks) RetryDeadLetterQueue() awssqs.IQueue   { return w.retryDLQ }
-func (w *importedWebhooks) Schedule() string                      { return w.schedule }
-func (w *importedWebhooks) MetricsNamespace() string              { return w.ns }
-
-func (w *importedWebhooks) GrantSealSecrets(grantee awsiam.IGrantable) awsiam.Grant {
-	return grantSecretsKey(w.key, grantee, "kms:Encrypt")
-}
-
-func (w *importedWebhooks) GrantOpenSecrets(grantee awsiam.IGrantable) awsiam.Grant {
-	return grantSecretsKey(w.key, grantee, "kms:Decrypt")
-}
-
-func (w *importedWebhooks) GrantRedeliver(grantee awsiam.IGrantable) awsiam.Grant {
-	return grantSendMessage(w.retry, grantee)
-}
-
-func (w *importedWebhooks) MetricWebhookAttempts(outcome string, opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return runtimeMetric(w.ns, contract.MetricWebhookAttempts, map[string]*string{contract.DimensionOutcome: jsii.String(outcome)}, opts)
-}
-
-func (w *importedWebhooks) MetricSubscriptionsDisabled(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return runtimeMetric(w.ns, contract.MetricSubscriptionsDisabled, nil, opts)
-}
-
-func (w *importedWebhooks) MetricWebhookDeferred(reason string, opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return runtimeMetric(w.ns, contract.MetricWebhookDeferred, map[string]*string{contract.DimensionReason: jsii.String(reason)}, opts)
-}
-
-func (w *importedWebhooks) MetricCircuitsOpened(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return runtimeMetric(w.ns, contract.MetricWebhookCircuitsOpened, nil, opts)
 }

@@ -284,13 +284,12 @@ type WebhookDeliveryProps struct {
 type WebhookDelivery struct {
 	constructs.Construct
 
-	fn       *golambda.GoFunction
-	key      awskms.IKey
-	delivery awssqs.IQueue
-	retry    awssqs.Queue
-	retryDLQ awssqs.Queue
-	schedule string
-	ns       string
+	// Made by NewWebhookDelivery, or imported (FromTriggersApiAttributes).
+	fn                        golambda.IGoFunction
+	key                       awskms.IKey
+	delivery, retry, retryDLQ awssqs.IQueue
+	schedule                  string
+	ns                        string
 }
 
 // IWebhookDelivery is webhook push delivery as other constructs use it:
@@ -729,17 +728,18 @@ func NewWebhookDelivery(scope constructs.Construct, id *string, props *WebhookDe
 	}
 	visibility := awscdk.Duration_Seconds(jsii.Number(s.minVisibility().Seconds()))
 
-	w.retryDLQ = cdkutil.NewTLSOnlyQueue(w, "RetryDLQ", &awssqs.QueueProps{
+	retryDLQ := cdkutil.NewTLSOnlyQueue(w, "RetryDLQ", &awssqs.QueueProps{
 		MaxMessageSizeBytes: jsii.Number(1048576),
 		RetentionPeriod:     awscdk.Duration_Days(jsii.Number(14)),
 	})
-	cdkutil.Suppress(w.retryDLQ, "Serverless-SQSRedrivePolicy", "this queue is the webhook retry queue's dead-letter queue: tasks end here, with no further redrive")
+	w.retryDLQ = retryDLQ
+	cdkutil.Suppress(retryDLQ, "Serverless-SQSRedrivePolicy", "this queue is the webhook retry queue's dead-letter queue: tasks end here, with no further redrive")
 
 	w.retry = cdkutil.NewTLSOnlyQueue(w, "RetryQueue", &awssqs.QueueProps{
 		MaxMessageSizeBytes: jsii.Number(1048576),
 		VisibilityTimeout:   visibility,
 		RetentionPeriod:     awscdk.Duration_Days(jsii.Number(4)),
-		DeadLetterQueue:     &awssqs.DeadLetterQueue{Queue: w.retryDLQ, MaxReceiveCount: jsii.Number(s.receives)},
+		DeadLetterQueue:     &awssqs.DeadLetterQueue{Queue: retryDLQ, MaxReceiveCount: jsii.Number(s.receives)},
 	})
 
 	w.key = props.SecretsKey
@@ -774,20 +774,21 @@ func NewWebhookDelivery(scope constructs.Construct, id *string, props *WebhookDe
 	} {
 		env[k] = v
 	}
-	w.fn = newFunction(w, "Function", WebhooksPackage, "Triggers webhooks: push new events to subscriptions, with retries",
+	fn := newFunction(w, "Function", WebhooksPackage, "Triggers webhooks: push new events to subscriptions, with retries",
 		functionDefaults{retention: retention, tracing: props.Tracing, prebuiltDir: props.PrebuiltDir,
 			invokedBy: "invoked by SQS event source mappings on the delivery and retry queues, whose messages go to those queues' own dead-letter queues after MaxReceiveCount receives"},
 		&fo, DefaultWebhookFunctionTimeoutSeconds, env)
 
-	setEventsProfile(w.fn, props.EventsTable)
-	tablegrant.Grant(props.EventsTable, w.fn, tablegrant.On{Table: true, Write: true}, webhookEventsTableActions...)
-	grantSendMessage(w.retry, w.fn)
-	w.GrantOpenSecrets(w.fn)
+	w.fn = fn
+	setEventsProfile(fn, props.EventsTable)
+	tablegrant.Grant(props.EventsTable, fn, tablegrant.On{Table: true, Write: true}, webhookEventsTableActions...)
+	grantSendMessage(w.retry, fn)
+	w.GrantOpenSecrets(fn)
 	for _, src := range []struct {
 		q   awssqs.IQueue
 		max float64
 	}{{props.DeliveryQueue, s.deliveryMax}, {w.retry, s.retryMax}} {
-		w.fn.Invocable().AddEventSource(awslambdaeventsources.NewSqsEventSource(src.q, &awslambdaeventsources.SqsEventSourceProps{
+		fn.Invocable().AddEventSource(awslambdaeventsources.NewSqsEventSource(src.q, &awslambdaeventsources.SqsEventSourceProps{
 			BatchSize:               jsii.Number(WebhookBatchSize),
 			MaxBatchingWindow:       awscdk.Duration_Seconds(jsii.Number(WebhookMaxBatchingWindowSeconds)),
 			ReportBatchItemFailures: jsii.Bool(true),
@@ -798,7 +799,7 @@ func NewWebhookDelivery(scope constructs.Construct, id *string, props *WebhookDe
 	// for stream and Kafka sources): a failed message returns to its
 	// queue and, after MaxReceiveCount receives, goes to its dead-letter
 	// queue.
-	cdkutil.Suppress(w.fn.Function, "Serverless-LambdaEventSourceMappingDestination", "the mappings read SQS queues, for which Lambda offers no on-failure destination; failed messages return to their queue and move to its dead-letter queue (DeliveryDLQ, RetryDLQ) after MaxReceiveCount receives")
+	cdkutil.Suppress(fn.Function, "Serverless-LambdaEventSourceMappingDestination", "the mappings read SQS queues, for which Lambda offers no on-failure destination; failed messages return to their queue and move to its dead-letter queue (DeliveryDLQ, RetryDLQ) after MaxReceiveCount receives")
 	return w
 }
 
