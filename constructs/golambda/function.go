@@ -19,6 +19,7 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -192,7 +193,7 @@ func (o *FunctionOptions) MergeEnvironment(own map[string]*string) (map[string]*
 		out[k] = v
 	}
 	var errs []error
-	for _, k := range sortedKeys(o.Environment) {
+	for _, k := range slices.Sorted(maps.Keys(o.Environment)) {
 		switch {
 		case !validEnvName(k):
 			errs = append(errs, fmt.Errorf("Environment %q is not a name Lambda accepts: use a letter then letters, digits and '_'", k))
@@ -214,15 +215,6 @@ func validEnvName(k string) bool {
 	return !strings.ContainsFunc(k, func(r rune) bool {
 		return !(r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
 	})
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // Build returns the Build of o's architecture, tags and linker flags, or
