@@ -40,6 +40,19 @@ func TestSubscriptionRecover(t *testing.T) {
 	assert.Regexp(t, `^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$`, got["since"])
 	assert.Regexp(t, `^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$`, got["until"])
 
+	// A request sent again with its Idempotency-Key continues the same
+	// recovery; a bad key is refused.
+	key := "conformance-" + id
+	first := tg.do(t, "POST", path, jsonBearer(tg.key, "Idempotency-Key", key), []byte(`{"since":"`+since+`"}`))
+	require.Equal(t, http.StatusAccepted, first.Status, "%s", first)
+	again := tg.do(t, "POST", path, jsonBearer(tg.key, "Idempotency-Key", key), []byte(`{"since":"`+since+`"}`))
+	require.Equal(t, http.StatusAccepted, again.Status, "%s", again)
+	assert.Equal(t, first.JSON(t)["recovery_id"], again.JSON(t)["recovery_id"])
+	assert.NotEqual(t, got["recovery_id"], first.JSON(t)["recovery_id"])
+	r = tg.do(t, "POST", path, jsonBearer(tg.key, "Idempotency-Key", strings.Repeat("k", 256)), []byte(`{"since":"`+since+`"}`))
+	assert.Equal(t, http.StatusBadRequest, r.Status, "%s", r)
+	assert.Equal(t, "invalid_idempotency_key", r.ErrorCode())
+
 	for _, c := range []struct {
 		body   string
 		status int

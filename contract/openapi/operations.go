@@ -162,10 +162,11 @@ func operations() map[contract.Route]operation {
 		{Method: contract.MethodPost, Path: contract.PathSubscriptionRecover}: {
 			id: "recoverSubscription", tag: "webhooks", summary: "Deliver again the failed events of a time range to one subscription",
 			description: "Every event of [since, until) whose latest attempt to this subscription failed with no retry to come is delivered again to it alone, once, as its next attempt; the work runs asynchronously, a page at a time. until defaults to now.",
+			params:      []any{paramRef("recoverIdempotencyKey")},
 			body:        "RecoverRequest",
 			responses: map[int]response{
 				202: {description: "the recovery, queued", schema: "RecoveryQueued"},
-				400: {description: "invalid_json, invalid_recover (since or until missing, malformed, out of order, older than the retention or in the future), invalid_header or invalid_body"},
+				400: {description: "invalid_json, invalid_recover (since or until missing, malformed, out of order, older than the retention or in the future), invalid_idempotency_key, invalid_header or invalid_body"},
 				404: notFoundSub,
 				409: {description: "subscription_disabled: re-enable it first (PATCH disabled false)"},
 			},

@@ -247,6 +247,7 @@ func componentsOf() components {
 			contract.SubscriptionIDParam: {Name: contract.SubscriptionIDParam, In: "path", Required: true, Description: "a subscription's id", Schema: schema{"type": "string", "minLength": 1}},
 			"X-Correlation-Id":           {Name: "X-Correlation-Id", In: "header", Description: "echoed in the response and stored in a new event's metadata.correlation_id", Schema: visibleASCII(128)},
 			"Idempotency-Key":            {Name: "Idempotency-Key", In: "header", Description: "store the event at most once per tenant and key (remembered as long as the event lives)", Schema: visibleASCII(255)},
+			"recoverIdempotencyKey":      {Name: "Idempotency-Key", In: "header", Description: "name the recovery after this key: the same request sent again (a retry after a timeout) continues the same recovery, which attempts no event twice", Schema: visibleASCII(255)},
 			"status":                     {Name: "status", In: "query", Description: "the status listed, or all", Schema: schema{"type": "string", "enum": []string{"received", "delivered", "failed", "retrying", "all"}, "default": "received"}},
 			"event_type":                 {Name: "event_type", In: "query", Description: "only events of this type (exact match)", Schema: schemaRef("EventType")},
 			"order":                      {Name: "order", In: "query", Description: "desc: newest first; asc: oldest first", Schema: schema{"type": "string", "enum": []string{"desc", "asc"}, "default": "desc"}},

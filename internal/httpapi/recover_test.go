@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/internal/httpapi"
 )
 
 // POST /v1/subscriptions/{id}/recover queues one recovery of the range
@@ -38,7 +39,38 @@ func TestRecoverSubscription(t *testing.T) {
 	require.Len(t, rec.calls, 2)
 	assert.Contains(t, rec.calls[1], "[2026-11-22T10:00:00.000000Z, 2026-11-22T11:00:00.000000Z)")
 
+	// With an Idempotency-Key, a request sent again names the same
+	// recovery (whatever its range), so the webhook function attempts no
+	// event of it twice; another key, subscription or tenant is another.
 	rec.calls = nil
+	withKey := func(key, body string) string {
+		r := e.do(req{method: "POST", path: path, tenant: "tenant-a", body: body, headers: map[string]string{"Idempotency-Key": key}})
+		require.Equal(t, http.StatusAccepted, r.code, "%s", r.body)
+		rid, _ := r.json(t)["recovery_id"].(string)
+		require.Len(t, rid, 32)
+		return rid
+	}
+	k1 := withKey("retry-me", `{"since":"2026-11-22T10:00:00Z"}`)
+	assert.Equal(t, k1, withKey("retry-me", `{"since":"2026-11-22T10:00:00Z"}`))
+	assert.Equal(t, k1, withKey("retry-me", `{"since":"2026-11-22T11:00:00Z"}`), "the key names the recovery, not the range")
+	assert.NotEqual(t, k1, withKey("retry-me-too", `{"since":"2026-11-22T10:00:00Z"}`))
+	require.Len(t, rec.calls, 4, "every request queues its first page: the round makes copies harmless")
+	assert.Contains(t, rec.calls[1], "/"+k1+" [")
+	other := e.createSub(t, "tenant-a", `{"url":"https://example.com/other"}`)
+	r = e.do(req{method: "POST", path: "/v1/subscriptions/" + other + "/recover", tenant: "tenant-a", body: `{"since":"2026-11-22T10:00:00Z"}`, headers: map[string]string{"Idempotency-Key": "retry-me"}})
+	require.Equal(t, http.StatusAccepted, r.code, "%s", r.body)
+	assert.NotEqual(t, k1, r.json(t)["recovery_id"], "the same key for another subscription")
+	assert.Equal(t, k1, httpapi.RecoveryID("tenant-a", id, "retry-me"))
+	assert.NotEqual(t, k1, httpapi.RecoveryID("tenant-b", id, "retry-me"), "the same key and subscription id for another tenant")
+
+	rec.calls = nil
+	for _, bad := range []string{strings.Repeat("k", 256), "tab\there", "é"} {
+		r := e.do(req{method: "POST", path: path, tenant: "tenant-a", body: `{"since":"2026-11-22T10:00:00Z"}`, headers: map[string]string{"Idempotency-Key": bad}})
+		assert.Equal(t, http.StatusBadRequest, r.code, "%q: %s", bad, r.body)
+		assert.Equal(t, "invalid_idempotency_key", r.errCode(t), "%q", bad)
+	}
+	assert.Empty(t, rec.calls, "nothing queued for a bad key")
+
 	for _, c := range []struct {
 		tenant, path, body string
 		code               int

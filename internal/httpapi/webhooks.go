@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -492,7 +493,9 @@ type RecoveryQueued struct {
 // until) whose latest attempt to the subscription failed with no retry
 // to come is delivered again to it, once, asynchronously (the webhook
 // function, a page of the subscription's attempt list at a time). A
-// disabled subscription is refused (409): re-enable it first.
+// disabled subscription is refused (409): re-enable it first. With an
+// Idempotency-Key, the request names the same recovery each time it is
+// sent (recoveryID); without one, each request is a recovery of its own.
 func (a *API) recoverSubscription(w http.ResponseWriter, r *http.Request, ri *reqInfo, id string) (int, any, error) {
 	if a.webhooks == nil {
 		return 0, nil, errWebhooksDisabled
@@ -500,6 +503,10 @@ func (a *API) recoverSubscription(w http.ResponseWriter, r *http.Request, ri *re
 	data, err := readBody(w, r)
 	if err != nil {
 		return 0, nil, err
+	}
+	key := r.Header.Get("Idempotency-Key")
+	if key != "" && !validHeaderToken(key, 255) {
+		return 0, nil, &apiError{status: http.StatusBadRequest, code: "invalid_idempotency_key", message: "Idempotency-Key must be 1-255 visible ASCII characters"}
 	}
 	if !event.ValidSubscriptionID(id) {
 		return 0, nil, event.ErrSubscriptionNotFound
@@ -517,14 +524,31 @@ func (a *API) recoverSubscription(w http.ResponseWriter, r *http.Request, ri *re
 	if sub.Disabled {
 		return 0, nil, &apiError{status: http.StatusConflict, code: "subscription_disabled", message: "the subscription is disabled: re-enable it first (PATCH {\"disabled\":false}), then recover"}
 	}
-	rid, err := a.webhooks.NewRound()
-	if err != nil {
+	var rid string
+	if key != "" {
+		rid = recoveryID(ri.tenant, id, key)
+	} else if rid, err = a.webhooks.NewRound(); err != nil {
 		return 0, nil, err
 	}
 	if err := a.webhooks.Recover(ctx, ri.tenant, id, rid, req.Since, req.Until, now); err != nil {
 		return 0, nil, &apiError{status: http.StatusServiceUnavailable, code: "unavailable", message: "could not queue the recovery; nothing changed: retry after the Retry-After delay", retryAfter: strconv.Itoa(RetryAfterSeconds), cause: err}
 	}
 	return http.StatusAccepted, RecoveryQueued{Queued: true, RecoveryID: rid, SubscriptionID: id, Since: event.FormatTime(req.Since), Until: event.FormatTime(req.Until)}, nil
+}
+
+// recoveryID is the id of the recovery a request with Idempotency-Key key
+// starts for the tenant's subscription sub: 128 bits of SHA-256 over the
+// three, in hex, like a random round's name. A request sent again with the
+// same key (a client retrying after a timeout) names the same recovery,
+// whose attempts the webhook function recognises by that round, so no
+// event is attempted twice by it, whatever range each request gives.
+func recoveryID(tenant, sub, key string) string {
+	h := sha256.New()
+	for _, part := range []string{"recover", tenant, sub, key} {
+		h.Write([]byte(part))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
 // newRound returns a new redelivery round's name: 128 random bits in hex.

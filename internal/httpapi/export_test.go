@@ -1,0 +1,4 @@
+package httpapi
+
+// RecoveryID is recoveryID, for the tests of package httpapi_test.
+var RecoveryID = recoveryID
