@@ -20,8 +20,8 @@ type ScaleConfig struct {
 	Writes []Structure
 	// Key and Pick are the partition-key layout and the shard picker
 	// (nil: DefaultKey, DefaultPick).
-	Key  KeyFunc
-	Pick PickFunc
+	Key  KeyFunc  `json:"-"`
+	Pick PickFunc `json:"-"`
 	// Shards are the shard counts run at Rate (8, 16, 32).
 	Shards []int
 	// MaxShards bounds the search for the fewest shards with no throttle.
