@@ -18,7 +18,7 @@ func TestScaleBadFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"-scale-rate", "0"}, {"-scale-rate", "-5"}, {"-scale-seconds", "0"}, {"-scale-shards", "0"}, {"-scale-shards", "8,x"},
 		{"-scale-split-after", "0"}, {"-scale-warmup", "-1"}, {"-scale-profile", "fat"}, {"-scale-concurrency", "0"},
-		{"-payload", "5"}, {"-duration", "0s"},
+		{"-payload", "5"}, {"-duration", "0s"}, {"-warmup", "-1s"},
 	} {
 		args = append([]string{"-scenario", scenarioScale, "-scale-local=false"}, args...)
 		var out, errb bytes.Buffer
@@ -64,7 +64,7 @@ func TestScaleLocal(t *testing.T) {
 	defer cancel()
 	var out, errb bytes.Buffer
 	code := run(ctx, []string{"-scenario", scenarioScale, "-scale-rate", "2000", "-scale-seconds", "5", "-scale-shards", "4,8",
-		"-scale-concurrency", "1,4", "-duration", "300ms", "-json"}, &out, &errb)
+		"-scale-concurrency", "1,4", "-duration", "300ms", "-warmup", "200ms", "-json"}, &out, &errb)
 	require.Equal(t, 0, code, "stderr: %s", errb.String())
 	var rep ScaleReport
 	require.NoError(t, json.Unmarshal(out.Bytes(), &rep), out.String())
