@@ -50,7 +50,7 @@
 //
 // -scenario scale models one tenant ingesting -scale-rate events per
 // second (default 10,000) of -payload bytes against DynamoDB's partitions
-// (internal/loadmodel: 1,000 WCU/s per partition in the table and in each
+// (internal/dev/loadmodel: 1,000 WCU/s per partition in the table and in each
 // index, split for heat between keys, not inside one), unsharded and
 // sharded over -scale-shards keys, finds the fewest shards with no
 // throttle and ramps the unsharded key to its limit; then it drives the

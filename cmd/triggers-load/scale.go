@@ -19,9 +19,9 @@ import (
 
 	"github.com/triggers-dev/triggers/internal/ddb"
 	"github.com/triggers-dev/triggers/internal/ddb/ddblocal"
+	"github.com/triggers-dev/triggers/internal/dev/loadmodel"
 	"github.com/triggers-dev/triggers/internal/event"
 	itemconv "github.com/triggers-dev/triggers/internal/item"
-	"github.com/triggers-dev/triggers/internal/loadmodel"
 	"github.com/triggers-dev/triggers/schema"
 )
 

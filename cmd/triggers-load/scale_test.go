@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/triggers-dev/triggers/internal/loadmodel"
+	"github.com/triggers-dev/triggers/internal/dev/loadmodel"
 	"github.com/triggers-dev/triggers/schema"
 )
 
