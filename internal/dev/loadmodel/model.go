@@ -332,7 +332,7 @@ func Run(cfg Config) (Result, error) {
 	var carry float64
 	lastSplit := 0
 	second := func(sec int, rate float64, measured bool) (split bool, err error) {
-		carry += rate
+		carry += max(0, rate)
 		n := int(carry)
 		carry -= float64(n)
 		base := cfg.Start.Add(time.Duration(sec) * time.Second)

@@ -229,3 +229,27 @@ func TestScale(t *testing.T) {
 	assert.Contains(t, b.String(), "unsharded limit: 500 events/s. Cause: one partition-key value")
 	assert.Contains(t, b.String(), fmt.Sprintf("N=%d. Floor: 2000 events/s x 2 WCU per event", rep.MinShards))
 }
+
+func TestScaleUnderOneKey(t *testing.T) {
+	rep, err := Scale(ScaleConfig{Rate: 300, Seconds: 10, Writes: seed, Shards: []int{2}, SplitAfter: 5})
+	require.NoError(t, err)
+	assert.Equal(t, 1, rep.MinShardsBound)
+	assert.Equal(t, 1, rep.MinShards, "300 events/s x 2 WCU fit one key")
+	assert.Zero(t, rep.Scenarios[0].Result.Throttled)
+}
+
+func TestBadConfig(t *testing.T) {
+	for name, c := range map[string]Config{
+		"no rate":     {Seconds: 1, Writes: seed},
+		"no seconds":  {Rate: constant(1), Writes: seed},
+		"no writes":   {Rate: constant(1), Seconds: 1},
+		"big write":   {Rate: constant(1), Seconds: 1, Writes: []Structure{{TableStructure, PartitionWCU + 1}}},
+		"bad heat":    {Rate: constant(1), Seconds: 1, Writes: seed, SplitHeat: 1.5},
+		"bad shards":  {Rate: constant(1), Seconds: 1, Writes: seed, Shards: -1},
+		"bad pick":    {Rate: constant(5), Seconds: 1, Writes: seed, Shards: 2, Pick: func(string, int) int { return 2 }},
+		"neg warm-up": {Rate: constant(1), Seconds: 1, Writes: seed, Warmup: -1},
+	} {
+		_, err := Run(c)
+		assert.Error(t, err, name)
+	}
+}

@@ -188,7 +188,7 @@ func Scale(cfg ScaleConfig) (ScaleReport, error) {
 			return rep, err
 		}
 	}
-	for n := max(2, rep.MinShardsBound); n <= cfg.MaxShards; n++ {
+	for n := max(1, rep.MinShardsBound); n <= cfg.MaxShards; n++ {
 		s, err := run(fmt.Sprintf("sharded N=%d (search)", n), n, true)
 		if err != nil {
 			return rep, err
