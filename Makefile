@@ -100,6 +100,9 @@ bench: deps
 ## raw PutItem/Query of the same items on one DynamoDB Local, at concurrency
 ## 1, 8 and 32, with the ratios beside the budgets (docs/performance.md).
 ##   make load LOAD_FLAGS="-duration 20s"
+## One tenant at 10,000 events/s against a model of DynamoDB partitions,
+## unsharded and sharded, then the same PutItems on DynamoDB Local:
+##   make load LOAD_FLAGS="-scenario scale"
 load: deps
 	go run ./cmd/triggers-load $(LOAD_FLAGS)
 

@@ -48,6 +48,18 @@
 //	make load LOAD_FLAGS="-scenario noisy-neighbour"
 //	go run ./cmd/triggers-load -scenario noisy-neighbour -duration 5m -rate-a 2 -esm-concurrency 5 -webhook-env WEBHOOK_PARALLEL=8
 //
+// -scenario scale models one tenant ingesting -scale-rate events per
+// second (default 10,000) of -payload bytes against DynamoDB's partitions
+// (internal/dev/loadmodel: 1,000 WCU/s per partition in the table and in each
+// index, split for heat between keys, not inside one), unsharded and
+// sharded over -scale-shards keys, finds the fewest shards with no
+// throttle and ramps the unsharded key to its limit; then it drives the
+// same PutItems, unsharded and sharded, against DynamoDB Local (which
+// throttles no partition) at each -scale-concurrency for -duration:
+//
+//	make load LOAD_FLAGS="-scenario scale"
+//	go run ./cmd/triggers-load -scenario scale -scale-local=false -scale-rate 20000 -scale-shards 32,48
+//
 // Exit status: 0 when the run completed (budget misses are reported, not
 // failed, unless -fail-on-miss), 1 when a budget is missed with
 // -fail-on-miss or the run failed, 2 for bad flags.
@@ -134,9 +146,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	workloads := fs.String("workloads", "ingest,inbox", "workloads to run")
 	jsonOut := fs.Bool("json", false, "print the report as JSON instead of a table")
 	failOnMiss := fs.Bool("fail-on-miss", false, "exit 1 when a cell misses the budget")
-	scenario := fs.String("scenario", "api", "what to measure: api (the API against raw DynamoDB calls) or "+scenarioNoisy+" (webhook delivery isolation between two tenants, docs/performance.md)")
+	scenario := fs.String("scenario", "api", "what to measure: api (the API against raw DynamoDB calls), "+scenarioNoisy+" (webhook delivery isolation between two tenants) or "+scenarioScale+" (one tenant's ingest against a model of DynamoDB partitions and DynamoDB Local), docs/performance.md")
 	var noisy noisyFlags
 	noisy.register(fs)
+	var scaleF scaleFlags
+	scaleF.register(fs)
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of every measured run (this process: load generator, gateway, handlers, SDK; not DynamoDB Local) into this folder, one file per workload, concurrency, arm and round")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -158,8 +172,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return runNoisy(ctx, duration, o.Template, noisy, *jsonOut, stdout, stderr)
 	}
+	if *scenario == scenarioScale {
+		return runScale(ctx, scaleF, o, *jsonOut, stdout, stderr)
+	}
 	if *scenario != "api" {
-		fmt.Fprintf(stderr, "triggers-load: -scenario: unknown scenario %q (api, %s)\n", *scenario, scenarioNoisy)
+		fmt.Fprintf(stderr, "triggers-load: -scenario: unknown scenario %q (api, %s, %s)\n", *scenario, scenarioNoisy, scenarioScale)
 		return 2
 	}
 	var err error
