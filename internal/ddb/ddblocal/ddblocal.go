@@ -57,6 +57,19 @@ type Options struct {
 	Install bool
 	// Java is the java executable. Default: "java" on PATH.
 	Java string
+	// JavaOptions are more options of the JVM, before -jar (tests pass
+	// QuickStartJavaOptions()). Default: none.
+	JavaOptions []string
+}
+
+// QuickStartJavaOptions returns JVM options that make a short-lived
+// DynamoDB Local cheaper: the client compiler only (the optimizing
+// compiler took most of the CPU of a JVM that serves one test package) and
+// the serial collector. Tests use them (ddbtest, and scripts/test.sh for
+// the engine it shares); make dev and make load do not, so their engine
+// runs at full speed.
+func QuickStartJavaOptions() []string {
+	return []string{"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"}
 }
 
 // Process is a running DynamoDB Local.
@@ -118,11 +131,9 @@ func Start(ctx context.Context, o Options) (*Process, error) {
 		storage = []string{"-dbPath", dir}
 	}
 	dir := filepath.Dir(jar)
-	args := append([]string{
-		"-Xmx512m",
-		"-Djava.library.path=" + filepath.Join(dir, "DynamoDBLocal_lib"),
-		"-jar", jar,
-	}, storage...)
+	args := append([]string{"-Xmx512m"}, o.JavaOptions...)
+	args = append(args, "-Djava.library.path="+filepath.Join(dir, "DynamoDBLocal_lib"), "-jar", jar)
+	args = append(args, storage...)
 	args = append(args, "-sharedDb", "-port", strconv.Itoa(port), "-disableTelemetry")
 	cmd := exec.Command(javaPath, args...)
 	cmd.Dir = dir

