@@ -101,7 +101,8 @@ func (b *Accessors) Resource() awsdynamodb.ITable { return b.l2 }
 
 // Schema returns a copy of the table's description: changing it does not
 // change the table.
-func (b *Accessors) Schema() schema.Table       { return cloneSchema(b.schema) }
+func (b *Accessors) Schema() schema.Table { return cloneSchema(b.schema) }
+
 func (b *Accessors) TableName() *string {
 	if b.name == nil {
 		b.name = b.l2.TableName()
