@@ -116,6 +116,7 @@ func (b *Accessors) TableArn() *string {
 	}
 	return jsii.String(*b.arn)
 }
+
 func (b *Accessors) TableStreamArn() *string    { return b.l2.TableStreamArn() }
 func (b *Accessors) EncryptionKey() awskms.IKey { return b.key }
 
