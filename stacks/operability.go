@@ -92,15 +92,16 @@ func monitorTables(stack awscdk.Stack, system, env string, topic awssns.ITopic, 
 			ContributorInsights: t.insights,
 		})
 	}
+	stackName := *stack.StackName() // one jsii read for every export name
 	awscdk.NewCfnOutput(stack, jsii.String("AlarmTopicArn"), &awscdk.CfnOutputProps{
 		Value:       topic.TopicArn(),
 		Description: jsii.String("SNS topic receiving every alarm of the stack's tables (subscribe your on-call here)"),
-		ExportName:  jsii.String(*stack.StackName() + "-AlarmTopicArn"),
+		ExportName:  jsii.String(stackName + "-AlarmTopicArn"),
 	})
 	awscdk.NewCfnOutput(stack, jsii.String("DashboardName"), &awscdk.CfnOutputProps{
 		Value:       dash.DashboardName(),
 		Description: jsii.String("CloudWatch dashboard of the stack's tables"),
-		ExportName:  jsii.String(*stack.StackName() + "-DashboardName"),
+		ExportName:  jsii.String(stackName + "-DashboardName"),
 	})
 	return m
 }

@@ -98,9 +98,10 @@ func NewTriggersApiStack(scope constructs.Construct, id *string, props *Triggers
 	}
 	api := triggersapi.NewTriggersApi(stack, jsii.String("Triggers"), &ap)
 
+	stackName := *stack.StackName() // one jsii read for every export name
 	out := func(id, desc string, v *string) {
 		awscdk.NewCfnOutput(stack, jsii.String(id), &awscdk.CfnOutputProps{
-			Value: v, Description: jsii.String(desc), ExportName: jsii.String(*stack.StackName() + "-" + id),
+			Value: v, Description: jsii.String(desc), ExportName: jsii.String(stackName + "-" + id),
 		})
 	}
 	out("ApiUrl", "Base URL of the Triggers HTTP API (append v1/...)", api.Url())

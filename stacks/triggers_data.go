@@ -96,17 +96,18 @@ func NewTriggersDataStack(scope constructs.Construct, id *string, props *Trigger
 	eventsOpts := eventsTableOptions(opts)
 	events := eventstore.NewEventsTable(stack, jsii.String("Events"), &eventstore.EventsTableProps{StreamView: props.EventsStreamView, Profile: props.EventsProfile, TableOptions: eventsOpts})
 
+	stackName := *stack.StackName() // one jsii read for every export name
 	awscdk.NewCfnOutput(stack, jsii.String("EventsTableName"), &awscdk.CfnOutputProps{
 		Value: events.TableName(), Description: jsii.String("Events table name"),
-		ExportName: jsii.String(*stack.StackName() + "-EventsTableName"),
+		ExportName: jsii.String(stackName + "-EventsTableName"),
 	})
 	awscdk.NewCfnOutput(stack, jsii.String("EventsTableArn"), &awscdk.CfnOutputProps{
 		Value: events.TableArn(), Description: jsii.String("Events table ARN"),
-		ExportName: jsii.String(*stack.StackName() + "-EventsTableArn"),
+		ExportName: jsii.String(stackName + "-EventsTableArn"),
 	})
 	awscdk.NewCfnOutput(stack, jsii.String("EventsTableStreamArn"), &awscdk.CfnOutputProps{
 		Value: events.TableStreamArn(), Description: jsii.String("Events table stream ARN (" + string(events.StreamView()) + ")"),
-		ExportName: jsii.String(*stack.StackName() + "-EventsTableStreamArn"),
+		ExportName: jsii.String(stackName + "-EventsTableStreamArn"),
 	})
 	// The table's path (and so its logical id) is the one addTable gave
 	// it: <stack>/ApiKeys/Resource.
@@ -114,7 +115,7 @@ func NewTriggersDataStack(scope constructs.Construct, id *string, props *Trigger
 	awscdk.NewCfnOutput(stack, jsii.String("ApiKeysTableName"), &awscdk.CfnOutputProps{
 		Value:       apiKeys.TableName(),
 		Description: jsii.String("ApiKeys table name (schema " + apiKeys.Schema().Name + ")"),
-		ExportName:  jsii.String(*stack.StackName() + "-ApiKeysTableName"),
+		ExportName:  jsii.String(stackName + "-ApiKeysTableName"),
 	})
 	ds := &TriggersDataStack{Stack: stack, Events: events, ApiKeys: apiKeys, EventsContributorInsights: eventsOpts.ContributorInsights != nil && *eventsOpts.ContributorInsights}
 	if on := props.ArchiveExpiredEvents; (on == nil && events.StreamView() != schema.StreamNewImage) || (on != nil && *on) {
@@ -124,7 +125,7 @@ func NewTriggersDataStack(scope constructs.Construct, id *string, props *Trigger
 		awscdk.NewCfnOutput(stack, jsii.String("ArchiveBucketName"), &awscdk.CfnOutputProps{
 			Value:       ds.Archive.ArchiveBucket().BucketName(),
 			Description: jsii.String("S3 bucket archiving events expired by TTL (" + *ds.Archive.ArchivePrefix() + "tenant=<t>/date=<YYYY-MM-DD>/)"),
-			ExportName:  jsii.String(*stack.StackName() + "-ArchiveBucketName"),
+			ExportName:  jsii.String(stackName + "-ArchiveBucketName"),
 		})
 		awscdk.NewCfnOutput(stack, jsii.String("ArchiveFailureQueueUrl"), &awscdk.CfnOutputProps{
 			Value:       ds.Archive.FailureQueue().QueueUrl(),

@@ -10,6 +10,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/triggers-dev/triggers/constructs/internal/cdkutil"
 )
 
 // Limits on props that AWS enforces.
@@ -26,9 +28,7 @@ const (
 
 // isToken reports whether v is an unresolved CDK token (a value known only at
 // deploy time); such values are not validated at synth.
-func isToken(v float64) bool {
-	return *awscdk.Token_IsUnresolved(jsii.Number(v))
-}
+func isToken(v float64) bool { return cdkutil.IsNumberToken(v) }
 
 // ValidateProps reports every problem with props, each naming the bad value
 // and the fix. NewTable panics with this error; call it yourself to check

@@ -8,14 +8,14 @@ import (
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
-	"github.com/aws/jsii-runtime-go"
 
 	"github.com/triggers-dev/triggers/constructs/golambda"
+	"github.com/triggers-dev/triggers/constructs/internal/cdkutil"
 )
 
 var stageRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
 
-func isToken(v float64) bool { return *awscdk.Token_IsUnresolved(jsii.Number(v)) }
+func isToken(v float64) bool { return cdkutil.IsNumberToken(v) }
 
 // ValidateProps reports every problem with props, each naming the bad value
 // and the fix. NewTriggersApi panics with this error.

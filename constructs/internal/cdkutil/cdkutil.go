@@ -3,6 +3,8 @@
 package cdkutil
 
 import (
+	"math"
+
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
@@ -39,4 +41,18 @@ func Deref(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// numberTokenMarker is the top 16 bits of every number token aws-cdk-lib
+// encodes (DOUBLE_TOKEN_MARKER_BITS in core/lib/private/encoding.js: 0xFBFF
+// above a 48-bit token index, a huge negative float64). The float64
+// crosses jsii unchanged, so Go can recognize it without a round trip.
+const numberTokenMarker = 0xFBFF
+
+// IsNumberToken reports whether v is an unresolved CDK number token (a value
+// known only at deploy time), as awscdk.Token_IsUnresolved(jsii.Number(v))
+// does in the Node process, without a jsii round trip: prop validation
+// checks many numbers.
+func IsNumberToken(v float64) bool {
+	return math.Float64bits(v)>>48 == numberTokenMarker
 }

@@ -34,12 +34,18 @@ type Accessors struct {
 	l2     awsdynamodb.ITable
 	schema schema.Table
 	key    awskms.IKey
+	// name and arn are the L2 table's tableName and tableArn, read through
+	// jsii on first use and kept: both are fixed once the table exists (a
+	// token or the imported name), and monitoring reads the name for every
+	// metric it builds.
+	name, arn *string
 }
 
 // InitAccessors sets what b's methods read. It keeps its own copy of sc,
 // so later changes to the caller's schema do not reach the table.
 func InitAccessors(b *Accessors, l2 awsdynamodb.ITable, sc schema.Table, key awskms.IKey) {
 	b.l2, b.schema, b.key = l2, cloneSchema(sc), key
+	b.name, b.arn = nil, nil
 }
 
 // cloneSchema returns a deep copy of t: nothing of the result shares
@@ -95,9 +101,22 @@ func (b *Accessors) Resource() awsdynamodb.ITable { return b.l2 }
 
 // Schema returns a copy of the table's description: changing it does not
 // change the table.
-func (b *Accessors) Schema() schema.Table       { return cloneSchema(b.schema) }
-func (b *Accessors) TableName() *string         { return b.l2.TableName() }
-func (b *Accessors) TableArn() *string          { return b.l2.TableArn() }
+func (b *Accessors) Schema() schema.Table { return cloneSchema(b.schema) }
+
+func (b *Accessors) TableName() *string {
+	if b.name == nil {
+		b.name = b.l2.TableName()
+	}
+	return jsii.String(*b.name)
+}
+
+func (b *Accessors) TableArn() *string {
+	if b.arn == nil {
+		b.arn = b.l2.TableArn()
+	}
+	return jsii.String(*b.arn)
+}
+
 func (b *Accessors) TableStreamArn() *string    { return b.l2.TableStreamArn() }
 func (b *Accessors) EncryptionKey() awskms.IKey { return b.key }
 
@@ -105,7 +124,7 @@ func (b *Accessors) TableIndexArn(indexName string) *string {
 	if _, ok := b.schema.Index(indexName); !ok {
 		panic(fmt.Errorf("table %q has no index %q: use one of %s", b.schema.Name, indexName, strings.Join(b.indexNames(), ", ")))
 	}
-	return jsii.String(*b.l2.TableArn() + "/index/" + indexName)
+	return jsii.String(*b.TableArn() + "/index/" + indexName)
 }
 
 func (b *Accessors) indexNames() []string {
@@ -167,7 +186,7 @@ func (b *Accessors) MetricForIndex(indexName, metricName string, opts *awscloudw
 	if opts != nil {
 		o = *opts
 	}
-	dims := map[string]*string{"TableName": b.l2.TableName(), "GlobalSecondaryIndexName": jsii.String(indexName)}
+	dims := map[string]*string{"TableName": b.TableName(), "GlobalSecondaryIndexName": jsii.String(indexName)}
 	if o.DimensionsMap != nil {
 		for k, v := range *o.DimensionsMap {
 			dims[k] = v
@@ -189,7 +208,7 @@ func (b *Accessors) MetricSuccessfulRequestLatency(operation string, opts *awscl
 	if opts != nil {
 		o = *opts
 	}
-	dims := map[string]*string{"TableName": b.l2.TableName(), "Operation": jsii.String(operation)}
+	dims := map[string]*string{"TableName": b.TableName(), "Operation": jsii.String(operation)}
 	o.DimensionsMap = &dims
 	if o.Statistic == nil {
 		o.Statistic = jsii.String("Average")

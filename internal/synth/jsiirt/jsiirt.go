@@ -14,13 +14,17 @@
 //     prints that line, although Node exited cleanly. Close runs jsii.Close
 //     with stderr routed through a filter that drops exactly that benign
 //     ECHILD message; everything else, including a real abnormal exit
-//     ("exit status 1", a signal), is passed through unchanged.
+//     ("exit status 1", a signal), is passed through unchanged. The filter
+//     stays in place until that goroutine has ended (it prints, if at all,
+//     just before it ends), found by its frame in the goroutine dump, so
+//     Close waits exactly as long as the race takes, not a fixed time.
 package jsiirt
 
 import (
 	"bytes"
 	"io"
 	"os"
+	"runtime"
 	"time"
 
 	"github.com/aws/jsii-runtime-go"
@@ -30,9 +34,29 @@ import (
 // concurrent waits race; it carries no newline.
 const BenignExitMessage = "Runtime process exited abnormally: waitid: no child processes"
 
-// exitGrace is how long Close keeps filtering stderr after jsii.Close
-// returns.
-const exitGrace = 250 * time.Millisecond
+// WaiterFrame is the function of jsii-runtime-go's goroutine that waits for
+// the Node process and prints the exit race's message: the anonymous
+// function in process.(*Process).ensureStarted. Close waits for it to end.
+const WaiterFrame = "github.com/aws/jsii-runtime-go/internal/kernel/process.(*Process).ensureStarted.func"
+
+// waiterTimeout bounds Close's wait for the waiter goroutine, which ends
+// as soon as the Node process it waits for is reaped: it is a safeguard
+// against a jsii-runtime-go whose goroutine outlives the process, not a
+// grace period.
+const waiterTimeout = 5 * time.Second
+
+// WaiterRunning reports whether jsii-runtime-go's waiter goroutine (see
+// WaiterFrame) is running.
+func WaiterRunning() bool {
+	buf := make([]byte, 64<<10)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return bytes.Contains(buf[:n], []byte(WaiterFrame))
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+}
 
 // RunTests is the TestMain of every test package that synthesizes: it
 // runs the tests, stops the jsii runtime with Close and exits with the
@@ -68,9 +92,11 @@ func Close() {
 	jsii.Close()
 	// The racing goroutine prints when its own wait fails, which can be
 	// just after jsii.Close has returned (its waitid returns ECHILD once
-	// Close's wait has reaped Node). Keep the filter in place a moment
-	// longer so that line lands in it too.
-	time.Sleep(exitGrace)
+	// Close's wait has reaped Node). Keep the filter in place until that
+	// goroutine has ended, so that line lands in it too.
+	for deadline := time.Now().Add(waiterTimeout); WaiterRunning() && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Microsecond)
+	}
 	os.Stderr = orig
 	_ = w.Close()
 	<-done
