@@ -3,6 +3,7 @@ package localgw
 import (
 	"context"
 	"encoding/base64"
+	"io"
 	"mime"
 	"net/http"
 	"net/textproto"
@@ -131,7 +132,7 @@ func (g *Gateway) proxy(w http.ResponseWriter, q *request) {
 	if h.Get("Content-Type") == "" {
 		h.Set("Content-Type", "application/json")
 	}
-	body := []byte(res.Body)
+	body := res.Body
 	if res.IsBase64Encoded && (g.isBinary(firstMediaType(q.headers.Get("Accept"))) || g.isBinary(h.Get("Content-Type"))) {
 		b, err := base64.StdEncoding.DecodeString(res.Body)
 		if err != nil {
@@ -141,12 +142,12 @@ func (g *Gateway) proxy(w http.ResponseWriter, q *request) {
 			g.fail(w, q, "API_CONFIGURATION_ERROR", http.StatusInternalServerError, "Internal server error")
 			return
 		}
-		body = b
+		body = string(b)
 	}
 	g.commonHeaders(h, q)
 	q.status = res.StatusCode
 	w.WriteHeader(res.StatusCode)
-	_, _ = w.Write(body)
+	_, _ = io.WriteString(w, body)
 }
 
 // mock answers a MOCK integration with its default integration response.
