@@ -234,7 +234,7 @@ func (p *parser) int32() (int32, bool) {
 	return n, true
 }
 
-// literal reads true or false.
+// bool reads true or false.
 func (p *parser) bool() (bool, bool) {
 	p.ws()
 	switch {
