@@ -115,7 +115,7 @@ func decodeQuery(body []byte) (*dynamodb.QueryOutput, bool) {
 					return nil, false
 				}
 			case "LastEvaluatedKey":
-				if q.LastEvaluatedKey, ok = p.attrMap(); !ok {
+				if q.LastEvaluatedKey, ok = p.attrMap(0); !ok {
 					return nil, false
 				}
 			case "Count":
@@ -146,6 +146,33 @@ type parser struct {
 	b []byte
 	s string
 	i int
+	// strs and nums are slabs the S and N values are carved from, a few
+	// allocations for a page's hundreds of values.
+	strs []types.AttributeValueMemberS
+	nums []types.AttributeValueMemberN
+}
+
+// slab is how many values one slab allocation holds.
+const slab = 128
+
+func (p *parser) newS(v string) *types.AttributeValueMemberS {
+	if len(p.strs) == 0 {
+		p.strs = make([]types.AttributeValueMemberS, slab)
+	}
+	av := &p.strs[0]
+	p.strs = p.strs[1:]
+	av.Value = v
+	return av
+}
+
+func (p *parser) newN(v string) *types.AttributeValueMemberN {
+	if len(p.nums) == 0 {
+		p.nums = make([]types.AttributeValueMemberN, slab/4)
+	}
+	av := &p.nums[0]
+	p.nums = p.nums[1:]
+	av.Value = v
+	return av
 }
 
 func (p *parser) ws() {
@@ -271,20 +298,23 @@ func (p *parser) list(elem func() bool) bool {
 
 func (p *parser) items() ([]map[string]types.AttributeValue, bool) {
 	items := []map[string]types.AttributeValue{}
+	size := 0 // the previous item's: a page's items are alike
 	ok := p.list(func() bool {
-		m, ok := p.attrMap()
+		m, ok := p.attrMap(size)
 		items = append(items, m)
+		size = len(m)
 		return ok
 	})
 	return items, ok
 }
 
-// attrMap reads a map of attribute values (an item, a key, an M).
-func (p *parser) attrMap() (map[string]types.AttributeValue, bool) {
+// attrMap reads a map of attribute values (an item, a key, an M), of
+// about size members.
+func (p *parser) attrMap(size int) (map[string]types.AttributeValue, bool) {
 	if !p.consume('{') {
 		return nil, false
 	}
-	m := map[string]types.AttributeValue{}
+	m := make(map[string]types.AttributeValue, size)
 	if p.consume('}') {
 		return m, true
 	}
@@ -319,11 +349,11 @@ func (p *parser) value() (types.AttributeValue, bool) {
 	case "S":
 		var s string
 		s, ok = p.str()
-		v = &types.AttributeValueMemberS{Value: s}
+		v = p.newS(s)
 	case "N":
 		var s string
 		s, ok = p.str()
-		v = &types.AttributeValueMemberN{Value: s}
+		v = p.newN(s)
 	case "B":
 		var b []byte
 		b, ok = p.binary()
@@ -338,7 +368,7 @@ func (p *parser) value() (types.AttributeValue, bool) {
 		v = &types.AttributeValueMemberNULL{Value: b}
 	case "M":
 		var m map[string]types.AttributeValue
-		m, ok = p.attrMap()
+		m, ok = p.attrMap(0)
 		v = &types.AttributeValueMemberM{Value: m}
 	case "L":
 		l := []types.AttributeValue{}
