@@ -64,7 +64,9 @@ type env struct {
 	inboxTenant, inboxKey   string
 	body                    []byte // the POST /v1/events body
 	createReq               event.CreateRequest
-	stop                    func()
+	// rawQueryOpts are the raw inbox arm's Query options (its decoder).
+	rawQueryOpts []func(*dynamodb.Options)
+	stop         func()
 }
 
 func measure(ctx context.Context, o Options, progress io.Writer, prof *profiler) (Report, error) {
@@ -177,6 +179,9 @@ func start(ctx context.Context, o Options) (_ *env, err error) {
 		return nil, fmt.Errorf("serve %s: %w", o.Template, err)
 	}
 	e.retention = api.Retention
+	if o.RawDecoder == RawDecoderFast {
+		e.rawQueryOpts = []func(*dynamodb.Options){ddb.FastQueryDecoding}
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -322,7 +327,7 @@ func (e *env) inboxQuery() *dynamodb.QueryInput {
 func (e *env) rawInbox(ctx context.Context) (time.Duration, error) {
 	in := e.inboxQuery()
 	t0 := time.Now()
-	out, err := e.db.Query(ctx, in)
+	out, err := e.db.Query(ctx, in, e.rawQueryOpts...)
 	d := time.Since(t0)
 	if err == nil && len(out.Items) != inboxLimit {
 		err = fmt.Errorf("raw inbox query: %d items, want %d", len(out.Items), inboxLimit)

@@ -106,7 +106,17 @@ type Options struct {
 	Throttle bool `json:"throttle"`
 	// Workloads lists the workloads to run (ingest, inbox).
 	Workloads []string `json:"workloads"`
+	// RawDecoder is how the inbox's raw arm decodes its Query response:
+	// RawDecoderSDK (the SDK's own decoder, what a client of DynamoDB
+	// gets) or RawDecoderFast (ddb.FastQueryDecoding, the API's).
+	RawDecoder string `json:"raw_decoder"`
 }
+
+// The raw inbox arm's decoders (Options.RawDecoder).
+const (
+	RawDecoderSDK  = "sdk"
+	RawDecoderFast = "fast"
+)
 
 // Report is the outcome of a run; -json prints it.
 type Report struct {
@@ -144,6 +154,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.Template, "template", "", "API stack template to serve (default: "+goldenTemplate+" in the module root)")
 	fs.BoolVar(&o.Throttle, "throttle", false, "keep the stage's throttling limits from the template")
 	workloads := fs.String("workloads", "ingest,inbox", "workloads to run")
+	fs.StringVar(&o.RawDecoder, "raw-decoder", RawDecoderSDK, "how the inbox's raw arm decodes its Query response: "+RawDecoderSDK+" (the SDK's decoder) or "+RawDecoderFast+" (the one the API's store uses, ddb.FastQueryDecoding)")
 	jsonOut := fs.Bool("json", false, "print the report as JSON instead of a table")
 	failOnMiss := fs.Bool("fail-on-miss", false, "exit 1 when a cell misses the budget")
 	scenario := fs.String("scenario", "api", "what to measure: api (the API against raw DynamoDB calls), "+scenarioNoisy+" (webhook delivery isolation between two tenants) or "+scenarioScale+" (one tenant's ingest against a model of DynamoDB partitions and DynamoDB Local), docs/performance.md")
@@ -195,6 +206,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case o.Duration <= 0 || o.Warmup < 0:
 		fmt.Fprintln(stderr, "triggers-load: -duration must be positive and -warmup not negative")
 		return 2
+	case o.RawDecoder != RawDecoderSDK && o.RawDecoder != RawDecoderFast:
+		fmt.Fprintf(stderr, "triggers-load: -raw-decoder: unknown decoder %q (%s, %s)\n", o.RawDecoder, RawDecoderSDK, RawDecoderFast)
+		return 2
 	case o.Rounds < 1:
 		fmt.Fprintln(stderr, "triggers-load: -rounds must be at least 1")
 		return 2
@@ -231,8 +245,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	} else {
 		fmt.Fprintf(stdout, "machine: %s, %d CPUs, %s, %s\n", rep.Machine.CPU, rep.Machine.NumCPU, rep.Machine.GoVersion, rep.Machine.OS)
-		fmt.Fprintf(stdout, "each arm %s per cell in %d alternating runs, warm-up %s, payload %d bytes, template %s, stage throttling %s\n\n",
-			o.Duration, o.Rounds, o.Warmup, o.Payload, o.Template, map[bool]string{true: "on", false: "off"}[o.Throttle])
+		fmt.Fprintf(stdout, "each arm %s per cell in %d alternating runs, warm-up %s, payload %d bytes, template %s, stage throttling %s, raw inbox decoder %s\n\n",
+			o.Duration, o.Rounds, o.Warmup, o.Payload, o.Template, map[bool]string{true: "on", false: "off"}[o.Throttle], o.RawDecoder)
 		if err := FormatTable(stdout, rep.Cells); err != nil {
 			fmt.Fprintf(stderr, "triggers-load: %v\n", err)
 			return 1

@@ -136,7 +136,7 @@ func TestIngestBodySize(t *testing.T) {
 
 func TestBadFlags(t *testing.T) {
 	for _, args := range [][]string{
-		{"-concurrency", "0"}, {"-duration", "0s"}, {"-payload", "5"}, {"-rounds", "0"}, {"-workloads", "ingest,scan"}, {"extra"},
+		{"-concurrency", "0"}, {"-duration", "0s"}, {"-payload", "5"}, {"-rounds", "0"}, {"-workloads", "ingest,scan"}, {"-raw-decoder", "json"}, {"extra"},
 		{"-scenario", "noisy"}, {"-scenario", scenarioNoisy, "-rate-b", "0"}, {"-scenario", scenarioNoisy, "-rate-a", "-1"},
 		{"-scenario", scenarioNoisy, "-endpoints", "21"}, {"-scenario", scenarioNoisy, "-esm-concurrency", "1"},
 		{"-scenario", scenarioNoisy, "-webhook-env", "WEBHOOK_PARALLEL"}, {"-scenario", scenarioNoisy, "-duration", "-1s"},

@@ -122,11 +122,14 @@ func routePath(ev events.APIGatewayProxyRequest) string {
 	return strings.Join(segs, "/")
 }
 
-// recorder is a minimal http.ResponseWriter buffering the response.
+// recorder is a minimal http.ResponseWriter buffering the response. The
+// body is a strings.Builder: the proxy response's body is a string, and
+// the builder's is the buffer itself, not a copy of it (an inbox page is
+// 70 KB).
 type recorder struct {
 	header      http.Header
 	status      int
-	body        bytes.Buffer
+	body        strings.Builder
 	wroteHeader bool
 }
 
@@ -149,10 +152,10 @@ func (w *recorder) response() events.APIGatewayProxyResponse {
 	for k, vs := range w.header {
 		res.MultiValueHeaders[k] = append([]string(nil), vs...)
 	}
-	if utf8.Valid(w.body.Bytes()) {
-		res.Body = w.body.String()
+	if body := w.body.String(); utf8.ValidString(body) {
+		res.Body = body
 	} else {
-		res.Body = base64.StdEncoding.EncodeToString(w.body.Bytes())
+		res.Body = base64.StdEncoding.EncodeToString([]byte(body))
 		res.IsBase64Encoded = true
 	}
 	res.MultiValueHeaders["Content-Length"] = []string{strconv.Itoa(w.body.Len())}

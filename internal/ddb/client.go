@@ -3,8 +3,9 @@
 // and the local development server) with one transport (Options.Transport:
 // bounded attempts, each with a timeout), on AWS or against a local
 // endpoint such as DynamoDB Local; it creates tables from package schema;
-// and it classifies DynamoDB errors for the HTTP contract (which failures
-// are "try again later" and which blame the item).
+// it classifies DynamoDB errors for the HTTP contract (which failures
+// are "try again later" and which blame the item); and it decodes Query
+// responses in one pass where a caller asks (FastQueryDecoding).
 //
 // The AWS configuration comes from internal/awsenv in a Lambda
 // function (its environment, without the SDK's config package), from

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/triggers-dev/triggers/internal/backoff"
+	"github.com/triggers-dev/triggers/internal/ddb"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -95,7 +96,9 @@ func (st *Store) List(ctx context.Context, q event.InboxQuery) (event.Page, erro
 	page := event.Page{Events: make([]event.Event, 0, limit)}
 	for round := 0; ; round++ {
 		in.Limit = aws.Int32(int32(limit - len(page.Events)))
-		out, err := st.db.Query(ctx, in)
+		// A page of 50 events is 70 KB of JSON at 1 KB each: decoded in
+		// one pass (ddb.FastQueryDecoding), not the SDK's two.
+		out, err := st.db.Query(ctx, in, ddb.FastQueryDecoding)
 		if err != nil {
 			return event.Page{}, classify("query inbox", err)
 		}

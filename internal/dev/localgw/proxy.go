@@ -3,7 +3,7 @@ package localgw
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
+	"io"
 	"mime"
 	"net/http"
 	"net/textproto"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambdacontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 )
 
 func withLambdaContext(ctx context.Context, arn string) context.Context {
@@ -99,8 +100,12 @@ func (g *Gateway) proxy(w http.ResponseWriter, q *request) {
 		}
 		return
 	}
+	// API Gateway's side of the hop, not the function's: encoding/json's
+	// semantics (go-json-experiment's v1, which decodes the same in one
+	// pass instead of two, half the CPU of a 70 KB inbox page), so the
+	// emulator's own cost weighs less on a measurement of the API.
 	var res events.APIGatewayProxyResponse
-	if err := json.Unmarshal(out, &res); err != nil || res.StatusCode < 100 || res.StatusCode > 599 {
+	if err := jsonv1.Unmarshal(out, &res); err != nil || res.StatusCode < 100 || res.StatusCode > 599 {
 		// "Malformed Lambda proxy response".
 		g.fail(w, q, "INTEGRATION_FAILURE", http.StatusBadGateway, "Internal server error")
 		return
@@ -127,7 +132,7 @@ func (g *Gateway) proxy(w http.ResponseWriter, q *request) {
 	if h.Get("Content-Type") == "" {
 		h.Set("Content-Type", "application/json")
 	}
-	body := []byte(res.Body)
+	body := res.Body
 	if res.IsBase64Encoded && (g.isBinary(firstMediaType(q.headers.Get("Accept"))) || g.isBinary(h.Get("Content-Type"))) {
 		b, err := base64.StdEncoding.DecodeString(res.Body)
 		if err != nil {
@@ -137,12 +142,12 @@ func (g *Gateway) proxy(w http.ResponseWriter, q *request) {
 			g.fail(w, q, "API_CONFIGURATION_ERROR", http.StatusInternalServerError, "Internal server error")
 			return
 		}
-		body = b
+		body = string(b)
 	}
 	g.commonHeaders(h, q)
 	q.status = res.StatusCode
 	w.WriteHeader(res.StatusCode)
-	_, _ = w.Write(body)
+	_, _ = io.WriteString(w, body)
 }
 
 // mock answers a MOCK integration with its default integration response.
