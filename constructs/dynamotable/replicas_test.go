@@ -114,6 +114,17 @@ func TestReplicasMakeAGlobalTable(t *testing.T) {
 	// and the grants name the table and its GSIs.
 	tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
 		"EventSourceArn": map[string]any{"Fn::GetAtt": []any{id, "StreamArn"}},
+		// Only the records of items this region accepted (or without an
+		// origin): a replicated write is delivered by its own region.
+		"FilterCriteria": map[string]any{"Filters": []any{
+			map[string]any{"Pattern": `{"eventName":["INSERT","MODIFY"],"dynamodb":{"NewImage":{"origin_region":{"S":["us-east-1"]}}}}`},
+			map[string]any{"Pattern": `{"eventName":["INSERT","MODIFY"],"dynamodb":{"NewImage":{"origin_region":[{"exists":false}]}}}`},
+			map[string]any{"Pattern": `{"eventName":["REMOVE"],"dynamodb":{"OldImage":{"origin_region":{"S":["us-east-1"]}}}}`},
+			map[string]any{"Pattern": `{"eventName":["REMOVE"],"dynamodb":{"OldImage":{"origin_region":[{"exists":false}]}}}`},
+		}},
+	})
+	assert.PanicsWithError(t, `stream consumer of table "events": Filters are given, but the table is a global table whose consumers filter on the origin region: set AllOrigins: true and add the origin condition (OriginFilters) to your filters yourself`, func() {
+		table.AddStreamConsumer(fn, &dynamotable.StreamConsumerOptions{Filters: dynamotable.OriginFilters("us-east-1")[:1]})
 	})
 	tmpl.HasResourceProperties(jsii.String("AWS::IAM::Policy"), map[string]any{
 		"PolicyDocument": map[string]any{"Statement": assertions.Match_ArrayWith(&[]any{map[string]any{

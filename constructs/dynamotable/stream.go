@@ -58,9 +58,22 @@ type StreamConsumerOptions struct {
 	// Default: false (bisect on error).
 	DisableBisectOnError bool
 	// Filters are Lambda event filters (awslambda.FilterCriteria_Filter).
+	// On a global table (TableOptions.Replicas) they cannot be combined
+	// with the origin filters the consumer gets there: give them only for
+	// a single-region table, or set AllOrigins.
 	//
-	// Default: every record.
+	// Default: every record; on a global table, the records of items
+	// this region accepted (see AllOrigins).
 	Filters []*map[string]any
+	// AllOrigins delivers every record of a global table's stream to the
+	// function, replicated writes of other regions included. By default
+	// the consumer of a global table gets only records whose item names
+	// this stack's region in schema.AttrOriginRegion or has no such
+	// attribute (OriginFilters), so each event is delivered once, by the
+	// region that accepted it (docs/multi-region.md).
+	//
+	// Default: false.
+	AllOrigins bool
 	// FailureQueue receives a description of records that could not be
 	// processed (on-failure destination).
 	//
@@ -127,12 +140,41 @@ func AddStreamConsumer(table ITable, fn awslambda.IFunction, opts *StreamConsume
 		ReportBatchItemFailures: jsii.Bool(true),
 		OnFailure:               awslambdaeventsources.NewSqsDlq(queue),
 	}
-	if len(o.Filters) > 0 {
-		props.Filters = &o.Filters
+	filters := o.Filters
+	if g, ok := table.(interface{ ReplicaRegions() []string }); ok && len(g.ReplicaRegions()) > 0 && !o.AllOrigins {
+		if len(filters) > 0 {
+			panic(fmt.Errorf("stream consumer of table %q: Filters are given, but the table is a global table whose consumers filter on the origin region: set AllOrigins: true and add the origin condition (OriginFilters) to your filters yourself", sc.Name))
+		}
+		filters = OriginFilters(*awscdk.Stack_Of(fn).Region())
+	}
+	if len(filters) > 0 {
+		props.Filters = &filters
 	}
 	src := awslambdaeventsources.NewDynamoEventSource(l2, props)
 	fn.AddEventSource(src)
 	return &StreamConsumer{Source: src, FailureQueue: queue}
+}
+
+// OriginFilters returns the Lambda event filters that pass the stream
+// records of items region accepted: schema.AttrOriginRegion equal to
+// region, or absent (items written before the table had replicas). An
+// INSERT or MODIFY record carries the item in NewImage; a REMOVE record
+// (TTL expiry included) only in OldImage. Four filters, ORed by Lambda.
+func OriginFilters(region string) []*map[string]any {
+	image := func(events []string, image string, match any) *map[string]any {
+		return awslambda.FilterCriteria_Filter(&map[string]any{
+			"eventName": awslambda.FilterRule_Or(*jsii.Strings(events...)...),
+			"dynamodb":  map[string]any{image: map[string]any{schema.AttrOriginRegion: match}},
+		})
+	}
+	local := map[string]any{"S": awslambda.FilterRule_IsEqual(region)}
+	absent := awslambda.FilterRule_NotExists()
+	return []*map[string]any{
+		image([]string{"INSERT", "MODIFY"}, "NewImage", local),
+		image([]string{"INSERT", "MODIFY"}, "NewImage", absent),
+		image([]string{"REMOVE"}, "OldImage", local),
+		image([]string{"REMOVE"}, "OldImage", absent),
+	}
 }
 
 func (o StreamConsumerOptions) validate() error {
