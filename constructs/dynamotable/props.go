@@ -205,9 +205,11 @@ type TableOptions struct {
 	// one in each Replica's region, with the same schema, GSIs, TTL and
 	// stream, point-in-time recovery and encryption. Each Replica may
 	// override the settings DynamoDB keeps per replica (see Replica). The
-	// stack needs a concrete region (awscdk.StackProps.Env), the schema a
-	// stream, and a customer-managed EncryptionKey a key in each replica's
-	// region (Replica.EncryptionKey). docs/multi-region.md says how the
+	// stack needs a concrete region (awscdk.StackProps.Env), and a
+	// customer-managed EncryptionKey a key in each replica's region
+	// (Replica.EncryptionKey). A schema without a stream gets one
+	// (NEW_AND_OLD_IMAGES), which replication needs; the table still
+	// offers no stream to consumers. docs/multi-region.md says how the
 	// service runs on a global table: one writer region at a time.
 	//
 	// Default: nil, an AWS::DynamoDB::Table in the stack's region only.

@@ -93,9 +93,6 @@ func validateReplicas(props *TableProps, stackRegion *string) []error {
 	} else {
 		here = *stackRegion
 	}
-	if props.Schema.Stream == schema.StreamNone {
-		bad("Replicas are set but table %q has no stream: replication reads the stream; set Stream in its schema (schema.StreamNewAndOldImages)", props.Schema.Name)
-	}
 	if props.PointInTimeRecovery != nil && !*props.PointInTimeRecovery {
 		bad("Replicas are set with PointInTimeRecovery off: every replica of a global table keeps point-in-time recovery (a bad write replicates everywhere); remove PointInTimeRecovery: false")
 	}
@@ -245,7 +242,13 @@ func buildGlobalTable(self constructs.Construct, t *tablecore.Core, props *Table
 		ContributorInsightsSpecification: here.insights,
 		TableClass:                       here.class,
 		ResourcePolicy:                   props.ResourcePolicy,
-		DynamoStream:                     awsdynamodb.StreamViewType(sc.Stream),
+	}
+	if sc.Stream != schema.StreamNone {
+		tp.DynamoStream = awsdynamodb.StreamViewType(sc.Stream)
+	} else {
+		// Replication needs a stream; the schema's consumers see none
+		// (GrantStreamRead and AddStreamConsumer refuse it as before).
+		tp.DynamoStream = awsdynamodb.StreamViewType_NEW_AND_OLD_IMAGES
 	}
 	if sc.TTLAttribute != "" {
 		tp.TimeToLiveAttribute = jsii.String(sc.TTLAttribute)

@@ -73,6 +73,18 @@ func TestReplicasMakeAGlobalTable(t *testing.T) {
 	})
 	table.GrantReadWriteData(fn)
 	table.AddStreamConsumer(fn, nil)
+	// Given filters are combined with the origin filters (an INSERT-only
+	// filter keeps the two INSERT ones); AllOrigins leaves them alone.
+	fn2 := awslambda.NewFunction(stack, jsii.String("Fn2"), &awslambda.FunctionProps{
+		Runtime: awslambda.Runtime_NODEJS_22_X(), Handler: jsii.String("index.handler"), Code: awslambda.Code_FromInline(jsii.String("exports.handler = async () => {}")),
+	})
+	table.AddStreamConsumer(fn2, &dynamotable.StreamConsumerOptions{Filters: []*map[string]any{awslambda.FilterCriteria_Filter(&map[string]any{
+		"eventName": awslambda.FilterRule_IsEqual(jsii.String("INSERT")),
+	})}})
+	fn3 := awslambda.NewFunction(stack, jsii.String("Fn3"), &awslambda.FunctionProps{
+		Runtime: awslambda.Runtime_NODEJS_22_X(), Handler: jsii.String("index.handler"), Code: awslambda.Code_FromInline(jsii.String("exports.handler = async () => {}")),
+	})
+	table.AddStreamConsumer(fn3, &dynamotable.StreamConsumerOptions{AllOrigins: true})
 
 	assert.Equal(t, []string{"eu-west-1", "ap-southeast-2"}, table.ReplicaRegions())
 	assert.NotNil(t, table.L2V2())
@@ -117,14 +129,27 @@ func TestReplicasMakeAGlobalTable(t *testing.T) {
 		// Only the records of items this region accepted (or without an
 		// origin): a replicated write is delivered by its own region.
 		"FilterCriteria": map[string]any{"Filters": []any{
-			map[string]any{"Pattern": `{"eventName":["INSERT","MODIFY"],"dynamodb":{"NewImage":{"origin_region":{"S":["us-east-1"]}}}}`},
-			map[string]any{"Pattern": `{"eventName":["INSERT","MODIFY"],"dynamodb":{"NewImage":{"origin_region":[{"exists":false}]}}}`},
-			map[string]any{"Pattern": `{"eventName":["REMOVE"],"dynamodb":{"OldImage":{"origin_region":{"S":["us-east-1"]}}}}`},
-			map[string]any{"Pattern": `{"eventName":["REMOVE"],"dynamodb":{"OldImage":{"origin_region":[{"exists":false}]}}}`},
+			map[string]any{"Pattern": `{"dynamodb":{"NewImage":{"origin_region":{"S":["us-east-1"]}}},"eventName":["INSERT","MODIFY"]}`},
+			map[string]any{"Pattern": `{"dynamodb":{"NewImage":{"origin_region":[{"exists":false}]}},"eventName":["INSERT","MODIFY"]}`},
+			map[string]any{"Pattern": `{"dynamodb":{"OldImage":{"origin_region":{"S":["us-east-1"]}}},"eventName":["REMOVE"]}`},
+			map[string]any{"Pattern": `{"dynamodb":{"OldImage":{"origin_region":[{"exists":false}]}},"eventName":["REMOVE"]}`},
 		}},
 	})
-	assert.PanicsWithError(t, `stream consumer of table "events": Filters are given, but the table is a global table whose consumers filter on the origin region: set AllOrigins: true and add the origin condition (OriginFilters) to your filters yourself`, func() {
-		table.AddStreamConsumer(fn, &dynamotable.StreamConsumerOptions{Filters: dynamotable.OriginFilters("us-east-1")[:1]})
+	tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
+		"FunctionName": map[string]any{"Ref": *stack.GetLogicalId(fn2.Node().DefaultChild().(awscdk.CfnElement))},
+		"FilterCriteria": map[string]any{"Filters": []any{
+			map[string]any{"Pattern": `{"dynamodb":{"NewImage":{"origin_region":{"S":["us-east-1"]}}},"eventName":["INSERT"]}`},
+			map[string]any{"Pattern": `{"dynamodb":{"NewImage":{"origin_region":[{"exists":false}]}},"eventName":["INSERT"]}`},
+		}},
+	})
+	tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
+		"FunctionName":   map[string]any{"Ref": *stack.GetLogicalId(fn3.Node().DefaultChild().(awscdk.CfnElement))},
+		"FilterCriteria": assertions.Match_Absent(),
+	})
+	assert.PanicsWithError(t, `stream consumer of table "events": no record passes both the given Filters and the origin filters of a global table: check the Filters' eventName, or set AllOrigins: true`, func() {
+		table.AddStreamConsumer(fn3, &dynamotable.StreamConsumerOptions{Filters: []*map[string]any{awslambda.FilterCriteria_Filter(&map[string]any{
+			"eventName": awslambda.FilterRule_IsEqual(jsii.String("CREATE")),
+		})}})
 	})
 	tmpl.HasResourceProperties(jsii.String("AWS::IAM::Policy"), map[string]any{
 		"PolicyDocument": map[string]any{"Statement": assertions.Match_ArrayWith(&[]any{map[string]any{
@@ -164,6 +189,22 @@ func TestReplicasWithKeysAndProvisionedReads(t *testing.T) {
 	assert.Equal(t, float64(dynamotable.DefaultMaxCapacity), read("us-east-1")["MaxCapacity"])
 }
 
+// A schema without a stream still replicates: the global table gets the
+// stream replication needs, and the table still offers no stream to
+// consumers.
+func TestReplicasOfATableWithoutStream(t *testing.T) {
+	stack := regionStack("us-east-1")
+	keys := schema.APIKeys()
+	require.Equal(t, schema.StreamNone, keys.Stream, "the API-keys schema has no stream")
+	table := dynamotable.NewTable(stack, jsii.String("Keys"), &dynamotable.TableProps{Schema: &keys, TableOptions: dynamotable.TableOptions{
+		Replicas: []dynamotable.Replica{{Region: "eu-west-1"}},
+	}})
+	props := globalTable(t, assertions.Template_FromStack(stack, nil))
+	assert.Equal(t, map[string]any{"StreamViewType": "NEW_AND_OLD_IMAGES"}, props["StreamSpecification"])
+	assert.Len(t, props["Replicas"], 2)
+	assert.Panics(t, func() { table.GrantStreamRead(awsiam.NewAccountRootPrincipal()) }, "no stream for consumers")
+}
+
 // Without Replicas nothing changes: an AWS::DynamoDB::Table, no
 // GlobalTable, no replica regions, and L2V2 is nil.
 func TestNoReplicasIsASingleRegionTable(t *testing.T) {
@@ -180,8 +221,6 @@ func TestNoReplicasIsASingleRegionTable(t *testing.T) {
 // Each mistake with Replicas fails at synth, naming the bad value and the
 // fix, and leaves nothing behind.
 func TestReplicasRejected(t *testing.T) {
-	noStream := schema.Events()
-	noStream.Stream = schema.StreamNone
 	opts := func(o dynamotable.TableOptions) *dynamotable.TableProps {
 		return &dynamotable.TableProps{Schema: events(), TableOptions: o}
 	}
@@ -197,7 +236,6 @@ func TestReplicasRejected(t *testing.T) {
 		{"duplicated region", "us-east-1", opts(dynamotable.TableOptions{Replicas: []dynamotable.Replica{{Region: "eu-west-1"}, {Region: "eu-west-1"}}}), `Replicas[1].Region "eu-west-1" is also Replicas[0].Region: a region holds one replica`},
 		{"empty region", "us-east-1", opts(dynamotable.TableOptions{Replicas: []dynamotable.Replica{{}}}), `Replicas[0].Region is empty: name the replica's region`},
 		{"not a region", "us-east-1", opts(dynamotable.TableOptions{Replicas: []dynamotable.Replica{{Region: "Ireland"}}}), `Replicas[0].Region "Ireland" is not a region name`},
-		{"no stream", "us-east-1", &dynamotable.TableProps{Schema: &noStream, TableOptions: dynamotable.TableOptions{Replicas: eu}}, `Replicas are set but table "events" has no stream`},
 		{"PITR off", "us-east-1", opts(dynamotable.TableOptions{PointInTimeRecovery: jsii.Bool(false), Replicas: eu}), "Replicas are set with PointInTimeRecovery off"},
 		{"index insights", "us-east-1", opts(dynamotable.TableOptions{ContributorInsights: jsii.Bool(true), ContributorInsightsOnIndexes: jsii.Bool(true), Replicas: eu}), "ContributorInsightsOnIndexes is set with Replicas"},
 		{"table key without replica key", "us-east-1", &dynamotable.TableProps{Schema: events()}, "Replicas[0] (eu-west-1) has no EncryptionKey but the table has one"},
