@@ -2,6 +2,8 @@ package dynamotable_test
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -15,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/triggers-dev/triggers/constructs/dynamotable"
+	"github.com/triggers-dev/triggers/internal/testkit/cdktest"
 	"github.com/triggers-dev/triggers/schema"
 )
 
@@ -291,4 +294,39 @@ func TestReplicaResourcePolicy(t *testing.T) {
 	b, _ := json.Marshal(replicas["eu-west-1"]["ResourcePolicy"])
 	assert.Contains(t, string(b), "222222222222")
 	assert.Nil(t, replicas["us-east-1"]["ResourcePolicy"], "the stack region's replica has none")
+}
+
+// The global tables' templates pass cfn-lint (cdk-nag does not inspect
+// AWS::DynamoDB::GlobalTable): on demand with per-replica overrides, and
+// provisioned with customer-managed keys per region.
+func TestGlobalTableTemplatesPassCfnLint(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for name, opts := range map[string]func(awscdk.Stack) dynamotable.TableOptions{
+		"ondemand": func(awscdk.Stack) dynamotable.TableOptions {
+			return dynamotable.TableOptions{MaxReadRequestUnits: 1000, Replicas: []dynamotable.Replica{
+				{Region: "eu-west-1", TableClass: awsdynamodb.TableClass_STANDARD_INFREQUENT_ACCESS, RecoveryPeriodDays: 7, ContributorInsights: jsii.Bool(true)},
+				{Region: "ap-southeast-2", MaxReadRequestUnits: 500},
+			}}
+		},
+		"provisioned": func(stack awscdk.Stack) dynamotable.TableOptions {
+			return dynamotable.TableOptions{
+				Billing:       dynamotable.Provisioned,
+				EncryptionKey: awskms.NewKey(stack, jsii.String("Key"), &awskms.KeyProps{EnableKeyRotation: jsii.Bool(true)}),
+				Replicas: []dynamotable.Replica{{
+					Region: "eu-west-1", ReadScaling: &dynamotable.Scaling{MinCapacity: 2, MaxCapacity: 20},
+					EncryptionKey: awskms.Key_FromKeyArn(stack, jsii.String("EuKey"), jsii.String("arn:aws:kms:eu-west-1:111111111111:key/eu")),
+				}},
+			}
+		},
+	} {
+		stack := regionStack("us-east-1")
+		dynamotable.NewTable(stack, jsii.String("T"), &dynamotable.TableProps{Schema: events(), TableOptions: opts(stack)})
+		b, err := json.Marshal(*assertions.Template_FromStack(stack, nil).ToJSON())
+		require.NoError(t, err)
+		path := filepath.Join(dir, name+".json")
+		require.NoError(t, os.WriteFile(path, b, 0o644))
+		paths = append(paths, path)
+	}
+	cdktest.CfnLint(t, paths...)
 }
