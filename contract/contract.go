@@ -26,6 +26,12 @@ const AuthorizerTenantKey = "tenantId"
 // Environment variables the functions read. The constructs set them, the
 // runtime (lambda/fnconfig) reads them.
 const (
+	// EnvWriterRegion names the one region whose API accepts writes when
+	// the events table is a global table (docs/multi-region.md): the API
+	// function in any other region answers writes 503 unavailable, and
+	// every new event records the region that accepted it
+	// (schema.AttrOriginRegion). Unset: a single-region service.
+	EnvWriterRegion = "WRITER_REGION"
 	// EnvEventsTable is the events table's name (API function).
 	EnvEventsTable = "EVENTS_TABLE"
 	// EnvEventsProfile is the events table's profile, "seed" (the

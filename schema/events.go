@@ -17,6 +17,11 @@ const (
 	AttrMetadata         = "metadata"
 	AttrEventTypeTS      = "event_type#timestamp"
 	AttrStatusTS         = "status#timestamp"
+	// AttrOriginRegion is the region whose API accepted the event, written
+	// only when the service runs on a global table (its API has a writer
+	// region). A stream consumer delivers a record only in the region it
+	// names; an item without it counts as local (docs/multi-region.md).
+	AttrOriginRegion = "origin_region"
 )
 
 // Index names of the events table.

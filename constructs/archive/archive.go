@@ -481,6 +481,10 @@ func NewExpiredEventsArchive(scope constructs.Construct, id *string, props *Expi
 		so.FailureQueue = q
 	}
 	so.Filters = []*map[string]any{TTLFilter()}
+	// TTL deletes one copy of an item, in one region; other replicas get
+	// a replicated REMOVE without the TTL identity, which TTLFilter
+	// drops: every expired event is archived once, wherever it expired.
+	so.AllOrigins = true
 	a.source = props.EventsTable.AddStreamConsumer(a.fn.Invocable(), &so)
 	a.failures = a.source.FailureQueue
 	if unlimited {

@@ -166,7 +166,7 @@ func BackupOf(t ITable) *Backup {
 // Backup returns the table's backup plan, or nil (see BackupOf).
 func (t *Table) Backup() *Backup { return BackupOf(t) }
 
-func buildBackup(scope constructs.Construct, res awsdynamodb.Table, key awskms.IKey, opts *BackupOptions) *Backup {
+func buildBackup(scope constructs.Construct, res awsdynamodb.ITable, key awskms.IKey, opts *BackupOptions) *Backup {
 	b := &Backup{}
 	constructs.NewConstruct_Override(b, scope, jsii.String("Backup"))
 	b.Vault = opts.Vault

@@ -79,3 +79,31 @@ func ExampleNewTable_tableOptions() {
 	// Output:
 	// WarmThroughput.WriteUnitsPerSecond 1000 is below 4000, the warm throughput every new table and index starts with: give the peak you expect (at least 4000), or leave it 0
 }
+
+// A global table: the stack's region (which must be concrete) holds the
+// first replica, each Replica one more; eu-west-1 keeps its data on
+// Standard-IA and 7 days of point-in-time recovery, every other setting is
+// the table's. The schema needs a stream.
+func ExampleNewTable_replicas() {
+	app := awscdk.NewApp(nil)
+	stack := awscdk.NewStack(app, jsii.String("Orders"), &awscdk.StackProps{
+		Env: &awscdk.Environment{Account: jsii.String("111111111111"), Region: jsii.String("us-east-1")},
+	})
+	orders := schema.Table{Name: "orders", PartitionKey: schema.S("order_id"), Stream: schema.StreamNewAndOldImages}
+	table := dynamotable.NewTable(stack, jsii.String("Orders"), &dynamotable.TableProps{
+		Schema: &orders,
+		TableOptions: dynamotable.TableOptions{
+			Replicas: []dynamotable.Replica{
+				{Region: "eu-west-1", TableClass: awsdynamodb.TableClass_STANDARD_INFREQUENT_ACCESS, RecoveryPeriodDays: 7},
+				{Region: "ap-southeast-2"},
+			},
+		},
+	})
+
+	tmpl := assertions.Template_FromStack(stack, nil)
+	fmt.Println("global tables:", len(*tmpl.FindResources(jsii.String("AWS::DynamoDB::GlobalTable"), nil)))
+	fmt.Println("replica regions:", table.ReplicaRegions())
+	// Output:
+	// global tables: 1
+	// replica regions: [eu-west-1 ap-southeast-2]
+}

@@ -199,6 +199,21 @@ type TableOptions struct {
 	//
 	// Default: nil, no backup plan (point-in-time recovery only).
 	Backup *BackupOptions
+	// Replicas makes the table a global table: an
+	// AWS::DynamoDB::GlobalTable (aws-cdk's awsdynamodb.TableV2) with a
+	// replica in the stack's region, built from the options above, and
+	// one in each Replica's region, with the same schema, GSIs, TTL and
+	// stream, point-in-time recovery and encryption. Each Replica may
+	// override the settings DynamoDB keeps per replica (see Replica). The
+	// stack needs a concrete region (awscdk.StackProps.Env), and a
+	// customer-managed EncryptionKey a key in each replica's region
+	// (Replica.EncryptionKey). A schema without a stream gets one
+	// (NEW_AND_OLD_IMAGES), which replication needs; the table still
+	// offers no stream to consumers. docs/multi-region.md says how the
+	// service runs on a global table: one writer region at a time.
+	//
+	// Default: nil, an AWS::DynamoDB::Table in the stack's region only.
+	Replicas []Replica
 	// RemovalPolicy says what CloudFormation does with the table when it
 	// leaves the stack.
 	//

@@ -1,7 +1,9 @@
 package dynamotable
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
@@ -58,9 +60,25 @@ type StreamConsumerOptions struct {
 	// Default: false (bisect on error).
 	DisableBisectOnError bool
 	// Filters are Lambda event filters (awslambda.FilterCriteria_Filter).
+	// On a global table (TableOptions.Replicas) each is combined with the
+	// origin filters (OriginFilters) unless AllOrigins: a record passes
+	// when it matches one of the given filters and is of this region's
+	// items. A filter that names the origin attribute itself, or a field
+	// the origin filters name with other values, cannot be combined: set
+	// AllOrigins and add the origin condition yourself.
 	//
-	// Default: every record.
+	// Default: every record; on a global table, the records of items
+	// this region accepted (see AllOrigins).
 	Filters []*map[string]any
+	// AllOrigins delivers every record of a global table's stream to the
+	// function, replicated writes of other regions included. By default
+	// the consumer of a global table gets only records whose item names
+	// this stack's region in schema.AttrOriginRegion or has no such
+	// attribute (OriginFilters), so each event is delivered once, by the
+	// region that accepted it (docs/multi-region.md).
+	//
+	// Default: false.
+	AllOrigins bool
 	// FailureQueue receives a description of records that could not be
 	// processed (on-failure destination).
 	//
@@ -80,7 +98,10 @@ type StreamConsumer struct {
 // ITable has it as a method too):
 // partial batch failures reported by the function (ReportBatchItemFailures),
 // bisect on error, bounded retries, a maximum record age and an SQS
-// on-failure destination. It grants fn the stream read permissions.
+// on-failure destination. It grants fn the stream read permissions. On a
+// global table (ReplicaRegions not empty) the function gets only the
+// records of items its stack's region accepted (OriginFilters), unless
+// AllOrigins.
 func AddStreamConsumer(table ITable, fn awslambda.IFunction, opts *StreamConsumerOptions) *StreamConsumer {
 	sc, l2 := table.Schema(), table.Resource()
 	if sc.Stream == schema.StreamNone {
@@ -110,6 +131,18 @@ func AddStreamConsumer(table ITable, fn awslambda.IFunction, opts *StreamConsume
 	if age == nil {
 		age = awscdk.Duration_Hours(jsii.Number(DefaultStreamMaxRecordAgeHours))
 	}
+	filters := o.Filters
+	if g, ok := table.(interface{ ReplicaRegions() []string }); ok && len(g.ReplicaRegions()) > 0 && !o.AllOrigins {
+		origin := OriginFilters(*awscdk.Stack_Of(fn).Region())
+		if len(filters) > 0 {
+			var err error
+			if filters, err = combineFilters(filters, origin); err != nil {
+				panic(fmt.Errorf("stream consumer of table %q: %w", sc.Name, err))
+			}
+		} else {
+			filters = origin
+		}
+	}
 	queue := o.FailureQueue
 	if queue == nil {
 		queue = cdkutil.NewTLSOnlyQueue(awscdk.Stack_Of(fn), *awscdk.Names_UniqueId(fn)+"StreamFailures", &awssqs.QueueProps{
@@ -127,12 +160,148 @@ func AddStreamConsumer(table ITable, fn awslambda.IFunction, opts *StreamConsume
 		ReportBatchItemFailures: jsii.Bool(true),
 		OnFailure:               awslambdaeventsources.NewSqsDlq(queue),
 	}
-	if len(o.Filters) > 0 {
-		props.Filters = &o.Filters
+	if len(filters) > 0 {
+		props.Filters = &filters
 	}
 	src := awslambdaeventsources.NewDynamoEventSource(l2, props)
 	fn.AddEventSource(src)
 	return &StreamConsumer{Source: src, FailureQueue: queue}
+}
+
+// OriginFilters returns the Lambda event filters that pass the stream
+// records of items region accepted: schema.AttrOriginRegion equal to
+// region, or absent (items written before the table had replicas). An
+// INSERT or MODIFY record carries the item in NewImage; a REMOVE record
+// (TTL expiry included) only in OldImage. Four filters, ORed by Lambda.
+func OriginFilters(region string) []*map[string]any {
+	image := func(events []any, image string, match any) *map[string]any {
+		return patternFilter(map[string]any{
+			"eventName": events,
+			"dynamodb":  map[string]any{image: map[string]any{schema.AttrOriginRegion: match}},
+		})
+	}
+	local := map[string]any{"S": []any{region}}
+	absent := []any{map[string]any{"exists": false}}
+	return []*map[string]any{
+		image([]any{"INSERT", "MODIFY"}, "NewImage", local),
+		image([]any{"INSERT", "MODIFY"}, "NewImage", absent),
+		image([]any{"REMOVE"}, "OldImage", local),
+		image([]any{"REMOVE"}, "OldImage", absent),
+	}
+}
+
+// combineFilters returns the filters that pass what one of given and one
+// of origin both pass: each pair's patterns merged (a field both name
+// keeps the values in both; a pair with none is dropped).
+func combineFilters(given, origin []*map[string]any) ([]*map[string]any, error) {
+	var out []*map[string]any
+	for _, g := range given {
+		gp, err := filterPattern(g)
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range origin {
+			op, err := filterPattern(o)
+			if err != nil {
+				return nil, err
+			}
+			merged, ok, err := mergePatterns(gp, op, "")
+			if err != nil {
+				return nil, fmt.Errorf("filter %s cannot be combined with the origin filters of a global table: %w; set AllOrigins: true and add the origin condition (dynamotable.OriginFilters) yourself", (*g)["pattern"], err)
+			}
+			if ok {
+				out = append(out, patternFilter(merged))
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no record passes both the given Filters and the origin filters of a global table: check the Filters' eventName, or set AllOrigins: true")
+	}
+	return out, nil
+}
+
+// patternFilter returns the Lambda event filter of pattern, as
+// awslambda.FilterCriteria_Filter does, its JSON keys sorted (the template
+// stays the same from one synth to the next).
+func patternFilter(pattern map[string]any) *map[string]any {
+	b, err := json.Marshal(pattern)
+	if err != nil {
+		panic(err) // strings, lists and maps only
+	}
+	return &map[string]any{"pattern": string(b)}
+}
+
+func filterPattern(f *map[string]any) (map[string]any, error) {
+	s, ok := (*f)["pattern"].(string)
+	if !ok {
+		return nil, fmt.Errorf("filter %v has no pattern: make it with awslambda.FilterCriteria_Filter", *f)
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(s), &m); err != nil {
+		return nil, fmt.Errorf("filter pattern %s is not JSON: %w", s, err)
+	}
+	return m, nil
+}
+
+// mergePatterns returns the pattern both a and b match: the union of
+// their fields, a field both name with the values in both. ok is false
+// when no value is left for such a field.
+func mergePatterns(a, b map[string]any, path string) (map[string]any, bool, error) {
+	out := map[string]any{}
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, bv := range b {
+		av, both := out[k]
+		if !both {
+			out[k] = bv
+			continue
+		}
+		am, aIsMap := av.(map[string]any)
+		bm, bIsMap := bv.(map[string]any)
+		if aIsMap && bIsMap {
+			m, ok, err := mergePatterns(am, bm, path+k+".")
+			if err != nil || !ok {
+				return nil, ok, err
+			}
+			out[k] = m
+			continue
+		}
+		as, aStrings := plainStrings(av)
+		bs, bStrings := plainStrings(bv)
+		if !aStrings || !bStrings {
+			return nil, false, fmt.Errorf("both name %s%s", path, k)
+		}
+		var keep []any
+		for _, s := range as {
+			if slices.Contains(bs, s) {
+				keep = append(keep, s)
+			}
+		}
+		if len(keep) == 0 {
+			return nil, false, nil
+		}
+		out[k] = keep
+	}
+	return out, true, nil
+}
+
+// plainStrings returns v's values when v is a list of plain strings (an
+// exact-match rule).
+func plainStrings(v any) ([]string, bool) {
+	list, ok := v.([]any)
+	if !ok {
+		return nil, false
+	}
+	out := make([]string, 0, len(list))
+	for _, e := range list {
+		s, ok := e.(string)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, s)
+	}
+	return out, true
 }
 
 func (o StreamConsumerOptions) validate() error {

@@ -5,7 +5,10 @@
 //
 // It builds on the aws-cdk-go L2 awsdynamodb.Table (not TableV2): the seed's
 // design is Table's shape, with Application Auto Scaling targets, and
-// cdk-nag's DynamoDB rules inspect AWS::DynamoDB::Table only.
+// cdk-nag's DynamoDB rules inspect AWS::DynamoDB::Table only. With
+// TableOptions.Replicas it builds a global table instead: the L2
+// awsdynamodb.TableV2 (AWS::DynamoDB::GlobalTable), with the same schema and
+// defaults, point-in-time recovery and encryption on every replica.
 package dynamotable
 
 import (
@@ -83,8 +86,10 @@ type ITable interface {
 }
 
 // Table is a DynamoDB table built from a schema. Its main child, with id
-// "Resource", is the awsdynamodb.Table. Besides ITable it has L2() (the
-// awsdynamodb.Table), CfnTable() (escape hatch) and Billing().
+// "Resource", is the awsdynamodb.Table, or for a table with Replicas the
+// awsdynamodb.TableV2. Besides ITable it has L2() (the awsdynamodb.Table),
+// CfnTable() (escape hatch) and Billing(); a global table has L2V2(),
+// CfnGlobalTable() and ReplicaRegions() instead of L2() and CfnTable().
 type Table struct {
 	constructs.Construct
 	*tablecore.Core
@@ -146,10 +151,13 @@ func (t *Table) AddStreamConsumer(fn awslambda.IFunction, opts *StreamConsumerOp
 // (eventstore.EventsTable) can be used as a scope, with Tags_Of, and
 // wherever jsii expects a construct.
 func buildTable(self constructs.Construct, t *tablecore.Core, scope constructs.Construct, id *string, props *TableProps) {
-	if err := ValidateProps(props); err != nil {
+	err := ValidateProps(props)
+	if props != nil && props.Schema != nil {
+		err = replicaErrors(err, props, awscdk.Stack_Of(scope).Region())
+	}
+	if err != nil {
 		panic(fmt.Errorf("dynamotable %q: invalid props:\n%w", cdkutil.Deref(id), err))
 	}
-	sc := *props.Schema
 	t.Accessors = &tablecore.Accessors{}
 	constructs.NewConstruct_Override(self, scope, id)
 	billing := props.Billing
@@ -166,6 +174,42 @@ func buildTable(self constructs.Construct, t *tablecore.Core, scope constructs.C
 	if removal == "" {
 		removal = awscdk.RemovalPolicy_RETAIN
 	}
+	var res awsdynamodb.ITable
+	if len(props.Replicas) > 0 {
+		res = buildGlobalTable(self, t, props, billing, removal)
+	} else {
+		res = buildSingleRegionTable(self, t, props, billing, removal, pitr, days)
+	}
+
+	if props.Backup != nil && !props.Backup.Disabled {
+		buildBackup(self, res, props.EncryptionKey, props.Backup)
+	}
+
+	ann := awscdk.Annotations_Of(self)
+	for _, w := range SchemaWarnings(*props.Schema) {
+		ann.AddWarningV2(jsii.String(w.ID), jsii.String(w.Message))
+	}
+	if !pitr {
+		ann.AddWarningV2(jsii.String("triggers:pitr-off"), jsii.String("point-in-time recovery is off: the table cannot be restored after a bad write or delete; remove PointInTimeRecovery: false unless the data is disposable"))
+	}
+	if props.DeletionProtection != nil && !*props.DeletionProtection {
+		ann.AddWarningV2(jsii.String("triggers:deletion-protection-off"), jsii.String("deletion protection is off: one API call can delete the table and its data"))
+	}
+	if props.ResourcePolicy != nil && props.EncryptionKey == nil {
+		ann.AddWarningV2(jsii.String("triggers:resource-policy-aws-managed-key"), jsii.String("the resource policy lets other accounts in, but the table is encrypted with the AWS-managed key, which no other account can use: their reads and writes are denied; give an EncryptionKey and allow them on it, or acknowledge this warning when the policy names only this account's principals"))
+	}
+	if removal == awscdk.RemovalPolicy_DESTROY {
+		ann.AddWarningV2(jsii.String("triggers:removal-destroy"), jsii.String("removal policy DESTROY deletes the table and its data when it leaves the stack; use RETAIN (the default) for real data"))
+		if props.DeletionProtection == nil || *props.DeletionProtection {
+			ann.AddWarningV2(jsii.String("triggers:destroy-with-deletion-protection"), jsii.String("removal policy DESTROY with deletion protection on: deleting the stack fails on this table; set DeletionProtection: jsii.Bool(false) too, or keep RETAIN"))
+		}
+	}
+}
+
+// buildSingleRegionTable builds props as an awsdynamodb.Table (an
+// AWS::DynamoDB::Table) with id "Resource" under self, and records it in t.
+func buildSingleRegionTable(self constructs.Construct, t *tablecore.Core, props *TableProps, billing Billing, removal awscdk.RemovalPolicy, pitr bool, days float64) awsdynamodb.Table {
+	sc := *props.Schema
 	tp := &awsdynamodb.TableProps{
 		PartitionKey:       l2Attr(&sc.PartitionKey),
 		SortKey:            l2Attr(sc.SortKey),
@@ -267,30 +311,7 @@ func buildTable(self constructs.Construct, t *tablecore.Core, scope constructs.C
 			scale(res.AutoScaleGlobalSecondaryIndexWriteCapacity(jsii.String(ix.Name), enable(write)), write)
 		}
 	}
-
-	if props.Backup != nil && !props.Backup.Disabled {
-		buildBackup(self, res, props.EncryptionKey, props.Backup)
-	}
-
-	ann := awscdk.Annotations_Of(self)
-	for _, w := range SchemaWarnings(sc) {
-		ann.AddWarningV2(jsii.String(w.ID), jsii.String(w.Message))
-	}
-	if !pitr {
-		ann.AddWarningV2(jsii.String("triggers:pitr-off"), jsii.String("point-in-time recovery is off: the table cannot be restored after a bad write or delete; remove PointInTimeRecovery: false unless the data is disposable"))
-	}
-	if props.DeletionProtection != nil && !*props.DeletionProtection {
-		ann.AddWarningV2(jsii.String("triggers:deletion-protection-off"), jsii.String("deletion protection is off: one API call can delete the table and its data"))
-	}
-	if props.ResourcePolicy != nil && props.EncryptionKey == nil {
-		ann.AddWarningV2(jsii.String("triggers:resource-policy-aws-managed-key"), jsii.String("the resource policy lets other accounts in, but the table is encrypted with the AWS-managed key, which no other account can use: their reads and writes are denied; give an EncryptionKey and allow them on it, or acknowledge this warning when the policy names only this account's principals"))
-	}
-	if removal == awscdk.RemovalPolicy_DESTROY {
-		ann.AddWarningV2(jsii.String("triggers:removal-destroy"), jsii.String("removal policy DESTROY deletes the table and its data when it leaves the stack; use RETAIN (the default) for real data"))
-		if props.DeletionProtection == nil || *props.DeletionProtection {
-			ann.AddWarningV2(jsii.String("triggers:destroy-with-deletion-protection"), jsii.String("removal policy DESTROY with deletion protection on: deleting the stack fails on this table; set DeletionProtection: jsii.Bool(false) too, or keep RETAIN"))
-		}
-	}
+	return res
 }
 
 // optionalNumber returns nil for 0 (unset), so the template leaves the

@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/triggers-dev/triggers/constructs/dynamotable"
@@ -194,4 +195,55 @@ func TestProfile(t *testing.T) {
 		}()
 		eventstore.FromEventsTableAttributes(consumer, jsii.String("BadImport"), &eventstore.EventsTableAttributes{TableName: jsii.String("t"), Profile: "x"})
 	}()
+}
+
+// The same construct code in a primary and a secondary region. In the
+// primary, the events table is a global table with a replica in the
+// secondary; the secondary imports that replica (same table name, its own
+// stream ARN: after the first deployment, from
+// `aws dynamodbstreams list-streams --region eu-west-1 --table-name ...`).
+// Each region's stream consumer gets only the records of events its own
+// region accepted: automatically on the global table, with
+// dynamotable.OriginFilters on the imported replica. docs/multi-region.md
+// runs the service this way, with one writer region.
+func ExampleNewEventsTable_multiRegion() {
+	const primary, secondary = "us-east-1", "eu-west-1"
+	// One app per region, as each region's `cdk deploy` runs.
+	regionStack := func(region string) (globalTables, originFilters int) {
+		app := awscdk.NewApp(nil)
+		stack := awscdk.NewStack(app, jsii.String("Triggers-"+region), &awscdk.StackProps{
+			Env: &awscdk.Environment{Account: jsii.String("111111111111"), Region: jsii.String(region)},
+		})
+		var events eventstore.IEventsTable
+		var opts *dynamotable.StreamConsumerOptions
+		if region == primary {
+			events = eventstore.NewEventsTable(stack, jsii.String("Events"), &eventstore.EventsTableProps{
+				TableOptions: dynamotable.TableOptions{Replicas: []dynamotable.Replica{{Region: secondary}}},
+			})
+		} else {
+			events = eventstore.FromEventsTableAttributes(stack, jsii.String("Events"), &eventstore.EventsTableAttributes{
+				TableName:      jsii.String("triggers-events"),
+				TableStreamArn: jsii.String("arn:aws:dynamodb:eu-west-1:111111111111:table/triggers-events/stream/2026-11-26T00:00:00.000"),
+			})
+			opts = &dynamotable.StreamConsumerOptions{Filters: dynamotable.OriginFilters(region)}
+		}
+		fn := awslambda.NewFunction(stack, jsii.String("Audit"), &awslambda.FunctionProps{
+			Runtime: awslambda.Runtime_NODEJS_22_X(), Handler: jsii.String("index.handler"),
+			Code: awslambda.Code_FromInline(jsii.String("exports.handler = async () => ({batchItemFailures: []})")),
+		})
+		events.AddStreamConsumer(fn, opts)
+		tmpl := assertions.Template_FromStack(stack, nil)
+		globalTables = len(*tmpl.FindResources(jsii.String("AWS::DynamoDB::GlobalTable"), nil))
+		for _, m := range *tmpl.FindResources(jsii.String("AWS::Lambda::EventSourceMapping"), nil) {
+			originFilters = len((*m)["Properties"].(map[string]any)["FilterCriteria"].(map[string]any)["Filters"].([]any))
+		}
+		return globalTables, originFilters
+	}
+	for _, region := range []string{primary, secondary} {
+		tables, filters := regionStack(region)
+		fmt.Printf("%s: %d global table, %d origin filters\n", region, tables, filters)
+	}
+	// Output:
+	// us-east-1: 1 global table, 4 origin filters
+	// eu-west-1: 0 global table, 4 origin filters
 }

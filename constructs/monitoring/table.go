@@ -127,7 +127,7 @@ func NewTableMonitoring(scope constructs.Construct, id *string, props *TableMoni
 		provisioned: billingOf(props.Table, props.Billing) == dynamotable.Provisioned,
 		ops:         ops, th: props.Thresholds.withDefaults(ops), latencyStat: "Average",
 		windows: tableMonitoringWindows, period: period, runbook: runbook,
-		replicas: props.ReplicaRegions, insights: props.ContributorInsights, ruleNames: props.ContributorInsightsRuleNames,
+		replicas: replicaRegionsOf(props.Table, props.ReplicaRegions), insights: props.ContributorInsights, ruleNames: props.ContributorInsightsRuleNames,
 		add: func(id string, a awscloudwatch.Alarm) {
 			// The action runs on ALARM and on OK.
 			if action != nil {

@@ -178,11 +178,12 @@ type TableMonitoringProps struct {
 	// Default: TableOperations().
 	Operations []string
 	// ReplicaRegions are the regions of the table's replicas (global
-	// table). Each gets a ReplicationLatency graph line and alarm.
-	// dynamotable makes single-region tables, so this is for tables that
-	// were made global elsewhere.
+	// table). Each gets a ReplicationLatency graph line and alarm. Give
+	// them for a table made global elsewhere (an import).
 	//
-	// Default: none (no replication metrics).
+	// Default: the table's ReplicaRegions() when it is a dynamotable
+	// global table (TableOptions.Replicas), else none (no replication
+	// metrics).
 	ReplicaRegions []string
 	// ContributorInsights adds a Contributor Insights section to the
 	// dashboard. Set it when the table has Contributor Insights enabled

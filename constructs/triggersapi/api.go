@@ -359,6 +359,9 @@ func NewTriggersApi(scope constructs.Construct, id *string, props *TriggersApiPr
 		contract.EnvAPIKeySources:    jsii.String(string(a.keySources)),
 	})
 	setEventsProfile(a.apiFn, a.eventsTable)
+	if props.WriterRegion != "" {
+		a.apiFn.Function.AddEnvironment(jsii.String(contract.EnvWriterRegion), jsii.String(props.WriterRegion), nil)
+	}
 	a.eventsTable.GrantAppendEvents(a.apiFn)
 	a.eventsTable.GrantReadInbox(a.apiFn)
 	a.eventsTable.GrantUpdateStatus(a.apiFn)

@@ -143,7 +143,21 @@ type TriggersApiProps struct {
 	// bytes of SecretString).
 	//
 	// Default: a new generated Secrets Manager secret (64 characters).
+	// On a global table, give the same secret in every region (a secret
+	// with replica regions, imported by name in the others): cursors then
+	// survive a failover (docs/multi-region.md).
 	CursorSecret awssecretsmanager.ISecret
+	// WriterRegion is the one region whose API accepts writes when the
+	// events table is a global table (docs/multi-region.md): the API
+	// function gets it as WRITER_REGION, answers writes in any other
+	// region 503 unavailable (reads are served), and records in each new
+	// event the region that accepted it, which the stream consumers
+	// deliver from. A failover deploys every region's API stack with the
+	// new writer region. Give it in every region's stack, the same value.
+	//
+	// Default: "", a single-region service (every write accepted, no
+	// origin recorded).
+	WriterRegion string
 	// ApiFunction sizes the API function.
 	//
 	// Default: 256 MiB, 10 seconds.

@@ -737,3 +737,31 @@ func TestWebhookSlowAfterOff(t *testing.T) {
 	_, fn := only(t, tp, "AWS::Lambda::Function", "WFunction")
 	assert.Equal(t, "off", fn["Environment"].(map[string]any)["Variables"].(map[string]any)[contract.EnvWebhookSlowAfter])
 }
+
+// On a global events table with a writer region, the API function is told
+// the writer region (WRITER_REGION), and the delivery consumer gets only
+// this region's new events: its INSERT filter combined with the origin
+// filters (origin_region equal to the stack's region, or absent).
+func TestWriterRegionOnAGlobalTable(t *testing.T) {
+	stack := awscdk.NewStack(newApp(), jsii.String("Global"), &awscdk.StackProps{
+		Env: &awscdk.Environment{Account: jsii.String("111111111111"), Region: jsii.String("us-east-1")},
+	})
+	table := eventstore.NewEventsTable(stack, jsii.String("Events"), &eventstore.EventsTableProps{TableOptions: dynamotable.TableOptions{
+		Replicas: []dynamotable.Replica{{Region: "eu-west-1"}},
+	}})
+	triggersapi.NewTriggersApi(stack, jsii.String("Api"), &triggersapi.TriggersApiProps{EventsTable: table, WriterRegion: "us-east-1"})
+	tp := templateOf(stack)
+	_, f := only(t, tp, "AWS::Lambda::Function", "ApiApiFunction")
+	assert.Equal(t, "us-east-1", f["Environment"].(map[string]any)["Variables"].(map[string]any)[contract.EnvWriterRegion])
+	var filtered []any
+	for _, r := range resources(tp, "AWS::Lambda::EventSourceMapping", "") {
+		if fc, ok := r["Properties"].(map[string]any)["FilterCriteria"]; ok {
+			filtered = append(filtered, fc)
+		}
+	}
+	require.Len(t, filtered, 1, "one stream consumer, filtered")
+	assert.Equal(t, map[string]any{"Filters": []any{
+		map[string]any{"Pattern": `{"dynamodb":{"NewImage":{"origin_region":{"S":["us-east-1"]}}},"eventName":["INSERT"]}`},
+		map[string]any{"Pattern": `{"dynamodb":{"NewImage":{"origin_region":[{"exists":false}]}},"eventName":["INSERT"]}`},
+	}}, filtered[0])
+}

@@ -69,6 +69,15 @@ type Config struct {
 	// Webhooks enables the webhook routes (subscriptions, attempts,
 	// redeliver, recover). Default: nil, they answer 404 webhooks_disabled.
 	Webhooks *Webhooks
+	// WriterRegion and Region run the API on a global table with one
+	// writer region (docs/multi-region.md): when WriterRegion is set and
+	// is not Region (this function's region), the region is passive and
+	// every write (any method but GET and HEAD) of an authenticated
+	// tenant answers 503 unavailable with Retry-After, naming the writer
+	// region; reads are served from the local replica. A passive region
+	// is the server's state, not the client's mistake, hence a 5xx.
+	// Default: "", every region accepts writes (single region).
+	WriterRegion, Region string
 }
 
 // Request budget defaults.
@@ -100,6 +109,8 @@ type API struct {
 	now       func() time.Time
 	metrics   emf.Recorder
 	webhooks  *Webhooks
+	// writer is the writer region when this region is passive, else "".
+	writer string
 }
 
 // New returns the API for cfg.
@@ -118,6 +129,9 @@ func New(cfg Config) (*API, error) {
 	a := &API{store: cfg.Store, cursors: codec, sources: sources, retention: cfg.Retention, log: cfg.Logger, now: cfg.Now, metrics: cfg.Metrics}
 	if a.retention <= 0 {
 		a.retention = event.DefaultRetention
+	}
+	if cfg.WriterRegion != "" && cfg.WriterRegion != cfg.Region {
+		a.writer = cfg.WriterRegion
 	}
 	if a.log == nil {
 		a.log = slog.Default()
@@ -325,6 +339,9 @@ func (a *API) serve(w http.ResponseWriter, r *http.Request, ri *reqInfo) (status
 	}
 	if ri.tenant, err = a.authenticate(r); err != nil {
 		return 0, nil, err
+	}
+	if route != nil && a.writer != "" && r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return 0, nil, &apiError{status: http.StatusServiceUnavailable, code: "unavailable", message: "this region is passive: writes go to the writer region " + a.writer + " (use its endpoint, or retry after the Retry-After delay in case of a failover)", retryAfter: strconv.Itoa(RetryAfterSeconds)}
 	}
 	if route == nil {
 		return 0, nil, &apiError{status: http.StatusMethodNotAllowed, code: "method_not_allowed", message: r.Method + " is not allowed here; use " + allow, allow: allow}

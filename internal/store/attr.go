@@ -23,7 +23,11 @@ func (st *Store) itemFor(tenant string, e event.Event) map[string]types.Attribut
 	if st.lean {
 		profile = schema.ProfileLean
 	}
-	return item.FromEvent(tenant, e, profile)
+	it := item.FromEvent(tenant, e, profile)
+	if st.origin != "" {
+		it[schema.AttrOriginRegion] = s(st.origin)
+	}
+	return it
 }
 
 func getS(it map[string]types.AttributeValue, name string) string { return item.GetS(it, name) }

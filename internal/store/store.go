@@ -51,6 +51,9 @@ type Store struct {
 	// lean is schema.ProfileLean: items without event_type#timestamp, no
 	// status#timestamp once delivered, inbox pages from the index's keys.
 	lean bool
+	// origin, when set, is written into every new event item
+	// (schema.AttrOriginRegion).
+	origin string
 }
 
 // Option configures a Store.
@@ -62,6 +65,15 @@ type Option func(*Store)
 // table leaves delivered events in StatusIndex.
 func WithProfile(p schema.EventsProfile) Option {
 	return func(s *Store) { s.lean = p == schema.ProfileLean }
+}
+
+// WithOriginRegion writes region into every new event item as
+// schema.AttrOriginRegion, so that the stream consumers of a global table
+// deliver each event only in the region that accepted it. Default: no
+// origin attribute (a single-region table; the item counts as local
+// everywhere).
+func WithOriginRegion(region string) Option {
+	return func(s *Store) { s.origin = region }
 }
 
 // New returns a store for the events table named table.

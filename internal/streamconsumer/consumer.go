@@ -32,6 +32,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/triggers-dev/triggers/internal/backoff"
+	"github.com/triggers-dev/triggers/schema"
 )
 
 // Sender is the part of the SQS client the consumer uses; *sqs.Client
@@ -83,6 +84,33 @@ type Config struct {
 	// batch item failure (the mapping's bisect, retries and on-failure
 	// destination then deal with it).
 	DeadLetter DeadLetter
+	// Region is the consumer's own region (AWS_REGION). When set, a
+	// record of an event another region accepted (schema.AttrOriginRegion
+	// names another region: a global table's replicated write) is skipped:
+	// that region's consumer delivers it (docs/multi-region.md). Records
+	// without the attribute are local. Default: "", every record is local.
+	Region string
+}
+
+// Foreign reports whether r is a replicated write: its item (NewImage, or
+// OldImage for a REMOVE, whose NewImage is empty) names in
+// schema.AttrOriginRegion a region other than region. With region empty,
+// or an item without the attribute (written before the table had
+// replicas, or by a single-region service), it is false: the record is
+// local.
+func Foreign(r events.DynamoDBEventRecord, region string) bool {
+	if region == "" {
+		return false
+	}
+	image := r.Change.NewImage
+	if r.EventName == string(events.DynamoDBOperationTypeRemove) || len(image) == 0 {
+		image = r.Change.OldImage
+	}
+	origin, ok := image[schema.AttrOriginRegion]
+	if !ok || origin.DataType() != events.DataTypeString {
+		return false
+	}
+	return origin.String() != region
 }
 
 // DeadLetter parks records that can never be delivered.
@@ -130,6 +158,7 @@ type Consumer struct {
 	maxBytes    int
 	sleep       func(context.Context, time.Duration) error
 	dead        DeadLetter
+	region      string
 }
 
 // New returns a consumer for cfg.
@@ -140,7 +169,7 @@ func New(cfg Config) (*Consumer, error) {
 	if cfg.QueueURL == "" {
 		return nil, errors.New("delivery: Config.QueueURL is empty: set it to the delivery queue URL")
 	}
-	c := &Consumer{pub: cfg.Publisher, queueURL: cfg.QueueURL, log: cfg.Logger, maxAttempts: cfg.MaxAttempts, maxBytes: cfg.MaxBatchBytes, sleep: cfg.Sleep, dead: cfg.DeadLetter}
+	c := &Consumer{pub: cfg.Publisher, queueURL: cfg.QueueURL, log: cfg.Logger, maxAttempts: cfg.MaxAttempts, maxBytes: cfg.MaxBatchBytes, sleep: cfg.Sleep, dead: cfg.DeadLetter, region: cfg.Region}
 	if c.log == nil {
 		c.log = slog.Default()
 	}
@@ -252,6 +281,10 @@ func (c *Consumer) handle(ctx context.Context, recs []events.DynamoDBEventRecord
 	var toSend []pending
 	for i, r := range recs {
 		d, msg, err := Skip, Message{}, undecodable[i]
+		if err == nil && Foreign(r, c.region) {
+			// Another region accepted this event; its consumer delivers it.
+			continue
+		}
 		if err == nil {
 			d, msg, err = Decide(r)
 		}

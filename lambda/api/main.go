@@ -54,7 +54,12 @@ func run() error {
 		}
 	}
 	log := fnconfig.Logger(os.Stdout, cfg.LogLevel)
-	st := store.New(client, cfg.EventsTable, store.WithProfile(cfg.EventsProfile))
+	storeOpts := []store.Option{store.WithProfile(cfg.EventsProfile)}
+	if cfg.WriterRegion != "" {
+		// A global table: every new event names the region that accepted it.
+		storeOpts = append(storeOpts, store.WithOriginRegion(cfg.Region))
+	}
+	st := store.New(client, cfg.EventsTable, storeOpts...)
 	var webhooks *httpapi.Webhooks
 	if cfg.WebhookQueueURL != "" {
 		retry := dispatch.SQSQueue{Client: sqs.NewFromConfig(awsCfg), URL: cfg.WebhookQueueURL}
@@ -74,6 +79,8 @@ func run() error {
 		KeySources:   cfg.KeySources,
 		Logger:       log,
 		Metrics:      metrics,
+		WriterRegion: cfg.WriterRegion,
+		Region:       cfg.Region,
 	}
 	if cfg.CursorSecretARN == "" {
 		api, err := httpapi.New(apiCfg)

@@ -45,6 +45,12 @@ type API struct {
 	// WebhookSecretsKey is WEBHOOK_SECRETS_KEY: the KMS key that seals
 	// new signing secrets; required with WebhookQueueURL.
 	WebhookSecretsKey string
+	// WriterRegion is WRITER_REGION: the one region that accepts writes
+	// on a global table; empty for a single-region service.
+	WriterRegion string
+	// Region is AWS_REGION, the function's own region (Lambda sets it);
+	// required with WriterRegion.
+	Region string
 }
 
 // Authorizer is the configuration of the authorizer function.
@@ -72,6 +78,8 @@ func LoadAPI(getenv func(string) string) (API, error) {
 		Retention:       event.DefaultRetention,
 		Endpoint:        strings.TrimSpace(getenv(contract.EnvDynamoDBEndpoint)),
 		WebhookQueueURL: strings.TrimSpace(getenv(contract.EnvWebhookQueueURL)),
+		WriterRegion:    strings.TrimSpace(getenv(contract.EnvWriterRegion)),
+		Region:          strings.TrimSpace(getenv("AWS_REGION")),
 	}
 	if c.EventsTable == "" {
 		errs = append(errs, fmt.Errorf("%s is not set: set it to the events table name", contract.EnvEventsTable))
@@ -90,6 +98,9 @@ func LoadAPI(getenv func(string) string) (API, error) {
 		errs = append(errs, fmt.Errorf("no cursor key: set %s to a Secrets Manager secret, or %s to at least %d random bytes", contract.EnvCursorSecretARN, contract.EnvCursorSecret, cursor.MinSecretBytes))
 	case len(c.CursorSecret) < cursor.MinSecretBytes:
 		errs = append(errs, fmt.Errorf("%s is %d bytes: set it to at least %d random bytes (for example: openssl rand -base64 48)", contract.EnvCursorSecret, len(c.CursorSecret), cursor.MinSecretBytes))
+	}
+	if c.WriterRegion != "" && c.Region == "" {
+		errs = append(errs, fmt.Errorf("%s=%q is set but AWS_REGION is not: set AWS_REGION to this function's region (Lambda sets it)", contract.EnvWriterRegion, c.WriterRegion))
 	}
 	if v := strings.TrimSpace(getenv(contract.EnvRetentionDays)); v != "" {
 		d, err := strconv.Atoi(v)

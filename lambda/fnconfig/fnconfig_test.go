@@ -37,12 +37,18 @@ func TestLoadAPI(t *testing.T) {
 	assert.Equal(t, "arn:aws:secretsmanager:us-east-1:1:secret:c", c.CursorSecretARN)
 	assert.Empty(t, c.CursorSecret)
 
+	c, err = fnconfig.LoadAPI(env(map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": secret, "WRITER_REGION": " us-east-1 ", "AWS_REGION": "eu-west-1"}))
+	require.NoError(t, err)
+	assert.Equal(t, "us-east-1", c.WriterRegion)
+	assert.Equal(t, "eu-west-1", c.Region)
+
 	tests := []struct {
 		name string
 		env  map[string]string
 		want []string
 	}{
 		{"nothing", nil, []string{"EVENTS_TABLE", "CURSOR_SECRET_ARN"}},
+		{"writer region without own region", map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": secret, "WRITER_REGION": "us-east-1"}, []string{`WRITER_REGION="us-east-1" is set but AWS_REGION is not`}},
 		{"both secrets", map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": secret, "CURSOR_SECRET_ARN": "arn:x"}, []string{"only one"}},
 		{"short secret", map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": "short"}, []string{"CURSOR_SECRET is 5 bytes"}},
 		{"bad retention", map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": secret, "RETENTION_DAYS": "0"}, []string{"RETENTION_DAYS"}},

@@ -34,7 +34,9 @@ func main() {
 			o.BaseEndpoint = aws.String(cfg.Endpoint)
 		}
 	})
-	dc := streamconsumer.Config{Sender: client, QueueURL: cfg.QueueURL, Logger: log}
+	// On a global table, records of events another region accepted are
+	// that region's to deliver (streamconsumer.Foreign).
+	dc := streamconsumer.Config{Sender: client, QueueURL: cfg.QueueURL, Logger: log, Region: os.Getenv("AWS_REGION")}
 	if cfg.DeadLetterQueueURL != "" {
 		dc.DeadLetter = streamconsumer.SQSDeadLetter{Client: client, QueueURL: cfg.DeadLetterQueueURL}
 	}

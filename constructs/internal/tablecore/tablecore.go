@@ -69,12 +69,15 @@ func cloneAttr(a *schema.Attribute) *schema.Attribute {
 	return &c
 }
 
-// Core is a table built here: Accessors plus the L2 table and the billing
-// mode.
+// Core is a table built here: Accessors plus the L2 table (an
+// awsdynamodb.Table, or an awsdynamodb.TableV2 for a global table), the
+// billing mode and the replica regions.
 type Core struct {
 	*Accessors
 	resource awsdynamodb.Table
+	global   awsdynamodb.TableV2
 	billing  string
+	replicas []string
 }
 
 // SetResource records the built table in c.
@@ -82,15 +85,47 @@ func SetResource(c *Core, res awsdynamodb.Table, billing string) {
 	c.resource, c.billing = res, billing
 }
 
-// L2 returns the underlying awsdynamodb.Table with its full API.
-func (c *Core) L2() awsdynamodb.Table { return c.resource }
+// SetGlobalResource records the built global table in c, with the regions
+// of its replicas (the stack's region not included).
+func SetGlobalResource(c *Core, res awsdynamodb.TableV2, billing string, replicaRegions []string) {
+	c.global, c.billing, c.replicas = res, billing, slices.Clone(replicaRegions)
+}
+
+// L2 returns the underlying awsdynamodb.Table with its full API. A global
+// table has none: it panics, naming L2V2.
+func (c *Core) L2() awsdynamodb.Table {
+	if c.global != nil {
+		panic(fmt.Errorf("table %q is a global table (replicas in %s): it is an awsdynamodb.TableV2, use L2V2() and CfnGlobalTable()", c.schema.Name, strings.Join(c.replicas, ", ")))
+	}
+	return c.resource
+}
+
+// L2V2 returns the underlying awsdynamodb.TableV2 of a global table, or
+// nil for a table without replicas (see L2).
+func (c *Core) L2V2() awsdynamodb.TableV2 { return c.global }
 
 // BillingMode returns the billing mode in force (PAY_PER_REQUEST or PROVISIONED).
 func (c *Core) BillingMode() string { return c.billing }
 
-// CfnTable returns the AWS::DynamoDB::Table resource, for escape-hatch overrides.
+// ReplicaRegions returns the regions of a global table's replicas, the
+// stack's own region not included; nil for a table without replicas. It
+// returns a new slice each call.
+func (c *Core) ReplicaRegions() []string { return slices.Clone(c.replicas) }
+
+// CfnTable returns the AWS::DynamoDB::Table resource, for escape-hatch
+// overrides. A global table has none: it panics, naming CfnGlobalTable.
 func (c *Core) CfnTable() awsdynamodb.CfnTable {
-	return c.resource.Node().DefaultChild().(awsdynamodb.CfnTable)
+	return c.L2().Node().DefaultChild().(awsdynamodb.CfnTable)
+}
+
+// CfnGlobalTable returns a global table's AWS::DynamoDB::GlobalTable
+// resource, for escape-hatch overrides; it panics on a table without
+// replicas (use CfnTable).
+func (c *Core) CfnGlobalTable() awsdynamodb.CfnGlobalTable {
+	if c.global == nil {
+		panic(fmt.Errorf("table %q has no replicas: it is an AWS::DynamoDB::Table, use CfnTable()", c.schema.Name))
+	}
+	return c.global.Node().DefaultChild().(awsdynamodb.CfnGlobalTable)
 }
 
 // IndexNames returns the schema's GSI names.

@@ -17,11 +17,11 @@ import (
 // package).
 func TestPromotedMethodsOnlyRead(t *testing.T) {
 	want := []string{
-		"BillingMode", "CfnTable", "EncryptionKey",
+		"BillingMode", "CfnGlobalTable", "CfnTable", "EncryptionKey",
 		"GrantReadData", "GrantReadDataOnIndexes", "GrantReadWriteData", "GrantStreamRead", "GrantWriteData",
-		"IndexNames", "L2", "Metric", "MetricConsumedReadCapacityUnits", "MetricConsumedWriteCapacityUnits",
+		"IndexNames", "L2", "L2V2", "Metric", "MetricConsumedReadCapacityUnits", "MetricConsumedWriteCapacityUnits",
 		"MetricForIndex", "MetricReadThrottleEvents", "MetricSuccessfulRequestLatency", "MetricWriteThrottleEvents",
-		"Resource", "Schema", "TableArn", "TableIndexArn", "TableName", "TableStreamArn",
+		"ReplicaRegions", "Resource", "Schema", "TableArn", "TableIndexArn", "TableName", "TableStreamArn",
 	}
 	typ := reflect.TypeOf(&Core{})
 	var got []string
