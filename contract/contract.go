@@ -23,6 +23,15 @@ import (
 // from $context.authorizer.tenantId.
 const AuthorizerTenantKey = "tenantId"
 
+// AuthorizerShardsKey and AuthorizerReadShardsKey are the keys of a
+// sharded tenant's write and read shard counts in the authorizer's
+// context (absent for an unsharded tenant). API Gateway hands context
+// values to the integration as strings.
+const (
+	AuthorizerShardsKey     = "shards"
+	AuthorizerReadShardsKey = "readShards"
+)
+
 // Environment variables the functions read. The constructs set them, the
 // runtime (lambda/fnconfig) reads them.
 const (

@@ -17,10 +17,21 @@ type InboxQuery struct {
 
 // Position is where a page ended: the table sort key and, for index
 // queries, the index sort key of the last evaluated item.
+//
+// A page merged from several shards of a tenant also carries Shards, one
+// entry per shard read: the id of the last event taken from that shard
+// (the shard resumes after it), ShardDone when the shard has no more
+// events, or "" when the shard resumes after SortKey and IndexKey, which
+// are then the last event of the merged page (empty before any). A shard
+// beyond the list (the tenant reads more shards since) resumes there too.
 type Position struct {
-	SortKey  string `json:"s"`
-	IndexKey string `json:"i,omitempty"`
+	SortKey  string   `json:"s"`
+	IndexKey string   `json:"i,omitempty"`
+	Shards   []string `json:"p,omitempty"`
 }
+
+// ShardDone marks a shard with no more events in Position.Shards.
+const ShardDone = "-"
 
 // Page is one page of events.
 type Page struct {
