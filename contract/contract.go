@@ -41,6 +41,11 @@ const (
 	// default, also when unset) or "lean" (schema.EventsProfile): the API
 	// and webhook functions write and read the table's indexes by it.
 	EnvEventsProfile = "EVENTS_PROFILE"
+	// EnvEventsSharding turns write sharding of tenants on for the events
+	// table: "on" or "off" (the default, also when unset). The API and
+	// webhook functions then place a sharded tenant's events in its shards
+	// (docs/sharding.md).
+	EnvEventsSharding = "EVENTS_SHARDING"
 	// EnvAPIKeysTable is the API-keys table's name (authorizer).
 	EnvAPIKeysTable = "API_KEYS_TABLE"
 	// EnvCursorSecretARN names the Secrets Manager secret that signs inbox

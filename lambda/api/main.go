@@ -54,7 +54,7 @@ func run() error {
 		}
 	}
 	log := fnconfig.Logger(os.Stdout, cfg.LogLevel)
-	st := store.New(client, cfg.EventsTable, store.WithProfile(cfg.EventsProfile))
+	st := store.New(client, cfg.EventsTable, store.WithProfile(cfg.EventsProfile), store.WithSharding(cfg.EventsSharding))
 	var webhooks *httpapi.Webhooks
 	if cfg.WebhookQueueURL != "" {
 		retry := dispatch.SQSQueue{Client: sqs.NewFromConfig(awsCfg), URL: cfg.WebhookQueueURL}
