@@ -24,8 +24,8 @@ import (
 const MinSecretBytes = 32
 
 // maxCursorChars bounds what Decode looks at; real cursors are ~250 chars,
-// those of a tenant with shard.MaxShards shards about 2,100.
-const maxCursorChars = 4096
+// those of a tenant with shard.MaxShards shards under 2,000.
+const maxCursorChars = 2048
 
 const version = "triggers-cursor-v1"
 
