@@ -85,7 +85,8 @@ func (c *Codec) Decode(tenant, shape, cursor string) (event.Position, error) {
 }
 
 // checkShards checks the position of a page merged from shards: at most
-// shard.MaxShards entries, each an event id, ShardDone or empty, and a
+// shard.MaxShards entries, each an event id, ShardDone, ShardStart or
+// empty, and a
 // sort key (the last event of the page) unless there was none yet.
 func checkShards(p event.Position) error {
 	if len(p.Shards) > shard.MaxShards {
@@ -100,7 +101,7 @@ func checkShards(p event.Position) error {
 		}
 	}
 	for _, v := range p.Shards {
-		if v == "" || v == event.ShardDone {
+		if v == "" || v == event.ShardDone || v == event.ShardStart {
 			continue
 		}
 		if _, err := event.ParseID(v); err != nil {

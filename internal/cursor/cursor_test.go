@@ -175,7 +175,7 @@ func TestShardedPositions(t *testing.T) {
 		require.NoError(t, err)
 		ids[i] = id
 	}
-	ids[3], ids[5] = event.ShardDone, ""
+	ids[3], ids[5], ids[7] = event.ShardDone, "", event.ShardStart
 	p.Shards = ids
 	enc := c.Encode("tenant-a", "shape-1", p)
 	assert.Less(t, len(enc), 2000, "a 32-shard cursor fits the 2048-character limit")

@@ -19,19 +19,24 @@ type InboxQuery struct {
 // queries, the index sort key of the last evaluated item.
 //
 // A page merged from several shards of a tenant also carries Shards, one
-// entry per shard read: the id of the last event taken from that shard
-// (the shard resumes after it), ShardDone when the shard has no more
-// events, or "" when the shard resumes after SortKey and IndexKey, which
-// are then the last event of the merged page (empty before any). A shard
-// beyond the list (the tenant reads more shards since) resumes there too.
+// entry per shard read: an event id (the shard resumes after that key:
+// the last event taken from it, or the last key it evaluated),
+// ShardStart when the shard starts at its beginning, ShardDone when it has
+// no more events. A shard beyond the list (the tenant reads more shards
+// since) resumes after SortKey and IndexKey, the last event of the merged
+// pages so far (empty before any), or at its beginning.
 type Position struct {
 	SortKey  string   `json:"s"`
 	IndexKey string   `json:"i,omitempty"`
 	Shards   []string `json:"p,omitempty"`
 }
 
-// ShardDone marks a shard with no more events in Position.Shards.
-const ShardDone = "-"
+// ShardDone marks a shard with no more events in Position.Shards, and
+// ShardStart one that starts at its beginning.
+const (
+	ShardDone  = "-"
+	ShardStart = "+"
+)
 
 // Page is one page of events.
 type Page struct {

@@ -26,8 +26,8 @@ type shardCursor struct {
 	// buf holds events read and not yet taken, in the query's order.
 	buf []event.Event
 	// resume is the shard's entry of the next cursor while buf is not
-	// empty: the last event taken from it, or what the incoming cursor
-	// said. last is the sort key of the last item the shard evaluated
+	// empty: the last event taken from it, else where it started (an id
+	// or event.ShardStart), never relative to the moving boundary. last is the sort key of the last item the shard evaluated
 	// (its LastEvaluatedKey), "" before its first query.
 	resume, last string
 	// exhausted: the shard's last query had no LastEvaluatedKey.
@@ -64,14 +64,19 @@ func (st *Store) listSharded(ctx context.Context, q event.InboxQuery, read int) 
 		switch {
 		case c.resume == event.ShardDone:
 			c.exhausted = true
+		case c.resume == event.ShardStart:
 		case c.resume != "":
 			sk, _ := event.SortKeyForID(c.resume) // the cursor was checked
 			c.in.ExclusiveStartKey = st.startKey(pk, iq.indexAttr, sk, iq.indexPrefix)
 		case boundary.SortKey != "":
+			// A shard new to the cursor starts after its position.
+			c.resume = idOfSortKey(boundary.SortKey)
 			c.in.ExclusiveStartKey = st.key(pk, boundary.SortKey)
 			if iq.indexAttr != "" {
 				c.in.ExclusiveStartKey[iq.indexAttr] = s(boundary.IndexKey)
 			}
+		default:
+			c.resume = event.ShardStart
 		}
 		shards[k] = c
 	}
