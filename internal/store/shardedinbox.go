@@ -32,6 +32,9 @@ type shardCursor struct {
 	resume, last string
 	// exhausted: the shard's last query had no LastEvaluatedKey.
 	exhausted bool
+	// skipAhead, when set, is the timestamp of the cursor's last event:
+	// events strictly ahead of it are skipped.
+	skipAhead string
 }
 
 func (c *shardCursor) done() bool { return c.exhausted && len(c.buf) == 0 }
@@ -78,6 +81,13 @@ func (st *Store) listSharded(ctx context.Context, q event.InboxQuery, read int) 
 		default:
 			c.resume = event.ShardStart
 		}
+		if boundary.SortKey != "" {
+			// Events strictly ahead of the last one served were written
+			// after the pages already served (or were in flight then):
+			// listing them now would break the order, so, as in one
+			// partition, they are not in this pass.
+			c.skipAhead = timestampOfSortKey(boundary.SortKey)
+		}
 		shards[k] = c
 	}
 	iq := st.inboxQuery(q, q.Tenant)
@@ -97,7 +107,7 @@ func (st *Store) listSharded(ctx context.Context, q event.InboxQuery, read int) 
 				need = append(need, c)
 			}
 		}
-		if err := st.queryShards(ctx, q, iq, need, limit-len(page.Events)); err != nil {
+		if err := st.queryShards(ctx, q, iq, need, limit-len(page.Events), before); err != nil {
 			return event.Page{}, err
 		}
 		for len(page.Events) < limit {
@@ -184,7 +194,7 @@ func aheadOf(e event.Event, c *shardCursor, before func(a, b string) bool) bool 
 // queryShards runs the next Query of each shard in need, in parallel (at
 // most maxShardQueries at once), each with Limit limit, and buffers the
 // events.
-func (st *Store) queryShards(ctx context.Context, q event.InboxQuery, iq inboxQuery, need []*shardCursor, limit int) error {
+func (st *Store) queryShards(ctx context.Context, q event.InboxQuery, iq inboxQuery, need []*shardCursor, limit int, before func(a, b string) bool) error {
 	if len(need) == 0 {
 		return nil
 	}
@@ -196,7 +206,7 @@ func (st *Store) queryShards(ctx context.Context, q event.InboxQuery, iq inboxQu
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			errs[i] = st.queryShard(ctx, q, iq, c, limit)
+			errs[i] = st.queryShard(ctx, q, iq, c, limit, before)
 		}()
 	}
 	wg.Wait()
@@ -209,7 +219,7 @@ func (st *Store) queryShards(ctx context.Context, q event.InboxQuery, iq inboxQu
 }
 
 // queryShard runs shard c's next Query and buffers its events.
-func (st *Store) queryShard(ctx context.Context, q event.InboxQuery, iq inboxQuery, c *shardCursor, limit int) error {
+func (st *Store) queryShard(ctx context.Context, q event.InboxQuery, iq inboxQuery, c *shardCursor, limit int, before func(a, b string) bool) error {
 	c.in.Limit = aws.Int32(int32(max(limit, 1)))
 	out, err := st.db.Query(ctx, c.in)
 	if err != nil {
@@ -222,7 +232,11 @@ func (st *Store) queryShard(ctx context.Context, q event.InboxQuery, iq inboxQue
 		}
 	}
 	for _, it := range items {
-		c.buf = append(c.buf, item.EventFromItem(it))
+		e := item.EventFromItem(it)
+		if c.skipAhead != "" && before(e.Timestamp, c.skipAhead) {
+			continue
+		}
+		c.buf = append(c.buf, e)
 	}
 	if out.LastEvaluatedKey == nil {
 		c.exhausted = true
