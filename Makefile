@@ -130,9 +130,10 @@ build-lambdas:
 ##   make dev ENDPOINT=http://127.0.0.1:8000   (a DynamoDB you already run)
 ##   make dev SQS_ENDPOINT=http://127.0.0.1:5000  (an SQS engine you already run)
 ##   make dev DEV_FLAGS="-events-profile lean"  (the lean events table profile)
+##   make dev SHARDS=8  (the demo tenant's events written to 8 shards: docs/sharding.md)
 dev: deps $(API_TEMPLATE)
 	go build -o bin/triggers-dev ./cmd/triggers-dev
-	exec bin/triggers-dev -template $(API_TEMPLATE) $(if $(DATA),-data $(DATA)) $(if $(ADDR),-addr $(ADDR)) $(if $(DYNAMODB_PORT),-dynamodb-port $(DYNAMODB_PORT)) $(if $(ENDPOINT),-endpoint-url $(ENDPOINT)) $(if $(SQS_ENDPOINT),-sqs-endpoint-url $(SQS_ENDPOINT)) $(DEV_FLAGS)
+	exec bin/triggers-dev -template $(API_TEMPLATE) $(if $(DATA),-data $(DATA)) $(if $(ADDR),-addr $(ADDR)) $(if $(DYNAMODB_PORT),-dynamodb-port $(DYNAMODB_PORT)) $(if $(ENDPOINT),-endpoint-url $(ENDPOINT)) $(if $(SQS_ENDPOINT),-sqs-endpoint-url $(SQS_ENDPOINT)) $(if $(SHARDS),-shards $(SHARDS)) $(DEV_FLAGS)
 
 ## smoke: the contract suite (conformance/) against a deployed stage:
 ##   make smoke URL=https://abc.execute-api.eu-west-1.amazonaws.com/live KEY=trg_... KEY2=trg_...

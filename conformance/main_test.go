@@ -39,6 +39,7 @@ var (
 	flagKey2     = flag.String("key2", "", "API key of test tenant B, another tenant (with -base)")
 	flagReadOnly = flag.Bool("readonly", false, "make no writes (production stages)")
 	flagXAPIKey  = flag.Bool("x-api-key", false, "the deployment accepts X-Api-Key (authorizer cache off)")
+	flagShards   = flag.Int("shards", 4, "write shards of test tenant A in the local run (tenant B stays unsharded), so one run covers sharded and unsharded tenants; 1 turns sharding off")
 	flagTemplate = flag.String("template", "../assertions/testdata/triggers-dev-api.json", "API stack template to serve locally (without -base)")
 )
 
@@ -97,6 +98,7 @@ type target struct {
 	xAPIKey   bool   // X-Api-Key accepted
 	revoked   string // a revoked key of tenant A; local only
 	local     bool
+	events    string // the events table; local only
 }
 
 var (
@@ -144,6 +146,13 @@ func serveLocal() (*target, error) {
 	if err != nil {
 		return nil, err
 	}
+	if *flagShards > 1 {
+		// Tenant A writes to several shards and its inbox merges them
+		// (docs/sharding.md); tenant B keeps one partition.
+		if _, err := store.SetShards(ctx, "conformance-a", *flagShards); err != nil {
+			return nil, err
+		}
+	}
 	revoked, _, err := store.Create(ctx, "conformance-a", "conformance suite, revoked")
 	if err != nil {
 		return nil, err
@@ -162,14 +171,15 @@ func serveLocal() (*target, error) {
 		Template: tmpl, DB: db.Client, EventsTable: events, KeysTable: keys,
 		// Webhook routes on, as make dev serves them: targets are checked
 		// for syntax only (no DNS here).
-		WebhookQueue: discardQueue{}, KMS: kms.Client, SecretsKey: *key.KeyMetadata.Arn, AllowPrivateTargets: true,
+		EventsSharding: *flagShards > 1,
+		WebhookQueue:   discardQueue{}, KMS: kms.Client, SecretsKey: *key.KeyMetadata.Arn, AllowPrivateTargets: true,
 	})
 	if err != nil {
 		return nil, err
 	}
 	srv := httptest.NewServer(served.Gateway) // lives as long as the test binary
 	return &target{
-		base: srv.URL + served.BasePath, key: a, key2: b, revoked: revoked, local: true,
+		base: srv.URL + served.BasePath, key: a, key2: b, revoked: revoked, local: true, events: events,
 		readOnly: *flagReadOnly, xAPIKey: served.KeySources == contract.KeySourcesBearerOrHeader,
 	}, nil
 }

@@ -23,6 +23,15 @@ import (
 // from $context.authorizer.tenantId.
 const AuthorizerTenantKey = "tenantId"
 
+// AuthorizerShardsKey and AuthorizerReadShardsKey are the keys of a
+// sharded tenant's write and read shard counts in the authorizer's
+// context (absent for an unsharded tenant). API Gateway hands context
+// values to the integration as strings.
+const (
+	AuthorizerShardsKey     = "shards"
+	AuthorizerReadShardsKey = "readShards"
+)
+
 // Environment variables the functions read. The constructs set them, the
 // runtime (lambda/fnconfig) reads them.
 const (
@@ -38,6 +47,11 @@ const (
 	// default, also when unset) or "lean" (schema.EventsProfile): the API
 	// and webhook functions write and read the table's indexes by it.
 	EnvEventsProfile = "EVENTS_PROFILE"
+	// EnvEventsSharding turns write sharding of tenants on for the events
+	// table: "on" or "off" (the default, also when unset). The API and
+	// webhook functions then place a sharded tenant's events in its shards
+	// (docs/sharding.md).
+	EnvEventsSharding = "EVENTS_SHARDING"
 	// EnvAPIKeysTable is the API-keys table's name (authorizer).
 	EnvAPIKeysTable = "API_KEYS_TABLE"
 	// EnvCursorSecretARN names the Secrets Manager secret that signs inbox

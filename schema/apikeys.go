@@ -16,6 +16,11 @@ const (
 	AttrCreatedAt   = "created_at"
 	AttrRevokedAt   = "revoked_at"
 	AttrDescription = "description"
+	// AttrShards is the number of shards a tenant's new events are
+	// written to (absent: 1), AttrReadShards the number its inbox reads
+	// (absent: AttrShards); every key of a tenant carries the same values.
+	AttrShards     = "shards"
+	AttrReadShards = "read_shards"
 )
 
 // TenantIndex lists a tenant's keys, newest first by created_at.

@@ -52,6 +52,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.EndpointURL, "endpoint-url", "", "use the DynamoDB already serving at this URL (a DynamoDB Local you run, say) instead of starting one; its tables are created when missing and kept")
 	fs.StringVar(&o.EventsTable, "events-table", devenv.DefaultEventsTable, "the events table's name")
 	profile := fs.String("events-profile", string(schema.ProfileSeed), "the events table's profile: seed or lean (docs/capacity.md); a table kept from an earlier run keeps its own")
+	fs.IntVar(&o.Shards, "shards", 1, "the demo tenant's write shard count, 1-32 (docs/sharding.md); more than 1 turns sharding on for the events table")
 	fs.StringVar(&o.KeysTable, "keys-table", devenv.DefaultKeysTable, "the API-keys table's name")
 	fs.StringVar(&o.Tenant, "tenant", devenv.DefaultTenant, "the demo tenant that gets a new API key")
 	fs.StringVar(&o.DeliveriesFile, "deliveries", "", "also append every delivery to this file (JSON lines)")

@@ -45,6 +45,9 @@ commands:
   list [-tenant ID] [-json]               list keys: hash, prefix, tenant, status, dates
   revoke -hash HASH | -key-stdin          revoke a key (idempotent); -key-stdin reads the key
                                           from standard input, so it stays out of argv and history
+  shards -tenant ID -count N              write the tenant's new events to N shards (1-32) on
+                                          every key of the tenant; its inbox keeps reading the
+                                          most shards it ever had (docs/sharding.md)
   create-table                            create the API-keys table if missing (local use)
 
 global flags:
@@ -100,6 +103,24 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		fmt.Fprintf(stdout, "api_key: %s\nhash:    %s\ntenant:  %s\n", key, k.Hash, k.TenantID)
 		fmt.Fprintln(stderr, "Store the key now: it is not shown again and only its SHA-256 hash is kept.")
+		return 0
+	case "shards":
+		tenant := fs.String("tenant", "", "tenant id (required)")
+		count := fs.Int("count", 0, "write shard count, 1-32 (required)")
+		if fs.Parse(rest) != nil || !noArgs(fs, stderr) {
+			return 2
+		}
+		if *tenant == "" || *count == 0 {
+			fmt.Fprintln(stderr, "triggers-keys shards: -tenant and -count are required")
+			return 2
+		}
+		cfg, err := keys.SetShards(ctx, *tenant, *count)
+		if err != nil {
+			fmt.Fprintf(stderr, "triggers-keys shards: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "tenant: %s\nshards: %d (write)\nread_shards: %d\n", *tenant, cfg.Write, cfg.Read)
+		fmt.Fprintln(stderr, "Handlers see the change within the authorizer cache TTL; the events table needs EVENTS_SHARDING=on.")
 		return 0
 	case "list":
 		tenant := fs.String("tenant", "", "only this tenant's keys (default: all, by Scan)")

@@ -58,6 +58,7 @@ import (
 	"github.com/triggers-dev/triggers/internal/ddb/ddbconfig"
 	"github.com/triggers-dev/triggers/internal/dev/streampoll"
 	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/internal/shard"
 	"github.com/triggers-dev/triggers/internal/streamconsumer"
 	"github.com/triggers-dev/triggers/schema"
 )
@@ -390,7 +391,15 @@ func replayTable(ctx context.Context, c clients, consumer *streamconsumer.Consum
 		}
 		return published, nil
 	}
+	// Every partition a tenant's events may be in: its own and, for a
+	// sharded tenant, its shards' (an empty one costs one small read).
+	var partitions []string
 	for _, t := range tenants {
+		for k := 0; k < shard.MaxShards; k++ {
+			partitions = append(partitions, shard.Partition(t, k))
+		}
+	}
+	for _, t := range partitions {
 		p := dynamodb.NewQueryPaginator(c.db, &dynamodb.QueryInput{
 			TableName:                 aws.String(table),
 			KeyConditionExpression:    aws.String("#pk = :pk AND #sk BETWEEN :lo AND :hi"),

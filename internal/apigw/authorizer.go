@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/apikey"
+	"github.com/triggers-dev/triggers/internal/shard"
 )
 
 // ErrUnauthorized is the error API Gateway turns into a 401: an authorizer
@@ -21,6 +23,13 @@ var ErrUnauthorized = errors.New("Unauthorized")
 // Authenticator maps an API key to its tenant; *apikey.Store implements it.
 type Authenticator interface {
 	Authenticate(ctx context.Context, key string) (string, error)
+}
+
+// PrincipalAuthenticator also returns the tenant's sharding;
+// *apikey.Store implements it. An Authorizer whose Authenticator is one
+// puts a sharded tenant's shard counts in the context.
+type PrincipalAuthenticator interface {
+	Principal(ctx context.Context, key string) (apikey.Principal, error)
 }
 
 // AuthorizerDeadlineMargin is how long before the invocation's deadline
@@ -39,7 +48,9 @@ type AuthorizerHandler func(context.Context, events.APIGatewayCustomAuthorizerRe
 // the same credential), hashes and looks it up, and:
 //   - allows the whole API stage for an active key, with the tenant id in
 //     the context under contract.AuthorizerTenantKey (the policy covers every method
-//     so that a cached result works for all of them);
+//     so that a cached result works for all of them), and a sharded
+//     tenant's shard counts under contract.AuthorizerShardsKey and
+//     contract.AuthorizerReadShardsKey;
 //   - fails with "Unauthorized" (API Gateway: 401) for a missing or
 //     unknown key;
 //   - denies (API Gateway: 403) for a revoked key;
@@ -61,14 +72,26 @@ func Authorizer(auth Authenticator, sources contract.KeySources, log *slog.Logge
 		}
 		key, err := apikey.Credential(Headers(ev.Headers, ev.MultiValueHeaders), sources)
 		var tenant string
+		var shards shard.Config
 		if err == nil {
-			tenant, err = auth.Authenticate(ctx, key)
+			if pa, ok := auth.(PrincipalAuthenticator); ok {
+				var p apikey.Principal
+				p, err = pa.Principal(ctx, key)
+				tenant, shards = p.Tenant, p.Shards
+			} else {
+				tenant, err = auth.Authenticate(ctx, key)
+			}
 		}
 		attrs := []any{contract.LogFieldRequestID, ev.RequestContext.RequestID, contract.LogFieldMethod, ev.HTTPMethod, contract.LogFieldPath, ev.Path, "key_prefix", apikey.DisplayPrefix(key)}
 		switch {
 		case err == nil:
 			log.InfoContext(ctx, "authorized", append(attrs, contract.LogFieldTenant, tenant)...)
-			return policy(tenant, "Allow", stageWildcard(ev.MethodArn), map[string]any{contract.AuthorizerTenantKey: tenant}), nil
+			c := map[string]any{contract.AuthorizerTenantKey: tenant}
+			if shards.Sharded() {
+				c[contract.AuthorizerShardsKey] = strconv.Itoa(shards.Write)
+				c[contract.AuthorizerReadShardsKey] = strconv.Itoa(shards.Read)
+			}
+			return policy(tenant, "Allow", stageWildcard(ev.MethodArn), c), nil
 		case errors.Is(err, apikey.ErrRevoked):
 			log.WarnContext(ctx, "denied: revoked API key", attrs...)
 			return policy("revoked", "Deny", stageWildcard(ev.MethodArn), nil), nil

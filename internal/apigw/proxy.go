@@ -19,6 +19,7 @@ import (
 
 	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/httpapi"
+	"github.com/triggers-dev/triggers/internal/shard"
 )
 
 // ProxyHandler is the Lambda handler type of a REST API proxy integration.
@@ -76,6 +77,7 @@ func Request(ctx context.Context, ev events.APIGatewayProxyRequest) (*http.Reque
 	ctx = httpapi.WithSourceIP(ctx, ev.RequestContext.Identity.SourceIP)
 	if t, ok := ev.RequestContext.Authorizer[contract.AuthorizerTenantKey].(string); ok && t != "" {
 		ctx = httpapi.WithTenant(ctx, t)
+		ctx = shard.WithConfig(ctx, shardsOf(ev.RequestContext.Authorizer))
 	}
 	r, err := http.NewRequestWithContext(ctx, ev.HTTPMethod, u.String(), bytes.NewReader(body))
 	if err != nil {
@@ -99,6 +101,27 @@ func Request(ctx context.Context, ev events.APIGatewayProxyRequest) (*http.Reque
 		r.Host = host
 	}
 	return r, nil
+}
+
+// shardsOf reads a tenant's shard counts from the authorizer context
+// (strings, as API Gateway passes them; numbers too). Absent or invalid
+// counts mean one shard: an answer cached before the tenant was sharded
+// has none.
+func shardsOf(auth map[string]any) shard.Config {
+	count := func(k string) int {
+		switch v := auth[k].(type) {
+		case string:
+			if n, err := shard.ParseCount(v); err == nil {
+				return n
+			}
+		case float64:
+			if v >= 1 && v <= shard.MaxShards && v == float64(int(v)) {
+				return int(v)
+			}
+		}
+		return 1
+	}
+	return shard.Config{Write: count(contract.AuthorizerShardsKey), Read: count(contract.AuthorizerReadShardsKey)}
 }
 
 // routePath is the path the handler routes on: the API Gateway resource

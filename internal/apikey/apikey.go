@@ -24,6 +24,7 @@ import (
 
 	"github.com/triggers-dev/triggers/internal/ddb"
 	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/internal/shard"
 	"github.com/triggers-dev/triggers/schema"
 )
 
@@ -87,6 +88,10 @@ type Key struct {
 	Description string
 	CreatedAt   time.Time
 	RevokedAt   time.Time
+	// Shards is the tenant's sharding (write and read shard counts,
+	// shard.Config), the same on every key of the tenant; zero counts
+	// mean one shard.
+	Shards shard.Config
 }
 
 // DB is the part of the DynamoDB client the key store uses.
@@ -111,7 +116,9 @@ func NewStore(db DB, table string) *Store {
 }
 
 // Create makes a new active key for tenant and returns it; the caller must
-// show it once: only its hash is stored.
+// show it once: only its hash is stored. The key takes the sharding the
+// tenant's other keys carry (SetShards), so every key of a tenant writes
+// and reads the same shards.
 func (s *Store) Create(ctx context.Context, tenant, description string) (string, Key, error) {
 	if !event.ValidTenantID(tenant) {
 		return "", Key{}, fmt.Errorf("tenant id %q is invalid: use 1-128 characters of [A-Za-z0-9_.:-], starting with a letter or digit", tenant)
@@ -138,6 +145,15 @@ func (s *Store) Create(ctx context.Context, tenant, description string) (string,
 	if description != "" {
 		item[schema.AttrDescription] = &types.AttributeValueMemberS{Value: description}
 	}
+	if k.Shards, err = s.tenantShards(ctx, tenant); err != nil {
+		return "", Key{}, err
+	}
+	if k.Shards.Write > 0 {
+		item[schema.AttrShards] = &types.AttributeValueMemberN{Value: strconv.Itoa(k.Shards.Write)}
+	}
+	if k.Shards.Read > 0 {
+		item[schema.AttrReadShards] = &types.AttributeValueMemberN{Value: strconv.Itoa(k.Shards.Read)}
+	}
 	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName:                aws.String(s.table),
 		Item:                     item,
@@ -154,11 +170,30 @@ func (s *Store) Create(ctx context.Context, tenant, description string) (string,
 // empty key, ErrUnknown for a key not in the table (or malformed), and
 // ErrRevoked for a revoked one. One GetItem on the key's hash.
 func (s *Store) Authenticate(ctx context.Context, key string) (string, error) {
+	p, err := s.Principal(ctx, key)
+	return p.Tenant, err
+}
+
+// Principal is who an API key authenticates: the tenant and its sharding
+// (normalized: counts of at least 1).
+type Principal struct {
+	Tenant string
+	Shards shard.Config
+}
+
+// Principal is Authenticate with the tenant's sharding.
+func (s *Store) Principal(ctx context.Context, key string) (Principal, error) {
+	tenant, cfg, err := s.lookup(ctx, key)
+	return Principal{Tenant: tenant, Shards: cfg}, err
+}
+
+func (s *Store) lookup(ctx context.Context, key string) (string, shard.Config, error) {
+	var none shard.Config
 	if key == "" {
-		return "", ErrMissing
+		return "", none, ErrMissing
 	}
 	if len(key) > maxKeyLen {
-		return "", ErrUnknown
+		return "", none, ErrUnknown
 	}
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(s.table),
@@ -166,21 +201,21 @@ func (s *Store) Authenticate(ctx context.Context, key string) (string, error) {
 	})
 	if err != nil {
 		if ddb.Unavailable(err) {
-			return "", fmt.Errorf("look up API key: %w: %v", event.ErrUnavailable, err)
+			return "", none, fmt.Errorf("look up API key: %w: %v", event.ErrUnavailable, err)
 		}
-		return "", fmt.Errorf("look up API key: %w", err)
+		return "", none, fmt.Errorf("look up API key: %w", err)
 	}
 	if out.Item == nil {
-		return "", ErrUnknown
+		return "", none, ErrUnknown
 	}
 	k := keyFromItem(out.Item)
 	if k.Status == StatusRevoked {
-		return "", ErrRevoked
+		return "", none, ErrRevoked
 	}
 	if k.Status != StatusActive || !event.ValidTenantID(k.TenantID) {
-		return "", ErrUnknown
+		return "", none, ErrUnknown
 	}
-	return k.TenantID, nil
+	return k.TenantID, k.Shards.Normalize(), nil
 }
 
 // List returns the keys of tenant (TenantIndex, newest first), or of all
@@ -267,6 +302,14 @@ func keyFromItem(item map[string]types.AttributeValue) Key {
 		}
 		return time.Time{}
 	}
+	num := func(n string) int64 {
+		if v, ok := item[n].(*types.AttributeValueMemberN); ok {
+			if i, err := strconv.ParseInt(v.Value, 10, 64); err == nil && i > 0 && i <= shard.MaxShards {
+				return i
+			}
+		}
+		return 0
+	}
 	return Key{
 		Hash:        str(schema.AttrKeyHash),
 		Prefix:      str(schema.AttrKeyPrefix),
@@ -275,5 +318,6 @@ func keyFromItem(item map[string]types.AttributeValue) Key {
 		Description: str(schema.AttrDescription),
 		CreatedAt:   ms(schema.AttrCreatedAt),
 		RevokedAt:   ms(schema.AttrRevokedAt),
+		Shards:      shard.Config{Write: int(num(schema.AttrShards)), Read: int(num(schema.AttrReadShards))},
 	}
 }

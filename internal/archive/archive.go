@@ -39,6 +39,7 @@ import (
 
 	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/item"
+	"github.com/triggers-dev/triggers/internal/shard"
 	"github.com/triggers-dev/triggers/internal/streamconsumer"
 	"github.com/triggers-dev/triggers/schema"
 )
@@ -120,8 +121,10 @@ func Convert(r events.DynamoDBEventRecord) (line Line, ok bool, err error) {
 	if err != nil {
 		return Line{}, false, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
+	// A sharded tenant's events are archived under the tenant.
+	tenant, _ := shard.TenantOf(it[schema.AttrUserID].(*types.AttributeValueMemberS).Value)
 	return Line{
-		Tenant:         it[schema.AttrUserID].(*types.AttributeValueMemberS).Value,
+		Tenant:         tenant,
 		Day:            ts.UTC().Format(time.DateOnly),
 		EventID:        e.ID,
 		SequenceNumber: r.Change.SequenceNumber,

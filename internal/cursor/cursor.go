@@ -17,12 +17,14 @@ import (
 	"strings"
 
 	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/internal/shard"
 )
 
 // MinSecretBytes is the shortest secret a Codec accepts.
 const MinSecretBytes = 32
 
-// maxCursorChars bounds what Decode looks at; real cursors are ~250 chars.
+// maxCursorChars bounds what Decode looks at; real cursors are ~250 chars,
+// those of a tenant with shard.MaxShards shards under 2,000.
 const maxCursorChars = 2048
 
 const version = "triggers-cursor-v1"
@@ -68,15 +70,57 @@ func (c *Codec) Decode(tenant, shape, cursor string) (event.Position, error) {
 	if err != nil {
 		return event.Position{}, err
 	}
-	// Defence in depth: a verified cursor always holds a valid sort key.
-	i := strings.LastIndexByte(p.SortKey, '#')
-	if i < 0 {
-		return event.Position{}, ErrInvalid
+	// Defence in depth: a verified cursor always holds a valid sort key
+	// (or, merged from shards, valid positions).
+	if len(p.Shards) > 0 {
+		if err := checkShards(p); err != nil {
+			return event.Position{}, err
+		}
+		return p, nil
 	}
-	if sk, err := event.SortKeyForID(p.SortKey[i+1:]); err != nil || sk != p.SortKey {
-		return event.Position{}, ErrInvalid
+	if err := checkSortKey(p.SortKey); err != nil {
+		return event.Position{}, err
 	}
 	return p, nil
+}
+
+// checkShards checks the position of a page merged from shards: at most
+// shard.MaxShards entries, each an event id, ShardDone, ShardStart or
+// empty, and a
+// sort key (the last event of the page) unless there was none yet.
+func checkShards(p event.Position) error {
+	if len(p.Shards) > shard.MaxShards {
+		return ErrInvalid
+	}
+	if p.SortKey == "" && p.IndexKey != "" {
+		return ErrInvalid
+	}
+	if p.SortKey != "" {
+		if err := checkSortKey(p.SortKey); err != nil {
+			return err
+		}
+	}
+	for _, v := range p.Shards {
+		if v == "" || v == event.ShardDone || v == event.ShardStart {
+			continue
+		}
+		if _, err := event.ParseID(v); err != nil {
+			return ErrInvalid
+		}
+	}
+	return nil
+}
+
+// checkSortKey checks that sk is a valid timestamp#event_id.
+func checkSortKey(sk string) error {
+	i := strings.LastIndexByte(sk, '#')
+	if i < 0 {
+		return ErrInvalid
+	}
+	if want, err := event.SortKeyForID(sk[i+1:]); err != nil || want != sk {
+		return ErrInvalid
+	}
+	return nil
 }
 
 // EncodeKey returns the cursor for key, a position in a list other than
@@ -91,7 +135,7 @@ func (c *Codec) EncodeKey(tenant, shape, key string) string {
 // provided valid accepts it (defence in depth), or ErrInvalid.
 func (c *Codec) DecodeKey(tenant, shape, cursor string, valid func(string) bool) (string, error) {
 	p, err := c.decode(tenant, shape, cursor)
-	if err != nil || p.IndexKey != "" || !valid(p.SortKey) {
+	if err != nil || p.IndexKey != "" || len(p.Shards) > 0 || !valid(p.SortKey) {
 		return "", ErrInvalid
 	}
 	return p.SortKey, nil

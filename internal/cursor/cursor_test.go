@@ -164,3 +164,42 @@ func TestCursorLengthLimit(t *testing.T) {
 	_, err = c.Decode("tenant-a", "shape-1", enc)
 	assert.ErrorIs(t, err, cursor.ErrInvalid, "a valid cursor of 2050 characters")
 }
+
+func TestShardedPositions(t *testing.T) {
+	c, err := cursor.New(secret)
+	require.NoError(t, err)
+	p := position(t)
+	ids := make([]string, 32)
+	for i := range ids {
+		id, _, err := event.NewID(time.Now(), nil)
+		require.NoError(t, err)
+		ids[i] = id
+	}
+	ids[3], ids[5], ids[7] = event.ShardDone, "", event.ShardStart
+	p.Shards = ids
+	enc := c.Encode("tenant-a", "shape-1", p)
+	assert.Less(t, len(enc), 2000, "a 32-shard cursor fits the 2048-character limit")
+	got, err := c.Decode("tenant-a", "shape-1", enc)
+	require.NoError(t, err)
+	assert.Equal(t, p, got)
+	// Before any event was taken there is no boundary.
+	got, err = c.Decode("tenant-a", "shape-1", c.Encode("tenant-a", "shape-1", event.Position{Shards: []string{"", event.ShardDone}}))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"", event.ShardDone}, got.Shards)
+
+	// A single-shard position is encoded as before: no "p".
+	raw, _ := base64.RawURLEncoding.DecodeString(c.Encode("tenant-a", "shape-1", position(t)))
+	assert.NotContains(t, string(raw[:len(raw)-sha256.Size]), `"p"`)
+
+	for name, bad := range map[string]event.Position{
+		"not an id":       {SortKey: p.SortKey, Shards: []string{"x"}},
+		"too many shards": {SortKey: p.SortKey, Shards: make([]string, 33)},
+		"bad boundary":    {SortKey: "nope", Shards: []string{""}},
+		"index, no key":   {IndexKey: "received#x", Shards: []string{""}},
+	} {
+		_, err := c.Decode("tenant-a", "shape-1", c.Encode("tenant-a", "shape-1", bad))
+		assert.ErrorIs(t, err, cursor.ErrInvalid, name)
+		_, err = c.DecodeKey("tenant-a", "shape-1", c.Encode("tenant-a", "shape-1", bad), func(string) bool { return true })
+		assert.ErrorIs(t, err, cursor.ErrInvalid, name)
+	}
+}

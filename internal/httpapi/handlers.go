@@ -13,6 +13,7 @@ import (
 
 	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/internal/shard"
 )
 
 // ackConcurrency bounds the parallel UpdateItem calls of one ack request.
@@ -79,6 +80,7 @@ func (a *API) createEvent(w http.ResponseWriter, r *http.Request, ri *reqInfo, _
 	if err != nil {
 		return 0, nil, err
 	}
+	e.ID = shardID(r.Context(), e.ID)
 	if key == "" {
 		if err := a.store.Put(r.Context(), ri.tenant, e); err != nil {
 			return 0, nil, err
@@ -138,6 +140,7 @@ func (a *API) createBatch(w http.ResponseWriter, r *http.Request, ri *reqInfo, _
 			// the inbox (sort keys are timestamp#event_id).
 			e, errs[i] = event.New(reqs[i], now.Add(time.Duration(i)*time.Microsecond), a.retention, md)
 			if errs[i] == nil {
+				e.ID = shardID(r.Context(), e.ID)
 				toStore = append(toStore, e)
 				idx = append(idx, i)
 			}
@@ -340,4 +343,14 @@ func (a *API) inboxPage(tenant, shape string, page event.Page) InboxPage {
 		out.NextCursor = &c
 	}
 	return out
+}
+
+// shardID returns a new event's id with the shard it goes to written into
+// it (shard.Assign), for a tenant whose context has several write
+// shards; the store writes the event to the shard the id names.
+func shardID(ctx context.Context, id string) string {
+	if c, ok := shard.FromContext(ctx); ok && c.Write > 1 {
+		id, _ = shard.Assign(id, c.Write)
+	}
+	return id
 }

@@ -16,14 +16,14 @@ func n(v int64) types.AttributeValue {
 	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
 }
 
-// itemFor returns the table item of e for tenant in the store's profile
-// (item.FromEvent).
-func (st *Store) itemFor(tenant string, e event.Event) map[string]types.AttributeValue {
+// itemFor returns the table item of e in partition (the tenant or one of
+// its shards) in the store's profile (item.FromEvent).
+func (st *Store) itemFor(partition string, e event.Event) map[string]types.AttributeValue {
 	profile := schema.ProfileSeed
 	if st.lean {
 		profile = schema.ProfileLean
 	}
-	it := item.FromEvent(tenant, e, profile)
+	it := item.FromEvent(partition, e, profile)
 	if st.origin != "" {
 		it[schema.AttrOriginRegion] = s(st.origin)
 	}

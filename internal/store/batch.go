@@ -28,7 +28,7 @@ func (st *Store) PutBatch(ctx context.Context, tenant string, events []event.Eve
 	var reqs []types.WriteRequest
 	for i, e := range events {
 		pending[e.SortKey()] = i
-		reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: st.itemFor(tenant, e)}})
+		reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: st.itemFor(st.partitionFor(ctx, tenant, e.ID), e)}})
 	}
 	const rounds = 6
 	for round := 0; len(reqs) > 0; round++ {

@@ -18,6 +18,7 @@ import (
 	"github.com/triggers-dev/triggers/internal/backoff"
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/item"
+	"github.com/triggers-dev/triggers/internal/shard"
 	"github.com/triggers-dev/triggers/schema"
 )
 
@@ -37,6 +38,7 @@ func IdempotencyPartition(tenant, key string) string {
 // event: the losers of a transaction conflict retry and then find the
 // record.
 func (st *Store) PutIdempotent(ctx context.Context, tenant string, e event.Event, key, requestHash string) (event.Event, bool, error) {
+	partition := st.partitionFor(ctx, tenant, e.ID)
 	record := map[string]types.AttributeValue{
 		schema.AttrUserID:           s(IdempotencyPartition(tenant, key)),
 		schema.AttrTimestampEventID: s(contract.IdempotencySortKey),
@@ -47,11 +49,16 @@ func (st *Store) PutIdempotent(ctx context.Context, tenant string, e event.Event
 		contract.AttrCreatedAt:      s(e.Timestamp),
 		schema.AttrTTL:              n(e.TTL),
 	}
+	if partition != tenant {
+		// The record stays one per tenant and key; it names the shard
+		// its event went to, which a later shard count cannot recompute.
+		record[AttrEventPartition] = s(partition)
+	}
 	names := map[string]string{"#pk": schema.AttrUserID}
 	in := &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
 		{Put: &types.Put{
 			TableName:                aws.String(st.table),
-			Item:                     st.itemFor(tenant, e),
+			Item:                     st.itemFor(partition, e),
 			ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
 			ExpressionAttributeNames: names,
 		}},
@@ -94,6 +101,22 @@ func (st *Store) PutIdempotent(ctx context.Context, tenant string, e event.Event
 	}
 }
 
+// AttrEventPartition is the idempotency record's attribute naming the
+// partition of its event when that is one of the tenant's shards (absent:
+// the tenant's own partition).
+const AttrEventPartition = "event_partition"
+
+// eventPartition returns the partition of the event an idempotency record
+// of tenant names: its event_partition if it is one of the tenant's
+// shards, else the tenant's own.
+func eventPartition(tenant string, rec map[string]types.AttributeValue) string {
+	pk := getS(rec, AttrEventPartition)
+	if t, k := shard.TenantOf(pk); t == tenant && k > 0 {
+		return pk
+	}
+	return tenant
+}
+
 var errRecordGone = errors.New("idempotency record vanished")
 
 // original returns the event an idempotency record points to. rec is the
@@ -118,7 +141,7 @@ func (st *Store) original(ctx context.Context, tenant, key, requestHash string, 
 	}
 	out, err := st.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      aws.String(st.table),
-		Key:            st.key(tenant, getS(rec, contract.AttrEventKey)),
+		Key:            st.key(eventPartition(tenant, rec), getS(rec, contract.AttrEventKey)),
 		ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {

@@ -6,16 +6,16 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/triggers-dev/triggers/internal/backoff"
-	"github.com/triggers-dev/triggers/internal/ddb"
-
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/triggers-dev/triggers/contract"
+	"github.com/triggers-dev/triggers/internal/backoff"
+	"github.com/triggers-dev/triggers/internal/ddb"
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/item"
+	"github.com/triggers-dev/triggers/internal/shard"
 	"github.com/triggers-dev/triggers/schema"
 )
 
@@ -30,28 +30,107 @@ import (
 // filters. Every query has a Limit and a filter
 // hiding expired events; short pages caused by filters are topped up with
 // at most a few more Query calls.
+//
+// On a sharded table (WithSharding), a tenant whose context reads more
+// than one shard (or whose cursor names several) gets a page merged from
+// all its shards (listSharded).
 func (st *Store) List(ctx context.Context, q event.InboxQuery) (event.Page, error) {
+	if st.sharded {
+		read := 1
+		if c, ok := shard.FromContext(ctx); ok {
+			read = c.Read
+		}
+		if q.After != nil {
+			read = max(read, len(q.After.Shards))
+		}
+		if read > 1 {
+			return st.listSharded(ctx, q, read)
+		}
+	}
+	iq := st.inboxQuery(q, q.Tenant)
+	in := iq.in
+	if q.After != nil {
+		in.ExclusiveStartKey = st.key(q.Tenant, q.After.SortKey)
+		if iq.indexAttr != "" {
+			in.ExclusiveStartKey[iq.indexAttr] = s(q.After.IndexKey)
+		}
+	}
+	limit := pageLimit(q)
+	page := event.Page{Events: make([]event.Event, 0, limit)}
+	for round := 0; ; round++ {
+		in.Limit = aws.Int32(int32(limit - len(page.Events)))
+		// A page of 50 events is 70 KB of JSON at 1 KB each: decoded in
+		// one pass (ddb.FastQueryDecoding), not the SDK's two.
+		out, err := st.db.Query(ctx, in, ddb.FastQueryDecoding)
+		if err != nil {
+			return event.Page{}, classify("query inbox", err)
+		}
+		items := out.Items
+		if iq.fetch {
+			if items, err = st.fetchEvents(ctx, q, q.Tenant, items); err != nil {
+				return event.Page{}, err
+			}
+		}
+		for _, it := range items {
+			page.Events = append(page.Events, item.EventFromItem(it))
+		}
+		if out.LastEvaluatedKey == nil {
+			return page, nil
+		}
+		if len(page.Events) >= limit || round+1 >= st.maxListRounds {
+			page.Next = &event.Position{SortKey: getS(out.LastEvaluatedKey, schema.AttrTimestampEventID)}
+			if iq.indexAttr != "" {
+				page.Next.IndexKey = getS(out.LastEvaluatedKey, iq.indexAttr)
+			}
+			return page, nil
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+}
+
+// pageLimit is q's page size, the default when out of range.
+func pageLimit(q event.InboxQuery) int {
+	if q.Limit < 1 || q.Limit > event.MaxLimit {
+		return event.DefaultLimit
+	}
+	return q.Limit
+}
+
+// inboxQuery is the Query of an inbox page in one partition, without its
+// start key and limit.
+type inboxQuery struct {
+	in *dynamodb.QueryInput
+	// indexAttr is the index's sort key attribute ("" on the table), and
+	// indexPrefix the begins_with prefix on it: an event's index key is
+	// indexPrefix + its timestamp.
+	indexAttr, indexPrefix string
+	// fetch: the query reads a lean StatusIndex, which holds keys,
+	// event_type and ttl only; the events come from the table after it.
+	fetch bool
+}
+
+// inboxQuery builds the Query of q on partition (see List for the keys
+// and filters).
+func (st *Store) inboxQuery(q event.InboxQuery, partition string) inboxQuery {
 	names := map[string]string{"#pk": schema.AttrUserID, "#ttl": schema.AttrTTL}
 	values := map[string]types.AttributeValue{
-		":pk":  s(q.Tenant),
+		":pk":  s(partition),
 		":now": n(st.now().Unix()),
 	}
-	in := &dynamodb.QueryInput{
+	iq := inboxQuery{in: &dynamodb.QueryInput{
 		TableName:              aws.String(st.table),
 		KeyConditionExpression: aws.String("#pk = :pk"),
 		ScanIndexForward:       aws.Bool(q.Ascending),
-	}
+	}}
+	in := iq.in
 	filter := "#ttl >= :now"
-	indexAttr := ""
-	// fetch: the query reads a lean StatusIndex, which holds keys,
-	// event_type and ttl only; the events come from the table after it.
-	fetch := false
 	useIndex := func(name, attr, prefix string) {
 		in.IndexName = aws.String(name)
-		indexAttr = attr
+		iq.indexAttr = attr
+		iq.indexPrefix = prefix + contract.KeySeparator
 		in.KeyConditionExpression = aws.String("#pk = :pk AND begins_with(#ik, :prefix)")
 		names["#ik"] = attr
-		values[":prefix"] = s(prefix + contract.KeySeparator)
+		values[":prefix"] = s(iq.indexPrefix)
 	}
 	filterOn := func(attr, value string) {
 		k := map[string]string{schema.AttrStatus: "status", schema.AttrEventType: "et"}[attr]
@@ -65,7 +144,7 @@ func (st *Store) List(ctx context.Context, q event.InboxQuery) (event.Page, erro
 		// No EventTypeIndex; StatusIndex holds every status but delivered.
 		if q.Status != "" && q.Status != event.Delivered {
 			useIndex(schema.StatusIndex, schema.AttrStatusTS, string(q.Status))
-			fetch = true
+			iq.fetch = true
 		} else if q.Status != "" {
 			filterOn(schema.AttrStatus, string(q.Status))
 		}
@@ -83,46 +162,7 @@ func (st *Store) List(ctx context.Context, q event.InboxQuery) (event.Page, erro
 	in.FilterExpression = aws.String(filter)
 	in.ExpressionAttributeNames = names
 	in.ExpressionAttributeValues = values
-	if q.After != nil {
-		in.ExclusiveStartKey = st.key(q.Tenant, q.After.SortKey)
-		if indexAttr != "" {
-			in.ExclusiveStartKey[indexAttr] = s(q.After.IndexKey)
-		}
-	}
-	limit := q.Limit
-	if limit < 1 || limit > event.MaxLimit {
-		limit = event.DefaultLimit
-	}
-	page := event.Page{Events: make([]event.Event, 0, limit)}
-	for round := 0; ; round++ {
-		in.Limit = aws.Int32(int32(limit - len(page.Events)))
-		// A page of 50 events is 70 KB of JSON at 1 KB each: decoded in
-		// one pass (ddb.FastQueryDecoding), not the SDK's two.
-		out, err := st.db.Query(ctx, in, ddb.FastQueryDecoding)
-		if err != nil {
-			return event.Page{}, classify("query inbox", err)
-		}
-		items := out.Items
-		if fetch {
-			if items, err = st.fetchEvents(ctx, q, items); err != nil {
-				return event.Page{}, err
-			}
-		}
-		for _, it := range items {
-			page.Events = append(page.Events, item.EventFromItem(it))
-		}
-		if out.LastEvaluatedKey == nil {
-			return page, nil
-		}
-		if len(page.Events) >= limit || round+1 >= st.maxListRounds {
-			page.Next = &event.Position{SortKey: getS(out.LastEvaluatedKey, schema.AttrTimestampEventID)}
-			if indexAttr != "" {
-				page.Next.IndexKey = getS(out.LastEvaluatedKey, indexAttr)
-			}
-			return page, nil
-		}
-		in.ExclusiveStartKey = out.LastEvaluatedKey
-	}
+	return iq
 }
 
 const (
@@ -140,7 +180,7 @@ const (
 // backoff. An event gone from the table since the query (its ttl passed,
 // DynamoDB deleted it) is left out, as is one whose status is no longer
 // the one asked for (acked since): the table is fresher than the index.
-func (st *Store) fetchEvents(ctx context.Context, q event.InboxQuery, keys []map[string]types.AttributeValue) ([]map[string]types.AttributeValue, error) {
+func (st *Store) fetchEvents(ctx context.Context, q event.InboxQuery, partition string, keys []map[string]types.AttributeValue) ([]map[string]types.AttributeValue, error) {
 	if len(keys) == 0 {
 		return nil, nil
 	}
@@ -148,7 +188,7 @@ func (st *Store) fetchEvents(ctx context.Context, q event.InboxQuery, keys []map
 	bySortKey := make(map[string]map[string]types.AttributeValue, len(keys))
 	pending := make([]map[string]types.AttributeValue, len(keys))
 	for i, k := range keys {
-		pending[i] = st.key(q.Tenant, getS(k, schema.AttrTimestampEventID))
+		pending[i] = st.key(partition, getS(k, schema.AttrTimestampEventID))
 	}
 	for calls := 1; ; calls++ {
 		out, err := st.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{

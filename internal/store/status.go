@@ -28,10 +28,10 @@ type transition struct {
 	values    map[string]types.AttributeValue
 }
 
-// transitionUpdate builds the conditional update that moves the tenant's
-// event id from one of from to to. ok is false for an id that cannot be
-// an event's.
-func (st *Store) transitionUpdate(tenant, id string, from []event.Status, to event.Status) (transition, bool) {
+// transitionUpdate builds the conditional update that moves event id in
+// partition (the tenant's own or one of its shards) from one of from to
+// to. ok is false for an id that cannot be an event's.
+func (st *Store) transitionUpdate(partition, id string, from []event.Status, to event.Status) (transition, bool) {
 	ts, err := event.ParseID(id)
 	if err != nil {
 		return transition{}, false
@@ -66,7 +66,7 @@ func (st *Store) transitionUpdate(tenant, id string, from []event.Status, to eve
 		in[i] = k
 	}
 	return transition{
-		key:       st.key(tenant, contract.Key(stamp, id)),
+		key:       st.key(partition, contract.Key(stamp, id)),
 		update:    update,
 		condition: "#ttl >= :now AND #status IN (" + strings.Join(in, ", ") + ")",
 		names:     names,
@@ -81,10 +81,11 @@ func (st *Store) transitionUpdate(tenant, id string, from []event.Status, to eve
 // status#timestamp change together; moving to retrying increments
 // retry_count. In the lean profile a move to delivered removes
 // status#timestamp instead (the sparse index). Errors: event.ErrNotFound, or *event.TransitionError with
-// the current status when the condition fails on an existing event.
+// the current status when the condition fails on an existing event. On a
+// sharded table it tries the partitions candidates names, in turn, while
+// the event is not found.
 func (st *Store) Transition(ctx context.Context, tenant, id string, from []event.Status, to event.Status) (event.Event, error) {
-	tr, ok := st.transitionUpdate(tenant, id, from, to)
-	if !ok {
+	if _, err := event.ParseID(id); err != nil {
 		return event.Event{}, event.ErrNotFound
 	}
 	if len(from) == 0 {
@@ -93,6 +94,22 @@ func (st *Store) Transition(ctx context.Context, tenant, id string, from []event
 			return event.Event{}, err
 		}
 		return event.Event{}, &event.TransitionError{From: cur.Status, To: to}
+	}
+	var e event.Event
+	err := event.ErrNotFound
+	for _, pk := range st.candidates(ctx, tenant, id) {
+		if e, err = st.transition(ctx, pk, id, from, to); !errors.Is(err, event.ErrNotFound) {
+			break
+		}
+	}
+	return e, err
+}
+
+// transition is Transition in one partition.
+func (st *Store) transition(ctx context.Context, partition, id string, from []event.Status, to event.Status) (event.Event, error) {
+	tr, ok := st.transitionUpdate(partition, id, from, to)
+	if !ok {
+		return event.Event{}, event.ErrNotFound
 	}
 	out, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                           aws.String(st.table),
@@ -142,9 +159,22 @@ const maxSettleLatest = 99
 // One TransactWriteItems: the status update (conditional as in
 // Transition) and a condition check per attempt. Errors:
 // event.ErrNotFound, *event.TransitionError (the status is no longer
-// from), event.ErrStaleAttempts, or the classified DynamoDB error.
+// from), event.ErrStaleAttempts, or the classified DynamoDB error. On a
+// sharded table it tries the partitions candidates names, in turn, while
+// the event is not found.
 func (st *Store) Settle(ctx context.Context, tenant, id string, from, to event.Status, latest []event.Attempt) error {
-	tr, ok := st.transitionUpdate(tenant, id, []event.Status{from}, to)
+	err := event.ErrNotFound
+	for _, pk := range st.candidates(ctx, tenant, id) {
+		if err = st.settle(ctx, tenant, pk, id, from, to, latest); !errors.Is(err, event.ErrNotFound) {
+			break
+		}
+	}
+	return err
+}
+
+// settle is Settle in one partition.
+func (st *Store) settle(ctx context.Context, tenant, partition, id string, from, to event.Status, latest []event.Attempt) error {
+	tr, ok := st.transitionUpdate(partition, id, []event.Status{from}, to)
 	if !ok {
 		return event.ErrNotFound
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/triggers-dev/triggers/internal/ddb"
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/item"
+	"github.com/triggers-dev/triggers/internal/shard"
 	"github.com/triggers-dev/triggers/schema"
 )
 
@@ -54,6 +55,9 @@ type Store struct {
 	// origin, when set, is written into every new event item
 	// (schema.AttrOriginRegion).
 	origin string
+	// sharded: the table takes write sharding (WithSharding); tenants'
+	// shard counts come with each request's context (package shard).
+	sharded bool
 }
 
 // Option configures a Store.
@@ -76,6 +80,16 @@ func WithOriginRegion(region string) Option {
 	return func(s *Store) { s.origin = region }
 }
 
+// WithSharding turns on write sharding for the table (see package
+// shard): a tenant whose context (shard.WithConfig) carries more than one
+// write shard has its new events spread over its shards by the shard
+// number in their ids, and its inbox reads and merges every read shard.
+// Without it every event is in the tenant's own partition, whatever the
+// context says.
+func WithSharding(on bool) Option {
+	return func(s *Store) { s.sharded = on }
+}
+
 // New returns a store for the events table named table.
 func New(db API, table string, opts ...Option) *Store {
 	s := &Store{db: db, table: table, now: time.Now, maxListRounds: 5, sleep: backoff.Sleep}
@@ -95,11 +109,45 @@ func (st *Store) key(tenant, sortKey string) map[string]types.AttributeValue {
 	}
 }
 
-// Put stores a new event (PutItem, conditional on the key being new).
+// partitionFor returns the partition key of a new event of tenant with
+// id: the shard named in the id (shard.Of) when the table is sharded and
+// the context gives the tenant more than one write shard, else the
+// tenant's own partition.
+func (st *Store) partitionFor(ctx context.Context, tenant, id string) string {
+	if !st.sharded {
+		return tenant
+	}
+	if c, ok := shard.FromContext(ctx); ok && c.Write > 1 {
+		return shard.Partition(tenant, shard.Of(id))
+	}
+	return tenant
+}
+
+// candidates returns the partitions that may hold the tenant's event id,
+// in the order to look (shard.Candidates): only the tenant's own unless
+// the table is sharded.
+func (st *Store) candidates(ctx context.Context, tenant, id string) []string {
+	if !st.sharded {
+		return []string{tenant}
+	}
+	read := 0
+	if c, ok := shard.FromContext(ctx); ok {
+		read = c.Read
+	}
+	ks := shard.Candidates(id, read)
+	out := make([]string, len(ks))
+	for i, k := range ks {
+		out[i] = shard.Partition(tenant, k)
+	}
+	return out
+}
+
+// Put stores a new event (PutItem, conditional on the key being new), in
+// the partition partitionFor picks.
 func (st *Store) Put(ctx context.Context, tenant string, e event.Event) error {
 	_, err := st.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName:                           aws.String(st.table),
-		Item:                                st.itemFor(tenant, e),
+		Item:                                st.itemFor(st.partitionFor(ctx, tenant, e.ID), e),
 		ConditionExpression:                 aws.String("attribute_not_exists(#pk)"),
 		ExpressionAttributeNames:            map[string]string{"#pk": schema.AttrUserID},
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
@@ -120,28 +168,33 @@ func (st *Store) Put(ctx context.Context, tenant string, e event.Event) error {
 // Get returns the tenant's event with id: one strongly consistent GetItem
 // on the key derived from the id (event.SortKeyForID). A malformed id, a
 // missing event, another tenant's event and an expired event are all
-// event.ErrNotFound.
+// event.ErrNotFound. On a sharded table it reads the shard the id names
+// and, if the event is not there, the tenant's own partition
+// (candidates): an event written before the tenant was sharded.
 func (st *Store) Get(ctx context.Context, tenant, id string) (event.Event, error) {
 	sk, err := event.SortKeyForID(id)
 	if err != nil {
 		return event.Event{}, event.ErrNotFound
 	}
-	out, err := st.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName:      aws.String(st.table),
-		Key:            st.key(tenant, sk),
-		ConsistentRead: aws.Bool(true),
-	})
-	if err != nil {
-		return event.Event{}, classify("get event", err)
+	for _, pk := range st.candidates(ctx, tenant, id) {
+		out, err := st.db.GetItem(ctx, &dynamodb.GetItemInput{
+			TableName:      aws.String(st.table),
+			Key:            st.key(pk, sk),
+			ConsistentRead: aws.Bool(true),
+		})
+		if err != nil {
+			return event.Event{}, classify("get event", err)
+		}
+		if out.Item == nil {
+			continue
+		}
+		e := item.EventFromItem(out.Item)
+		if e.Expired(st.now()) {
+			return event.Event{}, event.ErrNotFound
+		}
+		return e, nil
 	}
-	if out.Item == nil {
-		return event.Event{}, event.ErrNotFound
-	}
-	e := item.EventFromItem(out.Item)
-	if e.Expired(st.now()) {
-		return event.Event{}, event.ErrNotFound
-	}
-	return e, nil
+	return event.Event{}, event.ErrNotFound
 }
 
 // classify wraps DynamoDB errors as event.ErrUnavailable (throttling that

@@ -11,6 +11,7 @@ import (
 	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/item"
+	"github.com/triggers-dev/triggers/internal/shard"
 	"github.com/triggers-dev/triggers/schema"
 )
 
@@ -114,6 +115,7 @@ func Decide(r events.DynamoDBEventRecord) (Decision, Message, error) {
 	if err != nil {
 		return Skip, Message{}, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
-	tenant := it[schema.AttrUserID].(*types.AttributeValueMemberS).Value
+	// A sharded tenant's events are in its shards' partitions.
+	tenant, _ := shard.TenantOf(it[schema.AttrUserID].(*types.AttributeValueMemberS).Value)
 	return Deliver, Message{Tenant: tenant, EventType: e.Type, EventID: e.ID, Body: body}, nil
 }

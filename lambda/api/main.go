@@ -54,7 +54,7 @@ func run() error {
 		}
 	}
 	log := fnconfig.Logger(os.Stdout, cfg.LogLevel)
-	storeOpts := []store.Option{store.WithProfile(cfg.EventsProfile)}
+	storeOpts := []store.Option{store.WithProfile(cfg.EventsProfile), store.WithSharding(cfg.EventsSharding)}
 	if cfg.WriterRegion != "" {
 		// A global table: every new event names the region that accepted it.
 		storeOpts = append(storeOpts, store.WithOriginRegion(cfg.Region))

@@ -23,6 +23,8 @@ type API struct {
 	EventsTable string
 	// EventsProfile is EVENTS_PROFILE (default schema.ProfileSeed).
 	EventsProfile schema.EventsProfile
+	// EventsSharding is EVENTS_SHARDING (on or off, default off).
+	EventsSharding bool
 	// CursorSecret is the cursor HMAC key from CURSOR_SECRET; empty when
 	// CursorSecretARN names a Secrets Manager secret to read instead.
 	CursorSecret []byte
@@ -88,6 +90,11 @@ func LoadAPI(getenv func(string) string) (API, error) {
 		errs = append(errs, err)
 	} else {
 		c.EventsProfile = p
+	}
+	if on, err := LoadSharding(getenv); err != nil {
+		errs = append(errs, err)
+	} else {
+		c.EventsSharding = on
 	}
 	c.CursorSecretARN = strings.TrimSpace(getenv(contract.EnvCursorSecretARN))
 	switch {
@@ -169,6 +176,17 @@ func parseLevel(v string) (slog.Level, error) {
 // Logger returns the JSON logger the functions use.
 func Logger(w io.Writer, level slog.Level) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
+}
+
+// LoadSharding reads EVENTS_SHARDING: "on" or "off", empty is off.
+func LoadSharding(getenv func(string) string) (bool, error) {
+	switch v := strings.ToLower(strings.TrimSpace(getenv(contract.EnvEventsSharding))); v {
+	case "", "off":
+		return false, nil
+	case "on":
+		return true, nil
+	}
+	return false, fmt.Errorf("%s=%q is invalid: use on or off", contract.EnvEventsSharding, getenv(contract.EnvEventsSharding))
 }
 
 // loadEventsProfile reads EVENTS_PROFILE (schema.ParseEventsProfile).

@@ -18,6 +18,8 @@ type Webhooks struct {
 	EventsTable string
 	// EventsProfile is EVENTS_PROFILE (default schema.ProfileSeed).
 	EventsProfile schema.EventsProfile
+	// EventsSharding is EVENTS_SHARDING (on or off, default off).
+	EventsSharding bool
 	// QueueURL is the retry queue (WEBHOOK_QUEUE_URL).
 	QueueURL string
 	// SecretsKey is the KMS key that sealed the signing secrets
@@ -81,6 +83,11 @@ func LoadWebhooks(getenv func(string) string) (Webhooks, error) {
 		errs = append(errs, err)
 	} else {
 		c.EventsProfile = p
+	}
+	if on, err := LoadSharding(getenv); err != nil {
+		errs = append(errs, err)
+	} else {
+		c.EventsSharding = on
 	}
 	if c.QueueURL == "" {
 		errs = append(errs, fmt.Errorf("%s is not set: set it to the webhook retry queue URL", contract.EnvWebhookQueueURL))

@@ -50,6 +50,7 @@ import (
 	"github.com/triggers-dev/triggers/internal/dev/sqsesm"
 	"github.com/triggers-dev/triggers/internal/dev/streampoll"
 	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/internal/shard"
 	"github.com/triggers-dev/triggers/internal/store"
 	"github.com/triggers-dev/triggers/internal/streamconsumer"
 	"github.com/triggers-dev/triggers/internal/syncio"
@@ -106,6 +107,10 @@ type Options struct {
 	// from an earlier run (DataDir, EndpointURL) keeps the profile it was
 	// made with. Default: schema.ProfileSeed.
 	EventsProfile schema.EventsProfile
+	// Shards is the demo tenant's write shard count (1..shard.MaxShards,
+	// docs/sharding.md); more than one turns sharding on for the events
+	// table. Default: 1 (unsharded).
+	Shards int
 	// DeliveriesFile, when set, gets every delivery appended as a JSON line.
 	DeliveriesFile string
 	// Jar and Java locate DynamoDB Local and Java. Default: ddblocal's.
@@ -230,6 +235,12 @@ func Run(ctx context.Context, o Options) (err error) {
 		return err
 	}
 	o.EventsProfile = profile
+	if o.Shards == 0 {
+		o.Shards = 1
+	}
+	if o.Shards < 1 || o.Shards > shard.MaxShards {
+		return fmt.Errorf("shards %d is invalid: use 1 to %d (make dev SHARDS=8)", o.Shards, shard.MaxShards)
+	}
 	if !event.ValidTenantID(o.Tenant) {
 		return fmt.Errorf("tenant %q is invalid: use 1-128 characters of [A-Za-z0-9_.:-], starting with a letter or digit", o.Tenant)
 	}
@@ -303,7 +314,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err != nil {
 		return err
 	}
-	events := store.New(client, o.EventsTable, store.WithProfile(o.EventsProfile))
+	events := store.New(client, o.EventsTable, store.WithProfile(o.EventsProfile), store.WithSharding(o.Shards > 1))
 	rcv := newReceiver(tenantSecrets(events.ListSubscriptions, box, o.Tenant))
 	defer rcv.srv.Close()
 	var (
@@ -313,7 +324,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	if w := fns.webhooks; w != nil {
 		retryQueue = dispatch.SQSQueue{Client: sq.client, URL: w.QueueURL}
 		dispatcher, err := dispatch.New(dispatch.Config{
-			Store:        store.New(client, w.EventsTable, store.WithProfile(w.EventsProfile)),
+			Store:        store.New(client, w.EventsTable, store.WithProfile(w.EventsProfile), store.WithSharding(o.Shards > 1 || w.EventsSharding)),
 			Queue:        retryQueue,
 			Client:       rcv.client(w.Timeout, o.WebhookRoots...),
 			Schedule:     w.Schedule,
@@ -353,6 +364,11 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err != nil {
 		return fmt.Errorf("mint the demo API key: %w", err)
 	}
+	if o.Shards > 1 {
+		if _, err := keys.SetShards(ctx, o.Tenant, o.Shards); err != nil {
+			return fmt.Errorf("shard the demo tenant: %w", err)
+		}
+	}
 
 	secret := make([]byte, 48)
 	_, _ = rand.Read(secret)
@@ -362,10 +378,11 @@ func Run(ctx context.Context, o Options) (err error) {
 		EventsTable: o.EventsTable,
 		KeysTable:   o.KeysTable,
 		// The table made above, whatever the template's table was.
-		EventsProfile: o.EventsProfile,
-		CursorSecret:  []byte(base64.RawURLEncoding.EncodeToString(secret)),
-		Logger:        log,
-		WebhookQueue:  retryQueue, AllowPrivateTargets: true,
+		EventsProfile:  o.EventsProfile,
+		EventsSharding: o.Shards > 1,
+		CursorSecret:   []byte(base64.RawURLEncoding.EncodeToString(secret)),
+		Logger:         log,
+		WebhookQueue:   retryQueue, AllowPrivateTargets: true,
 		KMS: kms.Client, SecretsKey: secretsKey,
 	})
 	if err != nil {

@@ -68,6 +68,10 @@ type Config struct {
 	// template's EVENTS_PROFILE. Default: the template's (the construct
 	// sets it from the table it was given).
 	EventsProfile schema.EventsProfile
+	// EventsSharding turns write sharding on (EVENTS_SHARDING=on),
+	// replacing the template's setting; tenants' shard counts come from
+	// their API-keys records. Default: the template's.
+	EventsSharding bool
 	// CursorSecret is the inbox cursor key (at least 32 bytes), replacing
 	// the template's Secrets Manager secret. Default: a random key, so
 	// cursors die with the process.
@@ -182,6 +186,9 @@ func New(cfg Config) (*API, error) {
 		if cfg.EventsProfile != "" {
 			override[contract.EnvEventsProfile] = string(cfg.EventsProfile)
 		}
+		if cfg.EventsSharding {
+			override[contract.EnvEventsSharding] = "on"
+		}
 		getenv, err := environment(fn, override)
 		if err != nil {
 			return nil, err
@@ -191,7 +198,7 @@ func New(cfg Config) (*API, error) {
 			return nil, fmt.Errorf("function %s: %w", fn.LogicalID, err)
 		}
 		retention = append(retention, c.Retention)
-		st := store.New(cfg.DB, cfg.EventsTable, store.WithProfile(c.EventsProfile))
+		st := store.New(cfg.DB, cfg.EventsTable, store.WithProfile(c.EventsProfile), store.WithSharding(c.EventsSharding))
 		var webhooks *httpapi.Webhooks
 		if c.WebhookQueueURL != "" && cfg.WebhookQueue != nil {
 			sealer, err := secretbox.New(cfg.KMS, c.WebhookSecretsKey, secretbox.Options{})

@@ -1,0 +1,275 @@
+// The inbox of a sharded tenant: every shard queried, pages merged.
+
+package store
+
+import (
+	"context"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/triggers-dev/triggers/internal/ddb"
+	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/internal/item"
+	"github.com/triggers-dev/triggers/internal/shard"
+	"github.com/triggers-dev/triggers/schema"
+)
+
+// maxShardQueries bounds the Query calls of one page in flight at once.
+const maxShardQueries = 8
+
+// shardCursor is one shard's part of a merged page.
+type shardCursor struct {
+	partition string
+	in        *dynamodb.QueryInput
+	// buf holds events read and not yet taken, in the query's order.
+	buf []event.Event
+	// resume is the shard's entry of the next cursor while buf is not
+	// empty: the last event taken from it, else where it started (an id
+	// or event.ShardStart), never relative to the moving boundary. last is the sort key of the last item the shard evaluated
+	// (its LastEvaluatedKey), "" before its first query.
+	resume, last string
+	// exhausted: the shard's last query had no LastEvaluatedKey.
+	exhausted bool
+	// skipAhead, when set, is the timestamp of the cursor's last event:
+	// events strictly ahead of it are skipped.
+	skipAhead string
+}
+
+func (c *shardCursor) done() bool { return c.exhausted && len(c.buf) == 0 }
+
+// listSharded returns one inbox page of a tenant with read shards: it
+// queries every shard that may hold the next events (in parallel, at
+// most maxShardQueries at once, each with the page's remaining limit),
+// and merges them in the page's order by sort key (timestamp#event_id).
+// An event is taken only when no shard can still hold an earlier one:
+// every other shard either has a buffered event after it or has already
+// evaluated past its timestamp; otherwise the shards in the way are
+// queried again, up to maxListRounds rounds. The next cursor holds each
+// shard's position (event.Position.Shards).
+func (st *Store) listSharded(ctx context.Context, q event.InboxQuery, read int) (event.Page, error) {
+	limit := pageLimit(q)
+	var boundary event.Position
+	if q.After != nil {
+		boundary = event.Position{SortKey: q.After.SortKey, IndexKey: q.After.IndexKey}
+	}
+	var prefix string
+	shards := make([]*shardCursor, read)
+	for k := range shards {
+		pk := shard.Partition(q.Tenant, k)
+		iq := st.inboxQuery(q, pk)
+		prefix = iq.indexPrefix
+		c := &shardCursor{partition: pk, in: iq.in}
+		if q.After != nil && k < len(q.After.Shards) {
+			c.resume = q.After.Shards[k]
+		}
+		switch {
+		case c.resume == event.ShardDone:
+			c.exhausted = true
+		case c.resume == event.ShardStart:
+		case c.resume != "":
+			sk, _ := event.SortKeyForID(c.resume) // the cursor was checked
+			c.in.ExclusiveStartKey = st.startKey(pk, iq.indexAttr, sk, iq.indexPrefix)
+		case boundary.SortKey != "":
+			// A shard new to the cursor starts after its position.
+			c.resume = idOfSortKey(boundary.SortKey)
+			c.in.ExclusiveStartKey = st.key(pk, boundary.SortKey)
+			if iq.indexAttr != "" {
+				c.in.ExclusiveStartKey[iq.indexAttr] = s(boundary.IndexKey)
+			}
+		default:
+			c.resume = event.ShardStart
+		}
+		if boundary.SortKey != "" {
+			// Events strictly ahead of the last one served were written
+			// after the pages already served (or were in flight then):
+			// listing them now would break the order, so, as in one
+			// partition, they are not in this pass.
+			c.skipAhead = timestampOfSortKey(boundary.SortKey)
+		}
+		shards[k] = c
+	}
+	iq := st.inboxQuery(q, q.Tenant)
+	// before reports whether an event with sort key a comes before one
+	// with sort key b in the page's order.
+	before := func(a, b string) bool {
+		if q.Ascending {
+			return a < b
+		}
+		return a > b
+	}
+	page := event.Page{Events: make([]event.Event, 0, limit)}
+	for round := 0; ; round++ {
+		var need []*shardCursor
+		for _, c := range shards {
+			if len(c.buf) == 0 && !c.exhausted && (round == 0 || c.blocks(shards, before)) {
+				need = append(need, c)
+			}
+		}
+		if err := st.queryShards(ctx, q, iq, need, limit-len(page.Events), before); err != nil {
+			return event.Page{}, err
+		}
+		for len(page.Events) < limit {
+			var best *shardCursor
+			for _, c := range shards {
+				if len(c.buf) > 0 && (best == nil || before(c.buf[0].SortKey(), best.buf[0].SortKey())) {
+					best = c
+				}
+			}
+			if best == nil || blocked(best.buf[0], shards, before) {
+				break
+			}
+			e := best.buf[0]
+			best.buf = best.buf[1:]
+			best.resume = e.ID
+			page.Events = append(page.Events, e)
+			boundary = event.Position{SortKey: e.SortKey()}
+			if iq.indexAttr != "" {
+				boundary.IndexKey = prefix + e.Timestamp
+			}
+		}
+		all := true
+		for _, c := range shards {
+			all = all && c.done()
+		}
+		if all {
+			return page, nil
+		}
+		if len(page.Events) >= limit || round+1 >= st.maxListRounds {
+			next := boundary
+			next.Shards = make([]string, read)
+			for k, c := range shards {
+				switch {
+				case c.done():
+					next.Shards[k] = event.ShardDone
+				case len(c.buf) == 0 && c.last != "":
+					// Everything the shard evaluated was taken or
+					// filtered out: resume after its last evaluated key.
+					next.Shards[k] = idOfSortKey(c.last)
+				default:
+					next.Shards[k] = c.resume
+				}
+			}
+			page.Next = &next
+			return page, nil
+		}
+	}
+}
+
+// blocks reports whether shard c, which has nothing buffered and is not
+// exhausted, may hold an event before the next one the merge would take.
+func (c *shardCursor) blocks(shards []*shardCursor, before func(a, b string) bool) bool {
+	var head *event.Event
+	for _, o := range shards {
+		if len(o.buf) > 0 && (head == nil || before(o.buf[0].SortKey(), head.SortKey())) {
+			head = &o.buf[0]
+		}
+	}
+	return head == nil || !aheadOf(*head, c, before)
+}
+
+// blocked reports whether some shard with nothing buffered may still hold
+// an event before e.
+func blocked(e event.Event, shards []*shardCursor, before func(a, b string) bool) bool {
+	for _, c := range shards {
+		if len(c.buf) == 0 && !c.exhausted && !aheadOf(e, c, before) {
+			return true
+		}
+	}
+	return false
+}
+
+// aheadOf reports whether e comes strictly before every event shard c has
+// not evaluated yet: its timestamp is before that of c's last evaluated
+// key. Equal timestamps are not ahead (index keys hold timestamps only,
+// so an index orders events of one microsecond as it likes).
+func aheadOf(e event.Event, c *shardCursor, before func(a, b string) bool) bool {
+	if c.last == "" {
+		return false
+	}
+	return before(e.Timestamp, timestampOfSortKey(c.last))
+}
+
+// queryShards runs the next Query of each shard in need, in parallel (at
+// most maxShardQueries at once), each with Limit limit, and buffers the
+// events.
+func (st *Store) queryShards(ctx context.Context, q event.InboxQuery, iq inboxQuery, need []*shardCursor, limit int, before func(a, b string) bool) error {
+	if len(need) == 0 {
+		return nil
+	}
+	errs := make([]error, len(need))
+	sem := make(chan struct{}, maxShardQueries)
+	var wg sync.WaitGroup
+	for i, c := range need {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			errs[i] = st.queryShard(ctx, q, iq, c, limit, before)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// queryShard runs shard c's next Query and buffers its events.
+func (st *Store) queryShard(ctx context.Context, q event.InboxQuery, iq inboxQuery, c *shardCursor, limit int, before func(a, b string) bool) error {
+	c.in.Limit = aws.Int32(int32(max(limit, 1)))
+	out, err := st.db.Query(ctx, c.in, ddb.FastQueryDecoding)
+	if err != nil {
+		return classify("query inbox", err)
+	}
+	items := out.Items
+	if iq.fetch {
+		if items, err = st.fetchEvents(ctx, q, c.partition, items); err != nil {
+			return err
+		}
+	}
+	for _, it := range items {
+		e := item.EventFromItem(it)
+		if c.skipAhead != "" && before(e.Timestamp, c.skipAhead) {
+			continue
+		}
+		c.buf = append(c.buf, e)
+	}
+	if out.LastEvaluatedKey == nil {
+		c.exhausted = true
+		return nil
+	}
+	c.last = getS(out.LastEvaluatedKey, schema.AttrTimestampEventID)
+	c.in.ExclusiveStartKey = out.LastEvaluatedKey
+	return nil
+}
+
+// startKey is the ExclusiveStartKey after the event with sort key sk in
+// partition pk, on the table or the index whose key attribute is
+// indexAttr (its key: prefix + the event's timestamp).
+func (st *Store) startKey(pk, indexAttr, sk, prefix string) map[string]types.AttributeValue {
+	k := st.key(pk, sk)
+	if indexAttr != "" {
+		k[indexAttr] = s(prefix + timestampOfSortKey(sk))
+	}
+	return k
+}
+
+// timestampOfSortKey and idOfSortKey split timestamp#event_id.
+func timestampOfSortKey(sk string) string {
+	if i := len(sk) - len("00000000-0000-0000-0000-000000000000") - 1; i > 0 {
+		return sk[:i]
+	}
+	return sk
+}
+
+func idOfSortKey(sk string) string {
+	if i := len(sk) - len("00000000-0000-0000-0000-000000000000"); i > 0 {
+		return sk[i:]
+	}
+	return sk
+}
