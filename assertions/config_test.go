@@ -36,6 +36,9 @@ func TestConfigFromContext(t *testing.T) {
 		{"CloudWatch role", map[string]any{"triggers:cloudwatch-role": true}, stacks.Config{Env: "dev", Billing: dynamotable.OnDemand, EventsProfile: schema.ProfileSeed}, ""},
 		{"bad CloudWatch role", map[string]any{"triggers:cloudwatch-role": "maybe"}, stacks.Config{}, "context triggers:cloudwatch-role=maybe is not a boolean"},
 		{"bad bool", map[string]any{"tenant:event-type-index": "yes"}, stacks.Config{}, "context tenant:event-type-index=yes is not a boolean"},
+		{"sharding", map[string]any{"triggers:events-sharding": "true"}, stacks.Config{Env: "dev", Billing: dynamotable.OnDemand, EventsProfile: schema.ProfileSeed, EventsSharding: true}, ""},
+		{"no sharding", map[string]any{"triggers:events-sharding": false}, stacks.Config{Env: "dev", Billing: dynamotable.OnDemand, EventsProfile: schema.ProfileSeed}, ""},
+		{"bad sharding", map[string]any{"triggers:events-sharding": "8"}, stacks.Config{}, "context triggers:events-sharding=8 is not a boolean: use true"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -55,9 +58,10 @@ func TestConfigFromContext(t *testing.T) {
 
 // -c triggers:env=prod names every stack of the app after prod;
 // -c triggers:events-profile=lean makes the data stack's events table lean
-// and tells the API stack's function.
+// and tells the API stack's function; -c triggers:events-sharding=true
+// turns sharding on in it.
 func TestBuildNamesEveryStackAfterTheEnvironment(t *testing.T) {
-	ctx := map[string]any{"aws:cdk:bundling-stacks": []any{}, "triggers:env": "prod", "triggers:events-profile": "lean"}
+	ctx := map[string]any{"aws:cdk:bundling-stacks": []any{}, "triggers:env": "prod", "triggers:events-profile": "lean", "triggers:events-sharding": true}
 	app := awscdk.NewApp(&awscdk.AppProps{Context: &ctx})
 	cfg, err := stacks.ConfigFromContext(app)
 	require.NoError(t, err)
@@ -77,7 +81,7 @@ func TestBuildNamesEveryStackAfterTheEnvironment(t *testing.T) {
 	})
 	api := assertions.Template_FromStack(app.Node().FindChild(jsii.String("triggers-prod-api")).(awscdk.Stack), nil)
 	api.HasResourceProperties(jsii.String("AWS::Lambda::Function"), map[string]any{
-		"Environment": map[string]any{"Variables": assertions.Match_ObjectLike(&map[string]any{"EVENTS_PROFILE": "lean"})},
+		"Environment": map[string]any{"Variables": assertions.Match_ObjectLike(&map[string]any{"EVENTS_PROFILE": "lean", "EVENTS_SHARDING": "on"})},
 	})
 }
 

@@ -39,6 +39,10 @@ const (
 	// Gateway's account-level CloudWatch role: true (the default) or false
 	// when another stack of the account and region owns it.
 	ContextCloudWatchRole = "triggers:cloudwatch-role"
+	// ContextEventsSharding lets the events table's tenants be sharded
+	// (eventstore.EventsTableProps.Sharding, docs/sharding.md): true or
+	// false (the default). Also for a table named by EventsTableName.
+	ContextEventsSharding = "triggers:events-sharding"
 )
 
 // Environments returns the usual values of ContextEnv; any name matching
@@ -65,6 +69,9 @@ type Config struct {
 	// NoCloudWatchRole leaves API Gateway's account-level CloudWatch role
 	// to another stack. Default: false (the API stack creates it).
 	NoCloudWatchRole bool
+	// EventsSharding lets the events table's tenants be sharded, also of
+	// a table named by EventsTableName. Default: false.
+	EventsSharding bool
 }
 
 var envRE = regexp.MustCompile(`^[a-z][a-z0-9-]{0,15}$`)
@@ -122,6 +129,15 @@ func ConfigFromContext(app awscdk.App) (Config, error) {
 			return cfg, fmt.Errorf("context %s=%v is not a boolean: use true (the API stack creates API Gateway's CloudWatch role) or false (another stack of the account owns it)", ContextCloudWatchRole, v)
 		}
 	}
+	if v := app.Node().TryGetContext(jsii.String(ContextEventsSharding)); v != nil {
+		switch v {
+		case true, "true":
+			cfg.EventsSharding = true
+		case false, "false":
+		default:
+			return cfg, fmt.Errorf("context %s=%v is not a boolean: use true (tenants may be sharded: docs/sharding.md) or false (the default)", ContextEventsSharding, v)
+		}
+	}
 	return cfg, nil
 }
 
@@ -131,9 +147,10 @@ func Build(app awscdk.App, cfg Config) {
 		StackProps: awscdk.StackProps{
 			Description: jsii.String(fmt.Sprintf("Triggers %s: stateful resources (events and API-keys tables). Seeds 000/001/003.", cfg.Env)),
 		},
-		Env:           cfg.Env,
-		Billing:       cfg.Billing,
-		EventsProfile: cfg.EventsProfile,
+		Env:            cfg.Env,
+		Billing:        cfg.Billing,
+		EventsProfile:  cfg.EventsProfile,
+		EventsSharding: cfg.EventsSharding,
 	})
 	NewTriggersApiStack(app, jsii.String(StackName("triggers", cfg.Env, "api")), &TriggersApiStackProps{
 		StackProps: awscdk.StackProps{
@@ -167,7 +184,7 @@ func importedEvents(cfg Config) *eventstore.EventsTableAttributes {
 	if cfg.EventsTableName == "" {
 		return nil
 	}
-	return &eventstore.EventsTableAttributes{TableName: jsii.String(cfg.EventsTableName), TableStreamArn: jsii.String(cfg.EventsTableStreamArn), Profile: cfg.EventsProfile}
+	return &eventstore.EventsTableAttributes{TableName: jsii.String(cfg.EventsTableName), TableStreamArn: jsii.String(cfg.EventsTableStreamArn), Profile: cfg.EventsProfile, Sharding: cfg.EventsSharding}
 }
 
 // StackName joins a system, an environment and a part into a stack name,

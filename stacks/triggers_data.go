@@ -46,6 +46,11 @@ type TriggersDataStackProps struct {
 	//
 	// Default: schema.ProfileSeed.
 	EventsProfile schema.EventsProfile
+	// EventsSharding lets the events table's tenants be sharded
+	// (eventstore.EventsTableProps.Sharding).
+	//
+	// Default: false.
+	EventsSharding bool
 	// ArchiveExpiredEvents keeps the events DynamoDB's TTL deletes in an S3
 	// archive (archive.ExpiredEventsArchive, id "ExpiredEventsArchive",
 	// outputs ArchiveBucketName and ArchiveFailureQueueUrl); it needs the
@@ -94,7 +99,7 @@ func NewTriggersDataStack(scope constructs.Construct, id *string, props *Trigger
 		opts.Billing = props.Billing
 	}
 	eventsOpts := eventsTableOptions(opts)
-	events := eventstore.NewEventsTable(stack, jsii.String("Events"), &eventstore.EventsTableProps{StreamView: props.EventsStreamView, Profile: props.EventsProfile, TableOptions: eventsOpts})
+	events := eventstore.NewEventsTable(stack, jsii.String("Events"), &eventstore.EventsTableProps{StreamView: props.EventsStreamView, Profile: props.EventsProfile, Sharding: props.EventsSharding, TableOptions: eventsOpts})
 
 	stackName := *stack.StackName() // one jsii read for every export name
 	awscdk.NewCfnOutput(stack, jsii.String("EventsTableName"), &awscdk.CfnOutputProps{

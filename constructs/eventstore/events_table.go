@@ -103,6 +103,26 @@ type EventsTableProps struct {
 	//
 	// Default: schema.ProfileSeed.
 	Profile schema.EventsProfile
+	// Sharding lets the functions that use the table (the API and webhook
+	// functions of triggersapi) spread a tenant's events over several
+	// partition keys, for tenants whose API-keys record asks for more than
+	// one shard (triggers-keys shards; docs/sharding.md). Off, every event
+	// is in its tenant's own partition, whatever the record says. Every
+	// function writing or reading the table must agree, so it is the
+	// table's setting, not a function's.
+	//
+	// Default: false.
+	Sharding bool
+}
+
+// Sharded is what a table of sharded tenants says of itself: EventsTable
+// and the tables FromEventsTableAttributes imports implement it. It is not
+// part of IEventsTable, so other implementations stay valid (they are
+// unsharded).
+type Sharded interface {
+	// Sharded reports whether the table's tenants may be sharded
+	// (EventsTableProps.Sharding).
+	Sharded() bool
 }
 
 // DefaultStreamView is the events table's stream view unless
@@ -114,6 +134,7 @@ type EventsTable struct {
 	constructs.Construct
 	*tablecore.Core
 	profile schema.EventsProfile
+	sharded bool
 }
 
 // NewEventsTable creates the events table. Invalid props panic with an error
@@ -135,13 +156,17 @@ func NewEventsTable(scope constructs.Construct, id *string, props *EventsTablePr
 	default:
 		panic(fmt.Errorf("eventstore %q: StreamView %q is not supported: use schema.StreamNewAndOldImages (the default) or schema.StreamNewImage; delivery needs the new image", cdkutil.Deref(id), props.StreamView))
 	}
-	e := &EventsTable{Core: &tablecore.Core{}, profile: profile}
+	e := &EventsTable{Core: &tablecore.Core{}, profile: profile, sharded: props.Sharding}
 	dynamotable.BuildInto(e, e.Core, scope, id, &dynamotable.TableProps{Schema: &sc, TableOptions: props.TableOptions})
 	return e
 }
 
 // Profile returns the table's profile.
 func (e *EventsTable) Profile() schema.EventsProfile { return e.profile }
+
+// Sharded reports whether the table's tenants may be sharded
+// (EventsTableProps.Sharding).
+func (e *EventsTable) Sharded() bool { return e.sharded }
 
 // StreamView returns the stream's view type.
 func (e *EventsTable) StreamView() schema.StreamView { return e.Schema().Stream }
@@ -174,12 +199,18 @@ type EventsTableAttributes struct {
 	//
 	// Default: schema.ProfileSeed.
 	Profile schema.EventsProfile
+	// Sharding is the table's EventsTableProps.Sharding, which the
+	// functions must follow.
+	//
+	// Default: false.
+	Sharding bool
 }
 
 type importedEvents struct {
 	constructs.Construct
 	*tablecore.Accessors
 	profile schema.EventsProfile
+	sharded bool
 }
 
 func (t *importedEvents) AddStreamConsumer(fn awslambda.IFunction, opts *dynamotable.StreamConsumerOptions) *dynamotable.StreamConsumer {
@@ -197,7 +228,7 @@ func FromEventsTableAttributes(scope constructs.Construct, id *string, attrs *Ev
 		panic(fmt.Errorf("eventstore %q: Profile: %w", cdkutil.Deref(id), err))
 	}
 	sc := schema.EventsFor(profile)
-	t := &importedEvents{Accessors: &tablecore.Accessors{}, profile: profile}
+	t := &importedEvents{Accessors: &tablecore.Accessors{}, profile: profile, sharded: attrs.Sharding}
 	dynamotable.ImportInto(t, t.Accessors, scope, id, &dynamotable.TableAttributes{
 		Schema: &sc, TableName: attrs.TableName, TableArn: attrs.TableArn,
 		TableStreamArn: attrs.TableStreamArn, EncryptionKey: attrs.EncryptionKey,
@@ -211,6 +242,9 @@ func (e *EventsTable) EventTypeIndexName() *string    { return jsii.String(schem
 func (e *EventsTable) StatusIndexName() *string       { return jsii.String(schema.StatusIndex) }
 func (t *importedEvents) EventTypeIndexName() *string { return jsii.String(schema.EventTypeIndex) }
 func (t *importedEvents) StatusIndexName() *string    { return jsii.String(schema.StatusIndex) }
+
+// Sharded reports whether the table was imported with Sharding.
+func (t *importedEvents) Sharded() bool { return t.sharded }
 
 // Profile returns the profile the table was imported with.
 func (t *importedEvents) Profile() schema.EventsProfile { return t.profile }

@@ -662,10 +662,14 @@ func addResources(root awsapigateway.IResource, paths []string) map[string]awsap
 }
 
 // setEventsProfile tells fn the events table's profile when it is not the
-// default (EVENTS_PROFILE unset is the seed profile), so the templates of
-// seed-profile stacks stay as they were.
+// default (EVENTS_PROFILE unset is the seed profile), and that its tenants
+// may be sharded when the table says so (eventstore.Sharded), so the
+// templates of unsharded seed-profile stacks stay as they were.
 func setEventsProfile(fn *golambda.GoFunction, t eventstore.IEventsTable) {
 	if p := t.Profile(); p != schema.ProfileSeed {
 		fn.Function.AddEnvironment(jsii.String(contract.EnvEventsProfile), jsii.String(string(p)), nil)
+	}
+	if s, ok := t.(eventstore.Sharded); ok && s.Sharded() {
+		fn.Function.AddEnvironment(jsii.String(contract.EnvEventsSharding), jsii.String("on"), nil)
 	}
 }

@@ -498,11 +498,12 @@ func TestTriggersApiWebhooks(t *testing.T) {
 
 // A lean events table (eventstore.EventsTableProps.Profile) is named to
 // the functions that read and write it (EVENTS_PROFILE), and the API
-// function may read its inbox pages (BatchGetItem); a seed table sets
-// nothing, so seed templates are as before.
+// function may read its inbox pages (BatchGetItem); a sharded one
+// (Sharding, also on an import) turns EVENTS_SHARDING on in both; a seed,
+// unsharded table sets nothing, so seed templates are as before.
 func TestEventsProfileReachesTheFunctions(t *testing.T) {
 	stack := awscdk.NewStack(newApp(), jsii.String("Lean"), nil)
-	table := eventstore.NewEventsTable(stack, jsii.String("Events"), &eventstore.EventsTableProps{Profile: schema.ProfileLean})
+	table := eventstore.NewEventsTable(stack, jsii.String("Events"), &eventstore.EventsTableProps{Profile: schema.ProfileLean, Sharding: true})
 	triggersapi.NewTriggersApi(stack, jsii.String("Api"), &triggersapi.TriggersApiProps{
 		EventsTable: table,
 		Webhooks:    &triggersapi.WebhookOptions{Function: webhookCode(stack)},
@@ -511,6 +512,7 @@ func TestEventsProfileReachesTheFunctions(t *testing.T) {
 	for _, fn := range []string{"ApiApiFunction", "ApiWebhooksFunction"} {
 		_, f := only(t, tp, "AWS::Lambda::Function", fn)
 		assert.Equal(t, "lean", f["Environment"].(map[string]any)["Variables"].(map[string]any)[contract.EnvEventsProfile], fn)
+		assert.Equal(t, "on", f["Environment"].(map[string]any)["Variables"].(map[string]any)[contract.EnvEventsSharding], fn)
 	}
 	tableID, _ := only(t, tp, "AWS::DynamoDB::Table", "Events")
 	roleID, _ := only(t, tp, "AWS::IAM::Role", "ApiApiFunctionServiceRole")
@@ -524,11 +526,21 @@ func TestEventsProfileReachesTheFunctions(t *testing.T) {
 	for _, fn := range []string{"ApiApiFunction", "ApiWebhooksFunction"} {
 		_, f := only(t, tp, "AWS::Lambda::Function", fn)
 		assert.NotContains(t, f["Environment"].(map[string]any)["Variables"], contract.EnvEventsProfile, fn)
+		assert.NotContains(t, f["Environment"].(map[string]any)["Variables"], contract.EnvEventsSharding, fn)
 	}
 	roleID, _ = only(t, tp, "AWS::IAM::Role", "ApiApiFunctionServiceRole")
 	for _, g := range grants(tp, roleID) {
 		assert.NotContains(t, g, "BatchGetItem")
 	}
+
+	imported := awscdk.NewStack(newApp(), jsii.String("Imported"), nil)
+	triggersapi.NewTriggersApi(imported, jsii.String("Api"), &triggersapi.TriggersApiProps{
+		EventsTable: eventstore.FromEventsTableAttributes(imported, jsii.String("Events"), &eventstore.EventsTableAttributes{
+			TableName: jsii.String("events"), TableStreamArn: jsii.String("arn:aws:dynamodb:eu-west-1:111111111111:table/events/stream/2026-11-26T00:00:00.000"), Sharding: true,
+		}),
+	})
+	_, f := only(t, templateOf(imported), "AWS::Lambda::Function", "ApiApiFunction")
+	assert.Equal(t, "on", f["Environment"].(map[string]any)["Variables"].(map[string]any)[contract.EnvEventsSharding])
 }
 
 // Every path parameter of every route is required by the request
