@@ -22,6 +22,7 @@ import (
 	"github.com/triggers-dev/triggers/internal/dev/loadmodel"
 	"github.com/triggers-dev/triggers/internal/event"
 	itemconv "github.com/triggers-dev/triggers/internal/item"
+	"github.com/triggers-dev/triggers/internal/shard"
 	"github.com/triggers-dev/triggers/schema"
 )
 
@@ -34,9 +35,11 @@ const scaleTenant = "load-scale"
 // scaleKey and scalePick are the partition-key layout of a tenant's shards
 // and the shard an event goes to, in the model and in the items written
 // to DynamoDB Local alike.
+// They are the store's: shard.Partition, and shard.For, which the API
+// writes into the event's id (shard.Assign).
 var (
-	scaleKey  loadmodel.KeyFunc  = loadmodel.DefaultKey
-	scalePick loadmodel.PickFunc = loadmodel.DefaultPick
+	scaleKey  loadmodel.KeyFunc  = shard.Partition
+	scalePick loadmodel.PickFunc = shard.For
 )
 
 // scaleFlags are the scale scenario's own flags.
@@ -228,13 +231,14 @@ func scale(ctx context.Context, sf scaleFlags, shards, conc []int, profile schem
 			if err != nil {
 				return 0, err
 			}
-			shard := scalePick(e.ID, n)
-			it := itemconv.FromEvent(scaleKey(scaleTenant, shard), e, profile)
+			k := scalePick(e.ID, n)
+			e.ID, _ = shard.Assign(e.ID, n) // as the API does: the id names its shard
+			it := itemconv.FromEvent(scaleKey(scaleTenant, k), e, profile)
 			t0 := time.Now()
 			_, err = put(ctx, it, types.ReturnConsumedCapacityNone)
 			d := time.Since(t0)
 			if err == nil {
-				perShard[shard].Add(1)
+				perShard[k].Add(1)
 			}
 			return d, err
 		}

@@ -74,14 +74,34 @@ func Of(id string) int {
 	return int(hi<<4|lo) & tagMask
 }
 
-// For picks the shard of a new event with id among n shards: the id's
-// random low bits modulo n, so events spread evenly. With n <= 1 it is 0.
+// For picks the shard of a new event with id among n shards: 31 random
+// bits of the id, those just above the 5 that Assign overwrites, modulo
+// n, so events spread evenly whatever n (the 5 low bits modulo n would
+// give some shards twice the events of others unless n divides 32), and
+// For of an id Assign made is the shard written in it. With n <= 1 it
+// is 0.
 func For(id string, n int) int {
 	if n <= 1 {
 		return 0
 	}
-	return Of(id) % min(n, MaxShards)
+	n = min(n, MaxShards)
+	if len(id) < forDigits {
+		return Of(id) % n
+	}
+	var v uint64
+	for _, c := range []byte(id[len(id)-forDigits:]) {
+		d, ok := unhex(c)
+		if !ok {
+			return Of(id) % n
+		}
+		v = v<<4 | uint64(d)
+	}
+	return int((v >> 5) % uint64(n))
 }
+
+// forDigits is how many hex digits at the end of an id For reads: 36
+// bits, all in the UUID's random part.
+const forDigits = 9
 
 // Assign returns id with its shard number set to For(id, n), and that
 // shard. With n <= 1 the id is unchanged (shard 0). id must be a

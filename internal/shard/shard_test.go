@@ -35,6 +35,27 @@ func TestPartitionNeverCollides(t *testing.T) {
 	}
 }
 
+// For spreads new events evenly over any number of shards, not only
+// over powers of two: 24,000 events over 24 shards put 1,000 +- 15% in
+// each (taking the 5 low bits modulo 24 would put twice as many in
+// shards 0-7).
+func TestForSpreadsEvenly(t *testing.T) {
+	now := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
+	for _, n := range []int{24, 5, 32} {
+		count := make([]int, n)
+		for i := 0; i < 1000*n; i++ {
+			id, _, err := event.NewID(now, nil)
+			require.NoError(t, err)
+			count[shard.For(id, n)]++
+		}
+		for k, c := range count {
+			assert.InDelta(t, 1000, c, 150, "shard %d of %d", k, n)
+		}
+	}
+	assert.Equal(t, shard.For("short", 8), shard.Of("short")%8, "no panic on a string too short to be an id")
+	assert.Zero(t, shard.For("0123456789abcdef", 1))
+}
+
 func TestAssignWritesTheShardIntoAValidID(t *testing.T) {
 	now := time.Date(2026, 11, 26, 10, 0, 0, 123456000, time.UTC)
 	for _, n := range []int{2, 3, 8, 32} {

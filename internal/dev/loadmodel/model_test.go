@@ -224,6 +224,13 @@ func TestScale(t *testing.T) {
 	cold, ok := names["sharded N=8, new table"]
 	require.True(t, ok, "the largest shard count on a new table")
 	assert.Zero(t, cold.Result.WarmupSeconds)
+	warmed, ok := names["sharded N=8, new, pre-warmed"]
+	require.True(t, ok, "the largest shard count on a pre-warmed new table")
+	assert.Zero(t, warmed.Result.WarmupSeconds)
+	for _, n := range warmed.Result.Partitions() {
+		assert.GreaterOrEqual(t, n, 8, "pre-warmed: a partition per key from the start")
+	}
+	assert.LessOrEqual(t, warmed.Result.Throttled, cold.Result.Throttled)
 	var b strings.Builder
 	require.NoError(t, rep.Format(&b))
 	assert.Contains(t, b.String(), "unsharded limit: 500 events/s. Cause: one partition-key value")

@@ -139,7 +139,8 @@ func Limit(ws []Structure, keys int) (float64, string) {
 }
 
 // Scale runs the scale scenario: Rate unsharded, sharded at each of
-// Shards (steady state), the largest of them on a new table, the search
+// Shards (steady state), the largest of them on a new table and on a new
+// table pre-warmed to one partition per key (WarmThroughput), the search
 // for the fewest shards with no throttle, and the unsharded ramp.
 func Scale(cfg ScaleConfig) (ScaleReport, error) {
 	if err := cfg.defaults(); err != nil {
@@ -151,10 +152,12 @@ func Scale(cfg ScaleConfig) (ScaleReport, error) {
 		rep.StructureWCU = append(rep.StructureWCU, int(cfg.Rate)*w.WCU)
 	}
 	rep.MinShardsBound = int((cfg.Rate*float64(m) + PartitionWCU - 1) / PartitionWCU)
+	initial := 0 // a new table's
 	run := func(name string, shards int, warm bool) (Scenario, error) {
 		c := Config{
 			Tenant: cfg.Tenant, Rate: func(int) float64 { return cfg.Rate }, Seconds: cfg.Seconds, Shards: shards,
 			Key: cfg.Key, Pick: cfg.Pick, Writes: cfg.Writes, SplitAfter: cfg.SplitAfter, Seed: cfg.Seed,
+			InitialPartitions: initial,
 		}
 		if warm {
 			c.Warmup = cfg.Warmup
@@ -187,6 +190,13 @@ func Scale(cfg ScaleConfig) (ScaleReport, error) {
 		if _, err := add(fmt.Sprintf("sharded N=%d, new table", largest), largest, false); err != nil {
 			return rep, err
 		}
+		// The same new table with WarmThroughput of one partition per
+		// key (largest x 1,000 WCU/s on the table and each index).
+		initial = largest
+		if _, err := add(fmt.Sprintf("sharded N=%d, new, pre-warmed", largest), largest, false); err != nil {
+			return rep, err
+		}
+		initial = 0
 	}
 	for n := max(1, rep.MinShardsBound); n <= cfg.MaxShards; n++ {
 		s, err := run(fmt.Sprintf("sharded N=%d (search)", n), n, true)
