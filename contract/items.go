@@ -1,6 +1,9 @@
 package contract
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // Stored items: the names inside events-table items that more than one
 // side reads. The store writes them; the stream consumer and replay tools
@@ -84,3 +87,36 @@ const KeySeparator = "#"
 
 // Key joins parts into a composite key: Key(ts, id) is "ts#id".
 func Key(parts ...string) string { return strings.Join(parts, KeySeparator) }
+
+// MaxShards is the largest number of partitions a sharded tenant's events
+// are spread over (docs/sharding.md).
+const MaxShards = 32
+
+// ShardSeparator joins a tenant id and a shard number in an events
+// partition key. It is not a character of tenant ids, nor KeySeparator.
+const ShardSeparator = "~"
+
+// ShardPartition returns the partition key value (user_id) of shard k of
+// tenant: the tenant itself for k = 0, else "<tenant>~<k>".
+func ShardPartition(tenant string, k int) string {
+	if k <= 0 {
+		return tenant
+	}
+	return tenant + ShardSeparator + strconv.Itoa(k)
+}
+
+// TenantOfPartition returns the tenant and shard number of an events
+// partition key (user_id; the inverse of ShardPartition): the tenant of
+// every event of a sharded tenant is found this way, not by reading
+// user_id as it is. A key without a shard suffix is shard 0.
+func TenantOfPartition(partition string) (tenant string, k int) {
+	i := strings.LastIndex(partition, ShardSeparator)
+	if i < 0 {
+		return partition, 0
+	}
+	k, err := strconv.Atoi(partition[i+1:])
+	if err != nil || k <= 0 || k >= MaxShards || strconv.Itoa(k) != partition[i+1:] {
+		return partition, 0
+	}
+	return partition[:i], k
+}

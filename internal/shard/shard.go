@@ -23,41 +23,28 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/triggers-dev/triggers/contract"
 )
 
 // MaxShards is the largest shard count of a tenant: the shard number
 // takes the low 5 bits of an event id. 32 shards take about 32,000 small
 // writes per second.
-const MaxShards = 32
+const MaxShards = contract.MaxShards
 
 // Separator joins a tenant id and a shard number in a partition key. It is
 // not a character of tenant ids, nor contract.KeySeparator.
-const Separator = "~"
+const Separator = contract.ShardSeparator
 
 const tagMask = MaxShards - 1
 
 // Partition returns the partition key value (user_id) of shard k of
 // tenant: the tenant itself for k = 0, else "<tenant>~<k>".
-func Partition(tenant string, k int) string {
-	if k <= 0 {
-		return tenant
-	}
-	return tenant + Separator + strconv.Itoa(k)
-}
+func Partition(tenant string, k int) string { return contract.ShardPartition(tenant, k) }
 
 // TenantOf returns the tenant and shard number of an events partition key
 // (the inverse of Partition). A key without a shard suffix is shard 0.
-func TenantOf(partition string) (tenant string, k int) {
-	i := strings.LastIndex(partition, Separator)
-	if i < 0 {
-		return partition, 0
-	}
-	k, err := strconv.Atoi(partition[i+1:])
-	if err != nil || k <= 0 || k >= MaxShards || strconv.Itoa(k) != partition[i+1:] {
-		return partition, 0
-	}
-	return partition[:i], k
-}
+func TenantOf(partition string) (tenant string, k int) { return contract.TenantOfPartition(partition) }
 
 // Of returns the shard number written into event id: the low 5 bits of
 // its last byte, or 0 for a string too short to be an id. It is only

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/schema"
 )
 
@@ -28,7 +29,8 @@ func handle(ctx context.Context, log *slog.Logger, e events.DynamoDBEvent) event
 	for _, r := range e.Records {
 		img := r.Change.NewImage
 		id, okID := str(img, schema.AttrEventID)
-		tenant, okTenant := str(img, schema.AttrUserID)
+		partition, okTenant := str(img, schema.AttrUserID)
+		tenant, _ := contract.TenantOfPartition(partition) // a sharded tenant's events are in "<tenant>~<k>"
 		if !okID || !okTenant {
 			log.ErrorContext(ctx, "unreadable record", "event_name", r.EventName, "sequence_number", r.Change.SequenceNumber)
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: r.Change.SequenceNumber})

@@ -30,3 +30,22 @@ func TestHandleLogsAndReportsUnreadableRecords(t *testing.T) {
 		t.Errorf("log = %s, want the audit line of evt_1 and one unreadable record", got)
 	}
 }
+
+// A sharded tenant's event (user_id "<tenant>~<k>") is logged under its
+// tenant.
+func TestHandleNamesTheTenantOfAShard(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(slog.NewJSONHandler(&buf, nil))
+	s := events.NewStringAttribute
+	e := events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{
+		{EventName: "INSERT", Change: events.DynamoDBStreamRecord{SequenceNumber: "1", NewImage: map[string]events.DynamoDBAttributeValue{
+			"user_id": s("tenant-a~7"), "event_id": s("evt_1"), "event_type": s("user.created"), "status": s("received"),
+		}}},
+	}}
+	if resp := handle(context.Background(), log, e); len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("handle(...).BatchItemFailures = %+v, want none", resp.BatchItemFailures)
+	}
+	if got := buf.String(); !strings.Contains(got, `"tenant":"tenant-a"`) {
+		t.Errorf("log = %s, want tenant-a", got)
+	}
+}
