@@ -237,11 +237,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if *jsonOut {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
-			fmt.Fprintf(stderr, "triggers-load: %v\n", err)
-			return 1
+		if code := writeJSON(stdout, stderr, rep); code != 0 {
+			return code
 		}
 	} else {
 		fmt.Fprintf(stdout, "machine: %s, %d CPUs, %s, %s\n", rep.Machine.CPU, rep.Machine.NumCPU, rep.Machine.GoVersion, rep.Machine.OS)
@@ -309,4 +306,16 @@ func machine() Machine {
 		}
 	}
 	return m
+}
+
+// writeJSON writes rep to stdout as indented JSON (-json) and returns the
+// exit code: 0, or 1 after naming the error on stderr.
+func writeJSON(stdout, stderr io.Writer, rep any) int {
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(rep); err != nil {
+		fmt.Fprintf(stderr, "triggers-load: %v\n", err)
+		return 1
+	}
+	return 0
 }

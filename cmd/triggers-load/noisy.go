@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -94,13 +93,7 @@ func runNoisy(ctx context.Context, duration time.Duration, template string, n no
 		return 1
 	}
 	if jsonOut {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
-			fmt.Fprintf(stderr, "triggers-load: %v\n", err)
-			return 1
-		}
-		return 0
+		return writeJSON(stdout, stderr, rep)
 	}
 	rep.Format(stdout, false)
 	fmt.Fprintf(stdout, "target: B's ingest-to-receipt p99 <= %s, nothing lost or duplicated: %s\n",

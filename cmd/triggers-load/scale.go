@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -145,13 +144,7 @@ func runScale(ctx context.Context, sf scaleFlags, o Options, jsonOut bool, stdou
 		return 1
 	}
 	if jsonOut {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
-			fmt.Fprintf(stderr, "triggers-load: %v\n", err)
-			return 1
-		}
-		return 0
+		return writeJSON(stdout, stderr, rep)
 	}
 	if err := rep.Format(stdout); err != nil {
 		fmt.Fprintf(stderr, "triggers-load: %v\n", err)
