@@ -24,6 +24,13 @@ type TriggersApiStackProps struct {
 	//
 	// Default: Data.Events.
 	EventsTable *eventstore.EventsTableAttributes
+	// ApiKeysTable imports this API-keys table instead of Data.ApiKeys: in
+	// a replica region of a global table, its replica there (context key
+	// triggers:api-keys-table-name; docs/multi-region.md). TableName or
+	// TableArn is required.
+	//
+	// Default: Data.ApiKeys.
+	ApiKeysTable *triggersapi.ApiKeysTableAttributes
 	// Env is the environment name, tagged on every resource.
 	//
 	// Default: "dev".
@@ -82,6 +89,12 @@ func NewTriggersApiStack(scope constructs.Construct, id *string, props *Triggers
 		ap.EventsTable = eventstore.FromEventsTableAttributes(stack, jsii.String("ImportedEvents"), a)
 	}
 	ap.ApiKeysTable = props.Data.ApiKeys
+	if a := props.ApiKeysTable; a != nil {
+		if a.TableName == nil && a.TableArn == nil {
+			panic("stacks: TriggersApiStackProps.ApiKeysTable needs TableName or TableArn: name the API-keys table (in a replica region, the global table's name)")
+		}
+		ap.ApiKeysTable = triggersapi.FromApiKeysTableAttributes(stack, jsii.String("ImportedApiKeys"), a)
+	}
 	if ap.CloudWatchRole == nil {
 		// The app creates API Gateway's account-level logging role, so
 		// that a first deployment to a fresh account works whatever
