@@ -43,6 +43,8 @@ func TestConfigFromContext(t *testing.T) {
 			stacks.Config{Env: "dev", Billing: dynamotable.OnDemand, EventsProfile: schema.ProfileSeed, Region: "us-east-1", ReplicaRegions: []string{"eu-west-1"}, WriterRegion: "eu-west-1"}, ""},
 		{"replica region", map[string]any{"triggers:region": "eu-west-1", "triggers:writer-region": "us-east-1", "triggers:events-table-name": "ev", "triggers:events-table-stream-arn": "arn:aws:dynamodb:eu-west-1:111111111111:table/ev/stream/2026-01-01T00:00:00.000", "triggers:api-keys-table-name": "keys"},
 			stacks.Config{Env: "dev", Billing: dynamotable.OnDemand, EventsProfile: schema.ProfileSeed, Region: "eu-west-1", WriterRegion: "us-east-1", EventsTableName: "ev", EventsTableStreamArn: "arn:aws:dynamodb:eu-west-1:111111111111:table/ev/stream/2026-01-01T00:00:00.000", ApiKeysTableName: "keys"}, ""},
+		{"cursor secret", map[string]any{"triggers:cursor-secret-name": "triggers-prod-cursor"}, stacks.Config{Env: "dev", Billing: dynamotable.OnDemand, EventsProfile: schema.ProfileSeed, CursorSecretName: "triggers-prod-cursor"}, ""},
+		{"cursor secret ARN", map[string]any{"triggers:cursor-secret-name": "arn:aws:secretsmanager:us-east-1:1:secret:x"}, stacks.Config{}, "is not a secret name: give the name"},
 		{"bad region", map[string]any{"triggers:region": "Virginia"}, stacks.Config{}, "context triggers:region=Virginia is not a region name: use one such as us-east-1"},
 		{"replicas without region", map[string]any{"triggers:replica-regions": "eu-west-1"}, stacks.Config{}, "context triggers:replica-regions=eu-west-1 needs triggers:region"},
 		{"bad replica", map[string]any{"triggers:region": "us-east-1", "triggers:replica-regions": "eu-west-1;eu-central-1"}, stacks.Config{}, `"eu-west-1;eu-central-1" is not a region name: list regions comma-separated`},
@@ -140,12 +142,15 @@ func TestBuildPrimaryAndReplicaRegions(t *testing.T) {
 
 	replica := build(map[string]any{"triggers:env": "prod", "triggers:region": "eu-west-1", "triggers:writer-region": "us-east-1",
 		"triggers:events-table-name": "ev", "triggers:events-table-stream-arn": "arn:aws:dynamodb:eu-west-1:111111111111:table/ev/stream/2026-01-01T00:00:00.000",
-		"triggers:api-keys-table-name": "keys"})
+		"triggers:api-keys-table-name": "keys", "triggers:cursor-secret-name": "triggers-prod-cursor"})
 	api := tmpl(replica, "triggers-prod-api")
+	// Cursors are signed with the shared secret, not one of the stack's own.
+	api.ResourceCountIs(jsii.String("AWS::SecretsManager::Secret"), jsii.Number(0))
 	api.HasResourceProperties(jsii.String("AWS::Lambda::Function"), writerEnv("us-east-1"))
 	// The API reads the replicas named, not the data stack's tables.
 	apiJSON := fmt.Sprint(*api.ToJSON())
 	assert.Contains(t, apiJSON, "table/keys")
 	assert.Contains(t, apiJSON, "arn:aws:dynamodb:eu-west-1:111111111111:table/ev/stream/2026-01-01T00:00:00.000")
+	assert.Contains(t, apiJSON, "secret:triggers-prod-cursor")
 	assert.NotContains(t, apiJSON, "Fn::ImportValue", "a replica region's API stack must not depend on that region's data stack")
 }

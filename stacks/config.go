@@ -61,6 +61,11 @@ const (
 	// table by name: in a replica region, the global table's replica
 	// there (the name the primary's data stack outputs as ApiKeysTableName).
 	ContextApiKeysTableName = "triggers:api-keys-table-name"
+	// ContextCursorSecretName makes the API stack sign inbox cursors with
+	// this existing Secrets Manager secret (by name) instead of one of its
+	// own: the same secret, replicated to every region, keeps cursors
+	// valid across a failover (docs/multi-region.md).
+	ContextCursorSecretName = "triggers:cursor-secret-name"
 )
 
 // Environments returns the usual values of ContextEnv; any name matching
@@ -96,6 +101,9 @@ type Config struct {
 	// ApiKeysTableName, when set, points the API stack at that API-keys
 	// table instead of the data stack's. Default: "".
 	ApiKeysTableName string
+	// CursorSecretName, when set, names the secret signing inbox cursors.
+	// Default: "" (the API stack generates one).
+	CursorSecretName string
 }
 
 var envRE = regexp.MustCompile(`^[a-z][a-z0-9-]{0,15}$`)
@@ -159,6 +167,8 @@ func ConfigFromContext(app awscdk.App) (Config, error) {
 	return cfg, nil
 }
 
+var secretNameRE = regexp.MustCompile(`^[A-Za-z0-9/_+=.@-]{1,512}$`)
+
 var regionRE = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]+$`)
 
 // regionsFromContext reads and checks the multi-region keys into cfg.
@@ -209,6 +219,12 @@ func regionsFromContext(app awscdk.App, cfg *Config) error {
 	if arn := cfg.EventsTableStreamArn; region != "" && arn != "" && !strings.Contains(arn, ":dynamodb:"+region+":") {
 		return fmt.Errorf("context %s=%s is not a stream of %s=%s: a replica's stream ARN names its own region; take the one of %s (aws dynamodb describe-table --region %s --query Table.LatestStreamArn)", ContextEventsTableStreamArn, arn, ContextRegion, region, region, region)
 	}
+	if cfg.CursorSecretName, err = str(ContextCursorSecretName); err != nil {
+		return err
+	}
+	if n := cfg.CursorSecretName; n != "" && !secretNameRE.MatchString(n) {
+		return fmt.Errorf("context %s=%s is not a secret name: give the name (letters, digits and /_+=.@-), not an ARN", ContextCursorSecretName, n)
+	}
 	writer, err := str(ContextWriterRegion)
 	if err != nil {
 		return err
@@ -258,12 +274,13 @@ func Build(app awscdk.App, cfg Config) {
 			Description: jsii.String(fmt.Sprintf("Triggers %s: stateless resources (API Gateway, Lambda functions, stream delivery).", cfg.Env)),
 			Env:         env,
 		},
-		Data:           data,
-		Env:            cfg.Env,
-		EventsTable:    importedEvents(cfg),
-		ApiKeysTable:   apiKeys,
-		CloudWatchRole: jsii.Bool(!cfg.NoCloudWatchRole),
-		Api:            triggersapi.TriggersApiProps{WriterRegion: cfg.WriterRegion},
+		Data:             data,
+		Env:              cfg.Env,
+		EventsTable:      importedEvents(cfg),
+		ApiKeysTable:     apiKeys,
+		CursorSecretName: cfg.CursorSecretName,
+		CloudWatchRole:   jsii.Bool(!cfg.NoCloudWatchRole),
+		Api:              triggersapi.TriggersApiProps{WriterRegion: cfg.WriterRegion},
 	})
 	dataProps := func(system, desc string) DataStackProps {
 		return DataStackProps{Env: cfg.Env, StackProps: awscdk.StackProps{
