@@ -2,6 +2,9 @@ package assertions
 
 import (
 	"fmt"
+	"os"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
@@ -153,4 +156,32 @@ func TestBuildPrimaryAndReplicaRegions(t *testing.T) {
 	assert.Contains(t, apiJSON, "arn:aws:dynamodb:eu-west-1:111111111111:table/ev/stream/2026-01-01T00:00:00.000")
 	assert.Contains(t, apiJSON, "secret:triggers-prod-cursor")
 	assert.NotContains(t, apiJSON, "Fn::ImportValue", "a replica region's API stack must not depend on that region's data stack")
+}
+
+// The failover drill and the multi-region guide give the app's real
+// context keys, so their commands run as written.
+func TestMultiRegionDocsUseTheAppsContextKeys(t *testing.T) {
+	known := map[string]bool{}
+	for _, k := range []string{stacks.ContextEnv, stacks.ContextBilling, stacks.ContextEventsTableName, stacks.ContextEventsTableStreamArn,
+		stacks.ContextEventsProfile, stacks.ContextCloudWatchRole, stacks.ContextRegion, stacks.ContextReplicaRegions,
+		stacks.ContextWriterRegion, stacks.ContextApiKeysTableName, stacks.ContextCursorSecretName} {
+		known[k] = true
+	}
+	keyRE := regexp.MustCompile(`-c ([a-z:-]+)=`)
+	for _, doc := range []string{"../docs/runbook.md", "../docs/multi-region.md"} {
+		b, err := os.ReadFile(doc)
+		require.NoError(t, err)
+		n := 0
+		for _, m := range keyRE.FindAllStringSubmatch(string(b), -1) {
+			if strings.HasPrefix(m[1], "triggers:") {
+				assert.True(t, known[m[1]], "%s: -c %s= is not a context key of the app (stacks.Context*)", doc, m[1])
+				n++
+			}
+		}
+		assert.NotZero(t, n, "%s gives no -c key=value", doc)
+	}
+	b, err := os.ReadFile("../docs/runbook.md")
+	require.NoError(t, err)
+	drill := string(b)[strings.Index(string(b), "## Regional failover drill"):]
+	assert.Contains(t, drill, "-c triggers:writer-region=")
 }
