@@ -2,6 +2,7 @@ package assertions
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -46,6 +47,13 @@ func TestMultiRegionExample(t *testing.T) {
 		"Name": multiregion.CursorSecretName, "ReplicaRegions": []any{map[string]any{"Region": secondary}},
 	})
 	p.HasResourceProperties(jsii.String("AWS::Lambda::Function"), writer)
+	// TriggersMonitoring alarms on the events table's replication to the
+	// secondary (10 s by default).
+	p.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{
+		"Threshold":        10000,
+		"AlarmDescription": assertions.Match_StringLikeRegexp(jsii.String("replication to " + secondary + " took more than 10000 ms")),
+	})
+	assert.Equal(t, 1, replicationAlarms(p))
 	// The delivery consumer on the global table skips the events another
 	// region accepted: only this region's origin (or none) passes.
 	assert.Contains(t, pFilters, `{"Filters":[{"Pattern":"{\"dynamodb\":{\"NewImage\":{\"origin_region\":{\"S\":[\"us-east-1\"]}}},\"eventName\":[\"INSERT\"]}"},{"Pattern":"{\"dynamodb\":{\"NewImage\":{\"origin_region\":[{\"exists\":false}]}},\"eventName\":[\"INSERT\"]}"}]}`)
@@ -55,6 +63,7 @@ func TestMultiRegionExample(t *testing.T) {
 		ApiKeysTableName: "triggers-api-keys"})
 	s.ResourceCountIs(jsii.String("AWS::DynamoDB::GlobalTable"), jsii.Number(0))
 	s.ResourceCountIs(jsii.String("AWS::SecretsManager::Secret"), jsii.Number(0))
+	assert.Zero(t, replicationAlarms(s), "the replica region's stack does not own the global table: no replication alarms there")
 	s.HasResourceProperties(jsii.String("AWS::Lambda::Function"), writer)
 	// On the imported replica the delivery consumer has no template origin
 	// filter (TriggersApi takes no origin filters for an imported table
@@ -65,4 +74,15 @@ func TestMultiRegionExample(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(b), "table/triggers-api-keys")
 	assert.Contains(t, string(b), "secret:"+multiregion.CursorSecretName)
+}
+
+// replicationAlarms counts the template's ReplicationLatency alarms.
+func replicationAlarms(tmpl assertions.Template) int {
+	n := 0
+	for id := range *tmpl.FindResources(jsii.String("AWS::CloudWatch::Alarm"), nil) {
+		if strings.Contains(id, "ReplicationLatency") {
+			n++
+		}
+	}
+	return n
 }

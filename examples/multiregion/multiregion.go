@@ -16,6 +16,7 @@ import (
 
 	"github.com/triggers-dev/triggers/constructs/dynamotable"
 	"github.com/triggers-dev/triggers/constructs/eventstore"
+	"github.com/triggers-dev/triggers/constructs/monitoring"
 	"github.com/triggers-dev/triggers/constructs/triggersapi"
 )
 
@@ -47,6 +48,8 @@ type RegionStack struct {
 	awscdk.Stack
 	// Api is the region's Triggers API.
 	Api *triggersapi.TriggersApi
+	// Monitoring is the region's dashboard and alarms.
+	Monitoring *monitoring.TriggersMonitoring
 }
 
 // NewRegionStack builds the stack of props.Region.
@@ -90,5 +93,9 @@ func NewRegionStack(scope constructs.Construct, id *string, props *RegionStackPr
 		})
 		api.CursorSecret = awssecretsmanager.Secret_FromSecretNameV2(stack, jsii.String("CursorSecret"), jsii.String(CursorSecretName))
 	}
-	return &RegionStack{Stack: stack, Api: triggersapi.NewTriggersApi(stack, jsii.String("Triggers"), &api)}
+	rs := &RegionStack{Stack: stack, Api: triggersapi.NewTriggersApi(stack, jsii.String("Triggers"), &api)}
+	// Each region has its dashboard and alarms; the primary's events
+	// table alarms on ReplicationLatency to each replica region.
+	rs.Monitoring = monitoring.NewTriggersMonitoring(stack, jsii.String("Monitoring"), &monitoring.TriggersMonitoringProps{Api: rs.Api})
+	return rs
 }
