@@ -120,10 +120,16 @@ func TestBuildPrimaryAndReplicaRegions(t *testing.T) {
 		cfg, err := stacks.ConfigFromContext(app)
 		require.NoError(t, err)
 		stacks.Build(app, cfg)
+		stacks.CheckWithCdkNag(app)
 		return app
 	}
 	tmpl := func(app awscdk.App, name string) assertions.Template {
 		s := app.Node().FindChild(jsii.String(name)).(awscdk.Stack)
+		// cdk-nag passes the regional stacks as it passes the default ones.
+		nag := assertions.Match_StringLikeRegexp(jsii.String("^(AwsSolutions|Serverless)-"))
+		a := assertions.Annotations_FromStack(s)
+		assert.Empty(t, *a.FindError(jsii.String("*"), nag), "cdk-nag errors in %s", name)
+		assert.Empty(t, *a.FindWarning(jsii.String("*"), nag), "cdk-nag warnings in %s", name)
 		return assertions.Template_FromStack(s, nil)
 	}
 	writerEnv := func(region string) map[string]any {
