@@ -15,6 +15,7 @@ import (
 
 	"github.com/triggers-dev/triggers/constructs/dynamotable"
 	"github.com/triggers-dev/triggers/constructs/eventstore"
+	"github.com/triggers-dev/triggers/constructs/triggersapi"
 )
 
 // Context keys the app reads (cdk.json or `cdk synth -c key=value`).
@@ -45,6 +46,32 @@ const (
 	ContextEventsSharding = "triggers:events-sharding"
 )
 
+// Context keys of a multi-region deployment (docs/multi-region.md): the
+// same app deployed once per region, each run naming its region.
+const (
+	// ContextRegion is the region of the triggers data and API stacks,
+	// such as "us-east-1". Default: unset, environment-agnostic stacks
+	// (the region of the deploying credentials).
+	ContextRegion = "triggers:region"
+	// ContextReplicaRegions lists, comma-separated, the other regions of
+	// the data stack's events and API-keys tables (global tables,
+	// dynamotable.TableOptions.Replicas). Needs ContextRegion.
+	ContextReplicaRegions = "triggers:replica-regions"
+	// ContextWriterRegion is the one region whose API accepts writes
+	// (triggersapi.TriggersApiProps.WriterRegion): ContextRegion or one
+	// of ContextReplicaRegions. The same value in every region's run.
+	ContextWriterRegion = "triggers:writer-region"
+	// ContextApiKeysTableName points the API stack at an existing API-keys
+	// table by name: in a replica region, the global table's replica
+	// there (the name the primary's data stack outputs as ApiKeysTableName).
+	ContextApiKeysTableName = "triggers:api-keys-table-name"
+	// ContextCursorSecretName makes the API stack sign inbox cursors with
+	// this existing Secrets Manager secret (by name) instead of one of its
+	// own: the same secret, replicated to every region, keeps cursors
+	// valid across a failover (docs/multi-region.md).
+	ContextCursorSecretName = "triggers:cursor-secret-name"
+)
+
 // Environments returns the usual values of ContextEnv; any name matching
 // ^[a-z][a-z0-9-]{0,15}$ is accepted (a team's "qa", "perf"...). It
 // returns a new slice each call.
@@ -72,6 +99,18 @@ type Config struct {
 	// EventsSharding lets the events table's tenants be sharded, also of
 	// a table named by EventsTableName. Default: false.
 	EventsSharding bool
+	// Region is the triggers stacks' region. Default: "" (environment-agnostic).
+	Region string
+	// ReplicaRegions are the data stack's tables' other regions. Default: none.
+	ReplicaRegions []string
+	// WriterRegion is TriggersApiProps.WriterRegion. Default: "" (single region).
+	WriterRegion string
+	// ApiKeysTableName, when set, points the API stack at that API-keys
+	// table instead of the data stack's. Default: "".
+	ApiKeysTableName string
+	// CursorSecretName, when set, names the secret signing inbox cursors.
+	// Default: "" (the API stack generates one).
+	CursorSecretName string
 }
 
 var envRE = regexp.MustCompile(`^[a-z][a-z0-9-]{0,15}$`)
@@ -138,28 +177,127 @@ func ConfigFromContext(app awscdk.App) (Config, error) {
 			return cfg, fmt.Errorf("context %s=%v is not a boolean: use true (tenants may be sharded: docs/sharding.md) or false (the default)", ContextEventsSharding, v)
 		}
 	}
+	if err := regionsFromContext(app, &cfg); err != nil {
+		return cfg, err
+	}
 	return cfg, nil
+}
+
+var secretNameRE = regexp.MustCompile(`^[A-Za-z0-9/_+=.@-]{1,512}$`)
+
+var regionRE = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]+$`)
+
+// regionsFromContext reads and checks the multi-region keys into cfg.
+func regionsFromContext(app awscdk.App, cfg *Config) error {
+	str := func(key string) (string, error) {
+		v := app.Node().TryGetContext(jsii.String(key))
+		if v == nil {
+			return "", nil
+		}
+		s, ok := v.(string)
+		if !ok {
+			return "", fmt.Errorf("context %s=%v is not a string: give it as -c %s=<value>", key, v, key)
+		}
+		return strings.TrimSpace(s), nil
+	}
+	region, err := str(ContextRegion)
+	if err != nil {
+		return err
+	}
+	if region != "" && !regionRE.MatchString(region) {
+		return fmt.Errorf("context %s=%s is not a region name: use one such as us-east-1", ContextRegion, region)
+	}
+	cfg.Region = region
+	replicas, err := str(ContextReplicaRegions)
+	if err != nil {
+		return err
+	}
+	if replicas != "" {
+		if region == "" {
+			return fmt.Errorf("context %s=%s needs %s: a global table's replicas are relative to the data stack's region; add -c %s=<primary region>", ContextReplicaRegions, replicas, ContextRegion, ContextRegion)
+		}
+		for _, r := range strings.Split(replicas, ",") {
+			r = strings.TrimSpace(r)
+			switch {
+			case !regionRE.MatchString(r):
+				return fmt.Errorf("context %s=%s: %q is not a region name: list regions comma-separated, such as eu-west-1,ap-southeast-2", ContextReplicaRegions, replicas, r)
+			case r == region:
+				return fmt.Errorf("context %s=%s lists %s, the stacks' own region (%s): the table's first replica is there already; remove it", ContextReplicaRegions, replicas, r, ContextRegion)
+			case slices.Contains(cfg.ReplicaRegions, r):
+				return fmt.Errorf("context %s=%s lists %s twice: remove one", ContextReplicaRegions, replicas, r)
+			}
+			cfg.ReplicaRegions = append(cfg.ReplicaRegions, r)
+		}
+	}
+	if cfg.ApiKeysTableName, err = str(ContextApiKeysTableName); err != nil {
+		return err
+	}
+	if arn := cfg.EventsTableStreamArn; region != "" && arn != "" && !strings.Contains(arn, ":dynamodb:"+region+":") {
+		return fmt.Errorf("context %s=%s is not a stream of %s=%s: a replica's stream ARN names its own region; take the one of %s (aws dynamodb describe-table --region %s --query Table.LatestStreamArn)", ContextEventsTableStreamArn, arn, ContextRegion, region, region, region)
+	}
+	if cfg.CursorSecretName, err = str(ContextCursorSecretName); err != nil {
+		return err
+	}
+	if n := cfg.CursorSecretName; n != "" && !secretNameRE.MatchString(n) {
+		return fmt.Errorf("context %s=%s is not a secret name: give the name (letters, digits and /_+=.@-), not an ARN", ContextCursorSecretName, n)
+	}
+	writer, err := str(ContextWriterRegion)
+	if err != nil {
+		return err
+	}
+	if writer != "" {
+		switch {
+		case !regionRE.MatchString(writer):
+			return fmt.Errorf("context %s=%s is not a region name: use one such as us-east-1", ContextWriterRegion, writer)
+		case region == "":
+			return fmt.Errorf("context %s=%s needs %s: name the region this run deploys (-c %s=<region>)", ContextWriterRegion, writer, ContextRegion, ContextRegion)
+		case len(cfg.ReplicaRegions) > 0 && writer != region && !slices.Contains(cfg.ReplicaRegions, writer):
+			return fmt.Errorf("context %s=%s is neither %s=%s nor one of %s=%s: the writer must hold a replica of the events table; name one of those regions", ContextWriterRegion, writer, ContextRegion, region, ContextReplicaRegions, replicas)
+		case len(cfg.ReplicaRegions) == 0 && writer != region && (cfg.EventsTableName == "" || cfg.ApiKeysTableName == ""):
+			return fmt.Errorf("context %s=%s is another region than %s=%s, with no %s: this is a replica region's run; give the global tables' replicas here with -c %s=<name> -c %s=<this region's stream ARN> -c %s=<name> (the primary's data stack outputs the names; docs/multi-region.md)", ContextWriterRegion, writer, ContextRegion, region, ContextReplicaRegions, ContextEventsTableName, ContextEventsTableStreamArn, ContextApiKeysTableName)
+		}
+		cfg.WriterRegion = writer
+	}
+	return nil
 }
 
 // Build adds every stack of the app for cfg.
 func Build(app awscdk.App, cfg Config) {
+	var env *awscdk.Environment // environment-agnostic unless triggers:region names one
+	if cfg.Region != "" {
+		env = &awscdk.Environment{Region: jsii.String(cfg.Region)}
+	}
+	var tableOpts dynamotable.TableOptions
+	for _, r := range cfg.ReplicaRegions {
+		tableOpts.Replicas = append(tableOpts.Replicas, dynamotable.Replica{Region: r})
+	}
 	data := NewTriggersDataStack(app, jsii.String(StackName("triggers", cfg.Env, "data")), &TriggersDataStackProps{
 		StackProps: awscdk.StackProps{
 			Description: jsii.String(fmt.Sprintf("Triggers %s: stateful resources (events and API-keys tables). Seeds 000/001/003.", cfg.Env)),
+			Env:         env,
 		},
 		Env:            cfg.Env,
 		Billing:        cfg.Billing,
 		EventsProfile:  cfg.EventsProfile,
 		EventsSharding: cfg.EventsSharding,
+		TableOptions:   tableOpts,
 	})
+	var apiKeys *triggersapi.ApiKeysTableAttributes
+	if cfg.ApiKeysTableName != "" {
+		apiKeys = &triggersapi.ApiKeysTableAttributes{TableName: jsii.String(cfg.ApiKeysTableName)}
+	}
 	NewTriggersApiStack(app, jsii.String(StackName("triggers", cfg.Env, "api")), &TriggersApiStackProps{
 		StackProps: awscdk.StackProps{
 			Description: jsii.String(fmt.Sprintf("Triggers %s: stateless resources (API Gateway, Lambda functions, stream delivery).", cfg.Env)),
+			Env:         env,
 		},
-		Data:           data,
-		Env:            cfg.Env,
-		EventsTable:    importedEvents(cfg),
-		CloudWatchRole: jsii.Bool(!cfg.NoCloudWatchRole),
+		Data:             data,
+		Env:              cfg.Env,
+		EventsTable:      importedEvents(cfg),
+		ApiKeysTable:     apiKeys,
+		CursorSecretName: cfg.CursorSecretName,
+		CloudWatchRole:   jsii.Bool(!cfg.NoCloudWatchRole),
+		Api:              triggersapi.TriggersApiProps{WriterRegion: cfg.WriterRegion},
 	})
 	dataProps := func(system, desc string) DataStackProps {
 		return DataStackProps{Env: cfg.Env, StackProps: awscdk.StackProps{

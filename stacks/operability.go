@@ -143,7 +143,11 @@ func eventsTableOptions(opts dynamotable.TableOptions) dynamotable.TableOptions 
 	if opts.ContributorInsights == nil {
 		opts.ContributorInsights = jsii.Bool(true)
 		opts.ContributorInsightsMode = awsdynamodb.ContributorInsightsMode_THROTTLED_KEYS
-		opts.ContributorInsightsOnIndexes = jsii.Bool(true)
+		// A global table sets Contributor Insights on GSIs per replica
+		// (dynamotable refuses ContributorInsightsOnIndexes with Replicas).
+		if len(opts.Replicas) == 0 {
+			opts.ContributorInsightsOnIndexes = jsii.Bool(true)
+		}
 	}
 	return opts
 }

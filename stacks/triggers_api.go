@@ -2,6 +2,7 @@ package stacks
 
 import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
@@ -24,6 +25,20 @@ type TriggersApiStackProps struct {
 	//
 	// Default: Data.Events.
 	EventsTable *eventstore.EventsTableAttributes
+	// ApiKeysTable imports this API-keys table instead of Data.ApiKeys: in
+	// a replica region of a global table, its replica there (context key
+	// triggers:api-keys-table-name; docs/multi-region.md). TableName or
+	// TableArn is required.
+	//
+	// Default: Data.ApiKeys.
+	ApiKeysTable *triggersapi.ApiKeysTableAttributes
+	// CursorSecretName imports this Secrets Manager secret (by name) as
+	// Api.CursorSecret unless Api sets it: on a global table, one secret
+	// with replica regions signs cursors in every region (context key
+	// triggers:cursor-secret-name; docs/multi-region.md).
+	//
+	// Default: "", the API generates its own secret.
+	CursorSecretName string
 	// Env is the environment name, tagged on every resource.
 	//
 	// Default: "dev".
@@ -82,6 +97,15 @@ func NewTriggersApiStack(scope constructs.Construct, id *string, props *Triggers
 		ap.EventsTable = eventstore.FromEventsTableAttributes(stack, jsii.String("ImportedEvents"), a)
 	}
 	ap.ApiKeysTable = props.Data.ApiKeys
+	if a := props.ApiKeysTable; a != nil {
+		if a.TableName == nil && a.TableArn == nil {
+			panic("stacks: TriggersApiStackProps.ApiKeysTable needs TableName or TableArn: name the API-keys table (in a replica region, the global table's name)")
+		}
+		ap.ApiKeysTable = triggersapi.FromApiKeysTableAttributes(stack, jsii.String("ImportedApiKeys"), a)
+	}
+	if props.CursorSecretName != "" && ap.CursorSecret == nil {
+		ap.CursorSecret = awssecretsmanager.Secret_FromSecretNameV2(stack, jsii.String("CursorSecret"), jsii.String(props.CursorSecretName))
+	}
 	if ap.CloudWatchRole == nil {
 		// The app creates API Gateway's account-level logging role, so
 		// that a first deployment to a fresh account works whatever

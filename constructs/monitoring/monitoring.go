@@ -383,6 +383,7 @@ func (m *TriggersMonitoring) tableSection() {
 		ops:         operations, th: eventsTableThresholds(&m.props), latencyStat: "p99",
 		windows: eventsTableWindows, period: m.period, runbook: m.runbook,
 		insights: m.props.ContributorInsights, ruleNames: m.props.ContributorInsightsRuleNames,
+		replicas: replicaRegionsOf(m.props.EventsTable, nil),
 		add: func(id string, a awscloudwatch.Alarm) {
 			m.member(id, a)
 		},

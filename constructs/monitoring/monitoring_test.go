@@ -69,7 +69,7 @@ func TestValidatePropsRejects(t *testing.T) {
 		{"latency without a threshold", &monitoring.TriggersMonitoringProps{EventsTable: table, EventsTableThresholds: &monitoring.TableThresholds{LatencyMs: map[string]float64{"Query": 0}}},
 			`EventsTableThresholds.LatencyMs["Query"] is 0: give the p99 threshold in milliseconds`},
 		{"replication without replicas", &monitoring.TriggersMonitoringProps{EventsTable: table, EventsTableThresholds: &monitoring.TableThresholds{ReplicationLatencyMs: 5000}},
-			"EventsTableThresholds.ReplicationLatencyMs 5000 is given, but TriggersMonitoring monitors no replicas"},
+			"EventsTableThresholds.ReplicationLatencyMs 5000 is given, but the events table has no replicas: remove it"},
 		{"deprecated and new disagree", &monitoring.TriggersMonitoringProps{EventsTable: table,
 			Thresholds:            &monitoring.Thresholds{PutItemLatencyP99Ms: 25, ThrottleEvents: 2},
 			EventsTableThresholds: &monitoring.TableThresholds{LatencyMs: map[string]float64{"PutItem": 30}, WriteThrottleEvents: 2}},

@@ -279,7 +279,9 @@ type TriggersMonitoringProps struct {
 	// 001's target), one for each operation given (from Operations()) and
 	// PutItem (default 20 ms); not one per operation. Windows: throttling
 	// and system errors alarm in a period, latency and capacity after 3
-	// periods. ReplicationLatencyMs does not apply (no replicas).
+	// periods. ReplicationLatencyMs (default 10000, 5 of 5 periods) alarms
+	// per replica region of an events table built with
+	// dynamotable.TableOptions.Replicas, and is refused for one without.
 	//
 	// Default: ReadThrottleEvents and WriteThrottleEvents 1, SystemErrors
 	// 1, ConsumedCapacityPercent 80, LatencyMs {"PutItem": 20}; or the
@@ -308,7 +310,7 @@ type TriggersMonitoringProps struct {
 func eventsTableThresholds(p *TriggersMonitoringProps) TableThresholds {
 	out := TableThresholds{
 		ReadThrottleEvents: 1, WriteThrottleEvents: 1, SystemErrors: 1, ConsumedCapacityPercent: 80,
-		LatencyMs: map[string]float64{"PutItem": 20},
+		LatencyMs: map[string]float64{"PutItem": 20}, ReplicationLatencyMs: 10000,
 	}
 	set := func(dst *float64, v float64) {
 		if v != 0 {
@@ -329,6 +331,7 @@ func eventsTableThresholds(p *TriggersMonitoringProps) TableThresholds {
 		set(&out.WriteThrottleEvents, t.WriteThrottleEvents)
 		set(&out.SystemErrors, t.SystemErrors)
 		set(&out.ConsumedCapacityPercent, t.ConsumedCapacityPercent)
+		set(&out.ReplicationLatencyMs, t.ReplicationLatencyMs)
 		for op, v := range t.LatencyMs {
 			if v != 0 { // 0 is PutItem's default (ValidateProps refuses it for others)
 				out.LatencyMs[op] = v

@@ -104,8 +104,8 @@ func eventsTableThresholdErrors(p *TriggersMonitoringProps) []error {
 			bad("EventsTableThresholds.LatencyMs[%q] is 0: give the p99 threshold in milliseconds (only PutItem has a default, 20)", op)
 		}
 	}
-	if e.ReplicationLatencyMs != 0 {
-		bad("EventsTableThresholds.ReplicationLatencyMs %v is given, but TriggersMonitoring monitors no replicas: remove it (TableMonitoring's ReplicaRegions monitor a global table)", e.ReplicationLatencyMs)
+	if e.ReplicationLatencyMs != 0 && len(replicaRegionsOf(monitoredEventsTable(p), nil)) == 0 {
+		bad("EventsTableThresholds.ReplicationLatencyMs %v is given, but the events table has no replicas: remove it (TriggersMonitoring alarms on ReplicationLatency of an events table built with dynamotable.TableOptions.Replicas; TableMonitoring's ReplicaRegions monitor another global table)", e.ReplicationLatencyMs)
 	}
 	t := p.Thresholds
 	if t == nil {
@@ -186,4 +186,15 @@ func apiKeysTableThresholdErrors(p *TriggersMonitoringProps) []error {
 		errs = append(errs, fmt.Errorf("ApiKeysTableThresholds.ReplicationLatencyMs %v is given, but TriggersMonitoring monitors no replicas: remove it", e.ReplicationLatencyMs))
 	}
 	return errs
+}
+
+// monitoredEventsTable is EventsTable, else the Api's, else nil.
+func monitoredEventsTable(p *TriggersMonitoringProps) dynamotable.ITable {
+	if p.EventsTable != nil {
+		return p.EventsTable
+	}
+	if p.Api != nil {
+		return p.Api.EventsTable()
+	}
+	return nil
 }
