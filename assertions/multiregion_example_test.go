@@ -65,10 +65,11 @@ func TestMultiRegionExample(t *testing.T) {
 	s.ResourceCountIs(jsii.String("AWS::SecretsManager::Secret"), jsii.Number(0))
 	assert.Zero(t, replicationAlarms(s), "the replica region's stack does not own the global table: no replication alarms there")
 	s.HasResourceProperties(jsii.String("AWS::Lambda::Function"), writer)
-	// On the imported replica the delivery consumer has no template origin
-	// filter (TriggersApi takes no origin filters for an imported table
-	// yet): its run-time origin check skips the primary's events.
-	assert.Contains(t, sFilters, `{"Filters":[{"Pattern":"{\"eventName\":[\"INSERT\"]}"}]}`)
+	// On the imported replica too (TriggersApi with WriterRegion in a
+	// stack of a concrete region): the primary's events never reach the
+	// secondary's consumer.
+	assert.Contains(t, sFilters, `{"Filters":[{"Pattern":"{\"dynamodb\":{\"NewImage\":{\"origin_region\":{\"S\":[\"eu-west-1\"]}}},\"eventName\":[\"INSERT\"]}"},{"Pattern":"{\"dynamodb\":{\"NewImage\":{\"origin_region\":[{\"exists\":false}]}},\"eventName\":[\"INSERT\"]}"}]}`)
+	assert.NotContains(t, sFilters, `{"Filters":[{"Pattern":"{\"eventName\":[\"INSERT\"]}"}]}`)
 	// The secondary's API reads the replicas named, in its own region.
 	b, err := json.Marshal(s.ToJSON())
 	require.NoError(t, err)

@@ -377,6 +377,14 @@ func NewTriggersApi(scope constructs.Construct, id *string, props *TriggersApiPr
 	// ids: its queues and function keep the logical ids they had as
 	// direct children of this construct (pinned in assertions).
 	dp := &StreamDeliveryProps{EventsTable: a.eventsTable, LogRetention: retention, Tracing: props.Tracing, PrebuiltDir: props.PrebuiltDir}
+	if props.WriterRegion != "" {
+		// Each region delivers the events it accepted: a global table
+		// built here filters by origin itself, an imported replica here
+		// (in an environment-agnostic stack, only at run time).
+		if r := awscdk.Stack_Of(a).Region(); !*awscdk.Token_IsUnresolved(r) {
+			dp.OriginRegion = *r
+		}
+	}
 	if props.Delivery != nil {
 		dp.DeliveryOptions = *props.Delivery
 	}

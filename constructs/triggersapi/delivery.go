@@ -17,6 +17,7 @@ import (
 	"github.com/triggers-dev/triggers/constructs/golambda"
 	"github.com/triggers-dev/triggers/constructs/internal/cdkutil"
 	"github.com/triggers-dev/triggers/contract"
+	"github.com/triggers-dev/triggers/schema"
 )
 
 // StreamDeliveryProps configures a StreamDelivery.
@@ -43,6 +44,17 @@ type StreamDeliveryProps struct {
 	//
 	// Default: built at synth from StreamConsumerPackage.
 	PrebuiltDir string
+	// OriginRegion, when set, passes the consumer only the new events
+	// that region accepted (or that name no region): for a delivery on an
+	// imported replica of a global table, whose stream carries the writes
+	// of every region (docs/multi-region.md). It replaces the default
+	// INSERT filter, not filters given in DeliveryOptions.Stream. A global
+	// table built in the same stack filters by origin by itself
+	// (dynamotable.StreamConsumerOptions.AllOrigins). TriggersApi sets it
+	// to its stack's region when WriterRegion is set.
+	//
+	// Default: "", every new event.
+	OriginRegion string
 }
 
 // StreamDelivery is the outbox of the events table: a consumer function
@@ -158,9 +170,7 @@ func NewStreamDelivery(scope constructs.Construct, id *string, props *StreamDeli
 		so.FailureQueue = q
 	}
 	if len(so.Filters) == 0 {
-		so.Filters = []*map[string]any{awslambda.FilterCriteria_Filter(&map[string]any{
-			"eventName": awslambda.FilterRule_IsEqual(jsii.String("INSERT")),
-		})}
+		so.Filters = insertFilters(props.EventsTable, props.OriginRegion)
 	}
 	// Malformed records are parked by the function itself (with their
 	// content, on the failure queue), so a failing batch can only be a
@@ -179,4 +189,28 @@ func NewStreamDelivery(scope constructs.Construct, id *string, props *StreamDeli
 	d.failures.GrantSendMessages(d.fn)
 	cdkutil.Suppress(d.fn.Role, "AwsSolutions-IAM5", "dynamodb:ListStreams supports no resource-level permissions; the stream read grant (GetRecords, GetShardIterator, DescribeStream) is scoped to the events table's stream ARN", "Resource::*")
 	return d
+}
+
+// insertFilters are the delivery consumer's default stream filters: new
+// events (INSERT), and with origin, on a table that does not filter by
+// origin itself (an imported replica), only those origin accepted or
+// that name no region (dynamotable.OriginFilters' INSERT half).
+func insertFilters(t eventstore.IEventsTable, origin string) []*map[string]any {
+	insert := func(extra map[string]any) *map[string]any {
+		m := map[string]any{"eventName": awslambda.FilterRule_IsEqual(jsii.String("INSERT"))}
+		for k, v := range extra {
+			m[k] = v
+		}
+		return awslambda.FilterCriteria_Filter(&m)
+	}
+	if g, ok := t.(interface{ ReplicaRegions() []string }); origin == "" || ok && len(g.ReplicaRegions()) > 0 {
+		return []*map[string]any{insert(nil)}
+	}
+	image := func(match any) map[string]any {
+		return map[string]any{"dynamodb": map[string]any{"NewImage": map[string]any{schema.AttrOriginRegion: match}}}
+	}
+	return []*map[string]any{
+		insert(image(map[string]any{"S": []any{origin}})),
+		insert(image([]any{map[string]any{"exists": false}})),
+	}
 }
