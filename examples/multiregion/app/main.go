@@ -1,7 +1,8 @@
-// Command app deploys the multi-region example, one region per run:
+// Command app deploys the multi-region example, one region per run, from
+// the module's root:
 //
-//	cdk deploy -c account=111111111111 -c region=us-east-1 -c primary=us-east-1 -c replicas=eu-west-1
-//	cdk deploy -c account=111111111111 -c region=eu-west-1 -c primary=us-east-1 \
+//	cdk deploy --app 'go run ./examples/multiregion/app' -c account=111111111111 -c region=us-east-1 -c primary=us-east-1 -c replicas=eu-west-1
+//	cdk deploy --app 'go run ./examples/multiregion/app' -c account=111111111111 -c region=eu-west-1 -c primary=us-east-1 \
 //	  -c events-table-name=... -c events-stream-arn=<eu-west-1 stream ARN> -c api-keys-table-name=...
 package main
 
