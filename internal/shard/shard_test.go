@@ -124,3 +124,34 @@ func TestConfig(t *testing.T) {
 		assert.ErrorContains(t, err, "1 to 32", v)
 	}
 }
+
+// The edges of the id arithmetic, on hand-made ids: the hex digits Of and
+// For accept, the shortest strings they read, For's cap at MaxShards and
+// its fallback, Assign's limits, and Candidates at a shard equal to the
+// read count.
+func TestIDEdges(t *testing.T) {
+	for id, want := range map[string]int{
+		"": 0, "f": 0, "1f": 31, "09": 9, "0a": 10, "0f": 15, "00": 0,
+		"0/": 0, "0:": 0, "0`": 0, "0g": 0, "/f": 0, ":f": 0, "`f": 0, "gf": 0, "Af": 0,
+	} {
+		assert.Equal(t, want, shard.Of(id), "Of(%q)", id)
+	}
+	// 0x20 >> 5 is 1: For reads the bits above the five Assign writes.
+	assert.Equal(t, 1, shard.For("000000020", 4))
+	assert.Equal(t, 0, shard.For("000000020", 1))
+	assert.Equal(t, 1, shard.For("000000020", 2))
+	assert.Equal(t, 8, shard.For("000000500", 64), "at most MaxShards: 0x500 >> 5 is 40, mod 32 is 8")
+	assert.Equal(t, 1, shard.For("00000025", 4), "shorter than 9 digits: Of (5) mod n")
+	assert.Equal(t, 1, shard.For("Z00000005", 4), "not hex: Of (5) mod n")
+
+	id, k := shard.Assign("1f", 2)
+	assert.Equal(t, "01", id, "the low 5 bits of 0x1f replaced by For (31 mod 2)")
+	assert.Equal(t, 1, k)
+	same, k := shard.Assign("f", 4)
+	assert.Equal(t, "f", same)
+	assert.Zero(t, k)
+
+	assert.Equal(t, []int{0}, shard.Candidates("04", 4), "shard 4 of a tenant reading 4 (0-3) cannot be")
+	assert.Equal(t, []int{3, 0}, shard.Candidates("03", 4))
+	assert.Equal(t, []int{4, 0}, shard.Candidates("04", 5))
+}
