@@ -14,6 +14,10 @@
 // (packages initialize in import-path order once their imports are done),
 // it is initialized before package os, and so before any jsii package.
 // Variables the caller set are left alone.
+//
+// It also starts the jsii kernel without the relay process in front of it
+// (direct mode, in direct.go): every jsii request then crosses one process
+// boundary instead of two. TRIGGERS_JSII_RELAY=1 turns that off.
 package jsiienv
 
 import "syscall"
@@ -26,6 +30,7 @@ const EndOfLifeNodeMajors = "20"
 func init() {
 	setDefault("JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION", "1")
 	setDefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", EndOfLifeNodeMajors)
+	setUpDirect()
 }
 
 func setDefault(key, value string) {
