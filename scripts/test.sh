@@ -6,8 +6,10 @@
 #   - the slowest packages are named first, so go test starts them first
 #     instead of in import-path order (internal/webhook/dispatch, the
 #     slowest, used to start last and run alone for its last two minutes);
-#   - each package's DynamoDB Local runs with the client compiler only
-#     (internal/ddb/ddblocal.QuickStartJavaOptions), a fifth less CPU.
+#   - every DynamoDB Local a test starts, its own (ddbtest) or a dev
+#     server's (cmd/triggers-dev, triggers-load), runs with the client
+#     compiler only (internal/ddb/ddblocal.QuickStartJavaOptions, through
+#     TRIGGERS_DYNAMODB_JAVA_OPTIONS), a fifth less CPU.
 # TEST_PARALLEL sets go test -p (default: the number of cores). More than
 # the cores was slower here: the run is CPU-bound.
 set -euo pipefail
@@ -44,6 +46,8 @@ for s in "${slow[@]}"; do
 done
 rest=$(grep -vxF -f <(printf '%s\n' "${first[@]}") <<<"$all" || true)
 mapfile -t pkgs < <(printf '%s\n' "${first[@]}" $rest)
+
+export TRIGGERS_DYNAMODB_JAVA_OPTIONS="${TRIGGERS_DYNAMODB_JAVA_OPTIONS--XX:TieredStopAtLevel=1 -XX:+UseSerialGC}"
 
 status=0
 parallel=()

@@ -58,16 +58,24 @@ type Options struct {
 	// Java is the java executable. Default: "java" on PATH.
 	Java string
 	// JavaOptions are more options of the JVM, before -jar (tests pass
-	// QuickStartJavaOptions()). Default: none.
+	// QuickStartJavaOptions()). Default: none. The fields of
+	// EnvJavaOptions, when set, come after them.
 	JavaOptions []string
 }
+
+// EnvJavaOptions names an environment variable of JVM options (separated
+// by spaces) that every DynamoDB Local started by Start gets after
+// Options.JavaOptions, including the engines of processes a test starts
+// (triggers-dev, triggers-load): scripts/test.sh sets it to
+// QuickStartJavaOptions for the whole run.
+const EnvJavaOptions = "TRIGGERS_DYNAMODB_JAVA_OPTIONS"
 
 // QuickStartJavaOptions returns JVM options that make a short-lived
 // DynamoDB Local cheaper: the client compiler only (the optimizing
 // compiler took most of the CPU of a JVM that serves one test package) and
 // the serial collector. Tests use them (ddbtest, and scripts/test.sh for
-// the engine it shares); make dev and make load do not, so their engine
-// runs at full speed.
+// every engine through EnvJavaOptions); make dev and make load do not, so
+// their engine runs at full speed.
 func QuickStartJavaOptions() []string {
 	return []string{"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"}
 }
@@ -132,6 +140,7 @@ func Start(ctx context.Context, o Options) (*Process, error) {
 	}
 	dir := filepath.Dir(jar)
 	args := append([]string{"-Xmx512m"}, o.JavaOptions...)
+	args = append(args, strings.Fields(os.Getenv(EnvJavaOptions))...)
 	args = append(args, "-Djava.library.path="+filepath.Join(dir, "DynamoDBLocal_lib"), "-jar", jar)
 	args = append(args, storage...)
 	args = append(args, "-sharedDb", "-port", strconv.Itoa(port), "-disableTelemetry")

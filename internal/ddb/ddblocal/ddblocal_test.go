@@ -6,7 +6,9 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -24,6 +26,7 @@ import (
 func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
 
 // A data folder keeps tables and items across runs; Stop leaves no process.
+// The second run also gets JVM options from EnvJavaOptions.
 func TestDataDirPersistsAcrossRuns(t *testing.T) {
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "data")
@@ -40,9 +43,17 @@ func TestDataDirPersistsAcrossRuns(t *testing.T) {
 	assert.False(t, alive(pid), "DynamoDB Local (pid %d) still alive after Stop", pid)
 	assert.FileExists(t, filepath.Join(dir, "shared-local-instance.db"))
 
-	p, err = ddblocal.Start(ctx, ddblocal.Options{DataDir: dir})
+	t.Setenv(ddblocal.EnvJavaOptions, " -Dtriggers.marker=1  -XX:+UseSerialGC ")
+	p, err = ddblocal.Start(ctx, ddblocal.Options{DataDir: dir, JavaOptions: []string{"-Dtriggers.first=1"}})
 	require.NoError(t, err)
 	defer p.Stop()
+	cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(p.Pid()) + "/cmdline")
+	require.NoError(t, err)
+	args := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
+	jar := slices.Index(args, "-jar")
+	require.Positive(t, jar, "%q", args)
+	assert.Equal(t, []string{"-Dtriggers.first=1", "-Dtriggers.marker=1", "-XX:+UseSerialGC"}, args[2:jar-1],
+		"Options.JavaOptions, then %s's fields, before -jar: %q", ddblocal.EnvJavaOptions, args)
 	out, err := p.Client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String("keys"), Key: map[string]types.AttributeValue{
 		schema.AttrKeyHash: &types.AttributeValueMemberS{Value: "h1"},
 	}})
