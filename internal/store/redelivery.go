@@ -25,10 +25,23 @@ import (
 // e.RetryCount, and the round's marker (time at, expiring with the event)
 // is written, both in one transaction. Errors: event.ErrRoundStarted,
 // event.ErrNotFound, *event.TransitionError (the event is not failed),
-// event.ErrRoundSuperseded, or the classified DynamoDB error.
+// event.ErrRoundSuperseded, or the classified DynamoDB error. On a sharded
+// table it tries the partitions candidates names, in turn, while the event
+// is not found (each try is one transaction: a miss writes nothing).
 func (st *Store) StartRedelivery(ctx context.Context, tenant string, e event.Event, token string, at time.Time) error {
+	err := event.ErrNotFound
+	for _, pk := range st.candidates(ctx, tenant, e.ID) {
+		if err = st.startRedelivery(ctx, tenant, pk, e, token, at); !errors.Is(err, event.ErrNotFound) {
+			break
+		}
+	}
+	return err
+}
+
+// startRedelivery is StartRedelivery with the event in partition.
+func (st *Store) startRedelivery(ctx context.Context, tenant, partition string, e event.Event, token string, at time.Time) error {
 	id := e.ID
-	tr, ok := st.transitionUpdate(tenant, id, []event.Status{event.Failed}, event.Retrying)
+	tr, ok := st.transitionUpdate(partition, id, []event.Status{event.Failed}, event.Retrying)
 	if !ok || token == "" {
 		return event.ErrNotFound
 	}

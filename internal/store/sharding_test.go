@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"testing"
 	"time"
@@ -354,4 +355,40 @@ func TestShardedMergeWithTiesAndFilters(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A redelivery round starts for an event in any shard, with the tenant's
+// sharding in the context (the API's redeliver route) or without it (the
+// dispatcher's redelivery task): StartRedelivery looks in the shard the
+// id names, then the tenant's own partition, as every read by id does.
+// It used to update the tenant's own partition only, so a sharded event
+// could not be redelivered (404).
+func TestShardedStartRedelivery(t *testing.T) {
+	table := db.CreateTable(t, schema.Events())
+	st := store.New(db.Client, table, store.WithSharding(true))
+	cfg := shard.Config{Write: 8, Read: 8}
+	evs := writeSharded(t, st, shardedCtx(cfg), "tenant-r", time.Now().UTC(), 16)
+	at := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
+	ran := map[int]bool{}
+	for i, e := range evs {
+		ctx := shardedCtx(cfg)
+		if i%2 == 1 {
+			ctx = context.Background()
+		}
+		failed, err := st.Transition(ctx, "tenant-r", e.ID, []event.Status{event.Received}, event.Failed)
+		require.NoError(t, err)
+		round := fmt.Sprintf("r%d", i)
+		require.NoError(t, st.StartRedelivery(ctx, "tenant-r", failed, round, at), "event %d in shard %d", i, shard.Of(e.ID))
+		got, err := st.Get(ctx, "tenant-r", e.ID)
+		require.NoError(t, err)
+		assert.Equal(t, event.Retrying, got.Status)
+		assert.Equal(t, 1, got.RetryCount)
+		started, _, err := st.RedeliveryRound(ctx, "tenant-r", e.ID, round)
+		require.NoError(t, err)
+		assert.True(t, started)
+		assert.ErrorIs(t, st.StartRedelivery(ctx, "tenant-r", failed, round, at), event.ErrRoundStarted)
+		ran[shard.Of(e.ID)] = true
+	}
+	delete(ran, 0)
+	require.NotEmpty(t, ran, "no event of 16 landed outside shard 0")
 }
