@@ -62,6 +62,7 @@ import (
 	"github.com/triggers-dev/triggers/internal/dev/streampoll"
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/httpapi"
+	"github.com/triggers-dev/triggers/internal/shard"
 	"github.com/triggers-dev/triggers/internal/store"
 	"github.com/triggers-dev/triggers/internal/streamconsumer"
 	"github.com/triggers-dev/triggers/internal/webhook"
@@ -666,8 +667,9 @@ func startStreamRouter(t *testing.T, table string) *streamRouter {
 					if rec.EventName != "INSERT" {
 						continue
 					}
+					tenant, _ := contract.TenantOfPartition(rec.Change.NewImage[schema.AttrUserID].String())
 					sr.mu.Lock()
-					ch := sr.runs[rec.Change.NewImage[schema.AttrUserID].String()]
+					ch := sr.runs[tenant]
 					sr.mu.Unlock()
 					if ch != nil {
 						ch <- rec
@@ -815,6 +817,13 @@ type scenario struct {
 	interchangeable bool
 }
 
+// crashShards is the shard count of a sharded run's tenant: the run uses a
+// sharded events table (store.WithSharding, as EVENTS_SHARDING=on deploys
+// it) and the tenant writes to and reads from that many shards
+// (docs/sharding.md), so its events land in partitions "<tenant>~<k>" and
+// every read or update by id goes to the shard the id names.
+const crashShards = 8
+
 func crashScenarios() []scenario {
 	long := contract.RetrySchedule{5 * time.Second, 20 * time.Minute, 20 * time.Minute, 20 * time.Minute}
 	return []scenario{{
@@ -911,6 +920,7 @@ type crashRun struct {
 	sc       scenario
 	f        fault
 	twice    bool
+	sharded  bool
 	id       string
 	rcv      *crashReceiver
 	clock    *simClock
@@ -933,7 +943,7 @@ var runSeq atomic.Int64
 
 func (r *crashRun) fatalf(format string, args ...any) {
 	r.t.Helper()
-	r.t.Fatalf("%s / %s / twice=%v: "+format+"\n%s", append(append([]any{r.sc.name, r.f, r.twice}, args...), r.dump())...)
+	r.t.Fatalf("%s / %s / twice=%v sharded=%v: "+format+"\n%s", append(append([]any{r.sc.name, r.f, r.twice, r.sharded}, args...), r.dump())...)
 }
 
 // dump describes the run's state for a failure message: each event's
@@ -973,9 +983,9 @@ func newCrashEnv(t *testing.T) *crashEnv {
 	return &crashEnv{rcv: newCrashReceiver(t), table: table, stream: startStreamRouter(t, table), kms: kms, key: kms.Key(t)}
 }
 
-func newCrashRun(t *testing.T, env *crashEnv, sc scenario, f fault, twice bool) *crashRun {
+func newCrashRun(t *testing.T, env *crashEnv, sc scenario, f fault, twice, sharded bool) *crashRun {
 	rcv := env.rcv
-	r := &crashRun{t: t, sc: sc, f: f, twice: twice, rcv: rcv, id: "run" + strconv.FormatInt(runSeq.Add(1), 10),
+	r := &crashRun{t: t, sc: sc, f: f, twice: twice, sharded: sharded, rcv: rcv, id: "run" + strconv.FormatInt(runSeq.Add(1), 10),
 		clock:    &simClock{t: time.Now().UTC().Truncate(time.Second)},
 		names:    &names{m: map[string]string{}},
 		subs:     map[string]event.Subscription{},
@@ -984,7 +994,11 @@ func newCrashRun(t *testing.T, env *crashEnv, sc scenario, f fault, twice bool) 
 	r.in = newInjector(f, r.names)
 	r.tenant = "tenant-" + r.id
 	r.records = env.stream.register(r.tenant)
-	r.st = store.New(db.Client, env.table)
+	if sharded {
+		r.st = store.New(db.Client, env.table, store.WithSharding(true))
+	} else {
+		r.st = store.New(db.Client, env.table)
+	}
 	r.fs = faultStore{st: r.st, in: r.in, clock: r.clock}
 	r.q = newSimQueue(r.clock, twice)
 	tlsCfg := rcv.srv.Client().Transport.(*http.Transport).TLSClientConfig
@@ -1025,7 +1039,11 @@ func newCrashRun(t *testing.T, env *crashEnv, sc scenario, f fault, twice bool) 
 // request serves one API request in its own invocation; ok is false when
 // its process stopped (the client sees no answer).
 func (r *crashRun) request(method, path, body string) (code int, out []byte, ok bool) {
-	ctx, inv := newInvocation(httpapi.WithTenant(context.Background(), r.tenant))
+	ctx := httpapi.WithTenant(context.Background(), r.tenant)
+	if r.sharded {
+		ctx = shard.WithConfig(ctx, shard.Config{Write: crashShards, Read: crashShards})
+	}
+	ctx, inv := newInvocation(ctx)
 	hr := httptest.NewRequestWithContext(ctx, method, path, strings.NewReader(body))
 	if body != "" {
 		hr.Header.Set("Content-Type", "application/json")
@@ -1445,24 +1463,42 @@ func methodsOf[T any](prefix string) []string {
 // TestCrashPoints runs every scenario clean, then once per call of its
 // clean trace with that call failing once, and twice with the process
 // stopping right after it (with single and with doubled queue messages).
+//
+// Every scenario runs clean on an unsharded table and on a sharded one
+// (crashShards). The crash cases split between the
+// two: a stop right after a storage, queue or secrets call runs for a
+// sharded tenant; a failure, a stop with doubled messages and a stop after
+// a webhook request run unsharded. So every call of the path has crash
+// cases in both layouts, at the cost of one layout.
 func TestCrashPoints(t *testing.T) {
 	env := newCrashEnv(t)
-	covered := map[string]bool{}
+	covered := map[bool]map[string]bool{false: {}, true: {}} // by sharded
+	shardsUsed := map[int]bool{}
 	type job struct {
-		sc    scenario
-		f     fault
-		twice bool
+		sc             scenario
+		f              fault
+		twice, sharded bool
 	}
 	var jobs []job
 	for _, sc := range crashScenarios() {
-		// The clean run (on t itself, so that -run can pick crash cases).
-		clean := newCrashRun(t, env, sc, fault{}, false).run()
+		// The clean runs (on t itself, so that -run can pick crash cases).
+		clean := newCrashRun(t, env, sc, fault{}, false, false).run()
 		require.NotEmpty(t, clean.trace, "%s: the clean run made no call", sc.name)
 		t.Logf("%s: %d distinct calls", sc.name, len(clean.trace))
+		// The same scenario for a sharded tenant settles as the unsharded
+		// one (run checks the invariants). Its trace is not compared: a
+		// scenario's trace varies a little from run to run (which of
+		// interchangeable events makes a call first, whether a retry
+		// meets the open circuit).
+		shardedRun := newCrashRun(t, env, sc, fault{}, false, true)
+		shardedRun.run()
+		for _, id := range shardedRun.eventIDs {
+			shardsUsed[shard.Of(id)] = true
+		}
 		for _, key := range clean.trace {
 			op := strings.Fields(key)[0]
-			covered[op] = true
 			if !crashCases {
+				covered[false][op], covered[true][op] = true, true
 				continue
 			}
 			// A failure once (a failed request is a failed attempt, which
@@ -1470,28 +1506,40 @@ func TestCrashPoints(t *testing.T) {
 			// the calls that change something, a stop with every message
 			// doubled (after a read, a stop changes nothing a failure
 			// does not).
-			if !strings.HasPrefix(op, "HTTP.") {
-				jobs = append(jobs, job{sc, fault{label: key}, false})
+			isHTTP := strings.HasPrefix(op, "HTTP.")
+			add := func(f fault, twice, sharded bool) {
+				jobs = append(jobs, job{sc, f, twice, sharded})
+				covered[sharded][op] = true
 			}
-			jobs = append(jobs, job{sc, fault{label: key, crash: true}, false})
+			if !isHTTP {
+				add(fault{label: key}, false, false)
+			}
+			add(fault{label: key, crash: true}, false, !isHTTP)
 			if !readOnly[op] {
-				jobs = append(jobs, job{sc, fault{label: key, crash: true}, true})
+				add(fault{label: key, crash: true}, true, false)
 			}
 		}
-		jobs = append(jobs, job{sc, fault{}, true})
+		jobs = append(jobs, job{sc, fault{}, true, false})
 	}
 
-	// Every call the path can make has crash cases.
+	// Every call the path can make has crash cases, unsharded and sharded
+	// (a webhook request's only on the unsharded table: it touches no
+	// storage).
 	var methods []string
 	methods = append(methods, methodsOf[dispatch.Store]("Store.")...)
 	methods = append(methods, methodsOf[dispatch.Queue]("Queue.")...)
 	methods = append(methods, methodsOf[dispatch.Secrets]("Secrets.")...)
 	methods = append(methods, methodsOf[streamconsumer.Sender]("Sender.")...)
-	methods = append(methods, "HTTP.POST")
 	for _, m := range methods {
-		assert.True(t, covered[m], "no scenario calls %s: it has no crash case; extend crashScenarios", m)
+		assert.True(t, covered[false][m], "no scenario calls %s: it has no crash case; extend crashScenarios", m)
+		assert.True(t, covered[true][m], "%s has no crash case for a sharded tenant", m)
 	}
-	t.Logf("%d crash cases over %d calls", len(jobs), len(covered))
+	assert.True(t, covered[false]["HTTP.POST"], "no scenario makes a webhook request")
+	// The sharded clean runs wrote to shards other than the tenant's own
+	// partition (shard 0), where reads and updates by id differ.
+	delete(shardsUsed, 0)
+	assert.NotEmpty(t, shardsUsed, "every event of the sharded clean runs landed on shard 0")
+	t.Logf("%d crash cases over %d calls", len(jobs), len(covered[false]))
 
 	// The runs are independent (own table, tenant data, queues, clock):
 	// several at once keep the wall time down on DynamoDB Local.
@@ -1501,8 +1549,8 @@ func TestCrashPoints(t *testing.T) {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			t.Run(fmt.Sprintf("%s/%s/twice=%v", j.sc.name, j.f, j.twice), func(t *testing.T) {
-				newCrashRun(t, env, j.sc, j.f, j.twice).run()
+			t.Run(fmt.Sprintf("%s/%s/twice=%v/sharded=%v", j.sc.name, j.f, j.twice, j.sharded), func(t *testing.T) {
+				newCrashRun(t, env, j.sc, j.f, j.twice, j.sharded).run()
 			})
 		})
 	}
