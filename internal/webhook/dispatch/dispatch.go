@@ -647,6 +647,19 @@ func (d *Dispatcher) recoverEvent(ctx context.Context, tenant string, sub event.
 			return nil
 		}
 		n = latest.Number + 1
+		// The page read the subscription when it began, and runs up to
+		// RecoverPage events: read it again before a new attempt, as a
+		// retry does, so that none goes out after a PATCH disabled the
+		// subscription (or a DELETE removed it) meanwhile, and each uses
+		// its current URL and secrets.
+		cur, err := d.cfg.Store.GetSubscription(ctx, tenant, sub.ID)
+		if errors.Is(err, event.ErrSubscriptionNotFound) || err == nil && cur.Disabled {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		sub = cur
 	}
 	err = d.attempt(ctx, tenant, e, sub, n, round, recorded, d.toRetrying(ctx, tenant, e), false)
 	return d.settleAfter(ctx, tenant, e.ID, err)

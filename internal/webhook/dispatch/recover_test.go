@@ -3,6 +3,7 @@ package dispatch_test
 import (
 	"context"
 	"net/http"
+	"sync"
 	"testing"
 	"time"
 
@@ -238,4 +239,73 @@ func TestRecoverCopyAfterFailure(t *testing.T) {
 	runPages(t, w, w.q.take()[0].task)
 	assert.Len(t, rcv.requests(), 4)
 	assert.Equal(t, event.Delivered, w.status("tenant-a", e.ID).Status)
+}
+
+// disablesAfterFirstFinish runs disable, once it is set, right after the
+// first attempt the dispatcher finishes: a PATCH arriving while a page
+// runs.
+type disablesAfterFirstFinish struct {
+	dispatch.Store
+	once    sync.Once
+	disable func()
+}
+
+func (s *disablesAfterFirstFinish) FinishAttempt(ctx context.Context, tenant, eventID string, a event.Attempt, owner string) error {
+	err := s.Store.FinishAttempt(ctx, tenant, eventID, a, owner)
+	if s.disable != nil {
+		s.once.Do(s.disable)
+	}
+	return err
+}
+
+// A subscription disabled while a recovery page runs gets no more of the
+// page's attempts: each new attempt reads the subscription again (it used
+// to go with the page's first read, so the page's other events went to
+// the disabled endpoint).
+func TestRecoverStopsWhenDisabledMidPage(t *testing.T) {
+	ctx := context.Background()
+	const fail = http.StatusInternalServerError
+	rcv := newReceiver(t, fail, fail, fail, fail, fail, fail, http.StatusOK, http.StatusOK, http.StatusOK)
+	var wrapped *disablesAfterFirstFinish
+	w := newWorld(t, rcv, func(c *dispatch.Config) {
+		c.Schedule = contract.RetrySchedule{time.Second}
+		c.SlowAfter = -1
+		c.BreakerThreshold = 1000
+		c.RecoverPage = 10
+		c.Parallel = 1
+		wrapped = &disablesAfterFirstFinish{Store: c.Store}
+		c.Store = wrapped
+	})
+	sub, _ := w.subscribe("tenant-a")
+	since := w.clock()
+	var evs []event.Event
+	for range 3 {
+		w.advance(time.Millisecond)
+		e := w.event("tenant-a", "t")
+		evs = append(evs, e)
+		require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+		w.advance(time.Second)
+		for _, q := range w.q.take() {
+			require.NoError(t, w.d.HandleTask(ctx, q.task))
+		}
+		require.Empty(t, w.q.take(), "the schedule had one retry")
+	}
+	require.Len(t, rcv.requests(), 6)
+	for _, e := range evs {
+		require.Equal(t, event.Failed, w.status("tenant-a", e.ID).Status)
+	}
+
+	wrapped.disable = func() {
+		_, err := w.st.UpdateSubscription(ctx, "tenant-a", sub.ID, event.SubscriptionPatch{Disabled: aws.Bool(true)}, w.clock())
+		require.NoError(t, err)
+	}
+	require.NoError(t, dispatch.Recover(w.q)(ctx, "tenant-a", sub.ID, "rec-1", since, w.clock(), w.clock()))
+	pages, _ := runPages(t, w, w.q.take()[0].task)
+	assert.Equal(t, 1, pages, "one page holds the three events")
+	assert.Equal(t, 7, len(rcv.requests()), "one recovered attempt, then the subscription was disabled")
+	recovered := 0
+	for _, e := range evs {
+		recovered += len(w.attempts("tenant-a", e.ID)) - 2
+	}
+	assert.Equal(t, 1, recovered, "attempts recorded by the recovery")
 }
