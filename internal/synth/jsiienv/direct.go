@@ -36,7 +36,7 @@ const DirectScript = `#!/bin/sh
 prog="${1%/bin/jsii-runtime.js}/lib/program.js"
 if [ "$#" -eq 1 ] && [ "$prog" != "$1/lib/program.js" ] && [ -f "$prog" ] &&
 	grep -q 'readFD:3,writeFD:3' "$prog"; then
-	exec node --preserve-symlinks --require '@PRELOAD@' "$prog" 4>&1 1>&2
+	exec node --preserve-symlinks --require '@PRELOAD@' "$prog" 3</dev/null 4>&1 1>&2
 fi
 exec node "$@"
 `
@@ -48,7 +48,9 @@ const DirectPreload = `'use strict';
 // The jsii kernel reads requests from fd 3 and writes answers to fd 3 (a
 // socket the relay process holds); without the relay, requests come on
 // stdin (fd 0) and answers go to the parent's stdout, which the script
-// copied to fd 4 before pointing fd 1 at stderr. What JavaScript writes to
+// copied to fd 4 before pointing fd 1 at stderr. The script holds fd 3
+// open on /dev/null, so no file the kernel's JavaScript opens gets fd 3
+// (whose reads and writes are redirected here) or fd 4. What JavaScript writes to
 // process.stdout and process.stderr is wrapped as the relay wraps it: one
 // JSON line on stderr, {"stdout": base64} or {"stderr": base64}.
 const fs = require('fs');

@@ -21,6 +21,9 @@ import (
 // and writes to stdout and stderr on the way.
 const fakeKernel = `// SyncStdio({errorFD:2,readFD:3,writeFD:3})
 const fs = require('fs');
+// fd 3 is held on /dev/null (fstat is not redirected), so no file opened
+// here can take it.
+if (!fs.fstatSync(3).isCharacterDevice()) throw new Error('fd 3 is not held on /dev/null');
 const buf = Buffer.alloc(1 << 16);
 let pending = '';
 console.log('hello from the kernel');
