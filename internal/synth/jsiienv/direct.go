@@ -119,6 +119,11 @@ func directDir() string {
 		}
 	}
 	dir := base + "/triggers-jsii"
+	for i := 0; i < len(dir); i++ {
+		if dir[i] == '\'' || dir[i] < ' ' {
+			return "" // the script quotes the preload's path in '...'
+		}
+	}
 	_ = syscall.Mkdir(base, 0o700)
 	_ = syscall.Mkdir(dir, 0o700)
 	var st syscall.Stat_t
