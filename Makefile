@@ -80,6 +80,11 @@ $(API_TEMPLATE): $(APP_SOURCES) $(APP_BIN) | deps
 test: deps fmt-check vet
 	scripts/test.sh
 
+# make test's go commands build with -trimpath: without it Go's build cache
+# keys a package by the folder it was compiled in, so every clone in a new
+# folder (CI's clean clone) compiled the module's packages again.
+test vet: export GOFLAGS := $(strip $(GOFLAGS) -trimpath)
+
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './node_modules/*')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
