@@ -1,0 +1,133 @@
+//go:build unix
+
+package jsiienv
+
+import "syscall"
+
+func setUpDirect() {
+	if v, _ := syscall.Getenv(EnvRelay); v == "1" {
+		return
+	}
+	for _, k := range []string{"JSII_NODE", "JSII_RUNTIME"} {
+		if v, _ := syscall.Getenv(k); v != "" {
+			return
+		}
+	}
+	dir := directDir()
+	if dir == "" {
+		return
+	}
+	preload := dir + "/preload-" + hash(DirectPreload) + ".js"
+	script := replace(DirectScript, "@PRELOAD@", preload)
+	node := dir + "/node-" + hash(script)
+	if !writeOnce(preload, DirectPreload, 0o644) || !writeOnce(node, script, 0o755) {
+		return
+	}
+	if syscall.Setenv("JSII_NODE", node) == nil {
+		DirectNode = node
+	}
+}
+
+// directDir returns a directory for the direct mode's files that only this
+// user can write (created 0700 when missing), or "" when there is none.
+func directDir() string {
+	base, _ := syscall.Getenv("XDG_CACHE_HOME")
+	if base == "" {
+		if home, _ := syscall.Getenv("HOME"); home != "" {
+			base = home + "/.cache"
+		}
+	}
+	if base == "" {
+		if base, _ = syscall.Getenv("TMPDIR"); base == "" {
+			base = "/tmp"
+		}
+	}
+	dir := base + "/triggers-jsii"
+	for i := 0; i < len(dir); i++ {
+		if dir[i] == '\'' || dir[i] < ' ' {
+			return "" // the script quotes the preload's path in '...'
+		}
+	}
+	_ = syscall.Mkdir(base, 0o700)
+	_ = syscall.Mkdir(dir, 0o700)
+	var st syscall.Stat_t
+	if syscall.Lstat(dir, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFDIR ||
+		int(st.Uid) != syscall.Geteuid() || st.Mode&0o022 != 0 {
+		return ""
+	}
+	return dir
+}
+
+// writeOnce writes content to path unless a regular file of that size is
+// already there (the name carries the content's hash): into a temporary
+// file first, renamed into place, so that concurrent processes never see a
+// partial file.
+func writeOnce(path, content string, mode uint32) bool {
+	var st syscall.Stat_t
+	if syscall.Lstat(path, &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFREG && st.Size == int64(len(content)) {
+		return true
+	}
+	tmp := path + ".tmp" + itoa(syscall.Getpid())
+	fd, err := syscall.Open(tmp, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_TRUNC|syscall.O_CLOEXEC, mode)
+	if err != nil {
+		return false
+	}
+	b := []byte(content)
+	for len(b) > 0 {
+		n, err := syscall.Write(fd, b)
+		if err != nil || n <= 0 {
+			syscall.Close(fd)
+			syscall.Unlink(tmp)
+			return false
+		}
+		b = b[n:]
+	}
+	if syscall.Fchmod(fd, mode) != nil || syscall.Close(fd) != nil {
+		syscall.Unlink(tmp)
+		return false
+	}
+	if syscall.Rename(tmp, path) != nil {
+		syscall.Unlink(tmp)
+		return false
+	}
+	return true
+}
+
+// hash is FNV-1a of s in hex: a file name that changes with the content.
+func hash(s string) string {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	const digits = "0123456789abcdef"
+	out := make([]byte, 16)
+	for i := 15; i >= 0; i-- {
+		out[i] = digits[h&15]
+		h >>= 4
+	}
+	return string(out)
+}
+
+func replace(s, old, repl string) string {
+	for i := 0; i+len(old) <= len(s); i++ {
+		if s[i:i+len(old)] == old {
+			return s[:i] + repl + s[i+len(old):]
+		}
+	}
+	return s
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b [20]byte
+	i := len(b)
+	for n > 0 {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return string(b[i:])
+}
