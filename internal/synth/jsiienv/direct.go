@@ -19,8 +19,9 @@ package jsiienv
 //
 // Direct mode is skipped when JSII_NODE or JSII_RUNTIME is set (the user
 // chose a runtime), when EnvRelay is "1", when its files cannot be
-// written to a directory only this user can write, and on systems other
-// than Unix (the script is a shell script).
+// written to a directory only this user can write or run from there (a
+// noexec mount), and on systems other than Unix (the script is a shell
+// script).
 
 // EnvRelay, set to 1, keeps jsii-runtime-go's relay process (no direct
 // mode).

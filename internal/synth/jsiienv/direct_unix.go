@@ -23,6 +23,11 @@ func setUpDirect() {
 	if !writeOnce(preload, DirectPreload, 0o644) || !writeOnce(node, script, 0o755) {
 		return
 	}
+	// A folder on a noexec mount holds the script but cannot run it
+	// (access(2) says so for X_OK on Linux): keep the relay then.
+	if syscall.Access(node, 1 /* X_OK */) != nil {
+		return
+	}
 	if syscall.Setenv("JSII_NODE", node) == nil {
 		DirectNode = node
 	}
