@@ -1465,11 +1465,11 @@ func methodsOf[T any](prefix string) []string {
 // stopping right after it (with single and with doubled queue messages).
 //
 // Every scenario runs clean on an unsharded table and on a sharded one
-// (crashShards). The crash cases split between the
-// two: a stop right after a storage, queue or secrets call runs for a
-// sharded tenant; a failure, a stop with doubled messages and a stop after
-// a webhook request run unsharded. So every call of the path has crash
-// cases in both layouts, at the cost of one layout.
+// (crashShards). The crash cases split between the two: a stop right
+// after a storage, queue or secrets call runs for a sharded tenant; a
+// failure, a stop with doubled messages and a stop after a webhook
+// request run unsharded. So every call of the path has crash cases in
+// both layouts, at the cost of one layout.
 func TestCrashPoints(t *testing.T) {
 	env := newCrashEnv(t)
 	covered := map[bool]map[string]bool{false: {}, true: {}} // by sharded
