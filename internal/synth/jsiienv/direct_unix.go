@@ -2,7 +2,12 @@
 
 package jsiienv
 
-import "syscall"
+import (
+	"hash/fnv"
+	"strconv"
+	"strings"
+	"syscall"
+)
 
 func setUpDirect() {
 	if v, _ := syscall.Getenv(EnvRelay); v == "1" {
@@ -18,7 +23,7 @@ func setUpDirect() {
 		return
 	}
 	preload := dir + "/preload-" + hash(DirectPreload) + ".js"
-	script := replace(DirectScript, "@PRELOAD@", preload)
+	script := strings.Replace(DirectScript, "@PRELOAD@", preload, 1)
 	node := dir + "/node-" + hash(script)
 	if !writeOnce(preload, DirectPreload, 0o644) || !writeOnce(node, script, 0o755) {
 		return
@@ -72,7 +77,7 @@ func writeOnce(path, content string, mode uint32) bool {
 	if syscall.Lstat(path, &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFREG && st.Size == int64(len(content)) {
 		return true
 	}
-	tmp := path + ".tmp" + itoa(syscall.Getpid())
+	tmp := path + ".tmp" + strconv.Itoa(syscall.Getpid())
 	fd, err := syscall.Open(tmp, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_TRUNC|syscall.O_CLOEXEC, mode)
 	if err != nil {
 		return false
@@ -100,39 +105,7 @@ func writeOnce(path, content string, mode uint32) bool {
 
 // hash is FNV-1a of s in hex: a file name that changes with the content.
 func hash(s string) string {
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(s); i++ {
-		h ^= uint64(s[i])
-		h *= 1099511628211
-	}
-	const digits = "0123456789abcdef"
-	out := make([]byte, 16)
-	for i := 15; i >= 0; i-- {
-		out[i] = digits[h&15]
-		h >>= 4
-	}
-	return string(out)
-}
-
-func replace(s, old, repl string) string {
-	for i := 0; i+len(old) <= len(s); i++ {
-		if s[i:i+len(old)] == old {
-			return s[:i] + repl + s[i+len(old):]
-		}
-	}
-	return s
-}
-
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	var b [20]byte
-	i := len(b)
-	for n > 0 {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-	}
-	return string(b[i:])
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return strconv.FormatUint(h.Sum64(), 16)
 }

@@ -10,9 +10,11 @@
 // end-of-life major versions) is set. jsii-runtime-go captures the
 // environment for that process when the first jsii package initializes,
 // before main or TestMain runs, so setting the variables there is too late.
-// This package imports only syscall: by the Go initialization order
-// (packages initialize in import-path order once their imports are done),
-// it is initialized before package os, and so before any jsii package.
+// This package imports no package that imports os (syscall, strings,
+// strconv, hash/fnv; TestImportsNoOS checks): by the Go initialization
+// order (packages initialize in import-path order once their imports are
+// done), it is initialized before package os, and so before any jsii
+// package.
 // Variables the caller set are left alone.
 //
 // It also starts the jsii kernel without the relay process in front of it
