@@ -16,6 +16,12 @@
 # Go module cache at go.mod's versions), unpacked into
 # .cache/synth-twin/node_modules: the same library code on both sides.
 # Wall-clock numbers for docs; nothing asserts them.
+#
+# The Go app runs as make synth runs it: in direct mode, with CDK's
+# validation engine started in a worker thread while the constructs are
+# built (internal/synth/jsiienv's validation worker). Without it:
+# TRIGGERS_JSII_VALIDATION_WORKER=0. SYNTH_TWIN_WORKER=1 loads the same
+# worker into the twin (node --require), to compare the rest like for like.
 #   SYNTH_PAIRS=7 scripts/synth-twin.sh
 #   SYNTH_APP=path/to/built/app scripts/synth-twin.sh   (skips the go build)
 set -euo pipefail
@@ -78,10 +84,15 @@ for f in "$tmp"/record/*.template.json; do
 done
 echo "twin: $(ls "$tmp"/check/*.template.json | wc -l) templates byte-identical to the Go app's"
 
+twin=(node)
+if [ "${SYNTH_TWIN_WORKER:-}" = 1 ]; then
+	go run ./scripts/synth-twin/validationpreload >"$tmp/validation.js"
+	twin=(node --require "$tmp/validation.js")
+fi
 echo "run wall load construction synthesis validateTemplates (s)"
 for i in $(seq "$pairs"); do
 	run go "$tmp/go" "$app" | tee -a "$tmp/results"
-	run js "$tmp/js" node scripts/synth-twin/replay.js "$tmp/record.log" | tee -a "$tmp/results"
+	run js "$tmp/js" "${twin[@]}" scripts/synth-twin/replay.js "$tmp/record.log" | tee -a "$tmp/results"
 done
 node -e '
 	const rows = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").map((l) => l.split(" "));

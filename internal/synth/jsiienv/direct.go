@@ -9,10 +9,10 @@ package jsiienv
 //
 // Direct mode starts the kernel without the relay: jsii-runtime-go runs
 // JSII_NODE with the relay's path, and JSII_NODE is DirectScript, which
-// runs lib/program.js itself with DirectPreload, which points the kernel's
-// fd 3 reads at stdin and its fd 3 writes at stdout (fd 4, a copy), and
-// wraps what the kernel's JavaScript writes to stdout and stderr into the
-// relay's JSON lines. jsii-runtime-go sees the same protocol on the same
+// runs lib/program.js itself with DirectPreload, which points the
+// kernel's fd 3 reads at stdin and its fd 3 writes at stdout (fd 4, a
+// copy), and wraps what the kernel's JavaScript writes to stdout and
+// stderr into the relay's JSON lines (and ValidationPreload: validation.go). jsii-runtime-go sees the same protocol on the same
 // pipes. The script falls back to the relay whenever the runtime's layout
 // is not the one it knows (no lib/program.js beside bin/jsii-runtime.js,
 // or a kernel that does not talk on fd 3).
@@ -28,7 +28,8 @@ package jsiienv
 const EnvRelay = "TRIGGERS_JSII_RELAY"
 
 // DirectScript is the shell script JSII_NODE names in direct mode; its
-// placeholder @PRELOAD@ is replaced by DirectPreload's path.
+// placeholders @PRELOAD@ and @VALIDATION@ are replaced by the paths of
+// DirectPreload and ValidationPreload.
 const DirectScript = `#!/bin/sh
 # Written by github.com/triggers-dev/triggers/internal/synth/jsiienv:
 # starts the jsii kernel (lib/program.js) without the relay process
@@ -36,7 +37,7 @@ const DirectScript = `#!/bin/sh
 prog="${1%/bin/jsii-runtime.js}/lib/program.js"
 if [ "$#" -eq 1 ] && [ "$prog" != "$1/lib/program.js" ] && [ -f "$prog" ] &&
 	grep -q 'readFD:3,writeFD:3' "$prog"; then
-	exec node --preserve-symlinks --require '@PRELOAD@' "$prog" 3</dev/null 4>&1 1>&2
+	exec node --preserve-symlinks --require '@PRELOAD@' --require '@VALIDATION@' "$prog" 3</dev/null 4>&1 1>&2
 fi
 exec node "$@"
 `

@@ -23,9 +23,11 @@ func setUpDirect() {
 		return
 	}
 	preload := dir + "/preload-" + hash(DirectPreload) + ".js"
-	script := strings.Replace(DirectScript, "@PRELOAD@", preload, 1)
+	validation := dir + "/validation-" + hash(ValidationPreload) + ".js"
+	script := strings.NewReplacer("@PRELOAD@", preload, "@VALIDATION@", validation).Replace(DirectScript)
 	node := dir + "/node-" + hash(script)
-	if !writeOnce(preload, DirectPreload, 0o644) || !writeOnce(node, script, 0o755) {
+	if !writeOnce(preload, DirectPreload, 0o644) || !writeOnce(validation, ValidationPreload, 0o644) ||
+		!writeOnce(node, script, 0o755) {
 		return
 	}
 	// A folder on a noexec mount holds the script but cannot run it

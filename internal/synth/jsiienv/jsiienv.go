@@ -19,7 +19,11 @@
 //
 // It also starts the jsii kernel without the relay process in front of it
 // (direct mode, in direct.go): every jsii request then crosses one process
-// boundary instead of two. TRIGGERS_JSII_RELAY=1 turns that off.
+// boundary instead of two. TRIGGERS_JSII_RELAY=1 turns that off. In direct
+// mode, a CDK app run for synthesis also starts CDK's template validation
+// engine in a worker thread while it builds its constructs (the validation
+// worker, in validation.go); TRIGGERS_JSII_VALIDATION_WORKER=0 turns that
+// off.
 package jsiienv
 
 import "syscall"
