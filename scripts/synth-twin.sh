@@ -17,11 +17,14 @@
 # .cache/synth-twin/node_modules: the same library code on both sides.
 # Wall-clock numbers for docs; nothing asserts them.
 #
-# The Go app runs as make synth runs it: in direct mode, with CDK's
-# validation engine started in a worker thread while the constructs are
-# built (internal/synth/jsiienv's validation worker). Without it:
-# TRIGGERS_JSII_VALIDATION_WORKER=0. SYNTH_TWIN_WORKER=1 loads the same
-# worker into the twin (node --require), to compare the rest like for like.
+# The Go app runs as make synth runs it: its jsii kernel in direct mode
+# (internal/synth/jsiienv), with V8's background threads sized to the
+# machine (--v8-pool-size=0) and CDK's validation engine started in a
+# worker thread while the constructs are built (the validation worker;
+# TRIGGERS_JSII_VALIDATION_WORKER=0 turns it off, TRIGGERS_JSII_RELAY=1
+# all of direct mode). The twin runs on plain node, as a JavaScript app
+# does; SYNTH_TWIN_TUNED=1 runs it with the same flag and worker, to compare
+# the rest like for like.
 #   SYNTH_PAIRS=7 scripts/synth-twin.sh
 #   SYNTH_APP=path/to/built/app scripts/synth-twin.sh   (skips the go build)
 set -euo pipefail
@@ -85,9 +88,9 @@ done
 echo "twin: $(ls "$tmp"/check/*.template.json | wc -l) templates byte-identical to the Go app's"
 
 twin=(node)
-if [ "${SYNTH_TWIN_WORKER:-}" = 1 ]; then
+if [ "${SYNTH_TWIN_TUNED:-}" = 1 ]; then
 	go run ./scripts/synth-twin/validationpreload >"$tmp/validation.js"
-	twin=(node --require "$tmp/validation.js")
+	twin=(node --v8-pool-size=0 --require "$tmp/validation.js")
 fi
 echo "run wall load construction synthesis validateTemplates (s)"
 for i in $(seq "$pairs"); do

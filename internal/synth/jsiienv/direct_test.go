@@ -29,6 +29,7 @@ if (!fs.fstatSync(3).isCharacterDevice()) throw new Error('fd 3 is not held on /
 const buf = Buffer.alloc(1 << 16);
 let pending = '';
 console.log('hello from the kernel');
+console.log('flags: ' + process.execArgv.filter((a) => a.startsWith('--v8-pool-size')).join(' '));
 process.stderr.write('a warning\n');
 for (;;) {
   const n = fs.readSync(3, buf, 0, buf.length, null);
@@ -81,7 +82,15 @@ func TestDirectKernel(t *testing.T) {
 	if jsiienv.DirectNode == "" {
 		t.Fatalf("direct mode is off (%s=%q)", jsiienv.EnvRelay, os.Getenv(jsiienv.EnvRelay))
 	}
+	// V8's thread pool is sized to the machine unless NODE_OPTIONS sizes it.
+	for nodeOptions, flags := range map[string]string{"": "--v8-pool-size=0", "--v8-pool-size=3": ""} {
+		t.Run("NODE_OPTIONS="+nodeOptions, func(t *testing.T) { directKernel(t, nodeOptions, flags) })
+	}
+}
+
+func directKernel(t *testing.T, nodeOptions, flags string) {
 	cmd := exec.Command(jsiienv.DirectNode, runtimeLayout(t, fakeKernel))
+	cmd.Env = append(os.Environ(), "NODE_OPTIONS="+nodeOptions)
 	cmd.Stdin = strings.NewReader("{\"hello\":1}\n{\"hello\":2}\n{\"exit\":0}\n")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -98,7 +107,7 @@ func TestDirectKernel(t *testing.T) {
 			got = append(got, k+": "+string(v))
 		}
 	}
-	assert.Equal(t, []string{"stdout: hello from the kernel\n", "stderr: a warning\n"}, got)
+	assert.Equal(t, []string{"stdout: hello from the kernel\n", "stdout: flags: " + flags + "\n", "stderr: a warning\n"}, got)
 }
 
 // TestUnknownLayoutKeepsTheRelay: without lib/program.js, or with a kernel

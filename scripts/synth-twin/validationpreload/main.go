@@ -1,6 +1,6 @@
 // Command validationpreload prints the jsii kernel's validation-worker
 // preload (jsiienv.ValidationPreload), so that scripts/synth-twin.sh can
-// load the same module into the JavaScript twin (SYNTH_TWIN_WORKER=1).
+// load the same module into the JavaScript twin (SYNTH_TWIN_TUNED=1).
 package main
 
 import (
