@@ -135,7 +135,9 @@ function override(obj, o) {
 // request replays one request to the kernel and its response.
 function request() {
   const r = next('>');
-  if ('exit' in r) return;
+  // The kernel exits on this request (lib/program.js: host.once('exit',
+  // process.exit)); so does the twin, not when its event loop drains.
+  if ('exit' in r) process.exit(r.exit);
   let result;
   let threw;
   try {
