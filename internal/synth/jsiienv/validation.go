@@ -155,18 +155,29 @@ const ValidationPreload = `'use strict';
     }
     class RegoEngine {
       constructor(config) {
-        if (!usesWorker(config)) this.local = new (engineModule().RegoEngine)(config);
+        // Not the worker's configuration: the module's own engine, here.
+        if (!usesWorker(config)) return new (engineModule().RegoEngine)(config);
+        this.local = undefined;
+        // A method this stand-in lacks (a later engine's) is the method of
+        // a local engine, built on first use.
+        return new Proxy(this, {
+          get(target, key, receiver) {
+            if (key in target || typeof key !== 'string') return Reflect.get(target, key, receiver);
+            const Real = engineModule().RegoEngine;
+            if (typeof Real.prototype[key] !== 'function') return undefined;
+            if (!target.local) target.local = new Real(config);
+            return target.local[key].bind(target.local);
+          },
+        });
       }
       validateDetailed(template, config) {
-        if (this.local) return this.local.validateDetailed(template, config);
         return remote('validateDetailed', [template.readBytes(), config === undefined ? {} : config, template.path]);
       }
       validateStandard(template, config) {
-        if (this.local) return this.local.validateStandard(template, config);
         return remote('validateStandard', [template.readBytes(), config === undefined ? {} : config, template.path]);
       }
-      listRules() { return this.local ? this.local.listRules() : remote('listRules', []); }
-      engineName() { return this.local ? this.local.engineName() : remote('engineName', []); }
+      listRules() { return remote('listRules', []); }
+      engineName() { return remote('engineName', []); }
       free() { if (this.local) this.local.free(); }
     }
     class TemplateFile {
