@@ -17,8 +17,10 @@ package jsiienv
 // files, read the same way), runs the same validation on the same template
 // bytes; the plugin, its report and its failures are aws-cdk-lib's own.
 // A plugin configured otherwise (its own rules, guard rules, schemas) gets
-// an engine of its own on the kernel's thread, as without the worker, and
-// so does every engine when the worker could not start its own.
+// the module's own engine on the kernel's thread, as without the worker,
+// and so does every engine when the worker could not start its own; a
+// method the stand-in lacks (one a later engine adds) is served by such an
+// engine, built on first use.
 //
 // The worker only starts in a process that is a CDK app run for synthesis
 // (CDK_OUTDIR set, as the CDK CLI and scripts/synth-twin.sh set it) with
