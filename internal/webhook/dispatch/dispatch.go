@@ -1405,6 +1405,21 @@ func Latest(attempts []event.Attempt) []event.Attempt {
 // acknowledged (delivered) stays delivered.
 func (d *Dispatcher) settle(ctx context.Context, tenant, eventID string) error {
 	for range maxSettleRounds {
+		// The attempts first: while one is pending (a retry scheduled, a
+		// request under way) there is nothing to settle, and the event
+		// need not be read. Settle's conditions hold the decision to both
+		// reads, in whichever order they were made: the status it was
+		// taken from, and no attempt after the latest ones (an attempt
+		// that is final stays final).
+		attempts, err := d.cfg.Store.ListAttempts(ctx, tenant, eventID)
+		if err != nil {
+			return err
+		}
+		latest := Latest(attempts)
+		target, ok := Expected(latest)
+		if !ok {
+			return nil
+		}
 		cur, err := d.cfg.Store.Get(ctx, tenant, eventID)
 		if errors.Is(err, event.ErrNotFound) {
 			return nil
@@ -1412,13 +1427,7 @@ func (d *Dispatcher) settle(ctx context.Context, tenant, eventID string) error {
 		if err != nil {
 			return err
 		}
-		attempts, err := d.cfg.Store.ListAttempts(ctx, tenant, eventID)
-		if err != nil {
-			return err
-		}
-		latest := Latest(attempts)
-		target, ok := Expected(latest)
-		if !ok || cur.Status == target || cur.Status == event.Delivered {
+		if cur.Status == target || cur.Status == event.Delivered {
 			return nil
 		}
 		to := target

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -80,4 +81,41 @@ func TestSettleFailureFailsTheMessage(t *testing.T) {
 	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID), "SQS delivers the message again")
 	assert.Equal(t, event.Delivered, w.status("tenant-a", e.ID).Status)
 	assert.Len(t, rcv.requests(), 1, "the delivery was recorded: not sent twice")
+}
+
+// getCounter counts the event reads.
+type getCounter struct {
+	dispatch.Store
+	gets atomic.Int32
+}
+
+func (s *getCounter) Get(ctx context.Context, tenant, id string) (event.Event, error) {
+	s.gets.Add(1)
+	return s.Store.Get(ctx, tenant, id)
+}
+
+// A settle that finds an attempt scheduled (here while its endpoint's
+// circuit is open) has nothing to do and does not read the event: the
+// round reads it once, to deliver it.
+func TestSettleWithAScheduledAttemptReadsNoEvent(t *testing.T) {
+	ctx := context.Background()
+	rcv := newReceiver(t, 500)
+	var s *getCounter
+	w := newWorld(t, rcv, func(c *dispatch.Config) {
+		c.BreakerThreshold, c.BreakerCooldown = 1, time.Minute
+		s = &getCounter{Store: c.Store}
+		c.Store = s
+	})
+	w.now = w.now.Truncate(time.Millisecond) // the circuit's times are stored in milliseconds
+	w.subscribe("tenant-a")
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", w.event("tenant-a", "t").ID), "fails once: the circuit opens")
+	e := w.event("tenant-a", "t")
+	s.gets.Store(0)
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+	assert.Len(t, rcv.requests(), 1, "nothing sent while the circuit is open")
+	a := w.attempts("tenant-a", e.ID)
+	require.Len(t, a, 1)
+	require.Equal(t, event.OutcomeScheduled, a[0].Outcome)
+	assert.EqualValues(t, 1, s.gets.Load(), "event reads")
+	assert.Equal(t, event.Received, w.status("tenant-a", e.ID).Status)
 }
