@@ -1405,12 +1405,13 @@ func Latest(attempts []event.Attempt) []event.Attempt {
 // acknowledged (delivered) stays delivered.
 func (d *Dispatcher) settle(ctx context.Context, tenant, eventID string) error {
 	for range maxSettleRounds {
-		// The attempts first: while one is pending (a retry scheduled, a
-		// request under way) there is nothing to settle, and the event
-		// need not be read. Settle's conditions hold the decision to both
-		// reads, in whichever order they were made: the status it was
-		// taken from, and no attempt after the latest ones (an attempt
-		// that is final stays final).
+		// The attempts first: while one is pending or scheduled (a
+		// request under way, an attempt put off by an open circuit or a
+		// rate cap) there is nothing to settle, and the event need not be
+		// read. Settle's conditions hold the decision to both reads, in
+		// whichever order they were made: the status it was taken from,
+		// and no attempt after the latest ones (an attempt that is final
+		// stays final).
 		attempts, err := d.cfg.Store.ListAttempts(ctx, tenant, eventID)
 		if err != nil {
 			return err
