@@ -26,7 +26,9 @@ package jsiienv
 // (CDK_OUTDIR set, as the CDK CLI and scripts/synth-twin.sh set it) with
 // validation on (CDK_VALIDATION not "false"): a test binary that builds
 // apps in-process does not pay for an engine it may never use.
-// EnvValidationWorker=0 turns it off.
+// EnvValidationWorker=0 turns it off. A call the worker does not answer in
+// TRIGGERS_JSII_VALIDATION_TIMEOUT_MS (default 10 minutes) fails, and so
+// does every call after it.
 
 // EnvValidationWorker, set to 0, keeps CDK's validation engine on the
 // kernel's thread (no validation worker).
@@ -56,8 +58,10 @@ const ValidationPreload = `'use strict';
   const ENGINE = '@aws/cloudformation-validate';
   const marker = path.sep + 'node_modules' + path.sep + 'aws-cdk-lib' + path.sep;
   // How long a call may wait for the worker (its engine starting, then a
-  // validation) before it fails.
-  const TIMEOUT_MS = 10 * 60 * 1000;
+  // validation) before it fails: TRIGGERS_JSII_VALIDATION_TIMEOUT_MS, else
+  // 10 minutes.
+  const TIMEOUT_MS = Number(env.TRIGGERS_JSII_VALIDATION_TIMEOUT_MS) > 0
+    ? Number(env.TRIGGERS_JSII_VALIDATION_TIMEOUT_MS) : 10 * 60 * 1000;
 
   // workerMain runs in the worker thread: it builds the engine as the
   // plugin builds its default one (aws-cdk-lib's core/lib/validation/rules/
@@ -123,12 +127,19 @@ const ValidationPreload = `'use strict';
     }
     worker.unref();
     port1.unref();
+    let stalled = false;
     remote = function (op, args) {
+      // A worker that missed a deadline may still answer that call later,
+      // where the next call would read its answer: no call after it.
+      if (stalled) {
+        throw new Error('the CDK validation worker stopped answering; set TRIGGERS_JSII_VALIDATION_WORKER=0 to validate without it');
+      }
       Atomics.store(flag, 0, 0);
       port1.postMessage({ op, args });
       if (Atomics.wait(flag, 0, 0, TIMEOUT_MS) === 'timed-out') {
-        throw new Error('the CDK validation worker did not answer ' + op + ' in ' + TIMEOUT_MS / 60000 +
-          ' minutes; set TRIGGERS_JSII_VALIDATION_WORKER=0 to validate without it');
+        stalled = true;
+        throw new Error('the CDK validation worker did not answer ' + op + ' in ' + TIMEOUT_MS + ' ms' +
+          ' (TRIGGERS_JSII_VALIDATION_TIMEOUT_MS); set TRIGGERS_JSII_VALIDATION_WORKER=0 to validate without it');
       }
       const m = wt.receiveMessageOnPort(port1).message;
       if ('error' in m) throw m.error;

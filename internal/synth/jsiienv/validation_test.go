@@ -31,6 +31,7 @@ class RegoEngine {
   validateDetailed(t, options) {
     const text = t.readBytes().toString();
     if (text === 'bad') throw new TypeError('cannot parse ' + t.path);
+    if (text === 'hang') Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 6000);
     return { diagnostics: [{ ruleId: 'E1', path: t.path, text, options, mainThread: this.mainThread,
       rules: (this.config.customRules || []).map((r) => r.name + '=' + r.content), seen: new Map([['k', [1, 2]]]) }] };
   }
@@ -60,6 +61,15 @@ exports.run = (config) => {
     standard: engine.validateStandard(new cv.TemplateFile(process.env.GOOD)),
     rules: engine.listRules(), name: engine.engineName(), version: cv.version(), other: cv.other,
     later: engine.later() };
+};
+// stall validates the files HANG and GOOD names, in turn: what each call
+// returned (the template's text) or threw.
+exports.stall = (config) => {
+  const cv = require('@aws/cloudformation-validate');
+  const engine = new cv.RegoEngine(config);
+  return [process.env.HANG, process.env.GOOD].map((f) => {
+    try { return engine.validateDetailed(new cv.TemplateFile(f), {}).diagnostics[0].text; } catch (e) { return e.message; }
+  });
 };
 `
 
@@ -93,7 +103,7 @@ func nodeEnv(extra ...string) []string {
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
-		case "CDK_OUTDIR", "CDK_VALIDATION", jsiienv.EnvValidationWorker, "NODE_OPTIONS":
+		case "CDK_OUTDIR", "CDK_VALIDATION", jsiienv.EnvValidationWorker, "TRIGGERS_JSII_VALIDATION_TIMEOUT_MS", "NODE_OPTIONS":
 			continue
 		}
 		env = append(env, kv)
@@ -172,6 +182,22 @@ func TestValidationWorker(t *testing.T) {
 		got := run(t, own, "CDK_OUTDIR="+dir)
 		assert.True(t, got.D.MainThread)
 		assert.Equal(t, []string{"a.rego=A", "b.rego=B", "mine.rego=M"}, got.D.Rules)
+	})
+	// A worker that misses the deadline fails that call and every call
+	// after it (its late answer to the first must not answer the second).
+	t.Run("a stalled worker", func(t *testing.T) {
+		hang := filepath.Join(dir, "hang.json")
+		require.NoError(t, os.WriteFile(hang, []byte("hang"), 0o644))
+		cmd := exec.Command("node", "--preserve-symlinks", "--require", preload, "-e",
+			"console.log(JSON.stringify(require(process.argv[1]).stall(JSON.parse(process.argv[2]))))", lib, defaults)
+		cmd.Env = nodeEnv("CDK_OUTDIR="+dir, "TRIGGERS_JSII_VALIDATION_TIMEOUT_MS=2000", "HANG="+hang, "GOOD="+good)
+		out, err := cmd.Output()
+		require.NoError(t, err)
+		var got []string
+		require.NoError(t, json.Unmarshal(out, &got), "%s", out)
+		require.Len(t, got, 2)
+		assert.Contains(t, got[0], "did not answer validateDetailed in 2000 ms")
+		assert.Contains(t, got[1], "stopped answering", "not the late answer to the first call")
 	})
 	for name, env := range map[string][]string{
 		"not a synth (no CDK_OUTDIR)": nil,
