@@ -47,6 +47,8 @@ done
 rest=$(grep -vxF -f <(printf '%s\n' "${first[@]}") <<<"$all" || true)
 mapfile -t pkgs < <(printf '%s\n' "${first[@]}" $rest)
 
+# ddblocal.QuickStartJavaOptions, spelled out (ddblocal's
+# TestTestScriptUsesQuickStartOptions keeps the two the same).
 export TRIGGERS_DYNAMODB_JAVA_OPTIONS="${TRIGGERS_DYNAMODB_JAVA_OPTIONS--XX:TieredStopAtLevel=1 -XX:+UseSerialGC}"
 
 status=0

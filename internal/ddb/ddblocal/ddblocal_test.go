@@ -104,3 +104,12 @@ func TestFindJarWithoutInstall(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, jar, got)
 }
+
+// scripts/test.sh passes the quick options to every engine of a make test
+// run through EnvJavaOptions, spelled out in the script: the same options.
+func TestTestScriptUsesQuickStartOptions(t *testing.T) {
+	script, err := os.ReadFile(filepath.Join("..", "..", "..", "scripts", "test.sh"))
+	require.NoError(t, err)
+	want := ddblocal.EnvJavaOptions + `="${` + ddblocal.EnvJavaOptions + `-` + strings.Join(ddblocal.QuickStartJavaOptions(), " ") + `}"`
+	assert.Contains(t, string(script), want)
+}
