@@ -6,3 +6,6 @@ import "time"
 // tests see items expire without waiting for the wall clock. Nothing
 // outside the tests sets it.
 func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
+
+// FirstRoundLimit is firstRoundLimit, for its table test.
+var FirstRoundLimit = firstRoundLimit

@@ -42,7 +42,9 @@ func (c *shardCursor) done() bool { return c.exhausted && len(c.buf) == 0 }
 
 // listSharded returns one inbox page of a tenant with read shards: it
 // queries every shard that may hold the next events (in parallel, at
-// most maxShardQueries at once, each with the page's remaining limit),
+// most maxShardQueries at once; each with about twice its share of the
+// page in the first round, firstRoundLimit, and the page's remaining limit
+// after),
 // and merges them in the page's order by sort key (timestamp#event_id).
 // An event is taken only when no shard can still hold an earlier one:
 // every other shard either has a buffered event after it or has already
@@ -108,7 +110,11 @@ func (st *Store) listSharded(ctx context.Context, q event.InboxQuery, read int) 
 				need = append(need, c)
 			}
 		}
-		if err := st.queryShards(ctx, q, iq, need, limit-len(page.Events), before); err != nil {
+		perShard := limit - len(page.Events)
+		if round == 0 {
+			perShard = firstRoundLimit(limit, len(need))
+		}
+		if err := st.queryShards(ctx, q, iq, need, perShard, before); err != nil {
 			return event.Page{}, err
 		}
 		for len(page.Events) < limit {
@@ -156,6 +162,21 @@ func (st *Store) listSharded(ctx context.Context, q event.InboxQuery, read int) 
 			return page, nil
 		}
 	}
+}
+
+// firstRoundLimit is each shard's Limit in a page's first round, when
+// shards shards are queried for a page of limit events: about twice a
+// shard's share of the page, as ids spread a tenant's events evenly over its
+// shards, so the round reads at most about 2 x limit items, not shards x
+// limit. A shard whose share of the page ran short blocks the merge and is
+// queried again for what the page still needs (listSharded's later
+// rounds), so the limit changes how many items a page reads, never which
+// events it lists.
+func firstRoundLimit(limit, shards int) int {
+	if shards <= 1 {
+		return limit
+	}
+	return min(limit, (2*limit+shards-1)/shards+1)
 }
 
 // blocks reports whether shard c, which has nothing buffered and is not
