@@ -32,7 +32,7 @@ GREMLINS_VERSION=v0.6.0
 EFFICACY_BUDGET=95
 COVERAGE_BUDGET=90
 PACKAGES=(event cursor apikey store item httpapi streamconsumer apigw dev/localgw
-	webhook webhook/secretbox archive webhook/dispatch shard)
+	webhook webhook/secretbox archive webhook/dispatch shard ddb)
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -301,6 +302,9 @@ func TestFastQueryDecodingHandsTheRestToTheSDK(t *testing.T) {
 		{200, `{"Items":[{"a":{"SS":["a",null]}}]}`},
 		{200, `{"Items":[{"a":{"S":"\u00e9\ud800"}}]}`},
 		{200, "{\"Items\":[{\"a\":{\"S\":\"ctl\x01\"}}]}"},
+		// The lowest byte that is not ASCII, alone: invalid UTF-8, which
+		// the SDK's decoder turns into U+FFFD.
+		{200, "{\"Items\":[{\"a\":{\"S\":\"a\x80b\"}}]}"},
 		{200, `{"Items":[],"Count":01}`},
 		{200, `{"Items":[],"Count":1.0}`},
 		{200, `{"Items":[],"Count":-1}`},
@@ -317,6 +321,9 @@ func TestFastQueryDecodingHandsTheRestToTheSDK(t *testing.T) {
 		{200, `{"Items":[],"Unknown":1}`},
 		{200, " \n{ \"Items\" : [ { \"a\" : { \"L\" : [ ] } } ] , \"Count\" : 0 }\t"},
 		{200, `{"Items":[{"a":{"M":{}}},{"b":{"SS":[]}},{"c":{"BS":[]}},{"d":{"B":""}}]}`},
+		// A status outside 2xx is an error whatever its body.
+		{300, `{"Items":[{"a":{"S":"x"}}],"Count":1}`},
+		{500, `{"Items":[{"a":{"S":"x"}}],"Count":1}`},
 		{400, `{"__type":"com.amazonaws.dynamodb.v20120810#ResourceNotFoundException","message":"no table"}`},
 		{500, `{"__type":"com.amazonaws.dynamodb.v20120810#InternalServerError","message":"boom"}`},
 	} {
@@ -375,5 +382,85 @@ func BenchmarkQueryDecoding(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// The client's Query really decodes through the fast path: its strings are
+// substrings of one copy of the body, at the distance they have in the
+// body (the SDK's decoder allocates each string on its own). Nothing else
+// would notice a client whose option stopped taking pages: the results are
+// the same.
+func TestFastQueryDecodingIsTheClientsPath(t *testing.T) {
+	// ASCII strings, then strings with a space and a letter that is not
+	// ASCII (valid UTF-8, no escape: still substrings of the body).
+	body := `{"Items":[{"a":{"S":"the-first-value"},"b":{"S":"the first valué"}},` +
+		`{"a":{"S":"the-second-value"},"b":{"S":"the second valué"}}],"Count":2}`
+	distance := uintptr(strings.Index(body, "the-second") - strings.Index(body, "the-first"))
+	at := func(out *dynamodb.QueryOutput, i int, name string) uintptr {
+		return uintptr(unsafe.Pointer(unsafe.StringData(out.Items[i][name].(*types.AttributeValueMemberS).Value)))
+	}
+	for _, status := range []int{http.StatusOK, 299} {
+		got, err := query(t, status, []byte(body), true)
+		require.NoError(t, err)
+		assert.Equal(t, distance, at(got, 1, "a")-at(got, 0, "a"), "status %d: the second string is not where the body has it: not the fast path", status)
+		assert.Equal(t, uintptr(strings.Index(body, "the first valu")-strings.Index(body, "the-first")), at(got, 0, "b")-at(got, 0, "a"),
+			"status %d: a string with a space and a letter that is not ASCII is not a substring of the body", status)
+	}
+	sdk, err := query(t, http.StatusOK, []byte(body), false)
+	require.NoError(t, err)
+	assert.NotEqual(t, distance, at(sdk, 1, "a")-at(sdk, 0, "a"), "the SDK's strings are their own (the check above could not fail)")
+}
+
+// A response whose read failed after its last byte (a reset connection),
+// or whose CRC32 does not match DynamoDB's x-amz-crc32, gets the SDK's
+// answer: a page, as the SDK's decoder stops at the end of the JSON
+// object and checks the CRC32 only on Close, whose error it drops. (The
+// fast decoding hands a failed read to the SDK with the bytes read and the
+// error, so that stays the SDK's behaviour if the SDK changes it.)
+func TestFastQueryDecodingOnReadErrorsIsTheSDKs(t *testing.T) {
+	body := []byte(`{"Items":[{"a":{"S":"x"}}],"Count":1}`)
+	respond := func(header http.Header, rd func() io.Reader) *dynamodb.Client {
+		header.Set("Content-Type", "application/x-amz-json-1.0")
+		return dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String("http://127.0.0.1:1"), Credentials: aws.AnonymousCredentials{},
+			RetryMaxAttempts: 1, HTTPClient: doFunc(func(r *http.Request) (*http.Response, error) {
+				return &http.Response{StatusCode: 200, Header: header.Clone(), Body: io.NopCloser(rd()), Request: r}, nil
+			})})
+	}
+	for name, c := range map[string]*dynamodb.Client{
+		"read error after the body": respond(http.Header{}, func() io.Reader {
+			return io.MultiReader(bytes.NewReader(body), errReader{io.ErrUnexpectedEOF})
+		}),
+		"read error in the body": respond(http.Header{}, func() io.Reader {
+			return io.MultiReader(bytes.NewReader(body[:20]), errReader{io.ErrUnexpectedEOF})
+		}),
+		"crc32 mismatch": respond(http.Header{"X-Amz-Crc32": {"12345"}}, func() io.Reader { return bytes.NewReader(body) }),
+	} {
+		want, wantErr := queryWith(c, false)
+		got, gotErr := queryWith(c, true)
+		if wantErr != nil {
+			require.Error(t, gotErr, name)
+			assert.Equal(t, wantErr.Error(), gotErr.Error(), name)
+			continue
+		}
+		require.NoError(t, gotErr, name)
+		assert.Equal(t, want.Items, got.Items, name)
+		assert.Equal(t, want.Count, got.Count, name)
+	}
+}
+
+type doFunc func(*http.Request) (*http.Response, error)
+
+func (f doFunc) Do(r *http.Request) (*http.Response, error) { return f(r) }
+
+// Every prefix of a page (a body cut anywhere: in a name, a string, an
+// escape, a number, between members) gets the SDK's answer, and no panic.
+func TestFastQueryDecodingTruncatedBodies(t *testing.T) {
+	body := `{"Items":[{"s":{"S":"a\"b\u00e9c"},"n":{"N":"12.5"},"b":{"BOOL":false},"z":{"NULL":true},` +
+		`"l":{"L":[{"S":"x"},{"B":"AAE="}]},"m":{"M":{"k":{"SS":["p","q"]}}},"ns":{"NS":["1","2"]}}],` +
+		`"Count":17,"ScannedCount":230,"LastEvaluatedKey":{"pk":{"S":"t"}}}`
+	_, ok := decodeQuery([]byte(body))
+	require.True(t, ok, "the whole body is the fast decoding's")
+	for n := range len(body) {
+		sameAsSDK(t, http.StatusOK, []byte(body[:n]))
 	}
 }
