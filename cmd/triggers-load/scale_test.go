@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"regexp"
 	"testing"
 	"time"
 
@@ -38,6 +40,7 @@ func TestScaleModelOnly(t *testing.T) {
 	require.Equal(t, 0, code, "stderr: %s", errb.String())
 	var rep ScaleReport
 	require.NoError(t, json.Unmarshal(out.Bytes(), &rep), out.String())
+	snakeCaseKeys(t, out.Bytes())
 	assert.Equal(t, schema.ProfileSeed, rep.Profile)
 	assert.Equal(t, []loadmodel.Structure{{Name: "table", WCU: 2}, {Name: schema.EventTypeIndex, WCU: 2}, {Name: schema.StatusIndex, WCU: 2}}, rep.Model.Config.Writes,
 		"a 1 KB event: 2 WCU in the table and in each index (docs/capacity.md)")
@@ -82,4 +85,31 @@ func TestScaleLocal(t *testing.T) {
 	}
 	assert.Equal(t, 1, rep.Local[0].Shards)
 	assert.Equal(t, rep.Model.MinShards, rep.Local[3].Shards, "the sharded key set is the fewest shards without throttles")
+}
+
+// snakeCaseKeys checks that every object key of the JSON document is
+// snake_case, as in the rest of -json's reports (the model's fields were
+// Go's CamelCase), except the keys of "causes", which are the causes.
+func snakeCaseKeys(t *testing.T, doc []byte) {
+	t.Helper()
+	var v any
+	require.NoError(t, json.Unmarshal(doc, &v))
+	snake := regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, e := range v {
+				assert.Regexp(t, snake, k, "key %s.%s", path, k)
+				if k != "causes" {
+					walk(path+"."+k, e)
+				}
+			}
+		case []any:
+			for i, e := range v {
+				walk(fmt.Sprintf("%s[%d]", path, i), e)
+			}
+		}
+	}
+	walk("", v)
 }

@@ -122,42 +122,45 @@ const (
 // StructureResult is one structure's state at the end of a run.
 type StructureResult struct {
 	// Name is "table" or the index name.
-	Name string
+	Name string `json:"name"`
 	// WCU is the write units an event costs there.
-	WCU int
+	WCU int `json:"wcu"`
 	// Partitions is the number of partitions at the end.
-	Partitions int
+	Partitions int `json:"partitions"`
 	// Splits is the number of splits for heat, warm-up included.
-	Splits int
+	Splits int `json:"splits"`
 	// PeakPartitionWCU is the most write units one partition consumed
 	// in one measured second.
-	PeakPartitionWCU int
+	PeakPartitionWCU int `json:"peak_partition_wcu"`
 	// Burst is the burst capacity left (provisioned mode only).
-	Burst int
+	Burst int `json:"burst"`
 }
 
 // Result is the outcome of a run.
 type Result struct {
 	// Offered, Accepted and Throttled count events of the measured run.
-	Offered, Accepted, Throttled int64
+	Offered   int64 `json:"offered"`
+	Accepted  int64 `json:"accepted"`
+	Throttled int64 `json:"throttled"`
 	// Causes counts throttled events by cause (the first structure that
 	// refused the write).
-	Causes map[string]int64
+	Causes map[string]int64 `json:"causes"`
 	// Structures are the table and its indexes at the end.
-	Structures []StructureResult
+	Structures []StructureResult `json:"structures"`
 	// Keys is the number of partition-key values written.
-	Keys int
+	Keys int `json:"keys"`
 	// WarmupSeconds is how long the warm-up ran.
-	WarmupSeconds int
+	WarmupSeconds int `json:"warmup_seconds"`
 	// Timeline has the events offered and throttled in each measured
 	// second.
-	Timeline []Second
+	Timeline []Second `json:"timeline"`
 }
 
 // Second is one measured second of a run.
 type Second struct {
 	// Offered and Throttled count the second's events.
-	Offered, Throttled int
+	Offered   int `json:"offered"`
+	Throttled int `json:"throttled"`
 }
 
 // LastThrottled is the last measured second with a throttled event, or

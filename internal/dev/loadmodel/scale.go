@@ -11,70 +11,71 @@ import (
 // second, unsharded and sharded.
 type ScaleConfig struct {
 	// Tenant is the tenant posting.
-	Tenant string
+	Tenant string `json:"tenant"`
 	// Rate is the offered load in events per second (10,000).
-	Rate float64
+	Rate float64 `json:"rate"`
 	// Seconds is the measured length of every run.
-	Seconds int
+	Seconds int `json:"seconds"`
 	// Writes are an event's write units per structure (EventWrites).
-	Writes []Structure
+	Writes []Structure `json:"writes"`
 	// Key and Pick are the partition-key layout and the shard picker
 	// (nil: DefaultKey, DefaultPick).
 	Key  KeyFunc  `json:"-"`
 	Pick PickFunc `json:"-"`
 	// Shards are the shard counts run at Rate (8, 16, 32).
-	Shards []int
+	Shards []int `json:"shards"`
 	// MaxShards bounds the search for the fewest shards with no throttle.
-	MaxShards int
+	MaxShards int `json:"max_shards"`
 	// Warmup is the longest warm-up of a steady-state run (Config.Warmup).
-	Warmup int
+	Warmup int `json:"warmup"`
 	// SplitAfter is Config.SplitAfter (0: its default).
-	SplitAfter int
+	SplitAfter int `json:"split_after"`
 	// RampStep is the ramp's increase per second, in events per second:
 	// the unsharded ramp offers RampStep*(s+1) events in second s.
-	RampStep float64
+	RampStep float64 `json:"ramp_step"`
 	// Seed seeds the event ids.
-	Seed uint64
+	Seed uint64 `json:"seed"`
 }
 
 // Scenario is one row of the report.
 type Scenario struct {
 	// Name says what ran.
-	Name string
+	Name string `json:"name"`
 	// Shards is the number of partition-key values.
-	Shards int
+	Shards int `json:"shards"`
 	// Warm says whether the run started from the partitions the same load
 	// had split the table into (steady state), not from a new table.
-	Warm bool
+	Warm bool `json:"warm"`
 	// Rate is the offered rate in events per second.
-	Rate float64
+	Rate float64 `json:"rate"`
 	// Result is the run's outcome.
-	Result Result
+	Result Result `json:"result"`
 	// Limit is the modeled sustainable rate, events per second, and
 	// Cause what sets it.
-	Limit float64
-	Cause string
+	Limit float64 `json:"limit"`
+	Cause string  `json:"cause"`
 }
 
 // ScaleReport is the outcome of Scale.
 type ScaleReport struct {
 	// Config is what ran, defaults filled in.
-	Config ScaleConfig
+	Config ScaleConfig `json:"config"`
 	// Scenarios are the runs at Rate, then the search's.
-	Scenarios []Scenario
+	Scenarios []Scenario `json:"scenarios"`
 	// MinShards is the fewest shards with no throttle in a steady-state
 	// run at Rate (0: none up to MaxShards), and MinShardsBound the
 	// arithmetic floor: Rate x the most write units an event costs in one
 	// structure / PartitionWCU, rounded up.
-	MinShards, MinShardsBound int
+	MinShards      int `json:"min_shards"`
+	MinShardsBound int `json:"min_shards_bound"`
 	// Ramp is the unsharded ramp, and RampMax the highest rate it reached
 	// with no throttle in that second or before.
-	Ramp    Result
-	RampMax float64
+	Ramp    Result  `json:"ramp"`
+	RampMax float64 `json:"ramp_max"`
 	// StructureWCU is the write units per second each structure needs at
 	// Rate (every structure has its own partitions and table-level
 	// throughput).
-	StructureWCU []int
+	StructureWCU []int `json:"structure_wcu"`
 }
 
 func (c *ScaleConfig) defaults() error {

@@ -92,9 +92,9 @@ func WriteUnits(size int) int {
 // to every index the item appears in.
 type Structure struct {
 	// Name is "table" or the index name.
-	Name string
+	Name string `json:"name"`
 	// WCU is the write units one event item takes there.
-	WCU int
+	WCU int `json:"wcu"`
 }
 
 // TableStructure is the Name of the table in a Structure list.
