@@ -151,7 +151,8 @@ type FunctionOptions struct {
 	// Role is an execution role of your own. The construct adds to its
 	// policy what the function needs (its log group, its grants), unless
 	// the role is imported immutable (awsiam.Role_FromRoleArn with
-	// Mutable false): then it must already allow them.
+	// Mutable false): then it must already allow them, and synth warns
+	// (WarningImmutableRole).
 	//
 	// Default: a new role allowing writes to the function's log group only.
 	Role awsiam.IRole
@@ -175,6 +176,27 @@ type FunctionOptions struct {
 	// Default: 0.
 	ProvisionedConcurrency float64
 }
+
+// takesStatements reports whether role, after a statement was added to its
+// policy, has a policy of its own to hold it: a role made here or imported
+// mutable gets one (DefaultPolicy, Policy); an immutable one
+// (awsiam.Role_FromRoleArn with Mutable false) has no children and answers
+// StatementAdded true all the same.
+func takesStatements(role awsiam.IRole) bool {
+	for _, c := range *role.Node().Children() {
+		if _, ok := c.(awsiam.Policy); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// WarningImmutableRole is the id of the synth warning a GoFunction gives
+// when FunctionOptions.Role takes no statements (awsiam.Role_FromRoleArn
+// with Mutable false): what the construct and every grant to the function
+// would add is dropped, so the role must already allow it. Acknowledge it
+// with awscdk.Annotations_Of(fn).Acknowledge once the role does.
+const WarningImmutableRole = "triggers:immutable-role"
 
 // reservedEnv are the environment variables Lambda sets itself and refuses
 // in a function's configuration.
@@ -339,6 +361,20 @@ func NewGoFunction(scope constructs.Construct, id *string, props *GoFunctionProp
 		Actions:   jsii.Strings("logs:CreateLogStream", "logs:PutLogEvents"),
 		Resources: jsii.Strings(*f.LogGroup.LogGroupArn()),
 	}))
+	if props.Role != nil && !takesStatements(f.Role) {
+		// The CDK drops statements to an immutable role without a word
+		// (and answers that they were added): the function would deploy
+		// and then fail on its first write.
+		own := "logs:CreateLogStream and logs:PutLogEvents on its log group"
+		if props.Vpc != nil {
+			own += ", the VPC network-interface actions"
+		}
+		awscdk.Annotations_Of(f).AddWarningV2(jsii.String(WarningImmutableRole), jsii.String(fmt.Sprintf(
+			"the execution role %s takes no statements (imported with Mutable false, or otherwise immutable): "+
+				"the function's own (%s) and every grant made to the function (tables, queues, keys, by this "+
+				"library or your code) are not added to it; the role must already allow them, or pass a mutable "+
+				"role (docs/constructs.md, GoFunction)", *f.Role.Node().Path(), own)))
+	}
 	var wildcard []string
 	if props.Tracing {
 		wildcard = append(wildcard, "X-Ray's PutTraceSegments and PutTelemetryRecords support no resource-level permissions; Lambda's tracing grant must use Resource *")

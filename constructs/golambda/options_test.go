@@ -101,6 +101,7 @@ func TestGivenRoleAndLogGroup(t *testing.T) {
 		FunctionOptions: golambda.FunctionOptions{Role: role, LogGroup: logs}})
 	assert.Nil(t, f.Node().TryFindChild(jsii.String("ServiceRole")), "no role of its own")
 	assert.Nil(t, f.Node().TryFindChild(jsii.String("LogGroup")), "no log group of its own")
+	assertions.Annotations_FromStack(stack).HasNoWarning(jsii.String("*"), assertions.Match_StringLikeRegexp(jsii.String("takes no statements")))
 	tmpl := assertions.Template_FromStack(stack, nil)
 	tmpl.ResourceCountIs(jsii.String("AWS::IAM::Role"), jsii.Number(1))
 	tmpl.ResourceCountIs(jsii.String("AWS::Logs::LogGroup"), jsii.Number(1))
@@ -152,4 +153,34 @@ func TestFunctionOptionsValidation(t *testing.T) {
 	assert.EqualError(t, err, `Environment "EVENTS_TABLE" is set by the construct (the function reads it): remove it, or use the construct's prop for it`)
 	assert.Equal(t, "t", *env["EVENTS_TABLE"], "the construct's value stays")
 	assert.Equal(t, "x", *env["TEAM"])
+}
+
+// A role that takes no statements (imported immutable) leaves the function
+// without its log group's permissions and every grant: synth warns, naming
+// the role and what it must allow. A mutable imported role gets the
+// statements (an AWS::IAM::Policy on it) and no warning.
+func TestImmutableRoleWarns(t *testing.T) {
+	stack := unbundled()
+	fixed := awsiam.Role_FromRoleArn(stack, jsii.String("Fixed"), jsii.String("arn:aws:iam::123456789012:role/ops-lambda"),
+		&awsiam.FromRoleArnOptions{Mutable: jsii.Bool(false)})
+	vpc := awsec2.NewVpc(stack, jsii.String("Vpc"), &awsec2.VpcProps{MaxAzs: jsii.Number(2), NatGateways: jsii.Number(1)})
+	golambda.NewGoFunction(stack, jsii.String("Fn"), &golambda.GoFunctionProps{Entry: "example.com/m/fn/a",
+		FunctionOptions: golambda.FunctionOptions{Role: fixed, Vpc: vpc}})
+	mutable := awsiam.Role_FromRoleArn(stack, jsii.String("Open"), jsii.String("arn:aws:iam::123456789012:role/dev-lambda"), nil)
+	golambda.NewGoFunction(stack, jsii.String("Fn2"), &golambda.GoFunctionProps{Entry: "example.com/m/fn/a",
+		FunctionOptions: golambda.FunctionOptions{Role: mutable}})
+
+	annotations := assertions.Annotations_FromStack(stack)
+	annotations.HasWarning(jsii.String("/S/Fn"), assertions.Match_StringLikeRegexp(jsii.String(
+		`execution role S/Fixed takes no statements .*logs:CreateLogStream and logs:PutLogEvents on its log group, the VPC network-interface actions.*must already allow them.*\[ack: `+golambda.WarningImmutableRole+`\]`)))
+	annotations.HasNoWarning(jsii.String("/S/Fn2"), assertions.Match_StringLikeRegexp(jsii.String("takes no statements")))
+	tmpl := assertions.Template_FromStack(stack, nil)
+	tmpl.HasResourceProperties(jsii.String("AWS::IAM::Policy"), map[string]any{
+		"Roles": []any{"dev-lambda"},
+	})
+	policies := tmpl.FindResources(jsii.String("AWS::IAM::Policy"), nil)
+	for id, p := range *policies {
+		props, _ := (*p)["Properties"].(map[string]any)
+		assert.NotEqual(t, []any{"ops-lambda"}, props["Roles"], "policy %s on the immutable role", id)
+	}
 }
