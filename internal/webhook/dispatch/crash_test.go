@@ -1268,12 +1268,16 @@ func (r *crashRun) check() {
 		subByID[r.subs[s.name].ID] = s
 	}
 	sends := map[string]int{} // event/sub -> requests the attempts made
+	// Each event's attempts, read once: the system has settled, nothing
+	// changes them any more (the checks below read them again from here).
+	attemptsOf := map[string][]event.Attempt{}
 	for _, es := range r.sc.events {
 		id := r.eventIDs[es.name]
 		e, err := r.st.Get(ctx, r.tenant, id)
 		require.NoError(t, err)
 		attempts, err := r.st.ListAttempts(ctx, r.tenant, id)
 		require.NoError(t, err)
+		attemptsOf[id] = attempts
 		bySub := map[string][]event.Attempt{}
 		for _, a := range attempts {
 			bySub[a.SubscriptionID] = append(bySub[a.SubscriptionID], a)
@@ -1349,8 +1353,10 @@ func (r *crashRun) check() {
 		parked, err := r.st.ListParked(ctx, r.tenant, r.subs[s.name].ID, 100)
 		require.NoError(t, err)
 		for _, p := range parked {
-			as, err := r.st.ListAttempts(ctx, r.tenant, p.EventID)
-			require.NoError(t, err)
+			as, ok := attemptsOf[p.EventID]
+			if !ok {
+				r.fatalf("an item parked for %s names event %s, not one of the scenario's", s.name, p.EventID)
+			}
 			a, ok := findAttempt(as, r.subs[s.name].ID, p.Number)
 			if !ok || !a.Final() {
 				r.fatalf("attempt %d to %s is left parked and not made (%+v)", p.Number, s.name, a)
@@ -1398,8 +1404,7 @@ func (r *crashRun) check() {
 		}
 		for _, es := range r.sc.events {
 			id := r.eventIDs[es.name]
-			as, err := r.st.ListAttempts(ctx, r.tenant, id)
-			require.NoError(t, err)
+			as := attemptsOf[id]
 			finished := 0
 			for _, a := range as {
 				if a.SubscriptionID == r.subs[s.name].ID && a.Final() {
@@ -1413,8 +1418,7 @@ func (r *crashRun) check() {
 	}
 	for key, n := range sends {
 		evID, subID, _ := strings.Cut(key, "/")
-		as, err := r.st.ListAttempts(ctx, r.tenant, evID)
-		require.NoError(t, err)
+		as := attemptsOf[evID]
 		made := 0
 		for _, a := range as {
 			if a.SubscriptionID == subID {
