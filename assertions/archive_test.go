@@ -3,6 +3,7 @@ package assertions
 import (
 	"regexp"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/triggers-dev/triggers/constructs/archive"
 	"github.com/triggers-dev/triggers/constructs/dynamotable"
+	"github.com/triggers-dev/triggers/constructs/eventstore"
 	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/testkit/cdktest"
 	"github.com/triggers-dev/triggers/stacks"
@@ -202,8 +204,33 @@ func TestRestoredEventsTableContext(t *testing.T) {
 	api := app.Node().FindChild(jsii.String("triggers-dev-api")).(awscdk.Stack)
 	tp := assertions.Template_FromStack(api, nil)
 	tp.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{"EventSourceArn": arn})
+	// The restored table expires its own items: an archive of the API
+	// stack keeps them (the data stack's archive reads the old table's
+	// stream only), with the TTL filter, and its outputs.
+	archivers := func(tp assertions.Template) int {
+		n := 0
+		for _, m := range *tp.FindResources(jsii.String("AWS::Lambda::EventSourceMapping"), nil) {
+			props, _ := (*m)["Properties"].(map[string]any)
+			if props["EventSourceArn"] == arn && strings.Contains(jsonOf(props["FilterCriteria"]), `dynamodb.amazonaws.com`) {
+				n++
+			}
+		}
+		return n
+	}
+	assert.Equal(t, 1, archivers(tp), "mappings of the restored table's stream with the TTL filter")
+	tp.HasOutput(jsii.String("ArchiveBucketName"), map[string]any{"Export": map[string]any{"Name": "triggers-dev-api-ArchiveBucketName"}})
+	tp.HasOutput(jsii.String("ArchiveFailureQueueUrl"), assertions.Match_AnyValue())
 	text := jsonOf(tp.ToJSON())
 	assert.Contains(t, text, `"EVENTS_TABLE":"`+name+`"`)
+	// ArchiveExpiredEvents false: no archive in the API stack.
+	off, err := cdktest.NewApp("", nil)
+	require.NoError(t, err)
+	data := stacks.NewTriggersDataStack(off, jsii.String("D"), &stacks.TriggersDataStackProps{})
+	noArchive := stacks.NewTriggersApiStack(off, jsii.String("A"), &stacks.TriggersApiStackProps{Data: data, DisableWebhooks: true,
+		EventsTable:          &eventstore.EventsTableAttributes{TableName: jsii.String(name), TableStreamArn: jsii.String(arn)},
+		ArchiveExpiredEvents: jsii.Bool(false)})
+	assert.Nil(t, noArchive.Archive)
+	assert.Zero(t, archivers(assertions.Template_FromStack(noArchive.Stack, nil)), "an archive in the API stack")
 	for _, m := range regexp.MustCompile(`.{0,200}Events948F067E.{0,80}`).FindAllString(text, 3) {
 		t.Errorf("a reference to the data stack's table is left: %s", m)
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/triggers-dev/triggers/constructs/archive"
 	"github.com/triggers-dev/triggers/constructs/eventstore"
 	"github.com/triggers-dev/triggers/constructs/monitoring"
 	"github.com/triggers-dev/triggers/constructs/triggersapi"
@@ -25,6 +26,22 @@ type TriggersApiStackProps struct {
 	//
 	// Default: Data.Events.
 	EventsTable *eventstore.EventsTableAttributes
+	// ArchiveExpiredEvents keeps the events TTL deletes from EventsTable
+	// in an S3 archive of this stack (archive.ExpiredEventsArchive, id
+	// "ExpiredEventsArchive", outputs ArchiveBucketName and
+	// ArchiveFailureQueueUrl), as the data stack's archive does for its
+	// own table, which never sees another table's records: a restored
+	// table expires its own items, and a global table's replica in this
+	// region expires some of them itself (TTL deletes an item in one
+	// region; the others get a replicated delete, which the archive's
+	// filter drops). Ignored without EventsTable.
+	//
+	// Default: true with EventsTable.
+	ArchiveExpiredEvents *bool
+	// Archive configures that archive; its EventsTable is set here.
+	//
+	// Default: archive.ExpiredEventsArchive's defaults.
+	Archive archive.ExpiredEventsArchiveProps
 	// ApiKeysTable imports this API-keys table instead of Data.ApiKeys: in
 	// a replica region of a global table, its replica there (context key
 	// triggers:api-keys-table-name; docs/multi-region.md). TableName or
@@ -76,6 +93,10 @@ type TriggersApiStack struct {
 	Api *triggersapi.TriggersApi
 	// Monitoring is the environment's dashboard, alarms and saved queries.
 	Monitoring *monitoring.TriggersMonitoring
+	// Archive keeps the events TTL deletes from an imported EventsTable
+	// (ArchiveExpiredEvents); nil otherwise (the data stack's Archive
+	// keeps its own table's).
+	Archive *archive.ExpiredEventsArchive
 }
 
 // NewTriggersApiStack creates the stack.
@@ -138,6 +159,18 @@ func NewTriggersApiStack(scope constructs.Construct, id *string, props *Triggers
 		out("WebhookRetryDeadLetterQueueUrl", "Webhook retry tasks received too many times", w.RetryDeadLetterQueue().QueueUrl())
 	}
 
+	var arch *archive.ExpiredEventsArchive
+	if props.EventsTable != nil && (props.ArchiveExpiredEvents == nil || *props.ArchiveExpiredEvents) {
+		aap := props.Archive
+		aap.EventsTable = ap.EventsTable
+		arch = archive.NewExpiredEventsArchive(stack, jsii.String("ExpiredEventsArchive"), &aap)
+		out("ArchiveBucketName", "S3 bucket archiving the events TTL deletes from this region's imported events table ("+*arch.ArchivePrefix()+"tenant=<t>/date=<YYYY-MM-DD>/)", arch.ArchiveBucket().BucketName())
+		awscdk.NewCfnOutput(stack, jsii.String("ArchiveFailureQueueUrl"), &awscdk.CfnOutputProps{
+			Value:       arch.FailureQueue().QueueUrl(),
+			Description: jsii.String("Archive failure queue: stream ranges the archiver's mapping gave up on (replay within 24 h: triggers-replay archive -from-queue) and records parked as never archivable"),
+		})
+	}
+
 	mp := props.Monitoring
 	mp.Api = api
 	if props.EventsTable == nil { // the data stack's own table and its archive
@@ -147,6 +180,8 @@ func NewTriggersApiStack(scope constructs.Construct, id *string, props *Triggers
 		if props.Data.EventsContributorInsights {
 			mp.ContributorInsights = true
 		}
+	} else if mp.Archive == nil {
+		mp.Archive = arch
 	}
 	if mp.DashboardName == "" {
 		mp.DashboardName = "triggers-" + env
@@ -157,5 +192,5 @@ func NewTriggersApiStack(scope constructs.Construct, id *string, props *Triggers
 		out("TicketTopicArn", "SNS topic receiving the ticket alarms (subscribe your ticketing system or team channel)", mon.TicketTopic.TopicArn())
 	}
 	out("DashboardName", "CloudWatch dashboard of this environment", mon.Dashboard.DashboardName())
-	return &TriggersApiStack{Stack: stack, Api: api, Monitoring: mon}
+	return &TriggersApiStack{Stack: stack, Api: api, Monitoring: mon, Archive: arch}
 }
