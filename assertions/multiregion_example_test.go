@@ -54,6 +54,8 @@ func TestMultiRegionExample(t *testing.T) {
 		"AlarmDescription": assertions.Match_StringLikeRegexp(jsii.String("replication to " + secondary + " took more than 10000 ms")),
 	})
 	assert.Equal(t, 1, replicationAlarms(p))
+	// Each region archives the TTL deletions of its own replica.
+	assert.Equal(t, 1, ttlMappings(pFilters), "the primary's archive")
 	// The delivery consumer on the global table skips the events another
 	// region accepted: only this region's origin (or none) passes.
 	assert.Contains(t, pFilters, `{"Filters":[{"Pattern":"{\"dynamodb\":{\"NewImage\":{\"origin_region\":{\"S\":[\"us-east-1\"]}}},\"eventName\":[\"INSERT\"]}"},{"Pattern":"{\"dynamodb\":{\"NewImage\":{\"origin_region\":[{\"exists\":false}]}},\"eventName\":[\"INSERT\"]}"}]}`)
@@ -70,11 +72,24 @@ func TestMultiRegionExample(t *testing.T) {
 	// secondary's consumer.
 	assert.Contains(t, sFilters, `{"Filters":[{"Pattern":"{\"dynamodb\":{\"NewImage\":{\"origin_region\":{\"S\":[\"eu-west-1\"]}}},\"eventName\":[\"INSERT\"]}"},{"Pattern":"{\"dynamodb\":{\"NewImage\":{\"origin_region\":[{\"exists\":false}]}},\"eventName\":[\"INSERT\"]}"}]}`)
 	assert.NotContains(t, sFilters, `{"Filters":[{"Pattern":"{\"eventName\":[\"INSERT\"]}"}]}`)
+	assert.Equal(t, 1, ttlMappings(sFilters), "the secondary's archive of its replica's TTL deletions")
 	// The secondary's API reads the replicas named, in its own region.
 	b, err := json.Marshal(s.ToJSON())
 	require.NoError(t, err)
 	assert.Contains(t, string(b), "table/triggers-api-keys")
 	assert.Contains(t, string(b), "secret:"+multiregion.CursorSecretName)
+}
+
+// ttlMappings counts the event source mappings whose filter takes TTL
+// deletions (the archive's).
+func ttlMappings(filters []string) int {
+	n := 0
+	for _, f := range filters {
+		if strings.Contains(f, `dynamodb.amazonaws.com`) {
+			n++
+		}
+	}
+	return n
 }
 
 // replicationAlarms counts the template's ReplicationLatency alarms.

@@ -2,8 +2,10 @@
 // global table (docs/multi-region.md): one function builds the stack of
 // either region, the primary (the global tables, the shared cursor
 // secret and an API) or a replica region (an API on the replicas), and
-// every region's API writes only in WriterRegion. The app in ./app
-// deploys one region per run.
+// every region's API writes only in WriterRegion. Each region archives the
+// events whose TTL deletion happened there (TTL deletes an item in one
+// region; the others get a replicated delete, which the archive skips).
+// The app in ./app deploys one region per run.
 package multiregion
 
 import (
@@ -14,6 +16,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/triggers-dev/triggers/constructs/archive"
 	"github.com/triggers-dev/triggers/constructs/dynamotable"
 	"github.com/triggers-dev/triggers/constructs/eventstore"
 	"github.com/triggers-dev/triggers/constructs/monitoring"
@@ -48,6 +51,9 @@ type RegionStack struct {
 	awscdk.Stack
 	// Api is the region's Triggers API.
 	Api *triggersapi.TriggersApi
+	// Archive keeps the events whose TTL deletion happened in this
+	// region's replica.
+	Archive *archive.ExpiredEventsArchive
 	// Monitoring is the region's dashboard and alarms.
 	Monitoring *monitoring.TriggersMonitoring
 }
@@ -94,8 +100,12 @@ func NewRegionStack(scope constructs.Construct, id *string, props *RegionStackPr
 		api.CursorSecret = awssecretsmanager.Secret_FromSecretNameV2(stack, jsii.String("CursorSecret"), jsii.String(CursorSecretName))
 	}
 	rs := &RegionStack{Stack: stack, Api: triggersapi.NewTriggersApi(stack, jsii.String("Triggers"), &api)}
-	// Each region has its dashboard and alarms; the primary's events
-	// table alarms on ReplicationLatency to each replica region.
-	rs.Monitoring = monitoring.NewTriggersMonitoring(stack, jsii.String("Monitoring"), &monitoring.TriggersMonitoringProps{Api: rs.Api})
+	// Each region archives its replica's TTL deletions: an expired event
+	// is archived once, by the region where it expired.
+	rs.Archive = archive.NewExpiredEventsArchive(stack, jsii.String("ExpiredEventsArchive"), &archive.ExpiredEventsArchiveProps{EventsTable: api.EventsTable})
+	// Each region has its dashboard and alarms (its archive's included);
+	// the primary's events table alarms on ReplicationLatency to each
+	// replica region.
+	rs.Monitoring = monitoring.NewTriggersMonitoring(stack, jsii.String("Monitoring"), &monitoring.TriggersMonitoringProps{Api: rs.Api, Archive: rs.Archive})
 	return rs
 }
