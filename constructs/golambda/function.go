@@ -179,11 +179,11 @@ type FunctionOptions struct {
 
 // takesStatements reports whether role, after a statement was added to its
 // policy, has a policy of its own to hold it: a role made here or imported
-// mutable gets one (DefaultPolicy, Policy); an immutable one
-// (awsiam.Role_FromRoleArn with Mutable false) has no children and answers
-// StatementAdded true all the same.
+// mutable gets one (DefaultPolicy, Policy; a LazyRole one level down); an
+// immutable one (awsiam.Role_FromRoleArn with Mutable false) has no
+// children and answers StatementAdded true all the same.
 func takesStatements(role awsiam.IRole) bool {
-	for _, c := range *role.Node().Children() {
+	for _, c := range *role.Node().FindAll(constructs.ConstructOrder_PREORDER) {
 		if _, ok := c.(awsiam.Policy); ok {
 			return true
 		}
@@ -361,20 +361,6 @@ func NewGoFunction(scope constructs.Construct, id *string, props *GoFunctionProp
 		Actions:   jsii.Strings("logs:CreateLogStream", "logs:PutLogEvents"),
 		Resources: jsii.Strings(*f.LogGroup.LogGroupArn()),
 	}))
-	if props.Role != nil && !takesStatements(f.Role) {
-		// The CDK drops statements to an immutable role without a word
-		// (and answers that they were added): the function would deploy
-		// and then fail on its first write.
-		own := "logs:CreateLogStream and logs:PutLogEvents on its log group"
-		if props.Vpc != nil {
-			own += ", the VPC network-interface actions"
-		}
-		awscdk.Annotations_Of(f).AddWarningV2(jsii.String(WarningImmutableRole), jsii.String(fmt.Sprintf(
-			"the execution role %s takes no statements (imported with Mutable false, or otherwise immutable): "+
-				"the function's own (%s) and every grant made to the function (tables, queues, keys, by this "+
-				"library or your code) are not added to it; the role must already allow them, or pass a mutable "+
-				"role (docs/constructs.md, GoFunction)", *f.Role.Node().Path(), own)))
-	}
 	var wildcard []string
 	if props.Tracing {
 		wildcard = append(wildcard, "X-Ray's PutTraceSegments and PutTelemetryRecords support no resource-level permissions; Lambda's tracing grant must use Resource *")
@@ -429,6 +415,21 @@ func NewGoFunction(scope constructs.Construct, id *string, props *GoFunctionProp
 		fp.ReservedConcurrentExecutions = jsii.Number(*r)
 	}
 	f.Function = awslambda.NewFunction(f, jsii.String("Resource"), fp)
+	if props.Role != nil && !takesStatements(f.Role) {
+		// The CDK drops statements to an immutable role without a word
+		// (and answers that they were added): the function would deploy
+		// and then fail on its first write. Checked once the function
+		// exists: a LazyRole makes its role when the function reads it.
+		own := "logs:CreateLogStream and logs:PutLogEvents on its log group"
+		if props.Vpc != nil {
+			own += ", the VPC network-interface actions"
+		}
+		awscdk.Annotations_Of(f).AddWarningV2(jsii.String(WarningImmutableRole), jsii.String(fmt.Sprintf(
+			"the execution role %s takes no statements (imported with Mutable false, or otherwise immutable): "+
+				"the function's own (%s) and every grant made to the function (tables, queues, keys, by this "+
+				"library or your code) are not added to it; the role must already allow them, or pass a mutable "+
+				"role (docs/constructs.md, GoFunction)", *f.Role.Node().Path(), own)))
+	}
 	if p := props.ProvisionedConcurrency; p > 0 {
 		f.Alias = awslambda.NewAlias(f, jsii.String("Alias"), &awslambda.AliasProps{
 			AliasName:                       jsii.String(AliasName),

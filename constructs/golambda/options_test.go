@@ -169,11 +169,16 @@ func TestImmutableRoleWarns(t *testing.T) {
 	mutable := awsiam.Role_FromRoleArn(stack, jsii.String("Open"), jsii.String("arn:aws:iam::123456789012:role/dev-lambda"), nil)
 	golambda.NewGoFunction(stack, jsii.String("Fn2"), &golambda.GoFunctionProps{Entry: "example.com/m/fn/a",
 		FunctionOptions: golambda.FunctionOptions{Role: mutable}})
+	// A LazyRole makes its role (and that role's policy) a level down.
+	lazy := awsiam.NewLazyRole(stack, jsii.String("Lazy"), &awsiam.LazyRoleProps{AssumedBy: awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil)})
+	golambda.NewGoFunction(stack, jsii.String("Fn3"), &golambda.GoFunctionProps{Entry: "example.com/m/fn/a",
+		FunctionOptions: golambda.FunctionOptions{Role: lazy}})
 
 	annotations := assertions.Annotations_FromStack(stack)
 	annotations.HasWarning(jsii.String("/S/Fn"), assertions.Match_StringLikeRegexp(jsii.String(
 		`execution role S/Fixed takes no statements .*logs:CreateLogStream and logs:PutLogEvents on its log group, the VPC network-interface actions.*must already allow them.*\[ack: `+golambda.WarningImmutableRole+`\]`)))
 	annotations.HasNoWarning(jsii.String("/S/Fn2"), assertions.Match_StringLikeRegexp(jsii.String("takes no statements")))
+	annotations.HasNoWarning(jsii.String("/S/Fn3"), assertions.Match_StringLikeRegexp(jsii.String("takes no statements")))
 	tmpl := assertions.Template_FromStack(stack, nil)
 	tmpl.HasResourceProperties(jsii.String("AWS::IAM::Policy"), map[string]any{
 		"Roles": []any{"dev-lambda"},
