@@ -231,6 +231,12 @@ func TestRestoredEventsTableContext(t *testing.T) {
 		ArchiveExpiredEvents: jsii.Bool(false)})
 	assert.Nil(t, noArchive.Archive)
 	assert.Zero(t, archivers(assertions.Template_FromStack(noArchive.Stack, nil)), "an archive in the API stack")
+	// By default, only where the data stack archives its own table (its
+	// stream has the old image the archive needs).
+	dataOff := stacks.NewTriggersDataStack(off, jsii.String("D2"), &stacks.TriggersDataStackProps{ArchiveExpiredEvents: jsii.Bool(false)})
+	followsData := stacks.NewTriggersApiStack(off, jsii.String("A2"), &stacks.TriggersApiStackProps{Data: dataOff, DisableWebhooks: true,
+		EventsTable: &eventstore.EventsTableAttributes{TableName: jsii.String(name), TableStreamArn: jsii.String(arn)}})
+	assert.Nil(t, followsData.Archive, "the data stack has no archive: neither has the API stack by default")
 	for _, m := range regexp.MustCompile(`.{0,200}Events948F067E.{0,80}`).FindAllString(text, 3) {
 		t.Errorf("a reference to the data stack's table is left: %s", m)
 	}

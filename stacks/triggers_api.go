@@ -36,7 +36,9 @@ type TriggersApiStackProps struct {
 	// region; the others get a replicated delete, which the archive's
 	// filter drops). Ignored without EventsTable.
 	//
-	// Default: true with EventsTable.
+	// Default: true with EventsTable when the data stack archives its own
+	// table (Data.Archive set; the imported table then has the same
+	// NEW_AND_OLD_IMAGES stream, which the archive needs).
 	ArchiveExpiredEvents *bool
 	// Archive configures that archive; its EventsTable is set here.
 	//
@@ -160,7 +162,7 @@ func NewTriggersApiStack(scope constructs.Construct, id *string, props *Triggers
 	}
 
 	var arch *archive.ExpiredEventsArchive
-	if props.EventsTable != nil && (props.ArchiveExpiredEvents == nil || *props.ArchiveExpiredEvents) {
+	if on := props.ArchiveExpiredEvents; props.EventsTable != nil && ((on == nil && props.Data.Archive != nil) || (on != nil && *on)) {
 		aap := props.Archive
 		aap.EventsTable = ap.EventsTable
 		arch = archive.NewExpiredEventsArchive(stack, jsii.String("ExpiredEventsArchive"), &aap)
