@@ -175,6 +175,13 @@ func TestBuildPrimaryAndReplicaRegions(t *testing.T) {
 		}})},
 	})
 	api.HasOutput(jsii.String("ArchiveBucketName"), assertions.Match_AnyValue())
+	// The replica has Contributor Insights as the primary's table: the
+	// region's dashboard has the section.
+	assert.Contains(t, apiJSON, "Contributor Insights (events)")
+	restored := build(map[string]any{"triggers:env": "prod", "triggers:events-table-name": "ev-restored",
+		"triggers:events-table-stream-arn": "arn:aws:dynamodb:us-east-1:111111111111:table/ev-restored/stream/2026-01-01T00:00:00.000"})
+	assert.NotContains(t, fmt.Sprint(*tmpl(restored, "triggers-prod-api").ToJSON()), "Contributor Insights (events)",
+		"a restored table has no Contributor Insights (a restore does not carry it over)")
 }
 
 // The failover drill and the multi-region guide give the app's real

@@ -15,6 +15,7 @@ import (
 
 	"github.com/triggers-dev/triggers/constructs/dynamotable"
 	"github.com/triggers-dev/triggers/constructs/eventstore"
+	"github.com/triggers-dev/triggers/constructs/monitoring"
 	"github.com/triggers-dev/triggers/constructs/triggersapi"
 )
 
@@ -261,6 +262,14 @@ func regionsFromContext(app awscdk.App, cfg *Config) error {
 	return nil
 }
 
+// replicaRun reports whether cfg deploys a replica region of the global
+// tables: both replicas imported by name (a restored events table comes
+// without an API-keys table name), no replica regions of its own. The
+// writer may be this region, after a failover.
+func (c Config) replicaRun() bool {
+	return len(c.ReplicaRegions) == 0 && c.EventsTableName != "" && c.ApiKeysTableName != ""
+}
+
 // Build adds every stack of the app for cfg.
 func Build(app awscdk.App, cfg Config) {
 	var env *awscdk.Environment // environment-agnostic unless triggers:region names one
@@ -298,6 +307,11 @@ func Build(app awscdk.App, cfg Config) {
 		CursorSecretName: cfg.CursorSecretName,
 		CloudWatchRole:   jsii.Bool(!cfg.NoCloudWatchRole),
 		Api:              triggersapi.TriggersApiProps{WriterRegion: cfg.WriterRegion},
+		// A replica region's run: the global table's replica here has
+		// Contributor Insights as the primary's (each replica takes the
+		// table's setting), so the region's dashboard gets its section. A
+		// restored table has none (a restore does not carry it over).
+		Monitoring: monitoring.TriggersMonitoringProps{ContributorInsights: cfg.replicaRun() && data.EventsContributorInsights},
 	})
 	dataProps := func(system, desc string) DataStackProps {
 		return DataStackProps{Env: cfg.Env, StackProps: awscdk.StackProps{
