@@ -195,7 +195,7 @@ func takesStatements(role awsiam.IRole) bool {
 // when FunctionOptions.Role takes no statements (awsiam.Role_FromRoleArn
 // with Mutable false): what the construct and every grant to the function
 // would add is dropped, so the role must already allow it. Acknowledge it
-// with awscdk.Annotations_Of(fn).Acknowledge once the role does.
+// with awscdk.Annotations_Of(fn).AcknowledgeWarning once the role does.
 const WarningImmutableRole = "triggers:immutable-role"
 
 // reservedEnv are the environment variables Lambda sets itself and refuses

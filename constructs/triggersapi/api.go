@@ -55,7 +55,8 @@ const FlagDisableCloudWatchRole = "@aws-cdk/aws-apigateway:disableCloudWatchRole
 
 // WarningNoCloudWatchRole is the id of the synth warning a TriggersApi
 // gives when FlagDisableCloudWatchRole leaves the CloudWatch role out
-// (acknowledge it with Annotations.Acknowledge, or set CloudWatchRole).
+// (acknowledge it with awscdk.Annotations_Of(api).AcknowledgeWarning, or
+// set CloudWatchRole).
 const WarningNoCloudWatchRole = "triggers:no-cloudwatch-role"
 
 // ITriggersApi is a Triggers service: its API, functions, tables, queues,
