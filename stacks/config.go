@@ -119,14 +119,15 @@ var envRE = regexp.MustCompile(`^[a-z][a-z0-9-]{0,15}$`)
 // ConfigFromContext reads Config from the app's context and validates it.
 func ConfigFromContext(app awscdk.App) (Config, error) {
 	cfg := Config{Env: DefaultEnv, Billing: dynamotable.OnDemand}
-	if v := app.Node().TryGetContext(jsii.String(ContextEnv)); v != nil {
+	node := app.Node() // one jsii read for every key
+	if v := node.TryGetContext(jsii.String(ContextEnv)); v != nil {
 		s, ok := v.(string)
 		if !ok || !envRE.MatchString(s) {
 			return cfg, fmt.Errorf("context %s=%v is not an environment name: use %s, or another name of lowercase letters, digits and '-' (at most 16, starting with a letter)", ContextEnv, v, strings.Join(environments, ", "))
 		}
 		cfg.Env = s
 	}
-	if v := app.Node().TryGetContext(jsii.String(ContextBilling)); v != nil {
+	if v := node.TryGetContext(jsii.String(ContextBilling)); v != nil {
 		switch v {
 		case "on-demand":
 			cfg.Billing = dynamotable.OnDemand
@@ -136,7 +137,7 @@ func ConfigFromContext(app awscdk.App) (Config, error) {
 			return cfg, fmt.Errorf("context %s=%v is unknown: use on-demand or provisioned", ContextBilling, v)
 		}
 	}
-	if v := app.Node().TryGetContext(jsii.String(ContextTenantEventTypeIndex)); v != nil {
+	if v := node.TryGetContext(jsii.String(ContextTenantEventTypeIndex)); v != nil {
 		switch v {
 		case true, "true":
 			cfg.TenantEventTypeIndex = true
@@ -145,14 +146,14 @@ func ConfigFromContext(app awscdk.App) (Config, error) {
 			return cfg, fmt.Errorf("context %s=%v is not a boolean: use true or false", ContextTenantEventTypeIndex, v)
 		}
 	}
-	name, _ := app.Node().TryGetContext(jsii.String(ContextEventsTableName)).(string)
-	arn, _ := app.Node().TryGetContext(jsii.String(ContextEventsTableStreamArn)).(string)
+	name, _ := node.TryGetContext(jsii.String(ContextEventsTableName)).(string)
+	arn, _ := node.TryGetContext(jsii.String(ContextEventsTableStreamArn)).(string)
 	if (name == "") != (arn == "") || (arn != "" && !strings.Contains(arn, ":table/"+name+"/stream/")) {
 		return cfg, fmt.Errorf("context %s=%q and %s=%q must be given together, the stream ARN being that table's (arn:aws:dynamodb:<region>:<account>:table/<name>/stream/<label>): scripts/restore-drill.sh prints both", ContextEventsTableName, name, ContextEventsTableStreamArn, arn)
 	}
 	cfg.EventsTableName, cfg.EventsTableStreamArn = name, arn
 	cfg.EventsProfile = schema.ProfileSeed
-	if v := app.Node().TryGetContext(jsii.String(ContextEventsProfile)); v != nil {
+	if v := node.TryGetContext(jsii.String(ContextEventsProfile)); v != nil {
 		s, _ := v.(string)
 		p, err := schema.ParseEventsProfile(s)
 		if err != nil || s == "" {
@@ -160,7 +161,7 @@ func ConfigFromContext(app awscdk.App) (Config, error) {
 		}
 		cfg.EventsProfile = p
 	}
-	if v := app.Node().TryGetContext(jsii.String(ContextCloudWatchRole)); v != nil {
+	if v := node.TryGetContext(jsii.String(ContextCloudWatchRole)); v != nil {
 		switch v {
 		case true, "true":
 		case false, "false":
@@ -169,7 +170,7 @@ func ConfigFromContext(app awscdk.App) (Config, error) {
 			return cfg, fmt.Errorf("context %s=%v is not a boolean: use true (the API stack creates API Gateway's CloudWatch role) or false (another stack of the account owns it)", ContextCloudWatchRole, v)
 		}
 	}
-	if v := app.Node().TryGetContext(jsii.String(ContextEventsSharding)); v != nil {
+	if v := node.TryGetContext(jsii.String(ContextEventsSharding)); v != nil {
 		switch v {
 		case true, "true":
 			cfg.EventsSharding = true
@@ -190,8 +191,9 @@ var regionRE = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]+$`)
 
 // regionsFromContext reads and checks the multi-region keys into cfg.
 func regionsFromContext(app awscdk.App, cfg *Config) error {
+	node := app.Node()
 	str := func(key string) (string, error) {
-		v := app.Node().TryGetContext(jsii.String(key))
+		v := node.TryGetContext(jsii.String(key))
 		if v == nil {
 			return "", nil
 		}

@@ -300,6 +300,8 @@ type GoFunction struct {
 	// Alias is the "live" alias that holds the provisioned concurrency, or
 	// nil without it.
 	Alias awslambda.Alias
+
+	grantPrincipal awsiam.IPrincipal // Function's, read once (GrantPrincipal)
 }
 
 // AliasName is the name of the alias a function with provisioned
@@ -558,4 +560,9 @@ func (f *GoFunction) FunctionArn() *string { return f.Function.FunctionArn() }
 
 // GrantPrincipal returns the principal that grants give permissions to (the
 // function's role), so a GoFunction can be passed to Grant* methods.
-func (f *GoFunction) GrantPrincipal() awsiam.IPrincipal { return f.Function.GrantPrincipal() }
+func (f *GoFunction) GrantPrincipal() awsiam.IPrincipal {
+	if f.grantPrincipal == nil {
+		f.grantPrincipal = f.Function.GrantPrincipal()
+	}
+	return f.grantPrincipal
+}

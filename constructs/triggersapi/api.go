@@ -133,6 +133,7 @@ type TriggersApi struct {
 	constructs.Construct
 
 	restApi      awsapigateway.RestApi
+	stage        awsapigateway.Stage // restApi's deployment stage, read once
 	accessLogs   awslogs.LogGroup
 	apiFn        *golambda.GoFunction
 	authorizerFn *golambda.GoFunction
@@ -165,7 +166,7 @@ func (a *TriggersApi) Url() *string { return a.restApi.Url() }
 func (a *TriggersApi) RestApi() awsapigateway.IRestApi { return a.restApi }
 
 // StageName returns the name of the deployment stage.
-func (a *TriggersApi) StageName() *string { return a.restApi.DeploymentStage().StageName() }
+func (a *TriggersApi) StageName() *string { return a.stage.StageName() }
 
 // AccessLogs returns the log group of the stage's JSON access logs.
 func (a *TriggersApi) AccessLogs() awslogs.ILogGroup { return a.accessLogs }
@@ -273,31 +274,31 @@ func eventsRejected(ns, reason string, opts *awscloudwatch.MetricOptions) awsclo
 // MetricLatency returns API Gateway's Latency of the deployment stage, in
 // milliseconds (Average unless opts say otherwise).
 func (a *TriggersApi) MetricLatency(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return a.restApi.DeploymentStage().MetricLatency(opts)
+	return a.stage.MetricLatency(opts)
 }
 
 // MetricIntegrationLatency returns API Gateway's IntegrationLatency of the
 // deployment stage, in milliseconds (Average unless opts say otherwise).
 func (a *TriggersApi) MetricIntegrationLatency(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return a.restApi.DeploymentStage().MetricIntegrationLatency(opts)
+	return a.stage.MetricIntegrationLatency(opts)
 }
 
 // MetricCount returns API Gateway's Count of the deployment stage
 // (SampleCount unless opts say otherwise, as the CDK's Stage gives it).
 func (a *TriggersApi) MetricCount(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return a.restApi.DeploymentStage().MetricCount(opts)
+	return a.stage.MetricCount(opts)
 }
 
 // MetricClientError returns API Gateway's 4XXError of the deployment stage
 // (Sum unless opts say otherwise).
 func (a *TriggersApi) MetricClientError(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return a.restApi.DeploymentStage().MetricClientError(opts)
+	return a.stage.MetricClientError(opts)
 }
 
 // MetricServerError returns API Gateway's 5XXError of the deployment stage
 // (Sum unless opts say otherwise).
 func (a *TriggersApi) MetricServerError(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return a.restApi.DeploymentStage().MetricServerError(opts)
+	return a.stage.MetricServerError(opts)
 }
 
 // NewTriggersApi creates the API. Invalid props panic with an error naming
@@ -516,9 +517,10 @@ func (a *TriggersApi) buildRestApi(props *TriggersApiProps, retention awslogs.Re
 	// $context.error.messageString, which it writes quoted and escaped;
 	// cdk-nag parses the format before substitution and fails on that
 	// unquoted variable.
-	cdkutil.Suppress(api.DeploymentStage(), "Serverless-APIGWStructuredLogging", "the access log format is a JSON object (accessLogFormat); it contains $context.error.messageString unquoted because API Gateway writes that variable already quoted and escaped, so the format parses as JSON only after substitution")
+	a.stage = api.DeploymentStage()
+	cdkutil.Suppress(a.stage, "Serverless-APIGWStructuredLogging", "the access log format is a JSON object (accessLogFormat); it contains $context.error.messageString unquoted because API Gateway writes that variable already quoted and escaped, so the format parses as JSON only after substitution")
 	if !props.Tracing {
-		cdkutil.Suppress(api.DeploymentStage(), "Serverless-APIGWXrayEnabled", tracingOff)
+		cdkutil.Suppress(a.stage, "Serverless-APIGWXrayEnabled", tracingOff)
 	}
 	a.restApi = api
 
@@ -623,15 +625,15 @@ func (a *TriggersApi) buildRestApi(props *TriggersApiProps, retention awslogs.Re
 	switch {
 	case props.WebAclArn != nil:
 		awswafv2.NewCfnWebACLAssociation(a, jsii.String("WebAcl"), &awswafv2.CfnWebACLAssociationProps{
-			ResourceArn: api.DeploymentStage().StageArn(),
+			ResourceArn: a.stage.StageArn(),
 			WebAclArn:   props.WebAclArn,
 		})
 	case props.RateLimit != nil && props.RateLimit.Disabled:
-		cdkutil.Suppress(api.DeploymentStage(), "AwsSolutions-APIG3", "RateLimit.Disabled and no WebAclArn: the deployer chose no web ACL (every tenant then shares the stage-wide throttle)")
+		cdkutil.Suppress(a.stage, "AwsSolutions-APIG3", "RateLimit.Disabled and no WebAclArn: the deployer chose no web ACL (every tenant then shares the stage-wide throttle)")
 	default:
 		a.webAcl = newRateLimitAcl(a, props.RateLimit)
 		awswafv2.NewCfnWebACLAssociation(a, jsii.String("RateLimitAssociation"), &awswafv2.CfnWebACLAssociationProps{
-			ResourceArn: api.DeploymentStage().StageArn(),
+			ResourceArn: a.stage.StageArn(),
 			WebAclArn:   a.webAcl.AttrArn(),
 		})
 	}

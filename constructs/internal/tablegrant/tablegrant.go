@@ -6,7 +6,6 @@
 package tablegrant
 
 import (
-	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
 	"github.com/aws/constructs-go/constructs/v10"
@@ -17,8 +16,9 @@ import (
 
 // Table is what a grant needs of a table (dynamotable.ITable has it).
 type Table interface {
-	Resource() awsdynamodb.ITable
 	EncryptionKey() awskms.IKey
+	// TableArn is the table's ARN (tablecore reads it through jsii once).
+	TableArn() *string
 	TableIndexArn(indexName string) *string
 }
 
@@ -43,7 +43,7 @@ var (
 func Grant(t Table, grantee awsiam.IGrantable, on On, actions ...string) awsiam.Grant {
 	var arns []*string
 	if on.Table {
-		arns = append(arns, t.Resource().TableArn())
+		arns = append(arns, t.TableArn())
 	}
 	for _, ix := range on.Indexes {
 		arns = append(arns, t.TableIndexArn(ix))
