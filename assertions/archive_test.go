@@ -3,7 +3,6 @@ package assertions
 import (
 	"regexp"
 	"sort"
-	"strings"
 	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -207,17 +206,7 @@ func TestRestoredEventsTableContext(t *testing.T) {
 	// The restored table expires its own items: an archive of the API
 	// stack keeps them (the data stack's archive reads the old table's
 	// stream only), with the TTL filter, and its outputs.
-	archivers := func(tp assertions.Template) int {
-		n := 0
-		for _, m := range *tp.FindResources(jsii.String("AWS::Lambda::EventSourceMapping"), nil) {
-			props, _ := (*m)["Properties"].(map[string]any)
-			if props["EventSourceArn"] == arn && strings.Contains(jsonOf(props["FilterCriteria"]), `dynamodb.amazonaws.com`) {
-				n++
-			}
-		}
-		return n
-	}
-	assert.Equal(t, 1, archivers(tp), "mappings of the restored table's stream with the TTL filter")
+	assert.Equal(t, 1, archiveMappings(t, tp, arn), "mappings of the restored table's stream with the TTL filter")
 	tp.HasOutput(jsii.String("ArchiveBucketName"), map[string]any{"Export": map[string]any{"Name": "triggers-dev-api-ArchiveBucketName"}})
 	tp.HasOutput(jsii.String("ArchiveFailureQueueUrl"), assertions.Match_AnyValue())
 	text := jsonOf(tp.ToJSON())
@@ -230,7 +219,7 @@ func TestRestoredEventsTableContext(t *testing.T) {
 		EventsTable:          &eventstore.EventsTableAttributes{TableName: jsii.String(name), TableStreamArn: jsii.String(arn)},
 		ArchiveExpiredEvents: jsii.Bool(false)})
 	assert.Nil(t, noArchive.Archive)
-	assert.Zero(t, archivers(assertions.Template_FromStack(noArchive.Stack, nil)), "an archive in the API stack")
+	assert.Zero(t, archiveMappings(t, assertions.Template_FromStack(noArchive.Stack, nil), ""), "an archive in the API stack")
 	// By default, only where the data stack archives its own table (its
 	// stream has the old image the archive needs).
 	dataOff := stacks.NewTriggersDataStack(off, jsii.String("D2"), &stacks.TriggersDataStackProps{ArchiveExpiredEvents: jsii.Bool(false)})

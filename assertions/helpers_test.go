@@ -2,10 +2,15 @@ package assertions
 
 import (
 	"encoding/json"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/triggers-dev/triggers/constructs/archive"
 	"github.com/triggers-dev/triggers/internal/testkit/cdktest"
 )
 
@@ -88,4 +93,33 @@ func sorted(s []string) []string {
 	c := append([]string(nil), s...)
 	sort.Strings(c)
 	return c
+}
+
+// archiveMappings counts the template's event source mappings on
+// streamArn (any stream when "") whose only filter is the archive's
+// (archive.TTLFilter: TTL deletions): an archive of expired events each.
+func archiveMappings(t *testing.T, tmpl assertions.Template, streamArn string) int {
+	t.Helper()
+	var want any
+	if err := json.Unmarshal([]byte((*archive.TTLFilter())["pattern"].(string)), &want); err != nil {
+		t.Fatalf("archive.TTLFilter: %v", err)
+	}
+	n := 0
+	for _, m := range *tmpl.FindResources(jsii.String("AWS::Lambda::EventSourceMapping"), nil) {
+		props, _ := (*m)["Properties"].(map[string]any)
+		if streamArn != "" && props["EventSourceArn"] != streamArn {
+			continue
+		}
+		criteria, _ := props["FilterCriteria"].(map[string]any)
+		filters, _ := criteria["Filters"].([]any)
+		if len(filters) != 1 {
+			continue
+		}
+		pattern, _ := filters[0].(map[string]any)["Pattern"].(string)
+		var got any
+		if json.Unmarshal([]byte(pattern), &got) == nil && reflect.DeepEqual(got, want) {
+			n++
+		}
+	}
+	return n
 }

@@ -55,7 +55,7 @@ func TestMultiRegionExample(t *testing.T) {
 	})
 	assert.Equal(t, 1, replicationAlarms(p))
 	// Each region archives the TTL deletions of its own replica.
-	assert.Equal(t, 1, ttlMappings(pFilters), "the primary's archive")
+	assert.Equal(t, 1, archiveMappings(t, p, ""), "the primary's archive")
 	// The delivery consumer on the global table skips the events another
 	// region accepted: only this region's origin (or none) passes.
 	assert.Contains(t, pFilters, `{"Filters":[{"Pattern":"{\"dynamodb\":{\"NewImage\":{\"origin_region\":{\"S\":[\"us-east-1\"]}}},\"eventName\":[\"INSERT\"]}"},{"Pattern":"{\"dynamodb\":{\"NewImage\":{\"origin_region\":[{\"exists\":false}]}},\"eventName\":[\"INSERT\"]}"}]}`)
@@ -72,24 +72,12 @@ func TestMultiRegionExample(t *testing.T) {
 	// secondary's consumer.
 	assert.Contains(t, sFilters, `{"Filters":[{"Pattern":"{\"dynamodb\":{\"NewImage\":{\"origin_region\":{\"S\":[\"eu-west-1\"]}}},\"eventName\":[\"INSERT\"]}"},{"Pattern":"{\"dynamodb\":{\"NewImage\":{\"origin_region\":[{\"exists\":false}]}},\"eventName\":[\"INSERT\"]}"}]}`)
 	assert.NotContains(t, sFilters, `{"Filters":[{"Pattern":"{\"eventName\":[\"INSERT\"]}"}]}`)
-	assert.Equal(t, 1, ttlMappings(sFilters), "the secondary's archive of its replica's TTL deletions")
+	assert.Equal(t, 1, archiveMappings(t, s, "arn:aws:dynamodb:eu-west-1:111111111111:table/triggers-events/stream/2026-11-26T00:00:00.000"), "the secondary's archive of its replica's TTL deletions")
 	// The secondary's API reads the replicas named, in its own region.
 	b, err := json.Marshal(s.ToJSON())
 	require.NoError(t, err)
 	assert.Contains(t, string(b), "table/triggers-api-keys")
 	assert.Contains(t, string(b), "secret:"+multiregion.CursorSecretName)
-}
-
-// ttlMappings counts the event source mappings whose filter takes TTL
-// deletions (the archive's).
-func ttlMappings(filters []string) int {
-	n := 0
-	for _, f := range filters {
-		if strings.Contains(f, `dynamodb.amazonaws.com`) {
-			n++
-		}
-	}
-	return n
 }
 
 // replicationAlarms counts the template's ReplicationLatency alarms.

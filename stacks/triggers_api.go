@@ -166,11 +166,7 @@ func NewTriggersApiStack(scope constructs.Construct, id *string, props *Triggers
 		aap := props.Archive
 		aap.EventsTable = ap.EventsTable
 		arch = archive.NewExpiredEventsArchive(stack, jsii.String("ExpiredEventsArchive"), &aap)
-		out("ArchiveBucketName", "S3 bucket archiving the events TTL deletes from this region's imported events table ("+*arch.ArchivePrefix()+"tenant=<t>/date=<YYYY-MM-DD>/)", arch.ArchiveBucket().BucketName())
-		awscdk.NewCfnOutput(stack, jsii.String("ArchiveFailureQueueUrl"), &awscdk.CfnOutputProps{
-			Value:       arch.FailureQueue().QueueUrl(),
-			Description: jsii.String("Archive failure queue: stream ranges the archiver's mapping gave up on (replay within 24 h: triggers-replay archive -from-queue) and records parked as never archivable"),
-		})
+		archiveOutputs(stack, stackName, arch, "the events TTL deletes from this region's imported events table")
 	}
 
 	mp := props.Monitoring

@@ -127,15 +127,22 @@ func NewTriggersDataStack(scope constructs.Construct, id *string, props *Trigger
 		ap := props.Archive
 		ap.EventsTable = events
 		ds.Archive = archive.NewExpiredEventsArchive(stack, jsii.String("ExpiredEventsArchive"), &ap)
-		awscdk.NewCfnOutput(stack, jsii.String("ArchiveBucketName"), &awscdk.CfnOutputProps{
-			Value:       ds.Archive.ArchiveBucket().BucketName(),
-			Description: jsii.String("S3 bucket archiving events expired by TTL (" + *ds.Archive.ArchivePrefix() + "tenant=<t>/date=<YYYY-MM-DD>/)"),
-			ExportName:  jsii.String(stackName + "-ArchiveBucketName"),
-		})
-		awscdk.NewCfnOutput(stack, jsii.String("ArchiveFailureQueueUrl"), &awscdk.CfnOutputProps{
-			Value:       ds.Archive.FailureQueue().QueueUrl(),
-			Description: jsii.String("Archive failure queue: stream ranges the archiver's mapping gave up on (replay within 24 h: triggers-replay archive -from-queue) and records parked as never archivable"),
-		})
+		archiveOutputs(stack, stackName, ds.Archive, "events expired by TTL")
 	}
 	return ds
+}
+
+// archiveOutputs adds the outputs of an archive of expired events:
+// ArchiveBucketName (exported as <stack>-ArchiveBucketName; what says
+// whose events it keeps) and ArchiveFailureQueueUrl.
+func archiveOutputs(stack awscdk.Stack, stackName string, a *archive.ExpiredEventsArchive, what string) {
+	awscdk.NewCfnOutput(stack, jsii.String("ArchiveBucketName"), &awscdk.CfnOutputProps{
+		Value:       a.ArchiveBucket().BucketName(),
+		Description: jsii.String("S3 bucket archiving " + what + " (" + *a.ArchivePrefix() + "tenant=<t>/date=<YYYY-MM-DD>/)"),
+		ExportName:  jsii.String(stackName + "-ArchiveBucketName"),
+	})
+	awscdk.NewCfnOutput(stack, jsii.String("ArchiveFailureQueueUrl"), &awscdk.CfnOutputProps{
+		Value:       a.FailureQueue().QueueUrl(),
+		Description: jsii.String("Archive failure queue: stream ranges the archiver's mapping gave up on (replay within 24 h: triggers-replay archive -from-queue) and records parked as never archivable"),
+	})
 }
