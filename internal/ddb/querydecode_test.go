@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -422,7 +423,7 @@ func TestFastQueryDecodingOnReadErrorsIsTheSDKs(t *testing.T) {
 	respond := func(header http.Header, rd func() io.Reader) *dynamodb.Client {
 		header.Set("Content-Type", "application/x-amz-json-1.0")
 		return dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String("http://127.0.0.1:1"), Credentials: aws.AnonymousCredentials{},
-			RetryMaxAttempts: 1, HTTPClient: doFunc(func(r *http.Request) (*http.Response, error) {
+			RetryMaxAttempts: 1, HTTPClient: smithyhttp.ClientDoFunc(func(r *http.Request) (*http.Response, error) {
 				return &http.Response{StatusCode: 200, Header: header.Clone(), Body: io.NopCloser(rd()), Request: r}, nil
 			})})
 	}
@@ -447,10 +448,6 @@ func TestFastQueryDecodingOnReadErrorsIsTheSDKs(t *testing.T) {
 		assert.Equal(t, want.Count, got.Count, name)
 	}
 }
-
-type doFunc func(*http.Request) (*http.Response, error)
-
-func (f doFunc) Do(r *http.Request) (*http.Response, error) { return f(r) }
 
 // Every prefix of a page (a body cut anywhere: in a name, a string, an
 // escape, a number, between members) gets the SDK's answer, and no panic.
