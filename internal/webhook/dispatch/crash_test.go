@@ -636,10 +636,15 @@ func (c *simClock) advanceTo(t time.Time) {
 // streamRouter reads the shared events table's stream for every run and
 // hands each run the INSERT records of its tenant's events, as the stream
 // consumer's event source mapping would hand them to one function (the
-// consumer skips every other record itself).
+// consumer skips every other record itself). It polls the stream only
+// while a run waits for its records (most of a run is spent draining the
+// queues): polling all along was a fifth of the harness's DynamoDB Local
+// requests, every one of them empty.
 type streamRouter struct {
-	mu   sync.Mutex
-	runs map[string]chan events.DynamoDBEventRecord
+	mu      sync.Mutex
+	runs    map[string]chan events.DynamoDBEventRecord
+	waiting atomic.Int32  // runs waiting for their records
+	wake    chan struct{} // a run began waiting
 }
 
 func startStreamRouter(t *testing.T, table string) *streamRouter {
@@ -647,11 +652,18 @@ func startStreamRouter(t *testing.T, table string) *streamRouter {
 	arn, err := streampoll.LatestStreamARN(ctx, db.Client, table)
 	require.NoError(t, err)
 	reader := streampoll.NewStreamReader(ddblocal.NewStreamsClient(db.Endpoint), arn, streampoll.StreamReaderOptions{Region: ddb.LocalRegion})
-	sr := &streamRouter{runs: map[string]chan events.DynamoDBEventRecord{}}
+	sr := &streamRouter{runs: map[string]chan events.DynamoDBEventRecord{}, wake: make(chan struct{}, 1)}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		for ctx.Err() == nil {
+			if sr.waiting.Load() == 0 {
+				select {
+				case <-sr.wake:
+				case <-ctx.Done():
+					return
+				}
+			}
 			batches, err := reader.Next(ctx)
 			if err != nil {
 				if ctx.Err() == nil {
@@ -680,6 +692,17 @@ func startStreamRouter(t *testing.T, table string) *streamRouter {
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 	return sr
+}
+
+// await marks a run as waiting for its records until the returned
+// function is called: the router polls the stream meanwhile.
+func (sr *streamRouter) await() (done func()) {
+	sr.waiting.Add(1)
+	select {
+	case sr.wake <- struct{}{}:
+	default:
+	}
+	return func() { sr.waiting.Add(-1) }
 }
 
 // register returns the channel of tenant's event records.
@@ -933,6 +956,7 @@ type crashRun struct {
 	api      *httpapi.API
 	box      *secretbox.Box
 	tenant   string
+	router   *streamRouter
 	records  <-chan events.DynamoDBEventRecord
 	subs     map[string]event.Subscription // by name
 	eventIDs map[string]string             // name -> id
@@ -993,6 +1017,7 @@ func newCrashRun(t *testing.T, env *crashEnv, sc scenario, f fault, twice, shard
 	}
 	r.in = newInjector(f, r.names)
 	r.tenant = "tenant-" + r.id
+	r.router = env.stream
 	r.records = env.stream.register(r.tenant)
 	if sharded {
 		r.st = store.New(db.Client, env.table, store.WithSharding(true))
@@ -1101,6 +1126,8 @@ func (r *crashRun) stream() {
 		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
 	require.NoError(r.t, err)
 	var recs []events.DynamoDBEventRecord
+	done := r.router.await()
+	defer done()
 	for len(recs) < len(r.sc.events) {
 		select {
 		case rec := <-r.records:
