@@ -173,10 +173,17 @@ func TestBuildPrimaryAndReplicaRegions(t *testing.T) {
 	// The replica has Contributor Insights as the primary's table: the
 	// region's dashboard has the section.
 	assert.Contains(t, apiJSON, "Contributor Insights (events)")
+	// A single-region run with both tables swapped for restored ones
+	// (imported by name, as a replica run's are) is no replica run: a
+	// restored table has no Contributor Insights (a restore does not carry
+	// it over), so its dashboard has no section for them.
 	restored := build(map[string]any{"triggers:env": "prod", "triggers:events-table-name": "ev-restored",
-		"triggers:events-table-stream-arn": "arn:aws:dynamodb:us-east-1:111111111111:table/ev-restored/stream/2026-01-01T00:00:00.000"})
-	assert.NotContains(t, fmt.Sprint(*tmpl(restored, "triggers-prod-api").ToJSON()), "Contributor Insights (events)",
-		"a restored table has no Contributor Insights (a restore does not carry it over)")
+		"triggers:events-table-stream-arn": "arn:aws:dynamodb:us-east-1:111111111111:table/ev-restored/stream/2026-01-01T00:00:00.000",
+		"triggers:api-keys-table-name":     "keys-restored"})
+	restoredJSON := fmt.Sprint(*tmpl(restored, "triggers-prod-api").ToJSON())
+	assert.Contains(t, restoredJSON, "table/keys-restored", "the run imports the restored API-keys table")
+	assert.NotContains(t, restoredJSON, "Contributor Insights (events)",
+		"restored tables have no Contributor Insights (a restore does not carry it over)")
 }
 
 // The failover drill and the multi-region guide give the app's real

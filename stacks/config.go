@@ -265,11 +265,13 @@ func regionsFromContext(app awscdk.App, cfg *Config) error {
 }
 
 // replicaRun reports whether cfg deploys a replica region of the global
-// tables: both replicas imported by name (a restored events table comes
-// without an API-keys table name), no replica regions of its own. The
-// writer may be this region, after a failover.
+// tables: both replicas imported by name, no replica regions of its own,
+// and a writer region, which every run of a multi-region service names
+// (the writer may be this region, after a failover). A single-region run
+// that swaps in restored tables (both of them, even) names no writer
+// region: it is not a replica run.
 func (c Config) replicaRun() bool {
-	return len(c.ReplicaRegions) == 0 && c.EventsTableName != "" && c.ApiKeysTableName != ""
+	return len(c.ReplicaRegions) == 0 && c.EventsTableName != "" && c.ApiKeysTableName != "" && c.WriterRegion != ""
 }
 
 // Build adds every stack of the app for cfg.
