@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every test (make test), then prints the five slowest packages.
+# Runs every test (make test), then prints the run's wall and CPU time and
+# the five slowest packages.
 #
 # What keeps it shorter on 2 cores (docs/testing.md, "How long make test
 # takes"):
@@ -54,7 +55,16 @@ export TRIGGERS_DYNAMODB_JAVA_OPTIONS="${TRIGGERS_DYNAMODB_JAVA_OPTIONS--XX:Tier
 status=0
 parallel=()
 [ -z "${TEST_PARALLEL:-}" ] || parallel=(-p "$TEST_PARALLEL")
+t0=$SECONDS
 go test -count=1 -timeout 40m "${parallel[@]}" "${pkgs[@]}" 2>&1 | tee "$log" || status=$?
+# The CPU time of every process the run started and waited for (go, the
+# test binaries and the engines they start), from bash's times: the
+# figure docs/testing.md compares runs by, steadier than the wall time on
+# a shared machine.
+times >"$log.times"
+cpu=$(awk 'NR == 2 { for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); s += t[1] * 60 + t[2] } printf "%.0f", s }' "$log.times")
+rm -f "$log.times"
+echo "go test: $((SECONDS - t0)) s, $cpu CPU-seconds (user + system, with the processes it started)"
 echo "slowest packages:"
 awk '($1 == "ok" || $1 == "FAIL") && $3 ~ /^[0-9.]+s$/ { sub(/s$/, "", $3); printf "%10.1fs  %s\n", $3, $2 }' "$log" |
 	sort -rn | head -5
