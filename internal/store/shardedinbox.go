@@ -49,8 +49,12 @@ func (c *shardCursor) done() bool { return c.exhausted && len(c.buf) == 0 }
 // An event is taken only when no shard can still hold an earlier one:
 // every other shard either has a buffered event after it or has already
 // evaluated past its timestamp; otherwise the shards in the way are
-// queried again, up to maxListRounds rounds. The next cursor holds each
-// shard's position (event.Position.Shards).
+// queried again, up to maxListRounds rounds, plus one for each shard the
+// first round's limit cut short (each may run dry at its own point of the
+// merge; asked again for what the page still needs, it cannot run dry
+// again but for a filter or DynamoDB's 1 MB page), so an unfiltered page
+// is as full as when every shard was asked for the whole page. The next
+// cursor holds each shard's position (event.Position.Shards).
 func (st *Store) listSharded(ctx context.Context, q event.InboxQuery, read int) (event.Page, error) {
 	limit := pageLimit(q)
 	var boundary event.Position
@@ -103,6 +107,7 @@ func (st *Store) listSharded(ctx context.Context, q event.InboxQuery, read int) 
 		return a > b
 	}
 	page := event.Page{Events: make([]event.Event, 0, limit)}
+	rounds := st.maxListRounds
 	for round := 0; ; round++ {
 		var need []*shardCursor
 		for _, c := range shards {
@@ -116,6 +121,13 @@ func (st *Store) listSharded(ctx context.Context, q event.InboxQuery, read int) 
 		}
 		if err := st.queryShards(ctx, q, iq, need, perShard, before); err != nil {
 			return event.Page{}, err
+		}
+		if round == 0 && perShard < limit {
+			for _, c := range need {
+				if !c.exhausted {
+					rounds++ // cut short by the first round's limit
+				}
+			}
 		}
 		for len(page.Events) < limit {
 			var best *shardCursor
@@ -143,7 +155,7 @@ func (st *Store) listSharded(ctx context.Context, q event.InboxQuery, read int) 
 		if all {
 			return page, nil
 		}
-		if len(page.Events) >= limit || round+1 >= st.maxListRounds {
+		if len(page.Events) >= limit || round+1 >= rounds {
 			next := boundary
 			next.Shards = make([]string, read)
 			for k, c := range shards {
@@ -170,8 +182,9 @@ func (st *Store) listSharded(ctx context.Context, q event.InboxQuery, read int) 
 // shards, so the round reads at most about 2 x limit items, not shards x
 // limit. A shard whose share of the page ran short blocks the merge and is
 // queried again for what the page still needs (listSharded's later
-// rounds), so the limit changes how many items a page reads, never which
-// events it lists.
+// rounds, which allow one more round per shard the limit cut), so the
+// limit changes how many items and rounds a page takes, not which events
+// an unfiltered page lists.
 func firstRoundLimit(limit, shards int) int {
 	if shards <= 1 {
 		return limit

@@ -252,6 +252,57 @@ func TestShardedPageReadsAboutTwiceItsLimit(t *testing.T) {
 	}
 }
 
+// A shard whose first-round share ran short costs the page a round of its
+// own; those rounds do not count against the page's bound of rounds, so
+// an unfiltered page is as full as when every shard was asked for the
+// whole page. Here 7 of 16 shards hold 8 events each (their first-round
+// share, 2 x 50 / 16 + 1 = 7, leaves one behind), clustered in time so that
+// each shard's events are newer than the next shard's: the merge drains
+// one shard after another, and each needs a round of its own. (Under the
+// bound alone the first page held 40 events.)
+func TestShardedPageIsFullWhenSharesRunShortOneAfterAnother(t *testing.T) {
+	table := db.CreateTable(t, schema.Events())
+	api := &countingAPI{API: db.Client}
+	st := store.New(api, table, store.WithSharding(true))
+	const shards, limit = 16, 50
+	ctx := shardedCtx(shard.Config{Write: shards, Read: shards})
+	base := time.Now().Add(-time.Hour)
+	var evs []event.Event
+	for k := 0; k < 7; k++ {
+		for i := 0; i < 8; i++ {
+			evs = append(evs, eventInShard(t, k, shards, base.Add(-time.Duration(k*8+i)*time.Millisecond)))
+		}
+	}
+	for i := 0; i < len(evs); i += 25 {
+		for j, err := range st.PutBatch(ctx, "acme", evs[i:min(i+25, len(evs))]) {
+			require.NoError(t, err, "event %d", i+j)
+		}
+	}
+	for _, asc := range []bool{false, true} {
+		q := event.InboxQuery{Tenant: "acme", Limit: limit, Ascending: asc}
+		api.queries.Store(0)
+		page, err := st.List(ctx, q)
+		require.NoError(t, err)
+		assert.Equal(t, newest(evs, nil, asc)[:limit], ids(page.Events), "ascending %v: the first page is full", asc)
+		t.Logf("ascending %v: %d queries", asc, api.queries.Load())
+		q.After = page.Next
+		assert.Equal(t, newest(evs, nil, asc)[limit:], readAll(t, st, ctx, q), "ascending %v", asc)
+	}
+}
+
+// eventInShard makes an event at at whose id lands in shard k of n.
+func eventInShard(t *testing.T, k, n int, at time.Time) event.Event {
+	t.Helper()
+	for {
+		e, err := event.New(event.CreateRequest{EventType: "a", Payload: event.Payload{}}, at, event.DefaultRetention, event.Metadata{})
+		require.NoError(t, err)
+		if id, got := shard.Assign(e.ID, n); got == k {
+			e.ID = id
+			return e
+		}
+	}
+}
+
 func TestFirstRoundLimit(t *testing.T) {
 	for _, c := range []struct{ limit, shards, want int }{
 		{50, 8, 14},  // 8 x 14 = 112 items, not 400
