@@ -47,9 +47,14 @@ func TestConfigFromContext(t *testing.T) {
 			stacks.Config{Env: "dev", Billing: dynamotable.OnDemand, EventsProfile: schema.ProfileSeed, Region: "us-east-1", ReplicaRegions: []string{"eu-west-1", "ap-southeast-2"}, WriterRegion: "us-east-1"}, ""},
 		{"primary after failover", map[string]any{"triggers:region": "us-east-1", "triggers:replica-regions": "eu-west-1", "triggers:writer-region": "eu-west-1"},
 			stacks.Config{Env: "dev", Billing: dynamotable.OnDemand, EventsProfile: schema.ProfileSeed, Region: "us-east-1", ReplicaRegions: []string{"eu-west-1"}, WriterRegion: "eu-west-1"}, ""},
-		{"replica region", map[string]any{"triggers:region": "eu-west-1", "triggers:writer-region": "us-east-1", "triggers:events-table-name": "ev", "triggers:events-table-stream-arn": "arn:aws:dynamodb:eu-west-1:111111111111:table/ev/stream/2026-01-01T00:00:00.000", "triggers:api-keys-table-name": "keys"},
-			stacks.Config{Env: "dev", Billing: dynamotable.OnDemand, EventsProfile: schema.ProfileSeed, Region: "eu-west-1", WriterRegion: "us-east-1", EventsTableName: "ev", EventsTableStreamArn: "arn:aws:dynamodb:eu-west-1:111111111111:table/ev/stream/2026-01-01T00:00:00.000", ApiKeysTableName: "keys"}, ""},
+		{"replica region", map[string]any{"triggers:region": "eu-west-1", "triggers:writer-region": "us-east-1", "triggers:events-table-name": "evs", "triggers:events-table-stream-arn": "arn:aws:dynamodb:eu-west-1:111111111111:table/evs/stream/2026-01-01T00:00:00.000", "triggers:api-keys-table-name": "keys"},
+			stacks.Config{Env: "dev", Billing: dynamotable.OnDemand, EventsProfile: schema.ProfileSeed, Region: "eu-west-1", WriterRegion: "us-east-1", EventsTableName: "evs", EventsTableStreamArn: "arn:aws:dynamodb:eu-west-1:111111111111:table/evs/stream/2026-01-01T00:00:00.000", ApiKeysTableName: "keys"}, ""},
 		{"cursor secret", map[string]any{"triggers:cursor-secret-name": "triggers-prod-cursor"}, stacks.Config{Env: "dev", Billing: dynamotable.OnDemand, EventsProfile: schema.ProfileSeed, CursorSecretName: "triggers-prod-cursor"}, ""},
+		{"API-keys table ARN", map[string]any{"triggers:api-keys-table-name": "arn:aws:dynamodb:us-east-1:111111111111:table/keys"}, stacks.Config{},
+			"context triggers:api-keys-table-name=arn:aws:dynamodb:us-east-1:111111111111:table/keys is not a table name: give the table's name (3-255 letters, digits and _.-), not its ARN; the data stack outputs it as ApiKeysTableName"},
+		{"API-keys table too short", map[string]any{"triggers:api-keys-table-name": "k"}, stacks.Config{}, "context triggers:api-keys-table-name=k is not a table name"},
+		{"events table ARN", map[string]any{"triggers:events-table-name": "arn:aws:dynamodb:us-east-1:111111111111:table/ev", "triggers:events-table-stream-arn": "arn:aws:dynamodb:us-east-1:111111111111:table/evs/stream/x"}, stacks.Config{},
+			"context triggers:events-table-name=arn:aws:dynamodb:us-east-1:111111111111:table/ev is not a table name: give the table's name (3-255 letters, digits and _.-), not its ARN; scripts/restore-drill.sh prints it"},
 		{"cursor secret ARN", map[string]any{"triggers:cursor-secret-name": "arn:aws:secretsmanager:us-east-1:1:secret:x"}, stacks.Config{}, "is not a secret name: give the name"},
 		{"bad region", map[string]any{"triggers:region": "Virginia"}, stacks.Config{}, "context triggers:region=Virginia is not a region name: use one such as us-east-1"},
 		{"replicas without region", map[string]any{"triggers:replica-regions": "eu-west-1"}, stacks.Config{}, "context triggers:replica-regions=eu-west-1 needs triggers:region"},
@@ -61,7 +66,7 @@ func TestConfigFromContext(t *testing.T) {
 		{"writer without region", map[string]any{"triggers:writer-region": "us-east-1"}, stacks.Config{}, "context triggers:writer-region=us-east-1 needs triggers:region"},
 		{"replica region without tables", map[string]any{"triggers:region": "eu-west-1", "triggers:writer-region": "us-east-1"}, stacks.Config{},
 			"this is a replica region's run; give the global tables' replicas here with -c triggers:events-table-name=<name>"},
-		{"stream of another region", map[string]any{"triggers:region": "eu-west-1", "triggers:events-table-name": "ev", "triggers:events-table-stream-arn": "arn:aws:dynamodb:us-east-1:111111111111:table/ev/stream/x"}, stacks.Config{},
+		{"stream of another region", map[string]any{"triggers:region": "eu-west-1", "triggers:events-table-name": "evs", "triggers:events-table-stream-arn": "arn:aws:dynamodb:us-east-1:111111111111:table/evs/stream/x"}, stacks.Config{},
 			"is not a stream of triggers:region=eu-west-1"},
 	}
 	for _, tt := range tests {
@@ -154,7 +159,7 @@ func TestBuildPrimaryAndReplicaRegions(t *testing.T) {
 	tmpl(primary, "triggers-prod-api").HasResourceProperties(jsii.String("AWS::Lambda::Function"), writerEnv("us-east-1"))
 
 	replica := build(map[string]any{"triggers:env": "prod", "triggers:region": "eu-west-1", "triggers:writer-region": "us-east-1",
-		"triggers:events-table-name": "ev", "triggers:events-table-stream-arn": "arn:aws:dynamodb:eu-west-1:111111111111:table/ev/stream/2026-01-01T00:00:00.000",
+		"triggers:events-table-name": "evs", "triggers:events-table-stream-arn": "arn:aws:dynamodb:eu-west-1:111111111111:table/evs/stream/2026-01-01T00:00:00.000",
 		"triggers:api-keys-table-name": "keys", "triggers:cursor-secret-name": "triggers-prod-cursor"})
 	api := tmpl(replica, "triggers-prod-api")
 	// Cursors are signed with the shared secret, not one of the stack's own.
@@ -163,12 +168,12 @@ func TestBuildPrimaryAndReplicaRegions(t *testing.T) {
 	// The API reads the replicas named, not the data stack's tables.
 	apiJSON := fmt.Sprint(*api.ToJSON())
 	assert.Contains(t, apiJSON, "table/keys")
-	assert.Contains(t, apiJSON, "arn:aws:dynamodb:eu-west-1:111111111111:table/ev/stream/2026-01-01T00:00:00.000")
+	assert.Contains(t, apiJSON, "arn:aws:dynamodb:eu-west-1:111111111111:table/evs/stream/2026-01-01T00:00:00.000")
 	assert.Contains(t, apiJSON, "secret:triggers-prod-cursor")
 	assert.NotContains(t, apiJSON, "Fn::ImportValue", "a replica region's API stack must not depend on that region's data stack")
 	// TTL deletes some items in this region: its API stack archives them
 	// (the primary's archive gets a replicated delete, which it skips).
-	assert.Equal(t, 1, archiveMappings(t, api, "arn:aws:dynamodb:eu-west-1:111111111111:table/ev/stream/2026-01-01T00:00:00.000"))
+	assert.Equal(t, 1, archiveMappings(t, api, "arn:aws:dynamodb:eu-west-1:111111111111:table/evs/stream/2026-01-01T00:00:00.000"))
 	api.HasOutput(jsii.String("ArchiveBucketName"), assertions.Match_AnyValue())
 	// The replica has Contributor Insights as the primary's table: the
 	// region's dashboard has the section.

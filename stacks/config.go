@@ -63,8 +63,10 @@ const (
 	// of ContextReplicaRegions. The same value in every region's run.
 	ContextWriterRegion = "triggers:writer-region"
 	// ContextApiKeysTableName points the API stack at an existing API-keys
-	// table by name: in a replica region, the global table's replica
-	// there (the name the primary's data stack outputs as ApiKeysTableName).
+	// table by name (not ARN): in a replica region, the global table's
+	// replica there (the name the primary's data stack outputs as
+	// ApiKeysTableName); in a single-region run, a restored API-keys table
+	// (docs/runbook.md, "PITR restore").
 	ContextApiKeysTableName = "triggers:api-keys-table-name"
 	// ContextCursorSecretName makes the API stack sign inbox cursors with
 	// this existing Secrets Manager secret (by name) instead of one of its
@@ -147,6 +149,9 @@ func ConfigFromContext(app awscdk.App) (Config, error) {
 		}
 	}
 	name, _ := node.TryGetContext(jsii.String(ContextEventsTableName)).(string)
+	if err := checkTableName(ContextEventsTableName, name, "scripts/restore-drill.sh prints it"); err != nil {
+		return cfg, err
+	}
 	arn, _ := node.TryGetContext(jsii.String(ContextEventsTableStreamArn)).(string)
 	if (name == "") != (arn == "") || (arn != "" && !strings.Contains(arn, ":table/"+name+"/stream/")) {
 		return cfg, fmt.Errorf("context %s=%q and %s=%q must be given together, the stream ARN being that table's (arn:aws:dynamodb:<region>:<account>:table/<name>/stream/<label>): scripts/restore-drill.sh prints both", ContextEventsTableName, name, ContextEventsTableStreamArn, arn)
@@ -188,6 +193,19 @@ func ConfigFromContext(app awscdk.App) (Config, error) {
 var secretNameRE = regexp.MustCompile(`^[A-Za-z0-9/_+=.@-]{1,512}$`)
 
 var regionRE = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]+$`)
+
+// tableNameRE is DynamoDB's rule for a table name.
+var tableNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{3,255}$`)
+
+// checkTableName refuses a context value key=name that DynamoDB would not
+// take as a table name (an ARN, most likely: the stack would then grant
+// and read a table named after the ARN); where tells where the name is.
+func checkTableName(key, name, where string) error {
+	if name == "" || tableNameRE.MatchString(name) {
+		return nil
+	}
+	return fmt.Errorf("context %s=%s is not a table name: give the table's name (3-255 letters, digits and _.-), not its ARN; %s", key, name, where)
+}
 
 // regionsFromContext reads and checks the multi-region keys into cfg.
 func regionsFromContext(app awscdk.App, cfg *Config) error {
@@ -235,6 +253,9 @@ func regionsFromContext(app awscdk.App, cfg *Config) error {
 	if cfg.ApiKeysTableName, err = str(ContextApiKeysTableName); err != nil {
 		return err
 	}
+	if err := checkTableName(ContextApiKeysTableName, cfg.ApiKeysTableName, "the data stack outputs it as ApiKeysTableName"); err != nil {
+		return err
+	}
 	if arn := cfg.EventsTableStreamArn; region != "" && arn != "" && !strings.Contains(arn, ":dynamodb:"+region+":") {
 		return fmt.Errorf("context %s=%s is not a stream of %s=%s: a replica's stream ARN names its own region; take the one of %s (aws dynamodb describe-table --region %s --query Table.LatestStreamArn)", ContextEventsTableStreamArn, arn, ContextRegion, region, region, region)
 	}
@@ -267,9 +288,11 @@ func regionsFromContext(app awscdk.App, cfg *Config) error {
 // replicaRun reports whether cfg deploys a replica region of the global
 // tables: both replicas imported by name, no replica regions of its own,
 // and a writer region, which every run of a multi-region service names
-// (the writer may be this region, after a failover). A single-region run
-// that swaps in restored tables (both of them, even) names no writer
-// region: it is not a replica run.
+// (the writer may be this region, after a failover). A single-region
+// service names none (TriggersApiProps.WriterRegion's default), so its
+// run that swaps in restored tables, both of them even, is not a replica
+// run; one that names its own region as the writer cannot be told from a
+// replica region's after a failover, and is taken for one.
 func (c Config) replicaRun() bool {
 	return len(c.ReplicaRegions) == 0 && c.EventsTableName != "" && c.ApiKeysTableName != "" && c.WriterRegion != ""
 }
