@@ -16,6 +16,7 @@ import (
 	"github.com/triggers-dev/triggers/constructs/eventstore"
 	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/testkit/cdktest"
+	"github.com/triggers-dev/triggers/schema"
 	"github.com/triggers-dev/triggers/stacks"
 )
 
@@ -229,4 +230,19 @@ func TestRestoredEventsTableContext(t *testing.T) {
 	for _, m := range regexp.MustCompile(`.{0,200}Events948F067E.{0,80}`).FindAllString(text, 3) {
 		t.Errorf("a reference to the data stack's table is left: %s", m)
 	}
+	// A NEW_IMAGE data stack: no archive of the imported table by default
+	// (a copy or replica of that table streams NEW_IMAGE too), and asking
+	// for one is refused with the fix, rather than an archive that parks
+	// every record.
+	dataNew := stacks.NewTriggersDataStack(off, jsii.String("D3"), &stacks.TriggersDataStackProps{EventsStreamView: schema.StreamNewImage})
+	imported := &eventstore.EventsTableAttributes{TableName: jsii.String(name), TableStreamArn: jsii.String(arn)}
+	assert.Nil(t, stacks.NewTriggersApiStack(off, jsii.String("A3"), &stacks.TriggersApiStackProps{Data: dataNew, DisableWebhooks: true, EventsTable: imported}).Archive)
+	bad, err := cdktest.NewApp("", nil)
+	require.NoError(t, err)
+	badData := stacks.NewTriggersDataStack(bad, jsii.String("D"), &stacks.TriggersDataStackProps{EventsStreamView: schema.StreamNewImage})
+	assert.PanicsWithValue(t, "stacks: TriggersApiStackProps.ArchiveExpiredEvents is true, but the data stack's events table streams NEW_IMAGE (TriggersDataStackProps.EventsStreamView), "+
+		"and so does the imported EventsTable (a restored copy or a replica of it): the archive needs NEW_AND_OLD_IMAGES, the old image of a TTL delete, or it parks every record. "+
+		`Change the stream view first (docs/delivery.md, "Changing the stream view") or leave ArchiveExpiredEvents unset`, func() {
+		stacks.NewTriggersApiStack(bad, jsii.String("A"), &stacks.TriggersApiStackProps{Data: badData, DisableWebhooks: true, EventsTable: imported, ArchiveExpiredEvents: jsii.Bool(true)})
+	})
 }

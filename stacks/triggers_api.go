@@ -1,6 +1,8 @@
 package stacks
 
 import (
+	"fmt"
+
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/constructs-go/constructs/v10"
@@ -10,6 +12,7 @@ import (
 	"github.com/triggers-dev/triggers/constructs/eventstore"
 	"github.com/triggers-dev/triggers/constructs/monitoring"
 	"github.com/triggers-dev/triggers/constructs/triggersapi"
+	"github.com/triggers-dev/triggers/schema"
 )
 
 // TriggersApiStackProps configures the Triggers stateless stack.
@@ -38,7 +41,10 @@ type TriggersApiStackProps struct {
 	//
 	// Default: true with EventsTable when the data stack archives its own
 	// table (Data.Archive set; the imported table then has the same
-	// NEW_AND_OLD_IMAGES stream, which the archive needs).
+	// NEW_AND_OLD_IMAGES stream, which the archive needs). True while the
+	// data stack's table streams NEW_IMAGE panics with the fix: a copy or
+	// replica of it streams NEW_IMAGE too, and the archive would park
+	// every record.
 	ArchiveExpiredEvents *bool
 	// Archive configures that archive; its EventsTable is set here.
 	//
@@ -162,6 +168,12 @@ func NewTriggersApiStack(scope constructs.Construct, id *string, props *Triggers
 	}
 
 	var arch *archive.ExpiredEventsArchive
+	if on := props.ArchiveExpiredEvents; props.EventsTable != nil && on != nil && *on && props.Data.Events.StreamView() == schema.StreamNewImage {
+		// An imported table's stream view cannot be read at synth; a
+		// restored copy or a replica has the data stack's table's.
+		panic(fmt.Sprintf("stacks: TriggersApiStackProps.ArchiveExpiredEvents is true, but the data stack's events table streams %s (TriggersDataStackProps.EventsStreamView), and so does the imported EventsTable (a restored copy or a replica of it): the archive needs %s, the old image of a TTL delete, or it parks every record. Change the stream view first (docs/delivery.md, \"Changing the stream view\") or leave ArchiveExpiredEvents unset",
+			schema.StreamNewImage, schema.StreamNewAndOldImages))
+	}
 	if on := props.ArchiveExpiredEvents; props.EventsTable != nil && ((on == nil && props.Data.Archive != nil) || (on != nil && *on)) {
 		aap := props.Archive
 		aap.EventsTable = ap.EventsTable
