@@ -56,7 +56,7 @@ type archiveReplayer struct {
 func runArchive(ctx context.Context, c clients, cfg aws.Config, d *deps, args []string, stdin io.Reader, stdout, stderr io.Writer, log *slog.Logger, dryRun bool, sqsClient func() *sqs.Client) int {
 	fs := flag.NewFlagSet("archive", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	bucket := fs.String("bucket", "", "the archive bucket's name (the data stack's output ArchiveBucketName; required unless -dry-run)")
+	bucket := fs.String("bucket", "", "the archive bucket's name (output ArchiveBucketName of the data stack, or of the API stack when it archives an imported events table; required unless -dry-run)")
 	prefix := fs.String("prefix", contract.DefaultArchivePrefix, "the archive's key prefix (ExpiredEventsArchiveProps.Prefix)")
 	s3Endpoint := fs.String("s3-endpoint-url", "", "S3 endpoint (an S3-compatible local server, say)")
 	fromQueue := fs.String("from-queue", "", "drain this queue (the archive's failure queue) instead of reading failure records on standard input: each message replayed is deleted")
