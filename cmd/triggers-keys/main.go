@@ -8,10 +8,12 @@
 //	create -tenant ID [-description TEXT]   create a key; it is printed once
 //	list [-tenant ID] [-json]               list keys (never the keys themselves)
 //	revoke -hash HASH | -key-stdin          revoke a key (the key itself is read from stdin, never argv)
+//	shards -tenant ID -count N              write the tenant's new events to N shards, 1-32 (docs/sharding.md)
 //	create-table                            create the API-keys table (local use)
 //
 // The table defaults to $API_KEYS_TABLE; credentials and region come from
-// the usual AWS configuration chain.
+// the usual AWS configuration chain. Exit status: 0 done, 2 a usage error
+// (nothing was read or written), 1 a failure of the operation.
 package main
 
 import (
@@ -31,6 +33,7 @@ import (
 	"github.com/triggers-dev/triggers/internal/apikey"
 	"github.com/triggers-dev/triggers/internal/ddb"
 	"github.com/triggers-dev/triggers/internal/ddb/ddbconfig"
+	"github.com/triggers-dev/triggers/internal/shard"
 	"github.com/triggers-dev/triggers/schema"
 )
 
@@ -110,8 +113,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		if fs.Parse(rest) != nil || !noArgs(fs, stderr) {
 			return 2
 		}
-		if *tenant == "" || *count == 0 {
-			fmt.Fprintln(stderr, "triggers-keys shards: -tenant and -count are required")
+		if *tenant == "" {
+			fmt.Fprintln(stderr, "triggers-keys shards: -tenant is required")
+			return 2
+		}
+		if *count < 1 || *count > shard.MaxShards {
+			fmt.Fprintf(stderr, "triggers-keys shards: -count %d is invalid: give the tenant's write shard count, 1 to %d\n", *count, shard.MaxShards)
 			return 2
 		}
 		cfg, err := keys.SetShards(ctx, *tenant, *count)

@@ -14,6 +14,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -101,6 +102,7 @@ type DB interface {
 	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
 	Query(ctx context.Context, in *dynamodb.QueryInput, optFns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
 	Scan(ctx context.Context, in *dynamodb.ScanInput, optFns ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
+	TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, optFns ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
 }
 
 // Store keeps API keys in the table of schema.APIKeys.
@@ -117,8 +119,10 @@ func NewStore(db DB, table string) *Store {
 
 // Create makes a new active key for tenant and returns it; the caller must
 // show it once: only its hash is stored. The key takes the sharding the
-// tenant's other keys carry (SetShards), so every key of a tenant writes
-// and reads the same shards.
+// tenant's record and other keys carry (SetShards), so every key of a
+// tenant writes and reads the same shards; it is written with the
+// tenant's record in one transaction (ErrShardsChanged when concurrent
+// changes of the tenant kept winning).
 func (s *Store) Create(ctx context.Context, tenant, description string) (string, Key, error) {
 	if !event.ValidTenantID(tenant) {
 		return "", Key{}, fmt.Errorf("tenant id %q is invalid: use 1-128 characters of [A-Za-z0-9_.:-], starting with a letter or digit", tenant)
@@ -145,25 +149,41 @@ func (s *Store) Create(ctx context.Context, tenant, description string) (string,
 	if description != "" {
 		item[schema.AttrDescription] = &types.AttributeValueMemberS{Value: description}
 	}
-	if k.Shards, err = s.tenantShards(ctx, tenant); err != nil {
-		return "", Key{}, err
+	for range maxTenantAttempts {
+		r, err := s.readTenant(ctx, tenant)
+		if err != nil {
+			return "", Key{}, err
+		}
+		k.Shards = r.cfg
+		delete(item, schema.AttrShards)
+		delete(item, schema.AttrReadShards)
+		if k.Shards.Write > 0 {
+			item[schema.AttrShards] = &types.AttributeValueMemberN{Value: strconv.Itoa(k.Shards.Write)}
+		}
+		if k.Shards.Read > 0 {
+			item[schema.AttrReadShards] = &types.AttributeValueMemberN{Value: strconv.Itoa(k.Shards.Read)}
+		}
+		// The key and the tenant's record (its keys, version) in one
+		// transaction: a SetShards of the tenant meanwhile makes this
+		// start again with the new counts (shards.go).
+		_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+			s.tenantWrite(tenant, r, r.cfg, append(slices.Clone(r.keys), k.Hash)),
+			{Put: &types.Put{
+				TableName:                aws.String(s.table),
+				Item:                     item,
+				ConditionExpression:      aws.String("attribute_not_exists(#h)"),
+				ExpressionAttributeNames: map[string]string{"#h": schema.AttrKeyHash},
+			}},
+		}})
+		if tenantRaced(err) {
+			continue
+		}
+		if err != nil {
+			return "", Key{}, fmt.Errorf("store API key: %w", err)
+		}
+		return key, k, nil
 	}
-	if k.Shards.Write > 0 {
-		item[schema.AttrShards] = &types.AttributeValueMemberN{Value: strconv.Itoa(k.Shards.Write)}
-	}
-	if k.Shards.Read > 0 {
-		item[schema.AttrReadShards] = &types.AttributeValueMemberN{Value: strconv.Itoa(k.Shards.Read)}
-	}
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:                aws.String(s.table),
-		Item:                     item,
-		ConditionExpression:      aws.String("attribute_not_exists(#h)"),
-		ExpressionAttributeNames: map[string]string{"#h": schema.AttrKeyHash},
-	})
-	if err != nil {
-		return "", Key{}, fmt.Errorf("store API key: %w", err)
-	}
-	return key, k, nil
+	return "", Key{}, ErrShardsChanged
 }
 
 // Authenticate returns the tenant of the presented key: ErrMissing for an
@@ -249,7 +269,9 @@ func (s *Store) List(ctx context.Context, tenant string) ([]Key, error) {
 			items, last = out.Items, out.LastEvaluatedKey
 		}
 		for _, it := range items {
-			keys = append(keys, keyFromItem(it))
+			if k := keyFromItem(it); !strings.HasPrefix(k.Hash, tenantRecordPrefix) {
+				keys = append(keys, k)
+			}
 		}
 		if last == nil {
 			return keys, nil
@@ -265,6 +287,9 @@ var ErrNoSuchKey = errors.New("no API key with this hash")
 // active before; revoking a revoked key again is not an error.
 func (s *Store) Revoke(ctx context.Context, hash string) (bool, error) {
 	hash = strings.ToLower(strings.TrimSpace(hash))
+	if strings.HasPrefix(hash, tenantRecordPrefix) {
+		return false, ErrNoSuchKey // a tenant's record, not a key
+	}
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                           aws.String(s.table),
 		Key:                                 map[string]types.AttributeValue{schema.AttrKeyHash: &types.AttributeValueMemberS{Value: hash}},
