@@ -94,7 +94,9 @@ func New(cfg Config) (*Archiver, error) {
 
 // Handle archives the TTL deletions of one stream batch. Records that are
 // not archived are skipped; malformed ones are parked when Config has a
-// DeadLetter. It returns, in batchItemFailures, every record of an object
+// DeadLetter, once the objects are written, and only those before the
+// lowest record of an object that failed (the ones after it come back with
+// Lambda's retry, and are parked then: once, not once per retry). It returns, in batchItemFailures, every record of an object
 // that could not be written and every malformed record not parked;
 // Lambda then retries from the lowest of them (records after it that were
 // written are written again under the same or, if the batch differs,
@@ -126,9 +128,11 @@ func (a *Archiver) HandleJSON(ctx context.Context, payload json.RawMessage) (eve
 func (a *Archiver) handle(ctx context.Context, recs []events.DynamoDBEventRecord, undecodable map[int]error, raws []json.RawMessage) (events.DynamoDBEventResponse, error) {
 	resp := events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{}}
 	var lines []Line
-	var failed []string
-	var firstMalformed error
-	malformed := 0
+	type bad struct {
+		i   int
+		err error
+	}
+	var malformed []bad
 	for i, r := range recs {
 		err := undecodable[i]
 		var line Line
@@ -136,21 +140,8 @@ func (a *Archiver) handle(ctx context.Context, recs []events.DynamoDBEventRecord
 		if err == nil {
 			line, ok, err = Convert(r)
 		}
-		if err != nil && a.cfg.DeadLetter != nil {
-			perr := a.park(ctx, r, raws, i, err)
-			if perr == nil {
-				continue
-			}
-			err = fmt.Errorf("%w (and %v)", err, perr)
-		}
 		if err != nil {
-			malformed++
-			if firstMalformed == nil {
-				firstMalformed = err
-				a.log.ErrorContext(ctx, "malformed TTL record: it can never be archived",
-					"sequence_number", r.Change.SequenceNumber, "event_name", r.EventName, "error", err.Error())
-			}
-			failed = append(failed, r.Change.SequenceNumber)
+			malformed = append(malformed, bad{i, err})
 			continue
 		}
 		if ok {
@@ -162,6 +153,7 @@ func (a *Archiver) handle(ctx context.Context, recs []events.DynamoDBEventRecord
 		return resp, fmt.Errorf("build archive objects: %w", err)
 	}
 	errs := a.putAll(ctx, objs)
+	var failed []string
 	for i, o := range objs {
 		if errs[i] == nil {
 			continue
@@ -170,8 +162,36 @@ func (a *Archiver) handle(ctx context.Context, recs []events.DynamoDBEventRecord
 			"tenant", o.Tenant, "records", len(o.SequenceNumbers), "error", errs[i].Error())
 		failed = append(failed, o.SequenceNumbers...)
 	}
-	if malformed > 1 {
-		a.log.ErrorContext(ctx, "malformed TTL records in batch", "count", malformed)
+	// Lambda retries from the lowest failed record: a malformed record
+	// after it comes back with the retry, so it is parked then, not now
+	// (parked now, it would be parked again on every retry).
+	lowest := lowestSequence(failed)
+	var firstMalformed error
+	unparked := 0
+	for _, m := range malformed {
+		r := recs[m.i]
+		seq := r.Change.SequenceNumber
+		if lowest != "" && seq != "" && sequenceLess(lowest, seq) {
+			continue
+		}
+		err := m.err
+		if a.cfg.DeadLetter != nil {
+			perr := a.park(ctx, r, raws, m.i, err)
+			if perr == nil {
+				continue
+			}
+			err = fmt.Errorf("%w (and %v)", err, perr)
+		}
+		unparked++
+		if firstMalformed == nil {
+			firstMalformed = err
+			a.log.ErrorContext(ctx, "malformed TTL record: it can never be archived",
+				"sequence_number", seq, "event_name", r.EventName, "error", err.Error())
+		}
+		failed = append(failed, seq)
+	}
+	if unparked > 1 {
+		a.log.ErrorContext(ctx, "malformed TTL records in batch", "count", unparked)
 	}
 	for _, seq := range failed {
 		if seq == "" {
@@ -181,6 +201,31 @@ func (a *Archiver) handle(ctx context.Context, recs []events.DynamoDBEventRecord
 	}
 	a.log.DebugContext(ctx, "batch archived", "records", len(recs), "archived", len(lines), "objects", len(objs), "failed_records", len(failed))
 	return resp, nil
+}
+
+// lowestSequence returns the lowest of the stream sequence numbers seqs
+// ("" when there is none, or when one is empty: then nothing is known to
+// come back).
+func lowestSequence(seqs []string) string {
+	low := ""
+	for _, s := range seqs {
+		if s == "" {
+			return ""
+		}
+		if low == "" || sequenceLess(s, low) {
+			low = s
+		}
+	}
+	return low
+}
+
+// sequenceLess compares two stream sequence numbers, decimal strings of
+// up to 40 digits: as numbers, by length first.
+func sequenceLess(a, b string) bool {
+	if len(a) != len(b) {
+		return len(a) < len(b)
+	}
+	return a < b
 }
 
 // park hands record i to the dead-letter queue with the reason err and

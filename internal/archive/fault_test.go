@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -251,6 +252,76 @@ func TestMalformedRecordParked(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []events.DynamoDBBatchItemFailure{{ItemIdentifier: "21"}}, resp.BatchItemFailures)
 	assert.True(t, strings.Contains(logs.String(), "park a malformed record"), logs.String())
+}
+
+// A malformed record after a record whose object could not be written
+// is not parked yet: Lambda retries from the failed record, so the
+// malformed one comes back with the retry and is parked once, when the
+// batch goes through, not once per retry. One before the failed record
+// is parked at once (the retry starts after it). Found by review: a
+// bad record behind an S3 outage was parked on every retry, for up to
+// the mapping's 20 hours.
+func TestMalformedRecordParkedOnceAcrossRetries(t *testing.T) {
+	ctx := context.Background()
+	bucket, queue := moto.CreateBucket(t), moto.CreateQueue(t, nil)
+	s3Faults := &mototest.FaultClient{}
+	a, err := archive.New(archive.Config{
+		Putter: moto.S3Client(func(o *s3.Options) { o.HTTPClient = s3Faults; o.Retryer = mototest.FastRetryer(2)() }),
+		Bucket: bucket, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		DeadLetter: streamconsumer.SQSDeadLetter{Client: moto.SQS, QueueURL: queue}})
+	require.NoError(t, err)
+	var seqs []string // every record parked so far
+	parked := func() []string {
+		t.Helper()
+		out, err := moto.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(queue), MaxNumberOfMessages: 10})
+		require.NoError(t, err)
+		for _, m := range out.Messages {
+			var p struct {
+				Record events.DynamoDBEventRecord `json:"record"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(aws.ToString(m.Body)), &p))
+			seqs = append(seqs, p.Record.Change.SequenceNumber)
+			_, err := moto.SQS.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(queue), ReceiptHandle: m.ReceiptHandle})
+			require.NoError(t, err)
+		}
+		sort.Strings(seqs)
+		return seqs
+	}
+	noPayload := func(id string) map[string]events.DynamoDBAttributeValue {
+		img := image("acme", id, "2026-01-31T10:00:01Z")
+		delete(img, schema.AttrPayload)
+		return img
+	}
+
+	// An earlier malformed record (9), an object that fails (100, 1000),
+	// a malformed record after it (101): Lambda's sequence numbers compare
+	// as numbers (9 < 100 < 101 < 1000).
+	batch := []events.DynamoDBEventRecord{
+		removed("9", noPayload("e0")),
+		removed("100", image("acme", "e1", "2026-01-31T10:00:00Z")),
+		removed("101", noPayload("e2")),
+		removed("1000", image("acme", "e3", "2026-01-31T10:00:02Z")),
+	}
+	s3Faults.Fail("PutObject", -1)
+	resp, err := a.Handle(ctx, events.DynamoDBEvent{Records: batch})
+	require.NoError(t, err)
+	assert.Equal(t, []events.DynamoDBBatchItemFailure{{ItemIdentifier: "100"}, {ItemIdentifier: "1000"}}, resp.BatchItemFailures)
+	// Lambda's retries start at 100, while S3 is still down.
+	for range 3 {
+		resp, err = a.Handle(ctx, events.DynamoDBEvent{Records: batch[1:]})
+		require.NoError(t, err)
+		assert.Equal(t, []events.DynamoDBBatchItemFailure{{ItemIdentifier: "100"}, {ItemIdentifier: "1000"}}, resp.BatchItemFailures)
+	}
+	assert.Equal(t, []string{"9"}, parked(), "the record before the failure parked once; the one after not yet")
+	s3Faults.Recover("PutObject")
+	resp, err = a.Handle(ctx, events.DynamoDBEvent{Records: batch[1:]})
+	require.NoError(t, err)
+	assert.Empty(t, resp.BatchItemFailures)
+	assert.Equal(t, []string{"101", "9"}, parked(), "each malformed record parked once")
+	got := archived(t, moto.S3, bucket, "expired/")
+	assert.Len(t, got, 2)
+	assert.Contains(t, got, "e1")
+	assert.Contains(t, got, "e3")
 }
 
 // What is parked is the record itself: through HandleJSON byte for byte
