@@ -12,11 +12,14 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/archive"
@@ -43,6 +46,19 @@ const archiveChunk = 1000
 // receiveVisibility hides a received failure message from other readers
 // while it is replayed; a message whose replay fails comes back after it.
 const receiveVisibility = 300
+
+// keepVisibility hides a message the run leaves on the queue (a parked
+// record; every message of a dry run) for the rest of the run, SQS's
+// maximum (12 h): however long the run, it does not come back to it, so
+// the run ends at the first empty receive and counts it once. The run's
+// end makes it visible again.
+const keepVisibility = 12 * 60 * 60
+
+// s3AttemptTimeout bounds one attempt of a PutObject of the replay, its
+// upload included: a chunk of archiveChunk events makes objects of many
+// megabytes, sent from an operator's machine (the configuration's own
+// bound, ddb.DefaultAttemptTimeout, is meant for DynamoDB requests).
+const s3AttemptTimeout = 5 * time.Minute
 
 // archiveReplayer re-archives the ranges of failure records.
 type archiveReplayer struct {
@@ -80,12 +96,7 @@ func runArchive(ctx context.Context, c clients, cfg aws.Config, d *deps, args []
 			name = "dry-run"
 		}
 	case putter == nil:
-		putter = s3.NewFromConfig(cfg, func(o *s3.Options) {
-			if *s3Endpoint != "" {
-				o.BaseEndpoint = aws.String(*s3Endpoint)
-				o.UsePathStyle = true
-			}
-		})
+		putter = archiveS3(cfg, *s3Endpoint)
 	}
 	a, err := archive.New(archive.Config{Putter: putter, Bucket: name, Prefix: *prefix, Logger: log})
 	if err != nil {
@@ -206,10 +217,26 @@ func parseFailure(raw json.RawMessage) (failureMessage, error) {
 	return m, nil
 }
 
+// archiveS3 is the replay's S3 client: cfg's, with an attempt bound for
+// uploads (s3AttemptTimeout) and, with endpoint, path-style requests to it.
+func archiveS3(cfg aws.Config, endpoint string) *s3.Client {
+	return s3.NewFromConfig(cfg, func(o *s3.Options) {
+		o.HTTPClient = awshttp.NewBuildableClient().WithTimeout(s3AttemptTimeout)
+		if endpoint != "" {
+			o.BaseEndpoint = aws.String(endpoint)
+			o.UsePathStyle = true
+		}
+	})
+}
+
 // drain replays every message of the failure queue url and deletes each
 // once replayed; parked records are left there, visible again at the end.
-// It stops at the first empty receive (a long poll). In a dry run nothing
-// is deleted and every message is made visible again at the end.
+// It stops at the first empty receive (a long poll), or when a receive
+// brings only messages this run has seen. In a dry run nothing is deleted
+// and every message is made visible again at the end. A message left on
+// the queue is hidden for the rest of the run (keepVisibility): with the
+// receive's visibility only, a run longer than it (a dry run of many
+// ranges) met the same messages again and never ended.
 func (r *archiveReplayer) drain(ctx context.Context, q failureQueue, url string, dryRun bool) error {
 	var release []string // receipt handles to make visible again at the end
 	defer func() {
@@ -217,6 +244,11 @@ func (r *archiveReplayer) drain(ctx context.Context, q failureQueue, url string,
 			_, _ = q.ChangeMessageVisibility(context.WithoutCancel(ctx), &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: aws.String(h), VisibilityTimeout: 0})
 		}
 	}()
+	keep := func(msg sqstypes.Message) {
+		_, _ = q.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: msg.ReceiptHandle, VisibilityTimeout: keepVisibility})
+		release = append(release, aws.ToString(msg.ReceiptHandle))
+	}
+	seen := map[string]bool{}
 	for {
 		out, err := q.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
 			QueueUrl: aws.String(url), MaxNumberOfMessages: 10, WaitTimeSeconds: 2, VisibilityTimeout: receiveVisibility,
@@ -224,30 +256,38 @@ func (r *archiveReplayer) drain(ctx context.Context, q failureQueue, url string,
 		if err != nil {
 			return fmt.Errorf("receive from %s: %w", url, err)
 		}
-		if len(out.Messages) == 0 {
-			return nil
-		}
+		fresh := 0
 		for _, msg := range out.Messages {
+			id := aws.ToString(msg.MessageId)
+			if seen[id] {
+				keep(msg) // back although kept: hide it again, count it once
+				continue
+			}
+			seen[id] = true
+			fresh++
 			m, err := parseFailure(json.RawMessage(aws.ToString(msg.Body)))
 			if err != nil {
-				return fmt.Errorf("message %s: %w", aws.ToString(msg.MessageId), err)
+				return fmt.Errorf("message %s: %w", id, err)
 			}
 			if m.Info == nil {
 				r.parked++
-				r.log.Warn("parked record: it can never be archived; left on the queue", "message_id", aws.ToString(msg.MessageId), "reason", m.Reason, "record", m.Record)
-				release = append(release, aws.ToString(msg.ReceiptHandle))
+				r.log.Warn("parked record: it can never be archived; left on the queue", "message_id", id, "reason", m.Reason, "record", m.Record)
+				keep(msg)
 				continue
 			}
 			if err := r.replay(ctx, *m.Info); err != nil {
-				return fmt.Errorf("message %s (left on the queue): %w", aws.ToString(msg.MessageId), err)
+				return fmt.Errorf("message %s (left on the queue): %w", id, err)
 			}
 			if dryRun {
-				release = append(release, aws.ToString(msg.ReceiptHandle))
+				keep(msg)
 				continue
 			}
 			if _, err := q.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(url), ReceiptHandle: msg.ReceiptHandle}); err != nil {
-				return fmt.Errorf("delete message %s (replayed; deleting it again later is harmless): %w", aws.ToString(msg.MessageId), err)
+				return fmt.Errorf("delete message %s (replayed; deleting it again later is harmless): %w", id, err)
 			}
+		}
+		if fresh == 0 {
+			return nil
 		}
 	}
 }

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/triggers-dev/triggers/internal/archive"
+	"github.com/triggers-dev/triggers/internal/ddb"
+	"github.com/triggers-dev/triggers/internal/ddb/ddbconfig"
+)
+
+// The drain on a run longer than the receive's visibility: moto cannot
+// make a replay last minutes, so these use a test double of SQS's
+// visibility semantics and of a slow stream on a virtual clock (the
+// drain's behaviour on real SQS, moto, is in archive_test.go).
+
+// slowClock is the virtual time the double queue and stream share.
+type slowClock struct{ now time.Time }
+
+// slowStreams serves each range as one TTL deletion whose sequence number
+// is the range's start; every GetRecords takes 120 s of the clock.
+type slowStreams struct{ c *slowClock }
+
+func (f *slowStreams) DescribeStream(context.Context, *dynamodbstreams.DescribeStreamInput, ...func(*dynamodbstreams.Options)) (*dynamodbstreams.DescribeStreamOutput, error) {
+	return nil, fmt.Errorf("not used")
+}
+
+func (f *slowStreams) GetShardIterator(_ context.Context, in *dynamodbstreams.GetShardIteratorInput, _ ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetShardIteratorOutput, error) {
+	return &dynamodbstreams.GetShardIteratorOutput{ShardIterator: in.SequenceNumber}, nil
+}
+
+func (f *slowStreams) GetRecords(_ context.Context, in *dynamodbstreams.GetRecordsInput, _ ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetRecordsOutput, error) {
+	f.c.now = f.c.now.Add(120 * time.Second)
+	seq := aws.ToString(in.ShardIterator)
+	s := func(v string) streamtypes.AttributeValue { return &streamtypes.AttributeValueMemberS{Value: v} }
+	rec := streamtypes.Record{
+		EventName:    streamtypes.OperationTypeRemove,
+		UserIdentity: &streamtypes.Identity{Type: aws.String("Service"), PrincipalId: aws.String("dynamodb.amazonaws.com")},
+		Dynamodb: &streamtypes.StreamRecord{SequenceNumber: aws.String(seq), StreamViewType: streamtypes.StreamViewTypeNewAndOldImages,
+			Keys: map[string]streamtypes.AttributeValue{"user_id": s("acme")},
+			OldImage: map[string]streamtypes.AttributeValue{"user_id": s("acme"), "event_id": s("ev-" + seq), "event_type": s("t"),
+				"status": s("delivered"), "timestamp": s("2026-01-01T00:00:00Z"), "payload": &streamtypes.AttributeValueMemberM{Value: map[string]streamtypes.AttributeValue{}}}},
+	}
+	return &dynamodbstreams.GetRecordsOutput{Records: []streamtypes.Record{rec}, NextShardIterator: aws.String("next")}, nil
+}
+
+// visibilityQueue holds messages by index and honours VisibilityTimeout
+// on the clock; it fails after 50 receives (a drain that does not end).
+type visibilityQueue struct {
+	c        *slowClock
+	mu       sync.Mutex
+	bodies   []string
+	visible  []time.Time
+	deleted  []bool
+	receives int
+	got      []int // receives per message
+}
+
+func newVisibilityQueue(c *slowClock, ranges, parked int) *visibilityQueue {
+	q := &visibilityQueue{c: c}
+	for i := range ranges {
+		seq := strconv.Itoa(100 + i)
+		q.bodies = append(q.bodies, fmt.Sprintf(`{"DDBStreamBatchInfo":{"shardId":"s","startSequenceNumber":%q,"endSequenceNumber":%q,"streamArn":"arn"}}`, seq, seq))
+	}
+	for range parked {
+		q.bodies = append(q.bodies, `{"reason":"malformed","record":{}}`)
+	}
+	q.visible = make([]time.Time, len(q.bodies))
+	q.deleted = make([]bool, len(q.bodies))
+	q.got = make([]int, len(q.bodies))
+	return q
+}
+
+func (q *visibilityQueue) ReceiveMessage(_ context.Context, in *sqs.ReceiveMessageInput, _ ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.receives++
+	if q.receives > 50 {
+		return nil, fmt.Errorf("50 receives: the drain does not end")
+	}
+	out := &sqs.ReceiveMessageOutput{}
+	for i := range q.bodies {
+		if q.deleted[i] || q.c.now.Before(q.visible[i]) || len(out.Messages) == int(in.MaxNumberOfMessages) {
+			continue
+		}
+		q.visible[i] = q.c.now.Add(time.Duration(in.VisibilityTimeout) * time.Second)
+		q.got[i]++
+		h := strconv.Itoa(i)
+		out.Messages = append(out.Messages, sqstypes.Message{MessageId: aws.String("m" + h), ReceiptHandle: aws.String(h), Body: aws.String(q.bodies[i])})
+	}
+	return out, nil
+}
+
+func (q *visibilityQueue) DeleteMessage(_ context.Context, in *sqs.DeleteMessageInput, _ ...func(*sqs.Options)) (*sqs.DeleteMessageOutput, error) {
+	i, _ := strconv.Atoi(aws.ToString(in.ReceiptHandle))
+	q.deleted[i] = true
+	return &sqs.DeleteMessageOutput{}, nil
+}
+
+func (q *visibilityQueue) ChangeMessageVisibility(_ context.Context, in *sqs.ChangeMessageVisibilityInput, _ ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error) {
+	i, _ := strconv.Atoi(aws.ToString(in.ReceiptHandle))
+	q.visible[i] = q.c.now.Add(time.Duration(in.VisibilityTimeout) * time.Second)
+	return &sqs.ChangeMessageVisibilityOutput{}, nil
+}
+
+func slowReplayer(t *testing.T, c *slowClock, out io.Writer) *archiveReplayer {
+	a, err := archive.New(archive.Config{Putter: &printPutter{w: out}, Bucket: "b", Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+	require.NoError(t, err)
+	return &archiveReplayer{c: clients{streams: &slowStreams{c: c}, maxEmpty: 10}, a: a, log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
+}
+
+// A dry run whose pass outlasts the receive's visibility (3 ranges of 120
+// s, 300 s) ends, prints each range once and makes every message visible
+// again; a real run counts a parked record once. (Found by review: the
+// messages came back and the dry run never ended; the parked record was
+// counted twice.)
+func TestDrainLongerThanTheVisibility(t *testing.T) {
+	c := &slowClock{now: time.Unix(0, 0)}
+	q := newVisibilityQueue(c, 3, 1)
+	var out bytes.Buffer
+	r := slowReplayer(t, c, &out)
+	require.NoError(t, r.drain(context.Background(), q, "url", true))
+	assert.Equal(t, []int{1, 1, 1, 1}, q.got, "each message received once")
+	assert.Equal(t, 3, strings.Count(out.String(), "\n"), "each range's event printed once:\n%s", out.String())
+	assert.Equal(t, 3, r.ranges)
+	assert.Equal(t, 1, r.parked)
+	for i, v := range q.visible {
+		assert.False(t, c.now.Before(v), "message %d visible again after the dry run", i)
+		assert.False(t, q.deleted[i], "a dry run deletes nothing")
+	}
+
+	c = &slowClock{now: time.Unix(0, 0)}
+	q = newVisibilityQueue(c, 3, 1)
+	r = slowReplayer(t, c, io.Discard)
+	require.NoError(t, r.drain(context.Background(), q, "url", false))
+	assert.Equal(t, 1, r.parked, "the parked record counted once")
+	assert.Equal(t, 3, r.ranges)
+	assert.Equal(t, []bool{true, true, true, false}, q.deleted, "the ranges deleted, the parked record left")
+	assert.False(t, c.now.Before(q.visible[3]), "the parked record visible again at the end")
+}
+
+// The replay's S3 client gives an upload its own bound, not the
+// configuration's 3 s per attempt (meant for DynamoDB): an object that
+// takes longer to send is written. (Found by review: every attempt of a
+// large object failed at 3 s, and the replay blamed the bucket.)
+func TestReplayS3AttemptOutlastsTheDynamoDBBound(t *testing.T) {
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_ACCESS_KEY_ID", "x")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "x")
+	t.Setenv("AWS_CONFIG_FILE", "/nonexistent")
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		time.Sleep(ddb.DefaultAttemptTimeout + time.Second) // a slow upload's answer
+		w.Header().Set("ETag", `"x"`)
+	}))
+	defer srv.Close()
+	cfg, err := ddbconfig.LoadConfig(context.Background(), ddb.Options{})
+	require.NoError(t, err)
+	_, err = archiveS3(cfg, srv.URL).PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String("b"), Key: aws.String("k"), Body: strings.NewReader("x")})
+	require.NoError(t, err)
+}
