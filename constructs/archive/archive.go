@@ -285,7 +285,7 @@ func validate(p *ExpiredEventsArchiveProps) error {
 		}
 	}
 	days := func(d awscdk.Duration) (float64, bool) {
-		if d == nil || *awscdk.Token_IsUnresolved(d) {
+		if d == nil || cdkutil.IsDurationToken(d) {
 			return 0, false
 		}
 		return *d.ToDays(&awscdk.TimeConversionOptions{Integral: jsii.Bool(false)}), true
@@ -301,7 +301,7 @@ func validate(p *ExpiredEventsArchiveProps) error {
 		errs = append(errs, fmt.Sprintf("Expiration %v days must be later than TransitionAfter (%v days): objects would be deleted before they reach the archive class", d, transition))
 	}
 	if so := p.Stream; so != nil {
-		if d := so.MaxRecordAge; d != nil && !*awscdk.Token_IsUnresolved(d) {
+		if d := so.MaxRecordAge; d != nil && !cdkutil.IsDurationToken(d) {
 			secs := *d.ToSeconds(&awscdk.TimeConversionOptions{Integral: jsii.Bool(false)})
 			switch {
 			case secs < MinMaxRecordAgeSeconds:

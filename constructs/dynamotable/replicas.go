@@ -209,8 +209,13 @@ func settingsOf(o TableOptions) settings {
 		class:   o.TableClass,
 		maxRead: optionalNumber(o.MaxReadRequestUnits),
 	}
-	if o.ContributorInsights != nil && *o.ContributorInsights {
+	if c := o.ContributorInsights; c != nil && *c {
 		s.insights = &awsdynamodb.ContributorInsightsSpecification{Enabled: jsii.Bool(true), Mode: o.ContributorInsightsMode}
+	} else if c != nil {
+		// Off, said outright: a replica without a setting takes the
+		// table's (CDK's TableV2), so a replica turned off under a table
+		// with Contributor Insights on would keep them, and their cost.
+		s.insights = &awsdynamodb.ContributorInsightsSpecification{Enabled: jsii.Bool(false)}
 	}
 	if o.Billing == Provisioned {
 		s.readScale = autoscaled(o.ReadScaling.withDefaults())

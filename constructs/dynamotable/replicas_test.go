@@ -29,6 +29,21 @@ func regionStack(region string) awscdk.Stack {
 	})
 }
 
+// A replica can turn off Contributor Insights the table has on: without
+// a setting of its own, CDK's TableV2 gives it the table's. (Found by
+// review: the off was dropped, and the replica kept the rules.)
+func TestReplicaTurnsContributorInsightsOff(t *testing.T) {
+	stack := regionStack("us-east-1")
+	dynamotable.NewTable(stack, jsii.String("T"), &dynamotable.TableProps{Schema: events(), TableOptions: dynamotable.TableOptions{
+		ContributorInsights: jsii.Bool(true),
+		Replicas:            []dynamotable.Replica{{Region: "eu-west-1", ContributorInsights: jsii.Bool(false)}, {Region: "ap-southeast-2"}},
+	}})
+	replicas := replicasByRegion(globalTable(t, assertions.Template_FromStack(stack, nil)))
+	assert.Equal(t, map[string]any{"Enabled": true}, replicas["us-east-1"]["ContributorInsightsSpecification"])
+	assert.Equal(t, map[string]any{"Enabled": false}, replicas["eu-west-1"]["ContributorInsightsSpecification"], "turned off for its replica")
+	assert.Equal(t, map[string]any{"Enabled": true}, replicas["ap-southeast-2"]["ContributorInsightsSpecification"], "the table's setting")
+}
+
 // globalTable returns the only AWS::DynamoDB::GlobalTable of tmpl, as
 // plain JSON values.
 func globalTable(t *testing.T, tmpl assertions.Template) map[string]any {

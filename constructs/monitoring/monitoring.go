@@ -269,7 +269,7 @@ func (m *TriggersMonitoring) archiveSection(a *archive.ExpiredEventsArchive) {
 // ageText writes a duration as hours ("20 h"), or as given when it is a
 // token.
 func ageText(d awscdk.Duration) string {
-	if d == nil || *awscdk.Token_IsUnresolved(d) {
+	if d == nil || cdkutil.IsDurationToken(d) {
 		return "the maximum record age"
 	}
 	h := *d.ToHours(&awscdk.TimeConversionOptions{Integral: jsii.Bool(false)})

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/triggers-dev/triggers/constructs/dynamotable"
+	"github.com/triggers-dev/triggers/constructs/internal/cdkutil"
 )
 
 // TableOperations returns the operations TableMonitoring graphs and alarms
@@ -251,7 +252,7 @@ func ValidateTableMonitoringProps(p *TableMonitoringProps) error {
 		seen[op] = true
 	}
 	errs = append(errs, tableThresholdErrors(p.Thresholds, "Thresholds", seen, "add it to Operations or remove it")...)
-	if p.Period != nil && !*awscdk.Token_IsUnresolved(p.Period) {
+	if p.Period != nil && !cdkutil.IsDurationToken(p.Period) {
 		s := *p.Period.ToSeconds(&awscdk.TimeConversionOptions{Integral: jsii.Bool(false)})
 		if s < 60 || s > 86400 || int64(s)%60 != 0 || s != float64(int64(s)) {
 			bad("Period %v seconds is invalid: use whole minutes from 1 minute to 1 day (DynamoDB publishes per minute)", s)

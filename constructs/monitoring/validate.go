@@ -9,6 +9,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/triggers-dev/triggers/constructs/dynamotable"
+	"github.com/triggers-dev/triggers/constructs/internal/cdkutil"
 	"github.com/triggers-dev/triggers/contract"
 )
 
@@ -59,7 +60,7 @@ func ValidateProps(p *TriggersMonitoringProps) error {
 	errs = append(errs, trafficDropErrors(p)...)
 	errs = append(errs, eventsTableThresholdErrors(p)...)
 	errs = append(errs, apiKeysTableThresholdErrors(p)...)
-	if p.Period != nil && !*awscdk.Token_IsUnresolved(p.Period) {
+	if p.Period != nil && !cdkutil.IsDurationToken(p.Period) {
 		s := *p.Period.ToSeconds(&awscdk.TimeConversionOptions{Integral: jsii.Bool(false)})
 		if s < 60 || s > 86400 || int64(s)%60 != 0 || s != float64(int64(s)) {
 			bad("Period %v seconds is invalid: use whole minutes from 1 minute to 1 day (DynamoDB and API Gateway publish per minute)", s)
@@ -70,7 +71,7 @@ func ValidateProps(p *TriggersMonitoringProps) error {
 			bad("MetricsNamespace: %v", err)
 		}
 	}
-	if a := p.Archive; a != nil && a.MaxRecordAge() != nil && !*awscdk.Token_IsUnresolved(a.MaxRecordAge()) {
+	if a := p.Archive; a != nil && a.MaxRecordAge() != nil && !cdkutil.IsDurationToken(a.MaxRecordAge()) {
 		th := p.Thresholds.withDefaults().ArchiveIteratorAgeSeconds
 		age := *a.MaxRecordAge().ToSeconds(&awscdk.TimeConversionOptions{Integral: jsii.Bool(false)})
 		if th > age/2 {
@@ -153,7 +154,7 @@ func trafficDropErrors(p *TriggersMonitoringProps) []error {
 	switch {
 	case n < 0 || n != float64(int64(n)):
 		bad("Thresholds.TrafficDropPeriods %v is not a whole number of periods: give 1 or more, or 0 for the default 3", n)
-	case n > 0 && p.Period != nil && !*awscdk.Token_IsUnresolved(p.Period):
+	case n > 0 && p.Period != nil && !cdkutil.IsDurationToken(p.Period):
 		s := *p.Period.ToSeconds(&awscdk.TimeConversionOptions{Integral: jsii.Bool(false)})
 		if n*s > 86400 {
 			bad("Thresholds.TrafficDropPeriods %v times the period (%v s) is more than a day, which CloudWatch refuses: use at most %v", n, s, int64(86400/s))

@@ -206,8 +206,9 @@ type DeliveryOptions struct {
 	// Stream tunes the event source mapping (batch size, retries, record
 	// age, failure queue...). Records are filtered to INSERTs.
 	//
-	// Default: dynamotable.StreamConsumerOptions defaults (100 records,
-	// 10 retries, 24 hours, bisect on error, partial batch failures).
+	// Default: 100 records, StreamRetryAttempts (10,000) retries,
+	// records up to StreamMaxRecordAgeHours (6) hours old, bisect on
+	// error, partial batch failures.
 	Stream *dynamotable.StreamConsumerOptions
 	// QueueVisibilityTimeout is the delivery queue's visibility timeout:
 	// how long a downstream consumer has per message. With

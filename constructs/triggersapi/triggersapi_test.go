@@ -33,6 +33,10 @@ func newApp() awscdk.App {
 
 func TestValidatePropsRejects(t *testing.T) {
 	secs := func(n float64) awscdk.Duration { return awscdk.Duration_Seconds(jsii.Number(n)) }
+	// A number known at deploy time only (a parameter's): a token.
+	param := func() float64 {
+		return *awscdk.NewCfnParameter(awscdk.NewStack(newApp(), jsii.String("P"), nil), jsii.String("N"), &awscdk.CfnParameterProps{Type: jsii.String("Number")}).ValueAsNumber()
+	}
 	tests := []struct {
 		name  string
 		props triggersapi.TriggersApiProps
@@ -56,6 +60,16 @@ func TestValidatePropsRejects(t *testing.T) {
 		{"rate limit and own web ACL", triggersapi.TriggersApiProps{WebAclArn: jsii.String("arn:aws:wafv2:us-east-1:1:regional/webacl/x/y"), RateLimit: &triggersapi.RateLimitOptions{RequestsPerKey: 100}}, "RateLimit and WebAclArn are both set"},
 		{"per-key limit below WAF's minimum", triggersapi.TriggersApiProps{RateLimit: &triggersapi.RateLimitOptions{RequestsPerKey: 5}}, "RateLimit.RequestsPerKey 5 is outside 10-2000000000"},
 		{"fractional per-IP limit", triggersapi.TriggersApiProps{RateLimit: &triggersapi.RateLimitOptions{RequestsPerIP: 100.5}}, "RateLimit.RequestsPerIP 100.5 is outside"},
+		// Found by review: these synthesized a deployment that could not
+		// work (functions refusing their configuration at every start, a
+		// writer region no API is in), or failed with a message naming a
+		// token's placeholder value.
+		{"retention from a parameter", triggersapi.TriggersApiProps{RetentionDays: param()}, "RetentionDays is a token: give a literal number of days, 1-3650"},
+		{"cache TTL from a parameter", triggersapi.TriggersApiProps{AuthorizerCacheTtl: awscdk.Duration_Seconds(jsii.Number(param()))}, "AuthorizerCacheTtl is a token: give a literal duration of 0-3600 whole seconds"},
+		{"cache TTL in milliseconds", triggersapi.TriggersApiProps{AuthorizerCacheTtl: awscdk.Duration_Millis(jsii.Number(1500))}, "AuthorizerCacheTtl 1500 ms is not a whole number of seconds"},
+		{"window from a parameter", triggersapi.TriggersApiProps{RateLimit: &triggersapi.RateLimitOptions{Window: awscdk.Duration_Minutes(jsii.Number(param()))}}, "RateLimit.Window is a token: give a literal duration of 1, 2, 5 or 10 minutes"},
+		{"AWS namespace", triggersapi.TriggersApiProps{MetricsNamespace: "AWS/Triggers"}, `MetricsNamespace: metrics namespace "AWS/Triggers" starts with AWS/`},
+		{"writer region typo", triggersapi.TriggersApiProps{WriterRegion: "us-east1"}, `WriterRegion "us-east1" is not a region name`},
 		{"window WAF does not support", triggersapi.TriggersApiProps{RateLimit: &triggersapi.RateLimitOptions{Window: awscdk.Duration_Minutes(jsii.Number(3))}}, "RateLimit.Window 180 seconds is not one of 1, 2, 5 or 10 minutes"},
 	}
 	for _, tt := range tests {

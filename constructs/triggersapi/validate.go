@@ -3,17 +3,19 @@ package triggersapi
 import (
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"regexp"
 	"strings"
 
-	"github.com/aws/aws-cdk-go/awscdk/v2"
-
 	"github.com/triggers-dev/triggers/constructs/golambda"
 	"github.com/triggers-dev/triggers/constructs/internal/cdkutil"
+	"github.com/triggers-dev/triggers/contract"
 )
 
 var stageRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
+
+var regionRE = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]+$`)
 
 func isToken(v float64) bool { return cdkutil.IsNumberToken(v) }
 
@@ -22,8 +24,12 @@ func isToken(v float64) bool { return cdkutil.IsNumberToken(v) }
 func ValidateProps(p *TriggersApiProps) error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if p.AuthorizerCacheTtl != nil && !*awscdk.Token_IsUnresolved(p.AuthorizerCacheTtl) {
-		if s := *p.AuthorizerCacheTtl.ToSeconds(nil); s < 0 || s > 3600 {
+	if ttl := p.AuthorizerCacheTtl; ttl != nil {
+		if cdkutil.IsDurationToken(ttl) {
+			bad("AuthorizerCacheTtl is a token: give a literal duration of 0-3600 whole seconds (the authorizer's identity sources are chosen at synth from whether it caches)")
+		} else if ms := *ttl.ToMilliseconds(nil); math.Mod(ms, 1000) != 0 {
+			bad("AuthorizerCacheTtl %v ms is not a whole number of seconds: API Gateway caches authorizer results for whole seconds (0-3600)", ms)
+		} else if s := ms / 1000; s < 0 || s > 3600 {
 			bad("AuthorizerCacheTtl %v seconds is outside 0-3600: API Gateway caches authorizer results for at most one hour", s)
 		}
 	}
@@ -43,8 +49,18 @@ func ValidateProps(p *TriggersApiProps) error {
 	if !isToken(rate) && !isToken(burst) && burst < rate {
 		bad("ThrottlingBurstLimit %v is below ThrottlingRateLimit %v: the burst must hold at least one second of requests", burst, rate)
 	}
-	if d := p.RetentionDays; d != 0 && !isToken(d) && (d < 1 || d > 3650 || d != float64(int(d))) {
+	if d := p.RetentionDays; isToken(d) {
+		bad("RetentionDays is a token: give a literal number of days, 1-3650 (the functions get it as an environment variable written at synth)")
+	} else if d != 0 && (d < 1 || d > 3650 || d != float64(int(d))) {
 		bad("RetentionDays %v is outside 1-3650: events live whole days, up to ten years", d)
+	}
+	if ns := p.MetricsNamespace; ns != "" {
+		if err := contract.ValidMetricsNamespace(ns); err != nil {
+			bad("MetricsNamespace: %v (the functions would refuse it at every start): give your own namespace, or leave it unset for Triggers/<stack name>", err)
+		}
+	}
+	if r := p.WriterRegion; r != "" && !regionRE.MatchString(r) {
+		bad("WriterRegion %q is not a region name: give the region whose API accepts writes, such as us-east-1 (the API answers writes elsewhere 503)", r)
 	}
 	if p.StageName != "" && !stageRE.MatchString(p.StageName) {
 		bad("StageName %q is invalid: use letters, digits, '_' and '-' (at most 128)", p.StageName)
@@ -102,11 +118,15 @@ func ValidateProps(p *TriggersApiProps) error {
 				bad("%s %v is outside 10-2000000000: WAF rate-based rules count whole requests, at least 10 per window", name, v)
 			}
 		}
-		if o.Window != nil && !*awscdk.Token_IsUnresolved(o.Window) {
-			switch w := *o.Window.ToSeconds(nil); w {
-			case 60, 120, 300, 600:
-			default:
-				bad("RateLimit.Window %v seconds is not one of 1, 2, 5 or 10 minutes, the windows WAF rate-based rules support", w)
+		if o.Window != nil {
+			if cdkutil.IsDurationToken(o.Window) {
+				bad("RateLimit.Window is a token: give a literal duration of 1, 2, 5 or 10 minutes")
+			} else {
+				switch w := *o.Window.ToMilliseconds(nil) / 1000; w {
+				case 60, 120, 300, 600:
+				default:
+					bad("RateLimit.Window %v seconds is not one of 1, 2, 5 or 10 minutes, the windows WAF rate-based rules support", w)
+				}
 			}
 		}
 	}

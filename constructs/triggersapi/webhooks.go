@@ -482,7 +482,7 @@ var apiWebhookActions = []string{"dynamodb:DeleteItem"}
 
 // durationOf converts d; ok is false for a token.
 func durationOf(d awscdk.Duration) (time.Duration, bool) {
-	if *awscdk.Token_IsUnresolved(d) {
+	if cdkutil.IsDurationToken(d) {
 		return 0, false
 	}
 	return time.Duration(*d.ToMilliseconds(nil)) * time.Millisecond, true
@@ -623,9 +623,9 @@ func resolveWebhooks(o *WebhookOptions, prefix string) (webhookSettings, error) 
 		*dst = v
 	}
 	whole("ReservedConcurrency", o.ReservedConcurrency, 1, 1000, &s.reserved, "give the most instances webhook delivery may run (default 30)")
-	whole("DeliveryMaxConcurrency", o.DeliveryMaxConcurrency, 2, 1000, &s.deliveryMax, "an SQS event source's MaximumConcurrency is 2 to 1000 (default 6)")
-	whole("RetryMaxConcurrency", o.RetryMaxConcurrency, 2, 1000, &s.retryMax, "an SQS event source's MaximumConcurrency is 2 to 1000 (default 4)")
-	whole("Parallel", o.Parallel, 1, 20, &s.parallel, "give how many attempts one message makes at once (default 8)")
+	whole("DeliveryMaxConcurrency", o.DeliveryMaxConcurrency, 2, 1000, &s.deliveryMax, fmt.Sprintf("an SQS event source's MaximumConcurrency is 2 to 1000 (default %d)", DefaultWebhookDeliveryMaxConcurrency))
+	whole("RetryMaxConcurrency", o.RetryMaxConcurrency, 2, 1000, &s.retryMax, fmt.Sprintf("an SQS event source's MaximumConcurrency is 2 to 1000 (default %d)", DefaultWebhookRetryMaxConcurrency))
+	whole("Parallel", o.Parallel, 1, 20, &s.parallel, fmt.Sprintf("give how many attempts one message makes at once (default %d)", DefaultWebhookParallel))
 	whole("EndpointRateLimit", o.EndpointRateLimit, 1, 10000, &s.endpointRate, "give requests per second per endpoint, or 0 for no cap")
 	if !isToken(s.reserved) && !isToken(s.deliveryMax) && !isToken(s.retryMax) && s.reserved < s.deliveryMax+s.retryMax {
 		bad("ReservedConcurrency %v is less than DeliveryMaxConcurrency %v + RetryMaxConcurrency %v = %v: the event sources would be throttled; raise ReservedConcurrency to at least %v or lower their maximum concurrency",

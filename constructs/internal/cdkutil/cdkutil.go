@@ -5,6 +5,7 @@ package cdkutil
 import (
 	"math"
 
+	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
@@ -55,4 +56,12 @@ const numberTokenMarker = 0xFBFF
 // checks many numbers.
 func IsNumberToken(v float64) bool {
 	return math.Float64bits(v)>>48 == numberTokenMarker
+}
+
+// IsDurationToken reports whether d holds a value known only at deploy
+// time (awscdk.Duration_Seconds of a parameter, say).
+// awscdk.Token_IsUnresolved does not tell: a Duration is an object, never
+// a token itself, so it answers false for every Duration.
+func IsDurationToken(d awscdk.Duration) bool {
+	return d != nil && *d.IsUnresolved()
 }
