@@ -15,7 +15,8 @@ import (
 // The synthesized template uses exactly the names of package contract,
 // which the runtime reads (lambda/fnconfig, internal/httpapi,
 // internal/emf): env var names, metric names, log fields. (Routes: see
-// TestApiRoutes, which compares the RestApi's methods with contract.Routes().)
+// TestRestApiRoutesAndAuthorizer, which compares the RestApi's methods
+// with contract.Routes().)
 
 // Every environment variable a function is given is one the runtime reads.
 func TestContractEnvNames(t *testing.T) {
