@@ -114,7 +114,13 @@ type TriggersApiProps struct {
 	//
 	// Default: false.
 	Tracing bool
-	// Cors sets CORS preflight responses on every resource.
+	// Cors sets CORS preflight (OPTIONS) responses on every resource. It
+	// does not make the API callable from a browser on another origin on
+	// its own: the API function's responses and API Gateway's error
+	// responses carry no Access-Control-Allow-Origin, so the browser
+	// sends the request (a POST is stored) and hides the answer from the
+	// page. Serve browsers through a proxy of your origin (a CloudFront
+	// behaviour adding the headers, say) until the runtime sets them.
 	//
 	// Default: no CORS (browsers cannot call the API from other origins).
 	Cors *awsapigateway.CorsOptions
