@@ -109,8 +109,8 @@ func validateDelivery(o *DeliveryOptions) error {
 		return nil
 	}
 	var errs []error
-	if o.MaxReceiveCount != 0 && (o.MaxReceiveCount < 1 || o.MaxReceiveCount > 1000) {
-		errs = append(errs, fmt.Errorf("Delivery.MaxReceiveCount %v is outside 1-1000", o.MaxReceiveCount))
+	if n := o.MaxReceiveCount; n != 0 && !isToken(n) && (n < 1 || n > 1000 || n != float64(int(n))) {
+		errs = append(errs, fmt.Errorf("Delivery.MaxReceiveCount %v is outside 1-1000: give how many times a message is received before it moves to the dead-letter queue, a whole number", n))
 	}
 	return errors.Join(append(errs, validateFunction("Delivery.Function", o.Function)...)...)
 }

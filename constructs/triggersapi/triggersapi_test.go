@@ -52,6 +52,7 @@ func TestValidatePropsRejects(t *testing.T) {
 		{"tiny memory", triggersapi.TriggersApiProps{ApiFunction: &triggersapi.FunctionOptions{MemoryMiB: 64}}, "ApiFunction.MemoryMiB 64 is outside 128-10240"},
 		{"huge authorizer memory", triggersapi.TriggersApiProps{AuthorizerFunction: &triggersapi.FunctionOptions{MemoryMiB: 20000}}, "AuthorizerFunction.MemoryMiB 20000 is outside 128-10240"},
 		{"receive count", triggersapi.TriggersApiProps{Delivery: &triggersapi.DeliveryOptions{MaxReceiveCount: 5000}}, "Delivery.MaxReceiveCount 5000 is outside 1-1000"},
+		{"fractional receive count", triggersapi.TriggersApiProps{Delivery: &triggersapi.DeliveryOptions{MaxReceiveCount: 2.5}}, "Delivery.MaxReceiveCount 2.5 is outside 1-1000: give how many times a message is received before it moves to the dead-letter queue, a whole number"},
 		{"negative reserved concurrency", triggersapi.TriggersApiProps{ApiFunction: &triggersapi.FunctionOptions{ReservedConcurrency: jsii.Number(-1)}}, "ApiFunction.ReservedConcurrency -1 is not a whole number >= 0"},
 		{"consumer on an architecture Lambda lacks", triggersapi.TriggersApiProps{Delivery: &triggersapi.DeliveryOptions{Function: &triggersapi.FunctionOptions{
 			Architecture: awslambda.Architecture_Custom(jsii.String("riscv64"), jsii.String("linux/riscv64"))}}}, `Delivery.Function.Architecture "riscv64" is not one Lambda runs`},
