@@ -159,15 +159,22 @@ func checkTargetURL(raw string) (string, error) {
 	if len(raw) > MaxTargetURL {
 		return "", inputErr(CodeInvalidTarget, "url is %d bytes: at most %d", len(raw), MaxTargetURL)
 	}
+	// The messages never repeat the URL: it may carry credentials or a
+	// token (user information is refused below, after the host check),
+	// and errors reach the response and the request log.
 	u, err := url.Parse(raw)
 	if err != nil {
-		return "", inputErr(CodeInvalidTarget, "url %q does not parse: send an absolute https URL", truncate(raw, 80))
+		reason := err.Error()
+		if ue, ok := errors.AsType[*url.Error](err); ok {
+			reason = ue.Err.Error() // url.Error repeats the whole URL
+		}
+		return "", inputErr(CodeInvalidTarget, "url does not parse (%s): send an absolute https URL", truncate(reason, 80))
 	}
 	if u.Scheme != "https" {
 		return "", inputErr(CodeInvalidTarget, "url scheme %q is not allowed: webhook targets must be https", truncate(u.Scheme, 20))
 	}
 	if u.Host == "" || u.Hostname() == "" {
-		return "", inputErr(CodeInvalidTarget, "url %q has no host", truncate(raw, 80))
+		return "", inputErr(CodeInvalidTarget, "url has no host: send an absolute https URL, such as https://hooks.example.com/triggers")
 	}
 	if u.User != nil {
 		return "", inputErr(CodeInvalidTarget, "url must not carry user information: put credentials in a header on your side, or a token in the path")

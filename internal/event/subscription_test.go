@@ -59,10 +59,20 @@ func TestParseSubscription(t *testing.T) {
 	long := "https://h.example/" + strings.Repeat("p", event.MaxTargetURL-len("https://h.example/"))
 	assert.Equal(t, long, ok(`{"url":"`+long+`"}`).URL)
 	bad(`{"url":"`+long+`p"}`, event.CodeInvalidTarget, fmt.Sprintf("url is %d bytes: at most %d", event.MaxTargetURL+1, event.MaxTargetURL))
-	bad(`{"url":"https://h.example/%zz"}`, event.CodeInvalidTarget, `url "https://h.example/%zz" does not parse: send an absolute https URL`)
+	bad(`{"url":"https://h.example/%zz"}`, event.CodeInvalidTarget, `url does not parse (invalid URL escape "%zz"): send an absolute https URL`)
 	bad(`{"url":"http://h.example/"}`, event.CodeInvalidTarget, `url scheme "http" is not allowed: webhook targets must be https`)
-	bad(`{"url":"https:///path"}`, event.CodeInvalidTarget, `url "https:///path" has no host`)
-	bad(`{"url":"https://:443/path"}`, event.CodeInvalidTarget, `url "https://:443/path" has no host`)
+	bad(`{"url":"https:///path"}`, event.CodeInvalidTarget, `url has no host: send an absolute https URL, such as https://hooks.example.com/triggers`)
+	bad(`{"url":"https://:443/path"}`, event.CodeInvalidTarget, `url has no host: send an absolute https URL, such as https://hooks.example.com/triggers`)
+	// Credentials in a URL refused for another reason never come back in
+	// the error (it reaches the response and the request log). Found by
+	// review: both messages repeated the URL.
+	for _, raw := range []string{"https://bob:hunter2@/hook", "https://bob:hunt{er2@example.com/hook", "https://bob:hunter2@:443/hook", "https://h.example/%zz?token=hunter2"} {
+		_, err := event.ParseSubscription([]byte(`{"url":"` + raw + `"}`))
+		if assert.Error(t, err, raw) {
+			assert.NotContains(t, err.Error(), "hunter2", raw)
+			assert.NotContains(t, err.Error(), "hunt{er2", raw)
+		}
+	}
 	bad(`{"url":"https://u:p@h.example/"}`, event.CodeInvalidTarget, "url must not carry user information: put credentials in a header on your side, or a token in the path")
 	bad(`{"url":"https://h.example/#frag"}`, event.CodeInvalidTarget, "url must not have a fragment (#...)")
 	bad(`{"url":"https://h.example/#"}`, event.CodeInvalidTarget, "url must not have a fragment (#...)")
