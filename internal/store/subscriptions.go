@@ -281,10 +281,16 @@ func (st *Store) RotateSecret(ctx context.Context, tenant, id, secret string, ov
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":next": next, ":old": old, ":pe": n(overlapUntil.Unix()),
 		},
-		ReturnValues: types.ReturnValueAllNew,
+		ReturnValues:                        types.ReturnValueAllNew,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
+		if ccf.Item == nil {
+			// Deleted since it was read: an unknown id, not a race of
+			// two rotations (found by review: it answered 409).
+			return event.Subscription{}, event.ErrSubscriptionNotFound
+		}
 		return event.Subscription{}, event.ErrRotationConflict
 	}
 	if err != nil {

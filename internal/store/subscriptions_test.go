@@ -231,20 +231,34 @@ func TestRotateSecret(t *testing.T) {
 	read, err = st.GetSubscription(ctx, "tenant-a", "sub_a")
 	require.NoError(t, err)
 	assert.Equal(t, []string{"whsec_winner", "whsec_3"}, read.Secrets)
+
+	// A delete lands between the read and the write: the subscription is
+	// not found (404), not a conflict, and nothing is written back.
+	deleter := &rotateRacer{API: db.Client, del: st}
+	_, err = store.New(deleter, table).RotateSecret(ctx, "tenant-a", "sub_a", "whsec_late", until)
+	assert.ErrorIs(t, err, event.ErrSubscriptionNotFound)
+	_, err = st.GetSubscription(ctx, "tenant-a", "sub_a")
+	assert.ErrorIs(t, err, event.ErrSubscriptionNotFound, "the rotation recreated nothing")
 }
 
 // rotateRacer rotates the secret through other just before the first
 // UpdateItem it forwards.
+// rotateRacer runs, before its first UpdateItem, another rotation of
+// tenant-a's sub_a (other) or its deletion (del).
 type rotateRacer struct {
 	store.API
-	other *store.Store
-	done  bool
+	other, del *store.Store
+	done       bool
 }
 
 func (r *rotateRacer) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
 	if !r.done {
 		r.done = true
-		if _, err := r.other.RotateSecret(ctx, "tenant-a", "sub_a", "whsec_winner", time.Unix(2_000_000_000, 0)); err != nil {
+		if r.del != nil {
+			if err := r.del.DeleteSubscription(ctx, "tenant-a", "sub_a"); err != nil {
+				return nil, err
+			}
+		} else if _, err := r.other.RotateSecret(ctx, "tenant-a", "sub_a", "whsec_winner", time.Unix(2_000_000_000, 0)); err != nil {
 			return nil, err
 		}
 	}
