@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"strings"
 
 	"github.com/triggers-dev/triggers/contract"
@@ -76,8 +75,8 @@ func LoadArchiver(getenv func(string) string) (Archiver, error) {
 		errs = append(errs, fmt.Errorf("%s=%q must end in \"/\" and not start with one (default %q)", contract.EnvArchivePrefix, c.Prefix, contract.DefaultArchivePrefix))
 	}
 	if c.DeadLetterQueueURL != "" {
-		if u, err := url.Parse(c.DeadLetterQueueURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			errs = append(errs, fmt.Errorf("%s=%q is not a queue URL: use https://sqs.<region>.amazonaws.com/<account>/<queue>, or leave it unset", contract.EnvDeadLetterQueueURL, c.DeadLetterQueueURL))
+		if err := checkQueueURL(contract.EnvDeadLetterQueueURL, c.DeadLetterQueueURL, ", or leave it unset"); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	lvl, err := parseLevel(getenv(contract.EnvLogLevel))

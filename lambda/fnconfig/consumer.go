@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"strings"
 
 	"github.com/triggers-dev/triggers/contract"
@@ -38,8 +37,13 @@ func LoadConsumer(getenv func(string) string) (Consumer, error) {
 	}
 	if c.QueueURL == "" {
 		errs = append(errs, fmt.Errorf("%s is not set: set it to the delivery queue URL (https://sqs.<region>.amazonaws.com/<account>/<queue>)", contract.EnvDeliveryQueueURL))
-	} else if u, err := url.Parse(c.QueueURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		errs = append(errs, fmt.Errorf("%s=%q is not a queue URL: use https://sqs.<region>.amazonaws.com/<account>/<queue>", contract.EnvDeliveryQueueURL, c.QueueURL))
+	} else if err := checkQueueURL(contract.EnvDeliveryQueueURL, c.QueueURL, ""); err != nil {
+		errs = append(errs, err)
+	}
+	if c.DeadLetterQueueURL != "" {
+		if err := checkQueueURL(contract.EnvDeadLetterQueueURL, c.DeadLetterQueueURL, ", or leave it unset"); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	lvl, err := parseLevel(getenv(contract.EnvLogLevel))
 	if err != nil {

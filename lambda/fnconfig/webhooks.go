@@ -45,7 +45,9 @@ type Webhooks struct {
 	// endpoints' circuit breaker (WEBHOOK_BREAKER_THRESHOLD 1-1000,
 	// WEBHOOK_BREAKER_COOLDOWN 1s-1h, WEBHOOK_SLOW_AFTER 100ms up to the
 	// request timeout, or "off": -1); zero values take dispatch's
-	// defaults.
+	// defaults. Unset, SlowAfter is half the request timeout when that is
+	// under DefaultSlowAfter: a request times out before the
+	// default would count it slow.
 	BreakerThreshold int
 	BreakerCooldown  time.Duration
 	SlowAfter        time.Duration
@@ -91,6 +93,8 @@ func LoadWebhooks(getenv func(string) string) (Webhooks, error) {
 	}
 	if c.QueueURL == "" {
 		errs = append(errs, fmt.Errorf("%s is not set: set it to the webhook retry queue URL", contract.EnvWebhookQueueURL))
+	} else if err := checkQueueURL(contract.EnvWebhookQueueURL, c.QueueURL, ""); err != nil {
+		errs = append(errs, err)
 	}
 	if k, err := loadSecretsKey(getenv, true); err != nil {
 		errs = append(errs, err)
@@ -123,6 +127,12 @@ func LoadWebhooks(getenv func(string) string) (Webhooks, error) {
 		c.SlowAfter = -1
 	} else {
 		duration(contract.EnvWebhookSlowAfter, 100*time.Millisecond, c.Timeout, &c.SlowAfter)
+		if v == "" && c.Timeout/2 < DefaultSlowAfter {
+			// The default (5 s) would outlast a shorter timeout: a hanging
+			// endpoint would time out before it counted as slow, and its
+			// circuit would open only after a run of failures.
+			c.SlowAfter = c.Timeout / 2
+		}
 	}
 	whole := func(name string, lo, hi int, dst *int) {
 		v := strings.TrimSpace(getenv(name))
@@ -173,3 +183,8 @@ func loadSecretsKey(getenv func(string) string, required bool) (string, error) {
 	}
 	return k, nil
 }
+
+// DefaultSlowAfter is dispatch.DefaultSlowAfter, spelled out: every
+// function links this package, and only the webhooks function links
+// dispatch (a test keeps the two equal).
+const DefaultSlowAfter = 5 * time.Second

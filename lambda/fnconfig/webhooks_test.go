@@ -9,6 +9,7 @@ import (
 
 	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/webhook"
+	"github.com/triggers-dev/triggers/internal/webhook/dispatch"
 	"github.com/triggers-dev/triggers/lambda/fnconfig"
 	"github.com/triggers-dev/triggers/schema"
 )
@@ -35,7 +36,7 @@ func TestLoadWebhooksDefaults(t *testing.T) {
 
 func TestLoadWebhooksValues(t *testing.T) {
 	c, err := fnconfig.LoadWebhooks(env(map[string]string{
-		contract.EnvEventsTable: "events", contract.EnvWebhookQueueURL: "q", contract.EnvWebhookSecretsKey: "alias/k",
+		contract.EnvEventsTable: "events", contract.EnvWebhookQueueURL: "https://sqs.eu-west-1.amazonaws.com/1/retry", contract.EnvWebhookSecretsKey: "alias/k",
 		contract.EnvWebhookSchedule: "1s,2m", contract.EnvWebhookTimeout: "3s",
 		contract.EnvWebhookDisableAfter: "48h", contract.EnvWebhookAllowPrivate: "true",
 		contract.EnvEventsProfile: "lean", contract.EnvWebhookParallel: "20", contract.EnvWebhookBreakerThreshold: "3",
@@ -95,21 +96,64 @@ func TestLoadAPIWebhookSecretsKey(t *testing.T) {
 	require.NoError(t, err, "webhooks off: no key needed")
 	assert.Empty(t, c.WebhookSecretsKey)
 
-	_, err = fnconfig.LoadAPI(env(with(contract.EnvWebhookQueueURL, "q")))
+	_, err = fnconfig.LoadAPI(env(with(contract.EnvWebhookQueueURL, "https://sqs.eu-west-1.amazonaws.com/1/retry")))
 	assert.ErrorContains(t, err, contract.EnvWebhookSecretsKey+" is not set")
 
-	c, err = fnconfig.LoadAPI(env(with(contract.EnvWebhookQueueURL, "q", contract.EnvWebhookSecretsKey, " arn:aws:kms:eu-west-1:111111111111:key/abc ")))
+	c, err = fnconfig.LoadAPI(env(with(contract.EnvWebhookQueueURL, "https://sqs.eu-west-1.amazonaws.com/1/retry", contract.EnvWebhookSecretsKey, " arn:aws:kms:eu-west-1:111111111111:key/abc ")))
 	require.NoError(t, err)
 	assert.Equal(t, "arn:aws:kms:eu-west-1:111111111111:key/abc", c.WebhookSecretsKey)
 
-	_, err = fnconfig.LoadAPI(env(with(contract.EnvWebhookQueueURL, "q", contract.EnvWebhookSecretsKey, "alias/a b")))
+	_, err = fnconfig.LoadAPI(env(with(contract.EnvWebhookQueueURL, "https://sqs.eu-west-1.amazonaws.com/1/retry", contract.EnvWebhookSecretsKey, "alias/a b")))
 	assert.ErrorContains(t, err, contract.EnvWebhookSecretsKey+`="alias/a b" is invalid`)
+}
+
+// A queue's name or ARN where its URL belongs, and a writer region that is
+// no region name, stop the function at start instead of failing every
+// enqueue, or answering every write 503 (found by review).
+func TestLoadQueueURLsAndWriterRegion(t *testing.T) {
+	const arn = "arn:aws:sqs:eu-west-1:1:retry"
+	_, err := fnconfig.LoadWebhooks(env(map[string]string{
+		contract.EnvEventsTable: "events", contract.EnvWebhookQueueURL: "webhook-retry", contract.EnvWebhookSecretsKey: "alias/k",
+	}))
+	assert.ErrorContains(t, err, contract.EnvWebhookQueueURL+`="webhook-retry" is not a queue URL: use https://sqs.<region>.amazonaws.com/<account>/<queue>`)
+	api := map[string]string{contract.EnvEventsTable: "events", contract.EnvCursorSecret: "0123456789abcdef0123456789abcdef",
+		contract.EnvWebhookQueueURL: arn, contract.EnvWebhookSecretsKey: "alias/k", contract.EnvWriterRegion: "US-EAST-1", "AWS_REGION": "us-east-1"}
+	_, err = fnconfig.LoadAPI(env(api))
+	assert.ErrorContains(t, err, contract.EnvWebhookQueueURL+`="`+arn+`" is not a queue URL: use https://sqs.<region>.amazonaws.com/<account>/<queue>, or leave it unset (no webhook routes)`)
+	assert.ErrorContains(t, err, contract.EnvWriterRegion+`="US-EAST-1" is not a region name`)
+	_, err = fnconfig.LoadConsumer(env(map[string]string{contract.EnvDeliveryQueueURL: "https://sqs.eu-west-1.amazonaws.com/1/delivery", contract.EnvDeadLetterQueueURL: arn}))
+	assert.ErrorContains(t, err, contract.EnvDeadLetterQueueURL+`="`+arn+`" is not a queue URL: use https://sqs.<region>.amazonaws.com/<account>/<queue>, or leave it unset`)
+}
+
+// Unset, the slow watch is half the request timeout when that is under
+// its default: a hanging endpoint's request would time out before the
+// default counted it slow (found by review).
+func TestLoadWebhooksSlowAfterFollowsAShortTimeout(t *testing.T) {
+	base := map[string]string{contract.EnvEventsTable: "events", contract.EnvWebhookQueueURL: "https://sqs.eu-west-1.amazonaws.com/1/retry", contract.EnvWebhookSecretsKey: "alias/k"}
+	with := func(k, v string) map[string]string {
+		m := map[string]string{k: v}
+		for k, v := range base {
+			m[k] = v
+		}
+		return m
+	}
+	c, err := fnconfig.LoadWebhooks(env(with(contract.EnvWebhookTimeout, "2s")))
+	require.NoError(t, err)
+	assert.Equal(t, time.Second, c.SlowAfter)
+	c, err = fnconfig.LoadWebhooks(env(with(contract.EnvWebhookTimeout, "10s")))
+	require.NoError(t, err)
+	assert.Zero(t, c.SlowAfter, "10 s: the default, 5 s, holds")
+	c2, err := fnconfig.LoadWebhooks(env(map[string]string{contract.EnvEventsTable: "events", contract.EnvWebhookQueueURL: "https://sqs.eu-west-1.amazonaws.com/1/retry",
+		contract.EnvWebhookSecretsKey: "alias/k", contract.EnvWebhookTimeout: "2s", contract.EnvWebhookSlowAfter: "1500ms"}))
+	require.NoError(t, err)
+	assert.Equal(t, 1500*time.Millisecond, c2.SlowAfter, "a value given is kept")
+	assert.Equal(t, dispatch.DefaultSlowAfter, fnconfig.DefaultSlowAfter)
 }
 
 // WEBHOOK_SLOW_AFTER=off turns the slow watch off.
 func TestLoadWebhooksSlowAfterOff(t *testing.T) {
 	c, err := fnconfig.LoadWebhooks(env(map[string]string{
-		contract.EnvEventsTable: "events", contract.EnvWebhookQueueURL: "q", contract.EnvWebhookSecretsKey: "alias/k",
+		contract.EnvEventsTable: "events", contract.EnvWebhookQueueURL: "https://sqs.eu-west-1.amazonaws.com/1/retry", contract.EnvWebhookSecretsKey: "alias/k",
 		contract.EnvWebhookSlowAfter: "off",
 	}))
 	require.NoError(t, err)

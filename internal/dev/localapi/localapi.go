@@ -249,12 +249,14 @@ func New(cfg Config) (*API, error) {
 }
 
 // webhookQueueURL is the WEBHOOK_QUEUE_URL the local API function sees:
-// a placeholder when redeliveries go to q, empty (webhooks off) without.
+// a placeholder when redeliveries go to q (shaped as a queue URL, which the
+// function's configuration checks; nothing dials it), empty (webhooks off)
+// without.
 func webhookQueueURL(q dispatch.Queue) string {
 	if q == nil {
 		return ""
 	}
-	return "local://webhook-retry-queue"
+	return "http://localhost/000000000000/webhook-retry-queue"
 }
 
 // environment returns a getenv over fn's environment in the template, with
