@@ -205,6 +205,11 @@ func TestListSubscriptionAttempts(t *testing.T) {
 	assert.Len(t, cursors, 3)
 	got, _ = all(event.AttemptsQuery{Tenant: "tenant-a", SubscriptionID: "sub_a", Limit: 2, Outcome: "failed"})
 	assert.Equal(t, []string{k(4, 1, "failed"), k(2, 1, "failed"), k(0, 1, "failed")}, got)
+	// A later round asks only for what the page still needs: asking for
+	// more put three delivered attempts on a page of 2 (mutant need :=
+	// q.Limit + len(page.Attempts), which outlived the suite).
+	got, _ = all(event.AttemptsQuery{Tenant: "tenant-a", SubscriptionID: "sub_a", Limit: 2, Outcome: "delivered"})
+	assert.Equal(t, []string{k(4, 2, "delivered"), k(3, 1, "delivered"), k(1, 1, "delivered")}, got)
 	got, _ = all(event.AttemptsQuery{Tenant: "tenant-a", SubscriptionID: "sub_b", Limit: 10})
 	assert.Equal(t, []string{k(4, 1, "delivered")}, got)
 	got, _ = all(event.AttemptsQuery{Tenant: "tenant-b", SubscriptionID: "sub_b", Limit: 10})
