@@ -259,18 +259,23 @@ func (o *FunctionOptions) Build() (Build, error) {
 // Validate reports every bad option, each naming the value and the fix.
 func (o *FunctionOptions) Validate() error {
 	var errs []error
-	if o.MemoryMiB != 0 && (o.MemoryMiB < 128 || o.MemoryMiB > 10240) {
+	// A token (a parameter's value) is left to CloudFormation: its
+	// placeholder number is no value to check.
+	tok := cdkutil.IsNumberToken
+	if o.MemoryMiB != 0 && !tok(o.MemoryMiB) && (o.MemoryMiB < 128 || o.MemoryMiB > 10240) {
 		errs = append(errs, fmt.Errorf("MemoryMiB %v is outside 128-10240: Lambda accepts 128 MiB to 10,240 MiB", o.MemoryMiB))
 	}
 	if _, err := o.Build(); err != nil {
 		errs = append(errs, err)
 	}
-	if r := o.ReservedConcurrency; r != nil && (*r < 0 || *r != float64(int64(*r))) {
+	if r := o.ReservedConcurrency; r != nil && !tok(*r) && (*r < 0 || *r != float64(int64(*r))) {
 		errs = append(errs, fmt.Errorf("ReservedConcurrency %v is not a whole number >= 0: give nil for no reservation, 0 to stop all invocations, or the executions to reserve", *r))
 	}
-	if p := o.ProvisionedConcurrency; p < 0 || p != float64(int64(p)) {
+	if p := o.ProvisionedConcurrency; tok(p) {
+		errs = append(errs, errors.New("ProvisionedConcurrency is a token: give a literal number (the alias that holds it is made at synth, when it is above 0)"))
+	} else if p < 0 || p != float64(int64(p)) {
 		errs = append(errs, fmt.Errorf("ProvisionedConcurrency %v is not a whole number >= 0: give the execution environments to keep initialized (0: none)", p))
-	} else if r := o.ReservedConcurrency; r != nil && p > *r {
+	} else if r := o.ReservedConcurrency; r != nil && !tok(*r) && p > *r {
 		errs = append(errs, fmt.Errorf("ProvisionedConcurrency %v is above ReservedConcurrency %v: Lambda refuses that; lower it or raise the reservation", p, *r))
 	}
 	if o.Vpc == nil && (o.VpcSubnets != nil || len(o.SecurityGroups) > 0) {

@@ -123,6 +123,9 @@ func TestGivenRoleAndLogGroup(t *testing.T) {
 // Each bad option fails synth with a message naming the value and the fix.
 func TestFunctionOptionsValidation(t *testing.T) {
 	stack := unbundled()
+	param := func() float64 { // a number known at deploy time only
+		return *awscdk.NewCfnParameter(awscdk.NewStack(awscdk.NewApp(nil), jsii.String("P"), nil), jsii.String("N"), &awscdk.CfnParameterProps{Type: jsii.String("Number")}).ValueAsNumber()
+	}
 	vpcLess := &awsec2.SubnetSelection{SubnetType: awsec2.SubnetType_PRIVATE_WITH_EGRESS}
 	for msg, o := range map[string]golambda.FunctionOptions{
 		`Architecture "riscv64" is not one Lambda runs: use awslambda.Architecture_ARM_64() (the default) or awslambda.Architecture_X86_64()`: {
@@ -136,6 +139,7 @@ func TestFunctionOptionsValidation(t *testing.T) {
 		`Environment "AWS_REGION" is reserved by Lambda, which sets it: remove it`:                                  {Environment: map[string]*string{"AWS_REGION": jsii.String("x")}},
 		`Environment "1BAD" is not a name Lambda accepts: use a letter then letters, digits and '_'`:                {Environment: map[string]*string{"1BAD": jsii.String("x")}},
 		`MemoryMiB 20000 is outside 128-10240`:                                                                      {MemoryMiB: 20000},
+		`ProvisionedConcurrency is a token: give a literal number`:                                                  {ProvisionedConcurrency: param()},
 	} {
 		t.Run(msg, func(t *testing.T) {
 			err := o.Validate()
@@ -146,6 +150,12 @@ func TestFunctionOptionsValidation(t *testing.T) {
 			})
 		})
 	}
+
+	// Other numbers from a parameter are left to CloudFormation (found by
+	// review: their placeholder value was refused as out of range).
+	n := param()
+	tokens := golambda.FunctionOptions{MemoryMiB: n, ReservedConcurrency: &n}
+	assert.NoError(t, tokens.Validate())
 
 	// The construct's own variables cannot be overridden.
 	o := golambda.FunctionOptions{Environment: map[string]*string{"EVENTS_TABLE": jsii.String("mine"), "TEAM": jsii.String("x")}}
