@@ -218,7 +218,9 @@ func TestTicketAlarms(t *testing.T) {
 	assert.Equal(t, 2.0, waf["DatapointsToAlarm"])
 	wm := jsonOf(waf["Metrics"])
 	assert.Contains(t, wm, `"MetricName":"BlockedRequests","Namespace":"AWS/WAFV2"`)
-	assert.Contains(t, wm, `{"Name":"WebACL","Value":"`+triggersapi.RateLimitsMetricName+`"}`)
+	// The web ACL's own metric name (found by review: a constant, shared by
+	// every Triggers API of the account and region).
+	assert.Contains(t, wm, `{"Name":"WebACL","Value":"`+triggersapi.RateLimitsMetricName+`-`+*stack.StackName()+`-Triggers"}`)
 	assert.Contains(t, wm, `{"Name":"Rule","Value":"ALL"}`)
 	assert.Contains(t, wm, `{"Name":"Region","Value":{"Ref":"AWS::Region"}}`)
 	assert.Contains(t, waf["AlarmDescription"], "#waf-blocked-requests")

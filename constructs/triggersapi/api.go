@@ -24,6 +24,7 @@ package triggersapi
 
 import (
 	"fmt"
+	"hash/fnv"
 	"strconv"
 	"strings"
 
@@ -143,6 +144,8 @@ type TriggersApi struct {
 	apiKeysTable dynamotable.ITable
 	cursorSecret awssecretsmanager.ISecret
 	webAcl       awswafv2.CfnWebACL
+	// name is uniqueName of the construct's path.
+	name string
 
 	metricsNamespace string
 	keySources       contract.KeySources
@@ -312,6 +315,7 @@ func NewTriggersApi(scope constructs.Construct, id *string, props *TriggersApiPr
 	}
 	a := &TriggersApi{}
 	constructs.NewConstruct_Override(a, scope, id)
+	a.name = uniqueName(*a.Node().Path())
 
 	a.eventsTable = props.EventsTable
 	if a.eventsTable == nil {
@@ -490,6 +494,10 @@ func (a *TriggersApi) buildRestApi(props *TriggersApiProps, retention awslogs.Re
 		return jsii.Number(v)
 	}
 	api := awsapigateway.NewRestApi(a, jsii.String("Api"), &awsapigateway.RestApiProps{
+		// Its metrics' ApiName: one per API in the account and region (the
+		// default, the construct id "Api", made every Triggers API of an
+		// account share them: dev's errors in prod's alarms).
+		RestApiName:                 jsii.String(a.name),
 		Description:                 jsii.String("Triggers HTTP API v1"),
 		EndpointConfiguration:       &awsapigateway.EndpointConfiguration{Types: &[]awsapigateway.EndpointType{awsapigateway.EndpointType_REGIONAL}},
 		CloudWatchRole:              props.CloudWatchRole, // nil: the CDK's feature flag decides
@@ -683,4 +691,26 @@ func setEventsProfile(fn *golambda.GoFunction, t eventstore.IEventsTable) {
 	if s, ok := t.(eventstore.Sharded); ok && s.Sharded() {
 		fn.Function.AddEnvironment(jsii.String(contract.EnvEventsSharding), jsii.String("on"), nil)
 	}
+}
+
+// uniqueName names what the API's CloudWatch metrics are keyed by (the
+// RestApi's name, the ApiName dimension; the web ACL's metric name, the
+// WebACL dimension) after the construct's path, so two Triggers APIs in one
+// account and region (dev and prod, say) never share metrics or alarms:
+// characters other than letters, digits, '-', '_' and '.' become '-', and a
+// path over 100 characters keeps its last 83 and a hash of the whole.
+func uniqueName(path string) string {
+	b := []byte(path)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			b[i] = '-'
+		}
+	}
+	s := string(b)
+	if len(s) > 100 {
+		h := fnv.New64a()
+		h.Write([]byte(path))
+		s = fmt.Sprintf("%s-%016x", s[len(s)-83:], h.Sum64())
+	}
+	return s
 }

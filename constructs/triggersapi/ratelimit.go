@@ -58,10 +58,17 @@ type RateLimitOptions struct {
 	Window awscdk.Duration
 }
 
-// RateLimitsMetricName is the CloudWatch metric name of the rate-limit web
-// ACL (its VisibilityConfig.MetricName): the value of the WebACL dimension
-// of its AWS/WAFV2 metrics.
+// RateLimitsMetricName starts the CloudWatch metric name of the rate-limit
+// web ACL (its VisibilityConfig.MetricName, the value of the WebACL
+// dimension of its AWS/WAFV2 metrics), followed by "-" and the API's
+// construct path (TriggersApi.WafMetricName): each API's web ACL has
+// metrics of its own.
 const RateLimitsMetricName = "TriggersRateLimits"
+
+// WafMetricName returns the metric name of the API's rate-limit web ACL
+// (the WebACL dimension of its metrics): RateLimitsMetricName, "-", and
+// the API's construct path made a name.
+func (a *TriggersApi) WafMetricName() string { return RateLimitsMetricName + "-" + a.name }
 
 // MetricWafBlockedRequests returns the requests the API's rate-limit web
 // ACL blocked (AWS/WAFV2 BlockedRequests, dimensions WebACL, Rule ALL and
@@ -89,7 +96,7 @@ func (a *TriggersApi) MetricWafAllowedRequests(opts *awscloudwatch.MetricOptions
 func (a *TriggersApi) wafMetric(name string, opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
 	props := &awscloudwatch.MetricProps{
 		Namespace: jsii.String("AWS/WAFV2"), MetricName: jsii.String(name), Statistic: jsii.String("Sum"),
-		DimensionsMap: &map[string]*string{"WebACL": jsii.String(RateLimitsMetricName), "Rule": jsii.String("ALL"), "Region": awscdk.Stack_Of(a).Region()},
+		DimensionsMap: &map[string]*string{"WebACL": jsii.String(a.WafMetricName()), "Rule": jsii.String("ALL"), "Region": awscdk.Stack_Of(a).Region()},
 	}
 	if opts != nil {
 		if opts.Statistic != nil {
@@ -147,7 +154,7 @@ func newRateLimitAcl(a *TriggersApi, o *RateLimitOptions) awswafv2.CfnWebACL {
 		CustomResponseBodies: &map[string]*awswafv2.CfnWebACL_CustomResponseBodyProperty{
 			"throttled": {ContentType: jsii.String("APPLICATION_JSON"), Content: jsii.String(throttledBody)},
 		},
-		VisibilityConfig: metric(RateLimitsMetricName),
+		VisibilityConfig: metric(a.WafMetricName()),
 		Rules: &[]*awswafv2.CfnWebACL_RuleProperty{
 			{
 				Name:     jsii.String("PerApiKey"),
