@@ -372,7 +372,7 @@ func TestAlarmsProvisionedTableOnly(t *testing.T) {
 	for prefix, metrics := range cap {
 		_, a := one(t, tp, "AWS::CloudWatch::Alarm", prefix)
 		s := shapeOfAlarm(t, cdktest.Props(a))
-		assert.Equal(t, alarmShape{metrics, "100 * (c / PERIOD(c)) / p", 85, 3, 3, gtOp, "notBreaching"}, s, prefix)
+		assert.Equal(t, alarmShape{metrics, "100 * (c / PERIOD(c)) / FILL(p, REPEAT)", 85, 3, 3, gtOp, "notBreaching"}, s, prefix)
 	}
 	assert.Empty(t, cdktest.Resources(tp, "AWS::Logs::QueryDefinition"), "queries need the API's log groups")
 }

@@ -204,8 +204,12 @@ func (s *tableSection) capacityAndThrottles() {
 }
 
 func (s *tableSection) capacityAlarm(id, what string, consumed, provisioned awscloudwatch.IMetric) {
+	// DynamoDB publishes the provisioned capacity every 5 minutes only: in
+	// a shorter period p is missing 4 times out of 5, the expression then
+	// has no datapoint, and the alarm's N of N could never breach (found
+	// by review). FILL(p, REPEAT) carries the last value over.
 	pct := awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
-		Expression:   jsii.String("100 * (c / PERIOD(c)) / p"),
+		Expression:   jsii.String("100 * (c / PERIOD(c)) / FILL(p, REPEAT)"),
 		UsingMetrics: &map[string]awscloudwatch.IMetric{"c": consumed, "p": provisioned},
 		Label:        jsii.String("Consumed " + what + ", % of provisioned"),
 		Period:       s.period,

@@ -280,7 +280,7 @@ func TestTableMonitoring(t *testing.T) {
 				exprs = append(exprs, e)
 			}
 		}
-		assert.Equal(t, []string{"100 * (c / PERIOD(c)) / p"}, exprs)
+		assert.Equal(t, []string{"100 * (c / PERIOD(c)) / FILL(p, REPEAT)"}, exprs, "the provisioned capacity (every 5 minutes) carried over a 1-minute period")
 	})
 
 	t.Run("NoWarnings", func(t *testing.T) {
