@@ -176,7 +176,7 @@ var expectedAlarms = map[string]struct {
 		metricLine("Triggers/triggers-dev-api", "WebhookAttempts", "Sum", 300, []string{"Outcome=delivered"}),
 		metricLine("Triggers/triggers-dev-api", "WebhookAttempts", "Sum", 300, []string{"Outcome=failed"}),
 		metricLine("Triggers/triggers-dev-api", "WebhookAttempts", "Sum", 300, []string{"Outcome=gone"}),
-	}), "100 * FILL(f, 0) / (FILL(d, 0) + FILL(f, 0) + FILL(g, 0))", 50, 3, 3, gtOp, "notBreaching"}, "webhook-failures", "Queues"},
+	}), "IF(FILL(d, 0) + FILL(f, 0) + FILL(g, 0) >= 20, 100 * FILL(f, 0) / (FILL(d, 0) + FILL(f, 0) + FILL(g, 0)), 0)", 50, 3, 3, gtOp, "notBreaching"}, "webhook-failures", "Queues"},
 	"MonitoringSubscriptionsDisabled":   {alarmShape{[]string{metricLine("Triggers/triggers-dev-api", "SubscriptionsDisabled", "Sum", 300, nil)}, "", 1, 1, 1, gteOp, "notBreaching"}, "subscriptions-disabled", "Queues"},
 	"MonitoringArchiverErrors":          {alarmShape{lambdaMetric("Errors", "Sum"), "", 1, 1, 1, gteOp, "notBreaching"}, "archive-of-expired-events", "Functions"},
 	"MonitoringArchiverIteratorAge":     {alarmShape{lambdaMetric("IteratorAge", "Maximum"), "", 3600000, 3, 3, gtOp, "notBreaching"}, "archive-of-expired-events", "Functions"},

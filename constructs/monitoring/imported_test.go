@@ -1,6 +1,7 @@
 package monitoring_test
 
 import (
+	"encoding/json"
 	"sort"
 	"testing"
 
@@ -163,4 +164,27 @@ func TestImportedApiNeedsItsAttributes(t *testing.T) {
 	assert.PanicsWithError(t, "triggersapi \"Api\": invalid attributes:\nRestApiName is required\nConsumerFunction is required\nMetricsNamespace is required\nWebhooks.SecretsKeyArn is required", func() {
 		triggersapi.FromTriggersApiAttributes(stack, jsii.String("Api"), attrs)
 	})
+}
+
+// WebhookFailures judges only periods with WebhookFailureMinAttempts
+// attempts or more: one tenant's dead endpoint on a quiet deployment is
+// 100% of few attempts, and that is not our side failing (found by review:
+// it paged).
+func TestWebhookFailuresNeedAMinimumOfAttempts(t *testing.T) {
+	ctx := map[string]any{"aws:cdk:bundling-stacks": []any{}}
+	stack := awscdk.NewStack(awscdk.NewApp(&awscdk.AppProps{Context: &ctx}), jsii.String("S"), nil)
+	artifacts := awss3.Bucket_FromBucketName(stack, jsii.String("Artifacts"), jsii.String("ci-artifacts"))
+	api := triggersapi.NewTriggersApi(stack, jsii.String("Triggers"), &triggersapi.TriggersApiProps{
+		RateLimit: &triggersapi.RateLimitOptions{Disabled: true},
+		Webhooks: &triggersapi.WebhookOptions{Function: &triggersapi.FunctionOptions{
+			Code: awslambda.Code_FromBucket(artifacts, jsii.String("webhooks.zip"), nil)}},
+	})
+	m := monitoring.NewTriggersMonitoring(stack, jsii.String("Monitoring"), &monitoring.TriggersMonitoringProps{Api: api,
+		Thresholds: &monitoring.Thresholds{WebhookFailureMinAttempts: 5}})
+	id := *stack.GetLogicalId(m.Alarm("WebhookFailures").Node().DefaultChild().(awscdk.CfnElement))
+	alarm := (*assertions.Template_FromStack(stack, nil).FindResources(jsii.String("AWS::CloudWatch::Alarm"), nil))[id]
+	b, err := json.Marshal(alarm)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `IF(FILL(d, 0) + FILL(f, 0) + FILL(g, 0) \u003e= 5, 100 * FILL(f, 0) / (FILL(d, 0) + FILL(f, 0) + FILL(g, 0)), 0)`)
+	assert.Contains(t, string(b), "(of 5 attempts a period or more)")
 }

@@ -578,13 +578,16 @@ func (m *TriggersMonitoring) webhookAlarms(w triggersapi.IWebhookDelivery) {
 		graph("Webhook attempts by outcome", []awscloudwatch.IMetric{delivered, failed, gone}, nil, 16),
 		graph("Subscriptions disabled", []awscloudwatch.IMetric{disabled}, nil, 8),
 	)
+	// Judged only over WebhookFailureMinAttempts attempts or more (found by
+	// review: one dead endpoint on a quiet deployment was 100%).
 	share := awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
-		Expression:   jsii.String("100 * FILL(f, 0) / (FILL(d, 0) + FILL(f, 0) + FILL(g, 0))"),
+		Expression: jsii.String(fmt.Sprintf("IF(FILL(d, 0) + FILL(f, 0) + FILL(g, 0) >= %v, 100 * FILL(f, 0) / (FILL(d, 0) + FILL(f, 0) + FILL(g, 0)), 0)",
+			m.th.WebhookFailureMinAttempts)),
 		UsingMetrics: &map[string]awscloudwatch.IMetric{"d": delivered, "f": failed, "g": gone},
 		Label:        jsii.String("Failed webhook attempts (%)"),
 		Period:       m.period,
 	})
-	m.alarm("WebhookFailures", fmt.Sprintf("More than %v %% of webhook attempts failed for 3 periods: every target failing at once points at our side (egress, DNS, TLS), not at one tenant's endpoint.", m.th.WebhookFailurePercent), "webhook-failures",
+	m.alarm("WebhookFailures", fmt.Sprintf("More than %v %% of webhook attempts failed for 3 periods (of %v attempts a period or more): every target failing at once points at our side (egress, DNS, TLS), not at one tenant's endpoint.", m.th.WebhookFailurePercent, m.th.WebhookFailureMinAttempts), "webhook-failures",
 		share, m.th.WebhookFailurePercent, 3, 3, gt, notBrch)
 	m.alarm("SubscriptionsDisabled", "A webhook subscription was disabled after failing without a success for the deployment's disable-after period: its tenant receives nothing until it is re-created.", "subscriptions-disabled",
 		disabled, 1, 1, 1, gte, notBrch)

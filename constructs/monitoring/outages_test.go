@@ -266,6 +266,7 @@ func TestValidateOutageThresholds(t *testing.T) {
 		{"denial percent", th(monitoring.Thresholds{AuthorizerDenialPercent: 150}), "Thresholds.AuthorizerDenialPercent 150 is above 100: it is a percentage"},
 		{"negative minimum", th(monitoring.Thresholds{AuthorizerDenialMinRequests: -5}), "Thresholds.AuthorizerDenialMinRequests -5 is negative"},
 		{"negative waf", th(monitoring.Thresholds{WafBlockedRequests: -1}), "Thresholds.WafBlockedRequests -1 is negative"},
+		{"negative webhook minimum", th(monitoring.Thresholds{WebhookFailureMinAttempts: -1}), "Thresholds.WebhookFailureMinAttempts -1 is negative"},
 		{"negative backup", th(monitoring.Thresholds{BackupJobsFailed: -1}), "Thresholds.BackupJobsFailed -1 is negative"},
 		{"api keys latency of an operation not called", &monitoring.TriggersMonitoringProps{EventsTable: table, ApiKeysTableThresholds: &monitoring.TableThresholds{LatencyMs: map[string]float64{"BatchWriteItem": 10}}},
 			`ApiKeysTableThresholds.LatencyMs has "BatchWriteItem", which is not monitored: the runtime calls GetItem, PutItem, UpdateItem, Query, Scan on the API-keys table; remove it`},

@@ -112,6 +112,13 @@ type Thresholds struct {
 	//
 	// Default: 50.
 	WebhookFailurePercent float64
+	// WebhookFailureMinAttempts is the fewest webhook attempts in a period
+	// for WebhookFailures to judge it: on a quiet deployment one tenant's
+	// dead endpoint (or its circuit's probes) is most of the attempts, and
+	// that is not our side failing.
+	//
+	// Default: 20.
+	WebhookFailureMinAttempts float64
 	// ArchiveIteratorAgeSeconds alarms (with Archive) when the archiver's
 	// IteratorAge (Maximum) exceeds it for 3 periods. Records older than
 	// the archive's MaxRecordAge (20 h by default) are given up on, so it
@@ -169,7 +176,7 @@ func (t *Thresholds) withDefaults() Thresholds {
 	out := Thresholds{
 		LambdaErrors: 1, Api5xxPercent: 1, ApiLatencyP99Ms: 1000, IteratorAgeSeconds: 60,
 		LambdaThrottles: 1, DurationPercentOfTimeout: 80, ConcurrencyPercent: 90, AccountConcurrencyLimit: 1000,
-		Api4xxPercent: 5, DeliveryQueueAgeSeconds: 600, InboxLatencyP95Ms: 50, WebhookFailurePercent: 50,
+		Api4xxPercent: 5, DeliveryQueueAgeSeconds: 600, InboxLatencyP95Ms: 50, WebhookFailurePercent: 50, WebhookFailureMinAttempts: 20,
 		ArchiveIteratorAgeSeconds: 3600, TrafficDropStdDevs: 3, TrafficDropPeriods: 3,
 		AuthorizerDenialPercent: 50, AuthorizerDenialMinRequests: 100, WafBlockedRequests: 1000, BackupJobsFailed: 1,
 	}
@@ -193,6 +200,7 @@ func (t *Thresholds) withDefaults() Thresholds {
 	set(&out.DeliveryQueueAgeSeconds, t.DeliveryQueueAgeSeconds)
 	set(&out.InboxLatencyP95Ms, t.InboxLatencyP95Ms)
 	set(&out.WebhookFailurePercent, t.WebhookFailurePercent)
+	set(&out.WebhookFailureMinAttempts, t.WebhookFailureMinAttempts)
 	set(&out.ArchiveIteratorAgeSeconds, t.ArchiveIteratorAgeSeconds)
 	set(&out.TrafficDropStdDevs, t.TrafficDropStdDevs)
 	set(&out.TrafficDropPeriods, t.TrafficDropPeriods)

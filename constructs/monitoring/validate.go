@@ -43,6 +43,7 @@ func ValidateProps(p *TriggersMonitoringProps) error {
 			{"DeliveryQueueAgeSeconds", t.DeliveryQueueAgeSeconds, 0},
 			{"InboxLatencyP95Ms", t.InboxLatencyP95Ms, 0},
 			{"WebhookFailurePercent", t.WebhookFailurePercent, 100},
+			{"WebhookFailureMinAttempts", t.WebhookFailureMinAttempts, 0},
 			{"ArchiveIteratorAgeSeconds", t.ArchiveIteratorAgeSeconds, 0},
 			{"AuthorizerDenialPercent", t.AuthorizerDenialPercent, 100},
 			{"AuthorizerDenialMinRequests", t.AuthorizerDenialMinRequests, 0},
