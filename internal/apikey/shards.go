@@ -58,7 +58,8 @@ type tenantRecord struct {
 
 // readTenant reads tenant's record with a strongly consistent read, and
 // adds the keys the tenant index lists (those of a table written before
-// the record existed, or by an older triggers-keys) with their counts.
+// the record existed, or by an older triggers-keys) with their read
+// counts, and their write counts while there is no record.
 func (s *Store) readTenant(ctx context.Context, tenant string) (tenantRecord, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      aws.String(s.table),
@@ -85,7 +86,13 @@ func (s *Store) readTenant(ctx context.Context, tenant string) (tenantRecord, er
 		return tenantRecord{}, err
 	}
 	for _, k := range listed {
-		r.cfg.Write = max(r.cfg.Write, k.Shards.Write)
+		// The record's write count is the tenant's once it exists (the
+		// index may still show a key's count from before the last change:
+		// a shrink's old, higher count); a read count only grows, so the
+		// highest seen is kept.
+		if !r.exists {
+			r.cfg.Write = max(r.cfg.Write, k.Shards.Write)
+		}
 		r.cfg.Read = max(r.cfg.Read, k.Shards.Read)
 		if !slices.Contains(r.keys, k.Hash) {
 			r.keys = append(r.keys, k.Hash)
