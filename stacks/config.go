@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/schema"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -192,8 +193,6 @@ func ConfigFromContext(app awscdk.App) (Config, error) {
 
 var secretNameRE = regexp.MustCompile(`^[A-Za-z0-9/_+=.@-]{1,512}$`)
 
-var regionRE = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]+$`)
-
 // tableNameRE is DynamoDB's rule for a table name.
 var tableNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{3,255}$`)
 
@@ -225,7 +224,7 @@ func regionsFromContext(app awscdk.App, cfg *Config) error {
 	if err != nil {
 		return err
 	}
-	if region != "" && !regionRE.MatchString(region) {
+	if region != "" && !contract.ValidRegionName(region) {
 		return fmt.Errorf("context %s=%s is not a region name: use one such as us-east-1", ContextRegion, region)
 	}
 	cfg.Region = region
@@ -240,7 +239,7 @@ func regionsFromContext(app awscdk.App, cfg *Config) error {
 		for _, r := range strings.Split(replicas, ",") {
 			r = strings.TrimSpace(r)
 			switch {
-			case !regionRE.MatchString(r):
+			case !contract.ValidRegionName(r):
 				return fmt.Errorf("context %s=%s: %q is not a region name: list regions comma-separated, such as eu-west-1,ap-southeast-2", ContextReplicaRegions, replicas, r)
 			case r == region:
 				return fmt.Errorf("context %s=%s lists %s, the stacks' own region (%s): the table's first replica is there already; remove it", ContextReplicaRegions, replicas, r, ContextRegion)
@@ -271,7 +270,7 @@ func regionsFromContext(app awscdk.App, cfg *Config) error {
 	}
 	if writer != "" {
 		switch {
-		case !regionRE.MatchString(writer):
+		case !contract.ValidRegionName(writer):
 			return fmt.Errorf("context %s=%s is not a region name: use one such as us-east-1", ContextWriterRegion, writer)
 		case region == "":
 			return fmt.Errorf("context %s=%s needs %s: name the region this run deploys (-c %s=<region>)", ContextWriterRegion, writer, ContextRegion, ContextRegion)

@@ -3,7 +3,6 @@ package dynamotable
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -14,6 +13,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/triggers-dev/triggers/constructs/internal/tablecore"
+	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/schema"
 )
 
@@ -77,8 +77,6 @@ type Replica struct {
 	ResourcePolicy awsiam.PolicyDocument
 }
 
-var regionRE = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]+$`)
-
 // validateReplicas checks props.Replicas against the rest of props and the
 // stack's region. It returns nil for a table without replicas.
 func validateReplicas(props *TableProps, stackRegion *string) []error {
@@ -109,7 +107,7 @@ func validateReplicas(props *TableProps, stackRegion *string) []error {
 		case isTokenString(r.Region):
 			bad("%s.Region is a token: a replica region must be a concrete name, such as \"eu-west-1\"", name)
 			continue
-		case !regionRE.MatchString(r.Region):
+		case !contract.ValidRegionName(r.Region):
 			bad("%s.Region %q is not a region name: use one such as \"eu-west-1\"", name, r.Region)
 		case r.Region == here:
 			bad("%s.Region %q is the stack's own region: the table's first replica is there already; remove it, or name another region", name, r.Region)

@@ -15,8 +15,6 @@ import (
 
 var stageRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
 
-var regionRE = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]+$`)
-
 func isToken(v float64) bool { return cdkutil.IsNumberToken(v) }
 
 // ValidateProps reports every problem with props, each naming the bad value
@@ -59,7 +57,7 @@ func ValidateProps(p *TriggersApiProps) error {
 			bad("MetricsNamespace: %v (the functions would refuse it at every start): give your own namespace, or leave it unset for Triggers/<stack name>", err)
 		}
 	}
-	if r := p.WriterRegion; r != "" && !regionRE.MatchString(r) {
+	if r := p.WriterRegion; r != "" && !contract.ValidRegionName(r) {
 		bad("WriterRegion %q is not a region name: give the region whose API accepts writes, such as us-east-1 (the API answers writes elsewhere 503)", r)
 	}
 	if p.StageName != "" && !stageRE.MatchString(p.StageName) {

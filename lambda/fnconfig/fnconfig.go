@@ -107,7 +107,7 @@ func LoadAPI(getenv func(string) string) (API, error) {
 	case len(c.CursorSecret) < cursor.MinSecretBytes:
 		errs = append(errs, fmt.Errorf("%s is %d bytes: set it to at least %d random bytes (for example: openssl rand -base64 48)", contract.EnvCursorSecret, len(c.CursorSecret), cursor.MinSecretBytes))
 	}
-	if c.WriterRegion != "" && !isRegionName(c.WriterRegion) {
+	if c.WriterRegion != "" && !contract.ValidRegionName(c.WriterRegion) {
 		errs = append(errs, fmt.Errorf("%s=%q is not a region name: use the writer's region, such as us-east-1 (every region would answer writes 503)", contract.EnvWriterRegion, c.WriterRegion))
 	} else if c.WriterRegion != "" && c.Region == "" {
 		errs = append(errs, fmt.Errorf("%s=%q is set but AWS_REGION is not: set AWS_REGION to this function's region (Lambda sets it)", contract.EnvWriterRegion, c.WriterRegion))
@@ -214,26 +214,4 @@ func checkQueueURL(name, v, unset string) error {
 		return nil
 	}
 	return fmt.Errorf("%s=%q is not a queue URL: use https://sqs.<region>.amazonaws.com/<account>/<queue>%s", name, v, unset)
-}
-
-// isRegionName reports whether s has the shape of an AWS region name
-// (us-east-1, ap-southeast-2, us-gov-west-1): two letters, words of
-// lowercase letters, a number, joined by '-'. (No regexp: its compile
-// would cost every cold start; lambda's TestConfigCompilesNoRegexp.)
-func isRegionName(s string) bool {
-	parts := strings.Split(s, "-")
-	if len(parts) < 3 || len(parts[0]) != 2 {
-		return false
-	}
-	for i, p := range parts {
-		if p == "" {
-			return false
-		}
-		for _, r := range p {
-			if i == len(parts)-1 && (r < '0' || r > '9') || i < len(parts)-1 && (r < 'a' || r > 'z') {
-				return false
-			}
-		}
-	}
-	return true
 }
