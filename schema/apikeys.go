@@ -25,6 +25,18 @@ const (
 	AttrReadShards = "read_shards"
 )
 
+// A tenant's record in the API-keys table: key_hash is TenantRecordPrefix
+// and the tenant id (a key's hash is hex: the two never meet), with the
+// tenant's AttrShards and AttrReadShards, the hashes of its keys
+// (AttrTenantKeyHashes, a string set) and a version (AttrTenantVersion)
+// that every key creation and sharding change moves on (internal/apikey).
+// It has no tenant_id, so TenantIndex never lists it.
+const (
+	TenantRecordPrefix  = "tenant#"
+	AttrTenantKeyHashes = "key_hashes"
+	AttrTenantVersion   = "version"
+)
+
 // TenantIndex lists a tenant's keys, newest first by created_at.
 const TenantIndex = "TenantIndex"
 

@@ -269,7 +269,7 @@ func (s *Store) List(ctx context.Context, tenant string) ([]Key, error) {
 			items, last = out.Items, out.LastEvaluatedKey
 		}
 		for _, it := range items {
-			if k := keyFromItem(it); !strings.HasPrefix(k.Hash, tenantRecordPrefix) {
+			if k := keyFromItem(it); !strings.HasPrefix(k.Hash, schema.TenantRecordPrefix) {
 				keys = append(keys, k)
 			}
 		}
@@ -287,7 +287,7 @@ var ErrNoSuchKey = errors.New("no API key with this hash")
 // active before; revoking a revoked key again is not an error.
 func (s *Store) Revoke(ctx context.Context, hash string) (bool, error) {
 	hash = strings.ToLower(strings.TrimSpace(hash))
-	if strings.HasPrefix(hash, tenantRecordPrefix) {
+	if strings.HasPrefix(hash, schema.TenantRecordPrefix) {
 		return false, ErrNoSuchKey // a tenant's record, not a key
 	}
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{

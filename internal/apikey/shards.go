@@ -26,23 +26,13 @@ import (
 // again.
 var ErrShardsChanged = errors.New("the tenant's sharding or keys changed meanwhile: run the command again")
 
-// tenantRecordPrefix starts the key_hash of a tenant's record (a key's
-// hash is hex: the two never meet). The record holds the tenant's
-// sharding (schema.AttrShards, schema.AttrReadShards), the hashes of its
-// keys (attrKeys) and a version (attrVersion) that every Create and
-// SetShards of the tenant moves on in the same transaction as the keys it
-// writes: the two serialize on it, so a key created while the sharding
-// changes is either changed with the others or created with the new
-// counts. (The tenant index cannot serve: a global secondary index is
-// eventually consistent, and a key just created may be missing from it.)
-// It has no tenant_id, so the tenant index never lists it.
-const tenantRecordPrefix = "tenant#"
-
-// Attributes of a tenant's record.
-const (
-	attrVersion = "version"
-	attrKeys    = "key_hashes"
-)
+// A tenant's record (schema.TenantRecordPrefix) serializes the changes of
+// its keys: every Create and SetShards of the tenant moves its version on
+// in the same transaction as the keys it writes, so a key created while
+// the sharding changes is either changed with the others or created with
+// the new counts. (The tenant index cannot serve: a global secondary index
+// is eventually consistent, and a key just created may be missing from
+// it.)
 
 // maxTenantAttempts bounds the attempts of a Create or SetShards that
 // meets concurrent changes of the same tenant.
@@ -63,7 +53,7 @@ type tenantRecord struct {
 func (s *Store) readTenant(ctx context.Context, tenant string) (tenantRecord, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      aws.String(s.table),
-		Key:            map[string]types.AttributeValue{schema.AttrKeyHash: &types.AttributeValueMemberS{Value: tenantRecordPrefix + tenant}},
+		Key:            map[string]types.AttributeValue{schema.AttrKeyHash: &types.AttributeValueMemberS{Value: schema.TenantRecordPrefix + tenant}},
 		ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
@@ -74,10 +64,10 @@ func (s *Store) readTenant(ctx context.Context, tenant string) (tenantRecord, er
 		r.exists = true
 		k := keyFromItem(out.Item)
 		r.cfg = shard.Config{Write: k.Shards.Write, Read: k.Shards.Read}
-		if v, ok := out.Item[attrVersion].(*types.AttributeValueMemberN); ok {
+		if v, ok := out.Item[schema.AttrTenantVersion].(*types.AttributeValueMemberN); ok {
 			r.version, _ = strconv.ParseInt(v.Value, 10, 64)
 		}
-		if v, ok := out.Item[attrKeys].(*types.AttributeValueMemberSS); ok {
+		if v, ok := out.Item[schema.AttrTenantKeyHashes].(*types.AttributeValueMemberSS); ok {
 			r.keys = append(r.keys, v.Value...)
 		}
 	}
@@ -105,7 +95,7 @@ func (s *Store) readTenant(ctx context.Context, tenant string) (tenantRecord, er
 // tenantWrite is the transaction item that writes tenant's record as cfg
 // and keys, on condition that it is still r (its version, or its absence).
 func (s *Store) tenantWrite(tenant string, r tenantRecord, cfg shard.Config, keys []string) types.TransactWriteItem {
-	names := map[string]string{"#v": attrVersion}
+	names := map[string]string{"#v": schema.AttrTenantVersion}
 	values := map[string]types.AttributeValue{":v1": &types.AttributeValueMemberN{Value: strconv.FormatInt(r.version+1, 10)}}
 	set := []string{"#v = :v1"}
 	if cfg.Write > 0 {
@@ -117,7 +107,7 @@ func (s *Store) tenantWrite(tenant string, r tenantRecord, cfg shard.Config, key
 		set = append(set, "#r = :r")
 	}
 	if len(keys) > 0 {
-		names["#k"], values[":k"] = attrKeys, &types.AttributeValueMemberSS{Value: keys}
+		names["#k"], values[":k"] = schema.AttrTenantKeyHashes, &types.AttributeValueMemberSS{Value: keys}
 		set = append(set, "#k = :k")
 	}
 	cond := "attribute_not_exists(#h)"
@@ -129,7 +119,7 @@ func (s *Store) tenantWrite(tenant string, r tenantRecord, cfg shard.Config, key
 	}
 	return types.TransactWriteItem{Update: &types.Update{
 		TableName:                 aws.String(s.table),
-		Key:                       map[string]types.AttributeValue{schema.AttrKeyHash: &types.AttributeValueMemberS{Value: tenantRecordPrefix + tenant}},
+		Key:                       map[string]types.AttributeValue{schema.AttrKeyHash: &types.AttributeValueMemberS{Value: schema.TenantRecordPrefix + tenant}},
 		UpdateExpression:          aws.String("SET " + strings.Join(set, ", ")),
 		ConditionExpression:       aws.String(cond),
 		ExpressionAttributeNames:  names,
