@@ -22,6 +22,10 @@ import (
 // *store.Store implements it.
 type SubscriptionStore interface {
 	CreateSubscription(ctx context.Context, tenant string, sub event.Subscription) error
+	// CheckSubscriptionLimit fails with CreateSubscription's error for a
+	// tenant that holds the most subscriptions it may; a create asks it
+	// before sealing a secret. CreateSubscription still enforces the limit.
+	CheckSubscriptionLimit(ctx context.Context, tenant string) error
 	ListSubscriptions(ctx context.Context, tenant string) ([]event.Subscription, error)
 	DeleteSubscription(ctx context.Context, tenant, id string) error
 	GetSubscription(ctx context.Context, tenant, id string) (event.Subscription, error)
@@ -193,6 +197,11 @@ func (a *API) createSubscription(w http.ResponseWriter, r *http.Request, ri *req
 		return 0, nil, err
 	}
 	if err := a.checkTarget(r.Context(), req.URL); err != nil {
+		return 0, nil, err
+	}
+	// A tenant at the limit learns it before any KMS call (also while KMS
+	// is down); the create's transaction decides races.
+	if err := a.webhooks.Store.CheckSubscriptionLimit(r.Context(), ri.tenant); err != nil {
 		return 0, nil, err
 	}
 	id, err := event.NewSubscriptionID(nil)

@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -172,15 +173,46 @@ func TestSubscriptionBadInput(t *testing.T) {
 	}
 }
 
+// countingSealer counts the secrets it is asked to seal.
+type countingSealer struct {
+	httpapi.SecretSealer
+	n atomic.Int32
+}
+
+func (c *countingSealer) Seal(ctx context.Context, tenant, id string, secret webhook.Secret) (string, error) {
+	c.n.Add(1)
+	return c.SecretSealer.Seal(ctx, tenant, id, secret)
+}
+
+// A tenant at the limit gets the limit's 400 before any secret is sealed:
+// no KMS call is spent on it (nor a 503 while KMS is down).
 func TestSubscriptionLimit(t *testing.T) {
-	e := newEnv(t, withWebhooks(t, &redeliveries{}))
+	var seals *countingSealer
+	e := newEnv(t, func(c *httpapi.Config) {
+		withWebhooks(t, &redeliveries{})(c)
+		seals = &countingSealer{SecretSealer: c.Webhooks.Secrets}
+		c.Webhooks.Secrets = seals
+	})
 	for i := range event.MaxSubscriptions {
 		r := e.do(req{method: "POST", path: "/v1/subscriptions", tenant: "tenant-a", body: `{"url":"https://example.com/` + string(rune('a'+i)) + `"}`})
 		require.Equal(t, http.StatusCreated, r.code, "%s", r.body)
 	}
+	require.EqualValues(t, event.MaxSubscriptions, seals.n.Load())
+	items := e.itemCount()
 	r := e.do(req{method: "POST", path: "/v1/subscriptions", tenant: "tenant-a", body: `{"url":"https://example.com/one-more"}`})
 	assert.Equal(t, http.StatusBadRequest, r.code)
-	assert.Contains(t, string(r.body), "20 subscriptions")
+	assert.Equal(t, "invalid_subscription", r.errCode(t))
+	assert.Contains(t, string(r.body), "already has 20 subscriptions, the most it may hold: delete one first")
+	assert.EqualValues(t, event.MaxSubscriptions, seals.n.Load(), "no secret sealed for a tenant at the limit")
+	assert.Equal(t, items, e.itemCount(), "nothing written")
+
+	r = e.do(req{method: "POST", path: "/v1/subscriptions", tenant: "tenant-b", body: `{"url":"https://example.com/b"}`})
+	assert.Equal(t, http.StatusCreated, r.code, "the limit is per tenant: %s", r.body)
+	first := e.do(req{method: "GET", path: "/v1/subscriptions", tenant: "tenant-a"}).json(t)["subscriptions"].([]any)[0].(map[string]any)
+	r = e.do(req{method: "DELETE", path: "/v1/subscriptions/" + first["subscription_id"].(string), tenant: "tenant-a"})
+	require.Equal(t, http.StatusOK, r.code, "%s", r.body)
+	r = e.do(req{method: "POST", path: "/v1/subscriptions", tenant: "tenant-a", body: `{"url":"https://example.com/one-more"}`})
+	assert.Equal(t, http.StatusCreated, r.code, "a deletion frees a place: %s", r.body)
 }
 
 // 25 concurrent creates for one tenant: exactly 20 subscriptions, and

@@ -121,13 +121,42 @@ func (st *Store) CreateSubscription(ctx context.Context, tenant string, sub even
 	return st.transact(ctx, "create subscription", &items, func(reasons []types.CancellationReason) (bool, error) {
 		switch {
 		case failedCheck(reasons, 0) && reasons[0].Item != nil:
-			return true, &event.InputError{Code: event.CodeInvalidSubscription, Message: fmt.Sprintf("this tenant already has %d subscriptions, the most it may hold: delete one first", getN(reasons[0].Item, attrCount))}
+			return true, subscriptionLimitError(getN(reasons[0].Item, attrCount))
 		case failedCheck(reasons, 0):
 			// No counter yet: count the tenant's subscriptions once.
 			return true, st.initSubscriptionCount(ctx, tenant)
 		}
 		return false, nil
 	})
+}
+
+// CheckSubscriptionLimit fails with CreateSubscription's
+// *event.InputError when the tenant already holds
+// event.MaxSubscriptions, from one consistent read of its counter. It lets
+// a create stop before it seals a secret (a KMS call, or a 503 while KMS
+// is down) for a tenant at the limit; CreateSubscription still enforces
+// the limit exactly. A tenant without a counter yet passes.
+func (st *Store) CheckSubscriptionLimit(ctx context.Context, tenant string) error {
+	out, err := st.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:                aws.String(st.table),
+		Key:                      st.key(subscriptionPartition(tenant), contract.SubscriptionCountKey),
+		ConsistentRead:           aws.Bool(true),
+		ProjectionExpression:     aws.String("#c"),
+		ExpressionAttributeNames: map[string]string{"#c": attrCount},
+	})
+	if err != nil {
+		return classify("count subscriptions", err)
+	}
+	if held := getN(out.Item, attrCount); held >= event.MaxSubscriptions {
+		return subscriptionLimitError(held)
+	}
+	return nil
+}
+
+// subscriptionLimitError answers a create for a tenant holding held
+// subscriptions, the limit or more.
+func subscriptionLimitError(held int64) error {
+	return &event.InputError{Code: event.CodeInvalidSubscription, Message: fmt.Sprintf("this tenant already has %d subscriptions, the most it may hold: delete one first", held)}
 }
 
 // initSubscriptionCount writes the tenant's subscription counter, unless

@@ -103,16 +103,23 @@ func TestSubscriptionLimit(t *testing.T) {
 	for i := 0; i < event.MaxSubscriptions; i++ {
 		require.NoError(t, st.CreateSubscription(ctx, "tenant-a", newSub(fmt.Sprintf("sub_%02d", i))), "subscription %d", i)
 	}
-	err := st.CreateSubscription(ctx, "tenant-a", newSub("sub_x"))
-	var ie *event.InputError
-	require.ErrorAs(t, err, &ie)
-	assert.Equal(t, event.CodeInvalidSubscription, ie.Code)
-	assert.Equal(t, fmt.Sprintf("this tenant already has %d subscriptions, the most it may hold: delete one first", event.MaxSubscriptions), ie.Message)
+	require.NoError(t, st.CheckSubscriptionLimit(ctx, "tenant-b"), "a tenant without a counter")
+	limitErr := func(err error) {
+		t.Helper()
+		var ie *event.InputError
+		require.ErrorAs(t, err, &ie)
+		assert.Equal(t, event.CodeInvalidSubscription, ie.Code)
+		assert.Equal(t, fmt.Sprintf("this tenant already has %d subscriptions, the most it may hold: delete one first", event.MaxSubscriptions), ie.Message)
+	}
+	limitErr(st.CheckSubscriptionLimit(ctx, "tenant-a"))
+	limitErr(st.CreateSubscription(ctx, "tenant-a", newSub("sub_x")))
 	subs, err := st.ListSubscriptions(ctx, "tenant-a")
 	require.NoError(t, err)
 	assert.Len(t, subs, event.MaxSubscriptions)
 	require.NoError(t, st.CreateSubscription(ctx, "tenant-b", newSub("sub_x")), "the limit is per tenant")
+	require.NoError(t, st.CheckSubscriptionLimit(ctx, "tenant-b"), "a tenant below the limit")
 	require.NoError(t, st.DeleteSubscription(ctx, "tenant-a", "sub_03"))
+	require.NoError(t, st.CheckSubscriptionLimit(ctx, "tenant-a"), "a deletion frees a place")
 	require.NoError(t, st.CreateSubscription(ctx, "tenant-a", newSub("sub_x")), "a deletion frees a place")
 	assert.Equal(t, map[string]string{"tenant-a": "20", "tenant-b": "1"}, subscriptionCounts(t, table))
 }

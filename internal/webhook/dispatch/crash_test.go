@@ -420,6 +420,10 @@ func (s faultStore) CreateSubscription(ctx context.Context, tenant string, sub e
 	return s.st.CreateSubscription(ctx, tenant, sub)
 }
 
+func (s faultStore) CheckSubscriptionLimit(ctx context.Context, tenant string) error {
+	return s.st.CheckSubscriptionLimit(ctx, tenant)
+}
+
 func (s faultStore) UpdateSubscription(ctx context.Context, tenant, id string, p event.SubscriptionPatch, now time.Time) (event.Subscription, error) {
 	return s.st.UpdateSubscription(ctx, tenant, id, p, now)
 }
