@@ -58,12 +58,15 @@ type Subscription struct {
 	// while the endpoint succeeds).
 	FailingSince string `json:"failing_since,omitempty"`
 
-	// Secrets are the signing secrets ("whsec_..."), newest first: after
-	// a rotation the previous one still signs until PreviousExpires.
-	// Never part of the JSON: a secret is shown once, when created.
+	// Secrets are the signing secrets ("whsec_..."), newest first, at
+	// most MaxSigningSecrets: after a rotation the secrets it replaced
+	// still sign until their overlaps end (PreviousExpires). Never part
+	// of the JSON: a secret is shown once, when created.
 	Secrets []string `json:"-"`
-	// PreviousExpires ends the overlap of a rotation (zero: no overlap).
-	PreviousExpires time.Time `json:"-"`
+	// PreviousExpires[i] ends the overlap of Secrets[i+1], the secret
+	// the (i+1)th latest rotation replaced; a previous secret without one
+	// no longer signs.
+	PreviousExpires []time.Time `json:"-"`
 
 	// The endpoint's circuit breaker, shared by every instance delivering
 	// to it. ConsecutiveFailures counts the failed attempts since the last
@@ -98,13 +101,26 @@ func (s Subscription) Matches(t string) bool {
 	return len(s.EventTypes) == 0 || slices.Contains(s.EventTypes, t)
 }
 
+// MaxSigningSecrets bounds a subscription's secrets: the newest and the
+// two it replaced most recently, so a rotation sent again (its answer
+// lost) still leaves the secret the receiver uses signing until its
+// overlap ends. A third rotation within one overlap drops the oldest.
+const MaxSigningSecrets = 3
+
 // SigningSecrets returns the secrets that sign a message sent at now: the
-// newest, and the previous one while the rotation's overlap lasts.
+// newest, and each previous one whose rotation's overlap lasts, newest
+// first.
 func (s Subscription) SigningSecrets(now time.Time) []string {
-	if len(s.Secrets) > 1 && now.Before(s.PreviousExpires) {
-		return s.Secrets[:2]
+	if len(s.Secrets) == 0 {
+		return nil
 	}
-	return s.Secrets[:min(1, len(s.Secrets))]
+	out := s.Secrets[:1:1]
+	for i, sec := range s.Secrets[1:] {
+		if i < len(s.PreviousExpires) && now.Before(s.PreviousExpires[i]) {
+			out = append(out, sec)
+		}
+	}
+	return out
 }
 
 // SubscriptionRequest is the validated body of POST /v1/subscriptions.

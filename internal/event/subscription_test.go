@@ -22,15 +22,21 @@ func TestSubscriptionMatches(t *testing.T) {
 	assert.False(t, s.Matches("c"))
 }
 
-// The previous secret signs only while the rotation's overlap lasts, and
-// only the newest two ever sign.
+// Each previous secret signs only while its rotation's overlap lasts; one
+// without an overlap end never does.
 func TestSigningSecrets(t *testing.T) {
 	until := time.Unix(1_900_000_000, 0)
-	s := event.Subscription{Secrets: []string{"new", "old", "older"}, PreviousExpires: until}
-	assert.Equal(t, []string{"new", "old"}, s.SigningSecrets(until.Add(-time.Second)))
-	assert.Equal(t, []string{"new"}, s.SigningSecrets(until), "the overlap ends at PreviousExpires")
-	assert.Equal(t, []string{"new"}, event.Subscription{Secrets: []string{"new"}, PreviousExpires: until}.SigningSecrets(until.Add(-time.Hour)))
+	s := event.Subscription{Secrets: []string{"new", "old", "older"}, PreviousExpires: []time.Time{until.Add(time.Hour), until}}
+	assert.Equal(t, []string{"new", "old", "older"}, s.SigningSecrets(until.Add(-time.Second)))
+	assert.Equal(t, []string{"new", "old"}, s.SigningSecrets(until), "older's overlap ends at its PreviousExpires")
+	assert.Equal(t, []string{"new"}, s.SigningSecrets(until.Add(time.Hour)))
+	s.PreviousExpires = []time.Time{until}
+	assert.Equal(t, []string{"new", "old"}, s.SigningSecrets(until.Add(-time.Second)), "older has no overlap end")
+	assert.Equal(t, []string{"new"}, event.Subscription{Secrets: []string{"new"}, PreviousExpires: []time.Time{until}}.SigningSecrets(until.Add(-time.Hour)))
 	assert.Empty(t, event.Subscription{}.SigningSecrets(until))
+	signing := s.SigningSecrets(until.Add(-time.Second))
+	_ = append(signing, "x")
+	assert.Equal(t, []string{"new", "old", "older"}, s.Secrets, "appending to the answer leaves the subscription alone")
 }
 
 // ParseSubscription: each rule at its boundary, with the message the API

@@ -3,13 +3,14 @@ package httpapi_test
 import (
 	"context"
 	"fmt"
-	"github.com/triggers-dev/triggers/internal/event/eventtest"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/triggers-dev/triggers/internal/event/eventtest"
 
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/httpapi"

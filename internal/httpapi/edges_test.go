@@ -108,7 +108,7 @@ func (r *rotateRacer) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInp
 		if err != nil {
 			return nil, err
 		}
-		if _, err := r.other.RotateSecret(ctx, r.tenant, subs[0].ID, "whsec_winner", time.Now().Add(time.Hour)); err != nil {
+		if _, err := r.other.RotateSecret(ctx, r.tenant, subs[0].ID, "whsec_winner", time.Now(), time.Now().Add(time.Hour)); err != nil {
 			return nil, err
 		}
 	}
@@ -190,7 +190,8 @@ func TestDefaultRotationOverlap(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.code, "%s", r.body)
 	sub, err := e.store.GetSubscription(context.Background(), "tenant-a", id)
 	require.NoError(t, err)
-	assert.True(t, now.Add(24*time.Hour).Equal(sub.PreviousExpires), "previous secret expires %v", sub.PreviousExpires)
+	require.Len(t, sub.PreviousExpires, 1)
+	assert.True(t, now.Add(24*time.Hour).Equal(sub.PreviousExpires[0]), "previous secret expires %v", sub.PreviousExpires)
 }
 
 // A redelivery the queue refuses is a 503 whose log line says why, and

@@ -30,7 +30,7 @@ type SubscriptionStore interface {
 	DeleteSubscription(ctx context.Context, tenant, id string) error
 	GetSubscription(ctx context.Context, tenant, id string) (event.Subscription, error)
 	UpdateSubscription(ctx context.Context, tenant, id string, p event.SubscriptionPatch, now time.Time) (event.Subscription, error)
-	RotateSecret(ctx context.Context, tenant, id, secret string, overlapUntil time.Time) (event.Subscription, error)
+	RotateSecret(ctx context.Context, tenant, id, secret string, now, overlapUntil time.Time) (event.Subscription, error)
 	ListSubscriptionAttempts(ctx context.Context, q event.AttemptsQuery) (event.AttemptsPage, error)
 	ListAttempts(ctx context.Context, tenant, eventID string) ([]event.Attempt, error)
 	StartRedelivery(ctx context.Context, tenant string, e event.Event, token string, at time.Time) error
@@ -423,8 +423,9 @@ func (a *API) rotateSecret(w http.ResponseWriter, r *http.Request, ri *reqInfo, 
 	if err != nil {
 		return 0, nil, errSealUnavailable(err)
 	}
-	until := a.now().Add(a.webhooks.RotationOverlap).Truncate(time.Second) // stored to the second
-	if _, err := a.webhooks.Store.RotateSecret(r.Context(), ri.tenant, id, sealed, until); err != nil {
+	now := a.now()
+	until := now.Add(a.webhooks.RotationOverlap).Truncate(time.Second) // stored to the second
+	if _, err := a.webhooks.Store.RotateSecret(r.Context(), ri.tenant, id, sealed, now, until); err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, SecretRotated{SubscriptionID: id, Secret: secret.Encode(), PreviousSecretExpiresAt: event.FormatTime(until)}, nil

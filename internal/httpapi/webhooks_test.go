@@ -132,7 +132,8 @@ func TestSubscriptionLifecycle(t *testing.T) {
 	sub, err := e.store.GetSubscription(context.Background(), "tenant-a", id)
 	require.NoError(t, err)
 	assert.Equal(t, []string{rot["secret"].(string), created["secret"].(string)}, e.open(t, "tenant-a", id, sub.Secrets...), "stored sealed, newest first")
-	assert.Equal(t, rot["previous_secret_expires_at"], event.FormatTime(sub.PreviousExpires))
+	require.Len(t, sub.PreviousExpires, 1)
+	assert.Equal(t, rot["previous_secret_expires_at"], event.FormatTime(sub.PreviousExpires[0]))
 
 	r = e.do(req{method: "DELETE", path: "/v1/subscriptions/" + id, tenant: "tenant-a"})
 	require.Equal(t, http.StatusOK, r.code)
@@ -508,34 +509,55 @@ func TestSubscriptionSecretsAreSealed(t *testing.T) {
 // A subscription whose secret was stored in plain text (before secrets
 // were sealed) keeps it until rotated: the first rotation seals the new
 // secret and keeps the plain one as the previous (it signs through the
-// overlap); the second drops it, and no plain secret is left.
+// overlap, also past a second rotation within it, as a retried rotation
+// would be); a rotation after the overlap drops it, and no plain secret is
+// left.
 func TestLegacyPlainSecretIsRotatedOut(t *testing.T) {
-	e := newEnv(t, withWebhooks(t, &redeliveries{}))
+	var mu sync.Mutex
+	now := time.Now().UTC()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	e := newEnv(t, withNow(clock), withWebhooks(t, &redeliveries{}))
 	id, err := event.NewSubscriptionID(nil)
 	require.NoError(t, err)
 	legacy := webhook.NewSecret().Encode()
 	require.NoError(t, e.store.CreateSubscription(context.Background(), "tenant-a", event.Subscription{
-		ID: id, URL: "https://example.com/old", EventTypes: []string{}, CreatedAt: event.FormatTime(time.Now()), Secrets: []string{legacy},
+		ID: id, URL: "https://example.com/old", EventTypes: []string{}, CreatedAt: event.FormatTime(clock()), Secrets: []string{legacy},
 	}))
 	assert.Contains(t, e.rawItem(t, "tenant-a", id), legacy)
+	rotate := func() string {
+		t.Helper()
+		r := e.do(req{method: "POST", path: "/v1/subscriptions/" + id + "/rotate", tenant: "tenant-a"})
+		require.Equal(t, http.StatusOK, r.code, "%s", r.body)
+		return r.json(t)["secret"].(string)
+	}
 
-	r := e.do(req{method: "POST", path: "/v1/subscriptions/" + id + "/rotate", tenant: "tenant-a"})
-	require.Equal(t, http.StatusOK, r.code, "%s", r.body)
-	first := r.json(t)["secret"].(string)
+	first := rotate()
 	sub, err := e.store.GetSubscription(context.Background(), "tenant-a", id)
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(sub.Secrets[0], secretbox.Prefix))
 	assert.Equal(t, legacy, sub.Secrets[1], "the plain secret is now the previous one")
-	assert.Equal(t, []string{first, legacy}, e.open(t, "tenant-a", id, sub.SigningSecrets(time.Now())...), "both sign during the overlap")
+	assert.Equal(t, []string{first, legacy}, e.open(t, "tenant-a", id, sub.SigningSecrets(clock())...), "both sign during the overlap")
 
-	r = e.do(req{method: "POST", path: "/v1/subscriptions/" + id + "/rotate", tenant: "tenant-a"})
-	require.Equal(t, http.StatusOK, r.code, "%s", r.body)
-	second := r.json(t)["secret"].(string)
+	// Rotated again 10 minutes later (say the first answer was lost): the
+	// receiver still on the plain secret keeps verifying.
+	mu.Lock()
+	now = now.Add(10 * time.Minute)
+	mu.Unlock()
+	second := rotate()
+	sub, err = e.store.GetSubscription(context.Background(), "tenant-a", id)
+	require.NoError(t, err)
+	assert.Equal(t, []string{second, first, legacy}, e.open(t, "tenant-a", id, sub.SigningSecrets(clock())...), "all three sign")
+
+	// After the overlap (an hour here), the next rotation drops it.
+	mu.Lock()
+	now = now.Add(2 * time.Hour)
+	mu.Unlock()
+	third := rotate()
 	raw := e.rawItem(t, "tenant-a", id)
 	assert.NotContains(t, raw, webhook.SecretPrefix, "no plain secret left: %s", raw)
 	sub, err = e.store.GetSubscription(context.Background(), "tenant-a", id)
 	require.NoError(t, err)
-	assert.Equal(t, []string{second, first}, e.open(t, "tenant-a", id, sub.Secrets...))
+	assert.Equal(t, []string{third, second}, e.open(t, "tenant-a", id, sub.Secrets...))
 }
 
 // KMS down: creating a subscription or rotating its secret is a 503 with

@@ -40,6 +40,7 @@ type subscriptionItem struct {
 	OpenUntil       int64    `dynamodbav:"circuit_open_until,omitempty"`
 	ProbeUntil      int64    `dynamodbav:"probe_until,omitempty"`
 	Secrets         []string `dynamodbav:"secrets"`
+	SecretsExpire   []int64  `dynamodbav:"secrets_expire,omitempty"`
 	PreviousExpires int64    `dynamodbav:"previous_expires,omitempty"`
 }
 
@@ -73,8 +74,13 @@ func (it subscriptionItem) subscription() event.Subscription {
 	if it.FailingSince > 0 {
 		sub.FailingSince = event.FormatTime(time.Unix(it.FailingSince, 0))
 	}
-	if it.PreviousExpires > 0 {
-		sub.PreviousExpires = time.Unix(it.PreviousExpires, 0)
+	for _, sec := range it.SecretsExpire {
+		sub.PreviousExpires = append(sub.PreviousExpires, time.Unix(sec, 0))
+	}
+	if len(it.SecretsExpire) == 0 && it.PreviousExpires > 0 {
+		// Written before a subscription kept more than one previous
+		// secret: the overlap of Secrets[1].
+		sub.PreviousExpires = []time.Time{time.Unix(it.PreviousExpires, 0)}
 	}
 	sub.ConsecutiveFailures = it.Consecutive
 	if it.OpenUntil > 0 {
@@ -280,18 +286,28 @@ func (st *Store) DeleteSubscription(ctx context.Context, tenant, id string) erro
 	})
 }
 
-// RotateSecret makes secret the subscription's newest signing secret; its
-// previous newest keeps signing until overlapUntil, older ones are
-// dropped. Two concurrent rotations cannot both win: the update is
-// conditional on the secrets read.
-func (st *Store) RotateSecret(ctx context.Context, tenant, id, secret string, overlapUntil time.Time) (event.Subscription, error) {
+// RotateSecret makes secret the subscription's newest signing secret at
+// now; the newest it replaces keeps signing until overlapUntil, and each
+// older one whose overlap has not ended at now keeps its own, up to
+// event.MaxSigningSecrets in all (the oldest dropped first). Two
+// concurrent rotations cannot both win: the update is conditional on the
+// secrets read.
+func (st *Store) RotateSecret(ctx context.Context, tenant, id, secret string, now, overlapUntil time.Time) (event.Subscription, error) {
 	cur, err := st.GetSubscription(ctx, tenant, id)
 	if err != nil {
 		return event.Subscription{}, err
 	}
-	secrets := []string{secret}
+	secrets, expire := []string{secret}, []int64{}
 	if len(cur.Secrets) > 0 {
-		secrets = append(secrets, cur.Secrets[0])
+		secrets, expire = append(secrets, cur.Secrets[0]), append(expire, overlapUntil.Unix())
+	}
+	for i, sec := range cur.Secrets[min(1, len(cur.Secrets)):] {
+		if len(secrets) == event.MaxSigningSecrets {
+			break
+		}
+		if i < len(cur.PreviousExpires) && now.Before(cur.PreviousExpires[i]) {
+			secrets, expire = append(secrets, sec), append(expire, cur.PreviousExpires[i].Unix())
+		}
 	}
 	next, err := attributevalue.Marshal(secrets)
 	if err != nil {
@@ -301,15 +317,21 @@ func (st *Store) RotateSecret(ctx context.Context, tenant, id, secret string, ov
 	if err != nil {
 		return event.Subscription{}, err
 	}
+	update := "SET #sec = :next REMOVE #se, #pe"
+	values := map[string]types.AttributeValue{":next": next, ":old": old}
+	if len(expire) > 0 {
+		update = "SET #sec = :next, #se = :se REMOVE #pe"
+		if values[":se"], err = attributevalue.Marshal(expire); err != nil {
+			return event.Subscription{}, err
+		}
+	}
 	res, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                aws.String(st.table),
-		Key:                      st.key(subscriptionPartition(tenant), id),
-		UpdateExpression:         aws.String("SET #sec = :next, #pe = :pe"),
-		ConditionExpression:      aws.String("#sec = :old"),
-		ExpressionAttributeNames: map[string]string{"#sec": "secrets", "#pe": "previous_expires"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":next": next, ":old": old, ":pe": n(overlapUntil.Unix()),
-		},
+		TableName:                 aws.String(st.table),
+		Key:                       st.key(subscriptionPartition(tenant), id),
+		UpdateExpression:          aws.String(update),
+		ConditionExpression:       aws.String("#sec = :old"),
+		ExpressionAttributeNames:  map[string]string{"#sec": "secrets", "#se": "secrets_expire", "#pe": "previous_expires"},
+		ExpressionAttributeValues: values,
 		ReturnValues:                        types.ReturnValueAllNew,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})

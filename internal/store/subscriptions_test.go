@@ -208,44 +208,111 @@ func putRaw(t *testing.T, table string, item map[string]types.AttributeValue) {
 	require.NoError(t, err)
 }
 
-// A rotation puts the new secret first and keeps only the previous
-// newest, with its overlap; a rotation that lost a race to another is a
-// conflict and changes nothing.
+// A rotation puts the new secret first; the one it replaces signs until
+// the new overlap ends, older ones until their own overlaps end, at most
+// event.MaxSigningSecrets in all; a rotation that lost a race to another
+// is a conflict and changes nothing.
 func TestRotateSecret(t *testing.T) {
 	ctx := context.Background()
 	table := db.CreateTable(t, schema.Events())
 	st := store.New(db.Client, table)
 	require.NoError(t, st.CreateSubscription(ctx, "tenant-a", newSub("sub_a")))
-	until := time.Unix(2_000_000_000, 0)
-	got, err := st.RotateSecret(ctx, "tenant-a", "sub_a", "whsec_2", until)
+	now := time.Unix(1_999_900_000, 0)
+	until := now.Add(24 * time.Hour)
+	got, err := st.RotateSecret(ctx, "tenant-a", "sub_a", "whsec_2", now, until)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"whsec_2", "whsec_sub_a"}, got.Secrets)
-	assert.True(t, until.Equal(got.PreviousExpires), "%v", got.PreviousExpires)
-	got, err = st.RotateSecret(ctx, "tenant-a", "sub_a", "whsec_3", until.Add(time.Hour))
+	assert.Equal(t, []time.Time{until}, got.PreviousExpires)
+
+	// A rotation sent again within the overlap (its answer lost): the
+	// receiver's secret, whsec_sub_a, still signs until its overlap ends.
+	got, err = st.RotateSecret(ctx, "tenant-a", "sub_a", "whsec_3", now.Add(time.Minute), until.Add(time.Minute))
 	require.NoError(t, err)
-	assert.Equal(t, []string{"whsec_3", "whsec_2"}, got.Secrets)
+	assert.Equal(t, []string{"whsec_3", "whsec_2", "whsec_sub_a"}, got.Secrets)
+	assert.Equal(t, []time.Time{until.Add(time.Minute), until}, got.PreviousExpires)
+	assert.Equal(t, []string{"whsec_3", "whsec_2", "whsec_sub_a"}, got.SigningSecrets(until.Add(-time.Second)))
+	assert.Equal(t, []string{"whsec_3", "whsec_2"}, got.SigningSecrets(until))
 	read, err := st.GetSubscription(ctx, "tenant-a", "sub_a")
 	require.NoError(t, err)
 	assert.Equal(t, got, read)
 
-	_, err = st.RotateSecret(ctx, "tenant-a", "sub_none", "whsec_x", until)
+	// A third within the overlap drops the oldest: three secrets at most.
+	got, err = st.RotateSecret(ctx, "tenant-a", "sub_a", "whsec_4", now.Add(2*time.Minute), until.Add(2*time.Minute))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"whsec_4", "whsec_3", "whsec_2"}, got.Secrets)
+	assert.Equal(t, []time.Time{until.Add(2 * time.Minute), until.Add(time.Minute)}, got.PreviousExpires)
+
+	// Once their overlaps have ended, the older secrets are dropped.
+	later := until.Add(time.Hour)
+	got, err = st.RotateSecret(ctx, "tenant-a", "sub_a", "whsec_5", later, later.Add(24*time.Hour))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"whsec_5", "whsec_4"}, got.Secrets)
+	assert.Equal(t, []time.Time{later.Add(24 * time.Hour)}, got.PreviousExpires)
+	read, err = st.GetSubscription(ctx, "tenant-a", "sub_a")
+	require.NoError(t, err)
+	assert.Equal(t, got, read)
+
+	_, err = st.RotateSecret(ctx, "tenant-a", "sub_none", "whsec_x", now, until)
 	assert.ErrorIs(t, err, event.ErrSubscriptionNotFound)
 
 	// Another rotation lands between this one's read and its write.
 	racer := &rotateRacer{API: db.Client, other: st}
-	_, err = store.New(racer, table).RotateSecret(ctx, "tenant-a", "sub_a", "whsec_loser", until)
+	_, err = store.New(racer, table).RotateSecret(ctx, "tenant-a", "sub_a", "whsec_loser", later, until)
 	assert.ErrorIs(t, err, event.ErrRotationConflict)
 	read, err = st.GetSubscription(ctx, "tenant-a", "sub_a")
 	require.NoError(t, err)
-	assert.Equal(t, []string{"whsec_winner", "whsec_3"}, read.Secrets)
+	assert.Equal(t, []string{"whsec_winner", "whsec_5"}, read.Secrets)
 
 	// A delete lands between the read and the write: the subscription is
 	// not found (404), not a conflict, and nothing is written back.
 	deleter := &rotateRacer{API: db.Client, del: st}
-	_, err = store.New(deleter, table).RotateSecret(ctx, "tenant-a", "sub_a", "whsec_late", until)
+	_, err = store.New(deleter, table).RotateSecret(ctx, "tenant-a", "sub_a", "whsec_late", later, until)
 	assert.ErrorIs(t, err, event.ErrSubscriptionNotFound)
 	_, err = st.GetSubscription(ctx, "tenant-a", "sub_a")
 	assert.ErrorIs(t, err, event.ErrSubscriptionNotFound, "the rotation recreated nothing")
+}
+
+// A subscription rotated before several previous secrets were kept has
+// one overlap end, previous_expires: it still bounds its previous secret,
+// and the next rotation keeps that secret while it lasts.
+func TestRotateSecretOfAnEarlierRotation(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.Events())
+	st := store.New(db.Client, table)
+	require.NoError(t, st.CreateSubscription(ctx, "tenant-a", newSub("sub_a")))
+	now := time.Unix(1_999_900_000, 0)
+	_, err := db.Client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(table),
+		Key: map[string]types.AttributeValue{
+			schema.AttrUserID:           &types.AttributeValueMemberS{Value: contract.SubscriptionPrefix + "tenant-a"},
+			schema.AttrTimestampEventID: &types.AttributeValueMemberS{Value: "sub_a"},
+		},
+		UpdateExpression: aws.String("SET secrets = :s, previous_expires = :pe"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":s":  &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberS{Value: "whsec_b"}, &types.AttributeValueMemberS{Value: "whsec_a"}}},
+			":pe": &types.AttributeValueMemberN{Value: fmt.Sprint(now.Add(time.Hour).Unix())},
+		},
+	})
+	require.NoError(t, err)
+	sub, err := st.GetSubscription(ctx, "tenant-a", "sub_a")
+	require.NoError(t, err)
+	assert.Equal(t, []time.Time{now.Add(time.Hour)}, sub.PreviousExpires)
+	assert.Equal(t, []string{"whsec_b", "whsec_a"}, sub.SigningSecrets(now))
+	assert.Equal(t, []string{"whsec_b"}, sub.SigningSecrets(now.Add(time.Hour)))
+
+	got, err := st.RotateSecret(ctx, "tenant-a", "sub_a", "whsec_c", now, now.Add(24*time.Hour))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"whsec_c", "whsec_b", "whsec_a"}, got.Secrets)
+	assert.Equal(t, []time.Time{now.Add(24 * time.Hour), now.Add(time.Hour)}, got.PreviousExpires)
+	for _, it := range scan(t, table) {
+		if attrS(it, schema.AttrTimestampEventID) == "sub_a" {
+			assert.NotContains(t, it, "previous_expires", "one record of the overlaps, not two")
+			assert.Contains(t, it, "secrets_expire")
+		}
+	}
+	read, err := st.GetSubscription(ctx, "tenant-a", "sub_a")
+	require.NoError(t, err)
+	assert.Equal(t, got, read)
 }
 
 // rotateRacer rotates the secret through other just before the first
@@ -265,7 +332,7 @@ func (r *rotateRacer) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInp
 			if err := r.del.DeleteSubscription(ctx, "tenant-a", "sub_a"); err != nil {
 				return nil, err
 			}
-		} else if _, err := r.other.RotateSecret(ctx, "tenant-a", "sub_a", "whsec_winner", time.Unix(2_000_000_000, 0)); err != nil {
+		} else if _, err := r.other.RotateSecret(ctx, "tenant-a", "sub_a", "whsec_winner", time.Unix(2_100_000_000, 0), time.Unix(2_100_086_400, 0)); err != nil {
 			return nil, err
 		}
 	}
@@ -415,11 +482,11 @@ func TestEveryOperationUnderThrottling(t *testing.T) {
 		{"GetSubscription", "GetItem", func() error { _, err := st.GetSubscription(ctx, "tenant-a", "sub_a"); return err }},
 		{"DeleteSubscription", "TransactWriteItems", func() error { return st.DeleteSubscription(ctx, "tenant-a", "sub_a") }},
 		{"RotateSecret read", "GetItem", func() error {
-			_, err := st.RotateSecret(ctx, "tenant-a", "sub_a", "whsec_x", now)
+			_, err := st.RotateSecret(ctx, "tenant-a", "sub_a", "whsec_x", now, now)
 			return err
 		}},
 		{"RotateSecret write", "UpdateItem", func() error {
-			_, err := st.RotateSecret(ctx, "tenant-a", "sub_a", "whsec_x", now)
+			_, err := st.RotateSecret(ctx, "tenant-a", "sub_a", "whsec_x", now, now)
 			return err
 		}},
 		{"SubscriptionSucceeded", "UpdateItem", func() error { return st.SubscriptionSucceeded(ctx, "tenant-a", "sub_a", now) }},
@@ -511,7 +578,7 @@ func TestRotateWithoutSecrets(t *testing.T) {
 	sub := newSub("sub_a")
 	sub.Secrets = nil
 	require.NoError(t, st.CreateSubscription(ctx, "tenant-a", sub))
-	got, err := st.RotateSecret(ctx, "tenant-a", "sub_a", "whsec_1", time.Unix(2_000_000_000, 0))
+	got, err := st.RotateSecret(ctx, "tenant-a", "sub_a", "whsec_1", time.Unix(1_999_900_000, 0), time.Unix(2_000_000_000, 0))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"whsec_1"}, got.Secrets)
 }

@@ -432,8 +432,8 @@ func (s faultStore) ListSubscriptionAttempts(ctx context.Context, q event.Attemp
 	return s.st.ListSubscriptionAttempts(ctx, q)
 }
 
-func (s faultStore) RotateSecret(ctx context.Context, tenant, id, secret string, until time.Time) (event.Subscription, error) {
-	return s.st.RotateSecret(ctx, tenant, id, secret, until)
+func (s faultStore) RotateSecret(ctx context.Context, tenant, id, secret string, now, until time.Time) (event.Subscription, error) {
+	return s.st.RotateSecret(ctx, tenant, id, secret, now, until)
 }
 
 // faultQueue is the retry queue as the dispatcher and the API see it.

@@ -470,7 +470,7 @@ func TestRotationSignsWithBothSecrets(t *testing.T) {
 	w := newWorld(t, rcv)
 	sub, old := w.subscribe("tenant-a")
 	fresh := webhook.NewSecret()
-	_, err := w.st.RotateSecret(ctx, "tenant-a", sub.ID, fresh.Encode(), w.clock().Add(time.Hour))
+	_, err := w.st.RotateSecret(ctx, "tenant-a", sub.ID, fresh.Encode(), w.clock(), w.clock().Add(time.Hour))
 	require.NoError(t, err)
 	e := w.event("tenant-a", "t")
 	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))

@@ -136,7 +136,7 @@ func TestSealedSecretsSignThroughRotation(t *testing.T) {
 
 	neu := webhook.NewSecret()
 	until := w.clock().Add(time.Hour).Truncate(time.Second)
-	_, err = w.st.RotateSecret(context.Background(), "tenant-a", id, w.seal("tenant-a")(id, neu), until)
+	_, err = w.st.RotateSecret(context.Background(), "tenant-a", id, w.seal("tenant-a")(id, neu), w.clock(), until)
 	require.NoError(t, err)
 	h, body, err = w.deliver("tenant-a")
 	require.NoError(t, err)
@@ -160,7 +160,7 @@ func TestLegacyPlainSecretStillSigns(t *testing.T) {
 	assert.True(t, w.verifies(h, body, old))
 
 	neu := webhook.NewSecret()
-	_, err = w.st.RotateSecret(context.Background(), "tenant-a", id, w.seal("tenant-a")(id, neu), w.clock().Add(time.Hour))
+	_, err = w.st.RotateSecret(context.Background(), "tenant-a", id, w.seal("tenant-a")(id, neu), w.clock(), w.clock().Add(time.Hour))
 	require.NoError(t, err)
 	h, body, err = w.deliver("tenant-a")
 	require.NoError(t, err)
@@ -178,12 +178,12 @@ func TestUnopenableSecrets(t *testing.T) {
 	id, _ := w.subscribe("tenant-a", w.seal("tenant-a"))
 	foreign := w.seal("tenant-b")(other, webhook.NewSecret())
 	neu := webhook.NewSecret()
-	_, err := w.st.RotateSecret(context.Background(), "tenant-a", id, w.seal("tenant-a")(id, neu), w.clock().Add(time.Hour))
+	_, err := w.st.RotateSecret(context.Background(), "tenant-a", id, w.seal("tenant-a")(id, neu), w.clock(), w.clock().Add(time.Hour))
 	require.NoError(t, err)
 	// The previous secret replaced by one sealed for tenant-b's subscription.
-	_, err = w.st.RotateSecret(context.Background(), "tenant-a", id, foreign, w.clock().Add(time.Hour))
+	_, err = w.st.RotateSecret(context.Background(), "tenant-a", id, foreign, w.clock(), w.clock().Add(time.Hour))
 	require.NoError(t, err)
-	_, err = w.st.RotateSecret(context.Background(), "tenant-a", id, w.seal("tenant-a")(id, neu), w.clock().Add(time.Hour))
+	_, err = w.st.RotateSecret(context.Background(), "tenant-a", id, w.seal("tenant-a")(id, neu), w.clock(), w.clock().Add(time.Hour))
 	require.NoError(t, err)
 	sub, err := w.st.GetSubscription(context.Background(), "tenant-a", id)
 	require.NoError(t, err)
@@ -193,7 +193,7 @@ func TestUnopenableSecrets(t *testing.T) {
 	assert.True(t, w.verifies(h, body, neu))
 	assert.Len(t, h.Values(webhook.HeaderSignature), 1)
 
-	_, err = w.st.RotateSecret(context.Background(), "tenant-a", id, foreign, w.clock().Add(time.Hour))
+	_, err = w.st.RotateSecret(context.Background(), "tenant-a", id, foreign, w.clock(), w.clock().Add(time.Hour))
 	require.NoError(t, err)
 	before := len(w.requests())
 	_, _, err = w.deliver("tenant-a")
