@@ -326,12 +326,12 @@ func (st *Store) RotateSecret(ctx context.Context, tenant, id, secret string, no
 		}
 	}
 	res, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 aws.String(st.table),
-		Key:                       st.key(subscriptionPartition(tenant), id),
-		UpdateExpression:          aws.String(update),
-		ConditionExpression:       aws.String("#sec = :old"),
-		ExpressionAttributeNames:  map[string]string{"#sec": "secrets", "#se": "secrets_expire", "#pe": "previous_expires"},
-		ExpressionAttributeValues: values,
+		TableName:                           aws.String(st.table),
+		Key:                                 st.key(subscriptionPartition(tenant), id),
+		UpdateExpression:                    aws.String(update),
+		ConditionExpression:                 aws.String("#sec = :old"),
+		ExpressionAttributeNames:            map[string]string{"#sec": "secrets", "#se": "secrets_expire", "#pe": "previous_expires"},
+		ExpressionAttributeValues:           values,
 		ReturnValues:                        types.ReturnValueAllNew,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
