@@ -57,6 +57,7 @@ func (st *Store) List(ctx context.Context, q event.InboxQuery) (event.Page, erro
 	}
 	limit := pageLimit(q)
 	page := event.Page{Events: make([]event.Event, 0, limit)}
+	budget := st.pageBytes
 	for round := 0; ; round++ {
 		in.Limit = aws.Int32(int32(limit - len(page.Events)))
 		// A page of 50 events is 70 KB of JSON at 1 KB each: decoded in
@@ -72,7 +73,18 @@ func (st *Store) List(ctx context.Context, q event.InboxQuery) (event.Page, erro
 			}
 		}
 		for _, it := range items {
-			page.Events = append(page.Events, item.EventFromItem(it))
+			e := item.EventFromItem(it)
+			if budget -= e.WireSize(); budget < 0 && len(page.Events) > 0 {
+				// The answer would outgrow Lambda's response limit: the
+				// page ends before e, which the next page starts with.
+				last := page.Events[len(page.Events)-1]
+				page.Next = &event.Position{SortKey: last.SortKey()}
+				if iq.indexAttr != "" {
+					page.Next.IndexKey = iq.indexPrefix + last.Timestamp
+				}
+				return page, nil
+			}
+			page.Events = append(page.Events, e)
 		}
 		if out.LastEvaluatedKey == nil {
 			return page, nil

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/internal/shard"
 	"github.com/triggers-dev/triggers/internal/store"
 	"github.com/triggers-dev/triggers/schema"
 )
@@ -253,5 +254,85 @@ func TestListTopUpAsksForWhatIsMissing(t *testing.T) {
 		assert.Equal(t, evs[4].SortKey(), page.Next.SortKey, "the page ends on its last event")
 		got, _ := pages(t, st, q)
 		assert.Equal(t, idsOf(evs[2:], func(int, event.Event) bool { return true }, true), got)
+	})
+}
+
+// A page ends before the event that would take the answer past the byte
+// bound (Lambda's response limit, event.MaxPageWireBytes; a small bound
+// here): the next page starts with that event, whatever the filter, order
+// and profile, in one partition and merged over shards, and a page always
+// holds at least one event.
+func TestPagesStayWithinTheResponseLimit(t *testing.T) {
+	forProfiles(t, func(t *testing.T, p schema.EventsProfile) {
+		table := db.CreateTable(t, schema.EventsFor(p))
+		evs := seedInbox(t, store.New(db.Client, table, store.WithProfile(p)), "tenant-a", 20)
+		size := evs[1].WireSize()
+		for _, bound := range []int{1, 3*size + size/2} {
+			st := store.New(db.Client, table, store.WithProfile(p), store.WithPageBytes(bound))
+			for _, c := range []struct {
+				name string
+				q    event.InboxQuery
+				keep func(int, event.Event) bool
+			}{
+				{"all", event.InboxQuery{}, func(int, event.Event) bool { return true }},
+				{"received", event.InboxQuery{Status: event.Received}, func(i int, _ event.Event) bool { return i%3 != 0 }},
+				{"type b", event.InboxQuery{EventType: "b"}, func(i int, _ event.Event) bool { return i%2 == 1 }},
+			} {
+				for _, asc := range []bool{false, true} {
+					q := c.q
+					q.Tenant, q.Ascending, q.Limit = "tenant-a", asc, 100
+					var ids []string
+					for n := 0; ; n++ {
+						require.Less(t, n, 50)
+						page, err := st.List(context.Background(), q)
+						require.NoError(t, err)
+						total := 0
+						for _, e := range page.Events {
+							total += e.WireSize()
+							ids = append(ids, e.ID)
+						}
+						if page.Next == nil {
+							break
+						}
+						require.NotEmpty(t, page.Events, "%s: a page holds an event", c.name)
+						if bound == 1 {
+							assert.Len(t, page.Events, 1, "%s: one event past the bound", c.name)
+						} else {
+							assert.LessOrEqual(t, total, bound, "%s", c.name)
+							assert.Len(t, page.Events, 3, "%s: as many as fit", c.name)
+						}
+						q.After = page.Next
+					}
+					assert.Equal(t, idsOf(evs, c.keep, asc), ids, "%s ascending=%v bound=%d", c.name, asc, bound)
+				}
+			}
+		}
+
+		// Sharded: the merge stops at the bound too, and resumes every
+		// shard where it was.
+		sharded := db.CreateTable(t, schema.EventsFor(p))
+		ctx := shardedCtx(shard.Config{Write: 4, Read: 4})
+		st := store.New(db.Client, sharded, store.WithSharding(true), store.WithProfile(p), store.WithPageBytes(3*size+size/2))
+		written := writeSharded(t, st, ctx, "acme", time.Now().Add(-time.Hour), 30)
+		for _, asc := range []bool{false, true} {
+			q := event.InboxQuery{Tenant: "acme", Ascending: asc, Limit: 100}
+			var ids []string
+			for n := 0; ; n++ {
+				require.Less(t, n, 50)
+				page, err := st.List(ctx, q)
+				require.NoError(t, err)
+				if page.Next != nil {
+					assert.Len(t, page.Events, 3, "as many as fit")
+				}
+				for _, e := range page.Events {
+					ids = append(ids, e.ID)
+				}
+				if page.Next == nil {
+					break
+				}
+				q.After = page.Next
+			}
+			assert.Equal(t, newest(written, nil, asc), ids, "ascending=%v", asc)
+		}
 	})
 }

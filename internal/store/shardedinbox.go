@@ -108,6 +108,7 @@ func (st *Store) listSharded(ctx context.Context, q event.InboxQuery, read int) 
 	}
 	page := event.Page{Events: make([]event.Event, 0, limit)}
 	rounds := st.maxListRounds
+	budget, full := st.pageBytes, false
 	for round := 0; ; round++ {
 		var need []*shardCursor
 		for _, c := range shards {
@@ -140,6 +141,10 @@ func (st *Store) listSharded(ctx context.Context, q event.InboxQuery, read int) 
 				break
 			}
 			e := best.buf[0]
+			if budget -= e.WireSize(); budget < 0 && len(page.Events) > 0 {
+				full = true // past Lambda's response limit: e starts the next page
+				break
+			}
 			best.buf = best.buf[1:]
 			best.resume = e.ID
 			page.Events = append(page.Events, e)
@@ -155,7 +160,7 @@ func (st *Store) listSharded(ctx context.Context, q event.InboxQuery, read int) 
 		if all {
 			return page, nil
 		}
-		if len(page.Events) >= limit || round+1 >= rounds {
+		if len(page.Events) >= limit || full || round+1 >= rounds {
 			next := boundary
 			next.Shards = make([]string, read)
 			for k, c := range shards {

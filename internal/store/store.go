@@ -47,6 +47,9 @@ type Store struct {
 	now   func() time.Time
 	// maxListRounds bounds the Query calls behind one inbox page.
 	maxListRounds int
+	// pageBytes bounds the sum of an inbox page's event.WireSize
+	// (event.MaxPageWireBytes).
+	pageBytes int
 	// sleep waits between retries; tests may shorten it.
 	sleep func(context.Context, time.Duration) error
 	// lean is schema.ProfileLean: items without event_type#timestamp, no
@@ -92,7 +95,7 @@ func WithSharding(on bool) Option {
 
 // New returns a store for the events table named table.
 func New(db API, table string, opts ...Option) *Store {
-	s := &Store{db: db, table: table, now: time.Now, maxListRounds: 5, sleep: backoff.Sleep}
+	s := &Store{db: db, table: table, now: time.Now, maxListRounds: 5, pageBytes: event.MaxPageWireBytes, sleep: backoff.Sleep}
 	for _, o := range opts {
 		o(s)
 	}
