@@ -1071,7 +1071,9 @@ func (d *Dispatcher) attempt(ctx context.Context, tenant string, e event.Event, 
 	if probe && res.Outcome != webhook.Delivered {
 		// A failed probe: still broken. Open the circuit again, for
 		// longer, and free the probe (its delivery would have closed it).
-		d.openCircuit(ctx, tenant, e.ID, sub.ID, d.cooldown(max(sub.ConsecutiveFailures+1, d.cfg.BreakerThreshold)+1), "probe")
+		// The probe's failure is the (ConsecutiveFailures+1)th: one
+		// doubling more than the opening before it.
+		d.openCircuit(ctx, tenant, e.ID, sub.ID, d.cooldown(max(sub.ConsecutiveFailures+1, d.cfg.BreakerThreshold+1)), "probe")
 	}
 	level := slog.LevelInfo
 	if res.Outcome != webhook.Delivered {
@@ -1254,7 +1256,8 @@ func (d *Dispatcher) cooldown(consecutive int) time.Duration {
 func (d *Dispatcher) next(n int, retryAfter time.Duration) (time.Duration, bool) {
 	delay, ok := d.cfg.Schedule.Next(n, d.cfg.Rand)
 	if ok && retryAfter > delay {
-		delay = min(retryAfter, d.cfg.Schedule[len(d.cfg.Schedule)-1])
+		// The jittered step may already exceed the longest one: keep it.
+		delay = max(delay, min(retryAfter, d.cfg.Schedule[len(d.cfg.Schedule)-1]))
 	}
 	return delay, ok
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/triggers-dev/triggers/contract"
 )
 
 // A malformed task's body is quoted in the error cut at n characters.
@@ -51,5 +53,34 @@ func TestOpenCircuitsStayBounded(t *testing.T) {
 	c.opened("acme", "new", until.Add(-time.Minute))
 	if got := c.open[circuitKey{"acme", "new"}]; !got.Equal(until) {
 		t.Errorf("an earlier end replaced the later one: %v", got)
+	}
+}
+
+// fixedJitter is a jitter source that always draws u.
+type fixedJitter float64
+
+func (u fixedJitter) Float64() float64 { return float64(u) }
+
+// A receiver's Retry-After lengthens the wait up to the schedule's longest
+// step and never shortens it, also when the jittered step is already
+// longer than that step (found by review: 13 h cut an 11 h 57 min wait to
+// 10 h).
+func TestRetryAfterNeverShortensTheWait(t *testing.T) {
+	for _, u := range []float64{0, 0.5, 0.99} {
+		d := &Dispatcher{cfg: Config{Schedule: contract.DefaultRetrySchedule(), Rand: fixedJitter(u)}}
+		longest := d.cfg.Schedule[len(d.cfg.Schedule)-1]
+		for n := 1; n < len(d.cfg.Schedule); n++ {
+			without, ok := d.next(n, 0)
+			if !ok {
+				t.Fatalf("u=%v: attempt %d has no retry", u, n)
+			}
+			for _, ra := range []time.Duration{time.Second, without, without + time.Minute, 13 * time.Hour, 100 * time.Hour} {
+				with, _ := d.next(n, ra)
+				want := max(without, min(ra, longest))
+				if with != want {
+					t.Errorf("u=%v attempt %d: Retry-After %s gives %s, want %s (without it: %s)", u, n, ra, with, want, without)
+				}
+			}
+		}
 	}
 }
