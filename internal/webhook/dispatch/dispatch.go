@@ -758,6 +758,11 @@ func (d *Dispatcher) wake(ctx context.Context, t Task) error {
 		if wait, _, ok := d.putOff(sub, now); ok {
 			return d.sendWake(ctx, t.Tenant, sub.ID, t.Wake, now.Add(wait), now)
 		}
+	}
+	if subErr == nil {
+		// Also for a disabled subscription, which it closes: a marker
+		// left in place would refuse the successor of a full page, and
+		// the attempts past it would stay parked (found by review).
 		took, err := d.cfg.Store.TakeWake(ctx, t.Tenant, sub.ID, t.Wake, now)
 		if err != nil || !took {
 			return err

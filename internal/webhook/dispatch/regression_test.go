@@ -960,3 +960,52 @@ func TestAbandonRacesAnotherInstance(t *testing.T) {
 		})
 	}
 }
+
+// A subscription disabled while more than a page (Parallel) of attempts
+// is parked: its wakes close every page, one wake handing over to the
+// next, and every event settles failed, nothing sent (found by review: the
+// wake kept its own marker, which refused its successor, so the attempts
+// past the first page stayed parked and their events received).
+func TestWakeOfDisabledSubscriptionClosesEveryPage(t *testing.T) {
+	ctx := context.Background()
+	rcv := newReceiver(t, 500, 500)
+	w := newWorld(t, rcv, func(c *dispatch.Config) {
+		c.BreakerThreshold, c.BreakerCooldown, c.Parallel = 2, time.Minute, 2
+	})
+	w.now = w.now.Truncate(time.Millisecond)
+	sub, _ := w.subscribe("tenant-a")
+	openCircuit(t, w, sub)
+	var parked []event.Event
+	for range 5 {
+		e := w.event("tenant-a", "t")
+		parked = append(parked, e)
+		require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+	}
+	wakes := w.q.take()
+	require.Len(t, wakes, 1)
+
+	// PATCH {"disabled": true}
+	d := true
+	_, err := w.st.UpdateSubscription(ctx, "tenant-a", sub.ID, event.SubscriptionPatch{Disabled: &d}, w.clock())
+	require.NoError(t, err)
+
+	w.advance(time.Minute + 20*time.Second)
+	queue := wakes
+	for i := 0; i < 10 && len(queue) > 0; i++ {
+		for _, q := range queue {
+			require.NoError(t, w.d.HandleTask(ctx, q.task))
+		}
+		queue = w.q.take()
+	}
+	left, err := w.st.ListParked(ctx, "tenant-a", sub.ID, 10)
+	require.NoError(t, err)
+	for _, e := range parked {
+		a := w.attempts("tenant-a", e.ID)
+		t.Logf("event %s: attempt 1 %s, status %s", e.ID, a[0].Outcome, w.status("tenant-a", e.ID).Status)
+	}
+	assert.Empty(t, left, "every parked attempt of the disabled subscription closed")
+	for _, e := range parked {
+		assert.Equal(t, event.Failed, w.status("tenant-a", e.ID).Status, "settled failed")
+	}
+	assert.Empty(t, rcv.requests()[2:], "nothing sent")
+}
