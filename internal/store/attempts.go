@@ -288,6 +288,34 @@ func (st *Store) ListAttempts(ctx context.Context, tenant, eventID string) ([]ev
 	return out, nil
 }
 
+// SettleAttempts returns what settling the tenant's event id goes by, from
+// one read of its attempts' partition: its attempts, as ListAttempts, and
+// whether a redelivery round of it is running (started, its attempts not
+// all recorded yet: StartRedelivery, FinishRound), during which it must
+// not settle.
+func (st *Store) SettleAttempts(ctx context.Context, tenant, eventID string) (attempts []event.Attempt, roundRunning bool, err error) {
+	attempts = []event.Attempt{}
+	err = st.queryAttemptPartition(ctx, tenant, eventID, func(item map[string]types.AttributeValue) error {
+		switch getS(item, contract.AttrRecordType) {
+		case contract.RecordTypeRedelivery:
+			if v, ok := item[attrRoundRunning].(*types.AttributeValueMemberBOOL); ok && v.Value {
+				roundRunning = true
+			}
+		case contract.RecordTypeAttempt:
+			a, err := decodeAttempt(item)
+			if err != nil {
+				return err
+			}
+			attempts = append(attempts, a)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return attempts, roundRunning, nil
+}
+
 func (st *Store) queryAttemptPartition(ctx context.Context, tenant, eventID string, each func(map[string]types.AttributeValue) error) error {
 	var start map[string]types.AttributeValue
 	for {

@@ -19,11 +19,17 @@ import (
 	"github.com/triggers-dev/triggers/schema"
 )
 
+// attrRoundRunning marks a redelivery round whose task has not recorded
+// its attempts yet (FinishRound removes it): the event must not settle
+// meanwhile, from attempts that leave the round's subscriptions out.
+// Markers written before it existed have none and never hold a settle.
+const attrRoundRunning = "round_running"
+
 // StartRedelivery starts redelivery round token of the tenant's event e,
 // as read when the round was asked for: the event moves from failed to
 // retrying (retry_count + 1), provided its retry_count is still
-// e.RetryCount, and the round's marker (time at, expiring with the event)
-// is written, both in one transaction. Errors: event.ErrRoundStarted,
+// e.RetryCount, and the round's marker (time at, expiring with the event,
+// running until FinishRound) is written, both in one transaction. Errors: event.ErrRoundStarted,
 // event.ErrNotFound, *event.TransitionError (the event is not failed),
 // event.ErrRoundSuperseded, or the classified DynamoDB error. On a sharded
 // table it tries the partitions candidates names, in turn, while the event
@@ -66,6 +72,7 @@ func (st *Store) startRedelivery(ctx context.Context, tenant, partition string, 
 				contract.AttrRecordType:     s(contract.RecordTypeRedelivery),
 				contract.AttrCreatedAt:      s(event.FormatTime(at)),
 				schema.AttrTTL:              n(e.TTL),
+				attrRoundRunning:            &types.AttributeValueMemberBOOL{Value: true},
 			},
 			ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
 			ExpressionAttributeNames: map[string]string{"#pk": schema.AttrUserID},
@@ -105,4 +112,26 @@ func (st *Store) RedeliveryRound(ctx context.Context, tenant, id, token string) 
 		return false, time.Time{}, fmt.Errorf("redelivery round %q: created_at: %w", token, err)
 	}
 	return true, at, nil
+}
+
+// FinishRound records that redelivery round token of the tenant's event
+// id has recorded an attempt for each of its subscriptions: the event may
+// settle again (SettleAttempts). Finishing it again, or a round without a
+// marker (expired, or named before markers existed), changes nothing.
+func (st *Store) FinishRound(ctx context.Context, tenant, id, token string) error {
+	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                aws.String(st.table),
+		Key:                      st.key(attemptPartition(tenant, id), roundPrefix+token),
+		UpdateExpression:         aws.String("REMOVE #running"),
+		ConditionExpression:      aws.String("attribute_exists(#pk)"),
+		ExpressionAttributeNames: map[string]string{"#running": attrRoundRunning, "#pk": schema.AttrUserID},
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return nil
+	}
+	if err != nil {
+		return classify("finish redelivery round", err)
+	}
+	return nil
 }

@@ -346,6 +346,20 @@ func (s faultStore) ListAttempts(ctx context.Context, tenant, eventID string) (a
 	return
 }
 
+func (s faultStore) SettleAttempts(ctx context.Context, tenant, eventID string) (a []event.Attempt, running bool, err error) {
+	err = s.in.call(ctx, "Store.SettleAttempts", []string{eventID}, func() error {
+		a, running, err = s.st.SettleAttempts(ctx, tenant, eventID)
+		return err
+	})
+	return
+}
+
+func (s faultStore) FinishRound(ctx context.Context, tenant, eventID, token string) error {
+	return s.in.call(ctx, "Store.FinishRound", []string{eventID}, func() error {
+		return s.st.FinishRound(ctx, tenant, eventID, token)
+	})
+}
+
 func (s faultStore) ParkAttempt(ctx context.Context, tenant, subID string, p event.Parked, ttl int64) error {
 	return s.in.call(ctx, "Store.ParkAttempt", []string{p.EventID, subID, "#" + strconv.Itoa(p.Number)}, func() error {
 		return s.st.ParkAttempt(ctx, tenant, subID, p, ttl)

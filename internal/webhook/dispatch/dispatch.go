@@ -98,6 +98,8 @@ type Store interface {
 	FinishAttempt(ctx context.Context, tenant, eventID string, a event.Attempt, owner string) error
 	MarkFollowUp(ctx context.Context, tenant, eventID, subscriptionID string, number int, state string) error
 	ListAttempts(ctx context.Context, tenant, eventID string) ([]event.Attempt, error)
+	SettleAttempts(ctx context.Context, tenant, eventID string) (attempts []event.Attempt, roundRunning bool, err error)
+	FinishRound(ctx context.Context, tenant, eventID, token string) error
 	ParkAttempt(ctx context.Context, tenant, subscriptionID string, p event.Parked, ttl int64) error
 	ListParked(ctx context.Context, tenant, subscriptionID string, limit int) ([]event.Parked, error)
 	UnparkAttempt(ctx context.Context, tenant, subscriptionID string, p event.Parked) (bool, error)
@@ -391,7 +393,7 @@ func (d *Dispatcher) HandleEvent(ctx context.Context, tenant, eventID string) er
 	if err != nil {
 		return err
 	}
-	return d.round(ctx, tenant, e, subs, live, func(event.Subscription, []event.Attempt) int { return 1 }, "")
+	return d.round(ctx, tenant, e, subs, live, func(event.Subscription, []event.Attempt) int { return 1 }, "", "")
 }
 
 // round makes the attempt number(sub, recorded) of e to each of subs (in
@@ -400,13 +402,18 @@ func (d *Dispatcher) HandleEvent(ctx context.Context, tenant, eventID string) er
 // and settles the event's status.
 // An attempt another instance is making does not stop the round: the
 // event is settled, then the message is handled again later
-// (errInProgress) to see that attempt finished.
-func (d *Dispatcher) round(ctx context.Context, tenant string, e event.Event, subs []event.Subscription, live func(subID string) bool, number func(event.Subscription, []event.Attempt) int, round string) error {
+// (errInProgress) to see that attempt finished. marker names the
+// redelivery round's marker ("" for none): once every attempt of the round
+// is recorded it is finished (FinishRound), which lets the event settle
+// again; until then no settle looks at the event, so none can miss the
+// subscriptions the round has not recorded an attempt for yet (found by
+// review: a due retry of another subscription settled it delivered).
+func (d *Dispatcher) round(ctx context.Context, tenant string, e event.Event, subs []event.Subscription, live func(subID string) bool, number func(event.Subscription, []event.Attempt) int, round, marker string) error {
 	recorded, err := d.cfg.Store.ListAttempts(ctx, tenant, e.ID)
 	if err != nil {
 		return err
 	}
-	if len(subs) == 0 && len(recorded) == 0 {
+	if len(subs) == 0 && len(recorded) == 0 && marker == "" {
 		return nil // nothing to deliver, nothing delivered: the inbox's
 	}
 	err = inParallel(d.cfg.Parallel, subs, func(_ int, sub event.Subscription) error {
@@ -415,6 +422,11 @@ func (d *Dispatcher) round(ctx context.Context, tenant string, e event.Event, su
 	for _, a := range recorded {
 		if !live(a.SubscriptionID) {
 			err = errors.Join(err, d.abandon(ctx, tenant, e, a))
+		}
+	}
+	if marker != "" && (err == nil || onlyInProgress(err)) {
+		if ferr := d.cfg.Store.FinishRound(ctx, tenant, e.ID, marker); ferr != nil {
+			return ferr
 		}
 	}
 	return d.settleAfter(ctx, tenant, e.ID, err)
@@ -554,7 +566,7 @@ func (d *Dispatcher) retryNow(ctx context.Context, t Task, sub event.Subscriptio
 		d.log(ctx, slog.LevelInfo, "webhook retry dropped: the subscription was deleted or disabled", t.Tenant, t.EventID, t.SubscriptionID)
 		// Every other subscription counts as live: only this one's
 		// attempts may be closed.
-		return d.round(ctx, t.Tenant, e, nil, func(id string) bool { return id != t.SubscriptionID }, nil, "")
+		return d.round(ctx, t.Tenant, e, nil, func(id string) bool { return id != t.SubscriptionID }, nil, "", "")
 	}
 	recorded, err := d.cfg.Store.ListAttempts(ctx, t.Tenant, e.ID)
 	if err != nil {
@@ -898,6 +910,11 @@ func (d *Dispatcher) redeliver(ctx context.Context, t Task) error {
 		if len(recorded) == 0 {
 			// Nothing was ever attempted, so settle has nothing to go by:
 			// the round's retrying goes back to failed.
+			if t.Round != "" {
+				if err := d.cfg.Store.FinishRound(ctx, t.Tenant, e.ID, t.Round); err != nil {
+					return err
+				}
+			}
 			if _, err := d.cfg.Store.Transition(ctx, t.Tenant, e.ID, []event.Status{event.Retrying}, event.Failed); err != nil && !isTransitionError(err) {
 				return err
 			}
@@ -913,7 +930,7 @@ func (d *Dispatcher) redeliver(ctx context.Context, t Task) error {
 		}
 		return n
 	}
-	return d.round(ctx, t.Tenant, e, subs, live, number, round)
+	return d.round(ctx, t.Tenant, e, subs, live, number, round, t.Round)
 }
 
 // matching returns the tenant's enabled subscriptions that want events of
@@ -1420,8 +1437,10 @@ func (d *Dispatcher) settle(ctx context.Context, tenant, eventID string) error {
 		// whichever order they were made: the status it was taken from,
 		// and no attempt after the latest ones (an attempt that is final
 		// stays final).
-		attempts, err := d.cfg.Store.ListAttempts(ctx, tenant, eventID)
-		if err != nil {
+		attempts, running, err := d.cfg.Store.SettleAttempts(ctx, tenant, eventID)
+		if err != nil || running {
+			// A redelivery round that has not recorded its attempts:
+			// the round settles the event once it has (round).
 			return err
 		}
 		latest := Latest(attempts)

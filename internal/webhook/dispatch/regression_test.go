@@ -1009,3 +1009,74 @@ func TestWakeOfDisabledSubscriptionClosesEveryPage(t *testing.T) {
 	}
 	assert.Empty(t, rcv.requests()[2:], "nothing sent")
 }
+
+// A redelivery round to a subscription the event was never attempted to
+// (created after the event) is started (event -> retrying), then a due
+// retry of another subscription runs before the round's task: it must not
+// settle the event from the attempts recorded so far, which leave the new
+// subscription out. The event stays retrying until the round has
+// recorded its attempts, then settles failed, as the new subscription
+// never acknowledged it (found by review: it settled delivered, for
+// good).
+func TestRedeliveryRoundHoldsSettleUntilItsAttemptsAreRecorded(t *testing.T) {
+	ctx := context.Background()
+	rcvA := newReceiver(t, http.StatusInternalServerError, http.StatusOK, http.StatusOK)
+	rcvB := newReceiver(t, 500, 500, 500, 500, 500, 500)
+	w := newWorld(t, rcvA, func(c *dispatch.Config) { c.Schedule = contract.RetrySchedule{5 * time.Second} })
+	subA, _ := w.subscribe("tenant-a")
+	e := w.event("tenant-a", "order.paid")
+
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+	require.Equal(t, event.Failed, w.status("tenant-a", e.ID).Status)
+	tasks := w.q.take()
+	require.Len(t, tasks, 1)
+	retryA := tasks[0].task
+	require.Equal(t, subA.ID, retryA.SubscriptionID)
+
+	// A second subscription is created after the event.
+	w.advance(time.Second)
+	id, err := event.NewSubscriptionID(nil)
+	require.NoError(t, err)
+	secB := webhook.NewSecret()
+	subB := event.Subscription{ID: id, URL: rcvB.srv.URL + "/b", EventTypes: []string{}, CreatedAt: event.FormatTime(w.clock()), Secrets: []string{secB.Encode()}}
+	require.NoError(t, w.st.CreateSubscription(ctx, "tenant-a", subB))
+
+	// POST /v1/events/{id}/redeliver: the round's task is queued, the
+	// event moves to retrying.
+	got := w.status("tenant-a", e.ID)
+	require.NoError(t, dispatch.Redeliver(w.q)(ctx, "tenant-a", got, "round-1", w.clock()))
+	require.NoError(t, w.st.StartRedelivery(ctx, "tenant-a", got, "round-1", w.clock()))
+	round := w.q.take()
+	require.Len(t, round, 1)
+
+	// A's retry comes due before the round's task runs (both wait on the
+	// retry queue; order is not kept).
+	w.advance(5 * time.Second)
+	require.NoError(t, w.d.HandleTask(ctx, retryA))
+	assert.Equal(t, event.Retrying, w.status("tenant-a", e.ID).Status, "held while the round has not run")
+
+	// The round runs: B's attempt fails, and so does every retry of it.
+	require.NoError(t, w.d.HandleTask(ctx, round[0].task))
+	for range 5 {
+		ts := w.q.take()
+		if len(ts) == 0 {
+			break
+		}
+		for _, q := range ts {
+			w.advance(q.delay + time.Second)
+			require.NoError(t, w.d.HandleTask(ctx, q.task))
+		}
+	}
+	var latestB event.Attempt
+	for _, a := range w.attempts("tenant-a", e.ID) {
+		t.Logf("attempt %s #%d %s next=%q", a.SubscriptionID, a.Number, a.Outcome, a.NextAttemptAt)
+		if a.SubscriptionID == subB.ID {
+			latestB = a
+		}
+	}
+	require.Equal(t, event.OutcomeFailed, latestB.Outcome, "B never acknowledged")
+	require.Empty(t, latestB.NextAttemptAt, "B's schedule ended")
+	assert.Len(t, rcvB.requests(), 2)
+	assert.Equal(t, event.Failed, w.status("tenant-a", e.ID).Status,
+		"docs/api.md: the event becomes delivered only when every subscription it was attempted to acknowledged it")
+}
