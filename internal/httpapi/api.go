@@ -225,6 +225,25 @@ func validHeaderToken(v string, max int) bool {
 	return true
 }
 
+// idempotencyKey returns the request's Idempotency-Key, "" when it sends
+// none. A header present but empty (a client's unset variable), given more
+// than once, or not 1-255 visible ASCII characters is a 400: ignoring it
+// would store every retry again without a word.
+func idempotencyKey(r *http.Request) (string, error) {
+	vs := r.Header.Values("Idempotency-Key")
+	switch {
+	case len(vs) == 0:
+		return "", nil
+	case len(vs) > 1:
+		return "", &apiError{status: http.StatusBadRequest, code: "invalid_idempotency_key", message: "Idempotency-Key is given more than once: send one"}
+	case vs[0] == "":
+		return "", &apiError{status: http.StatusBadRequest, code: "invalid_idempotency_key", message: "Idempotency-Key is empty: send 1-255 visible ASCII characters, or no header"}
+	case !validHeaderToken(vs[0], 255):
+		return "", &apiError{status: http.StatusBadRequest, code: "invalid_idempotency_key", message: "Idempotency-Key must be 1-255 visible ASCII characters"}
+	}
+	return vs[0], nil
+}
+
 // reqInfo is what one request carries through the handlers.
 type reqInfo struct {
 	requestID     string

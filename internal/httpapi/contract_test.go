@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -26,6 +27,51 @@ func TestIdempotencyKeyReusedForAnotherEventType(t *testing.T) {
 	assert.Equal(t, http.StatusUnprocessableEntity, other.code, "same key and payload, other event type = %d %s, want 422", other.code, other.body)
 	assert.Equal(t, "idempotency_key_reused", other.errCode(t))
 	assert.Equal(t, 1, e.count("tenant-a"), "events stored")
+}
+
+// An Idempotency-Key header that is present but empty (a client's unset
+// variable) or given twice is a 400 naming the problem, on the create, the
+// batch and the recover routes; nothing is stored or queued (found by
+// review: an empty key was ignored, so every retry stored a new event).
+func TestIdempotencyKeyEmptyOrRepeated(t *testing.T) {
+	rec := &redeliveries{}
+	e := newEnv(t, withWebhooks(t, rec))
+	r := e.do(req{method: "POST", path: "/v1/subscriptions", tenant: "tenant-a", body: `{"url":"https://example.com/hooks"}`})
+	require.Equal(t, http.StatusCreated, r.code, "%s", r.body)
+	recoverPath := "/v1/subscriptions/" + r.json(t)["subscription_id"].(string) + "/recover"
+	send := func(path, body string, keys []string) resp {
+		hr := httptest.NewRequest("POST", path, strings.NewReader(body))
+		hr.Header.Set("Content-Type", "application/json")
+		hr.Header["Idempotency-Key"] = keys
+		hr = hr.WithContext(httpapi.WithTenant(hr.Context(), "tenant-a"))
+		w := httptest.NewRecorder()
+		e.api.ServeHTTP(w, hr)
+		return resp{code: w.Code, header: w.Header(), body: w.Body.Bytes()}
+	}
+	for _, c := range []struct {
+		keys []string
+		msg  string
+	}{
+		{[]string{""}, "Idempotency-Key is empty: send 1-255 visible ASCII characters, or no header"},
+		{[]string{"key-1", "key-2"}, "Idempotency-Key is given more than once: send one"},
+	} {
+		for _, route := range []struct{ path, body string }{
+			{"/v1/events", `{"event_type":"order.paid","payload":{}}`},
+			{recoverPath, `{"since":"` + event.FormatTime(time.Now().Add(-time.Hour)) + `"}`},
+		} {
+			for range 2 {
+				r := send(route.path, route.body, c.keys)
+				assert.Equal(t, http.StatusBadRequest, r.code, "%s %q: %s", route.path, c.keys, r.body)
+				assert.Equal(t, "invalid_idempotency_key", r.errCode(t))
+				assert.Contains(t, string(r.body), c.msg)
+			}
+		}
+		r := send("/v1/events/batch", `{"events":[{"event_type":"a","payload":{}}]}`, c.keys)
+		assert.Equal(t, http.StatusBadRequest, r.code, "batch %q: %s", c.keys, r.body)
+		assert.Equal(t, "invalid_idempotency_key", r.errCode(t))
+	}
+	assert.Equal(t, 0, e.count("tenant-a"), "nothing stored")
+	assert.Empty(t, rec.calls, "nothing queued")
 }
 
 // Idempotency-Key takes 1-255 visible ASCII characters.

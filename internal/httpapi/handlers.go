@@ -64,9 +64,9 @@ func requestHash(req event.CreateRequest) string {
 // createEvent serves POST /v1/events.
 func (a *API) createEvent(w http.ResponseWriter, r *http.Request, ri *reqInfo, _ string) (int, any, error) {
 	ri.ingest = true
-	key := r.Header.Get("Idempotency-Key")
-	if key != "" && !validHeaderToken(key, 255) {
-		return 0, nil, &apiError{status: http.StatusBadRequest, code: "invalid_idempotency_key", message: "Idempotency-Key must be 1-255 visible ASCII characters"}
+	key, err := idempotencyKey(r)
+	if err != nil {
+		return 0, nil, err
 	}
 	data, err := readBody(w, r)
 	if err != nil {
@@ -116,7 +116,7 @@ type batchResponse struct {
 // createBatch serves POST /v1/events/batch.
 func (a *API) createBatch(w http.ResponseWriter, r *http.Request, ri *reqInfo, _ string) (int, any, error) {
 	ri.ingest = true
-	if r.Header.Get("Idempotency-Key") != "" {
+	if len(r.Header.Values("Idempotency-Key")) > 0 {
 		return 0, nil, &apiError{status: http.StatusBadRequest, code: "invalid_idempotency_key", message: "Idempotency-Key is not supported on batch requests; send events one by one to deduplicate them"}
 	}
 	data, err := readBody(w, r)

@@ -514,9 +514,9 @@ func (a *API) recoverSubscription(w http.ResponseWriter, r *http.Request, ri *re
 	if err != nil {
 		return 0, nil, err
 	}
-	key := r.Header.Get("Idempotency-Key")
-	if key != "" && !validHeaderToken(key, 255) {
-		return 0, nil, &apiError{status: http.StatusBadRequest, code: "invalid_idempotency_key", message: "Idempotency-Key must be 1-255 visible ASCII characters"}
+	key, err := idempotencyKey(r)
+	if err != nil {
+		return 0, nil, err
 	}
 	if !event.ValidSubscriptionID(id) {
 		return 0, nil, event.ErrSubscriptionNotFound
