@@ -614,8 +614,11 @@ func (a *TriggersApi) buildRestApi(props *TriggersApiProps, retention awslogs.Re
 			ResponseHeaders: &map[string]*string{
 				"Content-Type": jsii.String("'application/json'"),
 				// Every response carries X-Request-Id, API Gateway's
-				// own answers included (the body's request_id).
-				"X-Request-Id": jsii.String("context.requestId"),
+				// own answers included (the body's request_id), and echoes
+				// the client's X-Correlation-Id as the function does
+				// (none sent: none answered).
+				"X-Request-Id":     jsii.String("context.requestId"),
+				"X-Correlation-Id": jsii.String("method.request.header.X-Correlation-Id"),
 			},
 			Templates: &map[string]*string{
 				"application/json": jsii.String(gatewayErrorBody(g)),

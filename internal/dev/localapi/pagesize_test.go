@@ -58,3 +58,32 @@ func TestInboxPagesOfLargeEventsThroughGateway(t *testing.T) {
 	assert.Equal(t, want, got, "every event once, newest first")
 	assert.Greater(t, pages, 2, "pages shorter than the limit")
 }
+
+// API Gateway's own answers (the 401 of a request without a key, the 404
+// of an unknown path, the 413 of a body over its limit) echo the client's
+// X-Correlation-Id as the function's do, and send none when the client
+// sent none (found by review: only the function echoed it).
+func TestCorrelationIDOnGatewayResponses(t *testing.T) {
+	s := serve(t, devTemplate, localgw.Options{DisableThrottling: true})
+	key := map[string]string{"Authorization": "Bearer " + s.key}
+	for _, c := range []struct {
+		method, path, body string
+		h                  map[string]string
+		status             int
+	}{
+		{"GET", "/live/v1/inbox", "", map[string]string{}, http.StatusUnauthorized},
+		{"GET", "/live/v1/nope", "", key, http.StatusNotFound},
+		{"POST", "/live/v1/events", strings.Repeat("x", 11<<20), map[string]string{"Authorization": "Bearer " + s.key, "Content-Type": "application/json"}, http.StatusRequestEntityTooLarge},
+		{"GET", "/live/v1/inbox", "", key, http.StatusOK},
+	} {
+		h := map[string]string{"X-Correlation-Id": "req-abc123"}
+		for k, v := range c.h {
+			h[k] = v
+		}
+		res, b := s.do(t, c.method, c.path, h, c.body)
+		require.Equal(t, c.status, res.StatusCode, "%s %s: %.200s", c.method, c.path, b)
+		assert.Equal(t, "req-abc123", res.Header.Get("X-Correlation-Id"), "%s %s: %d", c.method, c.path, res.StatusCode)
+		res, _ = s.do(t, c.method, c.path, c.h, c.body)
+		assert.Empty(t, res.Header.Values("X-Correlation-Id"), "%s %s without one", c.method, c.path)
+	}
+}
