@@ -261,7 +261,7 @@ func componentsOf() components {
 			"X-Request-Id":     {Description: "the request's id (API Gateway's): quote it when reporting a problem", Required: true, Schema: schema{"type": "string", "minLength": 1}},
 			"X-Correlation-Id": {Description: "the request's X-Correlation-Id, echoed", Schema: visibleASCII(128)},
 			"Retry-After":      {Description: "seconds to wait before retrying", Required: true, Schema: schema{"type": "string", "pattern": "^[0-9]+$"}},
-			"Location":         {Description: "the event's URL path", Required: true, Schema: schema{"type": "string", "pattern": "^/v1/events/"}},
+			"Location":         {Description: "the event's URL path, after the base path the request came through (the stage, such as /live, or a custom domain's mapping)", Required: true, Schema: schema{"type": "string", "pattern": "^(/[^/]+)*/v1/events/[^/]+$"}},
 			"Allow":            {Description: "the path's methods", Required: true, Schema: schema{"type": "string", "minLength": 1}},
 		},
 		SecuritySchemes: map[string]any{

@@ -67,7 +67,8 @@ func Request(ctx context.Context, ev events.APIGatewayProxyRequest) (*http.Reque
 			q.Set(k, v)
 		}
 	}
-	u := &url.URL{Path: routePath(ev), RawQuery: q.Encode()}
+	route := routePath(ev)
+	u := &url.URL{Path: route, RawQuery: q.Encode()}
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -75,6 +76,10 @@ func Request(ctx context.Context, ev events.APIGatewayProxyRequest) (*http.Reque
 	// Without one (a test event), the handler falls back to RemoteAddr,
 	// which is the same field.
 	ctx = httpapi.WithSourceIP(ctx, ev.RequestContext.Identity.SourceIP)
+	// The client's path is the stage or base path, then the route.
+	if base, ok := strings.CutSuffix(ev.RequestContext.Path, route); ok && route != "" {
+		ctx = httpapi.WithBasePath(ctx, base)
+	}
 	if t, ok := ev.RequestContext.Authorizer[contract.AuthorizerTenantKey].(string); ok && t != "" {
 		ctx = httpapi.WithTenant(ctx, t)
 		ctx = shard.WithConfig(ctx, shardsOf(ev.RequestContext.Authorizer))

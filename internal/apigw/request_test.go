@@ -14,6 +14,7 @@ import (
 
 	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/apigw"
+	"github.com/triggers-dev/triggers/internal/httpapi"
 )
 
 // Request rebuilds the client's request from either shape of the proxy
@@ -86,4 +87,22 @@ func TestProxyBodyEncodings(t *testing.T) {
 	assert.Equal(t, base64.StdEncoding.EncodeToString([]byte{0xff, 0x00, 'a'}), res.Body)
 	assert.Equal(t, []string{"3"}, res.MultiValueHeaders["Content-Length"])
 	assert.Equal(t, http.StatusOK, res.StatusCode)
+}
+
+// The base path of the client's URL (the stage, a custom domain's mapping)
+// is requestContext.path without the route; it reaches the handler, whose
+// Location headers keep it (httpapi's TestLocationKeepsTheBasePath).
+func TestRequestCarriesTheBasePath(t *testing.T) {
+	for _, c := range []struct{ ctxPath, resource, path, want string }{
+		{"/live/v1/events", "/v1/events", "/v1/events", "/live"},
+		{"/api/v2/v1/events", "/v1/events", "/api/v2/v1/events", "/api/v2"},
+		{"/v1/events", "/v1/events", "/v1/events", ""},
+		{"", "/v1/events", "/v1/events", ""},
+	} {
+		ev := events.APIGatewayProxyRequest{HTTPMethod: "POST", Resource: c.resource, Path: c.path, Body: `{"event_type":"a","payload":{}}`}
+		ev.RequestContext.Path = c.ctxPath
+		r, err := apigw.Request(context.Background(), ev)
+		require.NoError(t, err)
+		assert.Equal(t, c.want, httpapi.BasePath(r.Context()), "%+v", c)
+	}
 }

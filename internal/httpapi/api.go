@@ -173,7 +173,19 @@ const (
 	tenantKey ctxKey = iota
 	requestIDKey
 	sourceIPKey
+	basePathKey
 )
+
+// WithBasePath returns ctx carrying the path the client's URL has before
+// the API's own routes: the stage ("/live") on the execute-api endpoint,
+// a custom domain's base path mapping, or "". Location headers start with
+// it, so that a client following one reaches the event.
+func WithBasePath(ctx context.Context, prefix string) context.Context {
+	return context.WithValue(ctx, basePathKey, prefix)
+}
+
+// BasePath returns the base path ctx carries (WithBasePath), "" if none.
+func BasePath(ctx context.Context) string { return ctxString(ctx, basePathKey) }
 
 // WithTenant returns ctx carrying the authenticated tenant id.
 func WithTenant(ctx context.Context, tenant string) context.Context {

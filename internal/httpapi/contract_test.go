@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -168,4 +169,32 @@ func TestPayloadRuleMessages(t *testing.T) {
 		assert.Equal(t, tt.message, r.json(t)["error"].(map[string]any)["message"], tt.name)
 	}
 	assert.Equal(t, 1, e.count("tenant-a"), "events stored")
+}
+
+// Location starts with the base path the request came through (the stage
+// or a custom domain's mapping, from the gateway's request context), so a
+// client following it reaches the event; without one it is the route.
+func TestLocationKeepsTheBasePath(t *testing.T) {
+	e := newEnv(t)
+	for _, base := range []string{"", "/live", "/api/v2"} {
+		for _, key := range []string{"", "k-" + strings.TrimPrefix(strings.ReplaceAll(base, "/", "-"), "-")} {
+			hr := httptest.NewRequest("POST", "/v1/events", strings.NewReader(`{"event_type":"a","payload":{}}`))
+			hr.Header.Set("Content-Type", "application/json")
+			if key != "" {
+				hr.Header.Set("Idempotency-Key", key)
+			}
+			ctx := httpapi.WithTenant(hr.Context(), "tenant-a")
+			if base != "" {
+				ctx = httpapi.WithBasePath(ctx, base)
+			}
+			w := httptest.NewRecorder()
+			e.api.ServeHTTP(w, hr.WithContext(ctx))
+			require.Equal(t, http.StatusCreated, w.Code, "%s", w.Body)
+			var created struct {
+				ID string `json:"event_id"`
+			}
+			require.NoError(t, json.Unmarshal(w.Body.Bytes(), &created))
+			assert.Equal(t, base+"/v1/events/"+created.ID, w.Header().Get("Location"), "base %q key %q", base, key)
+		}
+	}
 }

@@ -85,7 +85,7 @@ func (a *API) createEvent(w http.ResponseWriter, r *http.Request, ri *reqInfo, _
 		if err := a.store.Put(r.Context(), ri.tenant, e); err != nil {
 			return 0, nil, err
 		}
-		w.Header().Set("Location", "/v1/events/"+e.ID)
+		w.Header().Set("Location", BasePath(r.Context())+"/v1/events/"+e.ID)
 		ri.ingested = 1
 		return http.StatusCreated, e, nil
 	}
@@ -93,7 +93,7 @@ func (a *API) createEvent(w http.ResponseWriter, r *http.Request, ri *reqInfo, _
 	if err != nil {
 		return 0, nil, err
 	}
-	w.Header().Set("Location", "/v1/events/"+stored.ID)
+	w.Header().Set("Location", BasePath(r.Context())+"/v1/events/"+stored.ID)
 	if created {
 		ri.ingested = 1
 		return http.StatusCreated, stored, nil

@@ -87,3 +87,26 @@ func TestCorrelationIDOnGatewayResponses(t *testing.T) {
 		assert.Empty(t, res.Header.Values("X-Correlation-Id"), "%s %s without one", c.method, c.path)
 	}
 }
+
+// The Location of a created event, followed as a client follows it (from
+// the server's root), reaches the event: it starts with the stage (found
+// by review: "/v1/events/<id>" without it answered API Gateway's 403).
+// The same for an idempotent repeat, and on a stage with another name.
+func TestLocationReachesTheEvent(t *testing.T) {
+	for _, c := range []struct{ template, stage string }{{devTemplate, "/live"}, {optionsTemplate, "/v1stage"}} {
+		s := serve(t, c.template, localgw.Options{DisableThrottling: true})
+		h := map[string]string{"Authorization": "Bearer " + s.key, "Content-Type": "application/json"}
+		for _, key := range []string{"", "retry-1", "retry-1"} {
+			if key != "" {
+				h["Idempotency-Key"] = key
+			}
+			res, b := s.do(t, "POST", c.stage+"/v1/events", h, `{"event_type":"order.paid","payload":{"n":1}}`)
+			require.Less(t, res.StatusCode, 300, "%s", b)
+			loc := res.Header.Get("Location")
+			require.True(t, strings.HasPrefix(loc, c.stage+"/v1/events/"), "%s: Location %q", c.stage, loc)
+			got, body := s.do(t, "GET", loc, map[string]string{"Authorization": "Bearer " + s.key}, "")
+			assert.Equal(t, http.StatusOK, got.StatusCode, "GET %s: %.200s", loc, body)
+			assert.Contains(t, body, `"event_type":"order.paid"`)
+		}
+	}
+}
