@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -646,38 +647,35 @@ func TestCircuitBreakerState(t *testing.T) {
 }
 
 // The rate cap counts requests per second across every caller: exactly
-// limit of the callers of one second get a token, the next second starts
-// afresh, an older second gets none.
+// limit of the callers of one second get a token (0), the others each a
+// place of their own past the limit (1, 2, ...: their turns come in the
+// next seconds), the next second starts afresh; an older second and a
+// subscription that is gone wait a second (1).
 func TestTakeRateToken(t *testing.T) {
 	ctx := context.Background()
 	table := db.CreateTable(t, schema.Events())
 	st := store.New(db.Client, table)
 	require.NoError(t, st.CreateSubscription(ctx, "tenant-a", newSub("sub_a")))
 	sec := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
-	take := func(now time.Time) bool {
-		ok, err := st.TakeRateToken(ctx, "tenant-a", "sub_a", now, 3)
+	take := func(now time.Time) int {
+		ahead, err := st.TakeRateToken(ctx, "tenant-a", "sub_a", now, 3)
 		require.NoError(t, err)
-		return ok
+		return ahead
 	}
 	const n = 10
-	got := make([]bool, n)
+	got := make([]int, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() { got[i] = take(sec.Add(time.Duration(i) * time.Millisecond)) })
 	}
 	wg.Wait()
-	granted := 0
-	for _, ok := range got {
-		if ok {
-			granted++
-		}
-	}
-	assert.Equal(t, 3, granted, "3 of 10 concurrent callers in one second")
-	assert.False(t, take(sec.Add(999*time.Millisecond)))
-	assert.True(t, take(sec.Add(time.Second)), "the next second")
-	assert.True(t, take(sec.Add(1500*time.Millisecond)))
-	assert.False(t, take(sec.Add(-time.Second)), "an older second")
-	ok, err := st.TakeRateToken(ctx, "tenant-a", "sub_none", sec, 3)
+	slices.Sort(got)
+	assert.Equal(t, []int{0, 0, 0, 1, 2, 3, 4, 5, 6, 7}, got, "3 of 10 concurrent callers in one second, the others one place each")
+	assert.Equal(t, 8, take(sec.Add(999*time.Millisecond)))
+	assert.Equal(t, 0, take(sec.Add(time.Second)), "the next second")
+	assert.Equal(t, 0, take(sec.Add(1500*time.Millisecond)))
+	assert.Equal(t, 1, take(sec.Add(-time.Second)), "an older second")
+	ahead, err := st.TakeRateToken(ctx, "tenant-a", "sub_none", sec, 3)
 	require.NoError(t, err)
-	assert.False(t, ok, "a subscription that is gone")
+	assert.Equal(t, 1, ahead, "a subscription that is gone")
 }

@@ -305,9 +305,9 @@ func (s faultStore) AcquireProbe(ctx context.Context, tenant, id string, now, un
 	return
 }
 
-func (s faultStore) TakeRateToken(ctx context.Context, tenant, id string, now time.Time, limit int) (ok bool, err error) {
+func (s faultStore) TakeRateToken(ctx context.Context, tenant, id string, now time.Time, limit int) (ahead int, err error) {
 	err = s.in.call(ctx, "Store.TakeRateToken", []string{id}, func() error {
-		ok, err = s.st.TakeRateToken(ctx, tenant, id, now, limit)
+		ahead, err = s.st.TakeRateToken(ctx, tenant, id, now, limit)
 		return err
 	})
 	return

@@ -92,7 +92,7 @@ type Store interface {
 	SubscriptionFailed(ctx context.Context, tenant, id string, at time.Time, disableAfter time.Duration, reason string) (event.FailureRun, error)
 	OpenCircuit(ctx context.Context, tenant, id string, until time.Time) (bool, error)
 	AcquireProbe(ctx context.Context, tenant, id string, now, until time.Time) (bool, error)
-	TakeRateToken(ctx context.Context, tenant, id string, now time.Time, limit int) (bool, error)
+	TakeRateToken(ctx context.Context, tenant, id string, now time.Time, limit int) (ahead int, err error)
 	ScheduleAttempt(ctx context.Context, tenant, eventID string, a event.Attempt, ttl int64) (event.Attempt, bool, error)
 	ClaimAttempt(ctx context.Context, tenant, eventID string, c event.AttemptClaim, ttl int64) (event.Attempt, bool, error)
 	FinishAttempt(ctx context.Context, tenant, eventID string, a event.Attempt, owner string) error
@@ -1136,11 +1136,17 @@ func (d *Dispatcher) gate(ctx context.Context, tenant string, sub event.Subscrip
 		return w, reason, false, nil
 	}
 	if d.cfg.EndpointRate > 0 {
-		ok, err := d.cfg.Store.TakeRateToken(ctx, tenant, sub.ID, now, d.cfg.EndpointRate)
-		if err != nil || !ok {
-			// To the next second, spread over it.
-			w := now.Truncate(time.Second).Add(time.Second).Sub(now)
-			return w + time.Duration(float64(w/10)*d.cfg.Rand.Float64()), contract.DeferredRateLimited, false, err
+		ahead, err := d.cfg.Store.TakeRateToken(ctx, tenant, sub.ID, now, d.cfg.EndpointRate)
+		if err != nil {
+			return 0, "", false, err
+		}
+		if ahead > 0 {
+			// Its turn: the second ceil(ahead/rate) on, a little into
+			// it (each second of the backlog gets about rate attempts
+			// back, not all of them).
+			slot := now.Truncate(time.Second).Add(time.Duration((ahead+d.cfg.EndpointRate-1)/d.cfg.EndpointRate) * time.Second)
+			w := slot.Sub(now)
+			return w + time.Duration(float64(100*time.Millisecond)*d.cfg.Rand.Float64()), contract.DeferredRateLimited, false, nil
 		}
 	}
 	if sub.HalfOpen(now) {
