@@ -354,13 +354,27 @@ func TestStageSettings(t *testing.T) {
 	// Execution logs need the account-level CloudWatch role.
 	one(t, tp, "AWS::ApiGateway::Account", "TriggersApiAccount")
 	// Per-tenant rate limits by default: a WAF web ACL on the stage with a
-	// rule per Authorization value and a rule per address.
+	// rule per Authorization value and a rule per address, after one
+	// refusing bodies the function could never receive (413).
 	aclID, acl := one(t, tp, "AWS::WAFv2::WebACL", "TriggersRateLimits")
 	ap := cdktest.Props(acl)
 	assert.Equal(t, "REGIONAL", ap["Scope"])
 	assert.Equal(t, map[string]any{"Allow": map[string]any{}}, ap["DefaultAction"])
 	rules := ap["Rules"].([]any)
-	require.Len(t, rules, 2)
+	require.Len(t, rules, 3)
+	tooLarge := rules[0].(map[string]any)
+	assert.Equal(t, "BodyTooLarge", tooLarge["Name"])
+	assert.Equal(t, 0.0, tooLarge["Priority"])
+	assert.Equal(t, map[string]any{"SizeConstraintStatement": map[string]any{
+		"FieldToMatch": map[string]any{"SingleHeader": map[string]any{"Name": "content-length"}}, "ComparisonOperator": "GT", "Size": 6.0,
+		"TextTransformations": []any{map[string]any{"Priority": 0.0, "Type": "NONE"}},
+	}}, tooLarge["Statement"], "a Content-Length of 7 digits or more: 1,000,000 bytes and up")
+	assert.Equal(t, map[string]any{"ResponseCode": 413.0, "CustomResponseBodyKey": "tooLarge",
+		"ResponseHeaders": []any{map[string]any{"Name": "X-Request-Id", "Value": triggersapi.WafRequestID}}}, tooLarge["Action"].(map[string]any)["Block"].(map[string]any)["CustomResponse"])
+	tooLargeBody := ap["CustomResponseBodies"].(map[string]any)["tooLarge"].(map[string]any)
+	assert.Equal(t, "APPLICATION_JSON", tooLargeBody["ContentType"])
+	assert.Contains(t, tooLargeBody["Content"], `"code":"payload_too_large"`)
+	rules = rules[1:]
 	perKey := rules[0].(map[string]any)
 	assert.Equal(t, "PerApiKey", perKey["Name"])
 	assert.Equal(t, map[string]any{"RateBasedStatement": map[string]any{
@@ -373,11 +387,12 @@ func TestStageSettings(t *testing.T) {
 	for _, r := range rules {
 		block := r.(map[string]any)["Action"].(map[string]any)["Block"].(map[string]any)["CustomResponse"].(map[string]any)
 		assert.Equal(t, 429.0, block["ResponseCode"])
-		assert.Equal(t, []any{map[string]any{"Name": "Retry-After", "Value": "60"}}, block["ResponseHeaders"])
+		assert.Equal(t, []any{map[string]any{"Name": "Retry-After", "Value": "60"}, map[string]any{"Name": "X-Request-Id", "Value": triggersapi.WafRequestID}}, block["ResponseHeaders"])
 	}
 	body := ap["CustomResponseBodies"].(map[string]any)["throttled"].(map[string]any)
 	assert.Equal(t, "APPLICATION_JSON", body["ContentType"])
 	assert.Contains(t, body["Content"], `"code":"throttled"`)
+	assert.Contains(t, body["Content"], `"request_id":"`+triggersapi.WafRequestID+`"`, "the contract's request id: the web ACL's")
 	_, assoc := one(t, tp, "AWS::WAFv2::WebACLAssociation", "TriggersRateLimitAssociation")
 	assert.Equal(t, map[string]any{"Fn::GetAtt": []any{aclID, "Arn"}}, cdktest.Props(assoc)["WebACLArn"])
 	assert.Empty(t, cdktest.Resources(tp, "AWS::ApiGateway::DomainName"), "no custom domain unless given")

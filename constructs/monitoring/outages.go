@@ -267,7 +267,7 @@ func (m *TriggersMonitoring) wafSection() {
 	if !ok {
 		return
 	}
-	blocked := w.MetricWafBlockedRequests(m.opts("Sum", "Blocked (429)"))
+	blocked := w.MetricWafBlockedRequests(m.opts("Sum", "Blocked (429, 413)"))
 	if blocked == nil {
 		return
 	}
@@ -276,7 +276,7 @@ func (m *TriggersMonitoring) wafSection() {
 	}, nil, 24))
 	// WAF publishes BlockedRequests only for periods in which it blocked:
 	// no data is nothing blocked.
-	m.ticket(nil, "WafBlockedRequests", "WafBlockedRequests", fmt.Sprintf("The rate-limit web ACL blocked %v or more requests (answered 429) in 2 of 3 periods: a client is flooding the API, or the per-key or per-address limits are too low for real traffic.", m.th.WafBlockedRequests), RunbookWafBlockedRequests,
+	m.ticket(nil, "WafBlockedRequests", "WafBlockedRequests", fmt.Sprintf("The rate-limit web ACL blocked %v or more requests (answered 429, or 413 for a body of 1,000,000 bytes or more) in 2 of 3 periods: a client is flooding the API or sending bodies too large, or the per-key or per-address limits are too low for real traffic.", m.th.WafBlockedRequests), RunbookWafBlockedRequests,
 		blocked, m.th.WafBlockedRequests, 3, 2, gte, notBrch)
 }
 

@@ -21,7 +21,9 @@ const (
 )
 
 // RateLimitOptions configures the per-tenant rate limits: an AWS WAF web ACL
-// on the stage with two rate-based rules, evaluated before API Gateway's
+// on the stage with two rate-based rules (after a rule answering 413 to a
+// Content-Length of 1,000,000 bytes or more, a body the function could
+// never receive), evaluated before API Gateway's
 // stage-wide throttle, so one tenant, or one address sending floods of
 // unauthenticated requests, cannot use up the throttle every tenant
 // shares. Requests over a limit get 429 with Retry-After and the
@@ -33,8 +35,8 @@ const (
 // client IP address, keyed or not.
 //
 // Cost (us-east-1 list prices, 2026): $5 per web ACL and $1 per rule per
-// month, plus $0.60 per million requests: $7 a month plus $0.60 per
-// million requests. See docs/rate-limits.md.
+// month, plus $0.60 per million requests: $8 a month (3 rules) plus
+// $0.60 per million requests. See docs/rate-limits.md.
 type RateLimitOptions struct {
 	// Disabled creates no web ACL: every caller then shares the stage's
 	// ThrottlingRateLimit.
@@ -107,9 +109,26 @@ func (a *TriggersApi) wafMetric(name string, opts *awscloudwatch.MetricOptions) 
 	return awscloudwatch.NewMetric(props)
 }
 
-// throttledBody is the JSON body of WAF's 429: the contract's error shape
-// (WAF has no request id to put in it).
-const throttledBody = `{"error":{"code":"throttled","message":"rate limit exceeded for this API key or address; retry after the Retry-After delay","request_id":""}}`
+// WafRequestID is the request id of the web ACL's answers, in their
+// X-Request-Id header and body: WAF answers before API Gateway, with no
+// request id of its own to give, and the contract wants one on every
+// answer. It names who answered.
+const WafRequestID = "web-acl"
+
+// throttledBody is the JSON body of WAF's 429: the contract's error shape.
+const throttledBody = `{"error":{"code":"throttled","message":"rate limit exceeded for this API key or address; retry after the Retry-After delay","request_id":"` + WafRequestID + `"}}`
+
+// tooLargeBody is the JSON body of WAF's 413 for a body the API function
+// could never receive: the contract's error shape, as the function's own
+// 413 (WAF has no request id to put in it).
+const tooLargeBody = `{"error":{"code":"payload_too_large","message":"the request body is larger than the API accepts (256 KiB)","request_id":"` + WafRequestID + `"}}`
+
+// maxContentLengthDigits is the most digits of a Content-Length the web
+// ACL lets through: 6, bodies under 1,000,000 bytes (WAF compares the
+// header's length, not its value). Larger ones never reach the function:
+// above about 4.6 MB the base64 invocation passes Lambda's 6 MB limit and
+// API Gateway answers 500; the function refuses anything over 256 KiB.
+const maxContentLengthDigits = 6
 
 func rateLimitValues(o *RateLimitOptions) (perKey, perIP, window float64) {
 	perKey, perIP, window = DefaultRequestsPerKey, DefaultRequestsPerIP, DefaultRateWindowSeconds
@@ -144,6 +163,7 @@ func newRateLimitAcl(a *TriggersApi, o *RateLimitOptions) awswafv2.CfnWebACL {
 			CustomResponseBodyKey: jsii.String("throttled"),
 			ResponseHeaders: &[]*awswafv2.CfnWebACL_CustomHTTPHeaderProperty{
 				{Name: jsii.String("Retry-After"), Value: jsii.String("60")},
+				{Name: jsii.String("X-Request-Id"), Value: jsii.String(WafRequestID)},
 			},
 		},
 	}}
@@ -153,12 +173,36 @@ func newRateLimitAcl(a *TriggersApi, o *RateLimitOptions) awswafv2.CfnWebACL {
 		DefaultAction: &awswafv2.CfnWebACL_DefaultActionProperty{Allow: &awswafv2.CfnWebACL_AllowActionProperty{}},
 		CustomResponseBodies: &map[string]*awswafv2.CfnWebACL_CustomResponseBodyProperty{
 			"throttled": {ContentType: jsii.String("APPLICATION_JSON"), Content: jsii.String(throttledBody)},
+			"tooLarge":  {ContentType: jsii.String("APPLICATION_JSON"), Content: jsii.String(tooLargeBody)},
 		},
 		VisibilityConfig: metric(a.WafMetricName()),
 		Rules: &[]*awswafv2.CfnWebACL_RuleProperty{
 			{
-				Name:     jsii.String("PerApiKey"),
+				// Bodies of 1,000,000 bytes or more: a 413 in the
+				// contract's shape, not API Gateway's 500 for an
+				// invocation over Lambda's limit (found by review).
+				Name:     jsii.String("BodyTooLarge"),
 				Priority: jsii.Number(0),
+				Action: &awswafv2.CfnWebACL_RuleActionProperty{Block: &awswafv2.CfnWebACL_BlockActionProperty{
+					CustomResponse: &awswafv2.CfnWebACL_CustomResponseProperty{
+						ResponseCode:          jsii.Number(413),
+						CustomResponseBodyKey: jsii.String("tooLarge"),
+						ResponseHeaders: &[]*awswafv2.CfnWebACL_CustomHTTPHeaderProperty{
+							{Name: jsii.String("X-Request-Id"), Value: jsii.String(WafRequestID)},
+						},
+					},
+				}},
+				Statement: &awswafv2.CfnWebACL_StatementProperty{SizeConstraintStatement: &awswafv2.CfnWebACL_SizeConstraintStatementProperty{
+					FieldToMatch:        &awswafv2.CfnWebACL_FieldToMatchProperty{SingleHeader: map[string]any{"Name": "content-length"}},
+					ComparisonOperator:  jsii.String("GT"),
+					Size:                jsii.Number(maxContentLengthDigits),
+					TextTransformations: &[]*awswafv2.CfnWebACL_TextTransformationProperty{{Priority: jsii.Number(0), Type: jsii.String("NONE")}},
+				}},
+				VisibilityConfig: metric("TriggersBodyTooLarge"),
+			},
+			{
+				Name:     jsii.String("PerApiKey"),
+				Priority: jsii.Number(1),
 				Action:   block,
 				Statement: &awswafv2.CfnWebACL_StatementProperty{RateBasedStatement: &awswafv2.CfnWebACL_RateBasedStatementProperty{
 					Limit:               jsii.Number(perKey),
@@ -175,7 +219,7 @@ func newRateLimitAcl(a *TriggersApi, o *RateLimitOptions) awswafv2.CfnWebACL {
 			},
 			{
 				Name:     jsii.String("PerAddress"),
-				Priority: jsii.Number(1),
+				Priority: jsii.Number(2),
 				Action:   block,
 				Statement: &awswafv2.CfnWebACL_StatementProperty{RateBasedStatement: &awswafv2.CfnWebACL_RateBasedStatementProperty{
 					Limit:               jsii.Number(perIP),

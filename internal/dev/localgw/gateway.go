@@ -377,6 +377,9 @@ func (g *Gateway) serve(w http.ResponseWriter, q *request) {
 	}
 	q.query = parseQuery(r.URL.RawQuery)
 
+	if g.blockedByWAF(w, q) {
+		return
+	}
 	if !g.allow() {
 		g.fail(w, q, "THROTTLED", http.StatusTooManyRequests, "Too Many Requests")
 		return

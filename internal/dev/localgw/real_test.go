@@ -5,7 +5,9 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"regexp"
 	"strconv"
@@ -440,28 +442,46 @@ func TestRealTemplateIntegrationFailures(t *testing.T) {
 
 func TestRealTemplateRequestSizeLimits(t *testing.T) {
 	f := realFixture(t, Options{})
-	// Over 10 MB: REQUEST_TOO_LARGE, before the authorizer.
-	res := f.do(t, "POST", "/live/v1/events", strings.Repeat("a", MaxRequestBytes+1), "Authorization", "Bearer k")
-	code, _, rid := res.errorBody(t)
-	if res.status != 413 || code != "payload_too_large" || rid == "" {
-		t.Errorf("11 MB body: %d %s, want 413 payload_too_large", res.status, res.body)
+	// A Content-Length of 1,000,000 bytes or more: the rate-limit web
+	// ACL's BodyTooLarge rule answers 413 in the contract's shape, before
+	// API Gateway (request id "web-acl"), for 11 MB and for 7 MB alike.
+	for _, n := range []int{MaxRequestBytes + 1, 7 << 20, 1_000_000} {
+		res := f.do(t, "POST", "/live/v1/events", strings.Repeat("a", n), "Authorization", "Bearer k")
+		code, _, rid := res.errorBody(t)
+		if res.status != 413 || code != "payload_too_large" || rid != "web-acl" || res.header.Get("X-Request-Id") != "web-acl" {
+			t.Errorf("%d-byte body: %d %v %s, want WAF's 413 payload_too_large, request id web-acl", n, res.status, res.header, res.body)
+		}
 	}
 	if f.auth.N() != 0 || len(f.api.Events()) != 0 {
 		t.Error("a too large request reached a function")
 	}
-	// Under 10 MB but over Lambda's 6 MB: the invocation fails (500).
-	res = f.do(t, "POST", "/live/v1/events", strings.Repeat("a", 7<<20), "Authorization", "Bearer k")
+	// Without a Content-Length (chunked), WAF has nothing to compare:
+	// over 10 MB API Gateway's REQUEST_TOO_LARGE answers; under 10 MB but
+	// over Lambda's 6 MB the invocation fails (500), as in AWS.
+	chunked := func(n int) response {
+		req := httptest.NewRequest("POST", "/live/v1/events", io.MultiReader(strings.NewReader(strings.Repeat("a", n))))
+		req.Header.Set("Authorization", "Bearer k")
+		rec := httptest.NewRecorder()
+		f.gw.ServeHTTP(rec, req)
+		return response{status: rec.Code, header: rec.Header(), body: rec.Body.String()}
+	}
+	res := chunked(MaxRequestBytes + 1)
+	code, _, rid := res.errorBody(t)
+	if res.status != 413 || code != "payload_too_large" || rid == "" {
+		t.Errorf("11 MB chunked body: %d %s, want the gateway's 413 payload_too_large", res.status, res.body)
+	}
+	res = chunked(7 << 20)
 	code, _, _ = res.errorBody(t)
 	if res.status != 500 || code != "internal" {
-		t.Errorf("7 MB body: %d %s, want 500 internal", res.status, res.body)
+		t.Errorf("7 MB chunked body: %d %s, want 500 internal", res.status, res.body)
 	}
 	if len(f.api.Events()) != 0 {
 		t.Error("the 7 MB event reached the handler")
 	}
-	// 1 MB goes through. The template declares application/json a binary
-	// media type, so the body arrives base64-encoded, byte for byte;
-	// another content type arrives as text.
-	body := strings.Repeat("é", 1<<19)
+	// 999,998 bytes go through. The template declares application/json a
+	// binary media type, so the body arrives base64-encoded, byte for
+	// byte; another content type arrives as text.
+	body := strings.Repeat("é", 499_999)
 	if res := f.do(t, "POST", "/live/v1/events", body, "Authorization", "Bearer k", "Content-Type", "application/json"); res.status != 200 {
 		t.Fatalf("1 MB body: %d", res.status)
 	}

@@ -34,6 +34,8 @@ type api struct {
 	// the function it invokes.
 	aliases  map[string]string
 	throttle *throttleSettings
+	// waf are the emulated rules of the web ACL on the stage (parseWebACL).
+	waf []wafRule
 }
 
 type resource struct {
@@ -323,6 +325,11 @@ func parseTemplate(raw []byte, restAPI, stage string) (*api, error) {
 		}
 		a.responses[g.responseType] = g
 	}
+	waf, err := parseWebACL(t, ids, restAPI)
+	if err != nil {
+		return nil, err
+	}
+	a.waf = waf
 	return a, nil
 }
 
