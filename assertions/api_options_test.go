@@ -58,6 +58,27 @@ func TestApiOptions(t *testing.T) {
 		assert.Equal(t, 15, n, "the root and every resource")
 		assert.Len(t, cdktest.Resources(tp, "AWS::ApiGateway::Resource"), n-1)
 	})
+	t.Run("CORS on the answers", func(t *testing.T) {
+		// The preflight allows the API's own request headers.
+		for _, m := range cdktest.Resources(tp, "AWS::ApiGateway::Method") {
+			if p := cdktest.Props(m); p["HttpMethod"] == "OPTIONS" {
+				assert.Contains(t, jsonOf(p["Integration"]), "Idempotency-Key,X-Correlation-Id")
+				break
+			}
+		}
+		// The function names the allowed origin in its answers.
+		_, fn := one(t, tp, "AWS::Lambda::Function", "TriggersApiFunction")
+		vars := cdktest.Props(fn)["Environment"].(map[string]any)["Variables"].(map[string]any)
+		assert.Equal(t, "https://app.example.com", vars["CORS_ALLOW_ORIGINS"])
+		assert.NotContains(t, vars, "CORS_ALLOW_CREDENTIALS")
+		// So do API Gateway's own answers.
+		for id, r := range cdktest.Resources(tp, "AWS::ApiGateway::GatewayResponse") {
+			h := cdktest.Props(r)["ResponseParameters"].(map[string]any)
+			assert.Equal(t, "'https://app.example.com'", h["gatewayresponse.header.Access-Control-Allow-Origin"], id)
+			assert.Equal(t, "'Retry-After, X-Request-Id, X-Correlation-Id, Location'", h["gatewayresponse.header.Access-Control-Expose-Headers"], id)
+			assert.Equal(t, "'Origin'", h["gatewayresponse.header.Vary"], id)
+		}
+	})
 	t.Run("custom domain and web ACL", func(t *testing.T) {
 		_, dn := one(t, tp, "AWS::ApiGateway::DomainName", "TriggersApiCustomDomain")
 		assert.Equal(t, "api.example.com", cdktest.Props(dn)["DomainName"])

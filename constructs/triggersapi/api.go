@@ -365,6 +365,12 @@ func NewTriggersApi(scope constructs.Construct, id *string, props *TriggersApiPr
 		contract.EnvAPIKeySources:    jsii.String(string(a.keySources)),
 	})
 	setEventsProfile(a.apiFn, a.eventsTable)
+	if props.Cors != nil {
+		c, _ := corsOf(props.Cors)
+		for k, v := range corsEnvironment(c) {
+			a.apiFn.Function.AddEnvironment(jsii.String(k), v, nil)
+		}
+	}
 	if props.WriterRegion != "" {
 		a.apiFn.Function.AddEnvironment(jsii.String(contract.EnvWriterRegion), jsii.String(props.WriterRegion), nil)
 	}
@@ -502,7 +508,7 @@ func (a *TriggersApi) buildRestApi(props *TriggersApiProps, retention awslogs.Re
 		EndpointConfiguration:       &awsapigateway.EndpointConfiguration{Types: &[]awsapigateway.EndpointType{awsapigateway.EndpointType_REGIONAL}},
 		CloudWatchRole:              props.CloudWatchRole, // nil: the CDK's feature flag decides
 		DomainName:                  props.DomainName,
-		DefaultCorsPreflightOptions: props.Cors,
+		DefaultCorsPreflightOptions: preflightOptions(props.Cors),
 		// Request bodies reach the function base64-encoded, byte for byte:
 		// as text, API Gateway would have to turn invalid UTF-8 into
 		// U+FFFD before the function's I-JSON check could refuse it.
@@ -629,6 +635,12 @@ func (a *TriggersApi) buildRestApi(props *TriggersApiProps, retention awslogs.Re
 		}
 		if g.retryAfter {
 			(*o.ResponseHeaders)["Retry-After"] = jsii.String("'1'")
+		}
+		if props.Cors != nil {
+			c, _ := corsOf(props.Cors)
+			for k, v := range corsGatewayHeaders(c) {
+				(*o.ResponseHeaders)[k] = v
+			}
 		}
 		api.AddGatewayResponse(jsii.String(g.id), o)
 	}

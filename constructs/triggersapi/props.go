@@ -114,13 +114,20 @@ type TriggersApiProps struct {
 	//
 	// Default: false.
 	Tracing bool
-	// Cors sets CORS preflight (OPTIONS) responses on every resource. It
-	// does not make the API callable from a browser on another origin on
-	// its own: the API function's responses and API Gateway's error
-	// responses carry no Access-Control-Allow-Origin, so the browser
-	// sends the request (a POST is stored) and hides the answer from the
-	// page. Serve browsers through a proxy of your origin (a CloudFront
-	// behaviour adding the headers, say) until the runtime sets them.
+	// Cors lets pages on other origins call the API from a browser:
+	// preflight (OPTIONS) responses on every resource (API Gateway's, with
+	// Idempotency-Key and X-Correlation-Id added to CDK's default
+	// AllowHeaders when AllowHeaders is unset), and
+	// Access-Control-Allow-Origin with Access-Control-Expose-Headers
+	// (Retry-After, X-Request-Id, X-Correlation-Id, Location and
+	// ExposeHeaders) on the answers: the API function's, for an allowed
+	// Origin only (CORS_ALLOW_ORIGINS), and API Gateway's own error
+	// answers (401, 403, 429...), which name the one allowed origin, "*",
+	// or with several origins the request's Origin. AllowOrigins must be
+	// literal origins as browsers send them ("https://app.example.com": no
+	// path, no trailing slash, lower case) or "*" alone; synth fails
+	// otherwise, naming the fix. A browser page holding an API key shows
+	// it to its users: keep keys in backends where you can.
 	//
 	// Default: no CORS (browsers cannot call the API from other origins).
 	Cors *awsapigateway.CorsOptions

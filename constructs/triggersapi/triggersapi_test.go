@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
 	"github.com/aws/jsii-runtime-go"
@@ -72,6 +73,12 @@ func TestValidatePropsRejects(t *testing.T) {
 		{"AWS namespace", triggersapi.TriggersApiProps{MetricsNamespace: "AWS/Triggers"}, `MetricsNamespace: metrics namespace "AWS/Triggers" starts with AWS/`},
 		{"writer region typo", triggersapi.TriggersApiProps{WriterRegion: "us-east1"}, `WriterRegion "us-east1" is not a region name`},
 		{"window WAF does not support", triggersapi.TriggersApiProps{RateLimit: &triggersapi.RateLimitOptions{Window: awscdk.Duration_Minutes(jsii.Number(3))}}, "RateLimit.Window 180 seconds is not one of 1, 2, 5 or 10 minutes"},
+		// CORS origins that would never match what browsers send.
+		{"CORS origin with a trailing slash", triggersapi.TriggersApiProps{Cors: &awsapigateway.CorsOptions{AllowOrigins: jsii.Strings("https://app.example.com/")}},
+			`Cors: CORS origin "https://app.example.com/" has a path: browsers send none (not even a trailing slash), so it would never match: use https://app.example.com`},
+		{"CORS * among origins", triggersapi.TriggersApiProps{Cors: &awsapigateway.CorsOptions{AllowOrigins: jsii.Strings("*", "https://a.example")}}, "mix * with others"},
+		{"CORS origin from a parameter", triggersapi.TriggersApiProps{Cors: &awsapigateway.CorsOptions{AllowOrigins: &[]*string{
+			awscdk.NewCfnParameter(awscdk.NewStack(newApp(), jsii.String("O"), nil), jsii.String("Origin"), nil).ValueAsString()}}}, "Cors has a token among AllowOrigins or ExposeHeaders"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -128,6 +128,14 @@ func ValidateProps(p *TriggersApiProps) error {
 			}
 		}
 	}
+	if p.Cors != nil {
+		c, hasToken := corsOf(p.Cors)
+		if hasToken {
+			bad("Cors has a token among AllowOrigins or ExposeHeaders: give literal values (the API function gets them as an environment variable written at synth, and names the origin in its answers)")
+		} else if err := contract.CheckCORS(c); err != nil {
+			bad("Cors: %v (preflights would pass and the answers still be unreadable)", err)
+		}
+	}
 	return errors.Join(errs...)
 }
 

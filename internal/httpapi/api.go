@@ -78,6 +78,13 @@ type Config struct {
 	// is the server's state, not the client's mistake, hence a 5xx.
 	// Default: "", every region accepts writes (single region).
 	WriterRegion, Region string
+	// CORS lets pages on other origins read the answers: every answer to
+	// a request whose Origin is allowed carries Access-Control-Allow-Origin
+	// and Access-Control-Expose-Headers (contract.CORSExposedHeaders and
+	// CORS.ExposeHeaders), with Vary: Origin. Preflight (OPTIONS) requests
+	// are API Gateway's (TriggersApiProps.Cors). Default: nil, no CORS
+	// header.
+	CORS *contract.CORS
 }
 
 // Request budget defaults.
@@ -111,6 +118,8 @@ type API struct {
 	webhooks  *Webhooks
 	// writer is the writer region when this region is passive, else "".
 	writer string
+	// cors is Config.CORS, prepared (nil: none).
+	cors *corsPolicy
 }
 
 // New returns the API for cfg.
@@ -132,6 +141,12 @@ func New(cfg Config) (*API, error) {
 	}
 	if cfg.WriterRegion != "" && cfg.WriterRegion != cfg.Region {
 		a.writer = cfg.WriterRegion
+	}
+	if cfg.CORS != nil {
+		if err := contract.CheckCORS(*cfg.CORS); err != nil {
+			return nil, fmt.Errorf("httpapi: Config.CORS: %w", err)
+		}
+		a.cors = newCORSPolicy(*cfg.CORS)
 	}
 	if a.log == nil {
 		a.log = slog.Default()
@@ -283,6 +298,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ri.requestID = newRequestID()
 	}
 	w.Header().Set("X-Request-Id", ri.requestID)
+	a.cors.apply(w.Header(), r.Header.Get("Origin"))
 
 	parent := r.Context()
 	ctx, cancel := a.budgetContext(parent)

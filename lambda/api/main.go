@@ -81,6 +81,7 @@ func run() error {
 		Metrics:      metrics,
 		WriterRegion: cfg.WriterRegion,
 		Region:       cfg.Region,
+		CORS:         cfg.CORS,
 	}
 	if cfg.CursorSecretARN == "" {
 		api, err := httpapi.New(apiCfg)

@@ -54,6 +54,9 @@ type API struct {
 	// Region is AWS_REGION, the function's own region (Lambda sets it);
 	// required with WriterRegion.
 	Region string
+	// CORS is CORS_ALLOW_ORIGINS, CORS_ALLOW_CREDENTIALS and
+	// CORS_EXPOSE_HEADERS (contract.CORS); nil without CORS_ALLOW_ORIGINS.
+	CORS *contract.CORS
 }
 
 // Authorizer is the configuration of the authorizer function.
@@ -142,7 +145,49 @@ func LoadAPI(getenv func(string) string) (API, error) {
 	if c.WebhookSecretsKey, err = loadSecretsKey(getenv, c.WebhookQueueURL != ""); err != nil {
 		errs = append(errs, err)
 	}
+	if c.CORS, err = loadCORS(getenv); err != nil {
+		errs = append(errs, err)
+	}
 	return c, errors.Join(errs...)
+}
+
+// loadCORS reads the CORS environment: nil without CORS_ALLOW_ORIGINS; an
+// error naming the variable and the fix for a value that could never
+// match or is not true/false.
+func loadCORS(getenv func(string) string) (*contract.CORS, error) {
+	origins := splitList(getenv(contract.EnvCorsAllowOrigins))
+	creds := strings.TrimSpace(getenv(contract.EnvCorsAllowCredentials))
+	expose := splitList(getenv(contract.EnvCorsExposeHeaders))
+	if len(origins) == 0 {
+		if creds != "" || len(expose) > 0 {
+			return nil, fmt.Errorf("%s or %s is set without %s: set the allowed origins, or neither", contract.EnvCorsAllowCredentials, contract.EnvCorsExposeHeaders, contract.EnvCorsAllowOrigins)
+		}
+		return nil, nil
+	}
+	c := &contract.CORS{AllowOrigins: origins, ExposeHeaders: expose}
+	switch creds {
+	case "", "false":
+	case "true":
+		c.AllowCredentials = true
+	default:
+		return nil, fmt.Errorf("%s=%q is invalid: use true or false", contract.EnvCorsAllowCredentials, creds)
+	}
+	if err := contract.CheckCORS(*c); err != nil {
+		return nil, fmt.Errorf("%s: %w", contract.EnvCorsAllowOrigins, err)
+	}
+	return c, nil
+}
+
+// splitList splits a comma-separated value, trimming each item and
+// dropping empty ones.
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // LoadAuthorizer reads the authorizer's configuration: API_KEYS_TABLE is

@@ -42,12 +42,20 @@ func TestLoadAPI(t *testing.T) {
 	assert.Equal(t, "us-east-1", c.WriterRegion)
 	assert.Equal(t, "eu-west-1", c.Region)
 
+	c, err = fnconfig.LoadAPI(env(map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": secret,
+		"CORS_ALLOW_ORIGINS": " https://a.example , https://b.example:8443,", "CORS_ALLOW_CREDENTIALS": "true", "CORS_EXPOSE_HEADERS": "X-Custom"}))
+	require.NoError(t, err)
+	assert.Equal(t, &contract.CORS{AllowOrigins: []string{"https://a.example", "https://b.example:8443"}, AllowCredentials: true, ExposeHeaders: []string{"X-Custom"}}, c.CORS)
+
 	tests := []struct {
 		name string
 		env  map[string]string
 		want []string
 	}{
 		{"nothing", nil, []string{"EVENTS_TABLE", "CURSOR_SECRET_ARN"}},
+		{"CORS origin with a path", map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": secret, "CORS_ALLOW_ORIGINS": "https://a.example/"}, []string{`CORS_ALLOW_ORIGINS: CORS origin "https://a.example/" has a path`}},
+		{"CORS credentials not a boolean", map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": secret, "CORS_ALLOW_ORIGINS": "*", "CORS_ALLOW_CREDENTIALS": "yes"}, []string{`CORS_ALLOW_CREDENTIALS="yes" is invalid: use true or false`}},
+		{"CORS headers without origins", map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": secret, "CORS_EXPOSE_HEADERS": "X-A"}, []string{"is set without CORS_ALLOW_ORIGINS"}},
 		{"writer region without own region", map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": secret, "WRITER_REGION": "us-east-1"}, []string{`WRITER_REGION="us-east-1" is set but AWS_REGION is not`}},
 		{"both secrets", map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": secret, "CURSOR_SECRET_ARN": "arn:x"}, []string{"only one"}},
 		{"short secret", map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": "short"}, []string{"CURSOR_SECRET is 5 bytes"}},

@@ -219,6 +219,7 @@ func New(cfg Config) (*API, error) {
 			CursorSecret: c.CursorSecret,
 			Retention:    c.Retention,
 			KeySources:   c.KeySources,
+			CORS:         c.CORS,
 			Logger:       log.With("function", fn.LogicalID),
 		})
 		if err != nil {

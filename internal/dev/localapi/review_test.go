@@ -129,3 +129,45 @@ func TestLargeBodiesGet413ThroughGateway(t *testing.T) {
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	assert.Contains(t, b, `"events":[]`, "nothing stored")
 }
+
+// TriggersApiProps.Cors lets a page of an allowed origin read the answers
+// as the deployment gives them: the preflight allows the API's own
+// request headers, the function's answers and API Gateway's own 401 name
+// the origin, another origin is not named, and a deployment without Cors
+// sends no CORS header (before, only the preflight existed: a browser sent
+// the request and hid the answer).
+func TestCORSThroughGateway(t *testing.T) {
+	const app = "https://app.example.com"
+	opt := serve(t, optionsTemplate, localgw.Options{DisableThrottling: true})
+	auth := map[string]string{"Authorization": "Bearer " + opt.key, "Origin": app}
+
+	res, _ := opt.do(t, "OPTIONS", "/v1stage/v1/events", map[string]string{"Origin": app, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "idempotency-key,content-type"}, "")
+	require.Equal(t, http.StatusNoContent, res.StatusCode)
+	assert.Contains(t, res.Header.Get("Access-Control-Allow-Headers"), "Idempotency-Key")
+	assert.Contains(t, res.Header.Get("Access-Control-Allow-Headers"), "X-Correlation-Id")
+
+	for _, c := range []struct {
+		method, path, body string
+		h                  map[string]string
+		status             int
+	}{
+		{"GET", "/v1stage/v1/inbox", "", auth, http.StatusOK},
+		{"POST", "/v1stage/v1/events", `{"event_type":"a","payload":{}}`, map[string]string{"Authorization": "Bearer " + opt.key, "Origin": app, "Content-Type": "application/json"}, http.StatusCreated},
+		{"POST", "/v1stage/v1/events", `{"event_type":""}`, map[string]string{"Authorization": "Bearer " + opt.key, "Origin": app, "Content-Type": "application/json"}, http.StatusBadRequest},
+		{"GET", "/v1stage/v1/inbox", "", map[string]string{"Origin": app}, http.StatusUnauthorized},
+	} {
+		res, b := opt.do(t, c.method, c.path, c.h, c.body)
+		require.Equal(t, c.status, res.StatusCode, "%s %s: %.200s", c.method, c.path, b)
+		assert.Equal(t, app, res.Header.Get("Access-Control-Allow-Origin"), "%s %s %d", c.method, c.path, c.status)
+		assert.Contains(t, res.Header.Get("Access-Control-Expose-Headers"), "Location", "%s %s %d", c.method, c.path, c.status)
+	}
+	res, _ = opt.do(t, "GET", "/v1stage/v1/inbox", map[string]string{"Authorization": "Bearer " + opt.key, "Origin": "https://evil.example"}, "")
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Empty(t, res.Header.Get("Access-Control-Allow-Origin"), "an origin not allowed")
+	assert.Contains(t, res.Header.Values("Vary"), "Origin")
+
+	dev := serve(t, devTemplate, localgw.Options{DisableThrottling: true})
+	res, _ = dev.do(t, "GET", "/live/v1/inbox", map[string]string{"Authorization": "Bearer " + dev.key, "Origin": app}, "")
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Empty(t, res.Header.Get("Access-Control-Allow-Origin"), "no Cors, no CORS header")
+}

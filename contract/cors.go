@@ -1,0 +1,105 @@
+// CORS: which pages on other origins may read the API's answers.
+
+package contract
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+// The API function's CORS environment, set by the construct from
+// TriggersApiProps.Cors. Without CORS_ALLOW_ORIGINS the function sends no
+// CORS header.
+const (
+	// EnvCorsAllowOrigins lists the origins whose pages may read the
+	// answers, comma-separated ("https://app.example.com"), or "*" for any.
+	EnvCorsAllowOrigins = "CORS_ALLOW_ORIGINS"
+	// EnvCorsAllowCredentials "true" lets those pages send credentials
+	// (Access-Control-Allow-Credentials).
+	EnvCorsAllowCredentials = "CORS_ALLOW_CREDENTIALS"
+	// EnvCorsExposeHeaders lists more response headers those pages may
+	// read, comma-separated, beyond CORSExposedHeaders().
+	EnvCorsExposeHeaders = "CORS_EXPOSE_HEADERS"
+)
+
+// CORSExposedHeaders returns the response headers of the API a page may
+// need to read, exposed whenever an origin is allowed. It returns a new
+// slice each call.
+func CORSExposedHeaders() []string {
+	return []string{"Retry-After", "X-Request-Id", "X-Correlation-Id", "Location"}
+}
+
+// CORS is which pages on other origins may read the API's answers.
+type CORS struct {
+	// AllowOrigins are origins as browsers send them
+	// ("https://app.example.com"), or the one value "*" for any.
+	AllowOrigins []string
+	// AllowCredentials lets the pages send credentials; with "*" the
+	// request's origin is answered instead of "*", as browsers require.
+	AllowCredentials bool
+	// ExposeHeaders are response headers the pages may read, beyond
+	// CORSExposedHeaders().
+	ExposeHeaders []string
+}
+
+// CheckCORSOrigin returns an error naming the problem and its fix when o is
+// not an origin a browser sends in its Origin header (scheme, host and
+// port, nothing else: such a value would never match) and not "*".
+func CheckCORSOrigin(o string) error {
+	if o == "*" {
+		return nil
+	}
+	u, err := url.Parse(o)
+	switch {
+	case err != nil || u.Host == "" || u.Opaque != "":
+		return fmt.Errorf("CORS origin %q is not an origin: use scheme://host[:port], such as https://app.example.com, or *", o)
+	case u.Scheme != "https" && u.Scheme != "http":
+		return fmt.Errorf("CORS origin %q: the scheme must be https or http", o)
+	case u.User != nil || u.RawQuery != "" || u.Fragment != "" || strings.HasSuffix(o, "?") || strings.HasSuffix(o, "#"):
+		return fmt.Errorf("CORS origin %q has more than scheme, host and port: use %s://%s", o, u.Scheme, u.Host)
+	case u.Path != "":
+		return fmt.Errorf("CORS origin %q has a path: browsers send none (not even a trailing slash), so it would never match: use %s://%s", o, u.Scheme, u.Host)
+	case o != strings.ToLower(o):
+		return fmt.Errorf("CORS origin %q has capitals: browsers send it in lower case, so it would never match: use %s", o, strings.ToLower(o))
+	}
+	return nil
+}
+
+// CheckCORS returns an error naming the problem and its fix when c's
+// origins or headers are not usable: no origin, a bad one, "*" among
+// others, an empty or malformed header name.
+func CheckCORS(c CORS) error {
+	if len(c.AllowOrigins) == 0 {
+		return fmt.Errorf("CORS allows no origin: give at least one, such as https://app.example.com")
+	}
+	for _, o := range c.AllowOrigins {
+		if o == "*" && len(c.AllowOrigins) > 1 {
+			return fmt.Errorf("CORS origins %q mix * with others: give * alone, or the origins", c.AllowOrigins)
+		}
+		if err := CheckCORSOrigin(o); err != nil {
+			return err
+		}
+	}
+	for _, h := range c.ExposeHeaders {
+		if !validHeaderName(h) {
+			return fmt.Errorf("CORS expose header %q is not a header name: use letters, digits and -", h)
+		}
+	}
+	return nil
+}
+
+// validHeaderName reports whether h is an HTTP field name (RFC 9110
+// token).
+func validHeaderName(h string) bool {
+	if h == "" {
+		return false
+	}
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}

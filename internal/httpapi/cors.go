@@ -1,0 +1,63 @@
+package httpapi
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/triggers-dev/triggers/contract"
+)
+
+// corsPolicy is a contract.CORS ready to answer requests.
+type corsPolicy struct {
+	any         bool
+	origins     map[string]bool
+	credentials bool
+	expose      string
+}
+
+func newCORSPolicy(c contract.CORS) *corsPolicy {
+	p := &corsPolicy{origins: map[string]bool{}, credentials: c.AllowCredentials}
+	for _, o := range c.AllowOrigins {
+		if o == "*" {
+			p.any = true
+		}
+		p.origins[o] = true
+	}
+	expose := contract.CORSExposedHeaders()
+	for _, h := range c.ExposeHeaders {
+		if !slices.ContainsFunc(expose, func(e string) bool { return strings.EqualFold(e, h) }) {
+			expose = append(expose, h)
+		}
+	}
+	p.expose = strings.Join(expose, ", ")
+	return p
+}
+
+// apply sets the CORS headers of the answer to a request from origin (its
+// Origin header, "" for none): Access-Control-Allow-Origin when the origin
+// is allowed ("*" for any, unless credentials are allowed: then the
+// origin itself), with the headers a page may read and, when allowed,
+// Access-Control-Allow-Credentials. The answer depends on Origin unless
+// every origin gets "*": Vary: Origin tells caches so.
+func (p *corsPolicy) apply(h http.Header, origin string) {
+	if p == nil {
+		return
+	}
+	wildcard := p.any && !p.credentials
+	if !wildcard {
+		h.Add("Vary", "Origin")
+	}
+	if origin == "" || !p.any && !p.origins[origin] {
+		return
+	}
+	if wildcard {
+		h.Set("Access-Control-Allow-Origin", "*")
+	} else {
+		h.Set("Access-Control-Allow-Origin", origin)
+	}
+	h.Set("Access-Control-Expose-Headers", p.expose)
+	if p.credentials {
+		h.Set("Access-Control-Allow-Credentials", "true")
+	}
+}
