@@ -142,7 +142,7 @@ var expectedAlarms = map[string]struct {
 	"MonitoringEventTypeIndexWriteThrottleEvents": {alarmShape{throttleMetrics("EventTypeIndex")[1:], "", 1, 1, 1, gteOp, "notBreaching"}, "dynamodb-gsi-write-throttling", "Table"},
 	"MonitoringStatusIndexReadThrottleEvents":     {alarmShape{throttleMetrics("StatusIndex")[:1], "", 1, 1, 1, gteOp, "notBreaching"}, "dynamodb-gsi-read-throttling", "Table"},
 	"MonitoringStatusIndexWriteThrottleEvents":    {alarmShape{throttleMetrics("StatusIndex")[1:], "", 1, 1, 1, gteOp, "notBreaching"}, "dynamodb-gsi-write-throttling", "Table"},
-	"MonitoringPutItemLatency":                    {alarmShape{[]string{metricLine("AWS/DynamoDB", "SuccessfulRequestLatency", "Average", 300, []string{"Operation=PutItem", "TableName"})}, "", 15, 3, 3, gtOp, "notBreaching"}, "dynamodb-request-latency", "Table"},
+	"MonitoringPutItemLatency":                    {alarmShape{[]string{metricLine("AWS/DynamoDB", "SuccessfulRequestLatency", "p99", 300, []string{"Operation=PutItem", "TableName"})}, "", 20, 3, 3, gtOp, "notBreaching"}, "dynamodb-request-latency", "Table"},
 	"MonitoringSystemErrors":                      {alarmShape{ddbOps("SystemErrors", "Sum"), "e0 + e1 + e2 + e3 + e4 + e5", 1, 1, 1, gteOp, "notBreaching"}, "dynamodb-system-errors", "Table"},
 	"MonitoringApiFunctionErrors":                 {alarmShape{lambdaMetric("Errors", "Sum"), "", 1, 1, 1, gteOp, "notBreaching"}, "lambda-errors", "Functions"},
 	"MonitoringAuthorizerFunctionErrors":          {alarmShape{lambdaMetric("Errors", "Sum"), "", 1, 1, 1, gteOp, "notBreaching"}, "lambda-errors", "Functions"},
@@ -480,7 +480,7 @@ func TestDashboardWidgets(t *testing.T) {
 
 	lat := func(op string) [2][]string {
 		var l []string
-		for _, p := range []string{"Average", "Maximum"} {
+		for _, p := range []string{"p50", "p95", "p99", "Average"} {
 			l = append(l, metricLine("AWS/DynamoDB", "SuccessfulRequestLatency", p, 300, []string{"Operation=" + op, "TableName"}))
 		}
 		return [2][]string{l, nil}

@@ -71,8 +71,8 @@ func alarmIDs(alarms map[string]awscloudwatch.Alarm) []string {
 // TableMonitoring's: for the same table, operations and period, the same
 // widgets (identical, heading and alarm status aside) and the same alarm
 // ids, metrics, thresholds and runbook sections. Only the windows, the
-// latency alarms (PutItem's alone rather than every operation's) and the
-// actions differ.
+// latency alarms (p99 of PutItem rather than the average of every
+// operation) and the actions differ.
 func TestEventsTableMonitoredAsAnyTable(t *testing.T) {
 	stack := awscdk.NewStack(awscdk.NewApp(nil), jsii.String("S"), nil)
 	events := eventstore.NewEventsTable(stack, jsii.String("Events"), &eventstore.EventsTableProps{
@@ -109,8 +109,10 @@ func TestEventsTableMonitoredAsAnyTable(t *testing.T) {
 			assert.Equal(t, a["TreatMissingData"], s["TreatMissingData"])
 			assert.NotContains(t, s, "AlarmActions", "the composite alarm notifies")
 			if id == "PutItemLatency" {
-				assert.Equal(t, 15.0, s["Threshold"], "DefaultTableLatencyMs")
-				assert.Equal(t, "Average", s["Metrics"].([]any)[0].(map[string]any)["MetricStat"].(map[string]any)["Stat"], "DynamoDB publishes no percentile of it")
+				assert.Equal(t, 20.0, s["Threshold"], "seed 001's p99 target")
+				assert.Equal(t, "p99", s["Metrics"].([]any)[0].(map[string]any)["MetricStat"].(map[string]any)["Stat"])
+				assert.Equal(t, "Average", a["Metrics"].([]any)[0].(map[string]any)["MetricStat"].(map[string]any)["Stat"])
+				return
 			}
 			assert.Equal(t, a["Threshold"], s["Threshold"], "same default")
 			assert.Equal(t, a["Metrics"], s["Metrics"], "same metrics")
@@ -118,7 +120,7 @@ func TestEventsTableMonitoredAsAnyTable(t *testing.T) {
 			case strings.HasSuffix(id, "ThrottleEvents") || id == "SystemErrors":
 				assert.Equal(t, []any{1.0, 1.0}, []any{s["DatapointsToAlarm"], s["EvaluationPeriods"]}, "any period (seed 001: any throttling)")
 				assert.Equal(t, []any{3.0, 5.0}, []any{a["DatapointsToAlarm"], a["EvaluationPeriods"]})
-			default: // capacity and latency
+			default: // capacity
 				assert.Equal(t, []any{3.0, 3.0}, []any{s["DatapointsToAlarm"], s["EvaluationPeriods"]})
 				assert.Equal(t, []any{5.0, 5.0}, []any{a["DatapointsToAlarm"], a["EvaluationPeriods"]})
 			}
@@ -150,7 +152,7 @@ func TestEventsTableMonitoredAsAnyTable(t *testing.T) {
 
 // The deprecated table fields of Thresholds make the same alarms as
 // EventsTableThresholds; a latency threshold for another operation adds
-// its alarm, on the average.
+// its p99 alarm.
 func TestEventsTableThresholds(t *testing.T) {
 	var composite string // the table's composite alarm of "Current", as JSON
 	alarms := func(name string, p monitoring.TriggersMonitoringProps) map[string]map[string]any {
@@ -190,7 +192,7 @@ func TestEventsTableThresholds(t *testing.T) {
 	q := cur["QueryLatency"]
 	assert.Equal(t, 40.0, q["Threshold"])
 	stat := q["Metrics"].([]any)[0].(map[string]any)["MetricStat"].(map[string]any)
-	assert.Equal(t, "Average", stat["Stat"])
+	assert.Equal(t, "p99", stat["Stat"])
 	assert.Contains(t, q["AlarmDescription"], "#"+monitoring.RunbookTableLatency)
 	assert.Contains(t, composite, "MonitoringQueryLatency", "a member of the table's composite alarm")
 	assert.Len(t, cur, len(old)+1)

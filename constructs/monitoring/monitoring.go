@@ -110,8 +110,8 @@ var operations = []string{"PutItem", "BatchWriteItem", "TransactWriteItems", "Ge
 // code, ids, metrics, descriptions and runbook sections) with these
 // differences: the period (5 minutes), the windows (throttling and system
 // errors in one period, seed 001's "any throttling"; latency and capacity
-// for 3 periods), the latency alarm (PutItem's average, for seed 001's
-// target, rather than every operation's), no alarm actions
+// for 3 periods), the latency alarm (the p99 of PutItem, seed 001's
+// target, rather than the average of every operation), no alarm actions
 // (the composite alarm notifies) and the events table's operations
 // (Operations()).
 type TriggersMonitoring struct {
@@ -373,14 +373,14 @@ const (
 // Table), built as TableMonitoring builds any table's: the same widgets,
 // alarm ids, metrics and runbook sections, with TriggersMonitoring's
 // period, thresholds (EventsTableThresholds) and windows, and a latency
-// alarm on the average of the operations of EventsTableThresholds.LatencyMs
-// (PutItem by default, for seed 001's target).
+// alarm on the p99 of the operations of EventsTableThresholds.LatencyMs
+// (PutItem by default, seed 001's target).
 func (m *TriggersMonitoring) tableSection() {
 	s := &tableSection{
 		scope: m, dashboard: m.Dashboard, table: m.props.EventsTable,
 		heading:     "Events table (DynamoDB)",
 		provisioned: m.props.Billing == dynamotable.Provisioned,
-		ops:         operations, th: eventsTableThresholds(&m.props),
+		ops:         operations, th: eventsTableThresholds(&m.props), latencyStat: "p99",
 		windows: eventsTableWindows, period: m.period, runbook: m.runbook,
 		insights: m.props.ContributorInsights, ruleNames: m.props.ContributorInsightsRuleNames,
 		replicas: replicaRegionsOf(m.props.EventsTable, nil),

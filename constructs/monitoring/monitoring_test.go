@@ -67,7 +67,7 @@ func TestValidatePropsRejects(t *testing.T) {
 		{"latency of an operation the runtime does not call", &monitoring.TriggersMonitoringProps{EventsTable: table, EventsTableThresholds: &monitoring.TableThresholds{LatencyMs: map[string]float64{"Scan": 100}}},
 			`EventsTableThresholds.LatencyMs has "Scan", which is not monitored: the events table's operations are PutItem, BatchWriteItem, TransactWriteItems, GetItem, Query, UpdateItem; remove it`},
 		{"latency without a threshold", &monitoring.TriggersMonitoringProps{EventsTable: table, EventsTableThresholds: &monitoring.TableThresholds{LatencyMs: map[string]float64{"Query": 0}}},
-			`EventsTableThresholds.LatencyMs["Query"] is 0: give the average threshold in milliseconds`},
+			`EventsTableThresholds.LatencyMs["Query"] is 0: give the p99 threshold in milliseconds`},
 		{"replication without replicas", &monitoring.TriggersMonitoringProps{EventsTable: table, EventsTableThresholds: &monitoring.TableThresholds{ReplicationLatencyMs: 5000}},
 			"EventsTableThresholds.ReplicationLatencyMs 5000 is given, but the events table has no replicas: remove it"},
 		{"deprecated and new disagree", &monitoring.TriggersMonitoringProps{EventsTable: table,

@@ -188,7 +188,7 @@ func (m *TriggersMonitoring) apiKeysTableSection() {
 		scope: m.apiKeysScope(), dashboard: m.Dashboard, table: t,
 		heading: "API-keys table (DynamoDB)", titlePrefix: "API keys: ",
 		provisioned: billingOf(t, "") == dynamotable.Provisioned,
-		ops:         apiKeysOperations, th: apiKeysTableThresholds(&m.props),
+		ops:         apiKeysOperations, th: apiKeysTableThresholds(&m.props), latencyStat: "p99",
 		windows: eventsTableWindows, period: m.period, runbook: m.runbook,
 		add: func(id string, a awscloudwatch.Alarm) {
 			m.member(apiKeysPrefix+id, a)

@@ -271,7 +271,7 @@ func TestValidateOutageThresholds(t *testing.T) {
 		{"api keys latency of an operation not called", &monitoring.TriggersMonitoringProps{EventsTable: table, ApiKeysTableThresholds: &monitoring.TableThresholds{LatencyMs: map[string]float64{"BatchWriteItem": 10}}},
 			`ApiKeysTableThresholds.LatencyMs has "BatchWriteItem", which is not monitored: the runtime calls GetItem, PutItem, UpdateItem, Query, Scan on the API-keys table; remove it`},
 		{"api keys latency without threshold", &monitoring.TriggersMonitoringProps{EventsTable: table, ApiKeysTableThresholds: &monitoring.TableThresholds{LatencyMs: map[string]float64{"GetItem": 0}}},
-			`ApiKeysTableThresholds.LatencyMs["GetItem"] is 0: give the average threshold in milliseconds`},
+			`ApiKeysTableThresholds.LatencyMs["GetItem"] is 0: give the p99 threshold in milliseconds`},
 		{"api keys negative throttles", &monitoring.TriggersMonitoringProps{EventsTable: table, ApiKeysTableThresholds: &monitoring.TableThresholds{ReadThrottleEvents: -1}},
 			"ApiKeysTableThresholds.ReadThrottleEvents -1 is negative"},
 		{"api keys replicas", &monitoring.TriggersMonitoringProps{EventsTable: table, ApiKeysTableThresholds: &monitoring.TableThresholds{ReplicationLatencyMs: 100}},
@@ -287,7 +287,7 @@ func TestValidateOutageThresholds(t *testing.T) {
 	assert.NoError(t, monitoring.ValidateProps(&monitoring.TriggersMonitoringProps{EventsTable: table, ApiKeysTableThresholds: &monitoring.TableThresholds{LatencyMs: map[string]float64{"GetItem": 15}}}))
 }
 
-// An API-keys latency threshold adds its alarm, on the average.
+// An API-keys latency threshold adds its p99 alarm.
 func TestApiKeysLatencyAlarm(t *testing.T) {
 	ctx := map[string]any{"aws:cdk:bundling-stacks": []any{}}
 	stack := awscdk.NewStack(awscdk.NewApp(&awscdk.AppProps{Context: &ctx}), jsii.String("S"), nil)
@@ -298,8 +298,7 @@ func TestApiKeysLatencyAlarm(t *testing.T) {
 	_, props := synthStack(t, stack)
 	p := props(m.Alarm("ApiKeysGetItemLatency"))
 	assert.Equal(t, 15.0, p["Threshold"])
-	assert.Contains(t, jsonOf(p["Metrics"]), `"Stat":"Average"`)
-	assert.NotContains(t, jsonOf(p["Metrics"]), `"Stat":"p`, "DynamoDB publishes no percentile of SuccessfulRequestLatency")
+	assert.Contains(t, jsonOf(p["Metrics"]), `"Stat":"p99"`)
 	assert.Equal(t, 5.0, props(m.Alarm("ApiKeysWriteThrottleEvents"))["Threshold"])
 	assert.Equal(t, 1.0, props(m.Alarm("ApiKeysReadThrottleEvents"))["Threshold"])
 }

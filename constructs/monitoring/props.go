@@ -18,13 +18,12 @@ const DefaultRunbookURL = "https://github.com/triggers-dev/triggers/blob/main/do
 // table fields here still work (EventsTableThresholds, when it sets the
 // same threshold, must agree with them).
 type Thresholds struct {
-	// PutItemLatencyP99Ms is the threshold of PutItemLatency, in ms,
-	// compared with PutItem's average SuccessfulRequestLatency (the name
-	// is from when it was the p99, which DynamoDB does not publish).
+	// PutItemLatencyP99Ms is the threshold of PutItemLatency, in ms.
 	//
-	// Deprecated: use EventsTableThresholds.LatencyMs["PutItem"].
+	// Deprecated: use EventsTableThresholds.LatencyMs["PutItem"] (the
+	// events table's latency alarms are on the p99).
 	//
-	// Default: 15 (DefaultTableLatencyMs("PutItem")).
+	// Default: 20 (seed 001, IV1).
 	PutItemLatencyP99Ms float64
 	// ThrottleEvents is the threshold of the events table's throttle
 	// alarms, read and write, table and each GSI.
@@ -284,17 +283,16 @@ type TriggersMonitoringProps struct {
 	// EventsTableThresholds are the thresholds of the events table's
 	// alarms, the ones TableMonitoring makes for any table (see
 	// TableThresholds), with two differences. LatencyMs: the events table's
-	// latency alarms (on the average SuccessfulRequestLatency, as
-	// TableMonitoring's) are one for each operation given (from
-	// Operations()) and PutItem (default 15 ms, DefaultTableLatencyMs);
-	// not one per operation. Windows: throttling
+	// latency alarms are on the p99 of SuccessfulRequestLatency (seed
+	// 001's target), one for each operation given (from Operations()) and
+	// PutItem (default 20 ms); not one per operation. Windows: throttling
 	// and system errors alarm in a period, latency and capacity after 3
 	// periods. ReplicationLatencyMs (default 10000, 5 of 5 periods) alarms
 	// per replica region of an events table built with
 	// dynamotable.TableOptions.Replicas, and is refused for one without.
 	//
 	// Default: ReadThrottleEvents and WriteThrottleEvents 1, SystemErrors
-	// 1, ConsumedCapacityPercent 80, LatencyMs {"PutItem": 15}; or the
+	// 1, ConsumedCapacityPercent 80, LatencyMs {"PutItem": 20}; or the
 	// deprecated fields of Thresholds when they are set.
 	EventsTableThresholds *TableThresholds
 	// RunbookURL is the runbook each alarm description links to (with a
@@ -320,7 +318,7 @@ type TriggersMonitoringProps struct {
 func eventsTableThresholds(p *TriggersMonitoringProps) TableThresholds {
 	out := TableThresholds{
 		ReadThrottleEvents: 1, WriteThrottleEvents: 1, SystemErrors: 1, ConsumedCapacityPercent: 80,
-		LatencyMs: map[string]float64{"PutItem": DefaultTableLatencyMs("PutItem")}, ReplicationLatencyMs: 10000,
+		LatencyMs: map[string]float64{"PutItem": 20}, ReplicationLatencyMs: 10000,
 	}
 	set := func(dst *float64, v float64) {
 		if v != 0 {

@@ -60,9 +60,10 @@ const (
 //	                                                  provisioned billing only
 //	ReplicationLatency-<region>                       each of ReplicaRegions
 //
-// The latency alarms use Average, the statistic AWS advises to watch for
-// sustained increases; the dashboard also graphs the maximum. DynamoDB
-// documents no percentile of SuccessfulRequestLatency. UserErrors is graphed but not alarmed on: DynamoDB
+// The latency alarms use Average, a statistic DynamoDB documents for
+// SuccessfulRequestLatency and the one AWS advises to watch for sustained
+// increases (high percentiles spike normally); the dashboard also graphs
+// p50, p95 and p99. UserErrors is graphed but not alarmed on: DynamoDB
 // publishes it per account and region (no TableName dimension), so it
 // counts every table's client errors, and client errors are the callers'
 // to handle.
@@ -124,7 +125,7 @@ func NewTableMonitoring(scope constructs.Construct, id *string, props *TableMoni
 		scope: m, dashboard: m.Dashboard, table: props.Table,
 		heading:     "DynamoDB table " + m.name,
 		provisioned: billingOf(props.Table, props.Billing) == dynamotable.Provisioned,
-		ops:         ops, th: props.Thresholds.withDefaults(ops),
+		ops:         ops, th: props.Thresholds.withDefaults(ops), latencyStat: "Average",
 		windows: tableMonitoringWindows, period: period, runbook: runbook,
 		replicas: replicaRegionsOf(props.Table, props.ReplicaRegions), insights: props.ContributorInsights, ruleNames: props.ContributorInsightsRuleNames,
 		add: func(id string, a awscloudwatch.Alarm) {

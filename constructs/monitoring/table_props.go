@@ -18,7 +18,7 @@ import (
 )
 
 // TableOperations returns the operations TableMonitoring graphs and alarms
-// on by default: SuccessfulRequestLatency average and maximum per operation,
+// on by default: SuccessfulRequestLatency p50/p99/average per operation,
 // and SystemErrors summed over them. It returns a new slice each call.
 func TableOperations() []string { return slices.Clone(tableOperations) }
 

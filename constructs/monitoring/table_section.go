@@ -77,11 +77,14 @@ type tableSection struct {
 	ops []string
 	// th are resolved thresholds: LatencyMs holds exactly the operations
 	// with a latency alarm.
-	th       TableThresholds
-	windows  tableWindows
-	period   awscdk.Duration
-	runbook  string
-	replicas []string
+	th TableThresholds
+	// latencyStat is the statistic of the latency alarms ("Average",
+	// "p99").
+	latencyStat string
+	windows     tableWindows
+	period      awscdk.Duration
+	runbook     string
+	replicas    []string
 	// insights adds the Contributor Insights section (ruleNames graphed).
 	insights  bool
 	ruleNames []string
@@ -218,22 +221,27 @@ func (s *tableSection) capacityAlarm(id, what string, consumed, provisioned awsc
 		pct, s.th.ConsumedCapacityPercent, w, gt, notBrch)
 }
 
-// latency graphs and alarms SuccessfulRequestLatency per operation, by its
-// average (and the maximum on the dashboard): DynamoDB documents Minimum,
-// Maximum, Average and SampleCount for it, no percentile (a p99 alarm
-// would never have data), and AWS advises the average for sustained
-// increases (the maximum spikes on any retried request).
+// latencyStatText is how a description names the latency statistic.
+func latencyStatText(stat string) string {
+	if stat == "Average" {
+		return "average"
+	}
+	return stat
+}
+
 func (s *tableSection) latency() {
 	t := s.table
 	var widgets []awscloudwatch.IWidget
 	for _, op := range s.ops {
 		widgets = append(widgets, graph(s.titlePrefix+"SuccessfulRequestLatency "+op+" (ms)", []awscloudwatch.IMetric{
+			t.MetricSuccessfulRequestLatency(op, s.opts("p50", "p50")),
+			t.MetricSuccessfulRequestLatency(op, s.opts("p95", "p95")),
+			t.MetricSuccessfulRequestLatency(op, s.opts("p99", "p99")),
 			t.MetricSuccessfulRequestLatency(op, s.opts("Average", "Average")),
-			t.MetricSuccessfulRequestLatency(op, s.opts("Maximum", "Maximum")),
 		}, nil, 8))
 	}
 	s.dashboard.AddWidgets(widgets...)
-	w := s.windows.latency
+	stat, w := latencyStatText(s.latencyStat), s.windows.latency
 	for _, op := range s.ops {
 		th, ok := s.th.LatencyMs[op]
 		if !ok {
@@ -241,8 +249,8 @@ func (s *tableSection) latency() {
 		}
 		// An operation the application does not call publishes nothing:
 		// missing data is not breaching.
-		s.alarm(op+"Latency", fmt.Sprintf("%s average SuccessfulRequestLatency stayed above %v ms %s.", op, th, w.sustained()), RunbookTableLatency,
-			t.MetricSuccessfulRequestLatency(op, s.opts("Average", op+" average")), th, w, gt, notBrch)
+		s.alarm(op+"Latency", fmt.Sprintf("%s %s SuccessfulRequestLatency stayed above %v ms %s.", op, stat, th, w.sustained()), RunbookTableLatency,
+			t.MetricSuccessfulRequestLatency(op, s.opts(s.latencyStat, op+" "+stat)), th, w, gt, notBrch)
 	}
 }
 

@@ -317,7 +317,7 @@ func TestTableMonitoring(t *testing.T) {
 			assert.Contains(t, body, `"SuccessfulRequestLatency `+op+` (ms)"`)
 			assert.Contains(t, body, `"Operation","`+op+`"`)
 		}
-		for _, stat := range []string{`"stat":"Maximum"`, `{"label":"Average","period":60}`} {
+		for _, stat := range []string{`"stat":"p50"`, `"stat":"p99"`, `{"label":"Average","period":60}`} {
 			assert.Contains(t, body, stat)
 		}
 		assert.NotContains(t, body, "Provisioned", "on demand: consumed capacity only")

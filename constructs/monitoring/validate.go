@@ -103,7 +103,7 @@ func eventsTableThresholdErrors(p *TriggersMonitoringProps) []error {
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	for _, op := range tableSortedKeys(e.LatencyMs) {
 		if e.LatencyMs[op] == 0 && op != "PutItem" && ops[op] {
-			bad("EventsTableThresholds.LatencyMs[%q] is 0: give the average threshold in milliseconds (only PutItem has a default, 15)", op)
+			bad("EventsTableThresholds.LatencyMs[%q] is 0: give the p99 threshold in milliseconds (only PutItem has a default, 20)", op)
 		}
 	}
 	if e.ReplicationLatencyMs != 0 && len(replicaRegionsOf(monitoredEventsTable(p), nil)) == 0 {
@@ -181,7 +181,7 @@ func apiKeysTableThresholdErrors(p *TriggersMonitoringProps) []error {
 	errs := tableThresholdErrors(e, "ApiKeysTableThresholds", ops, "the runtime calls "+strings.Join(apiKeysOperations, ", ")+" on the API-keys table; remove it")
 	for _, op := range tableSortedKeys(e.LatencyMs) {
 		if e.LatencyMs[op] == 0 && ops[op] {
-			errs = append(errs, fmt.Errorf("ApiKeysTableThresholds.LatencyMs[%q] is 0: give the average threshold in milliseconds (the API-keys table has no default latency alarm)", op))
+			errs = append(errs, fmt.Errorf("ApiKeysTableThresholds.LatencyMs[%q] is 0: give the p99 threshold in milliseconds (the API-keys table has no default latency alarm)", op))
 		}
 	}
 	if e.ReplicationLatencyMs != 0 {
