@@ -320,7 +320,11 @@ func (st *Store) RotateSecret(ctx context.Context, tenant, id, secret string, no
 	update := "SET #sec = :next REMOVE #se, #pe"
 	values := map[string]types.AttributeValue{":next": next, ":old": old}
 	if len(expire) > 0 {
-		update = "SET #sec = :next, #se = :se REMOVE #pe"
+		// previous_expires keeps the overlap of Secrets[1] for the
+		// version before secrets_expire (a webhook function not yet
+		// updated, or rolled back, reads only it: found by review).
+		update = "SET #sec = :next, #se = :se, #pe = :pe"
+		values[":pe"] = n(expire[0])
 		if values[":se"], err = attributevalue.Marshal(expire); err != nil {
 			return event.Subscription{}, err
 		}
