@@ -291,14 +291,14 @@ func (st *Store) ListAttempts(ctx context.Context, tenant, eventID string) ([]ev
 // SettleAttempts returns what settling the tenant's event id goes by, from
 // one read of its attempts' partition: its attempts, as ListAttempts, and
 // whether a redelivery round of it is running (started, its attempts not
-// all recorded yet: StartRedelivery, FinishRound), during which it must
-// not settle.
+// all recorded yet: StartRedelivery, FinishRound; for at most RoundHold),
+// during which it must not settle.
 func (st *Store) SettleAttempts(ctx context.Context, tenant, eventID string) (attempts []event.Attempt, roundRunning bool, err error) {
 	attempts = []event.Attempt{}
 	err = st.queryAttemptPartition(ctx, tenant, eventID, func(item map[string]types.AttributeValue) error {
 		switch getS(item, contract.AttrRecordType) {
 		case contract.RecordTypeRedelivery:
-			if v, ok := item[attrRoundRunning].(*types.AttributeValueMemberBOOL); ok && v.Value {
+			if until := getN(item, attrRoundRunning); until > st.now().Unix() {
 				roundRunning = true
 			}
 		case contract.RecordTypeAttempt:

@@ -178,10 +178,11 @@ func TestSettle(t *testing.T) {
 func TestStartRedelivery(t *testing.T) {
 	ctx := context.Background()
 	table := db.CreateTable(t, schema.Events())
-	st := store.New(db.Client, table)
+	at := time.Date(2026, 11, 23, 10, 0, 0, 123456000, time.UTC)
+	clock := at
+	st := store.New(db.Client, table, store.WithClock(func() time.Time { return clock }))
 	e := newEvent(t, "t", map[string]any{})
 	require.NoError(t, st.Put(ctx, "tenant-a", e))
-	at := time.Date(2026, 11, 23, 10, 0, 0, 123456000, time.UTC)
 
 	var te *event.TransitionError
 	require.ErrorAs(t, st.StartRedelivery(ctx, "tenant-a", e, "r1", at), &te, "a received event")
@@ -222,6 +223,18 @@ func TestStartRedelivery(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, attempts)
 	assert.True(t, running, "r1 has not recorded its attempts")
+	// It holds for RoundHold at most: a round whose task never runs (its
+	// message dead-lettered, or handled by a dispatcher of the previous
+	// version, which never finishes it) stops holding the event.
+	clock = at.Add(store.RoundHold - time.Second)
+	_, running, err = st.SettleAttempts(ctx, "tenant-a", e.ID)
+	require.NoError(t, err)
+	assert.True(t, running)
+	clock = at.Add(store.RoundHold)
+	_, running, err = st.SettleAttempts(ctx, "tenant-a", e.ID)
+	require.NoError(t, err)
+	assert.False(t, running, "the hold has ended")
+	clock = at
 	require.NoError(t, st.FinishRound(ctx, "tenant-a", e.ID, "r1"))
 	require.NoError(t, st.FinishRound(ctx, "tenant-a", e.ID, "r1"), "again")
 	require.NoError(t, st.FinishRound(ctx, "tenant-a", e.ID, "rc0"), "a round without a marker")

@@ -21,9 +21,19 @@ import (
 
 // attrRoundRunning marks a redelivery round whose task has not recorded
 // its attempts yet (FinishRound removes it): the event must not settle
-// meanwhile, from attempts that leave the round's subscriptions out.
-// Markers written before it existed have none and never hold a settle.
-const attrRoundRunning = "round_running"
+// meanwhile, from attempts that leave the round's subscriptions out. It
+// holds until the epoch second it holds, RoundHold after the round was
+// asked for. Markers written before it existed have none and never hold a
+// settle.
+const attrRoundRunning = "round_running_until"
+
+// RoundHold bounds how long a started redelivery round holds its event's
+// settles: its task has run by then, unless its message went to the
+// retry queue's dead-letter queue (5 receives of 30 minutes' visibility
+// by default) or a dispatcher of a version without rounds' markers
+// handled it (during a deployment, after a rollback), which never
+// finishes it. Past it the event settles from its attempts again.
+const RoundHold = 6 * time.Hour
 
 // StartRedelivery starts redelivery round token of the tenant's event e,
 // as read when the round was asked for: the event moves from failed to
@@ -72,7 +82,7 @@ func (st *Store) startRedelivery(ctx context.Context, tenant, partition string, 
 				contract.AttrRecordType:     s(contract.RecordTypeRedelivery),
 				contract.AttrCreatedAt:      s(event.FormatTime(at)),
 				schema.AttrTTL:              n(e.TTL),
-				attrRoundRunning:            &types.AttributeValueMemberBOOL{Value: true},
+				attrRoundRunning:            n(at.Add(RoundHold).Unix()),
 			},
 			ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
 			ExpressionAttributeNames: map[string]string{"#pk": schema.AttrUserID},

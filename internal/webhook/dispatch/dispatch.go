@@ -1461,6 +1461,21 @@ func (d *Dispatcher) settle(ctx context.Context, tenant, eventID string) error {
 		if err != nil {
 			return err
 		}
+		if cur.Status == event.Retrying {
+			// A redelivery round may have started (failed -> retrying,
+			// with its running marker) between the two reads: read the
+			// attempts again, after the status, so its hold is seen
+			// (found by review: the settle moved the new round's event
+			// back to failed). No round starts from retrying, so the
+			// write's condition on it covers the rest.
+			if attempts, running, err = d.cfg.Store.SettleAttempts(ctx, tenant, eventID); err != nil || running {
+				return err
+			}
+			latest = Latest(attempts)
+			if target, ok = Expected(latest); !ok {
+				return nil
+			}
+		}
 		if cur.Status == target || cur.Status == event.Delivered {
 			return nil
 		}

@@ -1148,3 +1148,54 @@ func TestRateCapSpreadsABacklogInOnePass(t *testing.T) {
 	assert.LessOrEqual(t, handled, 2*n, "retry-queue handlings grow linearly with the backlog")
 	t.Logf("%d events at %d requests/s: %d retry-queue handlings over %d seconds", n, rate, handled, len(perSecond))
 }
+
+// hookStore runs after, once, right after the next SettleAttempts.
+type hookStore struct {
+	dispatch.Store
+	after atomic.Pointer[func()]
+}
+
+func (h *hookStore) SettleAttempts(ctx context.Context, tenant, eventID string) ([]event.Attempt, bool, error) {
+	a, running, err := h.Store.SettleAttempts(ctx, tenant, eventID)
+	if f := h.after.Swap(nil); f != nil {
+		(*f)()
+	}
+	return a, running, err
+}
+
+// A round started between settle's reads (the API's StartRedelivery right
+// after the attempts were read, while a copy of a finished retry task
+// settles) is not undone: settle read the event first, and its write is
+// conditional on the status it read, so the round's event stays
+// retrying (found by review: reading the attempts first, the settle moved
+// it back to failed, and the client could start a second round).
+func TestRoundStartedDuringSettleIsNotUndone(t *testing.T) {
+	ctx := context.Background()
+	rcv := newReceiver(t, http.StatusInternalServerError, http.StatusInternalServerError)
+	hs := &hookStore{}
+	w := newWorld(t, rcv, func(c *dispatch.Config) {
+		c.Schedule = contract.RetrySchedule{5 * time.Second}
+		hs.Store = c.Store
+		c.Store = hs
+	})
+	w.subscribe("tenant-a")
+	e := w.event("tenant-a", "order.paid")
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+	retry := w.q.take()
+	require.Len(t, retry, 1)
+	w.advance(6 * time.Second)
+	require.NoError(t, w.d.HandleTask(ctx, retry[0].task))
+	got := w.status("tenant-a", e.ID)
+	require.Equal(t, event.Failed, got.Status)
+
+	// SQS hands the retry task over again (at-least-once); while its
+	// settle runs, POST /v1/events/{id}/redeliver starts round-1.
+	f := func() {
+		require.NoError(t, dispatch.Redeliver(w.q)(ctx, "tenant-a", got, "round-1", w.clock()))
+		require.NoError(t, w.st.StartRedelivery(ctx, "tenant-a", got, "round-1", w.clock()))
+	}
+	hs.after.Store(&f)
+	require.NoError(t, w.d.HandleTask(ctx, retry[0].task))
+	require.Nil(t, hs.after.Load(), "the round started during the settle")
+	assert.Equal(t, event.Retrying, w.status("tenant-a", e.ID).Status, "the round's event is held, not settled back to failed")
+}
