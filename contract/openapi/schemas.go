@@ -237,7 +237,7 @@ func componentsOf() components {
 			"NotFound":             errResp("not_found: no such resource (API Gateway for a path that is no route, or the function)"),
 			"MethodNotAllowed":     errResp("method_not_allowed: the path has no such method; Allow lists its methods (after authentication)", "Allow"),
 			"PayloadTooLarge":      errResp("payload_too_large: the body is over 256 KiB (the function) or over API Gateway's limit"),
-			"UnsupportedMediaType": errResp("unsupported_media_type: Content-Type is not application/json"),
+			"UnsupportedMediaType": errResp("unsupported_media_type: Content-Type is not application/json, its charset is not UTF-8, or the body has a Content-Encoding other than identity"),
 			"Throttled":            errResp("throttled: over a rate limit (API Gateway's stage throttle, or the per-key or per-address WAF rule); retry after Retry-After", "Retry-After"),
 			"Internal":             errResp("internal: a bug (no client input produces it); quote the request id"),
 			"Unavailable":          errResp("unavailable: storage, the key lookup or a dependency is slow or down past the request's time budget; nothing was changed unless the operation says otherwise: retry after Retry-After", "Retry-After"),

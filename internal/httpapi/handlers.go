@@ -5,9 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,9 +28,15 @@ var (
 
 // readBody checks the content type and reads at most event.MaxBodyBytes.
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "application/json" {
 		return nil, errMedia
+	}
+	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
+		return nil, &apiError{status: http.StatusUnsupportedMediaType, code: "unsupported_media_type", message: fmt.Sprintf("Content-Type charset %q is not supported: send UTF-8 JSON (charset=utf-8, or no charset)", truncatePath(cs))}
+	}
+	if ce := r.Header.Values("Content-Encoding"); len(ce) > 0 && !(len(ce) == 1 && strings.EqualFold(strings.TrimSpace(ce[0]), "identity")) {
+		return nil, &apiError{status: http.StatusUnsupportedMediaType, code: "unsupported_media_type", message: fmt.Sprintf("Content-Encoding %q is not supported: send the body uncompressed", truncatePath(strings.Join(ce, ", ")))}
 	}
 	if r.ContentLength > event.MaxBodyBytes {
 		return nil, errTooLarge

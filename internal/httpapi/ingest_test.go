@@ -112,6 +112,10 @@ func TestCreateEventRejectsBadInput(t *testing.T) {
 		{"body over 256 KiB", req{body: big}, 413, "payload_too_large"},
 		{"no content type", req{body: `{"event_type":"x","payload":{}}`, noContentType: true}, 415, "unsupported_media_type"},
 		{"text/plain", req{body: `{"event_type":"x","payload":{}}`, headers: map[string]string{"Content-Type": "text/plain"}}, 415, "unsupported_media_type"},
+		// Found by review: a gzip body was a 400 invalid_json about a
+		// character '\x1f', a UTF-16 one a 400 too.
+		{"gzip body", req{body: "\x1f\x8b\x08", headers: map[string]string{"Content-Encoding": "gzip"}}, 415, "unsupported_media_type"},
+		{"UTF-16 charset", req{body: `{"event_type":"x","payload":{}}`, headers: map[string]string{"Content-Type": "application/json; charset=utf-16"}}, 415, "unsupported_media_type"},
 		{"bad idempotency key", req{body: `{"event_type":"x","payload":{}}`, headers: map[string]string{"Idempotency-Key": "has space"}}, 400, "invalid_idempotency_key"},
 		{"bad correlation id", req{body: `{"event_type":"x","payload":{}}`, headers: map[string]string{"X-Correlation-Id": strings.Repeat("c", 129)}}, 400, "invalid_header"},
 	}
@@ -149,6 +153,14 @@ func TestCreateEventAcceptsLimits(t *testing.T) {
 	body := prefix + strings.Repeat("y", event.MaxBodyBytes-len(prefix)-len(suffix)) + suffix
 	r := e.do(req{method: "POST", path: "/v1/events", tenant: "tenant-a", body: body})
 	assert.Equal(t, http.StatusCreated, r.code, "POST of exactly 256 KiB = %d, want 201", r.code)
+	// UTF-8 named in any case, and the identity encoding, are fine.
+	for _, h := range []map[string]string{
+		{"Content-Type": "application/json; charset=UTF-8"},
+		{"Content-Type": "application/json; charset=utf-8", "Content-Encoding": "identity"},
+	} {
+		r := e.do(req{method: "POST", path: "/v1/events", tenant: "tenant-a", body: `{"event_type":"x","payload":{}}`, headers: h})
+		assert.Equal(t, http.StatusCreated, r.code, "%v: %s", h, r.body)
+	}
 }
 
 func TestIdempotencyKey(t *testing.T) {
