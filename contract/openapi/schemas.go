@@ -213,8 +213,9 @@ func componentsOf() components {
 				},
 			},
 			"AttemptList": object("", []string{"event_id", "attempts"}, map[string]any{
-				"event_id": schemaRef("EventID"),
-				"attempts": arrayOf(schemaRef("Attempt")),
+				"event_id":  schemaRef("EventID"),
+				"attempts":  arrayOf(schemaRef("Attempt")),
+				"truncated": describe(schema{"const": true}, "present when the answer would pass Lambda's 6 MB response limit: the lowest-numbered attempts are left out (never a subscription's latest); each subscription's GET /v1/subscriptions/{subscription_id}/attempts pages through all of them"),
 			}),
 			"ErrorDetail": object("", []string{"code", "message", "request_id"}, map[string]any{
 				"code":       describe(schema{"type": "string", "pattern": "^[a-z][a-z0-9_]*$"}, "machine-readable, such as invalid_event (docs/api.md lists them)"),

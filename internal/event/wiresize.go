@@ -100,3 +100,14 @@ func wireString(s string) int {
 	}
 	return n
 }
+
+// wireAttemptOverhead bounds what an attempt's JSON adds to its strings,
+// escaped in the envelope: field names, quotes, numbers.
+const wireAttemptOverhead = 260
+
+// WireSize returns an upper bound of the bytes a takes in the API
+// function's Lambda response, as Event.WireSize does for an event.
+func (a Attempt) WireSize() int {
+	return wireAttemptOverhead + wireString(a.SubscriptionID) + wireString(a.Timestamp) + wireString(a.Outcome) +
+		wireString(a.Response) + wireString(a.Error) + wireString(a.NextAttemptAt)
+}

@@ -75,3 +75,19 @@ func TestWireSizeBoundsTheLambdaAnswer(t *testing.T) {
 	e := sizedEvent(t, `{"event_type":"logs","payload":{"line":`+quoted(strings.Repeat("request served in 12 ms, status 200; ", 5000))+`}}`)
 	assert.LessOrEqual(t, e.WireSize(), envelopeSize(t, e)*101/100+400)
 }
+
+// Attempt.WireSize bounds an attempt in the Lambda response too, however
+// the receiver's response escapes.
+func TestAttemptWireSizeBoundsTheLambdaAnswer(t *testing.T) {
+	for _, resp := range []string{"", "ok", strings.Repeat("\x01", 1000), strings.Repeat(`"<\`, 333), strings.Repeat("\u2028é", 300)} {
+		a := event.Attempt{SubscriptionID: "sub_aaaaaaaaaaaaaaaaaaaaaaaaaa", Number: 12, Timestamp: "2026-11-27T07:00:00.123456Z", Outcome: "failed",
+			StatusCode: 503, LatencyMs: 12345, Response: resp, Error: `dial "x": <timeout>`, NextAttemptAt: "2026-11-27T08:00:00.123456Z"}
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false) // as the API writes its answers
+		require.NoError(t, enc.Encode(a))
+		env, err := json.Marshal(b.String())
+		require.NoError(t, err)
+		assert.GreaterOrEqual(t, a.WireSize(), len(env)-2, "%q", resp)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -444,7 +445,58 @@ func (a *API) listAttempts(w http.ResponseWriter, r *http.Request, ri *reqInfo, 
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, map[string]any{"event_id": id, "attempts": attempts}, nil
+	body := map[string]any{"event_id": id}
+	if kept, cut := fitAttempts(attempts, attemptsBudget); cut {
+		body["attempts"], body["truncated"] = kept, true
+	} else {
+		body["attempts"] = attempts
+	}
+	return http.StatusOK, body, nil
+}
+
+// attemptsBudget bounds the attempts of one answer by event.Attempt's
+// WireSize, as event.MaxPageWireBytes bounds an inbox page.
+var attemptsBudget = event.MaxPageWireBytes
+
+// fitAttempts returns the attempts that fit in budget bytes of the
+// Lambda response, in their order, and whether some were left out: the
+// oldest (lowest numbers) go first, never the latest attempt to a
+// subscription (found by review: an event attempted hundreds of times, say
+// redelivered round after round to 20 flapping endpoints, answered 502 for
+// good).
+func fitAttempts(attempts []event.Attempt, budget int) ([]event.Attempt, bool) {
+	total := 0
+	for _, at := range attempts {
+		total += at.WireSize()
+	}
+	if total <= budget {
+		return attempts, false
+	}
+	latest := map[string]int{}
+	for _, at := range attempts {
+		latest[at.SubscriptionID] = max(latest[at.SubscriptionID], at.Number)
+	}
+	order := make([]int, len(attempts))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(i, j int) bool { return attempts[order[i]].Number < attempts[order[j]].Number })
+	drop := make([]bool, len(attempts))
+	for _, i := range order {
+		if total <= budget {
+			break
+		}
+		if at := attempts[i]; at.Number < latest[at.SubscriptionID] {
+			drop[i], total = true, total-at.WireSize()
+		}
+	}
+	kept := make([]event.Attempt, 0, len(attempts))
+	for i, at := range attempts {
+		if !drop[i] {
+			kept = append(kept, at)
+		}
+	}
+	return kept, true
 }
 
 // redeliver serves POST /v1/events/{event_id}/redeliver: a new delivery

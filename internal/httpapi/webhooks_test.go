@@ -598,3 +598,49 @@ func TestSealingUnavailable(t *testing.T) {
 	assert.Equal(t, http.StatusBadRequest, r.code, "bad input is a 400 before any KMS call: %s", r.body)
 	assert.Contains(t, e.logs.String(), "key service (KMS) is unavailable", "the cause is logged")
 }
+
+// An event's attempts answer stays within Lambda's response limit: past
+// the bound the oldest attempts are left out, never a subscription's
+// latest, the rest keep their order, and "truncated" says so (found by
+// review: hundreds of attempts with long responses answered 502 for good).
+func TestAttemptsAnswerStaysWithinTheResponseLimit(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, withWebhooks(t, &redeliveries{}))
+	ev := e.post("tenant-a", "order.paid", `{"n":1}`)
+	stored, err := e.store.Get(ctx, "tenant-a", ev.ID)
+	require.NoError(t, err)
+	at := time.Now()
+	response := strings.Repeat("\x01", 1000) // 7 bytes each in the Lambda response
+	for _, sub := range []string{"sub_a", "sub_b"} {
+		for n := 1; n <= 4; n++ {
+			_, claimed, err := e.store.ClaimAttempt(ctx, "tenant-a", ev.ID, event.AttemptClaim{SubscriptionID: sub, Number: n, Owner: "o", At: at, LeaseUntil: at.Add(time.Minute)}, stored.TTL)
+			require.NoError(t, err)
+			require.True(t, claimed)
+			require.NoError(t, e.store.FinishAttempt(ctx, "tenant-a", ev.ID, event.Attempt{SubscriptionID: sub, Number: n, Timestamp: ev.Timestamp, Outcome: "failed", StatusCode: 500, Response: response}, "o"))
+		}
+	}
+	get := func() (map[string]any, []string) {
+		r := e.do(req{method: "GET", path: "/v1/events/" + ev.ID + "/attempts", tenant: "tenant-a"})
+		require.Equal(t, http.StatusOK, r.code, "%.300s", r.body)
+		body := r.json(t)
+		var got []string
+		for _, a := range body["attempts"].([]any) {
+			m := a.(map[string]any)
+			got = append(got, fmt.Sprintf("%s#%v", m["subscription_id"], m["attempt"]))
+		}
+		return body, got
+	}
+	body, got := get()
+	assert.NotContains(t, body, "truncated", "everything fits")
+	assert.Equal(t, []string{"sub_a#1", "sub_a#2", "sub_a#3", "sub_a#4", "sub_b#1", "sub_b#2", "sub_b#3", "sub_b#4"}, got)
+
+	one := event.Attempt{SubscriptionID: "sub_a", Number: 1, Timestamp: ev.Timestamp, Outcome: "failed", Response: response}.WireSize()
+	httpapi.SetAttemptsBudget(t, 5*one)
+	body, got = get()
+	assert.Equal(t, true, body["truncated"])
+	assert.Equal(t, []string{"sub_a#3", "sub_a#4", "sub_b#2", "sub_b#3", "sub_b#4"}, got, "the lowest numbers left out first (sub_a#1, sub_b#1, sub_a#2)")
+	httpapi.SetAttemptsBudget(t, 1)
+	body, got = get()
+	assert.Equal(t, true, body["truncated"])
+	assert.Equal(t, []string{"sub_a#4", "sub_b#4"}, got, "each subscription's latest always")
+}
