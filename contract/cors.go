@@ -5,6 +5,7 @@ package contract
 import (
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -35,8 +36,9 @@ type CORS struct {
 	// AllowOrigins are origins as browsers send them
 	// ("https://app.example.com"), or the one value "*" for any.
 	AllowOrigins []string
-	// AllowCredentials lets the pages send credentials; with "*" the
-	// request's origin is answered instead of "*", as browsers require.
+	// AllowCredentials lets the pages send credentials (not with "*":
+	// CheckCORS refuses it, as browsers refuse a preflight answering "*"
+	// to a credentialed request).
 	AllowCredentials bool
 	// ExposeHeaders are response headers the pages may read, beyond
 	// CORSExposedHeaders().
@@ -63,6 +65,25 @@ func CheckCORSOrigin(o string) error {
 	case o != strings.ToLower(o):
 		return fmt.Errorf("CORS origin %q has capitals: browsers send it in lower case, so it would never match: use %s", o, strings.ToLower(o))
 	}
+	for i := 0; i < len(u.Host); i++ {
+		if u.Host[i] >= 0x80 {
+			return fmt.Errorf("CORS origin %q has a host that is not ASCII: browsers send the punycode form (xn--...), so it would never match: use that", o)
+		}
+	}
+	// Browsers send no port for the scheme's default, and a port as a
+	// plain number.
+	if strings.HasSuffix(u.Host, ":") {
+		return fmt.Errorf("CORS origin %q has an empty port, which browsers never send: use %s://%s", o, u.Scheme, strings.TrimSuffix(u.Host, ":"))
+	}
+	if port := u.Port(); port != "" {
+		n, err := strconv.Atoi(port)
+		switch {
+		case err != nil || n < 1 || n > 65535 || strconv.Itoa(n) != port:
+			return fmt.Errorf("CORS origin %q has port %q, which browsers never send: give it as a plain number from 1 to 65535", o, port)
+		case u.Scheme == "https" && n == 443 || u.Scheme == "http" && n == 80:
+			return fmt.Errorf("CORS origin %q names the scheme's default port, which browsers leave out, so it would never match: use %s://%s", o, u.Scheme, u.Hostname())
+		}
+	}
 	return nil
 }
 
@@ -76,6 +97,9 @@ func CheckCORS(c CORS) error {
 	for _, o := range c.AllowOrigins {
 		if o == "*" && len(c.AllowOrigins) > 1 {
 			return fmt.Errorf("CORS origins %q mix * with others: give * alone, or the origins", c.AllowOrigins)
+		}
+		if o == "*" && c.AllowCredentials {
+			return fmt.Errorf("CORS allows any origin (*) with credentials: browsers refuse a preflight that answers * to a credentialed request, so every call would fail: list the origins, or drop AllowCredentials")
 		}
 		if err := CheckCORSOrigin(o); err != nil {
 			return err

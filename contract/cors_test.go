@@ -27,6 +27,16 @@ func TestCheckCORSOrigin(t *testing.T) {
 		"":                             "is not an origin",
 		"null":                         "is not an origin",
 		"https://":                     "is not an origin",
+		// Found by review: accepted, yet never what a browser sends.
+		"https://app.example.com:443":   "names the scheme's default port, which browsers leave out, so it would never match: use https://app.example.com",
+		"http://app.example.com:80":     "names the scheme's default port",
+		"https://app.example.com:8443":  "",
+		"http://app.example.com:443":    "",
+		"https://app.example.com:":      "has an empty port, which browsers never send: use https://app.example.com",
+		"https://app.example.com:0443":  `has port "0443", which browsers never send`,
+		"https://app.example.com:0":     `has port "0"`,
+		"https://bücher.example":        "has a host that is not ASCII: browsers send the punycode form",
+		"https://xn--bcher-kva.example": "",
 	} {
 		err := contract.CheckCORSOrigin(o)
 		if want == "" {
@@ -44,6 +54,8 @@ func TestCheckCORS(t *testing.T) {
 	assert.ErrorContains(t, contract.CheckCORS(contract.CORS{}), "CORS allows no origin")
 	assert.ErrorContains(t, contract.CheckCORS(contract.CORS{AllowOrigins: []string{"*", "https://a.example"}}), "mix * with others: give * alone, or the origins")
 	assert.ErrorContains(t, contract.CheckCORS(contract.CORS{AllowOrigins: []string{"https://a.example/"}}), "has a path")
+	assert.ErrorContains(t, contract.CheckCORS(contract.CORS{AllowOrigins: []string{"*"}, AllowCredentials: true}), "CORS allows any origin (*) with credentials: browsers refuse a preflight that answers * to a credentialed request")
+	assert.NoError(t, contract.CheckCORS(contract.CORS{AllowOrigins: []string{"https://a.example"}, AllowCredentials: true}))
 	assert.ErrorContains(t, contract.CheckCORS(contract.CORS{AllowOrigins: []string{"*"}, ExposeHeaders: []string{"X Bad"}}), `CORS expose header "X Bad" is not a header name`)
 	assert.ErrorContains(t, contract.CheckCORS(contract.CORS{AllowOrigins: []string{"*"}, ExposeHeaders: []string{""}}), "is not a header name")
 	assert.Equal(t, []string{"Retry-After", "X-Request-Id", "X-Correlation-Id", "Location"}, contract.CORSExposedHeaders())

@@ -65,7 +65,7 @@ func corsGatewayHeaders(c contract.CORS) map[string]*string {
 	}
 	out := map[string]*string{"Access-Control-Expose-Headers": jsii.String("'" + strings.Join(expose, ", ") + "'")}
 	switch {
-	case len(c.AllowOrigins) == 1 && c.AllowOrigins[0] == "*" && !c.AllowCredentials:
+	case len(c.AllowOrigins) == 1 && c.AllowOrigins[0] == "*": // never with credentials (CheckCORS)
 		out["Access-Control-Allow-Origin"] = jsii.String("'*'")
 	case len(c.AllowOrigins) == 1 && c.AllowOrigins[0] != "*":
 		out["Access-Control-Allow-Origin"] = jsii.String("'" + c.AllowOrigins[0] + "'")

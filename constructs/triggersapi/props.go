@@ -125,8 +125,10 @@ type TriggersApiProps struct {
 	// answers (401, 403, 429...), which name the one allowed origin, "*",
 	// or with several origins the request's Origin. AllowOrigins must be
 	// literal origins as browsers send them ("https://app.example.com": no
-	// path, no trailing slash, lower case) or "*" alone; synth fails
-	// otherwise, naming the fix. A browser page holding an API key shows
+	// path, no trailing slash, lower case, no default port, punycode
+	// hosts) or "*" alone (not with AllowCredentials: browsers refuse a
+	// credentialed preflight answered with "*"); synth fails otherwise,
+	// naming the fix. A browser page holding an API key shows
 	// it to its users: keep keys in backends where you can.
 	//
 	// Default: no CORS (browsers cannot call the API from other origins).

@@ -77,6 +77,8 @@ func TestValidatePropsRejects(t *testing.T) {
 		{"CORS origin with a trailing slash", triggersapi.TriggersApiProps{Cors: &awsapigateway.CorsOptions{AllowOrigins: jsii.Strings("https://app.example.com/")}},
 			`Cors: CORS origin "https://app.example.com/" has a path: browsers send none (not even a trailing slash), so it would never match: use https://app.example.com`},
 		{"CORS * among origins", triggersapi.TriggersApiProps{Cors: &awsapigateway.CorsOptions{AllowOrigins: jsii.Strings("*", "https://a.example")}}, "mix * with others"},
+		{"CORS * with credentials", triggersapi.TriggersApiProps{Cors: &awsapigateway.CorsOptions{AllowOrigins: jsii.Strings("*"), AllowCredentials: jsii.Bool(true)}}, "CORS allows any origin (*) with credentials: browsers refuse a preflight"},
+		{"CORS default port", triggersapi.TriggersApiProps{Cors: &awsapigateway.CorsOptions{AllowOrigins: jsii.Strings("https://app.example.com:443")}}, "names the scheme's default port"},
 		{"CORS origin from a parameter", triggersapi.TriggersApiProps{Cors: &awsapigateway.CorsOptions{AllowOrigins: &[]*string{
 			awscdk.NewCfnParameter(awscdk.NewStack(newApp(), jsii.String("O"), nil), jsii.String("Origin"), nil).ValueAsString()}}}, "Cors has a token among AllowOrigins or ExposeHeaders"},
 	}

@@ -36,22 +36,21 @@ func newCORSPolicy(c contract.CORS) *corsPolicy {
 
 // apply sets the CORS headers of the answer to a request from origin (its
 // Origin header, "" for none): Access-Control-Allow-Origin when the origin
-// is allowed ("*" for any, unless credentials are allowed: then the
-// origin itself), with the headers a page may read and, when allowed,
+// is allowed ("*" for any: contract.CheckCORS refuses it with
+// credentials), with the headers a page may read and, when allowed,
 // Access-Control-Allow-Credentials. The answer depends on Origin unless
 // every origin gets "*": Vary: Origin tells caches so.
 func (p *corsPolicy) apply(h http.Header, origin string) {
 	if p == nil {
 		return
 	}
-	wildcard := p.any && !p.credentials
-	if !wildcard {
+	if !p.any {
 		h.Add("Vary", "Origin")
 	}
 	if origin == "" || !p.any && !p.origins[origin] {
 		return
 	}
-	if wildcard {
+	if p.any {
 		h.Set("Access-Control-Allow-Origin", "*")
 	} else {
 		h.Set("Access-Control-Allow-Origin", origin)

@@ -40,7 +40,7 @@ func TestCORSHeaders(t *testing.T) {
 		{"origin not listed", contract.CORS{AllowOrigins: []string{app}}, "https://evil.example", "", "", true, false},
 		{"no Origin", contract.CORS{AllowOrigins: []string{app}}, "", "", "", true, false},
 		{"any origin", contract.CORS{AllowOrigins: []string{"*"}}, "https://evil.example", "*", expose, false, false},
-		{"any origin with credentials", contract.CORS{AllowOrigins: []string{"*"}, AllowCredentials: true}, app, app, expose, true, true},
+		{"listed origin with credentials", contract.CORS{AllowOrigins: []string{app}, AllowCredentials: true}, app, app, expose, true, true},
 		{"more headers", contract.CORS{AllowOrigins: []string{app}, ExposeHeaders: []string{"X-Custom", "retry-after"}}, app, app, expose + ", X-Custom", true, false},
 	} {
 		e := newEnv(t, withCORS(c.cors))
@@ -74,4 +74,6 @@ func TestCORSConfigRefused(t *testing.T) {
 	assert.ErrorContains(t, err, `httpapi: Config.CORS: CORS origin "https://app.example.com/" has a path`)
 	_, err = httpapi.New(httpapi.Config{Store: store.New(db.Client, "t"), CursorSecret: testSecret, CORS: &contract.CORS{}})
 	assert.ErrorContains(t, err, "CORS allows no origin")
+	_, err = httpapi.New(httpapi.Config{Store: store.New(db.Client, "t"), CursorSecret: testSecret, CORS: &contract.CORS{AllowOrigins: []string{"*"}, AllowCredentials: true}})
+	assert.ErrorContains(t, err, "CORS allows any origin (*) with credentials")
 }
