@@ -74,12 +74,17 @@ func (it subscriptionItem) subscription() event.Subscription {
 	if it.FailingSince > 0 {
 		sub.FailingSince = event.FormatTime(time.Unix(it.FailingSince, 0))
 	}
-	for _, sec := range it.SecretsExpire {
-		sub.PreviousExpires = append(sub.PreviousExpires, time.Unix(sec, 0))
-	}
-	if len(it.SecretsExpire) == 0 && it.PreviousExpires > 0 {
-		// Written before a subscription kept more than one previous
-		// secret: the overlap of Secrets[1].
+	switch {
+	case len(it.SecretsExpire) > 0 && (it.PreviousExpires == 0 || it.PreviousExpires == it.SecretsExpire[0]):
+		for _, sec := range it.SecretsExpire {
+			sub.PreviousExpires = append(sub.PreviousExpires, time.Unix(sec, 0))
+		}
+	case it.PreviousExpires > 0:
+		// Written by the version before secrets_expire (which a
+		// rotation also keeps writing as secrets_expire[0]): the overlap
+		// of Secrets[1] alone. A secrets_expire that disagrees is stale,
+		// left by an earlier rotation of this version before one of the
+		// previous version (found by review).
 		sub.PreviousExpires = []time.Time{time.Unix(it.PreviousExpires, 0)}
 	}
 	sub.ConsecutiveFailures = it.Consecutive

@@ -318,6 +318,45 @@ func TestRotateSecretOfAnEarlierRotation(t *testing.T) {
 	assert.Equal(t, got, read)
 }
 
+// A rotation by the previous version (it writes secrets and
+// previous_expires only) after one by this version leaves a stale
+// secrets_expire: previous_expires, which then disagrees with it, wins,
+// so the secret that rotation replaced signs through its overlap (found
+// by review: the stale list ended it at once).
+func TestRotationByThePreviousVersionAfterThisOne(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.Events())
+	st := store.New(db.Client, table)
+	require.NoError(t, st.CreateSubscription(ctx, "tenant-a", newSub("sub_a")))
+	now := time.Unix(1_999_900_000, 0)
+	_, err := st.RotateSecret(ctx, "tenant-a", "sub_a", "whsec_b", now, now.Add(24*time.Hour))
+	require.NoError(t, err)
+	// The previous version rotates a day later: whsec_c, whsec_b until
+	// two days on.
+	later := now.Add(24 * time.Hour)
+	_, err = db.Client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(table),
+		Key: map[string]types.AttributeValue{
+			schema.AttrUserID:           &types.AttributeValueMemberS{Value: contract.SubscriptionPrefix + "tenant-a"},
+			schema.AttrTimestampEventID: &types.AttributeValueMemberS{Value: "sub_a"},
+		},
+		UpdateExpression: aws.String("SET secrets = :s, previous_expires = :pe"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":s":  &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberS{Value: "whsec_c"}, &types.AttributeValueMemberS{Value: "whsec_b"}}},
+			":pe": &types.AttributeValueMemberN{Value: fmt.Sprint(later.Add(24 * time.Hour).Unix())},
+		},
+	})
+	require.NoError(t, err)
+	sub, err := st.GetSubscription(ctx, "tenant-a", "sub_a")
+	require.NoError(t, err)
+	assert.Equal(t, []time.Time{later.Add(24 * time.Hour)}, sub.PreviousExpires)
+	assert.Equal(t, []string{"whsec_c", "whsec_b"}, sub.SigningSecrets(later.Add(time.Hour)), "whsec_b signs through its overlap")
+	got, err := st.RotateSecret(ctx, "tenant-a", "sub_a", "whsec_d", later.Add(time.Hour), later.Add(25*time.Hour))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"whsec_d", "whsec_c", "whsec_b"}, got.Secrets, "the next rotation keeps whsec_b while its overlap lasts")
+	assert.Equal(t, []time.Time{later.Add(25 * time.Hour), later.Add(24 * time.Hour)}, got.PreviousExpires)
+}
+
 // rotateRacer rotates the secret through other just before the first
 // UpdateItem it forwards.
 // rotateRacer runs, before its first UpdateItem, another rotation of
