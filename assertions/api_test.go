@@ -180,13 +180,13 @@ func TestLambdaFunctions(t *testing.T) {
 		memory, timeout float64
 		env             []string
 	}{
-		"TriggersApiFunction":        {256, 10, []string{contract.EnvEventsTable, contract.EnvCursorSecretARN, contract.EnvRetentionDays, contract.EnvMetricsNamespace, contract.EnvAPIKeySources, contract.EnvWebhookQueueURL, contract.EnvWebhookSecretsKey}},
+		"TriggersApiFunction":        {256, 10, []string{contract.EnvEventsTable, contract.EnvCursorSecretARN, contract.EnvRetentionDays, contract.EnvMetricsNamespace, contract.EnvAPIKeySources, contract.EnvWebhookQueueURL, contract.EnvWebhookSecretsKey, contract.EnvWebhookRoundHold}},
 		"TriggersAuthorizerFunction": {256, 5, []string{contract.EnvAPIKeysTable, contract.EnvAPIKeySources}},
 		"TriggersConsumerFunction":   {256, 30, []string{contract.EnvDeliveryQueueURL, contract.EnvDeadLetterQueueURL}},
 		// Webhooks are on in the app (assertions/webhooks_test.go).
 		"TriggersWebhooksFunction": {256, 300, []string{contract.EnvEventsTable, contract.EnvWebhookQueueURL, contract.EnvWebhookSchedule,
 			contract.EnvWebhookTimeout, contract.EnvWebhookDisableAfter, contract.EnvMetricsNamespace, contract.EnvLogLevel, contract.EnvWebhookSecretsKey,
-			contract.EnvWebhookParallel, contract.EnvWebhookBreakerThreshold, contract.EnvWebhookBreakerCooldown, contract.EnvWebhookSlowAfter}},
+			contract.EnvWebhookParallel, contract.EnvWebhookBreakerThreshold, contract.EnvWebhookBreakerCooldown, contract.EnvWebhookSlowAfter, contract.EnvWebhookRoundHold}},
 	}
 	fns := cdktest.Resources(tp, "AWS::Lambda::Function")
 	require.Len(t, fns, len(want))

@@ -26,8 +26,9 @@ func TestContractEnvNames(t *testing.T) {
 		contract.EnvWebhookQueueURL, contract.EnvWebhookSchedule, contract.EnvWebhookTimeout, contract.EnvWebhookDisableAfter,
 		contract.EnvLogLevel, contract.EnvWebhookSecretsKey, contract.EnvWebhookParallel, contract.EnvWebhookBreakerThreshold,
 		contract.EnvWebhookBreakerCooldown, contract.EnvWebhookSlowAfter, contract.EnvWebhookEndpointRate,
+		contract.EnvWebhookRoundHold, contract.EnvCorsAllowOrigins, contract.EnvCorsAllowCredentials, contract.EnvCorsExposeHeaders,
 	}
-	for _, stack := range []string{apiStack} {
+	for _, stack := range []string{apiStack, stackApiOptions} {
 		for id, fn := range cdktest.Resources(tmpl(t, stack), "AWS::Lambda::Function") {
 			env, _ := cdktest.Props(fn)["Environment"].(map[string]any)
 			vars, _ := env["Variables"].(map[string]any)

@@ -62,6 +62,7 @@ func TestWebhookFunction(t *testing.T) {
 		contract.EnvWebhookBreakerThreshold: "5",
 		contract.EnvWebhookBreakerCooldown:  "30s",
 		contract.EnvWebhookSlowAfter:        "5s",
+		contract.EnvWebhookRoundHold:        "6h0m0s",
 	}, env, "%s: no %s (local development only), no %s (no rate cap by default)", id, contract.EnvWebhookAllowPrivate, contract.EnvWebhookEndpointRate)
 
 	// The API function queues redeliveries on the same queue.

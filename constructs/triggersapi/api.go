@@ -416,6 +416,9 @@ func NewTriggersApi(scope constructs.Construct, id *string, props *TriggersApiPr
 		a.webhooks.GrantRedeliver(a.apiFn)
 		// It makes the signing secrets: it seals them, and cannot open one.
 		a.apiFn.Function.AddEnvironment(jsii.String(contract.EnvWebhookSecretsKey), a.webhooks.SecretsKey().KeyArn(), nil)
+		// Rounds the API starts hold their events as long as the
+		// webhook function's do: the retry queue's task lifetime.
+		a.apiFn.Function.AddEnvironment(jsii.String(contract.EnvWebhookRoundHold), jsii.String(a.webhooks.roundHold), nil)
 		a.webhooks.GrantSealSecrets(a.apiFn)
 		tablegrant.Grant(a.eventsTable, a.apiFn, tablegrant.On{Table: true, Write: true}, apiWebhookActions...)
 	}

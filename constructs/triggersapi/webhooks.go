@@ -290,6 +290,8 @@ type WebhookDelivery struct {
 	delivery, retry, retryDLQ awssqs.IQueue
 	schedule                  string
 	ns                        string
+	// roundHold is contract.RoundHoldFor the retry queue ("" imported).
+	roundHold string
 }
 
 // IWebhookDelivery is webhook push delivery as other constructs use it:
@@ -717,7 +719,8 @@ func NewWebhookDelivery(scope constructs.Construct, id *string, props *WebhookDe
 			cdkutil.Deref(id), v, VisibilityTimeoutFactor, s.fnTimeout, s.minVisibility()))
 	}
 
-	w := &WebhookDelivery{delivery: props.DeliveryQueue, schedule: s.schedule.String(), ns: props.MetricsNamespace}
+	w := &WebhookDelivery{delivery: props.DeliveryQueue, schedule: s.schedule.String(), ns: props.MetricsNamespace,
+		roundHold: contract.RoundHoldFor(int(s.receives), s.minVisibility()).String()}
 	constructs.NewConstruct_Override(w, scope, id)
 	retention := props.LogRetention
 	if retention == "" {
@@ -771,6 +774,7 @@ func NewWebhookDelivery(scope constructs.Construct, id *string, props *WebhookDe
 		contract.EnvMetricsNamespace:    jsii.String(w.ns),
 		contract.EnvLogLevel:            jsii.String(s.logLevel),
 		contract.EnvWebhookSecretsKey:   w.key.KeyArn(),
+		contract.EnvWebhookRoundHold:    jsii.String(w.roundHold),
 	} {
 		env[k] = v
 	}

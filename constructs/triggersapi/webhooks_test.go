@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/triggers-dev/triggers/schema"
 
@@ -229,6 +230,7 @@ func TestWebhookDeliveryDefaults(t *testing.T) {
 		contract.EnvWebhookBreakerThreshold: "5",
 		contract.EnvWebhookBreakerCooldown:  "30s",
 		contract.EnvWebhookSlowAfter:        "5s",
+		contract.EnvWebhookRoundHold:        "6h0m0s",
 	}, fn["Environment"].(map[string]any)["Variables"])
 	assert.NotContains(t, fn["Environment"].(map[string]any)["Variables"], contract.EnvWebhookEndpointRate, "no rate cap by default")
 	assert.NotContains(t, fn["Environment"].(map[string]any)["Variables"], contract.EnvWebhookAllowPrivate, "never set by the constructs")
@@ -315,6 +317,7 @@ func TestWebhookDeliveryOptions(t *testing.T) {
 	assert.Equal(t, "5m0s", env[contract.EnvWebhookBreakerCooldown])
 	assert.Equal(t, "2.5s", env[contract.EnvWebhookSlowAfter])
 	assert.Equal(t, "25", env[contract.EnvWebhookEndpointRate])
+	assert.Equal(t, contract.RoundHoldFor(3, 12*time.Minute).String(), env[contract.EnvWebhookRoundHold], "3 receives of 12 minutes, at least the default")
 	var got []any
 	for _, r := range resources(tp, "AWS::Lambda::EventSourceMapping", "WFunction") {
 		got = append(got, r["Properties"].(map[string]any)["ScalingConfig"].(map[string]any)["MaximumConcurrency"])
@@ -475,6 +478,10 @@ func TestTriggersApiWebhooks(t *testing.T) {
 	// more; it may delete subscriptions (items of the events table).
 	apiFnID, apiFn := only(t, tp, "AWS::Lambda::Function", "ApiApiFunction")
 	assert.Equal(t, map[string]any{"Ref": retryID}, apiFn["Environment"].(map[string]any)["Variables"].(map[string]any)[contract.EnvWebhookQueueURL], apiFnID)
+	_, webhookFn := only(t, tp, "AWS::Lambda::Function", "ApiWebhooksFunction")
+	assert.Equal(t, webhookFn["Environment"].(map[string]any)["Variables"].(map[string]any)[contract.EnvWebhookRoundHold],
+		apiFn["Environment"].(map[string]any)["Variables"].(map[string]any)[contract.EnvWebhookRoundHold], "rounds the API starts hold as long as the webhook function's")
+	assert.Equal(t, "6h0m0s", apiFn["Environment"].(map[string]any)["Variables"].(map[string]any)[contract.EnvWebhookRoundHold])
 	roleID, _ := only(t, tp, "AWS::IAM::Role", "ApiApiFunctionServiceRole")
 	tableID, _ := only(t, tp, "AWS::DynamoDB::Table", "ApiEvents")
 	offTp := templateOf(off)

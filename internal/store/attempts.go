@@ -291,7 +291,8 @@ func (st *Store) ListAttempts(ctx context.Context, tenant, eventID string) ([]ev
 // SettleAttempts returns what settling the tenant's event id goes by, from
 // one read of its attempts' partition: its attempts, as ListAttempts, and
 // whether a redelivery round of it is running (started, its attempts not
-// all recorded yet: StartRedelivery, FinishRound; for at most RoundHold),
+// all recorded yet: StartRedelivery, FinishRound; for at most the round
+// hold, WithRoundHold),
 // during which it must not settle.
 func (st *Store) SettleAttempts(ctx context.Context, tenant, eventID string) (attempts []event.Attempt, roundRunning bool, err error) {
 	attempts = []event.Attempt{}

@@ -226,14 +226,32 @@ func TestStartRedelivery(t *testing.T) {
 	// It holds for RoundHold at most: a round whose task never runs (its
 	// message dead-lettered, or handled by a dispatcher of the previous
 	// version, which never finishes it) stops holding the event.
-	clock = at.Add(store.RoundHold - time.Second)
+	clock = at.Add(contract.DefaultRoundHold - time.Second)
 	_, running, err = st.SettleAttempts(ctx, "tenant-a", e.ID)
 	require.NoError(t, err)
 	assert.True(t, running)
-	clock = at.Add(store.RoundHold)
+	clock = at.Add(contract.DefaultRoundHold)
 	_, running, err = st.SettleAttempts(ctx, "tenant-a", e.ID)
 	require.NoError(t, err)
 	assert.False(t, running, "the hold has ended")
+	// A store with a longer hold (a retry queue whose tasks live longer)
+	// writes a longer one.
+	clock = at
+	long := store.New(db.Client, table, store.WithClock(func() time.Time { return clock }), store.WithRoundHold(10*time.Hour))
+	e2 := newEvent(t, "t", map[string]any{})
+	require.NoError(t, long.Put(ctx, "tenant-a", e2))
+	failed2, err := long.Transition(ctx, "tenant-a", e2.ID, []event.Status{event.Received}, event.Failed)
+	require.NoError(t, err)
+	require.NoError(t, long.StartRedelivery(ctx, "tenant-a", failed2, "r9", at))
+	for _, c := range []struct {
+		after   time.Duration
+		running bool
+	}{{9 * time.Hour, true}, {10 * time.Hour, false}} {
+		clock = at.Add(c.after)
+		_, running, err = long.SettleAttempts(ctx, "tenant-a", e2.ID)
+		require.NoError(t, err)
+		assert.Equal(t, c.running, running, "after %s", c.after)
+	}
 	clock = at
 	require.NoError(t, st.FinishRound(ctx, "tenant-a", e.ID, "r1"))
 	require.NoError(t, st.FinishRound(ctx, "tenant-a", e.ID, "r1"), "again")

@@ -22,18 +22,25 @@ import (
 // attrRoundRunning marks a redelivery round whose task has not recorded
 // its attempts yet (FinishRound removes it): the event must not settle
 // meanwhile, from attempts that leave the round's subscriptions out. It
-// holds until the epoch second it holds, RoundHold after the round was
-// asked for. Markers written before it existed have none and never hold a
-// settle.
+// holds until the epoch second it holds, the store's round hold
+// (WithRoundHold) after the round was asked for. Markers written before it
+// existed have none and never hold a settle.
 const attrRoundRunning = "round_running_until"
 
-// RoundHold bounds how long a started redelivery round holds its event's
-// settles: its task has run by then, unless its message went to the
-// retry queue's dead-letter queue (5 receives of 30 minutes' visibility
-// by default) or a dispatcher of a version without rounds' markers
-// handled it (during a deployment, after a rollback), which never
-// finishes it. Past it the event settles from its attempts again.
-const RoundHold = 6 * time.Hour
+// WithRoundHold sets how long a started redelivery round holds its
+// event's settles (default contract.DefaultRoundHold): its task has run by
+// then, unless its message went to the retry queue's dead-letter queue or
+// a dispatcher of a version without rounds' markers handled it (during a
+// deployment, after a rollback), which never finishes it. Past it the
+// event's next settle (another message of the event) goes by its attempts
+// again. The construct sets contract.RoundHoldFor the retry queue.
+func WithRoundHold(d time.Duration) Option {
+	return func(s *Store) {
+		if d > 0 {
+			s.roundHold = d
+		}
+	}
+}
 
 // StartRedelivery starts redelivery round token of the tenant's event e,
 // as read when the round was asked for: the event moves from failed to
@@ -82,7 +89,7 @@ func (st *Store) startRedelivery(ctx context.Context, tenant, partition string, 
 				contract.AttrRecordType:     s(contract.RecordTypeRedelivery),
 				contract.AttrCreatedAt:      s(event.FormatTime(at)),
 				schema.AttrTTL:              n(e.TTL),
-				attrRoundRunning:            n(at.Add(RoundHold).Unix()),
+				attrRoundRunning:            n(at.Add(st.roundHold).Unix()),
 			},
 			ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
 			ExpressionAttributeNames: map[string]string{"#pk": schema.AttrUserID},

@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/backoff"
 	"github.com/triggers-dev/triggers/internal/ddb"
 	"github.com/triggers-dev/triggers/internal/event"
@@ -50,6 +51,9 @@ type Store struct {
 	// pageBytes bounds the sum of an inbox page's event.WireSize
 	// (event.MaxPageWireBytes).
 	pageBytes int
+	// roundHold is how long a started redelivery round holds its event's
+	// settles (WithRoundHold).
+	roundHold time.Duration
 	// sleep waits between retries; tests may shorten it.
 	sleep func(context.Context, time.Duration) error
 	// lean is schema.ProfileLean: items without event_type#timestamp, no
@@ -95,7 +99,7 @@ func WithSharding(on bool) Option {
 
 // New returns a store for the events table named table.
 func New(db API, table string, opts ...Option) *Store {
-	s := &Store{db: db, table: table, now: time.Now, maxListRounds: 5, pageBytes: event.MaxPageWireBytes, sleep: backoff.Sleep}
+	s := &Store{db: db, table: table, now: time.Now, maxListRounds: 5, pageBytes: event.MaxPageWireBytes, roundHold: contract.DefaultRoundHold, sleep: backoff.Sleep}
 	for _, o := range opts {
 		o(s)
 	}

@@ -59,6 +59,7 @@ func run() error {
 		// A global table: every new event names the region that accepted it.
 		storeOpts = append(storeOpts, store.WithOriginRegion(cfg.Region))
 	}
+	storeOpts = append(storeOpts, store.WithRoundHold(cfg.RoundHold))
 	st := store.New(client, cfg.EventsTable, storeOpts...)
 	var webhooks *httpapi.Webhooks
 	if cfg.WebhookQueueURL != "" {

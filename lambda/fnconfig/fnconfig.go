@@ -57,6 +57,10 @@ type API struct {
 	// CORS is CORS_ALLOW_ORIGINS, CORS_ALLOW_CREDENTIALS and
 	// CORS_EXPOSE_HEADERS (contract.CORS); nil without CORS_ALLOW_ORIGINS.
 	CORS *contract.CORS
+	// RoundHold is WEBHOOK_ROUND_HOLD (default contract.DefaultRoundHold):
+	// how long a redelivery round the API starts holds its event's
+	// settles.
+	RoundHold time.Duration
 }
 
 // Authorizer is the configuration of the authorizer function.
@@ -146,6 +150,9 @@ func LoadAPI(getenv func(string) string) (API, error) {
 		errs = append(errs, err)
 	}
 	if c.CORS, err = loadCORS(getenv); err != nil {
+		errs = append(errs, err)
+	}
+	if c.RoundHold, err = loadRoundHold(getenv); err != nil {
 		errs = append(errs, err)
 	}
 	return c, errors.Join(errs...)

@@ -21,7 +21,7 @@ func TestLoadAPI(t *testing.T) {
 	secret := strings.Repeat("k", 32)
 	c, err := fnconfig.LoadAPI(env(map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": secret}))
 	require.NoError(t, err)
-	assert.Equal(t, fnconfig.API{EventsTable: "ev", EventsProfile: schema.ProfileSeed, CursorSecret: []byte(secret), Retention: 30 * 24 * time.Hour, LogLevel: slog.LevelInfo, KeySources: contract.KeySourcesBearer}, c, "API_KEY_SOURCES unset: Bearer only, the safe default")
+	assert.Equal(t, fnconfig.API{EventsTable: "ev", EventsProfile: schema.ProfileSeed, CursorSecret: []byte(secret), Retention: 30 * 24 * time.Hour, LogLevel: slog.LevelInfo, KeySources: contract.KeySourcesBearer, RoundHold: contract.DefaultRoundHold}, c, "API_KEY_SOURCES unset: Bearer only, the safe default")
 
 	c, err = fnconfig.LoadAPI(env(map[string]string{"EVENTS_TABLE": "ev", "CURSOR_SECRET": secret, "RETENTION_DAYS": "7", "LOG_LEVEL": "DEBUG", "DYNAMODB_ENDPOINT": "http://localhost:8000", "METRICS_NAMESPACE": "Triggers/prod-api", "API_KEY_SOURCES": "authorization,x-api-key", "EVENTS_PROFILE": " lean "}))
 	require.NoError(t, err)

@@ -53,7 +53,11 @@ type Webhooks struct {
 	SlowAfter        time.Duration
 	// EndpointRate caps requests per second per endpoint
 	// (WEBHOOK_ENDPOINT_RATE, 0-10000; 0: no cap).
-	EndpointRate     int
+	EndpointRate int
+	// RoundHold is WEBHOOK_ROUND_HOLD (default contract.DefaultRoundHold,
+	// at least contract.MinRoundHold): how long a started redelivery round
+	// holds its event's settles.
+	RoundHold        time.Duration
 	LogLevel         slog.Level
 	MetricsNamespace string
 	// Endpoint and SQSEndpoint override the DynamoDB and SQS endpoints.
@@ -167,6 +171,9 @@ func LoadWebhooks(getenv func(string) string) (Webhooks, error) {
 		errs = append(errs, err)
 	}
 	c.LogLevel = lvl
+	if c.RoundHold, err = loadRoundHold(getenv); err != nil {
+		errs = append(errs, err)
+	}
 	return c, errors.Join(errs...)
 }
 
@@ -188,3 +195,17 @@ func loadSecretsKey(getenv func(string) string, required bool) (string, error) {
 // function links this package, and only the webhooks function links
 // dispatch (a test keeps the two equal).
 const DefaultSlowAfter = 5 * time.Second
+
+// loadRoundHold reads WEBHOOK_ROUND_HOLD: contract.DefaultRoundHold when
+// unset, else a Go duration of at least contract.MinRoundHold.
+func loadRoundHold(getenv func(string) string) (time.Duration, error) {
+	v := strings.TrimSpace(getenv(contract.EnvWebhookRoundHold))
+	if v == "" {
+		return contract.DefaultRoundHold, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < contract.MinRoundHold {
+		return 0, fmt.Errorf("%s=%q is invalid: use a Go duration of at least %s, such as 6h (the construct sets it from the retry queue)", contract.EnvWebhookRoundHold, v, contract.MinRoundHold)
+	}
+	return d, nil
+}

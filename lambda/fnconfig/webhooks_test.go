@@ -32,6 +32,7 @@ func TestLoadWebhooksDefaults(t *testing.T) {
 	assert.Zero(t, c.BreakerCooldown)
 	assert.Zero(t, c.SlowAfter)
 	assert.Zero(t, c.EndpointRate)
+	assert.Equal(t, contract.DefaultRoundHold, c.RoundHold)
 }
 
 func TestLoadWebhooksValues(t *testing.T) {
@@ -41,8 +42,10 @@ func TestLoadWebhooksValues(t *testing.T) {
 		contract.EnvWebhookDisableAfter: "48h", contract.EnvWebhookAllowPrivate: "true",
 		contract.EnvEventsProfile: "lean", contract.EnvWebhookParallel: "20", contract.EnvWebhookBreakerThreshold: "3",
 		contract.EnvWebhookBreakerCooldown: "45s", contract.EnvWebhookSlowAfter: "2s", contract.EnvWebhookEndpointRate: "50",
+		contract.EnvWebhookRoundHold: "11h",
 	}))
 	require.NoError(t, err)
+	assert.Equal(t, 11*time.Hour, c.RoundHold)
 	assert.Equal(t, 20, c.Parallel)
 	assert.Equal(t, 3, c.BreakerThreshold)
 	assert.Equal(t, 45*time.Second, c.BreakerCooldown)
@@ -61,6 +64,7 @@ func TestLoadWebhooksErrorsNameTheVariable(t *testing.T) {
 		contract.EnvWebhookDisableAfter: "10m", contract.EnvWebhookAllowPrivate: "maybe",
 		contract.EnvEventsProfile: "seeds", contract.EnvWebhookParallel: "21", contract.EnvWebhookBreakerThreshold: "0",
 		contract.EnvWebhookBreakerCooldown: "2h", contract.EnvWebhookSlowAfter: "11s", contract.EnvWebhookEndpointRate: "-1",
+		contract.EnvWebhookRoundHold: "30m",
 	}))
 	require.Error(t, err)
 	for _, want := range []string{
@@ -73,6 +77,7 @@ func TestLoadWebhooksErrorsNameTheVariable(t *testing.T) {
 		contract.EnvWebhookBreakerThreshold + `="0" is invalid`, contract.EnvWebhookBreakerCooldown + `="2h" is invalid`,
 		contract.EnvWebhookSlowAfter + `="11s" is invalid: use a Go duration from 100ms to 10s`,
 		contract.EnvWebhookEndpointRate + `="-1" is invalid`,
+		contract.EnvWebhookRoundHold + `="30m" is invalid: use a Go duration of at least 1h0m0s`,
 	} {
 		assert.ErrorContains(t, err, want)
 	}

@@ -63,7 +63,7 @@ func run() error {
 	d, err := dispatch.New(dispatch.Config{
 		Secrets:      secrets,
 		Metrics:      metrics,
-		Store:        store.New(ddb.ClientFromConfig(awsCfg, dbOpts), cfg.EventsTable, store.WithProfile(cfg.EventsProfile), store.WithSharding(cfg.EventsSharding)),
+		Store:        store.New(ddb.ClientFromConfig(awsCfg, dbOpts), cfg.EventsTable, store.WithProfile(cfg.EventsProfile), store.WithSharding(cfg.EventsSharding), store.WithRoundHold(cfg.RoundHold)),
 		Queue:        dispatch.SQSQueue{Client: queue, URL: cfg.QueueURL},
 		Client:       webhook.NewHTTPClient(webhook.ClientOptions{Timeout: cfg.Timeout, AllowPrivate: cfg.AllowPrivate}),
 		Schedule:     cfg.Schedule,

@@ -198,7 +198,7 @@ func New(cfg Config) (*API, error) {
 			return nil, fmt.Errorf("function %s: %w", fn.LogicalID, err)
 		}
 		retention = append(retention, c.Retention)
-		st := store.New(cfg.DB, cfg.EventsTable, store.WithProfile(c.EventsProfile), store.WithSharding(c.EventsSharding))
+		st := store.New(cfg.DB, cfg.EventsTable, store.WithProfile(c.EventsProfile), store.WithSharding(c.EventsSharding), store.WithRoundHold(c.RoundHold))
 		var webhooks *httpapi.Webhooks
 		if c.WebhookQueueURL != "" && cfg.WebhookQueue != nil {
 			sealer, err := secretbox.New(cfg.KMS, c.WebhookSecretsKey, secretbox.Options{})
