@@ -283,19 +283,7 @@ func TestRotateSecretOfAnEarlierRotation(t *testing.T) {
 	st := store.New(db.Client, table)
 	require.NoError(t, st.CreateSubscription(ctx, "tenant-a", newSub("sub_a")))
 	now := time.Unix(1_999_900_000, 0)
-	_, err := db.Client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(table),
-		Key: map[string]types.AttributeValue{
-			schema.AttrUserID:           &types.AttributeValueMemberS{Value: contract.SubscriptionPrefix + "tenant-a"},
-			schema.AttrTimestampEventID: &types.AttributeValueMemberS{Value: "sub_a"},
-		},
-		UpdateExpression: aws.String("SET secrets = :s, previous_expires = :pe"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":s":  &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberS{Value: "whsec_b"}, &types.AttributeValueMemberS{Value: "whsec_a"}}},
-			":pe": &types.AttributeValueMemberN{Value: fmt.Sprint(now.Add(time.Hour).Unix())},
-		},
-	})
-	require.NoError(t, err)
+	rotateAsPreviousVersion(t, table, []string{"whsec_b", "whsec_a"}, now.Add(time.Hour))
 	sub, err := st.GetSubscription(ctx, "tenant-a", "sub_a")
 	require.NoError(t, err)
 	assert.Equal(t, []time.Time{now.Add(time.Hour)}, sub.PreviousExpires)
@@ -334,19 +322,7 @@ func TestRotationByThePreviousVersionAfterThisOne(t *testing.T) {
 	// The previous version rotates a day later: whsec_c, whsec_b until
 	// two days on.
 	later := now.Add(24 * time.Hour)
-	_, err = db.Client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(table),
-		Key: map[string]types.AttributeValue{
-			schema.AttrUserID:           &types.AttributeValueMemberS{Value: contract.SubscriptionPrefix + "tenant-a"},
-			schema.AttrTimestampEventID: &types.AttributeValueMemberS{Value: "sub_a"},
-		},
-		UpdateExpression: aws.String("SET secrets = :s, previous_expires = :pe"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":s":  &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberS{Value: "whsec_c"}, &types.AttributeValueMemberS{Value: "whsec_b"}}},
-			":pe": &types.AttributeValueMemberN{Value: fmt.Sprint(later.Add(24 * time.Hour).Unix())},
-		},
-	})
-	require.NoError(t, err)
+	rotateAsPreviousVersion(t, table, []string{"whsec_c", "whsec_b"}, later.Add(24*time.Hour))
 	sub, err := st.GetSubscription(ctx, "tenant-a", "sub_a")
 	require.NoError(t, err)
 	assert.Equal(t, []time.Time{later.Add(24 * time.Hour)}, sub.PreviousExpires)
@@ -355,6 +331,29 @@ func TestRotationByThePreviousVersionAfterThisOne(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"whsec_d", "whsec_c", "whsec_b"}, got.Secrets, "the next rotation keeps whsec_b while its overlap lasts")
 	assert.Equal(t, []time.Time{later.Add(25 * time.Hour), later.Add(24 * time.Hour)}, got.PreviousExpires)
+}
+
+// rotateAsPreviousVersion writes tenant-a's sub_a as a rotation of the
+// version before secrets_expire does: the secrets and previous_expires.
+func rotateAsPreviousVersion(t *testing.T, table string, secrets []string, previousExpires time.Time) {
+	t.Helper()
+	list := make([]types.AttributeValue, len(secrets))
+	for i, sec := range secrets {
+		list[i] = &types.AttributeValueMemberS{Value: sec}
+	}
+	_, err := db.Client.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{
+		TableName: aws.String(table),
+		Key: map[string]types.AttributeValue{
+			schema.AttrUserID:           &types.AttributeValueMemberS{Value: contract.SubscriptionPrefix + "tenant-a"},
+			schema.AttrTimestampEventID: &types.AttributeValueMemberS{Value: "sub_a"},
+		},
+		UpdateExpression: aws.String("SET secrets = :s, previous_expires = :pe"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":s":  &types.AttributeValueMemberL{Value: list},
+			":pe": &types.AttributeValueMemberN{Value: fmt.Sprint(previousExpires.Unix())},
+		},
+	})
+	require.NoError(t, err)
 }
 
 // rotateRacer rotates the secret through other just before the first
