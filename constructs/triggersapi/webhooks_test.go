@@ -784,3 +784,19 @@ func TestWriterRegionOnAGlobalTable(t *testing.T) {
 		map[string]any{"Pattern": `{"dynamodb":{"NewImage":{"origin_region":[{"exists":false}]}},"eventName":["INSERT"]}`},
 	}}, filtered[0])
 }
+
+// A retry queue whose tasks outlive the default hold (a 15-minute
+// function, so a 90-minute visibility, and 20 receives) gives rounds a
+// hold of 31 h: its task lifetime and an hour.
+func TestRoundHoldFollowsTheRetryQueue(t *testing.T) {
+	_, _, tp := webhookStack(t, nil, triggersapi.WebhookOptions{
+		Function:        &triggersapi.FunctionOptions{Timeout: awscdk.Duration_Minutes(jsii.Number(15))},
+		MaxReceiveCount: 20,
+	})
+	_, fn := only(t, tp, "AWS::Lambda::Function", "WFunction")
+	env := fn["Environment"].(map[string]any)["Variables"].(map[string]any)
+	_, retry := only(t, tp, "AWS::SQS::Queue", "WRetryQueue")
+	assert.Equal(t, 5400.0, retry["VisibilityTimeout"])
+	assert.Equal(t, 20.0, retry["RedrivePolicy"].(map[string]any)["maxReceiveCount"])
+	assert.Equal(t, "31h0m0s", env[contract.EnvWebhookRoundHold])
+}

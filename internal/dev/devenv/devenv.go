@@ -324,7 +324,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	if w := fns.webhooks; w != nil {
 		retryQueue = dispatch.SQSQueue{Client: sq.client, URL: w.QueueURL}
 		dispatcher, err := dispatch.New(dispatch.Config{
-			Store:        store.New(client, w.EventsTable, store.WithProfile(w.EventsProfile), store.WithSharding(o.Shards > 1 || w.EventsSharding)),
+			Store:        store.New(client, w.EventsTable, store.WithProfile(w.EventsProfile), store.WithSharding(o.Shards > 1 || w.EventsSharding), store.WithRoundHold(w.RoundHold)),
 			Queue:        retryQueue,
 			Client:       rcv.client(w.Timeout, o.WebhookRoots...),
 			Schedule:     w.Schedule,
