@@ -171,6 +171,7 @@ func TestBuildPrimaryAndReplicaRegions(t *testing.T) {
 	assert.Contains(t, apiJSON, "arn:aws:dynamodb:eu-west-1:111111111111:table/evs/stream/2026-01-01T00:00:00.000")
 	assert.Contains(t, apiJSON, "secret:triggers-prod-cursor")
 	assert.NotContains(t, apiJSON, "Fn::ImportValue", "a replica region's API stack must not depend on that region's data stack")
+	assert.NotContains(t, apiJSON, "MonitoringDataArchiverErrors", "nor watch its archive")
 	// TTL deletes some items in this region: its API stack archives them
 	// (the primary's archive gets a replicated delete, which it skips).
 	assert.Equal(t, 1, archiveMappings(t, api, "arn:aws:dynamodb:eu-west-1:111111111111:table/evs/stream/2026-01-01T00:00:00.000"))
@@ -189,6 +190,13 @@ func TestBuildPrimaryAndReplicaRegions(t *testing.T) {
 	assert.Contains(t, restoredJSON, "table/keys-restored", "the run imports the restored API-keys table")
 	assert.NotContains(t, restoredJSON, "Contributor Insights (events)",
 		"restored tables have no Contributor Insights (a restore does not carry it over)")
+	// Both archives are watched: the imported table's (this stack's) and
+	// the data stack's own, which still archives what TTL deletes from the
+	// replaced table (it was unmonitored during a swap).
+	for _, id := range []string{"MonitoringArchiverErrors", "MonitoringDataArchiverErrors", "MonitoringDataArchiverIteratorAge", "MonitoringDataArchiveFailuresNotEmpty"} {
+		assert.Contains(t, restoredJSON, id, "alarm %s", id)
+	}
+	assert.Contains(t, restoredJSON, "Archive of expired events (Data)")
 }
 
 // The failover drill and the multi-region guide give the app's real

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/triggers-dev/triggers/constructs/archive"
 	"github.com/triggers-dev/triggers/constructs/dynamotable"
 	"github.com/triggers-dev/triggers/constructs/eventstore"
 	"github.com/triggers-dev/triggers/constructs/monitoring"
@@ -337,7 +338,8 @@ func Build(app awscdk.App, cfg Config) {
 		// Contributor Insights as the primary's (each replica takes the
 		// table's setting), so the region's dashboard gets its section. A
 		// restored table has none (a restore does not carry it over).
-		Monitoring: monitoring.TriggersMonitoringProps{ContributorInsights: cfg.replicaRun() && data.EventsContributorInsights},
+		Monitoring: monitoring.TriggersMonitoringProps{ContributorInsights: cfg.replicaRun() && data.EventsContributorInsights,
+			MoreArchives: swappedOut(cfg, data)},
 	})
 	dataProps := func(system, desc string) DataStackProps {
 		return DataStackProps{Env: cfg.Env, StackProps: awscdk.StackProps{
@@ -372,4 +374,16 @@ func StackName(system, env, part string) string {
 		return system + "-" + env
 	}
 	return system + "-" + env + "-" + part
+}
+
+// swappedOut returns the data stack's own archive to watch beside the
+// API stack's in a restore swap (an imported events table in a run that
+// is no replica region's): it still archives what TTL deletes from the
+// table the restored one replaced (it was unmonitored). None otherwise: a
+// replica region's API stack depends on no data stack of its region.
+func swappedOut(cfg Config, data *TriggersDataStack) map[string]*archive.ExpiredEventsArchive {
+	if cfg.EventsTableName == "" || cfg.replicaRun() || data.Archive == nil {
+		return nil
+	}
+	return map[string]*archive.ExpiredEventsArchive{"Data": data.Archive}
 }

@@ -233,7 +233,10 @@ func NewTriggersMonitoring(scope constructs.Construct, id *string, props *Trigge
 		m.queries()
 	}
 	if props.Archive != nil {
-		m.archiveSection(props.Archive)
+		m.archiveSection(props.Archive, "")
+	}
+	for _, name := range sortedKeys(props.MoreArchives) {
+		m.archiveSection(props.MoreArchives[name], name)
 	}
 	m.backupSection()
 	m.composites()
@@ -242,27 +245,32 @@ func NewTriggersMonitoring(scope constructs.Construct, id *string, props *Trigge
 
 // archiveSection graphs the archive of expired events and alarms on its
 // function's errors and iterator age (Functions) and on its failure queue
-// (Queues).
-func (m *TriggersMonitoring) archiveSection(a *archive.ExpiredEventsArchive) {
+// (Queues). name ("" for Archive) names a MoreArchives one in the heading
+// and starts its alarm ids.
+func (m *TriggersMonitoring) archiveSection(a *archive.ExpiredEventsArchive, name string) {
 	fn := a.ArchiverFunction().Function
-	m.Dashboard.AddWidgets(header("## Archive of expired events"))
+	heading, which := "## Archive of expired events", ""
+	if name != "" {
+		heading, which = heading+" ("+name+")", " ("+name+")"
+	}
+	m.Dashboard.AddWidgets(header(heading))
 	errs := fn.MetricErrors(m.opts("Sum", "Errors"))
 	iterAge := fn.Metric(jsii.String("IteratorAge"), m.opts("Maximum", "Iterator age (ms)"))
 	failures := a.FailureQueue().MetricApproximateNumberOfMessagesVisible(m.opts("Maximum", "Archive failures"))
 	m.Dashboard.AddWidgets(
-		graph("Archiver: invocations, errors", []awscloudwatch.IMetric{fn.MetricInvocations(m.opts("Sum", "Invocations")), errs}, nil, 8),
-		graph("Archiver: iterator age (ms)", []awscloudwatch.IMetric{iterAge}, nil, 8),
-		graph("Archive failure queue", []awscloudwatch.IMetric{failures}, nil, 8),
+		graph("Archiver"+which+": invocations, errors", []awscloudwatch.IMetric{fn.MetricInvocations(m.opts("Sum", "Invocations")), errs}, nil, 8),
+		graph("Archiver"+which+": iterator age (ms)", []awscloudwatch.IMetric{iterAge}, nil, 8),
+		graph("Archive failure queue"+which, []awscloudwatch.IMetric{failures}, nil, 8),
 	)
 	age := ageText(a.MaxRecordAge())
 	m.service = ServiceFunctions
-	m.alarm("ArchiverErrors", fmt.Sprintf("The archiver function failed: expired events are not being written to the archive bucket (the stream mapping retries them until they are %s old).", age), "archive-of-expired-events",
+	m.alarm(name+"ArchiverErrors", fmt.Sprintf("The archiver function"+which+" failed: expired events are not being written to the archive bucket (the stream mapping retries them until they are %s old).", age), "archive-of-expired-events",
 		errs, m.th.LambdaErrors, 1, 1, gte, notBrch)
-	m.alarm("ArchiverIteratorAge", fmt.Sprintf("The archiver's oldest unprocessed stream record stayed older than %v s for 3 periods: it is failing or too slow. The mapping retries until records are %s old, then gives them up to the failure queue, to be replayed before the stream drops them at 24 h.", m.th.ArchiveIteratorAgeSeconds, age), "archive-of-expired-events",
+	m.alarm(name+"ArchiverIteratorAge", fmt.Sprintf("The archiver's"+which+" oldest unprocessed stream record stayed older than %v s for 3 periods: it is failing or too slow. The mapping retries until records are %s old, then gives them up to the failure queue, to be replayed before the stream drops them at 24 h.", m.th.ArchiveIteratorAgeSeconds, age), "archive-of-expired-events",
 		iterAge, m.th.ArchiveIteratorAgeSeconds*1000, 3, 3, gt, notBrch)
 	m.service = ServiceQueues
 	// A gap must not turn it OK while messages wait (as the other DLQs).
-	m.alarm("ArchiveFailuresNotEmpty", "The archive's failure queue has messages: stream records given up on (replay them with triggers-replay archive before they are 24 h old, or they are lost to the archive) or records parked as never archivable.", "archive-failures-not-empty",
+	m.alarm(name+"ArchiveFailuresNotEmpty", "The archive's"+which+" failure queue has messages: stream records given up on (replay them with triggers-replay archive before they are 24 h old, or they are lost to the archive) or records parked as never archivable.", "archive-failures-not-empty",
 		failures, 1, 1, 1, gte, ignore)
 }
 

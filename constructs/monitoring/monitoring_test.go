@@ -48,6 +48,10 @@ func TestValidatePropsRejects(t *testing.T) {
 	}{
 		{"nothing to monitor", &monitoring.TriggersMonitoringProps{}, "give props.EventsTable or props.Api"},
 		{"nil props", nil, "give props.EventsTable or props.Api"},
+		{"archive name not a name", &monitoring.TriggersMonitoringProps{EventsTable: table, MoreArchives: map[string]*archive.ExpiredEventsArchive{"data stack": nil}},
+			`MoreArchives name "data stack" is not a name: use letters and digits, starting with a capital (it starts the archive's alarm ids), such as Data`},
+		{"archive missing", &monitoring.TriggersMonitoringProps{EventsTable: table, MoreArchives: map[string]*archive.ExpiredEventsArchive{"Data": nil}},
+			`MoreArchives["Data"] is nil: give the archive, or remove the name`},
 		{"negative latency", &monitoring.TriggersMonitoringProps{EventsTable: table, Thresholds: &monitoring.Thresholds{PutItemLatencyP99Ms: -5}}, "Thresholds.PutItemLatencyP99Ms -5 is negative"},
 		{"percent above 100", &monitoring.TriggersMonitoringProps{EventsTable: table, Thresholds: &monitoring.Thresholds{ConsumedCapacityPercent: 120}}, "Thresholds.ConsumedCapacityPercent 120 is above 100"},
 		{"5xx percent above 100", &monitoring.TriggersMonitoringProps{EventsTable: table, Thresholds: &monitoring.Thresholds{Api5xxPercent: 101}}, "Thresholds.Api5xxPercent 101 is above 100"},

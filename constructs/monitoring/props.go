@@ -227,6 +227,17 @@ type TriggersMonitoringProps struct {
 	//
 	// Default: none.
 	Archive *archive.ExpiredEventsArchive
+	// MoreArchives adds more archives of expired events, each with
+	// Archive's dashboard section and alarms, under its name: the
+	// section's heading names it, and its alarm ids start with it
+	// ("Data": DataArchiverErrors, DataArchiverIteratorAge,
+	// DataArchiveFailuresNotEmpty). Such as the data stack's own archive
+	// while a restored table is swapped in (stacks does so), which still
+	// archives what TTL deletes from the replaced table. Names are
+	// letters and digits, starting with a capital.
+	//
+	// Default: none.
+	MoreArchives map[string]*archive.ExpiredEventsArchive
 	// ContributorInsights adds the events table's Contributor Insights
 	// section (its most accessed and throttled tenants) to the dashboard;
 	// set it when the table has Contributor Insights on. The rules are

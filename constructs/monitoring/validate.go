@@ -3,11 +3,14 @@ package monitoring
 import (
 	"errors"
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/triggers-dev/triggers/constructs/archive"
 	"github.com/triggers-dev/triggers/constructs/dynamotable"
 	"github.com/triggers-dev/triggers/constructs/internal/cdkutil"
 	"github.com/triggers-dev/triggers/contract"
@@ -72,7 +75,24 @@ func ValidateProps(p *TriggersMonitoringProps) error {
 			bad("MetricsNamespace: %v", err)
 		}
 	}
-	if a := p.Archive; a != nil && a.MaxRecordAge() != nil && !cdkutil.IsDurationToken(a.MaxRecordAge()) {
+	archives := map[string]*archive.ExpiredEventsArchive{"": p.Archive}
+	for name, a := range p.MoreArchives {
+		switch {
+		case !archiveNameRE.MatchString(name):
+			bad("MoreArchives name %q is not a name: use letters and digits, starting with a capital (it starts the archive's alarm ids), such as Data", name)
+		case a == nil:
+			bad("MoreArchives[%q] is nil: give the archive, or remove the name", name)
+		case a == p.Archive:
+			bad("MoreArchives[%q] is Archive itself: it is monitored once already; remove it", name)
+		default:
+			archives[name] = a
+		}
+	}
+	for _, name := range sortedKeys(archives) {
+		a := archives[name]
+		if a == nil || a.MaxRecordAge() == nil || cdkutil.IsDurationToken(a.MaxRecordAge()) {
+			continue
+		}
 		th := p.Thresholds.withDefaults().ArchiveIteratorAgeSeconds
 		age := *a.MaxRecordAge().ToSeconds(&awscdk.TimeConversionOptions{Integral: jsii.Bool(false)})
 		if th > age/2 {
@@ -199,4 +219,17 @@ func monitoredEventsTable(p *TriggersMonitoringProps) dynamotable.ITable {
 		return p.Api.EventsTable()
 	}
 	return nil
+}
+
+// archiveNameRE is a MoreArchives name: it starts alarm ids.
+var archiveNameRE = regexp.MustCompile(`^[A-Z][A-Za-z0-9]{0,31}$`)
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }
