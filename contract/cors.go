@@ -5,6 +5,7 @@ package contract
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -43,6 +44,19 @@ type CORS struct {
 	// ExposeHeaders are response headers the pages may read, beyond
 	// CORSExposedHeaders().
 	ExposeHeaders []string
+}
+
+// Exposed returns the headers a page of an allowed origin may read:
+// CORSExposedHeaders() and c.ExposeHeaders, each once (names compared
+// case-insensitively, as HTTP does). It returns a new slice each call.
+func (c CORS) Exposed() []string {
+	out := CORSExposedHeaders()
+	for _, h := range c.ExposeHeaders {
+		if !slices.ContainsFunc(out, func(e string) bool { return strings.EqualFold(e, h) }) {
+			out = append(out, h)
+		}
+	}
+	return out
 }
 
 // CheckCORSOrigin returns an error naming the problem and its fix when o is

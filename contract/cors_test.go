@@ -59,4 +59,6 @@ func TestCheckCORS(t *testing.T) {
 	assert.ErrorContains(t, contract.CheckCORS(contract.CORS{AllowOrigins: []string{"*"}, ExposeHeaders: []string{"X Bad"}}), `CORS expose header "X Bad" is not a header name`)
 	assert.ErrorContains(t, contract.CheckCORS(contract.CORS{AllowOrigins: []string{"*"}, ExposeHeaders: []string{""}}), "is not a header name")
 	assert.Equal(t, []string{"Retry-After", "X-Request-Id", "X-Correlation-Id", "Location"}, contract.CORSExposedHeaders())
+	assert.Equal(t, []string{"Retry-After", "X-Request-Id", "X-Correlation-Id", "Location", "X-Custom"},
+		contract.CORS{ExposeHeaders: []string{"X-Custom", "retry-after", "x-custom"}}.Exposed(), "each once, whatever the case")
 }

@@ -143,7 +143,11 @@ type TriggersApi struct {
 	eventsTable  eventstore.IEventsTable
 	apiKeysTable dynamotable.ITable
 	cursorSecret awssecretsmanager.ISecret
-	webAcl       awswafv2.CfnWebACL
+	// cors is the props' Cors as the runtime applies it (nil: none),
+	// read once: the function's environment and every gateway response
+	// take it.
+	cors   *contract.CORS
+	webAcl awswafv2.CfnWebACL
 	// name is uniqueName of the construct's path.
 	name string
 
@@ -367,6 +371,7 @@ func NewTriggersApi(scope constructs.Construct, id *string, props *TriggersApiPr
 	setEventsProfile(a.apiFn, a.eventsTable)
 	if props.Cors != nil {
 		c, _ := corsOf(props.Cors)
+		a.cors = &c
 		for k, v := range corsEnvironment(c) {
 			a.apiFn.Function.AddEnvironment(jsii.String(k), v, nil)
 		}
@@ -639,9 +644,8 @@ func (a *TriggersApi) buildRestApi(props *TriggersApiProps, retention awslogs.Re
 		if g.retryAfter {
 			(*o.ResponseHeaders)["Retry-After"] = jsii.String("'1'")
 		}
-		if props.Cors != nil {
-			c, _ := corsOf(props.Cors)
-			for k, v := range corsGatewayHeaders(c) {
+		if a.cors != nil {
+			for k, v := range corsGatewayHeaders(*a.cors) {
 				(*o.ResponseHeaders)[k] = v
 			}
 		}

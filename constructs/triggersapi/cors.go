@@ -57,13 +57,7 @@ func corsEnvironment(c contract.CORS) map[string]*string {
 // (only these error answers, which hold no tenant data; the function's
 // answers name allowed origins only).
 func corsGatewayHeaders(c contract.CORS) map[string]*string {
-	expose := contract.CORSExposedHeaders()
-	for _, h := range c.ExposeHeaders {
-		if !containsFold(expose, h) {
-			expose = append(expose, h)
-		}
-	}
-	out := map[string]*string{"Access-Control-Expose-Headers": jsii.String("'" + strings.Join(expose, ", ") + "'")}
+	out := map[string]*string{"Access-Control-Expose-Headers": jsii.String("'" + strings.Join(c.Exposed(), ", ") + "'")}
 	switch {
 	case len(c.AllowOrigins) == 1 && c.AllowOrigins[0] == "*": // never with credentials (CheckCORS)
 		out["Access-Control-Allow-Origin"] = jsii.String("'*'")
@@ -78,15 +72,6 @@ func corsGatewayHeaders(c contract.CORS) map[string]*string {
 		out["Access-Control-Allow-Credentials"] = jsii.String("'true'")
 	}
 	return out
-}
-
-func containsFold(list []string, s string) bool {
-	for _, v := range list {
-		if strings.EqualFold(v, s) {
-			return true
-		}
-	}
-	return false
 }
 
 // preflightOptions are the props' Cors for API Gateway's preflight

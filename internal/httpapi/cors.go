@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"net/http"
-	"slices"
 	"strings"
 
 	"github.com/triggers-dev/triggers/contract"
@@ -24,13 +23,7 @@ func newCORSPolicy(c contract.CORS) *corsPolicy {
 		}
 		p.origins[o] = true
 	}
-	expose := contract.CORSExposedHeaders()
-	for _, h := range c.ExposeHeaders {
-		if !slices.ContainsFunc(expose, func(e string) bool { return strings.EqualFold(e, h) }) {
-			expose = append(expose, h)
-		}
-	}
-	p.expose = strings.Join(expose, ", ")
+	p.expose = strings.Join(c.Exposed(), ", ")
 	return p
 }
 
