@@ -12,6 +12,7 @@ package monitoring
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -235,7 +236,7 @@ func NewTriggersMonitoring(scope constructs.Construct, id *string, props *Trigge
 	if props.Archive != nil {
 		m.archiveSection(props.Archive, "")
 	}
-	for _, name := range sortedKeys(props.MoreArchives) {
+	for _, name := range slices.Sorted(maps.Keys(props.MoreArchives)) {
 		m.archiveSection(props.MoreArchives[name], name)
 	}
 	m.backupSection()

@@ -3,6 +3,7 @@ package monitoring
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -88,7 +89,7 @@ func ValidateProps(p *TriggersMonitoringProps) error {
 			archives[name] = a
 		}
 	}
-	for _, name := range sortedKeys(archives) {
+	for _, name := range slices.Sorted(maps.Keys(archives)) {
 		a := archives[name]
 		if a == nil || a.MaxRecordAge() == nil || cdkutil.IsDurationToken(a.MaxRecordAge()) {
 			continue
@@ -223,13 +224,3 @@ func monitoredEventsTable(p *TriggersMonitoringProps) dynamotable.ITable {
 
 // archiveNameRE is a MoreArchives name: it starts alarm ids.
 var archiveNameRE = regexp.MustCompile(`^[A-Z][A-Za-z0-9]{0,31}$`)
-
-// sortedKeys returns m's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
