@@ -40,6 +40,7 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -380,7 +381,7 @@ func (s faultStore) SubscriptionEvents(ctx context.Context, tenant, subID, from,
 }
 
 func (s faultStore) UnparkAttempt(ctx context.Context, tenant, subID string, p event.Parked) (ok bool, err error) {
-	err = s.in.call(ctx, "Store.UnparkAttempt", []string{p.EventID, subID, "#" + strconv.Itoa(p.Number)}, func() error {
+	err = s.in.call(ctx, "Store.UnparkAttempt", s.whenDisabled(tenant, subID, p.EventID, subID, "#"+strconv.Itoa(p.Number)), func() error {
 		ok, err = s.st.UnparkAttempt(ctx, tenant, subID, p)
 		return err
 	})
@@ -404,11 +405,23 @@ func (s faultStore) ConfirmWake(ctx context.Context, tenant, subID, owner string
 }
 
 func (s faultStore) TakeWake(ctx context.Context, tenant, subID, owner string, now time.Time) (ok bool, err error) {
-	err = s.in.call(ctx, "Store.TakeWake", []string{subID}, func() error {
+	err = s.in.call(ctx, "Store.TakeWake", s.whenDisabled(tenant, subID, subID), func() error {
 		ok, err = s.st.TakeWake(ctx, tenant, subID, owner, now)
 		return err
 	})
 	return
+}
+
+// whenDisabled returns args, with "disabled" added when subscription
+// subID is disabled (read past the injector): the wake's calls on a
+// disabled subscription, which close what is parked behind it, get crash
+// cases of their own, apart from the same calls of a live one's wake.
+func (s faultStore) whenDisabled(tenant, subID string, args ...string) []string {
+	sub, err := s.st.GetSubscription(context.Background(), tenant, subID)
+	if err == nil && sub.Disabled {
+		args = append(args, "disabled")
+	}
+	return args
 }
 
 // The API's other calls: ingestion writes before any delivery, so they
@@ -856,6 +869,11 @@ type scenario struct {
 	// interchangeable events are one name ("e*") in the labels: a fault
 	// hits the first of them to make the call.
 	interchangeable bool
+	// parkedWhenDisabled: the clean run disables a subscription while
+	// attempts are parked behind its open circuit, so that a wake unparks
+	// them from the disabled subscription (TestCrashPoints asserts it, so
+	// that the scenario cannot drift away from what it is for).
+	parkedWhenDisabled bool
 }
 
 // crashShards is the shard count of a sharded run's tenant: the run uses a
@@ -928,6 +946,24 @@ func crashScenarios() []scenario {
 		schedule: long,
 		subs:     []subSpec{{name: "s-disabled", behaviour: "fail", failingFor: 2 * time.Hour, want: event.OutcomeFailed, exists: true, disabled: true}},
 		events:   []eventSpec{{name: "e", typ: "order.paid", want: event.Failed, retryCount: 0}},
+	}, {
+		// Disabled while attempts are parked: the first round's two
+		// failures open the circuit, the retries park behind it, and a
+		// failed probe passes DisableAfter (failing since 58 minutes
+		// before the scenario). The wake of the disabled subscription
+		// closes every parked attempt failed; none is left parked or
+		// pending, and the events end failed.
+		name:               "disabled while parked",
+		schedule:           long,
+		threshold:          2,
+		interchangeable:    true,
+		parkedWhenDisabled: true,
+		subs:               []subSpec{{name: "s-parked", behaviour: "fail", failingFor: 58 * time.Minute, want: event.OutcomeFailed, exists: true, disabled: true}},
+		events: []eventSpec{
+			{name: "e1", typ: "order.paid", want: event.Failed, retryCount: -1},
+			{name: "e2", typ: "order.paid", want: event.Failed, retryCount: -1},
+			{name: "e3", typ: "order.paid", want: event.Failed, retryCount: -1},
+		},
 	}, {
 		// The schedule ends failed; the tenant redelivers through the API.
 		name:      "redelivery",
@@ -1358,8 +1394,11 @@ func (r *crashRun) check() {
 		}
 		for _, s := range r.sc.subs {
 			// A subscription the tenant deleted may be gone before its
-			// first attempt (when a fault delayed the round).
-			if (s.types == nil || contains(s.types, es.typ)) && s.deleteAfter == 0 && len(bySub[r.subs[s.name].ID]) == 0 {
+			// first attempt (when a fault delayed the round), and one
+			// disabled meanwhile is no longer delivered to (a fault put
+			// off the round of "disabled while parked"'s third event past
+			// the probe that disabled it).
+			if (s.types == nil || contains(s.types, es.typ)) && s.deleteAfter == 0 && !s.disabled && len(bySub[r.subs[s.name].ID]) == 0 {
 				r.fatalf("%s was never attempted to %s", es.name, s.name)
 			}
 		}
@@ -1442,7 +1481,9 @@ func (r *crashRun) check() {
 		seen[q.webhookID+"/"+r.subs[q.sub].ID]++
 	}
 	// Every finished attempt of a live subscription made a request: an
-	// attempt put off (scheduled) is never a failure.
+	// attempt put off (scheduled) is never a failure. A disabled
+	// subscription's scheduled attempts are closed unmade (dispatch's
+	// abandon, with its error), as a deleted one's are.
 	for _, s := range r.sc.subs {
 		if !s.exists {
 			continue
@@ -1452,7 +1493,8 @@ func (r *crashRun) check() {
 			as := attemptsOf[id]
 			finished := 0
 			for _, a := range as {
-				if a.SubscriptionID == r.subs[s.name].ID && a.Final() {
+				if a.SubscriptionID == r.subs[s.name].ID && a.Final() &&
+					!(s.disabled && strings.HasPrefix(a.Error, "not completed: the subscription was deleted or disabled")) {
 					finished++
 				}
 			}
@@ -1534,6 +1576,12 @@ func TestCrashPoints(t *testing.T) {
 		clean := newCrashRun(t, env, sc, fault{}, false, false).run()
 		require.NotEmpty(t, clean.trace, "%s: the clean run made no call", sc.name)
 		t.Logf("%s: %d distinct calls", sc.name, len(clean.trace))
+		if sc.parkedWhenDisabled {
+			require.True(t, slices.ContainsFunc(clean.trace, func(l string) bool {
+				return strings.HasPrefix(l, "Store.UnparkAttempt ") && strings.Contains(l, " disabled @")
+			}), "%s: no wake unparked an attempt of the disabled subscription: the scenario no longer parks before it disables\n%s",
+				sc.name, strings.Join(clean.trace, "\n"))
+		}
 		// The same scenario for a sharded tenant settles as the unsharded
 		// one (run checks the invariants). Its trace is not compared: a
 		// scenario's trace varies a little from run to run (which of
