@@ -109,13 +109,21 @@ func Assign(id string, n int) (string, int) {
 // Candidates returns the shards that may hold the event with id, in the
 // order to try them, for a tenant that reads read shards (0 when unknown:
 // the caller does not have the tenant's configuration). An id whose
-// shard number is 0, or at least read, is in shard 0; otherwise the
-// event is in shard Of(id), or, if it was written while the tenant was
-// unsharded (its low bits are random), in shard 0.
+// shard number is 0 is in shard 0. Otherwise the event is in shard
+// Of(id), or, if it was written while the tenant was unsharded (its low
+// bits are random), in shard 0: shard Of(id) first when the tenant reads
+// it, shard 0 first when it does not (read 1, or at most Of(id)), which
+// is then the likely place. Shard Of(id) stays a candidate even then: a
+// request whose counts are stale (an authorizer answer cached before the
+// tenant grew) may look up an event that a fresh one wrote to a new
+// shard, and must not answer 404 for it (found by review).
 func Candidates(id string, read int) []int {
 	k := Of(id)
-	if k == 0 || read == 1 || (read > 1 && k >= read) {
+	switch {
+	case k == 0:
 		return []int{0}
+	case read == 1 || read > 1 && k >= read:
+		return []int{0, k}
 	}
 	return []int{k, 0}
 }

@@ -97,8 +97,8 @@ func TestCandidates(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []int{3, 0}, shard.Candidates(id3, 4), "the named shard, then the pre-sharding partition")
-	assert.Equal(t, []int{0}, shard.Candidates(id3, 1), "an unsharded tenant has one partition")
-	assert.Equal(t, []int{0}, shard.Candidates(id3, 2), "a shard the tenant never read")
+	assert.Equal(t, []int{0, 3}, shard.Candidates(id3, 1), "an unsharded tenant's own partition first; shard 3 for a stale count")
+	assert.Equal(t, []int{0, 3}, shard.Candidates(id3, 2), "a shard the tenant does not read: last, for a stale count")
 	assert.Equal(t, []int{3, 0}, shard.Candidates(id3, 0), "unknown configuration")
 	assert.Equal(t, []int{0}, shard.Candidates(id0, 8))
 }
@@ -151,7 +151,7 @@ func TestIDEdges(t *testing.T) {
 	assert.Equal(t, "f", same)
 	assert.Zero(t, k)
 
-	assert.Equal(t, []int{0}, shard.Candidates("04", 4), "shard 4 of a tenant reading 4 (0-3) cannot be")
+	assert.Equal(t, []int{0, 4}, shard.Candidates("04", 4), "shard 4 of a tenant reading 4 (0-3): last, for a stale count")
 	assert.Equal(t, []int{3, 0}, shard.Candidates("03", 4))
 	assert.Equal(t, []int{4, 0}, shard.Candidates("04", 5))
 }

@@ -49,10 +49,26 @@ func (st *Store) List(ctx context.Context, q event.InboxQuery) (event.Page, erro
 	}
 	iq := st.inboxQuery(q, q.Tenant)
 	in := iq.in
-	if q.After != nil {
+	switch {
+	case q.After == nil:
+	case q.After.SortKey != "":
 		in.ExclusiveStartKey = st.key(q.Tenant, q.After.SortKey)
 		if iq.indexAttr != "" {
 			in.ExclusiveStartKey[iq.indexAttr] = s(q.After.IndexKey)
+		}
+	case len(q.After.Shards) > 0:
+		// A merged page that took no event (its rounds ran out on a
+		// filter) has no position of its own, only its shards' (with
+		// sharding turned off since, or the tenant's context reading one
+		// shard): the tenant's own partition, shard 0, goes on from its
+		// entry.
+		switch p := q.After.Shards[0]; p {
+		case event.ShardDone:
+			return event.Page{Events: []event.Event{}}, nil
+		case event.ShardStart:
+		default:
+			sk, _ := event.SortKeyForID(p) // the cursor was checked
+			in.ExclusiveStartKey = st.startKey(q.Tenant, iq.indexAttr, sk, iq.indexPrefix)
 		}
 	}
 	limit := pageLimit(q)

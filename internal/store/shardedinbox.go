@@ -33,6 +33,9 @@ type shardCursor struct {
 	resume, last string
 	// exhausted: the shard's last query had no LastEvaluatedKey.
 	exhausted bool
+	// tail is the sort key of the last item the shard's queries
+	// returned in this page: where an exhausted shard's next page starts.
+	tail string
 	// skipAhead, when set, is the timestamp of the cursor's last event:
 	// events strictly ahead of it are skipped.
 	skipAhead string
@@ -165,8 +168,19 @@ func (st *Store) listSharded(ctx context.Context, q event.InboxQuery, read int) 
 			next.Shards = make([]string, read)
 			for k, c := range shards {
 				switch {
+				// A shard read to its end is not done for the pass: an
+				// event written to it later (the newest, oldest-first) or
+				// entering the view behind the reader (a status view)
+				// comes after the last item it returned, as in one
+				// partition; marked done ("-"), it was never read again
+				// (found by review). The next page queries it again from
+				// there: one more small Query per such shard and page.
+				case c.done() && c.tail != "":
+					next.Shards[k] = idOfSortKey(c.tail)
+				case c.done() && c.resume != "" && c.resume != event.ShardDone:
+					next.Shards[k] = c.resume // read to its end before this page
 				case c.done():
-					next.Shards[k] = event.ShardDone
+					next.Shards[k] = event.ShardDone // a cursor's own "-"
 				case len(c.buf) == 0 && c.last != "":
 					// Everything the shard evaluated was taken or
 					// filtered out: resume after its last evaluated key.
@@ -270,6 +284,9 @@ func (st *Store) queryShard(ctx context.Context, q event.InboxQuery, iq inboxQue
 		if items, err = st.fetchEvents(ctx, q, c.partition, items); err != nil {
 			return err
 		}
+	}
+	if n := len(out.Items); n > 0 {
+		c.tail = getS(out.Items[n-1], schema.AttrTimestampEventID)
 	}
 	for _, it := range items {
 		e := item.EventFromItem(it)
