@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/triggers-dev/triggers/internal/backoff"
 	"github.com/triggers-dev/triggers/internal/event"
@@ -19,6 +21,14 @@ import (
 // unprocessed items with backoff. It returns one error per event (nil when
 // stored). If DynamoDB rejects the whole batch as invalid (one item too
 // large, say), each event is stored alone so the others still succeed.
+//
+// A batch is sent again only when DynamoDB refused it (an answer of 4xx:
+// throttling), never when its outcome is unknown (a lost response, a
+// timeout, a 5xx): BatchWriteItem has no conditions, so sending it again
+// would put the events' first versions back over whatever changed them
+// meanwhile (an ack, a delivery's status). Then each event is stored alone
+// with Put's conditional write, which recognises an event already stored
+// as its own.
 func (st *Store) PutBatch(ctx context.Context, tenant string, events []event.Event) []error {
 	errs := make([]error, len(events))
 	if len(events) == 0 {
@@ -34,10 +44,11 @@ func (st *Store) PutBatch(ctx context.Context, tenant string, events []event.Eve
 	for round := 0; len(reqs) > 0; round++ {
 		out, err := st.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{
 			RequestItems: map[string][]types.WriteRequest{st.table: reqs},
-		})
+		}, retryRefusalsOnly)
 		if err != nil {
+			unknown := !refused(err) && ctx.Err() == nil
 			err = classify("batch write events", err)
-			if errors.Is(err, event.ErrInvalidItem) {
+			if errors.Is(err, event.ErrInvalidItem) || unknown {
 				for _, i := range pending {
 					errs[i] = st.Put(ctx, tenant, events[i])
 				}
@@ -76,4 +87,34 @@ func (st *Store) PutBatch(ctx context.Context, tenant string, events []event.Eve
 		}
 	}
 	return errs
+}
+
+// refused reports whether err is DynamoDB's answer refusing the call (a
+// 4xx: throttling, a validation error), after which nothing of a
+// BatchWriteItem was written; a 5xx, a lost response or a timeout leaves
+// its outcome unknown.
+func refused(err error) bool {
+	var re *smithyhttp.ResponseError
+	return errors.As(err, &re) && re.HTTPStatusCode() >= 400 && re.HTTPStatusCode() < 500
+}
+
+// retryRefusalsOnly makes the SDK retry a call only after an answer that
+// refused it (refused), not after one whose outcome is unknown: for
+// BatchWriteItem, which has no conditions (PutBatch).
+func retryRefusalsOnly(o *dynamodb.Options) {
+	if r, ok := o.Retryer.(aws.RetryerV2); ok {
+		o.Retryer = refusalsOnly{r}
+		return
+	}
+	o.Retryer = aws.NopRetryer{}
+}
+
+// refusalsOnly is a retryer that retries what its RetryerV2 retries, when
+// the error is a refusal.
+type refusalsOnly struct{ aws.RetryerV2 }
+
+// IsErrorRetryable reports whether err is a refusal the wrapped retryer
+// retries.
+func (r refusalsOnly) IsErrorRetryable(err error) bool {
+	return refused(err) && r.RetryerV2.IsErrorRetryable(err)
 }

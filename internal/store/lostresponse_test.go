@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/triggers-dev/triggers/internal/event"
 	itemconv "github.com/triggers-dev/triggers/internal/item"
 	"github.com/triggers-dev/triggers/internal/store"
 	"github.com/triggers-dev/triggers/schema"
@@ -41,4 +42,40 @@ func TestPutSurvivesALostResponse(t *testing.T) {
 	_, err := db.Client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: item})
 	require.NoError(t, err)
 	assert.Error(t, st.Put(ctx, "tenant-a", e2))
+}
+
+// A BatchWriteItem that took effect but whose response was lost must not
+// be sent again blindly: BatchWriteItem has no conditions, so the SDK's
+// retry would put the events' first versions back over whatever changed
+// them meanwhile (here an ack: delivered back to received, so the event
+// would be in the inbox again). PutBatch sends the batch once and, when
+// its outcome is unknown, stores each event with Put's conditional write,
+// which recognises an event already stored as its own.
+func TestPutBatchSurvivesALostResponseWithoutOverwriting(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.Events())
+	proxy, client := db.Faulty(t)
+	st := store.New(client, table)
+	direct := store.New(db.Client, table)
+
+	evs := []event.Event{
+		newEvent(t, "order.paid", map[string]any{"n": json.Number("1")}),
+		newEvent(t, "order.paid", map[string]any{"n": json.Number("2")}),
+	}
+	proxy.LoseResponseThen("BatchWriteItem", func() {
+		// The first event is acked while the client waits for its answer.
+		_, err := direct.Transition(ctx, "tenant-a", evs[0].ID, []event.Status{event.Received}, event.Delivered)
+		assert.NoError(t, err)
+	})
+	for i, err := range st.PutBatch(ctx, "tenant-a", evs) {
+		require.NoError(t, err, "event %d is stored", i)
+	}
+	assert.Equal(t, 1, proxy.Calls("BatchWriteItem"), "the batch is not sent again blindly")
+	got, err := direct.Get(ctx, "tenant-a", evs[0].ID)
+	require.NoError(t, err)
+	assert.Equal(t, event.Delivered, got.Status, "the ack is not overwritten")
+	got, err = direct.Get(ctx, "tenant-a", evs[1].ID)
+	require.NoError(t, err)
+	assert.Equal(t, evs[1], got)
+	assert.Len(t, scan(t, table), 2, "each event stored once")
 }

@@ -30,7 +30,8 @@ type FaultProxy struct {
 
 	mu      sync.Mutex
 	lose    map[string]int
-	stalled chan struct{} // non-nil while stalled; closed to release
+	then    map[string]func() // run once a lost call took effect
+	stalled chan struct{}     // non-nil while stalled; closed to release
 	seen    map[string]int
 }
 
@@ -38,7 +39,7 @@ type FaultProxy struct {
 // stops with the test.
 func NewFaultProxy(t testing.TB, upstream string) *FaultProxy {
 	t.Helper()
-	p := &FaultProxy{upstream: strings.TrimSuffix(upstream, "/"), lose: map[string]int{}, seen: map[string]int{}}
+	p := &FaultProxy{upstream: strings.TrimSuffix(upstream, "/"), lose: map[string]int{}, then: map[string]func(){}, seen: map[string]int{}}
 	p.srv = httptest.NewServer(http.HandlerFunc(p.serve))
 	p.URL = p.srv.URL
 	t.Cleanup(func() {
@@ -56,6 +57,17 @@ func (p *FaultProxy) LoseResponse(operation string, n int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.lose[operation] += n
+}
+
+// LoseResponseThen is LoseResponse for the next call of operation, and
+// runs then after that call took effect and before its connection is
+// dropped: what another writer does while the client still waits for its
+// answer (before the SDK's retry, or the caller's next step).
+func (p *FaultProxy) LoseResponseThen(operation string, then func()) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.lose[operation]++
+	p.then[operation] = then
 }
 
 // Stall holds every request from now on without forwarding it, as a
@@ -92,8 +104,11 @@ func (p *FaultProxy) serve(w http.ResponseWriter, r *http.Request) {
 	p.seen[op]++
 	stalled := p.stalled
 	lose := p.lose[op] > 0
+	var then func()
 	if lose {
 		p.lose[op]--
+		then = p.then[op]
+		delete(p.then, op)
 	}
 	p.mu.Unlock()
 	if stalled != nil {
@@ -126,6 +141,9 @@ func (p *FaultProxy) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	if lose {
 		// DynamoDB has done the work; the client never hears of it.
+		if then != nil {
+			then()
+		}
 		if hj, ok := w.(http.Hijacker); ok {
 			if conn, _, err := hj.Hijack(); err == nil {
 				_ = conn.Close()
