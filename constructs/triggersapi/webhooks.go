@@ -122,6 +122,9 @@ type WebhookOptions struct {
 	// (DynamoDB down, a bug), not a failing webhook, which is an
 	// attempt recorded and retried per Schedule.
 	//
+	// A literal: a token fails synth (it sets WEBHOOK_ROUND_HOLD, computed
+	// at synth).
+	//
 	// Default: 5.
 	MaxReceiveCount float64
 	// LogLevel is the webhook function's LOG_LEVEL: debug, info, warn or error.
@@ -135,12 +138,17 @@ type WebhookOptions struct {
 	// RetryMaxConcurrency (the event sources would be throttled
 	// otherwise), at most 1000. Set this, not Function.ReservedConcurrency.
 	//
+	// A token (a CfnParameter's ValueAsNumber) reaches the template
+	// unchecked.
+	//
 	// Default: 30 (DefaultWebhookReservedConcurrency).
 	ReservedConcurrency float64
 	// DeliveryMaxConcurrency is the delivery queue's event source's
 	// MaximumConcurrency (new events' first attempts), 2-1000. Room for
 	// the batches a tenant's hanging endpoints hold until their circuits
 	// open (each for up to a webhook timeout) beside everyone else's.
+	//
+	// A token reaches the template unchecked.
 	//
 	// Default: 20.
 	DeliveryMaxConcurrency float64
@@ -149,12 +157,17 @@ type WebhookOptions struct {
 	// 2-1000. Apart from the delivery queue's: a retry backlog never takes
 	// new events' instances.
 	//
+	// A token reaches the template unchecked.
+	//
 	// Default: 10.
 	RetryMaxConcurrency float64
 	// Parallel bounds the attempts of one message (a round to one
 	// tenant's subscriptions) made at once, 1-20 (WEBHOOK_PARALLEL). Below
 	// 20 a round to many hanging endpoints holds its invocation for
 	// several webhook timeouts.
+	//
+	// A literal: a token fails synth (the function reads an environment
+	// string).
 	//
 	// Default: 20.
 	Parallel float64
@@ -169,6 +182,9 @@ type WebhookOptions struct {
 	// endpoint, counted across every instance (WEBHOOK_ENDPOINT_RATE,
 	// 1-10000); requests beyond it wait for the next second. Costs one
 	// write to the events table per attempt.
+	//
+	// A literal: a token fails synth (the function reads an environment
+	// string).
 	//
 	// Default: 0, no cap.
 	EndpointRateLimit float64
@@ -197,7 +213,7 @@ type WebhookOptions struct {
 // values take the defaults.
 type CircuitBreakerOptions struct {
 	// Threshold is how many failures in a row open an endpoint's circuit,
-	// 1-1000 (WEBHOOK_BREAKER_THRESHOLD).
+	// 1-1000 (WEBHOOK_BREAKER_THRESHOLD). A literal: a token fails synth.
 	//
 	// Default: 5.
 	Threshold float64
@@ -595,7 +611,9 @@ func resolveWebhooks(o *WebhookOptions, prefix string) (webhookSettings, error) 
 			s.disableAfter = v
 		}
 	}
-	if r := o.MaxReceiveCount; r != 0 && !isToken(r) {
+	if r := o.MaxReceiveCount; isToken(r) {
+		bad("MaxReceiveCount is a token: give a literal (it sets how long a round's hold lasts, WEBHOOK_ROUND_HOLD, computed at synth; default 5)")
+	} else if r != 0 {
 		if r < 1 || r > 1000 || r != float64(int(r)) {
 			bad("MaxReceiveCount %v is outside 1-1000: give how many receives a retry task gets before the retry DLQ (default 5)", r)
 		}
@@ -615,8 +633,19 @@ func resolveWebhooks(o *WebhookOptions, prefix string) (webhookSettings, error) 
 		}
 		s.logLevel = l
 	}
-	whole := func(name string, v, lo, hi float64, dst *float64, what string) {
-		if v == 0 || isToken(v) {
+	// whole checks a literal v against lo-hi and sets *dst. A token passes
+	// through to the template when passToken (a property CloudFormation
+	// resolves) and is refused otherwise (a value the function reads
+	// from an environment string, formatted at synth): never dropped.
+	whole := func(name string, v, lo, hi float64, dst *float64, what string, passToken bool) {
+		switch {
+		case v == 0:
+			return
+		case isToken(v) && passToken:
+			*dst = v
+			return
+		case isToken(v):
+			bad("%s is a token: give a literal, read by the function from an environment variable written at synth: %s", name, what)
 			return
 		}
 		if v < lo || v > hi || v != float64(int64(v)) {
@@ -624,17 +653,17 @@ func resolveWebhooks(o *WebhookOptions, prefix string) (webhookSettings, error) 
 		}
 		*dst = v
 	}
-	whole("ReservedConcurrency", o.ReservedConcurrency, 1, 1000, &s.reserved, "give the most instances webhook delivery may run (default 30)")
-	whole("DeliveryMaxConcurrency", o.DeliveryMaxConcurrency, 2, 1000, &s.deliveryMax, fmt.Sprintf("an SQS event source's MaximumConcurrency is 2 to 1000 (default %d)", DefaultWebhookDeliveryMaxConcurrency))
-	whole("RetryMaxConcurrency", o.RetryMaxConcurrency, 2, 1000, &s.retryMax, fmt.Sprintf("an SQS event source's MaximumConcurrency is 2 to 1000 (default %d)", DefaultWebhookRetryMaxConcurrency))
-	whole("Parallel", o.Parallel, 1, 20, &s.parallel, fmt.Sprintf("give how many attempts one message makes at once (default %d)", DefaultWebhookParallel))
-	whole("EndpointRateLimit", o.EndpointRateLimit, 1, 10000, &s.endpointRate, "give requests per second per endpoint, or 0 for no cap")
+	whole("ReservedConcurrency", o.ReservedConcurrency, 1, 1000, &s.reserved, "give the most instances webhook delivery may run (default 30)", true)
+	whole("DeliveryMaxConcurrency", o.DeliveryMaxConcurrency, 2, 1000, &s.deliveryMax, fmt.Sprintf("an SQS event source's MaximumConcurrency is 2 to 1000 (default %d)", DefaultWebhookDeliveryMaxConcurrency), true)
+	whole("RetryMaxConcurrency", o.RetryMaxConcurrency, 2, 1000, &s.retryMax, fmt.Sprintf("an SQS event source's MaximumConcurrency is 2 to 1000 (default %d)", DefaultWebhookRetryMaxConcurrency), true)
+	whole("Parallel", o.Parallel, 1, 20, &s.parallel, fmt.Sprintf("give how many attempts one message makes at once (default %d)", DefaultWebhookParallel), false)
+	whole("EndpointRateLimit", o.EndpointRateLimit, 1, 10000, &s.endpointRate, "give requests per second per endpoint, or 0 for no cap", false)
 	if !isToken(s.reserved) && !isToken(s.deliveryMax) && !isToken(s.retryMax) && s.reserved < s.deliveryMax+s.retryMax {
 		bad("ReservedConcurrency %v is less than DeliveryMaxConcurrency %v + RetryMaxConcurrency %v = %v: the event sources would be throttled; raise ReservedConcurrency to at least %v or lower their maximum concurrency",
 			s.reserved, s.deliveryMax, s.retryMax, s.deliveryMax+s.retryMax, s.deliveryMax+s.retryMax)
 	}
 	if b := o.CircuitBreaker; b != nil {
-		whole("CircuitBreaker.Threshold", b.Threshold, 1, 1000, &s.threshold, "give how many failures in a row open an endpoint's circuit (default 5)")
+		whole("CircuitBreaker.Threshold", b.Threshold, 1, 1000, &s.threshold, "give how many failures in a row open an endpoint's circuit (default 5)", false)
 		if b.Cooldown != nil {
 			if v, ok := literal("CircuitBreaker.Cooldown", b.Cooldown); ok {
 				if v < time.Second || v > time.Hour {

@@ -362,6 +362,10 @@ func TestWebhookOptionsValidation(t *testing.T) {
 		{"slow after the request timeout", triggersapi.WebhookOptions{CircuitBreaker: &triggersapi.CircuitBreakerOptions{SlowAfter: secs(11)}}, "CircuitBreaker.SlowAfter 11s is outside 100ms-10s (the webhook Timeout)"},
 		{"the function's own reserved concurrency", triggersapi.WebhookOptions{Function: &triggersapi.FunctionOptions{ReservedConcurrency: jsii.Number(20)}}, "Function.ReservedConcurrency 20 is not used for the webhook function: set ReservedConcurrency"},
 		{"function over 15 minutes", triggersapi.WebhookOptions{Function: &triggersapi.FunctionOptions{Timeout: awscdk.Duration_Minutes(jsii.Number(16))}}, "Function.Timeout 16m0s is over 15m"},
+		{"parallel token", triggersapi.WebhookOptions{Parallel: numberToken("Parallel")}, "Parallel is a token: give a literal, read by the function from an environment variable written at synth: give how many attempts one message makes at once (default 20)"},
+		{"endpoint rate token", triggersapi.WebhookOptions{EndpointRateLimit: numberToken("Rate")}, "EndpointRateLimit is a token: give a literal, read by the function from an environment variable written at synth"},
+		{"breaker threshold token", triggersapi.WebhookOptions{CircuitBreaker: &triggersapi.CircuitBreakerOptions{Threshold: numberToken("Threshold")}}, "CircuitBreaker.Threshold is a token: give a literal, read by the function from an environment variable written at synth"},
+		{"receive count token", triggersapi.WebhookOptions{MaxReceiveCount: numberToken("Receives")}, "MaxReceiveCount is a token: give a literal (it sets how long a round's hold lasts, WEBHOOK_ROUND_HOLD, computed at synth; default 5)"},
 		{"secrets key alias", triggersapi.WebhookOptions{SecretsKey: awskms.Alias_FromAliasName(awscdk.NewStack(newApp(), jsii.String("A"), nil), jsii.String("K"), jsii.String("alias/mine"))}, "SecretsKey is an alias: give the key itself"},
 		{"removal policy of a given key", triggersapi.WebhookOptions{
 			SecretsKey:              awskms.Key_FromKeyArn(awscdk.NewStack(newApp(), jsii.String("B"), nil), jsii.String("K"), jsii.String("arn:aws:kms:eu-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab")),
@@ -400,6 +404,44 @@ func TestWebhookOptionsValidation(t *testing.T) {
 		CircuitBreaker: &triggersapi.CircuitBreakerOptions{DisableSlowAfter: true, SlowAfter: secs(99)},
 	}}), "a slow watch turned off is not checked")
 	assert.NoError(t, triggersapi.ValidateProps(&triggersapi.TriggersApiProps{Webhooks: &triggersapi.WebhookOptions{}}))
+}
+
+// numberToken is a number known only at deploy time: a Number
+// CfnParameter's ValueAsNumber, in a stack of its own.
+func numberToken(id string) float64 {
+	stack := awscdk.NewStack(newApp(), jsii.String("Params"+id), nil)
+	return *awscdk.NewCfnParameter(stack, jsii.String(id), &awscdk.CfnParameterProps{Type: jsii.String("Number")}).ValueAsNumber()
+}
+
+// Deploy-time concurrencies (CfnParameter values) reach the template as
+// references to the parameters, never replaced by the defaults (found by
+// review: every number token was dropped silently).
+func TestWebhookConcurrencyTokensReachTheTemplate(t *testing.T) {
+	stack := awscdk.NewStack(newApp(), jsii.String("S"), nil)
+	num := func(id string) float64 {
+		return *awscdk.NewCfnParameter(stack, jsii.String(id), &awscdk.CfnParameterProps{Type: jsii.String("Number")}).ValueAsNumber()
+	}
+	events := eventstore.NewEventsTable(stack, jsii.String("Events"), nil)
+	d := triggersapi.NewStreamDelivery(stack, jsii.String("D"), &triggersapi.StreamDeliveryProps{
+		EventsTable:     events,
+		DeliveryOptions: triggersapi.DeliveryOptions{QueueVisibilityTimeout: awscdk.Duration_Hours(jsii.Number(2))},
+	})
+	triggersapi.NewWebhookDelivery(stack, jsii.String("W"), &triggersapi.WebhookDeliveryProps{
+		EventsTable: events, DeliveryQueue: d.DeliveryQueue(), WebhookOptions: triggersapi.WebhookOptions{
+			Function:               webhookCode(stack),
+			ReservedConcurrency:    num("Reserved"),
+			DeliveryMaxConcurrency: num("DeliveryMax"),
+			RetryMaxConcurrency:    num("RetryMax"),
+		},
+	})
+	tp := templateOf(stack)
+	_, fn := only(t, tp, "AWS::Lambda::Function", "WFunction")
+	assert.Equal(t, map[string]any{"Ref": "Reserved"}, fn["ReservedConcurrentExecutions"])
+	var got []any
+	for _, r := range resources(tp, "AWS::Lambda::EventSourceMapping", "WFunction") {
+		got = append(got, r["Properties"].(map[string]any)["ScalingConfig"].(map[string]any)["MaximumConcurrency"])
+	}
+	assert.ElementsMatch(t, []any{map[string]any{"Ref": "DeliveryMax"}, map[string]any{"Ref": "RetryMax"}}, got)
 }
 
 func repeat(d awscdk.Duration, n int) []awscdk.Duration {
