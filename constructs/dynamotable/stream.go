@@ -82,7 +82,12 @@ type StreamConsumerOptions struct {
 	// FailureQueue receives a description of records that could not be
 	// processed (on-failure destination).
 	//
-	// Default: a new queue, SQS-managed encryption, TLS only, 14-day retention.
+	// Default: the function's failure queue, "<function's unique
+	// id>StreamFailures" in the function's stack, SQS-managed encryption,
+	// TLS only, 14-day retention; made by the function's first
+	// AddStreamConsumer and shared by the next ones (a function consuming
+	// two tables' streams gets the failure records of both in one queue;
+	// each record names its stream's ARN).
 	FailureQueue awssqs.IQueue
 }
 
@@ -145,9 +150,7 @@ func AddStreamConsumer(table ITable, fn awslambda.IFunction, opts *StreamConsume
 	}
 	queue := o.FailureQueue
 	if queue == nil {
-		queue = cdkutil.NewTLSOnlyQueue(awscdk.Stack_Of(fn), *awscdk.Names_UniqueId(fn)+"StreamFailures", &awssqs.QueueProps{
-			RetentionPeriod: awscdk.Duration_Days(jsii.Number(DefaultFailureQueueRetentionDay)),
-		})
+		queue = defaultFailureQueue(fn)
 	}
 	props := &awslambdaeventsources.DynamoEventSourceProps{
 		StartingPosition:        start,
@@ -166,6 +169,25 @@ func AddStreamConsumer(table ITable, fn awslambda.IFunction, opts *StreamConsume
 	src := awslambdaeventsources.NewDynamoEventSource(l2, props)
 	fn.AddEventSource(src)
 	return &StreamConsumer{Source: src, FailureQueue: queue}
+}
+
+// defaultFailureQueue returns fn's failure queue, "<fn's unique
+// id>StreamFailures" in fn's stack: the one an earlier AddStreamConsumer
+// of fn made (fn consumes another table's stream too), else a new one.
+// Each AddStreamConsumer grants fn sqs:SendMessage on it again.
+func defaultFailureQueue(fn awslambda.IFunction) awssqs.IQueue {
+	stack := awscdk.Stack_Of(fn)
+	id := *awscdk.Names_UniqueId(fn) + "StreamFailures"
+	if c := stack.Node().TryFindChild(jsii.String(id)); c != nil {
+		q, ok := c.(awssqs.IQueue)
+		if !ok {
+			panic(fmt.Errorf("stack %q has a construct %q that is not a queue: AddStreamConsumer makes the function's failure queue under that id; rename that construct or give StreamConsumerOptions.FailureQueue", *stack.Node().Path(), id))
+		}
+		return q
+	}
+	return cdkutil.NewTLSOnlyQueue(stack, id, &awssqs.QueueProps{
+		RetentionPeriod: awscdk.Duration_Days(jsii.Number(DefaultFailureQueueRetentionDay)),
+	})
 }
 
 // OriginFilters returns the Lambda event filters that pass the stream
