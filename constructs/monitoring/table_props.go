@@ -226,7 +226,10 @@ var (
 
 // ValidateTableMonitoringProps reports every problem with props, each
 // naming the bad value and the fix. NewTableMonitoring panics with this
-// error. Unresolved tokens are not checked.
+// error. Unresolved string tokens (a dashboard name, a region, a rule
+// name) are not checked; thresholds must be literals: a number token (a
+// CfnParameter's ValueAsNumber) is refused, since each threshold is written
+// into its alarm's description and some are scaled at synth.
 func ValidateTableMonitoringProps(p *TableMonitoringProps) error {
 	if p == nil || p.Table == nil {
 		return errors.New("give props.Table: the dynamotable.ITable to monitor")
@@ -313,6 +316,8 @@ func tableThresholdErrors(t *TableThresholds, field string, monitored map[string
 		{"ReplicationLatencyMs", t.ReplicationLatencyMs, 0},
 	} {
 		switch {
+		case cdkutil.IsNumberToken(f.v):
+			bad("%s.%s is a token: give a literal (%s)", field, f.name, thresholdLiteralWhy)
 		case f.v < 0:
 			bad("%s.%s %v is negative: give a positive threshold, or 0 for the default", field, f.name, f.v)
 		case f.max > 0 && f.v > f.max:
@@ -324,12 +329,17 @@ func tableThresholdErrors(t *TableThresholds, field string, monitored map[string
 		if !monitored[op] {
 			bad("%s.LatencyMs has %q, which is not monitored: %s", field, op, fix)
 		}
-		if v < 0 {
+		if cdkutil.IsNumberToken(v) {
+			bad("%s.LatencyMs[%q] is a token: give a literal (%s)", field, op, thresholdLiteralWhy)
+		} else if v < 0 {
 			bad("%s.LatencyMs[%q] %v is negative: give a positive threshold in milliseconds, or 0 for the default", field, op, v)
 		}
 	}
 	return errs
 }
+
+// thresholdLiteralWhy says why a threshold must be a literal.
+const thresholdLiteralWhy = "thresholds are written into the alarms' descriptions and some are scaled at synth, so a deploy-time value cannot be used"
 
 func tableSortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))

@@ -341,6 +341,11 @@ func TestTableMonitoring(t *testing.T) {
 	})
 }
 
+// numberParam is a Number CfnParameter of stack: a number token.
+func numberParam(stack awscdk.Stack, id string) float64 {
+	return *awscdk.NewCfnParameter(stack, jsii.String(id), &awscdk.CfnParameterProps{Type: jsii.String("Number")}).ValueAsNumber()
+}
+
 func TestTableMonitoringValidation(t *testing.T) {
 	stack := awscdk.NewStack(awscdk.NewApp(nil), jsii.String("V"), nil)
 	table := dynamotable.NewTable(stack, jsii.String("T"), &dynamotable.TableProps{Schema: &keysSchema})
@@ -361,6 +366,14 @@ func TestTableMonitoringValidation(t *testing.T) {
 		{"negative threshold", with(func(p *monitoring.TableMonitoringProps) {
 			p.Thresholds = &monitoring.TableThresholds{WriteThrottleEvents: -1}
 		}), []string{"Thresholds.WriteThrottleEvents -1 is negative"}},
+		// Found by review: a token was "-1.88e+289 is negative" while the
+		// godoc said tokens were not checked.
+		{"token thresholds", with(func(p *monitoring.TableMonitoringProps) {
+			p.Thresholds = &monitoring.TableThresholds{ReadThrottleEvents: numberParam(stack, "ReadThrottles"), LatencyMs: map[string]float64{"GetItem": numberParam(stack, "GetItemMs")}}
+		}), []string{
+			"Thresholds.ReadThrottleEvents is a token: give a literal (thresholds are written into the alarms' descriptions and some are scaled at synth, so a deploy-time value cannot be used)",
+			`Thresholds.LatencyMs["GetItem"] is a token: give a literal (thresholds are written into the alarms' descriptions`,
+		}},
 		{"percent above 100", with(func(p *monitoring.TableMonitoringProps) {
 			p.Thresholds = &monitoring.TableThresholds{ConsumedCapacityPercent: 120}
 		}), []string{"Thresholds.ConsumedCapacityPercent 120 is above 100"}},

@@ -18,7 +18,9 @@ import (
 )
 
 // ValidateProps reports every problem with props, each naming the bad value
-// and the fix. NewTriggersMonitoring panics with this error.
+// and the fix. NewTriggersMonitoring panics with this error. Thresholds
+// must be literals: a token (a CfnParameter's ValueAsNumber) is refused
+// (thresholdLiteralWhy).
 func ValidateProps(p *TriggersMonitoringProps) error {
 	if p == nil || (p.EventsTable == nil && p.Api == nil) {
 		return errors.New("give props.EventsTable or props.Api: there is nothing to monitor")
@@ -55,6 +57,8 @@ func ValidateProps(p *TriggersMonitoringProps) error {
 			{"BackupJobsFailed", t.BackupJobsFailed, 0},
 		} {
 			switch {
+			case cdkutil.IsNumberToken(f.v):
+				bad("Thresholds.%s is a token: give a literal (%s)", f.name, thresholdLiteralWhy)
 			case f.v < 0:
 				bad("Thresholds.%s %v is negative: give a positive threshold, or 0 for the default", f.name, f.v)
 			case f.max > 0 && f.v > f.max:
@@ -167,6 +171,8 @@ func trafficDropErrors(p *TriggersMonitoringProps) []error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	switch {
+	case cdkutil.IsNumberToken(t.TrafficDropStdDevs):
+		bad("Thresholds.TrafficDropStdDevs is a token: give a literal (%s)", thresholdLiteralWhy)
 	case t.TrafficDropStdDevs < 0:
 		bad("Thresholds.TrafficDropStdDevs %v is negative: give the band width in standard deviations (e.g. 2 to 4), or 0 for the default 3", t.TrafficDropStdDevs)
 	case t.TrafficDropStdDevs > maxTrafficDropStdDevs:
@@ -174,6 +180,8 @@ func trafficDropErrors(p *TriggersMonitoringProps) []error {
 	}
 	n := t.TrafficDropPeriods
 	switch {
+	case cdkutil.IsNumberToken(n):
+		bad("Thresholds.TrafficDropPeriods is a token: give a literal (%s)", thresholdLiteralWhy)
 	case n < 0 || n != float64(int64(n)):
 		bad("Thresholds.TrafficDropPeriods %v is not a whole number of periods: give 1 or more, or 0 for the default 3", n)
 	case n > 0 && p.Period != nil && !cdkutil.IsDurationToken(p.Period):
