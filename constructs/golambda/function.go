@@ -20,11 +20,13 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsec2"
@@ -104,7 +106,8 @@ type FunctionOptions struct {
 	//
 	// Default: 256 (the constructs of this module set their own).
 	MemoryMiB float64
-	// Timeout of one invocation, at most 15 minutes.
+	// Timeout of one invocation, whole seconds from 1 second to 15
+	// minutes (Lambda's limits, checked at synth; a token is not checked).
 	//
 	// Default: 10 seconds (the constructs of this module set their own).
 	Timeout awscdk.Duration
@@ -277,6 +280,16 @@ func (o *FunctionOptions) Validate() error {
 		errs = append(errs, fmt.Errorf("ProvisionedConcurrency %v is not a whole number >= 0: give the execution environments to keep initialized (0: none)", p))
 	} else if r := o.ReservedConcurrency; r != nil && !tok(*r) && p > *r {
 		errs = append(errs, fmt.Errorf("ProvisionedConcurrency %v is above ReservedConcurrency %v: Lambda refuses that; lower it or raise the reservation", p, *r))
+	}
+	if d := o.Timeout; d != nil && !cdkutil.IsDurationToken(d) {
+		ms := *d.ToMilliseconds(&awscdk.TimeConversionOptions{Integral: jsii.Bool(false)})
+		v := time.Duration(ms * float64(time.Millisecond))
+		switch {
+		case ms != math.Trunc(ms/1000)*1000:
+			errs = append(errs, fmt.Errorf("Timeout %s is not whole seconds: Lambda takes a timeout in whole seconds; give one from 1s to 15m, such as %s", v, min(max(time.Second, v.Round(time.Second)), 15*time.Minute)))
+		case v < time.Second || v > 15*time.Minute:
+			errs = append(errs, fmt.Errorf("Timeout %s is outside 1s-15m: Lambda runs an invocation for 1 second to 15 minutes; give a timeout in that range", v))
+		}
 	}
 	if o.Vpc == nil && (o.VpcSubnets != nil || len(o.SecurityGroups) > 0) {
 		errs = append(errs, errors.New("VpcSubnets or SecurityGroups are set without Vpc: give the Vpc they belong to"))

@@ -140,6 +140,12 @@ func TestFunctionOptionsValidation(t *testing.T) {
 		`Environment "1BAD" is not a name Lambda accepts: use a letter then letters, digits and '_'`:                {Environment: map[string]*string{"1BAD": jsii.String("x")}},
 		`MemoryMiB 20000 is outside 128-10240`:                                                                      {MemoryMiB: 20000},
 		`ProvisionedConcurrency is a token: give a literal number`:                                                  {ProvisionedConcurrency: param()},
+		// Found by review: 20 minutes synthesized 1200 s (refused at
+		// deploy), 0 s passed, 1.5 s panicked inside the CDK.
+		`Timeout 20m0s is outside 1s-15m: Lambda runs an invocation for 1 second to 15 minutes; give a timeout in that range`: {Timeout: awscdk.Duration_Minutes(jsii.Number(20))},
+		`Timeout 0s is outside 1s-15m`: {Timeout: awscdk.Duration_Seconds(jsii.Number(0))},
+		`Timeout 1.5s is not whole seconds: Lambda takes a timeout in whole seconds; give one from 1s to 15m, such as 2s`:       {Timeout: awscdk.Duration_Millis(jsii.Number(1500))},
+		`Timeout 15m0.5s is not whole seconds: Lambda takes a timeout in whole seconds; give one from 1s to 15m, such as 15m0s`: {Timeout: awscdk.Duration_Millis(jsii.Number(900500))},
 	} {
 		t.Run(msg, func(t *testing.T) {
 			err := o.Validate()
@@ -154,8 +160,13 @@ func TestFunctionOptionsValidation(t *testing.T) {
 	// Other numbers from a parameter are left to CloudFormation (found by
 	// review: their placeholder value was refused as out of range).
 	n := param()
-	tokens := golambda.FunctionOptions{MemoryMiB: n, ReservedConcurrency: &n}
+	tokens := golambda.FunctionOptions{MemoryMiB: n, ReservedConcurrency: &n, Timeout: awscdk.Duration_Seconds(&n)}
 	assert.NoError(t, tokens.Validate())
+	// Lambda's limits themselves are accepted.
+	for _, d := range []awscdk.Duration{awscdk.Duration_Seconds(jsii.Number(1)), awscdk.Duration_Minutes(jsii.Number(15)), awscdk.Duration_Millis(jsii.Number(3000))} {
+		o := golambda.FunctionOptions{Timeout: d}
+		assert.NoError(t, o.Validate(), *d.ToHumanString())
+	}
 
 	// The construct's own variables cannot be overridden.
 	o := golambda.FunctionOptions{Environment: map[string]*string{"EVENTS_TABLE": jsii.String("mine"), "TEAM": jsii.String("x")}}

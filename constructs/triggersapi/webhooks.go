@@ -696,7 +696,7 @@ func resolveWebhooks(o *WebhookOptions, prefix string) (webhookSettings, error) 
 			if v, ok := literal("Function.Timeout", f.Timeout); ok {
 				switch {
 				case v > 15*time.Minute:
-					bad("Function.Timeout %s is over 15m, Lambda's limit", v)
+					// validateFunction reports it (golambda's Validate).
 				case v < s.timeout+contract.WebhookStoreMargin:
 					bad("Function.Timeout %s is shorter than the webhook Timeout %s plus %s for an attempt's store writes: the function would never start an attempt; raise Function.Timeout to at least %s (default 5m)", v, s.timeout, contract.WebhookStoreMargin, s.timeout+contract.WebhookStoreMargin)
 				}
