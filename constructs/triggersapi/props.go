@@ -63,7 +63,11 @@ type TriggersApiProps struct {
 	//
 	// Default: a new eventstore.EventsTable inside this construct.
 	EventsTable eventstore.IEventsTable
-	// ApiKeysTable maps API-key hashes to tenants (schema.APIKeys()).
+	// ApiKeysTable maps API-key hashes to tenants (schema.APIKeys()):
+	// NewApiKeysTable, FromApiKeysTableAttributes, or any
+	// dynamotable.ITable whose schema has schema.APIKeys()'s keys and
+	// TenantIndex (checked at synth; another table fails naming the
+	// difference).
 	//
 	// Default: a new table inside this construct.
 	ApiKeysTable dynamotable.ITable

@@ -17,11 +17,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/triggers-dev/triggers/constructs/dynamotable"
+	"github.com/triggers-dev/triggers/constructs/eventstore"
 	"github.com/triggers-dev/triggers/constructs/golambda"
 	"github.com/triggers-dev/triggers/constructs/triggersapi"
 	"github.com/triggers-dev/triggers/contract"
 	_ "github.com/triggers-dev/triggers/internal/synth/jsiienv"
 	"github.com/triggers-dev/triggers/internal/synth/jsiirt"
+	"github.com/triggers-dev/triggers/schema"
 )
 
 func TestMain(m *testing.M) { jsiirt.RunTests(m) }
@@ -38,11 +41,22 @@ func TestValidatePropsRejects(t *testing.T) {
 	param := func() float64 {
 		return *awscdk.NewCfnParameter(awscdk.NewStack(newApp(), jsii.String("P"), nil), jsii.String("N"), &awscdk.CfnParameterProps{Type: jsii.String("Number")}).ValueAsNumber()
 	}
+	tables := awscdk.NewStack(newApp(), jsii.String("Tables"), nil)
+	events := eventstore.NewEventsTable(tables, jsii.String("Events"), nil)
+	noIndex := schema.APIKeys()
+	noIndex.GlobalIndexes = nil
+	keysWithoutIndex := dynamotable.NewTable(tables, jsii.String("KeysWithoutIndex"), &dynamotable.TableProps{Schema: &noIndex})
 	tests := []struct {
 		name  string
 		props triggersapi.TriggersApiProps
 		want  string
 	}{
+		// Found by review: the events table given as the API-keys table
+		// synthesized, and every request would have failed.
+		{"events table as the API-keys table", triggersapi.TriggersApiProps{ApiKeysTable: events},
+			`ApiKeysTable (schema "events") is not an API-keys table: its partition key is user_id (S), not key_hash (S); the authorizer looks keys up by key_hash, so every request would fail: give NewApiKeysTable or FromApiKeysTableAttributes, or a table of schema.APIKeys(), or leave it unset for a new one`},
+		{"API-keys table without the tenant index", triggersapi.TriggersApiProps{ApiKeysTable: keysWithoutIndex},
+			`ApiKeysTable (schema "apikeys") is not an API-keys table: it has no index TenantIndex;`},
 		{"cache above an hour", triggersapi.TriggersApiProps{AuthorizerCacheTtl: secs(3601)}, "AuthorizerCacheTtl 3601 seconds is outside 0-3600"},
 		{"negative rate", triggersapi.TriggersApiProps{ThrottlingRateLimit: -1}, "ThrottlingRateLimit -1 is negative"},
 		{"negative burst", triggersapi.TriggersApiProps{ThrottlingBurstLimit: -5, ThrottlingRateLimit: 1}, "ThrottlingBurstLimit -5 is negative"},
@@ -102,6 +116,16 @@ func TestValidatePropsAccepts(t *testing.T) {
 		RetentionDays: 3650, StageName: "prod_2",
 		RateLimit: &triggersapi.RateLimitOptions{RequestsPerKey: 10, RequestsPerIP: 2e9, Window: awscdk.Duration_Minutes(jsii.Number(10))},
 	}))
+	tables := awscdk.NewStack(newApp(), jsii.String("Tables"), nil)
+	keys := schema.APIKeys()
+	keys.Name = "platform-keys"
+	for _, table := range []dynamotable.ITable{
+		triggersapi.NewApiKeysTable(tables, jsii.String("Keys"), nil),
+		triggersapi.FromApiKeysTableAttributes(tables, jsii.String("Imported"), &triggersapi.ApiKeysTableAttributes{TableName: jsii.String("keys")}),
+		dynamotable.NewTable(tables, jsii.String("Own"), &dynamotable.TableProps{Schema: &keys}),
+	} {
+		assert.NoError(t, triggersapi.ValidateProps(&triggersapi.TriggersApiProps{ApiKeysTable: table}), "an API-keys table")
+	}
 	assert.NoError(t, triggersapi.ValidateProps(&triggersapi.TriggersApiProps{
 		WebAclArn: jsii.String("arn:aws:wafv2:us-east-1:1:regional/webacl/x/y"), RateLimit: &triggersapi.RateLimitOptions{Disabled: true},
 	}), "an own web ACL with the built-in limits turned off")

@@ -6,11 +6,13 @@ import (
 	"math"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/triggers-dev/triggers/constructs/golambda"
 	"github.com/triggers-dev/triggers/constructs/internal/cdkutil"
 	"github.com/triggers-dev/triggers/contract"
+	"github.com/triggers-dev/triggers/schema"
 )
 
 var stageRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
@@ -59,6 +61,11 @@ func ValidateProps(p *TriggersApiProps) error {
 	}
 	if r := p.WriterRegion; r != "" && !contract.ValidRegionName(r) {
 		bad("WriterRegion %q is not a region name: give the region whose API accepts writes, such as us-east-1 (the API answers writes elsewhere 503)", r)
+	}
+	if t := p.ApiKeysTable; t != nil {
+		if why := apiKeysSchemaMismatch(t.Schema()); why != "" {
+			bad("ApiKeysTable (schema %q) is not an API-keys table: %s; the authorizer looks keys up by %s, so every request would fail: give NewApiKeysTable or FromApiKeysTableAttributes, or a table of schema.APIKeys(), or leave it unset for a new one", t.Schema().Name, why, schema.AttrKeyHash)
+		}
 	}
 	if p.StageName != "" && !stageRE.MatchString(p.StageName) {
 		bad("StageName %q is invalid: use letters, digits, '_' and '-' (at most 128)", p.StageName)
@@ -154,4 +161,33 @@ func validateFunction(name string, o *FunctionOptions) []error {
 		errs = append(errs, fmt.Errorf("%s.%s", name, line))
 	}
 	return errs
+}
+
+// apiKeysSchemaMismatch says how sc's keys differ from schema.APIKeys()'s
+// (the table's keys and the tenant index the runtime queries), or "".
+func apiKeysSchemaMismatch(sc schema.Table) string {
+	want := schema.APIKeys()
+	key := func(k *schema.Attribute) string {
+		if k == nil {
+			return "none"
+		}
+		return fmt.Sprintf("%s (%s)", k.Name, k.Type)
+	}
+	switch {
+	case sc.PartitionKey != want.PartitionKey:
+		return fmt.Sprintf("its partition key is %s, not %s", key(&sc.PartitionKey), key(&want.PartitionKey))
+	case sc.SortKey != nil:
+		return fmt.Sprintf("it has a sort key, %s; an API-keys table has none", key(sc.SortKey))
+	}
+	for _, wi := range want.GlobalIndexes {
+		i := slices.IndexFunc(sc.GlobalIndexes, func(ix schema.Index) bool { return ix.Name == wi.Name })
+		if i < 0 {
+			return fmt.Sprintf("it has no index %s", wi.Name)
+		}
+		gi := sc.GlobalIndexes[i]
+		if gi.PartitionKey != wi.PartitionKey || key(gi.SortKey) != key(wi.SortKey) {
+			return fmt.Sprintf("its index %s is keyed by %s and %s, not %s and %s", wi.Name, key(&gi.PartitionKey), key(gi.SortKey), key(&wi.PartitionKey), key(wi.SortKey))
+		}
+	}
+	return ""
 }
