@@ -320,6 +320,15 @@ func NewTriggersApi(scope constructs.Construct, id *string, props *TriggersApiPr
 	a := &TriggersApi{}
 	constructs.NewConstruct_Override(a, scope, id)
 	a.name = uniqueName(*a.Node().Path())
+	a.metricsNamespace = props.MetricsNamespace
+	if a.metricsNamespace == "" {
+		a.metricsNamespace = contract.MetricsNamespacePrefix + *awscdk.Stack_Of(a).StackName()
+	}
+	if other := sameNamespace(a); other != nil {
+		how := "give this one its own MetricsNamespace, such as \"" + contract.MetricsNamespacePrefix + *awscdk.Stack_Of(a).StackName() + "/" + *a.Node().Id() + "\""
+		panic(fmt.Errorf("triggersapi %q: its metrics namespace %q is that of TriggersApi %q in the same stack: their runtime metrics and alarms would mix; %s (Triggers/<stack name> is the default of one API per stack)",
+			cdkutil.Deref(id), a.metricsNamespace, *other.Node().Path(), how))
+	}
 
 	a.eventsTable = props.EventsTable
 	if a.eventsTable == nil {
@@ -356,10 +365,6 @@ func NewTriggersApi(scope constructs.Construct, id *string, props *TriggersApiPr
 	}
 
 	fd := functionDefaults{retention: retention, tracing: props.Tracing, prebuiltDir: props.PrebuiltDir}
-	a.metricsNamespace = props.MetricsNamespace
-	if a.metricsNamespace == "" {
-		a.metricsNamespace = contract.MetricsNamespacePrefix + *awscdk.Stack_Of(a).StackName()
-	}
 	fd.invokedBy = syncInvocation // the API and the authorizer
 	a.apiFn = newFunction(a, "ApiFunction", ApiPackage, "Triggers HTTP API v1", fd, props.ApiFunction, 10, map[string]*string{
 		contract.EnvMetricsNamespace: jsii.String(a.metricsNamespace),
@@ -713,6 +718,17 @@ func setEventsProfile(fn *golambda.GoFunction, t eventstore.IEventsTable) {
 	if s, ok := t.(eventstore.Sharded); ok && s.Sharded() {
 		fn.Function.AddEnvironment(jsii.String(contract.EnvEventsSharding), jsii.String("on"), nil)
 	}
+}
+
+// sameNamespace returns another TriggersApi of a's stack whose metrics
+// namespace is a's, or nil.
+func sameNamespace(a *TriggersApi) *TriggersApi {
+	for _, c := range *awscdk.Stack_Of(a).Node().FindAll(constructs.ConstructOrder_PREORDER) {
+		if o, ok := c.(*TriggersApi); ok && o != a && o.metricsNamespace == a.metricsNamespace {
+			return o
+		}
+	}
+	return nil
 }
 
 // uniqueName names what the API's CloudWatch metrics are keyed by (the

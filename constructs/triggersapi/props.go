@@ -188,6 +188,10 @@ type TriggersApiProps struct {
 	// MetricsNamespace is the CloudWatch namespace of the API function's
 	// own metrics (METRICS_NAMESPACE).
 	//
+	// Two TriggersApi in one stack must not share it: the second one
+	// built with the same namespace (the default, say) fails synth; give
+	// each API after the first its own.
+	//
 	// Default: "Triggers/<stack name>", so environments do not mix.
 	MetricsNamespace string
 	// PrebuiltDir holds the three functions' binaries, built beforehand (in

@@ -335,3 +335,21 @@ func TestCloudWatchRoleFollowsTheFeatureFlag(t *testing.T) {
 		})
 	}
 }
+
+// Two APIs in one stack would share the default runtime metrics
+// namespace, Triggers/<stack name>, mixing their metrics and alarms (found
+// by review): the second fails synth naming the fix, unless it has a
+// namespace of its own. One API per stack keeps the default.
+func TestTwoApisInOneStackNeedTheirOwnNamespace(t *testing.T) {
+	stack := awscdk.NewStack(newApp(), jsii.String("platform"), nil)
+	a := triggersapi.NewTriggersApi(stack, jsii.String("TeamA"), nil)
+	assert.Equal(t, "Triggers/platform", a.MetricsNamespace())
+	assert.PanicsWithError(t, `triggersapi "TeamB": its metrics namespace "Triggers/platform" is that of TriggersApi "platform/TeamA" in the same stack: their runtime metrics and alarms would mix; give this one its own MetricsNamespace, such as "Triggers/platform/TeamB" (Triggers/<stack name> is the default of one API per stack)`, func() {
+		triggersapi.NewTriggersApi(stack, jsii.String("TeamB"), nil)
+	})
+	assert.Panics(t, func() {
+		triggersapi.NewTriggersApi(stack, jsii.String("TeamC"), &triggersapi.TriggersApiProps{MetricsNamespace: "Triggers/platform"})
+	}, "an explicit namespace equal to the other's")
+	b := triggersapi.NewTriggersApi(stack, jsii.String("TeamD"), &triggersapi.TriggersApiProps{MetricsNamespace: "Triggers/platform/TeamD"})
+	assert.Equal(t, "Triggers/platform/TeamD", b.MetricsNamespace())
+}
