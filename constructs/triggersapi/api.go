@@ -148,7 +148,7 @@ type TriggersApi struct {
 	// take it.
 	cors   *contract.CORS
 	webAcl awswafv2.CfnWebACL
-	// name is uniqueName of the construct's path.
+	// name is uniqueName of the construct's deployed path (deployedPath).
 	name string
 
 	metricsNamespace string
@@ -319,7 +319,7 @@ func NewTriggersApi(scope constructs.Construct, id *string, props *TriggersApiPr
 	}
 	a := &TriggersApi{}
 	constructs.NewConstruct_Override(a, scope, id)
-	a.name = uniqueName(*a.Node().Path())
+	a.name = uniqueName(deployedPath(a))
 	a.metricsNamespace = props.MetricsNamespace
 	if a.metricsNamespace == "" {
 		a.metricsNamespace = contract.MetricsNamespacePrefix + *awscdk.Stack_Of(a).StackName()
@@ -731,12 +731,35 @@ func sameNamespace(a *TriggersApi) *TriggersApi {
 	return nil
 }
 
+// deployedPath is c's path with its stack's part replaced by the stack's
+// name (StackProps.StackName): "triggers-prod-api/Triggers" for a stack
+// "TriggersApi" deployed as triggers-prod-api. Two deployments of one
+// stack id under different stack names (dev and prod from one app) get
+// different paths; a stack whose name is its id (the default) keeps its
+// construct path. A nested stack's name is known at deploy time only: its
+// construct path then.
+func deployedPath(c constructs.IConstruct) string {
+	path := *c.Node().Path()
+	stack := awscdk.Stack_Of(c)
+	name := stack.StackName()
+	if name == nil || *awscdk.Token_IsUnresolved(name) {
+		return path
+	}
+	rel, ok := strings.CutPrefix(path, *stack.Node().Path()+"/")
+	if !ok {
+		return path
+	}
+	return *name + "/" + rel
+}
+
 // uniqueName names what the API's CloudWatch metrics are keyed by (the
 // RestApi's name, the ApiName dimension; the web ACL's metric name, the
-// WebACL dimension) after the construct's path, so two Triggers APIs in one
-// account and region (dev and prod, say) never share metrics or alarms:
-// characters other than letters, digits, '-', '_' and '.' become '-', and a
-// path over 100 characters keeps its last 83 and a hash of the whole.
+// WebACL dimension) after the construct's deployed path (deployedPath), so
+// two Triggers APIs in one account and region (dev and prod, say, even
+// from one stack id with different stack names) never share metrics or
+// alarms: characters other than letters, digits, '-', '_' and '.' become
+// '-', and a path over 100 characters keeps its last 83 and a hash of the
+// whole.
 func uniqueName(path string) string {
 	b := []byte(path)
 	for i, c := range b {

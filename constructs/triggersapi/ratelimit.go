@@ -63,13 +63,14 @@ type RateLimitOptions struct {
 // RateLimitsMetricName starts the CloudWatch metric name of the rate-limit
 // web ACL (its VisibilityConfig.MetricName, the value of the WebACL
 // dimension of its AWS/WAFV2 metrics), followed by "-" and the API's
-// construct path (TriggersApi.WafMetricName): each API's web ACL has
-// metrics of its own.
+// path under its stack's name (TriggersApi.WafMetricName): each API's web
+// ACL has metrics of its own.
 const RateLimitsMetricName = "TriggersRateLimits"
 
 // WafMetricName returns the metric name of the API's rate-limit web ACL
 // (the WebACL dimension of its metrics): RateLimitsMetricName, "-", and
-// the API's construct path made a name.
+// the API's path made a name, its stack's part replaced by the stack's
+// name (StackProps.StackName): "TriggersRateLimits-triggers-prod-api-Triggers".
 func (a *TriggersApi) WafMetricName() string { return RateLimitsMetricName + "-" + a.name }
 
 // MetricWafBlockedRequests returns the requests the API's rate-limit web

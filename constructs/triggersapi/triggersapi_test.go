@@ -353,3 +353,35 @@ func TestTwoApisInOneStackNeedTheirOwnNamespace(t *testing.T) {
 	b := triggersapi.NewTriggersApi(stack, jsii.String("TeamD"), &triggersapi.TriggersApiProps{MetricsNamespace: "Triggers/platform/TeamD"})
 	assert.Equal(t, "Triggers/platform/TeamD", b.MetricsNamespace())
 }
+
+// The RestApi's name (the ApiName dimension) and the web ACL's metric
+// name follow the stack's name, not its construct id: dev and prod
+// deployed from one stack id under different stack names get metrics of
+// their own (found by review: both were "TriggersApi-Triggers"). A stack
+// named after its id, in an app or a stage, keeps the name it had.
+func TestApiNameFollowsTheStackName(t *testing.T) {
+	restApiName := func(stack awscdk.Stack) string {
+		_, p := only(t, templateOf(stack), "AWS::ApiGateway::RestApi", "")
+		return p["Name"].(string)
+	}
+	for _, c := range []struct {
+		stackName, want string
+	}{
+		{"triggers-dev-api", "triggers-dev-api-Triggers"},
+		{"triggers-prod-api", "triggers-prod-api-Triggers"},
+		{"", "TriggersApi-Triggers"},
+	} {
+		var props *awscdk.StackProps
+		if c.stackName != "" {
+			props = &awscdk.StackProps{StackName: jsii.String(c.stackName)}
+		}
+		stack := awscdk.NewStack(newApp(), jsii.String("TriggersApi"), props)
+		api := triggersapi.NewTriggersApi(stack, jsii.String("Triggers"), nil)
+		assert.Equal(t, c.want, restApiName(stack), c.stackName)
+		assert.Equal(t, "TriggersRateLimits-"+c.want, api.WafMetricName(), c.stackName)
+	}
+	stage := awscdk.NewStage(newApp(), jsii.String("Prod"), nil)
+	stack := awscdk.NewStack(stage, jsii.String("Api"), nil)
+	triggersapi.NewTriggersApi(stack, jsii.String("Triggers"), nil)
+	assert.Equal(t, "Prod-Api-Triggers", restApiName(stack), "a stack in a stage, named Prod-Api")
+}
