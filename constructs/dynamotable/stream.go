@@ -41,9 +41,14 @@ type StreamConsumerOptions struct {
 	//
 	// Default: no wait.
 	MaxBatchingWindow awscdk.Duration
-	// RetryAttempts bounds retries of a failing batch, 0-10000.
+	// RetryAttempts bounds retries of a failing batch, 1-10000
+	// (MaximumRetryAttempts). 0 takes the default, 10: this field cannot
+	// turn retries off. Constructs of this module that take these options
+	// give 0 their own meaning: triggersapi's StreamDelivery 10,000
+	// (StreamRetryAttempts), archive's ExpiredEventsArchive no limit
+	// (until MaxRecordAge).
 	//
-	// Default: 10.
+	// Default: 10 (DefaultStreamRetryAttempts).
 	RetryAttempts float64
 	// MaxRecordAge discards records older than this (sending them to the
 	// failure queue), 60 seconds to 7 days.
@@ -336,7 +341,7 @@ func (o StreamConsumerOptions) validate() error {
 	if err := check("BatchSize", o.BatchSize, 1, 10000); err != nil {
 		return err
 	}
-	if err := check("RetryAttempts", o.RetryAttempts, 0, 10000); err != nil {
+	if err := check("RetryAttempts", o.RetryAttempts, 1, 10000); err != nil {
 		return err
 	}
 	return check("ParallelizationFactor", o.ParallelizationFactor, 1, 10)

@@ -63,3 +63,23 @@ func TestOneFunctionTwoStreamsShareTheFailureQueue(t *testing.T) {
 	assert.Len(t, mappings, 2)
 	assert.Equal(t, []any{map[string]any{"Fn::GetAtt": []any{"SFn8C14A72DStreamFailuresCD047E64", "Arn"}}}, sendTo, "one grant to send to the shared queue")
 }
+
+// RetryAttempts 0 takes the default, 10 retries (it cannot turn retries
+// off), and the accepted range is 1-10000 (found by review: the godoc
+// said "0-10000", as if 0 were no retries).
+func TestStreamRetryAttemptsZeroIsTheDefault(t *testing.T) {
+	stack := awscdk.NewStack(awscdk.NewApp(nil), jsii.String("S"), nil)
+	sc := schema.Events()
+	table := dynamotable.NewTable(stack, jsii.String("A"), &dynamotable.TableProps{Schema: &sc})
+	fn := awslambda.NewFunction(stack, jsii.String("Fn"), &awslambda.FunctionProps{
+		Runtime: awslambda.Runtime_NODEJS_22_X(), Handler: jsii.String("index.handler"),
+		Code: awslambda.Code_FromInline(jsii.String("x")),
+	})
+	table.AddStreamConsumer(fn, &dynamotable.StreamConsumerOptions{RetryAttempts: 0})
+	assertions.Template_FromStack(stack, nil).HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
+		"MaximumRetryAttempts": float64(dynamotable.DefaultStreamRetryAttempts),
+	})
+	assert.PanicsWithError(t, `stream consumer of table "events": RetryAttempts -1 is outside 1-10000`, func() {
+		table.AddStreamConsumer(fn, &dynamotable.StreamConsumerOptions{RetryAttempts: -1})
+	})
+}

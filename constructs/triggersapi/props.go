@@ -227,7 +227,9 @@ type DeliveryOptions struct {
 	// Default: 256 MiB, 30 seconds.
 	Function *FunctionOptions
 	// Stream tunes the event source mapping (batch size, retries, record
-	// age, failure queue...). Records are filtered to INSERTs.
+	// age, failure queue...). Records are filtered to INSERTs. Its
+	// RetryAttempts 0 means StreamRetryAttempts (10,000) here, not
+	// dynamotable's default of 10; 1-10000 bounds the retries.
 	//
 	// Default: 100 records, StreamRetryAttempts (10,000) retries,
 	// records up to StreamMaxRecordAgeHours (6) hours old, bisect on
