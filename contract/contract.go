@@ -32,6 +32,17 @@ const (
 	AuthorizerReadShardsKey = "readShards"
 )
 
+// DefaultAuthorizerCacheSeconds is how long API Gateway caches the
+// authorizer's answer for a key when the construct is not told otherwise
+// (triggersapi.TriggersApiProps.AuthorizerCacheTtl); MaxAuthorizerCacheSeconds
+// is the most API Gateway allows. The answer carries the tenant's shard
+// counts, so a growth of a sharded tenant's write count waits that long
+// before it takes effect (internal/apikey, docs/sharding.md).
+const (
+	DefaultAuthorizerCacheSeconds = 300
+	MaxAuthorizerCacheSeconds     = 3600
+)
+
 // Environment variables the functions read. The constructs set them, the
 // runtime (lambda/fnconfig) reads them.
 const (

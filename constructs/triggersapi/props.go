@@ -11,12 +11,13 @@ import (
 	"github.com/triggers-dev/triggers/constructs/dynamotable"
 	"github.com/triggers-dev/triggers/constructs/eventstore"
 	"github.com/triggers-dev/triggers/constructs/golambda"
+	"github.com/triggers-dev/triggers/contract"
 )
 
 // Defaults of TriggersApiProps.
 const (
 	DefaultStageName              = "live"
-	DefaultAuthorizerCacheSeconds = 300
+	DefaultAuthorizerCacheSeconds = contract.DefaultAuthorizerCacheSeconds
 	DefaultThrottlingRateLimit    = 100
 	DefaultThrottlingBurstLimit   = 200
 	DefaultRetentionDays          = 30

@@ -29,7 +29,7 @@ func ValidateProps(p *TriggersApiProps) error {
 			bad("AuthorizerCacheTtl is a token: give a literal duration of 0-3600 whole seconds (the authorizer's identity sources are chosen at synth from whether it caches)")
 		} else if ms := *ttl.ToMilliseconds(nil); math.Mod(ms, 1000) != 0 {
 			bad("AuthorizerCacheTtl %v ms is not a whole number of seconds: API Gateway caches authorizer results for whole seconds (0-3600)", ms)
-		} else if s := ms / 1000; s < 0 || s > 3600 {
+		} else if s := ms / 1000; s < 0 || s > contract.MaxAuthorizerCacheSeconds {
 			bad("AuthorizerCacheTtl %v seconds is outside 0-3600: API Gateway caches authorizer results for at most one hour", s)
 		}
 	}
