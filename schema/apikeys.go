@@ -23,6 +23,15 @@ const (
 	// serializes changes of the tenant's keys: internal/apikey).
 	AttrShards     = "shards"
 	AttrReadShards = "read_shards"
+	// AttrShardsPrev and AttrShardsFrom make a growth of the write count
+	// two-phase: AttrReadShards covers the new count at once, but before
+	// AttrShardsFrom (epoch milliseconds: the change's time plus the
+	// authorizer cache TTL and a margin) new events still go to
+	// AttrShardsPrev shards (absent: 1), and to AttrShards from then on.
+	// Both absent (no growth pending, or a record of an earlier
+	// version): AttrShards applies.
+	AttrShardsPrev = "shards_prev"
+	AttrShardsFrom = "shards_from"
 )
 
 // A tenant's record in the API-keys table: key_hash is TenantRecordPrefix

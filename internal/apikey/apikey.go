@@ -91,8 +91,27 @@ type Key struct {
 	RevokedAt   time.Time
 	// Shards is the tenant's sharding (write and read shard counts,
 	// shard.Config), the same on every key of the tenant; zero counts
-	// mean one shard.
+	// mean one shard. Shards.Write is the write count from ShardsFrom
+	// on; see ShardsAt.
 	Shards shard.Config
+	// ShardsPrev is the write count before ShardsFrom while a growth of
+	// the write count is pending (SetShards: zero means one shard), and
+	// ShardsFrom the time the growth takes effect; ShardsFrom is zero
+	// when Shards.Write applies already (and for keys of earlier
+	// versions).
+	ShardsPrev int
+	ShardsFrom time.Time
+}
+
+// ShardsAt returns the sharding k gives a request authorized at t: the
+// read count, and the write count in effect at t (ShardsPrev before
+// ShardsFrom, Shards.Write from then on). Zero counts mean one shard.
+func (k Key) ShardsAt(t time.Time) shard.Config {
+	c := k.Shards
+	if !k.ShardsFrom.IsZero() && t.Before(k.ShardsFrom) {
+		c.Write = k.ShardsPrev
+	}
+	return c
 }
 
 // DB is the part of the DynamoDB client the key store uses.
@@ -107,14 +126,37 @@ type DB interface {
 
 // Store keeps API keys in the table of schema.APIKeys.
 type Store struct {
-	db    DB
-	table string
-	now   func() time.Time
+	db          DB
+	table       string
+	now         func() time.Time
+	switchDelay time.Duration
+}
+
+// Option configures a Store.
+type Option func(*Store)
+
+// WithClock sets the store's clock (default time.Now): the time Principal
+// evaluates a pending growth of the write count at, and the time SetShards
+// and Create start from.
+func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
+
+// WithShardSwitchDelay sets how long after SetShards a growth of a
+// tenant's write count takes effect (default DefaultShardSwitchDelay):
+// the authorizer cache TTL of the deployment plus ShardSwitchMargin. Zero
+// makes it take effect at once, which is safe only while no request has
+// used the tenant's keys (no authorizer answer can be cached): a fresh
+// tenant of a local or test environment.
+func WithShardSwitchDelay(d time.Duration) Option {
+	return func(s *Store) { s.switchDelay = max(0, d) }
 }
 
 // NewStore returns a key store on table.
-func NewStore(db DB, table string) *Store {
-	return &Store{db: db, table: table, now: time.Now}
+func NewStore(db DB, table string, opts ...Option) *Store {
+	s := &Store{db: db, table: table, now: time.Now, switchDelay: DefaultShardSwitchDelay}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 // Create makes a new active key for tenant and returns it; the caller must
@@ -154,20 +196,30 @@ func (s *Store) Create(ctx context.Context, tenant, description string) (string,
 		if err != nil {
 			return "", Key{}, err
 		}
-		k.Shards = r.cfg
+		k.Shards, k.ShardsPrev, k.ShardsFrom = r.cfg, 0, time.Time{}
 		delete(item, schema.AttrShards)
 		delete(item, schema.AttrReadShards)
+		delete(item, schema.AttrShardsPrev)
+		delete(item, schema.AttrShardsFrom)
 		if k.Shards.Write > 0 {
 			item[schema.AttrShards] = &types.AttributeValueMemberN{Value: strconv.Itoa(k.Shards.Write)}
 		}
 		if k.Shards.Read > 0 {
 			item[schema.AttrReadShards] = &types.AttributeValueMemberN{Value: strconv.Itoa(k.Shards.Read)}
 		}
+		if r.pending(s.now()) {
+			// A growth not in effect yet: the new key waits for it as
+			// the others do, or its answers would write to shards that
+			// cached answers of the others do not read.
+			k.ShardsPrev, k.ShardsFrom = r.prev, r.from
+			item[schema.AttrShardsPrev] = &types.AttributeValueMemberN{Value: strconv.Itoa(max(1, r.prev))}
+			item[schema.AttrShardsFrom] = &types.AttributeValueMemberN{Value: strconv.FormatInt(r.from.UnixMilli(), 10)}
+		}
 		// The key and the tenant's record (its keys, version) in one
 		// transaction: a SetShards of the tenant meanwhile makes this
 		// start again with the new counts (shards.go).
 		_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
-			s.tenantWrite(tenant, r, r.cfg, append(slices.Clone(r.keys), k.Hash)),
+			s.tenantWrite(tenant, r, r.cfg, nil, append(slices.Clone(r.keys), k.Hash)),
 			{Put: &types.Put{
 				TableName:                aws.String(s.table),
 				Item:                     item,
@@ -195,7 +247,8 @@ func (s *Store) Authenticate(ctx context.Context, key string) (string, error) {
 }
 
 // Principal is who an API key authenticates: the tenant and its sharding
-// (normalized: counts of at least 1).
+// at the time of the lookup (normalized: counts of at least 1; the write
+// count is the previous one while a growth is pending: Key.ShardsAt).
 type Principal struct {
 	Tenant string
 	Shards shard.Config
@@ -235,7 +288,10 @@ func (s *Store) lookup(ctx context.Context, key string) (string, shard.Config, e
 	if k.Status != StatusActive || !event.ValidTenantID(k.TenantID) {
 		return "", none, ErrUnknown
 	}
-	return k.TenantID, k.Shards.Normalize(), nil
+	// The write count in effect now: an answer given before a growth's
+	// time carries the previous count (and is cached with it for the
+	// TTL, which is safe: every read count covers it).
+	return k.TenantID, k.ShardsAt(s.now()).Normalize(), nil
 }
 
 // List returns the keys of tenant (TenantIndex, newest first), or of all
@@ -344,5 +400,7 @@ func keyFromItem(item map[string]types.AttributeValue) Key {
 		CreatedAt:   ms(schema.AttrCreatedAt),
 		RevokedAt:   ms(schema.AttrRevokedAt),
 		Shards:      shard.Config{Write: int(num(schema.AttrShards)), Read: int(num(schema.AttrReadShards))},
+		ShardsPrev:  int(num(schema.AttrShardsPrev)),
+		ShardsFrom:  ms(schema.AttrShardsFrom),
 	}
 }

@@ -11,11 +11,13 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/shard"
 	"github.com/triggers-dev/triggers/schema"
@@ -38,13 +40,48 @@ var ErrShardsChanged = errors.New("the tenant's sharding or keys changed meanwhi
 // meets concurrent changes of the same tenant.
 const maxTenantAttempts = 5
 
+// ShardSwitchMargin is added to the authorizer cache TTL to make the delay
+// of a growth of the write count (WithShardSwitchDelay): it covers the
+// authorizer's eventually consistent read of a key just changed, clocks
+// that disagree (the operator's machine, which sets the time, and the
+// authorizer's), and API Gateway keeping an answer a little past its TTL.
+const ShardSwitchMargin = time.Minute
+
+// DefaultShardSwitchDelay is the delay of a growth of the write count with
+// the construct's default authorizer cache TTL.
+const DefaultShardSwitchDelay = contract.DefaultAuthorizerCacheSeconds*time.Second + ShardSwitchMargin
+
+// Sharding is a tenant's sharding as SetShards leaves it.
+type Sharding struct {
+	// Config holds the read count, in effect at once, and the write
+	// count, in effect from From on.
+	shard.Config
+	// Prev is the write count before From, and From the time a growth of
+	// the write count takes effect; From is zero when Config.Write is in
+	// effect already.
+	Prev int
+	From time.Time
+}
+
+// At returns the sharding in effect at t (Prev before From).
+func (s Sharding) At(t time.Time) shard.Config {
+	return Key{Shards: s.Config, ShardsPrev: s.Prev, ShardsFrom: s.From}.ShardsAt(t)
+}
+
 // tenantRecord is a tenant's record as read (exists false: none yet).
+// prev and from are a pending growth's (Key.ShardsPrev, Key.ShardsFrom).
 type tenantRecord struct {
 	exists  bool
 	version int64
 	cfg     shard.Config
+	prev    int
+	from    time.Time
 	keys    []string
 }
+
+// pending reports whether r has a growth of its write count that is not
+// in effect at now.
+func (r tenantRecord) pending(now time.Time) bool { return !r.from.IsZero() && now.Before(r.from) }
 
 // readTenant reads tenant's record with a strongly consistent read, and
 // adds the keys the tenant index lists (those of a table written before
@@ -64,6 +101,7 @@ func (s *Store) readTenant(ctx context.Context, tenant string) (tenantRecord, er
 		r.exists = true
 		k := keyFromItem(out.Item)
 		r.cfg = shard.Config{Write: k.Shards.Write, Read: k.Shards.Read}
+		r.prev, r.from = k.ShardsPrev, k.ShardsFrom
 		if v, ok := out.Item[schema.AttrTenantVersion].(*types.AttributeValueMemberN); ok {
 			r.version, _ = strconv.ParseInt(v.Value, 10, 64)
 		}
@@ -94,10 +132,13 @@ func (s *Store) readTenant(ctx context.Context, tenant string) (tenantRecord, er
 
 // tenantWrite is the transaction item that writes tenant's record as cfg
 // and keys, on condition that it is still r (its version, or its absence).
-func (s *Store) tenantWrite(tenant string, r tenantRecord, cfg shard.Config, keys []string) types.TransactWriteItem {
+// With growth (SetShards), it also sets or removes the pending growth;
+// without (Create), it leaves it as it is.
+func (s *Store) tenantWrite(tenant string, r tenantRecord, cfg shard.Config, growth *Sharding, keys []string) types.TransactWriteItem {
 	names := map[string]string{"#v": schema.AttrTenantVersion}
 	values := map[string]types.AttributeValue{":v1": &types.AttributeValueMemberN{Value: strconv.FormatInt(r.version+1, 10)}}
 	set := []string{"#v = :v1"}
+	var remove []string
 	if cfg.Write > 0 {
 		names["#w"], values[":w"] = schema.AttrShards, &types.AttributeValueMemberN{Value: strconv.Itoa(cfg.Write)}
 		set = append(set, "#w = :w")
@@ -105,6 +146,9 @@ func (s *Store) tenantWrite(tenant string, r tenantRecord, cfg shard.Config, key
 	if cfg.Read > 0 {
 		names["#r"], values[":r"] = schema.AttrReadShards, &types.AttributeValueMemberN{Value: strconv.Itoa(cfg.Read)}
 		set = append(set, "#r = :r")
+	}
+	if growth != nil {
+		set, remove = growthUpdate(*growth, names, values, set, remove)
 	}
 	if len(keys) > 0 {
 		names["#k"], values[":k"] = schema.AttrTenantKeyHashes, &types.AttributeValueMemberSS{Value: keys}
@@ -120,11 +164,55 @@ func (s *Store) tenantWrite(tenant string, r tenantRecord, cfg shard.Config, key
 	return types.TransactWriteItem{Update: &types.Update{
 		TableName:                 aws.String(s.table),
 		Key:                       map[string]types.AttributeValue{schema.AttrKeyHash: &types.AttributeValueMemberS{Value: schema.TenantRecordPrefix + tenant}},
-		UpdateExpression:          aws.String("SET " + strings.Join(set, ", ")),
+		UpdateExpression:          aws.String(updateExpression(set, remove)),
 		ConditionExpression:       aws.String(cond),
 		ExpressionAttributeNames:  names,
 		ExpressionAttributeValues: values,
 	}}
+}
+
+// growthUpdate adds to an update's SET or REMOVE clauses (and its names
+// and values) the pending growth of g: set while g.From is not zero,
+// removed otherwise.
+func growthUpdate(g Sharding, names map[string]string, values map[string]types.AttributeValue, set, remove []string) ([]string, []string) {
+	names["#gp"], names["#gf"] = schema.AttrShardsPrev, schema.AttrShardsFrom
+	if g.From.IsZero() {
+		return set, append(remove, "#gp", "#gf")
+	}
+	values[":gp"] = &types.AttributeValueMemberN{Value: strconv.Itoa(max(1, g.Prev))}
+	values[":gf"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(g.From.UnixMilli(), 10)}
+	return append(set, "#gp = :gp", "#gf = :gf"), remove
+}
+
+// updateExpression joins SET and REMOVE clauses.
+func updateExpression(set, remove []string) string {
+	e := "SET " + strings.Join(set, ", ")
+	if len(remove) > 0 {
+		e += " REMOVE " + strings.Join(remove, ", ")
+	}
+	return e
+}
+
+// nextSharding is the sharding SetShards(write) makes of r at now: the
+// read count covers every count the tenant had and the new one at once;
+// the write count takes effect at once when it is not above the one in
+// effect (a shrink, or no change), and otherwise delay later (a growth):
+// the previous write count stays in effect until then, so no answer can
+// write to a shard that an answer cached before the change (carrying the
+// old read count) does not read. A growth within a pending one's count
+// keeps its time (the read count covering it was raised when that one
+// was set); any other growth starts its delay again.
+func nextSharding(r tenantRecord, write int, now time.Time, delay time.Duration) Sharding {
+	cur := Key{Shards: r.cfg, ShardsPrev: r.prev, ShardsFrom: r.from}.ShardsAt(now).Normalize().Write
+	next := Sharding{Config: shard.Config{Write: write, Read: max(write, r.cfg.Write, r.cfg.Read, r.prev)}}
+	switch {
+	case write <= cur || delay <= 0:
+	case r.pending(now) && write <= r.cfg.Write:
+		next.Prev, next.From = cur, r.from
+	default:
+		next.Prev, next.From = cur, now.Add(delay).Truncate(time.Millisecond)
+	}
+	return next
 }
 
 // tenantRaced reports whether err is a transaction cancelled because the
@@ -154,36 +242,46 @@ func tenantRaced(err error) bool {
 // makes it start again (ErrShardsChanged after maxTenantAttempts), and a
 // failure changes nothing. Handlers see the change when the authorizer's
 // cache entry of a key expires (its TTL).
-func (s *Store) SetShards(ctx context.Context, tenant string, write int) (shard.Config, error) {
+//
+// A growth of the write count is two-phase: the read count is raised at
+// once, the write count takes effect the store's shard switch delay later
+// (WithShardSwitchDelay: the authorizer cache TTL plus
+// ShardSwitchMargin), and until then Principal gives the previous one.
+// The result's From is that time (zero for a change in effect at once).
+func (s *Store) SetShards(ctx context.Context, tenant string, write int) (Sharding, error) {
 	if !event.ValidTenantID(tenant) {
-		return shard.Config{}, fmt.Errorf("tenant id %q is invalid: use 1-128 characters of [A-Za-z0-9_.:-], starting with a letter or digit", tenant)
+		return Sharding{}, fmt.Errorf("tenant id %q is invalid: use 1-128 characters of [A-Za-z0-9_.:-], starting with a letter or digit", tenant)
 	}
 	if write < 1 || write > shard.MaxShards {
-		return shard.Config{}, fmt.Errorf("shard count %d is invalid: use 1 to %d", write, shard.MaxShards)
+		return Sharding{}, fmt.Errorf("shard count %d is invalid: use 1 to %d", write, shard.MaxShards)
 	}
 	for range maxTenantAttempts {
 		r, err := s.readTenant(ctx, tenant)
 		if err != nil {
-			return shard.Config{}, err
+			return Sharding{}, err
 		}
 		if len(r.keys) == 0 {
-			return shard.Config{}, fmt.Errorf("tenant %q has no API keys", tenant)
+			return Sharding{}, fmt.Errorf("tenant %q has no API keys", tenant)
 		}
 		if len(r.keys) > maxKeysPerChange {
-			return shard.Config{}, fmt.Errorf("tenant %q has %d API keys: a change of its sharding writes at most %d in one transaction; revoke and remove unused keys first", tenant, len(r.keys), maxKeysPerChange)
+			return Sharding{}, fmt.Errorf("tenant %q has %d API keys: a change of its sharding writes at most %d in one transaction; revoke and remove unused keys first", tenant, len(r.keys), maxKeysPerChange)
 		}
-		cfg := shard.Config{Write: write, Read: max(write, r.cfg.Write, r.cfg.Read)}
-		items := []types.TransactWriteItem{s.tenantWrite(tenant, r, cfg, r.keys)}
+		next := nextSharding(r, write, s.now(), s.switchDelay)
+		cfg := next.Config
+		items := []types.TransactWriteItem{s.tenantWrite(tenant, r, cfg, &next, r.keys)}
 		for _, h := range r.keys {
+			names := map[string]string{"#h": schema.AttrKeyHash, "#w": schema.AttrShards, "#r": schema.AttrReadShards}
+			values := map[string]types.AttributeValue{
+				":w": &types.AttributeValueMemberN{Value: strconv.Itoa(cfg.Write)}, ":r": &types.AttributeValueMemberN{Value: strconv.Itoa(cfg.Read)},
+			}
+			set, remove := growthUpdate(next, names, values, []string{"#w = :w", "#r = :r"}, nil)
 			items = append(items, types.TransactWriteItem{Update: &types.Update{
-				TableName:                aws.String(s.table),
-				Key:                      map[string]types.AttributeValue{schema.AttrKeyHash: &types.AttributeValueMemberS{Value: h}},
-				UpdateExpression:         aws.String("SET #w = :w, #r = :r"),
-				ConditionExpression:      aws.String("attribute_exists(#h)"),
-				ExpressionAttributeNames: map[string]string{"#h": schema.AttrKeyHash, "#w": schema.AttrShards, "#r": schema.AttrReadShards},
-				ExpressionAttributeValues: map[string]types.AttributeValue{
-					":w": &types.AttributeValueMemberN{Value: strconv.Itoa(cfg.Write)}, ":r": &types.AttributeValueMemberN{Value: strconv.Itoa(cfg.Read)},
-				},
+				TableName:                 aws.String(s.table),
+				Key:                       map[string]types.AttributeValue{schema.AttrKeyHash: &types.AttributeValueMemberS{Value: h}},
+				UpdateExpression:          aws.String(updateExpression(set, remove)),
+				ConditionExpression:       aws.String("attribute_exists(#h)"),
+				ExpressionAttributeNames:  names,
+				ExpressionAttributeValues: values,
 			}})
 		}
 		_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
@@ -191,11 +289,11 @@ func (s *Store) SetShards(ctx context.Context, tenant string, write int) (shard.
 			continue
 		}
 		if err != nil {
-			return shard.Config{}, fmt.Errorf("set the shards of tenant %s (nothing changed): %w", tenant, err)
+			return Sharding{}, fmt.Errorf("set the shards of tenant %s (nothing changed): %w", tenant, err)
 		}
-		return cfg, nil
+		return next, nil
 	}
-	return shard.Config{}, ErrShardsChanged
+	return Sharding{}, ErrShardsChanged
 }
 
 // maxKeysPerChange is how many keys one SetShards changes: a transaction

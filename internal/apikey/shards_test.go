@@ -3,7 +3,9 @@ package apikey_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -11,17 +13,20 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/apikey"
 	"github.com/triggers-dev/triggers/internal/shard"
 	"github.com/triggers-dev/triggers/schema"
 )
 
 // A tenant's sharding is on every key of the tenant, the read count only
-// grows, a later key copies it, and Principal returns it.
+// grows, a later key copies it, and Principal returns it (once a growth
+// is in effect: the clock moves past each change's delay).
 func TestSetShardsOnEveryKeyOfTheTenant(t *testing.T) {
 	ctx := context.Background()
 	table := db.CreateTable(t, schema.APIKeys())
-	keys := apikey.NewStore(db.Client, table)
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	keys := apikey.NewStore(db.Client, table, apikey.WithClock(func() time.Time { return now }))
 	k1, _, err := keys.Create(ctx, "acme", "one")
 	require.NoError(t, err)
 	k2, _, err := keys.Create(ctx, "acme", "two")
@@ -37,7 +42,8 @@ func TestSetShardsOnEveryKeyOfTheTenant(t *testing.T) {
 	for _, s := range steps {
 		cfg, err := keys.SetShards(ctx, "acme", s.write)
 		require.NoError(t, err)
-		assert.Equal(t, shard.Config{Write: s.write, Read: s.read}, cfg)
+		assert.Equal(t, shard.Config{Write: s.write, Read: s.read}, cfg.Config)
+		now = now.Add(apikey.DefaultShardSwitchDelay)
 		for _, k := range []string{k1, k2} {
 			p, err := keys.Principal(ctx, k)
 			require.NoError(t, err)
@@ -73,7 +79,7 @@ func TestSetShardsOnEveryKeyOfTheTenant(t *testing.T) {
 	require.NoError(t, err)
 	cfg, err := keys.SetShards(ctx, "acme", 4)
 	require.NoError(t, err, "the read count it lists is the current one")
-	assert.Equal(t, shard.Config{Write: 4, Read: 20}, cfg)
+	assert.Equal(t, shard.Config{Write: 4, Read: 20}, cfg.Config)
 }
 
 // raceDB runs a hook before the n-th TransactWriteItems (1-based), between
@@ -164,7 +170,7 @@ func TestConcurrentKeyAndShardChanges(t *testing.T) {
 		}}}
 		cfg, err := apikey.NewStore(race, table).SetShards(ctx, "acme", 8)
 		require.NoError(t, err)
-		assert.Equal(t, shard.Config{Write: 8, Read: 8}, cfg)
+		assert.Equal(t, shard.Config{Write: 8, Read: 8}, cfg.Config)
 		assert.Equal(t, map[string]shard.Config{apikey.Hash(k1): {Write: 8, Read: 8}, apikey.Hash(k2): {Write: 8, Read: 8}}, shardsOf(t, plain, "acme"))
 	})
 	t.Run("two sharding changes at once", func(t *testing.T) {
@@ -177,8 +183,8 @@ func TestConcurrentKeyAndShardChanges(t *testing.T) {
 		}}}
 		cfg, err := apikey.NewStore(race, table).SetShards(ctx, "acme", 2)
 		require.NoError(t, err)
-		assert.Equal(t, shard.Config{Write: 2, Read: 4}, cfg, "the later change, the read count kept")
-		assert.Equal(t, map[string]shard.Config{apikey.Hash(k1): cfg, apikey.Hash(k2): cfg}, shardsOf(t, plain, "acme"))
+		assert.Equal(t, shard.Config{Write: 2, Read: 4}, cfg.Config, "the later change, the read count kept")
+		assert.Equal(t, map[string]shard.Config{apikey.Hash(k1): cfg.Config, apikey.Hash(k2): cfg.Config}, shardsOf(t, plain, "acme"))
 	})
 	t.Run("a failed change changes nothing", func(t *testing.T) {
 		table, plain, k1 := setup(t)
@@ -198,8 +204,8 @@ func TestConcurrentKeyAndShardChanges(t *testing.T) {
 		require.NoError(t, err)
 		cfg, err := apikey.NewStore(&raceDB{DB: db.Client, lag: true}, table).SetShards(ctx, "acme", 8)
 		require.NoError(t, err)
-		assert.Equal(t, shard.Config{Write: 8, Read: 8}, cfg)
-		assert.Equal(t, map[string]shard.Config{apikey.Hash(k1): cfg, apikey.Hash(k2): cfg}, shardsOf(t, plain, "acme"))
+		assert.Equal(t, shard.Config{Write: 8, Read: 8}, cfg.Config)
+		assert.Equal(t, map[string]shard.Config{apikey.Hash(k1): cfg.Config, apikey.Hash(k2): cfg.Config}, shardsOf(t, plain, "acme"))
 	})
 	t.Run("a create after a shrink, the index behind", func(t *testing.T) {
 		// 4 -> 2 leaves read 4; an index still showing the old write
@@ -245,15 +251,160 @@ func TestKeysWithoutTheTenantsRecord(t *testing.T) {
 	assert.Equal(t, shard.Config{Write: 2, Read: 6}, rec.Shards, "the new key copies the legacy key's counts")
 	cfg, err := keys.SetShards(ctx, "acme", 3)
 	require.NoError(t, err)
-	assert.Equal(t, shard.Config{Write: 3, Read: 6}, cfg)
+	assert.Equal(t, shard.Config{Write: 3, Read: 6}, cfg.Config)
 	// Even with the index behind, both keys change: the record lists them.
 	cfg, err = apikey.NewStore(&raceDB{DB: db.Client, lag: true}, table).SetShards(ctx, "acme", 4)
 	require.NoError(t, err)
-	assert.Equal(t, map[string]shard.Config{apikey.Hash("trg_legacy"): cfg, apikey.Hash(k2): cfg}, shardsOf(t, keys, "acme"))
+	assert.Equal(t, map[string]shard.Config{apikey.Hash("trg_legacy"): cfg.Config, apikey.Hash(k2): cfg.Config}, shardsOf(t, keys, "acme"))
 	// The record is no key: listing every key, revoking it.
 	all, err := keys.List(ctx, "")
 	require.NoError(t, err)
 	assert.Len(t, all, 2)
 	_, err = keys.Revoke(ctx, "tenant#acme")
 	assert.ErrorIs(t, err, apikey.ErrNoSuchKey)
+}
+
+// itemOf reads the raw item of key_hash h.
+func itemOf(t *testing.T, table, h string) map[string]types.AttributeValue {
+	t.Helper()
+	out, err := db.Client.GetItem(context.Background(), &dynamodb.GetItemInput{
+		TableName: aws.String(table), Key: map[string]types.AttributeValue{schema.AttrKeyHash: &types.AttributeValueMemberS{Value: h}}, ConsistentRead: aws.Bool(true),
+	})
+	require.NoError(t, err)
+	return out.Item
+}
+
+// A growth of the write count is two-phase: the read count is raised at
+// once, the write count takes effect the switch delay (the authorizer
+// cache TTL plus a margin) later, and until then Principal gives the
+// previous one; on every key, the tenant's record and a key created
+// meanwhile. A shrink, and a change with no delay, take effect at once.
+func TestGrowthTakesEffectAfterTheCacheTTL(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.APIKeys())
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	now := t0
+	keys := apikey.NewStore(db.Client, table, apikey.WithClock(func() time.Time { return now }))
+	k1, _, err := keys.Create(ctx, "acme", "one")
+	require.NoError(t, err)
+	principal := func(key string) shard.Config {
+		t.Helper()
+		p, err := keys.Principal(ctx, key)
+		require.NoError(t, err)
+		return p.Shards
+	}
+	d := apikey.DefaultShardSwitchDelay
+	assert.Equal(t, time.Duration(contract.DefaultAuthorizerCacheSeconds)*time.Second+apikey.ShardSwitchMargin, d)
+
+	// 1 -> 4: read 4 at once, write 1 until t0+d.
+	got, err := keys.SetShards(ctx, "acme", 4)
+	require.NoError(t, err)
+	from := t0.Add(d)
+	assert.Equal(t, apikey.Sharding{Config: shard.Config{Write: 4, Read: 4}, Prev: 1, From: from}, got)
+	assert.Equal(t, shard.Config{Write: 1, Read: 4}, principal(k1))
+	for _, h := range []string{apikey.Hash(k1), schema.TenantRecordPrefix + "acme"} {
+		it := itemOf(t, table, h)
+		assert.Equal(t, &types.AttributeValueMemberN{Value: "1"}, it[schema.AttrShardsPrev], h)
+		assert.Equal(t, &types.AttributeValueMemberN{Value: strconv.FormatInt(from.UnixMilli(), 10)}, it[schema.AttrShardsFrom], h)
+		assert.Equal(t, &types.AttributeValueMemberN{Value: "4"}, it[schema.AttrShards], h)
+		assert.Equal(t, &types.AttributeValueMemberN{Value: "4"}, it[schema.AttrReadShards], h)
+	}
+
+	// A key created meanwhile waits for the same time.
+	now = t0.Add(10 * time.Second)
+	k2, rec, err := keys.Create(ctx, "acme", "two")
+	require.NoError(t, err)
+	assert.Equal(t, 1, rec.ShardsPrev)
+	assert.True(t, from.Equal(rec.ShardsFrom))
+	assert.Equal(t, shard.Config{Write: 1, Read: 4}, principal(k2))
+
+	// Running it again, or growing within the pending count, keeps the
+	// time: the read count covering it was raised at t0.
+	now = t0.Add(20 * time.Second)
+	got, err = keys.SetShards(ctx, "acme", 4)
+	require.NoError(t, err)
+	assert.Equal(t, apikey.Sharding{Config: shard.Config{Write: 4, Read: 4}, Prev: 1, From: from}, got)
+	got, err = keys.SetShards(ctx, "acme", 3)
+	require.NoError(t, err)
+	assert.Equal(t, apikey.Sharding{Config: shard.Config{Write: 3, Read: 4}, Prev: 1, From: from}, got)
+
+	// Just before the time: the previous count; at it: the new one.
+	now = from.Add(-time.Millisecond)
+	assert.Equal(t, shard.Config{Write: 1, Read: 4}, principal(k1))
+	assert.Equal(t, shard.Config{Write: 1, Read: 4}, principal(k2))
+	now = from
+	assert.Equal(t, shard.Config{Write: 3, Read: 4}, principal(k1))
+	assert.Equal(t, shard.Config{Write: 3, Read: 4}, principal(k2))
+
+	// Growing beyond a pending count starts the delay again, from the
+	// count in effect.
+	now = t0.Add(30 * time.Second)
+	_, err = keys.SetShards(ctx, "acme", 4)
+	require.NoError(t, err)
+	now = t0.Add(40 * time.Second)
+	got, err = keys.SetShards(ctx, "acme", 8)
+	require.NoError(t, err)
+	from = now.Add(d)
+	assert.Equal(t, apikey.Sharding{Config: shard.Config{Write: 8, Read: 8}, Prev: 1, From: from}, got)
+	assert.Equal(t, shard.Config{Write: 1, Read: 8}, principal(k1))
+	now = from
+	assert.Equal(t, shard.Config{Write: 8, Read: 8}, principal(k1))
+
+	// A shrink is at once, and clears the pending growth from the records.
+	got, err = keys.SetShards(ctx, "acme", 2)
+	require.NoError(t, err)
+	assert.Equal(t, apikey.Sharding{Config: shard.Config{Write: 2, Read: 8}}, got)
+	assert.Equal(t, shard.Config{Write: 2, Read: 8}, principal(k2))
+	for _, h := range []string{apikey.Hash(k1), apikey.Hash(k2), schema.TenantRecordPrefix + "acme"} {
+		it := itemOf(t, table, h)
+		assert.NotContains(t, it, schema.AttrShardsPrev, h)
+		assert.NotContains(t, it, schema.AttrShardsFrom, h)
+	}
+
+	// Growing again within the read count still waits: a cached answer
+	// may carry any count, and the delay makes no assumption.
+	got, err = keys.SetShards(ctx, "acme", 6)
+	require.NoError(t, err)
+	assert.Equal(t, apikey.Sharding{Config: shard.Config{Write: 6, Read: 8}, Prev: 2, From: now.Add(d)}, got)
+	assert.Equal(t, shard.Config{Write: 2, Read: 8}, got.At(now))
+	assert.Equal(t, shard.Config{Write: 6, Read: 8}, got.At(now.Add(d)))
+	assert.Equal(t, shard.Config{Write: 2, Read: 8}, principal(k1))
+
+	// A shrink below the count in effect cancels a pending growth.
+	got, err = keys.SetShards(ctx, "acme", 1)
+	require.NoError(t, err)
+	assert.Equal(t, apikey.Sharding{Config: shard.Config{Write: 1, Read: 8}}, got)
+	assert.Equal(t, shard.Config{Write: 1, Read: 8}, principal(k1))
+
+	// With no delay (a tenant whose keys no request has used yet), at once.
+	at := apikey.NewStore(db.Client, table, apikey.WithClock(func() time.Time { return now }), apikey.WithShardSwitchDelay(0))
+	got, err = at.SetShards(ctx, "acme", 16)
+	require.NoError(t, err)
+	assert.Equal(t, apikey.Sharding{Config: shard.Config{Write: 16, Read: 16}}, got)
+	assert.Equal(t, shard.Config{Write: 16, Read: 16}, principal(k1))
+
+	// A custom delay (another authorizer cache TTL).
+	custom := apikey.NewStore(db.Client, table, apikey.WithClock(func() time.Time { return now }), apikey.WithShardSwitchDelay(time.Hour+apikey.ShardSwitchMargin))
+	_, err = custom.SetShards(ctx, "acme", 4)
+	require.NoError(t, err)
+	got, err = custom.SetShards(ctx, "acme", 20)
+	require.NoError(t, err)
+	assert.Equal(t, now.Add(time.Hour+apikey.ShardSwitchMargin), got.From)
+	assert.Equal(t, 4, got.Prev)
+}
+
+// A key record of an earlier version (no shards_prev, shards_from) keeps
+// today's meaning: its write count applies at once.
+func TestKeyRecordsOfEarlierVersionsApplyTheirCounts(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.APIKeys())
+	_, err := db.Client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: map[string]types.AttributeValue{
+		schema.AttrKeyHash: &types.AttributeValueMemberS{Value: apikey.Hash("trg_old")}, schema.AttrTenantID: &types.AttributeValueMemberS{Value: "acme"},
+		schema.AttrKeyStatus: &types.AttributeValueMemberS{Value: apikey.StatusActive}, schema.AttrCreatedAt: &types.AttributeValueMemberN{Value: "1"},
+		schema.AttrShards: &types.AttributeValueMemberN{Value: "8"}, schema.AttrReadShards: &types.AttributeValueMemberN{Value: "8"},
+	}})
+	require.NoError(t, err)
+	p, err := apikey.NewStore(db.Client, table).Principal(ctx, "trg_old")
+	require.NoError(t, err)
+	assert.Equal(t, shard.Config{Write: 8, Read: 8}, p.Shards)
 }
