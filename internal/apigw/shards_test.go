@@ -3,6 +3,7 @@ package apigw_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/stretchr/testify/assert"
@@ -22,13 +23,15 @@ import (
 func TestShardCountsTravelFromTheKeyToTheRequest(t *testing.T) {
 	ctx := context.Background()
 	table := db.CreateTable(t, schema.APIKeys())
-	keys := apikey.NewStore(db.Client, table)
+	now := time.Now()
+	keys := apikey.NewStore(db.Client, table, apikey.WithClock(func() time.Time { return now }))
 	sharded, _, err := keys.Create(ctx, "big", "")
 	require.NoError(t, err)
 	plain, _, err := keys.Create(ctx, "small", "")
 	require.NoError(t, err)
 	_, err = keys.SetShards(ctx, "big", 8)
 	require.NoError(t, err)
+	now = now.Add(apikey.DefaultShardSwitchDelay) // the growth in effect
 	_, err = keys.SetShards(ctx, "big", 2)
 	require.NoError(t, err)
 	auth := apigw.Authorizer(keys, contract.KeySourcesBearer, quiet)
@@ -62,4 +65,49 @@ func TestShardCountsTravelFromTheKeyToTheRequest(t *testing.T) {
 		assert.True(t, ok, c.name)
 		assert.Equal(t, c.want, got, c.name)
 	}
+}
+
+// A growth of a tenant's write count reaches the authorizer's answers in
+// two phases: right after triggers-keys shards, the answer carries the
+// new read count and the previous write count (an answer cached now, for
+// up to the TTL, writes only to shards every other cached answer reads),
+// and the new write count only from the switch time (the change plus the
+// cache TTL and a margin), when every answer cached before the change,
+// with the old read count, has expired.
+func TestAuthorizerGivesTheNewWriteCountOnlyFromTheSwitchTime(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.APIKeys())
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	now := t0
+	keys := apikey.NewStore(db.Client, table, apikey.WithClock(func() time.Time { return now }))
+	k1, _, err := keys.Create(ctx, "acme", "")
+	require.NoError(t, err)
+	k2, _, err := keys.Create(ctx, "acme", "")
+	require.NoError(t, err)
+	_, err = apikey.NewStore(db.Client, table, apikey.WithShardSwitchDelay(0)).SetShards(ctx, "acme", 4)
+	require.NoError(t, err)
+	auth := apigw.Authorizer(keys, contract.KeySourcesBearer, quiet)
+	counts := func(key string) map[string]any {
+		t.Helper()
+		res, err := auth(ctx, events.APIGatewayCustomAuthorizerRequestTypeRequest{Type: "REQUEST", MethodArn: "arn:aws:execute-api:us-east-1:1:api/live/POST/v1/events", Headers: map[string]string{"Authorization": "Bearer " + key}})
+		require.NoError(t, err)
+		return res.Context
+	}
+	four := map[string]any{contract.AuthorizerTenantKey: "acme", contract.AuthorizerShardsKey: "4", contract.AuthorizerReadShardsKey: "4"}
+	assert.Equal(t, four, counts(k1), "an answer cached before the change")
+
+	got, err := keys.SetShards(ctx, "acme", 8)
+	require.NoError(t, err)
+	switchAt := t0.Add(time.Duration(contract.DefaultAuthorizerCacheSeconds)*time.Second + apikey.ShardSwitchMargin)
+	assert.Equal(t, switchAt, got.From)
+	pending := map[string]any{contract.AuthorizerTenantKey: "acme", contract.AuthorizerShardsKey: "4", contract.AuthorizerReadShardsKey: "8"}
+	for _, at := range []time.Duration{0, time.Second, time.Duration(contract.DefaultAuthorizerCacheSeconds) * time.Second, switchAt.Sub(t0) - time.Millisecond} {
+		now = t0.Add(at)
+		assert.Equal(t, pending, counts(k1), "before the switch, +%v", at)
+		assert.Equal(t, pending, counts(k2), "before the switch, +%v", at)
+	}
+	now = switchAt
+	eight := map[string]any{contract.AuthorizerTenantKey: "acme", contract.AuthorizerShardsKey: "8", contract.AuthorizerReadShardsKey: "8"}
+	assert.Equal(t, eight, counts(k1), "from the switch")
+	assert.Equal(t, eight, counts(k2), "from the switch")
 }

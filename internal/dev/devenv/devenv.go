@@ -359,7 +359,9 @@ func Run(ctx context.Context, o Options) (err error) {
 		}
 	}
 
-	keys := apikey.NewStore(client, o.KeysTable)
+	// The demo key is sharded before any request uses it (no authorizer
+	// answer can be cached): a growth may take effect at once.
+	keys := apikey.NewStore(client, o.KeysTable, apikey.WithShardSwitchDelay(0))
 	key, _, err := keys.Create(ctx, o.Tenant, "make dev demo key")
 	if err != nil {
 		return fmt.Errorf("mint the demo API key: %w", err)
