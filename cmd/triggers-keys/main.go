@@ -8,7 +8,10 @@
 //	create -tenant ID [-description TEXT]   create a key; it is printed once
 //	list [-tenant ID] [-json]               list keys (never the keys themselves)
 //	revoke -hash HASH | -key-stdin          revoke a key (the key itself is read from stdin, never argv)
-//	shards -tenant ID -count N              write the tenant's new events to N shards, 1-32 (docs/sharding.md)
+//	shards -tenant ID -count N [-authorizer-cache-ttl D]
+//	                                        write the tenant's new events to N shards, 1-32 (docs/sharding.md);
+//	                                        a growth takes effect D (the deployed authorizer cache TTL,
+//	                                        default 300s) plus a minute later, the read count at once
 //	create-table                            create the API-keys table (local use)
 //
 // The table defaults to $API_KEYS_TABLE; credentials and region come from
@@ -48,9 +51,15 @@ commands:
   list [-tenant ID] [-json]               list keys: hash, prefix, tenant, status, dates
   revoke -hash HASH | -key-stdin          revoke a key (idempotent); -key-stdin reads the key
                                           from standard input, so it stays out of argv and history
-  shards -tenant ID -count N              write the tenant's new events to N shards (1-32) on
+  shards -tenant ID -count N [-authorizer-cache-ttl D]
+                                          write the tenant's new events to N shards (1-32) on
                                           every key of the tenant; its inbox keeps reading the
-                                          most shards it ever had (docs/sharding.md)
+                                          most shards it ever had, from now on. A growth of the
+                                          write count takes effect D plus a minute later, once
+                                          every cached authorizer answer that still reads the
+                                          old count has expired: give the API's authorizer
+                                          cache TTL (AuthorizerCacheTtl; default 300s) as D
+                                          (docs/sharding.md)
   create-table                            create the API-keys table if missing (local use)
 
 global flags:
@@ -110,6 +119,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "shards":
 		tenant := fs.String("tenant", "", "tenant id (required)")
 		count := fs.Int("count", 0, "write shard count, 1-32 (required)")
+		cacheTTL := fs.Duration("authorizer-cache-ttl", contract.DefaultAuthorizerCacheSeconds*time.Second,
+			"the deployed API's authorizer cache TTL (TriggersApiProps.AuthorizerCacheTtl, 0-1h): a growth of the write count takes effect this plus "+apikey.ShardSwitchMargin.String()+" after the change")
 		if fs.Parse(rest) != nil || !noArgs(fs, stderr) {
 			return 2
 		}
@@ -121,13 +132,22 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			fmt.Fprintf(stderr, "triggers-keys shards: -count %d is invalid: give the tenant's write shard count, 1 to %d\n", *count, shard.MaxShards)
 			return 2
 		}
+		if *cacheTTL < 0 || *cacheTTL > contract.MaxAuthorizerCacheSeconds*time.Second {
+			fmt.Fprintf(stderr, "triggers-keys shards: -authorizer-cache-ttl %v is invalid: give the API's authorizer cache TTL, 0s to 1h\n", *cacheTTL)
+			return 2
+		}
+		keys := apikey.NewStore(client, *table, apikey.WithShardSwitchDelay(*cacheTTL+apikey.ShardSwitchMargin))
 		cfg, err := keys.SetShards(ctx, *tenant, *count)
 		if err != nil {
 			fmt.Fprintf(stderr, "triggers-keys shards: %v\n", err)
 			return 1
 		}
-		fmt.Fprintf(stdout, "tenant: %s\nshards: %d (write)\nread_shards: %d\n", *tenant, cfg.Write, cfg.Read)
-		fmt.Fprintln(stderr, "Handlers see the change within the authorizer cache TTL; the events table needs EVENTS_SHARDING=on.")
+		if cfg.From.IsZero() {
+			fmt.Fprintf(stdout, "tenant: %s\nshards: %d (write)\nread_shards: %d\n", *tenant, cfg.Write, cfg.Read)
+		} else {
+			fmt.Fprintf(stdout, "tenant: %s\nshards: %d (write, from %s; %d until then)\nread_shards: %d\n", *tenant, cfg.Write, cfg.From.UTC().Format(time.RFC3339), max(1, cfg.Prev), cfg.Read)
+		}
+		fmt.Fprintln(stderr, "Handlers see the change within the authorizer cache TTL (a growth of the write count from the time above); the events table needs EVENTS_SHARDING=on.")
 		return 0
 	case "list":
 		tenant := fs.String("tenant", "", "only this tenant's keys (default: all, by Scan)")

@@ -8,10 +8,12 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/apikey"
 	"github.com/triggers-dev/triggers/internal/ddb/ddbtest"
 )
@@ -107,6 +109,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-table", "t", "shards", "-tenant", "acme", "-count", "33"}, "-count 33 is invalid"},
 		{[]string{"-table", "t", "shards", "-tenant", "acme", "-count", "-1"}, "-count -1 is invalid"},
 		{[]string{"-table", "t", "shards", "-tenant", "acme", "-count", "x"}, "invalid value"},
+		{[]string{"-table", "t", "shards", "-tenant", "acme", "-count", "4", "-authorizer-cache-ttl", "2h"}, "-authorizer-cache-ttl 2h0m0s is invalid"},
+		{[]string{"-table", "t", "shards", "-tenant", "acme", "-count", "4", "-authorizer-cache-ttl", "-1s"}, "-authorizer-cache-ttl -1s is invalid"},
 	}
 	for _, tt := range tests {
 		code, _, errOut := cli(t, tt.args...)
@@ -116,4 +120,42 @@ func TestUsageErrors(t *testing.T) {
 	code, _, errOut := cli(t, "-table", ddbtest.TableName("k"), "create", "-tenant", "bad#tenant")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut, "invalid")
+}
+
+// shards: a growth prints its switch time, which is the authorizer cache
+// TTL (-authorizer-cache-ttl, default the construct's) plus the margin
+// after the change, and the write count until then; a shrink is at once.
+func TestShardsGrowthWaitsForTheAuthorizerCache(t *testing.T) {
+	table := ddbtest.TableName("keys-" + t.Name())
+	code, _, errOut := cli(t, "-table", table, "create-table")
+	require.Equal(t, 0, code, "create-table: %s", errOut)
+	code, _, errOut = cli(t, "-table", table, "create", "-tenant", "acme")
+	require.Equal(t, 0, code, "create: %s", errOut)
+
+	switchTime := func(out string) time.Time {
+		t.Helper()
+		m := regexp.MustCompile(`from (\S+);`).FindStringSubmatch(out)
+		require.Len(t, m, 2, "no switch time in %q", out)
+		at, err := time.Parse(time.RFC3339, m[1])
+		require.NoError(t, err)
+		return at
+	}
+	before := time.Now()
+	code, out, errOut := cli(t, "-table", table, "shards", "-tenant", "acme", "-count", "4")
+	require.Equal(t, 0, code, "shards: %s", errOut)
+	assert.Contains(t, out, "read_shards: 4")
+	assert.Contains(t, out, "; 1 until then)")
+	want := before.Add(contract.DefaultAuthorizerCacheSeconds*time.Second + apikey.ShardSwitchMargin)
+	assert.WithinDuration(t, want, switchTime(out), 5*time.Second)
+
+	before = time.Now()
+	code, out, errOut = cli(t, "-table", table, "shards", "-tenant", "acme", "-count", "8", "-authorizer-cache-ttl", "1h")
+	require.Equal(t, 0, code, "shards: %s", errOut)
+	assert.WithinDuration(t, before.Add(time.Hour+apikey.ShardSwitchMargin), switchTime(out), 5*time.Second)
+	assert.Contains(t, out, "read_shards: 8")
+	assert.Contains(t, out, "; 1 until then)")
+
+	code, out, errOut = cli(t, "-table", table, "shards", "-tenant", "acme", "-count", "1")
+	require.Equal(t, 0, code, "shards: %s", errOut)
+	assert.Equal(t, "tenant: acme\nshards: 1 (write)\nread_shards: 8\n", out)
 }
