@@ -50,7 +50,10 @@ type AuthorizerHandler func(context.Context, events.APIGatewayCustomAuthorizerRe
 //     the context under contract.AuthorizerTenantKey (the policy covers every method
 //     so that a cached result works for all of them), and a sharded
 //     tenant's shard counts under contract.AuthorizerShardsKey and
-//     contract.AuthorizerReadShardsKey;
+//     contract.AuthorizerReadShardsKey: the write count in effect at the
+//     call (apikey.Key.ShardsAt), so an answer given before a growth's
+//     switch time carries the previous write count for its whole cache
+//     TTL, never the new one (docs/sharding.md, Resharding);
 //   - fails with "Unauthorized" (API Gateway: 401) for a missing or
 //     unknown key;
 //   - denies (API Gateway: 403) for a revoked key;
