@@ -389,17 +389,26 @@ func (d *Dispatcher) HandleEvent(ctx context.Context, tenant, eventID string) er
 	if err != nil {
 		return fmt.Errorf("event %s: timestamp: %w", e.ID, err)
 	}
-	subs, live, err := d.matching(ctx, tenant, e.Type, created)
+	subs, enabled, err := d.matching(ctx, tenant, e.Type, created)
 	if err != nil {
 		return err
 	}
-	return d.round(ctx, tenant, e, subs, live, func(event.Subscription, []event.Attempt) int { return 1 }, "", "")
+	return d.round(ctx, tenant, e, subs, isIn(enabled), enabled, func(event.Subscription, []event.Attempt) int { return 1 }, "", "")
 }
 
 // round makes the attempt number(sub, recorded) of e to each of subs (in
-// parallel, at most Parallel at once), closes what a subscription not in
+// parallel, at most Parallel at once), closes what a subscription not
 // live (deleted or disabled since) left pending or scheduled (abandon),
-// and settles the event's status.
+// and settles the event's status. An enabled subscription (in enabled,
+// the tenant's by id; nil: none) this round has
+// already recorded an attempt to (the first round's attempt 1, or a
+// redelivery round's own) is one of the round's even when its filter no
+// longer matches the event (event_types changed before the round's message
+// came back after a fault): its attempt is resumed (attempt), so what it
+// calls for (the retry of a failure, the parking of a scheduled attempt)
+// still follows, as docs/delivery.md promises. Only a first attempt goes
+// by the filter (found by review: the retry was lost, and a scheduled
+// attempt was left for good, its event received forever).
 // An attempt another instance is making does not stop the round: the
 // event is settled, then the message is handled again later
 // (errInProgress) to see that attempt finished. marker names the
@@ -408,7 +417,7 @@ func (d *Dispatcher) HandleEvent(ctx context.Context, tenant, eventID string) er
 // again; until then no settle looks at the event, so none can miss the
 // subscriptions the round has not recorded an attempt for yet (found by
 // review: a due retry of another subscription settled it delivered).
-func (d *Dispatcher) round(ctx context.Context, tenant string, e event.Event, subs []event.Subscription, live func(subID string) bool, number func(event.Subscription, []event.Attempt) int, round, marker string) error {
+func (d *Dispatcher) round(ctx context.Context, tenant string, e event.Event, subs []event.Subscription, live func(subID string) bool, enabled map[string]event.Subscription, number func(event.Subscription, []event.Attempt) int, round, marker string) error {
 	recorded, err := d.cfg.Store.ListAttempts(ctx, tenant, e.ID)
 	if err != nil {
 		return err
@@ -416,6 +425,7 @@ func (d *Dispatcher) round(ctx context.Context, tenant string, e event.Event, su
 	if len(subs) == 0 && len(recorded) == 0 && marker == "" {
 		return nil // nothing to deliver, nothing delivered: the inbox's
 	}
+	subs = withRecorded(subs, recorded, enabled, round)
 	err = inParallel(d.cfg.Parallel, subs, func(_ int, sub event.Subscription) error {
 		return d.attempt(ctx, tenant, e, sub, number(sub, recorded), round, recorded, nil, false)
 	})
@@ -566,7 +576,7 @@ func (d *Dispatcher) retryNow(ctx context.Context, t Task, sub event.Subscriptio
 		d.log(ctx, slog.LevelInfo, "webhook retry dropped: the subscription was deleted or disabled", t.Tenant, t.EventID, t.SubscriptionID)
 		// Every other subscription counts as live: only this one's
 		// attempts may be closed.
-		return d.round(ctx, t.Tenant, e, nil, func(id string) bool { return id != t.SubscriptionID }, nil, "", "")
+		return d.round(ctx, t.Tenant, e, nil, func(id string) bool { return id != t.SubscriptionID }, nil, nil, "", "")
 	}
 	recorded, err := d.cfg.Store.ListAttempts(ctx, t.Tenant, e.ID)
 	if err != nil {
@@ -897,7 +907,7 @@ func (d *Dispatcher) redeliver(ctx context.Context, t Task) error {
 			return err
 		}
 	}
-	subs, live, err := d.matching(ctx, t.Tenant, e.Type, t.DueAt)
+	subs, enabled, err := d.matching(ctx, t.Tenant, e.Type, t.DueAt)
 	if err != nil {
 		return err
 	}
@@ -930,31 +940,54 @@ func (d *Dispatcher) redeliver(ctx context.Context, t Task) error {
 		}
 		return n
 	}
-	return d.round(ctx, t.Tenant, e, subs, live, number, round, t.Round)
+	return d.round(ctx, t.Tenant, e, subs, isIn(enabled), enabled, number, round, t.Round)
 }
 
 // matching returns the tenant's enabled subscriptions that want events of
-// eventType and were created at or before at, and whether a subscription
-// id is one of its enabled subscriptions.
-func (d *Dispatcher) matching(ctx context.Context, tenant, eventType string, at time.Time) (subs []event.Subscription, live func(subID string) bool, err error) {
+// eventType and were created at or before at, and all its enabled
+// subscriptions by id.
+func (d *Dispatcher) matching(ctx context.Context, tenant, eventType string, at time.Time) (subs []event.Subscription, enabled map[string]event.Subscription, err error) {
 	all, err := d.cfg.Store.ListSubscriptions(ctx, tenant)
 	if err != nil {
 		return nil, nil, err
 	}
-	enabled := map[string]bool{}
+	enabled = map[string]event.Subscription{}
 	for _, s := range all {
 		created, err := time.Parse(time.RFC3339Nano, s.CreatedAt)
 		if err != nil {
 			return nil, nil, fmt.Errorf("subscription %s: created_at: %w", s.ID, err)
 		}
 		if !s.Disabled {
-			enabled[s.ID] = true
+			enabled[s.ID] = s
 		}
 		if !s.Disabled && s.Matches(eventType) && !created.After(at) {
 			subs = append(subs, s)
 		}
 	}
-	return subs, func(id string) bool { return enabled[id] }, nil
+	return subs, enabled, nil
+}
+
+// isIn returns whether a subscription id is in enabled.
+func isIn(enabled map[string]event.Subscription) func(string) bool {
+	return func(id string) bool { _, ok := enabled[id]; return ok }
+}
+
+// withRecorded returns subs and, after them, every enabled subscription
+// not among them that round has recorded an attempt to: the first round's
+// attempt 1 (round ""), or an attempt of redelivery round round (see
+// round).
+func withRecorded(subs []event.Subscription, recorded []event.Attempt, enabled map[string]event.Subscription, round string) []event.Subscription {
+	for _, a := range recorded {
+		if a.Round != round || round == "" && a.Number != 1 {
+			continue
+		}
+		s, ok := enabled[a.SubscriptionID]
+		if !ok || slices.ContainsFunc(subs, func(x event.Subscription) bool { return x.ID == s.ID }) {
+			continue
+		}
+		subs = append(subs, s)
+	}
+	return subs
 }
 
 // inParallel runs fn for every item (with its index), at most n at once,
