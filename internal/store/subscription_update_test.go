@@ -56,6 +56,27 @@ func TestUpdateSubscription(t *testing.T) {
 	_, err = st.UpdateSubscription(ctx, "tenant-a", "sub_a", event.SubscriptionPatch{URL: aws.String(orig.URL)}, t0)
 	require.NoError(t, err)
 	assert.Equal(t, 3, get().ConsecutiveFailures, "the same URL is the same endpoint")
+	// Another path or query string, the host's case, the default port
+	// spelled out: the same server keeps its breaker (a query-string
+	// PATCH re-armed a hanging endpoint's circuit at will).
+	for _, u := range []string{"https://hooks.example.com/other?r=1", "https://HOOKS.example.com:443/sub_a?r=2"} {
+		got, err = st.UpdateSubscription(ctx, "tenant-a", "sub_a", event.SubscriptionPatch{URL: aws.String(u)}, t0)
+		require.NoError(t, err)
+		assert.Equal(t, u, got.URL)
+		assert.Equal(t, 3, got.ConsecutiveFailures, "%s: the same server", u)
+		assert.Equal(t, t0.Add(time.Minute), got.CircuitOpenUntil, "%s: still open", u)
+		assert.NotEmpty(t, got.FailingSince, "%s: the failing run goes on", u)
+	}
+	// Another port or scheme is another server.
+	got, err = st.UpdateSubscription(ctx, "tenant-a", "sub_a", event.SubscriptionPatch{URL: aws.String("https://hooks.example.com:8443/sub_a")}, t0)
+	require.NoError(t, err)
+	assert.Zero(t, got.ConsecutiveFailures, "another port")
+	for i := 1; i <= 3; i++ {
+		_, err := st.SubscriptionFailed(ctx, "tenant-a", "sub_a", t0.Add(time.Duration(i)*time.Second), time.Hour, "r")
+		require.NoError(t, err)
+	}
+	_, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", t0.Add(time.Minute))
+	require.NoError(t, err)
 	got, err = st.UpdateSubscription(ctx, "tenant-a", "sub_a", event.SubscriptionPatch{URL: aws.String("https://new.example.com/h")}, t0)
 	require.NoError(t, err)
 	assert.Equal(t, "https://new.example.com/h", got.URL)

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -602,7 +603,7 @@ func (st *Store) UpdateSubscription(ctx context.Context, tenant, id string, p ev
 		sets, removes := map[string]types.AttributeValue{}, map[string]bool{}
 		if p.URL != nil {
 			sets["url"] = s(*p.URL)
-			if *p.URL != cur.URL {
+			if !sameServer(*p.URL, cur.URL) {
 				for _, a := range []string{attrConsecutive, attrFailingSince, attrOpenUntil, attrProbeUntil, attrRateWindow, attrRateCount} {
 					removes[a] = true
 				}
@@ -701,4 +702,34 @@ func joinClause(clause, verb, part string) string {
 		return verb + " " + part
 	}
 	return clause + ", " + part
+}
+
+// sameServer reports whether webhook URLs a and b name the same server:
+// the same scheme, host (case-insensitive) and port (the scheme's default
+// when absent), whatever their paths and queries. A URL of another server
+// is a new endpoint, with a closed breaker; one of the same server keeps
+// the breaker's state (its failures, its failing run, its open circuit and
+// rate window): a PATCH of the path or query string alone (?r=1, ?r=2...)
+// re-armed a hanging endpoint's circuit at will, each time for another
+// round of requests held for the whole timeout, and restarted the run that
+// DisableAfter counts (found by review).
+func sameServer(a, b string) bool {
+	ua, errA := url.Parse(a)
+	ub, errB := url.Parse(b)
+	if errA != nil || errB != nil {
+		return a == b
+	}
+	port := func(u *url.URL) string {
+		if p := u.Port(); p != "" {
+			return p
+		}
+		switch strings.ToLower(u.Scheme) {
+		case "https":
+			return "443"
+		case "http":
+			return "80"
+		}
+		return ""
+	}
+	return strings.EqualFold(ua.Scheme, ub.Scheme) && strings.EqualFold(ua.Hostname(), ub.Hostname()) && port(ua) == port(ub)
 }
