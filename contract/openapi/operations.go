@@ -141,7 +141,7 @@ func operations() map[contract.Route]operation {
 		},
 		{Method: contract.MethodPatch, Path: contract.PathSubscription}: {
 			id: "updateSubscription", tag: "webhooks", summary: "Change a subscription, or re-enable it",
-			description: "A partial update of url, event_types, description and disabled, with create's rules and target check, in one conditional write. A new url is a new endpoint: its breaker starts closed. disabled false re-enables a disabled subscription: its next delivery is a single probe.",
+			description: "A partial update of url, event_types, description and disabled, with create's rules and target check, in one conditional write. A url on another server (scheme, host, port) is a new endpoint: its breaker starts closed; another path or query string keeps it. disabled false re-enables a disabled subscription: its next delivery is a single probe.",
 			body:        "PatchSubscriptionRequest",
 			responses: map[int]response{
 				200: {description: "the subscription as changed", schema: "Subscription"},

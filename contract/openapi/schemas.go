@@ -206,7 +206,7 @@ func componentsOf() components {
 				"type": "object", "additionalProperties": false, "minProperties": 1,
 				"description": "the fields to change, at least one",
 				"properties": map[string]any{
-					"url":         describe(schema{"type": "string", "maxLength": 2048}, "a new endpoint (as at creation): its breaker starts closed"),
+					"url":         describe(schema{"type": "string", "maxLength": 2048}, "on another server (scheme, host, port), a new endpoint (as at creation): its breaker starts closed; another path or query string on the same server keeps it"),
 					"event_types": describe(schema{"type": "array", "maxItems": 50, "items": schemaRef("EventType")}, "empty: every type"),
 					"description": describe(schema{"type": "string", "maxLength": 256}, "empty clears it"),
 					"disabled":    describe(schema{"type": "boolean"}, "false re-enables a disabled subscription, whose next delivery is a single probe; true disables it"),
