@@ -69,19 +69,27 @@ func TestPatchSubscription(t *testing.T) {
 	read := e.do(req{method: "GET", path: path, tenant: "tenant-a"}).json(t)
 	assert.Equal(t, got, read)
 
-	// A failing endpoint with an open circuit gets a new URL: closed.
+	// A failing endpoint with an open circuit gets another path on the
+	// same server: still open; a URL on another server: closed.
 	for i := range 3 {
 		_, err := e.store.SubscriptionFailed(ctx, "tenant-a", id, now.Add(time.Duration(i)*time.Second), time.Hour, "r")
 		require.NoError(t, err)
 	}
 	_, err := e.store.OpenCircuit(ctx, "tenant-a", id, now.Add(time.Hour))
 	require.NoError(t, err)
-	r = e.do(req{method: "PATCH", path: path, tenant: "tenant-a", body: `{"url":"https://example.com/new"}`})
+	r = e.do(req{method: "PATCH", path: path, tenant: "tenant-a", body: `{"url":"https://example.com/new?v=2"}`})
 	require.Equal(t, http.StatusOK, r.code, "%s", r.body)
 	sub, err := e.store.GetSubscription(ctx, "tenant-a", id)
 	require.NoError(t, err)
-	assert.Equal(t, "https://example.com/new", sub.URL)
-	assert.True(t, sub.CircuitOpenUntil.IsZero())
+	assert.Equal(t, "https://example.com/new?v=2", sub.URL)
+	assert.Equal(t, now.Add(time.Hour), sub.CircuitOpenUntil, "the same server: its circuit stays open")
+	assert.Equal(t, 3, sub.ConsecutiveFailures)
+	r = e.do(req{method: "PATCH", path: path, tenant: "tenant-a", body: `{"url":"https://example.org/new"}`})
+	require.Equal(t, http.StatusOK, r.code, "%s", r.body)
+	sub, err = e.store.GetSubscription(ctx, "tenant-a", id)
+	require.NoError(t, err)
+	assert.Equal(t, "https://example.org/new", sub.URL)
+	assert.True(t, sub.CircuitOpenUntil.IsZero(), "another server: closed")
 	assert.Zero(t, sub.ConsecutiveFailures)
 
 	// Disabled (here through the API), then re-enabled with a probe.
