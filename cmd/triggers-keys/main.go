@@ -12,6 +12,9 @@
 //	                                        write the tenant's new events to N shards, 1-32 (docs/sharding.md);
 //	                                        a growth takes effect D (the deployed authorizer cache TTL,
 //	                                        default 300s) plus a minute later, the read count at once
+//	reseal-secrets -events-table NAME -secrets-key KEY [-kms-endpoint-url URL] [-dry-run]
+//	                                        seal in place the webhook signing secrets stored in
+//	                                        plain text (written before secrets were sealed)
 //	create-table                            create the API-keys table (local use)
 //
 // The table defaults to $API_KEYS_TABLE; credentials and region come from
@@ -32,11 +35,15 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/kms"
+
 	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/apikey"
 	"github.com/triggers-dev/triggers/internal/ddb"
 	"github.com/triggers-dev/triggers/internal/ddb/ddbconfig"
 	"github.com/triggers-dev/triggers/internal/shard"
+	"github.com/triggers-dev/triggers/internal/store"
+	"github.com/triggers-dev/triggers/internal/webhook/secretbox"
 	"github.com/triggers-dev/triggers/schema"
 )
 
@@ -60,6 +67,13 @@ commands:
                                           old count has expired: give the API's authorizer
                                           cache TTL (AuthorizerCacheTtl; default 300s) as D
                                           (docs/sharding.md)
+  reseal-secrets -events-table NAME -secrets-key KEY [-kms-endpoint-url URL] [-dry-run]
+                                          seal in place, with the webhook secrets key (the
+                                          stack's WEBHOOK_SECRETS_KEY), every signing secret
+                                          stored in plain text ("whsec_...", written before
+                                          secrets were sealed) in the subscriptions of every
+                                          tenant with an API key: the same secrets keep signing,
+                                          receivers change nothing (docs/runbook.md)
   create-table                            create the API-keys table if missing (local use)
 
 global flags:
@@ -211,6 +225,44 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			fmt.Fprintf(stdout, "revoked %s\n", strings.ToLower(*hash))
 		} else {
 			fmt.Fprintf(stdout, "already revoked %s\n", strings.ToLower(*hash))
+		}
+		return 0
+	case "reseal-secrets":
+		events := fs.String("events-table", getenv(contract.EnvEventsTable), "events table name (default $EVENTS_TABLE)")
+		secretsKey := fs.String("secrets-key", getenv(contract.EnvWebhookSecretsKey), "KMS key (ARN, id or alias) that seals webhook secrets (default $"+contract.EnvWebhookSecretsKey+")")
+		kmsEndpoint := fs.String("kms-endpoint-url", "", "KMS endpoint, such as local-kms's (default: AWS)")
+		dryRun := fs.Bool("dry-run", false, "count and list the subscriptions to seal; change nothing")
+		if fs.Parse(rest) != nil || !noArgs(fs, stderr) {
+			return 2
+		}
+		if *events == "" || *secretsKey == "" {
+			fmt.Fprintln(stderr, "triggers-keys reseal-secrets: -events-table and -secrets-key are required")
+			return 2
+		}
+		awsCfg, err := ddbconfig.LoadConfig(ctx, ddb.Options{EndpointURL: *endpoint, Region: *region})
+		if err != nil {
+			fmt.Fprintf(stderr, "triggers-keys reseal-secrets: %v\n", err)
+			return 1
+		}
+		kmsClient := kms.NewFromConfig(awsCfg, func(o *kms.Options) {
+			if *kmsEndpoint != "" {
+				o.BaseEndpoint = kmsEndpoint
+			}
+		})
+		box, err := secretbox.New(kmsClient, *secretsKey, secretbox.Options{})
+		if err != nil {
+			fmt.Fprintf(stderr, "triggers-keys reseal-secrets: %v\n", err)
+			return 1
+		}
+		stats, err := resealSecrets(ctx, keys, store.New(client, *events), box, *dryRun, stdout)
+		verb := "sealed"
+		if *dryRun {
+			verb = "to seal"
+		}
+		fmt.Fprintf(stdout, "%d tenants, %d subscriptions, %d %s, %d changed meanwhile\n", stats.tenants, stats.subscriptions, stats.sealed, verb, stats.raced)
+		if err != nil {
+			fmt.Fprintf(stderr, "triggers-keys reseal-secrets: %v (run it again: what is sealed stays sealed)\n", err)
+			return 1
 		}
 		return 0
 	case "create-table":

@@ -16,11 +16,21 @@ import (
 	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/apikey"
 	"github.com/triggers-dev/triggers/internal/ddb/ddbtest"
+	"github.com/triggers-dev/triggers/internal/dev/kmslocal/kmstest"
+	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/internal/store"
+	"github.com/triggers-dev/triggers/internal/webhook"
+	"github.com/triggers-dev/triggers/internal/webhook/secretbox"
+	"github.com/triggers-dev/triggers/schema"
 )
 
 var db *ddbtest.Local
 
-func TestMain(m *testing.M) { os.Exit(ddbtest.Main(m, &db)) }
+func TestMain(m *testing.M) {
+	code := ddbtest.Main(m, &db)
+	kmstest.Stop()
+	os.Exit(code)
+}
 
 func cli(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
@@ -158,4 +168,101 @@ func TestShardsGrowthWaitsForTheAuthorizerCache(t *testing.T) {
 	code, out, errOut = cli(t, "-table", table, "shards", "-tenant", "acme", "-count", "1")
 	require.Equal(t, 0, code, "shards: %s", errOut)
 	assert.Equal(t, "tenant: acme\nshards: 1 (write)\nread_shards: 8\n", out)
+}
+
+// reseal-secrets seals in place the signing secrets stored in plain text,
+// in every subscription of every tenant with a key, each so that it opens
+// to the same secret with the subscription's own context; sealed secrets,
+// their overlaps and other tenants' items stay as they are; a dry run
+// changes nothing; a second run finds nothing to seal; no secret is ever
+// printed.
+func TestResealSecrets(t *testing.T) {
+	ctx := context.Background()
+	keysTable := ddbtest.TableName("keys-" + t.Name())
+	code, _, errOut := cli(t, "-table", keysTable, "create-table")
+	require.Equal(t, 0, code, errOut)
+	for _, tenant := range []string{"tenant-a", "tenant-b"} {
+		code, _, errOut = cli(t, "-table", keysTable, "create", "-tenant", tenant)
+		require.Equal(t, 0, code, errOut)
+	}
+	events := db.CreateTable(t, schema.Events())
+	st := store.New(db.Client, events)
+	kms := kmstest.Shared(t)
+	key := kms.Key(t)
+	box, err := secretbox.New(kms.Client, key, secretbox.Options{})
+	require.NoError(t, err)
+
+	now := time.Now().UTC()
+	plain := map[string]webhook.Secret{}
+	sub := func(tenant, id string, secrets ...string) {
+		t.Helper()
+		require.NoError(t, st.CreateSubscription(ctx, tenant, event.Subscription{
+			ID: id, URL: "https://hooks.example.com/" + id, EventTypes: []string{}, CreatedAt: event.FormatTime(now), Secrets: secrets,
+		}))
+	}
+	newPlain := func(name string) string {
+		plain[name] = webhook.NewSecret()
+		return plain[name].Encode()
+	}
+	sub("tenant-a", "sub_plain", newPlain("a1"))
+	// A plain secret rotated once: sealed new one, plain previous one
+	// signing until its overlap ends.
+	sub("tenant-a", "sub_mixed", newPlain("a2"))
+	sealedNew, err := box.Seal(ctx, "tenant-a", "sub_mixed", webhook.NewSecret())
+	require.NoError(t, err)
+	overlap := now.Add(24 * time.Hour).Truncate(time.Second)
+	_, err = st.RotateSecret(ctx, "tenant-a", "sub_mixed", sealedNew, now, overlap)
+	require.NoError(t, err)
+	sealedB, err := box.Seal(ctx, "tenant-b", "sub_sealed", webhook.NewSecret())
+	require.NoError(t, err)
+	sub("tenant-b", "sub_sealed", sealedB)
+	sub("tenant-nokey", "sub_orphan", newPlain("c1"))
+
+	args := []string{"-table", keysTable, "reseal-secrets", "-events-table", events, "-secrets-key", key, "-kms-endpoint-url", kms.Endpoint}
+	code, out, errOut := cli(t, append(args, "-dry-run")...)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "2 tenants, 3 subscriptions, 2 to seal, 0 changed meanwhile")
+	got, err := st.GetSubscription(ctx, "tenant-a", "sub_plain")
+	require.NoError(t, err)
+	assert.Equal(t, []string{plain["a1"].Encode()}, got.Secrets, "a dry run changes nothing")
+
+	code, out, errOut = cli(t, args...)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "2 tenants, 3 subscriptions, 2 sealed, 0 changed meanwhile")
+	assert.Contains(t, out, "sealed 1 plain-text secret(s): tenant tenant-a subscription sub_plain")
+	assert.Contains(t, out, "sealed 1 plain-text secret(s): tenant tenant-a subscription sub_mixed")
+	assert.NotContains(t, out+errOut, webhook.SecretPrefix, "no secret printed")
+
+	opens := func(tenant, id, stored string, want webhook.Secret) {
+		t.Helper()
+		require.True(t, strings.HasPrefix(stored, secretbox.Prefix), "%s/%s: sealed: %.12s", tenant, id, stored)
+		sec, err := box.Open(ctx, tenant, id, stored)
+		require.NoError(t, err)
+		assert.Equal(t, want, sec, "%s/%s opens to the same secret", tenant, id)
+	}
+	got, err = st.GetSubscription(ctx, "tenant-a", "sub_plain")
+	require.NoError(t, err)
+	require.Len(t, got.Secrets, 1)
+	opens("tenant-a", "sub_plain", got.Secrets[0], plain["a1"])
+	got, err = st.GetSubscription(ctx, "tenant-a", "sub_mixed")
+	require.NoError(t, err)
+	require.Len(t, got.Secrets, 2)
+	assert.Equal(t, sealedNew, got.Secrets[0], "a sealed secret is left as it is")
+	opens("tenant-a", "sub_mixed", got.Secrets[1], plain["a2"])
+	require.Len(t, got.PreviousExpires, 1)
+	assert.True(t, overlap.Equal(got.PreviousExpires[0]), "the overlap stays: %s", got.PreviousExpires[0])
+	got, err = st.GetSubscription(ctx, "tenant-b", "sub_sealed")
+	require.NoError(t, err)
+	assert.Equal(t, []string{sealedB}, got.Secrets)
+	got, err = st.GetSubscription(ctx, "tenant-nokey", "sub_orphan")
+	require.NoError(t, err)
+	assert.Equal(t, []string{plain["c1"].Encode()}, got.Secrets, "a tenant without a key is not listed")
+
+	code, out, errOut = cli(t, args...)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "2 tenants, 3 subscriptions, 0 sealed, 0 changed meanwhile", "nothing left to seal")
+
+	code, _, errOut = cli(t, "-table", keysTable, "reseal-secrets", "-events-table", events)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "-secrets-key are required")
 }

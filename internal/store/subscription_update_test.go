@@ -279,3 +279,26 @@ func TestAttemptRefWithoutAttempt(t *testing.T) {
 	require.Len(t, page.Attempts, 1)
 	assert.Equal(t, "pending", page.Attempts[0].Outcome)
 }
+
+// ReplaceSecrets writes only over the secrets it read: a rotation since
+// is a conflict, a deleted subscription not found, and another count of
+// secrets is refused before any write.
+func TestReplaceSecrets(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.Events())
+	st := store.New(db.Client, table)
+	orig := newSub("sub_a", "order.paid")
+	require.NoError(t, st.CreateSubscription(ctx, "tenant-a", orig))
+
+	require.NoError(t, st.ReplaceSecrets(ctx, "tenant-a", "sub_a", orig.Secrets, []string{"sealed:1"}))
+	got, err := st.GetSubscription(ctx, "tenant-a", "sub_a")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"sealed:1"}, got.Secrets)
+
+	assert.ErrorIs(t, st.ReplaceSecrets(ctx, "tenant-a", "sub_a", orig.Secrets, []string{"sealed:2"}), event.ErrRotationConflict)
+	assert.ErrorContains(t, st.ReplaceSecrets(ctx, "tenant-a", "sub_a", []string{"sealed:1"}, []string{"a", "b"}), "2 secrets for 1")
+	assert.ErrorIs(t, st.ReplaceSecrets(ctx, "tenant-a", "sub_gone", []string{"x"}, []string{"y"}), event.ErrSubscriptionNotFound)
+	got, err = st.GetSubscription(ctx, "tenant-a", "sub_a")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"sealed:1"}, got.Secrets, "unchanged by the refused writes")
+}

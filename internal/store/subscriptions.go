@@ -292,6 +292,46 @@ func (st *Store) DeleteSubscription(ctx context.Context, tenant, id string) erro
 	})
 }
 
+// ReplaceSecrets replaces the subscription's stored secrets with next, on
+// condition that they are still old (the same secrets in the same order:
+// their overlaps, secrets_expire and previous_expires, stay as they are):
+// what resealing plain-text secrets in place does (triggers-keys
+// reseal-secrets). A rotation since it was read is ErrRotationConflict,
+// a subscription gone ErrSubscriptionNotFound.
+func (st *Store) ReplaceSecrets(ctx context.Context, tenant, id string, old, next []string) error {
+	if len(next) != len(old) {
+		return fmt.Errorf("replace the secrets of subscription %s: %d secrets for %d", id, len(next), len(old))
+	}
+	nextAV, err := attributevalue.Marshal(next)
+	if err != nil {
+		return err
+	}
+	oldAV, err := attributevalue.Marshal(old)
+	if err != nil {
+		return err
+	}
+	_, err = st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                           aws.String(st.table),
+		Key:                                 st.key(subscriptionPartition(tenant), id),
+		UpdateExpression:                    aws.String("SET #sec = :next"),
+		ConditionExpression:                 aws.String("#sec = :old"),
+		ExpressionAttributeNames:            map[string]string{"#sec": "secrets"},
+		ExpressionAttributeValues:           map[string]types.AttributeValue{":next": nextAV, ":old": oldAV},
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		if ccf.Item == nil {
+			return event.ErrSubscriptionNotFound
+		}
+		return event.ErrRotationConflict
+	}
+	if err != nil {
+		return classify("replace subscription secrets", err)
+	}
+	return nil
+}
+
 // RotateSecret makes secret the subscription's newest signing secret at
 // now; the newest it replaces keeps signing until overlapUntil, and each
 // older one whose overlap has not ended at now keeps its own, up to
