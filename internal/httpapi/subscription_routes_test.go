@@ -84,12 +84,12 @@ func TestPatchSubscription(t *testing.T) {
 	assert.Equal(t, "https://example.com/new?v=2", sub.URL)
 	assert.Equal(t, now.Add(time.Hour), sub.CircuitOpenUntil, "the same server: its circuit stays open")
 	assert.Equal(t, 3, sub.ConsecutiveFailures)
-	r = e.do(req{method: "PATCH", path: path, tenant: "tenant-a", body: `{"url":"https://example.org/new"}`})
+	r = e.do(req{method: "PATCH", path: path, tenant: "tenant-a", body: `{"url":"https://example.com:8443/new"}`})
 	require.Equal(t, http.StatusOK, r.code, "%s", r.body)
 	sub, err = e.store.GetSubscription(ctx, "tenant-a", id)
 	require.NoError(t, err)
-	assert.Equal(t, "https://example.org/new", sub.URL)
-	assert.True(t, sub.CircuitOpenUntil.IsZero(), "another server: closed")
+	assert.Equal(t, "https://example.com:8443/new", sub.URL)
+	assert.True(t, sub.CircuitOpenUntil.IsZero(), "another server (port): closed")
 	assert.Zero(t, sub.ConsecutiveFailures)
 
 	// Disabled (here through the API), then re-enabled with a probe.

@@ -80,7 +80,7 @@ func withWebhooks(t testing.TB, r *redeliveries) envOpt {
 			Recover:   r.recover,
 			Secrets:   box,
 			CheckTarget: func(_ context.Context, raw string) error {
-				if !strings.HasPrefix(raw, "https://example.com/") {
+				if !strings.HasPrefix(raw, "https://example.com/") && !strings.HasPrefix(raw, "https://example.com:8443/") {
 					return errors.New("host resolves to 10.0.0.1, a private address")
 				}
 				return nil

@@ -948,17 +948,19 @@ func crashScenarios() []scenario {
 		events:   []eventSpec{{name: "e", typ: "order.paid", want: event.Failed, retryCount: 0}},
 	}, {
 		// Disabled while attempts are parked: the first round's two
-		// failures open the circuit, the retries park behind it, and a
-		// failed probe passes DisableAfter (failing since 58 minutes
-		// before the scenario). The wake of the disabled subscription
-		// closes every parked attempt failed; none is left parked or
-		// pending, and the events end failed.
+		// failures open the circuit, the retries park behind it, and the
+		// first probe's failure passes DisableAfter (failing since 59.5
+		// minutes before the scenario, the cooldown a minute): one
+		// probe, so the trace does not depend on how many probes fail
+		// before the disable. The rest of that wake's page, unparked
+		// from the disabled subscription, is closed; none is left
+		// parked or pending, and the events end failed.
 		name:               "disabled while parked",
 		schedule:           long,
 		threshold:          2,
 		interchangeable:    true,
 		parkedWhenDisabled: true,
-		subs:               []subSpec{{name: "s-parked", behaviour: "fail", failingFor: 58 * time.Minute, want: event.OutcomeFailed, exists: true, disabled: true}},
+		subs:               []subSpec{{name: "s-parked", behaviour: "fail", failingFor: 59*time.Minute + 30*time.Second, want: event.OutcomeFailed, exists: true, disabled: true}},
 		events: []eventSpec{
 			{name: "e1", typ: "order.paid", want: event.Failed, retryCount: -1},
 			{name: "e2", typ: "order.paid", want: event.Failed, retryCount: -1},
