@@ -177,6 +177,14 @@ func (st *Store) listSharded(ctx context.Context, q event.InboxQuery, read int) 
 				// there: one more small Query per such shard and page.
 				case c.done() && c.tail != "":
 					next.Shards[k] = idOfSortKey(c.tail)
+				case c.done() && c.resume == event.ShardStart && next.SortKey != "":
+					// Empty from its start (a shard a growth just added):
+					// on from the page's position, as a shard new to the
+					// cursor; from its start again, every page re-read
+					// the events written there since, all ahead of the
+					// reader and skipped, and gave empty pages (found by
+					// review).
+					next.Shards[k] = idOfSortKey(next.SortKey)
 				case c.done() && c.resume != "" && c.resume != event.ShardDone:
 					next.Shards[k] = c.resume // read to its end before this page
 				case c.done():
