@@ -59,7 +59,8 @@ func TestUpdateSubscription(t *testing.T) {
 	// Another path or query string, the host's case, the default port
 	// spelled out: the same server keeps its breaker (a query-string
 	// PATCH re-armed a hanging endpoint's circuit at will).
-	for _, u := range []string{"https://hooks.example.com/other?r=1", "https://HOOKS.example.com:443/sub_a?r=2"} {
+	for _, u := range []string{"https://hooks.example.com/other?r=1", "https://HOOKS.example.com:443/sub_a?r=2",
+		"https://hooks.example.com./sub_a", "https://hooks.example.com:0443/sub_a"} {
 		got, err = st.UpdateSubscription(ctx, "tenant-a", "sub_a", event.SubscriptionPatch{URL: aws.String(u)}, t0)
 		require.NoError(t, err)
 		assert.Equal(t, u, got.URL)

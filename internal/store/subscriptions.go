@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -759,17 +760,23 @@ func sameServer(a, b string) bool {
 	if errA != nil || errB != nil {
 		return a == b
 	}
-	port := func(u *url.URL) string {
-		if p := u.Port(); p != "" {
+	// The host without a final dot (the same DNS name fully qualified),
+	// the port as a number (":0443" is 443), so that another spelling of
+	// the same server does not clear the breaker either (found by
+	// review). Another name for the same address (wildcard DNS) is another
+	// server: the breaker is per name.
+	host := func(u *url.URL) string { return strings.TrimSuffix(strings.ToLower(u.Hostname()), ".") }
+	port := func(u *url.URL) int {
+		if p, err := strconv.Atoi(u.Port()); err == nil {
 			return p
 		}
 		switch strings.ToLower(u.Scheme) {
 		case "https":
-			return "443"
+			return 443
 		case "http":
-			return "80"
+			return 80
 		}
-		return ""
+		return -1
 	}
-	return strings.EqualFold(ua.Scheme, ub.Scheme) && strings.EqualFold(ua.Hostname(), ub.Hostname()) && port(ua) == port(ub)
+	return strings.EqualFold(ua.Scheme, ub.Scheme) && host(ua) == host(ub) && port(ua) == port(ub)
 }
