@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -49,9 +50,19 @@ func (st *Store) PutBatch(ctx context.Context, tenant string, events []event.Eve
 			unknown := !refused(err) && ctx.Err() == nil
 			err = classify("batch write events", err)
 			if errors.Is(err, event.ErrInvalidItem) || unknown {
+				// Each event alone, a few at once: one after the other, a
+				// DynamoDB that times out would hold the request for 25
+				// events' attempts (found by review).
+				sem := make(chan struct{}, maxShardQueries)
+				var wg sync.WaitGroup
 				for _, i := range pending {
-					errs[i] = st.Put(ctx, tenant, events[i])
+					sem <- struct{}{}
+					wg.Go(func() {
+						defer func() { <-sem }()
+						errs[i] = st.Put(ctx, tenant, events[i])
+					})
 				}
+				wg.Wait()
 				return errs
 			}
 			for _, i := range pending {
