@@ -1399,7 +1399,7 @@ func (r *crashRun) check() {
 			// disabled meanwhile is no longer delivered to (a fault put
 			// off the round of an event of "disabled while parked" past
 			// the probe that disabled it).
-			if (s.types == nil || contains(s.types, es.typ)) && s.deleteAfter == 0 && !s.disabled && len(bySub[r.subs[s.name].ID]) == 0 {
+			if (s.types == nil || contains(s.types, es.typ)) && s.deleteAfter == 0 && !(s.disabled && r.sc.parkedWhenDisabled) && len(bySub[r.subs[s.name].ID]) == 0 {
 				r.fatalf("%s was never attempted to %s", es.name, s.name)
 			}
 		}
