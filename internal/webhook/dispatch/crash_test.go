@@ -834,6 +834,11 @@ type subSpec struct {
 	// deleteAfter: the tenant deletes the subscription this long after
 	// the events were ingested.
 	deleteAfter time.Duration
+	// retype: after the first round, as for deleteAfter, the tenant
+	// narrows the subscription's event_types to a type no event of the
+	// scenario has: the attempts already made go on (a round replayed
+	// after a fault resumes them), no first attempt is made any more.
+	retype bool
 	// want is its latest attempt's outcome once settled, and whether the
 	// subscription still exists and is disabled.
 	want             string
@@ -946,6 +951,16 @@ func crashScenarios() []scenario {
 		schedule: long,
 		subs:     []subSpec{{name: "s-disabled", behaviour: "fail", failingFor: 2 * time.Hour, want: event.OutcomeFailed, exists: true, disabled: true}},
 		events:   []eventSpec{{name: "e", typ: "order.paid", want: event.Failed, retryCount: 0}},
+	}, {
+		// The tenant narrows a failing subscription's event_types after
+		// the first round: its retries go on until delivered. A first
+		// round replayed after a fault (its message back after the
+		// change) resumes the attempt it recorded, whatever the filter
+		// says now (dispatch's withRecorded).
+		name:     "retyped while failing",
+		schedule: long,
+		subs:     []subSpec{{name: "s-retyped", behaviour: "flaky", retype: true, want: event.OutcomeDelivered, exists: true}},
+		events:   []eventSpec{{name: "e", typ: "order.paid", want: event.Delivered, retryCount: 2}},
 	}, {
 		// Disabled while attempts are parked: the first round's two
 		// failures open the circuit, the retries park behind it, and the
@@ -1309,17 +1324,22 @@ func (r *crashRun) run() runResult {
 	r.setUp()
 	r.stream()
 	r.clock.advanceTo(r.clock.now().Add(time.Millisecond))
-	deletes := false
+	changes := false
 	for _, s := range r.sc.subs {
-		deletes = deletes || s.deleteAfter > 0
+		changes = changes || s.deleteAfter > 0 || s.retype
 	}
-	if deletes {
-		// The tenant deletes subscriptions after the first round: drain
-		// until the first retry is due, delete, go on.
+	if changes {
+		// The tenant deletes or retypes subscriptions after the first
+		// round: drain until the first retry is due, change, go on.
 		r.drainUntil(r.clock.now().Add(time.Second))
 		for _, s := range r.sc.subs {
 			if s.deleteAfter > 0 {
 				require.NoError(r.t, r.st.DeleteSubscription(context.Background(), r.tenant, r.subs[s.name].ID))
+			}
+			if s.retype {
+				types := []string{"user.created"}
+				_, err := r.st.UpdateSubscription(context.Background(), r.tenant, r.subs[s.name].ID, event.SubscriptionPatch{EventTypes: &types}, r.clock.now())
+				require.NoError(r.t, err)
 			}
 		}
 	}
@@ -1399,7 +1419,10 @@ func (r *crashRun) check() {
 			// disabled meanwhile is no longer delivered to (a fault put
 			// off the round of an event of "disabled while parked" past
 			// the probe that disabled it).
-			if (s.types == nil || contains(s.types, es.typ)) && s.deleteAfter == 0 && !(s.disabled && r.sc.parkedWhenDisabled) && len(bySub[r.subs[s.name].ID]) == 0 {
+			// A retyped one no longer takes first attempts: a fault that
+			// put off the first round past the change leaves the event
+			// unattempted to it.
+			if (s.types == nil || contains(s.types, es.typ)) && s.deleteAfter == 0 && !s.retype && !(s.disabled && r.sc.parkedWhenDisabled) && len(bySub[r.subs[s.name].ID]) == 0 {
 				r.fatalf("%s was never attempted to %s", es.name, s.name)
 			}
 		}
