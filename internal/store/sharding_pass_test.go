@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -36,9 +37,7 @@ func TestShardedPassListsEventsWrittenToAnExhaustedShard(t *testing.T) {
 				}
 				evs = append(evs, eventInShard(t, k, 2, base.Add(time.Duration(i)*time.Millisecond)))
 			}
-			for _, err := range st.PutBatch(ctx, "acme", evs) {
-				require.NoError(t, err)
-			}
+			putAll(t, st, ctx, evs)
 			q := event.InboxQuery{Tenant: "acme", Limit: 5, Ascending: true}
 			page, err := st.List(ctx, q)
 			require.NoError(t, err)
@@ -74,9 +73,7 @@ func TestShardedStatusViewListsAnEventThatEntersBehindTheReader(t *testing.T) {
 			for i := 1; i <= 9; i++ {
 				evs = append(evs, eventInShard(t, 0, 2, base.Add(time.Duration(10*i)*time.Millisecond)))
 			}
-			for _, err := range st.PutBatch(ctx, "acme", evs) {
-				require.NoError(t, err)
-			}
+			putAll(t, st, ctx, evs)
 			for _, e := range evs[1:] {
 				_, err := st.Transition(ctx, "acme", e.ID, []event.Status{event.Received}, event.Failed)
 				require.NoError(t, err)
@@ -165,11 +162,7 @@ func TestShardCursorWithoutPositionOnAnUnshardedStore(t *testing.T) {
 	for i := range 40 {
 		evs = append(evs, eventInShard(t, i%2, 2, base.Add(time.Duration(i)*time.Millisecond)))
 	}
-	for i := 0; i < len(evs); i += 25 {
-		for _, err := range st.PutBatch(ctx, "acme", evs[i:min(i+25, len(evs))]) {
-			require.NoError(t, err)
-		}
-	}
+	putAll(t, st, ctx, evs)
 	q := event.InboxQuery{Tenant: "acme", EventType: "a", Status: event.Failed, Limit: 1}
 	page, err := st.List(ctx, q)
 	require.NoError(t, err)
@@ -223,11 +216,7 @@ func TestShardedPassGoesOnPastAnEmptyShard(t *testing.T) {
 	for i := range 30 {
 		old = append(old, eventInShard(t, 0, 2, base.Add(time.Duration(i)*time.Millisecond)))
 	}
-	for i := 0; i < len(old); i += 25 {
-		for _, err := range st.PutBatch(ctx, "acme", old[i:min(i+25, len(old))]) {
-			require.NoError(t, err)
-		}
-	}
+	putAll(t, st, ctx, old)
 	q := event.InboxQuery{Tenant: "acme", Limit: 5}
 	page, err := st.List(ctx, q)
 	require.NoError(t, err)
@@ -240,11 +229,7 @@ func TestShardedPassGoesOnPastAnEmptyShard(t *testing.T) {
 	for i := range 200 {
 		fresh = append(fresh, eventInShard(t, 1, 2, now.Add(time.Duration(i)*time.Millisecond)))
 	}
-	for i := 0; i < len(fresh); i += 25 {
-		for _, err := range st.PutBatch(ctx, "acme", fresh[i:min(i+25, len(fresh))]) {
-			require.NoError(t, err)
-		}
-	}
+	putAll(t, st, ctx, fresh)
 	got := ids(page.Events)
 	empty := 0
 	for q.After = page.Next; q.After != nil; {
@@ -258,4 +243,14 @@ func TestShardedPassGoesOnPastAnEmptyShard(t *testing.T) {
 	}
 	assert.Equal(t, newest(old, nil, false), got, "the pass lists the older events, once, newest first")
 	assert.Zero(t, empty, "no empty page while older events remain")
+}
+
+// putAll stores evs for tenant acme, 25 a batch.
+func putAll(t *testing.T, st *store.Store, ctx context.Context, evs []event.Event) {
+	t.Helper()
+	for i := 0; i < len(evs); i += 25 {
+		for _, err := range st.PutBatch(ctx, "acme", evs[i:min(i+25, len(evs))]) {
+			require.NoError(t, err)
+		}
+	}
 }
