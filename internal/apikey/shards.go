@@ -255,11 +255,13 @@ func (s *Store) SetShards(ctx context.Context, tenant string, write int) (Shardi
 	if write < 1 || write > shard.MaxShards {
 		return Sharding{}, fmt.Errorf("shard count %d is invalid: use 1 to %d", write, shard.MaxShards)
 	}
+	gone := map[string]bool{} // keys listed in the record whose items are gone
 	for range maxTenantAttempts {
 		r, err := s.readTenant(ctx, tenant)
 		if err != nil {
 			return Sharding{}, err
 		}
+		r.keys = slices.DeleteFunc(r.keys, func(h string) bool { return gone[h] })
 		if len(r.keys) == 0 {
 			return Sharding{}, fmt.Errorf("tenant %q has no API keys", tenant)
 		}
@@ -285,7 +287,11 @@ func (s *Store) SetShards(ctx context.Context, tenant string, write int) (Shardi
 			}})
 		}
 		_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
-		if tenantRaced(err) {
+		missing := missingKeys(err, r.keys)
+		for _, h := range missing {
+			gone[h] = true
+		}
+		if len(missing) > 0 || tenantRaced(err) {
 			continue
 		}
 		if err != nil {
@@ -294,6 +300,26 @@ func (s *Store) SetShards(ctx context.Context, tenant string, write int) (Shardi
 		return next, nil
 	}
 	return Sharding{}, ErrShardsChanged
+}
+
+// missingKeys returns the keys of a SetShards transaction (keys, its
+// items after the tenant's record) whose condition attribute_exists
+// failed: their items are gone (deleted by hand, as "remove unused keys"
+// invites), though the tenant's record still lists them. SetShards drops
+// them from the record and tries again; before, every later change of the
+// tenant failed the same way (found by review).
+func missingKeys(err error, keys []string) []string {
+	var tc *types.TransactionCanceledException
+	if !errors.As(err, &tc) {
+		return nil
+	}
+	var out []string
+	for i, r := range tc.CancellationReasons {
+		if i > 0 && i <= len(keys) && aws.ToString(r.Code) == "ConditionalCheckFailed" {
+			out = append(out, keys[i-1])
+		}
+	}
+	return out
 }
 
 // maxKeysPerChange is how many keys one SetShards changes: a transaction

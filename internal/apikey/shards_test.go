@@ -408,3 +408,40 @@ func TestKeyRecordsOfEarlierVersionsApplyTheirCounts(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, shard.Config{Write: 8, Read: 8}, p.Shards)
 }
+
+// A key item deleted by hand (the way the key limit's message says to
+// remove unused keys) while the tenant's record still lists it: SetShards
+// drops it from the record and changes the other keys. It used to fail
+// every time, each transaction cancelled by the gone key's condition.
+func TestSetShardsDropsAKeyDeletedByHand(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.APIKeys())
+	keys := apikey.NewStore(db.Client, table, apikey.WithShardSwitchDelay(0))
+	kept, _, err := keys.Create(ctx, "acme", "kept")
+	require.NoError(t, err)
+	_, removed, err := keys.Create(ctx, "acme", "removed")
+	require.NoError(t, err)
+	_, err = db.Client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName: aws.String(table),
+		Key:       map[string]types.AttributeValue{schema.AttrKeyHash: &types.AttributeValueMemberS{Value: removed.Hash}},
+	})
+	require.NoError(t, err)
+
+	cfg, err := keys.SetShards(ctx, "acme", 4)
+	require.NoError(t, err)
+	assert.Equal(t, shard.Config{Write: 4, Read: 4}, cfg.Config)
+	p, err := keys.Principal(ctx, kept)
+	require.NoError(t, err)
+	assert.Equal(t, shard.Config{Write: 4, Read: 4}, p.Shards)
+	rec, err := db.Client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(table), ConsistentRead: aws.Bool(true),
+		Key: map[string]types.AttributeValue{schema.AttrKeyHash: &types.AttributeValueMemberS{Value: schema.TenantRecordPrefix + "acme"}},
+	})
+	require.NoError(t, err)
+	hashes := rec.Item[schema.AttrTenantKeyHashes].(*types.AttributeValueMemberSS).Value
+	assert.NotContains(t, hashes, removed.Hash, "the gone key leaves the tenant's record")
+	assert.Len(t, hashes, 1)
+	got, err := db.Client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: map[string]types.AttributeValue{schema.AttrKeyHash: &types.AttributeValueMemberS{Value: removed.Hash}}})
+	require.NoError(t, err)
+	assert.Nil(t, got.Item, "nothing recreated the gone key")
+}
