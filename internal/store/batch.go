@@ -53,7 +53,7 @@ func (st *Store) PutBatch(ctx context.Context, tenant string, events []event.Eve
 				// Each event alone, a few at once: one after the other, a
 				// DynamoDB that times out would hold the request for 25
 				// events' attempts (found by review).
-				sem := make(chan struct{}, maxShardQueries)
+				sem := make(chan struct{}, maxSinglePuts)
 				var wg sync.WaitGroup
 				for _, i := range pending {
 					sem <- struct{}{}
@@ -99,6 +99,10 @@ func (st *Store) PutBatch(ctx context.Context, tenant string, events []event.Eve
 	}
 	return errs
 }
+
+// maxSinglePuts bounds the PutItem calls in flight when PutBatch stores
+// its events one at a time.
+const maxSinglePuts = 8
 
 // refused reports whether err is DynamoDB's answer refusing the call (a
 // 4xx: throttling, a validation error), after which nothing of a
