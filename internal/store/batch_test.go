@@ -167,3 +167,34 @@ func TestPutBatchErrors(t *testing.T) {
 	assert.Equal(t, int32(3), calls.Load(), "the SDK's attempts, and no fallback to single writes")
 	assert.Len(t, scan(t, table), 1)
 }
+
+// A batch DynamoDB answers with a 5xx may have been written: it is not
+// sent again (the SDK would retry it blindly), each event is stored alone
+// with the conditional PutItem instead, and every event gets its answer.
+func TestPutBatchAfterAServerErrorStoresEachEventAlone(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.Events())
+	var batches, puts atomic.Int32
+	client := db.FaultClient(func(op string, _ []byte) *http.Response {
+		switch op {
+		case "BatchWriteItem":
+			batches.Add(1)
+			return ddbtest.AWSServerError("InternalServerError", "internal server error")
+		case "PutItem":
+			puts.Add(1)
+		}
+		return nil
+	})
+	evs := []event.Event{newEvent(t, "a", map[string]any{}), newEvent(t, "b", map[string]any{}), newEvent(t, "c", map[string]any{})}
+	for i, err := range store.New(client, table).PutBatch(ctx, "tenant-a", evs) {
+		assert.NoError(t, err, "event %d", i)
+	}
+	assert.Equal(t, int32(1), batches.Load(), "the batch is sent once")
+	assert.Equal(t, int32(3), puts.Load(), "then each event alone")
+	st := store.New(db.Client, table)
+	for _, e := range evs {
+		got, err := st.Get(ctx, "tenant-a", e.ID)
+		require.NoError(t, err)
+		assert.Equal(t, e, got)
+	}
+}

@@ -51,6 +51,13 @@ func AWSError(code, msg string) *http.Response {
 	return awsResponse(400, b)
 }
 
+// AWSServerError is DynamoDB's 500 answer with error code (such as
+// InternalServerError) and message: a failure whose outcome is unknown.
+func AWSServerError(code, msg string) *http.Response {
+	b, _ := json.Marshal(map[string]string{"__type": "com.amazonaws.dynamodb.v20120810#" + code, "message": msg})
+	return awsResponse(500, b)
+}
+
 // AWSJSON is a successful DynamoDB answer with body v.
 func AWSJSON(v any) *http.Response {
 	b, _ := json.Marshal(v)
