@@ -259,9 +259,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		if *dryRun {
 			verb = "to seal"
 		}
-		fmt.Fprintf(stdout, "%d tenants, %d subscriptions, %d %s, %d changed meanwhile\n", stats.tenants, stats.subscriptions, stats.sealed, verb, stats.raced)
+		fmt.Fprintf(stdout, "%d tenants, %d subscriptions, %d %s, %d changed meanwhile, %d with an invalid secret\n", stats.tenants, stats.subscriptions, stats.sealed, verb, stats.raced, stats.invalid)
 		if err != nil {
 			fmt.Fprintf(stderr, "triggers-keys reseal-secrets: %v (run it again: what is sealed stays sealed)\n", err)
+			return 1
+		}
+		if stats.invalid > 0 {
+			fmt.Fprintf(stderr, "triggers-keys reseal-secrets: %d subscriptions hold a plain-text value that is not a valid secret (listed above, left as they are): rotate them\n", stats.invalid)
 			return 1
 		}
 		return 0

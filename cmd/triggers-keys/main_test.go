@@ -221,14 +221,14 @@ func TestResealSecrets(t *testing.T) {
 	args := []string{"-table", keysTable, "reseal-secrets", "-events-table", events, "-secrets-key", key, "-kms-endpoint-url", kms.Endpoint}
 	code, out, errOut := cli(t, append(args, "-dry-run")...)
 	require.Equal(t, 0, code, errOut)
-	assert.Contains(t, out, "2 tenants, 3 subscriptions, 2 to seal, 0 changed meanwhile")
+	assert.Contains(t, out, "2 tenants, 3 subscriptions, 2 to seal, 0 changed meanwhile, 0 with an invalid secret")
 	got, err := st.GetSubscription(ctx, "tenant-a", "sub_plain")
 	require.NoError(t, err)
 	assert.Equal(t, []string{plain["a1"].Encode()}, got.Secrets, "a dry run changes nothing")
 
 	code, out, errOut = cli(t, args...)
 	require.Equal(t, 0, code, errOut)
-	assert.Contains(t, out, "2 tenants, 3 subscriptions, 2 sealed, 0 changed meanwhile")
+	assert.Contains(t, out, "2 tenants, 3 subscriptions, 2 sealed, 0 changed meanwhile, 0 with an invalid secret")
 	assert.Contains(t, out, "sealed 1 plain-text secret(s): tenant tenant-a subscription sub_plain")
 	assert.Contains(t, out, "sealed 1 plain-text secret(s): tenant tenant-a subscription sub_mixed")
 	assert.NotContains(t, out+errOut, webhook.SecretPrefix, "no secret printed")
@@ -260,9 +260,57 @@ func TestResealSecrets(t *testing.T) {
 
 	code, out, errOut = cli(t, args...)
 	require.Equal(t, 0, code, errOut)
-	assert.Contains(t, out, "2 tenants, 3 subscriptions, 0 sealed, 0 changed meanwhile", "nothing left to seal")
+	assert.Contains(t, out, "2 tenants, 3 subscriptions, 0 sealed, 0 changed meanwhile, 0 with an invalid secret", "nothing left to seal")
 
 	code, _, errOut = cli(t, "-table", keysTable, "reseal-secrets", "-events-table", events)
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, "-secrets-key are required")
+}
+
+// A plain-text value that is not a valid secret (a previous secret the
+// webhook function skips) is reported by subscription and place, never by
+// value, and left as it is; the run goes on to the other subscriptions and
+// tenants, and ends with status 1. The dry run reports it too.
+func TestResealSecretsGoesOnPastAnInvalidSecret(t *testing.T) {
+	ctx := context.Background()
+	keysTable := ddbtest.TableName("keys-" + t.Name())
+	code, _, errOut := cli(t, "-table", keysTable, "create-table")
+	require.Equal(t, 0, code, errOut)
+	for _, tenant := range []string{"tenant-a", "tenant-b"} {
+		code, _, errOut = cli(t, "-table", keysTable, "create", "-tenant", tenant)
+		require.Equal(t, 0, code, errOut)
+	}
+	events := db.CreateTable(t, schema.Events())
+	st := store.New(db.Client, events)
+	kms := kmstest.Shared(t)
+	key := kms.Key(t)
+	now := event.FormatTime(time.Now())
+	good := webhook.NewSecret()
+	require.NoError(t, st.CreateSubscription(ctx, "tenant-a", event.Subscription{ID: "sub_bad", URL: "https://hooks.example.com/a", EventTypes: []string{}, CreatedAt: now,
+		Secrets: []string{webhook.NewSecret().Encode(), "whsec_AAAA"}}))
+	require.NoError(t, st.CreateSubscription(ctx, "tenant-b", event.Subscription{ID: "sub_good", URL: "https://hooks.example.com/b", EventTypes: []string{}, CreatedAt: now,
+		Secrets: []string{good.Encode()}}))
+
+	args := []string{"-table", keysTable, "reseal-secrets", "-events-table", events, "-secrets-key", key, "-kms-endpoint-url", kms.Endpoint}
+	code, out, errOut := cli(t, append(args, "-dry-run")...)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, out, "left as is, tenant tenant-a subscription sub_bad: secret 2 is not a valid secret")
+	assert.Contains(t, out, "2 tenants, 2 subscriptions, 1 to seal, 0 changed meanwhile, 1 with an invalid secret")
+
+	code, out, errOut = cli(t, args...)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "1 subscriptions hold a plain-text value that is not a valid secret")
+	assert.Contains(t, out, "2 tenants, 2 subscriptions, 1 sealed, 0 changed meanwhile, 1 with an invalid secret")
+	assert.NotContains(t, out+errOut, "whsec_", "no value printed")
+	got, err := st.GetSubscription(ctx, "tenant-b", "sub_good")
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(got.Secrets[0], secretbox.Prefix), "the run went on to tenant-b")
+	box, err := secretbox.New(kms.Client, key, secretbox.Options{})
+	require.NoError(t, err)
+	sec, err := box.Open(ctx, "tenant-b", "sub_good", got.Secrets[0])
+	require.NoError(t, err)
+	assert.Equal(t, good, sec)
+	bad, err := st.GetSubscription(ctx, "tenant-a", "sub_bad")
+	require.NoError(t, err)
+	assert.Equal(t, "whsec_AAAA", bad.Secrets[1], "left as is")
 }

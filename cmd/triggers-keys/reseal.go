@@ -21,8 +21,11 @@ type resealStats struct {
 	// sealed counts the subscriptions whose plain-text secrets were
 	// sealed (or, with dryRun, would be); raced those a rotation or a
 	// delete changed under the reseal (left as they are: a rotation seals
-	// the secret it adds, and the plain one ends with its overlap).
-	sealed, raced int
+	// the secret it adds, and the plain one ends with its overlap);
+	// invalid those holding a plain-text value that is not a valid secret
+	// (left as they are, reported: the webhook function skips such a
+	// value, and only a rotation replaces it).
+	sealed, raced, invalid int
 }
 
 // resealSecrets seals in place every signing secret stored in plain text
@@ -55,6 +58,14 @@ func resealSecrets(ctx context.Context, keys *apikey.Store, st *store.Store, box
 		for _, sub := range subs {
 			stats.subscriptions++
 			next, plain, err := sealPlain(ctx, box, tenant, sub, dryRun)
+			if errors.Is(err, errInvalidSecret) {
+				// One bad value must not stop the run (every rerun would
+				// stop at it, and nothing after it would ever be sealed;
+				// found by review).
+				stats.invalid++
+				fmt.Fprintf(out, "left as is, %v\n", err)
+				continue
+			}
 			if err != nil {
 				return stats, err
 			}
@@ -83,8 +94,14 @@ func resealSecrets(ctx context.Context, keys *apikey.Store, st *store.Store, box
 	return stats, nil
 }
 
+// errInvalidSecret marks sealPlain's error for a plain-text value that is
+// not a valid secret.
+var errInvalidSecret = errors.New("not a valid secret")
+
 // sealPlain returns sub's secrets with each plain-text one sealed (kept as
-// it is with dryRun), and how many were plain.
+// it is with dryRun), and how many were plain. A plain-text value that is
+// not a valid secret is an errInvalidSecret error, with dryRun too, which
+// names the subscription and the value's place, never the value.
 func sealPlain(ctx context.Context, box *secretbox.Box, tenant string, sub event.Subscription, dryRun bool) ([]string, int, error) {
 	next := slices.Clone(sub.Secrets)
 	plain := 0
@@ -93,12 +110,12 @@ func sealPlain(ctx context.Context, box *secretbox.Box, tenant string, sub event
 			continue
 		}
 		plain++
-		if dryRun {
-			continue
-		}
 		sec, err := webhook.ParseSecret(stored)
 		if err != nil {
-			return nil, 0, fmt.Errorf("tenant %s subscription %s: secret %d is not a valid secret: %w", tenant, sub.ID, i+1, err)
+			return nil, 0, fmt.Errorf("tenant %s subscription %s: secret %d is %w", tenant, sub.ID, i+1, errInvalidSecret)
+		}
+		if dryRun {
+			continue
 		}
 		if next[i], err = box.Seal(ctx, tenant, sub.ID, sec); err != nil {
 			return nil, 0, fmt.Errorf("tenant %s subscription %s: %w", tenant, sub.ID, err)
