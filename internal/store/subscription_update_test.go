@@ -68,6 +68,18 @@ func TestUpdateSubscription(t *testing.T) {
 		assert.Equal(t, t0.Add(time.Minute), got.CircuitOpenUntil, "%s: still open", u)
 		assert.NotEmpty(t, got.FailingSince, "%s: the failing run goes on", u)
 	}
+	// An IP address's spellings are one server.
+	_, err = st.UpdateSubscription(ctx, "tenant-a", "sub_a", event.SubscriptionPatch{URL: aws.String("https://[2606:4700::1111]/a")}, t0)
+	require.NoError(t, err)
+	for i := 1; i <= 2; i++ {
+		_, err := st.SubscriptionFailed(ctx, "tenant-a", "sub_a", t0.Add(time.Duration(i)*time.Second), time.Hour, "r")
+		require.NoError(t, err)
+	}
+	for _, u := range []string{"https://[2606:4700:0:0:0:0:0:1111]/a", "https://[2606:4700:0000::1111]:443/b"} {
+		got, err = st.UpdateSubscription(ctx, "tenant-a", "sub_a", event.SubscriptionPatch{URL: aws.String(u)}, t0)
+		require.NoError(t, err)
+		assert.Equal(t, 2, got.ConsecutiveFailures, "%s: the same address", u)
+	}
 	// Another port or scheme is another server.
 	got, err = st.UpdateSubscription(ctx, "tenant-a", "sub_a", event.SubscriptionPatch{URL: aws.String("https://hooks.example.com:8443/sub_a")}, t0)
 	require.NoError(t, err)

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
@@ -765,7 +766,13 @@ func sameServer(a, b string) bool {
 	// the same server does not clear the breaker either (found by
 	// review). Another name for the same address (wildcard DNS) is another
 	// server: the breaker is per name.
-	host := func(u *url.URL) string { return strings.TrimSuffix(strings.ToLower(u.Hostname()), ".") }
+	host := func(u *url.URL) string {
+		h := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+		if a, err := netip.ParseAddr(h); err == nil {
+			return a.Unmap().String() // one spelling per IP address (::1111, 0:0::1111...)
+		}
+		return h
+	}
 	port := func(u *url.URL) int {
 		if p, err := strconv.Atoi(u.Port()); err == nil {
 			return p
