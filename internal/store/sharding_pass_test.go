@@ -114,7 +114,7 @@ func TestReshardingBetweenPagesOfFilteredViews(t *testing.T) {
 					keep := func(e event.Event) bool {
 						return (q.EventType == "" || e.Type == q.EventType) && (q.Status == "" || e.Status == q.Status)
 					}
-					all := writeSharded(t, st, one, tenant, base, 12)
+					all := writeSharded(t, st, one, tenant, base, 30)
 					before := newest(all, keep, asc)
 					var got []string
 					c := one
@@ -122,10 +122,10 @@ func TestReshardingBetweenPagesOfFilteredViews(t *testing.T) {
 						require.Less(t, n, 300)
 						switch n {
 						case 2:
-							all = append(all, writeSharded(t, st, four, tenant, base.Add(time.Minute), 12)...)
+							all = append(all, writeSharded(t, st, four, tenant, base.Add(time.Minute), 30)...)
 							c = four
 						case 4:
-							all = append(all, writeSharded(t, st, eight, tenant, base.Add(2*time.Minute), 12)...)
+							all = append(all, writeSharded(t, st, eight, tenant, base.Add(2*time.Minute), 30)...)
 							c = eight
 						}
 						p, err := st.List(c, q)
