@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/webhook/dispatch"
 )
@@ -118,5 +119,62 @@ func TestScheduledAttemptParkedAfterAFilterChangeAndAFault(t *testing.T) {
 	w.advance(time.Minute)
 	require.NoError(t, w.d.HandleTask(ctx, tasks[0].task))
 	assert.Len(t, rcv.requests(), 1)
+	assert.Equal(t, event.Delivered, w.status("tenant-a", e.ID).Status)
+}
+
+// The same for a redelivery round: the subscription's circuit is open,
+// so the round's attempt is recorded scheduled, and parking it failed; the
+// tenant narrowed the filter before SQS handed the round's task over
+// again. The round resumes its own attempt and parks it, with a wake (a
+// redelivery's attempt has no retries of its own: a failed one has
+// nothing to lose, a scheduled one had).
+func TestRedeliveryAttemptParkedAfterAFilterChangeAndAFault(t *testing.T) {
+	ctx := context.Background()
+	rcv := newReceiver(t, 503, 503, 200)
+	var parks *failingParks
+	w := newWorld(t, rcv, func(c *dispatch.Config) {
+		parks = &failingParks{Store: c.Store}
+		c.Store = parks
+		c.Schedule = contract.RetrySchedule{time.Second}
+	})
+	sub, _ := w.subscribe("tenant-a", "order.paid")
+	e := w.event("tenant-a", "order.paid")
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+	tasks := w.q.take()
+	require.Len(t, tasks, 1)
+	w.advance(time.Second)
+	require.NoError(t, w.d.HandleTask(ctx, tasks[0].task))
+	got := w.status("tenant-a", e.ID)
+	require.Equal(t, event.Failed, got.Status, "the schedule ended")
+
+	require.NoError(t, dispatch.Redeliver(w.q)(ctx, "tenant-a", got, "round-1", w.clock()))
+	require.NoError(t, w.st.StartRedelivery(ctx, "tenant-a", got, "round-1", w.clock()))
+	tasks = w.q.take()
+	require.Len(t, tasks, 1)
+	round := tasks[0].task
+	_, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, w.clock().Add(30*time.Second))
+	require.NoError(t, err)
+	parks.fail = 1
+	require.Error(t, w.d.HandleTask(ctx, round), "parking failed: the round's task comes back")
+	a := w.attempts("tenant-a", e.ID)
+	require.Len(t, a, 3)
+	require.Equal(t, "round-1", a[2].Round)
+	require.Equal(t, event.OutcomeScheduled, a[2].Outcome)
+
+	types := []string{"user.created"}
+	_, err = w.st.UpdateSubscription(ctx, "tenant-a", sub.ID, event.SubscriptionPatch{EventTypes: &types}, w.clock())
+	require.NoError(t, err)
+	require.NoError(t, w.d.HandleTask(ctx, round))
+	parked, err := w.st.ListParked(ctx, "tenant-a", sub.ID, 10)
+	require.NoError(t, err)
+	require.Len(t, parked, 1, "the round's scheduled attempt is parked")
+	assert.Equal(t, event.Parked{EventID: e.ID, Number: 3, Token: parked[0].Token}, parked[0])
+	tasks = w.q.take()
+	require.Len(t, tasks, 1, "with its wake")
+	require.NotEmpty(t, tasks[0].task.Wake)
+
+	w.advance(time.Minute)
+	require.NoError(t, w.d.HandleTask(ctx, tasks[0].task))
+	assert.Len(t, rcv.requests(), 3)
 	assert.Equal(t, event.Delivered, w.status("tenant-a", e.ID).Status)
 }
