@@ -178,17 +178,7 @@ func TestShardsGrowthWaitsForTheAuthorizerCache(t *testing.T) {
 // printed.
 func TestResealSecrets(t *testing.T) {
 	ctx := context.Background()
-	keysTable := ddbtest.TableName("keys-" + t.Name())
-	code, _, errOut := cli(t, "-table", keysTable, "create-table")
-	require.Equal(t, 0, code, errOut)
-	for _, tenant := range []string{"tenant-a", "tenant-b"} {
-		code, _, errOut = cli(t, "-table", keysTable, "create", "-tenant", tenant)
-		require.Equal(t, 0, code, errOut)
-	}
-	events := db.CreateTable(t, schema.Events())
-	st := store.New(db.Client, events)
-	kms := kmstest.Shared(t)
-	key := kms.Key(t)
+	keysTable, events, st, kms, key := resealSetUp(t)
 	box, err := secretbox.New(kms.Client, key, secretbox.Options{})
 	require.NoError(t, err)
 
@@ -273,17 +263,7 @@ func TestResealSecrets(t *testing.T) {
 // tenants, and ends with status 1. The dry run reports it too.
 func TestResealSecretsGoesOnPastAnInvalidSecret(t *testing.T) {
 	ctx := context.Background()
-	keysTable := ddbtest.TableName("keys-" + t.Name())
-	code, _, errOut := cli(t, "-table", keysTable, "create-table")
-	require.Equal(t, 0, code, errOut)
-	for _, tenant := range []string{"tenant-a", "tenant-b"} {
-		code, _, errOut = cli(t, "-table", keysTable, "create", "-tenant", tenant)
-		require.Equal(t, 0, code, errOut)
-	}
-	events := db.CreateTable(t, schema.Events())
-	st := store.New(db.Client, events)
-	kms := kmstest.Shared(t)
-	key := kms.Key(t)
+	keysTable, events, st, kms, key := resealSetUp(t)
 	now := event.FormatTime(time.Now())
 	good := webhook.NewSecret()
 	require.NoError(t, st.CreateSubscription(ctx, "tenant-a", event.Subscription{ID: "sub_bad", URL: "https://hooks.example.com/a", EventTypes: []string{}, CreatedAt: now,
@@ -313,4 +293,20 @@ func TestResealSecretsGoesOnPastAnInvalidSecret(t *testing.T) {
 	bad, err := st.GetSubscription(ctx, "tenant-a", "sub_bad")
 	require.NoError(t, err)
 	assert.Equal(t, "whsec_AAAA", bad.Secrets[1], "left as is")
+}
+
+// resealSetUp makes an API-keys table with keys for tenant-a and tenant-b,
+// an events table (and its store) and a KMS key of the test's own.
+func resealSetUp(t *testing.T) (keysTable, events string, st *store.Store, kms *kmstest.Local, key string) {
+	t.Helper()
+	keysTable = ddbtest.TableName("keys-" + t.Name())
+	code, _, errOut := cli(t, "-table", keysTable, "create-table")
+	require.Equal(t, 0, code, errOut)
+	for _, tenant := range []string{"tenant-a", "tenant-b"} {
+		code, _, errOut = cli(t, "-table", keysTable, "create", "-tenant", tenant)
+		require.Equal(t, 0, code, errOut)
+	}
+	events = db.CreateTable(t, schema.Events())
+	kms = kmstest.Shared(t)
+	return keysTable, events, store.New(db.Client, events), kms, kms.Key(t)
 }
