@@ -172,6 +172,50 @@ func TestSettle(t *testing.T) {
 	assert.ErrorIs(t, st.Settle(ctx, "tenant-a", "not-an-id", event.Received, event.Delivered, nil), event.ErrNotFound)
 }
 
+// An event attempted to more subscriptions over its life than a
+// transaction can check (subscriptions come and go): Settle checks the
+// attempts a concurrent next attempt can follow, one with a retry due and
+// the most recently finished, whatever their subscription ids, and still
+// settles when none has a next attempt.
+func TestSettleManyLatest(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.Events())
+	st := store.New(db.Client, table)
+	base := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	latestOf := func(e event.Event) []event.Attempt {
+		latest := make([]event.Attempt, 120)
+		for i := range latest {
+			latest[i] = event.Attempt{SubscriptionID: fmt.Sprintf("sub_%03d", i), Number: 1,
+				Timestamp: event.FormatTime(base), Outcome: event.OutcomeDelivered}
+		}
+		// Last by subscription id, so past the first 99: one failed long
+		// ago with its retry due, one finished last.
+		latest[110] = event.Attempt{SubscriptionID: "sub_110", Number: 1, Timestamp: event.FormatTime(base.Add(-time.Hour)),
+			Outcome: event.OutcomeFailed, NextAttemptAt: event.FormatTime(base.Add(time.Minute))}
+		latest[119].Timestamp = event.FormatTime(base.Add(time.Hour))
+		return latest
+	}
+	for _, next := range []string{"sub_110", "sub_119"} {
+		e := newEvent(t, "t", map[string]any{})
+		require.NoError(t, st.Put(ctx, "tenant-a", e))
+		record(t, st, "tenant-a", e.ID, event.Attempt{SubscriptionID: next, Number: 2, Timestamp: event.FormatTime(base.Add(2 * time.Hour)),
+			Outcome: event.OutcomeDelivered}, e.TTL)
+		assert.ErrorIs(t, st.Settle(ctx, "tenant-a", e.ID, event.Received, event.Delivered, latestOf(e)), event.ErrStaleAttempts,
+			"decided without %s's attempt 2", next)
+		got, err := st.Get(ctx, "tenant-a", e.ID)
+		require.NoError(t, err)
+		assert.Equal(t, event.Received, got.Status, "a stale decision changes nothing")
+	}
+	e := newEvent(t, "t", map[string]any{})
+	require.NoError(t, st.Put(ctx, "tenant-a", e))
+	latest := latestOf(e)
+	require.NoError(t, st.Settle(ctx, "tenant-a", e.ID, event.Received, event.Delivered, latest))
+	got, err := st.Get(ctx, "tenant-a", e.ID)
+	require.NoError(t, err)
+	assert.Equal(t, event.Delivered, got.Status)
+	assert.Equal(t, "sub_000", latest[0].SubscriptionID, "the caller's slice is left as it was")
+}
+
 // A redelivery round starts once: the event moves from failed to
 // retrying with the round's marker, from the retry_count it was asked
 // for only.

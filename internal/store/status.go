@@ -5,6 +5,7 @@ package store
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -152,6 +153,32 @@ func (st *Store) transitionFailed(old map[string]types.AttributeValue, id string
 // at most 100 items, one of them the event).
 const maxSettleLatest = 99
 
+// settleChecks returns the attempts of latest that Settle checks: all of
+// them, or, past maxSettleLatest (an event attempted to more than 99
+// subscriptions over its life, as subscriptions come and go: at most
+// event.MaxSubscriptions exist at once), the ones a concurrent next
+// attempt can follow first. Those are an attempt with a retry due
+// (NextAttemptAt set), then the most recently finished: a next attempt
+// follows its predecessor's end, and a subscription deleted long ago
+// gets none (its queued retries are abandoned). Before, the first 99 by
+// subscription id were checked, and a stale decision could go unseen.
+func settleChecks(latest []event.Attempt) []event.Attempt {
+	if len(latest) <= maxSettleLatest {
+		return latest
+	}
+	ranked := slices.Clone(latest)
+	slices.SortStableFunc(ranked, func(a, b event.Attempt) int {
+		if ar, br := a.NextAttemptAt != "", b.NextAttemptAt != ""; ar != br {
+			if ar {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(b.Timestamp, a.Timestamp) // newest first (TimeLayout sorts in time order)
+	})
+	return ranked[:maxSettleLatest]
+}
+
 // Settle moves the tenant's event id from status from to to, as one
 // transition, provided that for every attempt in latest no attempt with
 // the next number exists: the caller decided on to from exactly those
@@ -178,9 +205,7 @@ func (st *Store) settle(ctx context.Context, tenant, partition, id string, from,
 	if !ok {
 		return event.ErrNotFound
 	}
-	if len(latest) > maxSettleLatest {
-		latest = latest[:maxSettleLatest]
-	}
+	latest = settleChecks(latest)
 	items := make([]types.TransactWriteItem, 0, 1+len(latest))
 	items = append(items, types.TransactWriteItem{Update: &types.Update{
 		TableName:                           aws.String(st.table),
