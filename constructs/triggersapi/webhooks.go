@@ -269,6 +269,10 @@ type WebhookDeliveryProps struct {
 	// MetricsNamespace is the CloudWatch namespace of the function's own
 	// metrics (METRICS_NAMESPACE).
 	//
+	// Two WebhookDelivery in one stack (a TriggersApi's among them) must
+	// not share it: the second one built with the same namespace fails
+	// synth.
+	//
 	// Default: "Triggers/<stack name>", as TriggersApi's.
 	MetricsNamespace string
 }
@@ -729,6 +733,18 @@ func queueVisibility(q awssqs.IQueue) (time.Duration, bool) {
 	return time.Duration(*v) * time.Second, true
 }
 
+// sameDeliveryNamespace returns another WebhookDelivery of w's stack with
+// w's metrics namespace (a standalone one beside a TriggersApi's, say),
+// or nil.
+func sameDeliveryNamespace(w *WebhookDelivery) *WebhookDelivery {
+	for _, c := range *awscdk.Stack_Of(w).Node().FindAll(constructs.ConstructOrder_PREORDER) {
+		if o, ok := c.(*WebhookDelivery); ok && o != w && o.ns == w.ns {
+			return o
+		}
+	}
+	return nil
+}
+
 // NewWebhookDelivery creates the webhook function, the retry queue and its
 // dead-letter queue, and the event sources on the delivery and retry
 // queues. Invalid props panic with an error naming the value and the fix.
@@ -757,6 +773,10 @@ func NewWebhookDelivery(scope constructs.Construct, id *string, props *WebhookDe
 	}
 	if w.ns == "" {
 		w.ns = contract.MetricsNamespacePrefix + *awscdk.Stack_Of(w).StackName()
+	}
+	if other := sameDeliveryNamespace(w); other != nil {
+		panic(fmt.Errorf("webhookdelivery %q: its metrics namespace %q is that of WebhookDelivery %q in the same stack: their webhook metrics (dimensioned by outcome and reason only) and alarms would mix; give one of them its own MetricsNamespace (WebhookDeliveryProps.MetricsNamespace, or TriggersApiProps.MetricsNamespace for the one a TriggersApi makes), such as %q",
+			cdkutil.Deref(id), w.ns, *other.Node().Path(), contract.MetricsNamespacePrefix+*awscdk.Stack_Of(w).StackName()+"/"+*w.Node().Id()))
 	}
 	visibility := awscdk.Duration_Seconds(jsii.Number(s.minVisibility().Seconds()))
 

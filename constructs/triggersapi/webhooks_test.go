@@ -482,6 +482,52 @@ func TestWebhookDeliveryChecksTheDeliveryQueueVisibility(t *testing.T) {
 	}
 }
 
+// Two webhook deliveries in one stack would share the default metrics
+// namespace and mix their webhook metrics (dimensioned by outcome and
+// reason only) and alarms: the second fails synth naming the fix,
+// whether it is standalone or a TriggersApi's, unless it has a namespace
+// of its own. A standalone delivery beside an API without webhooks keeps
+// the default (the API's own metrics have other names).
+func TestTwoWebhookDeliveriesInOneStackNeedTheirOwnNamespace(t *testing.T) {
+	stack := awscdk.NewStack(newApp(), jsii.String("S"), nil)
+	code := webhookCode(stack)
+	api := triggersapi.NewTriggersApi(stack, jsii.String("Api"), &triggersapi.TriggersApiProps{
+		Webhooks: &triggersapi.WebhookOptions{Function: code},
+	})
+	queue := awssqs.NewQueue(stack, jsii.String("Q"), &awssqs.QueueProps{VisibilityTimeout: awscdk.Duration_Hours(jsii.Number(1))})
+	props := func(ns string) *triggersapi.WebhookDeliveryProps {
+		return &triggersapi.WebhookDeliveryProps{EventsTable: api.EventsTable(), DeliveryQueue: queue, MetricsNamespace: ns,
+			WebhookOptions: triggersapi.WebhookOptions{Function: code}}
+	}
+	assert.PanicsWithError(t, `webhookdelivery "W": its metrics namespace "Triggers/S" is that of WebhookDelivery "S/Api/Webhooks" in the same stack: their webhook metrics (dimensioned by outcome and reason only) and alarms would mix; give one of them its own MetricsNamespace (WebhookDeliveryProps.MetricsNamespace, or TriggersApiProps.MetricsNamespace for the one a TriggersApi makes), such as "Triggers/S/W"`, func() {
+		triggersapi.NewWebhookDelivery(stack, jsii.String("W"), props(""))
+	})
+	w := triggersapi.NewWebhookDelivery(stack, jsii.String("W2"), props("Triggers/S/W2"))
+	assert.Equal(t, "Triggers/S/W2", w.MetricsNamespace())
+	assert.Panics(t, func() { triggersapi.NewWebhookDelivery(stack, jsii.String("W3"), props("Triggers/S/W2")) }, "an explicit namespace equal to another's")
+
+	// A standalone delivery first, then an API with webhooks in the default namespace.
+	other := awscdk.NewStack(newApp(), jsii.String("T"), nil)
+	events := eventstore.NewEventsTable(other, jsii.String("Events"), nil)
+	q := awssqs.NewQueue(other, jsii.String("Q"), &awssqs.QueueProps{VisibilityTimeout: awscdk.Duration_Hours(jsii.Number(1))})
+	code = webhookCode(other)
+	triggersapi.NewWebhookDelivery(other, jsii.String("Push"), &triggersapi.WebhookDeliveryProps{EventsTable: events, DeliveryQueue: q,
+		WebhookOptions: triggersapi.WebhookOptions{Function: code}})
+	assert.PanicsWithError(t, `webhookdelivery "Webhooks": its metrics namespace "Triggers/T" is that of WebhookDelivery "T/Push" in the same stack: their webhook metrics (dimensioned by outcome and reason only) and alarms would mix; give one of them its own MetricsNamespace (WebhookDeliveryProps.MetricsNamespace, or TriggersApiProps.MetricsNamespace for the one a TriggersApi makes), such as "Triggers/T/Webhooks"`, func() {
+		triggersapi.NewTriggersApi(other, jsii.String("Api"), &triggersapi.TriggersApiProps{EventsTable: events,
+			Webhooks: &triggersapi.WebhookOptions{Function: code}})
+	})
+
+	// Beside an API without webhooks, the default is fine.
+	plain := awscdk.NewStack(newApp(), jsii.String("U"), nil)
+	bare := triggersapi.NewTriggersApi(plain, jsii.String("Api"), nil)
+	assert.NotPanics(t, func() {
+		triggersapi.NewWebhookDelivery(plain, jsii.String("Push"), &triggersapi.WebhookDeliveryProps{EventsTable: bare.EventsTable(),
+			DeliveryQueue:  awssqs.NewQueue(plain, jsii.String("Q"), &awssqs.QueueProps{VisibilityTimeout: awscdk.Duration_Hours(jsii.Number(1))}),
+			WebhookOptions: triggersapi.WebhookOptions{Function: webhookCode(plain)}})
+	})
+}
+
 // TriggersApi composes a WebhookDelivery only when Webhooks is set.
 func TestTriggersApiWebhooks(t *testing.T) {
 	off := awscdk.NewStack(newApp(), jsii.String("Off"), nil)
