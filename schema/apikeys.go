@@ -18,8 +18,9 @@ const (
 	AttrDescription = "description"
 	// AttrShards is the number of shards a tenant's new events are
 	// written to (absent: 1), AttrReadShards the number its inbox reads
-	// (absent: AttrShards); every key of a tenant carries the same values,
-	// and so does the tenant's record (key_hash "tenant#<tenant>", which
+	// (absent: AttrShards); every key of a tenant that is not revoked
+	// carries the same values (a revoked one keeps those it had), and so
+	// does the tenant's record (key_hash "tenant#<tenant>", which
 	// serializes changes of the tenant's keys: internal/apikey).
 	AttrShards     = "shards"
 	AttrReadShards = "read_shards"

@@ -54,7 +54,8 @@ func main() {
 const usage = `usage: triggers-keys [-table NAME] [-endpoint-url URL] [-region REGION] COMMAND [flags]
 
 commands:
-  create -tenant ID [-description TEXT]   create a key for a tenant; the key is shown once
+  create -tenant ID [-description TEXT]   create a key for a tenant; the key is shown once. A
+                                          tenant has at most 99 keys that are not revoked
   list [-tenant ID] [-json]               list keys: hash, prefix, tenant, status, dates
   revoke -hash HASH | -key-stdin          revoke a key (idempotent); -key-stdin reads the key
                                           from standard input, so it stays out of argv and history

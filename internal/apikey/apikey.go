@@ -90,7 +90,8 @@ type Key struct {
 	CreatedAt   time.Time
 	RevokedAt   time.Time
 	// Shards is the tenant's sharding (write and read shard counts,
-	// shard.Config), the same on every key of the tenant; zero counts
+	// shard.Config), the same on every key of the tenant that is not
+	// revoked (a revoked key keeps the counts it had); zero counts
 	// mean one shard. Shards.Write is the write count from ShardsFrom
 	// on; see ShardsAt.
 	Shards shard.Config
@@ -164,7 +165,9 @@ func NewStore(db DB, table string, opts ...Option) *Store {
 // tenant's record and other keys carry (SetShards), so every key of a
 // tenant writes and reads the same shards; it is written with the
 // tenant's record in one transaction (ErrShardsChanged when concurrent
-// changes of the tenant kept winning).
+// changes of the tenant kept winning). A tenant has at most
+// MaxKeysPerTenant keys that are not revoked: Create refuses another, and
+// writes nothing.
 func (s *Store) Create(ctx context.Context, tenant, description string) (string, Key, error) {
 	if !event.ValidTenantID(tenant) {
 		return "", Key{}, fmt.Errorf("tenant id %q is invalid: use 1-128 characters of [A-Za-z0-9_.:-], starting with a letter or digit", tenant)
@@ -195,6 +198,10 @@ func (s *Store) Create(ctx context.Context, tenant, description string) (string,
 		r, err := s.readTenant(ctx, tenant)
 		if err != nil {
 			return "", Key{}, err
+		}
+		if len(r.keys) >= MaxKeysPerTenant {
+			// Past it, every SetShards of the tenant would be refused.
+			return "", Key{}, fmt.Errorf("tenant %q has %d API keys that are not revoked, the most it may have (a change of its sharding writes them all in one transaction): revoke unused keys first", tenant, len(r.keys))
 		}
 		k.Shards, k.ShardsPrev, k.ShardsFrom = r.cfg, 0, time.Time{}
 		delete(item, schema.AttrShards)

@@ -86,7 +86,12 @@ func (r tenantRecord) pending(now time.Time) bool { return !r.from.IsZero() && n
 // readTenant reads tenant's record with a strongly consistent read, and
 // adds the keys the tenant index lists (those of a table written before
 // the record existed, or by an older triggers-keys) with their read
-// counts, and their write counts while there is no record.
+// counts, and their write counts while there is no record. Keys the index
+// shows revoked are left out of r.keys (revocation is final: a revoked
+// key never authenticates again, so its counts do not matter), so the
+// record, and a SetShards transaction, hold only keys that may still
+// authenticate; a key revoked so recently that the index still shows it
+// active stays in, which is harmless.
 func (s *Store) readTenant(ctx context.Context, tenant string) (tenantRecord, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      aws.String(s.table),
@@ -113,6 +118,7 @@ func (s *Store) readTenant(ctx context.Context, tenant string) (tenantRecord, er
 	if err != nil {
 		return tenantRecord{}, err
 	}
+	revoked := map[string]bool{}
 	for _, k := range listed {
 		// The record's write count is the tenant's once it exists (the
 		// index may still show a key's count from before the last change:
@@ -122,10 +128,15 @@ func (s *Store) readTenant(ctx context.Context, tenant string) (tenantRecord, er
 			r.cfg.Write = max(r.cfg.Write, k.Shards.Write)
 		}
 		r.cfg.Read = max(r.cfg.Read, k.Shards.Read)
+		if k.Status == StatusRevoked {
+			revoked[k.Hash] = true
+			continue
+		}
 		if !slices.Contains(r.keys, k.Hash) {
 			r.keys = append(r.keys, k.Hash)
 		}
 	}
+	r.keys = slices.DeleteFunc(r.keys, func(h string) bool { return revoked[h] })
 	sort.Strings(r.keys)
 	return r, nil
 }
@@ -263,10 +274,10 @@ func (s *Store) SetShards(ctx context.Context, tenant string, write int) (Shardi
 		}
 		r.keys = slices.DeleteFunc(r.keys, func(h string) bool { return gone[h] })
 		if len(r.keys) == 0 {
-			return Sharding{}, fmt.Errorf("tenant %q has no API keys", tenant)
+			return Sharding{}, fmt.Errorf("tenant %q has no API keys that are not revoked", tenant)
 		}
 		if len(r.keys) > maxKeysPerChange {
-			return Sharding{}, fmt.Errorf("tenant %q has %d API keys: a change of its sharding writes at most %d in one transaction; revoke and remove unused keys first", tenant, len(r.keys), maxKeysPerChange)
+			return Sharding{}, fmt.Errorf("tenant %q has %d API keys that are not revoked: a change of its sharding writes at most %d in one transaction; revoke unused keys first", tenant, len(r.keys), maxKeysPerChange)
 		}
 		next := nextSharding(r, write, s.now(), s.switchDelay)
 		cfg := next.Config
@@ -304,8 +315,8 @@ func (s *Store) SetShards(ctx context.Context, tenant string, write int) (Shardi
 
 // missingKeys returns the keys of a SetShards transaction (keys, its
 // items after the tenant's record) whose condition attribute_exists
-// failed: their items are gone (deleted by hand, as "remove unused keys"
-// invites), though the tenant's record still lists them. SetShards drops
+// failed: their items are gone (deleted by hand, as the key limit's
+// message once invited), though the tenant's record still lists them. SetShards drops
 // them from the record and tries again; before, every later change of the
 // tenant failed the same way (found by review).
 func missingKeys(err error, keys []string) []string {
@@ -323,5 +334,11 @@ func missingKeys(err error, keys []string) []string {
 }
 
 // maxKeysPerChange is how many keys one SetShards changes: a transaction
-// holds 100 items, one of them the tenant's record.
+// holds 100 items, one of them the tenant's record. It is also the most
+// keys a tenant may have that are not revoked (Create refuses more).
 const maxKeysPerChange = 99
+
+// MaxKeysPerTenant is the most API keys a tenant may have that are not
+// revoked: Create refuses another (revoke one first), so that a change of
+// the tenant's sharding always fits one transaction.
+const MaxKeysPerTenant = maxKeysPerChange

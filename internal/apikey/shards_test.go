@@ -409,7 +409,7 @@ func TestKeyRecordsOfEarlierVersionsApplyTheirCounts(t *testing.T) {
 	assert.Equal(t, shard.Config{Write: 8, Read: 8}, p.Shards)
 }
 
-// A key item deleted by hand (the way the key limit's message says to
+// A key item deleted by hand (as the key limit's message once said to
 // remove unused keys) while the tenant's record still lists it: SetShards
 // drops it from the record and changes the other keys. It used to fail
 // every time, each transaction cancelled by the gone key's condition.
@@ -444,4 +444,61 @@ func TestSetShardsDropsAKeyDeletedByHand(t *testing.T) {
 	got, err := db.Client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: map[string]types.AttributeValue{schema.AttrKeyHash: &types.AttributeValueMemberS{Value: removed.Hash}}})
 	require.NoError(t, err)
 	assert.Nil(t, got.Item, "nothing recreated the gone key")
+}
+
+// A tenant's keys stay within what one sharding change can write: Create
+// refuses a key past 99 that may still authenticate (nothing written), and
+// revoking keys makes room, as the messages say, for Create and for
+// SetShards, which leave revoked keys out of the tenant's record (they
+// never authenticate again, so their counts do not matter). Create used
+// to take a 100th key, after which every SetShards of the tenant was
+// refused, and revoking keys did not help: only deleting items by hand.
+func TestKeyLimitOfATenant(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.APIKeys())
+	keys := apikey.NewStore(db.Client, table, apikey.WithShardSwitchDelay(0))
+	var made []apikey.Key
+	for i := range 99 {
+		_, k, err := keys.Create(ctx, "acme", "key "+strconv.Itoa(i))
+		require.NoError(t, err, "key %d", i+1)
+		made = append(made, k)
+	}
+	_, _, err := keys.Create(ctx, "acme", "one too many")
+	require.ErrorContains(t, err, `tenant "acme" has 99 API keys that are not revoked`)
+	listed, err := keys.List(ctx, "acme")
+	require.NoError(t, err)
+	assert.Len(t, listed, 99, "the refused key was not written")
+	_, err = keys.SetShards(ctx, "acme", 4)
+	require.NoError(t, err, "99 keys fit one change")
+
+	// Revoking makes room: a new key, and the change still fits.
+	for _, k := range made[:2] {
+		_, err := keys.Revoke(ctx, k.Hash)
+		require.NoError(t, err)
+	}
+	newKey, _, err := keys.Create(ctx, "acme", "after a revocation")
+	require.NoError(t, err)
+	cfg, err := keys.SetShards(ctx, "acme", 8)
+	require.NoError(t, err, "98 live keys and 2 revoked ones: the revoked ones are not written")
+	assert.Equal(t, shard.Config{Write: 8, Read: 8}, cfg.Config)
+	p, err := keys.Principal(ctx, newKey)
+	require.NoError(t, err)
+	assert.Equal(t, shard.Config{Write: 8, Read: 8}, p.Shards)
+
+	rec, err := db.Client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(table), ConsistentRead: aws.Bool(true),
+		Key: map[string]types.AttributeValue{schema.AttrKeyHash: &types.AttributeValueMemberS{Value: schema.TenantRecordPrefix + "acme"}},
+	})
+	require.NoError(t, err)
+	hashes := rec.Item[schema.AttrTenantKeyHashes].(*types.AttributeValueMemberSS).Value
+	assert.Len(t, hashes, 98)
+	assert.NotContains(t, hashes, made[0].Hash, "a revoked key leaves the tenant's record")
+
+	// A tenant whose keys are all revoked has nothing to change.
+	_, k, err := keys.Create(ctx, "solo", "")
+	require.NoError(t, err)
+	_, err = keys.Revoke(ctx, k.Hash)
+	require.NoError(t, err)
+	_, err = keys.SetShards(ctx, "solo", 2)
+	assert.ErrorContains(t, err, `tenant "solo" has no API keys that are not revoked`)
 }
