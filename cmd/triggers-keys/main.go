@@ -57,8 +57,9 @@ commands:
   create -tenant ID [-description TEXT]   create a key for a tenant; the key is shown once. A
                                           tenant has at most 99 keys that are not revoked
   list [-tenant ID] [-json]               list keys: hash, prefix, tenant, status, dates
-  revoke -hash HASH | -key-stdin          revoke a key (idempotent); -key-stdin reads the key
-                                          from standard input, so it stays out of argv and history
+  revoke -hash HASH | -key-stdin          revoke a key (idempotent); HASH is the 64 hex characters
+                                          list shows; -key-stdin reads the key from standard
+                                          input, so it stays out of argv and history
   shards -tenant ID -count N [-authorizer-cache-ttl D]
                                           write the tenant's new events to N shards (1-32) on
                                           every key of the tenant; its inbox keeps reading the
@@ -203,6 +204,20 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		if (*hash == "") == !*fromStdin {
 			fmt.Fprintln(stderr, "triggers-keys revoke: pass exactly one of -hash or -key-stdin")
 			return 2
+		}
+		if !*fromStdin {
+			// Never echo a value that is not a hash: it may be the key
+			// itself, given to the wrong flag.
+			h := strings.ToLower(strings.TrimSpace(*hash))
+			if !apikey.ValidHash(h) {
+				fmt.Fprint(stderr, "triggers-keys revoke: -hash takes the key's hash: 64 hexadecimal characters, as list shows them")
+				if strings.HasPrefix(strings.TrimSpace(*hash), apikey.Prefix) {
+					fmt.Fprint(stderr, "; that is an API key, not its hash: pipe it to -key-stdin instead (it is in your shell history now)")
+				}
+				fmt.Fprintln(stderr)
+				return 2
+			}
+			*hash = h
 		}
 		if *fromStdin {
 			line, err := bufio.NewReader(io.LimitReader(stdin, 4096)).ReadString('\n')

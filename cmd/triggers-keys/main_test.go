@@ -310,3 +310,35 @@ func resealSetUp(t *testing.T) (keysTable, events string, st *store.Store, kms *
 	kms = kmstest.Shared(t)
 	return keysTable, events, store.New(db.Client, events), kms, kms.Key(t)
 }
+
+// revoke -hash takes a hash as list shows it (64 hex characters, any case,
+// blanks around it ignored) and refuses anything else as a usage error,
+// without echoing it: a key passed by mistake (the secret itself) is never
+// printed back, and a blank or malformed value reads nothing. Before, a
+// key given to -hash was printed in "no key with hash trg_...", and a
+// blank -hash reached DynamoDB and failed with its ValidationException.
+func TestRevokeRefusesWhatIsNotAHash(t *testing.T) {
+	key, err := apikey.Generate()
+	require.NoError(t, err)
+	table := ddbtest.TableName("keys-" + t.Name())
+	code, _, errOut := cli(t, "-table", table, "create-table")
+	require.Equal(t, 0, code, "create-table: %s", errOut)
+	for _, bad := range []string{key, " ", "abc", strings.Repeat("g", 64), strings.Repeat("a", 65), "tenant#acme"} {
+		code, out, errOut := cli(t, "-table", table, "revoke", "-hash", bad)
+		assert.Equal(t, 2, code, "-hash %q: %s", bad, errOut)
+		assert.Contains(t, errOut, "-hash takes the key's hash: 64 hexadecimal characters, as list shows them", "-hash %q", bad)
+		assert.NotContains(t, out+errOut, key[len(apikey.Prefix):], "the key was printed back")
+	}
+	code, _, errOut = cli(t, "-table", table, "revoke", "-hash", key)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "that is an API key, not its hash")
+
+	// A valid hash, in any case and with blanks around it, still works.
+	code, out, errOut := cli(t, "-table", table, "create", "-tenant", "acme")
+	require.Equal(t, 0, code, "create: %s", errOut)
+	hash := regexp.MustCompile(`hash: +([0-9a-f]{64})`).FindStringSubmatch(out)
+	require.Len(t, hash, 2, "%s", out)
+	code, out, errOut = cli(t, "-table", table, "revoke", "-hash", " "+strings.ToUpper(hash[1])+" ")
+	require.Equal(t, 0, code, "revoke: %s", errOut)
+	assert.Equal(t, "revoked "+hash[1]+"\n", out)
+}

@@ -80,6 +80,20 @@ func DisplayPrefix(key string) string {
 	return key[:displayChars]
 }
 
+// ValidHash reports whether h is a key's hash as Hash returns it: 64
+// lower-case hexadecimal characters.
+func ValidHash(h string) bool {
+	if len(h) != 2*sha256.Size {
+		return false
+	}
+	for i := 0; i < len(h); i++ {
+		if c := h[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // Key is a stored key's record; never the key itself.
 type Key struct {
 	Hash        string
@@ -347,11 +361,14 @@ func (s *Store) List(ctx context.Context, tenant string) ([]Key, error) {
 var ErrNoSuchKey = errors.New("no API key with this hash")
 
 // Revoke marks the key with hash revoked. It reports whether the key was
-// active before; revoking a revoked key again is not an error.
+// active before; revoking a revoked key again is not an error. hash may be
+// in any case, with blanks around it; anything but a hash (ValidHash once
+// so normalized: a tenant's record, a blank, the key itself) is
+// ErrNoSuchKey, without a request.
 func (s *Store) Revoke(ctx context.Context, hash string) (bool, error) {
 	hash = strings.ToLower(strings.TrimSpace(hash))
-	if strings.HasPrefix(hash, schema.TenantRecordPrefix) {
-		return false, ErrNoSuchKey // a tenant's record, not a key
+	if !ValidHash(hash) {
+		return false, ErrNoSuchKey
 	}
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                           aws.String(s.table),

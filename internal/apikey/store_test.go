@@ -86,6 +86,12 @@ func TestAuthenticateOnlyTheExactActiveKey(t *testing.T) {
 	assert.False(t, was)
 	_, err = keys.Revoke(ctx, strings.Repeat("0", 64))
 	assert.ErrorIs(t, err, apikey.ErrNoSuchKey)
+	// Anything but a hash is no key, not a DynamoDB error (a blank hash
+	// is an invalid key value there), and never the tenant's record.
+	for _, bad := range []string{"", " ", key, k.Hash + "0", schema.TenantRecordPrefix + "tenant-a"} {
+		_, err = keys.Revoke(ctx, bad)
+		assert.ErrorIs(t, err, apikey.ErrNoSuchKey, "%q", bad)
+	}
 
 	listed, err := keys.List(ctx, "tenant-a")
 	require.NoError(t, err)
