@@ -59,7 +59,9 @@ commands:
   list [-tenant ID] [-json]               list keys: hash, prefix, tenant, status, dates
   revoke -hash HASH | -key-stdin          revoke a key (idempotent); HASH is the 64 hex characters
                                           list shows; -key-stdin reads the key from standard
-                                          input, so it stays out of argv and history
+                                          input, so it stays out of argv and history. The key
+                                          works until its cached authorizer answers expire: up
+                                          to the authorizer cache TTL (docs/runbook.md)
   shards -tenant ID -count N [-authorizer-cache-ttl D]
                                           write the tenant's new events to N shards (1-32) on
                                           every key of the tenant; its inbox keeps reading the
@@ -242,6 +244,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		} else {
 			fmt.Fprintf(stdout, "already revoked %s\n", strings.ToLower(*hash))
 		}
+		fmt.Fprintln(stderr, revokeNote)
 		return 0
 	case "reseal-secrets":
 		events := fs.String("events-table", getenv(contract.EnvEventsTable), "events table name (default $EVENTS_TABLE)")
@@ -305,6 +308,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	global.Usage()
 	return 2
 }
+
+// revokeNote is what revoke says on stderr after a revocation: the key
+// keeps working until the gateway's cached answers for it expire.
+const revokeNote = "The key still works until the API's cached authorizer answer for it expires: up to the authorizer cache TTL (AuthorizerCacheTtl, default 300s) from now, on AWS and under make dev. To end it at once on AWS, flush the stage's authorizer cache (docs/runbook.md, Revoking an API key)."
 
 func noArgs(fs *flag.FlagSet, stderr io.Writer) bool {
 	if fs.NArg() > 0 {

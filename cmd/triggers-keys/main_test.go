@@ -85,9 +85,12 @@ func TestKeyLifecycle(t *testing.T) {
 	assert.Equal(t, "ci", k["description"])
 	assert.Equal(t, apikey.DisplayPrefix(key[1]), k["prefix"])
 
-	code, out, _ = cli(t, "-table", table, "revoke", "-hash", hash)
+	code, out, errOut = cli(t, "-table", table, "revoke", "-hash", hash)
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "revoked "+hash)
+	// The operator learns that the key is not refused at once.
+	assert.Contains(t, errOut, "up to the authorizer cache TTL")
+	assert.Contains(t, errOut, "flush the stage's authorizer cache")
 	code, out, _ = cliIn(t, key[1]+"\n", "-table", table, "revoke", "-key-stdin")
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "already revoked")
