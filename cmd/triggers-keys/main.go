@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -118,12 +119,16 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	switch cmd {
 	case "create":
 		tenant := fs.String("tenant", "", "tenant id (required)")
-		desc := fs.String("description", "", "free text stored with the key")
+		desc := fs.String("description", "", "one line of text stored with the key (no control characters, at most 1024 bytes)")
 		if fs.Parse(rest) != nil || !noArgs(fs, stderr) {
 			return 2
 		}
 		if *tenant == "" {
 			fmt.Fprintln(stderr, "triggers-keys create: -tenant is required")
+			return 2
+		}
+		if !apikey.ValidDescription(*desc) {
+			fmt.Fprintf(stderr, "triggers-keys create: -description must be one line of text (no control characters), at most %d bytes\n", apikey.MaxDescriptionLen)
 			return 2
 		}
 		key, k, err := keys.Create(ctx, *tenant, *desc)
@@ -188,7 +193,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "HASH\tPREFIX\tTENANT\tSTATUS\tCREATED\tREVOKED\tDESCRIPTION")
 		for _, k := range list {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.Hash, k.Prefix, k.TenantID, k.Status, stamp(k.CreatedAt), stamp(k.RevokedAt), k.Description)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.Hash, k.Prefix, k.TenantID, k.Status, stamp(k.CreatedAt), stamp(k.RevokedAt), oneLine(k.Description))
 		}
 		_ = tw.Flush()
 		return 0
@@ -319,6 +324,17 @@ func noArgs(fs *flag.FlagSet, stderr io.Writer) bool {
 		return false
 	}
 	return true
+}
+
+// oneLine returns a stored description as list's table prints it: as it
+// is when it is valid (apikey.ValidDescription), else quoted, so a control
+// character in one written by an earlier version or by hand cannot start a
+// row of its own.
+func oneLine(d string) string {
+	if apikey.ValidDescription(d) {
+		return d
+	}
+	return strconv.Quote(d)
 }
 
 func stamp(t time.Time) string {

@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -344,4 +347,41 @@ func TestRevokeRefusesWhatIsNotAHash(t *testing.T) {
 	code, out, errOut = cli(t, "-table", table, "revoke", "-hash", " "+strings.ToUpper(hash[1])+" ")
 	require.Equal(t, 0, code, "revoke: %s", errOut)
 	assert.Equal(t, "revoked "+hash[1]+"\n", out)
+}
+
+// A description is one line of text: create refuses control characters
+// (a newline or tab in it made list print rows of its own, which could
+// pass for another key's, "active" next to a revoked key's hash) and more
+// than 1024 bytes, before writing anything; list prints a stored one that
+// holds control characters quoted, on its key's line.
+func TestDescriptionIsOneLineOfText(t *testing.T) {
+	table := ddbtest.TableName("keys-" + t.Name())
+	code, _, errOut := cli(t, "-table", table, "create-table")
+	require.Equal(t, 0, code, "create-table: %s", errOut)
+	forged := "ok\n" + strings.Repeat("f", 64) + "  trg_xxxxxxxx  acme    active"
+	for _, bad := range []string{forged, "a\tb", "a\rb", "a\x00b", "\xff", strings.Repeat("d", 1025)} {
+		code, out, errOut := cli(t, "-table", table, "create", "-tenant", "acme", "-description", bad)
+		assert.Equal(t, 2, code, "-description %q: %s", bad, errOut)
+		assert.Contains(t, errOut, "-description must be one line of text (no control characters), at most 1024 bytes")
+		assert.NotContains(t, out, "api_key")
+	}
+	code, out, _ := cli(t, "-table", table, "list", "-json")
+	require.Equal(t, 0, code)
+	assert.Empty(t, out, "a refused key was written")
+	code, _, errOut = cli(t, "-table", table, "create", "-tenant", "acme", "-description", "zapier prod – ünïcode ok "+strings.Repeat("d", 990))
+	require.Equal(t, 0, code, "create: %s", errOut)
+
+	// A description with a newline written by an earlier version (or by
+	// hand) stays on its key's line.
+	_, err := db.Client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(table), Item: map[string]types.AttributeValue{
+		schema.AttrKeyHash: &types.AttributeValueMemberS{Value: apikey.Hash("trg_old")}, schema.AttrTenantID: &types.AttributeValueMemberS{Value: "acme"},
+		schema.AttrKeyStatus: &types.AttributeValueMemberS{Value: apikey.StatusRevoked}, schema.AttrCreatedAt: &types.AttributeValueMemberN{Value: "1"},
+		schema.AttrDescription: &types.AttributeValueMemberS{Value: forged},
+	}})
+	require.NoError(t, err)
+	code, out, _ = cli(t, "-table", table, "list")
+	require.Equal(t, 0, code)
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	assert.Len(t, lines, 3, "a header and one line per key: %s", out)
+	assert.Contains(t, out, `"ok\n`+strings.Repeat("f", 64))
 }

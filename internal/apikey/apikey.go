@@ -18,6 +18,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -92,6 +94,16 @@ func ValidHash(h string) bool {
 		}
 	}
 	return true
+}
+
+// MaxDescriptionLen is the most bytes a key's description may hold.
+const MaxDescriptionLen = 1024
+
+// ValidDescription reports whether d may be a key's description: valid
+// UTF-8 of at most MaxDescriptionLen bytes without control characters (one
+// line of text, which a listing prints as it is).
+func ValidDescription(d string) bool {
+	return len(d) <= MaxDescriptionLen && utf8.ValidString(d) && !strings.ContainsFunc(d, unicode.IsControl)
 }
 
 // Key is a stored key's record; never the key itself.
@@ -181,10 +193,13 @@ func NewStore(db DB, table string, opts ...Option) *Store {
 // tenant's record in one transaction (ErrShardsChanged when concurrent
 // changes of the tenant kept winning). A tenant has at most
 // MaxKeysPerTenant keys that are not revoked: Create refuses another, and
-// writes nothing.
+// writes nothing. The description must be ValidDescription.
 func (s *Store) Create(ctx context.Context, tenant, description string) (string, Key, error) {
 	if !event.ValidTenantID(tenant) {
 		return "", Key{}, fmt.Errorf("tenant id %q is invalid: use 1-128 characters of [A-Za-z0-9_.:-], starting with a letter or digit", tenant)
+	}
+	if !ValidDescription(description) {
+		return "", Key{}, fmt.Errorf("the description must be one line of text (no control characters), at most %d bytes", MaxDescriptionLen)
 	}
 	key, err := Generate()
 	if err != nil {

@@ -182,3 +182,20 @@ func TestCreateRefusesInvalidTenants(t *testing.T) {
 		assert.ErrorContains(t, err, "invalid", "%q", tenant)
 	}
 }
+
+// Create refuses a description that is not one line of text (control
+// characters, invalid UTF-8, more than MaxDescriptionLen bytes) and writes
+// nothing.
+func TestCreateRefusesInvalidDescriptions(t *testing.T) {
+	ctx := context.Background()
+	keys := apikey.NewStore(db.Client, db.CreateTable(t, schema.APIKeys()))
+	for _, d := range []string{"a\nb", "a\tb", "\x1b[31m", "\xff", strings.Repeat("d", apikey.MaxDescriptionLen+1)} {
+		_, _, err := keys.Create(ctx, "tenant-a", d)
+		assert.ErrorContains(t, err, "one line of text", "%q", d)
+	}
+	listed, err := keys.List(ctx, "")
+	require.NoError(t, err)
+	assert.Empty(t, listed)
+	_, _, err = keys.Create(ctx, "tenant-a", strings.Repeat("d", apikey.MaxDescriptionLen))
+	assert.NoError(t, err)
+}
