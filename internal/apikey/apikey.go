@@ -304,10 +304,20 @@ func (s *Store) lookup(ctx context.Context, key string) (string, shard.Config, e
 	if len(key) > maxKeyLen {
 		return "", none, ErrUnknown
 	}
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+	in := &dynamodb.GetItemInput{
 		TableName: aws.String(s.table),
 		Key:       map[string]types.AttributeValue{schema.AttrKeyHash: &types.AttributeValueMemberS{Value: Hash(key)}},
-	})
+	}
+	out, err := s.db.GetItem(ctx, in)
+	if err == nil && out.Item == nil && DisplayPrefix(key) != "" {
+		// A key of the generated shape that the eventually consistent
+		// read did not find may have been created a moment ago (a
+		// pipeline that creates a key and uses it at once): read it
+		// again, consistently, before refusing it. Only misses of
+		// well-formed keys pay for the second read.
+		in.ConsistentRead = aws.Bool(true)
+		out, err = s.db.GetItem(ctx, in)
+	}
 	if err != nil {
 		if ddb.Unavailable(err) {
 			return "", none, fmt.Errorf("look up API key: %w: %v", event.ErrUnavailable, err)
