@@ -127,18 +127,21 @@ restore_copy() {
 		ddb update-time-to-live --table-name "$TARGET" --time-to-live-specification "AttributeName=$ttl,Enabled=true" >/dev/null
 	fi
 	# batch-write-item takes 25 items; unprocessed items are written again.
+	# The request goes in a file (file://): 25 items of events with large
+	# payloads exceed what Linux allows one command-line argument (128 KiB).
+	local req="$tmp/write-request"
 	while true; do
 		local chunk
 		chunk=$(sed -n "$((n + 1)),$((n + 25))p" "$items")
 		[ -n "$chunk" ] || break
-		local req
-		req=$(jq -sc --arg t "$TARGET" '{($t): [.[] | {PutRequest: {Item: .}}]}' <<<"$chunk")
+		jq -sc --arg t "$TARGET" '{($t): [.[] | {PutRequest: {Item: .}}]}' <<<"$chunk" >"$req"
 		for _ in 1 2 3 4 5; do
-			req=$(ddb batch-write-item --request-items "$req" | jq -c '.UnprocessedItems')
-			[ "$req" != "{}" ] || break
+			ddb batch-write-item --request-items "file://$req" | jq -c '.UnprocessedItems' >"$req.next"
+			mv "$req.next" "$req"
+			[ "$(cat "$req")" != "{}" ] || break
 			sleep 1
 		done
-		[ "$req" = "{}" ] || die "batch-write-item left items unprocessed after 5 attempts"
+		[ "$(cat "$req")" = "{}" ] || die "batch-write-item left items unprocessed after 5 attempts"
 		n=$((n + 25))
 	done
 }
@@ -188,30 +191,34 @@ fi
 # returns a set's members in no particular order.
 NORM='def norm: walk(if type == "object" then with_entries(if (.key == "SS" or .key == "NS" or .key == "BS") and (.value | type) == "array" then .value |= sort else . end) else . end);'
 
-# items TABLE: the sampled items of TABLE (sets normalized), as
-# {"<key json>": item}.
+# items TABLE FILE: writes the sampled items of TABLE (sets normalized)
+# to FILE, as {"<key json>": item}. Requests and items stay in files,
+# never on a command line: Linux bounds one argument at 128 KiB, which a
+# sample of events with large payloads exceeds.
 items() {
-	local out="{}" n=0 chunk req resp
+	local n=0 chunk req="$tmp/get-request" parts="$2.parts"
+	: >"$parts"
 	while true; do
 		chunk=$(sed -n "$((n + 1)),$((n + 100))p" "$sample_file")
 		[ -n "$chunk" ] || break
-		req=$(jq -sc --arg t "$1" '{($t): {Keys: ., ConsistentRead: true}}' <<<"$chunk")
+		jq -sc --arg t "$1" '{($t): {Keys: ., ConsistentRead: true}}' <<<"$chunk" >"$req"
 		for _ in 1 2 3 4 5; do
-			resp=$(ddb batch-get-item --request-items "$req")
-			out=$(jq -c --arg t "$1" --argjson keys "$keys_json" --argjson acc "$out" \
-				"$NORM"' $acc + ([.Responses[$t][] | {key: ([$keys[] as $k | .[$k]] | tojson), value: norm}] | from_entries)' <<<"$resp")
-			req=$(jq -c '.UnprocessedKeys' <<<"$resp")
-			[ "$req" != "{}" ] || break
+			ddb batch-get-item --request-items "file://$req" >"$tmp/get-response"
+			jq -c --arg t "$1" --argjson keys "$keys_json" \
+				"$NORM"' [.Responses[$t][] | {key: ([$keys[] as $k | .[$k]] | tojson), value: norm}] | from_entries' "$tmp/get-response" >>"$parts"
+			jq -c '.UnprocessedKeys' "$tmp/get-response" >"$req"
+			[ "$(cat "$req")" != "{}" ] || break
 			sleep 1
 		done
-		[ "$req" = "{}" ] || die "batch-get-item left keys unprocessed after 5 attempts"
+		[ "$(cat "$req")" = "{}" ] || die "batch-get-item left keys unprocessed after 5 attempts"
 		n=$((n + 100))
 	done
-	echo "$out"
+	jq -cs 'add // {}' "$parts" >"$2"
 }
-src_items=$(items "$SOURCE")
-dst_items=$(items "$TARGET")
-report=$(jq -nr --argjson keys "$keys_json" --argjson a "$src_items" --argjson b "$dst_items" '
+items "$SOURCE" "$tmp/source-items"
+items "$TARGET" "$tmp/target-items"
+report=$(jq -nr --argjson keys "$keys_json" --slurpfile a "$tmp/source-items" --slurpfile b "$tmp/target-items" '
+	$a[0] as $a | $b[0] as $b |
 	[inputs | [$keys[] as $k | .[$k]] | tojson] as $ks | $ks | map(. as $key | $a[$key] as $x | $b[$key] as $y |
 		if $x == null then empty # deleted from the source since the key scan
 		elif $y == null then "sample item \($key) MISSING from the restored table"

@@ -3,6 +3,7 @@ package restoredrill
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -218,4 +219,34 @@ func TestRestoreDrillUsage(t *testing.T) {
 		assert.Equal(t, 2, code, "%q: %s", args, out)
 		assert.Contains(t, out, want, args)
 	}
+}
+
+// Events of realistic size (payloads of tens of kilobytes; the API takes
+// up to 256 KiB) are copied and compared like small ones: neither a
+// batch of them nor the sampled items go on a command line, whose single
+// argument Linux bounds at 128 KiB (MAX_ARG_STRLEN).
+func TestRestoreDrillLargeItems(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the AWS CLI a few dozen times")
+	}
+	ctx := context.Background()
+	source := db.CreateTable(t, schema.Events())
+	const n = 12
+	big := strings.Repeat("x", 40<<10)
+	for i := range n {
+		ts := fmt.Sprintf("2026-11-01T00:00:00.%06dZ", i)
+		_, err := db.Client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(source), Item: map[string]types.AttributeValue{
+			schema.AttrUserID:           &types.AttributeValueMemberS{Value: "acme"},
+			schema.AttrTimestampEventID: &types.AttributeValueMemberS{Value: fmt.Sprintf("%s#e%d", ts, i)},
+			schema.AttrEventID:          &types.AttributeValueMemberS{Value: fmt.Sprintf("e%d", i)},
+			schema.AttrPayload:          &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"blob": &types.AttributeValueMemberS{Value: big}}},
+		}})
+		require.NoError(t, err)
+	}
+	target := source + "-restored"
+	out, code := drill(t, "--source-table", source, "--target-table", target, "--endpoint-url", db.Endpoint)
+	require.Equal(t, 0, code, "drill output:\n%s", out)
+	assert.Contains(t, out, fmt.Sprintf("count source=%d restored=%d OK", n, n))
+	assert.Contains(t, out, fmt.Sprintf("sample %d/%d items equal OK", n, n))
+	assert.True(t, strings.HasSuffix(out, "RESULT: PASS\n"), "the verdict is the last line:\n%s", out)
 }
