@@ -67,6 +67,10 @@ type archiveReplayer struct {
 	log *slog.Logger
 	// totals
 	archived, ranges, parked, unarchivable int
+	// notReplayed counts the failure records whose replay failed or
+	// that are not failure records at all: each is logged with its
+	// error, left on the queue, and the run goes on with the others.
+	notReplayed int
 }
 
 func runArchive(ctx context.Context, c clients, cfg aws.Config, d *deps, args []string, stdin io.Reader, stdout, stderr io.Writer, log *slog.Logger, dryRun bool, sqsClient func() *sqs.Client) int {
@@ -136,6 +140,10 @@ func runArchive(ctx context.Context, c clients, cfg aws.Config, d *deps, args []
 		fmt.Fprintf(stderr, "triggers-replay: %d records of the ranges can never be archived (logged above with their content)\n", r.unarchivable)
 		code = 1
 	}
+	if r.notReplayed > 0 {
+		fmt.Fprintf(stderr, "triggers-replay: %d messages were not replayed (logged above with the error; from -from-queue they are left on the queue): fix the cause and run again; a range past the stream's 24 h is lost to the archive (docs/runbook.md, \"Archive failures not empty\")\n", r.notReplayed)
+		code = 1
+	}
 	return code
 }
 
@@ -163,18 +171,30 @@ func (r *archiveReplayer) fromInput(ctx context.Context, in io.Reader) error {
 	if len(msgs) == 0 {
 		return &usageError{"no failure record on standard input: pipe the archive failure queue's messages, or use -from-queue"}
 	}
+	// Every input is checked before any range is replayed.
+	parsed := make([]failureMessage, len(msgs))
 	for i, raw := range msgs {
 		m, err := parseFailure(raw)
 		if err != nil {
 			return &usageError{fmt.Sprintf("input %d: %v", i+1, err)}
 		}
+		parsed[i] = m
+	}
+	for i, m := range parsed {
 		if m.Info == nil {
 			r.parked++
 			r.log.Warn("parked record: it can never be archived", "reason", m.Reason, "record", m.Record)
 			continue
 		}
 		if err := r.replay(ctx, *m.Info); err != nil {
-			return err
+			if ctx.Err() != nil {
+				return err
+			}
+			// One range that fails (past the stream's 24 h, say) does
+			// not keep the others from being archived.
+			r.notReplayed++
+			r.log.Error("range not replayed", "input", i+1, "shard_id", m.Info.ShardID,
+				"start_sequence_number", m.Info.StartSequenceNumber, "end_sequence_number", m.Info.EndSequenceNumber, "error", err.Error())
 		}
 	}
 	return nil
@@ -230,21 +250,32 @@ func archiveS3(cfg aws.Config, endpoint string) *s3.Client {
 }
 
 // drain replays every message of the failure queue url and deletes each
-// once replayed; parked records are left there, visible again at the end.
-// It stops at the first empty receive (a long poll), or when a receive
-// brings only messages this run has seen. In a dry run nothing is deleted
-// and every message is made visible again at the end. A message left on
-// the queue is hidden for the rest of the run (keepVisibility): with the
-// receive's visibility only, a run longer than it (a dry run of many
-// ranges) met the same messages again and never ended.
+// once replayed; parked records, messages that are no failure records and
+// ranges whose replay failed (each logged with its error) are left there,
+// visible again at the end, and the run goes on with the other messages:
+// one range past the stream's 24 h does not keep the others, on the same
+// clock, from being archived. It stops at the first empty receive (a long
+// poll), or when a receive brings only messages this run has seen. In a
+// dry run nothing is deleted and every message is made visible again at
+// the end. A message left on the queue is hidden for the rest of the run
+// (keepVisibility): with the receive's visibility only, a run longer than
+// it (a dry run of many ranges) met the same messages again and never
+// ended. A run that stops early (interrupted, an SQS error) makes the
+// messages it received and did not finish visible again too, so that a
+// run right after it finds them.
 func (r *archiveReplayer) drain(ctx context.Context, q failureQueue, url string, dryRun bool) error {
-	var release []string // receipt handles to make visible again at the end
+	var release []string            // receipt handles to make visible again at the end
+	inFlight := map[string]string{} // received, neither deleted nor kept: message id -> receipt handle
 	defer func() {
+		for _, h := range inFlight {
+			release = append(release, h)
+		}
 		for _, h := range release {
 			_, _ = q.ChangeMessageVisibility(context.WithoutCancel(ctx), &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: aws.String(h), VisibilityTimeout: 0})
 		}
 	}()
 	keep := func(msg sqstypes.Message) {
+		delete(inFlight, aws.ToString(msg.MessageId))
 		_, _ = q.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: msg.ReceiptHandle, VisibilityTimeout: keepVisibility})
 		release = append(release, aws.ToString(msg.ReceiptHandle))
 	}
@@ -255,6 +286,9 @@ func (r *archiveReplayer) drain(ctx context.Context, q failureQueue, url string,
 		})
 		if err != nil {
 			return fmt.Errorf("receive from %s: %w", url, err)
+		}
+		for _, msg := range out.Messages {
+			inFlight[aws.ToString(msg.MessageId)] = aws.ToString(msg.ReceiptHandle)
 		}
 		fresh := 0
 		for _, msg := range out.Messages {
@@ -267,7 +301,10 @@ func (r *archiveReplayer) drain(ctx context.Context, q failureQueue, url string,
 			fresh++
 			m, err := parseFailure(json.RawMessage(aws.ToString(msg.Body)))
 			if err != nil {
-				return fmt.Errorf("message %s: %w", id, err)
+				r.notReplayed++
+				r.log.Error("message is no failure record: left on the queue", "message_id", id, "error", err.Error(), "body", aws.ToString(msg.Body))
+				keep(msg)
+				continue
 			}
 			if m.Info == nil {
 				r.parked++
@@ -276,7 +313,14 @@ func (r *archiveReplayer) drain(ctx context.Context, q failureQueue, url string,
 				continue
 			}
 			if err := r.replay(ctx, *m.Info); err != nil {
-				return fmt.Errorf("message %s (left on the queue): %w", id, err)
+				if ctx.Err() != nil {
+					return fmt.Errorf("message %s (left on the queue): %w", id, err)
+				}
+				r.notReplayed++
+				r.log.Error("range not replayed: left on the queue", "message_id", id, "shard_id", m.Info.ShardID,
+					"start_sequence_number", m.Info.StartSequenceNumber, "end_sequence_number", m.Info.EndSequenceNumber, "error", err.Error())
+				keep(msg)
+				continue
 			}
 			if dryRun {
 				keep(msg)
@@ -285,6 +329,7 @@ func (r *archiveReplayer) drain(ctx context.Context, q failureQueue, url string,
 			if _, err := q.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(url), ReceiptHandle: msg.ReceiptHandle}); err != nil {
 				return fmt.Errorf("delete message %s (replayed; deleting it again later is harmless): %w", id, err)
 			}
+			delete(inFlight, id)
 		}
 		if fresh == 0 {
 			return nil

@@ -350,3 +350,46 @@ func TestReplayArchiveManyOnInput(t *testing.T) {
 	assert.Contains(t, stderr, "1 messages are records the archiver parked")
 	assert.Equal(t, sortedIDs(x.events), archivedIDs(t, objects(t, moto.S3, bucket)))
 }
+
+// One message the replay cannot use (here first on the queue: a body
+// that is no failure record, and a range on a shard the stream does not
+// have, as a range past the stream's 24 h fails) does not stop the
+// drain: every other range on the queue is archived, the two are left
+// there, visible again at the end, and the run exits 1 naming them.
+func TestReplayArchiveDrainGoesPastABadMessage(t *testing.T) {
+	ctx := context.Background()
+	x := newExpired(t, 4)
+	bucket, queue := moto.CreateBucket(t), moto.CreateQueue(t, nil)
+	q := moto.SQS
+	var lost streampoll.FailureRecord
+	require.NoError(t, json.Unmarshal([]byte(x.failure(t, 4, 4)), &lost))
+	lost.BatchInfo.ShardID = "shardId-00000000000000000000-gone"
+	lostBody, err := json.Marshal(lost)
+	require.NoError(t, err)
+	bodies := []string{`{"hello":"an operator's test message"}`, string(lostBody)}
+	for i := 4; i < 8; i++ {
+		bodies = append(bodies, x.failure(t, i, i))
+	}
+	for _, b := range bodies {
+		_, err := q.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(queue), MessageBody: aws.String(b)})
+		require.NoError(t, err)
+	}
+
+	d := &deps{streams: &streamsLayer{StreamsAPI: ddblocal.NewStreamsClient(db.Endpoint), ttl: true}, queue: q}
+	code, _, stderr := replayArchive(t, "", d, "archive", "-bucket", bucket, "-s3-endpoint-url", moto.Endpoint, "-from-queue", queue)
+	assert.Equal(t, 1, code, stderr)
+	assert.Contains(t, stderr, "4 events archived from 4 ranges")
+	assert.Contains(t, stderr, "2 messages were not replayed")
+	assert.Contains(t, stderr, "no DDBStreamBatchInfo")
+	assert.Contains(t, stderr, "gone")
+	assert.Equal(t, sortedIDs(x.events), archivedIDs(t, objects(t, moto.S3, bucket)), "every range the queue could give")
+
+	// The two are left, visible for the next run or a person.
+	msgs, err := q.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(queue), MaxNumberOfMessages: 10})
+	require.NoError(t, err)
+	var left []string
+	for _, m := range msgs.Messages {
+		left = append(left, aws.ToString(m.Body))
+	}
+	assert.ElementsMatch(t, bodies[:2], left)
+}

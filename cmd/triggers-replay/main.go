@@ -23,7 +23,9 @@
 // deduplicate by event_id, so replaying too much is harmless. The archive
 // goes through the archiver's own code (internal/archive): the object keys
 // derive from the records' sequence numbers, so replaying a range twice
-// writes the same objects. -dry-run prints instead of sending or writing.
+// writes the same objects. A range that cannot be replayed is reported and
+// left on the queue while the others are replayed. -dry-run prints
+// instead of sending or writing.
 //
 // A stream range is read until its last sequence number (or the shard's
 // end); GetRecords may answer with empty pages before later records, so
