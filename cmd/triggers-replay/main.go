@@ -350,8 +350,12 @@ func replayTable(ctx context.Context, c clients, consumer *streamconsumer.Consum
 		}
 	}
 	// The sort key starts with the event's timestamp, so a window is a
-	// key range: [from, to) as "<ts>#" prefixes.
-	lo, hi := event.FormatTime(from)+contract.KeySeparator, event.FormatTime(to)+contract.KeySeparator
+	// key range: [from, to) as "<ts>#" prefixes. Event times have
+	// microseconds, the flags may have nanoseconds: each bound is rounded
+	// up to the next microsecond, so that an event time t is in the range
+	// exactly when from <= t < to (truncated, an event a fraction of a
+	// microsecond before -from was in, one as far before -to out).
+	lo, hi := event.FormatTime(ceilMicro(from))+contract.KeySeparator, event.FormatTime(ceilMicro(to))+contract.KeySeparator
 	published := 0
 	// Every page is read until DynamoDB returns no LastEvaluatedKey (the
 	// paginators' HasMorePages): a page the filter left empty, or the
@@ -424,6 +428,15 @@ func replayTable(ctx context.Context, c clients, consumer *streamconsumer.Consum
 }
 
 func s(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+
+// ceilMicro rounds t up to a whole microsecond, the precision of event
+// times.
+func ceilMicro(t time.Time) time.Time {
+	if c := t.Truncate(time.Microsecond); !c.Equal(t) {
+		return c.Add(time.Microsecond)
+	}
+	return t
+}
 
 // insertRecord is the stream record an item's insertion made: what the
 // consumer would have received.

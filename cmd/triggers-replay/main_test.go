@@ -253,3 +253,33 @@ func TestReplayTableReadsEveryPage(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "-page-size -1 must be 1 to 1048576")
 }
+
+// The window is [-from, -to) at the flags' own precision, though event
+// times have microseconds only: an event a fraction of a microsecond
+// before -from is outside it, one a fraction before -to inside.
+func TestReplayTableSubMicrosecondBounds(t *testing.T) {
+	table := db.CreateTable(t, schema.Events())
+	st := store.New(db.Client, table)
+	at := time.Now().UTC().Truncate(time.Second).Add(-time.Hour)
+	e := put(t, st, "tenant-a", at)
+	half := at.Add(500 * time.Nanosecond).Format(time.RFC3339Nano)
+
+	for _, tc := range []struct {
+		from, to string
+		want     bool
+	}{
+		{half, at.Add(time.Second).Format(time.RFC3339Nano), false},                         // from after the event
+		{at.Add(-time.Second).Format(time.RFC3339Nano), half, true},                         // to after the event
+		{at.Format(time.RFC3339Nano), half, true},                                           // from at the event
+		{at.Add(-time.Second).Format(time.RFC3339Nano), at.Format(time.RFC3339Nano), false}, // to at the event
+	} {
+		sk := &sink{}
+		code, _, stderr := replay(t, "", sk, "-table", table, "-queue-url", "q", "table", "-tenant", "tenant-a", "-from", tc.from, "-to", tc.to)
+		require.Equal(t, 0, code, stderr)
+		if tc.want {
+			assert.Equal(t, []string{e.ID}, sk.ids, "[%s, %s) holds %s", tc.from, tc.to, e.Timestamp)
+		} else {
+			assert.Empty(t, sk.ids, "[%s, %s) does not hold %s", tc.from, tc.to, e.Timestamp)
+		}
+	}
+}
