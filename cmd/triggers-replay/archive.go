@@ -51,8 +51,22 @@ const receiveVisibility = 300
 // record; every message of a dry run) for the rest of the run, SQS's
 // maximum (12 h): however long the run, it does not come back to it, so
 // the run ends at the first empty receive and counts it once. The run's
-// end makes it visible again.
+// end makes it visible again. SQS refuses a visibility that ends more
+// than 12 hours after the receive, so the run asks for what is left of
+// them, less keepMargin (keepFor).
 const keepVisibility = 12 * 60 * 60
+
+// keepMargin is what keepFor leaves of the 12 hours, for the time between
+// SQS's receive and the run's clock reading before it.
+const keepMargin = 60
+
+// keepFor returns the visibility, in seconds, that hides a message
+// received by a ReceiveMessage call made at asked for as long as SQS
+// allows: keepVisibility from the receive, less keepMargin.
+func keepFor(asked, now time.Time) int32 {
+	elapsed := int32(now.Sub(asked).Seconds()) + 1
+	return max(keepVisibility-keepMargin-elapsed, 0)
+}
 
 // s3AttemptTimeout bounds one attempt of a PutObject of the replay, its
 // upload included: a chunk of archiveChunk events makes objects of many
@@ -67,6 +81,9 @@ type archiveReplayer struct {
 	log *slog.Logger
 	// totals
 	archived, ranges, parked, unarchivable int
+	// visibility is the receive's VisibilityTimeout in seconds (0:
+	// receiveVisibility).
+	visibility int32
 	// notReplayed counts the failure records whose replay failed or
 	// that are not failure records at all: each is logged with its
 	// error, left on the queue, and the run goes on with the others.
@@ -258,11 +275,11 @@ func archiveS3(cfg aws.Config, endpoint string) *s3.Client {
 // poll), or when a receive brings only messages this run has seen. In a
 // dry run nothing is deleted and every message is made visible again at
 // the end. A message left on the queue is hidden for the rest of the run
-// (keepVisibility): with the receive's visibility only, a run longer than
-// it (a dry run of many ranges) met the same messages again and never
-// ended. A run that stops early (interrupted, an SQS error) makes the
-// messages it received and did not finish visible again too, so that a
-// run right after it finds them.
+// (keepFor: up to 12 hours after its receive, SQS's limit): with the
+// receive's visibility only, a run longer than it (a dry run of many
+// ranges) met the same messages again and never ended. A run that stops
+// early (interrupted, an SQS error) makes the messages it received and
+// did not finish visible again too, so that a run right after finds them.
 func (r *archiveReplayer) drain(ctx context.Context, q failureQueue, url string, dryRun bool) error {
 	var release []string            // receipt handles to make visible again at the end
 	inFlight := map[string]string{} // received, neither deleted nor kept: message id -> receipt handle
@@ -274,15 +291,25 @@ func (r *archiveReplayer) drain(ctx context.Context, q failureQueue, url string,
 			_, _ = q.ChangeMessageVisibility(context.WithoutCancel(ctx), &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: aws.String(h), VisibilityTimeout: 0})
 		}
 	}()
+	var asked time.Time // when the current receive was made
 	keep := func(msg sqstypes.Message) {
 		delete(inFlight, aws.ToString(msg.MessageId))
-		_, _ = q.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: msg.ReceiptHandle, VisibilityTimeout: keepVisibility})
+		if _, err := q.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: msg.ReceiptHandle, VisibilityTimeout: keepFor(asked, time.Now())}); err != nil {
+			// It comes back after the receive's visibility, and is
+			// then counted once (seen), but may crowd out new ones.
+			r.log.Warn("could not hide a message left on the queue for the rest of the run", "message_id", aws.ToString(msg.MessageId), "error", err.Error())
+		}
 		release = append(release, aws.ToString(msg.ReceiptHandle))
+	}
+	visibility := r.visibility
+	if visibility <= 0 {
+		visibility = receiveVisibility
 	}
 	seen := map[string]bool{}
 	for {
+		asked = time.Now()
 		out, err := q.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
-			QueueUrl: aws.String(url), MaxNumberOfMessages: 10, WaitTimeSeconds: 2, VisibilityTimeout: receiveVisibility,
+			QueueUrl: aws.String(url), MaxNumberOfMessages: 10, WaitTimeSeconds: 2, VisibilityTimeout: visibility,
 		})
 		if err != nil {
 			return fmt.Errorf("receive from %s: %w", url, err)

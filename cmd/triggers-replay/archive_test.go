@@ -43,6 +43,8 @@ import (
 type streamsLayer struct {
 	streampoll.StreamsAPI
 	ttl bool
+	// delay is added to every GetRecords (a slow stream).
+	delay time.Duration
 
 	mu    sync.Mutex
 	empty int
@@ -57,6 +59,7 @@ func (l *streamsLayer) GetRecords(ctx context.Context, in *dynamodbstreams.GetRe
 		l.empty--
 	}
 	l.mu.Unlock()
+	time.Sleep(l.delay)
 	if empty {
 		return &dynamodbstreams.GetRecordsOutput{NextShardIterator: in.ShardIterator}, nil
 	}
@@ -392,4 +395,43 @@ func TestReplayArchiveDrainGoesPastABadMessage(t *testing.T) {
 		left = append(left, aws.ToString(m.Body))
 	}
 	assert.ElementsMatch(t, bodies[:2], left)
+}
+
+// Messages the drain leaves on the queue (parked records) stay hidden for
+// the rest of the run on a real SQS engine (moto), which refuses a
+// visibility that ends more than 12 hours after the receive: here ten
+// parked records, then eleven ranges that take longer to replay than the
+// receive's visibility. Every range is archived. (Found by review: the
+// drain asked for 12 hours from the moment it kept a message, SQS refused
+// it, the error was dropped, the parked records came back after the
+// receive's visibility, filled a receive of ten, which the drain took for
+// the end of the queue: the eleventh range was left unarchived.)
+func TestReplayArchiveDrainKeepsParkedRecordsHidden(t *testing.T) {
+	ctx := context.Background()
+	const n = 11
+	x := newExpired(t, n)
+	bucket, queue := moto.CreateBucket(t), moto.CreateQueue(t, nil)
+	q := moto.SQS
+	var bodies []string
+	for range 10 {
+		bodies = append(bodies, `{"reason":"archive: malformed TTL record: no old image","record":{}}`)
+	}
+	for i := n; i < 2*n; i++ {
+		bodies = append(bodies, x.failure(t, i, i))
+	}
+	for _, b := range bodies {
+		_, err := q.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(queue), MessageBody: aws.String(b)})
+		require.NoError(t, err)
+	}
+	layer := &streamsLayer{StreamsAPI: ddblocal.NewStreamsClient(db.Endpoint), ttl: true, delay: 200 * time.Millisecond}
+	a, err := archive.New(archive.Config{Putter: moto.S3, Bucket: bucket, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+	require.NoError(t, err)
+	r := &archiveReplayer{c: clients{streams: layer, maxEmpty: 10}, a: a, log: slog.New(slog.NewJSONHandler(io.Discard, nil)), visibility: 1}
+	require.NoError(t, r.drain(ctx, q, queue, false))
+	assert.Equal(t, n, r.ranges, "every range replayed")
+	assert.Equal(t, 10, r.parked, "each parked record counted once")
+	assert.Equal(t, sortedIDs(x.events), archivedIDs(t, objects(t, moto.S3, bucket)))
+	attrs, err := q.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(queue), AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameAll}})
+	require.NoError(t, err)
+	assert.Equal(t, "10", attrs.Attributes["ApproximateNumberOfMessages"], "the parked records left, visible again")
 }
