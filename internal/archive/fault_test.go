@@ -381,3 +381,46 @@ func mustMarshal(t *testing.T, v any) []byte {
 	require.NoError(t, err)
 	return b
 }
+
+// A malformed record too large for the failure queue (the construct's
+// queue takes SQS's default of 256 KiB; a TTL deletion's old image may be
+// a 400 KB item) is parked all the same, without its images: the reason
+// says so, and the keys and sequence number name it. (Found by review:
+// the park failed on every retry, so the record held its shard's TTL
+// deletions up for the mapping's 20 hours, which parking is there to
+// prevent.)
+func TestOversizedMalformedRecordParked(t *testing.T) {
+	ctx := context.Background()
+	bucket := moto.CreateBucket(t)
+	queue := moto.CreateQueue(t, map[string]string{"MaximumMessageSize": "262144"})
+	a, err := archive.New(archive.Config{Putter: moto.S3, Bucket: bucket, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		DeadLetter: streamconsumer.SQSDeadLetter{Client: moto.SQS, QueueURL: queue}})
+	require.NoError(t, err)
+
+	huge := image("acme", "e2", "2026-01-31T10:00:01Z")
+	delete(huge, schema.AttrPayload)
+	huge["blob"] = events.NewStringAttribute(strings.Repeat("x", 300<<10))
+	bad := removed("21", huge)
+	good := removed("22", image("acme", "e3", "2026-01-31T10:00:02Z"))
+	raw, err := json.Marshal(events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{bad, good}})
+	require.NoError(t, err)
+
+	resp, err := a.HandleJSON(ctx, raw)
+	require.NoError(t, err)
+	assert.Empty(t, resp.BatchItemFailures, "parked, so the shard moves on")
+	assert.Contains(t, archived(t, moto.S3, bucket, "expired/"), "e3")
+
+	msgs, err := moto.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(queue), MaxNumberOfMessages: 10})
+	require.NoError(t, err)
+	require.Len(t, msgs.Messages, 1)
+	var parked struct {
+		Reason string                     `json:"reason"`
+		Record events.DynamoDBEventRecord `json:"record"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(aws.ToString(msgs.Messages[0].Body)), &parked))
+	assert.Contains(t, parked.Reason, `attribute "payload" is missing`)
+	assert.Contains(t, parked.Reason, "too large for the queue")
+	assert.Equal(t, "21", parked.Record.Change.SequenceNumber)
+	assert.Equal(t, "acme", parked.Record.Change.Keys[schema.AttrUserID].String(), "the keys name the item")
+	assert.Empty(t, parked.Record.Change.OldImage)
+}

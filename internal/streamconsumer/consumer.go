@@ -132,21 +132,69 @@ type SQSDeadLetter struct {
 	QueueURL string
 }
 
-// Park implements DeadLetter. A record too large for one message (a
-// stream record is at most 400 KB of item, SQS takes 1 MiB) cannot occur.
+// DefaultQueueMessageBytes is the largest message a queue created
+// without MaximumMessageSize takes (SQS's default, 256 KiB), as the
+// constructs' failure queues are.
+const DefaultQueueMessageBytes = 256 << 10
+
+// Park implements DeadLetter. A record whose message is larger than
+// DefaultQueueMessageBytes (an image of a 400 KB item, in Lambda's JSON,
+// may be a megabyte or more) and that the queue refuses is parked without
+// its images, the reason saying so: its keys, sequence number and event
+// id still name it (the item itself is gone, or readable by its keys).
+// Refused every time, it would otherwise hold its shard up until the
+// mapping's maximum record age, which parking is there to prevent.
 func (d SQSDeadLetter) Park(ctx context.Context, record json.RawMessage, reason string) error {
-	body, err := json.Marshal(struct {
-		Reason string          `json:"reason"`
-		Record json.RawMessage `json:"record"`
-	}{reason, record})
+	body, err := parkedMessage(record, reason)
 	if err != nil {
 		return err
 	}
 	_, err = d.Client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(d.QueueURL), MessageBody: aws.String(string(body))})
+	if err != nil && len(body) > DefaultQueueMessageBytes {
+		if short, serr := withoutImages(record); serr == nil {
+			body, err2 := parkedMessage(short, fmt.Sprintf("%s (the record, %d bytes, is too large for the queue: parked without its images)", reason, len(record)))
+			if err2 == nil {
+				_, err2 = d.Client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(d.QueueURL), MessageBody: aws.String(string(body))})
+			}
+			if err2 == nil {
+				return nil
+			}
+			err = fmt.Errorf("%w; without its images: %w", err, err2)
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("park a malformed record on %s: %w", d.QueueURL, err)
 	}
 	return nil
+}
+
+// parkedMessage is the body of a parked record's message.
+func parkedMessage(record json.RawMessage, reason string) ([]byte, error) {
+	return json.Marshal(struct {
+		Reason string          `json:"reason"`
+		Record json.RawMessage `json:"record"`
+	}{reason, record})
+}
+
+// withoutImages returns record (a stream record's JSON) without the
+// NewImage and OldImage of its dynamodb section.
+func withoutImages(record json.RawMessage) (json.RawMessage, error) {
+	var rec map[string]json.RawMessage
+	if err := json.Unmarshal(record, &rec); err != nil {
+		return nil, err
+	}
+	var change map[string]json.RawMessage
+	if err := json.Unmarshal(rec["dynamodb"], &change); err != nil {
+		return nil, err
+	}
+	delete(change, "NewImage")
+	delete(change, "OldImage")
+	b, err := json.Marshal(change)
+	if err != nil {
+		return nil, err
+	}
+	rec["dynamodb"] = b
+	return json.Marshal(rec)
 }
 
 // Consumer forwards inserted events from stream batches to the queue.
