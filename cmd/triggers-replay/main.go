@@ -92,6 +92,41 @@ type clients struct {
 	// maxEmpty bounds the empty GetRecords pages read in a row before a
 	// range's end (readRange).
 	maxEmpty int
+	// skipped takes the records delivery can never send (stream and
+	// table); nil in archive mode.
+	skipped *undeliverable
+}
+
+// undeliverable logs and counts the records the stream consumer can never
+// turn into a delivery message (streamconsumer.Decide fails: an item in an
+// events partition that is no event, which the consumer's function parked).
+// The replay goes on without them: it has no dead-letter queue, and the
+// consumer stops a batch at the first such record, so one of them kept
+// every later record of its range (or window) from being published, on
+// every run.
+type undeliverable struct {
+	log *slog.Logger
+	n   int
+}
+
+// filter returns recs without the undeliverable records, each logged with
+// its content.
+func (u *undeliverable) filter(recs []events.DynamoDBEventRecord) []events.DynamoDBEventRecord {
+	out := recs[:0:0]
+	for _, r := range recs {
+		if _, _, err := streamconsumer.Decide(r); err != nil {
+			u.n++
+			raw, merr := streamconsumer.MarshalRecord(r)
+			if merr != nil {
+				raw, _ = json.Marshal(merr.Error())
+			}
+			u.log.Error("stream record can never be delivered: skipped", "sequence_number", r.Change.SequenceNumber,
+				"error", err.Error(), "record", json.RawMessage(raw))
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 const usage = `usage: triggers-replay -table EVENTS_TABLE -queue-url DELIVERY_QUEUE_URL [flags] stream < on-failure-message.json
@@ -135,7 +170,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "triggers-replay: %v\n", err)
 		return 1
 	}
-	c := clients{db: ddb.ClientFromConfig(cfg, dbOpts), streams: d.streams, pub: d.pub, maxEmpty: *maxEmpty}
+	log := slog.New(slog.NewJSONHandler(stderr, nil))
+	c := clients{db: ddb.ClientFromConfig(cfg, dbOpts), streams: d.streams, pub: d.pub, maxEmpty: *maxEmpty, skipped: &undeliverable{log: log}}
 	if c.streams == nil {
 		c.streams = dynamodbstreams.NewFromConfig(cfg, func(o *dynamodbstreams.Options) {
 			if *endpoint != "" {
@@ -150,7 +186,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			}
 		})
 	}
-	log := slog.New(slog.NewJSONHandler(stderr, nil))
 	if source == "archive" {
 		return runArchive(ctx, c, cfg, d, fs.Args()[1:], stdin, stdout, stderr, log, *dryRun, sqsClient)
 	}
@@ -186,6 +221,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 1
 	}
 	fmt.Fprintf(stderr, "triggers-replay: %d events published\n", n)
+	if k := c.skipped.n; k > 0 {
+		fmt.Fprintf(stderr, "triggers-replay: %d records can never be delivered (no event: logged above with their content) and were skipped\n", k)
+		return 1
+	}
 	return 0
 }
 
@@ -222,7 +261,7 @@ func replayStream(ctx context.Context, c clients, consumer *streamconsumer.Consu
 	}
 	published := 0
 	err := readRange(ctx, c.streams, *m.Info, c.maxEmpty, func(batch []events.DynamoDBEventRecord) error {
-		n, err := handle(ctx, consumer, batch)
+		n, err := handle(ctx, consumer, c.skipped.filter(batch))
 		published += n
 		return err
 	})
@@ -372,7 +411,7 @@ func replayTable(ctx context.Context, c clients, consumer *streamconsumer.Consum
 			}
 			recs = append(recs, rec)
 		}
-		n, err := handle(ctx, consumer, recs)
+		n, err := handle(ctx, consumer, c.skipped.filter(recs))
 		published += n
 		return err
 	}
