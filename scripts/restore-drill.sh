@@ -65,6 +65,9 @@ if [ -z "$TARGET" ]; then
 	[ "$COMPARE_ONLY" = 0 ] || die "--compare-only needs --target-table"
 	TARGET="$SOURCE-restored-$(date -u +%Y%m%d%H%M)"
 fi
+# Compared with itself the drill would pass whatever the data, and
+# --delete-target would delete the source.
+[ "$TARGET" != "$SOURCE" ] || die "--target-table must name another table than --source-table ($SOURCE)"
 for tool in aws jq shuf; do command -v "$tool" >/dev/null || die "$tool is not installed"; done
 
 # ddb runs one aws dynamodb command; its failure ends the drill with exit 2

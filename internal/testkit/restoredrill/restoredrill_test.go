@@ -250,3 +250,17 @@ func TestRestoreDrillLargeItems(t *testing.T) {
 	assert.Contains(t, out, fmt.Sprintf("sample %d/%d items equal OK", n, n))
 	assert.True(t, strings.HasSuffix(out, "RESULT: PASS\n"), "the verdict is the last line:\n%s", out)
 }
+
+// The target must be another table than the source: compared with itself
+// the drill passed whatever the data, and with --delete-target it
+// deleted the source (the events table, where deletion protection is
+// off). Refused before any AWS call, the source untouched.
+func TestRestoreDrillTargetIsNotTheSource(t *testing.T) {
+	ctx := context.Background()
+	source := db.CreateTable(t, schema.Events())
+	out, code := drill(t, "--source-table", source, "--target-table", source, "--compare-only", "--delete-target", "--endpoint-url", db.Endpoint)
+	assert.Equal(t, 2, code, "%s", out)
+	assert.Contains(t, out, "--target-table must name another table than --source-table")
+	_, err := db.Client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(source)})
+	assert.NoError(t, err, "the source is still there")
+}
