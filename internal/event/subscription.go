@@ -170,7 +170,10 @@ func ParseSubscription(data []byte) (SubscriptionRequest, error) {
 }
 
 // checkTargetURL checks a target URL's syntax: absolute https, a host, no
-// user information or fragment, at most MaxTargetURL bytes.
+// user information or fragment, at most MaxTargetURL bytes. It returns the
+// URL as sent but for its scheme, which it spells "https": schemes are
+// case-insensitive (RFC 3986 section 3.1), and the URL is stored and shown
+// as returned here, where the API promises one starting with "https://".
 func checkTargetURL(raw string) (string, error) {
 	if len(raw) > MaxTargetURL {
 		return "", inputErr(CodeInvalidTarget, "url is %d bytes: at most %d", len(raw), MaxTargetURL)
@@ -198,7 +201,10 @@ func checkTargetURL(raw string) (string, error) {
 	if u.Fragment != "" || strings.Contains(raw, "#") {
 		return "", inputErr(CodeInvalidTarget, "url must not have a fragment (#...)")
 	}
-	return raw, nil
+	// url.Parse took the scheme from raw's first len("https") bytes
+	// (before the ':') and lowercased it; "HTTPS://" was stored as sent
+	// (found by review).
+	return u.Scheme + raw[len(u.Scheme):], nil
 }
 
 // checkEventTypes checks an event-type filter and returns it without

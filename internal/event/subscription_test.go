@@ -60,6 +60,10 @@ func TestParseSubscription(t *testing.T) {
 	req := ok(`{"url":"https://hooks.example.com/x?y=1","event_types":["a","b","a"],"description":"d"}`)
 	assert.Equal(t, event.SubscriptionRequest{URL: "https://hooks.example.com/x?y=1", EventTypes: []string{"a", "b"}, Description: "d"}, req)
 	assert.Equal(t, event.SubscriptionRequest{URL: "https://h.example"}, ok(`{"url":"https://h.example"}`))
+	// The scheme is case-insensitive and comes back lowercase; nothing
+	// else is respelled.
+	assert.Equal(t, "https://H.example/P?Q=1", ok(`{"url":"HTTPS://H.example/P?Q=1"}`).URL)
+	assert.Equal(t, "https://h.example/", ok(`{"url":"hTtPs://h.example/"}`).URL)
 
 	bad(`{}`, event.CodeInvalidSubscription, `url is missing: send {"url": "https://example.com/webhooks"}`)
 	long := "https://h.example/" + strings.Repeat("p", event.MaxTargetURL-len("https://h.example/"))
