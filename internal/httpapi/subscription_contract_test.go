@@ -3,13 +3,16 @@ package httpapi_test
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/triggers-dev/triggers/contract/openapi"
+	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/httpapi"
 	"github.com/triggers-dev/triggers/internal/testkit/openapitest"
 	"github.com/triggers-dev/triggers/internal/webhook"
@@ -65,4 +68,41 @@ func TestTargetSchemeIsStoredLowercase(t *testing.T) {
 	sub, err := e.store.GetSubscription(context.Background(), "tenant-a", id)
 	require.NoError(t, err)
 	assert.Equal(t, "https://hooks.example.com/Other", sub.URL, "as stored")
+}
+
+// A receiver may answer any three-digit status (Go's client takes 000 to
+// 999, and 600-999 are not HTTP statuses); the attempt records it as
+// status_code, which the document bounded to 100-599: the attempts lists
+// of an endpoint answering 999 were unlike the document. The document now
+// says what is recorded: the receiver's status as it answered, 1 to 999.
+func TestAttemptStatusCodeAsTheReceiverAnswered(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, withWebhooks(t, &redeliveries{}))
+	check := docChecker(t)
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(999) }))
+	t.Cleanup(srv.Close)
+	client := webhook.NewHTTPClient(webhook.ClientOptions{AllowPrivate: true, TLSConfig: srv.Client().Transport.(*http.Transport).TLSClientConfig})
+
+	subID := e.createSub(t, "tenant-a", `{"url":"https://example.com/hooks"}`)
+	ev := storeEvent(t, e, "tenant-a", time.Now())
+	// What the webhook function does for one attempt: claim, send, finish.
+	at := time.Now()
+	_, claimed, err := e.store.ClaimAttempt(ctx, "tenant-a", ev.ID, event.AttemptClaim{SubscriptionID: subID, Number: 1, Owner: "o", At: at, LeaseUntil: at.Add(time.Minute)}, ev.TTL)
+	require.NoError(t, err)
+	require.True(t, claimed)
+	res := webhook.Send(ctx, client, webhook.Request{URL: srv.URL, MsgID: ev.ID, Body: []byte(`{}`), Secrets: []webhook.Secret{webhook.NewSecret()}})
+	require.Equal(t, 999, res.StatusCode, "%+v", res)
+	require.NoError(t, e.store.FinishAttempt(ctx, "tenant-a", ev.ID, event.Attempt{
+		SubscriptionID: subID, Number: 1, Timestamp: event.FormatTime(at), Outcome: string(res.Outcome),
+		StatusCode: res.StatusCode, LatencyMs: res.Latency.Milliseconds(), Error: res.Error,
+	}, "o"))
+
+	for _, path := range []string{"/v1/events/" + ev.ID + "/attempts", "/v1/subscriptions/" + subID + "/attempts"} {
+		r := req{method: "GET", path: path, tenant: "tenant-a"}
+		got := e.do(r)
+		require.Equal(t, http.StatusOK, got.code, "%s: %s", path, got.body)
+		assert.Contains(t, string(got.body), `"status_code":999`, path)
+		assert.Contains(t, string(got.body), `"outcome":"failed"`, path)
+		check(r, got)
+	}
 }
