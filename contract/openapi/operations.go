@@ -123,11 +123,11 @@ func operations() map[contract.Route]operation {
 		},
 		{Method: contract.MethodPost, Path: contract.PathSubscriptions}: {
 			id: "createSubscription", tag: "webhooks", summary: "Subscribe an HTTPS endpoint",
-			description: "201 with the subscription and its signing secret, shown this once. The url's host must resolve only to public addresses. At most 20 subscriptions per tenant.",
+			description: "201 with the subscription and its signing secret, shown this once. The url's host must resolve only to public addresses. At most 20 subscriptions per tenant. Idempotency-Key is refused (400): a create sent again makes another subscription.",
 			body:        "CreateSubscriptionRequest",
 			responses: map[int]response{
 				201: {description: "the subscription with its signing secret", schema: "SubscriptionCreated"},
-				400: {description: "invalid_json, invalid_subscription (also: the tenant holds 20 already), invalid_target, invalid_header or invalid_body"},
+				400: {description: "invalid_json, invalid_subscription (also: the tenant holds 20 already), invalid_target, invalid_idempotency_key (any Idempotency-Key), invalid_header or invalid_body"},
 				404: {description: webhooksOff},
 			},
 		},

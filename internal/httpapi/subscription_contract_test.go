@@ -106,3 +106,32 @@ func TestAttemptStatusCodeAsTheReceiverAnswered(t *testing.T) {
 		check(r, got)
 	}
 }
+
+// A create cannot be deduplicated (its secret is shown once, and only the
+// webhook function may unseal it to show it again), yet an
+// Idempotency-Key on it was ignored without a word: a client retrying a
+// create after a timeout, trusting the key, got a second subscription,
+// every event delivered twice, one copy signed with a secret it never
+// saw. The key is refused now, as on the batch route, before anything is
+// sealed or stored.
+func TestCreateSubscriptionRefusesIdempotencyKey(t *testing.T) {
+	var seals *countingSealer
+	e := newEnv(t, func(c *httpapi.Config) {
+		withWebhooks(t, &redeliveries{})(c)
+		seals = &countingSealer{SecretSealer: c.Webhooks.Secrets}
+		c.Webhooks.Secrets = seals
+	})
+	check := docChecker(t)
+	for _, key := range []string{"create-hooks-1", "create-hooks-1", ""} {
+		r := req{method: "POST", path: "/v1/subscriptions", tenant: "tenant-a", body: `{"url":"https://example.com/hooks"}`, headers: map[string]string{"Idempotency-Key": key}}
+		got := e.do(r)
+		assert.Equal(t, http.StatusBadRequest, got.code, "%q: %s", key, got.body)
+		assert.Equal(t, "invalid_idempotency_key", got.errCode(t), "%q", key)
+		assert.Contains(t, string(got.body), "Idempotency-Key is not supported on subscription creation", "%q", key)
+		check(r, got)
+	}
+	assert.Zero(t, seals.n.Load(), "no secret sealed")
+	assert.Equal(t, 0, e.itemCount(), "nothing stored")
+	r := e.do(req{method: "POST", path: "/v1/subscriptions", tenant: "tenant-a", body: `{"url":"https://example.com/hooks"}`})
+	assert.Equal(t, http.StatusCreated, r.code, "without the header: %s", r.body)
+}
