@@ -481,10 +481,19 @@ func ValidOutcome(o string) bool {
 }
 
 // ValidAttemptPosition reports whether p is a position in a
-// subscription's attempts list: "<event_id>#<attempt, 3 or more digits>".
+// subscription's attempts list: "<event_id>#<attempt>", the attempt as 3
+// to 6 digits (below 1000, or written so before attempts from 1000 took
+// the next form), or from 1000 as ':' and nine digits.
 func ValidAttemptPosition(p string) bool {
 	id, num, ok := strings.Cut(p, "#")
-	if !ok || len(num) < 3 || len(num) > 6 || strings.Trim(num, "0123456789") != "" || strings.Trim(num, "0") == "" {
+	if !ok {
+		return false
+	}
+	if rest, wide := strings.CutPrefix(num, ":"); wide {
+		if len(rest) != 9 || strings.Trim(rest, "0123456789") != "" || rest < "000001000" {
+			return false
+		}
+	} else if len(num) < 3 || len(num) > 6 || strings.Trim(num, "0123456789") != "" || strings.Trim(num, "0") == "" {
 		return false
 	}
 	_, err := ParseID(id)

@@ -134,3 +134,19 @@ func TestSubscriptionIDs(t *testing.T) {
 		assert.False(t, event.ValidSubscriptionID(id), "%q", id)
 	}
 }
+
+// Positions in a subscription's attempts list: the attempt as 3-6 digits,
+// or from 1000 as ':' and nine digits.
+func TestValidAttemptPosition(t *testing.T) {
+	id, _, err := event.NewID(time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC), nil)
+	require.NoError(t, err)
+	for p, want := range map[string]bool{
+		id + "#001": true, id + "#999": true, id + "#1000": true, id + "#123456": true,
+		id + "#:000001000": true, id + "#:999999999": true,
+		id + "#000": false, id + "#01": false, id + "#1234567": false, id + "#12a": false,
+		id + "#:000000999": false, id + "#:00001000": false, id + "#:0000010000": false, id + "#:00000100a": false, id + "#:": false,
+		"x#001": false, id: false,
+	} {
+		assert.Equal(t, want, event.ValidAttemptPosition(p), p)
+	}
+}

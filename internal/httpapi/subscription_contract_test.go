@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -134,4 +135,55 @@ func TestCreateSubscriptionRefusesIdempotencyKey(t *testing.T) {
 	assert.Equal(t, 0, e.itemCount(), "nothing stored")
 	r := e.do(req{method: "POST", path: "/v1/subscriptions", tenant: "tenant-a", body: `{"url":"https://example.com/hooks"}`})
 	assert.Equal(t, http.StatusCreated, r.code, "without the header: %s", r.body)
+}
+
+// A subscription's attempts come latest first within an event, also past
+// attempt 999 (a tenant redelivering an event to an endpoint that answers
+// 410 gets there one request at a time): the list's sort key held the
+// number as "%03d", so 999 came before 1000, and 1000 between 100 and 101.
+// Page by page too, with cursors at the new positions.
+func TestSubscriptionAttemptsLatestFirstPast999(t *testing.T) {
+	e := newEnv(t, withWebhooks(t, &redeliveries{}))
+	id := e.createSub(t, "tenant-a", `{"url":"https://example.com/hooks"}`)
+	older := storeEvent(t, e, "tenant-a", time.Now().Add(-time.Minute))
+	ev := storeEvent(t, e, "tenant-a", time.Now())
+	recordAttempt(t, e, "tenant-a", older, id, 1, "gone")
+	for _, n := range []int{1, 99, 100, 101, 998, 999, 1000, 1001, 10000} {
+		recordAttempt(t, e, "tenant-a", ev, id, n, "gone")
+	}
+	want := []string{"10000", "1001", "1000", "999", "998", "101", "100", "99", "1", "older 1"}
+	label := func(a map[string]any) string {
+		if a["event_id"] == older.ID {
+			return "older " + fmt.Sprint(a["attempt"])
+		}
+		return fmt.Sprint(a["attempt"])
+	}
+	path := "/v1/subscriptions/" + id + "/attempts"
+	r := e.do(req{method: "GET", path: path, tenant: "tenant-a"})
+	require.Equal(t, http.StatusOK, r.code, "%s", r.body)
+	var got []string
+	for _, a := range r.json(t)["attempts"].([]any) {
+		got = append(got, label(a.(map[string]any)))
+	}
+	assert.Equal(t, want, got, "one page")
+
+	got = nil
+	cursor := ""
+	for pages := 0; pages <= len(want); pages++ {
+		q := "?limit=1"
+		if cursor != "" {
+			q += "&cursor=" + cursor
+		}
+		r := e.do(req{method: "GET", path: path + q, tenant: "tenant-a"})
+		require.Equal(t, http.StatusOK, r.code, "%s", r.body)
+		b := r.json(t)
+		for _, a := range b["attempts"].([]any) {
+			got = append(got, label(a.(map[string]any)))
+		}
+		if b["next_cursor"] == nil {
+			break
+		}
+		cursor = b["next_cursor"].(string)
+	}
+	assert.Equal(t, want, got, "a page at a time")
 }

@@ -12,6 +12,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -28,8 +29,18 @@ func attemptRefPartition(tenant, subscriptionID string) string {
 	return contract.AttemptRefPrefix + contract.Key(tenant, subscriptionID)
 }
 
+// attemptRefSortKey is the sort key of attempt number of event eventID in
+// its subscription's list: the number as three digits below 1000 ("007"),
+// from 1000 as ':' and nine digits (":000001000"). ':' sorts after every
+// digit, so the list's order is the numbers' order up to 999,999,999
+// attempts (found by review: as "%03d", 1000 sorted between 100 and 101,
+// and a newest-first page put attempt 999 before 1000). Numbers below 1000
+// keep the key they always had.
 func attemptRefSortKey(eventID string, number int) string {
-	return contract.Key(eventID, fmt.Sprintf("%03d", number))
+	if number < 1000 {
+		return contract.Key(eventID, fmt.Sprintf("%03d", number))
+	}
+	return contract.Key(eventID, fmt.Sprintf(":%09d", number))
 }
 
 // putAttemptRef writes attempt number of event eventID in subscription
@@ -58,13 +69,24 @@ type attemptRef struct {
 	number  int
 }
 
+// attemptKey names one attempt of a subscription: its event and number.
+type attemptKey struct {
+	eventID string
+	number  int
+}
+
+func (r attemptRef) key() attemptKey { return attemptKey{r.eventID, r.number} }
+
+// parseAttemptRef reads an entry's sort key: attemptRefSortKey's, or
+// "%03d" for any number (an entry of 1000 or more written before
+// attemptRefSortKey's ':' form).
 func parseAttemptRef(sortKey string) (attemptRef, bool) {
 	id, num, ok := strings.Cut(sortKey, contract.KeySeparator)
 	if !ok {
 		return attemptRef{}, false
 	}
-	var nr int
-	if _, err := fmt.Sscanf(num, "%d", &nr); err != nil || nr < 1 {
+	nr, err := strconv.Atoi(strings.TrimPrefix(num, ":"))
+	if err != nil || nr < 1 {
 		return attemptRef{}, false
 	}
 	return attemptRef{sortKey: sortKey, eventID: id, number: nr}, true
@@ -121,16 +143,16 @@ func (st *Store) queryAttemptRefs(ctx context.Context, tenant, subscriptionID st
 // strongly consistent BatchGetItem calls, retrying unprocessed keys; an
 // attempt that does not exist (its entry was written, its claim failed)
 // or has expired is absent from the result.
-func (st *Store) fetchAttempts(ctx context.Context, tenant, subscriptionID string, refs []attemptRef) (map[string]event.Attempt, error) {
-	found := make(map[string]event.Attempt, len(refs))
+func (st *Store) fetchAttempts(ctx context.Context, tenant, subscriptionID string, refs []attemptRef) (map[attemptKey]event.Attempt, error) {
+	found := make(map[attemptKey]event.Attempt, len(refs))
 	if len(refs) == 0 {
 		return found, nil
 	}
 	pending := make([]map[string]types.AttributeValue, 0, len(refs))
-	seen := map[string]bool{}
+	seen := map[attemptKey]bool{}
 	for _, r := range refs {
-		if !seen[r.sortKey] {
-			seen[r.sortKey] = true
+		if !seen[r.key()] {
+			seen[r.key()] = true
 			pending = append(pending, st.key(attemptPartition(tenant, r.eventID), attemptSortKey(subscriptionID, r.number)))
 		}
 	}
@@ -151,7 +173,7 @@ func (st *Store) fetchAttempts(ctx context.Context, tenant, subscriptionID strin
 				return nil, err
 			}
 			eventID := strings.TrimPrefix(getS(it, schema.AttrUserID), attemptPartition(tenant, ""))
-			found[attemptRefSortKey(eventID, a.Number)] = a
+			found[attemptKey{eventID, a.Number}] = a
 		}
 		if pending = out.UnprocessedKeys[st.table].Keys; len(pending) == 0 {
 			return found, nil
@@ -177,6 +199,9 @@ const maxAttemptRounds = 4
 // (at most maxAttemptRounds) and BatchGetItem calls for the attempts.
 func (st *Store) ListSubscriptionAttempts(ctx context.Context, q event.AttemptsQuery) (event.AttemptsPage, error) {
 	page := event.AttemptsPage{Attempts: []event.SubscriptionAttempt{}}
+	// An attempt from 1000 listed before its entries took the ':' form
+	// and claimed again since has two entries: it is shown once.
+	listed := map[attemptKey]bool{}
 	after := q.After
 	for range maxAttemptRounds {
 		need := q.Limit - len(page.Attempts)
@@ -189,8 +214,9 @@ func (st *Store) ListSubscriptionAttempts(ctx context.Context, q event.AttemptsQ
 			return event.AttemptsPage{}, err
 		}
 		for _, r := range refs {
-			a, ok := found[r.sortKey]
-			if ok && (q.Outcome == "" || a.Outcome == q.Outcome) {
+			a, ok := found[r.key()]
+			if ok && !listed[r.key()] && (q.Outcome == "" || a.Outcome == q.Outcome) {
+				listed[r.key()] = true
 				page.Attempts = append(page.Attempts, event.SubscriptionAttempt{EventID: r.eventID, Attempt: a})
 			}
 		}

@@ -2,12 +2,17 @@ package store_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/store"
 	"github.com/triggers-dev/triggers/schema"
@@ -71,4 +76,38 @@ func TestSubscriptionEvents(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, page, "expired")
 	assert.Empty(t, next)
+}
+
+// Entries of attempts from 1000 sort after 999 (':' and nine digits); an
+// entry written before that form ("<event_id>#1000") still names its
+// attempt, and an attempt with an entry of each form is listed once.
+func TestAttemptRefsPast999(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.Events())
+	st := store.New(db.Client, table)
+	ttl := time.Now().Add(time.Hour).Unix()
+	at := time.Now().UTC()
+	id, _, err := event.NewID(at, nil)
+	require.NoError(t, err)
+	for _, n := range []int{999, 1000, 1001} {
+		record(t, st, "tenant-a", id, event.Attempt{SubscriptionID: "sub_a", Number: n, Timestamp: event.FormatTime(at), Outcome: "gone"}, ttl)
+	}
+	// The entries of 1000 and 1001 as written before: "%03d".
+	for _, num := range []string{"1000", "1001"} {
+		_, err := db.Client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: map[string]types.AttributeValue{
+			schema.AttrUserID:           &types.AttributeValueMemberS{Value: contract.AttemptRefPrefix + "tenant-a#sub_a"},
+			schema.AttrTimestampEventID: &types.AttributeValueMemberS{Value: id + "#" + num},
+			contract.AttrRecordType:     &types.AttributeValueMemberS{Value: contract.RecordTypeAttemptRef},
+			schema.AttrTTL:              &types.AttributeValueMemberN{Value: strconv.FormatInt(ttl, 10)},
+		}})
+		require.NoError(t, err)
+	}
+	page, err := st.ListSubscriptionAttempts(ctx, event.AttemptsQuery{Tenant: "tenant-a", SubscriptionID: "sub_a", Limit: 10})
+	require.NoError(t, err)
+	var numbers []int
+	for _, a := range page.Attempts {
+		numbers = append(numbers, a.Number)
+	}
+	assert.Equal(t, []int{1001, 1000, 999}, numbers, "latest first, each once")
+	assert.Empty(t, page.Next)
 }
