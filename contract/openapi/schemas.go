@@ -166,7 +166,7 @@ func componentsOf() components {
 				})), "events in failed or retrying, with their status: use PATCH for those"),
 			}),
 			"CreateSubscriptionRequest": object("", []string{"url"}, map[string]any{
-				"url":         describe(schema{"type": "string", "maxLength": 2048}, "an absolute https URL whose host resolves only to public addresses; port 443 or 1024-65535; no user information or fragment"),
+				"url":         describe(schema{"type": "string", "maxLength": 2048}, "an absolute https URL whose host resolves only to public addresses; port 443 or 1024-65535; no user information or fragment; percent-encoded (no space, no character outside ASCII)"),
 				"event_types": describe(schema{"type": "array", "maxItems": 50, "items": schemaRef("EventType")}, "omitted or empty: every type"),
 				"description": schema{"type": "string", "maxLength": 256},
 			}),

@@ -201,10 +201,43 @@ func checkTargetURL(raw string) (string, error) {
 	if u.Fragment != "" || strings.Contains(raw, "#") {
 		return "", inputErr(CodeInvalidTarget, "url must not have a fragment (#...)")
 	}
+	if err := checkURLChars(raw); err != nil {
+		return "", err
+	}
 	// url.Parse took the scheme from raw's first len("https") bytes
 	// (before the ':') and lowercased it; "HTTPS://" was stored as sent
 	// (found by review).
 	return u.Scheme + raw[len(u.Scheme):], nil
+}
+
+// checkURLChars refuses a character no URL holds (RFC 3986): a space or
+// another control character, one of "<>\^`{|}, a letter outside ASCII,
+// a '%' without two hex digits after it. url.Parse lets them through
+// (outside the host), and they were stored as sent: a space or no-break
+// space pasted after the URL sent the deliveries to another path
+// ("/hooks%20"), and the stored url was no URI, unlike the document's
+// (found by review). The error names the character and its byte offset,
+// never the URL.
+func checkURLChars(raw string) error {
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		switch {
+		case c >= utf8.RuneSelf:
+			r, _ := utf8.DecodeRuneInString(raw[i:])
+			return inputErr(CodeInvalidTarget, "url holds %q at byte %d, outside ASCII: percent-encode its UTF-8 bytes in the path or query, and write a host name in its punycode (xn--) form", string(r), i)
+		case c == '%':
+			if i+2 >= len(raw) || !isHex(raw[i+1]) || !isHex(raw[i+2]) {
+				return inputErr(CodeInvalidTarget, "url holds a '%%' without two hex digits after it at byte %d: write a '%%' itself as %%25", i)
+			}
+		case c <= ' ' || c == 0x7f || strings.IndexByte("\"<>\\^`{|}", c) >= 0:
+			return inputErr(CodeInvalidTarget, "url holds %q at byte %d, which a URL may not hold (RFC 3986): percent-encode it (a space is %%20)", rune(c), i)
+		}
+	}
+	return nil
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
 // checkEventTypes checks an event-type filter and returns it without

@@ -84,6 +84,10 @@ func TestParseSubscription(t *testing.T) {
 		}
 	}
 	bad(`{"url":"https://u:p@h.example/"}`, event.CodeInvalidTarget, "url must not carry user information: put credentials in a header on your side, or a token in the path")
+	bad(`{"url":"https://h.example/x "}`, event.CodeInvalidTarget, `url holds ' ' at byte 19, which a URL may not hold (RFC 3986): percent-encode it (a space is %20)`)
+	bad(`{"url":"https://h.example/x?a=%4"}`, event.CodeInvalidTarget, `url holds a '%' without two hex digits after it at byte 22: write a '%' itself as %25`)
+	bad(`{"url":"https://h.example/\u00e9"}`, event.CodeInvalidTarget, `url holds "é" at byte 18, outside ASCII: percent-encode its UTF-8 bytes in the path or query, and write a host name in its punycode (xn--) form`)
+	assert.Equal(t, "https://h.example/a%20b?q=%7B%7D&l[]=1", ok(`{"url":"https://h.example/a%20b?q=%7B%7D&l[]=1"}`).URL)
 	bad(`{"url":"https://h.example/#frag"}`, event.CodeInvalidTarget, "url must not have a fragment (#...)")
 	bad(`{"url":"https://h.example/#"}`, event.CodeInvalidTarget, "url must not have a fragment (#...)")
 

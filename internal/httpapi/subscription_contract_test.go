@@ -187,3 +187,50 @@ func TestSubscriptionAttemptsLatestFirstPast999(t *testing.T) {
 	}
 	assert.Equal(t, want, got, "a page at a time")
 }
+
+// A url with a character a URL may not hold (RFC 3986) was stored as
+// sent, unlike the document's url ("format": "uri"): a trailing space or
+// no-break space pasted with it, a space, braces, a '%' without two hex
+// digits in the query, a letter outside ASCII. Deliveries then went to
+// another path than the client meant ("/hooks " is sent as "/hooks%20").
+// Each is a 400 invalid_target naming the character and its place, never
+// the url (it may hold a token), by create and by PATCH; nothing is
+// written. Percent-encoded, the same url is fine.
+func TestTargetWithCharactersOutsideURLs(t *testing.T) {
+	e := newEnv(t, withWebhooks(t, &redeliveries{}), withTargetCheck)
+	check := docChecker(t)
+	id := e.createSub(t, "tenant-a", `{"url":"https://hooks.example.com/in?token=s3cret"}`)
+	before := e.itemCount()
+	for _, c := range []struct{ url, msg string }{
+		{`https://hooks.example.com/in?token=s3cret `, `url holds ' ' at byte 41`},
+		{`https://hooks.example.com/in?token=s3cret\u00a0`, `url holds "\u00a0" at byte 41`},
+		{`https://hooks.example.com/my hooks?token=s3cret`, `url holds ' ' at byte 28`},
+		{`https://hooks.example.com/{id}?token=s3cret`, `url holds '{' at byte 26`},
+		{`https://hooks.example.com/in?token=s3cret&x=%zz`, `url holds a '%' without two hex digits after it at byte 44`},
+		{`https://hooks.example.com/caf\u00e9?token=s3cret`, `url holds "é" at byte 29`},
+		{`https://hooks.example.com/in?token=s3cret|x`, `url holds '|' at byte 41`},
+	} {
+		for _, r := range []req{
+			{method: "POST", path: "/v1/subscriptions", tenant: "tenant-a", body: `{"url":"` + c.url + `"}`},
+			{method: "PATCH", path: "/v1/subscriptions/" + id, tenant: "tenant-a", body: `{"url":"` + c.url + `"}`},
+		} {
+			got := e.do(r)
+			assert.Equal(t, http.StatusBadRequest, got.code, "%s %s: %s", r.method, c.url, got.body)
+			if got.code != http.StatusBadRequest {
+				continue
+			}
+			assert.Equal(t, "invalid_target", got.errCode(t), c.url)
+			msg := got.json(t)["error"].(map[string]any)["message"].(string)
+			assert.Contains(t, msg, c.msg, c.url)
+			assert.NotContains(t, msg, "s3cret", "the url is never repeated")
+			check(r, got)
+		}
+	}
+	assert.Equal(t, before, e.itemCount(), "nothing written")
+	sub, err := e.store.GetSubscription(context.Background(), "tenant-a", id)
+	require.NoError(t, err)
+	assert.Equal(t, "https://hooks.example.com/in?token=s3cret", sub.URL, "unchanged")
+
+	r := e.do(req{method: "PATCH", path: "/v1/subscriptions/" + id, tenant: "tenant-a", body: `{"url":"https://hooks.example.com/my%20hooks/caf%C3%A9?q=%7Bid%7D&a[]=1"}`})
+	assert.Equal(t, http.StatusOK, r.code, "percent-encoded: %s", r.body)
+}
