@@ -347,7 +347,21 @@ func handle(ctx context.Context, consumer *streamconsumer.Consumer, recs []event
 		return 0, err
 	}
 	if len(resp.BatchItemFailures) > 0 {
-		return 0, fmt.Errorf("%d records could not be published, from sequence number %s (see the log line above)", len(resp.BatchItemFailures), resp.BatchItemFailures[0].ItemIdentifier)
+		// The consumer publishes in order and fails from the first record
+		// it could not publish: the events before it were published
+		// (before, this said 0, and a run stopped mid-batch reported
+		// fewer events than it had published).
+		first := resp.BatchItemFailures[0].ItemIdentifier
+		n = 0
+		for _, r := range recs {
+			if r.Change.SequenceNumber == first {
+				break
+			}
+			if d, _, err := streamconsumer.Decide(r); err == nil && d == streamconsumer.Deliver {
+				n++
+			}
+		}
+		return n, fmt.Errorf("%d records could not be published, from sequence number %s (see the log line above)", len(resp.BatchItemFailures), first)
 	}
 	return n, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"strings"
 	"sync"
@@ -334,4 +335,31 @@ func TestReplaySkipsUndeliverableRecords(t *testing.T) {
 	assert.Equal(t, 1, code, stderr)
 	assert.ElementsMatch(t, []string{e0.ID, e1.ID, e2.ID}, sk.ids)
 	assert.Contains(t, stderr, "1 records can never be delivered")
+}
+
+// A publish that fails mid-page stops the run, and the count it reports
+// is of the events published before the failure (it said 0 for the whole
+// page, so a run stopped there understated what it had published).
+func TestReplayReportsWhatItPublishedBeforeAFailure(t *testing.T) {
+	table := db.CreateTable(t, schema.Events())
+	st := store.New(db.Client, table)
+	base := time.Now().UTC().Truncate(time.Second).Add(-time.Hour)
+	var evs []event.Event
+	for i := range 5 {
+		evs = append(evs, put(t, st, "tenant-a", base.Add(time.Duration(i)*time.Minute)))
+	}
+	var published []string
+	pub := streampoll.SinkFunc(func(_ context.Context, m streamconsumer.Message) error {
+		if len(published) == 3 {
+			return errors.New("queue unavailable")
+		}
+		published = append(published, m.EventID)
+		return nil
+	})
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"-endpoint-url", db.Endpoint, "-table", table, "-queue-url", "q", "table", "-tenant", "tenant-a",
+		"-from", base.Format(time.RFC3339), "-to", base.Add(time.Hour).Format(time.RFC3339)}, strings.NewReader(""), &out, &errOut, &deps{pub: pub})
+	require.Equal(t, 1, code, errOut.String())
+	require.Equal(t, []string{evs[0].ID, evs[1].ID, evs[2].ID}, published, "in order, up to the failure")
+	assert.Contains(t, errOut.String(), "(3 events published before the error")
 }
