@@ -42,6 +42,7 @@ import (
 	"github.com/triggers-dev/triggers/internal/apikey"
 	"github.com/triggers-dev/triggers/internal/ddb"
 	"github.com/triggers-dev/triggers/internal/ddb/ddbconfig"
+	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/shard"
 	"github.com/triggers-dev/triggers/internal/store"
 	"github.com/triggers-dev/triggers/internal/webhook/secretbox"
@@ -176,6 +177,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		tenant := fs.String("tenant", "", "only this tenant's keys (default: all, by Scan)")
 		asJSON := fs.Bool("json", false, "print JSON lines")
 		if fs.Parse(rest) != nil || !noArgs(fs, stderr) {
+			return 2
+		}
+		if *tenant != "" && !event.ValidTenantID(*tenant) {
+			// No key can belong to it: an empty list would hide the typo.
+			fmt.Fprintf(stderr, "triggers-keys list: -tenant %q is not a valid tenant id (1-128 characters of A-Z a-z 0-9 _ . : -, starting with a letter or digit)\n", *tenant)
 			return 2
 		}
 		list, err := keys.List(ctx, *tenant)

@@ -120,6 +120,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-table", "t", "revoke", "-key", "trg_secret"}, "-key-stdin"},
 		{[]string{"-table", "t", "revoke", "-key-stdin"}, "no key on standard input"},
 		{[]string{"-table", "t", "list", "extra"}, "unexpected arguments"},
+		{[]string{"-table", "t", "list", "-tenant", "acme "}, `-tenant "acme " is not a valid tenant id`},
 		{[]string{"-table", "t", "shards", "-count", "4"}, "-tenant is required"},
 		{[]string{"-table", "t", "shards", "-tenant", "acme"}, "-count 0 is invalid: give the tenant's write shard count, 1 to 32"},
 		{[]string{"-table", "t", "shards", "-tenant", "acme", "-count", "33"}, "-count 33 is invalid"},

@@ -395,13 +395,16 @@ func (s *Store) Revoke(ctx context.Context, hash string) (bool, error) {
 	if !ValidHash(hash) {
 		return false, ErrNoSuchKey
 	}
+	// Any key item not yet revoked, whatever its status (an item written
+	// by hand with another status used to be answered "already revoked"
+	// and left as it was).
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                           aws.String(s.table),
 		Key:                                 map[string]types.AttributeValue{schema.AttrKeyHash: &types.AttributeValueMemberS{Value: hash}},
 		UpdateExpression:                    aws.String("SET #s = :revoked, #r = :now"),
-		ConditionExpression:                 aws.String("attribute_exists(#h) AND #s = :active"),
+		ConditionExpression:                 aws.String("attribute_exists(#h) AND (attribute_not_exists(#s) OR #s <> :revoked)"),
 		ExpressionAttributeNames:            map[string]string{"#h": schema.AttrKeyHash, "#s": schema.AttrKeyStatus, "#r": schema.AttrRevokedAt},
-		ExpressionAttributeValues:           map[string]types.AttributeValue{":revoked": &types.AttributeValueMemberS{Value: StatusRevoked}, ":active": &types.AttributeValueMemberS{Value: StatusActive}, ":now": &types.AttributeValueMemberN{Value: strconv.FormatInt(s.now().UnixMilli(), 10)}},
+		ExpressionAttributeValues:           map[string]types.AttributeValue{":revoked": &types.AttributeValueMemberS{Value: StatusRevoked}, ":now": &types.AttributeValueMemberN{Value: strconv.FormatInt(s.now().UnixMilli(), 10)}},
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	var ccf *types.ConditionalCheckFailedException

@@ -129,6 +129,20 @@ func TestOnlyActiveKeysOfValidTenantsAuthenticate(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "tenant-a", tenant)
 
+	// Revoking revokes a key item of any other status, or none (it was
+	// answered "already revoked" and left as it was); once revoked, a
+	// second revocation changes nothing.
+	for _, k := range []string{"trg_nostatus", "trg_suspended", "trg_activecase"} {
+		revoked, err := keys.Revoke(ctx, apikey.Hash(k))
+		require.NoError(t, err, k)
+		assert.True(t, revoked, k)
+		_, err = keys.Authenticate(ctx, k)
+		assert.ErrorIs(t, err, apikey.ErrRevoked, k)
+		revoked, err = keys.Revoke(ctx, apikey.Hash(k))
+		require.NoError(t, err, k)
+		assert.False(t, revoked, "%s: already revoked", k)
+	}
+
 	// Keys are looked up up to 512 characters (the longest a request may
 	// carry), not beyond.
 	long := "trg_" + strings.Repeat("k", 508)
