@@ -62,6 +62,26 @@ func put(t *testing.T, st *store.Store, tenant string, at time.Time) event.Event
 	return e
 }
 
+// streamRecords reads the first page of table's stream on DynamoDB Local
+// (one shard) and requires n records: the streams client, the stream's
+// ARN, its shard and the page.
+func streamRecords(t *testing.T, table string, n int) (*dynamodbstreams.Client, string, string, *dynamodbstreams.GetRecordsOutput) {
+	t.Helper()
+	ctx := context.Background()
+	arn, err := streampoll.LatestStreamARN(ctx, db.Client, table)
+	require.NoError(t, err)
+	streams := ddblocal.NewStreamsClient(db.Endpoint)
+	desc, err := streams.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(arn)})
+	require.NoError(t, err)
+	shard := aws.ToString(desc.StreamDescription.Shards[0].ShardId)
+	it, err := streams.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(arn), ShardId: aws.String(shard), ShardIteratorType: streamtypes.ShardIteratorTypeTrimHorizon})
+	require.NoError(t, err)
+	recs, err := streams.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: it.ShardIterator})
+	require.NoError(t, err)
+	require.Len(t, recs.Records, n)
+	return streams, arn, shard, recs
+}
+
 func replay(t *testing.T, stdin string, sk *sink, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
@@ -142,24 +162,13 @@ func TestReplayUsage(t *testing.T) {
 // Stream mode re-reads exactly the failed batch's sequence number range,
 // as Lambda's on-failure record names it.
 func TestReplayStream(t *testing.T) {
-	ctx := context.Background()
 	table := db.CreateTable(t, schema.Events())
 	st := store.New(db.Client, table)
 	var evs []event.Event
 	for i := range 4 {
 		evs = append(evs, put(t, st, "tenant-a", time.Now().UTC().Add(time.Duration(i)*time.Millisecond)))
 	}
-	arn, err := streampoll.LatestStreamARN(ctx, db.Client, table)
-	require.NoError(t, err)
-	streams := ddblocal.NewStreamsClient(db.Endpoint)
-	desc, err := streams.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(arn)})
-	require.NoError(t, err)
-	shard := aws.ToString(desc.StreamDescription.Shards[0].ShardId)
-	it, err := streams.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(arn), ShardId: aws.String(shard), ShardIteratorType: streamtypes.ShardIteratorTypeTrimHorizon})
-	require.NoError(t, err)
-	recs, err := streams.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: it.ShardIterator})
-	require.NoError(t, err)
-	require.Len(t, recs.Records, 4)
+	_, arn, shard, recs := streamRecords(t, table, 4)
 	seq := func(i int) string { return aws.ToString(recs.Records[i].Dynamodb.SequenceNumber) }
 	msg, err := json.Marshal(map[string]any{
 		"requestContext":     map[string]any{"condition": "RetryAttemptsExhausted"},
@@ -192,17 +201,7 @@ func TestReplayStreamReadsPastEmptyPages(t *testing.T) {
 	for i := range 3 {
 		evs = append(evs, put(t, st, "tenant-a", time.Now().UTC().Add(time.Duration(i)*time.Millisecond)))
 	}
-	arn, err := streampoll.LatestStreamARN(ctx, db.Client, table)
-	require.NoError(t, err)
-	streams := ddblocal.NewStreamsClient(db.Endpoint)
-	desc, err := streams.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(arn)})
-	require.NoError(t, err)
-	shard := aws.ToString(desc.StreamDescription.Shards[0].ShardId)
-	it, err := streams.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(arn), ShardId: aws.String(shard), ShardIteratorType: streamtypes.ShardIteratorTypeTrimHorizon})
-	require.NoError(t, err)
-	recs, err := streams.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: it.ShardIterator})
-	require.NoError(t, err)
-	require.Len(t, recs.Records, 3)
+	streams, arn, shard, recs := streamRecords(t, table, 3)
 	seq := func(i int) string { return aws.ToString(recs.Records[i].Dynamodb.SequenceNumber) }
 	msg := func(end string) string {
 		b, err := json.Marshal(map[string]any{"DDBStreamBatchInfo": map[string]any{"shardId": shard, "startSequenceNumber": seq(0), "endSequenceNumber": end, "streamArn": arn, "batchSize": 3}})
@@ -307,17 +306,7 @@ func TestReplaySkipsUndeliverableRecords(t *testing.T) {
 	e1 := put(t, st, "tenant-a", base.Add(2*time.Millisecond))
 	e2 := put(t, st, "tenant-a", base.Add(3*time.Millisecond))
 
-	arn, err := streampoll.LatestStreamARN(ctx, db.Client, table)
-	require.NoError(t, err)
-	streams := ddblocal.NewStreamsClient(db.Endpoint)
-	desc, err := streams.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(arn)})
-	require.NoError(t, err)
-	shard := aws.ToString(desc.StreamDescription.Shards[0].ShardId)
-	it, err := streams.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(arn), ShardId: aws.String(shard), ShardIteratorType: streamtypes.ShardIteratorTypeTrimHorizon})
-	require.NoError(t, err)
-	recs, err := streams.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: it.ShardIterator})
-	require.NoError(t, err)
-	require.Len(t, recs.Records, 4)
+	_, arn, shard, recs := streamRecords(t, table, 4)
 	msg, err := json.Marshal(map[string]any{"DDBStreamBatchInfo": map[string]any{"shardId": shard, "streamArn": arn, "batchSize": 4,
 		"startSequenceNumber": aws.ToString(recs.Records[0].Dynamodb.SequenceNumber), "endSequenceNumber": aws.ToString(recs.Records[3].Dynamodb.SequenceNumber)}})
 	require.NoError(t, err)

@@ -234,14 +234,7 @@ func TestMalformedRecordParked(t *testing.T) {
 	assert.Contains(t, got, "e3")
 	assert.Contains(t, logs.String(), "malformed TTL record parked in the dead-letter queue")
 
-	msgs, err := moto.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(queue), MaxNumberOfMessages: 10})
-	require.NoError(t, err)
-	require.Len(t, msgs.Messages, 1)
-	var parked struct {
-		Reason string                     `json:"reason"`
-		Record events.DynamoDBEventRecord `json:"record"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(aws.ToString(msgs.Messages[0].Body)), &parked))
+	parked := onlyParked(t, queue)
 	assert.Contains(t, parked.Reason, `attribute "payload" is missing`)
 	assert.Equal(t, "21", parked.Record.Change.SequenceNumber)
 	assert.Equal(t, "e2", parked.Record.Change.OldImage[schema.AttrEventID].String(), "the record itself, to act on")
@@ -410,17 +403,29 @@ func TestOversizedMalformedRecordParked(t *testing.T) {
 	assert.Empty(t, resp.BatchItemFailures, "parked, so the shard moves on")
 	assert.Contains(t, archived(t, moto.S3, bucket, "expired/"), "e3")
 
-	msgs, err := moto.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(queue), MaxNumberOfMessages: 10})
-	require.NoError(t, err)
-	require.Len(t, msgs.Messages, 1)
-	var parked struct {
-		Reason string                     `json:"reason"`
-		Record events.DynamoDBEventRecord `json:"record"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(aws.ToString(msgs.Messages[0].Body)), &parked))
+	parked := onlyParked(t, queue)
 	assert.Contains(t, parked.Reason, `attribute "payload" is missing`)
 	assert.Contains(t, parked.Reason, "too large for the queue")
 	assert.Equal(t, "21", parked.Record.Change.SequenceNumber)
 	assert.Equal(t, "acme", parked.Record.Change.Keys[schema.AttrUserID].String(), "the keys name the item")
 	assert.Empty(t, parked.Record.Change.OldImage)
+}
+
+// parkedRecord is a failure queue message: the record and why it was
+// parked.
+type parkedRecord struct {
+	Reason string                     `json:"reason"`
+	Record events.DynamoDBEventRecord `json:"record"`
+}
+
+// onlyParked receives queue's messages and requires exactly one, a parked
+// record.
+func onlyParked(t *testing.T, queue string) parkedRecord {
+	t.Helper()
+	msgs, err := moto.SQS.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(queue), MaxNumberOfMessages: 10})
+	require.NoError(t, err)
+	require.Len(t, msgs.Messages, 1)
+	var parked parkedRecord
+	require.NoError(t, json.Unmarshal([]byte(aws.ToString(msgs.Messages[0].Body)), &parked))
+	return parked
 }
