@@ -143,7 +143,7 @@ var expectedAlarms = map[string]struct {
 	"MonitoringStatusIndexReadThrottleEvents":     {alarmShape{throttleMetrics("StatusIndex")[:1], "", 1, 1, 1, gteOp, "notBreaching"}, "dynamodb-gsi-read-throttling", "Table"},
 	"MonitoringStatusIndexWriteThrottleEvents":    {alarmShape{throttleMetrics("StatusIndex")[1:], "", 1, 1, 1, gteOp, "notBreaching"}, "dynamodb-gsi-write-throttling", "Table"},
 	"MonitoringPutItemLatency":                    {alarmShape{[]string{metricLine("AWS/DynamoDB", "SuccessfulRequestLatency", "p99", 300, []string{"Operation=PutItem", "TableName"})}, "", 20, 3, 3, gtOp, "notBreaching"}, "dynamodb-request-latency", "Table"},
-	"MonitoringSystemErrors":                      {alarmShape{ddbOps("SystemErrors", "Sum"), "e0 + e1 + e2 + e3 + e4 + e5", 1, 1, 1, gteOp, "notBreaching"}, "dynamodb-system-errors", "Table"},
+	"MonitoringSystemErrors":                      {alarmShape{ddbOps("SystemErrors", "Sum"), "FILL(e0, 0) + FILL(e1, 0) + FILL(e2, 0) + FILL(e3, 0) + FILL(e4, 0) + FILL(e5, 0)", 1, 1, 1, gteOp, "notBreaching"}, "dynamodb-system-errors", "Table"},
 	"MonitoringApiFunctionErrors":                 {alarmShape{lambdaMetric("Errors", "Sum"), "", 1, 1, 1, gteOp, "notBreaching"}, "lambda-errors", "Functions"},
 	"MonitoringAuthorizerFunctionErrors":          {alarmShape{lambdaMetric("Errors", "Sum"), "", 1, 1, 1, gteOp, "notBreaching"}, "lambda-errors", "Functions"},
 	"MonitoringConsumerFunctionErrors":            {alarmShape{lambdaMetric("Errors", "Sum"), "", 1, 1, 1, gteOp, "notBreaching"}, "lambda-errors", "Functions"},
@@ -192,7 +192,7 @@ var expectedAlarms = map[string]struct {
 	"MonitoringApiKeysTableWriteThrottleEvents":            {alarmShape{throttleMetrics("")[1:], "", 1, 1, 1, gteOp, "notBreaching"}, "dynamodb-table-write-throttling", "Api"},
 	"MonitoringApiKeysTableTenantIndexReadThrottleEvents":  {alarmShape{throttleMetrics("TenantIndex")[:1], "", 1, 1, 1, gteOp, "notBreaching"}, "dynamodb-gsi-read-throttling", "Api"},
 	"MonitoringApiKeysTableTenantIndexWriteThrottleEvents": {alarmShape{throttleMetrics("TenantIndex")[1:], "", 1, 1, 1, gteOp, "notBreaching"}, "dynamodb-gsi-write-throttling", "Api"},
-	"MonitoringApiKeysTableSystemErrors":                   {alarmShape{apiKeysSystemErrors(), "e0 + e1 + e2 + e3 + e4", 1, 1, 1, gteOp, "notBreaching"}, "dynamodb-system-errors", "Api"},
+	"MonitoringApiKeysTableSystemErrors":                   {alarmShape{apiKeysSystemErrors(), "FILL(e0, 0) + FILL(e1, 0) + FILL(e2, 0) + FILL(e3, 0) + FILL(e4, 0)", 1, 1, 1, gteOp, "notBreaching"}, "dynamodb-system-errors", "Api"},
 	// Tickets: the events table's backup vault, the rate-limit web ACL.
 	"MonitoringBackupJobsFailed": {alarmShape{[]string{
 		metricLine("AWS/Backup", "NumberOfBackupJobsExpired", "Sum", 300, []string{"BackupVaultName"}),
@@ -519,7 +519,7 @@ func TestDashboardWidgets(t *testing.T) {
 		"SuccessfulRequestLatency Query (ms)":              lat("Query"),
 		"SuccessfulRequestLatency UpdateItem (ms)":         lat("UpdateItem"),
 		"Errors": {
-			{"expr: e0 + e1 + e2 + e3 + e4 + e5", metricLine("AWS/DynamoDB", "ConditionalCheckFailedRequests", "Sum", 300, []string{"TableName"}), metricLine("AWS/DynamoDB", "TransactionConflict", "Sum", 300, []string{"TableName"})},
+			{"expr: FILL(e0, 0) + FILL(e1, 0) + FILL(e2, 0) + FILL(e3, 0) + FILL(e4, 0) + FILL(e5, 0)", metricLine("AWS/DynamoDB", "ConditionalCheckFailedRequests", "Sum", 300, []string{"TableName"}), metricLine("AWS/DynamoDB", "TransactionConflict", "Sum", 300, []string{"TableName"})},
 			{metricLine("AWS/DynamoDB", "UserErrors", "Sum", 300, nil)},
 		},
 		"TTL deletions (attribute ttl)":          {{metricLine("AWS/DynamoDB", "TimeToLiveDeletedItemCount", "Sum", 300, []string{"TableName"})}, nil},
@@ -579,7 +579,7 @@ func TestDashboardWidgets(t *testing.T) {
 		"API keys: SuccessfulRequestLatency Query (ms)":      lat("Query"),
 		"API keys: SuccessfulRequestLatency Scan (ms)":       lat("Scan"),
 		"API keys: Errors": {
-			{"expr: e0 + e1 + e2 + e3 + e4", metricLine("AWS/DynamoDB", "ConditionalCheckFailedRequests", "Sum", 300, []string{"TableName"}), metricLine("AWS/DynamoDB", "TransactionConflict", "Sum", 300, []string{"TableName"})},
+			{"expr: FILL(e0, 0) + FILL(e1, 0) + FILL(e2, 0) + FILL(e3, 0) + FILL(e4, 0)", metricLine("AWS/DynamoDB", "ConditionalCheckFailedRequests", "Sum", 300, []string{"TableName"}), metricLine("AWS/DynamoDB", "TransactionConflict", "Sum", 300, []string{"TableName"})},
 			{metricLine("AWS/DynamoDB", "UserErrors", "Sum", 300, nil)},
 		},
 	}

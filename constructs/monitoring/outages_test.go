@@ -175,7 +175,7 @@ func TestApiKeysTableAlarms(t *testing.T) {
 	assert.Equal(t, []string{"GetItem", "PutItem", "UpdateItem", "Query", "Scan"}, monitoring.ApiKeysOperations())
 	sysErr := expressions(props(m.Alarm("ApiKeysSystemErrors")))
 	assert.Contains(t, sysErr, "expr_1")
-	assert.Equal(t, "e0 + e1 + e2 + e3 + e4", sysErr["expr_1"], "summed over the operations the runtime calls")
+	assert.Equal(t, "FILL(e0, 0) + FILL(e1, 0) + FILL(e2, 0) + FILL(e3, 0) + FILL(e4, 0)", sysErr["expr_1"], "summed over the operations the runtime calls, each 0 when it published nothing")
 }
 
 // Ticket alarms notify the ticket topic themselves, on ALARM and OK, and

@@ -308,13 +308,18 @@ func (s *tableSection) replication() {
 }
 
 // sumOverOperations is the math expression summing t's per-operation
-// metric name (dimensions TableName and Operation) over ops.
+// metric name (dimensions TableName and Operation) over ops. Each term is
+// FILL(e, 0): DynamoDB publishes a per-operation error metric only for an
+// operation that failed, and metric math gives no datapoint for a period
+// in which one term of a sum has none, so a sum of the bare metrics had a
+// datapoint only when every operation failed in the same period (found by
+// review: one operation's HTTP 500s never fired SystemErrors).
 func sumOverOperations(t dynamotable.ITable, name string, ops []string, period awscdk.Duration, label string) awscloudwatch.IMetric {
 	using := map[string]awscloudwatch.IMetric{}
 	var ids []string
 	for i, op := range ops {
 		id := fmt.Sprintf("e%d", i)
-		ids = append(ids, id)
+		ids = append(ids, "FILL("+id+", 0)")
 		using[id] = t.Metric(name, &awscloudwatch.MetricOptions{
 			Statistic: jsii.String("Sum"), Period: period,
 			DimensionsMap: &map[string]*string{"TableName": t.TableName(), "Operation": jsii.String(op)},
