@@ -81,7 +81,7 @@ func shapeOfAlarm(t *testing.T, p map[string]any) alarmShape {
 
 func ddbOps(name, stat string) []string {
 	var out []string
-	for _, op := range []string{"BatchWriteItem", "GetItem", "PutItem", "Query", "TransactWriteItems", "UpdateItem"} {
+	for _, op := range []string{"BatchGetItem", "BatchWriteItem", "DeleteItem", "GetItem", "PutItem", "Query", "TransactWriteItems", "UpdateItem"} {
 		out = append(out, metricLine("AWS/DynamoDB", name, stat, 300, []string{"Operation=" + op, "TableName"}))
 	}
 	sort.Strings(out)
@@ -114,7 +114,7 @@ var apiDims = []string{"ApiName", "Stage"}
 // per operation the runtime calls on it.
 func apiKeysSystemErrors() []string {
 	var out []string
-	for _, op := range []string{"GetItem", "PutItem", "Query", "Scan", "UpdateItem"} {
+	for _, op := range []string{"GetItem", "PutItem", "Query", "Scan", "TransactWriteItems", "UpdateItem"} {
 		out = append(out, metricLine("AWS/DynamoDB", "SystemErrors", "Sum", 300, []string{"Operation=" + op, "TableName"}))
 	}
 	sort.Strings(out)
@@ -143,7 +143,7 @@ var expectedAlarms = map[string]struct {
 	"MonitoringStatusIndexReadThrottleEvents":     {alarmShape{throttleMetrics("StatusIndex")[:1], "", 1, 1, 1, gteOp, "notBreaching"}, "dynamodb-gsi-read-throttling", "Table"},
 	"MonitoringStatusIndexWriteThrottleEvents":    {alarmShape{throttleMetrics("StatusIndex")[1:], "", 1, 1, 1, gteOp, "notBreaching"}, "dynamodb-gsi-write-throttling", "Table"},
 	"MonitoringPutItemLatency":                    {alarmShape{[]string{metricLine("AWS/DynamoDB", "SuccessfulRequestLatency", "p99", 300, []string{"Operation=PutItem", "TableName"})}, "", 20, 3, 3, gtOp, "notBreaching"}, "dynamodb-request-latency", "Table"},
-	"MonitoringSystemErrors":                      {alarmShape{ddbOps("SystemErrors", "Sum"), "FILL(e0, 0) + FILL(e1, 0) + FILL(e2, 0) + FILL(e3, 0) + FILL(e4, 0) + FILL(e5, 0)", 1, 1, 1, gteOp, "notBreaching"}, "dynamodb-system-errors", "Table"},
+	"MonitoringSystemErrors":                      {alarmShape{ddbOps("SystemErrors", "Sum"), "FILL(e0, 0) + FILL(e1, 0) + FILL(e2, 0) + FILL(e3, 0) + FILL(e4, 0) + FILL(e5, 0) + FILL(e6, 0) + FILL(e7, 0)", 1, 1, 1, gteOp, "notBreaching"}, "dynamodb-system-errors", "Table"},
 	"MonitoringApiFunctionErrors":                 {alarmShape{lambdaMetric("Errors", "Sum"), "", 1, 1, 1, gteOp, "notBreaching"}, "lambda-errors", "Functions"},
 	"MonitoringAuthorizerFunctionErrors":          {alarmShape{lambdaMetric("Errors", "Sum"), "", 1, 1, 1, gteOp, "notBreaching"}, "lambda-errors", "Functions"},
 	"MonitoringConsumerFunctionErrors":            {alarmShape{lambdaMetric("Errors", "Sum"), "", 1, 1, 1, gteOp, "notBreaching"}, "lambda-errors", "Functions"},
@@ -192,7 +192,7 @@ var expectedAlarms = map[string]struct {
 	"MonitoringApiKeysTableWriteThrottleEvents":            {alarmShape{throttleMetrics("")[1:], "", 1, 1, 1, gteOp, "notBreaching"}, "dynamodb-table-write-throttling", "Api"},
 	"MonitoringApiKeysTableTenantIndexReadThrottleEvents":  {alarmShape{throttleMetrics("TenantIndex")[:1], "", 1, 1, 1, gteOp, "notBreaching"}, "dynamodb-gsi-read-throttling", "Api"},
 	"MonitoringApiKeysTableTenantIndexWriteThrottleEvents": {alarmShape{throttleMetrics("TenantIndex")[1:], "", 1, 1, 1, gteOp, "notBreaching"}, "dynamodb-gsi-write-throttling", "Api"},
-	"MonitoringApiKeysTableSystemErrors":                   {alarmShape{apiKeysSystemErrors(), "FILL(e0, 0) + FILL(e1, 0) + FILL(e2, 0) + FILL(e3, 0) + FILL(e4, 0)", 1, 1, 1, gteOp, "notBreaching"}, "dynamodb-system-errors", "Api"},
+	"MonitoringApiKeysTableSystemErrors":                   {alarmShape{apiKeysSystemErrors(), "FILL(e0, 0) + FILL(e1, 0) + FILL(e2, 0) + FILL(e3, 0) + FILL(e4, 0) + FILL(e5, 0)", 1, 1, 1, gteOp, "notBreaching"}, "dynamodb-system-errors", "Api"},
 	// Tickets: the events table's backup vault, the rate-limit web ACL.
 	"MonitoringBackupJobsFailed": {alarmShape{[]string{
 		metricLine("AWS/Backup", "NumberOfBackupJobsExpired", "Sum", 300, []string{"BackupVaultName"}),
@@ -518,8 +518,10 @@ func TestDashboardWidgets(t *testing.T) {
 		"SuccessfulRequestLatency GetItem (ms)":            lat("GetItem"),
 		"SuccessfulRequestLatency Query (ms)":              lat("Query"),
 		"SuccessfulRequestLatency UpdateItem (ms)":         lat("UpdateItem"),
+		"SuccessfulRequestLatency BatchGetItem (ms)":       lat("BatchGetItem"),
+		"SuccessfulRequestLatency DeleteItem (ms)":         lat("DeleteItem"),
 		"Errors": {
-			{"expr: FILL(e0, 0) + FILL(e1, 0) + FILL(e2, 0) + FILL(e3, 0) + FILL(e4, 0) + FILL(e5, 0)", metricLine("AWS/DynamoDB", "ConditionalCheckFailedRequests", "Sum", 300, []string{"TableName"}), metricLine("AWS/DynamoDB", "TransactionConflict", "Sum", 300, []string{"TableName"})},
+			{"expr: FILL(e0, 0) + FILL(e1, 0) + FILL(e2, 0) + FILL(e3, 0) + FILL(e4, 0) + FILL(e5, 0) + FILL(e6, 0) + FILL(e7, 0)", metricLine("AWS/DynamoDB", "ConditionalCheckFailedRequests", "Sum", 300, []string{"TableName"}), metricLine("AWS/DynamoDB", "TransactionConflict", "Sum", 300, []string{"TableName"})},
 			{metricLine("AWS/DynamoDB", "UserErrors", "Sum", 300, nil)},
 		},
 		"TTL deletions (attribute ttl)":          {{metricLine("AWS/DynamoDB", "TimeToLiveDeletedItemCount", "Sum", 300, []string{"TableName"})}, nil},
@@ -570,16 +572,17 @@ func TestDashboardWidgets(t *testing.T) {
 			metricLine("AWS/Backup", "NumberOfBackupJobsExpired", "Sum", 300, []string{"BackupVaultName"}),
 		}, nil},
 		// The API-keys table: the events table's graphs, titled apart.
-		"API keys: Capacity (table)":                         {{"expr: r/PERIOD(r)", "expr: w/PERIOD(w)"}, nil},
-		"API keys: Capacity (GSI TenantIndex)":               {{"expr: r/PERIOD(r)", "expr: w/PERIOD(w)"}, nil},
-		"API keys: Throttle events (table and each GSI)":     {append(throttleMetrics(""), throttleMetrics("TenantIndex")...), nil},
-		"API keys: SuccessfulRequestLatency GetItem (ms)":    lat("GetItem"),
-		"API keys: SuccessfulRequestLatency PutItem (ms)":    lat("PutItem"),
-		"API keys: SuccessfulRequestLatency UpdateItem (ms)": lat("UpdateItem"),
-		"API keys: SuccessfulRequestLatency Query (ms)":      lat("Query"),
-		"API keys: SuccessfulRequestLatency Scan (ms)":       lat("Scan"),
+		"API keys: Capacity (table)":                                 {{"expr: r/PERIOD(r)", "expr: w/PERIOD(w)"}, nil},
+		"API keys: Capacity (GSI TenantIndex)":                       {{"expr: r/PERIOD(r)", "expr: w/PERIOD(w)"}, nil},
+		"API keys: Throttle events (table and each GSI)":             {append(throttleMetrics(""), throttleMetrics("TenantIndex")...), nil},
+		"API keys: SuccessfulRequestLatency GetItem (ms)":            lat("GetItem"),
+		"API keys: SuccessfulRequestLatency PutItem (ms)":            lat("PutItem"),
+		"API keys: SuccessfulRequestLatency UpdateItem (ms)":         lat("UpdateItem"),
+		"API keys: SuccessfulRequestLatency Query (ms)":              lat("Query"),
+		"API keys: SuccessfulRequestLatency Scan (ms)":               lat("Scan"),
+		"API keys: SuccessfulRequestLatency TransactWriteItems (ms)": lat("TransactWriteItems"),
 		"API keys: Errors": {
-			{"expr: FILL(e0, 0) + FILL(e1, 0) + FILL(e2, 0) + FILL(e3, 0) + FILL(e4, 0)", metricLine("AWS/DynamoDB", "ConditionalCheckFailedRequests", "Sum", 300, []string{"TableName"}), metricLine("AWS/DynamoDB", "TransactionConflict", "Sum", 300, []string{"TableName"})},
+			{"expr: FILL(e0, 0) + FILL(e1, 0) + FILL(e2, 0) + FILL(e3, 0) + FILL(e4, 0) + FILL(e5, 0)", metricLine("AWS/DynamoDB", "ConditionalCheckFailedRequests", "Sum", 300, []string{"TableName"}), metricLine("AWS/DynamoDB", "TransactionConflict", "Sum", 300, []string{"TableName"})},
 			{metricLine("AWS/DynamoDB", "UserErrors", "Sum", 300, nil)},
 		},
 	}

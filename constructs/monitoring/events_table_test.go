@@ -146,6 +146,7 @@ func TestEventsTableMonitoredAsAnyTable(t *testing.T) {
 		"Capacity (table)", "Capacity (GSI EventTypeIndex)", "Capacity (GSI StatusIndex)", "Throttle events (table and each GSI)",
 		"SuccessfulRequestLatency PutItem (ms)", "SuccessfulRequestLatency BatchWriteItem (ms)", "SuccessfulRequestLatency TransactWriteItems (ms)",
 		"SuccessfulRequestLatency GetItem (ms)", "SuccessfulRequestLatency Query (ms)", "SuccessfulRequestLatency UpdateItem (ms)",
+		"SuccessfulRequestLatency BatchGetItem (ms)", "SuccessfulRequestLatency DeleteItem (ms)",
 		"Errors", "TTL deletions (attribute ttl)",
 	}, titles)
 }

@@ -64,11 +64,14 @@ var services = []string{ServiceTable, ServiceFunctions, ServiceApi, ServiceQueue
 // these out; the dashboard graphs them.
 const MetricAuthFailures = "AuthFailures"
 
-// Operations returns the operations the runtime calls on the events table;
-// each gets latency and error metrics. It returns a new slice each call.
+// Operations returns the operations the runtime calls on the events table
+// (every method of the store's DynamoDB client, internal/store.API): the
+// inbox page's BatchGetItem and an unparked attempt's DeleteItem among
+// them. Each gets latency and error metrics. It returns a new slice each
+// call.
 func Operations() []string { return slices.Clone(operations) }
 
-var operations = []string{"PutItem", "BatchWriteItem", "TransactWriteItems", "GetItem", "Query", "UpdateItem"}
+var operations = []string{"PutItem", "BatchWriteItem", "TransactWriteItems", "GetItem", "Query", "UpdateItem", "BatchGetItem", "DeleteItem"}
 
 // TriggersMonitoring is the dashboard, alarms and saved queries of one
 // Triggers environment.

@@ -44,12 +44,14 @@ const (
 )
 
 // ApiKeysOperations returns the operations the runtime calls on the
-// API-keys table (the authorizer's GetItem; the key tool's PutItem,
-// UpdateItem, Query and Scan): their SystemErrors are summed, their
-// latency graphed. It returns a new slice each call.
+// API-keys table (every method of internal/apikey.DB: the authorizer's
+// GetItem; the key tool's PutItem, UpdateItem, Query, Scan and the
+// TransactWriteItems that creates a key or reshards a tenant): their
+// SystemErrors are summed, their latency graphed. It returns a new slice
+// each call.
 func ApiKeysOperations() []string { return slices.Clone(apiKeysOperations) }
 
-var apiKeysOperations = []string{"GetItem", "PutItem", "UpdateItem", "Query", "Scan"}
+var apiKeysOperations = []string{"GetItem", "PutItem", "UpdateItem", "Query", "Scan", "TransactWriteItems"}
 
 // apiKeysScopeID is the construct under TriggersMonitoring holding the
 // API-keys table's alarms, which have the same construct ids as the

@@ -172,10 +172,10 @@ func TestApiKeysTableAlarms(t *testing.T) {
 	for _, title := range []string{"API keys: Throttle events (table and each GSI)", "API keys: Errors", "API keys: SuccessfulRequestLatency GetItem (ms)", "Throttle events (table and each GSI)"} {
 		assert.Contains(t, titles, title)
 	}
-	assert.Equal(t, []string{"GetItem", "PutItem", "UpdateItem", "Query", "Scan"}, monitoring.ApiKeysOperations())
+	assert.Equal(t, []string{"GetItem", "PutItem", "UpdateItem", "Query", "Scan", "TransactWriteItems"}, monitoring.ApiKeysOperations())
 	sysErr := expressions(props(m.Alarm("ApiKeysSystemErrors")))
 	assert.Contains(t, sysErr, "expr_1")
-	assert.Equal(t, "FILL(e0, 0) + FILL(e1, 0) + FILL(e2, 0) + FILL(e3, 0) + FILL(e4, 0)", sysErr["expr_1"], "summed over the operations the runtime calls, each 0 when it published nothing")
+	assert.Equal(t, "FILL(e0, 0) + FILL(e1, 0) + FILL(e2, 0) + FILL(e3, 0) + FILL(e4, 0) + FILL(e5, 0)", sysErr["expr_1"], "summed over the operations the runtime calls, each 0 when it published nothing")
 }
 
 // Ticket alarms notify the ticket topic themselves, on ALARM and OK, and
@@ -269,7 +269,7 @@ func TestValidateOutageThresholds(t *testing.T) {
 		{"negative webhook minimum", th(monitoring.Thresholds{WebhookFailureMinAttempts: -1}), "Thresholds.WebhookFailureMinAttempts -1 is negative"},
 		{"negative backup", th(monitoring.Thresholds{BackupJobsFailed: -1}), "Thresholds.BackupJobsFailed -1 is negative"},
 		{"api keys latency of an operation not called", &monitoring.TriggersMonitoringProps{EventsTable: table, ApiKeysTableThresholds: &monitoring.TableThresholds{LatencyMs: map[string]float64{"BatchWriteItem": 10}}},
-			`ApiKeysTableThresholds.LatencyMs has "BatchWriteItem", which is not monitored: the runtime calls GetItem, PutItem, UpdateItem, Query, Scan on the API-keys table; remove it`},
+			`ApiKeysTableThresholds.LatencyMs has "BatchWriteItem", which is not monitored: the runtime calls GetItem, PutItem, UpdateItem, Query, Scan, TransactWriteItems on the API-keys table; remove it`},
 		{"api keys latency without threshold", &monitoring.TriggersMonitoringProps{EventsTable: table, ApiKeysTableThresholds: &monitoring.TableThresholds{LatencyMs: map[string]float64{"GetItem": 0}}},
 			`ApiKeysTableThresholds.LatencyMs["GetItem"] is 0: give the p99 threshold in milliseconds`},
 		{"api keys negative throttles", &monitoring.TriggersMonitoringProps{EventsTable: table, ApiKeysTableThresholds: &monitoring.TableThresholds{ReadThrottleEvents: -1}},
