@@ -48,9 +48,9 @@ func TestContractMetricNames(t *testing.T) {
 	assert.Equal(t, contract.MetricsNamespacePrefix+apiStack, ns)
 	body := jsonOf(dashboard(t, apiStack))
 	assert.Contains(t, body, `["`+contract.MetricsNamespacePrefix+apiStack+`","`+contract.MetricEventsIngested+`"`)
-	assert.Contains(t, body, `{`+contract.MetricsNamespacePrefix+apiStack+`,`+contract.DimensionReason+`} MetricName=\"`+contract.MetricEventsRejected+`\"`)
+	assert.Contains(t, body, `{\"`+contract.MetricsNamespacePrefix+apiStack+`\",`+contract.DimensionReason+`} MetricName=\"`+contract.MetricEventsRejected+`\"`)
 	assert.Contains(t, body, `["`+contract.MetricsNamespacePrefix+apiStack+`","`+contract.MetricRequestLatency+`","`+contract.DimensionRoute+`","GET /v1/inbox"`)
-	assert.Contains(t, body, `{`+contract.MetricsNamespacePrefix+apiStack+`,`+contract.DimensionRoute+`} MetricName=\"`+contract.MetricRequestLatency+`\"`)
+	assert.Contains(t, body, `{\"`+contract.MetricsNamespacePrefix+apiStack+`\",`+contract.DimensionRoute+`} MetricName=\"`+contract.MetricRequestLatency+`\"`)
 }
 
 var (
