@@ -361,16 +361,35 @@ func graph(title string, left []awscloudwatch.IMetric, right []awscloudwatch.IMe
 // actions: the service's composite alarm notifies.
 func (m *TriggersMonitoring) alarm(id, meaning, anchor string, metric awscloudwatch.IMetric, threshold, evals, datapoints float64, cmp awscloudwatch.ComparisonOperator, missing awscloudwatch.TreatMissingData) awscloudwatch.Alarm {
 	a := awscloudwatch.NewAlarm(m, jsii.String(id), &awscloudwatch.AlarmProps{
-		Metric:             metric,
-		Threshold:          jsii.Number(threshold),
-		EvaluationPeriods:  jsii.Number(evals),
-		DatapointsToAlarm:  jsii.Number(datapoints),
-		ComparisonOperator: cmp,
-		TreatMissingData:   missing,
-		AlarmDescription:   jsii.String(meaning + " Runbook: " + m.runbook + "#" + anchor),
+		Metric:                           metric,
+		Threshold:                        jsii.Number(threshold),
+		EvaluationPeriods:                jsii.Number(evals),
+		DatapointsToAlarm:                jsii.Number(datapoints),
+		ComparisonOperator:               cmp,
+		TreatMissingData:                 missing,
+		EvaluateLowSampleCountPercentile: lowSampleCount(metric),
+		AlarmDescription:                 jsii.String(meaning + " Runbook: " + m.runbook + "#" + anchor),
 	})
 	m.member(id, a)
 	return a
+}
+
+// lowSampleCount is an alarm's EvaluateLowSampleCountPercentile: "ignore"
+// when metric is a percentile (p95, p99, ...), so a period with too few
+// samples to be significant keeps the alarm's state; nil (CloudWatch's
+// evaluate) otherwise. A quiet deployment (a staging API with a request
+// every few minutes, each a cold start) otherwise paged on the p99 of a
+// handful of slow first requests.
+func lowSampleCount(metric awscloudwatch.IMetric) *string {
+	m, ok := metric.(awscloudwatch.Metric)
+	if !ok {
+		return nil
+	}
+	stat := m.Statistic()
+	if stat == nil || len(*stat) < 2 || (*stat)[0] != 'p' || (*stat)[1] < '0' || (*stat)[1] > '9' {
+		return nil
+	}
+	return jsii.String("ignore")
 }
 
 const (

@@ -73,13 +73,14 @@ func (m *TriggersMonitoring) ticket(scope constructs.Construct, id, key, meaning
 		scope = m
 	}
 	a := awscloudwatch.NewAlarm(scope, jsii.String(id), &awscloudwatch.AlarmProps{
-		Metric:             metric,
-		Threshold:          jsii.Number(threshold),
-		EvaluationPeriods:  jsii.Number(evals),
-		DatapointsToAlarm:  jsii.Number(datapoints),
-		ComparisonOperator: cmp,
-		TreatMissingData:   missing,
-		AlarmDescription:   jsii.String("Ticket: " + meaning + " Runbook: " + m.runbook + "#" + anchor),
+		Metric:                           metric,
+		Threshold:                        jsii.Number(threshold),
+		EvaluationPeriods:                jsii.Number(evals),
+		DatapointsToAlarm:                jsii.Number(datapoints),
+		ComparisonOperator:               cmp,
+		TreatMissingData:                 missing,
+		EvaluateLowSampleCountPercentile: lowSampleCount(metric),
+		AlarmDescription:                 jsii.String("Ticket: " + meaning + " Runbook: " + m.runbook + "#" + anchor),
 	})
 	if m.TicketTopic == nil {
 		m.TicketTopic = awssns.NewTopic(m, jsii.String("TicketTopic"), &awssns.TopicProps{

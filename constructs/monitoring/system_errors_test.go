@@ -25,7 +25,7 @@ func TestSystemErrorsAlarmSeesOneOperationsErrors(t *testing.T) {
 	tm := monitoring.NewTableMonitoring(stack, jsii.String("OrdersMonitoring"), &monitoring.TableMonitoringProps{
 		Table: dynamotable.NewTable(stack, jsii.String("Orders"), &dynamotable.TableProps{Schema: &ordersSchema}),
 	})
-	_, props := synthStack(t, stack)
+	resources, props := synthStack(t, stack)
 
 	for _, tt := range []struct {
 		name string
@@ -58,4 +58,31 @@ func TestSystemErrorsAlarmSeesOneOperationsErrors(t *testing.T) {
 			}
 		})
 	}
+
+	// The same stack's percentile alarms (the API's p99 latency, the
+	// inbox's p95, the functions' p99 duration, the tables' p99 request
+	// latency) ignore periods with too few samples, as a sparse metric's
+	// percentile is a handful of requests (on a quiet deployment each may
+	// be a cold start); the others are left at CloudWatch's default.
+	t.Run("percentiles of sparse data", func(t *testing.T) {
+		var percentiles []string
+		for id, r := range resources {
+			if r["Type"] != "AWS::CloudWatch::Alarm" {
+				continue
+			}
+			p := r["Properties"].(map[string]any)
+			stat, _ := p["ExtendedStatistic"].(string)
+			if ms, ok := p["Metrics"].([]any); ok && len(ms) == 1 {
+				// One metric with a label: CDK writes it as a query.
+				stat, _ = ms[0].(map[string]any)["MetricStat"].(map[string]any)["Stat"].(string)
+			}
+			if regexp.MustCompile(`^p[0-9]`).MatchString(stat) {
+				percentiles = append(percentiles, id)
+				assert.Equal(t, "ignore", p["EvaluateLowSampleCountPercentile"], "%s (%s)", id, stat)
+			} else {
+				assert.NotContains(t, p, "EvaluateLowSampleCountPercentile", id)
+			}
+		}
+		assert.GreaterOrEqual(t, len(percentiles), 4, "percentile alarms: %v", percentiles)
+	})
 }

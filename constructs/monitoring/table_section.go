@@ -124,13 +124,14 @@ func (s *tableSection) rate(metric awscloudwatch.IMetric, id, label string) awsc
 // means and links to the runbook section anchor, and hands it to add.
 func (s *tableSection) alarm(id, meaning, anchor string, metric awscloudwatch.IMetric, threshold float64, w window, cmp awscloudwatch.ComparisonOperator, missing awscloudwatch.TreatMissingData) {
 	a := awscloudwatch.NewAlarm(s.scope, jsii.String(id), &awscloudwatch.AlarmProps{
-		Metric:             metric,
-		Threshold:          jsii.Number(threshold),
-		EvaluationPeriods:  jsii.Number(w.evals),
-		DatapointsToAlarm:  jsii.Number(w.datapoints),
-		ComparisonOperator: cmp,
-		TreatMissingData:   missing,
-		AlarmDescription:   jsii.String("DynamoDB table " + s.name() + ": " + meaning + " Runbook: " + s.runbook + "#" + anchor),
+		Metric:                           metric,
+		Threshold:                        jsii.Number(threshold),
+		EvaluationPeriods:                jsii.Number(w.evals),
+		DatapointsToAlarm:                jsii.Number(w.datapoints),
+		ComparisonOperator:               cmp,
+		TreatMissingData:                 missing,
+		EvaluateLowSampleCountPercentile: lowSampleCount(metric),
+		AlarmDescription:                 jsii.String("DynamoDB table " + s.name() + ": " + meaning + " Runbook: " + s.runbook + "#" + anchor),
 	})
 	s.add(id, a)
 }
