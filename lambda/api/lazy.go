@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -22,8 +21,8 @@ import (
 // (docs/performance.md). The built API is kept for the life of the execution
 // environment, so the secret is read once. A failure is not kept: the
 // request gets an error response in the API's shape (503 unavailable with
-// Retry-After when the secret could not be read, 500 internal_error when
-// its value is unusable), the reason is logged at ERROR, and the next
+// Retry-After when the secret could not be read, 500 internal when its
+// value is unusable: the codes docs/api.md lists), the reason is logged at ERROR, and the next
 // request tries again.
 type lazyProxy struct {
 	// build reads the secret and builds the API.
@@ -67,18 +66,10 @@ func (l *lazyProxy) get(ctx context.Context) (apigw.ProxyHandler, error) {
 func (l *lazyProxy) failure(ctx context.Context, requestID string, err error) events.APIGatewayProxyResponse {
 	status, code, msg := http.StatusServiceUnavailable, "unavailable", "the service could not read its configuration; retry after the Retry-After delay"
 	if errors.Is(err, errMisconfigured) {
-		status, code, msg = http.StatusInternalServerError, "internal_error", "the service is misconfigured"
+		status, code, msg = http.StatusInternalServerError, "internal", "the service is misconfigured; quote the request id when reporting it"
 	}
 	l.log.ErrorContext(ctx, "cannot build the API", contract.LogFieldRequestID, requestID, contract.LogFieldStatus, status, contract.LogFieldError, err.Error())
-	var body struct {
-		Error struct {
-			Code      string `json:"code"`
-			Message   string `json:"message"`
-			RequestID string `json:"request_id"`
-		} `json:"error"`
-	}
-	body.Error.Code, body.Error.Message, body.Error.RequestID = code, msg, requestID
-	b, _ := json.Marshal(body)
+	b := contract.AppendErrorBody(nil, code, msg, requestID)
 	h := map[string]string{"Content-Type": "application/json", "X-Request-Id": requestID}
 	if status == http.StatusServiceUnavailable {
 		h["Retry-After"] = strconv.Itoa(httpapi.RetryAfterSeconds)

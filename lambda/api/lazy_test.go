@@ -126,7 +126,9 @@ func TestLazyProxyShortSecretIsA500(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 500, resp.StatusCode)
 	assert.Empty(t, resp.Headers["Retry-After"])
-	assert.JSONEq(t, `{"error":{"code":"internal_error","message":"the service is misconfigured","request_id":"req-1"}}`, resp.Body)
+	// The code is the API's own for a 500, internal, as docs/api.md lists
+	// it (it was internal_error, a code no client knew).
+	assert.JSONEq(t, `{"error":{"code":"internal","message":"the service is misconfigured; quote the request id when reporting it","request_id":"req-1"}}`, resp.Body)
 	assert.Contains(t, logs.String(), "secret arn:aws:secretsmanager:us-east-1:1:secret:cursor is 5 bytes: it must hold at least 32")
 }
 
