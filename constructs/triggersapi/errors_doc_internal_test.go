@@ -1,0 +1,43 @@
+package triggersapi
+
+import (
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/triggers-dev/triggers/contract"
+)
+
+// docs/api.md's Errors section names every code API Gateway's own answers
+// carry (the gateway responses and the rate-limit web ACL's bodies), as
+// internal/httpapi's TestErrorsSectionNamesEveryCode does for the
+// function's: clients switch on them whoever answered. Found by review:
+// bad_request (DEFAULT_4XX) was missing.
+func TestErrorsSectionNamesEveryGatewayCode(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/api.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(doc), "\n## Errors\n")
+	if !ok {
+		t.Fatal("docs/api.md has no Errors section")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	codes := map[string]bool{}
+	for _, g := range gatewayErrors(contract.KeySourcesBearer) {
+		codes[g.code] = true
+	}
+	for _, body := range []string{throttledBody, tooLargeBody} {
+		m := regexp.MustCompile(`"code":"([a-z_]+)"`).FindStringSubmatch(body)
+		if m == nil {
+			t.Fatalf("no code in %s", body)
+		}
+		codes[m[1]] = true
+	}
+	for code := range codes {
+		if !strings.Contains(section, "`"+code+"`") {
+			t.Errorf("docs/api.md's Errors section does not name %s, which API Gateway answers with", code)
+		}
+	}
+}
