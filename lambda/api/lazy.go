@@ -5,7 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -28,6 +28,8 @@ type lazyProxy struct {
 	// build reads the secret and builds the API.
 	build func(ctx context.Context) (http.Handler, error)
 	log   *slog.Logger
+	// cors is the API's CORS configuration, for the failure answers.
+	cors *contract.CORS
 
 	mu    sync.Mutex
 	proxy apigw.ProxyHandler
@@ -37,7 +39,7 @@ type lazyProxy struct {
 func (l *lazyProxy) handle(ctx context.Context, ev events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
 	proxy, err := l.get(ctx)
 	if err != nil {
-		return l.failure(ctx, ev.RequestContext.RequestID, err), nil
+		return l.failure(ctx, ev, err)
 	}
 	return proxy(ctx, ev)
 }
@@ -62,17 +64,23 @@ func (l *lazyProxy) get(ctx context.Context) (apigw.ProxyHandler, error) {
 	return l.proxy, nil
 }
 
-// failure is the response to a request the API could not be built for.
-func (l *lazyProxy) failure(ctx context.Context, requestID string, err error) events.APIGatewayProxyResponse {
+// failure is the response to a request the API could not be built for:
+// httpapi.Failing's, so it carries what every answer of the API does
+// (X-Request-Id, X-Correlation-Id echoed, CORS, Retry-After on a 503).
+func (l *lazyProxy) failure(ctx context.Context, ev events.APIGatewayProxyRequest, err error) (events.APIGatewayProxyResponse, error) {
 	status, code, msg := http.StatusServiceUnavailable, "unavailable", "the service could not read its configuration; retry after the Retry-After delay"
 	if errors.Is(err, errMisconfigured) {
 		status, code, msg = http.StatusInternalServerError, "internal", "the service is misconfigured; quote the request id when reporting it"
 	}
-	l.log.ErrorContext(ctx, "cannot build the API", contract.LogFieldRequestID, requestID, contract.LogFieldStatus, status, contract.LogFieldError, err.Error())
-	b := contract.AppendErrorBody(nil, code, msg, requestID)
-	h := map[string]string{"Content-Type": "application/json", "X-Request-Id": requestID}
-	if status == http.StatusServiceUnavailable {
-		h["Retry-After"] = strconv.Itoa(httpapi.RetryAfterSeconds)
+	l.log.ErrorContext(ctx, "cannot build the API", contract.LogFieldRequestID, ev.RequestContext.RequestID, contract.LogFieldStatus, status, contract.LogFieldError, err.Error())
+	resp, perr := apigw.Proxy(httpapi.Failing(l.cors, status, code, msg))(ctx, ev)
+	// Single-valued headers, as this answer always had.
+	if resp.MultiValueHeaders != nil {
+		resp.Headers = map[string]string{}
+		for k, vs := range resp.MultiValueHeaders {
+			resp.Headers[k] = strings.Join(vs, ", ")
+		}
+		resp.MultiValueHeaders = nil
 	}
-	return events.APIGatewayProxyResponse{StatusCode: status, Headers: h, Body: string(b)}
+	return resp, perr
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/httpapi"
 	"github.com/triggers-dev/triggers/internal/syncio"
 	"github.com/triggers-dev/triggers/lambda/fnconfig"
@@ -146,4 +147,28 @@ func TestLazyProxyLeavesTheDeadlineMargin(t *testing.T) {
 	resp, _ := l.handle(ctx, request("r"))
 	assert.Equal(t, 503, resp.StatusCode)
 	assert.Equal(t, deadline.Add(-httpapi.DeadlineMargin), got)
+}
+
+// The failure answers carry what every answer of the API does (docs/api.md):
+// the correlation id echoed, and the CORS headers for an allowed origin, so
+// that a page can read the 503 and its Retry-After. They had neither.
+func TestLazyProxyFailureCarriesCorrelationAndCORS(t *testing.T) {
+	f := &fakeSecrets{} // connection refused
+	l, _ := lazy(f)
+	l.cors = &contract.CORS{AllowOrigins: []string{"https://app.example.com"}}
+	ev := request("req-1")
+	ev.Headers = map[string]string{"Origin": "https://app.example.com", "X-Correlation-Id": "c-42"}
+	resp, err := l.handle(context.Background(), ev)
+	require.NoError(t, err)
+	assert.Equal(t, 503, resp.StatusCode)
+	assert.Equal(t, "1", resp.Headers["Retry-After"])
+	assert.Equal(t, "c-42", resp.Headers["X-Correlation-Id"])
+	assert.Equal(t, "https://app.example.com", resp.Headers["Access-Control-Allow-Origin"])
+	assert.Contains(t, resp.Headers["Access-Control-Expose-Headers"], "Retry-After")
+
+	ev.Headers = map[string]string{"Origin": "https://evil.example.com", "X-Correlation-Id": "bad id with spaces"}
+	resp, err = l.handle(context.Background(), ev)
+	require.NoError(t, err)
+	assert.Empty(t, resp.Headers["Access-Control-Allow-Origin"], "an origin not allowed")
+	assert.Empty(t, resp.Headers["X-Correlation-Id"], "an invalid correlation id is not echoed")
 }

@@ -93,7 +93,7 @@ func run() error {
 		return nil
 	}
 	secrets := secretsmanager.NewFromConfig(awsCfg)
-	l := &lazyProxy{log: log, build: func(ctx context.Context) (http.Handler, error) {
+	l := &lazyProxy{log: log, cors: cfg.CORS, build: func(ctx context.Context) (http.Handler, error) {
 		secret, err := fetchSecret(ctx, secrets, cfg.CursorSecretARN, cursor.MinSecretBytes)
 		if err != nil {
 			return nil, err
