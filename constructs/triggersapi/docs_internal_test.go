@@ -41,3 +41,25 @@ func TestErrorsSectionNamesEveryGatewayCode(t *testing.T) {
 		}
 	}
 }
+
+// docs/constructs.md's "Permissions" of the webhook function name each of
+// its actions on the events table (WebhookEventsTableActions), action by
+// action as it says. Found by review: ConditionCheckItem (the settle
+// transaction's check) was missing.
+func TestConstructsDocNamesTheWebhookTableActions(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/constructs.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(doc), "**Permissions** of the webhook function's role")
+	if !ok {
+		t.Fatal("docs/constructs.md has no Permissions paragraph for the webhook function")
+	}
+	section, _, _ = strings.Cut(section, "\n\n")
+	for _, a := range WebhookEventsTableActions() {
+		name := strings.TrimPrefix(a, "dynamodb:")
+		if !strings.Contains(section, "`"+name+"`") && !strings.Contains(section, "`"+a+"`") {
+			t.Errorf("docs/constructs.md's webhook Permissions paragraph does not name %s", a)
+		}
+	}
+}
