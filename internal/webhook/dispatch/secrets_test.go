@@ -37,6 +37,8 @@ type sealedWorld struct {
 	reqs []http.Header
 	body [][]byte
 	url  string
+	// client reaches the receiver (its test certificate trusted).
+	client *http.Client
 }
 
 func newSealedWorld(t *testing.T) *sealedWorld {
@@ -54,10 +56,10 @@ func newSealedWorld(t *testing.T) *sealedWorld {
 	t.Cleanup(srv.Close)
 	w.url = srv.URL + "/hooks"
 	w.st = store.New(db.Client, db.CreateTable(t, schema.Events()))
+	w.client = webhook.NewHTTPClient(webhook.ClientOptions{AllowPrivate: true, TLSConfig: srv.Client().Transport.(*http.Transport).TLSClientConfig})
 	w.d, err = dispatch.New(dispatch.Config{
 		Store: w.st, Queue: &recordingQueue{}, Now: w.clock, Rand: half{}, Secrets: box,
-		Client: webhook.NewHTTPClient(webhook.ClientOptions{AllowPrivate: true, TLSConfig: srv.Client().Transport.(*http.Transport).TLSClientConfig}),
-		Logger: slog.New(slog.DiscardHandler),
+		Client: w.client, Logger: slog.New(slog.DiscardHandler),
 	})
 	require.NoError(t, err)
 	return w
@@ -199,6 +201,40 @@ func TestUnopenableSecrets(t *testing.T) {
 	_, _, err = w.deliver("tenant-a")
 	assert.ErrorIs(t, err, secretbox.ErrInvalid)
 	assert.Len(t, w.requests(), before, "nothing sent")
+}
+
+// The secrets key switched to another key (WebhookOptions.SecretsKey
+// changed, the old key kept or not): secrets sealed under the old key
+// never open with the new one, so the round fails and sends nothing; a
+// rotation of the subscription (POST .../rotate, sealed under the new
+// key) restores its deliveries at once, signed with the new secret only,
+// the old secret left out (docs/runbook.md, "Webhook signing secrets
+// key": a rotation, not a re-creation, keeps the subscription's id).
+func TestRotationAfterASecretsKeySwitch(t *testing.T) {
+	w := newSealedWorld(t)
+	id, old := w.subscribe("tenant-a", w.seal("tenant-a"))
+	switched, err := secretbox.New(w.kms.Client, w.kms.Key(t), secretbox.Options{})
+	require.NoError(t, err)
+	w.box = switched
+	w.d, err = dispatch.New(dispatch.Config{
+		Store: w.st, Queue: &recordingQueue{}, Now: w.clock, Rand: half{}, Secrets: switched,
+		Client: w.client, Logger: slog.New(slog.DiscardHandler),
+	})
+	require.NoError(t, err)
+
+	before := len(w.requests())
+	_, _, err = w.deliver("tenant-a")
+	require.ErrorIs(t, err, secretbox.ErrInvalid, "sealed under the old key")
+	assert.Len(t, w.requests(), before, "nothing sent")
+
+	neu := webhook.NewSecret()
+	_, err = w.st.RotateSecret(context.Background(), "tenant-a", id, w.seal("tenant-a")(id, neu), w.clock(), w.clock().Add(24*time.Hour))
+	require.NoError(t, err)
+	h, body, err := w.deliver("tenant-a")
+	require.NoError(t, err)
+	assert.True(t, w.verifies(h, body, neu), "the new secret signs")
+	assert.False(t, w.verifies(h, body, old), "the old one cannot")
+	assert.Len(t, h.Values(webhook.HeaderSignature), 1)
 }
 
 // KMS down: the round fails with ErrUnavailable before sending or
