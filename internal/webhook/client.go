@@ -39,6 +39,10 @@ type ClientOptions struct {
 	// configuration that trusts their httptest server. Default: the
 	// system's roots, TLS 1.2 or later.
 	TLSConfig *tls.Config
+
+	// Resolver looks up the receivers' host names; tests pass one that
+	// asks their own DNS server. Default: net.DefaultResolver.
+	Resolver *net.Resolver
 }
 
 // dialControl is NewHTTPClient's check of every connection: it refuses to
@@ -89,6 +93,7 @@ func NewHTTPClient(opts ClientOptions) *http.Client {
 	dialer := &net.Dialer{
 		Timeout:   timeout,
 		KeepAlive: 30 * time.Second,
+		Resolver:  opts.Resolver,
 		ControlContext: func(ctx context.Context, network, address string, c syscall.RawConn) error {
 			return dialControl(network, address, allowPrivate)
 		},

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -180,16 +181,54 @@ func ParseRetryAfter(v string, now time.Time) time.Duration {
 }
 
 // errorText is err's text without the URL that *url.Error repeats (every
-// error of http.Client.Do is one), with "timeout: " in front of a timeout.
+// error of http.Client.Do is one), with "timeout: " in front of a timeout,
+// and without the function's own addresses (see localText).
 func errorText(err error) string {
 	if ue, ok := errors.AsType[*url.Error](err); ok {
-		text := ue.Op + ": " + ue.Err.Error()
+		text := ue.Op + ": " + localText(ue.Err)
 		if ue.Timeout() {
 			text = "timeout: " + text
 		}
 		return text
 	}
-	return err.Error()
+	return localText(err)
+}
+
+// localText is err's text without the addresses of the sending side it
+// may carry: the DNS server a lookup asked (a *net.DNSError's Server:
+// "lookup x on 10.0.0.2:53: no such host") and the local end of a
+// connection (a *net.OpError's Source: "read tcp
+// 10.0.1.5:40000->203.0.113.9:443: ..."). The text is stored in an
+// attempt and shown to the subscriber, who must not learn the
+// function's network (its private address, its VPC's resolver).
+func localText(err error) string {
+	text := err.Error()
+	var walk func(error)
+	walk = func(e error) {
+		switch e := e.(type) {
+		case nil:
+			return
+		case *net.DNSError:
+			if e.Server != "" {
+				text = strings.ReplaceAll(text, " on "+e.Server, "")
+			}
+		case *net.OpError:
+			if e.Source != nil {
+				text = strings.ReplaceAll(text, e.Source.String()+"->", "")
+				text = strings.ReplaceAll(text, e.Source.String(), "(local)")
+			}
+		}
+		switch u := e.(type) {
+		case interface{ Unwrap() error }:
+			walk(u.Unwrap())
+		case interface{ Unwrap() []error }:
+			for _, w := range u.Unwrap() {
+				walk(w)
+			}
+		}
+	}
+	walk(err)
+	return text
 }
 
 // readBody reads at most maxResponseRead bytes of r and returns them as

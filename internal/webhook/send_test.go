@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -525,4 +526,96 @@ func TestParseRetryAfter(t *testing.T) {
 	} {
 		assert.Equal(t, tt.want, ParseRetryAfter(tt.in, now), "ParseRetryAfter(%q)", tt.in)
 	}
+}
+
+// nxdomainResolver returns a resolver that asks a DNS server of the
+// test's own, which answers every question NXDOMAIN, and the channel of
+// the server addresses the resolver believed it asked (those of
+// /etc/resolv.conf: the ones a real lookup error names).
+func nxdomainResolver(t *testing.T) (*net.Resolver, <-chan string) {
+	t.Helper()
+	pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { pc.Close() })
+	go func() {
+		buf := make([]byte, 1500)
+		for {
+			n, from, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			// The header and the question, without the EDNS record.
+			end := 12
+			for end < n && buf[end] != 0 {
+				end += int(buf[end]) + 1
+			}
+			end += 5
+			if n < 12 || end > n {
+				continue
+			}
+			resp := append([]byte(nil), buf[:end]...)
+			resp[2] = 0x80 | buf[2]&0x01 // QR, RD as asked
+			resp[3] = 0x80 | 3           // RA, NXDOMAIN
+			copy(resp[4:12], []byte{0, 1, 0, 0, 0, 0, 0, 0})
+			pc.WriteTo(resp, from)
+		}
+	}()
+	asked := make(chan string, 64)
+	return &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, address string) (net.Conn, error) {
+		select {
+		case asked <- address:
+		default:
+		}
+		var d net.Dialer
+		return d.DialContext(ctx, "udp4", pc.LocalAddr().String())
+	}}, asked
+}
+
+// The error of a lookup that fails names the DNS server the function
+// asked (its VPC's resolver): neither an attempt's error nor a refused
+// subscription's message may show it to the subscriber.
+func TestLookupErrorsHideTheResolver(t *testing.T) {
+	r, asked := nxdomainResolver(t)
+	client := NewHTTPClient(ClientOptions{Resolver: r})
+	a := Send(context.Background(), client, Request{URL: "https://nx.hooks.example.com/", MsgID: "m1", Body: []byte("{}"), Secrets: []Secret{NewSecret()}, Now: sendTime})
+	assert.Equal(t, Failed, a.Outcome)
+	assert.Contains(t, a.Error, "lookup nx.hooks.example.com")
+	assert.Contains(t, a.Error, "no such host")
+	server := <-asked
+	assert.NotContains(t, a.Error, server, "the resolver's address")
+	assert.NotContains(t, a.Error, " on ")
+
+	_, err := ValidateTarget(context.Background(), "https://nx.hooks.example.com/", r)
+	require.ErrorIs(t, err, ErrInvalidTarget)
+	assert.Contains(t, err.Error(), "does not resolve: lookup nx.hooks.example.com")
+	assert.NotContains(t, err.Error(), server, "the resolver's address")
+	var dnsErr *net.DNSError
+	require.ErrorAs(t, err, &dnsErr, "the resolver's error stays reachable (for the log)")
+	assert.Equal(t, server, dnsErr.Server)
+}
+
+// A receiver that resets the connection makes an error naming both ends
+// of it: the local end is the function's own (private) address and port,
+// which the attempt's error must not show.
+func TestSendResetHidesTheLocalAddress(t *testing.T) {
+	remote := make(chan string, 1)
+	srv, client := tlsServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		remote <- r.RemoteAddr
+		c, _, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			return
+		}
+		// Half a response, then a reset (no TLS close_notify first).
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nX-Half: y")
+		time.Sleep(50 * time.Millisecond)
+		tc := c.(*tls.Conn).NetConn().(*net.TCPConn)
+		tc.SetLinger(0)
+		tc.Close()
+	}), 0)
+	a := Send(context.Background(), client, Request{URL: srv.URL, MsgID: "m1", Body: []byte("{}"), Secrets: []Secret{NewSecret()}, Now: sendTime})
+	assert.Equal(t, Failed, a.Outcome)
+	assert.Contains(t, a.Error, "connection reset by peer")
+	local := <-remote // the client's end, as the server saw it
+	assert.NotContains(t, a.Error, local, "the function's own address and port")
+	assert.NotContains(t, a.Error, "->")
 }

@@ -413,7 +413,8 @@ func ValidateTarget(ctx context.Context, rawURL string, r Resolver) (*url.URL, e
 		if errors.As(err, &dnsErr) && !dnsErr.IsNotFound && (dnsErr.IsTimeout || dnsErr.IsTemporary) {
 			return nil, fmt.Errorf("%w: %s: %w", ErrLookupUnavailable, host, err)
 		}
-		return nil, &TargetError{Part: "host", Value: host, Reason: "does not resolve: " + err.Error(), Err: err}
+		// localText: the resolver's address is none of the subscriber's business.
+		return nil, &TargetError{Part: "host", Value: host, Reason: "does not resolve: " + localText(err), Err: err}
 	}
 	if len(addrs) == 0 {
 		return nil, &TargetError{Part: "host", Value: host, Reason: "resolves to no address"}
