@@ -77,7 +77,7 @@ func ExampleValidateTarget() {
 	fmt.Println(err)
 	// Output:
 	// <nil>
-	// invalid webhook URL: host "hooks.example.com": resolves to a forbidden address: ::ffff:169.254.169.254 is IPv4-mapped IPv6 (::ffff:0:0/96) of 169.254.169.254, which is the instance metadata service, link-local (169.254.169.254/32)
+	// invalid webhook URL: host "hooks.example.com": resolves to a non-public address: IPv4-mapped IPv6 (::ffff:0:0/96) of one that is the instance metadata service, link-local (169.254.169.254/32)
 	// invalid webhook URL: scheme "http": must be "https"
 }
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -126,7 +127,13 @@ func Send(ctx context.Context, client *http.Client, req Request) Attempt {
 	start := time.Now()
 	resp, err := client.Do(hreq)
 	if err != nil {
-		return Attempt{Outcome: Failed, Timestamp: ts, Latency: time.Since(start), Error: errorText(err)}
+		text := errorText(err)
+		// A name's address is not the subscriber's to know (see
+		// AddrError.withoutAddr); an IP literal is what it wrote.
+		if ae, ok := errors.AsType[*AddrError](err); ok && !isIPLiteral(hreq.URL.Hostname()) {
+			text = "Post: refusing to connect: the host resolves to " + ae.withoutAddr()
+		}
+		return Attempt{Outcome: Failed, Timestamp: ts, Latency: time.Since(start), Error: text}
 	}
 	body := readBody(resp.Body)
 	resp.Body.Close()
@@ -178,6 +185,12 @@ func ParseRetryAfter(v string, now time.Time) time.Duration {
 		return 0
 	}
 	return min(max(at.Sub(now), 0), contract.MaxRetryDelay)
+}
+
+// isIPLiteral reports whether a URL's host is an IP address, not a name.
+func isIPLiteral(host string) bool {
+	_, err := netip.ParseAddr(host)
+	return err == nil
 }
 
 // errorText is err's text without the URL that *url.Error repeats (every

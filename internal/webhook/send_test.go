@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -528,11 +529,13 @@ func TestParseRetryAfter(t *testing.T) {
 	}
 }
 
-// nxdomainResolver returns a resolver that asks a DNS server of the
-// test's own, which answers every question NXDOMAIN, and the channel of
-// the server addresses the resolver believed it asked (those of
-// /etc/resolv.conf: the ones a real lookup error names).
-func nxdomainResolver(t *testing.T) (*net.Resolver, <-chan string) {
+// dnsResolver returns a resolver that asks a DNS server of the test's
+// own, which answers the A question of a name in a (lower case, without
+// the final dot) with its address, another question of such a name with
+// no record, and any other name NXDOMAIN; and the channel of the server
+// addresses the resolver believed it asked (those of /etc/resolv.conf:
+// the ones a real lookup error names).
+func dnsResolver(t *testing.T, a map[string]netip.Addr) (*net.Resolver, <-chan string) {
 	t.Helper()
 	pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -545,18 +548,37 @@ func nxdomainResolver(t *testing.T) (*net.Resolver, <-chan string) {
 				return
 			}
 			// The header and the question, without the EDNS record.
+			var labels []string
 			end := 12
 			for end < n && buf[end] != 0 {
-				end += int(buf[end]) + 1
+				l := int(buf[end])
+				if end+1+l > n {
+					break
+				}
+				labels = append(labels, strings.ToLower(string(buf[end+1:end+1+l])))
+				end += l + 1
 			}
 			end += 5
 			if n < 12 || end > n {
 				continue
 			}
+			qtype := int(buf[end-4])<<8 | int(buf[end-3])
 			resp := append([]byte(nil), buf[:end]...)
 			resp[2] = 0x80 | buf[2]&0x01 // QR, RD as asked
-			resp[3] = 0x80 | 3           // RA, NXDOMAIN
 			copy(resp[4:12], []byte{0, 1, 0, 0, 0, 0, 0, 0})
+			addr, known := a[strings.Join(labels, ".")]
+			switch {
+			case !known:
+				resp[3] = 0x80 | 3 // RA, NXDOMAIN
+			case qtype == 1 && addr.Is4():
+				resp[3] = 0x80
+				resp[7] = 1 // one answer
+				ip := addr.As4()
+				resp = append(resp, 0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4)
+				resp = append(resp, ip[:]...)
+			default:
+				resp[3] = 0x80 // no record of this type
+			}
 			pc.WriteTo(resp, from)
 		}
 	}()
@@ -575,7 +597,7 @@ func nxdomainResolver(t *testing.T) (*net.Resolver, <-chan string) {
 // asked (its VPC's resolver): neither an attempt's error nor a refused
 // subscription's message may show it to the subscriber.
 func TestLookupErrorsHideTheResolver(t *testing.T) {
-	r, asked := nxdomainResolver(t)
+	r, asked := dnsResolver(t, nil)
 	client := NewHTTPClient(ClientOptions{Resolver: r})
 	a := Send(context.Background(), client, Request{URL: "https://nx.hooks.example.com/", MsgID: "m1", Body: []byte("{}"), Secrets: []Secret{NewSecret()}, Now: sendTime})
 	assert.Equal(t, Failed, a.Outcome)
@@ -618,4 +640,35 @@ func TestSendResetHidesTheLocalAddress(t *testing.T) {
 	local := <-remote // the client's end, as the server saw it
 	assert.NotContains(t, a.Error, local, "the function's own address and port")
 	assert.NotContains(t, a.Error, "->")
+}
+
+// A host name's addresses are looked up by the function's resolver, which
+// may answer for names the subscriber does not own (a CNAME to an
+// internal name): a refused address is shown by its class, never the
+// address itself, on subscribing and in an attempt's error.
+func TestRefusedAddressOfANameIsNotShown(t *testing.T) {
+	r, _ := dnsResolver(t, map[string]netip.Addr{"db.hooks.example.com": netip.MustParseAddr("10.20.30.40")})
+	client := NewHTTPClient(ClientOptions{Resolver: r})
+	a := Send(context.Background(), client, Request{URL: "https://db.hooks.example.com:8443/", MsgID: "m1", Body: []byte("{}"), Secrets: []Secret{NewSecret()}, Now: sendTime})
+	assert.Equal(t, Failed, a.Outcome)
+	assert.Contains(t, a.Error, "non-public address: private, RFC 1918 (10.0.0.0/8)")
+	assert.NotContains(t, a.Error, "10.20.30.40")
+
+	_, err := ValidateTarget(context.Background(), "https://db.hooks.example.com/", r)
+	require.ErrorIs(t, err, ErrForbiddenAddress)
+	assert.Contains(t, err.Error(), `host "db.hooks.example.com": resolves to a non-public address: private, RFC 1918 (10.0.0.0/8)`)
+	assert.NotContains(t, err.Error(), "10.20.30.40")
+	var ae *AddrError
+	require.ErrorAs(t, err, &ae, "the address stays reachable for the caller")
+	assert.Equal(t, netip.MustParseAddr("10.20.30.40"), ae.Addr)
+
+	mapped := &fakeResolver{answers: map[string][]netip.Addr{"m.hooks.example.com": addrs("1.1.1.1", "::ffff:10.20.30.40")}}
+	_, err = ValidateTarget(context.Background(), "https://m.hooks.example.com/", mapped)
+	require.ErrorIs(t, err, ErrForbiddenAddress)
+	assert.Contains(t, err.Error(), "resolves to a non-public address: IPv4-mapped IPv6 (::ffff:0:0/96) of one that is private, RFC 1918 (10.0.0.0/8)")
+	assert.NotContains(t, err.Error(), "10.20.30.40")
+
+	// An IP literal is what the subscriber wrote: it is named.
+	_, err = ValidateTarget(context.Background(), "https://10.20.30.40/", r)
+	assert.ErrorContains(t, err, "10.20.30.40 is private")
 }

@@ -85,14 +85,32 @@ type AddrError struct {
 // "::ffff:127.0.0.1 is IPv4-mapped IPv6 (::ffff:0:0/96) of 127.0.0.1,
 // which is loopback (127.0.0.0/8)".
 func (e *AddrError) Error() string {
-	class := e.Class
-	if e.Prefix.IsValid() {
-		class += " (" + e.Prefix.String() + ")"
-	}
 	if e.Via != "" {
-		return fmt.Sprintf("%s is %s of %s, which is %s", e.Addr, e.Via, e.Embedded, class)
+		return fmt.Sprintf("%s is %s of %s, which is %s", e.Addr, e.Via, e.Embedded, e.class())
 	}
-	return fmt.Sprintf("%s is %s", e.Addr, class)
+	return fmt.Sprintf("%s is %s", e.Addr, e.class())
+}
+
+// class is the class and its range, such as "loopback (127.0.0.0/8)".
+func (e *AddrError) class() string {
+	if e.Prefix.IsValid() {
+		return e.Class + " (" + e.Prefix.String() + ")"
+	}
+	return e.Class
+}
+
+// withoutAddr says what e says without the address itself, for an
+// address a host name resolved to: "a non-public address: private, RFC
+// 1918 (10.0.0.0/8)", or "a non-public address: IPv4-mapped IPv6
+// (::ffff:0:0/96) of one that is loopback (127.0.0.0/8)". The subscriber
+// wrote the name, not the address: behind a name it does not own (a
+// CNAME to an internal name, which the function's resolver may answer)
+// the address is the deployment's, not the subscriber's, to know.
+func (e *AddrError) withoutAddr() string {
+	if e.Via != "" {
+		return "a non-public address: " + e.Via + " of one that is " + e.class()
+	}
+	return "a non-public address: " + e.class()
 }
 
 // Unwrap returns ErrForbiddenAddress.
@@ -371,7 +389,8 @@ type Resolver interface {
 // "intranet", nor under .localhost, .local, .home.arpa, .internal or
 // .localdomain), and every address the host is or resolves to passes
 // CheckAddr (a name with one private address among public ones is
-// refused). r resolves the name; nil means net.DefaultResolver.
+// refused). For a name, the error's text gives the class of the address
+// and not the address itself (the *AddrError in TargetError.Err has it). r resolves the name; nil means net.DefaultResolver.
 //
 // Run it when a subscription is created or changed, to give the
 // subscriber a clear error at once. It does not protect the delivery by
@@ -421,7 +440,7 @@ func ValidateTarget(ctx context.Context, rawURL string, r Resolver) (*url.URL, e
 	}
 	for _, a := range addrs {
 		if err := CheckAddr(a); err != nil {
-			return nil, &TargetError{Part: "host", Value: host, Reason: "resolves to a forbidden address: " + err.Error(), Err: err}
+			return nil, &TargetError{Part: "host", Value: host, Reason: "resolves to " + err.(*AddrError).withoutAddr(), Err: err}
 		}
 	}
 	return u, nil
