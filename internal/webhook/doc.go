@@ -52,7 +52,11 @@
 // connection is actually made to (its dialer's control function), uses no proxy, and does
 // not follow redirects. ClientOptions.AllowPrivate turns the address
 // check off (except for the metadata addresses) for local development and
-// tests against httptest servers only.
+// tests against httptest servers only. The errors a subscriber sees (a
+// refused URL's TargetError, an Attempt's Error) do not show the
+// deployment's network: neither the DNS server asked, nor the
+// connection's local address, nor an address a host name resolved to
+// (only its class).
 //
 // # Sending
 //
@@ -65,6 +69,7 @@
 //	Failed     anything else, redirects, timeouts and connection errors
 //	           included: retry after contract.RetrySchedule.Next, or give up.
 //
-// Not here (yet): asymmetric "v1a" signatures, honouring Retry-After on
-// 429/503, and throttling an endpoint that answers 429/502/504.
+// A 429 or 5xx answer's Retry-After is in Attempt.RetryAfter
+// (ParseRetryAfter). Not here (yet): asymmetric "v1a" signatures, and
+// throttling an endpoint that answers 429/502/504.
 package webhook

@@ -82,7 +82,10 @@ type Attempt struct {
 	// character boundary, with invalid UTF-8 replaced by U+FFFD.
 	ResponseBody string
 	// Error says why an attempt Failed; "" for Delivered and Gone. It
-	// never repeats the URL.
+	// is shown to the subscriber, so it never repeats the URL, never
+	// names the sending side's network (the DNS server asked, the
+	// connection's local address) and, for a host name, gives the class
+	// of a refused address, not the address.
 	Error string
 	// RetryAfter is the wait a receiver asked for with Retry-After
 	// (delay-seconds or an HTTP-date, RFC 9110 section 10.2.3) on a 429 or
