@@ -161,7 +161,9 @@ func Send(ctx context.Context, client *http.Client, req Request) Attempt {
 	} else {
 		a.Outcome = Failed
 		a.Error = fmt.Sprintf("status %d %s", code, http.StatusText(code))
-		if code == http.StatusTooManyRequests || code >= 500 {
+		// 429 and 5xx only: a receiver may answer any three digits, and
+		// 600-999 are no server errors (RFC 9110 section 15).
+		if code == http.StatusTooManyRequests || code >= 500 && code <= 599 {
 			a.RetryAfter = ParseRetryAfter(resp.Header.Get("Retry-After"), now)
 		}
 	}

@@ -477,6 +477,10 @@ func TestSendRetryAfter(t *testing.T) {
 		{500, "", 0},
 		{500, "120", 2 * time.Minute},
 		{599, "120", 2 * time.Minute},
+		// Three digits past 599 are no 5xx: their Retry-After is not
+		// honoured (it was, by a bare code >= 500: found by review).
+		{600, "120", 0},
+		{999, "120", 0},
 		{499, "30", 0},
 		{410, "30", 0},
 		{400, "30", 0},
