@@ -1300,9 +1300,11 @@ func (d *Dispatcher) openCircuit(ctx context.Context, tenant, eventID, subID str
 	}
 }
 
-// cooldown is how long a circuit opened after consecutive failures stays
-// open: BreakerCooldown, doubled for each failure beyond the threshold
-// (each failed probe), at most MaxBreakerCooldown.
+// cooldown is how long a circuit a failed probe reopens stays open, from
+// the consecutive failures the probe's failure makes: BreakerCooldown,
+// doubled for each failure beyond the threshold (each failed probe), at
+// most MaxBreakerCooldown. The opening after Threshold failures in a row
+// is for BreakerCooldown (followUp).
 func (d *Dispatcher) cooldown(consecutive int) time.Duration {
 	c := d.cfg.BreakerCooldown
 	for i := d.cfg.BreakerThreshold; i < consecutive && c < MaxBreakerCooldown; i++ {
@@ -1377,7 +1379,13 @@ func (d *Dispatcher) followUp(ctx context.Context, tenant string, e event.Event,
 		d.log(ctx, slog.LevelError, "subscription disabled", tenant, e.ID, sub.ID)
 	}
 	if run.Consecutive >= d.cfg.BreakerThreshold {
-		d.openCircuit(ctx, tenant, e.ID, sub.ID, d.cooldown(run.Consecutive), "failures")
+		// For BreakerCooldown: failures past the threshold here are
+		// attempts that were in flight when the circuit opened, not
+		// failed probes (a failed probe reopens the circuit for longer
+		// itself, in attempt). Doubling once per failure made a burst
+		// of failures open the circuit for up to MaxBreakerCooldown
+		// (found by review).
+		d.openCircuit(ctx, tenant, e.ID, sub.ID, d.cfg.BreakerCooldown, "failures")
 	}
 	if _, made := find(recorded, sub.ID, a.Number+1); made {
 		return d.cfg.Store.MarkFollowUp(ctx, tenant, e.ID, sub.ID, a.Number, event.FollowUpQueued)
