@@ -89,8 +89,10 @@ type Attempt struct {
 	Error string
 	// RetryAfter is the wait a receiver asked for with Retry-After
 	// (delay-seconds or an HTTP-date, RFC 9110 section 10.2.3) on a 429 or
-	// 5xx answer, at most contract.MaxRetryDelay; 0 when it asked for none, or for a
-	// time already past.
+	// 5xx answer, counted from the attempt's time (Request.Now): seconds
+	// count from the response, so Latency is added to them. At most
+	// contract.MaxRetryDelay; 0 when it asked for none, or for a time
+	// already past when the response came.
 	RetryAfter time.Duration
 }
 
@@ -164,10 +166,24 @@ func Send(ctx context.Context, client *http.Client, req Request) Attempt {
 		// 429 and 5xx only: a receiver may answer any three digits, and
 		// 600-999 are no server errors (RFC 9110 section 15).
 		if code == http.StatusTooManyRequests || code >= 500 && code <= 599 {
-			a.RetryAfter = ParseRetryAfter(resp.Header.Get("Retry-After"), now)
+			a.RetryAfter = retryAfter(resp.Header.Get("Retry-After"), now, a.Latency)
 		}
 	}
 	return a
+}
+
+// retryAfter is the wait Retry-After value v asks for, counted from now,
+// the attempt's time, for a response that came latency later: a number of
+// seconds counts from the response (RFC 9110 section 10.2.3), so the
+// latency is added; an HTTP-date is a point in time. At most
+// contract.MaxRetryDelay; 0 for none, or for a time already past when the
+// response came.
+func retryAfter(v string, now time.Time, latency time.Duration) time.Duration {
+	w := ParseRetryAfter(v, now.Add(latency))
+	if w == 0 {
+		return 0
+	}
+	return min(w+latency, contract.MaxRetryDelay)
 }
 
 // ParseRetryAfter reads a Retry-After header value at now: a number of

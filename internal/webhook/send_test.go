@@ -496,7 +496,41 @@ func TestSendRetryAfter(t *testing.T) {
 				w.WriteHeader(tt.status)
 			}), 0)
 			a := Send(context.Background(), client, Request{URL: srv.URL, MsgID: "m1", Body: []byte("{}"), Secrets: []Secret{NewSecret()}, Now: sendTime})
-			assert.Equal(t, tt.want, a.RetryAfter)
+			want := tt.want
+			if _, err := strconv.Atoi(tt.retryAfter); err == nil && want > 0 {
+				want += a.Latency // seconds count from the response
+			}
+			assert.Equal(t, want, a.RetryAfter)
+		})
+	}
+}
+
+// A Retry-After in seconds counts from the response (RFC 9110 section
+// 10.2.3), and Attempt.RetryAfter from the attempt's time: a receiver
+// that answers after a while and asks for a few seconds more gets them
+// after its answer, not from when the request was sent (found by review:
+// "Retry-After: 1" after a 300 ms answer was retried 700 ms after it).
+// An HTTP date is a point in time, the same however long the answer took.
+func TestSendRetryAfterCountsFromTheResponse(t *testing.T) {
+	const hold = 300 * time.Millisecond
+	for _, tt := range []struct {
+		retryAfter string
+		want       func(a Attempt) time.Duration
+	}{
+		{"1", func(a Attempt) time.Duration { return time.Second + a.Latency }},
+		{sendTime.Add(90 * time.Second).UTC().Format(http.TimeFormat), func(Attempt) time.Duration {
+			return sendTime.Add(90 * time.Second).Truncate(time.Second).Sub(sendTime)
+		}},
+	} {
+		t.Run(tt.retryAfter, func(t *testing.T) {
+			srv, client := tlsServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				time.Sleep(hold)
+				w.Header().Set("Retry-After", tt.retryAfter)
+				w.WriteHeader(http.StatusServiceUnavailable)
+			}), 0)
+			a := Send(context.Background(), client, Request{URL: srv.URL, MsgID: "m1", Body: []byte("{}"), Secrets: []Secret{NewSecret()}, Now: sendTime})
+			require.GreaterOrEqual(t, a.Latency, hold)
+			assert.Equal(t, tt.want(a), a.RetryAfter)
 		})
 	}
 }
