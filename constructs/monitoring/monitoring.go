@@ -360,7 +360,16 @@ func graph(title string, left []awscloudwatch.IMetric, right []awscloudwatch.IMe
 // with a description that links to the runbook section anchor. It has no
 // actions: the service's composite alarm notifies.
 func (m *TriggersMonitoring) alarm(id, meaning, anchor string, metric awscloudwatch.IMetric, threshold, evals, datapoints float64, cmp awscloudwatch.ComparisonOperator, missing awscloudwatch.TreatMissingData) awscloudwatch.Alarm {
-	a := awscloudwatch.NewAlarm(m, jsii.String(id), &awscloudwatch.AlarmProps{
+	a := newAlarm(m, id, meaning+" Runbook: "+m.runbook+"#"+anchor, metric, threshold, evals, datapoints, cmp, missing)
+	m.member(id, a)
+	return a
+}
+
+// newAlarm is every alarm of this package (alarm, ticket,
+// tableSection.alarm): description as given, and the settings that follow
+// from the metric (lowSampleCount) in one place.
+func newAlarm(scope constructs.Construct, id, description string, metric awscloudwatch.IMetric, threshold, evals, datapoints float64, cmp awscloudwatch.ComparisonOperator, missing awscloudwatch.TreatMissingData) awscloudwatch.Alarm {
+	return awscloudwatch.NewAlarm(scope, jsii.String(id), &awscloudwatch.AlarmProps{
 		Metric:                           metric,
 		Threshold:                        jsii.Number(threshold),
 		EvaluationPeriods:                jsii.Number(evals),
@@ -368,10 +377,8 @@ func (m *TriggersMonitoring) alarm(id, meaning, anchor string, metric awscloudwa
 		ComparisonOperator:               cmp,
 		TreatMissingData:                 missing,
 		EvaluateLowSampleCountPercentile: lowSampleCount(metric),
-		AlarmDescription:                 jsii.String(meaning + " Runbook: " + m.runbook + "#" + anchor),
+		AlarmDescription:                 jsii.String(description),
 	})
-	m.member(id, a)
-	return a
 }
 
 // lowSampleCount is an alarm's EvaluateLowSampleCountPercentile: "ignore"

@@ -72,16 +72,7 @@ func (m *TriggersMonitoring) ticket(scope constructs.Construct, id, key, meaning
 	if scope == nil {
 		scope = m
 	}
-	a := awscloudwatch.NewAlarm(scope, jsii.String(id), &awscloudwatch.AlarmProps{
-		Metric:                           metric,
-		Threshold:                        jsii.Number(threshold),
-		EvaluationPeriods:                jsii.Number(evals),
-		DatapointsToAlarm:                jsii.Number(datapoints),
-		ComparisonOperator:               cmp,
-		TreatMissingData:                 missing,
-		EvaluateLowSampleCountPercentile: lowSampleCount(metric),
-		AlarmDescription:                 jsii.String("Ticket: " + meaning + " Runbook: " + m.runbook + "#" + anchor),
-	})
+	a := newAlarm(scope, id, "Ticket: "+meaning+" Runbook: "+m.runbook+"#"+anchor, metric, threshold, evals, datapoints, cmp, missing)
 	if m.TicketTopic == nil {
 		m.TicketTopic = awssns.NewTopic(m, jsii.String("TicketTopic"), &awssns.TopicProps{
 			DisplayName: jsii.String("Triggers tickets"),

@@ -123,16 +123,7 @@ func (s *tableSection) rate(metric awscloudwatch.IMetric, id, label string) awsc
 // alarm creates an alarm whose description names the table, says what it
 // means and links to the runbook section anchor, and hands it to add.
 func (s *tableSection) alarm(id, meaning, anchor string, metric awscloudwatch.IMetric, threshold float64, w window, cmp awscloudwatch.ComparisonOperator, missing awscloudwatch.TreatMissingData) {
-	a := awscloudwatch.NewAlarm(s.scope, jsii.String(id), &awscloudwatch.AlarmProps{
-		Metric:                           metric,
-		Threshold:                        jsii.Number(threshold),
-		EvaluationPeriods:                jsii.Number(w.evals),
-		DatapointsToAlarm:                jsii.Number(w.datapoints),
-		ComparisonOperator:               cmp,
-		TreatMissingData:                 missing,
-		EvaluateLowSampleCountPercentile: lowSampleCount(metric),
-		AlarmDescription:                 jsii.String("DynamoDB table " + s.name() + ": " + meaning + " Runbook: " + s.runbook + "#" + anchor),
-	})
+	a := newAlarm(s.scope, id, "DynamoDB table "+s.name()+": "+meaning+" Runbook: "+s.runbook+"#"+anchor, metric, threshold, w.evals, w.datapoints, cmp, missing)
 	s.add(id, a)
 }
 
