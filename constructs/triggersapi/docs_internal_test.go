@@ -1,12 +1,12 @@
 package triggersapi
 
 import (
-	"os"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/triggers-dev/triggers/contract"
+	"github.com/triggers-dev/triggers/internal/testkit/docstest"
 )
 
 // docs/api.md's Errors section names every code API Gateway's own answers
@@ -15,15 +15,7 @@ import (
 // function's: clients switch on them whoever answered. Found by review:
 // bad_request (DEFAULT_4XX) was missing.
 func TestErrorsSectionNamesEveryGatewayCode(t *testing.T) {
-	doc, err := os.ReadFile("../../docs/api.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(doc), "\n## Errors\n")
-	if !ok {
-		t.Fatal("docs/api.md has no Errors section")
-	}
-	section, _, _ = strings.Cut(section, "\n## ")
+	section := docstest.Section(t, "docs/api.md", "\n## Errors\n", "\n## ")
 	codes := map[string]bool{}
 	for _, g := range gatewayErrors(contract.KeySourcesBearer) {
 		codes[g.code] = true
@@ -47,15 +39,7 @@ func TestErrorsSectionNamesEveryGatewayCode(t *testing.T) {
 // action as it says. Found by review: ConditionCheckItem (the settle
 // transaction's check) was missing.
 func TestConstructsDocNamesTheWebhookTableActions(t *testing.T) {
-	doc, err := os.ReadFile("../../docs/constructs.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(doc), "**Permissions** of the webhook function's role")
-	if !ok {
-		t.Fatal("docs/constructs.md has no Permissions paragraph for the webhook function")
-	}
-	section, _, _ = strings.Cut(section, "\n\n")
+	section := docstest.Section(t, "docs/constructs.md", "**Permissions** of the webhook function's role", "\n\n")
 	for _, a := range WebhookEventsTableActions() {
 		name := strings.TrimPrefix(a, "dynamodb:")
 		if !strings.Contains(section, "`"+name+"`") && !strings.Contains(section, "`"+a+"`") {

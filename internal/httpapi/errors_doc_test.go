@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/triggers-dev/triggers/internal/testkit/docstest"
 )
 
 // docs/api.md's Errors section names every error code the API answers
@@ -17,11 +19,7 @@ import (
 // (invalid_subscription, invalid_target, webhooks_disabled, conflict) and
 // invalid_body were missing from it.
 func TestErrorsSectionNamesEveryCode(t *testing.T) {
-	doc, err := os.ReadFile("../../docs/api.md")
-	require.NoError(t, err)
-	_, section, ok := strings.Cut(string(doc), "\n## Errors\n")
-	require.True(t, ok, "docs/api.md has no Errors section")
-	section, _, _ = strings.Cut(section, "\n## ")
+	section := docstest.Section(t, "docs/api.md", "\n## Errors\n", "\n## ")
 
 	codes := map[string]bool{}
 	literal := regexp.MustCompile(`code: +"([a-z_]+)"`)

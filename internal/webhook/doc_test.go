@@ -3,12 +3,13 @@ package webhook
 import (
 	"context"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/triggers-dev/triggers/internal/testkit/docstest"
 )
 
 // docs/api.md's "What a receiver gets" names every header a delivery
@@ -16,11 +17,7 @@ import (
 // allow-list and route on them. Found by review: User-Agent was sent and
 // not named.
 func TestAPIDocNamesEveryDeliveryHeader(t *testing.T) {
-	doc, err := os.ReadFile("../../docs/api.md")
-	require.NoError(t, err)
-	_, section, ok := strings.Cut(string(doc), "**What a receiver gets.**")
-	require.True(t, ok, "docs/api.md has no \"What a receiver gets\" paragraph")
-	section, _, _ = strings.Cut(section, "\n\n")
+	section := docstest.Section(t, "docs/api.md", "**What a receiver gets.**", "\n\n")
 
 	got := make(chan received, 1)
 	srv, client := tlsServer(t, recordingHandler(got, http.StatusOK, ""), 0)

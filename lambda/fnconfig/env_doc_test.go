@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/triggers-dev/triggers/internal/testkit/docstest"
 )
 
 // docs/runtime.md's Configuration table names every environment variable
@@ -17,11 +19,7 @@ import (
 // function's variable up. Found by review: DELIVERY_QUEUE_URL, the stream
 // consumer's one required variable, was missing from it.
 func TestRuntimeDocNamesEveryEnvironmentVariable(t *testing.T) {
-	doc, err := os.ReadFile("../../docs/runtime.md")
-	require.NoError(t, err)
-	_, section, ok := strings.Cut(string(doc), "\n## Configuration (environment)\n")
-	require.True(t, ok, "docs/runtime.md has no Configuration (environment) section")
-	section, _, _ = strings.Cut(section, "\n## ")
+	section := docstest.Section(t, "docs/runtime.md", "\n## Configuration (environment)\n", "\n## ")
 
 	var wildcards []string
 	for _, m := range regexp.MustCompile("`([A-Z][A-Z0-9_]*_)\\*`").FindAllStringSubmatch(section, -1) {
