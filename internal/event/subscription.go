@@ -36,6 +36,11 @@ const (
 // another tenant's).
 var ErrSubscriptionNotFound = errors.New("subscription not found")
 
+// ErrSubscriptionMoved is the error of a change conditional on a
+// subscription's URL (a 410 Gone's removal) when the subscription has
+// moved to another URL since.
+var ErrSubscriptionMoved = errors.New("subscription moved to another URL")
+
 // ErrRotationConflict is the error of a secret rotation that lost a race
 // with another one.
 var ErrRotationConflict = errors.New("the subscription's secret was rotated concurrently")
@@ -409,6 +414,13 @@ type Attempt struct {
 	// when a scheduled one is); empty when none follows (delivered, gone,
 	// or the schedule ended).
 	NextAttemptAt string `json:"next_attempt_at,omitempty"`
+
+	// URL is the target the attempt's request went to, recorded with
+	// its outcome: a 410 Gone, or a failure that counts towards the
+	// breaker, acts on the subscription only while it still points there
+	// (a PATCH of url during the request moved it). Empty in attempts
+	// recorded before it was, and in attempts closed unmade.
+	URL string `json:"-"`
 
 	// Round is the redelivery round that made the attempt ("" for the
 	// first round and for retries).

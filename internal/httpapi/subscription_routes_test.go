@@ -72,7 +72,7 @@ func TestPatchSubscription(t *testing.T) {
 	// A failing endpoint with an open circuit gets another path on the
 	// same server: still open; a URL on another server: closed.
 	for i := range 3 {
-		_, err := e.store.SubscriptionFailed(ctx, "tenant-a", id, now.Add(time.Duration(i)*time.Second), time.Hour, "r")
+		_, err := e.store.SubscriptionFailed(ctx, "tenant-a", id, "", now.Add(time.Duration(i)*time.Second), time.Hour, "r")
 		require.NoError(t, err)
 	}
 	_, err := e.store.OpenCircuit(ctx, "tenant-a", id, now.Add(time.Hour))

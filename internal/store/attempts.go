@@ -58,6 +58,7 @@ type attemptItem struct {
 	Sends          int    `dynamodbav:"sends,omitempty"`
 	Round          string `dynamodbav:"round,omitempty"`
 	FollowUp       string `dynamodbav:"followup,omitempty"`
+	URL            string `dynamodbav:"url,omitempty"`
 }
 
 func (it attemptItem) attempt() event.Attempt {
@@ -65,7 +66,7 @@ func (it attemptItem) attempt() event.Attempt {
 		SubscriptionID: it.SubscriptionID, Number: it.Number, Timestamp: it.Timestamp,
 		Outcome: it.Outcome, StatusCode: it.StatusCode, LatencyMs: it.LatencyMs,
 		Response: it.Response, Error: it.Error, NextAttemptAt: it.NextAttemptAt,
-		Round: it.Round, Sends: it.Sends, FollowUp: it.FollowUp,
+		Round: it.Round, Sends: it.Sends, FollowUp: it.FollowUp, URL: it.URL,
 	}
 	if it.LeaseUntil > 0 {
 		a.LeaseUntil = time.UnixMilli(it.LeaseUntil).UTC()
@@ -144,7 +145,8 @@ func (st *Store) ClaimAttempt(ctx context.Context, tenant, eventID string, c eve
 
 // FinishAttempt records the outcome of attempt a (its subscription and
 // number), claimed by owner: outcome, status, latency, response, error,
-// next_attempt_at and timestamp; the claim's lease ends. It fails with
+// next_attempt_at, the URL the request went to and timestamp; the claim's
+// lease ends. It fails with
 // event.ErrLeaseLost unless the attempt is pending under owner.
 func (st *Store) FinishAttempt(ctx context.Context, tenant, eventID string, a event.Attempt, owner string) error {
 	sets := []string{"#o = :o", "#ts = :ts", "#lat = :lat"}
@@ -169,6 +171,9 @@ func (st *Store) FinishAttempt(ctx context.Context, tenant, eventID string, a ev
 	}
 	if a.NextAttemptAt != "" {
 		opt("next", "next_attempt_at", s(a.NextAttemptAt))
+	}
+	if a.URL != "" {
+		opt("url", "url", s(a.URL))
 	}
 	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(st.table),

@@ -48,7 +48,7 @@ func TestUpdateSubscription(t *testing.T) {
 
 	// A failing endpoint with an open circuit, then a new URL.
 	for i := 1; i <= 3; i++ {
-		_, err := st.SubscriptionFailed(ctx, "tenant-a", "sub_a", t0.Add(time.Duration(i)*time.Second), time.Hour, "r")
+		_, err := st.SubscriptionFailed(ctx, "tenant-a", "sub_a", "", t0.Add(time.Duration(i)*time.Second), time.Hour, "r")
 		require.NoError(t, err)
 	}
 	_, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", t0.Add(time.Minute))
@@ -72,7 +72,7 @@ func TestUpdateSubscription(t *testing.T) {
 	_, err = st.UpdateSubscription(ctx, "tenant-a", "sub_a", event.SubscriptionPatch{URL: aws.String("https://[2606:4700::1111]/a")}, t0)
 	require.NoError(t, err)
 	for i := 1; i <= 2; i++ {
-		_, err := st.SubscriptionFailed(ctx, "tenant-a", "sub_a", t0.Add(time.Duration(i)*time.Second), time.Hour, "r")
+		_, err := st.SubscriptionFailed(ctx, "tenant-a", "sub_a", "", t0.Add(time.Duration(i)*time.Second), time.Hour, "r")
 		require.NoError(t, err)
 	}
 	for _, u := range []string{"https://[2606:4700:0:0:0:0:0:1111]/a", "https://[2606:4700:0000::1111]:443/b"} {
@@ -85,7 +85,7 @@ func TestUpdateSubscription(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, got.ConsecutiveFailures, "another port")
 	for i := 1; i <= 3; i++ {
-		_, err := st.SubscriptionFailed(ctx, "tenant-a", "sub_a", t0.Add(time.Duration(i)*time.Second), time.Hour, "r")
+		_, err := st.SubscriptionFailed(ctx, "tenant-a", "sub_a", "", t0.Add(time.Duration(i)*time.Second), time.Hour, "r")
 		require.NoError(t, err)
 	}
 	_, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", t0.Add(time.Minute))
@@ -98,9 +98,9 @@ func TestUpdateSubscription(t *testing.T) {
 	assert.Empty(t, got.FailingSince)
 
 	// Disabled after failing for too long, then re-enabled.
-	_, err = st.SubscriptionFailed(ctx, "tenant-a", "sub_a", t0.Add(time.Second), time.Hour, "r")
+	_, err = st.SubscriptionFailed(ctx, "tenant-a", "sub_a", "", t0.Add(time.Second), time.Hour, "r")
 	require.NoError(t, err)
-	run, err := st.SubscriptionFailed(ctx, "tenant-a", "sub_a", t0.Add(2*time.Hour), time.Hour, "failing for 1h")
+	run, err := st.SubscriptionFailed(ctx, "tenant-a", "sub_a", "", t0.Add(2*time.Hour), time.Hour, "failing for 1h")
 	require.NoError(t, err)
 	require.True(t, run.Disabled)
 	t1 := t0.Add(3 * time.Hour)
@@ -118,7 +118,7 @@ func TestUpdateSubscription(t *testing.T) {
 	ok, err = st.AcquireProbe(ctx, "tenant-a", "sub_a", t1, t1.Add(10*time.Second))
 	require.NoError(t, err)
 	assert.False(t, ok, "one probe at a time")
-	run, err = st.SubscriptionFailed(ctx, "tenant-a", "sub_a", t1.Add(time.Second), time.Hour, "r")
+	run, err = st.SubscriptionFailed(ctx, "tenant-a", "sub_a", "", t1.Add(time.Second), time.Hour, "r")
 	require.NoError(t, err)
 	assert.Equal(t, event.FailureRun{Consecutive: 1}, run, "a new run starts: not disabled again at once")
 

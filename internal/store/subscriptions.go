@@ -261,16 +261,37 @@ func (st *Store) GetSubscription(ctx context.Context, tenant, id string) (event.
 // decrements the tenant's subscription counter, in one transaction;
 // deleting an unknown one is event.ErrSubscriptionNotFound.
 func (st *Store) DeleteSubscription(ctx context.Context, tenant, id string) error {
+	return st.deleteSubscription(ctx, tenant, id, "")
+}
+
+// DeleteGoneSubscription removes a subscription whose target answered
+// 410 Gone at url, as DeleteSubscription does, on condition that the
+// subscription still points there: one moved to another URL since (a
+// PATCH while the request was under way) is kept, and the call is
+// event.ErrSubscriptionMoved. An empty url (an attempt recorded before
+// attempts kept theirs) deletes it wherever it points.
+func (st *Store) DeleteGoneSubscription(ctx context.Context, tenant, id, url string) error {
+	return st.deleteSubscription(ctx, tenant, id, url)
+}
+
+func (st *Store) deleteSubscription(ctx context.Context, tenant, id, url string) error {
 	if id == contract.SubscriptionCountKey {
 		return event.ErrSubscriptionNotFound
 	}
+	del := &types.Delete{
+		TableName:                           aws.String(st.table),
+		Key:                                 st.key(subscriptionPartition(tenant), id),
+		ConditionExpression:                 aws.String("attribute_exists(#pk)"),
+		ExpressionAttributeNames:            map[string]string{"#pk": schema.AttrUserID},
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}
+	if url != "" {
+		del.ConditionExpression = aws.String("attribute_exists(#pk) AND #url = :url")
+		del.ExpressionAttributeNames["#url"] = "url"
+		del.ExpressionAttributeValues = map[string]types.AttributeValue{":url": s(url)}
+	}
 	items := []types.TransactWriteItem{
-		{Delete: &types.Delete{
-			TableName:                aws.String(st.table),
-			Key:                      st.key(subscriptionPartition(tenant), id),
-			ConditionExpression:      aws.String("attribute_exists(#pk)"),
-			ExpressionAttributeNames: map[string]string{"#pk": schema.AttrUserID},
-		}},
+		{Delete: del},
 		{Update: &types.Update{
 			TableName:                 aws.String(st.table),
 			Key:                       st.key(subscriptionPartition(tenant), contract.SubscriptionCountKey),
@@ -282,6 +303,8 @@ func (st *Store) DeleteSubscription(ctx context.Context, tenant, id string) erro
 	}
 	return st.transact(ctx, "delete subscription", &items, func(reasons []types.CancellationReason) (bool, error) {
 		switch {
+		case failedCheck(reasons, 0) && len(reasons[0].Item) > 0:
+			return true, event.ErrSubscriptionMoved
 		case failedCheck(reasons, 0):
 			return true, event.ErrSubscriptionNotFound
 		case failedCheck(reasons, 1):
@@ -452,41 +475,65 @@ func (st *Store) SubscriptionSucceeded(ctx context.Context, tenant, id string, a
 	return nil
 }
 
-// SubscriptionFailed records a failure at at: the run of failures starts
-// at unless one is under way, and the failure counts towards the circuit
-// breaker, unless a success at or after at is recorded (the failure is
-// older news: nothing changes and Consecutive is 0). The breaker's count
-// is a heuristic: a failure recorded again (its queue message handled
-// twice) counts again. When the run has lasted disableAfter or more, the
-// subscription is disabled with reason (Disabled: this call did it;
-// exactly one caller does).
-func (st *Store) SubscriptionFailed(ctx context.Context, tenant, id string, at time.Time, disableAfter time.Duration, reason string) (event.FailureRun, error) {
-	res, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                           aws.String(st.table),
-		Key:                                 st.key(subscriptionPartition(tenant), id),
-		UpdateExpression:                    aws.String("SET #fs = if_not_exists(#fs, :at) ADD #cf :one"),
-		ConditionExpression:                 aws.String("attribute_exists(#pk) AND (attribute_not_exists(#ls) OR #ls < :at)"),
-		ExpressionAttributeNames:            map[string]string{"#fs": attrFailingSince, "#ls": attrLastSuccess, "#pk": schema.AttrUserID, "#cf": attrConsecutive},
-		ExpressionAttributeValues:           map[string]types.AttributeValue{":at": n(at.Unix()), ":one": n(1)},
-		ReturnValues:                        types.ReturnValueAllNew,
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
-	var ccf *types.ConditionalCheckFailedException
-	if errors.As(err, &ccf) {
-		if ccf.Item == nil {
-			return event.FailureRun{}, event.ErrSubscriptionNotFound
+// SubscriptionFailed records a failure at at of a request to url: the
+// run of failures starts at unless one is under way, and the failure
+// counts towards the circuit breaker, unless a success at or after at is
+// recorded (the failure is older news: nothing changes and Consecutive
+// is 0) or the subscription has moved to another server than url's since
+// (a PATCH during the request: its new endpoint's breaker starts afresh,
+// the old one's failure is not counted there either). An empty url
+// counts the failure wherever the subscription points. The breaker's
+// count is a heuristic: a failure recorded again (its queue message
+// handled twice) counts again. When the run has lasted disableAfter or
+// more, the subscription is disabled with reason (Disabled: this call did
+// it; exactly one caller does).
+func (st *Store) SubscriptionFailed(ctx context.Context, tenant, id, url string, at time.Time, disableAfter time.Duration, reason string) (event.FailureRun, error) {
+	var res *dynamodb.UpdateItemOutput
+	for try := 0; ; try++ {
+		names := map[string]string{"#fs": attrFailingSince, "#ls": attrLastSuccess, "#pk": schema.AttrUserID, "#cf": attrConsecutive}
+		values := map[string]types.AttributeValue{":at": n(at.Unix()), ":one": n(1)}
+		cond := "attribute_exists(#pk) AND (attribute_not_exists(#ls) OR #ls < :at)"
+		if url != "" {
+			// On the URL itself; another URL of the same server is
+			// decided on below and tried again with that URL.
+			names["#url"], values[":url"] = "url", s(url)
+			cond += " AND #url = :url"
 		}
-		return event.FailureRun{}, nil
-	}
-	if err != nil {
-		return event.FailureRun{}, classify("update subscription", err)
+		var err error
+		res, err = st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName:                           aws.String(st.table),
+			Key:                                 st.key(subscriptionPartition(tenant), id),
+			UpdateExpression:                    aws.String("SET #fs = if_not_exists(#fs, :at) ADD #cf :one"),
+			ConditionExpression:                 aws.String(cond),
+			ExpressionAttributeNames:            names,
+			ExpressionAttributeValues:           values,
+			ReturnValues:                        types.ReturnValueAllNew,
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+		})
+		var ccf *types.ConditionalCheckFailedException
+		if errors.As(err, &ccf) {
+			if ccf.Item == nil {
+				return event.FailureRun{}, event.ErrSubscriptionNotFound
+			}
+			now := getS(ccf.Item, "url")
+			if url == "" || now == url || !sameServer(url, now) || try >= maxUpdateRounds {
+				// Older news than a success, or another server's.
+				return event.FailureRun{}, nil
+			}
+			url = now // the same server under another path: it counts
+			continue
+		}
+		if err != nil {
+			return event.FailureRun{}, classify("update subscription", err)
+		}
+		break
 	}
 	run := event.FailureRun{Consecutive: int(getN(res.Attributes, attrConsecutive))}
 	since := getN(res.Attributes, attrFailingSince)
 	if at.Sub(time.Unix(since, 0)) < disableAfter {
 		return run, nil
 	}
-	_, err = st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                aws.String(st.table),
 		Key:                      st.key(subscriptionPartition(tenant), id),
 		UpdateExpression:         aws.String("SET #d = :t, #dr = :r"),
@@ -496,6 +543,7 @@ func (st *Store) SubscriptionFailed(ctx context.Context, tenant, id string, at t
 			":t": &types.AttributeValueMemberBOOL{Value: true}, ":r": s(reason),
 		},
 	})
+	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
 		return run, nil
 	}

@@ -391,7 +391,7 @@ func TestSubscriptionFailureRun(t *testing.T) {
 	t0 := time.Unix(1_900_000_000, 0)
 	const after = time.Hour
 
-	run, err := st.SubscriptionFailed(ctx, "tenant-a", "sub_a", t0, after, "r")
+	run, err := st.SubscriptionFailed(ctx, "tenant-a", "sub_a", "", t0, after, "r")
 	require.NoError(t, err)
 	assert.Equal(t, event.FailureRun{Consecutive: 1}, run)
 	sub, err := st.GetSubscription(ctx, "tenant-a", "sub_a")
@@ -399,10 +399,10 @@ func TestSubscriptionFailureRun(t *testing.T) {
 	assert.Equal(t, event.FormatTime(t0), sub.FailingSince)
 	assert.False(t, sub.Disabled)
 
-	run, err = st.SubscriptionFailed(ctx, "tenant-a", "sub_a", t0.Add(after-time.Second), after, "r")
+	run, err = st.SubscriptionFailed(ctx, "tenant-a", "sub_a", "", t0.Add(after-time.Second), after, "r")
 	require.NoError(t, err)
 	assert.Equal(t, event.FailureRun{Consecutive: 2}, run, "one second short of the period")
-	run, err = st.SubscriptionFailed(ctx, "tenant-a", "sub_a", t0.Add(after-time.Second), after, "r")
+	run, err = st.SubscriptionFailed(ctx, "tenant-a", "sub_a", "", t0.Add(after-time.Second), after, "r")
 	require.NoError(t, err)
 	assert.Equal(t, event.FailureRun{Consecutive: 3}, run, "a failure recorded again counts again (the breaker's count is a heuristic)")
 	sub, err = st.GetSubscription(ctx, "tenant-a", "sub_a")
@@ -415,29 +415,100 @@ func TestSubscriptionFailureRun(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, sub.FailingSince)
 	t1 := t0.Add(2 * after)
-	run, err = st.SubscriptionFailed(ctx, "tenant-a", "sub_a", t1, after, "r")
+	run, err = st.SubscriptionFailed(ctx, "tenant-a", "sub_a", "", t1, after, "r")
 	require.NoError(t, err)
 	assert.Equal(t, event.FailureRun{Consecutive: 1}, run, "a new run")
 
-	run, err = st.SubscriptionFailed(ctx, "tenant-a", "sub_a", t1.Add(after), after, "failing for 1h")
+	run, err = st.SubscriptionFailed(ctx, "tenant-a", "sub_a", "", t1.Add(after), after, "failing for 1h")
 	require.NoError(t, err)
 	assert.Equal(t, event.FailureRun{Disabled: true, Consecutive: 2}, run, "the run lasted the whole period; the count began again after the success")
 	sub, err = st.GetSubscription(ctx, "tenant-a", "sub_a")
 	require.NoError(t, err)
 	assert.True(t, sub.Disabled)
 	assert.Equal(t, "failing for 1h", sub.DisabledReason)
-	run, err = st.SubscriptionFailed(ctx, "tenant-a", "sub_a", t1.Add(2*after), after, "again")
+	run, err = st.SubscriptionFailed(ctx, "tenant-a", "sub_a", "", t1.Add(2*after), after, "again")
 	require.NoError(t, err)
 	assert.False(t, run.Disabled, "only the first caller disables it")
 	sub, err = st.GetSubscription(ctx, "tenant-a", "sub_a")
 	require.NoError(t, err)
 	assert.Equal(t, "failing for 1h", sub.DisabledReason)
 
-	_, err = st.SubscriptionFailed(ctx, "tenant-a", "sub_none", t1, after, "r")
+	_, err = st.SubscriptionFailed(ctx, "tenant-a", "sub_none", "", t1, after, "r")
 	assert.ErrorIs(t, err, event.ErrSubscriptionNotFound)
 	assert.ErrorIs(t, st.SubscriptionSucceeded(ctx, "tenant-a", "sub_none", t1), event.ErrSubscriptionNotFound)
 	_, err = st.GetSubscription(ctx, "tenant-a", "sub_none")
 	assert.ErrorIs(t, err, event.ErrSubscriptionNotFound)
+}
+
+// A subscription moved to another URL while a request to the old one was
+// under way: the old URL's 410 Gone does not delete it, and the old
+// server's failure does not count towards the new server's breaker. A
+// failure at another path of the same server still counts (the breaker
+// is per server: sameServer).
+func TestSubscriptionMovedDuringARequest(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.Events())
+	st := store.New(db.Client, table)
+	require.NoError(t, st.CreateSubscription(ctx, "tenant-a", newSub("sub_a")))
+	require.NoError(t, st.CreateSubscription(ctx, "tenant-a", newSub("sub_b")))
+	old := newSub("sub_a").URL // https://hooks.example.com/sub_a
+	t0 := time.Unix(1_900_000_000, 0)
+	move := func(url string) {
+		t.Helper()
+		_, err := st.UpdateSubscription(ctx, "tenant-a", "sub_a", event.SubscriptionPatch{URL: &url}, t0)
+		require.NoError(t, err)
+	}
+	get := func() event.Subscription {
+		t.Helper()
+		sub, err := st.GetSubscription(ctx, "tenant-a", "sub_a")
+		require.NoError(t, err)
+		return sub
+	}
+
+	// Another path of the same server: the failure counts, the 410 does
+	// not delete.
+	move("https://HOOKS.example.com:443/sub_a/v2")
+	run, err := st.SubscriptionFailed(ctx, "tenant-a", "sub_a", old, t0, time.Hour, "r")
+	require.NoError(t, err)
+	assert.Equal(t, event.FailureRun{Consecutive: 1}, run, "the same server: its breaker counts the failure")
+	assert.Equal(t, event.FormatTime(t0), get().FailingSince)
+	assert.ErrorIs(t, st.DeleteGoneSubscription(ctx, "tenant-a", "sub_a", old), event.ErrSubscriptionMoved)
+	assert.Equal(t, "https://HOOKS.example.com:443/sub_a/v2", get().URL, "kept as moved")
+
+	// Another server: the breaker started afresh and stays so.
+	move("https://other.example.net/in")
+	run, err = st.SubscriptionFailed(ctx, "tenant-a", "sub_a", old, t0.Add(time.Minute), time.Hour, "r")
+	require.NoError(t, err)
+	assert.Equal(t, event.FailureRun{}, run, "the old server's failure is not the new one's")
+	sub := get()
+	assert.Zero(t, sub.ConsecutiveFailures)
+	assert.Empty(t, sub.FailingSince)
+	assert.ErrorIs(t, st.DeleteGoneSubscription(ctx, "tenant-a", "sub_a", old), event.ErrSubscriptionMoved)
+
+	// At the URL it points to, both act; without a URL, wherever it points.
+	run, err = st.SubscriptionFailed(ctx, "tenant-a", "sub_a", "https://other.example.net/in", t0.Add(2*time.Minute), time.Hour, "r")
+	require.NoError(t, err)
+	assert.Equal(t, event.FailureRun{Consecutive: 1}, run)
+	run, err = st.SubscriptionFailed(ctx, "tenant-a", "sub_a", "", t0.Add(3*time.Minute), time.Hour, "r")
+	require.NoError(t, err)
+	assert.Equal(t, event.FailureRun{Consecutive: 2}, run)
+	require.NoError(t, st.DeleteGoneSubscription(ctx, "tenant-a", "sub_a", "https://other.example.net/in"))
+	_, err = st.GetSubscription(ctx, "tenant-a", "sub_a")
+	require.ErrorIs(t, err, event.ErrSubscriptionNotFound)
+	assert.ErrorIs(t, st.DeleteGoneSubscription(ctx, "tenant-a", "sub_a", old), event.ErrSubscriptionNotFound, "gone already")
+	_, err = st.SubscriptionFailed(ctx, "tenant-a", "sub_a", old, t0, time.Hour, "r")
+	assert.ErrorIs(t, err, event.ErrSubscriptionNotFound)
+	require.NoError(t, st.DeleteGoneSubscription(ctx, "tenant-a", "sub_b", ""), "no URL: wherever it points")
+
+	// Both deletes gave their places back: the tenant's counter is 0.
+	counted := false
+	for _, it := range scan(t, table) {
+		if attrS(it, schema.AttrUserID) == contract.SubscriptionPrefix+"tenant-a" && attrS(it, schema.AttrTimestampEventID) == contract.SubscriptionCountKey {
+			assert.Equal(t, "0", attrN(it, "count"))
+			counted = true
+		}
+	}
+	assert.True(t, counted, "no subscription counter")
 }
 
 // Health updates arrive out of order when queue messages come back: an
@@ -456,12 +527,12 @@ func TestSubscriptionHealthOutOfOrder(t *testing.T) {
 		return sub
 	}
 	require.NoError(t, st.SubscriptionSucceeded(ctx, "tenant-a", "sub_a", t0.Add(10*time.Second)))
-	run, err := st.SubscriptionFailed(ctx, "tenant-a", "sub_a", t0, 0, "r")
+	run, err := st.SubscriptionFailed(ctx, "tenant-a", "sub_a", "", t0, 0, "r")
 	require.NoError(t, err)
 	assert.Equal(t, event.FailureRun{}, run, "a failure older than the latest success counts nothing and disables nothing, even with no grace")
 	assert.Empty(t, get().FailingSince, "an older failure starts no run")
 
-	_, err = st.SubscriptionFailed(ctx, "tenant-a", "sub_a", t0.Add(20*time.Second), time.Hour, "r")
+	_, err = st.SubscriptionFailed(ctx, "tenant-a", "sub_a", "", t0.Add(20*time.Second), time.Hour, "r")
 	require.NoError(t, err)
 	require.NoError(t, st.SubscriptionSucceeded(ctx, "tenant-a", "sub_a", t0.Add(15*time.Second)))
 	assert.Equal(t, event.FormatTime(t0.Add(20*time.Second)), get().FailingSince, "a success older than the run keeps it")
@@ -469,14 +540,14 @@ func TestSubscriptionHealthOutOfOrder(t *testing.T) {
 	assert.Equal(t, event.FormatTime(t0.Add(20*time.Second)), get().FailingSince)
 	// That older success was remembered: a failure between it and the run
 	// changes nothing either.
-	_, err = st.SubscriptionFailed(ctx, "tenant-a", "sub_a", t0.Add(12*time.Second), time.Hour, "r")
+	_, err = st.SubscriptionFailed(ctx, "tenant-a", "sub_a", "", t0.Add(12*time.Second), time.Hour, "r")
 	require.NoError(t, err)
 	assert.Equal(t, event.FormatTime(t0.Add(20*time.Second)), get().FailingSince)
 
 	require.NoError(t, st.SubscriptionSucceeded(ctx, "tenant-a", "sub_a", t0.Add(30*time.Second)))
 	assert.Empty(t, get().FailingSince, "a later success ends the run")
 	require.NoError(t, st.SubscriptionSucceeded(ctx, "tenant-a", "sub_a", t0.Add(30*time.Second)), "repeated")
-	_, err = st.SubscriptionFailed(ctx, "tenant-a", "sub_a", t0.Add(30*time.Second), time.Hour, "r")
+	_, err = st.SubscriptionFailed(ctx, "tenant-a", "sub_a", "", t0.Add(30*time.Second), time.Hour, "r")
 	require.NoError(t, err)
 	assert.Empty(t, get().FailingSince, "a failure in the second of the latest success is not newer than it")
 }
@@ -522,6 +593,9 @@ func TestEveryOperationUnderThrottling(t *testing.T) {
 		{"ListSubscriptions", "Query", func() error { _, err := st.ListSubscriptions(ctx, "tenant-a"); return err }},
 		{"GetSubscription", "GetItem", func() error { _, err := st.GetSubscription(ctx, "tenant-a", "sub_a"); return err }},
 		{"DeleteSubscription", "TransactWriteItems", func() error { return st.DeleteSubscription(ctx, "tenant-a", "sub_a") }},
+		{"DeleteGoneSubscription", "TransactWriteItems", func() error {
+			return st.DeleteGoneSubscription(ctx, "tenant-a", "sub_a", newSub("sub_a").URL)
+		}},
 		{"RotateSecret read", "GetItem", func() error {
 			_, err := st.RotateSecret(ctx, "tenant-a", "sub_a", "whsec_x", now, now)
 			return err
@@ -532,7 +606,11 @@ func TestEveryOperationUnderThrottling(t *testing.T) {
 		}},
 		{"SubscriptionSucceeded", "UpdateItem", func() error { return st.SubscriptionSucceeded(ctx, "tenant-a", "sub_a", now) }},
 		{"SubscriptionFailed", "UpdateItem", func() error {
-			_, err := st.SubscriptionFailed(ctx, "tenant-a", "sub_a", now, 0, "r")
+			_, err := st.SubscriptionFailed(ctx, "tenant-a", "sub_a", "", now, 0, "r")
+			return err
+		}},
+		{"SubscriptionFailed at a URL", "UpdateItem", func() error {
+			_, err := st.SubscriptionFailed(ctx, "tenant-a", "sub_a", newSub("sub_a").URL, now, 0, "r")
 			return err
 		}},
 		{"ClaimAttempt's entry", "PutItem", func() error {
@@ -639,7 +717,7 @@ func TestCircuitBreakerState(t *testing.T) {
 		return sub
 	}
 	for i := 1; i <= 3; i++ {
-		run, err := st.SubscriptionFailed(ctx, "tenant-a", "sub_a", t0.Add(time.Duration(i)*time.Millisecond), time.Hour, "r")
+		run, err := st.SubscriptionFailed(ctx, "tenant-a", "sub_a", "", t0.Add(time.Duration(i)*time.Millisecond), time.Hour, "r")
 		require.NoError(t, err)
 		assert.Equal(t, i, run.Consecutive)
 	}

@@ -278,13 +278,17 @@ func (s faultStore) DeleteSubscription(ctx context.Context, tenant, id string) e
 	return s.in.call(ctx, "Store.DeleteSubscription", []string{id}, func() error { return s.st.DeleteSubscription(ctx, tenant, id) })
 }
 
+func (s faultStore) DeleteGoneSubscription(ctx context.Context, tenant, id, url string) error {
+	return s.in.call(ctx, "Store.DeleteGoneSubscription", []string{id}, func() error { return s.st.DeleteGoneSubscription(ctx, tenant, id, url) })
+}
+
 func (s faultStore) SubscriptionSucceeded(ctx context.Context, tenant, id string, at time.Time) error {
 	return s.in.call(ctx, "Store.SubscriptionSucceeded", []string{id}, func() error { return s.st.SubscriptionSucceeded(ctx, tenant, id, at) })
 }
 
-func (s faultStore) SubscriptionFailed(ctx context.Context, tenant, id string, at time.Time, after time.Duration, reason string) (run event.FailureRun, err error) {
+func (s faultStore) SubscriptionFailed(ctx context.Context, tenant, id, url string, at time.Time, after time.Duration, reason string) (run event.FailureRun, err error) {
 	err = s.in.call(ctx, "Store.SubscriptionFailed", []string{id}, func() error {
-		run, err = s.st.SubscriptionFailed(ctx, tenant, id, at, after, reason)
+		run, err = s.st.SubscriptionFailed(ctx, tenant, id, url, at, after, reason)
 		return err
 	})
 	return
@@ -753,11 +757,15 @@ func (sr *streamRouter) register(tenant string) <-chan events.DynamoDBEventRecor
 // requests, then 200), gone (410), fail (500), down3 (500 to the
 // subscription's first three requests, whatever the message, then 200),
 // slow (200 after 300 ms to the subscription's first request, at once
-// after).
+// after), moving (410 to the subscription's first request, answered once
+// the tenant has moved the subscription to its "ok" URL: the run's
+// moveTo).
 type crashReceiver struct {
 	srv  *httptest.Server
 	mu   sync.Mutex
 	seen map[string][]seenRequest // by run
+	// moveTo moves a run's subscription (by name) to the URL given.
+	moveTo map[string]func(sub, url string)
 }
 
 type seenRequest struct {
@@ -766,7 +774,7 @@ type seenRequest struct {
 }
 
 func newCrashReceiver(t *testing.T) *crashReceiver {
-	r := &crashReceiver{seen: map[string][]seenRequest{}}
+	r := &crashReceiver{seen: map[string][]seenRequest{}, moveTo: map[string]func(string, string){}}
 	r.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
 		if len(parts) != 3 {
@@ -797,7 +805,7 @@ func newCrashReceiver(t *testing.T) *crashReceiver {
 				status = http.StatusServiceUnavailable
 				w.Header().Set("Retry-After", "60")
 			}
-		case "gone":
+		case "gone", "moving":
 			status = http.StatusGone
 		case "fail":
 			status = http.StatusInternalServerError
@@ -807,7 +815,11 @@ func newCrashReceiver(t *testing.T) *crashReceiver {
 			}
 		}
 		r.seen[run] = append(r.seen[run], seenRequest{sub: sub, webhookID: id, bodyEventID: ev.ID, status: status})
+		move := r.moveTo[run]
 		r.mu.Unlock()
+		if behaviour == "moving" && total == 0 {
+			move(sub, r.srv.URL+"/"+run+"/ok/"+sub)
+		}
 		if behaviour == "slow" && total == 0 {
 			time.Sleep(300 * time.Millisecond)
 		}
@@ -939,6 +951,14 @@ func crashScenarios() []scenario {
 		schedule: long,
 		subs:     []subSpec{{name: "s-gone", behaviour: "gone", want: event.OutcomeGone}},
 		events:   []eventSpec{{name: "e", typ: "order.paid", want: event.Failed, retryCount: 0}},
+	}, {
+		// The tenant moves the subscription to another URL while the old
+		// one is answering 410 Gone: the subscription is kept and the
+		// event goes on to the new URL, as the next attempt.
+		name:     "moved while gone",
+		schedule: long,
+		subs:     []subSpec{{name: "s-moved", behaviour: "moving", want: event.OutcomeDelivered, exists: true}},
+		events:   []eventSpec{{name: "e", typ: "order.paid", want: event.Delivered, retryCount: 1}},
 	}, {
 		// The tenant deletes a failing subscription: its retry is dropped
 		// and the event stays failed, never delivered.
@@ -1087,6 +1107,14 @@ func newCrashRun(t *testing.T, env *crashEnv, sc scenario, f fault, twice, shard
 	}
 	r.in = newInjector(f, r.names)
 	r.tenant = "tenant-" + r.id
+	rcv.mu.Lock()
+	rcv.moveTo[r.id] = func(name, url string) {
+		_, err := r.st.UpdateSubscription(context.Background(), r.tenant, r.subs[name].ID, event.SubscriptionPatch{URL: &url}, r.clock.now())
+		if err != nil {
+			r.t.Errorf("move %s: %v", name, err)
+		}
+	}
+	rcv.mu.Unlock()
 	r.router = env.stream
 	r.records = env.stream.register(r.tenant)
 	if sharded {
@@ -1164,7 +1192,7 @@ func (r *crashRun) setUp() {
 		sub.Secrets = []string{sealed}
 		require.NoError(r.t, r.st.CreateSubscription(ctx, r.tenant, sub))
 		if s.failingFor > 0 {
-			_, err := r.st.SubscriptionFailed(ctx, r.tenant, id, r.clock.now().Add(-s.failingFor), 100*time.Hour, "before")
+			_, err := r.st.SubscriptionFailed(ctx, r.tenant, id, "", r.clock.now().Add(-s.failingFor), 100*time.Hour, "before")
 			require.NoError(r.t, err)
 		}
 		r.subs[s.name] = sub
@@ -1404,7 +1432,11 @@ func (r *crashRun) check() {
 					r.fatalf("%s: a retry was lost: failed with next_attempt_at %s and no attempt %d while the subscription lives", where, a.NextAttemptAt, a.Number+1)
 				case a.NextAttemptAt != "" && !last && a.Outcome != event.OutcomeFailed:
 					r.fatalf("%s: outcome %s with a next attempt", where, a.Outcome)
-				case !last && a.Outcome != event.OutcomeFailed && as[i+1].Round == "":
+				case !last && a.Outcome == event.OutcomeGone && as[i+1].Round == "" && (a.URL == "" || a.URL == as[i+1].URL):
+					// The one attempt after a 410 Gone without a round: to
+					// the URL the subscription moved to meanwhile.
+					r.fatalf("%s: an attempt after a gone one, to the same URL %q, not by a redelivery", where, a.URL)
+				case !last && a.Outcome != event.OutcomeFailed && a.Outcome != event.OutcomeGone && as[i+1].Round == "":
 					r.fatalf("%s: an attempt after a %s one, not by a redelivery", where, a.Outcome)
 				}
 			}

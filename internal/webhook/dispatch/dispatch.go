@@ -87,9 +87,9 @@ type Store interface {
 	StartRedelivery(ctx context.Context, tenant string, e event.Event, token string, at time.Time) error
 	ListSubscriptions(ctx context.Context, tenant string) ([]event.Subscription, error)
 	GetSubscription(ctx context.Context, tenant, id string) (event.Subscription, error)
-	DeleteSubscription(ctx context.Context, tenant, id string) error
+	DeleteGoneSubscription(ctx context.Context, tenant, id, url string) error
 	SubscriptionSucceeded(ctx context.Context, tenant, id string, at time.Time) error
-	SubscriptionFailed(ctx context.Context, tenant, id string, at time.Time, disableAfter time.Duration, reason string) (event.FailureRun, error)
+	SubscriptionFailed(ctx context.Context, tenant, id, url string, at time.Time, disableAfter time.Duration, reason string) (event.FailureRun, error)
 	OpenCircuit(ctx context.Context, tenant, id string, until time.Time) (bool, error)
 	AcquireProbe(ctx context.Context, tenant, id string, now, until time.Time) (bool, error)
 	TakeRateToken(ctx context.Context, tenant, id string, now time.Time, limit int) (ahead int, err error)
@@ -1107,7 +1107,7 @@ func (d *Dispatcher) attempt(ctx context.Context, tenant string, e event.Event, 
 	a = event.Attempt{
 		SubscriptionID: sub.ID, Number: n, Timestamp: event.FormatTime(now),
 		Outcome: string(res.Outcome), StatusCode: res.StatusCode, LatencyMs: res.Latency.Milliseconds(),
-		Response: res.ResponseBody, Error: res.Error, Round: round,
+		Response: res.ResponseBody, Error: res.Error, Round: round, URL: sub.URL,
 	}
 	if res.Outcome == webhook.Failed {
 		if next, retry := d.next(n, res.RetryAfter); retry {
@@ -1339,7 +1339,8 @@ func (d *Dispatcher) resume(ctx context.Context, tenant string, e event.Event, s
 // followUp applies what finished attempt a calls for, each step
 // idempotent so that a copy of the message may repeat it: a delivery
 // ends the subscription's run of failures, 410 Gone removes the
-// subscription, a failure extends the run (disabling the subscription
+// subscription (or, when it has moved to another URL since, queues the
+// next attempt, due at once), a failure extends the run (disabling the subscription
 // after DisableAfter) and queues the next attempt's task unless it is
 // queued, made or not due to be made.
 func (d *Dispatcher) followUp(ctx context.Context, tenant string, e event.Event, sub event.Subscription, a event.Attempt, recorded []event.Attempt) error {
@@ -1355,12 +1356,22 @@ func (d *Dispatcher) followUp(ctx context.Context, tenant string, e event.Event,
 		d.circuits.closed(tenant, sub.ID) // a delivery closes the circuit
 		return nil
 	case event.OutcomeGone:
-		// Zapier REST Hooks: 410 Gone unsubscribes.
-		err := d.cfg.Store.DeleteSubscription(ctx, tenant, sub.ID)
-		if errors.Is(err, event.ErrSubscriptionNotFound) {
-			return nil
+		// Zapier REST Hooks: 410 Gone unsubscribes, unless the tenant
+		// moved the subscription to another URL while the request was
+		// under way: the old URL's answer says nothing about the new
+		// one (found by review: the PATCH was undone by deleting the
+		// subscription). The event goes on to the new URL at once, as
+		// attempt n+1.
+		if a.FollowUp != "" {
+			return nil // moved: attempt n+1 is queued already
 		}
-		if err != nil {
+		err := d.cfg.Store.DeleteGoneSubscription(ctx, tenant, sub.ID, a.URL)
+		switch {
+		case errors.Is(err, event.ErrSubscriptionNotFound):
+			return nil
+		case errors.Is(err, event.ErrSubscriptionMoved):
+			return d.chain(ctx, tenant, e, sub, a, recorded, at, "410 Gone from a URL the subscription has left: kept, the event goes on to its new URL")
+		case err != nil:
 			return err
 		}
 		d.log(ctx, slog.LevelWarn, "subscription removed: the target answered 410 Gone", tenant, e.ID, sub.ID)
@@ -1369,7 +1380,7 @@ func (d *Dispatcher) followUp(ctx context.Context, tenant string, e event.Event,
 	if a.FollowUp != "" {
 		return nil // acted on already: a copy of the message
 	}
-	run, err := d.cfg.Store.SubscriptionFailed(ctx, tenant, sub.ID, at, d.cfg.DisableAfter,
+	run, err := d.cfg.Store.SubscriptionFailed(ctx, tenant, sub.ID, a.URL, at, d.cfg.DisableAfter,
 		fmt.Sprintf("failing without a success for %s or more (last: %s)", d.cfg.DisableAfter, describe(a)))
 	if err != nil && !errors.Is(err, event.ErrSubscriptionNotFound) {
 		return err
@@ -1387,15 +1398,34 @@ func (d *Dispatcher) followUp(ctx context.Context, tenant string, e event.Event,
 		// (found by review).
 		d.openCircuit(ctx, tenant, e.ID, sub.ID, d.cfg.BreakerCooldown, "failures")
 	}
+	if run.Disabled {
+		a.NextAttemptAt = ""
+	}
+	return d.chain(ctx, tenant, e, sub, a, recorded, time.Time{}, "")
+}
+
+// chain queues the task of attempt a.Number+1, due at a.NextAttemptAt
+// (or at due, when set: a 410 Gone from a URL the subscription has left,
+// logged with why), unless it is queued (a.FollowUp) or made already, and
+// marks a's follow-up. Without a next attempt it marks the follow-up done.
+func (d *Dispatcher) chain(ctx context.Context, tenant string, e event.Event, sub event.Subscription, a event.Attempt, recorded []event.Attempt, due time.Time, why string) error {
+	if a.FollowUp != "" {
+		return nil // acted on already: a copy of the message
+	}
+	if why != "" {
+		d.log(ctx, slog.LevelWarn, why, tenant, e.ID, sub.ID)
+	}
 	if _, made := find(recorded, sub.ID, a.Number+1); made {
 		return d.cfg.Store.MarkFollowUp(ctx, tenant, e.ID, sub.ID, a.Number, event.FollowUpQueued)
 	}
-	if a.NextAttemptAt == "" || run.Disabled {
-		return d.cfg.Store.MarkFollowUp(ctx, tenant, e.ID, sub.ID, a.Number, event.FollowUpDone)
-	}
-	due, err := time.Parse(time.RFC3339Nano, a.NextAttemptAt)
-	if err != nil {
-		return fmt.Errorf("attempt %s #%d: next_attempt_at: %w", sub.ID, a.Number, err)
+	if due.IsZero() {
+		if a.NextAttemptAt == "" {
+			return d.cfg.Store.MarkFollowUp(ctx, tenant, e.ID, sub.ID, a.Number, event.FollowUpDone)
+		}
+		var err error
+		if due, err = time.Parse(time.RFC3339Nano, a.NextAttemptAt); err != nil {
+			return fmt.Errorf("attempt %s #%d: next_attempt_at: %w", sub.ID, a.Number, err)
+		}
 	}
 	return d.queue(ctx, tenant, e, sub.ID, a.Number+1, a.Number, due)
 }

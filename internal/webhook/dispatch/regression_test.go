@@ -1207,3 +1207,55 @@ func TestRoundStartedDuringSettleIsNotUndone(t *testing.T) {
 	require.Nil(t, hs.after.Load(), "the round started during the settle")
 	assert.Equal(t, event.Retrying, w.status("tenant-a", e.ID).Status, "the round's event is held, not settled back to failed")
 }
+
+// The tenant moves a subscription to another server while a request to
+// the old one is under way, and the old one fails: the failure does not
+// count towards the new server's breaker (a threshold of 1 would open its
+// circuit and park the retry), and the retry goes to the new URL. (It
+// used to count: the new endpoint started with the old one's failure and
+// an open circuit. A 410 from the old URL deleted the subscription:
+// TestCrashPoints's "moved while gone".)
+func TestFailureFromALeftServerIsNotCounted(t *testing.T) {
+	ctx := context.Background()
+	next := newReceiver(t)
+	var move func(string)
+	old := &receiver{}
+	old.srv = httptest.NewTLSServer(http.HandlerFunc(func(rw http.ResponseWriter, req *http.Request) {
+		_, _ = io.ReadAll(req.Body)
+		old.mu.Lock()
+		old.got = append(old.got, received{id: req.Header.Get(webhook.HeaderID)})
+		old.mu.Unlock()
+		move(next.srv.URL + "/in")
+		rw.WriteHeader(http.StatusInternalServerError)
+	}))
+	t.Cleanup(old.srv.Close)
+	w := newWorld(t, old, func(c *dispatch.Config) {
+		c.BreakerThreshold, c.BreakerCooldown = 1, time.Minute
+	})
+	sub, _ := w.subscribe("tenant-a")
+	move = func(url string) {
+		_, err := w.st.UpdateSubscription(ctx, "tenant-a", sub.ID, event.SubscriptionPatch{URL: &url}, w.clock())
+		require.NoError(t, err)
+	}
+	e := w.event("tenant-a", "t")
+
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+	a := w.attempts("tenant-a", e.ID)
+	require.Len(t, a, 1)
+	assert.Equal(t, event.OutcomeFailed, a[0].Outcome)
+	assert.Equal(t, sub.URL, a[0].URL, "the attempt records the URL its request went to")
+	moved, err := w.st.GetSubscription(ctx, "tenant-a", sub.ID)
+	require.NoError(t, err)
+	assert.Equal(t, next.srv.URL+"/in", moved.URL)
+	assert.Zero(t, moved.ConsecutiveFailures, "the old server's failure is not the new one's")
+	assert.Empty(t, moved.FailingSince)
+	assert.True(t, moved.CircuitOpenUntil.IsZero(), "the new server's circuit stays closed")
+
+	tasks := w.q.take()
+	require.Len(t, tasks, 1, "the retry is queued")
+	w.advance(5 * time.Second)
+	require.NoError(t, w.d.HandleTask(ctx, tasks[0].task))
+	assert.Len(t, next.requests(), 1, "the retry went to the new URL")
+	assert.Len(t, old.requests(), 1)
+	assert.Equal(t, event.Delivered, w.status("tenant-a", e.ID).Status)
+}
