@@ -80,7 +80,11 @@ type Subscription struct {
 	// each holding the probe until ProbeUntil.
 	ConsecutiveFailures int       `json:"-"`
 	CircuitOpenUntil    time.Time `json:"-"`
-	ProbeUntil          time.Time `json:"-"`
+	// CircuitCooldown is how long the circuit's latest opening was for
+	// (0 when unknown: opened before it was kept, or closed since): a
+	// failed probe reopens it for twice as long.
+	CircuitCooldown time.Duration `json:"-"`
+	ProbeUntil      time.Time     `json:"-"`
 }
 
 // HalfOpen reports whether the subscription's circuit was opened and its

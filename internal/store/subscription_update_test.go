@@ -51,7 +51,7 @@ func TestUpdateSubscription(t *testing.T) {
 		_, err := st.SubscriptionFailed(ctx, "tenant-a", "sub_a", "", t0.Add(time.Duration(i)*time.Second), time.Hour, "r")
 		require.NoError(t, err)
 	}
-	_, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", t0.Add(time.Minute))
+	_, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", t0.Add(time.Minute), time.Minute)
 	require.NoError(t, err)
 	_, err = st.UpdateSubscription(ctx, "tenant-a", "sub_a", event.SubscriptionPatch{URL: aws.String(orig.URL)}, t0)
 	require.NoError(t, err)
@@ -66,6 +66,7 @@ func TestUpdateSubscription(t *testing.T) {
 		assert.Equal(t, u, got.URL)
 		assert.Equal(t, 3, got.ConsecutiveFailures, "%s: the same server", u)
 		assert.Equal(t, t0.Add(time.Minute), got.CircuitOpenUntil, "%s: still open", u)
+		assert.Equal(t, time.Minute, got.CircuitCooldown, "%s: for as long", u)
 		assert.NotEmpty(t, got.FailingSince, "%s: the failing run goes on", u)
 	}
 	// An IP address's spellings are one server.
@@ -88,13 +89,14 @@ func TestUpdateSubscription(t *testing.T) {
 		_, err := st.SubscriptionFailed(ctx, "tenant-a", "sub_a", "", t0.Add(time.Duration(i)*time.Second), time.Hour, "r")
 		require.NoError(t, err)
 	}
-	_, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", t0.Add(time.Minute))
+	_, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", t0.Add(time.Minute), time.Minute)
 	require.NoError(t, err)
 	got, err = st.UpdateSubscription(ctx, "tenant-a", "sub_a", event.SubscriptionPatch{URL: aws.String("https://new.example.com/h")}, t0)
 	require.NoError(t, err)
 	assert.Equal(t, "https://new.example.com/h", got.URL)
 	assert.Zero(t, got.ConsecutiveFailures)
 	assert.True(t, got.CircuitOpenUntil.IsZero(), "closed")
+	assert.Zero(t, got.CircuitCooldown, "a failed probe of the new server starts from Cooldown")
 	assert.Empty(t, got.FailingSince)
 
 	// Disabled after failing for too long, then re-enabled.

@@ -42,6 +42,7 @@ type subscriptionItem struct {
 	Consecutive     int      `dynamodbav:"consecutive_failures,omitempty"`
 	OpenUntil       int64    `dynamodbav:"circuit_open_until,omitempty"`
 	ProbeUntil      int64    `dynamodbav:"probe_until,omitempty"`
+	OpenFor         int64    `dynamodbav:"circuit_open_for,omitempty"`
 	Secrets         []string `dynamodbav:"secrets"`
 	SecretsExpire   []int64  `dynamodbav:"secrets_expire,omitempty"`
 	PreviousExpires int64    `dynamodbav:"previous_expires,omitempty"`
@@ -59,6 +60,7 @@ const (
 	attrConsecutive  = "consecutive_failures"
 	attrOpenUntil    = "circuit_open_until"
 	attrProbeUntil   = "probe_until"
+	attrOpenFor      = "circuit_open_for" // milliseconds: the latest opening's cooldown
 	attrRateWindow   = "rate_window"
 	attrRateCount    = "rate_count"
 )
@@ -97,6 +99,7 @@ func (it subscriptionItem) subscription() event.Subscription {
 	if it.ProbeUntil > 0 {
 		sub.ProbeUntil = time.UnixMilli(it.ProbeUntil).UTC()
 	}
+	sub.CircuitCooldown = time.Duration(it.OpenFor) * time.Millisecond
 	return sub
 }
 
@@ -437,12 +440,12 @@ func (st *Store) RotateSecret(ctx context.Context, tenant, id, secret string, no
 func (st *Store) SubscriptionSucceeded(ctx context.Context, tenant, id string, at time.Time) error {
 	key := st.key(subscriptionPartition(tenant), id)
 	names := map[string]string{"#fs": attrFailingSince, "#ls": attrLastSuccess, "#pk": schema.AttrUserID,
-		"#cf": attrConsecutive, "#open": attrOpenUntil, "#probe": attrProbeUntil}
+		"#cf": attrConsecutive, "#open": attrOpenUntil, "#probe": attrProbeUntil, "#for": attrOpenFor}
 	values := map[string]types.AttributeValue{":at": n(at.Unix())}
 	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                           aws.String(st.table),
 		Key:                                 key,
-		UpdateExpression:                    aws.String("SET #ls = :at REMOVE #fs, #cf, #open, #probe"),
+		UpdateExpression:                    aws.String("SET #ls = :at REMOVE #fs, #cf, #open, #probe, #for"),
 		ConditionExpression:                 aws.String("attribute_exists(#pk) AND (attribute_not_exists(#ls) OR #ls <= :at) AND (attribute_not_exists(#fs) OR #fs <= :at)"),
 		ExpressionAttributeNames:            names,
 		ExpressionAttributeValues:           values,
@@ -554,18 +557,19 @@ func (st *Store) SubscriptionFailed(ctx context.Context, tenant, id, url string,
 	return run, nil
 }
 
-// OpenCircuit opens the subscription's circuit until until (or keeps it
-// open, if it already is for longer) and ends any probe's hold. opened
-// reports whether this call moved the end. A subscription that no longer
-// exists is not an error.
-func (st *Store) OpenCircuit(ctx context.Context, tenant, id string, until time.Time) (opened bool, err error) {
+// OpenCircuit opens the subscription's circuit until until, an opening
+// for cooldown (remembered as the subscription's CircuitCooldown, which a
+// failed probe doubles), or keeps it open if it already is for longer;
+// it ends any probe's hold. opened reports whether this call moved the
+// end. A subscription that no longer exists is not an error.
+func (st *Store) OpenCircuit(ctx context.Context, tenant, id string, until time.Time, cooldown time.Duration) (opened bool, err error) {
 	_, err = st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(st.table),
 		Key:                       st.key(subscriptionPartition(tenant), id),
-		UpdateExpression:          aws.String("SET #open = :until REMOVE #probe"),
+		UpdateExpression:          aws.String("SET #open = :until, #for = :for REMOVE #probe"),
 		ConditionExpression:       aws.String("attribute_exists(#pk) AND (attribute_not_exists(#open) OR #open < :until)"),
-		ExpressionAttributeNames:  map[string]string{"#open": attrOpenUntil, "#probe": attrProbeUntil, "#pk": schema.AttrUserID},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":until": n(until.UnixMilli())},
+		ExpressionAttributeNames:  map[string]string{"#open": attrOpenUntil, "#for": attrOpenFor, "#probe": attrProbeUntil, "#pk": schema.AttrUserID},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":until": n(until.UnixMilli()), ":for": n(cooldown.Milliseconds())},
 	})
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
@@ -694,7 +698,7 @@ func (st *Store) UpdateSubscription(ctx context.Context, tenant, id string, p ev
 		if p.URL != nil {
 			sets["url"] = s(*p.URL)
 			if !sameServer(*p.URL, cur.URL) {
-				for _, a := range []string{attrConsecutive, attrFailingSince, attrOpenUntil, attrProbeUntil, attrRateWindow, attrRateCount} {
+				for _, a := range []string{attrConsecutive, attrFailingSince, attrOpenUntil, attrOpenFor, attrProbeUntil, attrRateWindow, attrRateCount} {
 					removes[a] = true
 				}
 			}
@@ -721,7 +725,7 @@ func (st *Store) UpdateSubscription(ctx context.Context, tenant, id string, p ev
 			// subscription was disabled closed its parked attempts without
 			// taking the marker, which would refuse the wake of an attempt
 			// parked behind the probe (an extra wake is harmless).
-			for _, a := range []string{"disabled_reason", attrConsecutive, attrFailingSince, attrProbeUntil, attrWakeOwner, attrWakeUntil, attrWakeSent} {
+			for _, a := range []string{"disabled_reason", attrConsecutive, attrFailingSince, attrOpenFor, attrProbeUntil, attrWakeOwner, attrWakeUntil, attrWakeSent} {
 				removes[a] = true
 			}
 			delete(removes, attrOpenUntil)

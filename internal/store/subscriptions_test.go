@@ -651,7 +651,7 @@ func TestEveryOperationUnderThrottling(t *testing.T) {
 			_, _, err := st.ScheduleAttempt(ctx, "tenant-a", e.ID, event.Attempt{SubscriptionID: "sub_a", Number: 1, Timestamp: event.FormatTime(now), NextAttemptAt: event.FormatTime(now)}, e.TTL)
 			return err
 		}},
-		{"OpenCircuit", "UpdateItem", func() error { _, err := st.OpenCircuit(ctx, "tenant-a", "sub_a", now); return err }},
+		{"OpenCircuit", "UpdateItem", func() error { _, err := st.OpenCircuit(ctx, "tenant-a", "sub_a", now, time.Minute); return err }},
 		{"AcquireProbe", "UpdateItem", func() error { _, err := st.AcquireProbe(ctx, "tenant-a", "sub_a", now, now); return err }},
 		{"TakeRateToken", "UpdateItem", func() error { _, err := st.TakeRateToken(ctx, "tenant-a", "sub_a", now, 1); return err }},
 		{"ParkAttempt", "PutItem", func() error {
@@ -723,13 +723,14 @@ func TestCircuitBreakerState(t *testing.T) {
 	}
 	assert.Equal(t, 3, get().ConsecutiveFailures)
 
-	opened, err := st.OpenCircuit(ctx, "tenant-a", "sub_a", t0.Add(time.Minute))
+	opened, err := st.OpenCircuit(ctx, "tenant-a", "sub_a", t0.Add(time.Minute), time.Minute)
 	require.NoError(t, err)
 	assert.True(t, opened)
-	opened, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", t0.Add(30*time.Second))
+	opened, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", t0.Add(30*time.Second), 30*time.Second)
 	require.NoError(t, err)
 	assert.False(t, opened, "a shorter opening does not shorten it")
 	assert.Equal(t, t0.Add(time.Minute), get().CircuitOpenUntil)
+	assert.Equal(t, time.Minute, get().CircuitCooldown, "nor its cooldown")
 	assert.False(t, get().HalfOpen(t0.Add(time.Minute-time.Millisecond)))
 	assert.True(t, get().HalfOpen(t0.Add(time.Minute)))
 
@@ -745,18 +746,20 @@ func TestCircuitBreakerState(t *testing.T) {
 	assert.Equal(t, t0.Add(time.Minute+20*time.Second), get().ProbeUntil)
 
 	// A failed probe opens it again, and frees the probe.
-	opened, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", t0.Add(3*time.Minute))
+	opened, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", t0.Add(3*time.Minute), 3*time.Minute)
 	require.NoError(t, err)
 	assert.True(t, opened)
 	assert.True(t, get().ProbeUntil.IsZero())
+	assert.Equal(t, 3*time.Minute, get().CircuitCooldown, "the latest opening's cooldown")
 
 	require.NoError(t, st.SubscriptionSucceeded(ctx, "tenant-a", "sub_a", t0.Add(4*time.Minute)))
 	sub := get()
 	assert.Equal(t, 0, sub.ConsecutiveFailures)
 	assert.True(t, sub.CircuitOpenUntil.IsZero())
+	assert.Zero(t, sub.CircuitCooldown)
 	assert.False(t, sub.HalfOpen(t0.Add(time.Hour)), "closed")
 
-	opened, err = st.OpenCircuit(ctx, "tenant-a", "sub_none", t0)
+	opened, err = st.OpenCircuit(ctx, "tenant-a", "sub_none", t0, time.Minute)
 	require.NoError(t, err)
 	assert.False(t, opened, "a subscription that is gone")
 	ok, err := st.AcquireProbe(ctx, "tenant-a", "sub_none", t0, t0)

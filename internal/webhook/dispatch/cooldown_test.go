@@ -74,3 +74,59 @@ func TestConcurrentFailuresOpenTheCircuitForOneCooldown(t *testing.T) {
 	assert.Equal(t, n, got.ConsecutiveFailures)
 	assert.Equal(t, w.clock().Add(time.Minute), got.CircuitOpenUntil, "open for one Cooldown: no probe has failed")
 }
+
+// After such a burst, the first failed probe reopens the circuit for
+// twice the opening before it, not for Cooldown doubled once per failure
+// of the burst: 6 failures at a threshold of 2 made the probe's failure
+// the 7th in a row, and it reopened the circuit for 32 times Cooldown
+// (found by review). Each further failed probe doubles it again.
+func TestFailedProbeAfterABurstDoublesTheOpening(t *testing.T) {
+	ctx := context.Background()
+	const n = 6
+	rcv := newBarrierReceiver(t, n)
+	w := newWorld(t, rcv, func(c *dispatch.Config) {
+		c.BreakerThreshold, c.BreakerCooldown, c.SlowAfter = 2, time.Minute, -1
+	})
+	w.now = w.now.Truncate(time.Millisecond) // the circuit's times are stored in milliseconds
+	sub, _ := w.subscribe("tenant-a")
+	var batch events.SQSEvent
+	for i := range n {
+		e := w.event("tenant-a", "t")
+		batch.Records = append(batch.Records, deliveryMessage(t, "m"+strconv.Itoa(i), "tenant-a", e))
+	}
+	res, err := w.d.HandleSQS(ctx, batch)
+	require.NoError(t, err)
+	require.Empty(t, res.BatchItemFailures)
+	require.Len(t, rcv.requests(), n)
+
+	// The retries come due while the circuit is open: they park behind
+	// it, and its wake makes them once it lets requests through. The
+	// first is the probe, and fails (the receiver answers 500).
+	retries := w.q.take()
+	require.Len(t, retries, n)
+	w.advance(5 * time.Second)
+	for _, r := range retries {
+		require.NoError(t, w.d.HandleTask(ctx, r.task))
+	}
+	require.Len(t, rcv.requests(), n, "parked, not made")
+	for probe, want := range []time.Duration{2 * time.Minute, 4 * time.Minute} {
+		var wake *dispatch.Task
+		for _, q := range w.q.take() {
+			if q.task.Wake != "" {
+				wake = &q.task
+			}
+		}
+		require.NotNil(t, wake, "probe %d: a wake is queued", probe+1)
+		got, err := w.st.GetSubscription(ctx, "tenant-a", sub.ID)
+		require.NoError(t, err)
+		w.advance(got.CircuitOpenUntil.Sub(w.clock()))
+		wake.DueAt = w.clock()
+		before := len(rcv.requests())
+		require.NoError(t, w.d.HandleTask(ctx, *wake))
+		require.Len(t, rcv.requests(), before+1, "probe %d: one probe was made", probe+1)
+		got, err = w.st.GetSubscription(ctx, "tenant-a", sub.ID)
+		require.NoError(t, err)
+		assert.Equal(t, w.clock().Add(want), got.CircuitOpenUntil, "probe %d failed: reopened for twice the opening before", probe+1)
+		assert.Equal(t, want, got.CircuitCooldown)
+	}
+}

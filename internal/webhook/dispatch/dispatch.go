@@ -90,7 +90,7 @@ type Store interface {
 	DeleteGoneSubscription(ctx context.Context, tenant, id, url string) error
 	SubscriptionSucceeded(ctx context.Context, tenant, id string, at time.Time) error
 	SubscriptionFailed(ctx context.Context, tenant, id, url string, at time.Time, disableAfter time.Duration, reason string) (event.FailureRun, error)
-	OpenCircuit(ctx context.Context, tenant, id string, until time.Time) (bool, error)
+	OpenCircuit(ctx context.Context, tenant, id string, until time.Time, cooldown time.Duration) (bool, error)
 	AcquireProbe(ctx context.Context, tenant, id string, now, until time.Time) (bool, error)
 	TakeRateToken(ctx context.Context, tenant, id string, now time.Time, limit int) (ahead int, err error)
 	ScheduleAttempt(ctx context.Context, tenant, eventID string, a event.Attempt, ttl int64) (event.Attempt, bool, error)
@@ -1126,9 +1126,7 @@ func (d *Dispatcher) attempt(ctx context.Context, tenant string, e event.Event, 
 	if probe && res.Outcome != webhook.Delivered {
 		// A failed probe: still broken. Open the circuit again, for
 		// longer, and free the probe (its delivery would have closed it).
-		// The probe's failure is the (ConsecutiveFailures+1)th: one
-		// doubling more than the opening before it.
-		d.openCircuit(ctx, tenant, e.ID, sub.ID, d.cooldown(max(sub.ConsecutiveFailures+1, d.cfg.BreakerThreshold+1)), "probe")
+		d.openCircuit(ctx, tenant, e.ID, sub.ID, d.probeCooldown(sub), "probe")
 	}
 	level := slog.LevelInfo
 	if res.Outcome != webhook.Delivered {
@@ -1284,7 +1282,7 @@ func (d *Dispatcher) watchSlow(ctx context.Context, tenant, eventID, subID strin
 // breaker is advisory, so a failure to open it is only logged.
 func (d *Dispatcher) openCircuit(ctx context.Context, tenant, eventID, subID string, cooldown time.Duration, cause string) {
 	until := d.cfg.Now().Add(cooldown)
-	opened, err := d.cfg.Store.OpenCircuit(ctx, tenant, subID, until)
+	opened, err := d.cfg.Store.OpenCircuit(ctx, tenant, subID, until, cooldown)
 	if err == nil {
 		d.circuits.opened(tenant, subID, until)
 	}
@@ -1300,14 +1298,21 @@ func (d *Dispatcher) openCircuit(ctx context.Context, tenant, eventID, subID str
 	}
 }
 
-// cooldown is how long a circuit a failed probe reopens stays open, from
-// the consecutive failures the probe's failure makes: BreakerCooldown,
-// doubled for each failure beyond the threshold (each failed probe), at
-// most MaxBreakerCooldown. The opening after Threshold failures in a row
-// is for BreakerCooldown (followUp).
-func (d *Dispatcher) cooldown(consecutive int) time.Duration {
+// probeCooldown is how long the circuit a probe to sub failed reopens
+// stays open: twice its latest opening (sub.CircuitCooldown), at most
+// MaxBreakerCooldown. The opening after Threshold failures in a row is
+// for BreakerCooldown (followUp), so each failed probe doubles it. (It
+// was counted from the consecutive failures, which include a burst of
+// attempts in flight when the circuit opened: after 6 at a threshold of
+// 2 the first failed probe reopened it for 32 times BreakerCooldown;
+// found by review.) A circuit opened before the opening's cooldown was
+// kept is counted as before, from the consecutive failures.
+func (d *Dispatcher) probeCooldown(sub event.Subscription) time.Duration {
+	if sub.CircuitCooldown > 0 {
+		return min(2*sub.CircuitCooldown, MaxBreakerCooldown)
+	}
 	c := d.cfg.BreakerCooldown
-	for i := d.cfg.BreakerThreshold; i < consecutive && c < MaxBreakerCooldown; i++ {
+	for i := d.cfg.BreakerThreshold; i < max(sub.ConsecutiveFailures+1, d.cfg.BreakerThreshold+1) && c < MaxBreakerCooldown; i++ {
 		c *= 2
 	}
 	return min(c, MaxBreakerCooldown)

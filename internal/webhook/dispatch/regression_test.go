@@ -428,7 +428,7 @@ func TestWakeWaitsWhileTheCircuitStaysClosedToRequests(t *testing.T) {
 	// The wake is due, but the circuit was opened again for longer.
 	w.advance(55*time.Second + 15*time.Second)
 	until := w.clock().Add(2 * time.Minute)
-	_, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, until)
+	_, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, until, 2*time.Minute)
 	require.NoError(t, err)
 	require.NoError(t, w.d.HandleTask(ctx, wake[0].task))
 	assert.Len(t, rcv.requests(), 2, "nothing sent")
