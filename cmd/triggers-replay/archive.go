@@ -81,6 +81,10 @@ type archiveReplayer struct {
 	log *slog.Logger
 	// totals
 	archived, ranges, parked, unarchivable int
+	// lostRanges counts the ranges replayed whose records had aged out of
+	// the stream in part or whole (readRange): what the stream still had
+	// was archived, the rest is logged as lost.
+	lostRanges int
 	// visibility is the receive's VisibilityTimeout in seconds (0:
 	// receiveVisibility).
 	visibility int32
@@ -156,6 +160,12 @@ func runArchive(ctx context.Context, c clients, cfg aws.Config, d *deps, args []
 	if r.unarchivable > 0 {
 		fmt.Fprintf(stderr, "triggers-replay: %d records of the ranges can never be archived (logged above with their content)\n", r.unarchivable)
 		code = 1
+	}
+	if r.lostRanges > 0 {
+		fmt.Fprintf(stderr, "triggers-replay: %d ranges had aged out of the stream (24 h) in part or whole before the replay: what the stream still had was archived, the rest is lost to the archive (logged above as LOST FROM THE STREAM, with the times of the deletions; -from-queue deleted their messages: nothing more can be read for them). The last resort is a PITR restore (docs/runbook.md, \"Archive failures not empty\")\n", r.lostRanges)
+		if code == 0 {
+			code = exitLost
+		}
 	}
 	if r.notReplayed > 0 {
 		fmt.Fprintf(stderr, "triggers-replay: %d messages were not replayed (logged above with the error; from -from-queue they are left on the queue): fix the cause and run again; a range past the stream's 24 h is lost to the archive (docs/runbook.md, \"Archive failures not empty\")\n", r.notReplayed)
@@ -367,11 +377,13 @@ func (r *archiveReplayer) drain(ctx context.Context, q failureQueue, url string,
 // replay re-reads the range of in from the stream and archives its TTL
 // deletions with the archiver's own code, in chunks of archiveChunk.
 // Records that can never be archived are logged with their content and
-// counted, not written.
+// counted, not written. A part of the range that had aged out of the
+// stream is logged as lost and counted (lostRanges); the rest is archived
+// and the replay succeeds: nothing more can be read for that range.
 func (r *archiveReplayer) replay(ctx context.Context, in streampoll.BatchInfo) error {
 	var ttl []events.DynamoDBEventRecord
 	read := 0
-	err := readRange(ctx, r.c.streams, in, r.c.maxEmpty, func(batch []events.DynamoDBEventRecord) error {
+	lost, err := readRange(ctx, r.c.streams, in, r.c.maxEmpty, func(batch []events.DynamoDBEventRecord) error {
 		read += len(batch)
 		for _, rec := range batch {
 			_, ok, err := archive.Convert(rec)
@@ -402,6 +414,19 @@ func (r *archiveReplayer) replay(ctx context.Context, in streampoll.BatchInfo) e
 	}
 	r.archived += len(ttl)
 	r.ranges++
+	if len(lost) > 0 {
+		r.lostRanges++
+	}
+	for _, g := range lost {
+		// Their TTL deletions are lost to the archive: the items are gone
+		// from the table too. The times bound the deletions, for a PITR
+		// restore.
+		from, to, _ := g.window()
+		r.log.Error("LOST FROM THE STREAM: part of the range had aged out of the stream (24 h) before the replay: its TTL deletions are lost to the archive",
+			"stream_arn", in.StreamArn, "lost", g.String(), "deleted_from", from, "deleted_to", to,
+			"start_sequence_number", in.StartSequenceNumber, "end_sequence_number", in.EndSequenceNumber,
+			"approximate_arrival_of_first_record", in.ApproximateArrivalOfFirstRecord, "approximate_arrival_of_last_record", in.ApproximateArrivalOfLastRecord)
+	}
 	r.log.Info("range replayed", "shard_id", in.ShardID, "start_sequence_number", in.StartSequenceNumber, "end_sequence_number", in.EndSequenceNumber,
 		"records_read", read, "events_archived", len(ttl))
 	return nil

@@ -31,6 +31,19 @@
 // end); GetRecords may answer with empty pages before later records, so
 // empty pages do not end it (-max-empty-reads bounds a range whose end
 // never comes).
+//
+// Records of a range that aged out of the stream (24 h) before the replay
+// read them (TrimmedDataAccessException) do not fail the range: what the
+// stream still has of it is replayed from the shard's trim horizon, and
+// each lost part is reported on standard error (LOST FROM THE STREAM: the
+// shard, the sequence numbers and, for delivery, the table replay of the
+// window its events were written in; for the archive, the times of the
+// deletions, lost to the archive) and in the summary.
+//
+// Exit status: 0, everything replayed; 1, an error (run again) or records
+// that can never be delivered or archived (logged with their content);
+// 2, a usage error; 3, everything the stream still had was replayed but
+// part of a range had aged out of it (1 wins when both apply).
 package main
 
 import (
@@ -95,6 +108,9 @@ type clients struct {
 	// skipped takes the records delivery can never send (stream and
 	// table); nil in archive mode.
 	skipped *undeliverable
+	// lost takes the parts of the stream mode's range that had aged out
+	// of the stream (readRange); unused in archive mode (replay logs them).
+	lost *[]lostPart
 }
 
 // undeliverable logs and counts the records the stream consumer can never
@@ -131,7 +147,10 @@ func (u *undeliverable) filter(recs []events.DynamoDBEventRecord) []events.Dynam
 
 const usage = `usage: triggers-replay -table EVENTS_TABLE -queue-url DELIVERY_QUEUE_URL [flags] stream < on-failure-message.json
        triggers-replay -table EVENTS_TABLE -queue-url DELIVERY_QUEUE_URL [flags] table (-tenant T ... | -all-tenants) -from RFC3339 -to RFC3339
-       triggers-replay [flags] archive -bucket ARCHIVE_BUCKET [-prefix P] [-from-queue ARCHIVE_FAILURE_QUEUE_URL] [< on-failure-messages.json]`
+       triggers-replay [flags] archive -bucket ARCHIVE_BUCKET [-prefix P] [-from-queue ARCHIVE_FAILURE_QUEUE_URL] [< on-failure-messages.json]
+exit status: 0 everything replayed; 1 an error, or records that can never be delivered or archived;
+  2 usage; 3 part of a range had aged out of the stream (24 h): the rest was replayed, the lost part
+  is reported as LOST FROM THE STREAM (delivery: with the table replay that recovers it)`
 
 // DefaultMaxEmptyReads is -max-empty-reads' default.
 const DefaultMaxEmptyReads = 1000
@@ -171,7 +190,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 1
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, nil))
-	c := clients{db: ddb.ClientFromConfig(cfg, dbOpts), streams: d.streams, pub: d.pub, maxEmpty: *maxEmpty, skipped: &undeliverable{log: log}}
+	c := clients{db: ddb.ClientFromConfig(cfg, dbOpts), streams: d.streams, pub: d.pub, maxEmpty: *maxEmpty, skipped: &undeliverable{log: log}, lost: &[]lostPart{}}
 	if c.streams == nil {
 		c.streams = dynamodbstreams.NewFromConfig(cfg, func(o *dynamodbstreams.Options) {
 			if *endpoint != "" {
@@ -189,8 +208,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if source == "archive" {
 		return runArchive(ctx, c, cfg, d, fs.Args()[1:], stdin, stdout, stderr, log, *dryRun, sqsClient)
 	}
+	// The table replay of a part of the range lost from the stream
+	// (reportLost), with this run's flags.
+	tableReplay := fmt.Sprintf("triggers-replay -table %s -queue-url %s", *table, *queueURL)
 	switch {
 	case *dryRun:
+		tableReplay = fmt.Sprintf("triggers-replay -table %s -dry-run", *table)
 		c.pub = streampoll.WriterSink(stdout)
 		*queueURL = "dry-run"
 	case c.pub == nil:
@@ -217,15 +240,48 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "triggers-replay: %v\n", err)
 		return 2
 	case err != nil:
+		reportLost(stderr, *c.lost, tableReplay)
 		fmt.Fprintf(stderr, "triggers-replay: %v (%d events published before the error; run again: consumers deduplicate by event_id)\n", err, n)
 		return 1
 	}
+	reportLost(stderr, *c.lost, tableReplay)
 	fmt.Fprintf(stderr, "triggers-replay: %d events published\n", n)
+	code := 0
+	if k := len(*c.lost); k > 0 {
+		what := "1 part of the range was lost"
+		if k > 1 {
+			what = fmt.Sprintf("%d parts of the range were lost", k)
+		}
+		fmt.Fprintf(stderr, "triggers-replay: %s: it had aged out of the stream (24 h) before the replay; everything the stream still had was published; replay the lost part from the table (the command is above; exit status %d)\n", what, exitLost)
+		code = exitLost
+	}
 	if k := c.skipped.n; k > 0 {
 		fmt.Fprintf(stderr, "triggers-replay: %d records can never be delivered (no event: logged above with their content) and were skipped\n", k)
-		return 1
+		code = 1
 	}
-	return 0
+	return code
+}
+
+// exitLost is the exit status of a run that replayed everything the
+// stream still had of its ranges, but part of a range (or all of one)
+// had aged out of the stream's 24 h before the replay: each lost part is
+// reported on standard error with how to recover it. An error or a record
+// that can never be delivered or archived exits 1 instead (the lost parts
+// are reported all the same).
+const exitLost = 3
+
+// reportLost prints each part of the range lost from the stream, with
+// the table replay (tableReplay: the command and its global flags) of
+// the window its events were written in.
+func reportLost(w io.Writer, lost []lostPart, tableReplay string) {
+	for _, g := range lost {
+		fmt.Fprintf(w, "triggers-replay: LOST FROM THE STREAM: %s had aged out of the stream (24 h) and were not replayed. ", g)
+		if from, to, ok := g.window(); ok {
+			fmt.Fprintf(w, "Their events are still in the table (those TTL deleted since are in the archive): replay the window they were written in, a minute wider either side (replaying too much is harmless), with: %s table -all-tenants -from %s -to %s\n", tableReplay, from, to)
+			continue
+		}
+		fmt.Fprintf(w, "Their events are still in the table (those TTL deleted since are in the archive): replay the window of the failure message's approximateArrivalOfFirstRecord and approximateArrivalOfLastRecord, a minute wider either side, with: %s table -all-tenants -from FIRST -to LAST\n", tableReplay)
+	}
 }
 
 type usageError struct{ msg string }
@@ -260,11 +316,12 @@ func replayStream(ctx context.Context, c clients, consumer *streamconsumer.Consu
 		return 0, &usageError{"the message has no DDBStreamBatchInfo: pass Lambda's on-failure record from the stream failure queue"}
 	}
 	published := 0
-	err := readRange(ctx, c.streams, *m.Info, c.maxEmpty, func(batch []events.DynamoDBEventRecord) error {
+	lost, err := readRange(ctx, c.streams, *m.Info, c.maxEmpty, func(batch []events.DynamoDBEventRecord) error {
 		n, err := handle(ctx, consumer, c.skipped.filter(batch))
 		published += n
 		return err
 	})
+	*c.lost = append(*c.lost, lost...)
 	return published, err
 }
 
@@ -276,24 +333,88 @@ func replayStream(ctx context.Context, c clients, consumer *streamconsumer.Consu
 // ones exist ("it might take multiple calls to get to a portion of the
 // shard that contains stream records"); maxEmpty empty pages in a row
 // fail it instead, as a range that never ends.
-func readRange(ctx context.Context, streams streampoll.StreamsAPI, in streampoll.BatchInfo, maxEmpty int, fn func([]events.DynamoDBEventRecord) error) error {
+//
+// Records of the range that aged out of the stream (24 h) before they
+// were read do not fail it: on a TrimmedDataAccessException (from
+// GetShardIterator at the range's start, or from GetRecords when records
+// aged out while it read) it goes on from the shard's trim horizon,
+// reads what the stream still has of the range, and returns each part
+// it lost (the records before the first one it could read, or after the
+// last one it had read), also with an error.
+func readRange(ctx context.Context, streams streampoll.StreamsAPI, in streampoll.BatchInfo, maxEmpty int, fn func([]events.DynamoDBEventRecord) error) ([]lostPart, error) {
+	var (
+		lost     []lostPart
+		gap      *lostPart // a trim met, the first record after it not read yet
+		last     string    // the range's last record read
+		lastTime time.Time
+	)
+	// trimmed opens a gap after the last record read (or at the range's
+	// start) unless one is open.
+	trimmed := func() {
+		if gap != nil {
+			return
+		}
+		gap = &lostPart{shard: in.ShardID, end: in.EndSequenceNumber, from: last, fromTime: lastTime}
+		if last == "" {
+			gap.from, gap.atStart, gap.fromTime = in.StartSequenceNumber, true, arrival(in.ApproximateArrivalOfFirstRecord)
+		}
+	}
+	// finish closes an open gap: the rest of the range is lost.
+	finish := func() []lostPart {
+		if gap != nil {
+			gap.untilTime = arrival(in.ApproximateArrivalOfLastRecord)
+			lost, gap = append(lost, *gap), nil
+		}
+		return lost
+	}
+	horizon := func() (*string, error) {
+		it, err := streams.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{
+			StreamArn: aws.String(in.StreamArn), ShardId: aws.String(in.ShardID), ShardIteratorType: streamtypes.ShardIteratorTypeTrimHorizon,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("position at the trim horizon of shard %s (records of the range had aged out of the stream): %w", in.ShardID, err)
+		}
+		return it.ShardIterator, nil
+	}
+	var iter *string
 	it, err := streams.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{
 		StreamArn: aws.String(in.StreamArn), ShardId: aws.String(in.ShardID),
 		ShardIteratorType: streamtypes.ShardIteratorTypeAtSequenceNumber, SequenceNumber: aws.String(in.StartSequenceNumber),
 	})
-	if err != nil {
-		return fmt.Errorf("position at %s on shard %s (older than the stream's 24 h?): %w", in.StartSequenceNumber, in.ShardID, err)
-	}
-	iter := it.ShardIterator
-	for empty := 0; iter != nil; {
-		out, err := streams.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: iter})
-		if err != nil {
-			return fmt.Errorf("read shard %s: %w", in.ShardID, err)
+	switch {
+	case isTrimmed(err):
+		trimmed()
+		if iter, err = horizon(); err != nil {
+			return finish(), err
 		}
+	case err != nil:
+		return nil, fmt.Errorf("position at %s on shard %s (older than the stream's 24 h?): %w", in.StartSequenceNumber, in.ShardID, err)
+	default:
+		iter = it.ShardIterator
+	}
+	for empty, trims := 0, 0; iter != nil; {
+		out, err := streams.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: iter})
+		if isTrimmed(err) {
+			// The iterator's record aged out since it was obtained: go on
+			// from the oldest record still there. The trim horizon moves
+			// on meanwhile, so this may happen again, but not forever.
+			if trims++; trims > maxTrims {
+				return finish(), fmt.Errorf("read shard %s: %d TrimmedDataAccessExceptions in a row, from its trim horizon too: %w", in.ShardID, trims, err)
+			}
+			trimmed()
+			if iter, err = horizon(); err != nil {
+				return finish(), err
+			}
+			continue
+		}
+		if err != nil {
+			return finish(), fmt.Errorf("read shard %s: %w", in.ShardID, err)
+		}
+		trims = 0
 		iter = out.NextShardIterator
 		if len(out.Records) == 0 {
 			if empty++; empty >= maxEmpty && iter != nil {
-				return fmt.Errorf("read %d empty pages in a row on shard %s without reaching sequence number %s: the range does not end on this stream (run again to keep reading, or raise -max-empty-reads)", empty, in.ShardID, in.EndSequenceNumber)
+				return finish(), fmt.Errorf("read %d empty pages in a row on shard %s without reaching sequence number %s: the range does not end on this stream (run again to keep reading, or raise -max-empty-reads)", empty, in.ShardID, in.EndSequenceNumber)
 			}
 			continue
 		}
@@ -306,22 +427,95 @@ func readRange(ctx context.Context, streams streampoll.StreamsAPI, in streampoll
 				done = true
 				break
 			}
+			if seqAfter(in.StartSequenceNumber, seq) || (last != "" && !seqAfter(seq, last)) {
+				continue // before the range, or read before a trim
+			}
 			rec, err := streampoll.LambdaRecord(r, in.StreamArn, "")
 			if err != nil {
-				return err
+				return finish(), err
+			}
+			if gap != nil {
+				gap.until, gap.untilTime = seq, rec.Change.ApproximateCreationDateTime.Time
+				lost, gap = append(lost, *gap), nil
 			}
 			batch = append(batch, rec)
+			last, lastTime = seq, rec.Change.ApproximateCreationDateTime.Time
 		}
 		if len(batch) > 0 {
 			if err := fn(batch); err != nil {
-				return err
+				return finish(), err
 			}
 		}
-		if done || (len(batch) > 0 && batch[len(batch)-1].Change.SequenceNumber == in.EndSequenceNumber) {
-			return nil
+		if done || last == in.EndSequenceNumber {
+			return finish(), nil
 		}
 	}
-	return nil
+	return finish(), nil
+}
+
+// maxTrims bounds the TrimmedDataAccessExceptions readRange meets in a
+// row (each repositions at the trim horizon) before it fails.
+const maxTrims = 3
+
+func isTrimmed(err error) bool {
+	var t *streamtypes.TrimmedDataAccessException
+	return errors.As(err, &t)
+}
+
+// arrival parses a BatchInfo's approximate arrival time; zero if absent.
+func arrival(s string) time.Time {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
+
+// lostPart is a part of a range that the stream no longer had when
+// readRange read it: its records aged out of the stream's 24 h
+// (TrimmedDataAccessException).
+type lostPart struct {
+	shard string
+	// from is the range's start (atStart: lost from it, inclusive) or the
+	// last record read before the trim (lost: what came after it).
+	from    string
+	atStart bool
+	// until is the first record of the range read after the gap (lost:
+	// what came before it); "" when the rest of the range, through end,
+	// is lost.
+	until, end string
+	// fromTime and untilTime are the approximate times of the stream
+	// records that bound the gap (the range's approximate arrivals at its
+	// ends); zero when unknown.
+	fromTime, untilTime time.Time
+}
+
+func (g lostPart) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "shard %s, sequence numbers ", g.shard)
+	if g.atStart {
+		fmt.Fprintf(&b, "from %s (the range's start)", g.from)
+	} else {
+		fmt.Fprintf(&b, "after %s", g.from)
+	}
+	if g.until != "" {
+		fmt.Fprintf(&b, " to before %s", g.until)
+	} else {
+		fmt.Fprintf(&b, " through the range's end %s", g.end)
+	}
+	return b.String()
+}
+
+// window is the time window the lost records were written in, a minute
+// wider either side (stream times are approximate, and an event's time is
+// set before its write), in RFC 3339; ok is false when a bound is unknown.
+func (g lostPart) window() (from, to string, ok bool) {
+	if g.fromTime.IsZero() || g.untilTime.IsZero() {
+		return "", "", false
+	}
+	f := g.fromTime.UTC().Add(-time.Minute).Truncate(time.Second)
+	t := g.untilTime.UTC().Add(time.Minute).Truncate(time.Second).Add(time.Second)
+	return f.Format(time.RFC3339), t.Format(time.RFC3339), true
 }
 
 // seqAfter compares DynamoDB Streams sequence numbers (decimal strings).
