@@ -383,7 +383,7 @@ func (r *archiveReplayer) drain(ctx context.Context, q failureQueue, url string,
 func (r *archiveReplayer) replay(ctx context.Context, in streampoll.BatchInfo) error {
 	var ttl []events.DynamoDBEventRecord
 	read := 0
-	lost, err := readRange(ctx, r.c.streams, in, r.c.maxEmpty, func(batch []events.DynamoDBEventRecord) error {
+	lost, err := readRange(ctx, r.c, in, func(batch []events.DynamoDBEventRecord) error {
 		read += len(batch)
 		for _, rec := range batch {
 			_, ok, err := archive.Convert(rec)

@@ -30,7 +30,9 @@
 // A stream range is read until its last sequence number (or the shard's
 // end); GetRecords may answer with empty pages before later records, so
 // empty pages do not end it (-max-empty-reads bounds a range whose end
-// never comes).
+// never comes). After an empty page the replay pauses -empty-wait (1 s)
+// before the next GetRecords on the shard, which serves about 5 calls a
+// second, shared with the stream's event source mappings.
 //
 // Records of a range that aged out of the stream (24 h) before the replay
 // read them (TrimmedDataAccessException) do not fail the range: what the
@@ -69,6 +71,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/triggers-dev/triggers/contract"
+	"github.com/triggers-dev/triggers/internal/backoff"
 	"github.com/triggers-dev/triggers/internal/ddb"
 	"github.com/triggers-dev/triggers/internal/ddb/ddbconfig"
 	"github.com/triggers-dev/triggers/internal/dev/streampoll"
@@ -95,6 +98,9 @@ type deps struct {
 	// queue is the archive's failure queue for -from-queue. Default: SQS
 	// (-sqs-endpoint-url).
 	queue failureQueue
+	// sleep makes readRange's pause after an empty GetRecords page
+	// (-empty-wait). Default: backoff.Sleep.
+	sleep func(ctx context.Context, d time.Duration) error
 }
 
 // clients are what the sources talk to.
@@ -105,6 +111,11 @@ type clients struct {
 	// maxEmpty bounds the empty GetRecords pages read in a row before a
 	// range's end (readRange).
 	maxEmpty int
+	// emptyWait is readRange's pause after an empty GetRecords page,
+	// before the next call on the shard (0: none); sleep makes it (nil:
+	// backoff.Sleep).
+	emptyWait time.Duration
+	sleep     func(ctx context.Context, d time.Duration) error
 	// skipped takes the records delivery can never send (stream and
 	// table); nil in archive mode.
 	skipped *undeliverable
@@ -155,6 +166,12 @@ exit status: 0 everything replayed; 1 an error, or records that can never be del
 // DefaultMaxEmptyReads is -max-empty-reads' default.
 const DefaultMaxEmptyReads = 1000
 
+// DefaultEmptyWait is -empty-wait's default: the pause after an empty
+// GetRecords page. A shard serves about 5 GetRecords calls a second, and
+// the stream's event source mappings poll it 4 times a second already;
+// it is also the local poller's pause (streampoll.PollOptions.Interval).
+const DefaultEmptyWait = time.Second
+
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, d *deps) int {
 	if d == nil {
 		d = &deps{}
@@ -168,6 +185,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	sqsEndpoint := fs.String("sqs-endpoint-url", "", "SQS endpoint")
 	dryRun := fs.Bool("dry-run", false, "print the events as JSON lines instead of sending or archiving them")
 	maxEmpty := fs.Int("max-empty-reads", DefaultMaxEmptyReads, "empty GetRecords pages read in a row, before a range's last record, after which replay fails (the range never ends)")
+	emptyWait := fs.Duration("empty-wait", DefaultEmptyWait, "pause after an empty GetRecords page before the next call on the shard (a shard serves about 5 calls a second, shared with the stream's Lambda pollers); 0: none")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -183,6 +201,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "triggers-replay: -max-empty-reads %d must be at least 1\n", *maxEmpty)
 		return 2
 	}
+	if *emptyWait < 0 {
+		fmt.Fprintf(stderr, "triggers-replay: -empty-wait %v must not be negative\n", *emptyWait)
+		return 2
+	}
 	dbOpts := ddb.Options{EndpointURL: *endpoint}
 	cfg, err := ddbconfig.LoadConfig(ctx, dbOpts)
 	if err != nil {
@@ -190,7 +212,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 1
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, nil))
-	c := clients{db: ddb.ClientFromConfig(cfg, dbOpts), streams: d.streams, pub: d.pub, maxEmpty: *maxEmpty, skipped: &undeliverable{log: log}, lost: &[]lostPart{}}
+	c := clients{db: ddb.ClientFromConfig(cfg, dbOpts), streams: d.streams, pub: d.pub, maxEmpty: *maxEmpty, emptyWait: *emptyWait, sleep: d.sleep, skipped: &undeliverable{log: log}, lost: &[]lostPart{}}
 	if c.streams == nil {
 		c.streams = dynamodbstreams.NewFromConfig(cfg, func(o *dynamodbstreams.Options) {
 			if *endpoint != "" {
@@ -316,7 +338,7 @@ func replayStream(ctx context.Context, c clients, consumer *streamconsumer.Consu
 		return 0, &usageError{"the message has no DDBStreamBatchInfo: pass Lambda's on-failure record from the stream failure queue"}
 	}
 	published := 0
-	lost, err := readRange(ctx, c.streams, *m.Info, c.maxEmpty, func(batch []events.DynamoDBEventRecord) error {
+	lost, err := readRange(ctx, c, *m.Info, func(batch []events.DynamoDBEventRecord) error {
 		n, err := handle(ctx, consumer, c.skipped.filter(batch))
 		published += n
 		return err
@@ -331,8 +353,9 @@ func replayStream(ctx context.Context, c clients, consumer *streamconsumer.Consu
 // range's last record or at the shard's end (no next iterator). An empty
 // page does not end it: GetRecords may answer with no records while later
 // ones exist ("it might take multiple calls to get to a portion of the
-// shard that contains stream records"); maxEmpty empty pages in a row
-// fail it instead, as a range that never ends.
+// shard that contains stream records"); c.maxEmpty empty pages in a row
+// fail it instead, as a range that never ends. After an empty page it
+// pauses c.emptyWait (with c.sleep) before the next call on the shard.
 //
 // Records of the range that aged out of the stream (24 h) before they
 // were read do not fail it: on a TrimmedDataAccessException (from
@@ -341,7 +364,8 @@ func replayStream(ctx context.Context, c clients, consumer *streamconsumer.Consu
 // reads what the stream still has of the range, and returns each part
 // it lost (the records before the first one it could read, or after the
 // last one it had read), also with an error.
-func readRange(ctx context.Context, streams streampoll.StreamsAPI, in streampoll.BatchInfo, maxEmpty int, fn func([]events.DynamoDBEventRecord) error) ([]lostPart, error) {
+func readRange(ctx context.Context, c clients, in streampoll.BatchInfo, fn func([]events.DynamoDBEventRecord) error) ([]lostPart, error) {
+	streams := c.streams
 	var (
 		lost     []lostPart
 		gap      *lostPart // a trim met, the first record after it not read yet
@@ -413,8 +437,20 @@ func readRange(ctx context.Context, streams streampoll.StreamsAPI, in streampoll
 		trims = 0
 		iter = out.NextShardIterator
 		if len(out.Records) == 0 {
-			if empty++; empty >= maxEmpty && iter != nil {
+			if empty++; empty >= c.maxEmpty && iter != nil {
 				return finish(), fmt.Errorf("read %d empty pages in a row on shard %s without reaching sequence number %s: the range does not end on this stream (run again to keep reading, or raise -max-empty-reads)", empty, in.ShardID, in.EndSequenceNumber)
+			}
+			if iter != nil && c.emptyWait > 0 {
+				// Pace the calls on the shard while it has nothing to
+				// give: it serves about 5 a second, and the stream's
+				// mappings poll it too.
+				sleep := c.sleep
+				if sleep == nil {
+					sleep = backoff.Sleep
+				}
+				if err := sleep(ctx, c.emptyWait); err != nil {
+					return finish(), fmt.Errorf("read shard %s: %w", in.ShardID, err)
+				}
 			}
 			continue
 		}

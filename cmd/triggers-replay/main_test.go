@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -212,7 +214,7 @@ func TestReplayStreamReadsPastEmptyPages(t *testing.T) {
 	sk := &sink{}
 	layer := &streamsLayer{StreamsAPI: streams, empty: 5}
 	var out, errOut bytes.Buffer
-	code := run(ctx, []string{"-endpoint-url", db.Endpoint, "-table", table, "-queue-url", "q", "stream"}, strings.NewReader(msg(seq(2))), &out, &errOut, &deps{pub: sk.sender(), streams: layer})
+	code := run(ctx, []string{"-endpoint-url", db.Endpoint, "-table", table, "-queue-url", "q", "stream"}, strings.NewReader(msg(seq(2))), &out, &errOut, &deps{pub: sk.sender(), streams: layer, sleep: (&sleeps{}).sleep})
 	require.Equal(t, 0, code, errOut.String())
 	assert.Equal(t, []string{evs[0].ID, evs[1].ID, evs[2].ID}, sk.ids, "every record of the range, after five empty pages")
 	assert.Greater(t, layer.calls, 5)
@@ -223,11 +225,93 @@ func TestReplayStreamReadsPastEmptyPages(t *testing.T) {
 	sk = &sink{}
 	errOut.Reset()
 	code = run(ctx, []string{"-endpoint-url", db.Endpoint, "-table", table, "-queue-url", "q", "-max-empty-reads", "5", "stream"},
-		strings.NewReader(msg(seq(2)+"0")), &out, &errOut, &deps{pub: sk.sender(), streams: streams})
+		strings.NewReader(msg(seq(2)+"0")), &out, &errOut, &deps{pub: sk.sender(), streams: streams, sleep: (&sleeps{}).sleep})
 	assert.Equal(t, 1, code, errOut.String())
 	assert.Contains(t, errOut.String(), "read 5 empty pages in a row")
 	assert.Contains(t, errOut.String(), "3 events published before the error")
 	assert.Len(t, sk.ids, 3)
+}
+
+// sleeps records readRange's pauses instead of making them (deps.sleep):
+// the tests see how long it would wait without waiting.
+type sleeps struct {
+	mu  sync.Mutex
+	d   []time.Duration
+	err error // returned by every pause (an interrupted run)
+}
+
+func (s *sleeps) sleep(_ context.Context, d time.Duration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.d = append(s.d, d)
+	return s.err
+}
+
+// Empty GetRecords pages are paced: after each, stream mode pauses
+// -empty-wait (DefaultEmptyWait, 1 s) before the next call on the shard,
+// and never after a page with records or before failing a range that
+// never ends; the pause ends with the run. (Found by review: it read
+// empty pages back to back, up to -max-empty-reads calls as fast as the
+// API answered, on a shard that serves about 5 a second and that the
+// stream's mappings poll 4 times a second.) The pause is injected, so
+// the test neither waits nor reads a clock.
+func TestReplayStreamPacesEmptyPages(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.Events())
+	st := store.New(db.Client, table)
+	var evs []event.Event
+	for i := range 3 {
+		evs = append(evs, put(t, st, "tenant-a", time.Now().UTC().Add(time.Duration(i)*time.Millisecond)))
+	}
+	streams, arn, shard, recs := streamRecords(t, table, 3)
+	seq := func(i int) string { return aws.ToString(recs.Records[i].Dynamodb.SequenceNumber) }
+	msg := func(end string) io.Reader {
+		b, err := json.Marshal(map[string]any{"DDBStreamBatchInfo": map[string]any{"shardId": shard, "startSequenceNumber": seq(0), "endSequenceNumber": end, "streamArn": arn, "batchSize": 3}})
+		require.NoError(t, err)
+		return bytes.NewReader(b)
+	}
+	args := func(more ...string) []string {
+		return append([]string{"-endpoint-url", db.Endpoint, "-table", table, "-queue-url", "q"}, append(more, "stream")...)
+	}
+
+	// Five empty pages, then the range: five pauses of the default.
+	sk, sl := &sink{}, &sleeps{}
+	var out, errOut bytes.Buffer
+	code := run(ctx, args(), msg(seq(2)), &out, &errOut, &deps{pub: sk.sender(), streams: &streamsLayer{StreamsAPI: streams, empty: 5}, sleep: sl.sleep})
+	require.Equal(t, 0, code, errOut.String())
+	assert.Equal(t, []string{evs[0].ID, evs[1].ID, evs[2].ID}, sk.ids)
+	assert.Equal(t, slices.Repeat([]time.Duration{DefaultEmptyWait}, 5), sl.d, "one pause per empty page, none after the page with records")
+
+	// -empty-wait sets the pause. A range that never ends: its records,
+	// then empty pages (DynamoDB Local's open shard), a pause after each
+	// but the last, which fails the range at once.
+	sk, sl = &sink{}, &sleeps{}
+	errOut.Reset()
+	code = run(ctx, args("-empty-wait", "250ms", "-max-empty-reads", "3"), msg(seq(2)+"0"), &out, &errOut, &deps{pub: sk.sender(), streams: streams, sleep: sl.sleep})
+	assert.Equal(t, 1, code, errOut.String())
+	assert.Contains(t, errOut.String(), "read 3 empty pages in a row")
+	assert.Equal(t, []time.Duration{250 * time.Millisecond, 250 * time.Millisecond}, sl.d)
+	assert.Len(t, sk.ids, 3)
+
+	// -empty-wait 0: no pause.
+	sl = &sleeps{}
+	code = run(ctx, args("-empty-wait", "0"), msg(seq(2)), &out, &errOut, &deps{pub: (&sink{}).sender(), streams: &streamsLayer{StreamsAPI: streams, empty: 2}, sleep: sl.sleep})
+	require.Equal(t, 0, code)
+	assert.Empty(t, sl.d)
+
+	// A pause cut short (the run interrupted) ends the read there.
+	sl = &sleeps{err: context.Canceled}
+	layer := &streamsLayer{StreamsAPI: streams, empty: 5}
+	errOut.Reset()
+	code = run(ctx, args(), msg(seq(2)), &out, &errOut, &deps{pub: (&sink{}).sender(), streams: layer, sleep: sl.sleep})
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut.String(), context.Canceled.Error())
+	assert.Equal(t, 1, layer.calls, "no GetRecords after the interrupted pause")
+
+	// A negative pause is a usage error.
+	code = run(ctx, args("-empty-wait", "-1s"), msg(seq(2)), &out, &errOut, &deps{pub: (&sink{}).sender(), streams: streams})
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut.String(), "-empty-wait -1s must not be negative")
 }
 
 // Table mode reads every Query or Scan page until DynamoDB returns no
