@@ -31,8 +31,9 @@
 // end); GetRecords may answer with empty pages before later records, so
 // empty pages do not end it (-max-empty-reads bounds a range whose end
 // never comes). After an empty page the replay pauses -empty-wait (1 s)
-// before the next GetRecords on the shard, which serves about 5 calls a
-// second, shared with the stream's event source mappings.
+// before the next GetRecords on the shard, which the stream's event source
+// mappings read too (DynamoDB Streams throttles more than two readers of
+// a shard at once).
 //
 // Records of a range that aged out of the stream (24 h) before the replay
 // read them (TrimmedDataAccessException) do not fail the range: what the
@@ -167,8 +168,9 @@ exit status: 0 everything replayed; 1 an error, or records that can never be del
 const DefaultMaxEmptyReads = 1000
 
 // DefaultEmptyWait is -empty-wait's default: the pause after an empty
-// GetRecords page. A shard serves about 5 GetRecords calls a second, and
-// the stream's event source mappings poll it 4 times a second already;
+// GetRecords page. DynamoDB Streams throttles more than two readers of a
+// shard at once, and the stream's event source mappings poll it 4 times
+// a second already;
 // it is also the local poller's pause (streampoll.PollOptions.Interval).
 const DefaultEmptyWait = time.Second
 
@@ -185,7 +187,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	sqsEndpoint := fs.String("sqs-endpoint-url", "", "SQS endpoint")
 	dryRun := fs.Bool("dry-run", false, "print the events as JSON lines instead of sending or archiving them")
 	maxEmpty := fs.Int("max-empty-reads", DefaultMaxEmptyReads, "empty GetRecords pages read in a row, before a range's last record, after which replay fails (the range never ends)")
-	emptyWait := fs.Duration("empty-wait", DefaultEmptyWait, "pause after an empty GetRecords page before the next call on the shard (a shard serves about 5 calls a second, shared with the stream's Lambda pollers); 0: none")
+	emptyWait := fs.Duration("empty-wait", DefaultEmptyWait, "pause after an empty GetRecords page before the next call on the shard (the shard is shared with the stream's Lambda pollers); 0: none")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -442,8 +444,7 @@ func readRange(ctx context.Context, c clients, in streampoll.BatchInfo, fn func(
 			}
 			if iter != nil && c.emptyWait > 0 {
 				// Pace the calls on the shard while it has nothing to
-				// give: it serves about 5 a second, and the stream's
-				// mappings poll it too.
+				// give: the stream's mappings poll it too.
 				sleep := c.sleep
 				if sleep == nil {
 					sleep = backoff.Sleep

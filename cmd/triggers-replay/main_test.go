@@ -252,8 +252,8 @@ func (s *sleeps) sleep(_ context.Context, d time.Duration) error {
 // and never after a page with records or before failing a range that
 // never ends; the pause ends with the run. (Found by review: it read
 // empty pages back to back, up to -max-empty-reads calls as fast as the
-// API answered, on a shard that serves about 5 a second and that the
-// stream's mappings poll 4 times a second.) The pause is injected, so
+// API answered, on a shard that the stream's mappings poll 4 times a
+// second.) The pause is injected, so
 // the test neither waits nor reads a clock.
 func TestReplayStreamPacesEmptyPages(t *testing.T) {
 	ctx := context.Background()
