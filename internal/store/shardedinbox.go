@@ -193,6 +193,17 @@ func (st *Store) listSharded(ctx context.Context, q event.InboxQuery, read int) 
 					// Everything the shard evaluated was taken or
 					// filtered out: resume after its last evaluated key.
 					next.Shards[k] = idOfSortKey(c.last)
+				case len(c.buf) > 0 && c.resume == event.ShardStart && next.SortKey != "" && c.buf[0].Timestamp != timestampOfSortKey(next.SortKey):
+					// The shard gave the pass nothing yet: its buffered
+					// events all come after the page's position, and
+					// nothing was before them when it was read. On from
+					// that position, as a shard new to the cursor; from
+					// its start again, every page re-read the events
+					// written there since (newest-first: all ahead of the
+					// reader, skipped) and gave empty pages (found by
+					// review). Not when its next event has the position's
+					// timestamp: an index orders such ties as it likes.
+					next.Shards[k] = idOfSortKey(next.SortKey)
 				default:
 					next.Shards[k] = c.resume
 				}
