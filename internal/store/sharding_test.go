@@ -530,3 +530,42 @@ func TestShardedStartRedelivery(t *testing.T) {
 	delete(ran, 0)
 	require.NotEmpty(t, ran, "no event of 16 landed outside shard 0")
 }
+
+// A filtered view that matches nothing (here: failed events of type a,
+// and, in the lean profile, a type no event has) costs a sharded page
+// what it costs one partition, per shard: the rounds of one page (5), each
+// asking every shard for about its share of the page. The first round's
+// extra rounds, one per shard its limit cut short, are for shards that
+// ran short of events for the page, not for shards whose share the filter
+// emptied; and a shard whose last Query gave no event is asked for its
+// share again, not for the whole page. Before, 32 shards with limit 5
+// took 37 rounds of 32 Queries, 1,184 Queries and 9 s on DynamoDB Local
+// for one empty page, against 5 Queries unsharded: with limit 100, some
+// 115,000 items evaluated, past the API function's timeout (found by
+// review).
+func TestShardedFilteredPageCostsItsRoundsNotShardsTimesPages(t *testing.T) {
+	for _, profile := range []schema.EventsProfile{schema.ProfileSeed, schema.ProfileLean} {
+		t.Run(string(profile), func(t *testing.T) {
+			table := db.CreateTable(t, schema.EventsFor(profile))
+			api := &countingAPI{API: db.Client}
+			st := store.New(api, table, store.WithSharding(true), store.WithProfile(profile))
+			const shards, limit, rounds = 32, 5, 5
+			ctx := shardedCtx(shard.Config{Write: shards, Read: shards})
+			writeSharded(t, st, ctx, "acme", time.Now().Add(-time.Hour), 60*shards)
+			q := event.InboxQuery{Tenant: "acme", EventType: "a", Status: event.Failed, Limit: limit}
+			if profile == schema.ProfileLean {
+				q = event.InboxQuery{Tenant: "acme", EventType: "none", Status: "", Limit: limit}
+			}
+			page, err := st.List(ctx, q)
+			require.NoError(t, err)
+			assert.Empty(t, page.Events)
+			assert.LessOrEqual(t, api.queries.Load(), int64(rounds*shards), "Queries of one page")
+			assert.LessOrEqual(t, api.scanned.Load(), int64(rounds*shards*store.FirstRoundLimit(limit, shards)), "items evaluated by one page")
+			t.Logf("%d queries, %d items evaluated", api.queries.Load(), api.scanned.Load())
+			require.NotNil(t, page.Next, "the rounds ran out before the end")
+			// The view still pages out to its end.
+			q.After = page.Next
+			assert.Empty(t, readAll(t, st, ctx, q))
+		})
+	}
+}
