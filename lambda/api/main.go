@@ -70,7 +70,7 @@ func run() error {
 		if err != nil {
 			return err
 		}
-		webhooks = &httpapi.Webhooks{Store: st, Redeliver: dispatch.Redeliver(retry), Recover: dispatch.Recover(retry), Secrets: sealer}
+		webhooks = &httpapi.Webhooks{Store: st, Redeliver: dispatch.Redeliver(retry, st), Recover: dispatch.Recover(retry), Secrets: sealer}
 	}
 	apiCfg := httpapi.Config{
 		Webhooks:     webhooks,

@@ -205,7 +205,7 @@ func New(cfg Config) (*API, error) {
 			if err != nil {
 				return nil, fmt.Errorf("function %s: %w", fn.LogicalID, err)
 			}
-			webhooks = &httpapi.Webhooks{Store: st, Redeliver: dispatch.Redeliver(cfg.WebhookQueue), Recover: dispatch.Recover(cfg.WebhookQueue), Secrets: sealer}
+			webhooks = &httpapi.Webhooks{Store: st, Redeliver: dispatch.Redeliver(cfg.WebhookQueue, st), Recover: dispatch.Recover(cfg.WebhookQueue), Secrets: sealer}
 			if cfg.AllowPrivateTargets {
 				webhooks.CheckTarget = func(_ context.Context, raw string) error {
 					_, err := webhook.ParseTarget(raw)

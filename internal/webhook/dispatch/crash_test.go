@@ -1151,7 +1151,7 @@ func newCrashRun(t *testing.T, env *crashEnv, sc scenario, f fault, twice, shard
 		Store: r.fs, CursorSecret: bytes.Repeat([]byte("k"), 32), Now: r.clock.now,
 		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)),
 		Webhooks: &httpapi.Webhooks{
-			Store: r.fs, Redeliver: dispatch.Redeliver(faultQueue{q: r.q, in: r.in}), Recover: dispatch.Recover(faultQueue{q: r.q, in: r.in}), Secrets: box,
+			Store: r.fs, Redeliver: dispatch.Redeliver(faultQueue{q: r.q, in: r.in}, r.fs), Recover: dispatch.Recover(faultQueue{q: r.q, in: r.in}), Secrets: box,
 			CheckTarget: func(context.Context, string) error { return nil },
 		},
 	})

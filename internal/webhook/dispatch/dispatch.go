@@ -124,6 +124,18 @@ type Task struct {
 	// RetryCount is the event's retry_count when the redelivery was asked
 	// for (redeliveries only): the round starts only from that state.
 	RetryCount int `json:"retry_count,omitempty"`
+	// Numbers names, by subscription id, the attempt the round makes to
+	// each subscription the event had been attempted to when the
+	// redelivery was asked for (redeliveries only; RoundNumbers): its
+	// latest attempt while that is not made yet (scheduled behind an open
+	// circuit or a rate cap, or pending), the next number otherwise. So a
+	// round resumes an attempt put off, instead of making another beside
+	// it, and every copy of its task goes by the same numbers, whatever
+	// was made since. A subscription left out (never attempted to when
+	// the redelivery was asked for) gets the number its attempts call for
+	// when the round runs (roundNumber), as does every subscription of a
+	// task queued without Numbers.
+	Numbers map[string]int `json:"numbers,omitempty"`
 	// DueAt is when the task may run.
 	DueAt time.Time `json:"due_at"`
 	// TTL is the event's ttl (epoch seconds), so that a retry put off by
@@ -882,8 +894,13 @@ func (d *Dispatcher) unpark(ctx context.Context, t Task, sub event.Subscription,
 // redeliver runs redelivery round t.Round: it starts the round unless the
 // API request that queued it did (or it is superseded), then sends the
 // event to every enabled subscription that matches it and existed when
-// the redelivery was asked for, under the next attempt number of each
-// (the number the round already used, for a copy of the task).
+// the redelivery was asked for, under the attempt number t.Numbers names
+// for it (a task without one: the number the round already used, for a
+// copy of the task, or roundNumber). An attempt the round finds
+// scheduled is resumed, not made again under the next number: a round
+// that made attempt n+1 while attempt n waited behind an open circuit or
+// a rate cap sent the event twice, n being made by its task or its
+// subscription's wake (found by review).
 func (d *Dispatcher) redeliver(ctx context.Context, t Task) error {
 	e, err := d.cfg.Store.Get(ctx, t.Tenant, t.EventID)
 	if errors.Is(err, event.ErrNotFound) {
@@ -932,13 +949,15 @@ func (d *Dispatcher) redeliver(ctx context.Context, t Task) error {
 		}
 	}
 	number := func(sub event.Subscription, recorded []event.Attempt) int {
-		n := lastNumber(recorded, sub.ID) + 1
+		if n, ok := t.Numbers[sub.ID]; ok {
+			return n
+		}
 		for _, a := range recorded {
 			if a.SubscriptionID == sub.ID && a.Round == round {
-				n = a.Number
+				return a.Number
 			}
 		}
-		return n
+		return roundNumber(recorded, sub.ID)
 	}
 	return d.round(ctx, t.Tenant, e, subs, isIn(enabled), enabled, number, round, t.Round)
 }
@@ -1008,6 +1027,31 @@ func inParallel[T any](n int, items []T, fn func(i int, item T) error) error {
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// roundNumber returns the attempt number a redelivery round makes to
+// subID given its recorded attempts: the latest while it is not made yet
+// (scheduled or pending: the round resumes it), the next one otherwise (1
+// for none).
+func roundNumber(attempts []event.Attempt, subID string) int {
+	n := lastNumber(attempts, subID)
+	if a, ok := find(attempts, subID, n); ok && !a.Final() {
+		return n
+	}
+	return n + 1
+}
+
+// RoundNumbers returns Task.Numbers of a redelivery round asked for while
+// the event's attempts were attempts (as ListAttempts returns them): the
+// attempt number the round makes to each subscription attempted to.
+func RoundNumbers(attempts []event.Attempt) map[string]int {
+	out := map[string]int{}
+	for _, a := range attempts {
+		if _, ok := out[a.SubscriptionID]; !ok {
+			out[a.SubscriptionID] = roundNumber(attempts, a.SubscriptionID)
+		}
+	}
+	return out
 }
 
 func lastNumber(attempts []event.Attempt, subID string) int {

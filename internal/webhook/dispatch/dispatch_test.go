@@ -326,10 +326,10 @@ func TestScheduleEndsAndRedeliver(t *testing.T) {
 
 	// POST /v1/events/{id}/redeliver: the API queues a round, then moves
 	// the event failed -> retrying with the round's marker.
-	require.NoError(t, dispatch.Redeliver(w.q)(ctx, "tenant-a", got, "round-1", w.clock()))
+	require.NoError(t, dispatch.Redeliver(w.q, w.st)(ctx, "tenant-a", got, "round-1", w.clock()))
 	require.NoError(t, w.st.StartRedelivery(ctx, "tenant-a", got, "round-1", w.clock()))
 	tasks = w.q.take()
-	require.Equal(t, []queued{{dispatch.Task{Tenant: "tenant-a", EventID: e.ID, Round: "round-1", RetryCount: 1, DueAt: w.clock()}, 0}}, tasks)
+	require.Equal(t, []queued{{dispatch.Task{Tenant: "tenant-a", EventID: e.ID, Round: "round-1", RetryCount: 1, Numbers: map[string]int{sub.ID: 3}, DueAt: w.clock()}, 0}}, tasks)
 	require.NoError(t, w.d.HandleTask(ctx, tasks[0].task))
 	a := w.attempts("tenant-a", e.ID)
 	require.Len(t, a, 3)

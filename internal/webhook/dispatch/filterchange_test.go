@@ -147,7 +147,7 @@ func TestRedeliveryAttemptParkedAfterAFilterChangeAndAFault(t *testing.T) {
 	got := w.status("tenant-a", e.ID)
 	require.Equal(t, event.Failed, got.Status, "the schedule ended")
 
-	require.NoError(t, dispatch.Redeliver(w.q)(ctx, "tenant-a", got, "round-1", w.clock()))
+	require.NoError(t, dispatch.Redeliver(w.q, w.st)(ctx, "tenant-a", got, "round-1", w.clock()))
 	require.NoError(t, w.st.StartRedelivery(ctx, "tenant-a", got, "round-1", w.clock()))
 	tasks = w.q.take()
 	require.Len(t, tasks, 1)

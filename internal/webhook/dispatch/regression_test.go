@@ -1052,7 +1052,7 @@ func TestRedeliveryRoundHoldsSettleUntilItsAttemptsAreRecorded(t *testing.T) {
 	// POST /v1/events/{id}/redeliver: the round's task is queued, the
 	// event moves to retrying.
 	got := w.status("tenant-a", e.ID)
-	require.NoError(t, dispatch.Redeliver(w.q)(ctx, "tenant-a", got, "round-1", w.clock()))
+	require.NoError(t, dispatch.Redeliver(w.q, w.st)(ctx, "tenant-a", got, "round-1", w.clock()))
 	require.NoError(t, w.st.StartRedelivery(ctx, "tenant-a", got, "round-1", w.clock()))
 	round := w.q.take()
 	require.Len(t, round, 1)
@@ -1199,7 +1199,7 @@ func TestRoundStartedDuringSettleIsNotUndone(t *testing.T) {
 	// SQS hands the retry task over again (at-least-once); while its
 	// settle runs, POST /v1/events/{id}/redeliver starts round-1.
 	f := func() {
-		require.NoError(t, dispatch.Redeliver(w.q)(ctx, "tenant-a", got, "round-1", w.clock()))
+		require.NoError(t, dispatch.Redeliver(w.q, w.st)(ctx, "tenant-a", got, "round-1", w.clock()))
 		require.NoError(t, w.st.StartRedelivery(ctx, "tenant-a", got, "round-1", w.clock()))
 	}
 	hs.after.Store(&f)

@@ -65,14 +65,26 @@ func delaySeconds(delay time.Duration) int32 {
 	return int32((delay + time.Second - 1) / time.Second)
 }
 
+// AttemptLister reads an event's attempts; *store.Store implements it.
+type AttemptLister interface {
+	ListAttempts(ctx context.Context, tenant, eventID string) ([]event.Attempt, error)
+}
+
 // Redeliver queues redelivery round round of the tenant's event e (as read
 // by the request, failed), due at: the API function's
-// httpapi.Webhooks.Redeliver. The round starts when the request or the
+// httpapi.Webhooks.Redeliver. It reads the event's attempts from st first,
+// so that the round's task names the attempt it makes to each
+// subscription (Task.Numbers): an attempt put off (scheduled) is resumed
+// by the round, not doubled. The round starts when the request or the
 // task moves the event to retrying (store StartRedelivery), whichever
 // comes first.
-func Redeliver(q Queue) func(ctx context.Context, tenant string, e event.Event, round string, at time.Time) error {
+func Redeliver(q Queue, st AttemptLister) func(ctx context.Context, tenant string, e event.Event, round string, at time.Time) error {
 	return func(ctx context.Context, tenant string, e event.Event, round string, at time.Time) error {
-		return q.Send(ctx, Task{Tenant: tenant, EventID: e.ID, Round: round, RetryCount: e.RetryCount, DueAt: at}, 0)
+		attempts, err := st.ListAttempts(ctx, tenant, e.ID)
+		if err != nil {
+			return err
+		}
+		return q.Send(ctx, Task{Tenant: tenant, EventID: e.ID, Round: round, RetryCount: e.RetryCount, Numbers: RoundNumbers(attempts), DueAt: at}, 0)
 	}
 }
 
