@@ -71,7 +71,7 @@ func subscriptionProps() map[string]any {
 		"created_at":      schemaRef("Timestamp"),
 		"disabled":        describe(schema{"type": "boolean"}, "set when the endpoint failed for longer than the deployment's disable-after period: nothing is sent to it"),
 		"disabled_reason": schema{"type": "string"},
-		"failing_since":   describe(schemaRef("Timestamp"), "when the current run of failures began; absent while the endpoint succeeds"),
+		"failing_since":   describe(schemaRef("Timestamp"), "when the current run of failures began: its first failed attempt's timestamp, to the microsecond (whole seconds for a run that began under 0.1.0 or before); absent while the endpoint succeeds"),
 	}
 }
 

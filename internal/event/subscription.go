@@ -59,8 +59,10 @@ type Subscription struct {
 	// deployment's disable-after period; nothing is sent to it then.
 	Disabled       bool   `json:"disabled"`
 	DisabledReason string `json:"disabled_reason,omitempty"`
-	// FailingSince is when the current run of failures began (empty
-	// while the endpoint succeeds).
+	// FailingSince is when the current run of failures began: its first
+	// failed attempt's time, to the microsecond (the start of its second
+	// for a run recorded by a version before the microseconds); empty
+	// while the endpoint succeeds.
 	FailingSince string `json:"failing_since,omitempty"`
 
 	// Secrets are the signing secrets ("whsec_..."), newest first, at

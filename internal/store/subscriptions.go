@@ -38,7 +38,9 @@ type subscriptionItem struct {
 	Disabled        bool     `dynamodbav:"disabled"`
 	DisabledReason  string   `dynamodbav:"disabled_reason,omitempty"`
 	FailingSince    int64    `dynamodbav:"failing_since,omitempty"`
+	FailingSinceUs  int64    `dynamodbav:"failing_since_us,omitempty"`
 	LastSuccess     int64    `dynamodbav:"last_success,omitempty"`
+	LastSuccessUs   int64    `dynamodbav:"last_success_us,omitempty"`
 	Consecutive     int      `dynamodbav:"consecutive_failures,omitempty"`
 	OpenUntil       int64    `dynamodbav:"circuit_open_until,omitempty"`
 	ProbeUntil      int64    `dynamodbav:"probe_until,omitempty"`
@@ -49,20 +51,27 @@ type subscriptionItem struct {
 }
 
 // Attributes of a subscription item: the current run of failures' start
-// and the latest success, epoch seconds; the circuit breaker's failures
+// and the latest success, epoch microseconds (the attempts' times as
+// recorded, so that a failure and a success within a second are ordered:
+// failing_since_us, last_success_us) and also epoch seconds (the only
+// ones before: still written for a version not yet updated or rolled
+// back, and read when the microseconds are absent: see runStart and
+// condFailureIsNewer); the circuit breaker's failures
 // since the latest success; the end of an open circuit and of a
 // half-open probe's hold, epoch milliseconds; the rate
 // cap's window (epoch seconds) and its count.
 const (
-	attrFailingSince = "failing_since"
-	attrLastSuccess  = "last_success"
-	attrCount        = "count"
-	attrConsecutive  = "consecutive_failures"
-	attrOpenUntil    = "circuit_open_until"
-	attrProbeUntil   = "probe_until"
-	attrOpenFor      = "circuit_open_for" // milliseconds: the latest opening's cooldown
-	attrRateWindow   = "rate_window"
-	attrRateCount    = "rate_count"
+	attrFailingSince   = "failing_since"
+	attrFailingSinceUs = "failing_since_us"
+	attrLastSuccess    = "last_success"
+	attrLastSuccessUs  = "last_success_us"
+	attrCount          = "count"
+	attrConsecutive    = "consecutive_failures"
+	attrOpenUntil      = "circuit_open_until"
+	attrProbeUntil     = "probe_until"
+	attrOpenFor        = "circuit_open_for" // milliseconds: the latest opening's cooldown
+	attrRateWindow     = "rate_window"
+	attrRateCount      = "rate_count"
 )
 
 func subscriptionPartition(tenant string) string { return contract.SubscriptionPrefix + tenant }
@@ -76,8 +85,8 @@ func (it subscriptionItem) subscription() event.Subscription {
 	if sub.EventTypes == nil {
 		sub.EventTypes = []string{}
 	}
-	if it.FailingSince > 0 {
-		sub.FailingSince = event.FormatTime(time.Unix(it.FailingSince, 0))
+	if since, ok := runStart(it.FailingSince, it.FailingSinceUs); ok {
+		sub.FailingSince = event.FormatTime(since)
 	}
 	switch {
 	case len(it.SecretsExpire) > 0 && (it.PreviousExpires == 0 || it.PreviousExpires == it.SecretsExpire[0]):
@@ -432,21 +441,67 @@ func (st *Store) RotateSecret(ctx context.Context, tenant, id, secret string, no
 	return it.subscription(), nil
 }
 
-// SubscriptionSucceeded records a delivery at at: it ends the
-// subscription's run of failures and closes its circuit, unless that run
-// began after at (a later failure), and remembers at as the latest
-// success. Applying the same or an older success again changes nothing,
-// so a redelivered queue message may repeat it.
+// runStart returns the start of a run of failures stored as fs (epoch
+// seconds) and fsUs (epoch microseconds), and whether a run is under way.
+// The seconds decide whether there is one: the version before knew only
+// them, and removes only them when a success ends the run (or a PATCH
+// clears it), so microseconds without seconds are a run it ended. The
+// microseconds count when they fall in the seconds' second; otherwise
+// (absent: a run begun by the version before, or left from a run it
+// ended before starting this one) the run began at the seconds.
+func runStart(fs, fsUs int64) (time.Time, bool) {
+	if fs <= 0 {
+		return time.Time{}, false
+	}
+	if fsUs > 0 && fsUs/1_000_000 == fs {
+		return time.UnixMicro(fsUs).UTC(), true
+	}
+	return time.Unix(fs, 0).UTC(), true
+}
+
+// laterSuccess reports whether subscription item it records a success
+// after at: in microseconds, or in a later second (a success recorded by
+// the version before, which writes the seconds alone).
+func laterSuccess(it map[string]types.AttributeValue, at time.Time) bool {
+	return getN(it, attrLastSuccess) > at.Unix() || getN(it, attrLastSuccessUs) > at.UnixMicro()
+}
+
+// Conditions on a subscription's health, with #ls, #lsu, #fs and #fsu
+// its latest success and run start in seconds and microseconds, and :s
+// and :us the time of the success or failure being recorded. Where the
+// microseconds are recorded they decide; the seconds still hold them back
+// from a later second (a success recorded meanwhile by the version
+// before). Where only the seconds are (written by the version before),
+// they compare as they did: by whole seconds, a success winning within
+// its second. At the same instant a success wins over a failure, in
+// either order: a failure is newer than the latest success only when
+// strictly after it, and a success ends a run that began at its instant.
+const (
+	// condNoLaterSuccess: no success after :us is recorded.
+	condNoLaterSuccess = "(attribute_not_exists(#ls) OR #ls <= :s) AND (attribute_not_exists(#lsu) OR #lsu <= :us)"
+	// condFailureIsNewer: every success recorded is before :us.
+	condFailureIsNewer = "((attribute_not_exists(#lsu) AND (attribute_not_exists(#ls) OR #ls < :s))" +
+		" OR (#lsu < :us AND (attribute_not_exists(#ls) OR #ls <= :s)))"
+	// condRunNotLater: no run, or one that began at or before :us.
+	condRunNotLater = "(attribute_not_exists(#fs) OR (#fs <= :s AND (attribute_not_exists(#fsu) OR #fsu <= :us)))"
+)
+
+// SubscriptionSucceeded records a delivery at at (to the microsecond):
+// it ends the subscription's run of failures and closes its circuit,
+// unless that run began after at (a later failure), and remembers at as
+// the latest success. Applying the same or an older success again
+// changes nothing, so a redelivered queue message may repeat it. A
+// success and a failure at the same instant: the success wins.
 func (st *Store) SubscriptionSucceeded(ctx context.Context, tenant, id string, at time.Time) error {
 	key := st.key(subscriptionPartition(tenant), id)
-	names := map[string]string{"#fs": attrFailingSince, "#ls": attrLastSuccess, "#pk": schema.AttrUserID,
-		"#cf": attrConsecutive, "#open": attrOpenUntil, "#probe": attrProbeUntil, "#for": attrOpenFor}
-	values := map[string]types.AttributeValue{":at": n(at.Unix())}
+	names := map[string]string{"#fs": attrFailingSince, "#fsu": attrFailingSinceUs, "#ls": attrLastSuccess, "#lsu": attrLastSuccessUs,
+		"#pk": schema.AttrUserID, "#cf": attrConsecutive, "#open": attrOpenUntil, "#probe": attrProbeUntil, "#for": attrOpenFor}
+	values := map[string]types.AttributeValue{":s": n(at.Unix()), ":us": n(at.UnixMicro())}
 	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                           aws.String(st.table),
 		Key:                                 key,
-		UpdateExpression:                    aws.String("SET #ls = :at REMOVE #fs, #cf, #open, #probe, #for"),
-		ConditionExpression:                 aws.String("attribute_exists(#pk) AND (attribute_not_exists(#ls) OR #ls <= :at) AND (attribute_not_exists(#fs) OR #fs <= :at)"),
+		UpdateExpression:                    aws.String("SET #ls = :s, #lsu = :us REMOVE #fs, #fsu, #cf, #open, #probe, #for"),
+		ConditionExpression:                 aws.String("attribute_exists(#pk) AND " + condNoLaterSuccess + " AND " + condRunNotLater),
 		ExpressionAttributeNames:            names,
 		ExpressionAttributeValues:           values,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
@@ -456,16 +511,17 @@ func (st *Store) SubscriptionSucceeded(ctx context.Context, tenant, id string, a
 		switch {
 		case ccf.Item == nil:
 			return event.ErrSubscriptionNotFound
-		case getN(ccf.Item, attrLastSuccess) > at.Unix():
+		case laterSuccess(ccf.Item, at):
 			return nil // a later success is recorded
 		}
 		// A run of failures began after at: keep it, remember the success.
 		_, err = st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName:                 aws.String(st.table),
-			Key:                       key,
-			UpdateExpression:          aws.String("SET #ls = :at"),
-			ConditionExpression:       aws.String("attribute_exists(#pk) AND (attribute_not_exists(#ls) OR #ls < :at)"),
-			ExpressionAttributeNames:  map[string]string{"#ls": attrLastSuccess, "#pk": schema.AttrUserID},
+			TableName:        aws.String(st.table),
+			Key:              key,
+			UpdateExpression: aws.String("SET #ls = :s, #lsu = :us"),
+			ConditionExpression: aws.String("attribute_exists(#pk) AND (attribute_not_exists(#ls) OR #ls <= :s)" +
+				" AND (attribute_not_exists(#lsu) OR #lsu < :us)"),
+			ExpressionAttributeNames:  map[string]string{"#ls": attrLastSuccess, "#lsu": attrLastSuccessUs, "#pk": schema.AttrUserID},
 			ExpressionAttributeValues: values,
 		})
 		if errors.As(err, &ccf) {
@@ -478,7 +534,8 @@ func (st *Store) SubscriptionSucceeded(ctx context.Context, tenant, id string, a
 	return nil
 }
 
-// SubscriptionFailed records a failure at at of a request to url: the
+// SubscriptionFailed records a failure at at (to the microsecond) of a
+// request to url: the
 // run of failures starts at unless one is under way, and the failure
 // counts towards the circuit breaker, unless a success at or after at is
 // recorded (the failure is older news: nothing changes and Consecutive
@@ -492,10 +549,25 @@ func (st *Store) SubscriptionSucceeded(ctx context.Context, tenant, id string, a
 // it; exactly one caller does).
 func (st *Store) SubscriptionFailed(ctx context.Context, tenant, id, url string, at time.Time, disableAfter time.Duration, reason string) (event.FailureRun, error) {
 	var res *dynamodb.UpdateItemOutput
-	for try := 0; ; try++ {
-		names := map[string]string{"#fs": attrFailingSince, "#ls": attrLastSuccess, "#pk": schema.AttrUserID, "#cf": attrConsecutive}
-		values := map[string]types.AttributeValue{":at": n(at.Unix()), ":one": n(1)}
-		cond := "attribute_exists(#pk) AND (attribute_not_exists(#ls) OR #ls < :at)"
+	// Whether a run is under way decides the write: one that goes on
+	// keeps its start, a new one is written whole (its seconds and
+	// microseconds together, replacing microseconds left by a run the
+	// version before ended). Guessed first as under way (every failure of
+	// a run but its first), and decided again when the condition says
+	// otherwise.
+	underWay, switches := true, 0
+	for try := 0; ; {
+		names := map[string]string{"#fs": attrFailingSince, "#ls": attrLastSuccess, "#lsu": attrLastSuccessUs, "#pk": schema.AttrUserID, "#cf": attrConsecutive}
+		values := map[string]types.AttributeValue{":s": n(at.Unix()), ":us": n(at.UnixMicro()), ":one": n(1)}
+		cond := "attribute_exists(#pk) AND " + condFailureIsNewer
+		update := "ADD #cf :one"
+		if underWay {
+			cond += " AND attribute_exists(#fs)"
+		} else {
+			cond += " AND attribute_not_exists(#fs)"
+			names["#fsu"] = attrFailingSinceUs
+			update = "SET #fs = :s, #fsu = :us ADD #cf :one"
+		}
 		if url != "" {
 			// On the URL itself; another URL of the same server is
 			// decided on below and tried again with that URL.
@@ -506,7 +578,7 @@ func (st *Store) SubscriptionFailed(ctx context.Context, tenant, id, url string,
 		res, err = st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName:                           aws.String(st.table),
 			Key:                                 st.key(subscriptionPartition(tenant), id),
-			UpdateExpression:                    aws.String("SET #fs = if_not_exists(#fs, :at) ADD #cf :one"),
+			UpdateExpression:                    aws.String(update),
 			ConditionExpression:                 aws.String(cond),
 			ExpressionAttributeNames:            names,
 			ExpressionAttributeValues:           values,
@@ -518,12 +590,22 @@ func (st *Store) SubscriptionFailed(ctx context.Context, tenant, id, url string,
 			if ccf.Item == nil {
 				return event.FailureRun{}, event.ErrSubscriptionNotFound
 			}
+			if has := getN(ccf.Item, attrFailingSince) > 0; has != underWay {
+				// The run started or ended meanwhile, or was guessed
+				// wrong: write it the other way.
+				if switches++; switches > maxUpdateRounds {
+					return event.FailureRun{}, fmt.Errorf("update subscription %s: %w: its failing run kept starting and ending", id, event.ErrUnavailable)
+				}
+				underWay = has
+				continue
+			}
 			now := getS(ccf.Item, "url")
 			if url == "" || now == url || !sameServer(url, now) || try >= maxUpdateRounds {
 				// Older news than a success, or another server's.
 				return event.FailureRun{}, nil
 			}
 			url = now // the same server under another path: it counts
+			try++
 			continue
 		}
 		if err != nil {
@@ -532,8 +614,8 @@ func (st *Store) SubscriptionFailed(ctx context.Context, tenant, id, url string,
 		break
 	}
 	run := event.FailureRun{Consecutive: int(getN(res.Attributes, attrConsecutive))}
-	since := getN(res.Attributes, attrFailingSince)
-	if at.Sub(time.Unix(since, 0)) < disableAfter {
+	since, _ := runStart(getN(res.Attributes, attrFailingSince), getN(res.Attributes, attrFailingSinceUs))
+	if at.Sub(since) < disableAfter {
 		return run, nil
 	}
 	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
@@ -698,7 +780,7 @@ func (st *Store) UpdateSubscription(ctx context.Context, tenant, id string, p ev
 		if p.URL != nil {
 			sets["url"] = s(*p.URL)
 			if !sameServer(*p.URL, cur.URL) {
-				for _, a := range []string{attrConsecutive, attrFailingSince, attrOpenUntil, attrOpenFor, attrProbeUntil, attrRateWindow, attrRateCount} {
+				for _, a := range []string{attrConsecutive, attrFailingSince, attrFailingSinceUs, attrOpenUntil, attrOpenFor, attrProbeUntil, attrRateWindow, attrRateCount} {
 					removes[a] = true
 				}
 			}
@@ -725,7 +807,7 @@ func (st *Store) UpdateSubscription(ctx context.Context, tenant, id string, p ev
 			// subscription was disabled closed its parked attempts without
 			// taking the marker, which would refuse the wake of an attempt
 			// parked behind the probe (an extra wake is harmless).
-			for _, a := range []string{"disabled_reason", attrConsecutive, attrFailingSince, attrOpenFor, attrProbeUntil, attrWakeOwner, attrWakeUntil, attrWakeSent} {
+			for _, a := range []string{"disabled_reason", attrConsecutive, attrFailingSince, attrFailingSinceUs, attrOpenFor, attrProbeUntil, attrWakeOwner, attrWakeUntil, attrWakeSent} {
 				removes[a] = true
 			}
 			delete(removes, attrOpenUntil)

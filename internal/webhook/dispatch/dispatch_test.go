@@ -441,7 +441,7 @@ func TestDisabledAfterSustainedFailure(t *testing.T) {
 	require.Len(t, w.q.take(), 1)
 	got, err := w.st.GetSubscription(ctx, "tenant-a", sub.ID)
 	require.NoError(t, err)
-	assert.Equal(t, event.FormatTime(w.clock().Truncate(time.Second)), got.FailingSince)
+	assert.Equal(t, event.FormatTime(w.clock()), got.FailingSince, "the failed attempt's time, to the microsecond")
 	assert.False(t, got.Disabled)
 
 	w.advance(2 * time.Hour)
