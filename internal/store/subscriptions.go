@@ -642,25 +642,50 @@ func (st *Store) SubscriptionFailed(ctx context.Context, tenant, id, url string,
 // OpenCircuit opens the subscription's circuit until until, an opening
 // for cooldown (remembered as the subscription's CircuitCooldown, which a
 // failed probe doubles), or keeps it open if it already is for longer;
-// it ends any probe's hold. opened reports whether this call moved the
-// end. A subscription that no longer exists is not an error.
-func (st *Store) OpenCircuit(ctx context.Context, tenant, id string, until time.Time, cooldown time.Duration) (opened bool, err error) {
-	_, err = st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 aws.String(st.table),
-		Key:                       st.key(subscriptionPartition(tenant), id),
-		UpdateExpression:          aws.String("SET #open = :until, #for = :for REMOVE #probe"),
-		ConditionExpression:       aws.String("attribute_exists(#pk) AND (attribute_not_exists(#open) OR #open < :until)"),
-		ExpressionAttributeNames:  map[string]string{"#open": attrOpenUntil, "#for": attrOpenFor, "#probe": attrProbeUntil, "#pk": schema.AttrUserID},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":until": n(until.UnixMilli()), ":for": n(cooldown.Milliseconds())},
-	})
-	var ccf *types.ConditionalCheckFailedException
-	if errors.As(err, &ccf) {
-		return false, nil
+// it ends any probe's hold. url is the target of the request that calls
+// for it: a subscription moved to another server than url's since (a
+// PATCH during the request) is not opened, and the call is
+// event.ErrSubscriptionMoved (its new endpoint's breaker starts afresh,
+// as SubscriptionFailed does not count the failure there either); an
+// empty url opens it wherever it points. opened reports whether this call
+// moved the end. A subscription that no longer exists is not an error.
+func (st *Store) OpenCircuit(ctx context.Context, tenant, id, url string, until time.Time, cooldown time.Duration) (opened bool, err error) {
+	for try := 0; ; try++ {
+		names := map[string]string{"#open": attrOpenUntil, "#for": attrOpenFor, "#probe": attrProbeUntil, "#pk": schema.AttrUserID}
+		values := map[string]types.AttributeValue{":until": n(until.UnixMilli()), ":for": n(cooldown.Milliseconds())}
+		cond := "attribute_exists(#pk) AND (attribute_not_exists(#open) OR #open < :until)"
+		if url != "" {
+			// On the URL itself; another URL of the same server is
+			// decided on below and tried again with that URL.
+			names["#url"], values[":url"] = "url", s(url)
+			cond += " AND #url = :url"
+		}
+		_, err = st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName:                           aws.String(st.table),
+			Key:                                 st.key(subscriptionPartition(tenant), id),
+			UpdateExpression:                    aws.String("SET #open = :until, #for = :for REMOVE #probe"),
+			ConditionExpression:                 aws.String(cond),
+			ExpressionAttributeNames:            names,
+			ExpressionAttributeValues:           values,
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+		})
+		var ccf *types.ConditionalCheckFailedException
+		if errors.As(err, &ccf) {
+			now := getS(ccf.Item, "url")
+			switch {
+			case ccf.Item == nil || url == "" || now == url || try >= maxUpdateRounds:
+				return false, nil // gone, or open for longer already
+			case !sameServer(url, now):
+				return false, event.ErrSubscriptionMoved
+			}
+			url = now // the same server under another path: it opens
+			continue
+		}
+		if err != nil {
+			return false, classify("open circuit", err)
+		}
+		return true, nil
 	}
-	if err != nil {
-		return false, classify("open circuit", err)
-	}
-	return true, nil
 }
 
 // AcquireProbe takes the half-open subscription's probe until until:

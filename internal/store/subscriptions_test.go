@@ -474,6 +474,10 @@ func TestSubscriptionMovedDuringARequest(t *testing.T) {
 	assert.Equal(t, event.FormatTime(t0), get().FailingSince)
 	assert.ErrorIs(t, st.DeleteGoneSubscription(ctx, "tenant-a", "sub_a", old), event.ErrSubscriptionMoved)
 	assert.Equal(t, "https://HOOKS.example.com:443/sub_a/v2", get().URL, "kept as moved")
+	opened, err := st.OpenCircuit(ctx, "tenant-a", "sub_a", old, t0.Add(time.Minute), time.Minute)
+	require.NoError(t, err)
+	assert.True(t, opened, "the same server: its circuit opens")
+	assert.True(t, t0.Add(time.Minute).Equal(get().CircuitOpenUntil))
 
 	// Another server: the breaker started afresh and stays so.
 	move("https://other.example.net/in")
@@ -483,7 +487,20 @@ func TestSubscriptionMovedDuringARequest(t *testing.T) {
 	sub := get()
 	assert.Zero(t, sub.ConsecutiveFailures)
 	assert.Empty(t, sub.FailingSince)
+	assert.True(t, sub.CircuitOpenUntil.IsZero(), "the move closed it")
 	assert.ErrorIs(t, st.DeleteGoneSubscription(ctx, "tenant-a", "sub_a", old), event.ErrSubscriptionMoved)
+	// Nor does a failed probe or a slow request of the old server open
+	// the new one's circuit (found by review: for up to an hour).
+	opened, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", old, t0.Add(2*time.Minute), 2*time.Minute)
+	assert.ErrorIs(t, err, event.ErrSubscriptionMoved)
+	assert.False(t, opened)
+	sub = get()
+	assert.True(t, sub.CircuitOpenUntil.IsZero(), "the old server's circuit is not the new one's")
+	assert.Zero(t, sub.CircuitCooldown)
+	opened, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", "https://other.example.net/in", t0.Add(2*time.Minute), 2*time.Minute)
+	require.NoError(t, err)
+	assert.True(t, opened, "at the URL it points to")
+	assert.Equal(t, 2*time.Minute, get().CircuitCooldown)
 
 	// At the URL it points to, both act; without a URL, wherever it points.
 	run, err = st.SubscriptionFailed(ctx, "tenant-a", "sub_a", "https://other.example.net/in", t0.Add(2*time.Minute), time.Hour, "r")
@@ -651,7 +668,11 @@ func TestEveryOperationUnderThrottling(t *testing.T) {
 			_, _, err := st.ScheduleAttempt(ctx, "tenant-a", e.ID, event.Attempt{SubscriptionID: "sub_a", Number: 1, Timestamp: event.FormatTime(now), NextAttemptAt: event.FormatTime(now)}, e.TTL)
 			return err
 		}},
-		{"OpenCircuit", "UpdateItem", func() error { _, err := st.OpenCircuit(ctx, "tenant-a", "sub_a", now, time.Minute); return err }},
+		{"OpenCircuit", "UpdateItem", func() error { _, err := st.OpenCircuit(ctx, "tenant-a", "sub_a", "", now, time.Minute); return err }},
+		{"OpenCircuit at a URL", "UpdateItem", func() error {
+			_, err := st.OpenCircuit(ctx, "tenant-a", "sub_a", newSub("sub_a").URL, now, time.Minute)
+			return err
+		}},
 		{"AcquireProbe", "UpdateItem", func() error { _, err := st.AcquireProbe(ctx, "tenant-a", "sub_a", now, now); return err }},
 		{"TakeRateToken", "UpdateItem", func() error { _, err := st.TakeRateToken(ctx, "tenant-a", "sub_a", now, 1); return err }},
 		{"ParkAttempt", "PutItem", func() error {
@@ -723,10 +744,10 @@ func TestCircuitBreakerState(t *testing.T) {
 	}
 	assert.Equal(t, 3, get().ConsecutiveFailures)
 
-	opened, err := st.OpenCircuit(ctx, "tenant-a", "sub_a", t0.Add(time.Minute), time.Minute)
+	opened, err := st.OpenCircuit(ctx, "tenant-a", "sub_a", "", t0.Add(time.Minute), time.Minute)
 	require.NoError(t, err)
 	assert.True(t, opened)
-	opened, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", t0.Add(30*time.Second), 30*time.Second)
+	opened, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", "", t0.Add(30*time.Second), 30*time.Second)
 	require.NoError(t, err)
 	assert.False(t, opened, "a shorter opening does not shorten it")
 	assert.Equal(t, t0.Add(time.Minute), get().CircuitOpenUntil)
@@ -746,7 +767,7 @@ func TestCircuitBreakerState(t *testing.T) {
 	assert.Equal(t, t0.Add(time.Minute+20*time.Second), get().ProbeUntil)
 
 	// A failed probe opens it again, and frees the probe.
-	opened, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", t0.Add(3*time.Minute), 3*time.Minute)
+	opened, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", "", t0.Add(3*time.Minute), 3*time.Minute)
 	require.NoError(t, err)
 	assert.True(t, opened)
 	assert.True(t, get().ProbeUntil.IsZero())
@@ -759,7 +780,7 @@ func TestCircuitBreakerState(t *testing.T) {
 	assert.Zero(t, sub.CircuitCooldown)
 	assert.False(t, sub.HalfOpen(t0.Add(time.Hour)), "closed")
 
-	opened, err = st.OpenCircuit(ctx, "tenant-a", "sub_none", t0, time.Minute)
+	opened, err = st.OpenCircuit(ctx, "tenant-a", "sub_none", "", t0, time.Minute)
 	require.NoError(t, err)
 	assert.False(t, opened, "a subscription that is gone")
 	ok, err := st.AcquireProbe(ctx, "tenant-a", "sub_none", t0, t0)

@@ -294,9 +294,9 @@ func (s faultStore) SubscriptionFailed(ctx context.Context, tenant, id, url stri
 	return
 }
 
-func (s faultStore) OpenCircuit(ctx context.Context, tenant, id string, until time.Time, cooldown time.Duration) (opened bool, err error) {
+func (s faultStore) OpenCircuit(ctx context.Context, tenant, id, url string, until time.Time, cooldown time.Duration) (opened bool, err error) {
 	err = s.in.call(ctx, "Store.OpenCircuit", []string{id, "+" + until.Sub(s.clock.now()).String()}, func() error {
-		opened, err = s.st.OpenCircuit(ctx, tenant, id, until, cooldown)
+		opened, err = s.st.OpenCircuit(ctx, tenant, id, url, until, cooldown)
 		return err
 	})
 	return

@@ -90,7 +90,7 @@ type Store interface {
 	DeleteGoneSubscription(ctx context.Context, tenant, id, url string) error
 	SubscriptionSucceeded(ctx context.Context, tenant, id string, at time.Time) error
 	SubscriptionFailed(ctx context.Context, tenant, id, url string, at time.Time, disableAfter time.Duration, reason string) (event.FailureRun, error)
-	OpenCircuit(ctx context.Context, tenant, id string, until time.Time, cooldown time.Duration) (bool, error)
+	OpenCircuit(ctx context.Context, tenant, id, url string, until time.Time, cooldown time.Duration) (bool, error)
 	AcquireProbe(ctx context.Context, tenant, id string, now, until time.Time) (bool, error)
 	TakeRateToken(ctx context.Context, tenant, id string, now time.Time, limit int) (ahead int, err error)
 	ScheduleAttempt(ctx context.Context, tenant, eventID string, a event.Attempt, ttl int64) (event.Attempt, bool, error)
@@ -1145,7 +1145,7 @@ func (d *Dispatcher) attempt(ctx context.Context, tenant string, e event.Event, 
 	if err != nil {
 		return err
 	}
-	stopWatch := d.watchSlow(ctx, tenant, e.ID, sub.ID)
+	stopWatch := d.watchSlow(ctx, tenant, e.ID, sub.ID, sub.URL)
 	res := webhook.Send(ctx, d.cfg.Client, webhook.Request{URL: sub.URL, MsgID: e.ID, Body: body, Secrets: secrets, Now: now})
 	stopWatch()
 	a = event.Attempt{
@@ -1170,7 +1170,7 @@ func (d *Dispatcher) attempt(ctx context.Context, tenant string, e event.Event, 
 	if probe && res.Outcome != webhook.Delivered {
 		// A failed probe: still broken. Open the circuit again, for
 		// longer, and free the probe (its delivery would have closed it).
-		d.openCircuit(ctx, tenant, e.ID, sub.ID, d.probeCooldown(sub), "probe")
+		d.openCircuit(ctx, tenant, e.ID, sub.ID, sub.URL, d.probeCooldown(sub), "probe")
 	}
 	level := slog.LevelInfo
 	if res.Outcome != webhook.Delivered {
@@ -1306,14 +1306,14 @@ func (d *Dispatcher) queue(ctx context.Context, tenant string, e event.Event, su
 // watchSlow opens the subscription's circuit (for BreakerCooldown) when
 // the request it is watching is still unanswered after SlowAfter. The
 // returned function ends the watch, waiting for an opening under way.
-func (d *Dispatcher) watchSlow(ctx context.Context, tenant, eventID, subID string) (stop func()) {
+func (d *Dispatcher) watchSlow(ctx context.Context, tenant, eventID, subID, url string) (stop func()) {
 	if d.cfg.SlowAfter < 0 {
 		return func() {}
 	}
 	done := make(chan struct{})
 	timer := time.AfterFunc(d.cfg.SlowAfter, func() {
 		defer close(done)
-		d.openCircuit(ctx, tenant, eventID, subID, d.cfg.BreakerCooldown, "slow")
+		d.openCircuit(ctx, tenant, eventID, subID, url, d.cfg.BreakerCooldown, "slow")
 	})
 	return func() {
 		if !timer.Stop() {
@@ -1322,13 +1322,24 @@ func (d *Dispatcher) watchSlow(ctx context.Context, tenant, eventID, subID strin
 	}
 }
 
-// openCircuit opens subID's circuit for cooldown and reports it; the
-// breaker is advisory, so a failure to open it is only logged.
-func (d *Dispatcher) openCircuit(ctx context.Context, tenant, eventID, subID string, cooldown time.Duration, cause string) {
+// openCircuit opens subID's circuit for cooldown, on account of a
+// request to url, and reports it; the breaker is advisory, so a failure
+// to open it is only logged. A subscription moved to another server than
+// url's since is left as it is (store OpenCircuit).
+func (d *Dispatcher) openCircuit(ctx context.Context, tenant, eventID, subID, url string, cooldown time.Duration, cause string) {
 	until := d.cfg.Now().Add(cooldown)
-	opened, err := d.cfg.Store.OpenCircuit(ctx, tenant, subID, until, cooldown)
+	opened, err := d.cfg.Store.OpenCircuit(ctx, tenant, subID, url, until, cooldown)
 	if err == nil {
 		d.circuits.opened(tenant, subID, until)
+	}
+	if errors.Is(err, event.ErrSubscriptionMoved) {
+		// The request went to a server the subscription has left: the
+		// new one's circuit is not the old one's (found by review: a
+		// failed probe of the old server closed the new one for up to an
+		// hour).
+		d.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "circuit not opened: the subscription moved to another server", slog.String("tenant", tenant),
+			slog.String("event_id", eventID), slog.String("subscription_id", subID), slog.String("cause", cause))
+		return
 	}
 	if err != nil {
 		d.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "circuit not opened", slog.String("tenant", tenant), slog.String("event_id", eventID),
@@ -1445,7 +1456,7 @@ func (d *Dispatcher) followUp(ctx context.Context, tenant string, e event.Event,
 		// itself, in attempt). Doubling once per failure made a burst
 		// of failures open the circuit for up to MaxBreakerCooldown
 		// (found by review).
-		d.openCircuit(ctx, tenant, e.ID, sub.ID, d.cfg.BreakerCooldown, "failures")
+		d.openCircuit(ctx, tenant, e.ID, sub.ID, a.URL, d.cfg.BreakerCooldown, "failures")
 	}
 	if run.Disabled {
 		a.NextAttemptAt = ""

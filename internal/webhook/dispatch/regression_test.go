@@ -428,7 +428,7 @@ func TestWakeWaitsWhileTheCircuitStaysClosedToRequests(t *testing.T) {
 	// The wake is due, but the circuit was opened again for longer.
 	w.advance(55*time.Second + 15*time.Second)
 	until := w.clock().Add(2 * time.Minute)
-	_, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, until, 2*time.Minute)
+	_, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, "", until, 2*time.Minute)
 	require.NoError(t, err)
 	require.NoError(t, w.d.HandleTask(ctx, wake[0].task))
 	assert.Len(t, rcv.requests(), 2, "nothing sent")
@@ -1257,5 +1257,58 @@ func TestFailureFromALeftServerIsNotCounted(t *testing.T) {
 	require.NoError(t, w.d.HandleTask(ctx, tasks[0].task))
 	assert.Len(t, next.requests(), 1, "the retry went to the new URL")
 	assert.Len(t, old.requests(), 1)
+	assert.Equal(t, event.Delivered, w.status("tenant-a", e.ID).Status)
+}
+
+// The tenant moves a subscription whose circuit is half-open to another
+// server while the probe to the old one is under way, and the old one
+// fails (the reason the tenant moved it): the failed probe does not
+// reopen the new server's circuit, which the move closed, and the retry
+// goes to the new URL when it is due. (It reopened it for twice the old
+// server's latest opening, up to an hour: the new URL got nothing, the
+// retry and every new event parked behind a circuit the new server never
+// opened; found by review.)
+func TestFailedProbeOfALeftServerDoesNotOpenTheNewOne(t *testing.T) {
+	ctx := context.Background()
+	next := newReceiver(t)
+	var move func(string)
+	old := &receiver{}
+	old.srv = httptest.NewTLSServer(http.HandlerFunc(func(rw http.ResponseWriter, req *http.Request) {
+		_, _ = io.ReadAll(req.Body)
+		old.mu.Lock()
+		old.got = append(old.got, received{id: req.Header.Get(webhook.HeaderID)})
+		old.mu.Unlock()
+		move(next.srv.URL + "/in")
+		rw.WriteHeader(http.StatusInternalServerError)
+	}))
+	t.Cleanup(old.srv.Close)
+	w := newWorld(t, old, func(c *dispatch.Config) {
+		c.BreakerCooldown, c.SlowAfter = time.Minute, -1
+	})
+	w.now = w.now.Truncate(time.Millisecond) // the circuit's times are stored in milliseconds
+	sub, _ := w.subscribe("tenant-a")
+	move = func(url string) {
+		_, err := w.st.UpdateSubscription(ctx, "tenant-a", sub.ID, event.SubscriptionPatch{URL: &url}, w.clock())
+		require.NoError(t, err)
+	}
+	// The old server's circuit was opened for 30 minutes, which have
+	// passed: half-open, the next attempt is its probe.
+	_, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, "", w.clock(), 30*time.Minute)
+	require.NoError(t, err)
+	e := w.event("tenant-a", "t")
+
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+	require.Len(t, old.requests(), 1, "the probe")
+	moved, err := w.st.GetSubscription(ctx, "tenant-a", sub.ID)
+	require.NoError(t, err)
+	assert.Equal(t, next.srv.URL+"/in", moved.URL)
+	assert.True(t, moved.CircuitOpenUntil.IsZero(), "the new server's circuit stays closed")
+	assert.Zero(t, moved.CircuitCooldown)
+
+	tasks := w.q.take()
+	require.Len(t, tasks, 1, "the retry is queued")
+	w.advance(tasks[0].task.DueAt.Sub(w.clock()))
+	require.NoError(t, w.d.HandleTask(ctx, tasks[0].task))
+	assert.Len(t, next.requests(), 1, "the retry went to the new URL, not parked behind the old server's circuit")
 	assert.Equal(t, event.Delivered, w.status("tenant-a", e.ID).Status)
 }
