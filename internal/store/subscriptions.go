@@ -546,7 +546,9 @@ func (st *Store) SubscriptionSucceeded(ctx context.Context, tenant, id string, a
 // count is a heuristic: a failure recorded again (its queue message
 // handled twice) counts again. When the run has lasted disableAfter or
 // more, the subscription is disabled with reason (Disabled: this call did
-// it; exactly one caller does).
+// it; exactly one caller does), provided that run still stands: a success
+// that ended it, or a PATCH to another server that cleared it, since the
+// failure was counted leaves it enabled.
 func (st *Store) SubscriptionFailed(ctx context.Context, tenant, id, url string, at time.Time, disableAfter time.Duration, reason string) (event.FailureRun, error) {
 	var res *dynamodb.UpdateItemOutput
 	// Whether a run is under way decides the write: one that goes on
@@ -618,15 +620,28 @@ func (st *Store) SubscriptionFailed(ctx context.Context, tenant, id, url string,
 	if at.Sub(since) < disableAfter {
 		return run, nil
 	}
+	// Only while the run measured stands: a success that ended it, or a
+	// PATCH to another server that cleared it, between the two writes
+	// leaves the subscription enabled (found by review: it was disabled
+	// all the same, the moved one for its old server's failure).
+	// The run is its start as stored: its seconds, and its microseconds
+	// where it has them (a run begun by the version before has none).
+	cond := "attribute_exists(#pk) AND #d <> :t AND #fs = :fs"
+	names := map[string]string{"#d": "disabled", "#dr": "disabled_reason", "#pk": schema.AttrUserID, "#fs": attrFailingSince}
+	values := map[string]types.AttributeValue{
+		":t": &types.AttributeValueMemberBOOL{Value: true}, ":r": s(reason), ":fs": n(getN(res.Attributes, attrFailingSince)),
+	}
+	if us := getN(res.Attributes, attrFailingSinceUs); us > 0 {
+		cond += " AND #fsu = :fsu"
+		names["#fsu"], values[":fsu"] = attrFailingSinceUs, n(us)
+	}
 	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                aws.String(st.table),
-		Key:                      st.key(subscriptionPartition(tenant), id),
-		UpdateExpression:         aws.String("SET #d = :t, #dr = :r"),
-		ConditionExpression:      aws.String("attribute_exists(#pk) AND #d <> :t"),
-		ExpressionAttributeNames: map[string]string{"#d": "disabled", "#dr": "disabled_reason", "#pk": schema.AttrUserID},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":t": &types.AttributeValueMemberBOOL{Value: true}, ":r": s(reason),
-		},
+		TableName:                 aws.String(st.table),
+		Key:                       st.key(subscriptionPartition(tenant), id),
+		UpdateExpression:          aws.String("SET #d = :t, #dr = :r"),
+		ConditionExpression:       aws.String(cond),
+		ExpressionAttributeNames:  names,
+		ExpressionAttributeValues: values,
 	})
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {

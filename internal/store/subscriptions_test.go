@@ -528,6 +528,67 @@ func TestSubscriptionMovedDuringARequest(t *testing.T) {
 	assert.True(t, counted, "no subscription counter")
 }
 
+// disableRacer runs race just before the UpdateItem that disables a
+// subscription (SubscriptionFailed's second write), once.
+type disableRacer struct {
+	store.API
+	race func(ctx context.Context)
+}
+
+func (r *disableRacer) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	if r.race != nil && in.ExpressionAttributeNames["#dr"] == "disabled_reason" {
+		race := r.race
+		r.race = nil
+		race(ctx)
+	}
+	return r.API.UpdateItem(ctx, in, optFns...)
+}
+
+// A failure ends a run that has lasted disableAfter, and the subscription
+// changes between SubscriptionFailed's two writes (the count, then the
+// disable): moved to another server by a PATCH, or its run ended by a
+// success. The disable does not land: the run it measured is gone. (It
+// landed unconditionally: the old server's failure disabled the
+// subscription the tenant had just moved to a working server, or one that
+// had just succeeded; found by review.)
+func TestSubscriptionFailedDisablesOnlyTheRunItMeasured(t *testing.T) {
+	ctx := context.Background()
+	t0 := time.Unix(1_900_000_000, 0)
+	const after = time.Hour
+	for name, race := range map[string]func(st *store.Store) func(context.Context){
+		"moved to another server": func(st *store.Store) func(context.Context) {
+			return func(ctx context.Context) {
+				_, err := st.UpdateSubscription(ctx, "tenant-a", "sub_a", event.SubscriptionPatch{URL: aws.String("https://other.example.net/in")}, t0)
+				require.NoError(t, err)
+			}
+		},
+		"a success": func(st *store.Store) func(context.Context) {
+			return func(ctx context.Context) {
+				require.NoError(t, st.SubscriptionSucceeded(ctx, "tenant-a", "sub_a", t0.Add(2*after+time.Second)))
+			}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			table := db.CreateTable(t, schema.Events())
+			st := store.New(db.Client, table)
+			require.NoError(t, st.CreateSubscription(ctx, "tenant-a", newSub("sub_a")))
+			old := newSub("sub_a").URL
+			_, err := st.SubscriptionFailed(ctx, "tenant-a", "sub_a", old, t0, after, "r")
+			require.NoError(t, err)
+
+			racer := &disableRacer{API: db.Client, race: race(st)}
+			run, err := store.New(racer, table).SubscriptionFailed(ctx, "tenant-a", "sub_a", old, t0.Add(2*after), after, "failing for 2h")
+			require.NoError(t, err)
+			require.Nil(t, racer.race, "the race ran before the disable")
+			assert.False(t, run.Disabled)
+			sub, err := st.GetSubscription(ctx, "tenant-a", "sub_a")
+			require.NoError(t, err)
+			assert.False(t, sub.Disabled, "the run it measured ended before the disable")
+			assert.Empty(t, sub.DisabledReason)
+		})
+	}
+}
+
 // Health updates arrive out of order when queue messages come back: an
 // older success does not end a run that began after it, an older failure
 // does not start a run before a later success, and repeating either
