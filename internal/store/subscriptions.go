@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/netip"
 	"net/url"
 	"slices"
@@ -486,52 +487,73 @@ const (
 	condRunNotLater = "(attribute_not_exists(#fs) OR (#fs <= :s AND (attribute_not_exists(#fsu) OR #fsu <= :us)))"
 )
 
-// SubscriptionSucceeded records a delivery at at (to the microsecond):
-// it ends the subscription's run of failures and closes its circuit,
-// unless that run began after at (a later failure), and remembers at as
-// the latest success. Applying the same or an older success again
-// changes nothing, so a redelivered queue message may repeat it. A
-// success and a failure at the same instant: the success wins.
-func (st *Store) SubscriptionSucceeded(ctx context.Context, tenant, id string, at time.Time) error {
+// SubscriptionSucceeded records a delivery at at (to the microsecond) by
+// a request to url: it ends the subscription's run of failures and closes
+// its circuit, unless that run began after at (a later failure), and
+// remembers at as the latest success. Applying the same or an older
+// success again changes nothing, so a redelivered queue message may
+// repeat it. A success and a failure at the same instant: the success
+// wins. A success of a server the subscription has left since (a PATCH
+// of url to another server during the request) changes nothing: it says
+// nothing of the new server, whose circuit a slow request may have
+// opened. An empty url: wherever the subscription points.
+func (st *Store) SubscriptionSucceeded(ctx context.Context, tenant, id, url string, at time.Time) error {
 	key := st.key(subscriptionPartition(tenant), id)
-	names := map[string]string{"#fs": attrFailingSince, "#fsu": attrFailingSinceUs, "#ls": attrLastSuccess, "#lsu": attrLastSuccessUs,
-		"#pk": schema.AttrUserID, "#cf": attrConsecutive, "#open": attrOpenUntil, "#probe": attrProbeUntil, "#for": attrOpenFor}
 	values := map[string]types.AttributeValue{":s": n(at.Unix()), ":us": n(at.UnixMicro())}
-	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                           aws.String(st.table),
-		Key:                                 key,
-		UpdateExpression:                    aws.String("SET #ls = :s, #lsu = :us REMOVE #fs, #fsu, #cf, #open, #probe, #for"),
-		ConditionExpression:                 aws.String("attribute_exists(#pk) AND " + condNoLaterSuccess + " AND " + condRunNotLater),
-		ExpressionAttributeNames:            names,
-		ExpressionAttributeValues:           values,
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
-	var ccf *types.ConditionalCheckFailedException
-	if errors.As(err, &ccf) {
-		switch {
-		case ccf.Item == nil:
-			return event.ErrSubscriptionNotFound
-		case laterSuccess(ccf.Item, at):
-			return nil // a later success is recorded
+	for try := 0; ; try++ {
+		names := map[string]string{"#fs": attrFailingSince, "#fsu": attrFailingSinceUs, "#ls": attrLastSuccess, "#lsu": attrLastSuccessUs,
+			"#pk": schema.AttrUserID, "#cf": attrConsecutive, "#open": attrOpenUntil, "#probe": attrProbeUntil, "#for": attrOpenFor}
+		vals := maps.Clone(values)
+		cond := "attribute_exists(#pk) AND " + condNoLaterSuccess + " AND " + condRunNotLater
+		if url != "" {
+			// On the URL itself; another URL of the same server is
+			// decided on below and tried again with that URL.
+			names["#url"], vals[":url"] = "url", s(url)
+			cond += " AND #url = :url"
 		}
-		// A run of failures began after at: keep it, remember the success.
-		_, err = st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName:        aws.String(st.table),
-			Key:              key,
-			UpdateExpression: aws.String("SET #ls = :s, #lsu = :us"),
-			ConditionExpression: aws.String("attribute_exists(#pk) AND (attribute_not_exists(#ls) OR #ls <= :s)" +
-				" AND (attribute_not_exists(#lsu) OR #lsu < :us)"),
-			ExpressionAttributeNames:  map[string]string{"#ls": attrLastSuccess, "#lsu": attrLastSuccessUs, "#pk": schema.AttrUserID},
-			ExpressionAttributeValues: values,
+		_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName:                           aws.String(st.table),
+			Key:                                 key,
+			UpdateExpression:                    aws.String("SET #ls = :s, #lsu = :us REMOVE #fs, #fsu, #cf, #open, #probe, #for"),
+			ConditionExpression:                 aws.String(cond),
+			ExpressionAttributeNames:            names,
+			ExpressionAttributeValues:           vals,
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 		})
+		var ccf *types.ConditionalCheckFailedException
 		if errors.As(err, &ccf) {
-			return nil
+			if ccf.Item == nil {
+				return event.ErrSubscriptionNotFound
+			}
+			if now := getS(ccf.Item, "url"); url != "" && now != url {
+				if !sameServer(url, now) || try >= maxUpdateRounds {
+					return nil // another server's success
+				}
+				url = now // the same server under another path: it counts
+				continue
+			}
+			if laterSuccess(ccf.Item, at) {
+				return nil // a later success is recorded
+			}
+			// A run of failures began after at: keep it, remember the success.
+			_, err = st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+				TableName:        aws.String(st.table),
+				Key:              key,
+				UpdateExpression: aws.String("SET #ls = :s, #lsu = :us"),
+				ConditionExpression: aws.String("attribute_exists(#pk) AND (attribute_not_exists(#ls) OR #ls <= :s)" +
+					" AND (attribute_not_exists(#lsu) OR #lsu < :us)"),
+				ExpressionAttributeNames:  map[string]string{"#ls": attrLastSuccess, "#lsu": attrLastSuccessUs, "#pk": schema.AttrUserID},
+				ExpressionAttributeValues: values,
+			})
+			if errors.As(err, &ccf) {
+				return nil
+			}
 		}
+		if err != nil {
+			return classify("update subscription", err)
+		}
+		return nil
 	}
-	if err != nil {
-		return classify("update subscription", err)
-	}
-	return nil
 }
 
 // SubscriptionFailed records a failure at at (to the microsecond) of a

@@ -1312,3 +1312,49 @@ func TestFailedProbeOfALeftServerDoesNotOpenTheNewOne(t *testing.T) {
 	assert.Len(t, next.requests(), 1, "the retry went to the new URL, not parked behind the old server's circuit")
 	assert.Equal(t, event.Delivered, w.status("tenant-a", e.ID).Status)
 }
+
+// A success of a server the subscription was moved away from during the
+// request says nothing of the new server: it does not close the circuit
+// the new server's own slow request opened (found by review: it cleared
+// the new server's breaker, letting another burst of requests go to an
+// endpoint that hangs).
+func TestSuccessOfALeftServerDoesNotCloseTheNewOnesCircuit(t *testing.T) {
+	ctx := context.Background()
+	next := newReceiver(t)
+	var moveAndOpen func(string)
+	old := &receiver{}
+	old.srv = httptest.NewTLSServer(http.HandlerFunc(func(rw http.ResponseWriter, req *http.Request) {
+		_, _ = io.ReadAll(req.Body)
+		old.mu.Lock()
+		old.got = append(old.got, received{id: req.Header.Get(webhook.HeaderID)})
+		old.mu.Unlock()
+		moveAndOpen(next.srv.URL + "/in")
+		rw.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(old.srv.Close)
+	w := newWorld(t, old, func(c *dispatch.Config) {
+		c.BreakerCooldown, c.SlowAfter = time.Minute, -1
+	})
+	w.now = w.now.Truncate(time.Millisecond) // the circuit's times are stored in milliseconds
+	sub, _ := w.subscribe("tenant-a")
+	until := w.clock().Add(time.Minute)
+	moveAndOpen = func(url string) {
+		_, err := w.st.UpdateSubscription(ctx, "tenant-a", sub.ID, event.SubscriptionPatch{URL: &url}, w.clock())
+		require.NoError(t, err)
+		// The new server's own request hangs: its slow watch opens its
+		// circuit.
+		opened, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, url, until, time.Minute)
+		require.NoError(t, err)
+		require.True(t, opened)
+	}
+	e := w.event("tenant-a", "t")
+
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+	require.Len(t, old.requests(), 1)
+	assert.Equal(t, event.Delivered, w.status("tenant-a", e.ID).Status, "the event was delivered, to the old URL")
+	moved, err := w.st.GetSubscription(ctx, "tenant-a", sub.ID)
+	require.NoError(t, err)
+	assert.Equal(t, next.srv.URL+"/in", moved.URL)
+	assert.Equal(t, until, moved.CircuitOpenUntil, "the new server's circuit stays open")
+	assert.Equal(t, time.Minute, moved.CircuitCooldown)
+}
