@@ -102,7 +102,8 @@ type FunctionOptions struct {
 	//
 	// Default: none; Entry is built at synth.
 	Code awslambda.Code
-	// MemoryMiB is the memory size, 128-10240 MiB.
+	// MemoryMiB is the memory size, whole MiB from 128 to 10240 (checked
+	// at synth; a token is not checked).
 	//
 	// Default: 256 (the constructs of this module set their own).
 	MemoryMiB float64
@@ -265,8 +266,14 @@ func (o *FunctionOptions) Validate() error {
 	// A token (a parameter's value) is left to CloudFormation: its
 	// placeholder number is no value to check.
 	tok := cdkutil.IsNumberToken
-	if o.MemoryMiB != 0 && !tok(o.MemoryMiB) && (o.MemoryMiB < 128 || o.MemoryMiB > 10240) {
-		errs = append(errs, fmt.Errorf("MemoryMiB %v is outside 128-10240: Lambda accepts 128 MiB to 10,240 MiB", o.MemoryMiB))
+	if m := o.MemoryMiB; m != 0 && !tok(m) {
+		switch {
+		case m < 128 || m > 10240:
+			errs = append(errs, fmt.Errorf("MemoryMiB %v is outside 128-10240: Lambda accepts 128 MiB to 10,240 MiB", m))
+		case m != math.Trunc(m):
+			// CloudFormation refuses a MemorySize that is not an integer.
+			errs = append(errs, fmt.Errorf("MemoryMiB %v is not a whole number: Lambda takes memory in whole MiB; give one from 128 to 10240, such as %v", m, min(max(128, math.Round(m)), 10240)))
+		}
 	}
 	if _, err := o.Build(); err != nil {
 		errs = append(errs, err)

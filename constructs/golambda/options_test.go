@@ -139,7 +139,10 @@ func TestFunctionOptionsValidation(t *testing.T) {
 		`Environment "AWS_REGION" is reserved by Lambda, which sets it: remove it`:                                  {Environment: map[string]*string{"AWS_REGION": jsii.String("x")}},
 		`Environment "1BAD" is not a name Lambda accepts: use a letter then letters, digits and '_'`:                {Environment: map[string]*string{"1BAD": jsii.String("x")}},
 		`MemoryMiB 20000 is outside 128-10240`:                                                                      {MemoryMiB: 20000},
-		`ProvisionedConcurrency is a token: give a literal number`:                                                  {ProvisionedConcurrency: param()},
+		// Found by review: 256.5 synthesized MemorySize 256.5, which
+		// CloudFormation refuses at deploy (an integer).
+		`MemoryMiB 256.5 is not a whole number: Lambda takes memory in whole MiB; give one from 128 to 10240, such as 257`: {MemoryMiB: 256.5},
+		`ProvisionedConcurrency is a token: give a literal number`:                                                         {ProvisionedConcurrency: param()},
 		// Found by review: 20 minutes synthesized 1200 s (refused at
 		// deploy), 0 s passed, 1.5 s panicked inside the CDK.
 		`Timeout 20m0s is outside 1s-15m: Lambda runs an invocation for 1 second to 15 minutes; give a timeout in that range`: {Timeout: awscdk.Duration_Minutes(jsii.Number(20))},
