@@ -2,8 +2,11 @@ package dynamotable
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
 	"slices"
+	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
@@ -33,17 +36,19 @@ type StreamConsumerOptions struct {
 	//
 	// Default: awslambda.StartingPosition_TRIM_HORIZON (every record still in the stream).
 	StartingPosition awslambda.StartingPosition
-	// BatchSize is the most records per invocation, 1-10000.
+	// BatchSize is the most records per invocation, a whole number from 1
+	// to 10000.
 	//
 	// Default: 100.
 	BatchSize float64
-	// MaxBatchingWindow waits to fill a batch, up to 5 minutes.
+	// MaxBatchingWindow waits to fill a batch: whole seconds, up to 5
+	// minutes.
 	//
 	// Default: no wait.
 	MaxBatchingWindow awscdk.Duration
-	// RetryAttempts bounds retries of a failing batch, 1-10000
-	// (MaximumRetryAttempts). 0 takes the default, 10: this field cannot
-	// turn retries off. Constructs of this module that take these options
+	// RetryAttempts bounds retries of a failing batch
+	// (MaximumRetryAttempts), a whole number from 1 to 10000. 0 takes the
+	// default, 10: this field cannot turn retries off. Constructs of this module that take these options
 	// give 0 their own meaning: triggersapi's StreamDelivery 10,000
 	// (StreamRetryAttempts), archive's ExpiredEventsArchive no limit
 	// (until MaxRecordAge).
@@ -51,12 +56,13 @@ type StreamConsumerOptions struct {
 	// Default: 10 (DefaultStreamRetryAttempts).
 	RetryAttempts float64
 	// MaxRecordAge discards records older than this (sending them to the
-	// failure queue), 60 seconds to 7 days.
+	// failure queue): whole seconds, 60 seconds to 7 days.
 	//
 	// Default: 24 hours.
 	MaxRecordAge awscdk.Duration
-	// ParallelizationFactor is concurrent batches per shard, 1-10. Above 1,
-	// records with the same partition key stay in order; others do not.
+	// ParallelizationFactor is concurrent batches per shard, a whole number
+	// from 1 to 10. Above 1, records with the same partition key stay in
+	// order; others do not.
 	//
 	// Default: 1.
 	ParallelizationFactor float64
@@ -331,18 +337,32 @@ func plainStrings(v any) ([]string, bool) {
 	return out, true
 }
 
+// validate reports every bad option, each naming the value and the fix;
+// tokens are not checked. Values Lambda takes as integers must be whole.
 func (o StreamConsumerOptions) validate() error {
-	check := func(name string, v, lo, hi float64) error {
-		if v != 0 && !isToken(v) && (v < lo || v > hi) {
-			return fmt.Errorf("%s %v is outside %v-%v", name, v, lo, hi)
+	var errs []error
+	whole := func(name string, v, lo, hi float64, fix string) {
+		if v != 0 && !isToken(v) && (v < lo || v > hi || v != math.Trunc(v)) {
+			errs = append(errs, fmt.Errorf("%s %v is not a whole number from %v to %v: %s", name, v, lo, hi, fix))
 		}
-		return nil
 	}
-	if err := check("BatchSize", o.BatchSize, 1, 10000); err != nil {
-		return err
+	whole("BatchSize", o.BatchSize, 1, 10000, fmt.Sprintf("give the most records per invocation, or 0 for the default (%d)", DefaultStreamBatchSize))
+	whole("RetryAttempts", o.RetryAttempts, 1, 10000, "give how many times a failing batch is retried, or 0 for the default")
+	whole("ParallelizationFactor", o.ParallelizationFactor, 1, 10, fmt.Sprintf("give the batches processed at once per shard, or 0 for the default (%d)", DefaultStreamParallelization))
+	// Lambda takes both durations in whole seconds (CloudFormation
+	// integers); the CDK refuses a fraction with a message of its own
+	// that names neither the option nor the fix.
+	seconds := func(name string, d awscdk.Duration, lo, hi time.Duration, fix string) {
+		if d == nil || cdkutil.IsDurationToken(d) {
+			return
+		}
+		ms := *d.ToMilliseconds(&awscdk.TimeConversionOptions{Integral: jsii.Bool(false)})
+		v := time.Duration(ms * float64(time.Millisecond))
+		if v < lo || v > hi || ms != math.Trunc(ms/1000)*1000 {
+			errs = append(errs, fmt.Errorf("%s %s is not whole seconds from %s to %s: %s; give one such as %s", name, v, lo, hi, fix, min(max(lo, v.Round(time.Second)), hi)))
+		}
 	}
-	if err := check("RetryAttempts", o.RetryAttempts, 1, 10000); err != nil {
-		return err
-	}
-	return check("ParallelizationFactor", o.ParallelizationFactor, 1, 10)
+	seconds("MaxBatchingWindow", o.MaxBatchingWindow, 0, 5*time.Minute, "Lambda waits whole seconds, at most 5 minutes, to fill a batch")
+	seconds("MaxRecordAge", o.MaxRecordAge, time.Minute, 7*24*time.Hour, "Lambda gives up records by whole seconds of age, 1 minute to 7 days")
+	return errors.Join(errs...)
 }

@@ -79,7 +79,67 @@ func TestStreamRetryAttemptsZeroIsTheDefault(t *testing.T) {
 	assertions.Template_FromStack(stack, nil).HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
 		"MaximumRetryAttempts": float64(dynamotable.DefaultStreamRetryAttempts),
 	})
-	assert.PanicsWithError(t, `stream consumer of table "events": RetryAttempts -1 is outside 1-10000`, func() {
+	assert.PanicsWithError(t, `stream consumer of table "events": RetryAttempts -1 is not a whole number from 1 to 10000: give how many times a failing batch is retried, or 0 for the default`, func() {
 		table.AddStreamConsumer(fn, &dynamotable.StreamConsumerOptions{RetryAttempts: -1})
+	})
+}
+
+// Each bad option of a stream consumer fails synth naming the value and
+// the fix; tokens pass to the template. Found by review: a BatchSize,
+// RetryAttempts or ParallelizationFactor that was not whole (10.5)
+// synthesized and CloudFormation refuses it at deploy (integers), and a
+// MaxBatchingWindow or MaxRecordAge that was not whole seconds failed
+// inside the CDK ("'1500 millis' cannot be converted into a whole number
+// of seconds"), naming neither the option nor the fix.
+func TestStreamConsumerOptionsValidation(t *testing.T) {
+	stack := awscdk.NewStack(awscdk.NewApp(nil), jsii.String("S"), nil)
+	sc := schema.Events()
+	table := dynamotable.NewTable(stack, jsii.String("A"), &dynamotable.TableProps{Schema: &sc})
+	newFn := func(id string) awslambda.Function {
+		return awslambda.NewFunction(stack, jsii.String(id), &awslambda.FunctionProps{
+			Runtime: awslambda.Runtime_NODEJS_22_X(), Handler: jsii.String("index.handler"),
+			Code: awslambda.Code_FromInline(jsii.String("x")),
+		})
+	}
+	fn := newFn("Fn")
+	for msg, o := range map[string]dynamotable.StreamConsumerOptions{
+		`BatchSize 10.5 is not a whole number from 1 to 10000: give the most records per invocation, or 0 for the default (100)`:                           {BatchSize: 10.5},
+		`BatchSize 20000 is not a whole number from 1 to 10000`:                                                                                            {BatchSize: 20000},
+		`RetryAttempts 2.5 is not a whole number from 1 to 10000: give how many times a failing batch is retried, or 0 for the default`:                    {RetryAttempts: 2.5},
+		`ParallelizationFactor 2.5 is not a whole number from 1 to 10: give the batches processed at once per shard, or 0 for the default (1)`:             {ParallelizationFactor: 2.5},
+		`MaxBatchingWindow 1.5s is not whole seconds from 0s to 5m0s: Lambda waits whole seconds, at most 5 minutes, to fill a batch; give one such as 2s`: {MaxBatchingWindow: awscdk.Duration_Millis(jsii.Number(1500))},
+		`MaxBatchingWindow 6m0s is not whole seconds from 0s to 5m0s`:                                                                                      {MaxBatchingWindow: awscdk.Duration_Minutes(jsii.Number(6))},
+		`MaxRecordAge 1m30.5s is not whole seconds from 1m0s to 168h0m0s: Lambda gives up records by whole seconds of age, 1 minute to 7 days; give one such as 1m31s`: {
+			MaxRecordAge: awscdk.Duration_Millis(jsii.Number(90500))},
+		`MaxRecordAge 30s is not whole seconds from 1m0s to 168h0m0s`: {MaxRecordAge: awscdk.Duration_Seconds(jsii.Number(30))},
+	} {
+		t.Run(msg, func(t *testing.T) {
+			defer func() {
+				err, _ := recover().(error)
+				require.Error(t, err, "synth passed")
+				assert.Contains(t, err.Error(), `stream consumer of table "events": `+msg)
+			}()
+			table.AddStreamConsumer(fn, &o)
+		})
+	}
+	// Several bad options are reported together.
+	assert.PanicsWithError(t, "stream consumer of table \"events\": BatchSize 0.5 is not a whole number from 1 to 10000: give the most records per invocation, or 0 for the default (100)\n"+
+		"ParallelizationFactor 11 is not a whole number from 1 to 10: give the batches processed at once per shard, or 0 for the default (1)", func() {
+		table.AddStreamConsumer(fn, &dynamotable.StreamConsumerOptions{BatchSize: 0.5, ParallelizationFactor: 11})
+	})
+
+	// Numbers and a window from a parameter reach the template (the CDK
+	// itself refuses a MaxRecordAge token).
+	n := *awscdk.NewCfnParameter(stack, jsii.String("N"), &awscdk.CfnParameterProps{Type: jsii.String("Number")}).ValueAsNumber()
+	table.AddStreamConsumer(newFn("Tokens"), &dynamotable.StreamConsumerOptions{BatchSize: n, RetryAttempts: n, ParallelizationFactor: n,
+		MaxBatchingWindow: awscdk.Duration_Seconds(&n)})
+	// Lambda's limits themselves are accepted.
+	table.AddStreamConsumer(newFn("Highest"), &dynamotable.StreamConsumerOptions{BatchSize: 10000, RetryAttempts: 10000, ParallelizationFactor: 10,
+		MaxBatchingWindow: awscdk.Duration_Minutes(jsii.Number(5)), MaxRecordAge: awscdk.Duration_Days(jsii.Number(7))})
+	table.AddStreamConsumer(newFn("Lowest"), &dynamotable.StreamConsumerOptions{BatchSize: 1, RetryAttempts: 1, ParallelizationFactor: 1,
+		MaxBatchingWindow: awscdk.Duration_Seconds(jsii.Number(0)), MaxRecordAge: awscdk.Duration_Minutes(jsii.Number(1))})
+	ref := map[string]any{"Ref": "N"}
+	assertions.Template_FromStack(stack, nil).HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
+		"BatchSize": ref, "MaximumRetryAttempts": ref, "ParallelizationFactor": ref, "MaximumBatchingWindowInSeconds": ref,
 	})
 }
