@@ -90,7 +90,8 @@ type TriggersApiProps struct {
 	//
 	// Default: 100.
 	ThrottlingRateLimit float64
-	// ThrottlingBurstLimit is the stage's burst of requests.
+	// ThrottlingBurstLimit is the stage's burst of requests, a whole number
+	// at least ThrottlingRateLimit.
 	//
 	// Default: 200.
 	ThrottlingBurstLimit float64

@@ -61,6 +61,10 @@ func TestValidatePropsRejects(t *testing.T) {
 		{"negative rate", triggersapi.TriggersApiProps{ThrottlingRateLimit: -1}, "ThrottlingRateLimit -1 is negative"},
 		{"negative burst", triggersapi.TriggersApiProps{ThrottlingBurstLimit: -5, ThrottlingRateLimit: 1}, "ThrottlingBurstLimit -5 is negative"},
 		{"burst below rate", triggersapi.TriggersApiProps{ThrottlingRateLimit: 500}, "ThrottlingBurstLimit 200 is below ThrottlingRateLimit 500"},
+		// Found by review: 250.5 synthesized a stage whose
+		// ThrottlingBurstLimit CloudFormation refuses at deploy (an integer).
+		{"fractional burst", triggersapi.TriggersApiProps{ThrottlingBurstLimit: 250.5},
+			"ThrottlingBurstLimit 250.5 is not a whole number: API Gateway's burst is a number of requests; give one such as 251"},
 		{"retention zero days", triggersapi.TriggersApiProps{RetentionDays: -2}, "RetentionDays -2 is outside 1-3650"},
 		{"retention too long", triggersapi.TriggersApiProps{RetentionDays: 4000}, "RetentionDays 4000 is outside 1-3650"},
 		{"bad stage name", triggersapi.TriggersApiProps{StageName: "prod stage"}, `StageName "prod stage" is invalid`},

@@ -36,8 +36,15 @@ func ValidateProps(p *TriggersApiProps) error {
 	if r := p.ThrottlingRateLimit; r != 0 && !isToken(r) && r < 0 {
 		bad("ThrottlingRateLimit %v is negative: give requests per second", r)
 	}
-	if b := p.ThrottlingBurstLimit; b != 0 && !isToken(b) && b < 0 {
-		bad("ThrottlingBurstLimit %v is negative: give a number of requests", b)
+	if b := p.ThrottlingBurstLimit; b != 0 && !isToken(b) {
+		switch {
+		case b < 0:
+			bad("ThrottlingBurstLimit %v is negative: give a number of requests", b)
+		case b != math.Trunc(b):
+			// CloudFormation refuses a stage's ThrottlingBurstLimit that is
+			// not an integer (the rate may have a fraction).
+			bad("ThrottlingBurstLimit %v is not a whole number: API Gateway's burst is a number of requests; give one such as %v", b, math.Ceil(b))
+		}
 	}
 	rate, burst := p.ThrottlingRateLimit, p.ThrottlingBurstLimit
 	if rate == 0 {
