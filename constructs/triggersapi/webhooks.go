@@ -92,7 +92,8 @@ func DefaultWebhookSchedule() []awscdk.Duration {
 // WebhookDelivery). The zero value takes every default.
 type WebhookOptions struct {
 	// Function sizes the webhook function. Its timeout must exceed
-	// Timeout; the queues' visibility timeouts are 6 times it.
+	// Timeout; the queues' visibility timeouts are 6 times it, so it must
+	// be a literal (a token fails synth).
 	//
 	// Default: 256 MiB, 5 minutes; its reserved concurrency is
 	// ReservedConcurrency.
@@ -697,7 +698,13 @@ func resolveWebhooks(o *WebhookOptions, prefix string) (webhookSettings, error) 
 			bad("Function.ProvisionedConcurrency %v is above ReservedConcurrency %v: Lambda refuses that; lower it or raise ReservedConcurrency", p, s.reserved)
 		}
 		if f.Timeout != nil {
-			if v, ok := literal("Function.Timeout", f.Timeout); ok {
+			v, ok := durationOf(f.Timeout)
+			if !ok {
+				// The function never reads its own timeout: the queues
+				// and the round hold are made from it.
+				bad("Function.Timeout is a token: give a literal duration (the retry and delivery queues' visibility timeouts are %d times it, and a round's hold, %s, follows from them, all computed at synth; default 5m)",
+					VisibilityTimeoutFactor, contract.EnvWebhookRoundHold)
+			} else {
 				switch {
 				case v > 15*time.Minute:
 					// validateFunction reports it (golambda's Validate).

@@ -365,6 +365,11 @@ func TestWebhookOptionsValidation(t *testing.T) {
 		{"parallel token", triggersapi.WebhookOptions{Parallel: numberToken("Parallel")}, "Parallel is a token: give a literal, read by the function from an environment variable written at synth: give how many attempts one message makes at once (default 20)"},
 		{"endpoint rate token", triggersapi.WebhookOptions{EndpointRateLimit: numberToken("Rate")}, "EndpointRateLimit is a token: give a literal, read by the function from an environment variable written at synth"},
 		{"breaker threshold token", triggersapi.WebhookOptions{CircuitBreaker: &triggersapi.CircuitBreakerOptions{Threshold: numberToken("Threshold")}}, "CircuitBreaker.Threshold is a token: give a literal, read by the function from an environment variable written at synth"},
+		// Found by review: the message said the function reads its own
+		// timeout as a Go duration string; it is the queues' visibility
+		// timeouts and the round hold, made at synth, that need it.
+		{"function timeout token", triggersapi.WebhookOptions{Function: &triggersapi.FunctionOptions{Timeout: awscdk.Duration_Seconds(jsii.Number(numberToken("FnTimeout")))}},
+			"Function.Timeout is a token: give a literal duration (the retry and delivery queues' visibility timeouts are 6 times it, and a round's hold, WEBHOOK_ROUND_HOLD, follows from them, all computed at synth; default 5m)"},
 		{"receive count token", triggersapi.WebhookOptions{MaxReceiveCount: numberToken("Receives")}, "MaxReceiveCount is a token: give a literal (it sets how long a round's hold lasts, WEBHOOK_ROUND_HOLD, computed at synth; default 5)"},
 		{"secrets key alias", triggersapi.WebhookOptions{SecretsKey: awskms.Alias_FromAliasName(awscdk.NewStack(newApp(), jsii.String("A"), nil), jsii.String("K"), jsii.String("alias/mine"))}, "SecretsKey is an alias: give the key itself"},
 		{"removal policy of a given key", triggersapi.WebhookOptions{
