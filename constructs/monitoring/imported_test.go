@@ -3,6 +3,7 @@ package monitoring_test
 import (
 	"encoding/json"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -187,4 +188,41 @@ func TestWebhookFailuresNeedAMinimumOfAttempts(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(b), `IF(FILL(d, 0) + FILL(f, 0) + FILL(g, 0) \u003e= 5, 100 * FILL(f, 0) / (FILL(d, 0) + FILL(f, 0) + FILL(g, 0)), 0)`)
 	assert.Contains(t, string(b), "(of 5 attempts a period or more)")
+}
+
+// DashboardName fails synth when CloudWatch would refuse it or a saved
+// query's name made from it, naming the value and the fix (found by
+// review: a 300-character name synthesized and only the deploy failed;
+// with Api, a name of 229-255 characters made query names over 255; a
+// space failed inside the CDK, naming neither the prop nor the limit).
+func TestDashboardNameValidation(t *testing.T) {
+	stack := awscdk.NewStack(awscdk.NewApp(nil), jsii.String("Ops"), &awscdk.StackProps{Env: &awscdk.Environment{Account: jsii.String("111111111111"), Region: jsii.String("eu-west-1")}})
+	api := triggersapi.FromTriggersApiAttributes(stack, jsii.String("Triggers"), importedAttrs(stack))
+	table := api.EventsTable()
+	long := func(n int) string { return strings.Repeat("a", n) }
+	for _, tt := range []struct {
+		name  string
+		props monitoring.TriggersMonitoringProps
+		want  string
+	}{
+		{"space", monitoring.TriggersMonitoringProps{EventsTable: table, DashboardName: "triggers prod"},
+			`DashboardName "triggers prod" is invalid: use 1-255 characters of A-Z, a-z, 0-9, '-' and '_'`},
+		{"over 255 characters", monitoring.TriggersMonitoringProps{EventsTable: table, DashboardName: long(256)},
+			`DashboardName "` + long(256) + `" is invalid: use 1-255 characters of A-Z, a-z, 0-9, '-' and '_'`},
+		{"query names over 255 characters", monitoring.TriggersMonitoringProps{Api: api, DashboardName: long(229)},
+			`DashboardName "` + long(229) + `" is 229 characters: with Api it starts the saved Logs Insights queries' names (` + long(229) + `/ingest-latency-percentiles is 256), which CloudWatch Logs takes up to 255 characters; use at most 228`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := monitoring.ValidateProps(&tt.props)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+			assert.PanicsWithError(t, `monitoring "Mon": invalid props:`+"\n"+err.Error(), func() {
+				monitoring.NewTriggersMonitoring(stack, jsii.String("Mon"), &tt.props)
+			})
+		})
+	}
+	assert.NoError(t, monitoring.ValidateProps(&monitoring.TriggersMonitoringProps{Api: api, DashboardName: long(228)}))
+	assert.NoError(t, monitoring.ValidateProps(&monitoring.TriggersMonitoringProps{EventsTable: table, DashboardName: long(255)}))
+	name := awscdk.NewCfnParameter(stack, jsii.String("Name"), nil).ValueAsString()
+	assert.NoError(t, monitoring.ValidateProps(&monitoring.TriggersMonitoringProps{Api: api, DashboardName: *name}), "a token is not checked")
 }

@@ -720,6 +720,18 @@ func (m *TriggersMonitoring) runtimeSection() {
 		latency("p95"), m.th.InboxLatencyP95Ms, 3, 3, gt, notBrch)
 }
 
+// queryNames are the saved Logs Insights queries' names by construct id,
+// each under "<DashboardName>/" (ValidateProps keeps the whole name within
+// CloudWatch Logs' 255 characters).
+var queryNames = map[string]string{
+	"IngestLatencyQuery":    "ingest-latency-percentiles",
+	"RouteLatencyQuery":     "latency-by-route",
+	"ErrorsByCodeQuery":     "errors-by-code",
+	"BusiestTenantsQuery":   "busiest-tenants",
+	"CircuitsByTenantQuery": "webhook-circuits-by-tenant",
+	"CorrelationIdQuery":    "one-correlation-id",
+}
+
 // Saved Logs Insights queries: the ones seed 001 asks to document.
 func (m *TriggersMonitoring) queries() {
 	api := m.props.Api
@@ -735,41 +747,45 @@ func (m *TriggersMonitoring) queries() {
 		duration, code, corr              = contract.LogFieldDurationMs, contract.LogFieldErrorCode, contract.LogFieldCorrelationID
 	)
 	request := fmt.Sprintf(`%s = %q`, msg, contract.LogMsgRequest)
-	def := func(id, name string, groups []interfacesawslogs.ILogGroupRef, q *awslogs.QueryStringProps) {
+	def := func(id string, groups []interfacesawslogs.ILogGroupRef, q *awslogs.QueryStringProps) {
+		name, ok := queryNames[id]
+		if !ok {
+			panic(fmt.Sprintf("monitoring: query %s has no name in queryNames", id))
+		}
 		m.Queries[id] = awslogs.NewQueryDefinition(m, jsii.String(id), &awslogs.QueryDefinitionProps{
 			QueryDefinitionName: jsii.String(prefix + "/" + name),
 			QueryString:         awslogs.NewQueryString(q),
 			LogGroups:           &groups,
 		})
 	}
-	def("IngestLatencyQuery", "ingest-latency-percentiles", apiLogs, &awslogs.QueryStringProps{
+	def("IngestLatencyQuery", apiLogs, &awslogs.QueryStringProps{
 		FilterStatements: jsii.Strings(fmt.Sprintf(`%s and %s = %q and %s like /^%s/`, request, method, contract.MethodPost, path, strings.ReplaceAll(contract.PathEvents, "/", `\/`))),
 		StatsStatements:  jsii.Strings(fmt.Sprintf("pct(%[1]s, 50) as p50, pct(%[1]s, 95) as p95, pct(%[1]s, 99) as p99, count(*) as requests by bin(5m)", duration)),
 	})
-	def("RouteLatencyQuery", "latency-by-route", apiLogs, &awslogs.QueryStringProps{
+	def("RouteLatencyQuery", apiLogs, &awslogs.QueryStringProps{
 		FilterStatements: jsii.Strings(fmt.Sprintf(`%s and ispresent(%s)`, request, contract.LogFieldRoute)),
 		StatsStatements:  jsii.Strings(fmt.Sprintf("pct(%[1]s, 50) as p50, pct(%[1]s, 95) as p95, pct(%[1]s, 99) as p99, count(*) as requests by %[2]s", duration, contract.LogFieldRoute)),
 		Sort:             jsii.String("p95 desc"),
 	})
-	def("ErrorsByCodeQuery", "errors-by-code", apiLogs, &awslogs.QueryStringProps{
+	def("ErrorsByCodeQuery", apiLogs, &awslogs.QueryStringProps{
 		FilterStatements: jsii.Strings(fmt.Sprintf(`%s and ispresent(%s)`, request, code)),
 		StatsStatements:  jsii.Strings(fmt.Sprintf("count(*) as errors by %s, %s", code, status)),
 		Sort:             jsii.String("errors desc"),
 	})
-	def("BusiestTenantsQuery", "busiest-tenants", apiLogs, &awslogs.QueryStringProps{
+	def("BusiestTenantsQuery", apiLogs, &awslogs.QueryStringProps{
 		FilterStatements: jsii.Strings(fmt.Sprintf(`%s and ispresent(%s) and %s != ""`, request, tenant, tenant)),
 		StatsStatements:  jsii.Strings("count(*) as requests by " + tenant),
 		Sort:             jsii.String("requests desc"),
 		Limit:            jsii.Number(20),
 	})
 	if m.webhookLogs != nil {
-		def("CircuitsByTenantQuery", "webhook-circuits-by-tenant", m.webhookLogs, &awslogs.QueryStringProps{
+		def("CircuitsByTenantQuery", m.webhookLogs, &awslogs.QueryStringProps{
 			FilterStatements: jsii.Strings(fmt.Sprintf(`%s = %q`, msg, contract.LogMsgCircuitOpened)),
 			StatsStatements:  jsii.Strings(fmt.Sprintf("count(*) as opened, count_distinct(%s) as endpoints by %s, bin(1h)", contract.LogFieldSubscriptionID, tenant)),
 			Sort:             jsii.String("opened desc"),
 		})
 	}
-	def("CorrelationIdQuery", "one-correlation-id", all, &awslogs.QueryStringProps{
+	def("CorrelationIdQuery", all, &awslogs.QueryStringProps{
 		Fields:           jsii.Strings("@timestamp", "@log", contract.LogFieldLevel, msg, contract.LogFieldRequestID, tenant, method, path, status, code, contract.LogFieldError),
 		FilterStatements: jsii.Strings(corr + ` = "REPLACE-WITH-CORRELATION-ID" or @message like "REPLACE-WITH-CORRELATION-ID"`),
 		Sort:             jsii.String("@timestamp asc"),

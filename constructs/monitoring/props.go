@@ -259,7 +259,11 @@ type TriggersMonitoringProps struct {
 	// Default: the table's own billing when it was made with dynamotable,
 	// else on demand.
 	Billing dynamotable.Billing
-	// DashboardName names the dashboard (one per environment, e.g. "triggers-prod").
+	// DashboardName names the dashboard (one per environment, e.g.
+	// "triggers-prod"): 1-255 characters of letters, digits, '-' and '_'.
+	// With Api it also starts the saved Logs Insights queries' names
+	// ("<DashboardName>/ingest-latency-percentiles"), so it is then at most
+	// 228 characters. A token is not checked.
 	//
 	// Default: a name CloudFormation generates.
 	DashboardName string

@@ -107,7 +107,33 @@ func ValidateProps(p *TriggersMonitoringProps) error {
 	if p.Billing != "" && p.Billing != dynamotable.OnDemand && p.Billing != dynamotable.Provisioned {
 		bad("Billing %q is unknown: use dynamotable.OnDemand or dynamotable.Provisioned", p.Billing)
 	}
+	if n := p.DashboardName; n != "" && !*awscdk.Token_IsUnresolved(jsii.String(n)) {
+		query := longestQueryName()
+		switch {
+		case !tableDashboardNameRE.MatchString(n):
+			bad("DashboardName %q is invalid: use 1-255 characters of A-Z, a-z, 0-9, '-' and '_'", n)
+		case p.Api != nil && len(n)+1+len(query) > maxQueryNameLen:
+			bad("DashboardName %q is %d characters: with Api it starts the saved Logs Insights queries' names (%s/%s is %d), which CloudWatch Logs takes up to %d characters; use at most %d",
+				n, len(n), n, query, len(n)+1+len(query), maxQueryNameLen, maxQueryNameLen-1-len(query))
+		}
+	}
 	return errors.Join(errs...)
+}
+
+// maxQueryNameLen is the longest name CloudWatch Logs takes for a saved
+// query.
+const maxQueryNameLen = 255
+
+// longestQueryName is the longest of queryNames (the first in order of
+// those as long).
+func longestQueryName() string {
+	var out string
+	for _, n := range slices.Sorted(maps.Values(queryNames)) {
+		if len(n) > len(out) {
+			out = n
+		}
+	}
+	return out
 }
 
 // eventsTableThresholdErrors reports the problems of EventsTableThresholds
