@@ -138,12 +138,13 @@ type ExpiredEventsArchiveProps struct {
 	// Default: awss3.StorageClass_GLACIER().
 	StorageClass awss3.StorageClass
 	// Expiration deletes archived objects this long after they were
-	// written; it must be later than TransitionAfter.
+	// written: whole days, later than TransitionAfter.
 	//
 	// Default: never (kept until deleted by hand).
 	Expiration awscdk.Duration
 	// NoncurrentVersionExpiration deletes overwritten or deleted versions
-	// (the bucket is versioned; a retried batch overwrites its objects).
+	// (the bucket is versioned; a retried batch overwrites its objects)
+	// this long after they are replaced: whole days, at least 1.
 	//
 	// Default: 90 days.
 	NoncurrentVersionExpiration awscdk.Duration
@@ -297,8 +298,17 @@ func validate(p *ExpiredEventsArchiveProps) error {
 		}
 		transition = d
 	}
-	if d, ok := days(p.Expiration); ok && d <= transition {
-		errs = append(errs, fmt.Sprintf("Expiration %v days must be later than TransitionAfter (%v days): objects would be deleted before they reach the archive class", d, transition))
+	if d, ok := days(p.Expiration); ok {
+		switch {
+		case d != float64(int(d)):
+			errs = append(errs, fmt.Sprintf("Expiration %v days must be a whole number of days: S3 expires objects whole days after they are written", d))
+		case d <= transition:
+			errs = append(errs, fmt.Sprintf("Expiration %v days must be later than TransitionAfter (%v days): objects would be deleted before they reach the archive class", d, transition))
+		}
+	}
+	// S3 takes NoncurrentDays as a positive integer.
+	if d, ok := days(p.NoncurrentVersionExpiration); ok && (d < 1 || d != float64(int(d))) {
+		errs = append(errs, fmt.Sprintf("NoncurrentVersionExpiration %v days must be a whole number of days, at least 1: S3 deletes noncurrent versions whole days after they are replaced (default %d)", d, DefaultNoncurrentVersionExpirationDays))
 	}
 	if so := p.Stream; so != nil {
 		if d := so.MaxRecordAge; d != nil && !cdkutil.IsDurationToken(d) {

@@ -70,6 +70,16 @@ func TestValidation(t *testing.T) {
 		{"storage class", &archive.ExpiredEventsArchiveProps{EventsTable: events, StorageClass: awss3.StorageClass_INFREQUENT_ACCESS()}, []string{`StorageClass "STANDARD_IA" is not an archive class`}},
 		{"expiration before transition", &archive.ExpiredEventsArchiveProps{EventsTable: events, Expiration: awscdk.Duration_Days(jsii.Number(300))}, []string{"Expiration 300 days must be later than TransitionAfter (365 days)"}},
 		{"partial days", &archive.ExpiredEventsArchiveProps{EventsTable: events, TransitionAfter: awscdk.Duration_Hours(jsii.Number(36))}, []string{"TransitionAfter 1.5 days"}},
+		// Found by review: NoncurrentDays 0 synthesized (S3 refuses it at
+		// deploy: a positive integer), and partial days failed inside the
+		// CDK ("'12 hours' cannot be converted into a whole number of
+		// days"), naming neither the prop nor the fix.
+		{"noncurrent versions kept no days", &archive.ExpiredEventsArchiveProps{EventsTable: events, NoncurrentVersionExpiration: awscdk.Duration_Days(jsii.Number(0))},
+			[]string{"NoncurrentVersionExpiration 0 days must be a whole number of days, at least 1: S3 deletes noncurrent versions whole days after they are replaced (default 90)"}},
+		{"noncurrent versions kept half a day", &archive.ExpiredEventsArchiveProps{EventsTable: events, NoncurrentVersionExpiration: awscdk.Duration_Hours(jsii.Number(12))},
+			[]string{"NoncurrentVersionExpiration 0.5 days must be a whole number of days, at least 1"}},
+		{"expiration in partial days", &archive.ExpiredEventsArchiveProps{EventsTable: events, Expiration: awscdk.Duration_Hours(jsii.Number(400*24 + 12))},
+			[]string{"Expiration 400.5 days must be a whole number of days: S3 expires objects whole days after they are written"}},
 		{"record age at the stream's retention", &archive.ExpiredEventsArchiveProps{EventsTable: events, Stream: &dynamotable.StreamConsumerOptions{MaxRecordAge: awscdk.Duration_Hours(jsii.Number(24))}},
 			[]string{"Stream.MaxRecordAge 24 hours leaves less than an hour of the stream's 24-hour retention", "use at most 23 hours"}},
 		{"record age past the stream's retention", &archive.ExpiredEventsArchiveProps{EventsTable: events, Stream: &dynamotable.StreamConsumerOptions{MaxRecordAge: awscdk.Duration_Days(jsii.Number(7))}},
