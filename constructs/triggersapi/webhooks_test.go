@@ -533,6 +533,28 @@ func TestTwoWebhookDeliveriesInOneStackNeedTheirOwnNamespace(t *testing.T) {
 	})
 }
 
+// A standalone WebhookDelivery's MetricsNamespace is checked as
+// TriggersApi's is (found by review: "AWS/Webhooks" or one with a '$'
+// synthesized, and the webhook function refused its configuration at
+// every start: no webhook was delivered).
+func TestWebhookDeliveryMetricsNamespaceIsChecked(t *testing.T) {
+	stack := awscdk.NewStack(newApp(), jsii.String("S"), nil)
+	events := eventstore.NewEventsTable(stack, jsii.String("Events"), nil)
+	queue := awssqs.NewQueue(stack, jsii.String("Q"), &awssqs.QueueProps{VisibilityTimeout: awscdk.Duration_Hours(jsii.Number(1))})
+	code := webhookCode(stack)
+	const fix = ` (the webhook function would refuse it at every start): give your own namespace, or leave it unset for Triggers/<stack name>`
+	for i, tt := range []struct{ ns, why string }{
+		{"AWS/Webhooks", `metrics namespace "AWS/Webhooks" starts with AWS/, which is reserved for AWS services: use for example Triggers/prod`},
+		{"Triggers/$x", `metrics namespace "Triggers/$x" has the character '$': use letters, digits and . - _ / # : space`},
+	} {
+		id := fmt.Sprint("W", i)
+		assert.PanicsWithError(t, `webhookdelivery "`+id+`": invalid props:`+"\nMetricsNamespace: "+tt.why+fix, func() {
+			triggersapi.NewWebhookDelivery(stack, jsii.String(id), &triggersapi.WebhookDeliveryProps{EventsTable: events, DeliveryQueue: queue, MetricsNamespace: tt.ns,
+				WebhookOptions: triggersapi.WebhookOptions{Function: code}})
+		}, tt.ns)
+	}
+}
+
 // TriggersApi composes a WebhookDelivery only when Webhooks is set.
 func TestTriggersApiWebhooks(t *testing.T) {
 	off := awscdk.NewStack(newApp(), jsii.String("Off"), nil)
