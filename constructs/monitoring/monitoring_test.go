@@ -64,6 +64,9 @@ func TestValidatePropsRejects(t *testing.T) {
 		{"seconds period", &monitoring.TriggersMonitoringProps{EventsTable: table, Period: awscdk.Duration_Seconds(jsii.Number(90))}, "Period 90 seconds is invalid"},
 		{"period above a day", &monitoring.TriggersMonitoringProps{EventsTable: table, Period: mins(2000)}, "Period 120000 seconds is invalid"},
 		{"reserved namespace", &monitoring.TriggersMonitoringProps{EventsTable: table, MetricsNamespace: "AWS/Triggers"}, "MetricsNamespace: metrics namespace \"AWS/Triggers\" starts with AWS/"},
+		// Found by review: it failed naming the placeholder's '$'.
+		{"namespace from a parameter", &monitoring.TriggersMonitoringProps{EventsTable: table, MetricsNamespace: *awscdk.NewCfnParameter(stack, jsii.String("Namespace"), nil).ValueAsString()},
+			"MetricsNamespace is a token: give the literal namespace the runtime writes to (it is written into the dashboard's SEARCH expressions at synth), or leave it unset for the Api's"},
 		{"unknown billing", &monitoring.TriggersMonitoringProps{EventsTable: table, Billing: "cheap"}, `Billing "cheap" is unknown`},
 		{"duration percent above 100", &monitoring.TriggersMonitoringProps{EventsTable: table, Thresholds: &monitoring.Thresholds{DurationPercentOfTimeout: 120}}, "Thresholds.DurationPercentOfTimeout 120 is above 100"},
 		{"concurrency percent above 100", &monitoring.TriggersMonitoringProps{EventsTable: table, Thresholds: &monitoring.Thresholds{ConcurrencyPercent: 101}}, "Thresholds.ConcurrencyPercent 101 is above 100"},

@@ -315,7 +315,9 @@ type TriggersMonitoringProps struct {
 	//
 	// Default: DefaultRunbookURL.
 	RunbookURL string
-	// MetricsNamespace is the namespace of the runtime's EMF metrics.
+	// MetricsNamespace is the namespace of the runtime's EMF metrics, a
+	// literal (a token fails synth: it is written into the dashboard's
+	// SEARCH expressions).
 	//
 	// Default: the API function's METRICS_NAMESPACE (Api.MetricsNamespace()).
 	MetricsNamespace string

@@ -75,8 +75,10 @@ func ValidateProps(p *TriggersMonitoringProps) error {
 			bad("Period %v seconds is invalid: use whole minutes from 1 minute to 1 day (DynamoDB and API Gateway publish per minute)", s)
 		}
 	}
-	if p.MetricsNamespace != "" {
-		if err := contract.ValidMetricsNamespace(p.MetricsNamespace); err != nil {
+	if ns := p.MetricsNamespace; ns != "" {
+		if *awscdk.Token_IsUnresolved(jsii.String(ns)) {
+			bad("MetricsNamespace is a token: give the literal namespace the runtime writes to (it is written into the dashboard's SEARCH expressions at synth), or leave it unset for the Api's")
+		} else if err := contract.ValidMetricsNamespace(ns); err != nil {
 			bad("MetricsNamespace: %v", err)
 		}
 	}

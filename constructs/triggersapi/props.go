@@ -188,7 +188,9 @@ type TriggersApiProps struct {
 	// Default: 256 MiB, 5 seconds.
 	AuthorizerFunction *FunctionOptions
 	// MetricsNamespace is the CloudWatch namespace of the API function's
-	// own metrics (METRICS_NAMESPACE).
+	// own metrics (METRICS_NAMESPACE): a literal (a token fails synth) of
+	// 1-255 characters of letters, digits and . - _ / # : space, not
+	// starting with AWS/.
 	//
 	// Two TriggersApi in one stack must not share it: the second one
 	// built with the same namespace (the default, say) fails synth; give

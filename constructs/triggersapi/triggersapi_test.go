@@ -89,6 +89,9 @@ func TestValidatePropsRejects(t *testing.T) {
 		{"cache TTL in milliseconds", triggersapi.TriggersApiProps{AuthorizerCacheTtl: awscdk.Duration_Millis(jsii.Number(1500))}, "AuthorizerCacheTtl 1500 ms is not a whole number of seconds"},
 		{"window from a parameter", triggersapi.TriggersApiProps{RateLimit: &triggersapi.RateLimitOptions{Window: awscdk.Duration_Minutes(jsii.Number(param()))}}, "RateLimit.Window is a token: give a literal duration of 1, 2, 5 or 10 minutes"},
 		{"AWS namespace", triggersapi.TriggersApiProps{MetricsNamespace: "AWS/Triggers"}, `MetricsNamespace: metrics namespace "AWS/Triggers" starts with AWS/`},
+		// Found by review: it failed naming the placeholder's '$'.
+		{"namespace from a parameter", triggersapi.TriggersApiProps{MetricsNamespace: *awscdk.NewCfnParameter(awscdk.NewStack(newApp(), jsii.String("NS"), nil), jsii.String("Namespace"), nil).ValueAsString()},
+			"MetricsNamespace is a token: give a literal namespace, or leave it unset for Triggers/<stack name> (it is checked at synth, since the functions refuse a bad one at every start, and compared with the stack's other namespaces)"},
 		{"writer region typo", triggersapi.TriggersApiProps{WriterRegion: "us-east1"}, `WriterRegion "us-east1" is not a region name`},
 		{"window WAF does not support", triggersapi.TriggersApiProps{RateLimit: &triggersapi.RateLimitOptions{Window: awscdk.Duration_Minutes(jsii.Number(3))}}, "RateLimit.Window 180 seconds is not one of 1, 2, 5 or 10 minutes"},
 		// CORS origins that would never match what browsers send.

@@ -61,10 +61,8 @@ func ValidateProps(p *TriggersApiProps) error {
 	} else if d != 0 && (d < 1 || d > 3650 || d != float64(int(d))) {
 		bad("RetentionDays %v is outside 1-3650: events live whole days, up to ten years", d)
 	}
-	if ns := p.MetricsNamespace; ns != "" {
-		if err := contract.ValidMetricsNamespace(ns); err != nil {
-			bad("MetricsNamespace: %v (the functions would refuse it at every start): give your own namespace, or leave it unset for Triggers/<stack name>", err)
-		}
+	if err := metricsNamespaceError(p.MetricsNamespace, "the functions"); err != nil {
+		errs = append(errs, err)
 	}
 	if r := p.WriterRegion; r != "" && !contract.ValidRegionName(r) {
 		bad("WriterRegion %q is not a region name: give the region whose API accepts writes, such as us-east-1 (the API answers writes elsewhere 503)", r)
@@ -151,6 +149,21 @@ func ValidateProps(p *TriggersApiProps) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// metricsNamespaceError checks a MetricsNamespace prop ("" takes the
+// default); who names the functions that read it.
+func metricsNamespaceError(ns, who string) error {
+	switch {
+	case ns == "":
+		return nil
+	case cdkutil.IsStringToken(ns):
+		return errors.New("MetricsNamespace is a token: give a literal namespace, or leave it unset for Triggers/<stack name> (it is checked at synth, since the functions refuse a bad one at every start, and compared with the stack's other namespaces)")
+	}
+	if err := contract.ValidMetricsNamespace(ns); err != nil {
+		return fmt.Errorf("MetricsNamespace: %v (%s would refuse it at every start): give your own namespace, or leave it unset for Triggers/<stack name>", err, who)
+	}
+	return nil
 }
 
 // validateFunction reports each bad option of one function's options, every

@@ -268,9 +268,10 @@ type WebhookDeliveryProps struct {
 	// Default: built at synth from WebhooksPackage.
 	PrebuiltDir string
 	// MetricsNamespace is the CloudWatch namespace of the function's own
-	// metrics (METRICS_NAMESPACE): 1-255 characters of letters, digits and
-	// . - _ / # : space, not starting with AWS/ (checked at synth; the
-	// function refuses others at every start).
+	// metrics (METRICS_NAMESPACE): a literal (a token fails synth) of
+	// 1-255 characters of letters, digits and . - _ / # : space, not
+	// starting with AWS/ (checked at synth; the function refuses others at
+	// every start).
 	//
 	// Two WebhookDelivery in one stack (a TriggersApi's among them) must
 	// not share it: the second one built with the same namespace fails
@@ -765,12 +766,10 @@ func NewWebhookDelivery(scope constructs.Construct, id *string, props *WebhookDe
 		panic(fmt.Errorf("webhookdelivery %q: props.DeliveryQueue is required: pass the queue of new events (StreamDelivery.DeliveryQueue())", cdkutil.Deref(id)))
 	}
 	s, err := resolveWebhooks(&props.WebhookOptions, "")
-	if ns := props.MetricsNamespace; ns != "" {
-		// TriggersApi checks its own (ValidateProps); the function
-		// refuses a bad one at every start.
-		if nsErr := contract.ValidMetricsNamespace(ns); nsErr != nil {
-			err = errors.Join(err, fmt.Errorf("MetricsNamespace: %v (the webhook function would refuse it at every start): give your own namespace, or leave it unset for Triggers/<stack name>", nsErr))
-		}
+	// TriggersApi checks its own (ValidateProps); the function refuses a
+	// bad one at every start.
+	if nsErr := metricsNamespaceError(props.MetricsNamespace, "the webhook function"); nsErr != nil {
+		err = errors.Join(err, nsErr)
 	}
 	if err != nil {
 		panic(fmt.Errorf("webhookdelivery %q: invalid props:\n%w", cdkutil.Deref(id), err))

@@ -553,6 +553,13 @@ func TestWebhookDeliveryMetricsNamespaceIsChecked(t *testing.T) {
 				WebhookOptions: triggersapi.WebhookOptions{Function: code}})
 		}, tt.ns)
 	}
+	// A token cannot be checked nor compared: it fails naming the fix,
+	// not its placeholder's '$'.
+	ns := awscdk.NewCfnParameter(stack, jsii.String("Namespace"), nil).ValueAsString()
+	assert.PanicsWithError(t, `webhookdelivery "WT": invalid props:`+"\n"+`MetricsNamespace is a token: give a literal namespace, or leave it unset for Triggers/<stack name> (it is checked at synth, since the functions refuse a bad one at every start, and compared with the stack's other namespaces)`, func() {
+		triggersapi.NewWebhookDelivery(stack, jsii.String("WT"), &triggersapi.WebhookDeliveryProps{EventsTable: events, DeliveryQueue: queue, MetricsNamespace: *ns,
+			WebhookOptions: triggersapi.WebhookOptions{Function: code}})
+	})
 }
 
 // TriggersApi composes a WebhookDelivery only when Webhooks is set.

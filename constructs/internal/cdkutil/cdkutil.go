@@ -58,6 +58,12 @@ func IsNumberToken(v float64) bool {
 	return math.Float64bits(v)>>48 == numberTokenMarker
 }
 
+// IsStringToken reports whether s holds an unresolved CDK token (a
+// CfnParameter's ValueAsString, an attribute of another resource).
+func IsStringToken(s string) bool {
+	return *awscdk.Token_IsUnresolved(jsii.String(s))
+}
+
 // IsDurationToken reports whether d holds a value known only at deploy
 // time (awscdk.Duration_Seconds of a parameter, say).
 // awscdk.Token_IsUnresolved does not tell: a Duration is an object, never
