@@ -240,14 +240,15 @@ type DeliveryOptions struct {
 	// error, partial batch failures.
 	Stream *dynamotable.StreamConsumerOptions
 	// QueueVisibilityTimeout is the delivery queue's visibility timeout:
-	// how long a downstream consumer has per message. With
-	// TriggersApiProps.Webhooks, at least 6 times the webhook function's
-	// timeout (AWS's guidance for SQS event sources).
+	// how long a downstream consumer has per message, whole seconds up to
+	// 12 hours. With TriggersApiProps.Webhooks, at least 6 times the
+	// webhook function's timeout (AWS's guidance for SQS event sources).
 	//
 	// Default: 30 seconds; with Webhooks, 6 times the webhook function's
 	// timeout (30 minutes by default).
 	QueueVisibilityTimeout awscdk.Duration
-	// QueueRetention is how long undelivered messages stay in the delivery queue.
+	// QueueRetention is how long undelivered messages stay in the
+	// delivery queue: whole seconds, 1 minute to 14 days.
 	//
 	// Default: 4 days.
 	QueueRetention awscdk.Duration

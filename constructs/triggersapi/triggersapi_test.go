@@ -71,6 +71,18 @@ func TestValidatePropsRejects(t *testing.T) {
 		{"tiny memory", triggersapi.TriggersApiProps{ApiFunction: &triggersapi.FunctionOptions{MemoryMiB: 64}}, "ApiFunction.MemoryMiB 64 is outside 128-10240"},
 		{"huge authorizer memory", triggersapi.TriggersApiProps{AuthorizerFunction: &triggersapi.FunctionOptions{MemoryMiB: 20000}}, "AuthorizerFunction.MemoryMiB 20000 is outside 128-10240"},
 		{"receive count", triggersapi.TriggersApiProps{Delivery: &triggersapi.DeliveryOptions{MaxReceiveCount: 5000}}, "Delivery.MaxReceiveCount 5000 is outside 1-1000"},
+		// Found by review: ValidateProps passed these, and the construct
+		// failed in the CDK's words about "Queue2" (a 30 s retention) or
+		// "'1500 millis' cannot be converted into a whole number of
+		// seconds", naming neither the prop nor the fix.
+		{"visibility in milliseconds", triggersapi.TriggersApiProps{Delivery: &triggersapi.DeliveryOptions{QueueVisibilityTimeout: awscdk.Duration_Millis(jsii.Number(1500))}},
+			"Delivery.QueueVisibilityTimeout 1.5s is not whole seconds from 0s to 12h0m0s: SQS hides a received message whole seconds, at most 12 hours; give one such as 2s"},
+		{"visibility over 12 hours", triggersapi.TriggersApiProps{Delivery: &triggersapi.DeliveryOptions{QueueVisibilityTimeout: awscdk.Duration_Hours(jsii.Number(13))}, Webhooks: &triggersapi.WebhookOptions{}},
+			"Delivery.QueueVisibilityTimeout 13h0m0s is not whole seconds from 0s to 12h0m0s"},
+		{"retention under a minute", triggersapi.TriggersApiProps{Delivery: &triggersapi.DeliveryOptions{QueueRetention: secs(30)}},
+			"Delivery.QueueRetention 30s is not whole seconds from 1m0s to 336h0m0s: SQS keeps messages whole seconds, 1 minute to 14 days; give one such as 1m0s"},
+		{"retention over 14 days", triggersapi.TriggersApiProps{Delivery: &triggersapi.DeliveryOptions{QueueRetention: awscdk.Duration_Days(jsii.Number(15))}},
+			"Delivery.QueueRetention 360h0m0s is not whole seconds from 1m0s to 336h0m0s"},
 		{"fractional receive count", triggersapi.TriggersApiProps{Delivery: &triggersapi.DeliveryOptions{MaxReceiveCount: 2.5}}, "Delivery.MaxReceiveCount 2.5 is outside 1-1000: give how many times a message is received before it moves to the dead-letter queue, a whole number"},
 		{"negative reserved concurrency", triggersapi.TriggersApiProps{ApiFunction: &triggersapi.FunctionOptions{ReservedConcurrency: jsii.Number(-1)}}, "ApiFunction.ReservedConcurrency -1 is not a whole number >= 0"},
 		{"consumer on an architecture Lambda lacks", triggersapi.TriggersApiProps{Delivery: &triggersapi.DeliveryOptions{Function: &triggersapi.FunctionOptions{
@@ -136,6 +148,13 @@ func TestValidatePropsAccepts(t *testing.T) {
 	assert.NoError(t, triggersapi.ValidateProps(&triggersapi.TriggersApiProps{
 		WebAclArn: jsii.String("arn:aws:wafv2:us-east-1:1:regional/webacl/x/y"), RateLimit: &triggersapi.RateLimitOptions{Disabled: true},
 	}), "an own web ACL with the built-in limits turned off")
+	n := *awscdk.NewCfnParameter(awscdk.NewStack(newApp(), jsii.String("P"), nil), jsii.String("N"), &awscdk.CfnParameterProps{Type: jsii.String("Number")}).ValueAsNumber()
+	assert.NoError(t, triggersapi.ValidateProps(&triggersapi.TriggersApiProps{Delivery: &triggersapi.DeliveryOptions{
+		QueueVisibilityTimeout: awscdk.Duration_Seconds(&n), QueueRetention: awscdk.Duration_Seconds(&n),
+	}}), "queue durations from a parameter are left to CloudFormation")
+	assert.NoError(t, triggersapi.ValidateProps(&triggersapi.TriggersApiProps{Delivery: &triggersapi.DeliveryOptions{
+		QueueVisibilityTimeout: awscdk.Duration_Hours(jsii.Number(12)), QueueRetention: awscdk.Duration_Days(jsii.Number(14)),
+	}}), "SQS's limits themselves")
 }
 
 // A function's own variables cannot override the construct's.
