@@ -1208,6 +1208,23 @@ func TestRoundStartedDuringSettleIsNotUndone(t *testing.T) {
 	assert.Equal(t, event.Retrying, w.status("tenant-a", e.ID).Status, "the round's event is held, not settled back to failed")
 }
 
+// newMovingReceiver answers every request with status, once during has
+// run: the tenant moving the subscription (and whatever else the test
+// needs) while the request is under way.
+func newMovingReceiver(t *testing.T, status int, during func()) *receiver {
+	r := &receiver{}
+	r.srv = httptest.NewTLSServer(http.HandlerFunc(func(rw http.ResponseWriter, req *http.Request) {
+		_, _ = io.ReadAll(req.Body)
+		r.mu.Lock()
+		r.got = append(r.got, received{id: req.Header.Get(webhook.HeaderID)})
+		r.mu.Unlock()
+		during()
+		rw.WriteHeader(status)
+	}))
+	t.Cleanup(r.srv.Close)
+	return r
+}
+
 // The tenant moves a subscription to another server while a request to
 // the old one is under way, and the old one fails: the failure does not
 // count towards the new server's breaker (a threshold of 1 would open its
@@ -1219,16 +1236,7 @@ func TestFailureFromALeftServerIsNotCounted(t *testing.T) {
 	ctx := context.Background()
 	next := newReceiver(t)
 	var move func(string)
-	old := &receiver{}
-	old.srv = httptest.NewTLSServer(http.HandlerFunc(func(rw http.ResponseWriter, req *http.Request) {
-		_, _ = io.ReadAll(req.Body)
-		old.mu.Lock()
-		old.got = append(old.got, received{id: req.Header.Get(webhook.HeaderID)})
-		old.mu.Unlock()
-		move(next.srv.URL + "/in")
-		rw.WriteHeader(http.StatusInternalServerError)
-	}))
-	t.Cleanup(old.srv.Close)
+	old := newMovingReceiver(t, http.StatusInternalServerError, func() { move(next.srv.URL + "/in") })
 	w := newWorld(t, old, func(c *dispatch.Config) {
 		c.BreakerThreshold, c.BreakerCooldown = 1, time.Minute
 	})
@@ -1272,16 +1280,7 @@ func TestFailedProbeOfALeftServerDoesNotOpenTheNewOne(t *testing.T) {
 	ctx := context.Background()
 	next := newReceiver(t)
 	var move func(string)
-	old := &receiver{}
-	old.srv = httptest.NewTLSServer(http.HandlerFunc(func(rw http.ResponseWriter, req *http.Request) {
-		_, _ = io.ReadAll(req.Body)
-		old.mu.Lock()
-		old.got = append(old.got, received{id: req.Header.Get(webhook.HeaderID)})
-		old.mu.Unlock()
-		move(next.srv.URL + "/in")
-		rw.WriteHeader(http.StatusInternalServerError)
-	}))
-	t.Cleanup(old.srv.Close)
+	old := newMovingReceiver(t, http.StatusInternalServerError, func() { move(next.srv.URL + "/in") })
 	w := newWorld(t, old, func(c *dispatch.Config) {
 		c.BreakerCooldown, c.SlowAfter = time.Minute, -1
 	})
@@ -1322,16 +1321,7 @@ func TestSuccessOfALeftServerDoesNotCloseTheNewOnesCircuit(t *testing.T) {
 	ctx := context.Background()
 	next := newReceiver(t)
 	var moveAndOpen func(string)
-	old := &receiver{}
-	old.srv = httptest.NewTLSServer(http.HandlerFunc(func(rw http.ResponseWriter, req *http.Request) {
-		_, _ = io.ReadAll(req.Body)
-		old.mu.Lock()
-		old.got = append(old.got, received{id: req.Header.Get(webhook.HeaderID)})
-		old.mu.Unlock()
-		moveAndOpen(next.srv.URL + "/in")
-		rw.WriteHeader(http.StatusOK)
-	}))
-	t.Cleanup(old.srv.Close)
+	old := newMovingReceiver(t, http.StatusOK, func() { moveAndOpen(next.srv.URL + "/in") })
 	w := newWorld(t, old, func(c *dispatch.Config) {
 		c.BreakerCooldown, c.SlowAfter = time.Minute, -1
 	})
