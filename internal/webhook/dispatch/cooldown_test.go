@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/webhook"
 	"github.com/triggers-dev/triggers/internal/webhook/dispatch"
 )
@@ -43,6 +44,28 @@ func newBarrierReceiver(t *testing.T, n int) *receiver {
 	return r
 }
 
+// burst delivers n events at once, in one batch, to one subscription of a
+// receiver that fails them all once all n are in flight (a breaker
+// threshold of 2, a Cooldown of a minute, no slow watch).
+func burst(t *testing.T, n int) (*world, *receiver, event.Subscription) {
+	t.Helper()
+	rcv := newBarrierReceiver(t, n)
+	w := newWorld(t, rcv, func(c *dispatch.Config) {
+		c.BreakerThreshold, c.BreakerCooldown, c.SlowAfter = 2, time.Minute, -1
+	})
+	w.now = w.now.Truncate(time.Millisecond) // the circuit's times are stored in milliseconds
+	sub, _ := w.subscribe("tenant-a")
+	var batch events.SQSEvent
+	for i := range n {
+		e := w.event("tenant-a", "t")
+		batch.Records = append(batch.Records, deliveryMessage(t, "m"+strconv.Itoa(i), "tenant-a", e))
+	}
+	res, err := w.d.HandleSQS(context.Background(), batch)
+	require.NoError(t, err)
+	require.Empty(t, res.BatchItemFailures)
+	return w, rcv, sub
+}
+
 // Failures that were in flight together when the circuit opened are one
 // run of failures, not failed probes: the circuit opens for Cooldown, as
 // docs/delivery.md promises ("doubling with each failed probe"), not for
@@ -52,21 +75,7 @@ func newBarrierReceiver(t *testing.T, n int) *receiver {
 func TestConcurrentFailuresOpenTheCircuitForOneCooldown(t *testing.T) {
 	ctx := context.Background()
 	const n = 6
-	rcv := newBarrierReceiver(t, n)
-	m := &metrics{}
-	w := newWorld(t, rcv, func(c *dispatch.Config) {
-		c.BreakerThreshold, c.BreakerCooldown, c.SlowAfter, c.Metrics = 2, time.Minute, -1, m
-	})
-	w.now = w.now.Truncate(time.Millisecond) // the circuit's times are stored in milliseconds
-	sub, _ := w.subscribe("tenant-a")
-	var batch events.SQSEvent
-	for i := range n {
-		e := w.event("tenant-a", "t")
-		batch.Records = append(batch.Records, deliveryMessage(t, "m"+strconv.Itoa(i), "tenant-a", e))
-	}
-	res, err := w.d.HandleSQS(ctx, batch)
-	require.NoError(t, err)
-	require.Empty(t, res.BatchItemFailures)
+	w, rcv, sub := burst(t, n)
 	require.Len(t, rcv.requests(), n, "every attempt was made: all were in flight before any failure was recorded")
 
 	got, err := w.st.GetSubscription(ctx, "tenant-a", sub.ID)
@@ -83,20 +92,7 @@ func TestConcurrentFailuresOpenTheCircuitForOneCooldown(t *testing.T) {
 func TestFailedProbeAfterABurstDoublesTheOpening(t *testing.T) {
 	ctx := context.Background()
 	const n = 6
-	rcv := newBarrierReceiver(t, n)
-	w := newWorld(t, rcv, func(c *dispatch.Config) {
-		c.BreakerThreshold, c.BreakerCooldown, c.SlowAfter = 2, time.Minute, -1
-	})
-	w.now = w.now.Truncate(time.Millisecond) // the circuit's times are stored in milliseconds
-	sub, _ := w.subscribe("tenant-a")
-	var batch events.SQSEvent
-	for i := range n {
-		e := w.event("tenant-a", "t")
-		batch.Records = append(batch.Records, deliveryMessage(t, "m"+strconv.Itoa(i), "tenant-a", e))
-	}
-	res, err := w.d.HandleSQS(ctx, batch)
-	require.NoError(t, err)
-	require.Empty(t, res.BatchItemFailures)
+	w, rcv, sub := burst(t, n)
 	require.Len(t, rcv.requests(), n)
 
 	// The retries come due while the circuit is open: they park behind
