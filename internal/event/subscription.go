@@ -427,6 +427,12 @@ type Attempt struct {
 	// (a PATCH of url during the request moved it). Empty in attempts
 	// recorded before it was, and in attempts closed unmade.
 	URL string `json:"-"`
+	// ProbeCooldown, set, makes the attempt its subscription's
+	// half-open circuit's probe: its failure reopens the circuit for this
+	// long (twice the opening before it), recorded with the outcome so
+	// that a follow-up applied again after a fault reopens it for the
+	// same time, not for the default cooldown nor twice again.
+	ProbeCooldown time.Duration `json:"-"`
 
 	// Round is the redelivery round that made the attempt ("" for the
 	// first round and for retries).

@@ -59,6 +59,7 @@ type attemptItem struct {
 	Round          string `dynamodbav:"round,omitempty"`
 	FollowUp       string `dynamodbav:"followup,omitempty"`
 	URL            string `dynamodbav:"url,omitempty"`
+	ProbeCooldown  int64  `dynamodbav:"probe_cooldown,omitempty"` // milliseconds
 }
 
 func (it attemptItem) attempt() event.Attempt {
@@ -67,6 +68,7 @@ func (it attemptItem) attempt() event.Attempt {
 		Outcome: it.Outcome, StatusCode: it.StatusCode, LatencyMs: it.LatencyMs,
 		Response: it.Response, Error: it.Error, NextAttemptAt: it.NextAttemptAt,
 		Round: it.Round, Sends: it.Sends, FollowUp: it.FollowUp, URL: it.URL,
+		ProbeCooldown: time.Duration(it.ProbeCooldown) * time.Millisecond,
 	}
 	if it.LeaseUntil > 0 {
 		a.LeaseUntil = time.UnixMilli(it.LeaseUntil).UTC()
@@ -145,8 +147,8 @@ func (st *Store) ClaimAttempt(ctx context.Context, tenant, eventID string, c eve
 
 // FinishAttempt records the outcome of attempt a (its subscription and
 // number), claimed by owner: outcome, status, latency, response, error,
-// next_attempt_at, the URL the request went to and timestamp; the claim's
-// lease ends. It fails with
+// next_attempt_at, the URL the request went to, a probe's cooldown and
+// timestamp; the claim's lease ends. It fails with
 // event.ErrLeaseLost unless the attempt is pending under owner.
 func (st *Store) FinishAttempt(ctx context.Context, tenant, eventID string, a event.Attempt, owner string) error {
 	sets := []string{"#o = :o", "#ts = :ts", "#lat = :lat"}
@@ -174,6 +176,9 @@ func (st *Store) FinishAttempt(ctx context.Context, tenant, eventID string, a ev
 	}
 	if a.URL != "" {
 		opt("url", "url", s(a.URL))
+	}
+	if a.ProbeCooldown > 0 {
+		opt("probe", "probe_cooldown", n(a.ProbeCooldown.Milliseconds()))
 	}
 	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(st.table),

@@ -116,7 +116,7 @@ func TestClaimAttempt(t *testing.T) {
 	assert.Equal(t, t0.Add(2*time.Minute+time.Millisecond), a.LeaseUntil)
 
 	done := event.Attempt{SubscriptionID: "sub_a", Number: 1, Timestamp: event.FormatTime(t0.Add(time.Minute)), Outcome: "delivered", StatusCode: 204, LatencyMs: 3,
-		URL: "https://hooks.example.com/in"}
+		URL: "https://hooks.example.com/in", ProbeCooldown: 2 * time.Minute}
 	assert.ErrorIs(t, st.FinishAttempt(ctx, "tenant-a", "evt_1", done, "first"), event.ErrLeaseLost)
 	require.NoError(t, st.FinishAttempt(ctx, "tenant-a", "evt_1", done, "second"))
 	assert.ErrorIs(t, st.FinishAttempt(ctx, "tenant-a", "evt_1", done, "second"), event.ErrLeaseLost, "finished once")

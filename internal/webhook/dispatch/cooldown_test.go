@@ -2,10 +2,12 @@ package dispatch_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -125,4 +127,56 @@ func TestFailedProbeAfterABurstDoublesTheOpening(t *testing.T) {
 		assert.Equal(t, w.clock().Add(want), got.CircuitOpenUntil, "probe %d failed: reopened for twice the opening before", probe+1)
 		assert.Equal(t, want, got.CircuitCooldown)
 	}
+}
+
+// stopAfterFinish is the store as a process sees it that stops right
+// after recording its first attempt's outcome: the call took effect, the
+// invocation goes no further (its message fails and comes back).
+type stopAfterFinish struct {
+	dispatch.Store
+	stopped atomic.Bool
+}
+
+func (s *stopAfterFinish) FinishAttempt(ctx context.Context, tenant, eventID string, a event.Attempt, owner string) error {
+	if err := s.Store.FinishAttempt(ctx, tenant, eventID, a, owner); err != nil {
+		return err
+	}
+	if s.stopped.CompareAndSwap(false, true) {
+		return errors.New("the process stopped")
+	}
+	return nil
+}
+
+// A failed probe's reopening survives a stop between the probe's outcome
+// and the reopening: the message handled again reopens the circuit for
+// twice the opening before, as the uninterrupted probe does, and a copy
+// handled after that does not double it again. (Before, the reopening
+// came only from the probe's own invocation: after the stop the circuit
+// stayed half-open, and every attempt could probe again at once.)
+func TestFailedProbeReopensAfterAStop(t *testing.T) {
+	ctx := context.Background()
+	rcv := newReceiver(t, http.StatusInternalServerError, http.StatusInternalServerError)
+	stop := &stopAfterFinish{}
+	w := newWorld(t, rcv, func(c *dispatch.Config) {
+		c.BreakerThreshold, c.BreakerCooldown, c.SlowAfter = 5, time.Minute, -1
+		stop.Store = c.Store
+		c.Store = stop
+	})
+	w.now = w.now.Truncate(time.Millisecond) // the circuit's times are stored in milliseconds
+	sub, _ := w.subscribe("tenant-a")
+	// Opened for 10 minutes, which have passed: half-open.
+	_, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, "", w.clock(), 10*time.Minute)
+	require.NoError(t, err)
+	e := w.event("tenant-a", "t")
+
+	require.Error(t, w.d.HandleEvent(ctx, "tenant-a", e.ID), "the process stopped after the probe's outcome")
+	require.Len(t, rcv.requests(), 1, "the probe")
+	for copyN := range 2 {
+		require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID), "SQS hands the message over again (copy %d)", copyN+1)
+		got, err := w.st.GetSubscription(ctx, "tenant-a", sub.ID)
+		require.NoError(t, err)
+		assert.Equal(t, w.clock().Add(20*time.Minute), got.CircuitOpenUntil, "copy %d: reopened for twice the opening before", copyN+1)
+		assert.Equal(t, 20*time.Minute, got.CircuitCooldown, "copy %d", copyN+1)
+	}
+	assert.Len(t, rcv.requests(), 1, "the probe was not made again")
 }

@@ -1153,6 +1153,9 @@ func (d *Dispatcher) attempt(ctx context.Context, tenant string, e event.Event, 
 		Outcome: string(res.Outcome), StatusCode: res.StatusCode, LatencyMs: res.Latency.Milliseconds(),
 		Response: res.ResponseBody, Error: res.Error, Round: round, URL: sub.URL,
 	}
+	if probe {
+		a.ProbeCooldown = d.probeCooldown(sub)
+	}
 	if res.Outcome == webhook.Failed {
 		if next, retry := d.next(n, res.RetryAfter); retry {
 			a.NextAttemptAt = event.FormatTime(now.Add(next))
@@ -1167,11 +1170,6 @@ func (d *Dispatcher) attempt(ctx context.Context, tenant string, e event.Event, 
 		return err
 	}
 	d.cfg.Metrics.WebhookAttempt(a.Outcome)
-	if probe && res.Outcome != webhook.Delivered {
-		// A failed probe: still broken. Open the circuit again, for
-		// longer, and free the probe (its delivery would have closed it).
-		d.openCircuit(ctx, tenant, e.ID, sub.ID, sub.URL, d.probeCooldown(sub), "probe")
-	}
 	level := slog.LevelInfo
 	if res.Outcome != webhook.Delivered {
 		level = slog.LevelWarn
@@ -1449,13 +1447,21 @@ func (d *Dispatcher) followUp(ctx context.Context, tenant string, e event.Event,
 		d.cfg.Metrics.SubscriptionDisabled()
 		d.log(ctx, slog.LevelError, "subscription disabled", tenant, e.ID, sub.ID)
 	}
-	if run.Consecutive >= d.cfg.BreakerThreshold {
+	switch {
+	case a.ProbeCooldown > 0:
+		// A failed probe: still broken. Open the circuit again, for
+		// longer (the time recorded with the attempt: the same when
+		// this follow-up is applied again after a fault; before, a
+		// fault between the outcome and the reopening left the circuit
+		// open for BreakerCooldown), and free the probe (its delivery
+		// would have closed it).
+		d.openCircuit(ctx, tenant, e.ID, sub.ID, a.URL, a.ProbeCooldown, "probe")
+	case run.Consecutive >= d.cfg.BreakerThreshold:
 		// For BreakerCooldown: failures past the threshold here are
 		// attempts that were in flight when the circuit opened, not
-		// failed probes (a failed probe reopens the circuit for longer
-		// itself, in attempt). Doubling once per failure made a burst
-		// of failures open the circuit for up to MaxBreakerCooldown
-		// (found by review).
+		// failed probes. Doubling once per failure made a burst of
+		// failures open the circuit for up to MaxBreakerCooldown (found
+		// by review).
 		d.openCircuit(ctx, tenant, e.ID, sub.ID, a.URL, d.cfg.BreakerCooldown, "failures")
 	}
 	if run.Disabled {
