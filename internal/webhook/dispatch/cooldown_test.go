@@ -152,7 +152,8 @@ func (s *stopAfterFinish) FinishAttempt(ctx context.Context, tenant, eventID str
 // twice the opening before, as the uninterrupted probe does, and a copy
 // handled after that does not double it again. (Before, the reopening
 // came only from the probe's own invocation: after the stop the circuit
-// stayed half-open, and every attempt could probe again at once.)
+// stayed half-open, and another probe went once the first one's hold
+// ended.)
 func TestFailedProbeReopensAfterAStop(t *testing.T) {
 	ctx := context.Background()
 	rcv := newReceiver(t, http.StatusInternalServerError, http.StatusInternalServerError)
