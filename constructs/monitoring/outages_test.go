@@ -260,9 +260,11 @@ func TestValidateOutageThresholds(t *testing.T) {
 		{"negative band", th(monitoring.Thresholds{TrafficDropStdDevs: -1}), "Thresholds.TrafficDropStdDevs -1 is negative: give the band width in standard deviations"},
 		{"band too wide", th(monitoring.Thresholds{TrafficDropStdDevs: 12}), "Thresholds.TrafficDropStdDevs 12 is above 10"},
 		{"fractional periods", th(monitoring.Thresholds{TrafficDropPeriods: 2.5}), "Thresholds.TrafficDropPeriods 2.5 is not a whole number of periods"},
-		{"periods over a day", th(monitoring.Thresholds{TrafficDropPeriods: 300}), "Thresholds.TrafficDropPeriods 300 times the period (300 s) is more than a day, which CloudWatch refuses: use at most 288"},
-		{"periods over a day, 1-hour period", &monitoring.TriggersMonitoringProps{EventsTable: table, Period: awscdk.Duration_Hours(jsii.Number(1)), Thresholds: &monitoring.Thresholds{TrafficDropPeriods: 25}},
-			"Thresholds.TrafficDropPeriods 25 times the period (3600 s) is more than a day, which CloudWatch refuses: use at most 24"},
+		{"periods over a day", th(monitoring.Thresholds{TrafficDropPeriods: 300}), "Thresholds.TrafficDropPeriods 300 times the period (300 s) is more than a day, which CloudWatch refuses for a period under an hour: use at most 288"},
+		{"periods over a day, 59-minute period", &monitoring.TriggersMonitoringProps{EventsTable: table, Period: awscdk.Duration_Minutes(jsii.Number(59)), Thresholds: &monitoring.Thresholds{TrafficDropPeriods: 25}},
+			"Thresholds.TrafficDropPeriods 25 times the period (3540 s) is more than a day, which CloudWatch refuses for a period under an hour: use at most 24"},
+		{"periods over 7 days, 1-hour period", &monitoring.TriggersMonitoringProps{EventsTable: table, Period: awscdk.Duration_Hours(jsii.Number(1)), Thresholds: &monitoring.Thresholds{TrafficDropPeriods: 169}},
+			"Thresholds.TrafficDropPeriods 169 times the period (3600 s) is more than 7 days, which CloudWatch refuses: use at most 168"},
 		{"denial percent", th(monitoring.Thresholds{AuthorizerDenialPercent: 150}), "Thresholds.AuthorizerDenialPercent 150 is above 100: it is a percentage"},
 		{"negative minimum", th(monitoring.Thresholds{AuthorizerDenialMinRequests: -5}), "Thresholds.AuthorizerDenialMinRequests -5 is negative"},
 		{"negative waf", th(monitoring.Thresholds{WafBlockedRequests: -1}), "Thresholds.WafBlockedRequests -1 is negative"},
@@ -284,6 +286,10 @@ func TestValidateOutageThresholds(t *testing.T) {
 		})
 	}
 	assert.NoError(t, monitoring.ValidateProps(th(monitoring.Thresholds{TrafficDropStdDevs: 10, TrafficDropPeriods: 288, AuthorizerDenialPercent: 100})))
+	// From a period of an hour up, CloudWatch evaluates up to 7 days (it
+	// was refused past a day, with the reason of shorter periods).
+	assert.NoError(t, monitoring.ValidateProps(&monitoring.TriggersMonitoringProps{EventsTable: table, Period: awscdk.Duration_Hours(jsii.Number(1)),
+		Thresholds: &monitoring.Thresholds{TrafficDropPeriods: 168}}))
 	assert.NoError(t, monitoring.ValidateProps(&monitoring.TriggersMonitoringProps{EventsTable: table, ApiKeysTableThresholds: &monitoring.TableThresholds{LatencyMs: map[string]float64{"GetItem": 15}}}))
 }
 

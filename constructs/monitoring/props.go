@@ -138,7 +138,8 @@ type Thresholds struct {
 	TrafficDropStdDevs float64
 	// TrafficDropPeriods is how many consecutive periods the request count
 	// must stay below the band before ApiTrafficDrop pages: a whole
-	// number, with TrafficDropPeriods times the period at most 1 day.
+	// number, with TrafficDropPeriods times the period at most 1 day (7
+	// days for a period of an hour or more: CloudWatch's limits).
 	//
 	// Default: 3 (15 minutes with the default period).
 	TrafficDropPeriods float64

@@ -214,11 +214,16 @@ func trafficDropErrors(p *TriggersMonitoringProps) []error {
 		bad("Thresholds.TrafficDropPeriods %v is not a whole number of periods: give 1 or more, or 0 for the default 3", n)
 	case n > 0 && p.Period != nil && !cdkutil.IsDurationToken(p.Period):
 		s := *p.Period.ToSeconds(&awscdk.TimeConversionOptions{Integral: jsii.Bool(false)})
-		if n*s > 86400 {
-			bad("Thresholds.TrafficDropPeriods %v times the period (%v s) is more than a day, which CloudWatch refuses: use at most %v", n, s, int64(86400/s))
+		// CloudWatch's limit on an alarm's evaluation range: 1 day for
+		// a period under an hour, 7 days from an hour up (PutMetricAlarm).
+		switch {
+		case s < 3600 && n*s > 86400:
+			bad("Thresholds.TrafficDropPeriods %v times the period (%v s) is more than a day, which CloudWatch refuses for a period under an hour: use at most %v", n, s, int64(86400/s))
+		case n*s > 604800:
+			bad("Thresholds.TrafficDropPeriods %v times the period (%v s) is more than 7 days, which CloudWatch refuses: use at most %v", n, s, int64(604800/s))
 		}
 	case n > 0 && n*300 > 86400:
-		bad("Thresholds.TrafficDropPeriods %v times the period (300 s) is more than a day, which CloudWatch refuses: use at most 288", n)
+		bad("Thresholds.TrafficDropPeriods %v times the period (300 s) is more than a day, which CloudWatch refuses for a period under an hour: use at most 288", n)
 	}
 	return errs
 }
