@@ -350,19 +350,8 @@ func (o StreamConsumerOptions) validate() error {
 	whole("RetryAttempts", o.RetryAttempts, 1, 10000, "give how many times a failing batch is retried, or 0 for the default")
 	whole("ParallelizationFactor", o.ParallelizationFactor, 1, 10, fmt.Sprintf("give the batches processed at once per shard, or 0 for the default (%d)", DefaultStreamParallelization))
 	// Lambda takes both durations in whole seconds (CloudFormation
-	// integers); the CDK refuses a fraction with a message of its own
-	// that names neither the option nor the fix.
-	seconds := func(name string, d awscdk.Duration, lo, hi time.Duration, fix string) {
-		if d == nil || cdkutil.IsDurationToken(d) {
-			return
-		}
-		ms := *d.ToMilliseconds(&awscdk.TimeConversionOptions{Integral: jsii.Bool(false)})
-		v := time.Duration(ms * float64(time.Millisecond))
-		if v < lo || v > hi || ms != math.Trunc(ms/1000)*1000 {
-			errs = append(errs, fmt.Errorf("%s %s is not whole seconds from %s to %s: %s; give one such as %s", name, v, lo, hi, fix, min(max(lo, v.Round(time.Second)), hi)))
-		}
-	}
-	seconds("MaxBatchingWindow", o.MaxBatchingWindow, 0, 5*time.Minute, "Lambda waits whole seconds, at most 5 minutes, to fill a batch")
-	seconds("MaxRecordAge", o.MaxRecordAge, time.Minute, 7*24*time.Hour, "Lambda gives up records by whole seconds of age, 1 minute to 7 days")
-	return errors.Join(errs...)
+	// integers).
+	return errors.Join(append(errs,
+		cdkutil.WholeSeconds("MaxBatchingWindow", o.MaxBatchingWindow, 0, 5*time.Minute, "Lambda waits whole seconds, at most 5 minutes, to fill a batch"),
+		cdkutil.WholeSeconds("MaxRecordAge", o.MaxRecordAge, time.Minute, 7*24*time.Hour, "Lambda gives up records by whole seconds of age, 1 minute to 7 days"))...)
 }

@@ -3,7 +3,6 @@ package triggersapi
 import (
 	"errors"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -114,20 +113,11 @@ func validateDelivery(o *DeliveryOptions) error {
 	if n := o.MaxReceiveCount; n != 0 && !isToken(n) && (n < 1 || n > 1000 || n != float64(int(n))) {
 		errs = append(errs, fmt.Errorf("Delivery.MaxReceiveCount %v is outside 1-1000: give how many times a message is received before it moves to the dead-letter queue, a whole number", n))
 	}
-	// SQS takes both in whole seconds; the CDK refuses others in words
-	// of its own (naming its "Queue2", not the prop).
-	seconds := func(name string, d awscdk.Duration, lo, hi time.Duration, fix string) {
-		if d == nil || cdkutil.IsDurationToken(d) {
-			return
-		}
-		ms := *d.ToMilliseconds(&awscdk.TimeConversionOptions{Integral: jsii.Bool(false)})
-		v := time.Duration(ms * float64(time.Millisecond))
-		if v < lo || v > hi || ms != math.Trunc(ms/1000)*1000 {
-			errs = append(errs, fmt.Errorf("Delivery.%s %s is not whole seconds from %s to %s: %s; give one such as %s", name, v, lo, hi, fix, min(max(lo, v.Round(time.Second)), hi)))
-		}
-	}
-	seconds("QueueVisibilityTimeout", o.QueueVisibilityTimeout, 0, 12*time.Hour, "SQS hides a received message whole seconds, at most 12 hours")
-	seconds("QueueRetention", o.QueueRetention, time.Minute, 14*24*time.Hour, "SQS keeps messages whole seconds, 1 minute to 14 days")
+	// SQS takes both in whole seconds (the CDK's own words name its
+	// "Queue2", not the prop).
+	errs = append(errs,
+		cdkutil.WholeSeconds("Delivery.QueueVisibilityTimeout", o.QueueVisibilityTimeout, 0, 12*time.Hour, "SQS hides a received message whole seconds, at most 12 hours"),
+		cdkutil.WholeSeconds("Delivery.QueueRetention", o.QueueRetention, time.Minute, 14*24*time.Hour, "SQS keeps messages whole seconds, 1 minute to 14 days"))
 	return errors.Join(append(errs, validateFunction("Delivery.Function", o.Function)...)...)
 }
 

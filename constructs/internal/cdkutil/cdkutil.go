@@ -1,9 +1,12 @@
 // Package cdkutil holds the constructs' shared internal helpers: the
-// TLS-only queue every construct creates, and cdk-nag suppressions.
+// TLS-only queue every construct creates, cdk-nag suppressions, and the
+// checks of literal props (tokens, whole seconds).
 package cdkutil
 
 import (
+	"fmt"
 	"math"
+	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
@@ -70,4 +73,20 @@ func IsStringToken(s string) bool {
 // a token itself, so it answers false for every Duration.
 func IsDurationToken(d awscdk.Duration) bool {
 	return d != nil && *d.IsUnresolved()
+}
+
+// WholeSeconds checks a literal duration given as prop name (nil or a
+// token passes): CloudFormation takes it as whole seconds from lo to hi,
+// and the CDK refuses a fraction in words of its own that name neither
+// the prop nor the fix. The error gives fix and a value that would do.
+func WholeSeconds(name string, d awscdk.Duration, lo, hi time.Duration, fix string) error {
+	if d == nil || IsDurationToken(d) {
+		return nil
+	}
+	ms := *d.ToMilliseconds(&awscdk.TimeConversionOptions{Integral: jsii.Bool(false)})
+	v := time.Duration(ms * float64(time.Millisecond))
+	if v < lo || v > hi || ms != math.Trunc(ms/1000)*1000 {
+		return fmt.Errorf("%s %s is not whole seconds from %s to %s: %s; give one such as %s", name, v, lo, hi, fix, min(max(lo, v.Round(time.Second)), hi))
+	}
+	return nil
 }
