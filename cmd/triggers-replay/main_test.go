@@ -191,30 +191,39 @@ func TestSeqAfter(t *testing.T) {
 	assert.False(t, seqAfter("1233", "1233"))
 }
 
+// threeRecordRange puts three events of tenant-a in a new table and
+// returns what replaying them from its stream takes: the table, the
+// events, a streams client, the sequence number of record i, and the
+// failure message of the range from the first record to end.
+func threeRecordRange(t *testing.T) (table string, evs []event.Event, streams *dynamodbstreams.Client, seq func(int) string, msg func(end string) io.Reader) {
+	t.Helper()
+	table = db.CreateTable(t, schema.Events())
+	st := store.New(db.Client, table)
+	for i := range 3 {
+		evs = append(evs, put(t, st, "tenant-a", time.Now().UTC().Add(time.Duration(i)*time.Millisecond)))
+	}
+	streams, arn, shard, recs := streamRecords(t, table, 3)
+	seq = func(i int) string { return aws.ToString(recs.Records[i].Dynamodb.SequenceNumber) }
+	msg = func(end string) io.Reader {
+		b, err := json.Marshal(map[string]any{"DDBStreamBatchInfo": map[string]any{"shardId": shard, "startSequenceNumber": seq(0), "endSequenceNumber": end, "streamArn": arn, "batchSize": 3}})
+		require.NoError(t, err)
+		return bytes.NewReader(b)
+	}
+	return table, evs, streams, seq, msg
+}
+
 // DynamoDB Streams may answer GetRecords with empty pages before later
 // records of the range: stream mode reads on until the range's last
 // record, however many empty pages come first (it used to stop after
 // three).
 func TestReplayStreamReadsPastEmptyPages(t *testing.T) {
 	ctx := context.Background()
-	table := db.CreateTable(t, schema.Events())
-	st := store.New(db.Client, table)
-	var evs []event.Event
-	for i := range 3 {
-		evs = append(evs, put(t, st, "tenant-a", time.Now().UTC().Add(time.Duration(i)*time.Millisecond)))
-	}
-	streams, arn, shard, recs := streamRecords(t, table, 3)
-	seq := func(i int) string { return aws.ToString(recs.Records[i].Dynamodb.SequenceNumber) }
-	msg := func(end string) string {
-		b, err := json.Marshal(map[string]any{"DDBStreamBatchInfo": map[string]any{"shardId": shard, "startSequenceNumber": seq(0), "endSequenceNumber": end, "streamArn": arn, "batchSize": 3}})
-		require.NoError(t, err)
-		return string(b)
-	}
+	table, evs, streams, seq, msg := threeRecordRange(t)
 
 	sk := &sink{}
 	layer := &streamsLayer{StreamsAPI: streams, empty: 5}
 	var out, errOut bytes.Buffer
-	code := run(ctx, []string{"-endpoint-url", db.Endpoint, "-table", table, "-queue-url", "q", "stream"}, strings.NewReader(msg(seq(2))), &out, &errOut, &deps{pub: sk.sender(), streams: layer, sleep: (&sleeps{}).sleep})
+	code := run(ctx, []string{"-endpoint-url", db.Endpoint, "-table", table, "-queue-url", "q", "stream"}, msg(seq(2)), &out, &errOut, &deps{pub: sk.sender(), streams: layer, sleep: (&sleeps{}).sleep})
 	require.Equal(t, 0, code, errOut.String())
 	assert.Equal(t, []string{evs[0].ID, evs[1].ID, evs[2].ID}, sk.ids, "every record of the range, after five empty pages")
 	assert.Greater(t, layer.calls, 5)
@@ -225,7 +234,7 @@ func TestReplayStreamReadsPastEmptyPages(t *testing.T) {
 	sk = &sink{}
 	errOut.Reset()
 	code = run(ctx, []string{"-endpoint-url", db.Endpoint, "-table", table, "-queue-url", "q", "-max-empty-reads", "5", "stream"},
-		strings.NewReader(msg(seq(2)+"0")), &out, &errOut, &deps{pub: sk.sender(), streams: streams, sleep: (&sleeps{}).sleep})
+		msg(seq(2)+"0"), &out, &errOut, &deps{pub: sk.sender(), streams: streams, sleep: (&sleeps{}).sleep})
 	assert.Equal(t, 1, code, errOut.String())
 	assert.Contains(t, errOut.String(), "read 5 empty pages in a row")
 	assert.Contains(t, errOut.String(), "3 events published before the error")
@@ -257,19 +266,7 @@ func (s *sleeps) sleep(_ context.Context, d time.Duration) error {
 // the test neither waits nor reads a clock.
 func TestReplayStreamPacesEmptyPages(t *testing.T) {
 	ctx := context.Background()
-	table := db.CreateTable(t, schema.Events())
-	st := store.New(db.Client, table)
-	var evs []event.Event
-	for i := range 3 {
-		evs = append(evs, put(t, st, "tenant-a", time.Now().UTC().Add(time.Duration(i)*time.Millisecond)))
-	}
-	streams, arn, shard, recs := streamRecords(t, table, 3)
-	seq := func(i int) string { return aws.ToString(recs.Records[i].Dynamodb.SequenceNumber) }
-	msg := func(end string) io.Reader {
-		b, err := json.Marshal(map[string]any{"DDBStreamBatchInfo": map[string]any{"shardId": shard, "startSequenceNumber": seq(0), "endSequenceNumber": end, "streamArn": arn, "batchSize": 3}})
-		require.NoError(t, err)
-		return bytes.NewReader(b)
-	}
+	table, evs, streams, seq, msg := threeRecordRange(t)
 	args := func(more ...string) []string {
 		return append([]string{"-endpoint-url", db.Endpoint, "-table", table, "-queue-url", "q"}, append(more, "stream")...)
 	}
