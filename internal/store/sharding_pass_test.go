@@ -234,16 +234,9 @@ func TestShardedPassGoesOnPastAnEmptyShard(t *testing.T) {
 	}
 	putAll(t, st, ctx, fresh)
 	got := ids(page.Events)
-	empty := 0
-	for q.After = page.Next; q.After != nil; {
-		p, err := st.List(ctx, q)
-		require.NoError(t, err)
-		if len(p.Events) == 0 && p.Next != nil {
-			empty++
-		}
-		got = append(got, ids(p.Events)...)
-		q.After = p.Next
-	}
+	q.After = page.Next
+	rest, empty := readRest(t, st, ctx, q)
+	got = append(got, rest...)
 	assert.Equal(t, newest(old, nil, false), got, "the pass lists the older events, once, newest first")
 	assert.Zero(t, empty, "no empty page while older events remain")
 }
@@ -296,19 +289,12 @@ func TestShardedPassGoesOnPastShardsThatGaveNothingYet(t *testing.T) {
 	}
 	putAll(t, st, ctx, fresh)
 	got := ids(page.Events)
-	empty := 0
 	api.mu.Lock()
 	api.read = map[string]bool{}
 	api.mu.Unlock()
-	for q.After = page.Next; q.After != nil; {
-		p, err := st.List(ctx, q)
-		require.NoError(t, err)
-		if len(p.Events) == 0 && p.Next != nil {
-			empty++
-		}
-		got = append(got, ids(p.Events)...)
-		q.After = p.Next
-	}
+	q.After = page.Next
+	rest, empty := readRest(t, st, ctx, q)
+	got = append(got, rest...)
 	assert.Equal(t, newest(old, nil, false), got, "the pass lists the older events, once, newest first")
 	assert.Zero(t, empty, "no empty page while older events remain")
 	reread := 0
@@ -340,4 +326,20 @@ func (r *readsAPI) Query(ctx context.Context, in *dynamodb.QueryInput, optFns ..
 		}
 	}
 	return out, err
+}
+
+// readRest lists the pages of q from q.After to the pass's end: the ids
+// in order, and how many pages came back empty with a cursor to go on.
+func readRest(t *testing.T, st *store.Store, ctx context.Context, q event.InboxQuery) (got []string, empty int) {
+	t.Helper()
+	for q.After != nil {
+		p, err := st.List(ctx, q)
+		require.NoError(t, err)
+		if len(p.Events) == 0 && p.Next != nil {
+			empty++
+		}
+		got = append(got, ids(p.Events)...)
+		q.After = p.Next
+	}
+	return got, empty
 }
