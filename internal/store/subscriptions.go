@@ -505,12 +505,7 @@ func (st *Store) SubscriptionSucceeded(ctx context.Context, tenant, id, url stri
 			"#pk": schema.AttrUserID, "#cf": attrConsecutive, "#open": attrOpenUntil, "#probe": attrProbeUntil, "#for": attrOpenFor}
 		vals := maps.Clone(values)
 		cond := "attribute_exists(#pk) AND " + condNoLaterSuccess + " AND " + condRunNotLater
-		if url != "" {
-			// On the URL itself; another URL of the same server is
-			// decided on below and tried again with that URL.
-			names["#url"], vals[":url"] = "url", s(url)
-			cond += " AND #url = :url"
-		}
+		cond += onURL(url, names, vals)
 		_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName:                           aws.String(st.table),
 			Key:                                 key,
@@ -592,12 +587,7 @@ func (st *Store) SubscriptionFailed(ctx context.Context, tenant, id, url string,
 			names["#fsu"] = attrFailingSinceUs
 			update = "SET #fs = :s, #fsu = :us ADD #cf :one"
 		}
-		if url != "" {
-			// On the URL itself; another URL of the same server is
-			// decided on below and tried again with that URL.
-			names["#url"], values[":url"] = "url", s(url)
-			cond += " AND #url = :url"
-		}
+		cond += onURL(url, names, values)
 		var err error
 		res, err = st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName:                           aws.String(st.table),
@@ -691,12 +681,7 @@ func (st *Store) OpenCircuit(ctx context.Context, tenant, id, url string, until 
 		names := map[string]string{"#open": attrOpenUntil, "#for": attrOpenFor, "#probe": attrProbeUntil, "#pk": schema.AttrUserID}
 		values := map[string]types.AttributeValue{":until": n(until.UnixMilli()), ":for": n(cooldown.Milliseconds())}
 		cond := "attribute_exists(#pk) AND (attribute_not_exists(#open) OR #open < :until)"
-		if url != "" {
-			// On the URL itself; another URL of the same server is
-			// decided on below and tried again with that URL.
-			names["#url"], values[":url"] = "url", s(url)
-			cond += " AND #url = :url"
-		}
+		cond += onURL(url, names, values)
 		_, err = st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName:                           aws.String(st.table),
 			Key:                                 st.key(subscriptionPartition(tenant), id),
@@ -940,6 +925,19 @@ func joinClause(clause, verb, part string) string {
 		return verb + " " + part
 	}
 	return clause + ", " + part
+}
+
+// onURL returns the condition that the subscription still points at url,
+// the URL a request of the delivery path went to, adding its name and
+// value ("" for an empty url: wherever it points). The callers decide on
+// a failed condition themselves: another URL of the same server is tried
+// again with that URL (sameServer), another server is left alone.
+func onURL(url string, names map[string]string, values map[string]types.AttributeValue) string {
+	if url == "" {
+		return ""
+	}
+	names["#url"], values[":url"] = "url", s(url)
+	return " AND #url = :url"
 }
 
 // sameServer reports whether webhook URLs a and b name the same server:
