@@ -37,7 +37,8 @@ func newHealthWorld(t *testing.T, ids ...string) healthWorld {
 
 func (w healthWorld) succeeded(id string, at time.Time) {
 	w.t.Helper()
-	require.NoError(w.t, w.st.SubscriptionSucceeded(context.Background(), "tenant-a", id, "", at))
+	_, err := w.st.SubscriptionSucceeded(context.Background(), "tenant-a", id, "", at)
+	require.NoError(w.t, err)
 }
 
 func (w healthWorld) failed(id string, at time.Time, disableAfter time.Duration) event.FailureRun {

@@ -497,7 +497,13 @@ const (
 // of url to another server during the request) changes nothing: it says
 // nothing of the new server, whose circuit a slow request may have
 // opened. An empty url: wherever the subscription points.
-func (st *Store) SubscriptionSucceeded(ctx context.Context, tenant, id, url string, at time.Time) error {
+//
+// closed reports whether this call ended the run and closed the circuit:
+// false when a later success or a run that began after at is recorded,
+// or the subscription has left url's server (the caller then keeps what
+// it knows of the circuit: found by review, the dispatcher forgot a
+// circuit it had opened on the new server).
+func (st *Store) SubscriptionSucceeded(ctx context.Context, tenant, id, url string, at time.Time) (closed bool, err error) {
 	key := st.key(subscriptionPartition(tenant), id)
 	values := map[string]types.AttributeValue{":s": n(at.Unix()), ":us": n(at.UnixMicro())}
 	for try := 0; ; try++ {
@@ -506,7 +512,7 @@ func (st *Store) SubscriptionSucceeded(ctx context.Context, tenant, id, url stri
 		vals := maps.Clone(values)
 		cond := "attribute_exists(#pk) AND " + condNoLaterSuccess + " AND " + condRunNotLater
 		cond += onURL(url, names, vals)
-		_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		_, err = st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName:                           aws.String(st.table),
 			Key:                                 key,
 			UpdateExpression:                    aws.String("SET #ls = :s, #lsu = :us REMOVE #fs, #fsu, #cf, #open, #probe, #for"),
@@ -518,17 +524,17 @@ func (st *Store) SubscriptionSucceeded(ctx context.Context, tenant, id, url stri
 		var ccf *types.ConditionalCheckFailedException
 		if errors.As(err, &ccf) {
 			if ccf.Item == nil {
-				return event.ErrSubscriptionNotFound
+				return false, event.ErrSubscriptionNotFound
 			}
 			if now := getS(ccf.Item, "url"); url != "" && now != url {
 				if !sameServer(url, now) || try >= maxUpdateRounds {
-					return nil // another server's success
+					return false, nil // another server's success
 				}
 				url = now // the same server under another path: it counts
 				continue
 			}
 			if laterSuccess(ccf.Item, at) {
-				return nil // a later success is recorded
+				return false, nil // a later success is recorded
 			}
 			// A run of failures began after at: keep it, remember the success.
 			_, err = st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
@@ -541,13 +547,17 @@ func (st *Store) SubscriptionSucceeded(ctx context.Context, tenant, id, url stri
 				ExpressionAttributeValues: values,
 			})
 			if errors.As(err, &ccf) {
-				return nil
+				return false, nil
 			}
+			if err != nil {
+				return false, classify("update subscription", err)
+			}
+			return false, nil
 		}
 		if err != nil {
-			return classify("update subscription", err)
+			return false, classify("update subscription", err)
 		}
-		return nil
+		return true, nil
 	}
 }
 

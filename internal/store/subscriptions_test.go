@@ -410,7 +410,9 @@ func TestSubscriptionFailureRun(t *testing.T) {
 	assert.Equal(t, event.FormatTime(t0), sub.FailingSince, "the run keeps its start")
 
 	// A success ends the run; the next failure starts a new one.
-	require.NoError(t, st.SubscriptionSucceeded(ctx, "tenant-a", "sub_a", "", t0.Add(after)))
+	closed, err := st.SubscriptionSucceeded(ctx, "tenant-a", "sub_a", "", t0.Add(after))
+	require.NoError(t, err)
+	assert.True(t, closed, "it ended the run")
 	sub, err = st.GetSubscription(ctx, "tenant-a", "sub_a")
 	require.NoError(t, err)
 	assert.Empty(t, sub.FailingSince)
@@ -435,7 +437,8 @@ func TestSubscriptionFailureRun(t *testing.T) {
 
 	_, err = st.SubscriptionFailed(ctx, "tenant-a", "sub_none", "", t1, after, "r")
 	assert.ErrorIs(t, err, event.ErrSubscriptionNotFound)
-	assert.ErrorIs(t, st.SubscriptionSucceeded(ctx, "tenant-a", "sub_none", "", t1), event.ErrSubscriptionNotFound)
+	_, err = st.SubscriptionSucceeded(ctx, "tenant-a", "sub_none", "", t1)
+	assert.ErrorIs(t, err, event.ErrSubscriptionNotFound)
 	_, err = st.GetSubscription(ctx, "tenant-a", "sub_none")
 	assert.ErrorIs(t, err, event.ErrSubscriptionNotFound)
 }
@@ -506,9 +509,13 @@ func TestSubscriptionMovedDuringARequest(t *testing.T) {
 	// path of the server it is on counts.
 	_, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", "https://other.example.net/in", t0.Add(time.Hour), time.Minute)
 	require.NoError(t, err)
-	require.NoError(t, st.SubscriptionSucceeded(ctx, "tenant-a", "sub_a", old, t0.Add(90*time.Second)))
+	closed, err := st.SubscriptionSucceeded(ctx, "tenant-a", "sub_a", old, t0.Add(90*time.Second))
+	require.NoError(t, err)
+	assert.False(t, closed, "the old server's success closes nothing")
 	assert.Equal(t, t0.Add(time.Hour).UTC(), get().CircuitOpenUntil, "the old server's success does not close the new one's circuit")
-	require.NoError(t, st.SubscriptionSucceeded(ctx, "tenant-a", "sub_a", "https://other.example.net/v2", t0.Add(100*time.Second)))
+	closed, err = st.SubscriptionSucceeded(ctx, "tenant-a", "sub_a", "https://other.example.net/v2", t0.Add(100*time.Second))
+	require.NoError(t, err)
+	assert.True(t, closed)
 	assert.True(t, get().CircuitOpenUntil.IsZero(), "the same server's success closes it")
 
 	// At the URL it points to, both act; without a URL, wherever it points.
@@ -573,7 +580,8 @@ func TestSubscriptionFailedDisablesOnlyTheRunItMeasured(t *testing.T) {
 		},
 		"a success": func(st *store.Store) func(context.Context) {
 			return func(ctx context.Context) {
-				require.NoError(t, st.SubscriptionSucceeded(ctx, "tenant-a", "sub_a", "", t0.Add(2*after+time.Second)))
+				_, err := st.SubscriptionSucceeded(ctx, "tenant-a", "sub_a", "", t0.Add(2*after+time.Second))
+				require.NoError(t, err)
 			}
 		},
 	} {
@@ -613,7 +621,13 @@ func TestSubscriptionHealthOutOfOrder(t *testing.T) {
 		require.NoError(t, err)
 		return sub
 	}
-	require.NoError(t, st.SubscriptionSucceeded(ctx, "tenant-a", "sub_a", "", t0.Add(10*time.Second)))
+	succeeded := func(at time.Duration) bool {
+		t.Helper()
+		closed, err := st.SubscriptionSucceeded(ctx, "tenant-a", "sub_a", "", t0.Add(at))
+		require.NoError(t, err)
+		return closed
+	}
+	assert.True(t, succeeded(10*time.Second))
 	run, err := st.SubscriptionFailed(ctx, "tenant-a", "sub_a", "", t0, 0, "r")
 	require.NoError(t, err)
 	assert.Equal(t, event.FailureRun{}, run, "a failure older than the latest success counts nothing and disables nothing, even with no grace")
@@ -621,9 +635,9 @@ func TestSubscriptionHealthOutOfOrder(t *testing.T) {
 
 	_, err = st.SubscriptionFailed(ctx, "tenant-a", "sub_a", "", t0.Add(20*time.Second), time.Hour, "r")
 	require.NoError(t, err)
-	require.NoError(t, st.SubscriptionSucceeded(ctx, "tenant-a", "sub_a", "", t0.Add(15*time.Second)))
+	assert.False(t, succeeded(15*time.Second), "a success older than the run closes nothing")
 	assert.Equal(t, event.FormatTime(t0.Add(20*time.Second)), get().FailingSince, "a success older than the run keeps it")
-	require.NoError(t, st.SubscriptionSucceeded(ctx, "tenant-a", "sub_a", "", t0.Add(15*time.Second)), "repeated")
+	assert.False(t, succeeded(15*time.Second), "repeated")
 	assert.Equal(t, event.FormatTime(t0.Add(20*time.Second)), get().FailingSince)
 	// That older success was remembered: a failure between it and the run
 	// changes nothing either.
@@ -631,9 +645,9 @@ func TestSubscriptionHealthOutOfOrder(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, event.FormatTime(t0.Add(20*time.Second)), get().FailingSince)
 
-	require.NoError(t, st.SubscriptionSucceeded(ctx, "tenant-a", "sub_a", "", t0.Add(30*time.Second)))
+	assert.True(t, succeeded(30*time.Second))
 	assert.Empty(t, get().FailingSince, "a later success ends the run")
-	require.NoError(t, st.SubscriptionSucceeded(ctx, "tenant-a", "sub_a", "", t0.Add(30*time.Second)), "repeated")
+	assert.True(t, succeeded(30*time.Second), "repeated: applied again, the circuit stays as it left it")
 	_, err = st.SubscriptionFailed(ctx, "tenant-a", "sub_a", "", t0.Add(30*time.Second), time.Hour, "r")
 	require.NoError(t, err)
 	assert.Empty(t, get().FailingSince, "a failure in the second of the latest success is not newer than it")
@@ -691,7 +705,10 @@ func TestEveryOperationUnderThrottling(t *testing.T) {
 			_, err := st.RotateSecret(ctx, "tenant-a", "sub_a", "whsec_x", now, now)
 			return err
 		}},
-		{"SubscriptionSucceeded", "UpdateItem", func() error { return st.SubscriptionSucceeded(ctx, "tenant-a", "sub_a", "", now) }},
+		{"SubscriptionSucceeded", "UpdateItem", func() error {
+			_, err := st.SubscriptionSucceeded(ctx, "tenant-a", "sub_a", "", now)
+			return err
+		}},
 		{"SubscriptionFailed", "UpdateItem", func() error {
 			_, err := st.SubscriptionFailed(ctx, "tenant-a", "sub_a", "", now, 0, "r")
 			return err
@@ -843,7 +860,9 @@ func TestCircuitBreakerState(t *testing.T) {
 	assert.True(t, get().ProbeUntil.IsZero())
 	assert.Equal(t, 3*time.Minute, get().CircuitCooldown, "the latest opening's cooldown")
 
-	require.NoError(t, st.SubscriptionSucceeded(ctx, "tenant-a", "sub_a", "", t0.Add(4*time.Minute)))
+	closed, err := st.SubscriptionSucceeded(ctx, "tenant-a", "sub_a", "", t0.Add(4*time.Minute))
+	require.NoError(t, err)
+	assert.True(t, closed)
 	sub := get()
 	assert.Equal(t, 0, sub.ConsecutiveFailures)
 	assert.True(t, sub.CircuitOpenUntil.IsZero())

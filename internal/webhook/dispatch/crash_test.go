@@ -282,8 +282,12 @@ func (s faultStore) DeleteGoneSubscription(ctx context.Context, tenant, id, url 
 	return s.in.call(ctx, "Store.DeleteGoneSubscription", []string{id}, func() error { return s.st.DeleteGoneSubscription(ctx, tenant, id, url) })
 }
 
-func (s faultStore) SubscriptionSucceeded(ctx context.Context, tenant, id, url string, at time.Time) error {
-	return s.in.call(ctx, "Store.SubscriptionSucceeded", []string{id}, func() error { return s.st.SubscriptionSucceeded(ctx, tenant, id, url, at) })
+func (s faultStore) SubscriptionSucceeded(ctx context.Context, tenant, id, url string, at time.Time) (closed bool, err error) {
+	err = s.in.call(ctx, "Store.SubscriptionSucceeded", []string{id}, func() error {
+		closed, err = s.st.SubscriptionSucceeded(ctx, tenant, id, url, at)
+		return err
+	})
+	return
 }
 
 func (s faultStore) SubscriptionFailed(ctx context.Context, tenant, id, url string, at time.Time, after time.Duration, reason string) (run event.FailureRun, err error) {

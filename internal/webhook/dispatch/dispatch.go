@@ -88,7 +88,7 @@ type Store interface {
 	ListSubscriptions(ctx context.Context, tenant string) ([]event.Subscription, error)
 	GetSubscription(ctx context.Context, tenant, id string) (event.Subscription, error)
 	DeleteGoneSubscription(ctx context.Context, tenant, id, url string) error
-	SubscriptionSucceeded(ctx context.Context, tenant, id, url string, at time.Time) error
+	SubscriptionSucceeded(ctx context.Context, tenant, id, url string, at time.Time) (closed bool, err error)
 	SubscriptionFailed(ctx context.Context, tenant, id, url string, at time.Time, disableAfter time.Duration, reason string) (event.FailureRun, error)
 	OpenCircuit(ctx context.Context, tenant, id, url string, until time.Time, cooldown time.Duration) (bool, error)
 	AcquireProbe(ctx context.Context, tenant, id string, now, until time.Time) (bool, error)
@@ -1408,10 +1408,17 @@ func (d *Dispatcher) followUp(ctx context.Context, tenant string, e event.Event,
 	}
 	switch a.Outcome {
 	case event.OutcomeDelivered:
-		if err := d.cfg.Store.SubscriptionSucceeded(ctx, tenant, sub.ID, a.URL, at); err != nil && !errors.Is(err, event.ErrSubscriptionNotFound) {
+		closed, err := d.cfg.Store.SubscriptionSucceeded(ctx, tenant, sub.ID, a.URL, at)
+		if err != nil && !errors.Is(err, event.ErrSubscriptionNotFound) {
 			return err
 		}
-		d.circuits.closed(tenant, sub.ID) // a delivery closes the circuit
+		if closed {
+			// The delivery closed the circuit. Not one from a server the
+			// subscription has left, nor one older than the failures
+			// recorded since: this instance may have opened the circuit
+			// it has now (found by review).
+			d.circuits.closed(tenant, sub.ID)
+		}
 		return nil
 	case event.OutcomeGone:
 		// Zapier REST Hooks: 410 Gone unsubscribes, unless the tenant

@@ -1348,3 +1348,51 @@ func TestSuccessOfALeftServerDoesNotCloseTheNewOnesCircuit(t *testing.T) {
 	assert.Equal(t, until, moved.CircuitOpenUntil, "the new server's circuit stays open")
 	assert.Equal(t, time.Minute, moved.CircuitCooldown)
 }
+
+// A success of a server the subscription was moved away from does not
+// make the instance forget the circuit it opened on the new server: the
+// instance's hint of open circuits (which makes an attempt read the
+// subscription again when its round read it before the opening) stayed
+// open only in the store. The instance marked the circuit closed on every
+// delivery, the left server's too, so its other rounds that had read the
+// subscription before the opening sent to the hanging server.
+func TestSuccessOfALeftServerKeepsTheInstancesCircuitOpen(t *testing.T) {
+	ctx := context.Background()
+	var w *world
+	var sub event.Subscription
+	open := func() bool {
+		s, err := w.st.GetSubscription(ctx, "tenant-a", sub.ID)
+		return err == nil && s.CircuitOpenUntil.After(w.clock())
+	}
+	// The new server hangs: it answers once the instance's slow watch
+	// has opened its circuit, with a failure.
+	next := newMovingReceiver(t, http.StatusInternalServerError, func() {
+		assert.Eventually(t, open, 30*time.Second, 10*time.Millisecond, "the slow watch opens the new server's circuit")
+	})
+	var second event.Event
+	old := newMovingReceiver(t, http.StatusOK, func() {
+		url := next.srv.URL + "/in"
+		_, err := w.st.UpdateSubscription(ctx, "tenant-a", sub.ID, event.SubscriptionPatch{URL: &url}, w.clock())
+		assert.NoError(t, err)
+		// Meanwhile the same instance sends another event, to the new
+		// server, which hangs.
+		assert.NoError(t, w.d.HandleEvent(ctx, "tenant-a", second.ID))
+	})
+	w = newWorld(t, old, func(c *dispatch.Config) {
+		c.BreakerCooldown, c.SlowAfter = time.Minute, 50*time.Millisecond
+	})
+	w.now = w.now.Truncate(time.Millisecond) // the circuit's times are stored in milliseconds
+	sub, _ = w.subscribe("tenant-a")
+	first := w.event("tenant-a", "t")
+	second = w.event("tenant-a", "t")
+
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", first.ID))
+	require.Len(t, old.requests(), 1)
+	require.Len(t, next.requests(), 1)
+	assert.Equal(t, event.Delivered, w.status("tenant-a", first.ID).Status, "delivered, to the old server")
+	moved, err := w.st.GetSubscription(ctx, "tenant-a", sub.ID)
+	require.NoError(t, err)
+	require.True(t, moved.CircuitOpenUntil.After(w.clock()), "the new server's circuit stays open in the store")
+	assert.Equal(t, moved.CircuitOpenUntil, dispatch.CircuitHint(w.d, "tenant-a", sub.ID),
+		"and in the instance's view: the left server's success does not close it")
+}
