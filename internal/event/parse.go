@@ -646,10 +646,14 @@ func ParseStatus(data []byte) (Status, error) {
 }
 
 // ParseAck parses the body of POST /v1/inbox/ack: {"event_ids": [...]},
-// 1-100 ids. Duplicates are dropped, first occurrence kept.
+// 1-100 ids, each a string (a null entry is an error naming it).
+// Duplicates are dropped, first occurrence kept.
 func ParseAck(data []byte) ([]string, error) {
 	var b struct {
-		EventIDs *[]string `json:"event_ids"`
+		// Pointers, so a null entry is told from "": encoding/json
+		// leaves a string alone for null, and the null was acked as the
+		// id "" (reported unknown) beside the other ids.
+		EventIDs *[]*string `json:"event_ids"`
 	}
 	if err := decodeStrict(data, 0, &b); err != nil {
 		return nil, err
@@ -661,10 +665,15 @@ func ParseAck(data []byte) ([]string, error) {
 	if len(ids) == 0 || len(ids) > MaxAck {
 		return nil, inputErr(CodeInvalidAck, "event_ids has %d entries: send 1-%d", len(ids), MaxAck)
 	}
+	for i, id := range ids {
+		if id == nil {
+			return nil, inputErr(CodeInvalidAck, "event_ids[%d] is null: send each event id as a string", i)
+		}
+	}
 	seen := make(map[string]bool, len(ids))
 	out := make([]string, 0, len(ids))
-	for _, id := range ids {
-		if !seen[id] {
+	for _, p := range ids {
+		if id := *p; !seen[id] {
 			seen[id] = true
 			out = append(out, id)
 		}
