@@ -143,4 +143,12 @@ func TestHostileQueries(t *testing.T) {
 		r := tg.do(t, "GET", "/v1/events/"+id, bearer(tg.key), nil)
 		assert.Equal(t, http.StatusNotFound, r.Status, "GET /v1/events/%s: %s", id, r)
 	}
+	// A route's path with a trailing slash is no route: API Gateway
+	// selects the route's resource for it, and the function answers 404
+	// (as the handler on its own does), not the route's answer.
+	for _, path := range []string{"/v1/inbox/", "/v1/subscriptions/"} {
+		r := tg.do(t, "GET", path, bearer(tg.key), nil)
+		assert.Equal(t, http.StatusNotFound, r.Status, "GET %s: %s", path, r)
+		assert.Equal(t, "not_found", r.ErrorCode(), "GET %s: %s", path, r)
+	}
 }

@@ -358,3 +358,51 @@ func TestHeadersKeepsEveryValueInAnyOrder(t *testing.T) {
 		assert.Equal(t, apigw.ErrUnauthorized, err, "two Authorization values: always 401")
 	}
 }
+
+// TestProxyKeepsTheTrailingSlash: API Gateway selects a route's resource
+// for its path with a trailing slash too ("/v1/inbox/" is /v1/inbox); the
+// handler then sees the slash, so such a path is a 404 not_found as the
+// handler served on its own and the OpenAPI document
+// (x-unknown-path-responses) answer it, not the route's answer.
+func TestProxyKeepsTheTrailingSlash(t *testing.T) {
+	h := newProxy(t)
+	ctx := context.Background()
+	ev := proxyEvent("POST", "/v1/events", "tenant-a", `{"event_type":"a","payload":{}}`)
+	ev.Resource = "/v1/events"
+	res, err := h(ctx, ev)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusCreated, res.StatusCode, "%s", res.Body)
+	var created struct {
+		ID string `json:"event_id"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(res.Body), &created))
+
+	for _, c := range []struct {
+		method, path, resource, id, body string
+	}{
+		{"GET", "/v1/inbox/", "/v1/inbox", "", ""},
+		{"GET", "/live/v1/inbox/", "/v1/inbox", "", ""},
+		{"POST", "/v1/events/", "/v1/events", "", `{"event_type":"a","payload":{}}`},
+		{"POST", "/v1/inbox/ack/", "/v1/inbox/ack", "", `{"event_ids":["` + created.ID + `"]}`},
+		{"GET", "/v1/events/" + created.ID + "/", "/v1/events/{event_id}", created.ID, ""},
+		{"PATCH", "/v1/events/" + created.ID + "/", "/v1/events/{event_id}", created.ID, `{"status":"delivered"}`},
+	} {
+		ev := proxyEvent(c.method, c.path, "tenant-a", c.body)
+		ev.Resource = c.resource
+		if c.id != "" {
+			ev.PathParameters = map[string]string{"event_id": c.id}
+		}
+		res, err := h(ctx, ev)
+		require.NoError(t, err)
+		assert.Equal(t, http.StatusNotFound, res.StatusCode, "%s %s: %s", c.method, c.path, res.Body)
+		assert.Contains(t, res.Body, `"code":"not_found"`, "%s %s", c.method, c.path)
+	}
+	// Nothing was written by them: one event, still received.
+	ev = proxyEvent("GET", "/v1/inbox", "tenant-a", "")
+	ev.Resource = "/v1/inbox"
+	res, err = h(ctx, ev)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, res.StatusCode, "%s", res.Body)
+	assert.Equal(t, 1, strings.Count(res.Body, `"event_id"`), "%s", res.Body)
+	assert.Contains(t, res.Body, `"status":"received"`)
+}

@@ -133,7 +133,20 @@ func shardsOf(auth map[string]any) shard.Config {
 // with its path parameters filled in, not the raw path, which carries the
 // base path of a custom domain mapping ("/triggers/v1/events" for resource
 // "/v1/events"). Without a resource (a test event, say) it is the path.
+// A trailing slash of the path is kept: API Gateway selects a resource
+// for its path with one too ("/v1/inbox/" is /v1/inbox), which is no
+// route of the API (a 404, as the handler served on its own answers), so
+// the handler must see it.
 func routePath(ev events.APIGatewayProxyRequest) string {
+	route := resourcePath(ev)
+	if strings.HasSuffix(ev.Path, "/") && !strings.HasSuffix(route, "/") {
+		route += "/"
+	}
+	return route
+}
+
+// resourcePath is routePath without the trailing slash rule.
+func resourcePath(ev events.APIGatewayProxyRequest) string {
 	if ev.Resource == "" {
 		if ev.Path == "" {
 			return "/"
