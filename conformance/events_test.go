@@ -326,6 +326,11 @@ func TestRequestAndCorrelationIDs(t *testing.T) {
 	}
 	r := tg.do(t, "GET", "/v1/events/nope", bearer(tg.key), nil)
 	assert.NotEmpty(t, r.Header.Get("X-Request-Id"), "function errors carry X-Request-Id: %s", r)
+	// Two correlation ids are refused: the gateway's own answers would
+	// echo one, the function another.
+	r = tg.do(t, "GET", "/v1/inbox?limit=1", bearer(tg.key, "X-Correlation-Id", "corr-a", "X-Correlation-Id", "corr-b"), nil)
+	assert.Equal(t, http.StatusBadRequest, r.Status, "two X-Correlation-Id: %s", r)
+	assert.Equal(t, "invalid_header", r.ErrorCode(), "two X-Correlation-Id: %s", r)
 	if tg.readOnly {
 		return
 	}

@@ -367,6 +367,11 @@ func (a *API) serve(w http.ResponseWriter, r *http.Request, ri *reqInfo) (status
 			status, body, err = 0, nil, &panicError{value: p}
 		}
 	}()
+	if cs := r.Header.Values("X-Correlation-Id"); len(cs) > 1 {
+		// The function would read the first and API Gateway's own
+		// answers echo the last: one request, two correlation ids.
+		return 0, nil, &apiError{status: http.StatusBadRequest, code: "invalid_header", message: fmt.Sprintf("X-Correlation-Id is given %d times: send one", len(cs))}
+	}
 	if c := r.Header.Get("X-Correlation-Id"); c != "" {
 		if !validHeaderToken(c, 128) {
 			return 0, nil, &apiError{status: http.StatusBadRequest, code: "invalid_header", message: "X-Correlation-Id must be 1-128 visible ASCII characters"}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/event/eventtest"
+	"github.com/triggers-dev/triggers/internal/httpapi"
 	"github.com/triggers-dev/triggers/schema"
 )
 
@@ -287,4 +289,28 @@ type batchIDs struct {
 			ID string `json:"event_id"`
 		} `json:"event"`
 	} `json:"results"`
+}
+
+// X-Correlation-Id sent twice is a 400 invalid_header, nothing stored: the
+// function read the first value (stored and echoed it, the second never
+// checked) while API Gateway's own answers echo the last, so one request
+// had two correlation ids.
+func TestCreateEventRefusesTwoCorrelationIDs(t *testing.T) {
+	e := newEnv(t)
+	for _, vs := range [][]string{{"corr-a", "corr-b"}, {"corr-a", "corr-a"}, {"corr-a", "has space"}} {
+		r := httptest.NewRequest("POST", "/v1/events", strings.NewReader(`{"event_type":"t","payload":{}}`))
+		r.Header.Set("Content-Type", "application/json")
+		for _, v := range vs {
+			r.Header.Add("X-Correlation-Id", v)
+		}
+		r = r.WithContext(httpapi.WithTenant(r.Context(), "tenant-a"))
+		rec := httptest.NewRecorder()
+		e.api.ServeHTTP(rec, r)
+		got := resp{code: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
+		assert.Equal(t, http.StatusBadRequest, got.code, "%q: %s", vs, got.body)
+		assert.Equal(t, "invalid_header", got.errCode(t), "%q", vs)
+		assert.Contains(t, string(got.body), "X-Correlation-Id is given 2 times", "%q", vs)
+		assert.Empty(t, got.header.Values("X-Correlation-Id"), "%q: no value echoed", vs)
+	}
+	assert.Equal(t, 0, e.itemCount(), "a refused request wrote items")
 }
