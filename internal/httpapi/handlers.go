@@ -28,6 +28,11 @@ var (
 
 // readBody checks the content type and reads at most event.MaxBodyBytes.
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	if cts := r.Header.Values("Content-Type"); len(cts) > 1 {
+		// Only the first would be read: application/json then
+		// text/plain was taken for JSON (found by review).
+		return nil, &apiError{status: http.StatusUnsupportedMediaType, code: "unsupported_media_type", message: fmt.Sprintf("Content-Type is given %d times: send one, application/json", len(cts))}
+	}
 	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "application/json" {
 		return nil, errMedia

@@ -314,3 +314,31 @@ func TestCreateEventRefusesTwoCorrelationIDs(t *testing.T) {
 	}
 	assert.Equal(t, 0, e.itemCount(), "a refused request wrote items")
 }
+
+// Content-Type sent twice is a 415 naming it, whatever the second value
+// (the first was read and the second never checked, so application/json
+// then text/plain was stored), on every route with a body, and nothing
+// is written.
+func TestBodyRoutesRefuseTwoContentTypes(t *testing.T) {
+	e := newEnv(t)
+	for _, rt := range []struct{ method, path, body string }{
+		{"POST", "/v1/events", `{"event_type":"t","payload":{}}`},
+		{"POST", "/v1/events/batch", `{"events":[{"event_type":"t","payload":{}}]}`},
+		{"POST", "/v1/inbox/ack", `{"event_ids":["x"]}`},
+	} {
+		for _, vs := range [][]string{{"application/json", "text/plain"}, {"application/json", "application/json"}} {
+			r := httptest.NewRequest(rt.method, rt.path, strings.NewReader(rt.body))
+			for _, v := range vs {
+				r.Header.Add("Content-Type", v)
+			}
+			r = r.WithContext(httpapi.WithTenant(r.Context(), "tenant-a"))
+			rec := httptest.NewRecorder()
+			e.api.ServeHTTP(rec, r)
+			got := resp{code: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
+			assert.Equal(t, http.StatusUnsupportedMediaType, got.code, "%s %q: %s", rt.path, vs, got.body)
+			assert.Equal(t, "unsupported_media_type", got.errCode(t), "%s %q", rt.path, vs)
+			assert.Contains(t, string(got.body), "Content-Type is given 2 times", "%s %q", rt.path, vs)
+		}
+	}
+	assert.Equal(t, 0, e.itemCount(), "a refused request wrote items")
+}
