@@ -301,6 +301,9 @@ const (
 	DeferredCircuitOpen = "circuit_open"
 	DeferredProbeBusy   = "probe_busy"
 	DeferredRateLimited = "rate_limited"
+	// DeferredTenantBusy: the endpoint is slow (marked so by a recent
+	// slow answer) and every slot of its tenant's slow lane is taken.
+	DeferredTenantBusy = "tenant_busy"
 	// MetricSubscriptionsDisabled counts subscriptions disabled after
 	// failing for too long (no dimension).
 	MetricSubscriptionsDisabled = "SubscriptionsDisabled"

@@ -71,6 +71,16 @@ const (
 	// marker in the event's attempts partition (sort key
 	// "round#<token>"): the round was started.
 	RecordTypeRedelivery = "redelivery"
+	// SlowLanePrefix starts the partition of a tenant's slow lane,
+	// "slowlane#<tenant>": one item (sort key SlowLaneKey, record_type
+	// RecordTypeSlowLane) holding the map of the slots taken by requests
+	// to the tenant's slow endpoints (holder token -> hold end, epoch
+	// milliseconds).
+	SlowLanePrefix = "slowlane" + KeySeparator
+	// SlowLaneKey is the sort key of a tenant's slow-lane item.
+	SlowLaneKey = "lane"
+	// RecordTypeSlowLane is the slow-lane item's record_type.
+	RecordTypeSlowLane = "slow_lane"
 )
 
 // IsEventPartition reports whether a partition key (user_id) is a

@@ -87,6 +87,10 @@ type Subscription struct {
 	// failed probe reopens it for twice as long.
 	CircuitCooldown time.Duration `json:"-"`
 	ProbeUntil      time.Time     `json:"-"`
+	// SlowUntil, while it lies ahead, marks the endpoint slow: a recent
+	// request to it took long to be answered, so each of its attempts
+	// first takes a slot of its tenant's slow lane (dispatch).
+	SlowUntil time.Time `json:"-"`
 }
 
 // HalfOpen reports whether the subscription's circuit was opened and its
@@ -448,6 +452,10 @@ type Attempt struct {
 	// LeaseUntil ends a pending attempt's claim: after it another
 	// instance may make the attempt again.
 	LeaseUntil time.Time `json:"-"`
+	// Deferrals counts the times the attempt was put off (recorded
+	// scheduled) before it was made: a put-off that depends on the
+	// others' progress (the tenant's slow lane) waits longer each time.
+	Deferrals int `json:"-"`
 }
 
 // Parked is an attempt parked behind its subscription's open circuit: it

@@ -33,6 +33,7 @@ const (
 	attrSends      = "sends"
 	attrRound      = "round"
 	attrFollowUp   = "followup"
+	attrDeferrals  = "deferrals" // times put off (ScheduleAttempt)
 )
 
 // roundPrefix starts the sort key of a redelivery round's marker.
@@ -60,6 +61,7 @@ type attemptItem struct {
 	FollowUp       string `dynamodbav:"followup,omitempty"`
 	URL            string `dynamodbav:"url,omitempty"`
 	ProbeCooldown  int64  `dynamodbav:"probe_cooldown,omitempty"` // milliseconds
+	Deferrals      int    `dynamodbav:"deferrals,omitempty"`
 }
 
 func (it attemptItem) attempt() event.Attempt {
@@ -69,6 +71,7 @@ func (it attemptItem) attempt() event.Attempt {
 		Response: it.Response, Error: it.Error, NextAttemptAt: it.NextAttemptAt,
 		Round: it.Round, Sends: it.Sends, FollowUp: it.FollowUp, URL: it.URL,
 		ProbeCooldown: time.Duration(it.ProbeCooldown) * time.Millisecond,
+		Deferrals:     it.Deferrals,
 	}
 	if it.LeaseUntil > 0 {
 		a.LeaseUntil = time.UnixMilli(it.LeaseUntil).UTC()
@@ -206,17 +209,18 @@ func (st *Store) FinishAttempt(ctx context.Context, tenant, eventID string, a ev
 // exists otherwise (pending under a live claim, or finished); it is then
 // returned as recorded. The attempt expires with the event (ttl). Like
 // ClaimAttempt it first writes the attempt's entry in its subscription's
-// list.
+// list. Each call that records it counts one more deferral (the
+// attempt's Deferrals).
 func (st *Store) ScheduleAttempt(ctx context.Context, tenant, eventID string, a event.Attempt, ttl int64) (cur event.Attempt, scheduled bool, err error) {
 	names := map[string]string{
 		"#pk": schema.AttrUserID, "#rt": contract.AttrRecordType, "#sub": "subscription_id", "#n": "attempt",
 		"#ts": schema.AttrTimestamp, "#o": attrOutcome, "#next": "next_attempt_at", "#ttl": schema.AttrTTL,
-		"#f": attrFollowUp, "#lat": "latency_ms",
+		"#f": attrFollowUp, "#lat": "latency_ms", "#dc": attrDeferrals,
 	}
 	values := map[string]types.AttributeValue{
 		":rt": s(contract.RecordTypeAttempt), ":sub": s(a.SubscriptionID), ":n": n(int64(a.Number)),
 		":ts": s(a.Timestamp), ":scheduled": s(event.OutcomeScheduled), ":next": s(a.NextAttemptAt),
-		":ttl": n(ttl), ":zero": n(0), ":pending": s(event.OutcomePending),
+		":ttl": n(ttl), ":zero": n(0), ":pending": s(event.OutcomePending), ":one": n(1),
 	}
 	at, err := time.Parse(time.RFC3339Nano, a.Timestamp)
 	if err != nil {
@@ -236,7 +240,7 @@ func (st *Store) ScheduleAttempt(ctx context.Context, tenant, eventID string, a 
 	out, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                           aws.String(st.table),
 		Key:                                 st.key(attemptPartition(tenant, eventID), attemptSortKey(a.SubscriptionID, a.Number)),
-		UpdateExpression:                    aws.String(update + " REMOVE #f, #lease, #owner"),
+		UpdateExpression:                    aws.String(update + " REMOVE #f, #lease, #owner ADD #dc :one"),
 		ConditionExpression:                 aws.String("attribute_not_exists(#pk) OR #o = :scheduled OR (#o = :pending AND #lease < :now)"),
 		ExpressionAttributeNames:            names,
 		ExpressionAttributeValues:           values,

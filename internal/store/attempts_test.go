@@ -336,7 +336,7 @@ func TestScheduleAttempt(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, ok)
 	assert.Equal(t, event.Attempt{SubscriptionID: "sub_a", Number: 1, Round: "r1", Timestamp: event.FormatTime(t0),
-		Outcome: event.OutcomeScheduled, NextAttemptAt: event.FormatTime(t0.Add(time.Minute))}, a)
+		Outcome: event.OutcomeScheduled, NextAttemptAt: event.FormatTime(t0.Add(time.Minute)), Deferrals: 1}, a)
 	assert.False(t, a.Final())
 	require.NoError(t, st.MarkFollowUp(ctx, "tenant-a", "evt_1", "sub_a", 1, event.FollowUpQueued))
 

@@ -46,6 +46,7 @@ type subscriptionItem struct {
 	OpenUntil       int64    `dynamodbav:"circuit_open_until,omitempty"`
 	ProbeUntil      int64    `dynamodbav:"probe_until,omitempty"`
 	OpenFor         int64    `dynamodbav:"circuit_open_for,omitempty"`
+	SlowUntil       int64    `dynamodbav:"slow_until,omitempty"`
 	Secrets         []string `dynamodbav:"secrets"`
 	SecretsExpire   []int64  `dynamodbav:"secrets_expire,omitempty"`
 	PreviousExpires int64    `dynamodbav:"previous_expires,omitempty"`
@@ -73,6 +74,7 @@ const (
 	attrOpenFor        = "circuit_open_for" // milliseconds: the latest opening's cooldown
 	attrRateWindow     = "rate_window"
 	attrRateCount      = "rate_count"
+	attrSlowUntil      = "slow_until" // epoch milliseconds: MarkSlow
 )
 
 func subscriptionPartition(tenant string) string { return contract.SubscriptionPrefix + tenant }
@@ -110,6 +112,9 @@ func (it subscriptionItem) subscription() event.Subscription {
 		sub.ProbeUntil = time.UnixMilli(it.ProbeUntil).UTC()
 	}
 	sub.CircuitCooldown = time.Duration(it.OpenFor) * time.Millisecond
+	if it.SlowUntil > 0 {
+		sub.SlowUntil = time.UnixMilli(it.SlowUntil).UTC()
+	}
 	return sub
 }
 
@@ -814,7 +819,8 @@ const maxUpdateRounds = 3
 // enabled state being the one the patch was decided on.
 //
 // A new URL is a new endpoint: its breaker starts closed (failure count,
-// failing run, open circuit, probe and rate window are cleared).
+// failing run, open circuit, probe, rate window and slow mark are
+// cleared).
 // Re-enabling a disabled subscription (Disabled false) clears its failing
 // run and reason and leaves its circuit half-open at now: the next
 // delivery is a single probe, the attempts behind it wait for it (parked),
@@ -837,7 +843,7 @@ func (st *Store) UpdateSubscription(ctx context.Context, tenant, id string, p ev
 		if p.URL != nil {
 			sets["url"] = s(*p.URL)
 			if !sameServer(*p.URL, cur.URL) {
-				for _, a := range []string{attrConsecutive, attrFailingSince, attrFailingSinceUs, attrOpenUntil, attrOpenFor, attrProbeUntil, attrRateWindow, attrRateCount} {
+				for _, a := range []string{attrConsecutive, attrFailingSince, attrFailingSinceUs, attrOpenUntil, attrOpenFor, attrProbeUntil, attrRateWindow, attrRateCount, attrSlowUntil} {
 					removes[a] = true
 				}
 			}

@@ -1,0 +1,190 @@
+// The slow lane: a subscription whose endpoint answered slowly is marked
+// slow for a while (slow_until on its item), and each request to a slow
+// endpoint first takes one of its tenant's few slow-lane slots, held in a
+// small semaphore item per tenant ("slowlane#<tenant>", sort key "lane"):
+// a map of holder token -> hold end (epoch milliseconds). A tenant's slow
+// endpoints then hold at most that many function instances at a time,
+// however many of them it has and however many events it sends.
+
+package store
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/triggers-dev/triggers/contract"
+	"github.com/triggers-dev/triggers/schema"
+)
+
+// attrHolders is the slow-lane item's map of holders.
+const attrHolders = "holders"
+
+// slowLaneIdle keeps a slow-lane item this long past its latest hold
+// (ttl): a tenant whose endpoints are no longer slow leaves nothing for
+// good.
+const slowLaneIdle = 24 * time.Hour
+
+// slowLaneTries bounds AcquireSlowSlot's writes against concurrent
+// changes of the holders.
+const slowLaneTries = 3
+
+func slowLanePartition(tenant string) string { return contract.SlowLanePrefix + tenant }
+
+// MarkSlow marks the tenant's subscription id slow until until, on
+// account of a request to url that was answered slowly: only while the
+// subscription is on url's server (another path or query string of the
+// same server counts, like OpenCircuit), and only when that moves the
+// mark later. The mark is advisory: a subscription that is gone or moved
+// to another server is not an error and keeps what it has.
+func (st *Store) MarkSlow(ctx context.Context, tenant, id, url string, until time.Time) error {
+	for try := 0; ; try++ {
+		names := map[string]string{"#slow": attrSlowUntil, "#pk": schema.AttrUserID}
+		values := map[string]types.AttributeValue{":until": n(until.UnixMilli())}
+		cond := "attribute_exists(#pk) AND (attribute_not_exists(#slow) OR #slow < :until)"
+		cond += onURL(url, names, values)
+		_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName:                           aws.String(st.table),
+			Key:                                 st.key(subscriptionPartition(tenant), id),
+			UpdateExpression:                    aws.String("SET #slow = :until"),
+			ConditionExpression:                 aws.String(cond),
+			ExpressionAttributeNames:            names,
+			ExpressionAttributeValues:           values,
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+		})
+		var ccf *types.ConditionalCheckFailedException
+		if errors.As(err, &ccf) {
+			now := getS(ccf.Item, "url")
+			if ccf.Item == nil || url == "" || now == url || !sameServer(url, now) || try >= maxUpdateRounds {
+				return nil // gone, marked for longer, or another server
+			}
+			url = now // the same server under another path: it counts
+			continue
+		}
+		if err != nil {
+			return classify("mark subscription slow", err)
+		}
+		return nil
+	}
+}
+
+// AcquireSlowSlot takes one of the tenant's limit slow-lane slots for
+// token until until, and reports whether it did. Holders whose hold ended
+// by now (a request whose instance died before releasing it) are removed
+// to make room. The common case is one conditional write; a full lane is
+// that write refused (with the holders read back); reclaiming expired
+// holds is one more.
+func (st *Store) AcquireSlowSlot(ctx context.Context, tenant, token string, now, until time.Time, limit int) (bool, error) {
+	key := st.key(slowLanePartition(tenant), contract.SlowLaneKey)
+	ttl := n(until.Add(slowLaneIdle).Unix())
+	var ccf *types.ConditionalCheckFailedException
+	for range slowLaneTries {
+		names := map[string]string{"#h": attrHolders, "#t": token, "#ttl": schema.AttrTTL}
+		_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName:                           aws.String(st.table),
+			Key:                                 key,
+			UpdateExpression:                    aws.String("SET #h.#t = :until, #ttl = :ttl"),
+			ConditionExpression:                 aws.String("size(#h) < :cap"),
+			ExpressionAttributeNames:            names,
+			ExpressionAttributeValues:           map[string]types.AttributeValue{":until": n(until.UnixMilli()), ":ttl": ttl, ":cap": n(int64(limit))},
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+		})
+		if err == nil {
+			return true, nil
+		}
+		if !errors.As(err, &ccf) {
+			return false, classify("acquire slow-lane slot", err)
+		}
+		holders, ok := ccf.Item[attrHolders].(*types.AttributeValueMemberM)
+		if !ok {
+			// No lane yet (or no holders map): start it with this holder.
+			_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+				TableName:                aws.String(st.table),
+				Key:                      key,
+				UpdateExpression:         aws.String("SET #rt = :rt, #h = :m, #ttl = :ttl"),
+				ConditionExpression:      aws.String("attribute_not_exists(#h)"),
+				ExpressionAttributeNames: map[string]string{"#rt": contract.AttrRecordType, "#h": attrHolders, "#ttl": schema.AttrTTL},
+				ExpressionAttributeValues: map[string]types.AttributeValue{
+					":rt": s(contract.RecordTypeSlowLane), ":ttl": ttl,
+					":m": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{token: n(until.UnixMilli())}},
+				},
+			})
+			if errors.As(err, &ccf) {
+				continue // another acquirer started it: count in it
+			}
+			if err != nil {
+				return false, classify("acquire slow-lane slot", err)
+			}
+			return true, nil
+		}
+		// Full: make room from the holds that ended, if any, in the same
+		// write that takes the slot, conditional on each removed hold
+		// still being the one read (a holder that renewed keeps it).
+		names = map[string]string{"#h": attrHolders, "#t": token, "#ttl": schema.AttrTTL}
+		values := map[string]types.AttributeValue{":until": n(until.UnixMilli()), ":ttl": ttl}
+		var conds, removes []string
+		expired := 0
+		for _, holder := range sortedKeys(holders.Value) {
+			v, ok := holders.Value[holder].(*types.AttributeValueMemberN)
+			if !ok {
+				continue
+			}
+			end, err := strconv.ParseInt(v.Value, 10, 64)
+			if err != nil || end > now.UnixMilli() {
+				continue
+			}
+			k := strconv.Itoa(expired)
+			expired++
+			names["#e"+k], values[":e"+k] = holder, v
+			conds = append(conds, "#h.#e"+k+" = :e"+k)
+			removes = append(removes, "#h.#e"+k)
+		}
+		if expired == 0 {
+			return false, nil // every slot is held
+		}
+		values[":cap"] = n(int64(limit + expired))
+		_, err = st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName:                 aws.String(st.table),
+			Key:                       key,
+			UpdateExpression:          aws.String("SET #h.#t = :until, #ttl = :ttl REMOVE " + strings.Join(removes, ", ")),
+			ConditionExpression:       aws.String(strings.Join(conds, " AND ") + " AND size(#h) < :cap"),
+			ExpressionAttributeNames:  names,
+			ExpressionAttributeValues: values,
+		})
+		if err == nil {
+			return true, nil
+		}
+		if !errors.As(err, &ccf) {
+			return false, classify("acquire slow-lane slot", err)
+		}
+		// The holders changed meanwhile: look again.
+	}
+	return false, nil
+}
+
+// ReleaseSlowSlot gives back the tenant's slow-lane slot held by token.
+// Releasing a token that holds no slot (never acquired, reclaimed after
+// its hold ended, released already) is a no-op.
+func (st *Store) ReleaseSlowSlot(ctx context.Context, tenant, token string) error {
+	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                aws.String(st.table),
+		Key:                      st.key(slowLanePartition(tenant), contract.SlowLaneKey),
+		UpdateExpression:         aws.String("REMOVE #h.#t"),
+		ConditionExpression:      aws.String("attribute_exists(#h.#t)"),
+		ExpressionAttributeNames: map[string]string{"#h": attrHolders, "#t": token},
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return nil
+	}
+	if err != nil {
+		return classify("release slow-lane slot", err)
+	}
+	return nil
+}

@@ -1,0 +1,168 @@
+package store_test
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/internal/store"
+	"github.com/triggers-dev/triggers/schema"
+)
+
+// The slow lane's cap holds under 25 concurrent acquirers: exactly cap of
+// them get a slot, and once they release, as many others do.
+func TestSlowLaneCapUnderConcurrency(t *testing.T) {
+	ctx := context.Background()
+	st := store.New(db.Client, db.CreateTable(t, schema.Events()))
+	now := time.Now()
+	const limit, acquirers = 4, 25
+	var got atomic.Int32
+	var mu sync.Mutex
+	var holders []string
+	var wg sync.WaitGroup
+	for i := range acquirers {
+		wg.Go(func() {
+			token := "h" + strconv.Itoa(i)
+			ok, err := st.AcquireSlowSlot(ctx, "tenant-a", token, now, now.Add(time.Minute), limit)
+			assert.NoError(t, err)
+			if ok {
+				got.Add(1)
+				mu.Lock()
+				holders = append(holders, token)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	require.EqualValues(t, limit, got.Load(), "AcquireSlowSlot: %d of %d concurrent acquirers got a slot, want the cap %d", got.Load(), acquirers, limit)
+
+	// Another tenant's lane is its own.
+	ok, err := st.AcquireSlowSlot(ctx, "tenant-b", "b1", now, now.Add(time.Minute), limit)
+	require.NoError(t, err)
+	assert.True(t, ok, "tenant-b's first acquirer was refused: the lanes are not per tenant")
+
+	// A full lane refuses; a release makes room for one.
+	ok, err = st.AcquireSlowSlot(ctx, "tenant-a", "late", now, now.Add(time.Minute), limit)
+	require.NoError(t, err)
+	assert.False(t, ok, "a fifth holder got a slot of a lane of %d", limit)
+	require.NoError(t, st.ReleaseSlowSlot(ctx, "tenant-a", holders[0]))
+	ok, err = st.AcquireSlowSlot(ctx, "tenant-a", "late", now, now.Add(time.Minute), limit)
+	require.NoError(t, err)
+	assert.True(t, ok, "no slot after a release")
+	ok, err = st.AcquireSlowSlot(ctx, "tenant-a", "later", now, now.Add(time.Minute), limit)
+	require.NoError(t, err)
+	assert.False(t, ok, "one release gave two slots")
+}
+
+// Holders whose hold ended (their instance died before releasing) are
+// reclaimed by the next acquirer; live holders are kept.
+func TestSlowLaneReclaimsExpiredHolders(t *testing.T) {
+	ctx := context.Background()
+	st := store.New(db.Client, db.CreateTable(t, schema.Events()))
+	now := time.Now()
+	for i, hold := range []time.Duration{time.Second, time.Second, time.Minute} {
+		ok, err := st.AcquireSlowSlot(ctx, "tenant-a", "h"+strconv.Itoa(i), now, now.Add(hold), 3)
+		require.NoError(t, err)
+		require.True(t, ok)
+	}
+	ok, err := st.AcquireSlowSlot(ctx, "tenant-a", "early", now, now.Add(time.Minute), 3)
+	require.NoError(t, err)
+	assert.False(t, ok, "a slot while every hold runs")
+
+	later := now.Add(2 * time.Second) // h0 and h1 ended, h2 holds
+	for _, tok := range []string{"x", "y"} {
+		ok, err := st.AcquireSlowSlot(ctx, "tenant-a", tok, later, later.Add(time.Minute), 3)
+		require.NoError(t, err)
+		assert.True(t, ok, "AcquireSlowSlot(%s) after two holds ended = false, want a reclaimed slot", tok)
+	}
+	ok, err = st.AcquireSlowSlot(ctx, "tenant-a", "z", later, later.Add(time.Minute), 3)
+	require.NoError(t, err)
+	assert.False(t, ok, "the live holder h2 was reclaimed too")
+
+	// h2 still holds: its release frees a slot.
+	require.NoError(t, st.ReleaseSlowSlot(ctx, "tenant-a", "h2"))
+	ok, err = st.AcquireSlowSlot(ctx, "tenant-a", "z", later, later.Add(time.Minute), 3)
+	require.NoError(t, err)
+	assert.True(t, ok)
+}
+
+// Releasing a token that holds nothing changes nothing and is no error:
+// on a tenant without a lane, and on a full lane.
+func TestSlowLaneReleaseOfATokenNotHeld(t *testing.T) {
+	ctx := context.Background()
+	st := store.New(db.Client, db.CreateTable(t, schema.Events()))
+	now := time.Now()
+	require.NoError(t, st.ReleaseSlowSlot(ctx, "tenant-a", "nobody"), "release on a tenant without a lane")
+	for _, tok := range []string{"a", "b"} {
+		ok, err := st.AcquireSlowSlot(ctx, "tenant-a", tok, now, now.Add(time.Minute), 2)
+		require.NoError(t, err)
+		require.True(t, ok)
+	}
+	require.NoError(t, st.ReleaseSlowSlot(ctx, "tenant-a", "nobody"))
+	ok, err := st.AcquireSlowSlot(ctx, "tenant-a", "c", now, now.Add(time.Minute), 2)
+	require.NoError(t, err)
+	assert.False(t, ok, "releasing a token not held freed a slot")
+	require.NoError(t, st.ReleaseSlowSlot(ctx, "tenant-a", "a"))
+	require.NoError(t, st.ReleaseSlowSlot(ctx, "tenant-a", "a"), "a second release of the same token")
+	ok, err = st.AcquireSlowSlot(ctx, "tenant-a", "c", now, now.Add(time.Minute), 2)
+	require.NoError(t, err)
+	assert.True(t, ok)
+}
+
+// MarkSlow marks the subscription only on the server the slow request
+// went to, only later, and a move to another server clears the mark.
+func TestMarkSlow(t *testing.T) {
+	ctx := context.Background()
+	st := store.New(db.Client, db.CreateTable(t, schema.Events()))
+	sub := newSub("sub_slow")
+	require.NoError(t, st.CreateSubscription(ctx, "tenant-a", sub))
+	get := func() event.Subscription {
+		t.Helper()
+		got, err := st.GetSubscription(ctx, "tenant-a", sub.ID)
+		require.NoError(t, err)
+		return got
+	}
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	require.NoError(t, st.MarkSlow(ctx, "tenant-a", sub.ID, sub.URL, now.Add(10*time.Minute)))
+	assert.True(t, get().SlowUntil.Equal(now.Add(10*time.Minute)), "SlowUntil = %v", get().SlowUntil)
+	// An earlier mark does not shorten it.
+	require.NoError(t, st.MarkSlow(ctx, "tenant-a", sub.ID, sub.URL, now.Add(time.Minute)))
+	assert.True(t, get().SlowUntil.Equal(now.Add(10*time.Minute)), "an earlier mark moved SlowUntil to %v", get().SlowUntil)
+	// Another path of the same server counts.
+	require.NoError(t, st.MarkSlow(ctx, "tenant-a", sub.ID, sub.URL+"?other", now.Add(20*time.Minute)))
+	assert.True(t, get().SlowUntil.Equal(now.Add(20*time.Minute)), "SlowUntil = %v", get().SlowUntil)
+
+	// Moved to another server: the mark goes, and the old server's slow
+	// answer does not mark the new one.
+	moved := "https://elsewhere.example.com/hook"
+	_, err := st.UpdateSubscription(ctx, "tenant-a", sub.ID, event.SubscriptionPatch{URL: &moved}, now)
+	require.NoError(t, err)
+	assert.True(t, get().SlowUntil.IsZero(), "a move to another server kept the slow mark %v", get().SlowUntil)
+	require.NoError(t, st.MarkSlow(ctx, "tenant-a", sub.ID, sub.URL, now.Add(30*time.Minute)))
+	assert.True(t, get().SlowUntil.IsZero(), "the server the subscription left marked it slow until %v", get().SlowUntil)
+
+	// Gone: no error.
+	require.NoError(t, st.MarkSlow(ctx, "tenant-a", "sub_none", sub.URL, now.Add(time.Minute)))
+}
+
+// ScheduleAttempt counts the times an attempt was put off.
+func TestScheduleAttemptCountsDeferrals(t *testing.T) {
+	ctx := context.Background()
+	st := store.New(db.Client, db.CreateTable(t, schema.Events()))
+	now := time.Now().UTC()
+	for i := 1; i <= 3; i++ {
+		a, ok, err := st.ScheduleAttempt(ctx, "tenant-a", "ev1", event.Attempt{
+			SubscriptionID: "sub_x", Number: 1, Timestamp: event.FormatTime(now), NextAttemptAt: event.FormatTime(now.Add(time.Second)),
+		}, now.Add(time.Hour).Unix())
+		require.NoError(t, err)
+		require.True(t, ok)
+		assert.Equal(t, i, a.Deferrals, "ScheduleAttempt #%d: Deferrals", i)
+	}
+}
