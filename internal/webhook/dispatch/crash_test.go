@@ -322,6 +322,22 @@ func (s faultStore) TakeRateToken(ctx context.Context, tenant, id string, now ti
 	return
 }
 
+func (s faultStore) MarkSlow(ctx context.Context, tenant, id, url string, until time.Time) error {
+	return s.in.call(ctx, "Store.MarkSlow", []string{id}, func() error { return s.st.MarkSlow(ctx, tenant, id, url, until) })
+}
+
+func (s faultStore) AcquireSlowSlot(ctx context.Context, tenant, token string, now, until time.Time, limit int) (ok bool, err error) {
+	err = s.in.call(ctx, "Store.AcquireSlowSlot", nil, func() error {
+		ok, err = s.st.AcquireSlowSlot(ctx, tenant, token, now, until, limit)
+		return err
+	})
+	return
+}
+
+func (s faultStore) ReleaseSlowSlot(ctx context.Context, tenant, token string) error {
+	return s.in.call(ctx, "Store.ReleaseSlowSlot", nil, func() error { return s.st.ReleaseSlowSlot(ctx, tenant, token) })
+}
+
 func (s faultStore) ScheduleAttempt(ctx context.Context, tenant, eventID string, a event.Attempt, ttl int64) (cur event.Attempt, ok bool, err error) {
 	err = s.in.call(ctx, "Store.ScheduleAttempt", []string{eventID, a.SubscriptionID, "#" + strconv.Itoa(a.Number)}, func() error {
 		cur, ok, err = s.st.ScheduleAttempt(ctx, tenant, eventID, a, ttl)
@@ -761,7 +777,7 @@ func (sr *streamRouter) register(tenant string) <-chan events.DynamoDBEventRecor
 // requests, then 200), gone (410), fail (500), down3 (500 to the
 // subscription's first three requests, whatever the message, then 200),
 // slow (200 after 300 ms to the subscription's first request, at once
-// after), moving (410 to the subscription's first request, answered once
+// after), slowok (200 after slowOKDelay to every request), moving (410 to the subscription's first request, answered once
 // the tenant has moved the subscription to its "ok" URL: the run's
 // moveTo).
 type crashReceiver struct {
@@ -827,6 +843,9 @@ func newCrashReceiver(t *testing.T) *crashReceiver {
 		if behaviour == "slow" && total == 0 {
 			time.Sleep(300 * time.Millisecond)
 		}
+		if behaviour == "slowok" {
+			time.Sleep(slowOKDelay)
+		}
 		w.WriteHeader(status)
 	}))
 	t.Cleanup(r.srv.Close)
@@ -839,6 +858,10 @@ func (r *crashReceiver) requests(run string) []seenRequest {
 	return append([]seenRequest(nil), r.seen[run]...)
 }
 
+// slowOKDelay is how long the "slowok" behaviour takes to answer: past
+// the slow-lane scenario's slowLaneAfter.
+const slowOKDelay = 40 * time.Millisecond
+
 // ---- scenarios ----
 
 type subSpec struct {
@@ -847,6 +870,10 @@ type subSpec struct {
 	// failingFor starts the subscription's run of failures this long
 	// before the scenario (to reach DisableAfter on its first failure).
 	failingFor time.Duration
+	// slowFor marks the subscription slow (store MarkSlow) until this
+	// long after the scenario begins: its attempts take the tenant's slow
+	// lane from the first round on.
+	slowFor time.Duration
 	// deleteAfter: the tenant deletes the subscription this long after
 	// the events were ingested.
 	deleteAfter time.Duration
@@ -877,8 +904,11 @@ type scenario struct {
 	threshold    int
 	slowAfter    time.Duration
 	endpointRate int
-	subs         []subSpec
-	events       []eventSpec
+	// slowLaneAfter and tenantSlow configure the slow lane (zero: off).
+	slowLaneAfter time.Duration
+	tenantSlow    int
+	subs          []subSpec
+	events        []eventSpec
 	// redeliver: once the events settle, the tenant asks for a
 	// redelivery of each failed event (the API route); then it settles
 	// again.
@@ -895,6 +925,9 @@ type scenario struct {
 	// them from the disabled subscription (TestCrashPoints asserts it, so
 	// that the scenario cannot drift away from what it is for).
 	parkedWhenDisabled bool
+	// slowLaneFull: the clean run puts off an attempt because its
+	// tenant's slow lane is full (TestCrashPoints asserts it).
+	slowLaneFull bool
 }
 
 // crashShards is the shard count of a sharded run's tenant: the run uses a
@@ -939,6 +972,31 @@ func crashScenarios() []scenario {
 			{name: "e1", typ: "order.paid", want: event.Delivered, retryCount: 0},
 			{name: "e2", typ: "order.paid", want: event.Delivered, retryCount: 0},
 			{name: "e3", typ: "order.paid", want: event.Delivered, retryCount: 0},
+		},
+	}, {
+		// The tenant's slow lane holds one request at a time: its two
+		// slow endpoints take turns; the attempts that find the lane full
+		// are put off (tenant_busy), with a growing wait, never failed.
+		// s-slow1 is marked slow for longer than the run could last
+		// (drainUntil's steps at MaxSlowLaneWait each), so that a stop
+		// right after a slot is taken leaves the slot held while
+		// s-slow1's attempts still need it: they wait for its hold to
+		// end, then reclaim it (were it never reclaimed, the queues
+		// would never drain). s-slow2 is marked for a minute, less than half of
+		// dispatch.SlowLaneFor, so that its slow answers mark it again.
+		name:            "slow lane",
+		schedule:        long,
+		slowLaneAfter:   slowOKDelay / 2,
+		tenantSlow:      1,
+		interchangeable: true,
+		slowLaneFull:    true,
+		subs: []subSpec{
+			{name: "s-slow1", behaviour: "slowok", slowFor: 20 * 24 * time.Hour, want: event.OutcomeDelivered, exists: true},
+			{name: "s-slow2", behaviour: "slowok", slowFor: time.Minute, want: event.OutcomeDelivered, exists: true},
+		},
+		events: []eventSpec{
+			{name: "e1", typ: "order.paid", want: event.Delivered, retryCount: 0},
+			{name: "e2", typ: "order.paid", want: event.Delivered, retryCount: 0},
 		},
 	}, {
 		// Rounds, retries (one hopping: 20 minutes is more than SQS's
@@ -1138,6 +1196,10 @@ func newCrashRun(t *testing.T, env *crashEnv, sc scenario, f fault, twice, shard
 	if slow == 0 {
 		slow = -1
 	}
+	slowLane := sc.slowLaneAfter
+	if slowLane == 0 {
+		slowLane = -1
+	}
 	// A box per run: its cache does not carry over to another run.
 	box, err := secretbox.New(env.kms.Client, env.key, secretbox.Options{})
 	require.NoError(t, err)
@@ -1147,6 +1209,7 @@ func newCrashRun(t *testing.T, env *crashEnv, sc scenario, f fault, twice, shard
 		Store:   r.fs, Queue: faultQueue{q: r.q, in: r.in}, Client: client, Schedule: sc.schedule,
 		DisableAfter: time.Hour, Now: r.clock.now, Rand: half{}, RecoverPage: 2,
 		BreakerThreshold: threshold, BreakerCooldown: time.Minute, SlowAfter: slow, EndpointRate: sc.endpointRate,
+		SlowLaneAfter: slowLane, TenantSlowConcurrency: sc.tenantSlow,
 		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)),
 	})
 	require.NoError(t, err)
@@ -1195,6 +1258,9 @@ func (r *crashRun) setUp() {
 		require.NoError(r.t, err)
 		sub.Secrets = []string{sealed}
 		require.NoError(r.t, r.st.CreateSubscription(ctx, r.tenant, sub))
+		if s.slowFor > 0 {
+			require.NoError(r.t, r.st.MarkSlow(ctx, r.tenant, id, sub.URL, r.clock.now().Add(s.slowFor)))
+		}
 		if s.failingFor > 0 {
 			_, err := r.st.SubscriptionFailed(ctx, r.tenant, id, "", r.clock.now().Add(-s.failingFor), 100*time.Hour, "before")
 			require.NoError(r.t, err)
@@ -1641,6 +1707,13 @@ func TestCrashPoints(t *testing.T) {
 				return strings.HasPrefix(l, "Store.UnparkAttempt ") && strings.Contains(l, " disabled @")
 			}), "%s: no wake unparked an attempt of the disabled subscription: the scenario no longer parks before it disables\n%s",
 				sc.name, strings.Join(clean.trace, "\n"))
+		}
+		if sc.slowLaneFull {
+			// Without a circuit or a rate cap, a scheduled attempt is one
+			// the slow lane put off.
+			require.True(t, slices.ContainsFunc(clean.trace, func(l string) bool {
+				return strings.HasPrefix(l, "Store.ScheduleAttempt ")
+			}), "%s: no attempt was put off: the slow lane was never full\n%s", sc.name, strings.Join(clean.trace, "\n"))
 		}
 		// The same scenario for a sharded tenant settles as the unsharded
 		// one (run checks the invariants). Its trace is not compared: a

@@ -53,7 +53,11 @@
 // waiting on it, and one wake task per circuit makes them when it lets
 // requests through: one probe at a time, then the rest. An optional
 // per-endpoint rate cap defers attempts by a task each, for under a
-// second.
+// second. An endpoint that answers slowly (Config.SlowLaneAfter) is
+// marked slow for a while, and the requests to a tenant's slow endpoints
+// share a few slots (Config.TenantSlowConcurrency), counted across every
+// instance: the attempts that find them taken are put off, with a growing
+// wait, instead of holding more of the function's instances.
 // The function's reserved concurrency and its event sources' maximum
 // concurrency (the construct's) bound the account's share.
 package dispatch
@@ -93,6 +97,9 @@ type Store interface {
 	OpenCircuit(ctx context.Context, tenant, id, url string, until time.Time, cooldown time.Duration) (bool, error)
 	AcquireProbe(ctx context.Context, tenant, id string, now, until time.Time) (bool, error)
 	TakeRateToken(ctx context.Context, tenant, id string, now time.Time, limit int) (ahead int, err error)
+	MarkSlow(ctx context.Context, tenant, id, url string, until time.Time) error
+	AcquireSlowSlot(ctx context.Context, tenant, token string, now, until time.Time, limit int) (bool, error)
+	ReleaseSlowSlot(ctx context.Context, tenant, token string) error
 	ScheduleAttempt(ctx context.Context, tenant, eventID string, a event.Attempt, ttl int64) (event.Attempt, bool, error)
 	ClaimAttempt(ctx context.Context, tenant, eventID string, c event.AttemptClaim, ttl int64) (event.Attempt, bool, error)
 	FinishAttempt(ctx context.Context, tenant, eventID string, a event.Attempt, owner string) error
@@ -208,7 +215,25 @@ const (
 	// requests is still unanswered after it: an endpoint that hangs costs
 	// its requests in flight, not every request after them.
 	DefaultSlowAfter = 5 * time.Second
+	// DefaultSlowLaneAfter marks an endpoint slow when a request to it
+	// was answered after at least this long.
+	DefaultSlowLaneAfter = time.Second
+	// DefaultTenantSlowConcurrency is how many requests to a tenant's
+	// slow endpoints may be in flight at once, across every instance.
+	DefaultTenantSlowConcurrency = 4
+	// SlowLaneFor is how long a slow answer marks its endpoint slow: a
+	// later slow answer extends the mark, an endpoint fast again leaves
+	// the slow lane once it ends.
+	SlowLaneFor = 10 * time.Minute
+	// MaxSlowLaneWait bounds the wait of an attempt put off because its
+	// tenant's slow lane was full; the first waits are about a second,
+	// doubling with each put-off of the same attempt.
+	MaxSlowLaneWait = 5 * time.Minute
 )
+
+// slowLaneFirstWait is the wait of an attempt the first time its tenant's
+// slow lane refuses it (jittered: between half of it and all of it).
+const slowLaneFirstWait = time.Second
 
 // leaseMargin is added to a claim's lease beyond the invocation's
 // deadline, for clock differences between function instances.
@@ -255,6 +280,17 @@ type Config struct {
 	// EndpointRate caps the requests per second to one subscription's
 	// endpoint, counted across every instance; 0 means no cap. Default: 0.
 	EndpointRate int
+	// SlowLaneAfter marks an endpoint slow for SlowLaneFor when a request
+	// to it was answered (whatever the answer) after at least this long;
+	// every attempt to a slow endpoint first takes one of its tenant's
+	// TenantSlowConcurrency slots, and is put off (scheduled, reason
+	// contract.DeferredTenantBusy) when none is free. Negative turns the
+	// slow lane off. Default: DefaultSlowLaneAfter.
+	SlowLaneAfter time.Duration
+	// TenantSlowConcurrency bounds the requests to one tenant's slow
+	// endpoints in flight at once, across every instance. Default:
+	// DefaultTenantSlowConcurrency.
+	TenantSlowConcurrency int
 	// Logger receives a line per attempt. Default: slog.Default().
 	Logger *slog.Logger
 	// Now is the clock. Default: time.Now.
@@ -350,6 +386,15 @@ func New(cfg Config) (*Dispatcher, error) {
 	}
 	if cfg.SlowAfter == 0 {
 		cfg.SlowAfter = DefaultSlowAfter
+	}
+	if cfg.SlowLaneAfter == 0 {
+		cfg.SlowLaneAfter = DefaultSlowLaneAfter
+	}
+	if cfg.TenantSlowConcurrency < 0 {
+		return nil, fmt.Errorf("dispatch: Config.TenantSlowConcurrency %d is negative: give the requests to a tenant's slow endpoints allowed at once, or 0 for the default %d", cfg.TenantSlowConcurrency, DefaultTenantSlowConcurrency)
+	}
+	if cfg.TenantSlowConcurrency == 0 {
+		cfg.TenantSlowConcurrency = DefaultTenantSlowConcurrency
 	}
 	if cfg.EndpointRate < 0 {
 		return nil, fmt.Errorf("dispatch: Config.EndpointRate %d is negative: give requests per second, or 0 for no cap", cfg.EndpointRate)
@@ -1101,13 +1146,20 @@ func (d *Dispatcher) attempt(ctx context.Context, tenant string, e event.Event, 
 			}
 		}
 	}
-	wait, reason, probe, err := d.gate(ctx, tenant, sub, now)
+	deferrals := 0
+	if a, ok := find(recorded, sub.ID, n); ok {
+		deferrals = a.Deferrals
+	}
+	wait, reason, probe, release, err := d.gate(ctx, tenant, sub, now, deferrals)
 	if err != nil {
 		return err
 	}
 	if wait > 0 {
 		return d.schedule(ctx, tenant, e, sub, n, round, now.Add(wait), reason, recorded)
 	}
+	// The slow lane's slot (if any) is given back once the request is
+	// answered, or on any way out before it.
+	defer release()
 	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d.cfg.Client.Timeout+storeMargin {
 		return errNoTime
 	}
@@ -1148,6 +1200,7 @@ func (d *Dispatcher) attempt(ctx context.Context, tenant string, e event.Event, 
 	stopWatch := d.watchSlow(ctx, tenant, e.ID, sub.ID, sub.URL)
 	res := webhook.Send(ctx, d.cfg.Client, webhook.Request{URL: sub.URL, MsgID: e.ID, Body: body, Secrets: secrets, Now: now})
 	stopWatch()
+	release()
 	a = event.Attempt{
 		SubscriptionID: sub.ID, Number: n, Timestamp: event.FormatTime(now),
 		Outcome: string(res.Outcome), StatusCode: res.StatusCode, LatencyMs: res.Latency.Milliseconds(),
@@ -1178,23 +1231,93 @@ func (d *Dispatcher) attempt(ctx context.Context, tenant string, e event.Event, 
 		slog.String("tenant", tenant), slog.String("event_id", e.ID), slog.String("subscription_id", sub.ID),
 		slog.Int("attempt", n), slog.String("outcome", a.Outcome), slog.Int("status_code", a.StatusCode),
 		slog.Int64("latency_ms", a.LatencyMs), slog.String("error", a.Error), slog.String("next_attempt_at", a.NextAttemptAt))
+	d.markSlow(ctx, tenant, e.ID, sub, res)
 	return d.followUp(ctx, tenant, e, sub, a, recorded)
+}
+
+// markSlow marks sub slow for SlowLaneFor when res was answered after
+// SlowLaneAfter or more (a request without an answer is the circuit
+// breaker's: SlowAfter, failures), on the server the request went to
+// (store MarkSlow). The write is skipped while sub, as read, is marked
+// for at least half of SlowLaneFor more: a steadily slow endpoint costs
+// one write per half window, not one per request. The mark is advisory:
+// a failure to write it is only logged (the next slow answer writes it).
+func (d *Dispatcher) markSlow(ctx context.Context, tenant, eventID string, sub event.Subscription, res webhook.Attempt) {
+	if d.cfg.SlowLaneAfter < 0 || res.StatusCode == 0 || res.Latency < d.cfg.SlowLaneAfter {
+		return
+	}
+	now := d.cfg.Now()
+	if sub.SlowUntil.After(now.Add(SlowLaneFor / 2)) {
+		return
+	}
+	level, msg := slog.LevelInfo, "endpoint marked slow: its attempts take its tenant's slow lane"
+	err := d.cfg.Store.MarkSlow(ctx, tenant, sub.ID, sub.URL, now.Add(SlowLaneFor))
+	if err != nil {
+		level, msg = slog.LevelWarn, "endpoint answered slowly, but marking it slow failed"
+	}
+	d.cfg.Logger.LogAttrs(ctx, level, msg,
+		slog.String("tenant", tenant), slog.String("event_id", eventID), slog.String("subscription_id", sub.ID),
+		slog.Int64("latency_ms", res.Latency.Milliseconds()), slog.Any("error", err))
+}
+
+// slowSlot takes a slot of tenant's slow lane for an attempt to sub when
+// sub is marked slow at now. Without a free slot, wait is how long the
+// attempt is put off: about slowLaneFirstWait doubled for each time it
+// was put off already (deferrals), at most MaxSlowLaneWait, jittered, so
+// that a backlog of slow attempts comes back ever more rarely instead of
+// every second. release gives the slot back (best effort: a failure is
+// only logged, the hold ends by itself); it may be called more than once.
+func (d *Dispatcher) slowSlot(ctx context.Context, tenant string, sub event.Subscription, now time.Time, deferrals int) (release func(), wait time.Duration, err error) {
+	release = func() {}
+	if d.cfg.SlowLaneAfter < 0 || !sub.SlowUntil.After(now) {
+		return release, 0, nil
+	}
+	token, err := newToken()
+	if err != nil {
+		return release, 0, err
+	}
+	// Held for as long as one attempt takes: a holder whose instance
+	// died frees its slot soon.
+	ok, err := d.cfg.Store.AcquireSlowSlot(ctx, tenant, token, now, now.Add(d.cfg.Client.Timeout+storeMargin), d.cfg.TenantSlowConcurrency)
+	if err != nil {
+		return release, 0, err
+	}
+	if !ok {
+		w := min(slowLaneFirstWait<<min(deferrals, 20), MaxSlowLaneWait)
+		return release, w/2 + time.Duration(float64(w/2)*d.cfg.Rand.Float64()), nil
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			// Released also when ctx has ended (the invocation's
+			// deadline): the slot would otherwise stay held for its
+			// whole hold.
+			if err := d.cfg.Store.ReleaseSlowSlot(context.WithoutCancel(ctx), tenant, token); err != nil {
+				d.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "slow-lane slot not released: it frees when its hold ends",
+					slog.String("tenant", tenant), slog.String("subscription_id", sub.ID), slog.Any("error", err))
+			}
+		})
+	}, 0, nil
 }
 
 // gate decides whether an attempt to sub may be made at now: wait > 0
 // puts it off by that long, for reason. While the endpoint's circuit is
 // open nothing is sent; with an EndpointRate, a second whose requests are
-// used up waits for the next; once the circuit's open time has passed
-// (half-open) one probe at a time is made (probe), the others wait.
+// used up waits for the next; a slow endpoint's attempt waits while its
+// tenant's slow lane is full (slowSlot; deferrals: how often the attempt
+// was put off already), else holds a slot until release is called; once
+// the circuit's open time has passed (half-open) one probe at a time is
+// made (probe), the others wait. release is never nil.
 //
 // sub may have been read a while ago (a round's subscriptions are read
 // when its message starts): when this instance has opened the circuit
 // since, the subscription is read again to see it as it is now.
-func (d *Dispatcher) gate(ctx context.Context, tenant string, sub event.Subscription, now time.Time) (wait time.Duration, reason string, probe bool, err error) {
+func (d *Dispatcher) gate(ctx context.Context, tenant string, sub event.Subscription, now time.Time, deferrals int) (wait time.Duration, reason string, probe bool, release func(), err error) {
+	release = func() {}
 	if !sub.CircuitOpenUntil.After(now) && d.circuits.until(tenant, sub.ID).After(now) {
 		fresh, err := d.cfg.Store.GetSubscription(ctx, tenant, sub.ID)
 		if err != nil && !errors.Is(err, event.ErrSubscriptionNotFound) {
-			return 0, "", false, err
+			return 0, "", false, release, err
 		}
 		if err == nil {
 			sub = fresh
@@ -1206,12 +1329,12 @@ func (d *Dispatcher) gate(ctx context.Context, tenant string, sub event.Subscrip
 		}
 	}
 	if w, reason, ok := d.putOff(sub, now); ok {
-		return w, reason, false, nil
+		return w, reason, false, release, nil
 	}
 	if d.cfg.EndpointRate > 0 {
 		ahead, err := d.cfg.Store.TakeRateToken(ctx, tenant, sub.ID, now, d.cfg.EndpointRate)
 		if err != nil {
-			return 0, "", false, err
+			return 0, "", false, release, err
 		}
 		if ahead > 0 {
 			// Its turn: the second ceil(ahead/rate) on, a little into
@@ -1219,8 +1342,12 @@ func (d *Dispatcher) gate(ctx context.Context, tenant string, sub event.Subscrip
 			// back, not all of them).
 			slot := now.Truncate(time.Second).Add(time.Duration((ahead+d.cfg.EndpointRate-1)/d.cfg.EndpointRate) * time.Second)
 			w := slot.Sub(now)
-			return w + time.Duration(float64(100*time.Millisecond)*d.cfg.Rand.Float64()), contract.DeferredRateLimited, false, nil
+			return w + time.Duration(float64(100*time.Millisecond)*d.cfg.Rand.Float64()), contract.DeferredRateLimited, false, release, nil
 		}
+	}
+	release, w, err := d.slowSlot(ctx, tenant, sub, now, deferrals)
+	if err != nil || w > 0 {
+		return w, contract.DeferredTenantBusy, false, release, err
 	}
 	if sub.HalfOpen(now) {
 		// The probe is held for as long as one attempt takes: a probe
@@ -1228,11 +1355,12 @@ func (d *Dispatcher) gate(ctx context.Context, tenant string, sub event.Subscrip
 		until := now.Add(d.cfg.Client.Timeout + storeMargin)
 		probe, err := d.cfg.Store.AcquireProbe(ctx, tenant, sub.ID, now, until)
 		if err != nil || !probe {
-			return d.spread(until.Sub(now)), contract.DeferredProbeBusy, false, err
+			release() // the slow lane's slot goes back with the attempt
+			return d.spread(until.Sub(now)), contract.DeferredProbeBusy, false, func() {}, err
 		}
-		return 0, "", true, nil
+		return 0, "", true, release, nil
 	}
-	return 0, "", false, nil
+	return 0, "", false, release, nil
 }
 
 // putOff reports whether an attempt to sub, as read, must wait at now

@@ -1,0 +1,225 @@
+package dispatch_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/triggers-dev/triggers/contract"
+	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/internal/webhook"
+	"github.com/triggers-dev/triggers/internal/webhook/dispatch"
+)
+
+// laneReceiver is a TLS endpoint that answers 200 after delay and counts
+// the requests in flight (and the most at once) and each request by
+// webhook-id and path (the subscription).
+type laneReceiver struct {
+	srv      *httptest.Server
+	inflight atomic.Int32
+	max      atomic.Int32
+	mu       sync.Mutex
+	got      map[string]int // "<webhook-id> <path>" -> requests
+}
+
+func newLaneReceiver(t *testing.T, delay time.Duration) *laneReceiver {
+	r := &laneReceiver{got: map[string]int{}}
+	r.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		n := r.inflight.Add(1)
+		defer r.inflight.Add(-1)
+		for m := r.max.Load(); n > m && !r.max.CompareAndSwap(m, n); m = r.max.Load() {
+		}
+		time.Sleep(delay)
+		r.mu.Lock()
+		r.got[req.Header.Get(webhook.HeaderID)+" "+req.URL.Path]++
+		r.mu.Unlock()
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(r.srv.Close)
+	return r
+}
+
+func (r *laneReceiver) requests() map[string]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[string]int{}
+	for k, v := range r.got {
+		out[k] = v
+	}
+	return out
+}
+
+// A tenant whose endpoints answer successfully but slowly holds at most
+// TenantSlowConcurrency requests at once, across every message handled
+// at once: its other attempts are put off (tenant_busy), not failed, and
+// made later, each exactly once. Another tenant's fast endpoint is
+// delivered to meanwhile, while the slow tenant's backlog still waits.
+func TestSlowTenantIsHeldToItsSlowLane(t *testing.T) {
+	ctx := context.Background()
+	const (
+		slowSubs = 4
+		burst    = 5
+		lane     = 2
+	)
+	slowRcv := newLaneReceiver(t, 400*time.Millisecond)
+	fastRcv := newLaneReceiver(t, 0)
+	w := newWorld(t, &receiver{srv: slowRcv.srv}, func(c *dispatch.Config) {
+		c.SlowLaneAfter = 250 * time.Millisecond
+		c.TenantSlowConcurrency = lane
+		c.SlowAfter = -1
+	})
+	subscribe := func(tenant string, rcv *laneReceiver, name string) event.Subscription {
+		id, err := event.NewSubscriptionID(nil)
+		require.NoError(t, err)
+		sub := event.Subscription{ID: id, URL: rcv.srv.URL + "/" + name, EventTypes: []string{}, CreatedAt: event.FormatTime(w.clock()),
+			Secrets: []string{webhook.NewSecret().Encode()}}
+		require.NoError(t, w.st.CreateSubscription(ctx, tenant, sub))
+		return sub
+	}
+	for i := range slowSubs {
+		subscribe("tenant-a", slowRcv, "a"+string(rune('0'+i)))
+	}
+	subscribe("tenant-b", fastRcv, "b")
+	w.advance(time.Second)
+
+	// A first event: A's endpoints answer slowly and are marked slow.
+	warm := w.event("tenant-a", "t")
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", warm.ID))
+	subs, err := w.st.ListSubscriptions(ctx, "tenant-a")
+	require.NoError(t, err)
+	for _, s := range subs {
+		require.True(t, s.SlowUntil.After(w.clock()), "subscription %s answered after 400 ms and is not marked slow", s.URL)
+	}
+	slowRcv.max.Store(0)
+
+	// A burst of A's events and B's events, every message at once (as
+	// the function's invocations would take them).
+	var aEvents, bEvents []event.Event
+	for range burst {
+		aEvents = append(aEvents, w.event("tenant-a", "t"))
+		bEvents = append(bEvents, w.event("tenant-b", "t"))
+	}
+	var wg sync.WaitGroup
+	for i := range burst {
+		wg.Go(func() { assert.NoError(t, w.d.HandleEvent(ctx, "tenant-a", aEvents[i].ID)) })
+		wg.Go(func() { assert.NoError(t, w.d.HandleEvent(ctx, "tenant-b", bEvents[i].ID)) })
+	}
+	wg.Wait()
+
+	// B is delivered while A's backlog waits.
+	for _, e := range bEvents {
+		assert.Equal(t, event.Delivered, w.status("tenant-b", e.ID).Status, "B's event %s while A's backlog waits", e.ID)
+	}
+	waiting := 0
+	for _, e := range aEvents {
+		for _, a := range w.attempts("tenant-a", e.ID) {
+			if a.Outcome == event.OutcomeScheduled {
+				waiting++
+			}
+		}
+	}
+	require.Positive(t, waiting, "none of A's %d attempts was put off: the slow lane did not hold them", burst*slowSubs)
+	assert.Contains(t, w.logs.String(), `"reason":"`+contract.DeferredTenantBusy+`"`)
+
+	// Drain A's backlog on the virtual clock: every task due at once is
+	// handled at once.
+	type pending struct {
+		task dispatch.Task
+		due  time.Time
+	}
+	var queue []pending
+	enqueue := func() {
+		for _, q := range w.q.take() {
+			queue = append(queue, pending{q.task, w.clock().Add(q.delay)})
+		}
+	}
+	enqueue()
+	handled := 0
+	for len(queue) > 0 {
+		require.Less(t, handled, 20*burst*slowSubs, "the backlog does not drain")
+		slices.SortStableFunc(queue, func(a, b pending) int { return a.due.Compare(b.due) })
+		if d := queue[0].due.Sub(w.clock()); d > 0 {
+			w.advance(d)
+		}
+		var due []pending
+		for len(queue) > 0 && !queue[0].due.After(w.clock()) {
+			due, queue = append(due, queue[0]), queue[1:]
+		}
+		handled += len(due)
+		var wg sync.WaitGroup
+		for _, p := range due {
+			wg.Go(func() { assert.NoError(t, w.d.HandleTask(ctx, p.task)) })
+		}
+		wg.Wait()
+		enqueue()
+	}
+
+	assert.LessOrEqual(t, slowRcv.max.Load(), int32(lane), "A's requests in flight at once, past its slow lane of %d", lane)
+	got := slowRcv.requests()
+	for _, e := range aEvents {
+		assert.Equal(t, event.Delivered, w.status("tenant-a", e.ID).Status)
+		assert.Zero(t, w.status("tenant-a", e.ID).RetryCount, "a put-off counted as a failure and retry")
+		for _, a := range w.attempts("tenant-a", e.ID) {
+			assert.Equal(t, 1, a.Number, "attempt %d of %s: a put-off took a retry from the schedule", a.Number, e.ID)
+			assert.Equal(t, event.OutcomeDelivered, a.Outcome)
+		}
+		for i := range slowSubs {
+			assert.Equal(t, 1, got[e.ID+" /a"+string(rune('0'+i))], "requests of %s to a%d", e.ID, i)
+		}
+	}
+	for k, n := range got {
+		assert.Equal(t, 1, n, "%s was sent %d times", k, n)
+		assert.True(t, strings.HasPrefix(k, warm.ID) || slices.ContainsFunc(aEvents, func(e event.Event) bool { return strings.HasPrefix(k, e.ID) }), "unexpected request %s", k)
+	}
+	t.Logf("%d of A's attempts put off at first; %d retry-queue handlings to drain them", waiting, handled)
+}
+
+// Fast endpoints never touch the slow lane: without a slow answer no
+// subscription is marked, and no slot is taken.
+func TestFastEndpointsNeverTakeTheSlowLane(t *testing.T) {
+	ctx := context.Background()
+	rcv := newReceiver(t)
+	counting := &laneCountingStore{}
+	w := newWorld(t, rcv, func(c *dispatch.Config) {
+		counting.Store = c.Store
+		c.Store = counting
+		c.SlowLaneAfter = time.Minute // no answer of this test is that slow
+	})
+	w.subscribe("tenant-a")
+	for range 3 {
+		e := w.event("tenant-a", "t")
+		require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+		assert.Equal(t, event.Delivered, w.status("tenant-a", e.ID).Status)
+	}
+	assert.Zero(t, counting.calls.Load(), "slow-lane store calls on the fast path")
+}
+
+// laneCountingStore counts the slow lane's store calls.
+type laneCountingStore struct {
+	dispatch.Store
+	calls atomic.Int32
+}
+
+func (s *laneCountingStore) MarkSlow(ctx context.Context, tenant, id, url string, until time.Time) error {
+	s.calls.Add(1)
+	return s.Store.MarkSlow(ctx, tenant, id, url, until)
+}
+
+func (s *laneCountingStore) AcquireSlowSlot(ctx context.Context, tenant, token string, now, until time.Time, limit int) (bool, error) {
+	s.calls.Add(1)
+	return s.Store.AcquireSlowSlot(ctx, tenant, token, now, until, limit)
+}
+
+func (s *laneCountingStore) ReleaseSlowSlot(ctx context.Context, tenant, token string) error {
+	s.calls.Add(1)
+	return s.Store.ReleaseSlowSlot(ctx, tenant, token)
+}
