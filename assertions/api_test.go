@@ -186,7 +186,8 @@ func TestLambdaFunctions(t *testing.T) {
 		// Webhooks are on in the app (assertions/webhooks_test.go).
 		"TriggersWebhooksFunction": {256, 300, []string{contract.EnvEventsTable, contract.EnvWebhookQueueURL, contract.EnvWebhookSchedule,
 			contract.EnvWebhookTimeout, contract.EnvWebhookDisableAfter, contract.EnvMetricsNamespace, contract.EnvLogLevel, contract.EnvWebhookSecretsKey,
-			contract.EnvWebhookParallel, contract.EnvWebhookBreakerThreshold, contract.EnvWebhookBreakerCooldown, contract.EnvWebhookSlowAfter, contract.EnvWebhookRoundHold}},
+			contract.EnvWebhookParallel, contract.EnvWebhookBreakerThreshold, contract.EnvWebhookBreakerCooldown, contract.EnvWebhookSlowAfter, contract.EnvWebhookRoundHold,
+			contract.EnvWebhookSlowLaneAfter, contract.EnvWebhookTenantSlowConcurrency}},
 	}
 	fns := cdktest.Resources(tp, "AWS::Lambda::Function")
 	require.Len(t, fns, len(want))

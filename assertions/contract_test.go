@@ -26,6 +26,7 @@ func TestContractEnvNames(t *testing.T) {
 		contract.EnvWebhookQueueURL, contract.EnvWebhookSchedule, contract.EnvWebhookTimeout, contract.EnvWebhookDisableAfter,
 		contract.EnvLogLevel, contract.EnvWebhookSecretsKey, contract.EnvWebhookParallel, contract.EnvWebhookBreakerThreshold,
 		contract.EnvWebhookBreakerCooldown, contract.EnvWebhookSlowAfter, contract.EnvWebhookEndpointRate,
+		contract.EnvWebhookSlowLaneAfter, contract.EnvWebhookTenantSlowConcurrency,
 		contract.EnvWebhookRoundHold, contract.EnvCorsAllowOrigins, contract.EnvCorsAllowCredentials, contract.EnvCorsExposeHeaders,
 	}
 	for _, stack := range []string{apiStack, stackApiOptions} {

@@ -51,18 +51,20 @@ func TestWebhookFunction(t *testing.T) {
 	assert.Contains(t, jsonOf(env[contract.EnvEventsTable]), "Events948F067E", "the data stack's events table")
 	delete(env, contract.EnvEventsTable)
 	assert.Equal(t, map[string]any{
-		contract.EnvWebhookQueueURL:         map[string]any{"Ref": retryID},
-		contract.EnvWebhookSchedule:         "5s,5m,30m,2h,5h,10h,10h",
-		contract.EnvWebhookTimeout:          "10s",
-		contract.EnvWebhookDisableAfter:     "120h0m0s",
-		contract.EnvMetricsNamespace:        "Triggers/" + apiStack,
-		contract.EnvLogLevel:                "info",
-		contract.EnvWebhookSecretsKey:       map[string]any{"Fn::GetAtt": []any{keyID, "Arn"}},
-		contract.EnvWebhookParallel:         "20",
-		contract.EnvWebhookBreakerThreshold: "5",
-		contract.EnvWebhookBreakerCooldown:  "30s",
-		contract.EnvWebhookSlowAfter:        "5s",
-		contract.EnvWebhookRoundHold:        "6h0m0s",
+		contract.EnvWebhookQueueURL:              map[string]any{"Ref": retryID},
+		contract.EnvWebhookSchedule:              "5s,5m,30m,2h,5h,10h,10h",
+		contract.EnvWebhookTimeout:               "10s",
+		contract.EnvWebhookDisableAfter:          "120h0m0s",
+		contract.EnvMetricsNamespace:             "Triggers/" + apiStack,
+		contract.EnvLogLevel:                     "info",
+		contract.EnvWebhookSecretsKey:            map[string]any{"Fn::GetAtt": []any{keyID, "Arn"}},
+		contract.EnvWebhookParallel:              "20",
+		contract.EnvWebhookBreakerThreshold:      "5",
+		contract.EnvWebhookBreakerCooldown:       "30s",
+		contract.EnvWebhookSlowAfter:             "5s",
+		contract.EnvWebhookRoundHold:             "6h0m0s",
+		contract.EnvWebhookSlowLaneAfter:         "1s",
+		contract.EnvWebhookTenantSlowConcurrency: "4",
 	}, env, "%s: no %s (local development only), no %s (no rate cap by default)", id, contract.EnvWebhookAllowPrivate, contract.EnvWebhookEndpointRate)
 
 	// The API function queues redeliveries on the same queue.

@@ -129,6 +129,15 @@ const (
 	// EnvWebhookEndpointRate caps the requests per second to one
 	// subscription's endpoint (a whole number; 0 or unset: no cap).
 	EnvWebhookEndpointRate = "WEBHOOK_ENDPOINT_RATE"
+	// EnvWebhookSlowLaneAfter marks an endpoint slow for a while when a
+	// request to it was answered after at least this long (a Go duration;
+	// "off" turns the slow lane off): each attempt to a slow endpoint
+	// first takes one of its tenant's slow-lane slots.
+	EnvWebhookSlowLaneAfter = "WEBHOOK_SLOW_LANE_AFTER"
+	// EnvWebhookTenantSlowConcurrency bounds the requests to one tenant's
+	// slow endpoints in flight at once, across every instance (a whole
+	// number).
+	EnvWebhookTenantSlowConcurrency = "WEBHOOK_TENANT_SLOW_CONCURRENCY"
 	// DefaultWebhookTimeoutSeconds bounds one webhook request when
 	// WEBHOOK_TIMEOUT is not set, and is what the construct sets by
 	// default (one constant for the construct, the function and make dev).
@@ -289,8 +298,9 @@ const (
 	DimensionOutcome = "Outcome"
 	// MetricWebhookDeferred counts attempts put off without being made,
 	// by DimensionReason: circuit_open (the endpoint's circuit is open),
-	// probe_busy (a probe of its half-open circuit is under way) or
-	// rate_limited (its per-second cap is used up). Each line also
+	// probe_busy (a probe of its half-open circuit is under way),
+	// rate_limited (its per-second cap is used up) or tenant_busy (the
+	// endpoint is slow and its tenant's slow lane is full). Each line also
 	// carries the properties tenant and subscription_id.
 	MetricWebhookDeferred = "WebhookDeferred"
 	// MetricWebhookCircuitsOpened counts endpoint circuits opened, with

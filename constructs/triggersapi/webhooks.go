@@ -76,6 +76,13 @@ const (
 	// DefaultWebhookSlowAfterSeconds opens an endpoint's circuit when one
 	// of its requests is still unanswered after it.
 	DefaultWebhookSlowAfterSeconds = 5
+	// DefaultWebhookSlowLaneAfterMillis marks an endpoint slow (its
+	// attempts then take its tenant's slow lane) when a request to it was
+	// answered after at least this long.
+	DefaultWebhookSlowLaneAfterMillis = 1000
+	// DefaultWebhookTenantSlowConcurrency bounds the requests to one
+	// tenant's slow endpoints in flight at once.
+	DefaultWebhookTenantSlowConcurrency = 4
 )
 
 // DefaultWebhookSchedule returns the default retry schedule, Svix's:
@@ -189,6 +196,16 @@ type WebhookOptions struct {
 	//
 	// Default: 0, no cap.
 	EndpointRateLimit float64
+	// SlowLane keeps a tenant whose endpoints answer successfully but
+	// slowly (too fast to open their circuits) from holding many of the
+	// function's instances: an endpoint answered slowly is marked slow
+	// for 10 minutes, and the requests to a tenant's slow endpoints share
+	// a few slots, counted across every instance; the attempts that find
+	// them taken are put off (WebhookDeferred reason tenant_busy), not
+	// failed. Fast endpoints never touch it.
+	//
+	// Default: see SlowLaneOptions (on).
+	SlowLane *SlowLaneOptions
 	// SecretsKey is the symmetric KMS key that seals the subscriptions'
 	// signing secrets (WEBHOOK_SECRETS_KEY): the table, its stream, its
 	// archive and backups hold only ciphertext bound to its tenant and
@@ -235,6 +252,31 @@ type CircuitBreakerOptions struct {
 	//
 	// Default: false.
 	DisableSlowAfter bool
+}
+
+// SlowLaneOptions configure the tenants' slow lanes. Zero values take
+// the defaults.
+type SlowLaneOptions struct {
+	// After marks an endpoint slow when a request to it was answered
+	// (whatever the answer) after at least this long; 100 ms up to the
+	// webhook Timeout (WEBHOOK_SLOW_LANE_AFTER). A literal: a token fails
+	// synth.
+	//
+	// Default: 1 second.
+	After awscdk.Duration
+	// TenantConcurrency is how many requests to one tenant's slow
+	// endpoints may be in flight at once, across every instance, 1-1000,
+	// and less than DeliveryMaxConcurrency (WEBHOOK_TENANT_SLOW_CONCURRENCY).
+	// A literal: a token fails synth.
+	//
+	// Default: 4.
+	TenantConcurrency float64
+	// Disable turns the slow lane off (After and TenantConcurrency are
+	// then ignored): a tenant's slow but successful endpoints may then
+	// hold as many instances as its events keep busy.
+	//
+	// Default: false.
+	Disable bool
 }
 
 // WebhookDeliveryProps configures a WebhookDelivery.
@@ -447,8 +489,8 @@ func (w *WebhookDelivery) MetricSubscriptionsDisabled(opts *awscloudwatch.Metric
 }
 
 // MetricWebhookDeferred returns the attempts put off without being made,
-// for one reason: contract.DeferredCircuitOpen, DeferredProbeBusy or
-// DeferredRateLimited (contract.MetricWebhookDeferred by
+// for one reason: contract.DeferredCircuitOpen, DeferredProbeBusy,
+// DeferredRateLimited or DeferredTenantBusy (contract.MetricWebhookDeferred by
 // contract.DimensionReason in MetricsNamespace; Sum unless opts say
 // otherwise).
 func (w *WebhookDelivery) MetricWebhookDeferred(reason string, opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
@@ -531,6 +573,8 @@ type webhookSettings struct {
 	cooldown     time.Duration
 	slowAfter    time.Duration // 0: off
 	endpointRate float64
+	slowLane     time.Duration // 0: off
+	tenantSlow   float64
 }
 
 // env is the function's environment for the isolation settings.
@@ -547,6 +591,11 @@ func (s webhookSettings) env() map[string]*string {
 	}
 	if s.endpointRate > 0 {
 		out[contract.EnvWebhookEndpointRate] = jsii.String(fmt.Sprint(s.endpointRate))
+	}
+	out[contract.EnvWebhookSlowLaneAfter] = jsii.String("off")
+	if s.slowLane > 0 {
+		out[contract.EnvWebhookSlowLaneAfter] = jsii.String(s.slowLane.String())
+		out[contract.EnvWebhookTenantSlowConcurrency] = jsii.String(fmt.Sprint(s.tenantSlow))
 	}
 	return out
 }
@@ -568,6 +617,8 @@ func resolveWebhooks(o *WebhookOptions, prefix string) (webhookSettings, error) 
 		threshold:    DefaultWebhookBreakerThreshold,
 		cooldown:     DefaultWebhookBreakerCooldownSeconds * time.Second,
 		slowAfter:    DefaultWebhookSlowAfterSeconds * time.Second,
+		slowLane:     DefaultWebhookSlowLaneAfterMillis * time.Millisecond,
+		tenantSlow:   DefaultWebhookTenantSlowConcurrency,
 	}
 	if o == nil {
 		return s, nil
@@ -691,6 +742,26 @@ func resolveWebhooks(o *WebhookOptions, prefix string) (webhookSettings, error) 
 	}
 	if s.slowAfter != 0 && (s.slowAfter < 100*time.Millisecond || s.slowAfter > s.timeout) {
 		bad("CircuitBreaker.SlowAfter %s is outside 100ms-%s (the webhook Timeout): a request unanswered that long opens its endpoint's circuit; set DisableSlowAfter to turn the watch off", s.slowAfter, s.timeout)
+	}
+	if l := o.SlowLane; l != nil {
+		if l.Disable {
+			s.slowLane = 0
+		} else {
+			if l.After != nil {
+				if v, ok := literal("SlowLane.After", l.After); ok {
+					s.slowLane = v
+					if v < 100*time.Millisecond || v > s.timeout {
+						bad("SlowLane.After %s is outside 100ms-%s (the webhook Timeout): a request answered after that long marks its endpoint slow (default 1s); set SlowLane.Disable to turn the slow lane off", v, s.timeout)
+					}
+				}
+			}
+			whole("SlowLane.TenantConcurrency", l.TenantConcurrency, 1, 1000, &s.tenantSlow,
+				fmt.Sprintf("give how many requests to one tenant's slow endpoints may be in flight at once (default %d)", DefaultWebhookTenantSlowConcurrency), false)
+			if !isToken(s.deliveryMax) && !isToken(s.tenantSlow) && s.tenantSlow >= s.deliveryMax {
+				bad("SlowLane.TenantConcurrency %v is not less than DeliveryMaxConcurrency %v: one tenant's slow endpoints could still hold every delivery instance; lower it (default %d) or set SlowLane.Disable",
+					s.tenantSlow, s.deliveryMax, DefaultWebhookTenantSlowConcurrency)
+			}
+		}
 	}
 	if f := o.Function; f != nil {
 		errs = append(errs, validateFunction(prefix+"Function", f)...)

@@ -218,19 +218,21 @@ func TestWebhookDeliveryDefaults(t *testing.T) {
 	assert.Equal(t, 30.0, lg["RetentionInDays"])
 	keyID, _ := only(t, tp, "AWS::KMS::Key", "WSecretsKey")
 	assert.Equal(t, map[string]any{
-		contract.EnvWebhookSecretsKey:       map[string]any{"Fn::GetAtt": []any{keyID, "Arn"}},
-		contract.EnvEventsTable:             map[string]any{"Ref": tableID},
-		contract.EnvWebhookQueueURL:         map[string]any{"Ref": retryID},
-		contract.EnvWebhookSchedule:         "5s,5m,30m,2h,5h,10h,10h",
-		contract.EnvWebhookTimeout:          "10s",
-		contract.EnvWebhookDisableAfter:     "120h0m0s",
-		contract.EnvMetricsNamespace:        "Triggers/S",
-		contract.EnvLogLevel:                "info",
-		contract.EnvWebhookParallel:         "20",
-		contract.EnvWebhookBreakerThreshold: "5",
-		contract.EnvWebhookBreakerCooldown:  "30s",
-		contract.EnvWebhookSlowAfter:        "5s",
-		contract.EnvWebhookRoundHold:        "6h0m0s",
+		contract.EnvWebhookSecretsKey:            map[string]any{"Fn::GetAtt": []any{keyID, "Arn"}},
+		contract.EnvEventsTable:                  map[string]any{"Ref": tableID},
+		contract.EnvWebhookQueueURL:              map[string]any{"Ref": retryID},
+		contract.EnvWebhookSchedule:              "5s,5m,30m,2h,5h,10h,10h",
+		contract.EnvWebhookTimeout:               "10s",
+		contract.EnvWebhookDisableAfter:          "120h0m0s",
+		contract.EnvMetricsNamespace:             "Triggers/S",
+		contract.EnvLogLevel:                     "info",
+		contract.EnvWebhookParallel:              "20",
+		contract.EnvWebhookBreakerThreshold:      "5",
+		contract.EnvWebhookBreakerCooldown:       "30s",
+		contract.EnvWebhookSlowAfter:             "5s",
+		contract.EnvWebhookRoundHold:             "6h0m0s",
+		contract.EnvWebhookSlowLaneAfter:         "1s",
+		contract.EnvWebhookTenantSlowConcurrency: "4",
 	}, fn["Environment"].(map[string]any)["Variables"])
 	assert.NotContains(t, fn["Environment"].(map[string]any)["Variables"], contract.EnvWebhookEndpointRate, "no rate cap by default")
 	assert.NotContains(t, fn["Environment"].(map[string]any)["Variables"], contract.EnvWebhookAllowPrivate, "never set by the constructs")
@@ -296,6 +298,7 @@ func TestWebhookDeliveryOptions(t *testing.T) {
 		Parallel:               12,
 		CircuitBreaker:         &triggersapi.CircuitBreakerOptions{Threshold: 3, Cooldown: mins(5), SlowAfter: awscdk.Duration_Millis(jsii.Number(2500))},
 		EndpointRateLimit:      25,
+		SlowLane:               &triggersapi.SlowLaneOptions{After: awscdk.Duration_Millis(jsii.Number(1500)), TenantConcurrency: 3},
 		Schedule:               []awscdk.Duration{awscdk.Duration_Seconds(jsii.Number(30)), mins(1), mins(90), awscdk.Duration_Hours(jsii.Number(24))},
 		Timeout:                awscdk.Duration_Seconds(jsii.Number(5)),
 		DisableAfter:           awscdk.Duration_Hours(jsii.Number(36)),
@@ -317,6 +320,8 @@ func TestWebhookDeliveryOptions(t *testing.T) {
 	assert.Equal(t, "5m0s", env[contract.EnvWebhookBreakerCooldown])
 	assert.Equal(t, "2.5s", env[contract.EnvWebhookSlowAfter])
 	assert.Equal(t, "25", env[contract.EnvWebhookEndpointRate])
+	assert.Equal(t, "1.5s", env[contract.EnvWebhookSlowLaneAfter])
+	assert.Equal(t, "3", env[contract.EnvWebhookTenantSlowConcurrency])
 	assert.Equal(t, contract.RoundHoldFor(3, 12*time.Minute).String(), env[contract.EnvWebhookRoundHold], "3 receives of 12 minutes, at least the default")
 	var got []any
 	for _, r := range resources(tp, "AWS::Lambda::EventSourceMapping", "WFunction") {
@@ -360,6 +365,12 @@ func TestWebhookOptionsValidation(t *testing.T) {
 		{"breaker threshold", triggersapi.WebhookOptions{CircuitBreaker: &triggersapi.CircuitBreakerOptions{Threshold: 1001}}, "CircuitBreaker.Threshold 1001 is outside 1-1000"},
 		{"breaker cooldown", triggersapi.WebhookOptions{CircuitBreaker: &triggersapi.CircuitBreakerOptions{Cooldown: hours(2)}}, "CircuitBreaker.Cooldown 2h0m0s is outside 1s-1h"},
 		{"slow after the request timeout", triggersapi.WebhookOptions{CircuitBreaker: &triggersapi.CircuitBreakerOptions{SlowAfter: secs(11)}}, "CircuitBreaker.SlowAfter 11s is outside 100ms-10s (the webhook Timeout)"},
+		{"slow lane after the request timeout", triggersapi.WebhookOptions{SlowLane: &triggersapi.SlowLaneOptions{After: secs(11)}}, "SlowLane.After 11s is outside 100ms-10s (the webhook Timeout): a request answered after that long marks its endpoint slow (default 1s); set SlowLane.Disable to turn the slow lane off"},
+		{"slow lane after too short", triggersapi.WebhookOptions{SlowLane: &triggersapi.SlowLaneOptions{After: awscdk.Duration_Millis(jsii.Number(50))}}, "SlowLane.After 50ms is outside 100ms-10s"},
+		{"slow lane concurrency", triggersapi.WebhookOptions{SlowLane: &triggersapi.SlowLaneOptions{TenantConcurrency: 1001}}, "SlowLane.TenantConcurrency 1001 is outside 1-1000: give how many requests to one tenant's slow endpoints may be in flight at once (default 4)"},
+		{"slow lane as wide as the delivery queue's", triggersapi.WebhookOptions{SlowLane: &triggersapi.SlowLaneOptions{TenantConcurrency: 20}}, "SlowLane.TenantConcurrency 20 is not less than DeliveryMaxConcurrency 20: one tenant's slow endpoints could still hold every delivery instance; lower it (default 4) or set SlowLane.Disable"},
+		{"slow lane concurrency token", triggersapi.WebhookOptions{SlowLane: &triggersapi.SlowLaneOptions{TenantConcurrency: numberToken("Lane")}}, "SlowLane.TenantConcurrency is a token: give a literal, read by the function from an environment variable written at synth"},
+		{"slow lane after token", triggersapi.WebhookOptions{SlowLane: &triggersapi.SlowLaneOptions{After: awscdk.Duration_Seconds(jsii.Number(numberToken("LaneAfter")))}}, "SlowLane.After is a token: give a literal duration"},
 		{"the function's own reserved concurrency", triggersapi.WebhookOptions{Function: &triggersapi.FunctionOptions{ReservedConcurrency: jsii.Number(20)}}, "Function.ReservedConcurrency 20 is not used for the webhook function: set ReservedConcurrency"},
 		{"function over 15 minutes", triggersapi.WebhookOptions{Function: &triggersapi.FunctionOptions{Timeout: awscdk.Duration_Minutes(jsii.Number(16))}}, "Function.Timeout 16m0s is outside 1s-15m: Lambda runs an invocation for 1 second to 15 minutes; give a timeout in that range"},
 		{"parallel token", triggersapi.WebhookOptions{Parallel: numberToken("Parallel")}, "Parallel is a token: give a literal, read by the function from an environment variable written at synth: give how many attempts one message makes at once (default 20)"},
@@ -408,6 +419,12 @@ func TestWebhookOptionsValidation(t *testing.T) {
 	assert.NoError(t, triggersapi.ValidateProps(&triggersapi.TriggersApiProps{Webhooks: &triggersapi.WebhookOptions{
 		CircuitBreaker: &triggersapi.CircuitBreakerOptions{DisableSlowAfter: true, SlowAfter: secs(99)},
 	}}), "a slow watch turned off is not checked")
+	assert.NoError(t, triggersapi.ValidateProps(&triggersapi.TriggersApiProps{Webhooks: &triggersapi.WebhookOptions{
+		SlowLane: &triggersapi.SlowLaneOptions{After: secs(10), TenantConcurrency: 19},
+	}}), "the slow lane's edges")
+	assert.NoError(t, triggersapi.ValidateProps(&triggersapi.TriggersApiProps{Webhooks: &triggersapi.WebhookOptions{
+		SlowLane: &triggersapi.SlowLaneOptions{Disable: true, After: secs(99), TenantConcurrency: 5000},
+	}}), "a slow lane turned off is not checked")
 	assert.NoError(t, triggersapi.ValidateProps(&triggersapi.TriggersApiProps{Webhooks: &triggersapi.WebhookOptions{}}))
 }
 
@@ -877,6 +894,16 @@ func TestWebhookSlowAfterOff(t *testing.T) {
 	_, _, tp := webhookStack(t, nil, triggersapi.WebhookOptions{CircuitBreaker: &triggersapi.CircuitBreakerOptions{DisableSlowAfter: true}})
 	_, fn := only(t, tp, "AWS::Lambda::Function", "WFunction")
 	assert.Equal(t, "off", fn["Environment"].(map[string]any)["Variables"].(map[string]any)[contract.EnvWebhookSlowAfter])
+}
+
+// The slow lane can be turned off: the function is told so, and gets no
+// concurrency for it.
+func TestWebhookSlowLaneOff(t *testing.T) {
+	_, _, tp := webhookStack(t, nil, triggersapi.WebhookOptions{SlowLane: &triggersapi.SlowLaneOptions{Disable: true}})
+	_, fn := only(t, tp, "AWS::Lambda::Function", "WFunction")
+	env := fn["Environment"].(map[string]any)["Variables"].(map[string]any)
+	assert.Equal(t, "off", env[contract.EnvWebhookSlowLaneAfter])
+	assert.NotContains(t, env, contract.EnvWebhookTenantSlowConcurrency)
 }
 
 // On a global events table with a writer region, the API function is told

@@ -54,6 +54,14 @@ type Webhooks struct {
 	// EndpointRate caps requests per second per endpoint
 	// (WEBHOOK_ENDPOINT_RATE, 0-10000; 0: no cap).
 	EndpointRate int
+	// SlowLaneAfter marks an endpoint slow when a request to it was
+	// answered after at least this long (WEBHOOK_SLOW_LANE_AFTER, 100ms up
+	// to the request timeout, or "off": -1; 0: dispatch's default).
+	SlowLaneAfter time.Duration
+	// TenantSlowConcurrency bounds the requests to one tenant's slow
+	// endpoints at once (WEBHOOK_TENANT_SLOW_CONCURRENCY, 1-1000; 0:
+	// dispatch's default).
+	TenantSlowConcurrency int
 	// RoundHold is WEBHOOK_ROUND_HOLD (default contract.DefaultRoundHold,
 	// at least contract.MinRoundHold): how long a started redelivery round
 	// holds its event's settles.
@@ -69,6 +77,7 @@ type Webhooks struct {
 // WEBHOOK_SCHEDULE, WEBHOOK_TIMEOUT, WEBHOOK_DISABLE_AFTER,
 // WEBHOOK_ALLOW_PRIVATE, WEBHOOK_PARALLEL, WEBHOOK_BREAKER_THRESHOLD,
 // WEBHOOK_BREAKER_COOLDOWN, WEBHOOK_SLOW_AFTER, WEBHOOK_ENDPOINT_RATE,
+// WEBHOOK_SLOW_LANE_AFTER, WEBHOOK_TENANT_SLOW_CONCURRENCY,
 // LOG_LEVEL, METRICS_NAMESPACE, DYNAMODB_ENDPOINT and SQS_ENDPOINT are
 // optional.
 func LoadWebhooks(getenv func(string) string) (Webhooks, error) {
@@ -153,6 +162,12 @@ func LoadWebhooks(getenv func(string) string) (Webhooks, error) {
 	whole(contract.EnvWebhookParallel, 1, 20, &c.Parallel)
 	whole(contract.EnvWebhookBreakerThreshold, 1, 1000, &c.BreakerThreshold)
 	whole(contract.EnvWebhookEndpointRate, 0, 10000, &c.EndpointRate)
+	whole(contract.EnvWebhookTenantSlowConcurrency, 1, 1000, &c.TenantSlowConcurrency)
+	if v := strings.TrimSpace(getenv(contract.EnvWebhookSlowLaneAfter)); v == "off" {
+		c.SlowLaneAfter = -1
+	} else {
+		duration(contract.EnvWebhookSlowLaneAfter, 100*time.Millisecond, c.Timeout, &c.SlowLaneAfter)
+	}
 	if v := strings.TrimSpace(getenv(contract.EnvWebhookAllowPrivate)); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {

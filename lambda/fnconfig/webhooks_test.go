@@ -32,6 +32,8 @@ func TestLoadWebhooksDefaults(t *testing.T) {
 	assert.Zero(t, c.BreakerCooldown)
 	assert.Zero(t, c.SlowAfter)
 	assert.Zero(t, c.EndpointRate)
+	assert.Zero(t, c.SlowLaneAfter, "dispatch's default")
+	assert.Zero(t, c.TenantSlowConcurrency, "dispatch's default")
 	assert.Equal(t, contract.DefaultRoundHold, c.RoundHold)
 }
 
@@ -42,9 +44,11 @@ func TestLoadWebhooksValues(t *testing.T) {
 		contract.EnvWebhookDisableAfter: "48h", contract.EnvWebhookAllowPrivate: "true",
 		contract.EnvEventsProfile: "lean", contract.EnvWebhookParallel: "20", contract.EnvWebhookBreakerThreshold: "3",
 		contract.EnvWebhookBreakerCooldown: "45s", contract.EnvWebhookSlowAfter: "2s", contract.EnvWebhookEndpointRate: "50",
-		contract.EnvWebhookRoundHold: "11h",
+		contract.EnvWebhookRoundHold: "11h", contract.EnvWebhookSlowLaneAfter: "1500ms", contract.EnvWebhookTenantSlowConcurrency: "6",
 	}))
 	require.NoError(t, err)
+	assert.Equal(t, 1500*time.Millisecond, c.SlowLaneAfter)
+	assert.Equal(t, 6, c.TenantSlowConcurrency)
 	assert.Equal(t, 11*time.Hour, c.RoundHold)
 	assert.Equal(t, 20, c.Parallel)
 	assert.Equal(t, 3, c.BreakerThreshold)
@@ -64,7 +68,7 @@ func TestLoadWebhooksErrorsNameTheVariable(t *testing.T) {
 		contract.EnvWebhookDisableAfter: "10m", contract.EnvWebhookAllowPrivate: "maybe",
 		contract.EnvEventsProfile: "seeds", contract.EnvWebhookParallel: "21", contract.EnvWebhookBreakerThreshold: "0",
 		contract.EnvWebhookBreakerCooldown: "2h", contract.EnvWebhookSlowAfter: "11s", contract.EnvWebhookEndpointRate: "-1",
-		contract.EnvWebhookRoundHold: "30m",
+		contract.EnvWebhookRoundHold: "30m", contract.EnvWebhookSlowLaneAfter: "50ms", contract.EnvWebhookTenantSlowConcurrency: "0",
 	}))
 	require.Error(t, err)
 	for _, want := range []string{
@@ -77,6 +81,8 @@ func TestLoadWebhooksErrorsNameTheVariable(t *testing.T) {
 		contract.EnvWebhookBreakerThreshold + `="0" is invalid`, contract.EnvWebhookBreakerCooldown + `="2h" is invalid`,
 		contract.EnvWebhookSlowAfter + `="11s" is invalid: use a Go duration from 100ms to 10s`,
 		contract.EnvWebhookEndpointRate + `="-1" is invalid`,
+		contract.EnvWebhookSlowLaneAfter + `="50ms" is invalid: use a Go duration from 100ms to 10s`,
+		contract.EnvWebhookTenantSlowConcurrency + `="0" is invalid: use a whole number from 1 to 1000`,
 		contract.EnvWebhookRoundHold + `="30m" is invalid: use a Go duration of at least 1h0m0s`,
 	} {
 		assert.ErrorContains(t, err, want)
@@ -163,4 +169,14 @@ func TestLoadWebhooksSlowAfterOff(t *testing.T) {
 	}))
 	require.NoError(t, err)
 	assert.Equal(t, time.Duration(-1), c.SlowAfter)
+}
+
+// WEBHOOK_SLOW_LANE_AFTER=off turns the slow lane off.
+func TestLoadWebhooksSlowLaneOff(t *testing.T) {
+	c, err := fnconfig.LoadWebhooks(env(map[string]string{
+		contract.EnvEventsTable: "events", contract.EnvWebhookQueueURL: "https://sqs.eu-west-1.amazonaws.com/1/retry", contract.EnvWebhookSecretsKey: "alias/k",
+		contract.EnvWebhookSlowLaneAfter: "off",
+	}))
+	require.NoError(t, err)
+	assert.Equal(t, time.Duration(-1), c.SlowLaneAfter)
 }

@@ -70,11 +70,13 @@ func run() error {
 		DisableAfter: cfg.DisableAfter,
 		Logger:       log,
 		// The endpoints' isolation: zero values take dispatch's defaults.
-		Parallel:         cfg.Parallel,
-		BreakerThreshold: cfg.BreakerThreshold,
-		BreakerCooldown:  cfg.BreakerCooldown,
-		SlowAfter:        cfg.SlowAfter,
-		EndpointRate:     cfg.EndpointRate,
+		Parallel:              cfg.Parallel,
+		BreakerThreshold:      cfg.BreakerThreshold,
+		BreakerCooldown:       cfg.BreakerCooldown,
+		SlowAfter:             cfg.SlowAfter,
+		EndpointRate:          cfg.EndpointRate,
+		SlowLaneAfter:         cfg.SlowLaneAfter,
+		TenantSlowConcurrency: cfg.TenantSlowConcurrency,
 	})
 	if err != nil {
 		return err

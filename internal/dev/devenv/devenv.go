@@ -333,11 +333,13 @@ func Run(ctx context.Context, o Options) (err error) {
 			Secrets:      box,
 			Metrics:      o.WebhookMetrics,
 			// As lambda/webhooks: the template's isolation settings.
-			Parallel:         w.Parallel,
-			BreakerThreshold: w.BreakerThreshold,
-			BreakerCooldown:  w.BreakerCooldown,
-			SlowAfter:        w.SlowAfter,
-			EndpointRate:     w.EndpointRate,
+			Parallel:              w.Parallel,
+			BreakerThreshold:      w.BreakerThreshold,
+			BreakerCooldown:       w.BreakerCooldown,
+			SlowAfter:             w.SlowAfter,
+			EndpointRate:          w.EndpointRate,
+			SlowLaneAfter:         w.SlowLaneAfter,
+			TenantSlowConcurrency: w.TenantSlowConcurrency,
 		})
 		if err != nil {
 			return err

@@ -142,6 +142,8 @@ func TestSetupFunctionsOverrides(t *testing.T) {
 	assert.Equal(t, 20, w.Parallel)
 	assert.Equal(t, 3*time.Second, w.Timeout)
 	assert.Equal(t, time.Second, w.SlowAfter)
+	assert.Equal(t, time.Second, w.SlowLaneAfter, "the template's slow lane")
+	assert.Equal(t, 4, w.TenantSlowConcurrency, "the template's slow lane")
 	want, _ := contract.ParseRetrySchedule("7s")
 	assert.Equal(t, want, w.Schedule, "WebhookEnv wins over make dev's schedule")
 	assert.Equal(t, "local-events", w.EventsTable, "make dev's own values stay where WebhookEnv says nothing")
