@@ -57,6 +57,7 @@ func TestIsEventPartition(t *testing.T) {
 		contract.IdempotencyPrefix + "t#h":       false,
 		contract.SubscriptionPrefix + "tenant-a": false,
 		contract.AttemptRefPrefix + "t#sub_x":    false,
+		contract.SlowLanePrefix + "tenant-a":     false,
 		contract.Key(contract.AttemptPrefix+"t", "id"): false,
 	} {
 		if got := contract.IsEventPartition(pk); got != want {
