@@ -223,3 +223,56 @@ func (s *laneCountingStore) ReleaseSlowSlot(ctx context.Context, tenant, token s
 	s.calls.Add(1)
 	return s.Store.ReleaseSlowSlot(ctx, tenant, token)
 }
+
+// A slot whose holder died (taken, never released) keeps the tenant's
+// slow lane full until its hold ends, the request timeout plus the store
+// margin later: an attempt meanwhile is put off (scheduled, tenant_busy),
+// not failed; once the hold has ended the next taker reclaims the slot
+// and the attempt is made.
+func TestSlowLaneSlotOfADeadHolderFreesAfterItsHold(t *testing.T) {
+	ctx := context.Background()
+	rcv := newReceiver(t)
+	w := newWorld(t, rcv, func(c *dispatch.Config) { c.TenantSlowConcurrency = 1 })
+	sub, _ := w.subscribe("tenant-a")
+	require.NoError(t, w.st.MarkSlow(ctx, "tenant-a", sub.ID, sub.URL, w.clock().Add(time.Hour)))
+	timeout := webhook.DefaultTimeout
+	ok, err := w.st.AcquireSlowSlot(ctx, "tenant-a", "dead-holder", w.clock(), w.clock().Add(timeout+contract.WebhookStoreMargin), 1)
+	require.NoError(t, err)
+	require.True(t, ok)
+
+	e := w.event("tenant-a", "t")
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+	assert.Empty(t, rcv.requests(), "a request while the dead holder's slot is held")
+	as := w.attempts("tenant-a", e.ID)
+	require.Len(t, as, 1)
+	assert.Equal(t, event.OutcomeScheduled, as[0].Outcome, "put off, not failed")
+	assert.Equal(t, event.Received, w.status("tenant-a", e.ID).Status)
+	assert.Contains(t, w.logs.String(), `"reason":"`+contract.DeferredTenantBusy+`"`)
+
+	// Its task comes back while the hold runs: put off again, longer.
+	tasks := w.q.take()
+	require.Len(t, tasks, 1)
+	first := tasks[0].delay
+	w.advance(first)
+	require.NoError(t, w.d.HandleTask(ctx, tasks[0].task))
+	assert.Empty(t, rcv.requests())
+	tasks = w.q.take()
+	require.Len(t, tasks, 1)
+	assert.Greater(t, tasks[0].delay, first, "the second wait is not longer than the first")
+
+	// After the hold: the slot is reclaimed, the attempt made, once.
+	w.advance(timeout + contract.WebhookStoreMargin)
+	tasks[0].task.DueAt = w.clock()
+	require.NoError(t, w.d.HandleTask(ctx, tasks[0].task))
+	require.Len(t, rcv.requests(), 1)
+	as = w.attempts("tenant-a", e.ID)
+	require.Len(t, as, 1)
+	assert.Equal(t, event.OutcomeDelivered, as[0].Outcome)
+	assert.Equal(t, 1, as[0].Number, "the put-offs took no retry from the schedule")
+	assert.Equal(t, event.Delivered, w.status("tenant-a", e.ID).Status)
+	assert.Zero(t, w.status("tenant-a", e.ID).RetryCount)
+	// Its own slot was given back: the lane takes another holder.
+	ok, err = w.st.AcquireSlowSlot(ctx, "tenant-a", "next", w.clock(), w.clock().Add(time.Minute), 1)
+	require.NoError(t, err)
+	assert.True(t, ok, "the attempt's slot was not released")
+}
