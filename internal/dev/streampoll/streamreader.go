@@ -10,7 +10,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -63,6 +65,10 @@ type StreamReaderOptions struct {
 	// Region fills each record's awsRegion when the API leaves it empty.
 	// Default: empty.
 	Region string
+	// Logger receives one LOST FROM THE STREAM line per range of records
+	// that aged out of the stream before the reader could read them
+	// (LostRange). Default: Poll's Logger under Poll, else slog.Default().
+	Logger *slog.Logger
 }
 
 type shardState struct {
@@ -79,6 +85,56 @@ type shardState struct {
 	// reader renew the iterator from resumeSeq; a second one in a row
 	// starts the shard over from its trim horizon.
 	renewedAfterTrim bool
+	// gap is set when the shard was started over from its trim horizon
+	// while it had a position (resumeType, resumeSeq): the records from
+	// there up to the first one read at the horizon aged out of the
+	// stream unread, and those before it were handled already.
+	gap *trimGap
+}
+
+// trimGap is where a shard's reading stood when a trim made the reader
+// start it over from its trim horizon.
+type trimGap struct {
+	seq string
+	// at: seq itself was not handled yet (AT_SEQUENCE_NUMBER: Rewind);
+	// else only the records after it (AFTER_SEQUENCE_NUMBER).
+	at bool
+	// reached is set once a record at or before the position was read
+	// from the horizon: the stream still had it, so nothing was lost.
+	reached bool
+}
+
+// LostRange is a part of a shard whose records aged out of the stream
+// (DynamoDB keeps them 24 hours; TrimmedDataAccessException) before the
+// reader read them: they were never handed to the handler.
+type LostRange struct {
+	// ShardID is the shard the records were on.
+	ShardID string
+	// From is the first sequence number that may be lost (FromInclusive)
+	// or the last one read before the gap (the lost ones come after it).
+	From          string
+	FromInclusive bool
+	// Before is the first record read after the gap (the lost ones come
+	// before it); "" when the shard ended without another record.
+	Before string
+}
+
+// String describes the range like cmd/triggers-replay's LOST FROM THE
+// STREAM lines: "shard S, sequence numbers after A to before B".
+func (l LostRange) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "shard %s, sequence numbers ", l.ShardID)
+	if l.FromInclusive {
+		fmt.Fprintf(&b, "from %s", l.From)
+	} else {
+		fmt.Fprintf(&b, "after %s", l.From)
+	}
+	if l.Before != "" {
+		fmt.Fprintf(&b, " to before %s", l.Before)
+	} else {
+		b.WriteString(" to the shard's end")
+	}
+	return b.String()
 }
 
 // StreamReader reads a DynamoDB stream with the DynamoDB Streams API
@@ -94,6 +150,10 @@ type StreamReader struct {
 	shards map[string]*shardState
 	// listed is set once the shards were listed the first time.
 	listed bool
+	log    *slog.Logger
+	// lost holds every LostRange met so far; unreported the ones Poll has
+	// not handed to OnLost yet.
+	lost, unreported []LostRange
 }
 
 // NewStreamReader returns a reader of the stream streamARN.
@@ -101,7 +161,27 @@ func NewStreamReader(client StreamsAPI, streamARN string, opts StreamReaderOptio
 	if opts.Limit <= 0 || opts.Limit > 1000 {
 		opts.Limit = 100
 	}
-	return &StreamReader{client: client, arn: streamARN, opts: opts, shards: map[string]*shardState{}}
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	return &StreamReader{client: client, arn: streamARN, opts: opts, shards: map[string]*shardState{}, log: log}
+}
+
+// Lost returns every range of records that aged out of the stream before
+// the reader read them, in the order it found them (each also logged as
+// LOST FROM THE STREAM). A record that is read at all is never lost.
+func (r *StreamReader) Lost() []LostRange {
+	return slices.Clone(r.lost)
+}
+
+// lose records and logs the range l.
+func (r *StreamReader) lose(ctx context.Context, l LostRange) {
+	r.lost = append(r.lost, l)
+	r.unreported = append(r.unreported, l)
+	r.log.LogAttrs(ctx, slog.LevelError, "LOST FROM THE STREAM: "+l.String()+": the records had aged out of the stream (24 h) before the poller read them; they were not handled",
+		slog.String("shard_id", l.ShardID), slog.String("from_sequence_number", l.From), slog.Bool("from_inclusive", l.FromInclusive),
+		slog.String("before_sequence_number", l.Before), slog.String("stream_arn", r.arn))
 }
 
 // ShardBatch is the records one GetRecords call returned for one shard.
@@ -192,10 +272,35 @@ func (r *StreamReader) position(ctx context.Context, id string, s *shardState, t
 	return nil
 }
 
+// restart starts shard s over from its trim horizon on the next read; a
+// position it had becomes its gap (unless one is open already).
+func restart(s *shardState) {
+	if s.resumeType != "" && s.gap == nil {
+		s.gap = &trimGap{seq: s.resumeSeq, at: s.resumeType == streamtypes.ShardIteratorTypeAtSequenceNumber}
+	}
+	s.iterator = nil
+	s.resumeType, s.resumeSeq, s.latest, s.renewedAfterTrim = "", "", false, false
+}
+
+func isTrimmed(err error) bool {
+	var trimmed *streamtypes.TrimmedDataAccessException
+	return errors.As(err, &trimmed)
+}
+
 func (r *StreamReader) read(ctx context.Context, id string, s *shardState) ([]events.DynamoDBEventRecord, error) {
 	if s.iterator == nil {
-		if err := r.position(ctx, id, s, s.resumeType, s.resumeSeq); err != nil || s.closed {
+		err := r.position(ctx, id, s, s.resumeType, s.resumeSeq)
+		if isTrimmed(err) && s.resumeType != "" {
+			// The position itself aged out of the stream.
+			restart(s)
+			err = r.position(ctx, id, s, "", "")
+		}
+		if err != nil {
 			return nil, err
+		}
+		if s.closed {
+			r.closeGap(ctx, id, s)
+			return nil, nil
 		}
 	}
 	out, err := r.client.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: s.iterator, Limit: aws.Int32(r.opts.Limit)})
@@ -204,17 +309,18 @@ func (r *StreamReader) read(ctx context.Context, id string, s *shardState) ([]ev
 		s.iterator = nil // renewed from resumeType/resumeSeq on the next round
 		return nil, nil
 	}
-	var trimmed *streamtypes.TrimmedDataAccessException
-	if errors.As(err, &trimmed) {
+	if isTrimmed(err) {
 		// The iterator points before the shard's oldest record: on AWS
 		// the records aged out (24 hours); DynamoDB Local also says so
 		// for the iterator of a shard that was empty when other tables
-		// were created. Renew after the last record read; if that fails
-		// too, or nothing was read yet, start over from the oldest record
-		// still there (at least once: records may be read again).
+		// were created. Renew at the position it had; if that fails too,
+		// or nothing was read yet, start over from the oldest record
+		// still there: the records before the position are not handed
+		// again, and those from it to the oldest one still there are
+		// reported lost (LostRange).
 		s.iterator = nil
 		if s.resumeType == "" || s.renewedAfterTrim {
-			s.resumeType, s.resumeSeq, s.latest, s.renewedAfterTrim = "", "", false, false
+			restart(s)
 		} else {
 			s.renewedAfterTrim = true
 		}
@@ -232,10 +338,51 @@ func (r *StreamReader) read(ctx context.Context, id string, s *shardState) ([]ev
 		if err != nil {
 			return nil, fmt.Errorf("shard %s: %w", id, err)
 		}
+		seq := lr.Change.SequenceNumber
+		s.resumeType, s.resumeSeq = streamtypes.ShardIteratorTypeAfterSequenceNumber, seq
+		if g := s.gap; g != nil {
+			if sequenceLess(seq, g.seq) || (seq == g.seq && !g.at) {
+				// Handled before the trim; and the stream still holds the
+				// position, so nothing after it aged out.
+				g.reached = true
+				continue
+			}
+			// The first record read past the position: unless it is the
+			// position itself, or the stream still had a record before
+			// it, what came between aged out unread.
+			s.gap = nil
+			if !g.reached && !(g.at && seq == g.seq) {
+				r.lose(ctx, LostRange{ShardID: id, From: g.seq, FromInclusive: g.at, Before: seq})
+			}
+		}
 		recs = append(recs, lr)
-		s.resumeType, s.resumeSeq = streamtypes.ShardIteratorTypeAfterSequenceNumber, lr.Change.SequenceNumber
+	}
+	if s.closed {
+		r.closeGap(ctx, id, s)
 	}
 	return recs, nil
+}
+
+// closeGap reports the rest of the shard lost when it ended with its gap
+// still open: no record past the position was left, and none at or
+// before it either (else the position was still there: nothing lost).
+func (r *StreamReader) closeGap(ctx context.Context, id string, s *shardState) {
+	if g := s.gap; g != nil {
+		s.gap = nil
+		if !g.reached {
+			r.lose(ctx, LostRange{ShardID: id, From: g.seq, FromInclusive: g.at})
+		}
+	}
+}
+
+// sequenceLess compares stream sequence numbers (decimal strings) as
+// numbers.
+func sequenceLess(a, b string) bool {
+	a, b = strings.TrimLeft(a, "0"), strings.TrimLeft(b, "0")
+	if len(a) != len(b) {
+		return len(a) < len(b)
+	}
+	return a < b
 }
 
 // Rewind makes the next read of shardID start at sequence number seq
@@ -256,8 +403,16 @@ func (r *StreamReader) reposition(ctx context.Context, shardID string, typ strea
 	if !ok {
 		return fmt.Errorf("unknown shard %s", shardID)
 	}
+	s.gap = nil // handling moved on: what the gap would skip is decided here
 	if err := r.position(ctx, shardID, s, typ, seq); err != nil {
-		return err
+		if !isTrimmed(err) {
+			return err
+		}
+		// seq aged out of the stream: the next read starts over from
+		// the trim horizon and reports what was lost.
+		s.resumeType, s.resumeSeq = typ, seq
+		restart(s)
+		return nil
 	}
 	s.resumeType, s.resumeSeq = typ, seq
 	return nil
@@ -334,7 +489,14 @@ type PollOptions struct {
 	// (FailureRecord: the shard and the sequence number range, not the
 	// data). An error stops Poll. Default: none (the record is logged).
 	OnFailure func(ctx context.Context, rec FailureRecord) error
-	// Logger receives one line per skipped record. Default: slog.Default().
+	// OnLost receives every range of records that aged out of the stream
+	// before the reader read them (LostRange, also logged as LOST FROM THE
+	// STREAM; Lambda loses such records without a word). An error stops
+	// Poll. Default: none (the range is logged).
+	OnLost func(ctx context.Context, lost LostRange) error
+	// Logger receives one line per skipped record, and the reader's LOST
+	// FROM THE STREAM lines unless StreamReaderOptions.Logger is set.
+	// Default: slog.Default().
 	Logger *slog.Logger
 }
 
@@ -390,8 +552,10 @@ type BatchInfo struct {
 // lowest failed sequence number (from the batch's first record when h
 // returns an error); after MaxRetries, or once that record is older than
 // MaxRecordAge, it skips the record, logs it and hands OnFailure the
-// record Lambda would send to the on-failure destination. Poll returns
-// ctx's error, the first error of the Streams API, or OnFailure's.
+// record Lambda would send to the on-failure destination. Records that
+// aged out of the stream before they were read are logged as LOST FROM
+// THE STREAM and handed to OnLost. Poll returns ctx's error, the first
+// error of the Streams API, or OnFailure's or OnLost's.
 func (r *StreamReader) Poll(ctx context.Context, h Handler, o PollOptions) error {
 	if o.Interval <= 0 {
 		o.Interval = time.Second
@@ -404,6 +568,9 @@ func (r *StreamReader) Poll(ctx context.Context, h Handler, o PollOptions) error
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if r.opts.Logger == nil {
+		r.log = o.Logger
 	}
 	type failing struct {
 		seq string
@@ -456,6 +623,15 @@ func (r *StreamReader) Poll(ctx context.Context, h Handler, o PollOptions) error
 			}
 			if err != nil {
 				return err
+			}
+		}
+		for len(r.unreported) > 0 {
+			l := r.unreported[0]
+			r.unreported = r.unreported[1:]
+			if o.OnLost != nil {
+				if err := o.OnLost(ctx, l); err != nil {
+					return err
+				}
 			}
 		}
 		if nextErr != nil {

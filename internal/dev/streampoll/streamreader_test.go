@@ -3,6 +3,7 @@ package streampoll_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -31,6 +32,13 @@ type fakeStreams struct {
 	trimmed map[string]int      // the next n GetRecords on the shard fail as trimmed
 	created time.Time           // every record's ApproximateCreationDateTime, if set
 	iters   []string            // GetShardIterator calls: shard:type:seq
+	// horizon is the index of a shard's oldest record still in the
+	// stream: the ones before it aged out. GetRecords before it fails as
+	// trimmed; so does GetShardIterator at or after an aged-out sequence
+	// number when trimIterators is set (else it hands out an iterator that
+	// GetRecords refuses).
+	horizon       map[string]int
+	trimIterators bool
 }
 
 func (f *fakeStreams) DescribeStream(_ context.Context, in *dynamodbstreams.DescribeStreamInput, _ ...func(*dynamodbstreams.Options)) (*dynamodbstreams.DescribeStreamOutput, error) {
@@ -51,6 +59,8 @@ func (f *fakeStreams) GetShardIterator(_ context.Context, in *dynamodbstreams.Ge
 	recs := f.records[shard]
 	pos := 0
 	switch in.ShardIteratorType {
+	case streamtypes.ShardIteratorTypeTrimHorizon:
+		pos = f.horizon[shard]
 	case streamtypes.ShardIteratorTypeLatest:
 		pos = len(recs)
 	case streamtypes.ShardIteratorTypeAtSequenceNumber, streamtypes.ShardIteratorTypeAfterSequenceNumber:
@@ -62,6 +72,9 @@ func (f *fakeStreams) GetShardIterator(_ context.Context, in *dynamodbstreams.Ge
 		}
 		if pos < 0 {
 			return nil, fmt.Errorf("no sequence number %s", *in.SequenceNumber)
+		}
+		if f.trimIterators && pos < f.horizon[shard] {
+			return nil, &streamtypes.TrimmedDataAccessException{Message: aws.String("trimmed")}
 		}
 		if in.ShardIteratorType == streamtypes.ShardIteratorTypeAfterSequenceNumber {
 			pos++
@@ -81,6 +94,9 @@ func (f *fakeStreams) GetRecords(_ context.Context, in *dynamodbstreams.GetRecor
 		return nil, &streamtypes.TrimmedDataAccessException{Message: aws.String("trimmed")}
 	}
 	pos, _ := strconv.Atoi(p)
+	if pos < f.horizon[shard] {
+		return nil, &streamtypes.TrimmedDataAccessException{Message: aws.String("trimmed")}
+	}
 	recs := f.records[shard]
 	end := min(pos+int(aws.ToInt32(in.Limit)), len(recs))
 	out := &dynamodbstreams.GetRecordsOutput{}
@@ -201,8 +217,102 @@ func TestStreamReaderTrimmed(t *testing.T) {
 	f.trimmed["a"] = 2
 	assert.Equal(t, []string{}, round(t, r))
 	assert.Equal(t, []string{}, round(t, r), "trimmed again after renewing")
-	assert.Equal(t, []string{"a:1,2,3,4"}, round(t, r), "over from the trim horizon: at least once")
+	assert.Equal(t, []string{"a:4"}, round(t, r), "over from the trim horizon, past the records read before")
 	assert.Equal(t, []string{"a:AFTER_SEQUENCE_NUMBER:3", "a:TRIM_HORIZON:"}, f.iters[len(f.iters)-2:])
+	assert.Empty(t, r.Lost(), "the stream still had record 3: nothing aged out")
+
+	// The same when the shard ends with the records read before.
+	f.trimmed["a"], f.closed["a"] = 2, true
+	for range 3 {
+		assert.Equal(t, []string{}, round(t, r))
+	}
+	assert.Equal(t, "a:TRIM_HORIZON:", f.iters[len(f.iters)-1])
+	assert.Empty(t, r.Lost(), "the shard ended after record 4, which the stream still had")
+}
+
+// TestStreamReaderReportsLostRecords: records that aged out of the stream
+// before the reader read them (its position is behind the trim horizon)
+// are reported: a LOST FROM THE STREAM log line and Lost name the shard
+// and the sequence numbers around the gap. The reader goes on from the
+// oldest record still there, without handing out again the records it
+// read before. Both ways DynamoDB Streams may refuse the position: a
+// GetShardIterator that fails as trimmed, or an iterator whose GetRecords
+// does.
+func TestStreamReaderReportsLostRecords(t *testing.T) {
+	for _, trimIterators := range []bool{false, true} {
+		t.Run(fmt.Sprintf("trimIterators=%v", trimIterators), func(t *testing.T) {
+			f := &fakeStreams{
+				pages:   [][]streamtypes.Shard{{{ShardId: aws.String("a")}}},
+				records: map[string][]string{"a": {"1", "2", "3", "4", "5", "6"}},
+				closed:  map[string]bool{}, expire: map[string]bool{}, trimmed: map[string]int{},
+				horizon: map[string]int{}, trimIterators: trimIterators,
+			}
+			var logs strings.Builder
+			r := streampoll.NewStreamReader(f, "arn:stream", streampoll.StreamReaderOptions{Limit: 2, Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+			assert.Equal(t, []string{"a:1,2"}, round(t, r))
+			f.horizon["a"] = 4 // records 3 and 4 age out unread
+			var got []string
+			for range 4 {
+				got = append(got, round(t, r)...)
+			}
+			assert.Equal(t, []string{"a:5,6"}, got, "on from the trim horizon")
+			assert.Equal(t, []streampoll.LostRange{{ShardID: "a", From: "2", Before: "5"}}, r.Lost())
+			assert.Contains(t, logs.String(), `"msg":"LOST FROM THE STREAM: shard a, sequence numbers after 2 to before 5: `)
+			assert.Contains(t, logs.String(), `"level":"ERROR"`)
+
+			// The shard ends with every record after the position aged out.
+			f.records["a"] = append(f.records["a"], "7", "8")
+			f.horizon["a"], f.closed["a"] = 8, true
+			for range 4 {
+				assert.Equal(t, []string{}, round(t, r))
+			}
+			assert.Equal(t, []streampoll.LostRange{{ShardID: "a", From: "2", Before: "5"}, {ShardID: "a", From: "6"}}, r.Lost())
+			assert.Contains(t, logs.String(), "LOST FROM THE STREAM: shard a, sequence numbers after 6 to the shard's end")
+		})
+	}
+}
+
+// A record Poll keeps retrying (Rewind) that ages out of the stream
+// meanwhile is reported lost from it, with OnLost, instead of vanishing;
+// an error of OnLost stops Poll.
+func TestPollReportsARetriedRecordLost(t *testing.T) {
+	for _, trimIterators := range []bool{false, true} {
+		t.Run(fmt.Sprintf("trimIterators=%v", trimIterators), func(t *testing.T) {
+			f := &fakeStreams{
+				pages:   [][]streamtypes.Shard{{{ShardId: aws.String("a")}}},
+				records: map[string][]string{"a": {"1", "2", "3", "4"}},
+				closed:  map[string]bool{}, expire: map[string]bool{}, trimmed: map[string]int{},
+				horizon: map[string]int{}, trimIterators: trimIterators,
+			}
+			var lost []streampoll.LostRange
+			gaveUp, seen := pollUntil(t, f, streampoll.PollOptions{MaxRetries: -1, OnLost: func(_ context.Context, l streampoll.LostRange) error {
+				lost = append(lost, l)
+				return nil
+			}}, func(seq string, n int) bool {
+				if seq == "2" && n == 3 {
+					f.horizon["a"] = 2 // records 1 and 2 age out while 2 is retried
+				}
+				return seq == "2"
+			})
+			assert.Empty(t, gaveUp)
+			assert.Equal(t, []streampoll.LostRange{{ShardID: "a", From: "2", FromInclusive: true, Before: "3"}}, lost)
+			assert.Equal(t, 3, seen["2"])
+			assert.Equal(t, 1, seen["1"], "not handed again")
+
+			f.horizon["a"] = 0
+			f.records["a"] = []string{"1", "2", "3", "4"}
+			r := streampoll.NewStreamReader(f, "arn:stream", streampoll.StreamReaderOptions{Limit: 2})
+			stop := errors.New("stop")
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			err := r.Poll(ctx, func(_ context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+				f.horizon["a"] = 3
+				return events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{{ItemIdentifier: "2"}}}, nil
+			}, streampoll.PollOptions{MaxRetries: -1, Interval: time.Millisecond, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)),
+				OnLost: func(context.Context, streampoll.LostRange) error { return stop }})
+			require.ErrorIs(t, err, stop)
+		})
+	}
 }
 
 // pollUntil runs Poll over f's shard "a" (records 1-4) with o until h has
