@@ -323,6 +323,13 @@ func validate(p *ExpiredEventsArchiveProps) error {
 		if r := so.RetryAttempts; r != 0 && !isToken(r) && (r < 0 || r > MaxRetryAttempts || r != float64(int64(r))) {
 			errs = append(errs, fmt.Sprintf("Stream.RetryAttempts %v is not a whole number from 1 to %d: leave it 0 to retry until Stream.MaxRecordAge (the default), or bound the retries", r, MaxRetryAttempts))
 		}
+		// Lambda takes a standard queue only as a stream mapping's
+		// on-failure destination, and the archiver parks records there
+		// with SendMessage without a message group, which a FIFO queue
+		// refuses: every malformed record would hold its shard up.
+		if q := so.FailureQueue; q != nil && q.Fifo() != nil && *q.Fifo() {
+			errs = append(errs, fmt.Sprintf("Stream.FailureQueue %s is a FIFO queue: Lambda sends a DynamoDB stream mapping's discarded batches to a standard queue only, and the archiver parks the records it can never archive there without a message group; give a standard queue, or leave it unset for the archive's own (Failures)", *q.Node().Path()))
+		}
 	}
 	if o := p.Function; o != nil {
 		if err := o.Validate(); err != nil {

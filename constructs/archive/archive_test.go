@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -90,6 +91,16 @@ func TestValidation(t *testing.T) {
 			[]string{"Stream.RetryAttempts -1 is not a whole number from 1 to 10000", "leave it 0 to retry until Stream.MaxRecordAge"}},
 		{"too many retries", &archive.ExpiredEventsArchiveProps{EventsTable: events, Stream: &dynamotable.StreamConsumerOptions{RetryAttempts: 20000}},
 			[]string{"Stream.RetryAttempts 20000"}},
+		// Found by review: a FIFO failure queue synthesized; Lambda takes
+		// a standard queue only as a stream mapping's on-failure
+		// destination, and the archiver's parking (SendMessage without a
+		// message group) fails on one.
+		{"FIFO failure queue", &archive.ExpiredEventsArchiveProps{EventsTable: events, Stream: &dynamotable.StreamConsumerOptions{
+			FailureQueue: awssqs.NewQueue(stack, jsii.String("FifoFailures"), &awssqs.QueueProps{Fifo: jsii.Bool(true)})}},
+			[]string{"Stream.FailureQueue Data/FifoFailures is a FIFO queue", "give a standard queue, or leave it unset"}},
+		{"imported FIFO failure queue", &archive.ExpiredEventsArchiveProps{EventsTable: events, Stream: &dynamotable.StreamConsumerOptions{
+			FailureQueue: awssqs.Queue_FromQueueArn(stack, jsii.String("ImportedFifo"), jsii.String("arn:aws:sqs:us-east-1:123456789012:archive-failures.fifo"))}},
+			[]string{"Stream.FailureQueue Data/ImportedFifo is a FIFO queue"}},
 	}
 	for i, tt := range tests {
 		func() {
