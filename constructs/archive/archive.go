@@ -159,7 +159,8 @@ type ExpiredEventsArchiveProps struct {
 	// Default: a new bucket (SSE-S3, TLS only, no public access, logs kept
 	// 365 days).
 	AccessLogsBucket awss3.IBucket
-	// RemovalPolicy of the bucket (and of the new access logs bucket).
+	// RemovalPolicy of the bucket (and of the new access logs bucket):
+	// RETAIN, RETAIN_ON_UPDATE_OR_DELETE or DESTROY (S3 has no SNAPSHOT).
 	//
 	// Default: awscdk.RemovalPolicy_RETAIN.
 	RemovalPolicy awscdk.RemovalPolicy
@@ -277,6 +278,11 @@ func validate(p *ExpiredEventsArchiveProps) error {
 	}
 	if p.Prefix != "" && (!strings.HasSuffix(p.Prefix, "/") || strings.HasPrefix(p.Prefix, "/") || strings.ContainsAny(p.Prefix, "*?")) {
 		errs = append(errs, fmt.Sprintf("Prefix %q must end in \"/\", not start with one and hold no wildcard (such as %q)", p.Prefix, DefaultPrefix))
+	}
+	// CloudFormation has no snapshot of a bucket: the template
+	// synthesized and the deploy failed on its DeletionPolicy.
+	if p.RemovalPolicy == awscdk.RemovalPolicy_SNAPSHOT {
+		errs = append(errs, "RemovalPolicy SNAPSHOT is not supported by S3 buckets (CloudFormation refuses DeletionPolicy Snapshot on AWS::S3::Bucket at deploy): use awscdk.RemovalPolicy_RETAIN (the default) or RemovalPolicy_DESTROY")
 	}
 	if p.StorageClass != nil {
 		switch v := *p.StorageClass.Value(); v {

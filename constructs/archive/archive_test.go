@@ -98,6 +98,10 @@ func TestValidation(t *testing.T) {
 		{"FIFO failure queue", &archive.ExpiredEventsArchiveProps{EventsTable: events, Stream: &dynamotable.StreamConsumerOptions{
 			FailureQueue: awssqs.NewQueue(stack, jsii.String("FifoFailures"), &awssqs.QueueProps{Fifo: jsii.Bool(true)})}},
 			[]string{"Stream.FailureQueue Data/FifoFailures is a FIFO queue", "give a standard queue, or leave it unset"}},
+		// Found by review: it synthesized, and CloudFormation refused
+		// DeletionPolicy Snapshot on both buckets at deploy.
+		{"snapshot removal", &archive.ExpiredEventsArchiveProps{EventsTable: events, RemovalPolicy: awscdk.RemovalPolicy_SNAPSHOT},
+			[]string{"RemovalPolicy SNAPSHOT is not supported by S3 buckets", "use awscdk.RemovalPolicy_RETAIN (the default) or RemovalPolicy_DESTROY"}},
 		{"imported FIFO failure queue", &archive.ExpiredEventsArchiveProps{EventsTable: events, Stream: &dynamotable.StreamConsumerOptions{
 			FailureQueue: awssqs.Queue_FromQueueArn(stack, jsii.String("ImportedFifo"), jsii.String("arn:aws:sqs:us-east-1:123456789012:archive-failures.fifo"))}},
 			[]string{"Stream.FailureQueue Data/ImportedFifo is a FIFO queue"}},
