@@ -550,7 +550,8 @@ type BatchInfo struct {
 // Poll reads the stream until ctx ends, calling h for each shard batch.
 // Like Lambda with ReportBatchItemFailures it retries a shard from the
 // lowest failed sequence number (from the batch's first record when h
-// returns an error); after MaxRetries, or once that record is older than
+// returns an error, or reports a failure whose identifier is empty or no
+// sequence number of the batch); after MaxRetries, or once that record is older than
 // MaxRecordAge, it skips the record, logs it and hands OnFailure the
 // record Lambda would send to the on-failure destination. Records that
 // aged out of the stream before they were read are logged as LOST FROM
@@ -583,7 +584,7 @@ func (r *StreamReader) Poll(ctx context.Context, h Handler, o PollOptions) error
 		failed := false
 		for _, b := range batches {
 			resp, herr := h(ctx, b.Event)
-			seq, whole := lowestFailed(resp)
+			seq, whole := lowestFailed(resp, b.Event.Records)
 			if herr != nil || whole {
 				seq = b.Event.Records[0].Change.SequenceNumber
 			}
@@ -682,15 +683,15 @@ func (r *StreamReader) failureRecord(shard string, rec events.DynamoDBEventRecor
 
 // lowestFailed returns the lowest sequence number among resp's failures
 // ("" when there are none), and whole when a failure has an empty
-// identifier, which Lambda treats as a failure of the whole batch.
-// Sequence numbers are decimal strings.
-func lowestFailed(resp events.DynamoDBEventResponse) (low string, whole bool) {
+// identifier or one that is no sequence number of recs (the batch),
+// which Lambda treats as a failure of the whole batch.
+func lowestFailed(resp events.DynamoDBEventResponse, recs []events.DynamoDBEventRecord) (low string, whole bool) {
 	for _, f := range resp.BatchItemFailures {
 		s := f.ItemIdentifier
-		if s == "" {
+		if s == "" || !slices.ContainsFunc(recs, func(r events.DynamoDBEventRecord) bool { return r.Change.SequenceNumber == s }) {
 			return "", true
 		}
-		if low == "" || len(s) < len(low) || (len(s) == len(low) && s < low) {
+		if low == "" || sequenceLess(s, low) {
 			low = s
 		}
 	}

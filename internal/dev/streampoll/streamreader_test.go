@@ -382,3 +382,38 @@ func TestPollGivesUpLikeTheMapping(t *testing.T) {
 		"DDBStreamBatchInfo":{"shardId":"a","startSequenceNumber":"2","endSequenceNumber":"2","approximateArrivalOfFirstRecord":"2026-11-26T08:00:00Z",
 		"approximateArrivalOfLastRecord":"2026-11-26T08:00:00Z","batchSize":1,"streamArn":"arn:stream"}}`, string(got))
 }
+
+// A failure whose identifier is no sequence number of the batch (a
+// handler's bug: garbage, or a record of an earlier batch) fails the whole
+// batch, as Lambda treats it: the batch is retried from its first record.
+// Poll used to take the lowest identifier as it was: a record of an
+// earlier batch was handed out again, garbage that sorts lowest made the
+// Streams API refuse the position (and Poll stop), and garbage that sorts
+// highest was ignored.
+func TestPollUnknownIdentifierFailsTheWholeBatch(t *testing.T) {
+	for _, bad := range []string{"not-a-sequence-number", "2"} {
+		t.Run(bad, func(t *testing.T) {
+			f := &fakeStreams{pages: [][]streamtypes.Shard{{{ShardId: aws.String("a")}}}, records: map[string][]string{"a": {"1", "2", "3", "4"}},
+				closed: map[string]bool{}, expire: map[string]bool{}, trimmed: map[string]int{}}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			seen := map[string]int{}
+			r := streampoll.NewStreamReader(f, "arn:stream", streampoll.StreamReaderOptions{Limit: 2})
+			err := r.Poll(ctx, func(_ context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+				resp := events.DynamoDBEventResponse{}
+				for _, rec := range ev.Records {
+					seen[rec.Change.SequenceNumber]++
+				}
+				switch {
+				case seen["3"] == 1 && ev.Records[0].Change.SequenceNumber == "3":
+					resp.BatchItemFailures = []events.DynamoDBBatchItemFailure{{ItemIdentifier: "4"}, {ItemIdentifier: bad}}
+				case seen["4"] == 2:
+					cancel()
+				}
+				return resp, nil
+			}, streampoll.PollOptions{MaxRetries: -1, Interval: time.Millisecond, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+			require.ErrorIs(t, err, context.Canceled)
+			assert.Equal(t, map[string]int{"1": 1, "2": 1, "3": 2, "4": 2}, seen, "the batch of 3 and 4 retried whole")
+		})
+	}
+}
