@@ -38,6 +38,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/triggers-dev/triggers/contract"
+	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/item"
 	"github.com/triggers-dev/triggers/internal/shard"
 	"github.com/triggers-dev/triggers/internal/streamconsumer"
@@ -52,7 +53,8 @@ const (
 
 // ErrMalformed marks a TTL record that can never be archived: no old image
 // (the stream's view is KEYS_ONLY or NEW_IMAGE), an image that does not
-// convert, or an item missing an event's attributes.
+// convert, an item missing an event's attributes, or one in a partition
+// that is no tenant id.
 var ErrMalformed = errors.New("malformed TTL record")
 
 // IsTTLExpiry reports whether r is the REMOVE record of a TTL deletion.
@@ -121,8 +123,15 @@ func Convert(r events.DynamoDBEventRecord) (line Line, ok bool, err error) {
 	if err != nil {
 		return Line{}, false, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
-	// A sharded tenant's events are archived under the tenant.
-	tenant, _ := shard.TenantOf(it[schema.AttrUserID].(*types.AttributeValueMemberS).Value)
+	// A sharded tenant's events are archived under the tenant. A
+	// partition that is no tenant's is no event the API wrote, and its
+	// object key could pass S3's 1,024 bytes (a tenant id has at most 128
+	// characters that need no escaping).
+	pk := it[schema.AttrUserID].(*types.AttributeValueMemberS).Value
+	tenant, _ := shard.TenantOf(pk)
+	if !event.ValidTenantID(tenant) {
+		return Line{}, false, fmt.Errorf("%w: partition %.140q is not a tenant id (1-128 characters of [A-Za-z0-9_.:-], starting with a letter or digit)", ErrMalformed, pk)
+	}
 	return Line{
 		Tenant:         tenant,
 		Day:            ts.UTC().Format(time.DateOnly),

@@ -429,3 +429,41 @@ func onlyParked(t *testing.T, queue string) parkedRecord {
 	require.NoError(t, json.Unmarshal([]byte(aws.ToString(msgs.Messages[0].Body)), &parked))
 	return parked
 }
+
+// A TTL deletion in an events partition whose key is no tenant id (an
+// item the API never wrote: a 1,000-character partition key) can never be
+// archived: its object key would pass S3's 1,024 bytes. It is parked like
+// any malformed record and the rest of the batch is archived. Found by
+// review: it was converted, its PutObject refused (KeyTooLongError) on
+// every retry, and the shard waited behind it until the maximum record
+// age, then the replay failed on it the same way. moto does not enforce
+// S3's key limit, so the test also checks every key written against it.
+func TestRecordOfNoTenantParked(t *testing.T) {
+	ctx := context.Background()
+	bucket, queue := moto.CreateBucket(t), moto.CreateQueue(t, nil)
+	logs := &syncio.Buffer{}
+	a, err := archive.New(archive.Config{Putter: moto.S3, Bucket: bucket, Logger: slog.New(slog.NewJSONHandler(logs, nil)),
+		DeadLetter: streamconsumer.SQSDeadLetter{Client: moto.SQS, QueueURL: queue}})
+	require.NoError(t, err)
+
+	long := removed("31", image(strings.Repeat("a", 1000), "e2", "2026-01-31T10:00:01Z"))
+	raw, err := json.Marshal(events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{
+		removed("30", image("acme", "e1", "2026-01-31T10:00:00Z")), long, removed("32", image("acme", "e3", "2026-01-31T10:00:02Z")),
+	}})
+	require.NoError(t, err)
+	resp, err := a.HandleJSON(ctx, raw)
+	require.NoError(t, err)
+	assert.Empty(t, resp.BatchItemFailures, "parked, so the shard moves on; logs: %s", logs.String())
+	got := archived(t, moto.S3, bucket, "expired/")
+	assert.Len(t, got, 2)
+	assert.Contains(t, got, "e1")
+	assert.Contains(t, got, "e3")
+	list, err := moto.S3.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(bucket)})
+	require.NoError(t, err)
+	for _, o := range list.Contents {
+		assert.LessOrEqual(t, len(aws.ToString(o.Key)), 1024, "S3 refuses longer keys (KeyTooLongError)")
+	}
+	parked := onlyParked(t, queue)
+	assert.Contains(t, parked.Reason, "is not a tenant id")
+	assert.Equal(t, "31", parked.Record.Change.SequenceNumber)
+}
