@@ -65,6 +65,13 @@ const (
 	DefaultPrefix                          = contract.DefaultArchivePrefix
 )
 
+// MaxPrefixBytes is the longest Prefix: S3 keys have at most 1,024 bytes,
+// and the rest of an archive key takes up to 218 ("tenant=", a tenant id
+// of up to 128 characters that need no escaping, "/date=YYYY-MM-DD/", a
+// stream sequence number of up to 40 digits, "-", 16 hex digits,
+// ".jsonl.gz").
+const MaxPrefixBytes = 1024 - 218
+
 // The event source mapping's patience. DynamoDB keeps stream records for
 // StreamRetentionHours; the mapping retries a failing batch without limit
 // (UnlimitedRetryAttempts) until its records are MaxRecordAge old
@@ -121,8 +128,8 @@ type ExpiredEventsArchiveProps struct {
 	// stream must be known (a table made here, or imported with
 	// TableStreamArn) and carry the old image. Required.
 	EventsTable eventstore.IEventsTable
-	// Prefix starts every object key; it ends in "/". The function may
-	// write under it only.
+	// Prefix starts every object key; it ends in "/" and has at most
+	// MaxPrefixBytes bytes. The function may write under it only.
 	//
 	// Default: "expired/".
 	Prefix string
@@ -278,6 +285,11 @@ func validate(p *ExpiredEventsArchiveProps) error {
 	}
 	if p.Prefix != "" && (!strings.HasSuffix(p.Prefix, "/") || strings.HasPrefix(p.Prefix, "/") || strings.ContainsAny(p.Prefix, "*?")) {
 		errs = append(errs, fmt.Sprintf("Prefix %q must end in \"/\", not start with one and hold no wildcard (such as %q)", p.Prefix, DefaultPrefix))
+	}
+	// A longer one synthesized and deployed, and S3 refused the objects
+	// of long tenant ids (KeyTooLongError) on every retry.
+	if n := len(p.Prefix); n > MaxPrefixBytes {
+		errs = append(errs, fmt.Sprintf("Prefix is %d bytes long: use at most %d (MaxPrefixBytes), or S3 refuses the keys of long tenant ids (1,024 bytes at most)", n, MaxPrefixBytes))
 	}
 	// CloudFormation has no snapshot of a bucket: the template
 	// synthesized and the deploy failed on its DeletionPolicy.

@@ -17,6 +17,7 @@ import (
 	"github.com/triggers-dev/triggers/constructs/archive"
 	"github.com/triggers-dev/triggers/constructs/dynamotable"
 	"github.com/triggers-dev/triggers/constructs/eventstore"
+	rtarchive "github.com/triggers-dev/triggers/internal/archive"
 	_ "github.com/triggers-dev/triggers/internal/synth/jsiienv"
 	"github.com/triggers-dev/triggers/internal/synth/jsiirt"
 	"github.com/triggers-dev/triggers/schema"
@@ -68,6 +69,10 @@ func TestValidation(t *testing.T) {
 		{"nil props", nil, []string{"EventsTable is required"}},
 		{"NEW_IMAGE stream", &archive.ExpiredEventsArchiveProps{EventsTable: newImage}, []string{`stream view is "NEW_IMAGE"`, "StreamNewAndOldImages"}},
 		{"prefix", &archive.ExpiredEventsArchiveProps{EventsTable: events, Prefix: "expired"}, []string{`Prefix "expired" must end in "/"`}},
+		// Found by review: it synthesized and deployed, and S3 refused
+		// the objects of long tenant ids on every retry.
+		{"prefix too long", &archive.ExpiredEventsArchiveProps{EventsTable: events, Prefix: strings.Repeat("p", archive.MaxPrefixBytes) + "/"},
+			[]string{"Prefix is 807 bytes long: use at most 806 (MaxPrefixBytes)"}},
 		{"storage class", &archive.ExpiredEventsArchiveProps{EventsTable: events, StorageClass: awss3.StorageClass_INFREQUENT_ACCESS()}, []string{`StorageClass "STANDARD_IA" is not an archive class`}},
 		{"expiration before transition", &archive.ExpiredEventsArchiveProps{EventsTable: events, Expiration: awscdk.Duration_Days(jsii.Number(300))}, []string{"Expiration 300 days must be later than TransitionAfter (365 days)"}},
 		{"partial days", &archive.ExpiredEventsArchiveProps{EventsTable: events, TransitionAfter: awscdk.Duration_Hours(jsii.Number(36))}, []string{"TransitionAfter 1.5 days"}},
@@ -192,4 +197,13 @@ func TestEventSourceMappingTuned(t *testing.T) {
 	assert.Equal(t, float64(12*3600), p["MaximumRecordAgeInSeconds"])
 	assert.Equal(t, float64(50), p["BatchSize"])
 	assert.Equal(t, float64(500), a.RetryAttempts())
+}
+
+// MaxPrefixBytes leaves room for the longest key the archiver writes
+// (internal/archive.Key): a 128-character tenant id, a 40-digit sequence
+// number. S3 takes keys of up to 1,024 bytes.
+func TestMaxPrefixBytes(t *testing.T) {
+	prefix := strings.Repeat("p", archive.MaxPrefixBytes-1) + "/"
+	key := rtarchive.Key(prefix, strings.Repeat("t", 128), "2026-11-27", []string{strings.Repeat("9", 40), "1"})
+	assert.Len(t, key, 1024)
 }
