@@ -1150,7 +1150,7 @@ func (d *Dispatcher) attempt(ctx context.Context, tenant string, e event.Event, 
 	if a, ok := find(recorded, sub.ID, n); ok {
 		deferrals = a.Deferrals
 	}
-	wait, reason, probe, release, err := d.gate(ctx, tenant, sub, now, deferrals)
+	wait, reason, probe, slot, err := d.gate(ctx, tenant, sub, now, deferrals)
 	if err != nil {
 		return err
 	}
@@ -1159,7 +1159,7 @@ func (d *Dispatcher) attempt(ctx context.Context, tenant string, e event.Event, 
 	}
 	// The slow lane's slot (if any) is given back once the request is
 	// answered, or on any way out before it.
-	defer release()
+	defer slot.release()
 	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d.cfg.Client.Timeout+storeMargin {
 		return errNoTime
 	}
@@ -1197,10 +1197,14 @@ func (d *Dispatcher) attempt(ctx context.Context, tenant string, e event.Event, 
 	if err != nil {
 		return err
 	}
+	sendCtx, cut := d.withinHold(ctx, slot)
 	stopWatch := d.watchSlow(ctx, tenant, e.ID, sub.ID, sub.URL)
-	res := webhook.Send(ctx, d.cfg.Client, webhook.Request{URL: sub.URL, MsgID: e.ID, Body: body, Secrets: secrets, Now: now})
+	res := webhook.Send(sendCtx, d.cfg.Client, webhook.Request{URL: sub.URL, MsgID: e.ID, Body: body, Secrets: secrets, Now: now})
 	stopWatch()
-	release()
+	if cut() && res.Outcome == webhook.Failed {
+		res.Error += "; cut short at the end of its slow-lane slot's hold (the steps before the request took long)"
+	}
+	slot.release()
 	a = event.Attempt{
 		SubscriptionID: sub.ID, Number: n, Timestamp: event.FormatTime(now),
 		Outcome: string(res.Outcome), StatusCode: res.StatusCode, LatencyMs: res.Latency.Milliseconds(),
@@ -1260,34 +1264,69 @@ func (d *Dispatcher) markSlow(ctx context.Context, tenant, eventID string, sub e
 		slog.Int64("latency_ms", res.Latency.Milliseconds()), slog.Any("error", err))
 }
 
+// laneSlot is an attempt's slot of its tenant's slow lane: until is the
+// end of its hold (zero: no slot taken), release gives it back (never nil;
+// it may be called more than once).
+type laneSlot struct {
+	until   time.Time
+	release func()
+}
+
+// noSlot is the laneSlot of an attempt that took none.
+func noSlot() laneSlot { return laneSlot{release: func() {}} }
+
+// withinHold returns the context the request of an attempt holding slot
+// is sent with: ctx, ended at the slot's hold end when that comes before
+// the request timeout would (the steps before the request, opening the
+// secrets, the claim, the move to retrying, took longer than storeMargin;
+// left that long, the request would run past its hold, and another
+// attempt could reclaim the slot while it is in flight: found by review).
+// cut reports, after the request, whether the hold's end ended it.
+func (d *Dispatcher) withinHold(ctx context.Context, slot laneSlot) (sendCtx context.Context, cut func() bool) {
+	if slot.until.IsZero() {
+		return ctx, func() bool { return false }
+	}
+	left := slot.until.Sub(d.cfg.Now())
+	if t := d.cfg.Client.Timeout; t > 0 && left >= t { // (a Client without a Timeout is bounded by the hold alone)
+		return ctx, func() bool { return false }
+	}
+	sendCtx, cancel := context.WithTimeout(ctx, max(left, 0))
+	return sendCtx, func() bool {
+		cut := ctx.Err() == nil && errors.Is(sendCtx.Err(), context.DeadlineExceeded)
+		cancel()
+		return cut
+	}
+}
+
 // slowSlot takes a slot of tenant's slow lane for an attempt to sub when
 // sub is marked slow at now. Without a free slot, wait is how long the
 // attempt is put off: about slowLaneFirstWait doubled for each time it
 // was put off already (deferrals), at most MaxSlowLaneWait, jittered, so
 // that a backlog of slow attempts comes back ever more rarely instead of
-// every second. release gives the slot back (best effort: a failure is
-// only logged, the hold ends by itself); it may be called more than once.
-func (d *Dispatcher) slowSlot(ctx context.Context, tenant string, sub event.Subscription, now time.Time, deferrals int) (release func(), wait time.Duration, err error) {
-	release = func() {}
+// every second. The slot's release is best effort (a failure is only
+// logged, the hold ends by itself).
+func (d *Dispatcher) slowSlot(ctx context.Context, tenant string, sub event.Subscription, now time.Time, deferrals int) (slot laneSlot, wait time.Duration, err error) {
 	if d.cfg.SlowLaneAfter < 0 || !sub.SlowUntil.After(now) {
-		return release, 0, nil
+		return noSlot(), 0, nil
 	}
 	token, err := newToken()
 	if err != nil {
-		return release, 0, err
+		return noSlot(), 0, err
 	}
 	// Held for as long as one attempt takes: a holder whose instance
-	// died frees its slot soon.
-	ok, err := d.cfg.Store.AcquireSlowSlot(ctx, tenant, token, now, now.Add(d.cfg.Client.Timeout+storeMargin), d.cfg.TenantSlowConcurrency)
+	// died frees its slot soon. The request is bounded by the hold
+	// (withinHold).
+	until := now.Add(d.cfg.Client.Timeout + storeMargin)
+	ok, err := d.cfg.Store.AcquireSlowSlot(ctx, tenant, token, now, until, d.cfg.TenantSlowConcurrency)
 	if err != nil {
-		return release, 0, err
+		return noSlot(), 0, err
 	}
 	if !ok {
 		w := min(slowLaneFirstWait<<min(deferrals, 20), MaxSlowLaneWait)
-		return release, w/2 + time.Duration(float64(w/2)*d.cfg.Rand.Float64()), nil
+		return noSlot(), w/2 + time.Duration(float64(w/2)*d.cfg.Rand.Float64()), nil
 	}
 	var once sync.Once
-	return func() {
+	return laneSlot{until: until, release: func() {
 		once.Do(func() {
 			// Released also when ctx has ended (the invocation's
 			// deadline): the slot would otherwise stay held for its
@@ -1297,7 +1336,7 @@ func (d *Dispatcher) slowSlot(ctx context.Context, tenant string, sub event.Subs
 					slog.String("tenant", tenant), slog.String("subscription_id", sub.ID), slog.Any("error", err))
 			}
 		})
-	}, 0, nil
+	}}, 0, nil
 }
 
 // gate decides whether an attempt to sub may be made at now: wait > 0
@@ -1305,19 +1344,19 @@ func (d *Dispatcher) slowSlot(ctx context.Context, tenant string, sub event.Subs
 // open nothing is sent; with an EndpointRate, a second whose requests are
 // used up waits for the next; a slow endpoint's attempt waits while its
 // tenant's slow lane is full (slowSlot; deferrals: how often the attempt
-// was put off already), else holds a slot until release is called; once
-// the circuit's open time has passed (half-open) one probe at a time is
-// made (probe), the others wait. release is never nil.
+// was put off already), else holds slot until slot.release is called;
+// once the circuit's open time has passed (half-open) one probe at a time
+// is made (probe), the others wait. slot.release is never nil.
 //
 // sub may have been read a while ago (a round's subscriptions are read
 // when its message starts): when this instance has opened the circuit
 // since, the subscription is read again to see it as it is now.
-func (d *Dispatcher) gate(ctx context.Context, tenant string, sub event.Subscription, now time.Time, deferrals int) (wait time.Duration, reason string, probe bool, release func(), err error) {
-	release = func() {}
+func (d *Dispatcher) gate(ctx context.Context, tenant string, sub event.Subscription, now time.Time, deferrals int) (wait time.Duration, reason string, probe bool, slot laneSlot, err error) {
+	slot = noSlot()
 	if !sub.CircuitOpenUntil.After(now) && d.circuits.until(tenant, sub.ID).After(now) {
 		fresh, err := d.cfg.Store.GetSubscription(ctx, tenant, sub.ID)
 		if err != nil && !errors.Is(err, event.ErrSubscriptionNotFound) {
-			return 0, "", false, release, err
+			return 0, "", false, slot, err
 		}
 		if err == nil {
 			sub = fresh
@@ -1329,25 +1368,25 @@ func (d *Dispatcher) gate(ctx context.Context, tenant string, sub event.Subscrip
 		}
 	}
 	if w, reason, ok := d.putOff(sub, now); ok {
-		return w, reason, false, release, nil
+		return w, reason, false, slot, nil
 	}
 	if d.cfg.EndpointRate > 0 {
 		ahead, err := d.cfg.Store.TakeRateToken(ctx, tenant, sub.ID, now, d.cfg.EndpointRate)
 		if err != nil {
-			return 0, "", false, release, err
+			return 0, "", false, slot, err
 		}
 		if ahead > 0 {
 			// Its turn: the second ceil(ahead/rate) on, a little into
 			// it (each second of the backlog gets about rate attempts
 			// back, not all of them).
-			slot := now.Truncate(time.Second).Add(time.Duration((ahead+d.cfg.EndpointRate-1)/d.cfg.EndpointRate) * time.Second)
-			w := slot.Sub(now)
-			return w + time.Duration(float64(100*time.Millisecond)*d.cfg.Rand.Float64()), contract.DeferredRateLimited, false, release, nil
+			turn := now.Truncate(time.Second).Add(time.Duration((ahead+d.cfg.EndpointRate-1)/d.cfg.EndpointRate) * time.Second)
+			w := turn.Sub(now)
+			return w + time.Duration(float64(100*time.Millisecond)*d.cfg.Rand.Float64()), contract.DeferredRateLimited, false, noSlot(), nil
 		}
 	}
-	release, w, err := d.slowSlot(ctx, tenant, sub, now, deferrals)
-	if err != nil || w > 0 {
-		return w, contract.DeferredTenantBusy, false, release, err
+	slot, wait, err = d.slowSlot(ctx, tenant, sub, now, deferrals)
+	if err != nil || wait > 0 {
+		return wait, contract.DeferredTenantBusy, false, slot, err
 	}
 	if sub.HalfOpen(now) {
 		// The probe is held for as long as one attempt takes: a probe
@@ -1355,12 +1394,12 @@ func (d *Dispatcher) gate(ctx context.Context, tenant string, sub event.Subscrip
 		until := now.Add(d.cfg.Client.Timeout + storeMargin)
 		probe, err := d.cfg.Store.AcquireProbe(ctx, tenant, sub.ID, now, until)
 		if err != nil || !probe {
-			release() // the slow lane's slot goes back with the attempt
-			return d.spread(until.Sub(now)), contract.DeferredProbeBusy, false, func() {}, err
+			slot.release() // the slow lane's slot goes back with the attempt
+			return d.spread(until.Sub(now)), contract.DeferredProbeBusy, false, noSlot(), err
 		}
-		return 0, "", true, release, nil
+		return 0, "", true, slot, nil
 	}
-	return 0, "", false, release, nil
+	return 0, "", false, slot, nil
 }
 
 // putOff reports whether an attempt to sub, as read, must wait at now

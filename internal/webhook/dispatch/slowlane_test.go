@@ -2,6 +2,7 @@ package dispatch_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -275,4 +276,98 @@ func TestSlowLaneSlotOfADeadHolderFreesAfterItsHold(t *testing.T) {
 	ok, err = w.st.AcquireSlowSlot(ctx, "tenant-a", "next", w.clock(), w.clock().Add(time.Minute), 1)
 	require.NoError(t, err)
 	assert.True(t, ok, "the attempt's slot was not released")
+}
+
+// lateSecrets is a Secrets whose Open takes late (the clock's offset
+// moved on by late, as a KMS call that was slow) the first time; the
+// others open at once.
+type lateSecrets struct {
+	late    time.Duration
+	advance func(time.Duration)
+	done    atomic.Bool
+}
+
+func (s *lateSecrets) Open(_ context.Context, _, _, stored string) (webhook.Secret, error) {
+	if s.done.CompareAndSwap(false, true) {
+		s.advance(s.late)
+	}
+	return webhook.ParseSecret(stored)
+}
+
+// An attempt whose steps before its request (opening the secrets, the
+// claim, the move to retrying) took longer than the store margin started
+// its request with less than the request timeout left of its slow-lane
+// hold: the request ran past the hold's end, another attempt reclaimed
+// the slot meanwhile, and the tenant had more requests in flight than its
+// lane (found by review). The request is now bounded by the hold: it
+// ends (failed, retried as any timeout) before its slot can be
+// reclaimed. On the real clock (plus an offset the slow secrets move on):
+// the bound is a deadline.
+func TestSlowLaneRequestNeverOutlivesItsHold(t *testing.T) {
+	ctx := context.Background()
+	const timeout = 3 * time.Second
+	var inflight, most, seen atomic.Int32
+	answer := make(chan struct{})
+	var answerOnce sync.Once
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		_, _ = io.ReadAll(req.Body) // read: the server then sees its client go
+		n := inflight.Add(1)
+		defer inflight.Add(-1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		if seen.Add(1) == 1 {
+			select { // the first answers when told to, or ends with its client
+			case <-answer:
+			case <-req.Context().Done():
+				return
+			}
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { answerOnce.Do(func() { close(answer) }) })
+	var mu sync.Mutex
+	var offset time.Duration
+	clock := func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return time.Now().Add(offset)
+	}
+	advance := func(d time.Duration) {
+		mu.Lock()
+		offset += d
+		mu.Unlock()
+	}
+	// Opening the secrets takes 5 s of the hold's 3 s + 3 s: 1 s is left.
+	secrets := &lateSecrets{late: timeout + contract.WebhookStoreMargin - time.Second, advance: advance}
+	w := newWorld(t, &receiver{srv: srv}, func(c *dispatch.Config) {
+		c.Now = clock
+		c.Client.Timeout = timeout
+		c.TenantSlowConcurrency = 1
+		c.SlowAfter = -1
+		c.Secrets = secrets
+	})
+	w.clock = clock
+	sub, _ := w.subscribe("tenant-a")
+	require.NoError(t, w.st.MarkSlow(ctx, "tenant-a", sub.ID, sub.URL, clock().Add(time.Hour)))
+
+	first, second := w.event("tenant-a", "t"), w.event("tenant-a", "t")
+	done := make(chan error, 1)
+	go func() { done <- w.d.HandleEvent(ctx, "tenant-a", first.ID) }()
+	require.Eventually(t, func() bool { return inflight.Load() == 1 }, 5*time.Second, 5*time.Millisecond, "the first request never started")
+
+	// 2 s into the first request (within its 3 s timeout): its hold
+	// (taken before the slow secrets) has ended by the clock.
+	time.Sleep(2 * time.Second)
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", second.ID))
+	answerOnce.Do(func() { close(answer) })
+	require.NoError(t, <-done)
+
+	assert.LessOrEqual(t, most.Load(), int32(1), "requests of tenant-a in flight at once, past its slow lane of 1: the first ran past its hold")
+	as := w.attempts("tenant-a", first.ID)
+	require.Len(t, as, 1)
+	if as[0].Outcome == event.OutcomeFailed {
+		assert.Contains(t, as[0].Error, "slow-lane", "the cut request's error says why")
+		assert.NotEmpty(t, as[0].NextAttemptAt, "the cut request is retried")
+	}
 }
