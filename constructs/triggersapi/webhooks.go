@@ -269,7 +269,7 @@ type SlowLaneOptions struct {
 	// and less than DeliveryMaxConcurrency (WEBHOOK_TENANT_SLOW_CONCURRENCY).
 	// A literal: a token fails synth.
 	//
-	// Default: 4.
+	// Default: 4, or DeliveryMaxConcurrency - 1 when that is less.
 	TenantConcurrency float64
 	// Disable turns the slow lane off (After and TenantConcurrency are
 	// then ignored): a tenant's slow but successful endpoints may then
@@ -743,10 +743,11 @@ func resolveWebhooks(o *WebhookOptions, prefix string) (webhookSettings, error) 
 	if s.slowAfter != 0 && (s.slowAfter < 100*time.Millisecond || s.slowAfter > s.timeout) {
 		bad("CircuitBreaker.SlowAfter %s is outside 100ms-%s (the webhook Timeout): a request unanswered that long opens its endpoint's circuit; set DisableSlowAfter to turn the watch off", s.slowAfter, s.timeout)
 	}
-	if l := o.SlowLane; l != nil {
-		if l.Disable {
-			s.slowLane = 0
-		} else {
+	if l := o.SlowLane; l != nil && l.Disable {
+		s.slowLane = 0
+	} else {
+		given := false
+		if l != nil {
 			if l.After != nil {
 				if v, ok := literal("SlowLane.After", l.After); ok {
 					s.slowLane = v
@@ -757,10 +758,18 @@ func resolveWebhooks(o *WebhookOptions, prefix string) (webhookSettings, error) 
 			}
 			whole("SlowLane.TenantConcurrency", l.TenantConcurrency, 1, 1000, &s.tenantSlow,
 				fmt.Sprintf("give how many requests to one tenant's slow endpoints may be in flight at once (default %d)", DefaultWebhookTenantSlowConcurrency), false)
-			if !isToken(s.deliveryMax) && !isToken(s.tenantSlow) && s.tenantSlow >= s.deliveryMax {
-				bad("SlowLane.TenantConcurrency %v is not less than DeliveryMaxConcurrency %v: one tenant's slow endpoints could still hold every delivery instance; lower it (default %d) or set SlowLane.Disable",
-					s.tenantSlow, s.deliveryMax, DefaultWebhookTenantSlowConcurrency)
-			}
+			given = l.TenantConcurrency != 0
+		}
+		switch {
+		case isToken(s.deliveryMax) || isToken(s.tenantSlow) || s.tenantSlow < s.deliveryMax:
+		case !given:
+			// The default is narrowed below a delivery queue of 2 to 4
+			// instances: as wide, it would let one tenant's slow
+			// endpoints hold every one of them (found by review).
+			s.tenantSlow = s.deliveryMax - 1
+		default:
+			bad("SlowLane.TenantConcurrency %v is not less than DeliveryMaxConcurrency %v: one tenant's slow endpoints could still hold every delivery instance; lower it (default %d, or DeliveryMaxConcurrency - 1 when that is less) or set SlowLane.Disable",
+				s.tenantSlow, s.deliveryMax, DefaultWebhookTenantSlowConcurrency)
 		}
 	}
 	if f := o.Function; f != nil {

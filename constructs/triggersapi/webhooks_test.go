@@ -368,7 +368,7 @@ func TestWebhookOptionsValidation(t *testing.T) {
 		{"slow lane after the request timeout", triggersapi.WebhookOptions{SlowLane: &triggersapi.SlowLaneOptions{After: secs(11)}}, "SlowLane.After 11s is outside 100ms-10s (the webhook Timeout): a request answered after that long marks its endpoint slow (default 1s); set SlowLane.Disable to turn the slow lane off"},
 		{"slow lane after too short", triggersapi.WebhookOptions{SlowLane: &triggersapi.SlowLaneOptions{After: awscdk.Duration_Millis(jsii.Number(50))}}, "SlowLane.After 50ms is outside 100ms-10s"},
 		{"slow lane concurrency", triggersapi.WebhookOptions{SlowLane: &triggersapi.SlowLaneOptions{TenantConcurrency: 1001}}, "SlowLane.TenantConcurrency 1001 is outside 1-1000: give how many requests to one tenant's slow endpoints may be in flight at once (default 4)"},
-		{"slow lane as wide as the delivery queue's", triggersapi.WebhookOptions{SlowLane: &triggersapi.SlowLaneOptions{TenantConcurrency: 20}}, "SlowLane.TenantConcurrency 20 is not less than DeliveryMaxConcurrency 20: one tenant's slow endpoints could still hold every delivery instance; lower it (default 4) or set SlowLane.Disable"},
+		{"slow lane as wide as the delivery queue's", triggersapi.WebhookOptions{SlowLane: &triggersapi.SlowLaneOptions{TenantConcurrency: 20}}, "SlowLane.TenantConcurrency 20 is not less than DeliveryMaxConcurrency 20: one tenant's slow endpoints could still hold every delivery instance; lower it (default 4, or DeliveryMaxConcurrency - 1 when that is less) or set SlowLane.Disable"},
 		{"slow lane concurrency token", triggersapi.WebhookOptions{SlowLane: &triggersapi.SlowLaneOptions{TenantConcurrency: numberToken("Lane")}}, "SlowLane.TenantConcurrency is a token: give a literal, read by the function from an environment variable written at synth"},
 		{"slow lane after token", triggersapi.WebhookOptions{SlowLane: &triggersapi.SlowLaneOptions{After: awscdk.Duration_Seconds(jsii.Number(numberToken("LaneAfter")))}}, "SlowLane.After is a token: give a literal duration"},
 		{"the function's own reserved concurrency", triggersapi.WebhookOptions{Function: &triggersapi.FunctionOptions{ReservedConcurrency: jsii.Number(20)}}, "Function.ReservedConcurrency 20 is not used for the webhook function: set ReservedConcurrency"},
@@ -948,4 +948,37 @@ func TestRoundHoldFollowsTheRetryQueue(t *testing.T) {
 	assert.Equal(t, 5400.0, retry["VisibilityTimeout"])
 	assert.Equal(t, 20.0, retry["RedrivePolicy"].(map[string]any)["maxReceiveCount"])
 	assert.Equal(t, "31h0m0s", env[contract.EnvWebhookRoundHold])
+}
+
+// The slow lane's default width (4) is narrowed below a lower
+// DeliveryMaxConcurrency: with 2 to 4 delivery instances, the default lane
+// let one tenant's slow endpoints hold every one of them, what synth
+// refuses for a TenantConcurrency given (found by review: the default
+// passed without SlowLane, and SlowLaneOptions{} with only After set
+// failed synth on a TenantConcurrency never given). A TenantConcurrency
+// given is still checked.
+func TestWebhookSlowLaneDefaultNarrowsBelowDeliveryMax(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		o    triggersapi.WebhookOptions
+		want string
+	}{
+		{"no SlowLane", triggersapi.WebhookOptions{DeliveryMaxConcurrency: 3}, "2"},
+		{"SlowLane without TenantConcurrency", triggersapi.WebhookOptions{DeliveryMaxConcurrency: 2, SlowLane: &triggersapi.SlowLaneOptions{After: awscdk.Duration_Seconds(jsii.Number(2))}}, "1"},
+		{"a wide delivery queue keeps the default", triggersapi.WebhookOptions{DeliveryMaxConcurrency: 5}, "4"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			o := tt.o
+			require.NoError(t, triggersapi.ValidateProps(&triggersapi.TriggersApiProps{Webhooks: &o}))
+			_, _, tp := webhookStack(t, nil, o)
+			_, fn := only(t, tp, "AWS::Lambda::Function", "WFunction")
+			env := fn["Environment"].(map[string]any)["Variables"].(map[string]any)
+			assert.Equal(t, tt.want, env[contract.EnvWebhookTenantSlowConcurrency], "the slow lane's width with DeliveryMaxConcurrency %v", o.DeliveryMaxConcurrency)
+		})
+	}
+	err := triggersapi.ValidateProps(&triggersapi.TriggersApiProps{Webhooks: &triggersapi.WebhookOptions{
+		DeliveryMaxConcurrency: 3, SlowLane: &triggersapi.SlowLaneOptions{TenantConcurrency: 3},
+	}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "SlowLane.TenantConcurrency 3 is not less than DeliveryMaxConcurrency 3")
 }
