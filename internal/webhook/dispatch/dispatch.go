@@ -1197,12 +1197,18 @@ func (d *Dispatcher) attempt(ctx context.Context, tenant string, e event.Event, 
 	if err != nil {
 		return err
 	}
-	sendCtx, cut := d.withinHold(ctx, slot)
+	// The request ends with the hold it was let through on: its slow-lane
+	// slot's, or its probe's (both taken in gate at now).
+	hold := slot.until
+	if probe {
+		hold = d.holdEnd(now)
+	}
+	sendCtx, cut := d.withinHold(ctx, hold)
 	stopWatch := d.watchSlow(ctx, tenant, e.ID, sub.ID, sub.URL)
 	res := webhook.Send(sendCtx, d.cfg.Client, webhook.Request{URL: sub.URL, MsgID: e.ID, Body: body, Secrets: secrets, Now: now})
 	stopWatch()
 	if cut() && res.Outcome == webhook.Failed {
-		res.Error += "; cut short at the end of its slow-lane slot's hold (the steps before the request took long)"
+		res.Error += "; cut short at the end of its hold (its slow-lane slot's or its probe's: the steps before the request took long)"
 	}
 	slot.release()
 	a = event.Attempt{
@@ -1275,18 +1281,25 @@ type laneSlot struct {
 // noSlot is the laneSlot of an attempt that took none.
 func noSlot() laneSlot { return laneSlot{release: func() {}} }
 
-// withinHold returns the context the request of an attempt holding slot
-// is sent with: ctx, ended at the slot's hold end when that comes before
-// the request timeout would (the steps before the request, opening the
-// secrets, the claim, the move to retrying, took longer than storeMargin;
-// left that long, the request would run past its hold, and another
-// attempt could reclaim the slot while it is in flight: found by review).
-// cut reports, after the request, whether the hold's end ended it.
-func (d *Dispatcher) withinHold(ctx context.Context, slot laneSlot) (sendCtx context.Context, cut func() bool) {
-	if slot.until.IsZero() {
+// holdEnd is the end of a hold taken at now for one attempt's request: a
+// slow-lane slot's, a probe's. A holder whose instance died frees it soon.
+func (d *Dispatcher) holdEnd(now time.Time) time.Time {
+	return now.Add(d.cfg.Client.Timeout + storeMargin)
+}
+
+// withinHold returns the context the request of an attempt holding a
+// slow-lane slot or a probe until until (zero: neither) is sent with:
+// ctx, ended at until when that comes before the request timeout would
+// (the steps before the request, opening the secrets, the claim, the move
+// to retrying, took longer than storeMargin; left that long, the request
+// would run past its hold, and another attempt could take the slot or
+// the probe while it is in flight: found by review, the probe's by
+// helper 62's). cut reports, after the request, whether until ended it.
+func (d *Dispatcher) withinHold(ctx context.Context, until time.Time) (sendCtx context.Context, cut func() bool) {
+	if until.IsZero() {
 		return ctx, func() bool { return false }
 	}
-	left := slot.until.Sub(d.cfg.Now())
+	left := until.Sub(d.cfg.Now())
 	if t := d.cfg.Client.Timeout; t > 0 && left >= t { // (a Client without a Timeout is bounded by the hold alone)
 		return ctx, func() bool { return false }
 	}
@@ -1316,7 +1329,7 @@ func (d *Dispatcher) slowSlot(ctx context.Context, tenant string, sub event.Subs
 	// Held for as long as one attempt takes: a holder whose instance
 	// died frees its slot soon. The request is bounded by the hold
 	// (withinHold).
-	until := now.Add(d.cfg.Client.Timeout + storeMargin)
+	until := d.holdEnd(now)
 	ok, err := d.cfg.Store.AcquireSlowSlot(ctx, tenant, token, now, until, d.cfg.TenantSlowConcurrency)
 	if err != nil {
 		return noSlot(), 0, err
@@ -1390,8 +1403,9 @@ func (d *Dispatcher) gate(ctx context.Context, tenant string, sub event.Subscrip
 	}
 	if sub.HalfOpen(now) {
 		// The probe is held for as long as one attempt takes: a probe
-		// whose instance died frees the endpoint soon.
-		until := now.Add(d.cfg.Client.Timeout + storeMargin)
+		// whose instance died frees the endpoint soon. Its request is
+		// bounded by the hold (withinHold): one probe at a time.
+		until := d.holdEnd(now)
 		probe, err := d.cfg.Store.AcquireProbe(ctx, tenant, sub.ID, now, until)
 		if err != nil || !probe {
 			slot.release() // the slow lane's slot goes back with the attempt
