@@ -18,9 +18,17 @@
 // what A cost (connections, attempts by outcome, attempts put off,
 // circuits opened, the queues' depth over time) and the machine's load.
 //
-// Its test runs a short form in go test; cmd/triggers-load -scenario
-// noisy-neighbour (make load) runs the long form whose figures are in
-// docs/performance.md.
+// The slow variant (Config.SlowDelay) gives tenant A endpoints that
+// answer 200 after a delay, slow to the webhook function's slow lane but
+// under the circuit breaker's slow-request limit, so that no circuit
+// opens and only the per-tenant slow lane holds A: A posts a burst (and
+// optionally a steady flow), its endpoints count the requests they hold
+// at once and the (endpoint, event) pairs they answered, and the drain
+// waits for A's deliveries too.
+//
+// Its tests run short forms in go test; cmd/triggers-load -scenario
+// noisy-neighbour and -scenario slow-neighbour (make load) run the long
+// forms whose figures are in docs/performance.md.
 package noisyneighbour
 
 import (
@@ -47,12 +55,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/apikey"
 	"github.com/triggers-dev/triggers/internal/ddb"
 	"github.com/triggers-dev/triggers/internal/ddb/ddblocal"
 	"github.com/triggers-dev/triggers/internal/dev/devenv"
 	"github.com/triggers-dev/triggers/internal/dev/motolocal"
 	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/internal/store"
 	"github.com/triggers-dev/triggers/internal/webhook"
 )
 
@@ -107,6 +117,19 @@ type Config struct {
 	PollInterval time.Duration `json:"poll_interval_ns"`
 	// Interval is the timeline's sampling interval. Default: 1 s.
 	Interval time.Duration `json:"interval_ns"`
+	// SlowDelay, when positive, makes A's endpoints slow instead of
+	// hanging: https receivers that answer 200 after SlowDelay (choose it
+	// above the slow lane's WEBHOOK_SLOW_LANE_AFTER and below the
+	// breaker's WEBHOOK_SLOW_AFTER, so that the slow lane holds them and
+	// no circuit opens). Run then first posts one event of A and waits
+	// until every endpoint answered it and, unless the lane is off, is
+	// marked slow (the lane holds an endpoint only from its first slow
+	// answer on, docs/delivery.md), and its drain waits for A's
+	// deliveries too. Default: 0, hanging endpoints.
+	SlowDelay time.Duration `json:"slow_delay_ns"`
+	// BurstA is how many events A posts at once when the posting starts,
+	// on top of RateA. Default: 0.
+	BurstA int `json:"burst_a"`
 	// Template is the synthesized API stack served. Default:
 	// GoldenTemplate under the module root.
 	Template string `json:"template"`
@@ -131,6 +154,9 @@ func (c *Config) defaults() error {
 	}
 	if c.Endpoints > MaxEndpoints {
 		return fmt.Errorf("noisyneighbour: %d endpoints: a tenant has at most %d subscriptions", c.Endpoints, MaxEndpoints)
+	}
+	if c.SlowDelay < 0 || c.BurstA < 0 {
+		return fmt.Errorf("noisyneighbour: SlowDelay %s and BurstA %d must not be negative", c.SlowDelay, c.BurstA)
 	}
 	if c.Drain <= 0 {
 		c.Drain = 30 * time.Second
@@ -195,8 +221,10 @@ type TenantB struct {
 	Unverified int `json:"unverified"`
 	Foreign    int `json:"foreign"`
 	// Breaker counts B's attempts put off and circuits opened: its
-	// endpoint is healthy, so any is A's failure reaching B.
-	Breaker int `json:"breaker"`
+	// endpoint is healthy, so any is A's failure reaching B. Deferred
+	// counts B's attempts put off, by reason (contract.Deferred*).
+	Breaker  int            `json:"breaker"`
+	Deferred map[string]int `json:"deferred,omitempty"`
 	// Latency is ingest to receipt: from the POST's response to the
 	// receiver's first receipt of the event's webhook-id.
 	Latency Latency `json:"latency"`
@@ -226,6 +254,9 @@ type TenantA struct {
 	// Backlog is the retry queue at the end of the posting: A's attempts
 	// waiting for their time.
 	Backlog QueueDepth `json:"backlog"`
+	// Slow is what A's slow endpoints saw (Config.SlowDelay); nil with
+	// hanging endpoints.
+	Slow *SlowA `json:"slow,omitempty"`
 }
 
 // Latency summarizes durations.
@@ -319,13 +350,22 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 
 	// A's endpoints and B's receiver exist before the environment, which
 	// must trust the receiver's certificate.
-	hang, err := newHangingEndpoints(cfg.Endpoints)
-	if err != nil {
+	var hang endpointsA
+	var err error
+	roots := []*x509.Certificate{}
+	if cfg.SlowDelay > 0 {
+		slow := newSlowEndpoints(cfg.Endpoints, cfg.SlowDelay)
+		for _, srv := range slow.srvs {
+			roots = append(roots, srv.Certificate())
+		}
+		hang = slow
+	} else if hang, err = newHangingEndpoints(cfg.Endpoints); err != nil {
 		return rep, err
 	}
 	defer hang.close()
 	rcv := newReceiver()
 	defer rcv.srv.Close()
+	roots = append(roots, rcv.srv.Certificate())
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -340,7 +380,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		envErr = devenv.Run(runCtx, devenv.Options{
 			Addr: "127.0.0.1:0", DynamoDBPort: -1, Template: cfg.Template, Tenant: TenantIDB,
 			PollInterval: cfg.PollInterval, WebhookEnv: cfg.WebhookEnv, WebhookConcurrency: cfg.Concurrency,
-			WebhookRoots: []*x509.Certificate{rcv.srv.Certificate()}, WebhookMetrics: metrics,
+			WebhookRoots: roots, WebhookMetrics: metrics,
 			Stdout: &summaryWriter{summary: &summary, logs: cfg.Logs}, Ready: ready,
 		})
 	}()
@@ -415,13 +455,13 @@ type scenario struct {
 	info          devenv.Info
 	http          *http.Client
 	keyA, keyB    string
-	hang          *hangingEndpoints
+	hang          endpointsA
 	rcv           *receiver
 	sqs           *sqs.Client
 	delivery, rtq string // queue URLs
 }
 
-func setup(ctx context.Context, info devenv.Info, hang *hangingEndpoints, rcv *receiver) (*scenario, error) {
+func setup(ctx context.Context, info devenv.Info, hang endpointsA, rcv *receiver) (*scenario, error) {
 	s := &scenario{
 		info: info, keyB: info.APIKey, hang: hang, rcv: rcv,
 		http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: 30 * time.Second},
@@ -444,9 +484,17 @@ func setup(ctx context.Context, info devenv.Info, hang *hangingEndpoints, rcv *r
 		return nil, fmt.Errorf("mint tenant A's API key: %w", err)
 	}
 	s.keyA = key
-	for _, url := range hang.urls() {
-		if _, err := s.subscribe(ctx, s.keyA, url, EventTypeA); err != nil {
+	for i, url := range hang.urls() {
+		secret, err := s.subscribe(ctx, s.keyA, url, EventTypeA)
+		if err != nil {
 			return nil, fmt.Errorf("tenant A: %w", err)
+		}
+		if slow, ok := hang.(*slowEndpoints); ok {
+			sec, err := webhook.ParseSecret(secret)
+			if err != nil {
+				return nil, fmt.Errorf("tenant A's secret: %w", err)
+			}
+			slow.setSecret(i, sec)
 		}
 	}
 	secret, err := s.subscribe(ctx, s.keyB, rcv.srv.URL+"/hook", EventTypeB)
@@ -561,6 +609,12 @@ func drive(ctx context.Context, rate float64, d time.Duration, post func(n int))
 func (s *scenario) run(ctx context.Context, cfg Config, rep *Report, metrics *counters, envDone <-chan struct{}) error {
 	a := &posts{at: map[string]time.Time{}}
 	b := &posts{at: map[string]time.Time{}}
+	slow, _ := s.hang.(*slowEndpoints)
+	if slow != nil {
+		if err := s.warmUp(ctx, cfg, slow); err != nil {
+			return err
+		}
+	}
 	rep.Load.CPUs, rep.Load.CPU = numCPU(), cpuModel()
 	pids := map[string]int{"this process": os.Getpid(), "DynamoDB Local": s.info.DynamoDBPid, "moto_server": s.info.SQSPid, "local-kms": s.info.KMSPid}
 	cpu0 := cpuSeconds(pids)
@@ -586,6 +640,13 @@ func (s *scenario) run(ctx context.Context, cfg Config, rep *Report, metrics *co
 		}
 	}()
 	var wg sync.WaitGroup
+	for n := range cfg.BurstA {
+		wg.Go(func() {
+			start := time.Now()
+			id, err := s.post(ctx, s.keyA, EventTypeA, -1-n)
+			a.record(id, start, time.Now(), err)
+		})
+	}
 	for _, t := range []struct {
 		p        *posts
 		key, typ string
@@ -605,21 +666,30 @@ func (s *scenario) run(ctx context.Context, cfg Config, rep *Report, metrics *co
 	wg.Wait()
 	rep.A.Backlog = s.depth(ctx, s.rtq)
 
-	// The drain: until every B event arrived, or Drain.
+	// The drain: until every B event arrived (and with slow endpoints
+	// every A event reached every endpoint), or Drain.
 	b.mu.Lock()
 	want := slices.Collect(maps.Keys(b.at))
 	b.mu.Unlock()
+	a.mu.Lock()
+	wantA := slices.Collect(maps.Keys(a.at))
+	a.mu.Unlock()
 	deadline := time.Now().Add(cfg.Drain)
-	for !s.rcv.hasAll(want) && time.Now().Before(deadline) && ctx.Err() == nil {
+	for (!s.rcv.hasAll(want) || slow != nil && !slow.hasAll(wantA)) && time.Now().Before(deadline) && ctx.Err() == nil {
 		time.Sleep(50 * time.Millisecond)
 	}
-	// The attempts that reached B are recorded just after: wait (briefly)
-	// for their records, so the counts below agree.
+	// The attempts that reached B (and A's slow endpoints) are recorded
+	// just after: wait (briefly) for their records, so the counts below
+	// agree.
 	for end := time.Now().Add(5 * time.Second); time.Now().Before(end) && ctx.Err() == nil; time.Sleep(20 * time.Millisecond) {
 		metrics.mu.Lock()
 		delivered := metrics.attempts[event.OutcomeDelivered]
 		metrics.mu.Unlock()
-		if delivered >= s.rcv.received() {
+		want := s.rcv.received()
+		if slow != nil {
+			want += slow.answeredCount()
+		}
+		if delivered >= want {
 			break
 		}
 	}
@@ -636,7 +706,11 @@ func (s *scenario) run(ctx context.Context, cfg Config, rep *Report, metrics *co
 	}
 
 	rep.B = s.rcv.outcome(b)
-	rep.B.Breaker = metrics.otherTenant()
+	rep.B.Breaker, rep.B.Deferred = metrics.otherTenant()
+	if slow != nil {
+		slow.outcome(&rep.A, wantA, s.rcv.lastFirst())
+		rep.A.Slow.Occupancy = slow.occupancy(rep.Started.Add(rep.Load.Wall))
+	}
 	rep.A.Posted, rep.A.PostErrors, rep.A.FirstPostError = len(a.at), a.errors, a.firstErr
 	rep.A.Connections, rep.A.MaxHeld = s.hang.counts()
 	metrics.fill(&rep.A)
@@ -694,6 +768,40 @@ func (s *scenario) depth(ctx context.Context, url string) QueueDepth {
 		Visible:  n(types.QueueAttributeNameApproximateNumberOfMessages),
 		InFlight: n(types.QueueAttributeNameApproximateNumberOfMessagesNotVisible),
 		Delayed:  n(types.QueueAttributeNameApproximateNumberOfMessagesDelayed),
+	}
+}
+
+// warmUp posts one event of A and waits, up to Drain, until every
+// endpoint answered it and, unless the slow lane is off
+// (WEBHOOK_SLOW_LANE_AFTER=off), every A subscription is marked slow;
+// then it starts slow's counts anew.
+func (s *scenario) warmUp(ctx context.Context, cfg Config, slow *slowEndpoints) error {
+	id, err := s.post(ctx, s.keyA, EventTypeA, 0)
+	if err != nil {
+		return fmt.Errorf("tenant A's warm-up event: %w", err)
+	}
+	laneOn := cfg.WebhookEnv[contract.EnvWebhookSlowLaneAfter] != "off"
+	subs := store.New(ddb.NewLocalClient(s.info.DynamoDBEndpoint), s.info.EventsTable)
+	deadline := time.Now().Add(cfg.Drain)
+	for {
+		done := slow.hasAll([]string{id})
+		if done && laneOn {
+			list, err := subs.ListSubscriptions(ctx, TenantIDA)
+			if err != nil {
+				return fmt.Errorf("tenant A's subscriptions: %w", err)
+			}
+			for _, sub := range list {
+				done = done && sub.SlowUntil.After(time.Now())
+			}
+		}
+		if done {
+			slow.reset()
+			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("tenant A's warm-up: its event did not reach every endpoint, or the endpoints were not marked slow, within %s", cfg.Drain)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
@@ -856,6 +964,16 @@ func (r *receiver) hasAll(ids []string) bool {
 		}
 	}
 	return true
+}
+
+// lastFirst returns the last first receipt's time (zero for none).
+func (r *receiver) lastFirst() time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.order) == 0 {
+		return time.Time{}
+	}
+	return r.order[len(r.order)-1].at
 }
 
 // arrivalsSince returns the first receipts after the first n.

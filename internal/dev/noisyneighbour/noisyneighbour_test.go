@@ -122,7 +122,7 @@ func TestConfigDefaults(t *testing.T) {
 	require.NoError(t, c.defaults())
 	assert.Equal(t, Config{Duration: 20 * time.Second, RateB: 5, Endpoints: MaxEndpoints, Drain: 30 * time.Second,
 		Interval: time.Second, Template: "t.json", Logs: c.Logs}, c, "the template's concurrency and variables")
-	for _, bad := range []Config{{Endpoints: MaxEndpoints + 1}, {RateA: -1}, {Concurrency: -1}} {
+	for _, bad := range []Config{{Endpoints: MaxEndpoints + 1}, {RateA: -1}, {Concurrency: -1}, {SlowDelay: -1}, {BurstA: -1}} {
 		err := bad.defaults()
 		assert.Error(t, err, "%+v", bad)
 	}

@@ -3,6 +3,7 @@ package noisyneighbour
 import (
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"runtime"
 	"slices"
@@ -23,11 +24,12 @@ type counters struct {
 	deferred map[string]int // tenant A's, by reason
 	circuits map[string]int // tenant A's, by cause
 	other    int            // deferrals and circuits of another tenant than A
+	otherDef map[string]int // deferrals of another tenant than A, by reason
 	disabled int
 }
 
 func newCounters() *counters {
-	return &counters{attempts: map[string]int{}, deferred: map[string]int{}, circuits: map[string]int{}}
+	return &counters{attempts: map[string]int{}, deferred: map[string]int{}, circuits: map[string]int{}, otherDef: map[string]int{}}
 }
 
 // WebhookAttempt implements dispatch.Metrics.
@@ -51,6 +53,7 @@ func (c *counters) WebhookDeferred(tenant, _, reason string) {
 		c.deferred[reason]++
 	} else {
 		c.other++
+		c.otherDef[reason]++
 	}
 	c.mu.Unlock()
 }
@@ -96,11 +99,11 @@ func (c *counters) fill(a *TenantA) {
 }
 
 // otherTenant counts deferrals and circuit openings of tenants other
-// than A.
-func (c *counters) otherTenant() int {
+// than A, and their deferrals by reason.
+func (c *counters) otherTenant() (int, map[string]int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.other
+	return c.other, maps.Clone(c.otherDef)
 }
 
 // FormatDuration prints d with three significant figures, in ms or s.
@@ -151,8 +154,13 @@ func mapLine(m map[string]int) string {
 // With timeline, every sample too.
 func (r Report) Format(w io.Writer, timeline bool) {
 	c := r.Config
-	fmt.Fprintf(w, "noisy neighbour: %s of posting, tenant A %.3g events/s to %d endpoints that accept and never answer, tenant B %.3g events/s to one healthy endpoint; drain up to %s\n",
-		c.Duration, c.RateA, c.Endpoints, c.RateB, c.Drain)
+	if c.SlowDelay > 0 {
+		fmt.Fprintf(w, "slow neighbour: %s of posting, tenant A a burst of %d events then %.3g events/s to %d endpoints that answer 200 after %s, tenant B %.3g events/s to one healthy endpoint; drain up to %s\n",
+			c.Duration, c.BurstA, c.RateA, c.Endpoints, FormatDuration(c.SlowDelay), c.RateB, c.Drain)
+	} else {
+		fmt.Fprintf(w, "noisy neighbour: %s of posting, tenant A %.3g events/s to %d endpoints that accept and never answer, tenant B %.3g events/s to one healthy endpoint; drain up to %s\n",
+			c.Duration, c.RateA, c.Endpoints, c.RateB, c.Drain)
+	}
 	fmt.Fprintf(w, "webhook function (template %s", c.Template)
 	if c.Concurrency > 0 {
 		fmt.Fprintf(w, ", MaximumConcurrency %d per mapping", c.Concurrency)
@@ -179,10 +187,17 @@ func (r Report) Format(w io.Writer, timeline bool) {
 	b, a := r.B, r.A
 	fmt.Fprintf(w, "B: posted %d (%d errors%s), received %d, missing %d, duplicates %d, unverified %d, foreign %d, breaker %d\n",
 		b.Posted, b.PostErrors, firstError(b.FirstPostError), b.Received, len(b.Missing), b.Duplicates, b.Unverified, b.Foreign, b.Breaker)
+	if len(b.Deferred) > 0 {
+		fmt.Fprintf(w, "B: attempts put off %s\n", mapLine(b.Deferred))
+	}
 	fmt.Fprintf(w, "B ingest to receipt: %s\n", latencyLine(b.Latency))
 	fmt.Fprintf(w, "B POST /v1/events:   %s\n", latencyLine(b.Ingest))
 	fmt.Fprintf(w, "A: posted %d (%d errors%s), connections to its endpoints %d (at most %d held at once)\n",
 		a.Posted, a.PostErrors, firstError(a.FirstPostError), a.Connections, a.MaxHeld)
+	if sl := a.Slow; sl != nil {
+		fmt.Fprintf(w, "A slow endpoints: %d requests (%d unverified), at most %d in flight, %.2f in flight on average; deliveries %d of %d (missing %d, duplicates %d), %d still pending when B's last event arrived\n",
+			sl.Requests, sl.Unverified, sl.MaxInFlight, sl.Occupancy, sl.Delivered, sl.Wanted, sl.Missing, sl.Duplicates, sl.PendingWhenBDone)
+	}
 	fmt.Fprintf(w, "A: attempts put off (scheduled) %s; circuits opened %s; subscriptions disabled %d\n", mapLine(a.Deferred), mapLine(a.CircuitsOpened), a.Disabled)
 	fmt.Fprintf(w, "attempts made, all tenants: %s\n", mapLine(a.Attempts))
 	fmt.Fprintf(w, "retry queue when the posting stopped: %d waiting, %d in flight, %d delayed\n", a.Backlog.Visible, a.Backlog.InFlight, a.Backlog.Delayed)
