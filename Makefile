@@ -108,6 +108,10 @@ bench: deps
 ## One tenant at 10,000 events/s against a model of DynamoDB partitions,
 ## unsharded and sharded, then the same PutItems on DynamoDB Local:
 ##   make load LOAD_FLAGS="-scenario scale"
+## Webhook isolation between two tenants, one with hanging endpoints, or
+## with slow ones (the slow lane on, then off):
+##   make load LOAD_FLAGS="-scenario noisy-neighbour"
+##   make load LOAD_FLAGS="-scenario slow-neighbour"
 load: deps
 	go run ./cmd/triggers-load $(LOAD_FLAGS)
 

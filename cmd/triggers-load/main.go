@@ -48,6 +48,20 @@
 //	make load LOAD_FLAGS="-scenario noisy-neighbour"
 //	go run ./cmd/triggers-load -scenario noisy-neighbour -duration 5m -rate-a 2 -esm-concurrency 5 -webhook-env WEBHOOK_PARALLEL=8
 //
+// -scenario slow-neighbour is its variant against endpoints that answer
+// successfully but slowly (-slow-delay 4s: slow to the slow lane, under
+// the breaker's slow-request limit, so no circuit opens): tenant A's
+// -endpoints (4 here) get a burst of -burst-a events (20) and then -rate-a
+// (2) a second, tenant B's one healthy endpoint -rate-b (5), for 1 minute
+// (-duration) and a drain of up to 30 s (-drain); it runs
+// once with the slow lane on (the template's) and once off
+// (WEBHOOK_SLOW_LANE_AFTER=off), one after the other (-lanes), and prints
+// for each B's p50/p99/max, A's requests in flight (most, mean) and
+// deliveries, and the off / on ratios:
+//
+//	make load LOAD_FLAGS="-scenario slow-neighbour"
+//	go run ./cmd/triggers-load -scenario slow-neighbour -endpoints 4 -burst-a 20 -rate-a 2 -duration 1m -drain 30s
+//
 // -scenario scale models one tenant ingesting -scale-rate events per
 // second (default 10,000) of -payload bytes against DynamoDB's partitions
 // (internal/dev/loadmodel: 1,000 WCU/s per partition in the table and in each
@@ -146,7 +160,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("triggers-load", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	o := Options{}
-	fs.DurationVar(&o.Duration, "duration", 6*time.Second, "measured time of each arm (API, raw) of each cell; "+scenarioNoisy+": how long both tenants post (default there 2m)")
+	fs.DurationVar(&o.Duration, "duration", 6*time.Second, "measured time of each arm (API, raw) of each cell; "+scenarioNoisy+": how long both tenants post (default there 2m; "+scenarioSlow+": 1m per arm)")
 	fs.DurationVar(&o.Warmup, "warmup", 3*time.Second, "warm-up per workload before measuring (both arms, highest concurrency)")
 	conc := fs.String("concurrency", "1,8,32", "comma-separated numbers of concurrent clients")
 	fs.IntVar(&o.Payload, "payload", 1024, "payload size in bytes (the event's payload JSON)")
@@ -157,9 +171,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.RawDecoder, "raw-decoder", RawDecoderSDK, "how the inbox's raw arm decodes its Query response: "+RawDecoderSDK+" (the SDK's decoder) or "+RawDecoderFast+" (the one the API's store uses, ddb.FastQueryDecoding)")
 	jsonOut := fs.Bool("json", false, "print the report as JSON instead of a table")
 	failOnMiss := fs.Bool("fail-on-miss", false, "exit 1 when a cell misses the budget")
-	scenario := fs.String("scenario", "api", "what to measure: api (the API against raw DynamoDB calls), "+scenarioNoisy+" (webhook delivery isolation between two tenants) or "+scenarioScale+" (one tenant's ingest against a model of DynamoDB partitions and DynamoDB Local), docs/performance.md")
+	scenario := fs.String("scenario", "api", "what to measure: api (the API against raw DynamoDB calls), "+scenarioNoisy+" (webhook delivery isolation between two tenants), "+scenarioSlow+" (the same against slow endpoints, slow lane on and off) or "+scenarioScale+" (one tenant's ingest against a model of DynamoDB partitions and DynamoDB Local), docs/performance.md")
 	var noisy noisyFlags
 	noisy.register(fs)
+	var slowF slowFlags
+	slowF.register(fs)
 	var scaleF scaleFlags
 	scaleF.register(fs)
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of every measured run (this process: load generator, gateway, handlers, SDK; not DynamoDB Local) into this folder, one file per workload, concurrency, arm and round")
@@ -170,16 +186,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "triggers-load: unexpected argument %q: every option is a flag (-h lists them)\n", fs.Arg(0))
 		return 2
 	}
-	if *scenario == scenarioNoisy {
+	if *scenario == scenarioNoisy || *scenario == scenarioSlow {
 		duration := 2 * time.Minute
-		fs.Visit(func(f *flag.Flag) {
-			if f.Name == "duration" {
-				duration = o.Duration
-			}
-		})
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		if set["duration"] {
+			duration = o.Duration
+		} else if *scenario == scenarioSlow {
+			duration = time.Minute
+		}
+		if *scenario == scenarioSlow {
+			noisy.slowDefaults(set)
+		}
 		if duration <= 0 {
 			fmt.Fprintln(stderr, "triggers-load: -duration must be positive")
 			return 2
+		}
+		if *scenario == scenarioSlow {
+			return runSlow(ctx, duration, o.Template, noisy, slowF, *jsonOut, stdout, stderr)
 		}
 		return runNoisy(ctx, duration, o.Template, noisy, *jsonOut, stdout, stderr)
 	}
@@ -187,7 +211,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runScale(ctx, scaleF, o, *jsonOut, stdout, stderr)
 	}
 	if *scenario != "api" {
-		fmt.Fprintf(stderr, "triggers-load: -scenario: unknown scenario %q (api, %s, %s)\n", *scenario, scenarioNoisy, scenarioScale)
+		fmt.Fprintf(stderr, "triggers-load: -scenario: unknown scenario %q (api, %s, %s, %s)\n", *scenario, scenarioNoisy, scenarioSlow, scenarioScale)
 		return 2
 	}
 	var err error

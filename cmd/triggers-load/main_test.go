@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/dev/noisyneighbour"
 )
 
@@ -141,6 +142,10 @@ func TestBadFlags(t *testing.T) {
 		{"-scenario", scenarioNoisy, "-endpoints", "21"}, {"-scenario", scenarioNoisy, "-esm-concurrency", "1"},
 		{"-scenario", scenarioNoisy, "-webhook-env", "WEBHOOK_PARALLEL"}, {"-scenario", scenarioNoisy, "-duration", "-1s"},
 		{"-scenario", scenarioNoisy, "-drain", "0s"},
+		{"-scenario", scenarioSlow, "-lanes", "maybe"}, {"-scenario", scenarioSlow, "-lanes", "on,on"},
+		{"-scenario", scenarioSlow, "-slow-delay", "0s"}, {"-scenario", scenarioSlow, "-burst-a", "-1"},
+		{"-scenario", scenarioSlow, "-endpoints", "0"}, {"-scenario", scenarioSlow, "-rate-b", "0"},
+		{"-scenario", scenarioSlow, "-webhook-env", "WEBHOOK_SLOW_LANE_AFTER=off"},
 	} {
 		var out, errb bytes.Buffer
 		if code := run(context.Background(), args, &out, &errb); code != 2 {
@@ -226,4 +231,48 @@ func TestNoisyVerdict(t *testing.T) {
 	bad.B.Duplicates = 1
 	bad.B.PostErrors = 2
 	assert.Equal(t, "MISS p99, lost, duplicates, post errors", verdict(bad))
+}
+
+func TestParseLanes(t *testing.T) {
+	for in, want := range map[string][]string{"on,off": {"on", "off"}, "off, on": {"off", "on"}, "on": {"on"}, "off": {"off"}} {
+		got, err := parseLanes(in)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, got, "parseLanes(%q)", in)
+	}
+	for _, bad := range []string{"", "on,", "on,on", "yes", "on,off,on"} {
+		_, err := parseLanes(bad)
+		assert.Error(t, err, "parseLanes(%q)", bad)
+	}
+}
+
+// The slow-neighbour scenario's shared flags take its own defaults only
+// where they were not set.
+func TestSlowDefaults(t *testing.T) {
+	n := noisyFlags{endpoints: 20, rateA: 1, drain: time.Minute}
+	n.slowDefaults(map[string]bool{})
+	assert.Equal(t, noisyFlags{endpoints: 4, rateA: 2, drain: 30 * time.Second}, n)
+	n = noisyFlags{endpoints: 7, rateA: 0, drain: time.Minute}
+	n.slowDefaults(map[string]bool{"endpoints": true, "rate-a": true, "drain": true})
+	assert.Equal(t, noisyFlags{endpoints: 7, rateA: 0, drain: time.Minute}, n)
+}
+
+func TestFormatSlowComparison(t *testing.T) {
+	arm := func(lane string, p50, p99 time.Duration, most int, mean float64, busy int) SlowArm {
+		return SlowArm{Lane: lane, Report: noisyneighbour.Report{
+			B: noisyneighbour.TenantB{Posted: 10, Received: 10, Latency: noisyneighbour.Latency{Count: 10, P50: p50, P99: p99, Max: p99}},
+			A: noisyneighbour.TenantA{Deferred: map[string]int{contract.DeferredTenantBusy: busy},
+				Slow: &noisyneighbour.SlowA{MaxInFlight: most, Occupancy: mean, Wanted: 80, Delivered: 20}},
+		}}
+	}
+	var b bytes.Buffer
+	formatSlowComparison(&b, SlowReport{Arms: []SlowArm{arm("off", ms(1500), ms(3000), 100, 40, 0), arm("on", ms(1000), ms(1500), 4, 2.5, 300)}})
+	for _, want := range []string{
+		"on             1.00s     1.50s     1.50s              4           2.50            20/80          300              0\n",
+		"off            1.50s     3.00s     3.00s            100          40.00            20/80            0              0\n",
+		"off / on        1.50      2.00      2.00          25.00          16.00\n",
+		"slow lane on: B's ingest-to-receipt p99 <= 2.00s, nothing lost or duplicated: met\n",
+		"slow lane off: B's ingest-to-receipt p99 <= 2.00s, nothing lost or duplicated: MISS p99\n",
+	} {
+		assert.Contains(t, b.String(), want)
+	}
 }
