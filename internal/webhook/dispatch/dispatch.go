@@ -227,8 +227,10 @@ const (
 	SlowLaneFor = 10 * time.Minute
 	// MaxSlowLaneWait bounds the wait of an attempt put off because its
 	// tenant's slow lane was full; the first waits are about a second,
-	// doubling with each put-off of the same attempt.
-	MaxSlowLaneWait = 5 * time.Minute
+	// doubling with each put-off of the same attempt. The attempt is
+	// parked meanwhile (its subscription's wake makes it), so the bound
+	// is how long a parked backlog waits between wakes.
+	MaxSlowLaneWait = 30 * time.Second
 )
 
 // slowLaneFirstWait is the wait of an attempt the first time its tenant's
@@ -1439,7 +1441,11 @@ func (d *Dispatcher) spread(w time.Duration) time.Duration {
 }
 
 // schedule records attempt n of e to sub as scheduled at due (not made)
-// and queues its task.
+// and queues its task, or, put off by the circuit breaker or the tenant's
+// slow lane, parks it behind sub (one wake per subscription, not a task
+// per attempt: a tenant far above its slow lane's rate loaded the retry
+// queue every tenant shares with its put-offs, found by the slow-neighbour
+// load scenario).
 func (d *Dispatcher) schedule(ctx context.Context, tenant string, e event.Event, sub event.Subscription, n int, round string, due time.Time, reason string, recorded []event.Attempt) error {
 	cur, ok, err := d.cfg.Store.ScheduleAttempt(ctx, tenant, e.ID, event.Attempt{
 		SubscriptionID: sub.ID, Number: n, Round: round, Timestamp: event.FormatTime(d.cfg.Now()), NextAttemptAt: event.FormatTime(due),
@@ -1454,7 +1460,7 @@ func (d *Dispatcher) schedule(ctx context.Context, tenant string, e event.Event,
 	d.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "webhook attempt deferred",
 		slog.String("tenant", tenant), slog.String("event_id", e.ID), slog.String("subscription_id", sub.ID),
 		slog.Int("attempt", n), slog.String("reason", reason), slog.String("next_attempt_at", event.FormatTime(due)))
-	if reason == contract.DeferredCircuitOpen || reason == contract.DeferredProbeBusy {
+	if reason == contract.DeferredCircuitOpen || reason == contract.DeferredProbeBusy || reason == contract.DeferredTenantBusy {
 		return d.parkScheduled(ctx, tenant, e, sub.ID, n, due)
 	}
 	return d.queue(ctx, tenant, e, sub.ID, n, n, due)

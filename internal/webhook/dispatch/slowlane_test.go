@@ -144,6 +144,23 @@ func TestSlowTenantIsHeldToItsSlowLane(t *testing.T) {
 		}
 	}
 	enqueue()
+	// The put-off attempts are parked behind their subscriptions, as an
+	// open circuit's are: the retry queue holds their subscriptions'
+	// wakes, not a task per attempt (they were a task each, and a tenant
+	// far above its lane's rate loaded the retry queue every tenant
+	// shares with them: the slow-neighbour load scenario). Parkers at the
+	// same instant may each send a wake (the wake marker's pending
+	// window); once a wake is confirmed, later parkers send none.
+	parked := 0
+	for _, s := range subs {
+		p, err := w.st.ListParked(ctx, "tenant-a", s.ID, 100)
+		require.NoError(t, err)
+		parked += len(p)
+	}
+	for _, p := range queue {
+		assert.NotEmpty(t, p.task.Wake, "a retry-queue task that is no wake: %+v", p.task)
+	}
+	assert.Equal(t, waiting, parked, "every put-off attempt is parked")
 	handled := 0
 	for len(queue) > 0 {
 		require.Less(t, handled, 20*burst*slowSubs, "the backlog does not drain")
