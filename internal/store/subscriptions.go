@@ -819,8 +819,8 @@ const maxUpdateRounds = 3
 // enabled state being the one the patch was decided on.
 //
 // A new URL is a new endpoint: its breaker starts closed (failure count,
-// failing run, open circuit, probe, rate window and slow mark are
-// cleared).
+// failing run, open circuit, probe, rate window, slow mark and the old
+// circuit's wake marker are cleared).
 // Re-enabling a disabled subscription (Disabled false) clears its failing
 // run and reason and leaves its circuit half-open at now: the next
 // delivery is a single probe, the attempts behind it wait for it (parked),
@@ -843,7 +843,14 @@ func (st *Store) UpdateSubscription(ctx context.Context, tenant, id string, p ev
 		if p.URL != nil {
 			sets["url"] = s(*p.URL)
 			if !sameServer(*p.URL, cur.URL) {
-				for _, a := range []string{attrConsecutive, attrFailingSince, attrFailingSinceUs, attrOpenUntil, attrOpenFor, attrProbeUntil, attrRateWindow, attrRateCount, attrSlowUntil} {
+				// The wake marker goes with the circuit: it names the old
+				// circuit's wake, due when that circuit would have closed
+				// (up to MaxBreakerCooldown away), and while confirmed it
+				// refuses the wake of every attempt parked behind the new
+				// server (a slow lane's put-off waited for the old wake
+				// instead of at most 30 s: found by review). The old wake
+				// still runs, an extra wake, which is harmless.
+				for _, a := range []string{attrConsecutive, attrFailingSince, attrFailingSinceUs, attrOpenUntil, attrOpenFor, attrProbeUntil, attrRateWindow, attrRateCount, attrSlowUntil, attrWakeOwner, attrWakeUntil, attrWakeSent} {
 					removes[a] = true
 				}
 			}

@@ -421,3 +421,65 @@ func holdRace(t *testing.T, mutate func(*dispatch.Config), arm func(w *world, su
 	require.Len(t, as, 1)
 	return most.Load(), as[0]
 }
+
+// A PATCH of a subscription's url to another server starts its breaker
+// closed, and with it the wake marker of the old circuit's wake (due when
+// that circuit would have closed, up to MaxBreakerCooldown later): an
+// attempt the slow lane puts off afterwards is parked with a wake of its
+// own, due within MaxSlowLaneWait, not left behind the old wake. Before,
+// the PATCH kept the marker, so the put-off (parked since 9c65b2d, a
+// task of its own before) sent no wake and waited for the old one: an
+// hour and more after a few failed probes.
+func TestPutOffAfterURLPatchIsNotLeftBehindTheOldCircuitsWake(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t, newReceiver(t), func(c *dispatch.Config) {
+		c.SlowLaneAfter = 250 * time.Millisecond
+		c.TenantSlowConcurrency = 1
+		c.SlowAfter = -1
+	})
+	sub, _ := w.subscribe("tenant-a")
+	_, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, "", w.clock().Add(time.Hour), time.Hour)
+	require.NoError(t, err)
+	old := w.event("tenant-a", "t")
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", old.ID))
+	var oldWakes int
+	for _, q := range w.q.take() {
+		if q.task.Wake != "" {
+			oldWakes++
+			require.True(t, q.task.DueAt.After(w.clock().Add(time.Hour-time.Second)), "the open circuit's wake is due when it closes: %+v", q.task)
+		}
+	}
+	require.Equal(t, 1, oldWakes, "the attempt put off by the open circuit queued its wake")
+
+	// The tenant moves the subscription to another server; the new one
+	// answers slowly and its tenant's one slow-lane slot is taken.
+	moved := newReceiver(t).srv.URL + "/hooks"
+	_, err = w.st.UpdateSubscription(ctx, "tenant-a", sub.ID, event.SubscriptionPatch{URL: &moved}, w.clock())
+	require.NoError(t, err)
+	require.NoError(t, w.st.MarkSlow(ctx, "tenant-a", sub.ID, moved, w.clock().Add(dispatch.SlowLaneFor)))
+	took, err := w.st.AcquireSlowSlot(ctx, "tenant-a", "another-request", w.clock(), w.clock().Add(time.Minute), 1)
+	require.NoError(t, err)
+	require.True(t, took)
+
+	e := w.event("tenant-a", "t")
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+	a := w.attempts("tenant-a", e.ID)
+	require.Len(t, a, 1)
+	require.Equal(t, event.OutcomeScheduled, a[0].Outcome, "the full lane put the attempt off")
+	assert.Contains(t, w.logs.String(), `"reason":"`+contract.DeferredTenantBusy+`"`)
+	var wakes []dispatch.Task
+	for _, q := range w.q.take() {
+		if q.task.Wake != "" {
+			wakes = append(wakes, q.task)
+		}
+	}
+	require.Len(t, wakes, 1, "the put-off attempt is parked with no wake of its own: it waits for the old circuit's, due in an hour")
+	assert.False(t, wakes[0].DueAt.After(w.clock().Add(dispatch.MaxSlowLaneWait)), "its wake is due within MaxSlowLaneWait: %+v", wakes[0])
+
+	// That wake makes both parked attempts once the lane has a slot.
+	require.NoError(t, w.st.ReleaseSlowSlot(ctx, "tenant-a", "another-request"))
+	w.advance(dispatch.MaxSlowLaneWait)
+	require.NoError(t, w.d.HandleTask(ctx, wakes[0]))
+	assert.Equal(t, event.Delivered, w.status("tenant-a", e.ID).Status)
+	assert.Equal(t, event.Delivered, w.status("tenant-a", old.ID).Status)
+}
