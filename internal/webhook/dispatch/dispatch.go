@@ -858,15 +858,6 @@ func (d *Dispatcher) wake(ctx context.Context, t Task) error {
 	if len(page) == 0 {
 		return nil
 	}
-	if subErr == nil && !sub.Disabled && !sub.HalfOpen(now) {
-		// No probe to make (the circuit is closed: attempts put off by
-		// the tenant's slow lane, or a circuit a delivery closed since):
-		// every attempt of the page goes at once, each taking its own
-		// slot of the lane. Made one alone first, a lane's backlog
-		// drained at half the rate, a retry-queue invocation held for
-		// two slow requests a wake (found by helper 64's review).
-		return d.wakeRest(ctx, t, sub, subErr, page, more)
-	}
 	first, err := d.unpark(ctx, t, sub, subErr, page[0])
 	if err != nil || first == parkedAgain {
 		return err // parked again: the circuit is open again, and its parker queued a wake
@@ -888,24 +879,15 @@ func (d *Dispatcher) wake(ctx context.Context, t Task) error {
 			}
 		}
 	}
-	return d.wakeRest(ctx, t, sub, subErr, page[1:], more)
-}
-
-// wakeRest makes the parked attempts of page at once (at most Parallel),
-// sub read with error subErr, then queues the subscription's next wake:
-// none when one of them was parked again (its parker queued one), after
-// an attempt's time when one was left parked, at once when the page was
-// full (more).
-func (d *Dispatcher) wakeRest(ctx context.Context, t Task, sub event.Subscription, subErr error, page []event.Parked, more bool) error {
-	rest := make([]unparked, len(page))
-	err := inParallel(d.cfg.Parallel, page, func(i int, p event.Parked) (err error) {
+	rest := make([]unparked, len(page)-1)
+	err = inParallel(d.cfg.Parallel, page[1:], func(i int, p event.Parked) (err error) {
 		rest[i], err = d.unpark(ctx, t, sub, subErr, p)
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	now := d.cfg.Now()
+	now = d.cfg.Now()
 	if slices.Contains(rest, parkedAgain) {
 		return nil // as above
 	}

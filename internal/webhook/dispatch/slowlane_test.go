@@ -476,69 +476,10 @@ func TestPutOffAfterURLPatchIsNotLeftBehindTheOldCircuitsWake(t *testing.T) {
 	require.Len(t, wakes, 1, "the put-off attempt is parked with no wake of its own: it waits for the old circuit's, due in an hour")
 	assert.False(t, wakes[0].DueAt.After(w.clock().Add(dispatch.MaxSlowLaneWait)), "its wake is due within MaxSlowLaneWait: %+v", wakes[0])
 
-	// That wake makes the parked attempts once the lane has a slot: both
-	// at once (the circuit is closed), so with a lane of 1 one of them is
-	// parked again, with the next wake, which makes it.
+	// That wake makes both parked attempts once the lane has a slot.
 	require.NoError(t, w.st.ReleaseSlowSlot(ctx, "tenant-a", "another-request"))
-	for i := 0; len(wakes) > 0; i++ {
-		require.Less(t, i, 5, "the parked attempts are not made")
-		w.advance(dispatch.MaxSlowLaneWait)
-		for _, wake := range wakes {
-			require.NoError(t, w.d.HandleTask(ctx, wake))
-		}
-		wakes = nil
-		for _, q := range w.q.take() {
-			require.NotEmpty(t, q.task.Wake, "a put-off is parked, not a task of its own: %+v", q.task)
-			wakes = append(wakes, q.task)
-		}
-	}
+	w.advance(dispatch.MaxSlowLaneWait)
+	require.NoError(t, w.d.HandleTask(ctx, wakes[0]))
 	assert.Equal(t, event.Delivered, w.status("tenant-a", e.ID).Status)
 	assert.Equal(t, event.Delivered, w.status("tenant-a", old.ID).Status)
-}
-
-// A wake of attempts the slow lane put off (the circuit closed: no probe
-// to make) makes its page at once, each taking its own slot: it made the
-// first alone, then the rest once that slow request was answered, so a
-// lane's backlog drained at half the rate and the wake held a retry-queue
-// invocation for two slow requests (found by helper 64's review).
-func TestLaneWakeMakesItsPageAtOnce(t *testing.T) {
-	ctx := context.Background()
-	rcv := newLaneReceiver(t, 300*time.Millisecond)
-	w := newWorld(t, &receiver{srv: rcv.srv}, func(c *dispatch.Config) {
-		c.TenantSlowConcurrency = 2
-		c.SlowAfter = -1
-	})
-	sub, _ := w.subscribe("tenant-a")
-	require.NoError(t, w.st.MarkSlow(ctx, "tenant-a", sub.ID, sub.URL, w.clock().Add(time.Hour)))
-	// Both slots are held (by requests of other instances), so the two
-	// events' attempts are put off and parked.
-	for _, token := range []string{"held-1", "held-2"} {
-		ok, err := w.st.AcquireSlowSlot(ctx, "tenant-a", token, w.clock(), w.clock().Add(time.Minute), 2)
-		require.NoError(t, err)
-		require.True(t, ok)
-	}
-	events := []event.Event{w.event("tenant-a", "t"), w.event("tenant-a", "t")}
-	for _, e := range events {
-		require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
-	}
-	parked, err := w.st.ListParked(ctx, "tenant-a", sub.ID, 10)
-	require.NoError(t, err)
-	require.Len(t, parked, 2, "both attempts are parked behind the lane")
-	require.Zero(t, rcv.max.Load())
-
-	// The held requests end; the wake comes.
-	for _, token := range []string{"held-1", "held-2"} {
-		require.NoError(t, w.st.ReleaseSlowSlot(ctx, "tenant-a", token))
-	}
-	var wake dispatch.Task
-	for _, q := range w.q.take() {
-		require.NotEmpty(t, q.task.Wake, "a put-off is parked, not a task of its own: %+v", q.task)
-		wake = q.task
-	}
-	w.advance(time.Minute)
-	require.NoError(t, w.d.HandleTask(ctx, wake))
-	assert.Equal(t, int32(2), rcv.max.Load(), "the wake's two attempts went at once, each with a slot of the lane of 2")
-	for _, e := range events {
-		assert.Equal(t, event.Delivered, w.status("tenant-a", e.ID).Status)
-	}
 }
