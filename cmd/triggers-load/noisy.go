@@ -59,6 +59,22 @@ func parseEnv(s string) (map[string]string, error) {
 	return out, nil
 }
 
+// check returns the message naming the first flag of n out of range, or
+// "" (both noisy-neighbour scenarios take these flags).
+func (n noisyFlags) check() string {
+	switch {
+	case n.rateA < 0 || n.rateB <= 0:
+		return "triggers-load: -rate-a must not be negative and -rate-b must be positive"
+	case n.endpoints < 1 || n.endpoints > noisyneighbour.MaxEndpoints:
+		return fmt.Sprintf("triggers-load: -endpoints must be 1 to %d (a tenant's subscriptions)", noisyneighbour.MaxEndpoints)
+	case n.esmConc < 0 || n.esmConc == 1 || n.esmConc > 1000:
+		return "triggers-load: -esm-concurrency must be 2 to 1000, or 0 for the template's"
+	case n.drain <= 0 || n.interval <= 0:
+		return "triggers-load: -drain and -interval must be positive"
+	}
+	return ""
+}
+
 // runNoisy runs the noisy-neighbour scenario and prints its report.
 func runNoisy(ctx context.Context, duration time.Duration, template string, n noisyFlags, jsonOut bool, stdout, stderr io.Writer) int {
 	env, err := parseEnv(n.webhookEnv)
@@ -66,17 +82,8 @@ func runNoisy(ctx context.Context, duration time.Duration, template string, n no
 	case err != nil:
 		fmt.Fprintf(stderr, "triggers-load: -webhook-env: %v\n", err)
 		return 2
-	case n.rateA < 0 || n.rateB <= 0:
-		fmt.Fprintln(stderr, "triggers-load: -rate-a must not be negative and -rate-b must be positive")
-		return 2
-	case n.endpoints < 1 || n.endpoints > noisyneighbour.MaxEndpoints:
-		fmt.Fprintf(stderr, "triggers-load: -endpoints must be 1 to %d (a tenant's subscriptions)\n", noisyneighbour.MaxEndpoints)
-		return 2
-	case n.esmConc < 0 || n.esmConc == 1 || n.esmConc > 1000:
-		fmt.Fprintln(stderr, "triggers-load: -esm-concurrency must be 2 to 1000, or 0 for the template's")
-		return 2
-	case n.drain <= 0 || n.interval <= 0:
-		fmt.Fprintln(stderr, "triggers-load: -drain and -interval must be positive")
+	case n.check() != "":
+		fmt.Fprintln(stderr, n.check())
 		return 2
 	}
 	cfg := noisyneighbour.Config{
@@ -204,17 +211,8 @@ func runSlow(ctx context.Context, duration time.Duration, template string, n noi
 	case sf.delay <= 0 || sf.burst < 0:
 		fmt.Fprintln(stderr, "triggers-load: -slow-delay must be positive and -burst-a not negative")
 		return 2
-	case n.rateA < 0 || n.rateB <= 0:
-		fmt.Fprintln(stderr, "triggers-load: -rate-a must not be negative and -rate-b must be positive")
-		return 2
-	case n.endpoints < 1 || n.endpoints > noisyneighbour.MaxEndpoints:
-		fmt.Fprintf(stderr, "triggers-load: -endpoints must be 1 to %d (a tenant's subscriptions)\n", noisyneighbour.MaxEndpoints)
-		return 2
-	case n.esmConc < 0 || n.esmConc == 1 || n.esmConc > 1000:
-		fmt.Fprintln(stderr, "triggers-load: -esm-concurrency must be 2 to 1000, or 0 for the template's")
-		return 2
-	case n.drain <= 0 || n.interval <= 0:
-		fmt.Fprintln(stderr, "triggers-load: -drain and -interval must be positive")
+	case n.check() != "":
+		fmt.Fprintln(stderr, n.check())
 		return 2
 	case env[contract.EnvWebhookSlowLaneAfter] != "":
 		fmt.Fprintf(stderr, "triggers-load: -webhook-env: %s is the -lanes flag's\n", contract.EnvWebhookSlowLaneAfter)
