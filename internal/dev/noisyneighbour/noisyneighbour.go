@@ -341,17 +341,18 @@ type Load struct {
 	Wall time.Duration `json:"wall_ns"`
 }
 
-// Run starts the environment, runs the scenario and stops everything.
-func Run(ctx context.Context, cfg Config) (Report, error) {
+// Run starts the environment, runs the scenario and stops everything. An
+// environment that stops during the run (an engine exited) ends it: Run
+// returns the environment's error, with the report as far as it got.
+func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	if err := cfg.defaults(); err != nil {
 		return Report{}, err
 	}
-	rep := Report{Config: cfg}
+	rep = Report{Config: cfg}
 
 	// A's endpoints and B's receiver exist before the environment, which
 	// must trust the receiver's certificate.
 	var hang endpointsA
-	var err error
 	roots := []*x509.Certificate{}
 	if cfg.SlowDelay > 0 {
 		slow := newSlowEndpoints(cfg.Endpoints, cfg.SlowDelay)
@@ -410,9 +411,16 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	if err != nil {
 		return rep, err
 	}
+	if started != nil {
+		started(info)
+	}
 	err = s.run(ctx, cfg, &rep, metrics, done)
 	return rep, err
 }
+
+// started, when set (by tests), is called with the environment once both
+// tenants are set up, before the load starts.
+var started func(devenv.Info)
 
 // summaryWriter keeps devenv's start-up summary (up to its last line) and
 // passes everything after it, the log lines, to logs.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/triggers-dev/triggers/contract"
+	"github.com/triggers-dev/triggers/internal/dev/devenv"
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/webhook"
 	"github.com/triggers-dev/triggers/internal/webhook/dispatch"
@@ -156,4 +158,30 @@ func TestFormatSlow(t *testing.T) {
 	} {
 		assert.Contains(t, b.String(), want)
 	}
+}
+
+// An environment that dies during the run (DynamoDB Local killed once
+// both tenants are set up) ends it with the environment's error, not
+// with the context canceled that stopping the load leaves behind (the
+// deferred report of that error once assigned to nothing: found by
+// helper 63's review).
+func TestRunReportsTheEnvironmentDying(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	killed := false
+	started = func(info devenv.Info) {
+		require.Positive(t, info.DynamoDBPid)
+		p, err := os.FindProcess(info.DynamoDBPid)
+		require.NoError(t, err)
+		require.NoError(t, p.Kill())
+		killed = true
+	}
+	defer func() { started = nil }()
+	// Long enough that only the environment's end can stop it early.
+	_, err := Run(ctx, Config{Duration: 2 * time.Minute, RateB: 2, Endpoints: 1, Drain: time.Minute})
+	require.True(t, killed, "the environment started")
+	require.Error(t, err)
+	assert.NotErrorIs(t, err, context.Canceled)
+	assert.ErrorContains(t, err, "the dev environment: DynamoDB Local exited unexpectedly")
+	assert.NoError(t, ctx.Err(), "Run returned before the test's deadline")
 }
