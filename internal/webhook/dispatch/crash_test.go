@@ -554,10 +554,20 @@ type faultTransport struct {
 	rt http.RoundTripper
 	in *injector
 	n  *names
+	// slow counts the requests in flight to subscriptions marked slow
+	// when they are sent, as the instance sees them: from the send until
+	// its answer or its end. A subscription (by name) is marked at least
+	// until slow.marked's time on the run's clock: the mark setUp gave it
+	// (slow answers only extend it).
+	slow *gauge
 }
 
 func (ft faultTransport) RoundTrip(r *http.Request) (resp *http.Response, err error) {
 	sub := strings.TrimPrefix(r.URL.Path[strings.LastIndex(r.URL.Path, "/"):], "/")
+	if ft.slow.inLane(sub) {
+		ft.slow.add(1)
+		defer ft.slow.add(-1)
+	}
 	err = ft.in.call(r.Context(), "HTTP.POST", []string{r.Header.Get(webhook.HeaderID), sub}, func() error {
 		resp, err = ft.rt.RoundTrip(r)
 		return err
@@ -567,6 +577,47 @@ func (ft faultTransport) RoundTrip(r *http.Request) (resp *http.Response, err er
 		resp = nil
 	}
 	return
+}
+
+// gauge counts the requests in flight that take the slow lane and keeps
+// the most at once. Requests to a subscription count while the run's
+// clock is before marked[name]: until then its attempts see it marked
+// slow and take a slot. (Once its mark may have lapsed, its attempts go
+// outside the lane until a slow answer marks it again, docs/delivery.md:
+// the clock does not move within an invocation, but after a fault a
+// request can be made past the mark and share the time with one in the
+// lane.)
+type gauge struct {
+	clock    *simClock
+	mu       sync.Mutex
+	marked   map[string]time.Time
+	now, top int
+}
+
+func (g *gauge) mark(sub string, until time.Time) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.marked[sub] = until
+}
+
+func (g *gauge) inLane(sub string) bool {
+	g.mu.Lock()
+	until, ok := g.marked[sub]
+	g.mu.Unlock()
+	return ok && g.clock.now().Before(until)
+}
+
+func (g *gauge) add(n int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.now += n
+	g.top = max(g.top, g.now)
+}
+
+func (g *gauge) most() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.top
 }
 
 // ---- simQueue: SQS's delivery semantics on the virtual clock ----
@@ -1088,6 +1139,9 @@ func crashScenarios() []scenario {
 
 type runResult struct {
 	trace []string
+	// slowHeld is the most requests to the subscriptions marked slow for
+	// the whole run that were in flight at once.
+	slowHeld int
 }
 
 type crashRun struct {
@@ -1107,6 +1161,7 @@ type crashRun struct {
 	d        *dispatch.Dispatcher
 	api      *httpapi.API
 	box      *secretbox.Box
+	slowHeld *gauge
 	tenant   string
 	router   *streamRouter
 	records  <-chan events.DynamoDBEventRecord
@@ -1168,6 +1223,7 @@ func newCrashRun(t *testing.T, env *crashEnv, sc scenario, f fault, twice, shard
 		eventIDs: map[string]string{},
 	}
 	r.in = newInjector(f, r.names)
+	r.slowHeld = &gauge{clock: r.clock, marked: map[string]time.Time{}}
 	r.tenant = "tenant-" + r.id
 	rcv.mu.Lock()
 	rcv.moveTo[r.id] = func(name, url string) {
@@ -1188,7 +1244,7 @@ func newCrashRun(t *testing.T, env *crashEnv, sc scenario, f fault, twice, shard
 	r.q = newSimQueue(r.clock, twice)
 	tlsCfg := rcv.srv.Client().Transport.(*http.Transport).TLSClientConfig
 	client := webhook.NewHTTPClient(webhook.ClientOptions{AllowPrivate: true, TLSConfig: tlsCfg})
-	client.Transport = faultTransport{rt: client.Transport, in: r.in, n: r.names}
+	client.Transport = faultTransport{rt: client.Transport, in: r.in, n: r.names, slow: r.slowHeld}
 	threshold, slow := sc.threshold, sc.slowAfter
 	if threshold == 0 {
 		threshold = 1000
@@ -1260,6 +1316,7 @@ func (r *crashRun) setUp() {
 		require.NoError(r.t, r.st.CreateSubscription(ctx, r.tenant, sub))
 		if s.slowFor > 0 {
 			require.NoError(r.t, r.st.MarkSlow(ctx, r.tenant, id, sub.URL, r.clock.now().Add(s.slowFor)))
+			r.slowHeld.mark(s.name, r.clock.now().Add(s.slowFor))
 		}
 		if s.failingFor > 0 {
 			_, err := r.st.SubscriptionFailed(ctx, r.tenant, id, "", r.clock.now().Add(-s.failingFor), 100*time.Hour, "before")
@@ -1453,7 +1510,7 @@ func (r *crashRun) run() runResult {
 	r.check()
 	r.in.mu.Lock()
 	defer r.in.mu.Unlock()
-	return runResult{trace: append([]string(nil), r.in.trace...)}
+	return runResult{trace: append([]string(nil), r.in.trace...), slowHeld: r.slowHeld.most()}
 }
 
 // check asserts the invariants of a settled run.
@@ -1462,6 +1519,12 @@ func (r *crashRun) check() {
 	t := r.t
 	if len(r.q.dlq) > 0 {
 		r.fatalf("%d messages went to the dead-letter queue, first %s", len(r.q.dlq), r.q.dlq[0].body)
+	}
+	// The slow lane's cap holds whatever failed or stopped: a slot a
+	// stopped instance held is taken again only once its hold ended, and
+	// a request never outlives its slot's hold.
+	if held := r.slowHeld.most(); r.sc.tenantSlow > 0 && held > r.sc.tenantSlow {
+		r.fatalf("%d requests to subscriptions marked slow were in flight at once: the tenant's slow lane has %d slots", held, r.sc.tenantSlow)
 	}
 	subByID := map[string]subSpec{}
 	for _, s := range r.sc.subs {
@@ -1714,6 +1777,9 @@ func TestCrashPoints(t *testing.T) {
 			require.True(t, slices.ContainsFunc(clean.trace, func(l string) bool {
 				return strings.HasPrefix(l, "Store.ScheduleAttempt ")
 			}), "%s: no attempt was put off: the slow lane was never full\n%s", sc.name, strings.Join(clean.trace, "\n"))
+			// The cap the runs are held to (check) is reached: attempts
+			// compete for the lane, so its check could fail.
+			require.Equal(t, sc.tenantSlow, clean.slowHeld, "%s: the most requests to slow endpoints in flight at once in the clean run", sc.name)
 		}
 		// The same scenario for a sharded tenant settles as the unsharded
 		// one (run checks the invariants). Its trace is not compared: a
