@@ -266,10 +266,12 @@ type SlowLaneOptions struct {
 	After awscdk.Duration
 	// TenantConcurrency is how many requests to one tenant's slow
 	// endpoints may be in flight at once, across every instance, 1-1000,
-	// and less than DeliveryMaxConcurrency (WEBHOOK_TENANT_SLOW_CONCURRENCY).
-	// A literal: a token fails synth.
+	// and less than DeliveryMaxConcurrency and RetryMaxConcurrency (the
+	// attempts the lane puts off are made on the retry queue)
+	// (WEBHOOK_TENANT_SLOW_CONCURRENCY). A literal: a token fails synth.
 	//
-	// Default: 4, or DeliveryMaxConcurrency - 1 when that is less.
+	// Default: 4, or the narrower of DeliveryMaxConcurrency and
+	// RetryMaxConcurrency, minus 1, when that is less.
 	TenantConcurrency float64
 	// Disable turns the slow lane off (After and TenantConcurrency are
 	// then ignored): a tenant's slow but successful endpoints may then
@@ -760,13 +762,23 @@ func resolveWebhooks(o *WebhookOptions, prefix string) (webhookSettings, error) 
 				fmt.Sprintf("give how many requests to one tenant's slow endpoints may be in flight at once (default %d)", DefaultWebhookTenantSlowConcurrency), false)
 			given = l.TenantConcurrency != 0
 		}
+		// Each queue's instances bound the lane: new attempts take it on
+		// the delivery queue, and the attempts it put off are made by
+		// their subscriptions' wakes on the retry queue.
+		narrowest, queue := s.deliveryMax, "DeliveryMaxConcurrency"
+		if s.retryMax < narrowest && !isToken(s.retryMax) {
+			narrowest, queue = s.retryMax, "RetryMaxConcurrency"
+		}
 		switch {
-		case isToken(s.deliveryMax) || isToken(s.tenantSlow) || s.tenantSlow < s.deliveryMax:
+		case isToken(narrowest) || isToken(s.tenantSlow) || s.tenantSlow < narrowest:
 		case !given:
-			// The default is narrowed below a delivery queue of 2 to 4
-			// instances: as wide, it would let one tenant's slow
-			// endpoints hold every one of them (found by review).
-			s.tenantSlow = s.deliveryMax - 1
+			// The default is narrowed below a queue of 2 to 4 instances:
+			// as wide, it would let one tenant's slow endpoints hold
+			// every one of them (found by review).
+			s.tenantSlow = narrowest - 1
+		case queue == "RetryMaxConcurrency":
+			bad("SlowLane.TenantConcurrency %v is not less than RetryMaxConcurrency %v: the attempts the slow lane puts off are made on the retry queue, so one tenant's slow endpoints could hold every retry instance, every tenant's retries waiting; lower it (default %d, or the narrower queue's maximum concurrency minus 1 when that is less), raise RetryMaxConcurrency, or set SlowLane.Disable",
+				s.tenantSlow, s.retryMax, DefaultWebhookTenantSlowConcurrency)
 		default:
 			bad("SlowLane.TenantConcurrency %v is not less than DeliveryMaxConcurrency %v: one tenant's slow endpoints could still hold every delivery instance; lower it (default %d, or DeliveryMaxConcurrency - 1 when that is less) or set SlowLane.Disable",
 				s.tenantSlow, s.deliveryMax, DefaultWebhookTenantSlowConcurrency)

@@ -368,7 +368,8 @@ func TestWebhookOptionsValidation(t *testing.T) {
 		{"slow lane after the request timeout", triggersapi.WebhookOptions{SlowLane: &triggersapi.SlowLaneOptions{After: secs(11)}}, "SlowLane.After 11s is outside 100ms-10s (the webhook Timeout): a request answered after that long marks its endpoint slow (default 1s); set SlowLane.Disable to turn the slow lane off"},
 		{"slow lane after too short", triggersapi.WebhookOptions{SlowLane: &triggersapi.SlowLaneOptions{After: awscdk.Duration_Millis(jsii.Number(50))}}, "SlowLane.After 50ms is outside 100ms-10s"},
 		{"slow lane concurrency", triggersapi.WebhookOptions{SlowLane: &triggersapi.SlowLaneOptions{TenantConcurrency: 1001}}, "SlowLane.TenantConcurrency 1001 is outside 1-1000: give how many requests to one tenant's slow endpoints may be in flight at once (default 4)"},
-		{"slow lane as wide as the delivery queue's", triggersapi.WebhookOptions{SlowLane: &triggersapi.SlowLaneOptions{TenantConcurrency: 20}}, "SlowLane.TenantConcurrency 20 is not less than DeliveryMaxConcurrency 20: one tenant's slow endpoints could still hold every delivery instance; lower it (default 4, or DeliveryMaxConcurrency - 1 when that is less) or set SlowLane.Disable"},
+		{"slow lane as wide as the delivery queue's", triggersapi.WebhookOptions{ReservedConcurrency: 50, RetryMaxConcurrency: 30, SlowLane: &triggersapi.SlowLaneOptions{TenantConcurrency: 20}}, "SlowLane.TenantConcurrency 20 is not less than DeliveryMaxConcurrency 20: one tenant's slow endpoints could still hold every delivery instance; lower it (default 4, or DeliveryMaxConcurrency - 1 when that is less) or set SlowLane.Disable"},
+		{"slow lane as wide as the retry queue's", triggersapi.WebhookOptions{SlowLane: &triggersapi.SlowLaneOptions{TenantConcurrency: 10}}, "SlowLane.TenantConcurrency 10 is not less than RetryMaxConcurrency 10: the attempts the slow lane puts off are made on the retry queue, so one tenant's slow endpoints could hold every retry instance, every tenant's retries waiting; lower it (default 4, or the narrower queue's maximum concurrency minus 1 when that is less), raise RetryMaxConcurrency, or set SlowLane.Disable"},
 		{"slow lane concurrency token", triggersapi.WebhookOptions{SlowLane: &triggersapi.SlowLaneOptions{TenantConcurrency: numberToken("Lane")}}, "SlowLane.TenantConcurrency is a token: give a literal, read by the function from an environment variable written at synth"},
 		{"slow lane after token", triggersapi.WebhookOptions{SlowLane: &triggersapi.SlowLaneOptions{After: awscdk.Duration_Seconds(jsii.Number(numberToken("LaneAfter")))}}, "SlowLane.After is a token: give a literal duration"},
 		{"the function's own reserved concurrency", triggersapi.WebhookOptions{Function: &triggersapi.FunctionOptions{ReservedConcurrency: jsii.Number(20)}}, "Function.ReservedConcurrency 20 is not used for the webhook function: set ReservedConcurrency"},
@@ -420,6 +421,7 @@ func TestWebhookOptionsValidation(t *testing.T) {
 		CircuitBreaker: &triggersapi.CircuitBreakerOptions{DisableSlowAfter: true, SlowAfter: secs(99)},
 	}}), "a slow watch turned off is not checked")
 	assert.NoError(t, triggersapi.ValidateProps(&triggersapi.TriggersApiProps{Webhooks: &triggersapi.WebhookOptions{
+		ReservedConcurrency: 40, RetryMaxConcurrency: 20,
 		SlowLane: &triggersapi.SlowLaneOptions{After: secs(10), TenantConcurrency: 19},
 	}}), "the slow lane's edges")
 	assert.NoError(t, triggersapi.ValidateProps(&triggersapi.TriggersApiProps{Webhooks: &triggersapi.WebhookOptions{
@@ -956,7 +958,10 @@ func TestRoundHoldFollowsTheRetryQueue(t *testing.T) {
 // refuses for a TenantConcurrency given (found by review: the default
 // passed without SlowLane, and SlowLaneOptions{} with only After set
 // failed synth on a TenantConcurrency never given). A TenantConcurrency
-// given is still checked.
+// given is still checked. The same holds for RetryMaxConcurrency, whose
+// queue's wakes make the attempts the lane put off (the lane was checked
+// against the delivery queue only: RetryMaxConcurrency 4 let one tenant's
+// slow endpoints hold every retry instance).
 func TestWebhookSlowLaneDefaultNarrowsBelowDeliveryMax(t *testing.T) {
 	for _, tt := range []struct {
 		name string
@@ -966,6 +971,9 @@ func TestWebhookSlowLaneDefaultNarrowsBelowDeliveryMax(t *testing.T) {
 		{"no SlowLane", triggersapi.WebhookOptions{DeliveryMaxConcurrency: 3}, "2"},
 		{"SlowLane without TenantConcurrency", triggersapi.WebhookOptions{DeliveryMaxConcurrency: 2, SlowLane: &triggersapi.SlowLaneOptions{After: awscdk.Duration_Seconds(jsii.Number(2))}}, "1"},
 		{"a wide delivery queue keeps the default", triggersapi.WebhookOptions{DeliveryMaxConcurrency: 5}, "4"},
+		{"a narrow retry queue", triggersapi.WebhookOptions{RetryMaxConcurrency: 3}, "2"},
+		{"the narrower of the two", triggersapi.WebhookOptions{DeliveryMaxConcurrency: 4, RetryMaxConcurrency: 2}, "1"},
+		{"a wide retry queue keeps the default", triggersapi.WebhookOptions{RetryMaxConcurrency: 5}, "4"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			o := tt.o
@@ -981,4 +989,15 @@ func TestWebhookSlowLaneDefaultNarrowsBelowDeliveryMax(t *testing.T) {
 	}})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "SlowLane.TenantConcurrency 3 is not less than DeliveryMaxConcurrency 3")
+	// The retry queue, where the wakes make the attempts the lane put
+	// off, bounds it too: a lane as wide as it let one tenant hold every
+	// retry instance.
+	err = triggersapi.ValidateProps(&triggersapi.TriggersApiProps{Webhooks: &triggersapi.WebhookOptions{
+		RetryMaxConcurrency: 4, SlowLane: &triggersapi.SlowLaneOptions{TenantConcurrency: 4},
+	}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "SlowLane.TenantConcurrency 4 is not less than RetryMaxConcurrency 4: the attempts the slow lane puts off are made on the retry queue")
+	require.NoError(t, triggersapi.ValidateProps(&triggersapi.TriggersApiProps{Webhooks: &triggersapi.WebhookOptions{
+		RetryMaxConcurrency: 5, SlowLane: &triggersapi.SlowLaneOptions{TenantConcurrency: 4},
+	}}))
 }
