@@ -74,6 +74,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/triggers-dev/triggers/contract"
@@ -154,6 +155,10 @@ type Task struct {
 	// subscription's circuit once the circuit lets requests through.
 	// Its value is the owner of the wake marker that queued it.
 	Wake string `json:"wake,omitempty"`
+	// Refused counts the wakes in a row before this one (of a wake task)
+	// that found the subscription's slow lane full and made nothing: the
+	// next waits longer (wakeInLane). A version without it reads 0.
+	Refused int `json:"refused,omitempty"`
 	// Recover, set, makes the task one page of a recovery of
 	// subscription SubscriptionID (EventID empty).
 	Recover *Recovery `json:"recover,omitempty"`
@@ -797,6 +802,12 @@ func (d *Dispatcher) park(ctx context.Context, tenant, subID, eventID string, n 
 // marker without one. A subscription that is gone has no marker: the
 // wake is sent, to close the attempts parked behind it.
 func (d *Dispatcher) sendWake(ctx context.Context, tenant, subID, prev string, due, now time.Time) error {
+	return d.sendWakeRefused(ctx, tenant, subID, prev, due, now, 0)
+}
+
+// sendWakeRefused is sendWake for a wake that comes after refused wakes
+// in a row found the slow lane full (Task.Refused).
+func (d *Dispatcher) sendWakeRefused(ctx context.Context, tenant, subID, prev string, due, now time.Time, refused int) error {
 	owner, err := newToken()
 	if err != nil {
 		return err
@@ -806,7 +817,7 @@ func (d *Dispatcher) sendWake(ctx context.Context, tenant, subID, prev string, d
 	if !gone && (err != nil || !claimed) {
 		return err
 	}
-	t := Task{Tenant: tenant, SubscriptionID: subID, Wake: owner, DueAt: due}
+	t := Task{Tenant: tenant, SubscriptionID: subID, Wake: owner, DueAt: due, Refused: refused}
 	if err := d.cfg.Queue.Send(ctx, t, min(max(due.Sub(now), 0), MaxQueueDelay)); err != nil {
 		return fmt.Errorf("queue the wake of %s: %w", subID, err)
 	}
@@ -823,7 +834,8 @@ func (d *Dispatcher) sendWake(ctx context.Context, tenant, subID, prev string, d
 // that one is queued and does the work) and makes the parked attempts,
 // at most Parallel of them: the first alone (while the circuit is
 // half-open it is the probe), the rest at once if the circuit let it
-// through. Each is unparked once made, under the token it was read with,
+// through; to a subscription in its tenant's slow lane with its circuit
+// closed, as many at once as the lane has slots free (wakeInLane). Each is unparked once made, under the token it was read with,
 // so an attempt parked again meanwhile stays parked. A full page queues
 // the next wake at once; attempts left parked (another instance is making
 // one, or the invocation's time ran short) one after an attempt's time. A subscription gone or disabled: its parked
@@ -857,6 +869,9 @@ func (d *Dispatcher) wake(ctx context.Context, t Task) error {
 	page = page[:min(len(page), d.cfg.Parallel)]
 	if len(page) == 0 {
 		return nil
+	}
+	if subErr == nil && !sub.Disabled && d.inLane(sub, now) && !sub.HalfOpen(now) {
+		return d.wakeInLane(ctx, t, sub, page, more, now)
 	}
 	first, err := d.unpark(ctx, t, sub, subErr, page[0])
 	if err != nil || first == parkedAgain {
@@ -898,6 +913,90 @@ func (d *Dispatcher) wake(ctx context.Context, t Task) error {
 		return d.sendWake(ctx, t.Tenant, t.SubscriptionID, "", now, now)
 	}
 	return nil
+}
+
+// wakeInLane makes the parked attempts of page (more: others are parked
+// past it) to sub, which is marked slow with its circuit closed: it takes
+// slots of the tenant's slow lane one after the other and stops at the
+// first refused (or at the page's end), then makes as many attempts as it
+// holds slots, at once, each with its slot; the rest stay parked, for
+// the next wake: at once when this one made attempts (their slots are
+// free again), else once a slot may have freed (as an attempt put off
+// again: slowLaneFirstWait doubled for each wake in a row that found the
+// lane full, t.Refused, and once more, at most MaxSlowLaneWait). So a
+// lane's free slots are
+// all used at once (the first attempt alone, as when the circuit may be
+// half-open, halved a subscription's drain rate), and a full lane costs a
+// wake one refused write, not a put-off and a parking per attempt (making
+// the whole page at once, each attempt taking its own slot, multiplied
+// those: measured by the slow-neighbour load scenario, docs/delivery.md).
+func (d *Dispatcher) wakeInLane(ctx context.Context, t Task, sub event.Subscription, page []event.Parked, more bool, now time.Time) error {
+	slots := make([]laneSlot, 0, len(page))
+	defer func() {
+		for _, s := range slots {
+			s.release()
+		}
+	}()
+	var wait time.Duration
+	for range page {
+		slot, w, err := d.slowSlot(ctx, t.Tenant, sub, now, t.Refused+1)
+		if err != nil {
+			return err
+		}
+		if w > 0 {
+			wait = w
+			break
+		}
+		slots = append(slots, slot)
+	}
+	if len(slots) == 0 {
+		return d.sendWakeRefused(ctx, t.Tenant, sub.ID, "", now.Add(wait), now, t.Refused+1)
+	}
+	made := make([]unparked, len(slots))
+	err := inParallel(d.cfg.Parallel, page[:len(slots)], func(i int, p event.Parked) (err error) {
+		defer slots[i].release()
+		made[i], err = d.unpark(withSlot(ctx, slots[i]), t, sub, nil, p)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	now = d.cfg.Now()
+	switch {
+	case slices.Contains(made, parkedAgain):
+		return nil // its parker queued a wake, which makes the rest too
+	case slices.Contains(made, leftParked):
+		return d.sendWake(ctx, t.Tenant, sub.ID, "", now.Add(d.leftWait()), now)
+	case len(slots) < len(page) || more:
+		// The slots this wake held are free again: the next wake at
+		// once, before new attempts take them all (it waits, as above,
+		// if they did).
+		return d.sendWake(ctx, t.Tenant, sub.ID, "", now, now)
+	}
+	return nil
+}
+
+// inLane reports whether attempts to sub take a slot of its tenant's slow
+// lane at now.
+func (d *Dispatcher) inLane(sub event.Subscription, now time.Time) bool {
+	return d.cfg.SlowLaneAfter >= 0 && sub.SlowUntil.After(now)
+}
+
+// slotKey is the context key of a slow-lane slot taken for an attempt
+// before it starts (wakeInLane).
+type slotKey struct{}
+
+// heldSlot is a slot taken for an attempt before it starts: the
+// attempt's first slowSlot takes it instead of asking the lane (once: an
+// attempt that goes through the gate again asks the lane).
+type heldSlot struct {
+	slot  laneSlot
+	taken atomic.Bool
+}
+
+// withSlot returns ctx carrying slot for the attempt made with it.
+func withSlot(ctx context.Context, slot laneSlot) context.Context {
+	return context.WithValue(ctx, slotKey{}, &heldSlot{slot: slot})
 }
 
 // unparked is what became of a parked attempt a wake took up.
@@ -1321,8 +1420,11 @@ func (d *Dispatcher) withinHold(ctx context.Context, until time.Time) (sendCtx c
 // every second. The slot's release is best effort (a failure is only
 // logged, the hold ends by itself).
 func (d *Dispatcher) slowSlot(ctx context.Context, tenant string, sub event.Subscription, now time.Time, deferrals int) (slot laneSlot, wait time.Duration, err error) {
-	if d.cfg.SlowLaneAfter < 0 || !sub.SlowUntil.After(now) {
+	if !d.inLane(sub, now) {
 		return noSlot(), 0, nil
+	}
+	if h, ok := ctx.Value(slotKey{}).(*heldSlot); ok && h.taken.CompareAndSwap(false, true) {
+		return h.slot, 0, nil // taken by the wake before the attempt started
 	}
 	token, err := newToken()
 	if err != nil {

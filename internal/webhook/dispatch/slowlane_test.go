@@ -476,10 +476,119 @@ func TestPutOffAfterURLPatchIsNotLeftBehindTheOldCircuitsWake(t *testing.T) {
 	require.Len(t, wakes, 1, "the put-off attempt is parked with no wake of its own: it waits for the old circuit's, due in an hour")
 	assert.False(t, wakes[0].DueAt.After(w.clock().Add(dispatch.MaxSlowLaneWait)), "its wake is due within MaxSlowLaneWait: %+v", wakes[0])
 
-	// That wake makes both parked attempts once the lane has a slot.
+	// That wake makes the parked attempts once the lane has a slot: one
+	// per wake with the lane's one slot, the next wake queued at once.
 	require.NoError(t, w.st.ReleaseSlowSlot(ctx, "tenant-a", "another-request"))
 	w.advance(dispatch.MaxSlowLaneWait)
 	require.NoError(t, w.d.HandleTask(ctx, wakes[0]))
+	next := w.q.take()
+	require.Len(t, next, 1, "the wake that made one attempt queued the next")
+	assert.Zero(t, next[0].delay, "the next wake is due at once: the slot is free again")
+	require.NoError(t, w.d.HandleTask(ctx, next[0].task))
+	assert.Empty(t, w.q.take(), "nothing left parked")
 	assert.Equal(t, event.Delivered, w.status("tenant-a", e.ID).Status)
 	assert.Equal(t, event.Delivered, w.status("tenant-a", old.ID).Status)
+}
+
+// A wake of a subscription in its tenant's slow lane (circuit closed)
+// takes the lane's free slots one after the other and stops at the first
+// refused: it makes as many parked attempts as it got slots, at once, and
+// leaves the rest parked, none of them put off again. Before, it made the
+// first attempt alone and then the rest at once, each asking the lane:
+// one subscription's drain rate was halved, and every attempt refused was
+// put off and parked again (a write, a parking and a wake's claim each).
+// A wake that finds the lane full makes nothing and comes back later
+// each time it is refused again (as an attempt put off again would);
+// one that made attempts comes back at once, its slots free again.
+func TestWakeFillsTheLanesFreeSlotsAndStopsAtTheFirstRefused(t *testing.T) {
+	ctx := context.Background()
+	rcv := newLaneReceiver(t, 100*time.Millisecond)
+	w := newWorld(t, &receiver{srv: rcv.srv}, func(c *dispatch.Config) {
+		c.TenantSlowConcurrency = 3
+		c.SlowAfter = -1
+	})
+	sub, _ := w.subscribe("tenant-a")
+	require.NoError(t, w.st.MarkSlow(ctx, "tenant-a", sub.ID, sub.URL, w.clock().Add(time.Hour)))
+	hold := func(holders ...string) {
+		for _, h := range holders {
+			ok, err := w.st.AcquireSlowSlot(ctx, "tenant-a", h, w.clock(), w.clock().Add(time.Hour), 3)
+			require.NoError(t, err)
+			require.True(t, ok, "holder %s", h)
+		}
+	}
+	release := func(holders ...string) {
+		for _, h := range holders {
+			require.NoError(t, w.st.ReleaseSlowSlot(ctx, "tenant-a", h))
+		}
+	}
+	putOffs := func() int { return strings.Count(w.logs.String(), `"reason":"`+contract.DeferredTenantBusy+`"`) }
+	wakes := func() []queued {
+		var out []queued
+		for _, q := range w.q.take() {
+			require.NotEmpty(t, q.task.Wake, "only wakes are queued: %+v", q.task)
+			out = append(out, q)
+		}
+		return out
+	}
+
+	// The lane is full: five events' attempts are put off and parked
+	// behind one wake.
+	hold("h1", "h2", "h3")
+	var ids []string
+	for range 5 {
+		e := w.event("tenant-a", "t")
+		ids = append(ids, e.ID)
+		require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+	}
+	require.Equal(t, 5, putOffs())
+	q := wakes()
+	require.Len(t, q, 1)
+
+	// Two slots free: the wake makes two attempts, at once, and puts
+	// none off.
+	release("h1", "h2")
+	w.advance(q[0].delay)
+	require.NoError(t, w.d.HandleTask(ctx, q[0].task))
+	assert.Len(t, rcv.requests(), 2, "requests made: as many as the lane had slots free")
+	assert.EqualValues(t, 2, rcv.max.Load(), "the two went at once")
+	assert.Equal(t, 5, putOffs(), "attempts put off again by the wake")
+	q = wakes()
+	require.Len(t, q, 1, "the next wake, for the three left parked")
+	assert.Zero(t, q[0].delay, "due at once: the wake's slots are free again")
+	assert.Zero(t, q[0].task.Refused)
+
+	// The lane is full again (new attempts took it): the wakes make
+	// nothing, put nothing off, and come back ever later.
+	hold("h4", "h5")
+	var delays []time.Duration
+	for refused := 1; refused <= 2; refused++ {
+		require.NoError(t, w.d.HandleTask(ctx, q[0].task))
+		assert.Len(t, rcv.requests(), 2, "no request while the lane is full")
+		assert.Equal(t, 5, putOffs())
+		q = wakes()
+		require.Len(t, q, 1)
+		assert.Equal(t, refused, q[0].task.Refused)
+		delays = append(delays, q[0].delay)
+		w.advance(q[0].delay)
+	}
+	assert.Greater(t, delays[1], delays[0], "a wake refused again waits longer")
+	assert.LessOrEqual(t, delays[1], dispatch.MaxSlowLaneWait)
+
+	// The lane frees: the rest are made, each once, under attempt 1.
+	release("h3", "h4", "h5")
+	require.NoError(t, w.d.HandleTask(ctx, q[0].task))
+	assert.Empty(t, w.q.take(), "nothing left parked, no wake")
+	assert.Len(t, rcv.requests(), 5)
+	for k, n := range rcv.requests() {
+		assert.Equal(t, 1, n, "requests of %s", k)
+	}
+	for _, id := range ids {
+		assert.Equal(t, event.Delivered, w.status("tenant-a", id).Status)
+		as := w.attempts("tenant-a", id)
+		require.Len(t, as, 1)
+		assert.Equal(t, 1, as[0].Number)
+	}
+	ok, err := w.st.AcquireSlowSlot(ctx, "tenant-a", "after", w.clock(), w.clock().Add(time.Minute), 3)
+	require.NoError(t, err)
+	assert.True(t, ok, "the wakes gave their slots back")
 }
