@@ -592,3 +592,47 @@ func TestWakeFillsTheLanesFreeSlotsAndStopsAtTheFirstRefused(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, ok, "the wakes gave their slots back")
 }
+
+// A wake of a subscription in the slow lane whose circuit is half-open
+// sends its probe alone, as any half-open wake: the lane's free slots
+// are not filled at once (each of those attempts would find the probe
+// held and be put off again). A failed probe opens the circuit again and
+// leaves the rest parked, none put off.
+func TestHalfOpenSlowLaneWakeSendsItsProbeAlone(t *testing.T) {
+	ctx := context.Background()
+	rcv := newReceiver(t, http.StatusInternalServerError)
+	w := newWorld(t, rcv, func(c *dispatch.Config) {
+		c.TenantSlowConcurrency = 3
+		c.SlowAfter = -1
+		c.BreakerThreshold = 1
+		c.BreakerCooldown = time.Minute
+	})
+	sub, _ := w.subscribe("tenant-a")
+	require.NoError(t, w.st.MarkSlow(ctx, "tenant-a", sub.ID, sub.URL, w.clock().Add(time.Hour)))
+	_, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, "", w.clock().Add(time.Minute), time.Minute)
+	require.NoError(t, err)
+	for range 3 {
+		require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", w.event("tenant-a", "t").ID))
+	}
+	var wake []queued
+	for _, q := range w.q.take() {
+		if q.task.Wake != "" {
+			wake = append(wake, q)
+		}
+	}
+	require.Len(t, wake, 1, "the open circuit's one wake")
+	before := w.logs.String()
+
+	w.advance(wake[0].delay)
+	require.NoError(t, w.d.HandleTask(ctx, wake[0].task))
+	require.Len(t, rcv.requests(), 1, "the probe alone")
+	after := strings.TrimPrefix(w.logs.String(), before)
+	assert.NotContains(t, after, `"reason":"`+contract.DeferredProbeBusy+`"`, "attempts put off behind the wake's own probe")
+	assert.NotContains(t, after, `"reason":"`+contract.DeferredTenantBusy+`"`)
+	got, err := w.st.GetSubscription(ctx, "tenant-a", sub.ID)
+	require.NoError(t, err)
+	assert.True(t, got.CircuitOpenUntil.After(w.clock()), "the failed probe opened the circuit again")
+	parked, err := w.st.ListParked(ctx, "tenant-a", sub.ID, 10)
+	require.NoError(t, err)
+	assert.Len(t, parked, 2, "the rest stay parked")
+}
