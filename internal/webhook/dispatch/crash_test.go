@@ -1669,6 +1669,13 @@ func (r *crashRun) check() {
 		}
 		seen[q.webhookID+"/"+r.subs[q.sub].ID]++
 	}
+	for key, n := range seen {
+		if n > sends[key] {
+			evID, subID, _ := strings.Cut(key, "/")
+			r.fatalf("%s to %s: receivers saw %d requests, its attempts count %d sends: a request went out unrecorded",
+				r.names.all([]string{evID})[0], r.names.all([]string{subID})[0], n, sends[key])
+		}
+	}
 	// Every finished attempt of a live subscription made a request: an
 	// attempt put off (scheduled) is never a failure. A disabled
 	// subscription's scheduled attempts are closed unmade (dispatch's
