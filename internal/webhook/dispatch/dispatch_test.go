@@ -85,6 +85,7 @@ type receiver struct {
 
 type received struct {
 	id       string
+	header   http.Header
 	body     []byte
 	verified error
 }
@@ -105,7 +106,7 @@ func newReceiver(t *testing.T, statuses ...int) *receiver {
 		if r.verifier != nil {
 			verr = r.verifier.Verify(req.Header, body)
 		}
-		r.got = append(r.got, received{id: req.Header.Get(webhook.HeaderID), body: body, verified: verr})
+		r.got = append(r.got, received{id: req.Header.Get(webhook.HeaderID), header: req.Header.Clone(), body: body, verified: verr})
 		status := http.StatusOK
 		if len(r.statuses) > 0 {
 			status, r.statuses = r.statuses[0], r.statuses[1:]
@@ -463,7 +464,8 @@ func TestDisabledAfterSustainedFailure(t *testing.T) {
 }
 
 // After a rotation both secrets sign during the overlap: a receiver still
-// on the old secret verifies, and so does one on the new secret.
+// on the old secret verifies, and so does one on the new secret. After
+// the overlap only the new secret signs.
 func TestRotationSignsWithBothSecrets(t *testing.T) {
 	ctx := context.Background()
 	rcv := newReceiver(t)
@@ -472,25 +474,24 @@ func TestRotationSignsWithBothSecrets(t *testing.T) {
 	fresh := webhook.NewSecret()
 	_, err := w.st.RotateSecret(ctx, "tenant-a", sub.ID, fresh.Encode(), w.clock(), w.clock().Add(time.Hour))
 	require.NoError(t, err)
+	// verify is what a receiver holding only sec makes of request r.
+	verify := func(r received, sec webhook.Secret) error {
+		return (&webhook.Verifier{Secrets: []webhook.Secret{sec}, Now: w.clock}).Verify(r.header, r.body)
+	}
 	e := w.event("tenant-a", "t")
 	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
 	r := rcv.requests()
 	require.Len(t, r, 1)
-	assert.NoError(t, r[0].verified, "verified with the old secret")
+	assert.NoError(t, verify(r[0], old), "a receiver still on the old secret verifies")
+	assert.NoError(t, verify(r[0], fresh), "so does one on the new secret")
 
-	// After the overlap only the new secret signs.
 	w.advance(2 * time.Hour)
-	rcv.mu.Lock()
-	rcv.verifier = &webhook.Verifier{Secrets: []webhook.Secret{old}, Now: w.clock}
-	rcv.mu.Unlock()
 	e2 := w.event("tenant-a", "t")
 	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e2.ID))
 	r = rcv.requests()
 	require.Len(t, r, 2)
-	assert.ErrorIs(t, r[1].verified, webhook.ErrSignatureMismatch, "the old secret no longer signs")
-	rcv.mu.Lock()
-	rcv.verifier = &webhook.Verifier{Secrets: []webhook.Secret{fresh}, Now: w.clock}
-	rcv.mu.Unlock()
+	assert.NoError(t, verify(r[1], fresh), "the new secret signs")
+	assert.ErrorIs(t, verify(r[1], old), webhook.ErrSignatureMismatch, "the old secret no longer signs")
 }
 
 // One SQS batch: a delivery-queue message and a retry-queue Task are both

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -171,29 +172,31 @@ func TestLegacyPlainSecretStillSigns(t *testing.T) {
 }
 
 // A previous secret that will never open (sealed for another
-// subscription) is left out and the newest still signs; a newest that
-// does not open fails the round (the message is retried), sending
-// nothing and recording nothing.
+// subscription) is left out, and the newest and the previous secrets that
+// open still sign; a newest that does not open fails the round (the
+// message is retried), sending nothing and recording nothing.
 func TestUnopenableSecrets(t *testing.T) {
 	w := newSealedWorld(t)
 	other, _ := w.subscribe("tenant-b", w.seal("tenant-b"))
 	id, _ := w.subscribe("tenant-a", w.seal("tenant-a"))
 	foreign := w.seal("tenant-b")(other, webhook.NewSecret())
-	neu := webhook.NewSecret()
+	neu, newest := webhook.NewSecret(), webhook.NewSecret()
 	_, err := w.st.RotateSecret(context.Background(), "tenant-a", id, w.seal("tenant-a")(id, neu), w.clock(), w.clock().Add(time.Hour))
 	require.NoError(t, err)
 	// The previous secret replaced by one sealed for tenant-b's subscription.
 	_, err = w.st.RotateSecret(context.Background(), "tenant-a", id, foreign, w.clock(), w.clock().Add(time.Hour))
 	require.NoError(t, err)
-	_, err = w.st.RotateSecret(context.Background(), "tenant-a", id, w.seal("tenant-a")(id, neu), w.clock(), w.clock().Add(time.Hour))
+	_, err = w.st.RotateSecret(context.Background(), "tenant-a", id, w.seal("tenant-a")(id, newest), w.clock(), w.clock().Add(time.Hour))
 	require.NoError(t, err)
 	sub, err := w.st.GetSubscription(context.Background(), "tenant-a", id)
 	require.NoError(t, err)
+	require.Len(t, sub.Secrets, 3)
 	require.Equal(t, foreign, sub.Secrets[1])
 	h, body, err := w.deliver("tenant-a")
 	require.NoError(t, err)
-	assert.True(t, w.verifies(h, body, neu))
-	assert.Len(t, h.Values(webhook.HeaderSignature), 1)
+	assert.True(t, w.verifies(h, body, newest), "the newest secret signs")
+	assert.True(t, w.verifies(h, body, neu), "so does the previous one that opens")
+	assert.Len(t, strings.Fields(h.Get(webhook.HeaderSignature)), 2, "a signature per secret that opens: the unopenable one is left out")
 
 	_, err = w.st.RotateSecret(context.Background(), "tenant-a", id, foreign, w.clock(), w.clock().Add(time.Hour))
 	require.NoError(t, err)
@@ -234,7 +237,7 @@ func TestRotationAfterASecretsKeySwitch(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, w.verifies(h, body, neu), "the new secret signs")
 	assert.False(t, w.verifies(h, body, old), "the old one cannot")
-	assert.Len(t, h.Values(webhook.HeaderSignature), 1)
+	assert.Len(t, strings.Fields(h.Get(webhook.HeaderSignature)), 1, "one signature, the new secret's: the old one is left out")
 }
 
 // KMS down: the round fails with ErrUnavailable before sending or
