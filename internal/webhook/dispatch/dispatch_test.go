@@ -243,7 +243,9 @@ func TestDeliveredOnFirstAttempt(t *testing.T) {
 
 	a := w.attempts("tenant-a", e.ID)
 	require.Len(t, a, 1)
-	assert.Equal(t, event.Attempt{SubscriptionID: sub.ID, Number: 1, Timestamp: a[0].Timestamp, Outcome: "delivered", StatusCode: 202, LatencyMs: a[0].LatencyMs, Response: "receiver says Accepted", Sends: 1, URL: sub.URL}, a[0])
+	// The attempt's time is the dispatcher's clock when it was made (the
+	// latency is the wall clock's: taken as measured).
+	assert.Equal(t, event.Attempt{SubscriptionID: sub.ID, Number: 1, Timestamp: event.FormatTime(w.clock()), Outcome: "delivered", StatusCode: 202, LatencyMs: a[0].LatencyMs, Response: "receiver says Accepted", Sends: 1, URL: sub.URL}, a[0])
 	assert.Equal(t, event.Delivered, w.status("tenant-a", e.ID).Status)
 	assert.Empty(t, w.q.take(), "no retry")
 
