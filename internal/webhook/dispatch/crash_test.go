@@ -976,6 +976,11 @@ type scenario struct {
 	// them from the disabled subscription (TestCrashPoints asserts it, so
 	// that the scenario cannot drift away from what it is for).
 	parkedWhenDisabled bool
+	// premise names calls the clean run must make (label prefixes), so
+	// that the scenario cannot drift away from what it is for: the
+	// breaker opening, the slow watch firing, the rate cap putting an
+	// attempt off (TestCrashPoints asserts it).
+	premise []string
 	// slowLaneFull: the clean run puts off an attempt because its
 	// tenant's slow lane is full (TestCrashPoints asserts it).
 	slowLaneFull bool
@@ -998,6 +1003,7 @@ func crashScenarios() []scenario {
 		schedule:        long,
 		threshold:       2,
 		interchangeable: true,
+		premise:         []string{"Store.OpenCircuit ", "Store.AcquireProbe ", "Store.ParkAttempt "},
 		subs:            []subSpec{{name: "s-down", behaviour: "down3", want: event.OutcomeDelivered, exists: true}},
 		events: []eventSpec{
 			{name: "e1", typ: "order.paid", want: event.Delivered, retryCount: -1},
@@ -1010,15 +1016,20 @@ func crashScenarios() []scenario {
 		name:      "slow endpoint",
 		schedule:  long,
 		slowAfter: 100 * time.Millisecond,
-		subs:      []subSpec{{name: "s-slow", behaviour: "slow", want: event.OutcomeDelivered, exists: true}},
-		events:    []eventSpec{{name: "e", typ: "order.paid", want: event.Delivered, retryCount: 0}},
+		// Its endpoint never fails: only the slow watch opens a circuit.
+		premise: []string{"Store.OpenCircuit "},
+		subs:    []subSpec{{name: "s-slow", behaviour: "slow", want: event.OutcomeDelivered, exists: true}},
+		events:  []eventSpec{{name: "e", typ: "order.paid", want: event.Delivered, retryCount: 0}},
 	}, {
 		// One request a second: the others wait for the next second.
 		name:            "rate cap",
 		schedule:        long,
 		endpointRate:    1,
 		interchangeable: true,
-		subs:            []subSpec{{name: "s-ok", behaviour: "ok", want: event.OutcomeDelivered, exists: true}},
+		// Its endpoint never fails: an attempt scheduled is one the cap
+		// put off.
+		premise: []string{"Store.ScheduleAttempt "},
+		subs:    []subSpec{{name: "s-ok", behaviour: "ok", want: event.OutcomeDelivered, exists: true}},
 		events: []eventSpec{
 			{name: "e1", typ: "order.paid", want: event.Delivered, retryCount: 0},
 			{name: "e2", typ: "order.paid", want: event.Delivered, retryCount: 0},
@@ -1777,6 +1788,10 @@ func TestCrashPoints(t *testing.T) {
 				return strings.HasPrefix(l, "Store.UnparkAttempt ") && strings.Contains(l, " disabled @")
 			}), "%s: no wake unparked an attempt of the disabled subscription: the scenario no longer parks before it disables\n%s",
 				sc.name, strings.Join(clean.trace, "\n"))
+		}
+		for _, call := range sc.premise {
+			require.True(t, slices.ContainsFunc(clean.trace, func(l string) bool { return strings.HasPrefix(l, call) }),
+				"%s: the clean run made no %q call: the scenario no longer does what it is for\n%s", sc.name, strings.TrimSpace(call), strings.Join(clean.trace, "\n"))
 		}
 		if sc.slowLaneFull {
 			// Without a circuit or a rate cap, a scheduled attempt is one
