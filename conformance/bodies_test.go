@@ -139,6 +139,12 @@ func TestHostileQueries(t *testing.T) {
 		_, r := tg.inbox(t, tg.key, q)
 		assert.Equal(t, http.StatusBadRequest, r.Status, "GET /v1/inbox?%s: %s", q, r)
 	}
+	// A route that takes no query parameter refuses any, by name (the
+	// list was answered whole, as if limited).
+	r := tg.do(t, "GET", "/v1/subscriptions?limit=1", bearer(tg.key), nil)
+	assert.Equal(t, http.StatusBadRequest, r.Status, "GET /v1/subscriptions?limit=1: %s", r)
+	assert.Equal(t, "invalid_parameter", r.ErrorCode(), "GET /v1/subscriptions?limit=1: %s", r)
+	assert.Contains(t, r.String(), `parameter \"limit\" is unknown`, "GET /v1/subscriptions?limit=1")
 	for _, id := range []string{"not-an-id", "01a2054b-f8ba-7375-9175-000000000000", "%00", strings.Repeat("0", 300)} {
 		r := tg.do(t, "GET", "/v1/events/"+id, bearer(tg.key), nil)
 		assert.Equal(t, http.StatusNotFound, r.Status, "GET /v1/events/%s: %s", id, r)

@@ -48,7 +48,7 @@ func operations() map[contract.Route]operation {
 			responses: map[int]response{
 				201: {description: "the stored event", schema: "Event", headers: []string{"Location"}},
 				200: {description: "the event stored earlier under this Idempotency-Key", schema: "Event", headers: []string{"Location"}},
-				400: {description: "invalid_json, invalid_event, invalid_payload, invalid_idempotency_key, invalid_header or invalid_body"},
+				400: {description: "invalid_json, invalid_event, invalid_payload, invalid_idempotency_key, invalid_header, invalid_body or invalid_parameter (a query string: the operation takes no query parameter)"},
 				422: {description: "idempotency_key_reused: the Idempotency-Key was used for a different request"},
 			},
 		},
@@ -58,7 +58,7 @@ func operations() map[contract.Route]operation {
 			body:        "BatchRequest",
 			responses: map[int]response{
 				207: {description: "one result per entry", schema: "BatchResponse"},
-				400: {description: "invalid_json or invalid_batch (the whole body), invalid_idempotency_key, invalid_header or invalid_body"},
+				400: {description: "invalid_json or invalid_batch (the whole body), invalid_idempotency_key, invalid_header, invalid_body or invalid_parameter (a query string: the operation takes no query parameter)"},
 			},
 		},
 		{Method: contract.MethodGet, Path: contract.PathEvent}: {
@@ -74,7 +74,7 @@ func operations() map[contract.Route]operation {
 			body:        "StatusUpdate",
 			responses: map[int]response{
 				200: {description: "the updated event", schema: "Event"},
-				400: {description: "invalid_json, invalid_status, invalid_header or invalid_body"},
+				400: {description: "invalid_json, invalid_status, invalid_header, invalid_body or invalid_parameter (a query string: the operation takes no query parameter)"},
 				404: notFoundEvent,
 				409: {description: "invalid_transition: the status machine does not allow the change from the current status"},
 			},
@@ -94,7 +94,7 @@ func operations() map[contract.Route]operation {
 			body:        "AckRequest",
 			responses: map[int]response{
 				200: {description: "what became of each id", schema: "AckResponse"},
-				400: {description: "invalid_json, invalid_ack, invalid_header or invalid_body"},
+				400: {description: "invalid_json, invalid_ack, invalid_header, invalid_body or invalid_parameter (a query string: the operation takes no query parameter)"},
 			},
 		},
 		{Method: contract.MethodGet, Path: contract.PathEventAttempts}: {
@@ -127,7 +127,7 @@ func operations() map[contract.Route]operation {
 			body:        "CreateSubscriptionRequest",
 			responses: map[int]response{
 				201: {description: "the subscription with its signing secret", schema: "SubscriptionCreated"},
-				400: {description: "invalid_json, invalid_subscription (also: the tenant holds 20 already), invalid_target, invalid_idempotency_key (any Idempotency-Key), invalid_header or invalid_body"},
+				400: {description: "invalid_json, invalid_subscription (also: the tenant holds 20 already), invalid_target, invalid_idempotency_key (any Idempotency-Key), invalid_header, invalid_body or invalid_parameter (a query string: the operation takes no query parameter)"},
 				404: {description: webhooksOff},
 			},
 		},
@@ -145,7 +145,7 @@ func operations() map[contract.Route]operation {
 			body:        "PatchSubscriptionRequest",
 			responses: map[int]response{
 				200: {description: "the subscription as changed", schema: "Subscription"},
-				400: {description: "invalid_json, invalid_subscription (an empty patch, an unknown field, a wrong type), invalid_target, invalid_header or invalid_body"},
+				400: {description: "invalid_json, invalid_subscription (an empty patch, an unknown field, a wrong type), invalid_target, invalid_header, invalid_body or invalid_parameter (a query string: the operation takes no query parameter)"},
 				404: notFoundSub,
 			},
 		},
@@ -166,7 +166,7 @@ func operations() map[contract.Route]operation {
 			body:        "RecoverRequest",
 			responses: map[int]response{
 				202: {description: "the recovery, queued", schema: "RecoveryQueued"},
-				400: {description: "invalid_json, invalid_recover (since or until missing, malformed, out of order, older than the retention or in the future), invalid_idempotency_key, invalid_header or invalid_body"},
+				400: {description: "invalid_json, invalid_recover (since or until missing, malformed, out of order, older than the retention or in the future), invalid_idempotency_key, invalid_header, invalid_body or invalid_parameter (a query string: the operation takes no query parameter)"},
 				404: notFoundSub,
 				409: {description: "subscription_disabled: re-enable it first (PATCH disabled false)"},
 			},

@@ -100,6 +100,18 @@ func TestProxyRoundTrip(t *testing.T) {
 	res, _ = h(ctx, ev)
 	assert.Contains(t, res.Body, id)
 
+	// A route that takes no query parameter refuses one, named as API
+	// Gateway decoded it ("%zz" stays as sent), and stores nothing.
+	ev = proxyEvent("POST", "/v1/events", "tenant-a", `{"event_type":"user.created","payload":{}}`)
+	ev.MultiValueQueryStringParameters = map[string][]string{"%zz": {"1"}}
+	res, _ = h(ctx, ev)
+	assert.Equal(t, http.StatusBadRequest, res.StatusCode, "%s", res.Body)
+	assert.Contains(t, res.Body, `parameter \"%zz\" is unknown: POST /v1/events takes no query parameter`)
+	ev = proxyEvent("GET", "/v1/inbox", "tenant-a", "")
+	ev.QueryStringParameters = map[string]string{"status": "all"}
+	res, _ = h(ctx, ev)
+	assert.Equal(t, 1, strings.Count(res.Body, `"event_id"`), "one event stored: %s", res.Body)
+
 	// Another tenant in the authorizer context sees nothing.
 	res, _ = h(ctx, proxyEvent("GET", "/v1/events/"+id, "tenant-b", ""))
 	assert.Equal(t, http.StatusNotFound, res.StatusCode)

@@ -387,6 +387,9 @@ func (a *API) serve(w http.ResponseWriter, r *http.Request, ri *reqInfo) (status
 
 	if route != nil && public(r.Method, r.URL.Path) {
 		// No credential is read: the authorizer does not run for it.
+		if err := checkNoQuery(r); err != nil {
+			return 0, nil, err
+		}
 		return route(a, w, r, ri, id)
 	}
 	if ri.tenant, err = a.authenticate(r); err != nil {
@@ -397,6 +400,9 @@ func (a *API) serve(w http.ResponseWriter, r *http.Request, ri *reqInfo) (status
 	}
 	if route == nil {
 		return 0, nil, &apiError{status: http.StatusMethodNotAllowed, code: "method_not_allowed", message: r.Method + " is not allowed here; use " + allow, allow: allow}
+	}
+	if err := checkNoQuery(r); err != nil {
+		return 0, nil, err
 	}
 	return route(a, w, r, ri, id)
 }

@@ -171,3 +171,58 @@ func TestCORSThroughGateway(t *testing.T) {
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	assert.Empty(t, res.Header.Get("Access-Control-Allow-Origin"), "no Cors, no CORS header")
 }
+
+// A query string on a route that takes none is refused behind the gateway
+// as by the handler alone: API Gateway decodes the query into the proxy
+// event's parameters, and any parameter is a 400 invalid_parameter naming
+// it ("%zz" and "a=1;b=2", which the handler alone calls malformed, arrive
+// as the parameters "%zz" and "a"); nothing is stored or changed. The
+// gateway's own answers come first and are unchanged: a request without a
+// key gets its 401, and a CORS preflight its 204 (a page then sees the
+// function's 400, with the CORS headers). An empty query is no parameter.
+func TestQueryOnRouteWithoutParametersThroughGateway(t *testing.T) {
+	s := serve(t, devTemplate, localgw.Options{DisableThrottling: true})
+	auth := map[string]string{"Authorization": "Bearer " + s.key, "Content-Type": "application/json"}
+	res, b := s.do(t, "POST", "/live/v1/events", auth, `{"event_type":"order.paid","payload":{}}`)
+	require.Equal(t, http.StatusCreated, res.StatusCode, "%s", b)
+	var created struct {
+		ID string `json:"event_id"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(b), &created))
+	event := "/live/v1/events/" + created.ID
+
+	for _, c := range []struct {
+		method, path, body string
+		h                  map[string]string
+		msg                string
+	}{
+		{"POST", "/live/v1/events?dry_run=1", `{"event_type":"order.paid","payload":{}}`, auth, `parameter \"dry_run\" is unknown: POST /v1/events takes no query parameter`},
+		{"GET", event + "?limit=1", "", auth, `parameter \"limit\" is unknown: GET /v1/events/{event_id} takes no query parameter`},
+		{"GET", event + "?%zz=1", "", auth, `parameter \"%zz\" is unknown`},
+		{"GET", event + "?a=1;b=2", "", auth, `parameter \"a\" is unknown`},
+		{"PATCH", event + "?status=failed", `{"status":"failed"}`, auth, `parameter \"status\" is unknown`},
+		{"POST", "/live/v1/inbox/ack?x", `{"event_ids":["` + created.ID + `"]}`, auth, `parameter \"x\" is unknown`},
+		{"GET", "/live/v1/openapi.json?v=2", "", nil, `parameter \"v\" is unknown: GET /v1/openapi.json takes no query parameter`},
+	} {
+		res, b := s.do(t, c.method, c.path, c.h, c.body)
+		assert.Equal(t, http.StatusBadRequest, res.StatusCode, "%s %s: %.300s", c.method, c.path, b)
+		assert.Contains(t, b, `"code":"invalid_parameter"`, "%s %s", c.method, c.path)
+		assert.Contains(t, b, c.msg, "%s %s", c.method, c.path)
+	}
+	res, b = s.do(t, "GET", event+"?limit=1", nil, "")
+	assert.Equal(t, http.StatusUnauthorized, res.StatusCode, "no key: API Gateway's 401 first: %.200s", b)
+	res, b = s.do(t, "GET", event+"?", auth, "")
+	require.Equal(t, http.StatusOK, res.StatusCode, "an empty query: %.200s", b)
+	assert.Contains(t, b, `"status":"received"`, "no refused PATCH or ack changed the event")
+	res, b = s.do(t, "GET", "/live/v1/inbox?status=all", auth, "")
+	require.Equal(t, http.StatusOK, res.StatusCode, "%.200s", b)
+	assert.Equal(t, 1, strings.Count(b, `"event_id"`), "no refused POST stored an event: %.300s", b)
+
+	const app = "https://app.example.com"
+	opt := serve(t, optionsTemplate, localgw.Options{DisableThrottling: true})
+	res, _ = opt.do(t, "OPTIONS", "/v1stage/v1/events?dry_run=1", map[string]string{"Origin": app, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type"}, "")
+	assert.Equal(t, http.StatusNoContent, res.StatusCode, "the gateway's preflight, whatever the query")
+	res, b = opt.do(t, "POST", "/v1stage/v1/events?dry_run=1", map[string]string{"Authorization": "Bearer " + opt.key, "Origin": app, "Content-Type": "application/json"}, `{"event_type":"a","payload":{}}`)
+	assert.Equal(t, http.StatusBadRequest, res.StatusCode, "%.200s", b)
+	assert.Equal(t, app, res.Header.Get("Access-Control-Allow-Origin"), "the page reads the 400")
+}
