@@ -6,9 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/triggers-dev/triggers/contract"
 )
@@ -195,5 +198,21 @@ func TestCheckRefs(t *testing.T) {
 	err := checkRefs([]byte(`{"components":{"schemas":{}},"x":{"$ref":"#/components/schemas/Missing"}}`))
 	if err == nil || !strings.Contains(err.Error(), "#/components/schemas/Missing") {
 		t.Errorf("checkRefs(dangling) = %v, want an error naming the reference", err)
+	}
+}
+
+// The description pattern of the subscription requests refuses exactly
+// the control characters (unicode.IsControl: C0, DEL and C1), the rule
+// the API applies (event.ParseSubscription), and lets every other
+// character through.
+func TestDescriptionPatternIsTheControlRule(t *testing.T) {
+	re := regexp.MustCompile(descriptionPattern)
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		if !utf8.ValidRune(r) {
+			continue
+		}
+		if got, want := re.MatchString("a"+string(r)+"b"), !unicode.IsControl(r); got != want {
+			t.Errorf("pattern matches %U = %v, want %v", r, got, want)
+		}
 	}
 }

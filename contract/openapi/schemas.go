@@ -60,6 +60,15 @@ const (
 	secretPattern = "^whsec_[A-Za-z0-9+/]{32,88}={0,2}$"
 )
 
+// descriptionPattern and descriptionRule are a subscription description's
+// rule in a create or a patch: no control character (C0, DEL or C1).
+// Responses have no pattern: a description stored before the rule may
+// hold one.
+const (
+	descriptionPattern = `^[^\x00-\x1f\x7f-\x9f]*$`
+	descriptionRule    = "one line of text: no control character (U+0000-U+001F, U+007F-U+009F)"
+)
+
 // subscriptionProps are the members of a subscription as the API shows it
 // (never a secret).
 func subscriptionProps() map[string]any {
@@ -168,7 +177,7 @@ func componentsOf() components {
 			"CreateSubscriptionRequest": object("", []string{"url"}, map[string]any{
 				"url":         describe(schema{"type": "string", "maxLength": 2048}, "an absolute https URL whose host resolves only to public addresses; port 443 or 1024-65535; no user information or fragment; percent-encoded (no space, no character outside ASCII)"),
 				"event_types": describe(schema{"type": "array", "maxItems": 50, "items": schemaRef("EventType")}, "omitted or empty: every type"),
-				"description": schema{"type": "string", "maxLength": 256},
+				"description": describe(schema{"type": "string", "maxLength": 256, "pattern": descriptionPattern}, descriptionRule),
 			}),
 			"Subscription":        object("a webhook subscription (secrets are never shown but at creation and rotation)", subscriptionRequired, subscriptionProps()),
 			"SubscriptionCreated": object("a new subscription and its signing secret", append(slices.Clone(subscriptionRequired), "secret"), created),
@@ -209,7 +218,7 @@ func componentsOf() components {
 				"properties": map[string]any{
 					"url":         describe(schema{"type": "string", "maxLength": 2048}, "on another server (scheme, host, port), a new endpoint (as at creation): its breaker starts closed; another path or query string on the same server keeps it"),
 					"event_types": describe(schema{"type": "array", "maxItems": 50, "items": schemaRef("EventType")}, "empty: every type"),
-					"description": describe(schema{"type": "string", "maxLength": 256}, "empty clears it"),
+					"description": describe(schema{"type": "string", "maxLength": 256, "pattern": descriptionPattern}, descriptionRule+"; empty clears it"),
 					"disabled":    describe(schema{"type": "boolean"}, "false re-enables a disabled subscription, whose next delivery is a single probe; true disables it"),
 				},
 			},

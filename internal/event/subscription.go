@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -273,10 +274,23 @@ func checkEventTypes(types []string) ([]string, error) {
 	return out, nil
 }
 
-// checkDescription checks a description's length.
+// checkDescription checks a description: at most MaxDescription
+// characters, none of them a control character (C0, DEL or C1:
+// unicode.IsControl), the rule of an API key's description. Every other
+// character is kept as sent. Control characters were stored as sent:
+// a line break or an escape sequence (ESC [) in a description reached
+// every listing that prints it (found by review). The error names the
+// character by its code point and its place, counted in characters from 1.
 func checkDescription(d string) error {
 	if n := utf8.RuneCountInString(d); n > MaxDescription {
 		return inputErr(CodeInvalidSubscription, "description is %d characters: at most %d", n, MaxDescription)
+	}
+	n := 0
+	for _, r := range d {
+		n++
+		if unicode.IsControl(r) {
+			return inputErr(CodeInvalidSubscription, "description holds the control character %U at character %d: send one line of text, without tabs, line breaks or other control characters", r, n)
+		}
 	}
 	return nil
 }

@@ -110,6 +110,47 @@ func TestParseSubscription(t *testing.T) {
 	assert.Error(t, err, "unknown field")
 }
 
+// A description is one line of text: a control character (C0, DEL or C1)
+// is an invalid_subscription naming it and its place, on create and on
+// PATCH; every other character, invisible or not, is kept as sent.
+func TestSubscriptionDescriptionControlCharacters(t *testing.T) {
+	for _, c := range []struct {
+		json string // the description as JSON string content
+		r    rune
+		at   int
+	}{
+		{`\u0000`, 0x00, 1}, {`a\tb`, '\t', 2}, {`line\nbreak`, '\n', 5}, {`\r`, '\r', 1},
+		{`\u001b[31mred`, 0x1b, 1}, {`x\u007f`, 0x7f, 2}, {`\u0080`, 0x80, 1}, {`é\u0085`, 0x85, 2},
+		{`\u009f`, 0x9f, 1}, {`ok\u001f`, 0x1f, 3},
+	} {
+		want := fmt.Sprintf("description holds the control character %U at character %d: send one line of text, without tabs, line breaks or other control characters", c.r, c.at)
+		_, err := event.ParseSubscription([]byte(`{"url":"https://h.example","description":"` + c.json + `"}`))
+		var ie *event.InputError
+		if assert.ErrorAs(t, err, &ie, "create %s", c.json) {
+			assert.Equal(t, event.CodeInvalidSubscription, ie.Code, "create %s", c.json)
+			assert.Equal(t, want, ie.Message, "create %s", c.json)
+		}
+		_, err = event.ParseSubscriptionPatch([]byte(`{"description":"` + c.json + `"}`))
+		if assert.ErrorAs(t, err, &ie, "patch %s", c.json) {
+			assert.Equal(t, event.CodeInvalidSubscription, ie.Code, "patch %s", c.json)
+			assert.Equal(t, want, ie.Message, "patch %s", c.json)
+		}
+	}
+	// Kept: letters, emoji, no-break and zero-width spaces, the line and
+	// paragraph separators (U+2028, U+2029: not control characters),
+	// bidirectional marks and overrides, the byte order mark, U+00A0 and
+	// U+00A1 just past the C1 range.
+	for _, keep := range []string{"Billing é 日本 😀", "\u00a0", "\u00a1", "a\u200bb", "\u2028\u2029", "\u202e", "\ufeff", "~"} {
+		req, err := event.ParseSubscription([]byte(`{"url":"https://h.example","description":"` + keep + `"}`))
+		require.NoError(t, err, keep)
+		p, err := event.ParseSubscriptionPatch([]byte(`{"description":"` + keep + `"}`))
+		require.NoError(t, err, keep)
+		require.NotNil(t, p.Description)
+		assert.Equal(t, req.Description, *p.Description, keep)
+		assert.NotEmpty(t, req.Description, keep)
+	}
+}
+
 // Subscription ids: "sub_" and 26 characters of [a-z2-7], from 128 random
 // bits; anything else is not an id.
 func TestSubscriptionIDs(t *testing.T) {

@@ -250,3 +250,64 @@ func recordAttempt(t *testing.T, e *env, tenant string, ev event.Event, subID st
 	require.True(t, claimed)
 	require.NoError(t, e.store.FinishAttempt(ctx, tenant, ev.ID, event.Attempt{SubscriptionID: subID, Number: n, Timestamp: event.FormatTime(at), Outcome: outcome, StatusCode: 200}, owner))
 }
+
+// A description holding a control character (C0, DEL or C1) is refused on
+// create and on PATCH with a 400 invalid_subscription naming description,
+// and nothing is written (found by review: a line break or an escape
+// sequence was stored as sent). A description stored with control
+// characters before the rule (written here through the store) still reads
+// back as stored, alone and in the list, and its subscription can still
+// be patched: the rule applies to what a request sends, not to what is
+// stored.
+func TestSubscriptionDescriptionControlCharacters(t *testing.T) {
+	e := newEnv(t, withWebhooks(t, &redeliveries{}))
+	ctx := context.Background()
+	refused := []string{`a\u0007b`, `two\nlines`, `tab\there`, `\u001b[2J`, `x\u007f`, `\u0085`, `\u009b31m`, `\u0000`}
+	for _, d := range refused {
+		r := e.do(req{method: "POST", path: "/v1/subscriptions", tenant: "tenant-a", body: `{"url":"https://example.com/hooks","description":"` + d + `"}`})
+		assert.Equal(t, http.StatusBadRequest, r.code, "create %s: %s", d, r.body)
+		assert.Equal(t, "invalid_subscription", r.errCode(t), "create %s", d)
+		assert.Contains(t, r.json(t)["error"].(map[string]any)["message"], "description holds the control character U+00", "create %s", d)
+	}
+	assert.Equal(t, 0, e.itemCount(), "no refused create stored anything")
+
+	id := e.createSub(t, "tenant-a", `{"url":"https://example.com/hooks","description":"billing é 😀\u00a0\u2028"}`)
+	path := "/v1/subscriptions/" + id
+	before := e.snapshot(t)
+	for _, d := range refused {
+		r := e.do(req{method: "PATCH", path: path, tenant: "tenant-a", body: `{"description":"` + d + `","disabled":true}`})
+		assert.Equal(t, http.StatusBadRequest, r.code, "patch %s: %s", d, r.body)
+		assert.Equal(t, "invalid_subscription", r.errCode(t), "patch %s", d)
+		assert.Contains(t, r.json(t)["error"].(map[string]any)["message"], "description holds the control character U+00", "patch %s", d)
+	}
+	assert.Equal(t, before, e.snapshot(t), "no refused patch changed anything")
+	assert.Equal(t, "billing é 😀\u00a0\u2028", e.do(req{method: "GET", path: path, tenant: "tenant-a"}).json(t)["description"], "other characters kept as sent")
+
+	// Stored before the rule.
+	stored, err := e.store.GetSubscription(ctx, "tenant-a", id)
+	require.NoError(t, err)
+	legacyID, err := event.NewSubscriptionID(nil)
+	require.NoError(t, err)
+	const legacy = "bell\a nul\x00 esc\x1b[31m tab\t line\nnel\u0085 del\x7f end"
+	require.NoError(t, e.store.CreateSubscription(ctx, "tenant-a", event.Subscription{
+		ID: legacyID, URL: "https://example.com/legacy", EventTypes: []string{}, Description: legacy,
+		CreatedAt: stored.CreatedAt, Secrets: stored.Secrets,
+	}))
+	legacyPath := "/v1/subscriptions/" + legacyID
+	r := e.do(req{method: "GET", path: legacyPath, tenant: "tenant-a"})
+	require.Equal(t, http.StatusOK, r.code, "%s", r.body)
+	assert.Equal(t, legacy, r.json(t)["description"], "read back as stored")
+	r = e.do(req{method: "GET", path: "/v1/subscriptions", tenant: "tenant-a"})
+	require.Equal(t, http.StatusOK, r.code, "%s", r.body)
+	var descs []any
+	for _, s := range r.json(t)["subscriptions"].([]any) {
+		descs = append(descs, s.(map[string]any)["description"])
+	}
+	assert.Contains(t, descs, legacy, "listed as stored")
+	r = e.do(req{method: "PATCH", path: legacyPath, tenant: "tenant-a", body: `{"disabled":true}`})
+	require.Equal(t, http.StatusOK, r.code, "a patch of another field: %s", r.body)
+	assert.Equal(t, legacy, r.json(t)["description"], "kept by a patch that does not name it")
+	r = e.do(req{method: "PATCH", path: legacyPath, tenant: "tenant-a", body: `{"description":"cleaned"}`})
+	require.Equal(t, http.StatusOK, r.code, "%s", r.body)
+	assert.Equal(t, "cleaned", r.json(t)["description"])
+}
