@@ -122,6 +122,15 @@ func TestHostileBodies(t *testing.T) {
 		r := tg.do(t, "PATCH", "/v1/events/"+e.ID, jsonBearer(tg.key), []byte(body))
 		assert.Equal(t, http.StatusBadRequest, r.Status, "PATCH %q: %s", body, r)
 	}
+	// A body on a route that takes none (redeliver: the subscription it
+	// names was ignored) is a 400 invalid_json, with or without webhook
+	// delivery deployed.
+	for _, body := range []string{`{"subscription_id":"sub_aaaaaaaaaaaaaaaaaaaaaaaaaa"}`, `{}`, `x`} {
+		r := tg.do(t, "POST", "/v1/events/"+e.ID+"/redeliver", jsonBearer(tg.key), []byte(body))
+		assert.Equal(t, http.StatusBadRequest, r.Status, "redeliver with %q: %s", body, r)
+		assert.Equal(t, "invalid_json", r.ErrorCode(), "redeliver with %q: %s", body, r)
+		assert.Contains(t, r.String(), "POST /v1/events/{event_id}/redeliver takes no request body", "redeliver with %q", body)
+	}
 	r = tg.do(t, "GET", "/v1/events/"+e.ID, bearer(tg.key), nil)
 	assert.Equal(t, "received", decodeEvent(t, r).Status, "no refused PATCH changed the event")
 }

@@ -23,7 +23,11 @@ func TestSubscriptionRoutes(t *testing.T) {
 			{"PATCH", "/v1/subscriptions/sub_aaaaaaaaaaaaaaaaaaaaaaaaaa"},
 			{"GET", "/v1/subscriptions/sub_aaaaaaaaaaaaaaaaaaaaaaaaaa/attempts"},
 		} {
-			r := tg.do(t, c.method, c.path, jsonBearer(tg.key), []byte(`{"description":"x"}`))
+			var body []byte // a body only where the route takes one
+			if c.method == "PATCH" {
+				body = []byte(`{"description":"x"}`)
+			}
+			r := tg.do(t, c.method, c.path, jsonBearer(tg.key), body)
 			assert.Equal(t, http.StatusNotFound, r.Status, "%s %s: %s", c.method, c.path, r)
 			assert.Equal(t, "webhooks_disabled", r.ErrorCode(), "%s %s", c.method, c.path)
 		}
@@ -66,7 +70,11 @@ func TestSubscriptionRoutes(t *testing.T) {
 		{tg.key, "/v1/subscriptions/%23count"},
 	} {
 		for _, m := range []struct{ method, suffix string }{{"GET", ""}, {"PATCH", ""}, {"GET", "/attempts"}} {
-			r := tg.do(t, m.method, c.path+m.suffix, jsonBearer(c.key), []byte(`{"description":"mine now"}`))
+			var body []byte // a body only where the route takes one
+			if m.method == "PATCH" {
+				body = []byte(`{"description":"mine now"}`)
+			}
+			r := tg.do(t, m.method, c.path+m.suffix, jsonBearer(c.key), body)
 			assert.Equal(t, http.StatusNotFound, r.Status, "%s %s: %s", m.method, c.path+m.suffix, r)
 			assert.Equal(t, "not_found", r.ErrorCode(), "%s %s", m.method, c.path+m.suffix)
 		}
@@ -100,6 +108,20 @@ func TestSubscriptionRoutes(t *testing.T) {
 		}
 	}
 	assert.Equal(t, "renamed", tg.do(t, "GET", path, bearer(tg.key), nil).JSON(t)["description"], "nothing written by a refused patch")
+
+	// A body on a route that takes none: 400 invalid_json, nothing done
+	// (a rotate with an overlap, a delete with anything, were served).
+	for _, c := range []struct{ method, path, body string }{
+		{"POST", path + "/rotate", `{"overlap":"0s"}`},
+		{"DELETE", path, `not json`},
+	} {
+		r := tg.do(t, c.method, c.path, jsonBearer(tg.key), []byte(c.body))
+		assert.Equal(t, http.StatusBadRequest, r.Status, "%s %s with a body: %s", c.method, c.path, r)
+		assert.Equal(t, "invalid_json", r.ErrorCode(), "%s %s with a body", c.method, c.path)
+		assert.Contains(t, r.String(), "takes no request body", "%s %s with a body", c.method, c.path)
+	}
+	r = tg.do(t, "GET", path, bearer(tg.key), nil)
+	assert.Equal(t, http.StatusOK, r.Status, "not deleted by the refused DELETE: %s", r)
 
 	// Hostile queries on the attempts.
 	for _, q := range []string{"limit=0", "limit=101", "status=nope", "cursor=", "cursor=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "bogus=1"} {

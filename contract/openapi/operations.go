@@ -85,7 +85,7 @@ func operations() map[contract.Route]operation {
 			params:      []any{paramRef("status"), paramRef("event_type"), paramRef("order"), paramRef("limit"), paramRef("cursor")},
 			responses: map[int]response{
 				200: {description: "one page", schema: "InboxPage"},
-				400: {description: "invalid_parameter (a malformed query string, an unknown, repeated or out-of-range parameter), invalid_cursor or invalid_header"},
+				400: {description: "invalid_parameter (a malformed query string, an unknown, repeated or out-of-range parameter), invalid_cursor, invalid_header or invalid_json (a request body: the operation takes none)"},
 			},
 		},
 		{Method: contract.MethodPost, Path: contract.PathInboxAck}: {
@@ -155,7 +155,7 @@ func operations() map[contract.Route]operation {
 			params:      []any{paramRef("attemptStatus"), paramRef("attemptLimit"), paramRef("attemptCursor")},
 			responses: map[int]response{
 				200: {description: "one page", schema: "SubscriptionAttemptsPage"},
-				400: {description: "invalid_parameter (a malformed query string, an unknown, repeated or out-of-range parameter), invalid_cursor or invalid_header"},
+				400: {description: "invalid_parameter (a malformed query string, an unknown, repeated or out-of-range parameter), invalid_cursor, invalid_header or invalid_json (a request body: the operation takes none)"},
 				404: notFoundSub,
 			},
 		},

@@ -85,6 +85,34 @@ func TestProxyRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusOK, res.StatusCode, "%s", res.Body)
 
+	// A route that takes no body refuses one, base64-encoded or not; an
+	// empty body or one of only whitespace passes.
+	for _, c := range []struct {
+		body   string
+		base64 bool
+		status int
+	}{
+		{`{"status":"delivered"}`, true, http.StatusBadRequest},
+		{`not json`, false, http.StatusBadRequest},
+		{" \r\n", true, http.StatusOK},
+		{"\n", false, http.StatusOK},
+		{"", true, http.StatusOK},
+	} {
+		ev = proxyEvent("GET", "/v1/events/"+id, "tenant-a", c.body)
+		if c.base64 {
+			ev.Body, ev.IsBase64Encoded = base64.StdEncoding.EncodeToString([]byte(c.body)), true
+		}
+		res, err = h(ctx, ev)
+		require.NoError(t, err)
+		assert.Equal(t, c.status, res.StatusCode, "GET with %q (base64 %t): %s", c.body, c.base64, res.Body)
+		if c.status == http.StatusBadRequest {
+			assert.Contains(t, res.Body, `"code":"invalid_json"`, "%q", c.body)
+			assert.Contains(t, res.Body, "GET /v1/events/{event_id} takes no request body", "%q", c.body)
+		} else {
+			assert.Contains(t, res.Body, `"status":"failed"`, "%q", c.body)
+		}
+	}
+
 	// Multi-value query parameters reach the handler (repeats are errors).
 	ev = proxyEvent("GET", "/v1/inbox", "tenant-a", "")
 	ev.MultiValueQueryStringParameters = map[string][]string{"status": {"failed"}, "limit": {"10"}}

@@ -390,6 +390,9 @@ func (a *API) serve(w http.ResponseWriter, r *http.Request, ri *reqInfo) (status
 		if err := checkNoQuery(r); err != nil {
 			return 0, nil, err
 		}
+		if err := checkNoBody(r); err != nil {
+			return 0, nil, err
+		}
 		return route(a, w, r, ri, id)
 	}
 	if ri.tenant, err = a.authenticate(r); err != nil {
@@ -402,6 +405,9 @@ func (a *API) serve(w http.ResponseWriter, r *http.Request, ri *reqInfo) (status
 		return 0, nil, &apiError{status: http.StatusMethodNotAllowed, code: "method_not_allowed", message: r.Method + " is not allowed here; use " + allow, allow: allow}
 	}
 	if err := checkNoQuery(r); err != nil {
+		return 0, nil, err
+	}
+	if err := checkNoBody(r); err != nil {
 		return 0, nil, err
 	}
 	return route(a, w, r, ri, id)

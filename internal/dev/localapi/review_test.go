@@ -226,3 +226,47 @@ func TestQueryOnRouteWithoutParametersThroughGateway(t *testing.T) {
 	assert.Equal(t, http.StatusBadRequest, res.StatusCode, "%.200s", b)
 	assert.Equal(t, app, res.Header.Get("Access-Control-Allow-Origin"), "the page reads the 400")
 }
+
+// A body on a route that takes none is refused behind the gateway as by
+// the handler alone, whether API Gateway hands it to the function
+// base64-encoded (application/json is a binary media type of the
+// construct's API) or as text: a 400 invalid_json naming the route, and
+// nothing is changed. The same request without a body, or with one of
+// only whitespace, is served. API Gateway's own 401 comes first.
+func TestBodyOnRouteWithoutBodyThroughGateway(t *testing.T) {
+	s := serve(t, devTemplate, localgw.Options{DisableThrottling: true})
+	auth := map[string]string{"Authorization": "Bearer " + s.key, "Content-Type": "application/json"}
+	res, b := s.do(t, "POST", "/live/v1/events", auth, `{"event_type":"order.paid","payload":{}}`)
+	require.Equal(t, http.StatusCreated, res.StatusCode, "%s", b)
+	var created struct {
+		ID string `json:"event_id"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(b), &created))
+	event := "/live/v1/events/" + created.ID
+	text := map[string]string{"Authorization": "Bearer " + s.key, "Content-Type": "text/plain"}
+
+	for _, c := range []struct {
+		method, path, body string
+		h                  map[string]string
+		msg                string
+	}{
+		{"GET", event, `{"status":"failed"}`, auth, `GET /v1/events/{event_id} takes no request body: send none (this one holds \"{\" at byte 0`},
+		{"GET", event, "\n not json", text, `GET /v1/events/{event_id} takes no request body: send none (this one holds \"n\" at byte 2`},
+		{"POST", event + "/redeliver", `{"subscription_id":"sub_aaaaaaaaaaaaaaaaaaaaaaaaaa"}`, auth, `POST /v1/events/{event_id}/redeliver takes no request body`},
+		{"DELETE", "/live/v1/subscriptions/sub_aaaaaaaaaaaaaaaaaaaaaaaaaa", `not json`, text, `DELETE /v1/subscriptions/{subscription_id} takes no request body`},
+	} {
+		res, b := s.do(t, c.method, c.path, c.h, c.body)
+		assert.Equal(t, http.StatusBadRequest, res.StatusCode, "%s %s: %.300s", c.method, c.path, b)
+		assert.Contains(t, b, `"code":"invalid_json"`, "%s %s", c.method, c.path)
+		assert.Contains(t, b, c.msg, "%s %s", c.method, c.path)
+	}
+	res, b = s.do(t, "GET", event, nil, `{"status":"failed"}`)
+	assert.Equal(t, http.StatusUnauthorized, res.StatusCode, "no key: API Gateway's 401 first: %.200s", b)
+	for _, h := range []map[string]string{auth, text} {
+		for _, body := range []string{"", " \r\n\t"} {
+			res, b = s.do(t, "GET", event, h, body)
+			require.Equal(t, http.StatusOK, res.StatusCode, "%q (%s): %.200s", body, h["Content-Type"], b)
+			assert.Contains(t, b, `"status":"received"`, "%q", body)
+		}
+	}
+}
