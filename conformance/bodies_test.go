@@ -131,8 +131,19 @@ func TestHostileBodies(t *testing.T) {
 		assert.Equal(t, "invalid_json", r.ErrorCode(), "redeliver with %q: %s", body, r)
 		assert.Contains(t, r.String(), "POST /v1/events/{event_id}/redeliver takes no request body", "redeliver with %q", body)
 	}
+	// An Idempotency-Key where it is not honoured (a PATCH sent again is
+	// no deduplicated retry; an ack needs none) is a 400.
+	for _, c := range []struct{ method, path, body string }{
+		{"PATCH", "/v1/events/" + e.ID, `{"status":"failed"}`},
+		{"POST", "/v1/inbox/ack", `{"event_ids":["` + e.ID + `"]}`},
+		{"GET", "/v1/events/" + e.ID, ``},
+	} {
+		r := tg.do(t, c.method, c.path, jsonBearer(tg.key, "Idempotency-Key", "retry-1"), []byte(c.body))
+		assert.Equal(t, http.StatusBadRequest, r.Status, "%s %s with an Idempotency-Key: %s", c.method, c.path, r)
+		assert.Equal(t, "invalid_idempotency_key", r.ErrorCode(), "%s %s with an Idempotency-Key: %s", c.method, c.path, r)
+	}
 	r = tg.do(t, "GET", "/v1/events/"+e.ID, bearer(tg.key), nil)
-	assert.Equal(t, "received", decodeEvent(t, r).Status, "no refused PATCH changed the event")
+	assert.Equal(t, "received", decodeEvent(t, r).Status, "no refused PATCH or ack changed the event")
 }
 
 // Malformed ids and query parameters are 4xx (read-only: nothing written).

@@ -120,8 +120,21 @@ func TestSubscriptionRoutes(t *testing.T) {
 		assert.Equal(t, "invalid_json", r.ErrorCode(), "%s %s with a body", c.method, c.path)
 		assert.Contains(t, r.String(), "takes no request body", "%s %s with a body", c.method, c.path)
 	}
+	// An Idempotency-Key where it is not honoured: a rotation retried
+	// with one rotated twice.
+	for _, c := range []struct{ method, path, body string }{
+		{"POST", path + "/rotate", ``},
+		{"DELETE", path, ``},
+		{"PATCH", path, `{"description":"keyed"}`},
+	} {
+		r := tg.do(t, c.method, c.path, jsonBearer(tg.key, "Idempotency-Key", "retry-1"), []byte(c.body))
+		assert.Equal(t, http.StatusBadRequest, r.Status, "%s %s with an Idempotency-Key: %s", c.method, c.path, r)
+		assert.Equal(t, "invalid_idempotency_key", r.ErrorCode(), "%s %s with an Idempotency-Key", c.method, c.path)
+		assert.Contains(t, r.String(), "Idempotency-Key is not supported on "+c.method+" /v1/subscriptions/{subscription_id}", "%s %s", c.method, c.path)
+	}
 	r = tg.do(t, "GET", path, bearer(tg.key), nil)
-	assert.Equal(t, http.StatusOK, r.Status, "not deleted by the refused DELETE: %s", r)
+	assert.Equal(t, http.StatusOK, r.Status, "not deleted by the refused DELETEs: %s", r)
+	assert.Equal(t, "renamed", r.JSON(t)["description"], "nothing written by the refused PATCH")
 
 	// Hostile queries on the attempts.
 	for _, q := range []string{"limit=0", "limit=101", "status=nope", "cursor=", "cursor=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "bogus=1"} {

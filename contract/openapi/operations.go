@@ -58,7 +58,7 @@ func operations() map[contract.Route]operation {
 			body:        "BatchRequest",
 			responses: map[int]response{
 				207: {description: "one result per entry", schema: "BatchResponse"},
-				400: {description: "invalid_json or invalid_batch (the whole body), invalid_idempotency_key, invalid_header, invalid_body or invalid_parameter (a query string: the operation takes no query parameter)"},
+				400: {description: "invalid_json or invalid_batch (the whole body), invalid_idempotency_key (any Idempotency-Key), invalid_header, invalid_body or invalid_parameter (a query string: the operation takes no query parameter)"},
 			},
 		},
 		{Method: contract.MethodGet, Path: contract.PathEvent}: {
@@ -74,7 +74,7 @@ func operations() map[contract.Route]operation {
 			body:        "StatusUpdate",
 			responses: map[int]response{
 				200: {description: "the updated event", schema: "Event"},
-				400: {description: "invalid_json, invalid_status, invalid_header, invalid_body or invalid_parameter (a query string: the operation takes no query parameter)"},
+				400: {description: "invalid_json, invalid_status, invalid_idempotency_key (any Idempotency-Key: a change sent again is no deduplicated retry), invalid_header, invalid_body or invalid_parameter (a query string: the operation takes no query parameter)"},
 				404: notFoundEvent,
 				409: {description: "invalid_transition: the status machine does not allow the change from the current status"},
 			},
@@ -85,7 +85,7 @@ func operations() map[contract.Route]operation {
 			params:      []any{paramRef("status"), paramRef("event_type"), paramRef("order"), paramRef("limit"), paramRef("cursor")},
 			responses: map[int]response{
 				200: {description: "one page", schema: "InboxPage"},
-				400: {description: "invalid_parameter (a malformed query string, an unknown, repeated or out-of-range parameter), invalid_cursor, invalid_header or invalid_json (a request body: the operation takes none)"},
+				400: {description: "invalid_parameter (a malformed query string, an unknown, repeated or out-of-range parameter), invalid_cursor, invalid_header, invalid_json (a request body: the operation takes none) or invalid_idempotency_key (any Idempotency-Key)"},
 			},
 		},
 		{Method: contract.MethodPost, Path: contract.PathInboxAck}: {
@@ -94,7 +94,7 @@ func operations() map[contract.Route]operation {
 			body:        "AckRequest",
 			responses: map[int]response{
 				200: {description: "what became of each id", schema: "AckResponse"},
-				400: {description: "invalid_json, invalid_ack, invalid_header, invalid_body or invalid_parameter (a query string: the operation takes no query parameter)"},
+				400: {description: "invalid_json, invalid_ack, invalid_idempotency_key (any Idempotency-Key: the ack is idempotent without one), invalid_header, invalid_body or invalid_parameter (a query string: the operation takes no query parameter)"},
 			},
 		},
 		{Method: contract.MethodGet, Path: contract.PathEventAttempts}: {
@@ -145,7 +145,7 @@ func operations() map[contract.Route]operation {
 			body:        "PatchSubscriptionRequest",
 			responses: map[int]response{
 				200: {description: "the subscription as changed", schema: "Subscription"},
-				400: {description: "invalid_json, invalid_subscription (an empty patch, an unknown field, a wrong type), invalid_target, invalid_header, invalid_body or invalid_parameter (a query string: the operation takes no query parameter)"},
+				400: {description: "invalid_json, invalid_subscription (an empty patch, an unknown field, a wrong type), invalid_target, invalid_idempotency_key (any Idempotency-Key), invalid_header, invalid_body or invalid_parameter (a query string: the operation takes no query parameter)"},
 				404: notFoundSub,
 			},
 		},
@@ -155,7 +155,7 @@ func operations() map[contract.Route]operation {
 			params:      []any{paramRef("attemptStatus"), paramRef("attemptLimit"), paramRef("attemptCursor")},
 			responses: map[int]response{
 				200: {description: "one page", schema: "SubscriptionAttemptsPage"},
-				400: {description: "invalid_parameter (a malformed query string, an unknown, repeated or out-of-range parameter), invalid_cursor, invalid_header or invalid_json (a request body: the operation takes none)"},
+				400: {description: "invalid_parameter (a malformed query string, an unknown, repeated or out-of-range parameter), invalid_cursor, invalid_header, invalid_json (a request body: the operation takes none) or invalid_idempotency_key (any Idempotency-Key)"},
 				404: notFoundSub,
 			},
 		},
@@ -180,7 +180,7 @@ func operations() map[contract.Route]operation {
 		},
 		{Method: contract.MethodPost, Path: contract.PathSubscriptionRotate}: {
 			id: "rotateSubscriptionSecret", tag: "webhooks", summary: "Rotate a subscription's signing secret",
-			description: "The new secret is shown this once; the previous one keeps signing (alongside) until previous_secret_expires_at.",
+			description: "The new secret is shown this once; the previous one keeps signing (alongside) until previous_secret_expires_at. A rotation sent again rotates again: an Idempotency-Key is refused (400).",
 			responses: map[int]response{
 				200: {description: "the new secret", schema: "SecretRotated"},
 				404: notFoundSub,

@@ -113,6 +113,18 @@ func TestProxyRoundTrip(t *testing.T) {
 		}
 	}
 
+	// A route that does not honour an Idempotency-Key refuses one, and
+	// changes nothing.
+	ev = proxyEvent("PATCH", "/v1/events/"+id, "tenant-a", `{"status":"retrying"}`)
+	ev.MultiValueHeaders["idempotency-key"] = []string{"retry-1"}
+	res, err = h(ctx, ev)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusBadRequest, res.StatusCode, "%s", res.Body)
+	assert.Contains(t, res.Body, `"code":"invalid_idempotency_key"`)
+	assert.Contains(t, res.Body, "Idempotency-Key is not supported on PATCH /v1/events/{event_id}")
+	res, _ = h(ctx, proxyEvent("GET", "/v1/events/"+id, "tenant-a", ""))
+	assert.Contains(t, res.Body, `"status":"failed"`, "not moved: %s", res.Body)
+
 	// Multi-value query parameters reach the handler (repeats are errors).
 	ev = proxyEvent("GET", "/v1/inbox", "tenant-a", "")
 	ev.MultiValueQueryStringParameters = map[string][]string{"status": {"failed"}, "limit": {"10"}}

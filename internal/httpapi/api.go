@@ -387,10 +387,7 @@ func (a *API) serve(w http.ResponseWriter, r *http.Request, ri *reqInfo) (status
 
 	if route != nil && public(r.Method, r.URL.Path) {
 		// No credential is read: the authorizer does not run for it.
-		if err := checkNoQuery(r); err != nil {
-			return 0, nil, err
-		}
-		if err := checkNoBody(r); err != nil {
+		if err := checkUnread(r, ri); err != nil {
 			return 0, nil, err
 		}
 		return route(a, w, r, ri, id)
@@ -404,13 +401,26 @@ func (a *API) serve(w http.ResponseWriter, r *http.Request, ri *reqInfo) (status
 	if route == nil {
 		return 0, nil, &apiError{status: http.StatusMethodNotAllowed, code: "method_not_allowed", message: r.Method + " is not allowed here; use " + allow, allow: allow}
 	}
-	if err := checkNoQuery(r); err != nil {
-		return 0, nil, err
-	}
-	if err := checkNoBody(r); err != nil {
+	if err := checkUnread(r, ri); err != nil {
 		return 0, nil, err
 	}
 	return route(a, w, r, ri, id)
+}
+
+// checkUnread refuses what the request's route would not read: a query
+// string (checkNoQuery), an Idempotency-Key (checkNoIdempotencyKey) and a
+// body (checkNoBody), in that order, before the route runs.
+func checkUnread(r *http.Request, ri *reqInfo) error {
+	if err := checkNoQuery(r); err != nil {
+		return err
+	}
+	if err := checkNoIdempotencyKey(r); err != nil {
+		// The batch counted its refusal of a key in EventsRejected when
+		// it made it itself; it still does.
+		ri.ingest = contract.RouteOf(r.Method, r.URL.Path) == batchRoute
+		return err
+	}
+	return checkNoBody(r)
 }
 
 // authenticate returns the request's tenant, the authorizer's (from the

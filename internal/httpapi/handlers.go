@@ -129,9 +129,7 @@ type batchResponse struct {
 // createBatch serves POST /v1/events/batch.
 func (a *API) createBatch(w http.ResponseWriter, r *http.Request, ri *reqInfo, _ string) (int, any, error) {
 	ri.ingest = true
-	if len(r.Header.Values("Idempotency-Key")) > 0 {
-		return 0, nil, &apiError{status: http.StatusBadRequest, code: "invalid_idempotency_key", message: "Idempotency-Key is not supported on batch requests; send events one by one to deduplicate them"}
-	}
+	// An Idempotency-Key was refused before (checkNoIdempotencyKey).
 	data, err := readBody(w, r)
 	if err != nil {
 		return 0, nil, err

@@ -74,6 +74,8 @@ func TestIngestMetrics(t *testing.T) {
 			map[string]int{"EventsIngested": 1}},
 		{"idempotent repeat", req{method: "POST", path: "/v1/events", tenant: "tenant-a", body: `{"event_type":"a","payload":{}}`, headers: map[string]string{"Idempotency-Key": "k1"}}, 200,
 			map[string]int{}},
+		{"batch with an Idempotency-Key", req{method: "POST", path: "/v1/events/batch", tenant: "tenant-a", body: `{"events":[{"event_type":"a","payload":{}}]}`, headers: map[string]string{"Idempotency-Key": "k2"}}, 400,
+			map[string]int{"EventsRejected:invalid_idempotency_key": 1}},
 		{"inbox is not ingestion", req{method: "GET", path: "/v1/inbox", tenant: "tenant-a"}, 200, map[string]int{}},
 		{"unauthenticated is not counted", req{method: "POST", path: "/v1/events", body: `{"event_type":"a","payload":{}}`}, 401, map[string]int{}},
 	}
@@ -95,6 +97,6 @@ func TestIngestMetrics(t *testing.T) {
 		}
 	}
 	sort.Strings(reasons)
-	assert.Equal(t, []string{"invalid_event", "invalid_json", "invalid_payload", "payload_too_large"}, reasons)
+	assert.Equal(t, []string{"invalid_event", "invalid_idempotency_key", "invalid_json", "invalid_payload", "payload_too_large"}, reasons)
 	assert.Equal(t, http.StatusOK, e.do(req{method: "GET", path: "/v1/inbox", tenant: "tenant-a"}).code)
 }

@@ -185,16 +185,13 @@ func matchWebhooks(method, path string) (routeFunc, string, string) {
 }
 
 // createSubscription serves POST /v1/subscriptions. An Idempotency-Key
-// is refused: a create cannot be answered again (its secret is shown once,
-// and only the webhook function may unseal it), and ignoring the key let a
-// client that retried a create trusting it get a second subscription
-// (found by review).
+// was refused before (checkNoIdempotencyKey): a create cannot be answered
+// again (its secret is shown once, and only the webhook function may
+// unseal it), and ignoring the key let a client that retried a create
+// trusting it get a second subscription (found by review).
 func (a *API) createSubscription(w http.ResponseWriter, r *http.Request, ri *reqInfo, _ string) (int, any, error) {
 	if a.webhooks == nil {
 		return 0, nil, errWebhooksDisabled
-	}
-	if len(r.Header.Values("Idempotency-Key")) > 0 {
-		return 0, nil, &apiError{status: http.StatusBadRequest, code: "invalid_idempotency_key", message: "Idempotency-Key is not supported on subscription creation: a create sent again makes another subscription; after a timeout, list the subscriptions (GET /v1/subscriptions) before creating again"}
 	}
 	data, err := readBody(w, r)
 	if err != nil {
