@@ -124,8 +124,8 @@ func TestHostileBodies(t *testing.T) {
 	}
 	// A body on a route that takes none (redeliver: the subscription it
 	// names was ignored) is a 400 invalid_json, with or without webhook
-	// delivery deployed.
-	for _, body := range []string{`{"subscription_id":"sub_aaaaaaaaaaaaaaaaaaaaaaaaaa"}`, `{}`, `x`} {
+	// delivery deployed ({} and null pass as none).
+	for _, body := range []string{`{"subscription_id":"sub_aaaaaaaaaaaaaaaaaaaaaaaaaa"}`, `[]`, `x`} {
 		r := tg.do(t, "POST", "/v1/events/"+e.ID+"/redeliver", jsonBearer(tg.key), []byte(body))
 		assert.Equal(t, http.StatusBadRequest, r.Status, "redeliver with %q: %s", body, r)
 		assert.Equal(t, "invalid_json", r.ErrorCode(), "redeliver with %q: %s", body, r)

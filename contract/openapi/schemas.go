@@ -242,7 +242,7 @@ func componentsOf() components {
 			},
 		},
 		Responses: map[string]responseJ{
-			"BadRequest":           errResp("invalid_header: a malformed X-Correlation-Id; invalid_parameter: a query string on an operation that takes no query parameter, or API Gateway found a required parameter missing; invalid_json: a request body (other than whitespace) on an operation that takes none; invalid_idempotency_key: an Idempotency-Key on an operation that does not honour it"),
+			"BadRequest":           errResp("invalid_header: a malformed X-Correlation-Id; invalid_parameter: a query string on an operation that takes no query parameter, or API Gateway found a required parameter missing; invalid_json: a request body (other than whitespace, {} or null) on an operation that takes none; invalid_idempotency_key: an Idempotency-Key on an operation that does not honour it"),
 			"Unauthorized":         errResp("unauthorized: no, malformed or unknown API key, or a credential outside the accepted header; the message states the deployment's rules (API Gateway or the function)"),
 			"Forbidden":            errResp("forbidden: a revoked API key (API Gateway)"),
 			"NotFound":             errResp("not_found: no such resource (API Gateway for a path that is no route, or the function)"),

@@ -1,9 +1,11 @@
 package httpapi
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/event"
@@ -24,15 +26,16 @@ var bodyRoutes = map[string]bool{
 
 // checkNoBody refuses a request body on a route outside bodyRoutes: a
 // body holding anything but JSON whitespace (space, tab, line feed,
-// carriage return), or more than event.MaxBodyBytes of it, is a 400
-// invalid_json naming the route, before the route reads or writes
-// anything. Ignoring it let "POST /v1/events/{id}/redeliver" with
+// carriage return), an empty object or null, or more than
+// event.MaxBodyBytes, is a 400 invalid_json naming the route, before the
+// route reads or writes anything. Ignoring it let "POST /v1/events/{id}/redeliver" with
 // {"subscription_id": ...} redeliver to every subscription, and a rotate
 // with {"overlap": "0s"} keep the default overlap, each with a 2xx: the
 // client believed the body had taken effect (found by review). No body
 // (Content-Length 0, or none) passes, and so does one of only whitespace,
-// which carries nothing a client could believe was read. The body's
-// Content-Type is not looked at.
+// "{}" or "null" (whitespace around and inside allowed): they carry
+// nothing a client could believe was read, and many HTTP clients send
+// "{}" with every POST. The body's Content-Type is not looked at.
 func checkNoBody(r *http.Request) error {
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil
@@ -42,27 +45,22 @@ func checkNoBody(r *http.Request) error {
 		return nil
 	}
 	refuse := func(why string) error {
-		return &event.InputError{Code: event.CodeInvalidJSON, Message: fmt.Sprintf("%s takes no request body: send none (%s; a body of only whitespace counts as none)", route, why)}
+		return &event.InputError{Code: event.CodeInvalidJSON, Message: fmt.Sprintf("%s takes no request body: send none (%s; a body of only whitespace, {} or null counts as none)", route, why)}
 	}
-	var buf [4096]byte
-	body := io.LimitReader(r.Body, event.MaxBodyBytes+1)
-	read := 0
-	for {
-		n, err := body.Read(buf[:])
-		for i, c := range buf[:n] {
-			if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
-				return refuse(fmt.Sprintf("this one holds %q at byte %d", string([]byte{c}), read+i))
-			}
-		}
-		read += n
-		if read > event.MaxBodyBytes {
-			return refuse("this one is over 256 KiB")
-		}
-		switch {
-		case err == io.EOF:
-			return nil
-		case err != nil:
-			return &apiError{status: http.StatusBadRequest, code: "invalid_body", message: "the body could not be read", cause: err}
-		}
+	data, err := io.ReadAll(io.LimitReader(r.Body, event.MaxBodyBytes+1))
+	if err != nil {
+		return &apiError{status: http.StatusBadRequest, code: "invalid_body", message: "the body could not be read", cause: err}
 	}
+	if len(data) > event.MaxBodyBytes {
+		return refuse("this one is over 256 KiB")
+	}
+	const ws = " \t\n\r"
+	rest := bytes.Trim(data, ws)
+	empty := len(rest) == 0 || string(rest) == "null" ||
+		len(rest) >= 2 && rest[0] == '{' && rest[len(rest)-1] == '}' && len(bytes.Trim(rest[1:len(rest)-1], ws)) == 0
+	if empty {
+		return nil
+	}
+	i := bytes.IndexFunc(data, func(c rune) bool { return !strings.ContainsRune(ws, c) })
+	return refuse(fmt.Sprintf("this one holds %q at byte %d", string(data[i:i+1]), i))
 }

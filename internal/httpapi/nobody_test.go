@@ -90,9 +90,11 @@ func TestBodyOnRoutesWithoutBody(t *testing.T) {
 			{body: `{"subscription_id":"` + sub + `"}`, at: `holds \"{\" at byte 0`},
 			{body: `{"overlap":"0s"}`, at: `holds \"{\" at byte 0`},
 			{body: `not json`, at: `holds \"n\" at byte 0`, noCType: true},
-			{body: `{}`, at: `holds \"{\" at byte 0`},
-			{body: `null`, at: `holds \"n\" at byte 0`},
 			{body: " \r\n\t[]", at: `holds \"[\" at byte 4`},
+			{body: `{"a":1}`, at: `holds \"{\" at byte 0`},
+			{body: `{}}`, at: `holds \"{\" at byte 0`},
+			{body: `nulll`, at: `holds \"n\" at byte 0`},
+			{body: `""`, at: `holds \"\\\"\" at byte 0`},
 			{body: "\xef\xbb\xbf", at: `holds \"\\xef\" at byte 0`},
 			{body: "\u00a0", at: `at byte 0`, contentType: "text/plain"},
 			{body: "\x00", at: `holds \"\\x00\" at byte 0`},
@@ -118,18 +120,22 @@ func TestBodyOnRoutesWithoutBody(t *testing.T) {
 	got := e.do(req{method: "POST", path: "/v1/subscriptions/" + sub + "/rotate", body: `{"overlap":"0s"}`})
 	assert.Equal(t, http.StatusUnauthorized, got.code, "%s", got.body)
 
-	// Without a body (or with one of only whitespace, up to 256 KiB),
-	// each request succeeds: the body alone was refused. The delete goes
-	// last.
+	// Without a body (or with one of only whitespace, up to 256 KiB, or
+	// {} or null, which many clients send with every POST), each request
+	// succeeds: the body alone was refused. The delete goes last.
 	del := R{Method: "DELETE", Path: contract.PathSubscription}
 	plain = append(slices.DeleteFunc(plain, func(r R) bool { return r == del }), del)
 	for i, r := range plain {
 		rq := requests[r]
-		switch i % 3 {
+		switch i % 5 {
 		case 1:
 			rq.body = " \r\n\t"
 		case 2:
 			rq.body = strings.Repeat("\n", event.MaxBodyBytes)
+		case 3:
+			rq.body = " { \n} "
+		case 4:
+			rq.body = "null\n"
 		}
 		got := e.do(rq)
 		assert.True(t, got.code >= 200 && got.code < 300, "%s %s with %d bytes of whitespace = %d %.300s, want 2xx", rq.method, rq.path, len(rq.body), got.code, got.body)
