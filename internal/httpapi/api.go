@@ -409,15 +409,21 @@ func (a *API) serve(w http.ResponseWriter, r *http.Request, ri *reqInfo) (status
 
 // checkUnread refuses what the request's route would not read: a query
 // string (checkNoQuery), an Idempotency-Key (checkNoIdempotencyKey) and a
-// body (checkNoBody), in that order, before the route runs.
-func checkUnread(r *http.Request, ri *reqInfo) error {
+// body (checkNoBody), in that order, before the route runs. A refusal on
+// an ingestion route counts in EventsRejected, as the route's own
+// refusals do: a client whose every event is refused for a query
+// parameter is an outage the ingestion metrics must show.
+func checkUnread(r *http.Request, ri *reqInfo) (err error) {
+	defer func() {
+		if err != nil {
+			route := contract.RouteOf(r.Method, r.URL.Path)
+			ri.ingest = route == batchRoute || route == eventsRoute
+		}
+	}()
 	if err := checkNoQuery(r); err != nil {
 		return err
 	}
 	if err := checkNoIdempotencyKey(r); err != nil {
-		// The batch counted its refusal of a key in EventsRejected when
-		// it made it itself; it still does.
-		ri.ingest = contract.RouteOf(r.Method, r.URL.Path) == batchRoute
 		return err
 	}
 	return checkNoBody(r)

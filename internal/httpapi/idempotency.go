@@ -22,6 +22,9 @@ var idempotencyRoutes = map[string]bool{
 // counts in EventsRejected as the batch's other refusals do.
 var batchRoute = contract.Route{Method: contract.MethodPost, Path: contract.PathEventsBatch}.String()
 
+// eventsRoute is POST /v1/events, by contract.Route.String.
+var eventsRoute = contract.Route{Method: contract.MethodPost, Path: contract.PathEvents}.String()
+
 // noIdempotencyMessages are the refusals of the two routes that refused a
 // key before every route did, as they were worded.
 var noIdempotencyMessages = map[string]string{

@@ -76,6 +76,11 @@ func TestIngestMetrics(t *testing.T) {
 			map[string]int{}},
 		{"batch with an Idempotency-Key", req{method: "POST", path: "/v1/events/batch", tenant: "tenant-a", body: `{"events":[{"event_type":"a","payload":{}}]}`, headers: map[string]string{"Idempotency-Key": "k2"}}, 400,
 			map[string]int{"EventsRejected:invalid_idempotency_key": 1}},
+		{"a query parameter on POST /v1/events", req{method: "POST", path: "/v1/events?dry_run=1", tenant: "tenant-a", body: `{"event_type":"a","payload":{}}`}, 400,
+			map[string]int{"EventsRejected:invalid_parameter": 1}},
+		{"a query parameter on the batch", req{method: "POST", path: "/v1/events/batch?x", tenant: "tenant-a", body: `{"events":[{"event_type":"a","payload":{}}]}`}, 400,
+			map[string]int{"EventsRejected:invalid_parameter": 1}},
+		{"a query parameter elsewhere is not ingestion", req{method: "GET", path: "/v1/subscriptions?limit=1", tenant: "tenant-a"}, 400, map[string]int{}},
 		{"inbox is not ingestion", req{method: "GET", path: "/v1/inbox", tenant: "tenant-a"}, 200, map[string]int{}},
 		{"unauthenticated is not counted", req{method: "POST", path: "/v1/events", body: `{"event_type":"a","payload":{}}`}, 401, map[string]int{}},
 	}
@@ -97,6 +102,6 @@ func TestIngestMetrics(t *testing.T) {
 		}
 	}
 	sort.Strings(reasons)
-	assert.Equal(t, []string{"invalid_event", "invalid_idempotency_key", "invalid_json", "invalid_payload", "payload_too_large"}, reasons)
+	assert.Equal(t, []string{"invalid_event", "invalid_idempotency_key", "invalid_json", "invalid_parameter", "invalid_payload", "payload_too_large"}, reasons)
 	assert.Equal(t, http.StatusOK, e.do(req{method: "GET", path: "/v1/inbox", tenant: "tenant-a"}).code)
 }
