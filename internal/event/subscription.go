@@ -94,6 +94,19 @@ type Subscription struct {
 	SlowUntil time.Time `json:"-"`
 }
 
+// HoldSkewMargin is how long past its end another instance waits before
+// it reclaims a hold: a slow-lane slot (store AcquireSlowSlot) or a
+// half-open circuit's probe (store AcquireProbe, ProbeUntil). The holder
+// bounds its request by the hold's end on its own clock (dispatch's
+// withinHold), while the one reclaiming compares the end with its own
+// clock: without the margin, an instance whose clock ran ahead of the
+// holder's by s reclaimed the hold up to s early, with the holder's
+// request still in flight (a tenant over its slow lane, a second probe).
+// Clocks of function instances closer than this never do; the price is
+// that a hold whose instance died frees this much later. 5 s, as the
+// margin of a claim's lease (dispatch's leaseMargin), for the same reason.
+const HoldSkewMargin = 5 * time.Second
+
 // HalfOpen reports whether the subscription's circuit was opened and its
 // open time has passed at now: the next attempt is a probe.
 func (s Subscription) HalfOpen(now time.Time) bool {

@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/triggers-dev/triggers/contract"
+	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/schema"
 )
 
@@ -76,8 +77,10 @@ func (st *Store) MarkSlow(ctx context.Context, tenant, id, url string, until tim
 
 // AcquireSlowSlot takes one of the tenant's limit slow-lane slots for
 // token until until, and reports whether it did. Holders whose hold ended
-// by now (a request whose instance died before releasing it) are removed
-// to make room. The common case is one conditional write; a full lane is
+// at least event.HoldSkewMargin before now (a request whose instance died
+// before releasing it) are removed to make room: the holder's request is
+// bounded by the hold's end on its own clock, which may run behind this
+// caller's now. The common case is one conditional write; a full lane is
 // that write refused (with the holders read back); reclaiming expired
 // holds is one more.
 func (st *Store) AcquireSlowSlot(ctx context.Context, tenant, token string, now, until time.Time, limit int) (bool, error) {
@@ -130,13 +133,14 @@ func (st *Store) AcquireSlowSlot(ctx context.Context, tenant, token string, now,
 		values := map[string]types.AttributeValue{":until": n(until.UnixMilli()), ":ttl": ttl}
 		var conds, removes []string
 		expired := 0
+		reclaim := now.Add(-event.HoldSkewMargin).UnixMilli() // holds that ended by then
 		for _, holder := range sortedKeys(holders.Value) {
 			v, ok := holders.Value[holder].(*types.AttributeValueMemberN)
 			if !ok {
 				continue
 			}
 			end, err := strconv.ParseInt(v.Value, 10, 64)
-			if err != nil || end > now.UnixMilli() {
+			if err != nil || end > reclaim {
 				continue
 			}
 			k := strconv.Itoa(expired)

@@ -62,7 +62,8 @@ func TestSlowLaneCapUnderConcurrency(t *testing.T) {
 }
 
 // Holders whose hold ended (their instance died before releasing) are
-// reclaimed by the next acquirer; live holders are kept.
+// reclaimed by the next acquirer, once the skew margin has passed too;
+// live holders are kept.
 func TestSlowLaneReclaimsExpiredHolders(t *testing.T) {
 	ctx := context.Background()
 	st := store.New(db.Client, db.CreateTable(t, schema.Events()))
@@ -76,7 +77,7 @@ func TestSlowLaneReclaimsExpiredHolders(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, ok, "a slot while every hold runs")
 
-	later := now.Add(2 * time.Second) // h0 and h1 ended, h2 holds
+	later := now.Add(time.Second + event.HoldSkewMargin) // h0 and h1 ended (with the skew margin), h2 holds
 	for _, tok := range []string{"x", "y"} {
 		ok, err := st.AcquireSlowSlot(ctx, "tenant-a", tok, later, later.Add(time.Minute), 3)
 		require.NoError(t, err)
@@ -91,6 +92,36 @@ func TestSlowLaneReclaimsExpiredHolders(t *testing.T) {
 	ok, err = st.AcquireSlowSlot(ctx, "tenant-a", "z", later, later.Add(time.Minute), 3)
 	require.NoError(t, err)
 	assert.True(t, ok)
+}
+
+// A hold is reclaimed only once its end plus event.HoldSkewMargin has
+// passed by the acquirer's clock: its holder bounds its request by the
+// end on its own clock, which may run behind the acquirer's. Before, a
+// hold that had ended by the acquirer's clock was reclaimed at once, so
+// an acquirer whose clock ran 1 s ahead took the slot of a request still
+// in flight for up to 1 s, and the tenant had one more request at once
+// than its lane.
+func TestSlowLaneReclaimsOnlyPastTheSkewMargin(t *testing.T) {
+	ctx := context.Background()
+	st := store.New(db.Client, db.CreateTable(t, schema.Events()))
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	end := now.Add(13 * time.Second)
+	ok, err := st.AcquireSlowSlot(ctx, "tenant-a", "holder", now, end, 1)
+	require.NoError(t, err)
+	require.True(t, ok)
+	for _, past := range []time.Duration{0, time.Second, event.HoldSkewMargin - time.Millisecond} {
+		at := end.Add(past)
+		ok, err := st.AcquireSlowSlot(ctx, "tenant-a", "early", at, at.Add(13*time.Second), 1)
+		require.NoError(t, err)
+		assert.False(t, ok, "AcquireSlowSlot %v after the hold's end = true, want false: reclaimed within the skew margin %v", past, event.HoldSkewMargin)
+	}
+	at := end.Add(event.HoldSkewMargin)
+	ok, err = st.AcquireSlowSlot(ctx, "tenant-a", "late", at, at.Add(13*time.Second), 1)
+	require.NoError(t, err)
+	assert.True(t, ok, "AcquireSlowSlot the skew margin %v after the hold's end = false, want the slot reclaimed", event.HoldSkewMargin)
+	ok, err = st.AcquireSlowSlot(ctx, "tenant-a", "later", at, at.Add(13*time.Second), 1)
+	require.NoError(t, err)
+	assert.False(t, ok, "the reclaimed slot was given twice")
 }
 
 // Releasing a token that holds nothing changes nothing and is no error:

@@ -728,16 +728,22 @@ func (st *Store) OpenCircuit(ctx context.Context, tenant, id, url string, until 
 // AcquireProbe takes the half-open subscription's probe until until:
 // true for exactly one caller while its circuit's open time has passed at
 // now and no other probe holds it; false while the circuit is open, a
-// probe holds it, or the subscription is gone.
+// probe holds it, or the subscription is gone. A probe holds it until
+// event.HoldSkewMargin past its hold's end by now: the holder bounds its
+// request by the end on its own clock, which may run behind this
+// caller's.
 func (st *Store) AcquireProbe(ctx context.Context, tenant, id string, now, until time.Time) (bool, error) {
 	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:        aws.String(st.table),
 		Key:              st.key(subscriptionPartition(tenant), id),
 		UpdateExpression: aws.String("SET #probe = :until"),
 		ConditionExpression: aws.String("attribute_exists(#pk) AND (attribute_not_exists(#open) OR #open <= :now)" +
-			" AND (attribute_not_exists(#probe) OR #probe <= :now)"),
-		ExpressionAttributeNames:  map[string]string{"#open": attrOpenUntil, "#probe": attrProbeUntil, "#pk": schema.AttrUserID},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":now": n(now.UnixMilli()), ":until": n(until.UnixMilli())},
+			" AND (attribute_not_exists(#probe) OR #probe <= :lapsed)"),
+		ExpressionAttributeNames: map[string]string{"#open": attrOpenUntil, "#probe": attrProbeUntil, "#pk": schema.AttrUserID},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":now": n(now.UnixMilli()), ":until": n(until.UnixMilli()),
+			":lapsed": n(now.Add(-event.HoldSkewMargin).UnixMilli()),
+		},
 	})
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {

@@ -850,8 +850,11 @@ func TestCircuitBreakerState(t *testing.T) {
 	assert.False(t, probe(t0.Add(59*time.Second)), "open: no probe")
 	assert.True(t, probe(t0.Add(time.Minute)), "half-open: a probe")
 	assert.False(t, probe(t0.Add(time.Minute+time.Second)), "one probe at a time")
-	assert.True(t, probe(t0.Add(time.Minute+10*time.Second)), "a lapsed probe is taken over")
-	assert.Equal(t, t0.Add(time.Minute+20*time.Second), get().ProbeUntil)
+	// The probe held until +1m10s: taken over once that plus the skew
+	// margin has passed (TestProbeTakenOverOnlyPastTheSkewMargin).
+	lapsed := t0.Add(time.Minute + 10*time.Second + event.HoldSkewMargin)
+	assert.True(t, probe(lapsed), "a lapsed probe is taken over")
+	assert.Equal(t, lapsed.Add(10*time.Second), get().ProbeUntil)
 
 	// A failed probe opens it again, and frees the probe.
 	opened, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", "", t0.Add(3*time.Minute), 3*time.Minute)
@@ -875,6 +878,38 @@ func TestCircuitBreakerState(t *testing.T) {
 	ok, err := st.AcquireProbe(ctx, "tenant-a", "sub_none", t0, t0)
 	require.NoError(t, err)
 	assert.False(t, ok)
+}
+
+// A half-open circuit's probe is taken over only once its hold's end
+// plus event.HoldSkewMargin has passed by the taker's clock: the holder
+// bounds its request by the end on its own clock, which may run behind
+// the taker's. Before, a probe whose hold had ended by the taker's clock
+// was taken over at once: with the clocks 1 s apart, a second probe went
+// out while the first was still in flight.
+func TestProbeTakenOverOnlyPastTheSkewMargin(t *testing.T) {
+	ctx := context.Background()
+	st := store.New(db.Client, db.CreateTable(t, schema.Events()))
+	require.NoError(t, st.CreateSubscription(ctx, "tenant-a", newSub("sub_a")))
+	t0 := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	_, err := st.OpenCircuit(ctx, "tenant-a", "sub_a", "", t0, time.Minute)
+	require.NoError(t, err)
+	end := t0.Add(13 * time.Second)
+	ok, err := st.AcquireProbe(ctx, "tenant-a", "sub_a", t0, end)
+	require.NoError(t, err)
+	require.True(t, ok)
+	for _, past := range []time.Duration{0, time.Second, event.HoldSkewMargin - time.Millisecond} {
+		at := end.Add(past)
+		ok, err := st.AcquireProbe(ctx, "tenant-a", "sub_a", at, at.Add(13*time.Second))
+		require.NoError(t, err)
+		assert.False(t, ok, "AcquireProbe %v after the probe's hold ended = true, want false: taken over within the skew margin %v", past, event.HoldSkewMargin)
+	}
+	at := end.Add(event.HoldSkewMargin)
+	ok, err = st.AcquireProbe(ctx, "tenant-a", "sub_a", at, at.Add(13*time.Second))
+	require.NoError(t, err)
+	assert.True(t, ok, "AcquireProbe the skew margin %v after the probe's hold ended = false, want it taken over", event.HoldSkewMargin)
+	sub, err := st.GetSubscription(ctx, "tenant-a", "sub_a")
+	require.NoError(t, err)
+	assert.Equal(t, at.Add(13*time.Second), sub.ProbeUntil)
 }
 
 // The rate cap counts requests per second across every caller: exactly

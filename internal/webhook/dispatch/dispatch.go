@@ -1383,7 +1383,8 @@ type laneSlot struct {
 func noSlot() laneSlot { return laneSlot{release: func() {}} }
 
 // holdEnd is the end of a hold taken at now for one attempt's request: a
-// slow-lane slot's, a probe's. A holder whose instance died frees it soon.
+// slow-lane slot's, a probe's. A holder whose instance died frees it soon:
+// event.HoldSkewMargin after the end, when another instance may reclaim it.
 func (d *Dispatcher) holdEnd(now time.Time) time.Time {
 	return now.Add(d.cfg.Client.Timeout + storeMargin)
 }
@@ -1523,14 +1524,16 @@ func (d *Dispatcher) gate(ctx context.Context, tenant string, sub event.Subscrip
 // putOff reports whether an attempt to sub, as read, must wait at now
 // without asking the store anything: while its circuit is open (until it
 // closes), or while another attempt holds its half-open circuit's probe
-// (until the probe's hold ends). The wait is spread (spread), so that
-// the attempts put off do not all come back at the same moment.
+// (until the probe's hold ends, plus event.HoldSkewMargin: the store lets
+// no one take the probe over before). The wait is spread (spread), so
+// that the attempts put off do not all come back at the same moment.
 func (d *Dispatcher) putOff(sub event.Subscription, now time.Time) (wait time.Duration, reason string, ok bool) {
+	lapsed := sub.ProbeUntil.Add(event.HoldSkewMargin)
 	switch {
 	case sub.CircuitOpenUntil.After(now):
 		return d.spread(sub.CircuitOpenUntil.Sub(now)), contract.DeferredCircuitOpen, true
-	case sub.HalfOpen(now) && sub.ProbeUntil.After(now):
-		return d.spread(sub.ProbeUntil.Sub(now)), contract.DeferredProbeBusy, true
+	case sub.HalfOpen(now) && lapsed.After(now):
+		return d.spread(lapsed.Sub(now)), contract.DeferredProbeBusy, true
 	}
 	return 0, "", false
 }

@@ -244,9 +244,10 @@ func (s *laneCountingStore) ReleaseSlowSlot(ctx context.Context, tenant, token s
 
 // A slot whose holder died (taken, never released) keeps the tenant's
 // slow lane full until its hold ends, the request timeout plus the store
-// margin later: an attempt meanwhile is put off (scheduled, tenant_busy),
-// not failed; once the hold has ended the next taker reclaims the slot
-// and the attempt is made.
+// margin later, and the skew margin past that: an attempt meanwhile is
+// put off (scheduled, tenant_busy), not failed, also once the hold has
+// just ended; once the skew margin has passed too the next taker reclaims
+// the slot and the attempt is made.
 func TestSlowLaneSlotOfADeadHolderFreesAfterItsHold(t *testing.T) {
 	ctx := context.Background()
 	rcv := newReceiver(t)
@@ -278,8 +279,18 @@ func TestSlowLaneSlotOfADeadHolderFreesAfterItsHold(t *testing.T) {
 	require.Len(t, tasks, 1)
 	assert.Greater(t, tasks[0].delay, first, "the second wait is not longer than the first")
 
-	// After the hold: the slot is reclaimed, the attempt made, once.
-	w.advance(timeout + contract.WebhookStoreMargin)
+	// Its hold has just ended (the skew margin has not passed since): put
+	// off again.
+	w.advance(timeout + contract.WebhookStoreMargin - first)
+	tasks[0].task.DueAt = w.clock()
+	require.NoError(t, w.d.HandleTask(ctx, tasks[0].task))
+	assert.Empty(t, rcv.requests(), "the dead holder's slot was reclaimed as its hold ended, within the skew margin")
+	tasks = w.q.take()
+	require.Len(t, tasks, 1)
+
+	// After the hold and the skew margin: the slot is reclaimed, the
+	// attempt made, once.
+	w.advance(event.HoldSkewMargin)
 	tasks[0].task.DueAt = w.clock()
 	require.NoError(t, w.d.HandleTask(ctx, tasks[0].task))
 	require.Len(t, rcv.requests(), 1)
