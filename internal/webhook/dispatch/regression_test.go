@@ -479,6 +479,37 @@ func TestWakeWaitsWhileTheCircuitStaysClosedToRequests(t *testing.T) {
 	assert.Equal(t, event.Delivered, w.status("tenant-a", failed[0].ID).Status)
 }
 
+// An attempt that comes after another instance's probe's hold has ended
+// by this instance's clock, but within the skew margin past it (the
+// holder's clock may run behind), is put off until the margin has passed
+// (probe_busy), without asking the store for the probe it cannot take
+// yet (asking, it would be refused and wait a whole new hold).
+func TestAttemptWaitsOutTheSkewMarginPastAProbesHold(t *testing.T) {
+	ctx := context.Background()
+	rcv := newReceiver(t)
+	w := newWorld(t, rcv, func(c *dispatch.Config) { c.BreakerCooldown = time.Minute })
+	w.now = w.now.Truncate(time.Millisecond)
+	sub, _ := w.subscribe("tenant-a")
+	_, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, "", w.clock(), time.Minute) // half-open now
+	require.NoError(t, err)
+	probeUntil := w.clock().Add(13 * time.Second)
+	ok, err := w.st.AcquireProbe(ctx, "tenant-a", sub.ID, w.clock(), probeUntil) // another instance's probe
+	require.NoError(t, err)
+	require.True(t, ok)
+
+	w.advance(14 * time.Second) // the probe's hold ended 1 s ago
+	e := w.event("tenant-a", "t")
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+	assert.Empty(t, rcv.requests(), "sent within the skew margin past another instance's probe")
+	as := w.attempts("tenant-a", e.ID)
+	require.Len(t, as, 1)
+	assert.Equal(t, event.OutcomeScheduled, as[0].Outcome)
+	// Spread by half of half the cooldown (Rand 0.5): 15 s.
+	assert.Equal(t, event.FormatTime(probeUntil.Add(event.HoldSkewMargin+15*time.Second)), as[0].NextAttemptAt,
+		"put off until the skew margin past the probe's hold (spread), not a whole new hold")
+	assert.Contains(t, w.logs.String(), `"reason":"`+contract.DeferredProbeBusy+`"`)
+}
+
 // An attempt that waited for a slot of its round (Parallel) sees its
 // endpoint's circuit as this instance last saw it, not as the round read
 // it when it started: a circuit opened meanwhile by another message puts

@@ -361,13 +361,65 @@ func TestProbeRequestNeverOutlivesItsHold(t *testing.T) {
 	}
 }
 
+// blockingEndpoint is a TLS endpoint that signals each request's arrival
+// on arrived and answers 200 only once the test ends (or its client goes
+// first).
+func blockingEndpoint(t *testing.T) (rcv *receiver, arrived chan struct{}) {
+	arrived, release := make(chan struct{}, 10), make(chan struct{})
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		_, _ = io.ReadAll(req.Body)
+		arrived <- struct{}{}
+		select {
+		case <-release:
+		case <-req.Context().Done():
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) })
+	return &receiver{srv: srv}, arrived
+}
+
+// With a Client that has no Timeout of its own, the request of an
+// attempt holding a slow-lane slot is bounded by the hold alone (the
+// store margin, 3 s, from the slot's taking): it ends with the hold,
+// failed and retried, rather than hang on with the slot reclaimable.
+func TestRequestOfAClientWithoutTimeoutEndsWithItsHold(t *testing.T) {
+	ctx := context.Background()
+	rcv, _ := blockingEndpoint(t)
+	w := newWorld(t, rcv, func(c *dispatch.Config) {
+		c.Client.Timeout = 0
+		c.TenantSlowConcurrency = 1
+		c.SlowAfter = -1
+	})
+	sub, _ := w.subscribe("tenant-a")
+	require.NoError(t, w.st.MarkSlow(ctx, "tenant-a", sub.ID, sub.URL, w.clock().Add(time.Hour)))
+	e := w.event("tenant-a", "t")
+	done := make(chan error, 1)
+	go func() { done <- w.d.HandleEvent(ctx, "tenant-a", e.ID) }()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(3 * contract.WebhookStoreMargin):
+		t.Fatalf("the request was still in flight %v after its slot's hold of %v began", 3*contract.WebhookStoreMargin, contract.WebhookStoreMargin)
+	}
+	as := w.attempts("tenant-a", e.ID)
+	require.Len(t, as, 1)
+	assert.Equal(t, event.OutcomeFailed, as[0].Outcome)
+	assert.Contains(t, as[0].Error, "hold", "the cut request's error says why")
+	assert.NotEmpty(t, as[0].NextAttemptAt, "the cut request is retried")
+}
+
 // holdRace makes two events' attempts to one subscription of tenant-a,
 // the second 2 s into the first's request, whose secrets took 5 s of its
 // 6 s hold (the request timeout, 3 s, + the store margin) to open, so
 // that its hold has ended by the clock (the real one plus an offset the
-// slow secrets move on) while its request is in flight. mutate sets the
-// dispatcher up, arm the subscription (what the hold is of). It returns
-// the most requests in flight at once and the first event's attempt.
+// slow secrets move on) while its request is in flight, and the second
+// comes the skew margin (event.HoldSkewMargin) later still by the clock,
+// so that it may reclaim the first's hold. mutate sets the dispatcher up,
+// arm the subscription (what the hold is of). It returns the most
+// requests in flight at once and the first event's attempt.
 func holdRace(t *testing.T, mutate func(*dispatch.Config), arm func(w *world, sub event.Subscription, now time.Time)) (int32, event.Attempt) {
 	t.Helper()
 	ctx := context.Background()
@@ -423,8 +475,13 @@ func holdRace(t *testing.T, mutate func(*dispatch.Config), arm func(w *world, su
 	require.Eventually(t, func() bool { return inflight.Load() == 1 }, 5*time.Second, 5*time.Millisecond, "the first request never started")
 
 	// 2 s into the first request (within its 3 s timeout): its hold
-	// (taken before the slow secrets) has ended by the clock.
+	// (taken before the slow secrets) has ended by the clock, and the
+	// clock moves on by the skew margin, past which the second may
+	// reclaim the hold. (Without that move the margin alone kept the
+	// second off, and neither test saw its request outlive its hold: a
+	// mutant that bounded no request by its hold lived, 2026-11-27.)
 	time.Sleep(2 * time.Second)
+	advance(event.HoldSkewMargin)
 	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", second.ID))
 	answerOnce.Do(func() { close(answer) })
 	require.NoError(t, <-done)
