@@ -8,9 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/store"
 	"github.com/triggers-dev/triggers/schema"
@@ -92,6 +96,78 @@ func TestSlowLaneReclaimsExpiredHolders(t *testing.T) {
 	ok, err = st.AcquireSlowSlot(ctx, "tenant-a", "z", later, later.Add(time.Minute), 3)
 	require.NoError(t, err)
 	assert.True(t, ok)
+}
+
+// Reclaiming holds that ended keeps the cap under concurrency too: 25
+// acquirers that all find the same ended holds take exactly the cap's
+// slots between them. Each removal is conditional on the hold still being
+// the one read; without that, acquirers removing the same ended hold each
+// added a holder (a mutant weakening it lived, 2026-11-27).
+func TestSlowLaneReclaimUnderConcurrency(t *testing.T) {
+	ctx := context.Background()
+	st := store.New(db.Client, db.CreateTable(t, schema.Events()))
+	now := time.Now()
+	const limit, acquirers = 4, 25
+	for i := range limit {
+		ok, err := st.AcquireSlowSlot(ctx, "tenant-a", "dead"+strconv.Itoa(i), now, now.Add(time.Second), limit)
+		require.NoError(t, err)
+		require.True(t, ok)
+	}
+	later := now.Add(time.Second + event.HoldSkewMargin) // every hold ended
+	var got atomic.Int32
+	var wg sync.WaitGroup
+	for i := range acquirers {
+		wg.Go(func() {
+			ok, err := st.AcquireSlowSlot(ctx, "tenant-a", "h"+strconv.Itoa(i), later, later.Add(time.Minute), limit)
+			assert.NoError(t, err)
+			if ok {
+				got.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	assert.EqualValues(t, limit, got.Load(), "AcquireSlowSlot: %d of %d concurrent acquirers got a slot of a lane of %d whose holds had all ended, want the cap", got.Load(), acquirers, limit)
+	ok, err := st.AcquireSlowSlot(ctx, "tenant-a", "late", later, later.Add(time.Minute), limit)
+	require.NoError(t, err)
+	assert.False(t, ok, "a later acquirer got a slot of the full lane")
+}
+
+// The lane item expires (ttl, epoch seconds) a day (slowLaneIdle) after
+// the hold its latest write took, by every way a slot is taken (the lane
+// started, a free slot, a reclaimed one): kept while in use, gone a day
+// after the tenant's endpoints stopped being slow.
+func TestSlowLaneItemExpiresADayAfterItsLatestHold(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.Events())
+	st := store.New(db.Client, table)
+	ttl := func() int64 {
+		t.Helper()
+		out, err := db.Client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: map[string]types.AttributeValue{
+			schema.AttrUserID:           &types.AttributeValueMemberS{Value: contract.SlowLanePrefix + "tenant-a"},
+			schema.AttrTimestampEventID: &types.AttributeValueMemberS{Value: contract.SlowLaneKey},
+		}})
+		require.NoError(t, err)
+		v, ok := out.Item[schema.AttrTTL].(*types.AttributeValueMemberN)
+		require.True(t, ok, "the lane item has no ttl: %v", out.Item)
+		n, err := strconv.ParseInt(v.Value, 10, 64)
+		require.NoError(t, err)
+		return n
+	}
+	now := time.Now()
+	for _, step := range []struct {
+		name  string
+		at    time.Time
+		until time.Time
+	}{
+		{"the lane started", now, now.Add(time.Minute)},
+		{"a free slot", now, now.Add(time.Hour)},
+		{"a reclaimed slot", now.Add(time.Minute + event.HoldSkewMargin), now.Add(2 * time.Hour)},
+	} {
+		ok, err := st.AcquireSlowSlot(ctx, "tenant-a", step.name, step.at, step.until, 2)
+		require.NoError(t, err)
+		require.True(t, ok, step.name)
+		assert.Equal(t, step.until.Add(24*time.Hour).Unix(), ttl(), "%s: the lane's ttl is not a day past the hold taken", step.name)
+	}
 }
 
 // A hold is reclaimed only once its end plus event.HoldSkewMargin has
@@ -179,8 +255,13 @@ func TestMarkSlow(t *testing.T) {
 	require.NoError(t, st.MarkSlow(ctx, "tenant-a", sub.ID, sub.URL, now.Add(30*time.Minute)))
 	assert.True(t, get().SlowUntil.IsZero(), "the server the subscription left marked it slow until %v", get().SlowUntil)
 
-	// Gone: no error.
-	require.NoError(t, st.MarkSlow(ctx, "tenant-a", "sub_none", sub.URL, now.Add(time.Minute)))
+	// Gone: no error, and nothing written, whatever the url (an empty
+	// one matches any server).
+	for _, url := range []string{sub.URL, ""} {
+		require.NoError(t, st.MarkSlow(ctx, "tenant-a", "sub_none", url, now.Add(time.Minute)))
+		_, err := st.GetSubscription(ctx, "tenant-a", "sub_none")
+		assert.ErrorIs(t, err, event.ErrSubscriptionNotFound, "MarkSlow(%q) of a subscription that is gone wrote an item", url)
+	}
 }
 
 // ScheduleAttempt counts the times an attempt was put off.
