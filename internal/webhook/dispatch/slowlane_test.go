@@ -221,14 +221,155 @@ func TestFastEndpointsNeverTakeTheSlowLane(t *testing.T) {
 	assert.Zero(t, counting.calls.Load(), "slow-lane store calls on the fast path")
 }
 
-// laneCountingStore counts the slow lane's store calls.
+// The slow lane turned off (SlowLaneAfter < 0) touches nothing: a slow
+// answer marks nothing, and a subscription marked slow before (the lane
+// was on then) takes no slot.
+func TestSlowLaneOffTouchesNothing(t *testing.T) {
+	ctx := context.Background()
+	rcv := newReceiver(t)
+	counting := &laneCountingStore{}
+	w := newWorld(t, rcv, func(c *dispatch.Config) {
+		counting.Store = c.Store
+		c.Store = counting
+		c.SlowLaneAfter = -1
+	})
+	sub, _ := w.subscribe("tenant-a")
+	deliver := func() {
+		e := w.event("tenant-a", "t")
+		require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+		assert.Equal(t, event.Delivered, w.status("tenant-a", e.ID).Status)
+	}
+	deliver()
+	assert.Zero(t, counting.calls.Load(), "slow-lane store calls with the lane off, for an endpoint not marked slow")
+	require.NoError(t, w.st.MarkSlow(ctx, "tenant-a", sub.ID, sub.URL, w.clock().Add(time.Hour)))
+	deliver()
+	assert.Zero(t, counting.calls.Load(), "slow-lane store calls with the lane off, for an endpoint marked slow before")
+}
+
+// A mark that has ended leaves the slow lane: the endpoint's attempts
+// take no slot once its slow_until has passed.
+func TestEndedSlowMarkTakesNoSlot(t *testing.T) {
+	ctx := context.Background()
+	rcv := newReceiver(t)
+	counting := &laneCountingStore{}
+	w := newWorld(t, rcv, func(c *dispatch.Config) {
+		counting.Store = c.Store
+		c.Store = counting
+		c.SlowLaneAfter = time.Minute // no answer of this test is that slow
+	})
+	sub, _ := w.subscribe("tenant-a")
+	require.NoError(t, w.st.MarkSlow(ctx, "tenant-a", sub.ID, sub.URL, w.clock().Add(time.Minute)))
+	w.advance(time.Minute) // the mark ends now
+	e := w.event("tenant-a", "t")
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+	assert.Equal(t, event.Delivered, w.status("tenant-a", e.ID).Status)
+	assert.Zero(t, counting.calls.Load(), "slow-lane store calls for an endpoint whose slow mark has ended")
+}
+
+// A request that got no answer (timed out) does not mark its endpoint
+// slow, however long it took: an endpoint that hangs is the circuit
+// breaker's (SlowAfter, failures), and the slow lane is for endpoints
+// that answer, slowly.
+func TestUnansweredRequestDoesNotMarkSlow(t *testing.T) {
+	ctx := context.Background()
+	rcv := newReceiver(t)
+	w := newWorld(t, rcv, func(c *dispatch.Config) {
+		c.Client.Timeout = 300 * time.Millisecond
+		c.SlowLaneAfter = 100 * time.Millisecond
+		c.SlowAfter = -1
+	})
+	sub, _ := w.subscribe("tenant-a")
+	release := make(chan struct{})
+	rcv.mu.Lock()
+	rcv.hold = release
+	rcv.mu.Unlock()
+	t.Cleanup(func() { close(release) })
+	e := w.event("tenant-a", "t")
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+	as := w.attempts("tenant-a", e.ID)
+	require.Len(t, as, 1)
+	require.Equal(t, event.OutcomeFailed, as[0].Outcome, "the request timed out")
+	require.Zero(t, as[0].StatusCode)
+	got, err := w.st.GetSubscription(ctx, "tenant-a", sub.ID)
+	require.NoError(t, err)
+	assert.True(t, got.SlowUntil.IsZero(), "an unanswered request marked its endpoint slow until %v", got.SlowUntil)
+}
+
+// A steadily slow endpoint costs one MarkSlow write per half of
+// SlowLaneFor, not one per request: a slow answer while the mark read
+// with the subscription still has more than half of SlowLaneFor to run
+// writes nothing; one with less moves the mark to SlowLaneFor from now.
+func TestSlowMarkIsRenewedOncePerHalfWindow(t *testing.T) {
+	ctx := context.Background()
+	rcv := newLaneReceiver(t, 150*time.Millisecond)
+	counting := &laneCountingStore{}
+	w := newWorld(t, &receiver{srv: rcv.srv}, func(c *dispatch.Config) {
+		counting.Store = c.Store
+		c.Store = counting
+		c.SlowLaneAfter = 100 * time.Millisecond
+		c.SlowAfter = -1
+	})
+	sub, _ := w.subscribe("tenant-a")
+	mark := func() time.Time {
+		got, err := w.st.GetSubscription(ctx, "tenant-a", sub.ID)
+		require.NoError(t, err)
+		return got.SlowUntil
+	}
+	deliver := func() {
+		e := w.event("tenant-a", "t")
+		require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+		require.Equal(t, event.Delivered, w.status("tenant-a", e.ID).Status)
+	}
+	deliver() // unmarked: the slow answer marks it
+	first := w.clock().Add(dispatch.SlowLaneFor).Truncate(time.Millisecond)
+	assert.EqualValues(t, 1, counting.marks.Load(), "MarkSlow calls after the first slow answer")
+	assert.True(t, mark().Equal(first), "SlowUntil = %v, want %v", mark(), first)
+
+	w.advance(dispatch.SlowLaneFor/2 - time.Second) // more than half of the mark left
+	deliver()
+	assert.EqualValues(t, 1, counting.marks.Load(), "MarkSlow calls while the mark had more than half of SlowLaneFor left")
+	assert.True(t, mark().Equal(first), "SlowUntil = %v, want %v", mark(), first)
+
+	w.advance(2 * time.Second) // less than half left
+	deliver()
+	assert.EqualValues(t, 2, counting.marks.Load(), "MarkSlow calls once the mark had less than half of SlowLaneFor left")
+	assert.True(t, mark().Equal(w.clock().Add(dispatch.SlowLaneFor).Truncate(time.Millisecond)), "SlowUntil = %v, want SlowLaneFor from now", mark())
+}
+
+// The default SlowLaneAfter (Config's zero value) is DefaultSlowLaneAfter,
+// 1 s: an answer under it marks nothing, one after it marks the endpoint
+// slow.
+func TestDefaultSlowLaneAfter(t *testing.T) {
+	ctx := context.Background()
+	for _, tt := range []struct {
+		delay time.Duration
+		marks int32
+	}{{0, 0}, {dispatch.DefaultSlowLaneAfter + 100*time.Millisecond, 1}} {
+		rcv := newLaneReceiver(t, tt.delay)
+		counting := &laneCountingStore{}
+		w := newWorld(t, &receiver{srv: rcv.srv}, func(c *dispatch.Config) {
+			counting.Store = c.Store
+			c.Store = counting
+		})
+		w.subscribe("tenant-a")
+		e := w.event("tenant-a", "t")
+		require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+		require.Equal(t, event.Delivered, w.status("tenant-a", e.ID).Status)
+		assert.Equal(t, tt.marks, counting.marks.Load(), "MarkSlow calls after an answer in %v with the default SlowLaneAfter", tt.delay)
+	}
+}
+
+// laneCountingStore counts the slow lane's store calls (calls), and
+// MarkSlow's alone (marks).
 type laneCountingStore struct {
 	dispatch.Store
 	calls atomic.Int32
+	marks atomic.Int32
 }
 
 func (s *laneCountingStore) MarkSlow(ctx context.Context, tenant, id, url string, until time.Time) error {
 	s.calls.Add(1)
+	s.marks.Add(1)
 	return s.Store.MarkSlow(ctx, tenant, id, url, until)
 }
 
