@@ -552,6 +552,143 @@ func TestRequestOfAClientWithoutTimeoutEndsWithItsHold(t *testing.T) {
 	assert.NotEmpty(t, as[0].NextAttemptAt, "the cut request is retried")
 }
 
+// slowLaneFree reports whether tenant-a's slow lane of one slot is free
+// at w's clock: it takes the slot and gives it back.
+func slowLaneFree(t *testing.T, w *world) bool {
+	t.Helper()
+	ctx := context.Background()
+	ok, err := w.st.AcquireSlowSlot(ctx, "tenant-a", "lane-check", w.clock(), w.clock().Add(time.Minute), 1)
+	require.NoError(t, err)
+	if ok {
+		require.NoError(t, w.st.ReleaseSlowSlot(ctx, "tenant-a", "lane-check"))
+	}
+	return ok
+}
+
+// slowWorld is a world whose tenant-a has one subscription, marked slow
+// for an hour, and a slow lane of one slot.
+func slowWorld(t *testing.T, rcv *receiver, mutate ...func(*dispatch.Config)) (*world, event.Subscription) {
+	t.Helper()
+	w := newWorld(t, rcv, append([]func(*dispatch.Config){func(c *dispatch.Config) { c.TenantSlowConcurrency = 1 }}, mutate...)...)
+	sub, _ := w.subscribe("tenant-a")
+	require.NoError(t, w.st.MarkSlow(context.Background(), "tenant-a", sub.ID, sub.URL, w.clock().Add(time.Hour)))
+	return w, sub
+}
+
+// An attempt that takes its slot and then has too little of its
+// invocation left for the request (errNoTime) gives the slot back at
+// once: the slot is released on every way out before the request, not
+// held until its hold ends.
+func TestSlowLaneSlotGoesBackWhenTheAttemptCannotStart(t *testing.T) {
+	rcv := newReceiver(t)
+	w, _ := slowWorld(t, rcv)
+	e := w.event("tenant-a", "t")
+	// Less than the request timeout plus the store margin left.
+	ctx, cancel := context.WithTimeout(context.Background(), webhook.DefaultTimeout)
+	defer cancel()
+	require.Error(t, w.d.HandleEvent(ctx, "tenant-a", e.ID), "the attempt had no time to start")
+	assert.Empty(t, rcv.requests())
+	assert.True(t, slowLaneFree(t, w), "the attempt that could not start kept its slow-lane slot")
+}
+
+// A slot is given back even when the invocation's context ends during
+// the request (a stop, the deadline): the release does not use the ended
+// context, else it fails and the slot stays held until its hold ends.
+func TestSlowLaneSlotGoesBackWhenTheContextEnds(t *testing.T) {
+	rcv, arrived := blockingEndpoint(t)
+	w, _ := slowWorld(t, rcv, func(c *dispatch.Config) { c.SlowAfter = -1 })
+	e := w.event("tenant-a", "t")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- w.d.HandleEvent(ctx, "tenant-a", e.ID) }()
+	select {
+	case <-arrived:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the request never arrived")
+	}
+	require.False(t, slowLaneFree(t, w), "the request in flight holds no slot")
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("HandleEvent did not return after its context ended")
+	}
+	assert.True(t, slowLaneFree(t, w), "the slot of the attempt whose context ended is still held")
+}
+
+// finishGate holds FinishAttempt (the recording of an attempt's outcome)
+// until release is closed, after signalling entered.
+type finishGate struct {
+	dispatch.Store
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (s *finishGate) FinishAttempt(ctx context.Context, tenant, eventID string, a event.Attempt, owner string) error {
+	s.entered <- struct{}{}
+	<-s.release
+	return s.Store.FinishAttempt(ctx, tenant, eventID, a, owner)
+}
+
+// The slot is given back once the request is answered, before the
+// attempt's store writes (its outcome, its follow-ups): a slow store does
+// not keep the tenant's slow lane held.
+func TestSlowLaneSlotGoesBackOnceTheRequestIsAnswered(t *testing.T) {
+	ctx := context.Background()
+	gate := &finishGate{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	w, _ := slowWorld(t, newReceiver(t), func(c *dispatch.Config) {
+		gate.Store = c.Store
+		c.Store = gate
+	})
+	e := w.event("tenant-a", "t")
+	done := make(chan error, 1)
+	go func() { done <- w.d.HandleEvent(ctx, "tenant-a", e.ID) }()
+	select {
+	case <-gate.entered:
+	case <-time.After(10 * time.Second):
+		close(gate.release)
+		t.Fatal("the attempt's outcome was never recorded")
+	}
+	free := slowLaneFree(t, w)
+	close(gate.release)
+	require.NoError(t, <-done)
+	assert.True(t, free, "the slot was still held while the answered attempt was being recorded")
+	assert.Equal(t, event.Delivered, w.status("tenant-a", e.ID).Status)
+}
+
+// probeRacer lets another instance take the probe just before each of the
+// dispatcher's AcquireProbe calls: it wins the probe between the
+// subscription's read and the attempt's asking.
+type probeRacer struct{ dispatch.Store }
+
+func (s probeRacer) AcquireProbe(ctx context.Context, tenant, id string, now, until time.Time) (bool, error) {
+	if _, err := s.Store.AcquireProbe(ctx, tenant, id, now, until); err != nil {
+		return false, err
+	}
+	return s.Store.AcquireProbe(ctx, tenant, id, now, until)
+}
+
+// A slow endpoint's attempt while its circuit is half-open takes a slot
+// first, then asks for the probe; when another attempt holds the probe it
+// is put off (probe_busy) and gives the slot back at once, not when the
+// slot's hold ends.
+func TestSlowLaneSlotGoesBackWhenTheProbeIsHeld(t *testing.T) {
+	ctx := context.Background()
+	rcv := newReceiver(t)
+	w, sub := slowWorld(t, rcv, func(c *dispatch.Config) { c.Store = probeRacer{c.Store} })
+	_, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, "", w.clock(), time.Minute) // half-open now
+	require.NoError(t, err)
+	e := w.event("tenant-a", "t")
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+	assert.Empty(t, rcv.requests(), "sent while another attempt holds the probe")
+	as := w.attempts("tenant-a", e.ID)
+	require.Len(t, as, 1)
+	assert.Equal(t, event.OutcomeScheduled, as[0].Outcome)
+	assert.Contains(t, w.logs.String(), `"reason":"`+contract.DeferredProbeBusy+`"`)
+	assert.True(t, slowLaneFree(t, w), "the attempt put off by the held probe kept its slow-lane slot")
+}
+
 // holdRace makes two events' attempts to one subscription of tenant-a,
 // the second 2 s into the first's request, whose secrets took 5 s of its
 // 6 s hold (the request timeout, 3 s, + the store margin) to open, so
