@@ -689,6 +689,48 @@ func TestSlowLaneSlotGoesBackWhenTheProbeIsHeld(t *testing.T) {
 	assert.True(t, slowLaneFree(t, w), "the attempt put off by the held probe kept its slow-lane slot")
 }
 
+// An attempt put off by a full lane waits about a second, doubling with
+// each put-off of the same attempt, at most MaxSlowLaneWait, jittered
+// between half of it and all of it (Rand gives 0.5 here: three quarters
+// of it). Each wait is its subscription's wake, due when the wait ends.
+func TestSlowLaneWaitDoublesUpToItsBound(t *testing.T) {
+	ctx := context.Background()
+	rcv := newReceiver(t)
+	w, _ := slowWorld(t, rcv)
+	ok, err := w.st.AcquireSlowSlot(ctx, "tenant-a", "long-holder", w.clock(), w.clock().Add(24*time.Hour), 1)
+	require.NoError(t, err)
+	require.True(t, ok)
+	e := w.event("tenant-a", "t")
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+	var waits []time.Duration
+	for range 8 {
+		tasks := w.q.take()
+		require.Len(t, tasks, 1)
+		require.NotEmpty(t, tasks[0].task.Wake, "the put-off attempt's wake")
+		waits = append(waits, tasks[0].delay)
+		w.advance(tasks[0].delay)
+		require.NoError(t, w.d.HandleTask(ctx, tasks[0].task))
+	}
+	ms := time.Millisecond
+	want := []time.Duration{750 * ms, 1500 * ms, 3 * time.Second, 6 * time.Second, 12 * time.Second,
+		dispatch.MaxSlowLaneWait * 3 / 4, dispatch.MaxSlowLaneWait * 3 / 4, dispatch.MaxSlowLaneWait * 3 / 4}
+	assert.Equal(t, want, waits, "the waits of an attempt put off 8 times by a full lane")
+	assert.Empty(t, rcv.requests())
+	as := w.attempts("tenant-a", e.ID)
+	require.Len(t, as, 1)
+	assert.Equal(t, 9, as[0].Deferrals, "put off once by its event, then by each of 8 wakes")
+}
+
+// New refuses a negative TenantSlowConcurrency, naming it (0 takes the
+// default).
+func TestNewRefusesANegativeTenantSlowConcurrency(t *testing.T) {
+	_, err := dispatch.New(dispatch.Config{Store: &laneCountingStore{}, Queue: &recordingQueue{}, TenantSlowConcurrency: -1})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "Config.TenantSlowConcurrency -1 is negative")
+	_, err = dispatch.New(dispatch.Config{Store: &laneCountingStore{}, Queue: &recordingQueue{}})
+	assert.NoError(t, err, "the zero value takes the default")
+}
+
 // holdRace makes two events' attempts to one subscription of tenant-a,
 // the second 2 s into the first's request, whose secrets took 5 s of its
 // 6 s hold (the request timeout, 3 s, + the store margin) to open, so
