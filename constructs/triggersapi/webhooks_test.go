@@ -425,6 +425,9 @@ func TestWebhookOptionsValidation(t *testing.T) {
 		SlowLane: &triggersapi.SlowLaneOptions{After: secs(10), TenantConcurrency: 19},
 	}}), "the slow lane's edges")
 	assert.NoError(t, triggersapi.ValidateProps(&triggersapi.TriggersApiProps{Webhooks: &triggersapi.WebhookOptions{
+		SlowLane: &triggersapi.SlowLaneOptions{After: awscdk.Duration_Millis(jsii.Number(100)), TenantConcurrency: 1},
+	}}), "the slow lane's lower edges")
+	assert.NoError(t, triggersapi.ValidateProps(&triggersapi.TriggersApiProps{Webhooks: &triggersapi.WebhookOptions{
 		SlowLane: &triggersapi.SlowLaneOptions{Disable: true, After: secs(99), TenantConcurrency: 5000},
 	}}), "a slow lane turned off is not checked")
 	assert.NoError(t, triggersapi.ValidateProps(&triggersapi.TriggersApiProps{Webhooks: &triggersapi.WebhookOptions{}}))
