@@ -689,10 +689,11 @@ func TestSlowLaneSlotGoesBackWhenTheProbeIsHeld(t *testing.T) {
 	assert.True(t, slowLaneFree(t, w), "the attempt put off by the held probe kept its slow-lane slot")
 }
 
-// An attempt put off by a full lane waits about a second, doubling with
-// each put-off of the same attempt, at most MaxSlowLaneWait, jittered
-// between half of it and all of it (Rand gives 0.5 here: three quarters
-// of it). Each wait is its subscription's wake, due when the wait ends.
+// An attempt put off by a full lane waits about a second, then its
+// subscription's wakes that find the lane full wait double each time
+// (Task.Refused), at most MaxSlowLaneWait, jittered between half of it and
+// all of it (Rand gives 0.5 here: three quarters of it). Each wait is
+// the subscription's wake, due when the wait ends.
 func TestSlowLaneWaitDoublesUpToItsBound(t *testing.T) {
 	ctx := context.Background()
 	rcv := newReceiver(t)
@@ -703,10 +704,11 @@ func TestSlowLaneWaitDoublesUpToItsBound(t *testing.T) {
 	e := w.event("tenant-a", "t")
 	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
 	var waits []time.Duration
-	for range 8 {
+	for i := range 8 {
 		tasks := w.q.take()
 		require.Len(t, tasks, 1)
 		require.NotEmpty(t, tasks[0].task.Wake, "the put-off attempt's wake")
+		assert.Equal(t, i, tasks[0].task.Refused, "wakes in a row that found the lane full before this one")
 		waits = append(waits, tasks[0].delay)
 		w.advance(tasks[0].delay)
 		require.NoError(t, w.d.HandleTask(ctx, tasks[0].task))
@@ -714,11 +716,11 @@ func TestSlowLaneWaitDoublesUpToItsBound(t *testing.T) {
 	ms := time.Millisecond
 	want := []time.Duration{750 * ms, 1500 * ms, 3 * time.Second, 6 * time.Second, 12 * time.Second,
 		dispatch.MaxSlowLaneWait * 3 / 4, dispatch.MaxSlowLaneWait * 3 / 4, dispatch.MaxSlowLaneWait * 3 / 4}
-	assert.Equal(t, want, waits, "the waits of an attempt put off 8 times by a full lane")
+	assert.Equal(t, want, waits, "the waits of an attempt put off by a full lane, then of 7 wakes that found it full")
 	assert.Empty(t, rcv.requests())
 	as := w.attempts("tenant-a", e.ID)
 	require.Len(t, as, 1)
-	assert.Equal(t, 9, as[0].Deferrals, "put off once by its event, then by each of 8 wakes")
+	assert.Equal(t, 1, as[0].Deferrals, "put off once by its event; a wake that finds the lane full makes nothing, so puts nothing off again")
 }
 
 // New refuses a negative TenantSlowConcurrency, naming it (0 takes the
