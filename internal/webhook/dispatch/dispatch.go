@@ -939,7 +939,10 @@ func (d *Dispatcher) wakeInLane(ctx context.Context, t Task, sub event.Subscript
 	}()
 	var wait time.Duration
 	for range page {
-		slot, w, err := d.slowSlot(ctx, t.Tenant, sub, now, t.Refused+1)
+		// Each hold from when its slot is taken: the wake's steps before
+		// (the marker, the page, the slots before it) do not eat into
+		// the time its attempt has before its request (found by review).
+		slot, w, err := d.slowSlot(ctx, t.Tenant, sub, d.cfg.Now(), t.Refused+1)
 		if err != nil {
 			return err
 		}

@@ -1026,3 +1026,79 @@ func TestHalfOpenSlowLaneWakeSendsItsProbeAlone(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, parked, 2, "the rest stay parked")
 }
+
+// slowAcquireStore is a store whose AcquireSlowSlot takes slow by the
+// clock (advance moves it on), recording each call's now and until.
+type slowAcquireStore struct {
+	dispatch.Store
+	slow    time.Duration
+	advance func(time.Duration)
+	mu      sync.Mutex
+	holds   [][2]time.Time // now, until
+}
+
+func (s *slowAcquireStore) AcquireSlowSlot(ctx context.Context, tenant, token string, now, until time.Time, limit int) (bool, error) {
+	s.advance(s.slow)
+	s.mu.Lock()
+	s.holds = append(s.holds, [2]time.Time{now, until})
+	s.mu.Unlock()
+	return s.Store.AcquireSlowSlot(ctx, tenant, token, now, until, limit)
+}
+
+// A wake that takes several slots one after the other holds each from
+// when it is taken, for the request timeout plus the store margin: the
+// wake's steps before a slot (the slots before it, slow under throttling)
+// do not shorten the time its attempt has before its request is cut at
+// the hold's end (found by review: every slot's hold ran from the wake's
+// start).
+func TestWakeHoldsEachSlotFromItsTaking(t *testing.T) {
+	ctx := context.Background()
+	rcv := newReceiver(t)
+	st := &slowAcquireStore{slow: time.Second}
+	w := newWorld(t, rcv, func(c *dispatch.Config) {
+		c.TenantSlowConcurrency = 3
+		c.SlowAfter = -1
+		st.Store = c.Store
+		c.Store = st
+	})
+	st.advance = w.advance
+	d := w.d
+	sub, _ := w.subscribe("tenant-a")
+	require.NoError(t, w.st.MarkSlow(ctx, "tenant-a", sub.ID, sub.URL, w.clock().Add(time.Hour)))
+	ok, err := w.st.AcquireSlowSlot(ctx, "tenant-a", "full", w.clock(), w.clock().Add(time.Hour), 3)
+	require.NoError(t, err)
+	require.True(t, ok)
+	for _, h := range []string{"full2", "full3"} {
+		ok, err := w.st.AcquireSlowSlot(ctx, "tenant-a", h, w.clock(), w.clock().Add(time.Hour), 3)
+		require.NoError(t, err)
+		require.True(t, ok)
+	}
+	for range 3 {
+		require.NoError(t, d.HandleEvent(ctx, "tenant-a", w.event("tenant-a", "t").ID))
+	}
+	var wake []queued
+	for _, q := range w.q.take() {
+		if q.task.Wake != "" {
+			wake = append(wake, q)
+		}
+	}
+	require.Len(t, wake, 1)
+	for _, h := range []string{"full", "full2", "full3"} {
+		require.NoError(t, w.st.ReleaseSlowSlot(ctx, "tenant-a", h))
+	}
+	w.advance(wake[0].delay)
+	st.mu.Lock()
+	st.holds = nil
+	st.mu.Unlock()
+	require.NoError(t, d.HandleTask(ctx, wake[0].task))
+	require.Len(t, rcv.requests(), 3, "the wake made the three parked attempts")
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	require.GreaterOrEqual(t, len(st.holds), 3)
+	for i, h := range st.holds[:3] {
+		assert.Equal(t, webhook.DefaultTimeout+contract.WebhookStoreMargin, h[1].Sub(h[0]), "slot %d's hold", i)
+		if i > 0 {
+			assert.Equal(t, time.Second, h[0].Sub(st.holds[i-1][0]), "slot %d is taken a second (of the slow store) after the one before it, and held from then", i)
+		}
+	}
+}
