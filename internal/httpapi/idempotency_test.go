@@ -1,48 +1,18 @@
 package httpapi_test
 
 import (
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/triggers-dev/triggers/contract"
-	"github.com/triggers-dev/triggers/contract/openapi"
-	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/httpapi"
 )
-
-// documentIdempotent returns the routes whose operation in the OpenAPI
-// document takes an Idempotency-Key header.
-func documentIdempotent(t *testing.T) map[contract.Route]bool {
-	t.Helper()
-	var root any
-	require.NoError(t, json.Unmarshal(openapi.Document(), &root))
-	out := map[contract.Route]bool{}
-	for _, r := range contract.Routes() {
-		op, err := openapi.Resolve(root, "#/paths/"+strings.ReplaceAll(r.Path, "/", "~1")+"/"+strings.ToLower(r.Method))
-		require.NoError(t, err, "%s", r)
-		params, _ := op.(map[string]any)["parameters"].([]any)
-		for _, p := range params {
-			pm := p.(map[string]any)
-			if ref, ok := pm["$ref"].(string); ok {
-				v, err := openapi.Resolve(root, ref)
-				require.NoError(t, err)
-				pm = v.(map[string]any)
-			}
-			if pm["in"] == "header" && strings.EqualFold(pm["name"].(string), "Idempotency-Key") {
-				out[r] = true
-			}
-		}
-	}
-	return out
-}
 
 // withKeys serves rq with the Idempotency-Key values keys (none: no
 // header) and returns the checked response.
@@ -81,45 +51,17 @@ func (e *env) withKeys(rq req, keys []string) resp {
 func TestIdempotencyKeyOnRoutesThatIgnoreIt(t *testing.T) {
 	rec := &redeliveries{}
 	e := newEnv(t, withWebhooks(t, rec))
-	ev := e.post("tenant-a", "k.test", `{}`)
-	acked := e.post("tenant-a", "k.test", `{}`)
-	failed := e.post("tenant-a", "k.test", `{}`)
-	e.moveTo("tenant-a", failed.ID, event.Failed)
-	sub := e.createSub(t, "tenant-a", `{"url":"https://example.com/hooks","description":"before"}`)
-	since := event.FormatTime(time.Now().Add(-time.Hour))
 	check := docChecker(t)
-
+	requests := routeRequests(t, e, "k.test")
 	type R = contract.Route
-	requests := map[R]req{
-		{Method: "POST", Path: contract.PathEvents}:              {body: `{"event_type":"k.new","payload":{}}`},
-		{Method: "POST", Path: contract.PathEventsBatch}:         {body: `{"events":[{"event_type":"k.new","payload":{}}]}`},
-		{Method: "GET", Path: contract.PathEvent}:                {path: "/v1/events/" + ev.ID},
-		{Method: "PATCH", Path: contract.PathEvent}:              {path: "/v1/events/" + ev.ID, body: `{"status":"failed"}`},
-		{Method: "POST", Path: contract.PathInboxAck}:            {body: `{"event_ids":["` + acked.ID + `"]}`},
-		{Method: "GET", Path: contract.PathEventAttempts}:        {path: "/v1/events/" + ev.ID + "/attempts"},
-		{Method: "POST", Path: contract.PathEventRedeliver}:      {path: "/v1/events/" + failed.ID + "/redeliver"},
-		{Method: "GET", Path: contract.PathSubscriptions}:        {},
-		{Method: "POST", Path: contract.PathSubscriptions}:       {body: `{"url":"https://example.com/other"}`},
-		{Method: "DELETE", Path: contract.PathSubscription}:      {path: "/v1/subscriptions/" + sub},
-		{Method: "POST", Path: contract.PathSubscriptionRotate}:  {path: "/v1/subscriptions/" + sub + "/rotate"},
-		{Method: "GET", Path: contract.PathSubscription}:         {path: "/v1/subscriptions/" + sub},
-		{Method: "PATCH", Path: contract.PathSubscription}:       {path: "/v1/subscriptions/" + sub, body: `{"description":"after"}`},
-		{Method: "POST", Path: contract.PathSubscriptionRecover}: {path: "/v1/subscriptions/" + sub + "/recover", body: `{"since":"` + since + `"}`},
-		{Method: "GET", Path: contract.PathOpenAPI}:              {},
-		{Method: "GET", Path: contract.PathInbox}:                {},
-		{Method: "GET", Path: contract.PathSubscriptionAttempts}: {path: "/v1/subscriptions/" + sub + "/attempts"},
-	}
-	for r, rq := range requests {
-		rq.method = r.Method
-		if rq.path == "" {
-			rq.path = r.Path
+	sub := strings.TrimPrefix(requests[R{Method: "DELETE", Path: contract.PathSubscription}].path, "/v1/subscriptions/")
+	honour := map[R]bool{}
+	for r, headers := range documentParams(t, "header") {
+		honour[r] = slices.ContainsFunc(headers, func(h string) bool { return strings.EqualFold(h, "Idempotency-Key") })
+		if !honour[r] {
+			delete(honour, r)
 		}
-		if !r.Public() {
-			rq.tenant = "tenant-a"
-		}
-		requests[r] = rq
 	}
-	honour := documentIdempotent(t)
 	require.Equal(t, map[R]bool{{Method: "POST", Path: contract.PathEvents}: true, {Method: "POST", Path: contract.PathSubscriptionRecover}: true}, honour,
 		"the routes the document gives an Idempotency-Key")
 

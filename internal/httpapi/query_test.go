@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -16,35 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/triggers-dev/triggers/contract"
-	"github.com/triggers-dev/triggers/contract/openapi"
 	"github.com/triggers-dev/triggers/internal/event"
 )
-
-// documentQueryParams returns the query parameters the OpenAPI document
-// gives each route, by name.
-func documentQueryParams(t *testing.T) map[contract.Route][]string {
-	t.Helper()
-	var root any
-	require.NoError(t, json.Unmarshal(openapi.Document(), &root))
-	out := map[contract.Route][]string{}
-	for _, r := range contract.Routes() {
-		op, err := openapi.Resolve(root, "#/paths/"+strings.ReplaceAll(r.Path, "/", "~1")+"/"+strings.ToLower(r.Method))
-		require.NoError(t, err, "%s", r)
-		params, _ := op.(map[string]any)["parameters"].([]any)
-		for _, p := range params {
-			pm := p.(map[string]any)
-			if ref, ok := pm["$ref"].(string); ok {
-				v, err := openapi.Resolve(root, ref)
-				require.NoError(t, err)
-				pm = v.(map[string]any)
-			}
-			if pm["in"] == "query" {
-				out[r] = append(out[r], pm["name"].(string))
-			}
-		}
-	}
-	return out
-}
 
 // snapshot returns every item of the env's table, as sorted JSON lines.
 func (e *env) snapshot(t *testing.T) []string {
@@ -76,43 +48,10 @@ func (e *env) snapshot(t *testing.T) []string {
 func TestQueryOnRoutesWithoutParameters(t *testing.T) {
 	rec := &redeliveries{}
 	e := newEnv(t, withWebhooks(t, rec))
-	ev := e.post("tenant-a", "q.test", `{}`)
-	failed := e.post("tenant-a", "q.test", `{}`)
-	e.moveTo("tenant-a", failed.ID, event.Failed)
-	sub := e.createSub(t, "tenant-a", `{"url":"https://example.com/hooks","description":"before"}`)
-	since := event.FormatTime(time.Now().Add(-time.Hour))
-
+	requests := routeRequests(t, e, "q.test")
 	type R = contract.Route
-	requests := map[R]req{
-		{Method: "POST", Path: contract.PathEvents}:              {body: `{"event_type":"q.new","payload":{}}`},
-		{Method: "POST", Path: contract.PathEventsBatch}:         {body: `{"events":[{"event_type":"q.new","payload":{}}]}`},
-		{Method: "GET", Path: contract.PathEvent}:                {path: "/v1/events/" + ev.ID},
-		{Method: "PATCH", Path: contract.PathEvent}:              {path: "/v1/events/" + ev.ID, body: `{"status":"failed"}`},
-		{Method: "POST", Path: contract.PathInboxAck}:            {body: `{"event_ids":["` + ev.ID + `"]}`},
-		{Method: "GET", Path: contract.PathEventAttempts}:        {path: "/v1/events/" + ev.ID + "/attempts"},
-		{Method: "POST", Path: contract.PathEventRedeliver}:      {path: "/v1/events/" + failed.ID + "/redeliver"},
-		{Method: "GET", Path: contract.PathSubscriptions}:        {},
-		{Method: "POST", Path: contract.PathSubscriptions}:       {body: `{"url":"https://example.com/other"}`},
-		{Method: "DELETE", Path: contract.PathSubscription}:      {path: "/v1/subscriptions/" + sub},
-		{Method: "POST", Path: contract.PathSubscriptionRotate}:  {path: "/v1/subscriptions/" + sub + "/rotate"},
-		{Method: "GET", Path: contract.PathSubscription}:         {path: "/v1/subscriptions/" + sub},
-		{Method: "PATCH", Path: contract.PathSubscription}:       {path: "/v1/subscriptions/" + sub, body: `{"description":"after"}`},
-		{Method: "POST", Path: contract.PathSubscriptionRecover}: {path: "/v1/subscriptions/" + sub + "/recover", body: `{"since":"` + since + `"}`},
-		{Method: "GET", Path: contract.PathOpenAPI}:              {},
-		{Method: "GET", Path: contract.PathInbox}:                {},
-		{Method: "GET", Path: contract.PathSubscriptionAttempts}: {path: "/v1/subscriptions/" + sub + "/attempts"},
-	}
-	for r, rq := range requests {
-		rq.method = r.Method
-		if rq.path == "" {
-			rq.path = r.Path
-		}
-		if !r.Public() {
-			rq.tenant = "tenant-a"
-		}
-		requests[r] = rq
-	}
-	params := documentQueryParams(t)
+	sub := strings.TrimPrefix(requests[R{Method: "DELETE", Path: contract.PathSubscription}].path, "/v1/subscriptions/")
+	params := documentParams(t, "query")
 	require.Equal(t, []string{"status", "event_type", "order", "limit", "cursor"}, params[R{Method: "GET", Path: contract.PathInbox}], "the inbox's parameters, as the document gives them")
 
 	before := e.snapshot(t)
