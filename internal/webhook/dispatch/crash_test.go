@@ -36,8 +36,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"reflect"
 	"runtime"
 	"slices"
@@ -107,23 +109,30 @@ var (
 type fault struct {
 	label string
 	crash bool
+	// nth is the occurrence of the label the fault hits (0 and 1: the
+	// first).
+	nth int
 }
 
 func (f fault) String() string {
 	if f.label == "" {
 		return "clean"
 	}
-	if f.crash {
-		return "stop after " + f.label
+	call := f.label
+	if f.nth > 1 {
+		call += fmt.Sprintf(" (call %d)", f.nth)
 	}
-	return "fail " + f.label
+	if f.crash {
+		return "stop after " + call
+	}
+	return "fail " + call
 }
 
 // injector records the calls of a run and injects its fault. A call is
 // labelled by its operation, its arguments (events and subscriptions by
 // their scenario names) and the function of the path that made it; the
 // trace lists each label once, in the order first seen, and a fault hits
-// the label's first occurrence.
+// the label's first occurrence (or its nth).
 type injector struct {
 	f      fault
 	names  *names
@@ -156,7 +165,7 @@ func (in *injector) call(ctx context.Context, op string, args []string, do func(
 	if in.counts[label] == 1 {
 		in.trace = append(in.trace, label)
 	}
-	hit := !in.fired && label == in.f.label
+	hit := !in.fired && label == in.f.label && in.counts[label] == max(in.f.nth, 1)
 	in.fired = in.fired || hit
 	in.mu.Unlock()
 	if hit && !in.f.crash {
@@ -183,6 +192,17 @@ func callSite() string {
 			fn = fn[i+1:]
 		}
 		switch {
+		case fn == "dispatch.(*Dispatcher).slowSlot":
+			// A slot a wake takes for a parked attempt (wakeInLane, one
+			// after the other) is its own label, apart from the slot an
+			// attempt takes for itself.
+			for more {
+				f, more = frames.Next()
+				if strings.HasSuffix(f.Function, ".(*Dispatcher).wakeInLane") {
+					return fn + "<-wakeInLane"
+				}
+			}
+			return fn
 		case strings.HasPrefix(fn, "dispatch."), strings.HasPrefix(fn, "httpapi."), strings.HasPrefix(fn, "streamconsumer."), strings.HasPrefix(fn, "webhook."):
 			return fn
 		case !more:
@@ -568,6 +588,10 @@ func (ft faultTransport) RoundTrip(r *http.Request) (resp *http.Response, err er
 		ft.slow.add(1)
 		defer ft.slow.add(-1)
 	}
+	if dispatch.WakeSlotIn(r.Context()) {
+		ft.slow.addWake(sub, 1)
+		defer ft.slow.addWake(sub, -1)
+	}
 	err = ft.in.call(r.Context(), "HTTP.POST", []string{r.Header.Get(webhook.HeaderID), sub}, func() error {
 		resp, err = ft.rt.RoundTrip(r)
 		return err
@@ -587,11 +611,17 @@ func (ft faultTransport) RoundTrip(r *http.Request) (resp *http.Response, err er
 // the clock does not move within an invocation, but after a fault a
 // request can be made past the mark and share the time with one in the
 // lane.)
+//
+// It also keeps the most requests to one subscription in flight at once
+// that were made with slots a wake took for them (wakeTop): two mean a
+// wake took two slots and made both attempts at once.
 type gauge struct {
 	clock    *simClock
 	mu       sync.Mutex
 	marked   map[string]time.Time
 	now, top int
+	wakeNow  map[string]int
+	wakeTop  int
 }
 
 func (g *gauge) mark(sub string, until time.Time) {
@@ -612,6 +642,24 @@ func (g *gauge) add(n int) {
 	defer g.mu.Unlock()
 	g.now += n
 	g.top = max(g.top, g.now)
+}
+
+func (g *gauge) addWake(sub string, n int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.wakeNow == nil {
+		g.wakeNow = map[string]int{}
+	}
+	g.wakeNow[sub] += n
+	g.wakeTop = max(g.wakeTop, g.wakeNow[sub])
+}
+
+// mostByWake is the most requests to one subscription in flight at once
+// under slots a wake took.
+func (g *gauge) mostByWake() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.wakeTop
 }
 
 func (g *gauge) most() int {
@@ -984,7 +1032,20 @@ type scenario struct {
 	// slowLaneFull: the clean run puts off an attempt because its
 	// tenant's slow lane is full (TestCrashPoints asserts it).
 	slowLaneFull bool
+	// everyCall names labels (prefixes) whose calls in the clean run up
+	// to everyCallMost, not only the first, get crash cases: calls a loop
+	// makes one after the other under one label (a wake taking its
+	// lane's slots), where a fault at the second differs from one at the
+	// first.
+	everyCall []string
+	// wakeTakesTwo: the clean run has a wake take two slots and make both
+	// attempts at once (TestCrashPoints asserts it).
+	wakeTakesTwo bool
 }
+
+// everyCallMost bounds the calls of one everyCall label that get crash
+// cases (a loop's third call and on are like its second).
+const everyCallMost = 3
 
 // crashShards is the shard count of a sharded run's tenant: the run uses a
 // sharded events table (store.WithSharding, as EVENTS_SHARDING=on deploys
@@ -1059,6 +1120,28 @@ func crashScenarios() []scenario {
 		events: []eventSpec{
 			{name: "e1", typ: "order.paid", want: event.Delivered, retryCount: 0},
 			{name: "e2", typ: "order.paid", want: event.Delivered, retryCount: 0},
+		},
+	}, {
+		// The same lane with two slots and three events: a wake of a
+		// subscription with two parked attempts takes both slots one
+		// after the other and makes both attempts at once (wakeInLane's
+		// loop), or takes one and stops at the refused second.
+		name:            "slow lane, two slots",
+		schedule:        long,
+		slowLaneAfter:   slowOKDelay / 2,
+		tenantSlow:      2,
+		interchangeable: true,
+		slowLaneFull:    true,
+		everyCall:       []string{"Store.AcquireSlowSlot @dispatch.(*Dispatcher).slowSlot<-wakeInLane"},
+		wakeTakesTwo:    true,
+		subs: []subSpec{
+			{name: "s-slow1", behaviour: "slowok", slowFor: 20 * 24 * time.Hour, want: event.OutcomeDelivered, exists: true},
+			{name: "s-slow2", behaviour: "slowok", slowFor: time.Minute, want: event.OutcomeDelivered, exists: true},
+		},
+		events: []eventSpec{
+			{name: "e1", typ: "order.paid", want: event.Delivered, retryCount: 0},
+			{name: "e2", typ: "order.paid", want: event.Delivered, retryCount: 0},
+			{name: "e3", typ: "order.paid", want: event.Delivered, retryCount: 0},
 		},
 	}, {
 		// Rounds, retries (one hopping: 20 minutes is more than SQS's
@@ -1150,9 +1233,12 @@ func crashScenarios() []scenario {
 
 type runResult struct {
 	trace []string
+	// counts are the calls made under each label of trace.
+	counts map[string]int
 	// slowHeld is the most requests to the subscriptions marked slow for
-	// the whole run that were in flight at once.
-	slowHeld int
+	// the whole run that were in flight at once; slowByWake the most to
+	// one subscription under slots a wake took for them.
+	slowHeld, slowByWake int
 }
 
 type crashRun struct {
@@ -1521,7 +1607,7 @@ func (r *crashRun) run() runResult {
 	r.check()
 	r.in.mu.Lock()
 	defer r.in.mu.Unlock()
-	return runResult{trace: append([]string(nil), r.in.trace...), slowHeld: r.slowHeld.most()}
+	return runResult{trace: append([]string(nil), r.in.trace...), counts: maps.Clone(r.in.counts), slowHeld: r.slowHeld.most(), slowByWake: r.slowHeld.mostByWake()}
 }
 
 // check asserts the invariants of a settled run.
@@ -1772,6 +1858,7 @@ func TestCrashPoints(t *testing.T) {
 	env := newCrashEnv(t)
 	covered := map[bool]map[string]bool{false: {}, true: {}} // by sharded
 	shardsUsed := map[int]bool{}
+	everyCalled := map[string]int{} // by scenario: the most calls of one everyCall label
 	type job struct {
 		sc             scenario
 		f              fault
@@ -1783,6 +1870,13 @@ func TestCrashPoints(t *testing.T) {
 		clean := newCrashRun(t, env, sc, fault{}, false, false).run()
 		require.NotEmpty(t, clean.trace, "%s: the clean run made no call", sc.name)
 		t.Logf("%s: %d distinct calls", sc.name, len(clean.trace))
+		// CRASH_TRACE names a scenario whose clean trace to log, each
+		// label with its count of calls (docs/testing.md).
+		if os.Getenv("CRASH_TRACE") == sc.name {
+			for _, l := range clean.trace {
+				t.Logf("%3d %s", clean.counts[l], l)
+			}
+		}
 		if sc.parkedWhenDisabled {
 			require.True(t, slices.ContainsFunc(clean.trace, func(l string) bool {
 				return strings.HasPrefix(l, "Store.UnparkAttempt ") && strings.Contains(l, " disabled @")
@@ -1803,6 +1897,9 @@ func TestCrashPoints(t *testing.T) {
 			// compete for the lane, so its check could fail.
 			require.Equal(t, sc.tenantSlow, clean.slowHeld, "%s: the most requests to slow endpoints in flight at once in the clean run", sc.name)
 		}
+		if sc.wakeTakesTwo {
+			require.GreaterOrEqual(t, clean.slowByWake, 2, "%s: no wake took two of the lane's slots and made both attempts at once\n%s", sc.name, strings.Join(clean.trace, "\n"))
+		}
 		// The same scenario for a sharded tenant settles as the unsharded
 		// one (run checks the invariants). Its trace is not compared: a
 		// scenario's trace varies a little from run to run (which of
@@ -1815,6 +1912,9 @@ func TestCrashPoints(t *testing.T) {
 		}
 		for _, key := range clean.trace {
 			op := strings.Fields(key)[0]
+			if slices.ContainsFunc(sc.everyCall, func(p string) bool { return strings.HasPrefix(key, p) }) {
+				everyCalled[sc.name] = max(everyCalled[sc.name], clean.counts[key])
+			}
 			if !crashCases {
 				covered[false][op], covered[true][op] = true, true
 				continue
@@ -1829,13 +1929,25 @@ func TestCrashPoints(t *testing.T) {
 				jobs = append(jobs, job{sc, f, twice, sharded})
 				covered[sharded][op] = true
 			}
-			if !isHTTP {
-				add(fault{label: key}, false, false)
+			calls := 1
+			if slices.ContainsFunc(sc.everyCall, func(p string) bool { return strings.HasPrefix(key, p) }) {
+				calls = min(clean.counts[key], everyCallMost)
 			}
-			add(fault{label: key, crash: true}, false, !isHTTP)
-			if !readOnly[op] {
-				add(fault{label: key, crash: true}, true, false)
+			for nth := 1; nth <= calls; nth++ {
+				if !isHTTP {
+					add(fault{label: key, nth: nth}, false, false)
+				}
+				add(fault{label: key, crash: true, nth: nth}, false, !isHTTP)
+				if !readOnly[op] {
+					add(fault{label: key, crash: true, nth: nth}, true, false)
+				}
 			}
+		}
+		if len(sc.everyCall) > 0 {
+			// Its loop made a second call under one of the labels, so
+			// faults between the calls are among the cases.
+			require.GreaterOrEqual(t, everyCalled[sc.name], 2, "%s: no label of %q was called twice in the clean run\n%s",
+				sc.name, sc.everyCall, strings.Join(clean.trace, "\n"))
 		}
 		jobs = append(jobs, job{sc, fault{}, true, false})
 	}
