@@ -680,7 +680,8 @@ func (s *scenario) run(ctx context.Context, cfg Config, rep *Report, metrics *co
 	want := slices.Collect(maps.Keys(b.at))
 	b.mu.Unlock()
 	a.mu.Lock()
-	wantA := slices.Collect(maps.Keys(a.at))
+	// Oldest first: event ids are UUIDv7, ordered by their creation.
+	wantA := slices.Sorted(maps.Keys(a.at))
 	a.mu.Unlock()
 	deadline := time.Now().Add(cfg.Drain)
 	for (!s.rcv.hasAll(want) || slow != nil && !slow.hasAll(wantA)) && time.Now().Before(deadline) && ctx.Err() == nil {

@@ -168,14 +168,28 @@ func (s *slowEndpoints) hasAll(ids []string) bool {
 	return true
 }
 
-// outcome fills A's deliveries of ids: how many (endpoint, event) pairs
-// were answered, missing, received more than once, and still pending at
-// bDone (B's last first receipt).
+// outcome fills A's deliveries of ids (oldest first): how many
+// (endpoint, event) pairs were answered, missing, received more than
+// once, still pending at bDone (B's last first receipt), and answered
+// among their endpoint's oldest.
 func (s *slowEndpoints) outcome(a *TenantA, ids []string, bDone time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	a.Slow = &SlowA{Delay: s.delay, Requests: s.total, MaxInFlight: s.most, Unverified: s.unverified}
 	for i := range s.srvs {
+		// The endpoint got d of its events: those among its d oldest
+		// were delivered oldest first.
+		d := 0
+		for _, id := range ids {
+			if _, ok := s.answered[pair{i, id}]; ok {
+				d++
+			}
+		}
+		for _, id := range ids[:d] {
+			if _, ok := s.answered[pair{i, id}]; ok {
+				a.Slow.OldestFirst++
+			}
+		}
 		for _, id := range ids {
 			p := pair{i, id}
 			at, ok := s.answered[p]
@@ -232,6 +246,12 @@ type SlowA struct {
 	// PendingWhenBDone counts the pairs not yet answered when B's last
 	// event first arrived: A's backlog while B was served.
 	PendingWhenBDone int `json:"pending_when_b_done"`
+	// OldestFirst counts the pairs delivered that were among their
+	// endpoint's oldest events (by event id, UUIDv7: the order the API
+	// created them), as many as it got: equal
+	// to Delivered when every endpoint got its events oldest first, lower
+	// when newer events went ahead of older ones still waiting.
+	OldestFirst int `json:"oldest_first"`
 	// LastDelivered is when the last pair was answered.
 	LastDelivered time.Time `json:"last_delivered"`
 }
