@@ -92,6 +92,12 @@ type Subscription struct {
 	// request to it took long to be answered, so each of its attempts
 	// first takes a slot of its tenant's slow lane (dispatch).
 	SlowUntil time.Time `json:"-"`
+	// WakeQueuedUntil, while it lies ahead, says that a wake task of the
+	// subscription is queued and has not started (a confirmed wake
+	// marker: store ClaimWake, ConfirmWake): attempts are parked behind
+	// it, and it makes them. It is the marker's end, the wake's due time
+	// plus the dispatcher's grace.
+	WakeQueuedUntil time.Time `json:"-"`
 }
 
 // HoldSkewMargin is how long past its end another instance waits before

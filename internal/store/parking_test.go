@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -102,10 +103,26 @@ func TestWakeMarker(t *testing.T) {
 		return ok
 	}
 
+	// The subscription as read says whether a wake is queued: a
+	// confirmed marker's end (WakeQueuedUntil), from a single read and
+	// from the list.
+	queued := func() time.Time {
+		t.Helper()
+		sub, err := st.GetSubscription(ctx, "tenant-a", "sub_a")
+		require.NoError(t, err)
+		all, err := st.ListSubscriptions(ctx, "tenant-a")
+		require.NoError(t, err)
+		require.Len(t, all, 1)
+		assert.Equal(t, sub.WakeQueuedUntil, all[0].WakeQueuedUntil, "the list and the single read agree")
+		return sub.WakeQueuedUntil
+	}
+	assert.True(t, queued().IsZero(), "no marker")
 	assert.True(t, claim("a", "", now), "no marker: claimed")
+	assert.True(t, queued().IsZero(), "a pending marker is not a wake queued")
 	assert.True(t, claim("b", "", now), "a's claim is only pending: taken over")
 	assert.False(t, confirm("a"), "a lost its claim")
 	assert.True(t, confirm("b"))
+	assert.Equal(t, until.UTC(), queued(), "b's wake is queued")
 	assert.False(t, confirm("b"), "confirmed once")
 	assert.False(t, claim("c", "", now), "b's confirmed marker is live")
 	assert.False(t, claim("c", "a", now), "c does not succeed b")
@@ -116,6 +133,7 @@ func TestWakeMarker(t *testing.T) {
 	assert.True(t, claim("c", "", until.Add(time.Millisecond)), "no longer live: taken over")
 	assert.True(t, confirm("c"))
 	assert.True(t, take("c", now), "its own wake takes it")
+	assert.True(t, queued().IsZero(), "taken: no wake queued")
 	assert.False(t, confirm("c"), "taken: confirming again fails")
 	assert.True(t, take("d", now), "no marker: anyone's wake runs")
 	assert.True(t, claim("e", "", now))
@@ -125,9 +143,15 @@ func TestWakeMarker(t *testing.T) {
 	assert.True(t, confirm("g"))
 	assert.True(t, take("h", until.Add(time.Millisecond)), "g's marker has lapsed")
 
-	// The marker is not part of the subscription as read.
+	// The marker is not part of the subscription's API form.
+	require.True(t, claim("i", "", now))
+	require.True(t, confirm("i"))
 	sub, err := st.GetSubscription(ctx, "tenant-a", "sub_a")
 	require.NoError(t, err)
+	require.False(t, sub.WakeQueuedUntil.IsZero())
+	form, err := json.Marshal(sub)
+	require.NoError(t, err)
+	assert.NotContains(t, string(form), "wake")
 	assert.Equal(t, "https://hooks.example.com/sub_a", sub.URL)
 
 	// Gone: reported by ClaimWake (nothing created), nothing to take.

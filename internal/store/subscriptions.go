@@ -47,6 +47,8 @@ type subscriptionItem struct {
 	ProbeUntil      int64    `dynamodbav:"probe_until,omitempty"`
 	OpenFor         int64    `dynamodbav:"circuit_open_for,omitempty"`
 	SlowUntil       int64    `dynamodbav:"slow_until,omitempty"`
+	WakeUntil       int64    `dynamodbav:"wake_until,omitempty"`
+	WakeSent        bool     `dynamodbav:"wake_sent,omitempty"`
 	Secrets         []string `dynamodbav:"secrets"`
 	SecretsExpire   []int64  `dynamodbav:"secrets_expire,omitempty"`
 	PreviousExpires int64    `dynamodbav:"previous_expires,omitempty"`
@@ -114,6 +116,9 @@ func (it subscriptionItem) subscription() event.Subscription {
 	sub.CircuitCooldown = time.Duration(it.OpenFor) * time.Millisecond
 	if it.SlowUntil > 0 {
 		sub.SlowUntil = time.UnixMilli(it.SlowUntil).UTC()
+	}
+	if it.WakeSent && it.WakeUntil > 0 {
+		sub.WakeQueuedUntil = time.UnixMilli(it.WakeUntil).UTC()
 	}
 	return sub
 }

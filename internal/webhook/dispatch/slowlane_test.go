@@ -1102,3 +1102,110 @@ func TestWakeHoldsEachSlotFromItsTaking(t *testing.T) {
 		}
 	}
 }
+
+// While a subscription's wake is queued behind its full slow lane, a new
+// attempt to it joins the parked attempts instead of asking the lane for
+// a slot, also once the lane has a slot free: the wake then makes them
+// oldest event first, the new one last. Before, the new attempt took the
+// slot that freed, ahead of the attempts put off before it, so a
+// saturated lane served the newest attempts first.
+func TestNewAttemptQueuesBehindTheParkedOnes(t *testing.T) {
+	ctx := context.Background()
+	rcv := newReceiver(t)
+	counting := &laneCountingStore{}
+	w, _ := slowWorld(t, rcv, func(c *dispatch.Config) {
+		counting.Store = c.Store
+		c.Store = counting
+		c.SlowAfter = -1
+	})
+	putOffs := func() int { return strings.Count(w.logs.String(), `"reason":"`+contract.DeferredTenantBusy+`"`) }
+
+	// Another holder fills the lane of one slot: two events' attempts are
+	// put off and parked behind one wake.
+	ok, err := w.st.AcquireSlowSlot(ctx, "tenant-a", "other", w.clock(), w.clock().Add(time.Hour), 1)
+	require.NoError(t, err)
+	require.True(t, ok)
+	var ids []string
+	for range 2 {
+		e := w.event("tenant-a", "t")
+		ids = append(ids, e.ID)
+		require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+		w.advance(time.Millisecond)
+	}
+	require.Equal(t, 2, putOffs())
+	q := w.q.take()
+	require.Len(t, q, 1)
+	require.NotEmpty(t, q[0].task.Wake)
+
+	// The lane frees before the wake is due. A new event's attempt joins
+	// the parked ones: no slot asked for, no request, no second wake.
+	require.NoError(t, w.st.ReleaseSlowSlot(ctx, "tenant-a", "other"))
+	calls := counting.calls.Load()
+	e3 := w.event("tenant-a", "t")
+	ids = append(ids, e3.ID)
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e3.ID))
+	assert.Empty(t, rcv.requests(), "the new attempt went ahead of the parked ones")
+	assert.Equal(t, calls, counting.calls.Load(), "the new attempt asked the slow lane for a slot")
+	assert.Equal(t, 3, putOffs(), "the new attempt is put off as tenant_busy")
+	assert.Empty(t, w.q.take(), "a second wake was queued")
+	as := w.attempts("tenant-a", e3.ID)
+	require.Len(t, as, 1)
+	assert.Equal(t, event.OutcomeScheduled, as[0].Outcome)
+	assert.Equal(t, event.FormatTime(q[0].task.DueAt.Truncate(time.Millisecond)), as[0].NextAttemptAt, "due when the wake is")
+
+	// The wake makes them one at a time (one slot), oldest event first,
+	// each once.
+	for i := range ids {
+		require.Len(t, q, 1, "the wake after request %d", i)
+		w.advance(q[0].delay)
+		require.NoError(t, w.d.HandleTask(ctx, q[0].task))
+		got := rcv.requests()
+		require.Len(t, got, i+1)
+		assert.Equal(t, ids[i], got[i].id, "request %d", i+1)
+		q = w.q.take()
+	}
+	assert.Empty(t, q, "nothing left parked, no wake")
+	for _, id := range ids {
+		assert.Equal(t, event.Delivered, w.status("tenant-a", id).Status)
+	}
+}
+
+// A new attempt waits only for a wake due within the lane's longest wait
+// (MaxSlowLaneWait, the latest a lane's wake is due): a wake due later (a
+// circuit's, left queued by a success that closed the circuit) is not
+// waited for.
+func TestNewAttemptWaitsOnlyForAWakeDueSoon(t *testing.T) {
+	ctx := context.Background()
+	const grace = 5 * time.Minute // dispatch's wakeGrace: a marker ends that long after its wake is due
+	for _, tt := range []struct {
+		due    time.Duration
+		waits  bool
+		reason string
+	}{
+		{0, true, "a wake due now"},
+		{10 * time.Second, true, "a wake due in 10 s"},
+		{dispatch.MaxSlowLaneWait, true, "a wake due at the lane's longest wait"},
+		{dispatch.MaxSlowLaneWait + time.Millisecond, false, "a wake due just past the lane's longest wait"},
+		{2 * time.Minute, false, "a circuit's wake due in 2 minutes"},
+	} {
+		rcv := newReceiver(t)
+		w, sub := slowWorld(t, rcv, func(c *dispatch.Config) { c.SlowAfter = -1 })
+		claimed, err := w.st.ClaimWake(ctx, "tenant-a", sub.ID, "queued", "", w.clock().Add(tt.due+grace), w.clock())
+		require.NoError(t, err)
+		require.True(t, claimed)
+		confirmed, err := w.st.ConfirmWake(ctx, "tenant-a", sub.ID, "queued")
+		require.NoError(t, err)
+		require.True(t, confirmed)
+		e := w.event("tenant-a", "t")
+		require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+		if tt.waits {
+			assert.Empty(t, rcv.requests(), "%s: the new attempt did not wait", tt.reason)
+			as := w.attempts("tenant-a", e.ID)
+			require.Len(t, as, 1)
+			assert.Equal(t, event.OutcomeScheduled, as[0].Outcome, tt.reason)
+			continue
+		}
+		assert.Len(t, rcv.requests(), 1, "%s: the new attempt waited", tt.reason)
+		assert.Equal(t, event.Delivered, w.status("tenant-a", e.ID).Status, tt.reason)
+	}
+}
