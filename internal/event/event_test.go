@@ -241,8 +241,8 @@ func TestParseAckSize(t *testing.T) {
 	}
 }
 
-// limit is 1 to MaxLimit; values in messages are cut at 40 bytes, and one
-// of exactly 40 is quoted whole.
+// limit is 1 to MaxLimit, written canonically; values in messages are cut
+// at 40 bytes, and one of exactly 40 is quoted whole.
 func TestParseRawListQueryLimitsAndMessages(t *testing.T) {
 	for _, tt := range []struct {
 		raw   string
@@ -251,8 +251,11 @@ func TestParseRawListQueryLimitsAndMessages(t *testing.T) {
 	}{
 		{"limit=1", 1, ""},
 		{"limit=100", 100, ""},
-		{"limit=0", 0, `limit "0" is invalid: use an integer from 1 to 100`},
-		{"limit=101", 0, `limit "101" is invalid: use an integer from 1 to 100`},
+		{"limit=0", 0, `limit "0" is invalid: use a whole number from 1 to 100 in decimal digits only (no sign, leading zero, space, decimal point or exponent)`},
+		{"limit=101", 0, `limit "101" is invalid: use a whole number from 1 to 100 in decimal digits only (no sign, leading zero, space, decimal point or exponent)`},
+		{"limit=%2B5", 0, `limit "+5" is invalid: use a whole number from 1 to 100 in decimal digits only (no sign, leading zero, space, decimal point or exponent)`},
+		{"limit=05", 0, `limit "05" is invalid: use a whole number from 1 to 100 in decimal digits only (no sign, leading zero, space, decimal point or exponent)`},
+		{"limit=" + strings.Repeat("0", 41), 0, `limit "` + strings.Repeat("0", 40) + `..." is invalid: use a whole number from 1 to 100 in decimal digits only (no sign, leading zero, space, decimal point or exponent)`},
 		{"order=" + strings.Repeat("x", 40), 0, `order "` + strings.Repeat("x", 40) + `" is invalid: use asc or desc`},
 		{"order=" + strings.Repeat("x", 41), 0, `order "` + strings.Repeat("x", 40) + `..." is invalid: use asc or desc`},
 		{"order=" + strings.Repeat("x", 39) + "é", 0, `order "` + strings.Repeat("x", 39) + `..." is invalid: use asc or desc`},

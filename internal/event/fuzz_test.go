@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/url"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -140,7 +141,7 @@ func FuzzParseStatusAndAck(f *testing.F) {
 func FuzzParseListQuery(f *testing.F) {
 	for _, s := range []string{"", "limit=10", "status=all&order=asc", "event_type=user.created&status=failed", "limit=0", "limit=1&limit=2",
 		"cursor=abc", "cursor=", "x=1", "status=%ZZ", "order=desc&limit=100", "limit=-5", "limit=99999999999999999999",
-		"cursor=%%%", "limit=%zz", "limit=1;order=asc"} {
+		"cursor=%%%", "limit=%zz", "limit=1;order=asc", "limit=%2B5", "limit=05", "limit=0000000000000000000000000005"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
@@ -156,6 +157,9 @@ func FuzzParseListQuery(f *testing.F) {
 		}
 		if p.Limit < 1 || p.Limit > event.MaxLimit {
 			t.Fatalf("ParseListQuery(%q).Limit = %d", raw, p.Limit)
+		}
+		if q, _ := url.ParseQuery(raw); q.Has("limit") && q.Get("limit") != strconv.Itoa(p.Limit) {
+			t.Fatalf("ParseListQuery(%q) took limit %q for %d: only the canonical spelling passes", raw, q.Get("limit"), p.Limit)
 		}
 		if p.Status != "" && !p.Status.Valid() {
 			t.Fatalf("ParseListQuery(%q).Status = %q", raw, p.Status)

@@ -744,9 +744,9 @@ func ParseListQuery(q url.Values) (ListParams, error) {
 				return p, inputErr(CodeInvalidParameter, "order %q is invalid: use asc or desc", truncate(v, 40))
 			}
 		case "limit":
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 || n > MaxLimit {
-				return p, inputErr(CodeInvalidParameter, "limit %q is invalid: use an integer from 1 to %d", truncate(v, 40), MaxLimit)
+			n, err := ParseQueryNumber("limit", v, 1, MaxLimit)
+			if err != nil {
+				return p, err
 			}
 			p.Limit = n
 		case "cursor":
@@ -759,6 +759,28 @@ func ParseListQuery(q url.Values) (ListParams, error) {
 		}
 	}
 	return p, nil
+}
+
+// ParseQueryNumber parses the value v of the numeric query parameter name:
+// a whole number from lo to hi (lo >= 0) written canonically, in ASCII
+// decimal digits only, without a sign or a leading zero ("0" itself when
+// lo is 0). Anything else is an invalid_parameter error naming the
+// parameter, the value as sent (cut at 40 bytes) and the accepted form.
+// strconv.Atoi, used before, also took "+5", "05" and
+// "0000000000000000000000005" for 5: a value the API read otherwise than
+// a stricter reader (a cache key, a log search, a proxy's rule) would
+// (found by review). Every numeric query parameter of the API is parsed
+// here.
+func ParseQueryNumber(name, v string, lo, hi int) (int, error) {
+	canonical := v != "" && len(v) <= len(strconv.Itoa(hi)) && (v[0] != '0' || v == "0")
+	for i := 0; canonical && i < len(v); i++ {
+		canonical = '0' <= v[i] && v[i] <= '9'
+	}
+	n, err := strconv.Atoi(v)
+	if !canonical || err != nil || n < lo || n > hi {
+		return 0, inputErr(CodeInvalidParameter, "%s %q is invalid: use a whole number from %d to %d in decimal digits only (no sign, leading zero, space, decimal point or exponent)", name, truncate(v, 40), lo, hi)
+	}
+	return n, nil
 }
 
 func jsonKind(v any) string {

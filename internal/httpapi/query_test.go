@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -106,4 +107,73 @@ func TestQueryOnRoutesWithoutParameters(t *testing.T) {
 	}
 	stored, err := e.store.GetSubscription(context.Background(), "tenant-a", sub)
 	assert.ErrorIs(t, err, event.ErrSubscriptionNotFound, "deleted at last: %+v", stored)
+}
+
+// Every numeric query parameter (an integer in the OpenAPI document) takes
+// only a canonical whole number in range: ASCII decimal digits, no sign,
+// no leading zero. strconv.Atoi took "+5", "05" and 29 zeros before a 5
+// for 5, so "GET /v1/inbox?limit=%2B5" answered 200 (found by review);
+// each hostile spelling is now a 400 invalid_parameter naming the
+// parameter, the value as decoded and the accepted form, on every route
+// that takes one, and the canonical values in range still pass.
+func TestNumericQueryParameters(t *testing.T) {
+	e := newEnv(t, withWebhooks(t, &redeliveries{}))
+	requests := routeRequests(t, e, "n.test")
+	type numeric struct {
+		route    contract.Route
+		name     string
+		min, max int
+	}
+	var found []numeric
+	for r, op := range documentOperations(t) {
+		for _, p := range op["parameters"].([]any) {
+			pm := p.(map[string]any)
+			if s, _ := pm["schema"].(map[string]any); pm["in"] == "query" && s["type"] == "integer" {
+				found = append(found, numeric{r, pm["name"].(string), int(s["minimum"].(float64)), int(s["maximum"].(float64))})
+			}
+		}
+	}
+	slices.SortFunc(found, func(a, b numeric) int { return strings.Compare(a.route.String()+a.name, b.route.String()+b.name) })
+	require.Equal(t, []numeric{
+		{contract.Route{Method: "GET", Path: contract.PathInbox}, "limit", 1, 100},
+		{contract.Route{Method: "GET", Path: contract.PathSubscriptionAttempts}, "limit", 1, 100},
+	}, found, "the numeric query parameters the document gives")
+
+	// The raw query value, and the value the handler decodes from it.
+	hostile := []struct{ raw, decoded string }{
+		{"%2B5", "+5"}, {"+5", " 5"}, {"-5", "-5"}, {"-0", "-0"}, {"%2B0", "+0"},
+		{"05", "05"}, {"005", "005"}, {"010", "010"}, {"00", "00"}, {"0", "0"},
+		{strings.Repeat("0", 29) + "5", strings.Repeat("0", 29) + "5"},
+		{"123456789012345678901234567890", "123456789012345678901234567890"},
+		{"9223372036854775808", "9223372036854775808"}, {"18446744073709551621", "18446744073709551621"},
+		{"101", "101"}, {"1000", "1000"},
+		{"5.0", "5.0"}, {"5.", "5."}, {".5", ".5"}, {"5e0", "5e0"}, {"1E2", "1E2"},
+		{"0x5", "0x5"}, {"0b1", "0b1"}, {"0o5", "0o5"}, {"1_0", "1_0"}, {"5%2C6", "5,6"},
+		{"%205", " 5"}, {"5%20", "5 "}, {"%095", "\t5"}, {"5%0A", "5\n"}, {"5%00", "5\x00"},
+		{"%EF%BC%95", "５"}, {"%D9%A5", "٥"}, {"%E0%A5%AB", "५"},
+		{"", ""}, {"five", "five"}, {"NaN", "NaN"}, {"Infinity", "Infinity"},
+	}
+	for _, n := range found {
+		rq := requests[n.route]
+		for _, h := range hostile {
+			got := e.do(req{method: rq.method, path: rq.path + "?" + n.name + "=" + h.raw, tenant: rq.tenant})
+			assert.Equal(t, http.StatusBadRequest, got.code, "%s?%s=%s: %s", n.route, n.name, h.raw, got.body)
+			if got.code != http.StatusBadRequest {
+				continue
+			}
+			assert.Equal(t, "invalid_parameter", got.errCode(t), "%s?%s=%s", n.route, n.name, h.raw)
+			want := fmt.Sprintf("%s %q is invalid: use a whole number from %d to %d in decimal digits only (no sign, leading zero, space, decimal point or exponent)", n.name, h.decoded, n.min, n.max)
+			assert.Equal(t, want, got.json(t)["error"].(map[string]any)["message"], "%s?%s=%s", n.route, n.name, h.raw)
+		}
+		for _, v := range []int{n.min, n.min + 1, 9, 10, 50, n.max - 1, n.max} {
+			got := e.do(req{method: rq.method, path: fmt.Sprintf("%s?%s=%d", rq.path, n.name, v), tenant: rq.tenant})
+			assert.Equal(t, http.StatusOK, got.code, "%s?%s=%d: %s", n.route, n.name, v, got.body)
+		}
+	}
+	// The value is the one read: limit=1 of the inbox's two received
+	// events is a page of one.
+	got := e.do(req{method: "GET", path: "/v1/inbox?limit=1", tenant: "tenant-a"})
+	require.Equal(t, http.StatusOK, got.code, "%s", got.body)
+	assert.Len(t, got.json(t)["events"], 1)
+	assert.NotNil(t, got.json(t)["next_cursor"])
 }

@@ -375,9 +375,9 @@ func parseAttemptsQuery(raw string) (event.AttemptsQuery, string, error) {
 		v := vs[0]
 		switch k {
 		case "limit":
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 || n > event.MaxLimit {
-				return q, "", &event.InputError{Code: event.CodeInvalidParameter, Message: fmt.Sprintf("limit %q is invalid: use an integer from 1 to %d", truncatePath(v), event.MaxLimit)}
+			n, err := event.ParseQueryNumber("limit", v, 1, event.MaxLimit)
+			if err != nil {
+				return q, "", err
 			}
 			q.Limit = n
 		case "cursor":
