@@ -201,18 +201,58 @@ func TestCheckRefs(t *testing.T) {
 	}
 }
 
-// The description pattern of the subscription requests refuses exactly
-// the control characters (unicode.IsControl: C0, DEL and C1), the rule
-// the API applies (event.ParseSubscription), and lets every other
-// character through.
-func TestDescriptionPatternIsTheControlRule(t *testing.T) {
-	re := regexp.MustCompile(descriptionPattern)
+// The description pattern of the subscription requests, as the committed
+// document holds it, refuses exactly the characters
+// contract.DescriptionRefusal refuses (control characters, bidirectional
+// controls, line and paragraph separators, invisible format characters),
+// the rule the API applies (event.ParseSubscription), and lets every
+// other character through, the joiners of emoji sequences and of the
+// Indic scripts included. The document is ASCII: the pattern's invisible
+// characters are \u escapes in it.
+func TestDescriptionPatternIsTheRule(t *testing.T) {
+	for i, c := range Document() {
+		if c >= utf8.RuneSelf {
+			t.Fatalf("openapi.json holds the byte %#x at %d, outside ASCII: Generate escapes every such character", c, i)
+		}
+	}
+	var patterns []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if p, ok := v["pattern"].(string); ok && strings.Contains(p, `\x00-\x1f`) {
+				patterns = append(patterns, p)
+			}
+			for _, x := range v {
+				walk(x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		}
+	}
+	walk(parsed(t))
+	if len(patterns) != 2 || patterns[0] != descriptionPattern() || patterns[1] != descriptionPattern() {
+		t.Fatalf("the document's description patterns = %q, want descriptionPattern() twice (create and patch)", patterns)
+	}
+	re := regexp.MustCompile(patterns[0])
 	for r := rune(0); r <= unicode.MaxRune; r++ {
 		if !utf8.ValidRune(r) {
 			continue
 		}
-		if got, want := re.MatchString("a"+string(r)+"b"), !unicode.IsControl(r); got != want {
+		if got, want := re.MatchString("a"+string(r)+"b"), contract.DescriptionRefusal(r) == ""; got != want {
 			t.Errorf("pattern matches %U = %v, want %v", r, got, want)
+		}
+	}
+	for _, s := range []string{"", "billing é 日本", "👨\u200d👩\u200d👧\u200d👦", "क्\u200dष", "می\u200cخواهم", "שלום", "مرحبا", "1\ufe0f\u20e3", "\u0600\u0661"} {
+		if !re.MatchString(s) {
+			t.Errorf("pattern refuses %+q", s)
+		}
+	}
+	for _, s := range []string{"a\u202eb", "\u2066x\u2069", "x\u200by", "\ufeff", "a\u2028b", "\U000e0041"} {
+		if re.MatchString(s) {
+			t.Errorf("pattern accepts %+q", s)
 		}
 	}
 }

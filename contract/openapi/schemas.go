@@ -1,7 +1,10 @@
 package openapi
 
 import (
+	"fmt"
 	"slices"
+	"strings"
+	"unicode"
 
 	"github.com/triggers-dev/triggers/contract"
 )
@@ -60,14 +63,57 @@ const (
 	secretPattern = "^whsec_[A-Za-z0-9+/]{32,88}={0,2}$"
 )
 
-// descriptionPattern and descriptionRule are a subscription description's
-// rule in a create or a patch: no control character (C0, DEL or C1).
-// Responses have no pattern: a description stored before the rule may
-// hold one.
-const (
-	descriptionPattern = `^[^\x00-\x1f\x7f-\x9f]*$`
-	descriptionRule    = "one line of text: no control character (U+0000-U+001F, U+007F-U+009F)"
-)
+// descriptionRule is a subscription description's rule in a create or a
+// patch (contract.DescriptionRefusal), and descriptionPattern its regular
+// expression. Responses have no pattern: a description stored before the
+// rule may hold one of these characters.
+const descriptionRule = "one line of visible text: no control character (U+0000-U+001F, U+007F-U+009F), " +
+	"bidirectional control (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069), " +
+	"line or paragraph separator (U+2028, U+2029) or other invisible format character " +
+	"(Unicode category Cf: U+200B, U+2060, U+FEFF, the tag characters...); " +
+	"the zero-width non-joiner U+200C and joiner U+200D, the Mongolian vowel separator U+180E " +
+	"and the prepended concatenation marks (U+0600-U+0605...) are allowed"
+
+// descriptionPattern returns the characters contract.DescriptionRefusal
+// refuses as a negated class: those below U+0100 as \xHH, which
+// ECMA-262 and RE2 both read, the others as themselves (Generate writes
+// them \uXXXX in the JSON, which keeps the document ASCII). The class
+// holds characters outside the Basic Multilingual Plane (the tag
+// characters), so an ECMA-262 engine must read it with the u flag, as
+// JSON Schema 2020-12's ask.
+func descriptionPattern() string {
+	var b strings.Builder
+	b.WriteString("^[^")
+	refused := func(r rune) bool { return contract.DescriptionRefusal(r) != "" }
+	for lo := rune(0); lo <= unicode.MaxRune; lo++ {
+		if !refused(lo) {
+			continue
+		}
+		hi := lo
+		for hi < unicode.MaxRune && refused(hi+1) {
+			hi++
+		}
+		b.WriteString(patternRune(lo))
+		if hi > lo+1 {
+			b.WriteByte('-')
+		}
+		if hi > lo {
+			b.WriteString(patternRune(hi))
+		}
+		lo = hi
+	}
+	b.WriteString("]*$")
+	return b.String()
+}
+
+// patternRune writes r for a character class: \xHH below U+0100 (the
+// ASCII punctuation a class treats specially among them), else r itself.
+func patternRune(r rune) string {
+	if r < 0x100 {
+		return fmt.Sprintf(`\x%02x`, r)
+	}
+	return string(r)
+}
 
 // subscriptionProps are the members of a subscription as the API shows it
 // (never a secret).
@@ -177,7 +223,7 @@ func componentsOf() components {
 			"CreateSubscriptionRequest": object("", []string{"url"}, map[string]any{
 				"url":         describe(schema{"type": "string", "maxLength": 2048}, "an absolute https URL whose host resolves only to public addresses; port 443 or 1024-65535; no user information or fragment; percent-encoded (no space, no character outside ASCII)"),
 				"event_types": describe(schema{"type": "array", "maxItems": 50, "items": schemaRef("EventType")}, "omitted or empty: every type"),
-				"description": describe(schema{"type": "string", "maxLength": 256, "pattern": descriptionPattern}, descriptionRule),
+				"description": describe(schema{"type": "string", "maxLength": 256, "pattern": descriptionPattern()}, descriptionRule),
 			}),
 			"Subscription":        object("a webhook subscription (secrets are never shown but at creation and rotation)", subscriptionRequired, subscriptionProps()),
 			"SubscriptionCreated": object("a new subscription and its signing secret", append(slices.Clone(subscriptionRequired), "secret"), created),
@@ -218,7 +264,7 @@ func componentsOf() components {
 				"properties": map[string]any{
 					"url":         describe(schema{"type": "string", "maxLength": 2048}, "on another server (scheme, host, port), a new endpoint (as at creation): its breaker starts closed; another path or query string on the same server keeps it"),
 					"event_types": describe(schema{"type": "array", "maxItems": 50, "items": schemaRef("EventType")}, "empty: every type"),
-					"description": describe(schema{"type": "string", "maxLength": 256, "pattern": descriptionPattern}, descriptionRule+"; empty clears it"),
+					"description": describe(schema{"type": "string", "maxLength": 256, "pattern": descriptionPattern()}, descriptionRule+"; empty clears it"),
 					"disabled":    describe(schema{"type": "boolean"}, "false re-enables a disabled subscription, whose next delivery is a single probe; true disables it"),
 				},
 			},

@@ -11,8 +11,9 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
+
+	"github.com/triggers-dev/triggers/contract"
 )
 
 // Error codes of the subscription routes.
@@ -294,12 +295,19 @@ func checkEventTypes(types []string) ([]string, error) {
 }
 
 // checkDescription checks a description: at most MaxDescription
-// characters, none of them a control character (C0, DEL or C1:
-// unicode.IsControl), the rule of an API key's description. Every other
-// character is kept as sent. Control characters were stored as sent:
-// a line break or an escape sequence (ESC [) in a description reached
-// every listing that prints it (found by review). The error names the
-// character by its code point and its place, counted in characters from 1.
+// characters, none of them refused by contract.DescriptionRefusal: a
+// control character (C0, DEL or C1: unicode.IsControl, the rule of an
+// API key's description), a bidirectional control, a line or paragraph
+// separator, or another invisible format character (but the zero-width
+// non-joiner and joiner, the Mongolian vowel separator and the visible
+// prepended concatenation marks). Every other character is kept as sent.
+// Control characters were stored as sent: a line break or an escape
+// sequence (ESC [) in a description reached every listing that prints
+// it; so were the bidirectional controls, which show a listing's text in
+// another order than it holds ("Trojan Source"), and the invisible ones,
+// which make two descriptions that look the same differ (both found by
+// review). The error names the character's class, its code point and its
+// place, counted in characters from 1.
 func checkDescription(d string) error {
 	if n := utf8.RuneCountInString(d); n > MaxDescription {
 		return inputErr(CodeInvalidSubscription, "description is %d characters: at most %d", n, MaxDescription)
@@ -307,8 +315,12 @@ func checkDescription(d string) error {
 	n := 0
 	for _, r := range d {
 		n++
-		if unicode.IsControl(r) {
+		switch class := contract.DescriptionRefusal(r); class {
+		case "":
+		case contract.TextControl:
 			return inputErr(CodeInvalidSubscription, "description holds the control character %U at character %d: send one line of text, without tabs, line breaks or other control characters", r, n)
+		default:
+			return inputErr(CodeInvalidSubscription, "description holds the %s %U at character %d: send one line of visible text, without bidirectional controls, line or paragraph separators or invisible format characters (the zero-width joiner U+200D and non-joiner U+200C are kept)", class, r, n)
 		}
 	}
 	return nil

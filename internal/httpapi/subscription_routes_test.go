@@ -2,8 +2,10 @@ package httpapi_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -271,7 +273,7 @@ func TestSubscriptionDescriptionControlCharacters(t *testing.T) {
 	}
 	assert.Equal(t, 0, e.itemCount(), "no refused create stored anything")
 
-	id := e.createSub(t, "tenant-a", `{"url":"https://example.com/hooks","description":"billing é 😀\u00a0\u2028"}`)
+	id := e.createSub(t, "tenant-a", `{"url":"https://example.com/hooks","description":"billing é 😀\u00a0\u200d"}`)
 	path := "/v1/subscriptions/" + id
 	before := e.snapshot(t)
 	for _, d := range refused {
@@ -281,7 +283,7 @@ func TestSubscriptionDescriptionControlCharacters(t *testing.T) {
 		assert.Contains(t, r.json(t)["error"].(map[string]any)["message"], "description holds the control character U+00", "patch %s", d)
 	}
 	assert.Equal(t, before, e.snapshot(t), "no refused patch changed anything")
-	assert.Equal(t, "billing é 😀\u00a0\u2028", e.do(req{method: "GET", path: path, tenant: "tenant-a"}).json(t)["description"], "other characters kept as sent")
+	assert.Equal(t, "billing é 😀\u00a0\u200d", e.do(req{method: "GET", path: path, tenant: "tenant-a"}).json(t)["description"], "other characters kept as sent")
 
 	// Stored before the rule.
 	stored, err := e.store.GetSubscription(ctx, "tenant-a", id)
@@ -310,4 +312,83 @@ func TestSubscriptionDescriptionControlCharacters(t *testing.T) {
 	r = e.do(req{method: "PATCH", path: legacyPath, tenant: "tenant-a", body: `{"description":"cleaned"}`})
 	require.Equal(t, http.StatusOK, r.code, "%s", r.body)
 	assert.Equal(t, "cleaned", r.json(t)["description"])
+}
+
+// A description holding a bidirectional control, a line or paragraph
+// separator or another invisible format character is a 400
+// invalid_subscription naming the field and the code point, on create and
+// on patch, and nothing is written; text in any script, with the joiners
+// it needs, and emoji sequences are stored and read back as sent; and a
+// description stored with such characters before the rule still reads
+// back as stored, in the subscription and in the list, and its
+// subscription can be patched.
+func TestSubscriptionDescriptionInvisibleCharacters(t *testing.T) {
+	e := newEnv(t, withWebhooks(t, &redeliveries{}))
+	ctx := context.Background()
+	refused := map[string]string{ // the description as JSON string content -> its code point
+		`user\u202e \u2066// admin\u2069\u2066`: "U+202E", `\u202a`: "U+202A", `\u2067x`: "U+2067", `x\u2068`: "U+2068",
+		`\u061c`: "U+061C", `\u200e`: "U+200E", `\u200f`: "U+200F", `one\u2028two`: "U+2028", `\u2029`: "U+2029",
+		`pay\u200bments`: "U+200B", `\u2060`: "U+2060", `\ufeffbilling`: "U+FEFF", `\u00ad`: "U+00AD", `\udb40\udc41`: "U+E0041",
+	}
+	for d, cp := range refused {
+		r := e.do(req{method: "POST", path: "/v1/subscriptions", tenant: "tenant-a", body: `{"url":"https://example.com/hooks","description":"` + d + `"}`})
+		assert.Equal(t, http.StatusBadRequest, r.code, "create %s: %s", d, r.body)
+		assert.Equal(t, "invalid_subscription", r.errCode(t), "create %s", d)
+		assert.Regexp(t, `^description holds the [a-z ]+ `+regexp.QuoteMeta(cp)+` at character \d+: `, r.json(t)["error"].(map[string]any)["message"], "create %s", d)
+	}
+	assert.Equal(t, 0, e.itemCount(), "no refused create stored anything")
+
+	kept := []string{
+		"مرحبا بالعالم", "שלום עולם", "क्\u200dष मराठी", "می\u200cخواهم",
+		"👨\u200d👩\u200d👧\u200d👦 team", "🏳\ufe0f\u200d🌈 🇫🇷 👍🏽", "\u0600\u0661\u0662",
+	}
+	id := e.createSub(t, "tenant-a", `{"url":"https://example.com/hooks","description":"plain"}`)
+	path := "/v1/subscriptions/" + id
+	before := e.snapshot(t)
+	for d, cp := range refused {
+		r := e.do(req{method: "PATCH", path: path, tenant: "tenant-a", body: `{"description":"` + d + `","disabled":true}`})
+		assert.Equal(t, http.StatusBadRequest, r.code, "patch %s: %s", d, r.body)
+		assert.Equal(t, "invalid_subscription", r.errCode(t), "patch %s", d)
+		assert.Contains(t, r.json(t)["error"].(map[string]any)["message"], " "+cp+" at character ", "patch %s", d)
+	}
+	assert.Equal(t, before, e.snapshot(t), "no refused patch changed anything")
+	for _, d := range kept {
+		body, err := json.Marshal(map[string]string{"url": "https://example.com/hooks", "description": d})
+		require.NoError(t, err)
+		created := e.createSub(t, "tenant-a", string(body))
+		assert.Equal(t, d, e.do(req{method: "GET", path: "/v1/subscriptions/" + created, tenant: "tenant-a"}).json(t)["description"], "created and read back as sent")
+		r := e.do(req{method: "DELETE", path: "/v1/subscriptions/" + created, tenant: "tenant-a"})
+		require.Equal(t, http.StatusOK, r.code, "%s", r.body)
+		body, err = json.Marshal(map[string]string{"description": d})
+		require.NoError(t, err)
+		r = e.do(req{method: "PATCH", path: path, tenant: "tenant-a", body: string(body)})
+		require.Equal(t, http.StatusOK, r.code, "patch %+q: %s", d, r.body)
+		assert.Equal(t, d, r.json(t)["description"], "patched as sent")
+		assert.Equal(t, d, e.do(req{method: "GET", path: path, tenant: "tenant-a"}).json(t)["description"], "patched and read back as sent")
+	}
+
+	// Stored before the rule.
+	stored, err := e.store.GetSubscription(ctx, "tenant-a", id)
+	require.NoError(t, err)
+	legacyID, err := event.NewSubscriptionID(nil)
+	require.NoError(t, err)
+	const legacy = "user\u202e \u2066// admin\u2069\u2066 zw\u200bsp bom\ufeff ls\u2028ps\u2029 tag\U000e0041 end"
+	require.NoError(t, e.store.CreateSubscription(ctx, "tenant-a", event.Subscription{
+		ID: legacyID, URL: "https://example.com/legacy", EventTypes: []string{}, Description: legacy,
+		CreatedAt: stored.CreatedAt, Secrets: stored.Secrets,
+	}))
+	legacyPath := "/v1/subscriptions/" + legacyID
+	r := e.do(req{method: "GET", path: legacyPath, tenant: "tenant-a"})
+	require.Equal(t, http.StatusOK, r.code, "%s", r.body)
+	assert.Equal(t, legacy, r.json(t)["description"], "read back as stored")
+	r = e.do(req{method: "GET", path: "/v1/subscriptions", tenant: "tenant-a"})
+	require.Equal(t, http.StatusOK, r.code, "%s", r.body)
+	var descs []any
+	for _, s := range r.json(t)["subscriptions"].([]any) {
+		descs = append(descs, s.(map[string]any)["description"])
+	}
+	assert.Contains(t, descs, legacy, "listed as stored")
+	r = e.do(req{method: "PATCH", path: legacyPath, tenant: "tenant-a", body: `{"disabled":true}`})
+	require.Equal(t, http.StatusOK, r.code, "a patch of another field: %s", r.body)
+	assert.Equal(t, legacy, r.json(t)["description"], "kept by a patch that does not name it")
 }
