@@ -276,8 +276,9 @@ type reqInfo struct {
 	requestID     string
 	correlationID string
 	tenant        string
-	// ingest is set by the ingestion routes; ingested and rejected are
-	// their per-event outcomes (rejected by error code).
+	// ingest is set for an authenticated request of an ingestion route
+	// (ingestRoutes; serve); ingested and rejected are its per-event
+	// outcomes (rejected by error code).
 	ingest   bool
 	ingested int
 	rejected map[string]int
@@ -367,17 +368,21 @@ func (a *API) serve(w http.ResponseWriter, r *http.Request, ri *reqInfo) (status
 			status, body, err = 0, nil, &panicError{value: p}
 		}
 	}()
-	if cs := r.Header.Values("X-Correlation-Id"); len(cs) > 1 {
-		// The function would read the first and API Gateway's own
-		// answers echo the last: one request, two correlation ids.
-		return 0, nil, &apiError{status: http.StatusBadRequest, code: "invalid_header", message: fmt.Sprintf("X-Correlation-Id is given %d times: send one", len(cs))}
-	}
-	if c := r.Header.Get("X-Correlation-Id"); c != "" {
-		if !validHeaderToken(c, 128) {
-			return 0, nil, &apiError{status: http.StatusBadRequest, code: "invalid_header", message: "X-Correlation-Id must be 1-128 visible ASCII characters"}
+	// An authenticated request of an ingestion route counts in the
+	// ingestion metrics whatever answers it (ServeHTTP counts a refusal
+	// as one rejected event, by its code), so that a client whose every
+	// event is refused is an outage the metrics show. The checks before
+	// the route's handler counted nothing: a bad X-Correlation-Id or the
+	// passive region's 503 left EventsRejected silent (found by review).
+	ingest := ingestRoutes[contract.RouteOf(r.Method, r.URL.Path)]
+	if err := correlationID(w, r, ri); err != nil {
+		// Checked before authentication, whose answer does not change
+		// the 400: count it when the request would authenticate.
+		if ingest {
+			_, aerr := a.authenticate(r)
+			ri.ingest = aerr == nil
 		}
-		ri.correlationID = c
-		w.Header().Set("X-Correlation-Id", c)
+		return 0, nil, err
 	}
 
 	route, allow, id := match(r.Method, r.URL.Path)
@@ -387,7 +392,7 @@ func (a *API) serve(w http.ResponseWriter, r *http.Request, ri *reqInfo) (status
 
 	if route != nil && public(r.Method, r.URL.Path) {
 		// No credential is read: the authorizer does not run for it.
-		if err := checkUnread(r, ri); err != nil {
+		if err := checkUnread(r); err != nil {
 			return 0, nil, err
 		}
 		return route(a, w, r, ri, id)
@@ -395,13 +400,14 @@ func (a *API) serve(w http.ResponseWriter, r *http.Request, ri *reqInfo) (status
 	if ri.tenant, err = a.authenticate(r); err != nil {
 		return 0, nil, err
 	}
+	ri.ingest = ingest
 	if route != nil && a.writer != "" && r.Method != http.MethodGet && r.Method != http.MethodHead {
 		return 0, nil, &apiError{status: http.StatusServiceUnavailable, code: "unavailable", message: "this region is passive: writes go to the writer region " + a.writer + " (use its endpoint, or retry after the Retry-After delay in case of a failover)", retryAfter: strconv.Itoa(RetryAfterSeconds)}
 	}
 	if route == nil {
 		return 0, nil, &apiError{status: http.StatusMethodNotAllowed, code: "method_not_allowed", message: r.Method + " is not allowed here; use " + allow, allow: allow}
 	}
-	if err := checkUnread(r, ri); err != nil {
+	if err := checkUnread(r); err != nil {
 		return 0, nil, err
 	}
 	return route(a, w, r, ri, id)
@@ -410,16 +416,9 @@ func (a *API) serve(w http.ResponseWriter, r *http.Request, ri *reqInfo) (status
 // checkUnread refuses what the request's route would not read: a query
 // string (checkNoQuery), an Idempotency-Key (checkNoIdempotencyKey) and a
 // body (checkNoBody), in that order, before the route runs. A refusal on
-// an ingestion route counts in EventsRejected, as the route's own
-// refusals do: a client whose every event is refused for a query
-// parameter is an outage the ingestion metrics must show.
-func checkUnread(r *http.Request, ri *reqInfo) (err error) {
-	defer func() {
-		if err != nil {
-			route := contract.RouteOf(r.Method, r.URL.Path)
-			ri.ingest = route == batchRoute || route == eventsRoute
-		}
-	}()
+// an ingestion route counts in EventsRejected, as every refusal of an
+// authenticated ingestion request does (serve).
+func checkUnread(r *http.Request) error {
 	if err := checkNoQuery(r); err != nil {
 		return err
 	}
@@ -427,6 +426,25 @@ func checkUnread(r *http.Request, ri *reqInfo) (err error) {
 		return err
 	}
 	return checkNoBody(r)
+}
+
+// correlationID checks the request's X-Correlation-Id: at most one, of
+// 1-128 visible ASCII characters, else a 400 invalid_header. A valid one
+// is kept in ri and echoed in the answer.
+func correlationID(w http.ResponseWriter, r *http.Request, ri *reqInfo) error {
+	if cs := r.Header.Values("X-Correlation-Id"); len(cs) > 1 {
+		// The function would read the first and API Gateway's own
+		// answers echo the last: one request, two correlation ids.
+		return &apiError{status: http.StatusBadRequest, code: "invalid_header", message: fmt.Sprintf("X-Correlation-Id is given %d times: send one", len(cs))}
+	}
+	if c := r.Header.Get("X-Correlation-Id"); c != "" {
+		if !validHeaderToken(c, 128) {
+			return &apiError{status: http.StatusBadRequest, code: "invalid_header", message: "X-Correlation-Id must be 1-128 visible ASCII characters"}
+		}
+		ri.correlationID = c
+		w.Header().Set("X-Correlation-Id", c)
+	}
+	return nil
 }
 
 // authenticate returns the request's tenant, the authorizer's (from the

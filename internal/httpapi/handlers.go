@@ -76,7 +76,6 @@ func requestHash(req event.CreateRequest) string {
 
 // createEvent serves POST /v1/events.
 func (a *API) createEvent(w http.ResponseWriter, r *http.Request, ri *reqInfo, _ string) (int, any, error) {
-	ri.ingest = true
 	key, err := idempotencyKey(r)
 	if err != nil {
 		return 0, nil, err
@@ -128,7 +127,6 @@ type batchResponse struct {
 
 // createBatch serves POST /v1/events/batch.
 func (a *API) createBatch(w http.ResponseWriter, r *http.Request, ri *reqInfo, _ string) (int, any, error) {
-	ri.ingest = true
 	// An Idempotency-Key was refused before (checkNoIdempotencyKey).
 	data, err := readBody(w, r)
 	if err != nil {

@@ -25,6 +25,11 @@ var batchRoute = contract.Route{Method: contract.MethodPost, Path: contract.Path
 // eventsRoute is POST /v1/events, by contract.Route.String.
 var eventsRoute = contract.Route{Method: contract.MethodPost, Path: contract.PathEvents}.String()
 
+// ingestRoutes are the ingestion routes, POST /v1/events and the batch, by
+// contract.Route.String: every answer to an authenticated request of
+// theirs counts in EventsIngested or EventsRejected (serve).
+var ingestRoutes = map[string]bool{eventsRoute: true, batchRoute: true}
+
 // noIdempotencyMessages are the refusals of the two routes that refused a
 // key before every route did, as they were worded.
 var noIdempotencyMessages = map[string]string{
