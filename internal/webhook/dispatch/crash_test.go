@@ -591,6 +591,8 @@ func (ft faultTransport) RoundTrip(r *http.Request) (resp *http.Response, err er
 	if dispatch.WakeSlotIn(r.Context()) {
 		ft.slow.addWake(sub, 1)
 		defer ft.slow.addWake(sub, -1)
+	} else {
+		ft.slow.sentDirect(r.Header.Get(webhook.HeaderID), sub)
 	}
 	err = ft.in.call(r.Context(), "HTTP.POST", []string{r.Header.Get(webhook.HeaderID), sub}, func() error {
 		resp, err = ft.rt.RoundTrip(r)
@@ -622,6 +624,26 @@ type gauge struct {
 	now, top int
 	wakeNow  map[string]int
 	wakeTop  int
+	// direct holds "<webhook-id>/<sub>" of the requests made without a
+	// slot a wake took (an attempt's own, or outside the lane).
+	direct map[string]bool
+}
+
+func (g *gauge) sentDirect(id, sub string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.direct == nil {
+		g.direct = map[string]bool{}
+	}
+	g.direct[id+"/"+sub] = true
+}
+
+// sentOnlyByWake reports whether every request of event id to sub was made
+// under a slot a wake took.
+func (g *gauge) sentOnlyByWake(id, sub string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return !g.direct[id+"/"+sub]
 }
 
 func (g *gauge) mark(sub string, until time.Time) {
@@ -989,6 +1011,12 @@ type subSpec struct {
 
 type eventSpec struct {
 	name, typ string
+	// late: posted once the first round of the others has run (one
+	// invocation), while the wakes it queued wait: its attempts meet a
+	// subscription whose wake is queued. A clean run must have every
+	// subscription's wake make it, under the slots the wake took (the new
+	// attempt queues behind the parked ones: dispatch's behindWake).
+	late bool
 	// want is its status once settled, and its retry_count in a run
 	// without a fault (-1: not predicted).
 	want       event.Status
@@ -1107,6 +1135,9 @@ func crashScenarios() []scenario {
 		// end, then reclaim it (were it never reclaimed, the queues
 		// would never drain). s-slow2 is marked for a minute, less than half of
 		// dispatch.SlowLaneFor, so that its slow answers mark it again.
+		// e3 comes once the first round has parked attempts behind both
+		// wakes: it queues behind them, though the slot is free again,
+		// and the wakes make it (checked in the clean run).
 		name:            "slow lane",
 		schedule:        long,
 		slowLaneAfter:   slowOKDelay / 2,
@@ -1120,12 +1151,18 @@ func crashScenarios() []scenario {
 		events: []eventSpec{
 			{name: "e1", typ: "order.paid", want: event.Delivered, retryCount: 0},
 			{name: "e2", typ: "order.paid", want: event.Delivered, retryCount: 0},
+			{name: "e3", typ: "order.paid", want: event.Delivered, retryCount: 0, late: true},
 		},
 	}, {
-		// The same lane with two slots and three events: a wake of a
-		// subscription with two parked attempts takes both slots one
-		// after the other and makes both attempts at once (wakeInLane's
-		// loop), or takes one and stops at the refused second.
+		// The same lane with two slots and one endpoint: the first round
+		// of three events makes two attempts and parks the third behind
+		// one wake; e4 comes while that wake waits and queues behind it
+		// (the lane has two slots free by then). The wake takes both
+		// slots one after the other and makes both attempts at once
+		// (wakeInLane's loop); with faults, it may take one and stop at
+		// the refused second. (Two endpoints, or several parkers at
+		// once, queue several wakes, which may share a batch and take a
+		// slot each: a wake taking two was not certain.)
 		name:            "slow lane, two slots",
 		schedule:        long,
 		slowLaneAfter:   slowOKDelay / 2,
@@ -1136,12 +1173,12 @@ func crashScenarios() []scenario {
 		wakeTakesTwo:    true,
 		subs: []subSpec{
 			{name: "s-slow1", behaviour: "slowok", slowFor: 20 * 24 * time.Hour, want: event.OutcomeDelivered, exists: true},
-			{name: "s-slow2", behaviour: "slowok", slowFor: time.Minute, want: event.OutcomeDelivered, exists: true},
 		},
 		events: []eventSpec{
 			{name: "e1", typ: "order.paid", want: event.Delivered, retryCount: 0},
 			{name: "e2", typ: "order.paid", want: event.Delivered, retryCount: 0},
 			{name: "e3", typ: "order.paid", want: event.Delivered, retryCount: 0},
+			{name: "e4", typ: "order.paid", want: event.Delivered, retryCount: 0, late: true},
 		},
 	}, {
 		// Rounds, retries (one hopping: 20 minutes is more than SQS's
@@ -1423,26 +1460,33 @@ func (r *crashRun) setUp() {
 		r.names.set(id, s.name)
 	}
 	for _, e := range r.sc.events {
-		code, out, ok := r.request("POST", "/v1/events", `{"event_type":"`+e.typ+`","payload":{"n":1}}`)
-		require.True(r.t, ok)
-		require.Equal(r.t, http.StatusCreated, code, "%s", out)
-		var got struct {
-			ID string `json:"event_id"`
-		}
-		require.NoError(r.t, json.Unmarshal(out, &got))
-		r.eventIDs[e.name] = got.ID
-		if r.sc.interchangeable {
-			r.names.set(got.ID, "e*")
-		} else {
-			r.names.set(got.ID, e.name)
+		if !e.late {
+			r.post(e)
 		}
 	}
 }
 
-// stream runs the stream consumer over the run's stream records, as the
-// event source mapping does: a batch whose invocation failed or stopped is
-// handled again, from the stream.
-func (r *crashRun) stream() {
+// post posts event e through the API.
+func (r *crashRun) post(e eventSpec) {
+	code, out, ok := r.request("POST", "/v1/events", `{"event_type":"`+e.typ+`","payload":{"n":1}}`)
+	require.True(r.t, ok)
+	require.Equal(r.t, http.StatusCreated, code, "%s", out)
+	var got struct {
+		ID string `json:"event_id"`
+	}
+	require.NoError(r.t, json.Unmarshal(out, &got))
+	r.eventIDs[e.name] = got.ID
+	if r.sc.interchangeable {
+		r.names.set(got.ID, "e*")
+	} else {
+		r.names.set(got.ID, e.name)
+	}
+}
+
+// stream runs the stream consumer over the run's next n stream records,
+// as the event source mapping does: a batch whose invocation failed or
+// stopped is handled again, from the stream.
+func (r *crashRun) stream(n int) {
 	ctx := context.Background()
 	consumer, err := streamconsumer.New(streamconsumer.Config{Sender: faultSender{q: r.q, in: r.in}, QueueURL: crashQueueURL,
 		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
@@ -1450,12 +1494,12 @@ func (r *crashRun) stream() {
 	var recs []events.DynamoDBEventRecord
 	done := r.router.await()
 	defer done()
-	for len(recs) < len(r.sc.events) {
+	for len(recs) < n {
 		select {
 		case rec := <-r.records:
 			recs = append(recs, rec)
 		case <-time.After(30 * time.Second):
-			r.fatalf("the stream yielded %d of %d event records", len(recs), len(r.sc.events))
+			r.fatalf("the stream yielded %d of %d event records", len(recs), n)
 		}
 	}
 	for try := 1; ; try++ {
@@ -1574,8 +1618,23 @@ func (r *crashRun) recoverSubs(since time.Time) {
 func (r *crashRun) run() runResult {
 	began := r.clock.now()
 	r.setUp()
-	r.stream()
+	var late []eventSpec
+	for _, e := range r.sc.events {
+		if e.late {
+			late = append(late, e)
+		}
+	}
+	r.stream(len(r.sc.events) - len(late))
 	r.clock.advanceTo(r.clock.now().Add(time.Millisecond))
+	if len(late) > 0 {
+		// The first round runs; the late events come while the wakes
+		// it queued wait (their message ahead of the wakes').
+		r.invoke()
+		for _, e := range late {
+			r.post(e)
+		}
+		r.stream(len(late))
+	}
 	changes := false
 	for _, s := range r.sc.subs {
 		changes = changes || s.deleteAfter > 0 || s.retype
@@ -1754,6 +1813,18 @@ func (r *crashRun) check() {
 		}
 		if ok && s.want == event.OutcomeDelivered && (got.ConsecutiveFailures != 0 || !got.CircuitOpenUntil.IsZero()) {
 			r.fatalf("subscription %s is delivered to but its breaker counts %d failures, open until %v", s.name, got.ConsecutiveFailures, got.CircuitOpenUntil)
+		}
+	}
+	// In a clean run a late event's attempts queue behind the attempts
+	// parked before them: each subscription's wake makes them, under the
+	// slots it took, none takes a slot of its own.
+	if r.f.label == "" {
+		for _, e := range r.sc.events {
+			for _, s := range r.sc.subs {
+				if e.late && !r.slowHeld.sentOnlyByWake(r.eventIDs[e.name], s.name) {
+					r.fatalf("the late %s went to %s outside its wake, ahead of the attempts parked before it", e.name, s.name)
+				}
+			}
 		}
 	}
 	// Every request a receiver saw is recorded: never more requests than
