@@ -972,7 +972,7 @@ func (d *Dispatcher) wakeInLane(ctx context.Context, t Task, sub event.Subscript
 		return d.sendWake(ctx, t.Tenant, sub.ID, "", now.Add(d.leftWait()), now)
 	case len(slots) < len(page) || more:
 		// The slots this wake held are free again: the next wake at
-		// once, before new attempts take them all (it waits, as above,
+		// once, before other attempts take them all (it waits, as above,
 		// if they did).
 		return d.sendWake(ctx, t.Tenant, sub.ID, "", now, now)
 	}

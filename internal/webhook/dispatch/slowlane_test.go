@@ -947,7 +947,7 @@ func TestWakeFillsTheLanesFreeSlotsAndStopsAtTheFirstRefused(t *testing.T) {
 	assert.Zero(t, q[0].delay, "due at once: the wake's slots are free again")
 	assert.Zero(t, q[0].task.Refused)
 
-	// The lane is full again (new attempts took it): the wakes make
+	// The lane is full again (other subscriptions' attempts took it): the wakes make
 	// nothing, put nothing off, and come back ever later.
 	hold("h4", "h5")
 	var delays []time.Duration
