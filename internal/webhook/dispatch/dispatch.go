@@ -1493,6 +1493,12 @@ func (d *Dispatcher) gate(ctx context.Context, tenant string, sub event.Subscrip
 	if w, reason, ok := d.putOff(sub, now); ok {
 		return w, reason, false, slot, nil
 	}
+	// Before the rate cap: an attempt that only queues behind the wake
+	// takes no place in its endpoint's second (it did, then the wake's
+	// attempt needed another; found by review).
+	if w, ok := d.behindWake(sub, now, parked); ok {
+		return w, contract.DeferredTenantBusy, false, slot, nil
+	}
 	if d.cfg.EndpointRate > 0 {
 		ahead, err := d.cfg.Store.TakeRateToken(ctx, tenant, sub.ID, now, d.cfg.EndpointRate)
 		if err != nil {
@@ -1506,9 +1512,6 @@ func (d *Dispatcher) gate(ctx context.Context, tenant string, sub event.Subscrip
 			w := turn.Sub(now)
 			return w + time.Duration(float64(100*time.Millisecond)*d.cfg.Rand.Float64()), contract.DeferredRateLimited, false, noSlot(), nil
 		}
-	}
-	if w, ok := d.behindWake(sub, now, parked); ok {
-		return w, contract.DeferredTenantBusy, false, slot, nil
 	}
 	slot, wait, err = d.slowSlot(ctx, tenant, sub, now, deferrals)
 	if err != nil || wait > 0 {
@@ -1539,15 +1542,19 @@ func (d *Dispatcher) gate(ctx context.Context, tenant string, sub event.Subscrip
 // slow-neighbour load scenario 42-64% of a tenant's deliveries were its
 // oldest events, 89-92% since; docs/delivery.md has the price). The wait
 // is until the wake is due (a moment when it is due already); the wake
-// makes the parked attempts oldest event first. A wake due later (a
-// circuit's, left queued by a success that closed the circuit, up to
-// MaxBreakerCooldown and its spread away) is not waited for.
+// makes the parked attempts oldest event first. Not waited for (found by
+// review): a wake due later (a circuit's, left queued by a success that
+// closed the circuit, up to MaxBreakerCooldown and its spread away); a
+// wake overdue by more than MaxSlowLaneWait (its invocation may have
+// died: its marker stays live for wakeGrace, and every new attempt would
+// park meanwhile, the lane empty); and any wake while the circuit is
+// half-open, where a new attempt may be the probe, as before.
 func (d *Dispatcher) behindWake(sub event.Subscription, now time.Time, parked bool) (time.Duration, bool) {
-	if parked || !d.inLane(sub, now) || !sub.WakeQueuedUntil.After(now) {
+	if parked || !d.inLane(sub, now) || !sub.WakeQueuedUntil.After(now) || sub.HalfOpen(now) {
 		return 0, false
 	}
 	due := sub.WakeQueuedUntil.Add(-wakeGrace)
-	if due.Sub(now) > MaxSlowLaneWait {
+	if due.Sub(now) > MaxSlowLaneWait || now.Sub(due) > MaxSlowLaneWait {
 		return 0, false
 	}
 	return max(due.Sub(now), time.Millisecond), true

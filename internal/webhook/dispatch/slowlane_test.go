@@ -1171,25 +1171,38 @@ func TestNewAttemptQueuesBehindTheParkedOnes(t *testing.T) {
 }
 
 // A new attempt waits only for a wake due within the lane's longest wait
-// (MaxSlowLaneWait, the latest a lane's wake is due): a wake due later (a
-// circuit's, left queued by a success that closed the circuit) is not
-// waited for.
+// (MaxSlowLaneWait, the latest a lane's wake is due) and overdue by no
+// more than that: a wake due later (a circuit's, left queued by a success
+// that closed the circuit) is not waited for, nor one long overdue (its
+// invocation may have died; its marker stays live for minutes), nor any
+// while the circuit is half-open (the new attempt may be the probe). An
+// attempt that waits takes no place in its endpoint's rate cap (the
+// wake's attempt takes it; found by review).
 func TestNewAttemptWaitsOnlyForAWakeDueSoon(t *testing.T) {
 	ctx := context.Background()
 	const grace = 5 * time.Minute // dispatch's wakeGrace: a marker ends that long after its wake is due
 	for _, tt := range []struct {
-		due    time.Duration
-		waits  bool
-		reason string
+		due      time.Duration
+		halfOpen bool
+		waits    bool
+		reason   string
 	}{
-		{0, true, "a wake due now"},
-		{10 * time.Second, true, "a wake due in 10 s"},
-		{dispatch.MaxSlowLaneWait, true, "a wake due at the lane's longest wait"},
-		{dispatch.MaxSlowLaneWait + time.Millisecond, false, "a wake due just past the lane's longest wait"},
-		{2 * time.Minute, false, "a circuit's wake due in 2 minutes"},
+		{0, false, true, "a wake due now"},
+		{10 * time.Second, false, true, "a wake due in 10 s"},
+		{dispatch.MaxSlowLaneWait, false, true, "a wake due at the lane's longest wait"},
+		{dispatch.MaxSlowLaneWait + time.Millisecond, false, false, "a wake due just past the lane's longest wait"},
+		{2 * time.Minute, false, false, "a circuit's wake due in 2 minutes"},
+		{-10 * time.Second, false, true, "a wake overdue by 10 s"},
+		{-dispatch.MaxSlowLaneWait - time.Second, false, false, "a wake overdue by more than the lane's longest wait"},
+		{10 * time.Second, true, false, "a wake due in 10 s, the circuit half-open"},
 	} {
 		rcv := newReceiver(t)
-		w, sub := slowWorld(t, rcv, func(c *dispatch.Config) { c.SlowAfter = -1 })
+		w, sub := slowWorld(t, rcv, func(c *dispatch.Config) { c.SlowAfter = -1; c.EndpointRate = 1 })
+		if tt.halfOpen {
+			opened, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, sub.URL, w.clock().Add(-time.Second), time.Minute)
+			require.NoError(t, err)
+			require.True(t, opened)
+		}
 		claimed, err := w.st.ClaimWake(ctx, "tenant-a", sub.ID, "queued", "", w.clock().Add(tt.due+grace), w.clock())
 		require.NoError(t, err)
 		require.True(t, claimed)
@@ -1203,6 +1216,9 @@ func TestNewAttemptWaitsOnlyForAWakeDueSoon(t *testing.T) {
 			as := w.attempts("tenant-a", e.ID)
 			require.Len(t, as, 1)
 			assert.Equal(t, event.OutcomeScheduled, as[0].Outcome, tt.reason)
+			ahead, err := w.st.TakeRateToken(ctx, "tenant-a", sub.ID, w.clock(), 1)
+			require.NoError(t, err)
+			assert.Zero(t, ahead, "%s: the attempt that waited took the endpoint's place in this second", tt.reason)
 			continue
 		}
 		assert.Len(t, rcv.requests(), 1, "%s: the new attempt waited", tt.reason)
