@@ -124,17 +124,7 @@ func TestSubscriptionDescriptionControlCharacters(t *testing.T) {
 		{`\u009f`, 0x9f, 1}, {`ok\u001f`, 0x1f, 3},
 	} {
 		want := fmt.Sprintf("description holds the control character %U at character %d: send one line of text, without tabs, line breaks or other control characters", c.r, c.at)
-		_, err := event.ParseSubscription([]byte(`{"url":"https://h.example","description":"` + c.json + `"}`))
-		var ie *event.InputError
-		if assert.ErrorAs(t, err, &ie, "create %s", c.json) {
-			assert.Equal(t, event.CodeInvalidSubscription, ie.Code, "create %s", c.json)
-			assert.Equal(t, want, ie.Message, "create %s", c.json)
-		}
-		_, err = event.ParseSubscriptionPatch([]byte(`{"description":"` + c.json + `"}`))
-		if assert.ErrorAs(t, err, &ie, "patch %s", c.json) {
-			assert.Equal(t, event.CodeInvalidSubscription, ie.Code, "patch %s", c.json)
-			assert.Equal(t, want, ie.Message, "patch %s", c.json)
-		}
+		descriptionRefused(t, c.json, want)
 	}
 	// Kept: letters, emoji, the no-break space U+00A0 and U+00A1 just
 	// past the C1 range (the other invisible characters:
@@ -178,17 +168,7 @@ func TestSubscriptionDescriptionInvisibleCharacters(t *testing.T) {
 		{`ok\udb40\udc41`, "invisible format character", 0xE0041, 3}, {`\udb40\udc01`, "invisible format character", 0xE0001, 1},
 	} {
 		want := fmt.Sprintf("description holds the %s %U at character %d", c.class, c.r, c.at) + advice
-		_, err := event.ParseSubscription([]byte(`{"url":"https://h.example","description":"` + c.json + `"}`))
-		var ie *event.InputError
-		if assert.ErrorAs(t, err, &ie, "create %s", c.json) {
-			assert.Equal(t, event.CodeInvalidSubscription, ie.Code, "create %s", c.json)
-			assert.Equal(t, want, ie.Message, "create %s", c.json)
-		}
-		_, err = event.ParseSubscriptionPatch([]byte(`{"description":"` + c.json + `"}`))
-		if assert.ErrorAs(t, err, &ie, "patch %s", c.json) {
-			assert.Equal(t, event.CodeInvalidSubscription, ie.Code, "patch %s", c.json)
-			assert.Equal(t, want, ie.Message, "patch %s", c.json)
-		}
+		descriptionRefused(t, c.json, want)
 	}
 	for _, keep := range []string{
 		"مرحبا بالعالم",                      // Arabic
@@ -255,5 +235,22 @@ func TestValidAttemptPosition(t *testing.T) {
 		"x#001": false, id: false,
 	} {
 		assert.Equal(t, want, event.ValidAttemptPosition(p), p)
+	}
+}
+
+// descriptionRefused checks that a description (JSON string content) is
+// refused on create and on patch, invalid_subscription with message want.
+func descriptionRefused(t *testing.T, json, want string) {
+	t.Helper()
+	_, err := event.ParseSubscription([]byte(`{"url":"https://h.example","description":"` + json + `"}`))
+	var ie *event.InputError
+	if assert.ErrorAs(t, err, &ie, "create %s", json) {
+		assert.Equal(t, event.CodeInvalidSubscription, ie.Code, "create %s", json)
+		assert.Equal(t, want, ie.Message, "create %s", json)
+	}
+	_, err = event.ParseSubscriptionPatch([]byte(`{"description":"` + json + `"}`))
+	if assert.ErrorAs(t, err, &ie, "patch %s", json) {
+		assert.Equal(t, event.CodeInvalidSubscription, ie.Code, "patch %s", json)
+		assert.Equal(t, want, ie.Message, "patch %s", json)
 	}
 }

@@ -263,7 +263,6 @@ func recordAttempt(t *testing.T, e *env, tenant string, ev event.Event, subID st
 // stored.
 func TestSubscriptionDescriptionControlCharacters(t *testing.T) {
 	e := newEnv(t, withWebhooks(t, &redeliveries{}))
-	ctx := context.Background()
 	refused := []string{`a\u0007b`, `two\nlines`, `tab\there`, `\u001b[2J`, `x\u007f`, `\u0085`, `\u009b31m`, `\u0000`}
 	for _, d := range refused {
 		r := e.do(req{method: "POST", path: "/v1/subscriptions", tenant: "tenant-a", body: `{"url":"https://example.com/hooks","description":"` + d + `"}`})
@@ -286,30 +285,8 @@ func TestSubscriptionDescriptionControlCharacters(t *testing.T) {
 	assert.Equal(t, "billing é 😀\u00a0\u200d", e.do(req{method: "GET", path: path, tenant: "tenant-a"}).json(t)["description"], "other characters kept as sent")
 
 	// Stored before the rule.
-	stored, err := e.store.GetSubscription(ctx, "tenant-a", id)
-	require.NoError(t, err)
-	legacyID, err := event.NewSubscriptionID(nil)
-	require.NoError(t, err)
-	const legacy = "bell\a nul\x00 esc\x1b[31m tab\t line\nnel\u0085 del\x7f end"
-	require.NoError(t, e.store.CreateSubscription(ctx, "tenant-a", event.Subscription{
-		ID: legacyID, URL: "https://example.com/legacy", EventTypes: []string{}, Description: legacy,
-		CreatedAt: stored.CreatedAt, Secrets: stored.Secrets,
-	}))
-	legacyPath := "/v1/subscriptions/" + legacyID
-	r := e.do(req{method: "GET", path: legacyPath, tenant: "tenant-a"})
-	require.Equal(t, http.StatusOK, r.code, "%s", r.body)
-	assert.Equal(t, legacy, r.json(t)["description"], "read back as stored")
-	r = e.do(req{method: "GET", path: "/v1/subscriptions", tenant: "tenant-a"})
-	require.Equal(t, http.StatusOK, r.code, "%s", r.body)
-	var descs []any
-	for _, s := range r.json(t)["subscriptions"].([]any) {
-		descs = append(descs, s.(map[string]any)["description"])
-	}
-	assert.Contains(t, descs, legacy, "listed as stored")
-	r = e.do(req{method: "PATCH", path: legacyPath, tenant: "tenant-a", body: `{"disabled":true}`})
-	require.Equal(t, http.StatusOK, r.code, "a patch of another field: %s", r.body)
-	assert.Equal(t, legacy, r.json(t)["description"], "kept by a patch that does not name it")
-	r = e.do(req{method: "PATCH", path: legacyPath, tenant: "tenant-a", body: `{"description":"cleaned"}`})
+	legacyPath := legacyDescriptionReadsBack(t, e, id, "bell\a nul\x00 esc\x1b[31m tab\t line\nnel\u0085 del\x7f end")
+	r := e.do(req{method: "PATCH", path: legacyPath, tenant: "tenant-a", body: `{"description":"cleaned"}`})
 	require.Equal(t, http.StatusOK, r.code, "%s", r.body)
 	assert.Equal(t, "cleaned", r.json(t)["description"])
 }
@@ -324,7 +301,6 @@ func TestSubscriptionDescriptionControlCharacters(t *testing.T) {
 // subscription can be patched.
 func TestSubscriptionDescriptionInvisibleCharacters(t *testing.T) {
 	e := newEnv(t, withWebhooks(t, &redeliveries{}))
-	ctx := context.Background()
 	refused := map[string]string{ // the description as JSON string content -> its code point
 		`user\u202e \u2066// admin\u2069\u2066`: "U+202E", `\u202a`: "U+202A", `\u2067x`: "U+2067", `x\u2068`: "U+2068",
 		`\u061c`: "U+061C", `\u200e`: "U+200E", `\u200f`: "U+200F", `one\u2028two`: "U+2028", `\u2029`: "U+2029",
@@ -368,11 +344,21 @@ func TestSubscriptionDescriptionInvisibleCharacters(t *testing.T) {
 	}
 
 	// Stored before the rule.
+	legacyDescriptionReadsBack(t, e, id, "user\u202e \u2066// admin\u2069\u2066 zw\u200bsp bom\ufeff ls\u2028ps\u2029 tag\U000e0041 end")
+}
+
+// legacyDescriptionReadsBack stores a subscription of tenant-a (its
+// secrets and creation time copied from subscription id) whose
+// description legacy was stored before a rule that now refuses it, and
+// checks that it reads back as stored, alone and listed, and is kept by a
+// patch of another field. It returns the subscription's path.
+func legacyDescriptionReadsBack(t *testing.T, e *env, id, legacy string) string {
+	t.Helper()
+	ctx := context.Background()
 	stored, err := e.store.GetSubscription(ctx, "tenant-a", id)
 	require.NoError(t, err)
 	legacyID, err := event.NewSubscriptionID(nil)
 	require.NoError(t, err)
-	const legacy = "user\u202e \u2066// admin\u2069\u2066 zw\u200bsp bom\ufeff ls\u2028ps\u2029 tag\U000e0041 end"
 	require.NoError(t, e.store.CreateSubscription(ctx, "tenant-a", event.Subscription{
 		ID: legacyID, URL: "https://example.com/legacy", EventTypes: []string{}, Description: legacy,
 		CreatedAt: stored.CreatedAt, Secrets: stored.Secrets,
@@ -391,4 +377,5 @@ func TestSubscriptionDescriptionInvisibleCharacters(t *testing.T) {
 	r = e.do(req{method: "PATCH", path: legacyPath, tenant: "tenant-a", body: `{"disabled":true}`})
 	require.Equal(t, http.StatusOK, r.code, "a patch of another field: %s", r.body)
 	assert.Equal(t, legacy, r.json(t)["description"], "kept by a patch that does not name it")
+	return legacyPath
 }
