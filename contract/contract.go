@@ -299,9 +299,11 @@ const (
 	// MetricWebhookDeferred counts attempts put off without being made,
 	// by DimensionReason: circuit_open (the endpoint's circuit is open),
 	// probe_busy (a probe of its half-open circuit is under way),
-	// rate_limited (its per-second cap is used up) or tenant_busy (the
-	// endpoint is slow and its tenant's slow lane is full). Each line also
-	// carries the properties tenant and subscription_id.
+	// rate_limited (its per-second cap is used up), tenant_busy (the
+	// endpoint is slow and its tenant's slow lane is full) or behind_wake
+	// (the endpoint is slow and attempts put off before are parked behind
+	// its queued wake: the new one joins them, to be made after them).
+	// Each line also carries the properties tenant and subscription_id.
 	MetricWebhookDeferred = "WebhookDeferred"
 	// MetricWebhookCircuitsOpened counts endpoint circuits opened, with
 	// the properties tenant, subscription_id and cause (failures, slow or
@@ -314,6 +316,13 @@ const (
 	// DeferredTenantBusy: the endpoint is slow (marked so by a recent
 	// slow answer) and every slot of its tenant's slow lane is taken.
 	DeferredTenantBusy = "tenant_busy"
+	// DeferredBehindWake: the endpoint is slow and its subscription's
+	// wake is queued, due soon, to make the attempts parked behind it
+	// (put off before): a new attempt joins them instead of asking the
+	// slow lane for a slot, so that the lane serves the oldest events
+	// first. Not a sign of a full lane by itself: the wake may find a
+	// slot free.
+	DeferredBehindWake = "behind_wake"
 	// MetricSubscriptionsDisabled counts subscriptions disabled after
 	// failing for too long (no dimension).
 	MetricSubscriptionsDisabled = "SubscriptionsDisabled"

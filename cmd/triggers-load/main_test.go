@@ -257,18 +257,18 @@ func TestSlowDefaults(t *testing.T) {
 }
 
 func TestFormatSlowComparison(t *testing.T) {
-	arm := func(lane string, p50, p99 time.Duration, most int, mean float64, busy int) SlowArm {
+	arm := func(lane string, p50, p99 time.Duration, most int, mean float64, busy, behind int) SlowArm {
 		return SlowArm{Lane: lane, Report: noisyneighbour.Report{
 			B: noisyneighbour.TenantB{Posted: 10, Received: 10, Latency: noisyneighbour.Latency{Count: 10, P50: p50, P99: p99, Max: p99}},
-			A: noisyneighbour.TenantA{Deferred: map[string]int{contract.DeferredTenantBusy: busy},
+			A: noisyneighbour.TenantA{Deferred: map[string]int{contract.DeferredTenantBusy: busy, contract.DeferredBehindWake: behind},
 				Slow: &noisyneighbour.SlowA{MaxInFlight: most, Occupancy: mean, Wanted: 80, Delivered: 20, OldestFirst: 15}},
 		}}
 	}
 	var b bytes.Buffer
-	formatSlowComparison(&b, SlowReport{Arms: []SlowArm{arm("off", ms(1500), ms(3000), 100, 40, 0), arm("on", ms(1000), ms(1500), 4, 2.5, 300)}})
+	formatSlowComparison(&b, SlowReport{Arms: []SlowArm{arm("off", ms(1500), ms(3000), 100, 40, 0, 0), arm("on", ms(1000), ms(1500), 4, 2.5, 300, 12)}})
 	for _, want := range []string{
-		"on             1.00s     1.50s     1.50s              4           2.50            20/80            15/20          300              0\n",
-		"off            1.50s     3.00s     3.00s            100          40.00            20/80            15/20            0              0\n",
+		"on             1.00s     1.50s     1.50s              4           2.50            20/80            15/20           300/12              0\n",
+		"off            1.50s     3.00s     3.00s            100          40.00            20/80            15/20              0/0              0\n",
 		"off / on        1.50      2.00      2.00          25.00          16.00\n",
 		"slow lane on: B's ingest-to-receipt p99 <= 2.00s, nothing lost or duplicated: met\n",
 		"slow lane off: B's ingest-to-receipt p99 <= 2.00s, nothing lost or duplicated: MISS p99\n",

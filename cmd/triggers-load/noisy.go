@@ -257,16 +257,16 @@ func runSlow(ctx context.Context, duration time.Duration, template string, n noi
 // formatSlowComparison prints the arms side by side: B's latency, A's
 // occupancy and backlog, and the off / on ratios when both arms ran.
 func formatSlowComparison(w io.Writer, r SlowReport) {
-	fmt.Fprintf(w, "\n%-10s %9s %9s %9s %14s %14s %16s %16s %12s %14s\n", "slow lane", "B p50", "B p99", "B max", "A max held", "A mean held", "A delivered", "A oldest first", "A put off", "B put off")
+	fmt.Fprintf(w, "\n%-10s %9s %9s %9s %14s %14s %16s %16s %16s %14s\n", "slow lane", "B p50", "B p99", "B max", "A max held", "A mean held", "A delivered", "A oldest first", "A busy/behind", "B put off")
 	for _, a := range r.Arms {
 		b, sl := a.Report.B, a.Report.A.Slow
 		if sl == nil {
 			sl = &noisyneighbour.SlowA{}
 		}
-		fmt.Fprintf(w, "%-10s %9s %9s %9s %14d %14.2f %16s %16s %12d %14d\n", a.Lane,
+		fmt.Fprintf(w, "%-10s %9s %9s %9s %14d %14.2f %16s %16s %16s %14d\n", a.Lane,
 			noisyneighbour.FormatDuration(b.Latency.P50), noisyneighbour.FormatDuration(b.Latency.P99), noisyneighbour.FormatDuration(b.Latency.Max),
 			sl.MaxInFlight, sl.Occupancy, fmt.Sprintf("%d/%d", sl.Delivered, sl.Wanted), fmt.Sprintf("%d/%d", sl.OldestFirst, sl.Delivered),
-			a.Report.A.Deferred[contract.DeferredTenantBusy], b.Breaker)
+			fmt.Sprintf("%d/%d", a.Report.A.Deferred[contract.DeferredTenantBusy], a.Report.A.Deferred[contract.DeferredBehindWake]), b.Breaker)
 	}
 	if len(r.Arms) == 2 {
 		on, off := r.Arms[0], r.Arms[1]

@@ -492,9 +492,9 @@ func (w *WebhookDelivery) MetricSubscriptionsDisabled(opts *awscloudwatch.Metric
 
 // MetricWebhookDeferred returns the attempts put off without being made,
 // for one reason: contract.DeferredCircuitOpen, DeferredProbeBusy,
-// DeferredRateLimited or DeferredTenantBusy (contract.MetricWebhookDeferred by
-// contract.DimensionReason in MetricsNamespace; Sum unless opts say
-// otherwise).
+// DeferredRateLimited, DeferredTenantBusy or DeferredBehindWake
+// (contract.MetricWebhookDeferred by contract.DimensionReason in
+// MetricsNamespace; Sum unless opts say otherwise).
 func (w *WebhookDelivery) MetricWebhookDeferred(reason string, opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
 	return runtimeMetric(w.ns, contract.MetricWebhookDeferred, map[string]*string{contract.DimensionReason: jsii.String(reason)}, opts)
 }

@@ -1497,7 +1497,7 @@ func (d *Dispatcher) gate(ctx context.Context, tenant string, sub event.Subscrip
 	// takes no place in its endpoint's second (it did, then the wake's
 	// attempt needed another; found by review).
 	if w, ok := d.behindWake(sub, now, parked); ok {
-		return w, contract.DeferredTenantBusy, false, slot, nil
+		return w, contract.DeferredBehindWake, false, slot, nil
 	}
 	if d.cfg.EndpointRate > 0 {
 		ahead, err := d.cfg.Store.TakeRateToken(ctx, tenant, sub.ID, now, d.cfg.EndpointRate)
@@ -1542,7 +1542,9 @@ func (d *Dispatcher) gate(ctx context.Context, tenant string, sub event.Subscrip
 // slow-neighbour load scenario 42-64% of a tenant's deliveries were its
 // oldest events, 89-92% since; docs/delivery.md has the price). The wait
 // is until the wake is due (a moment when it is due already); the wake
-// makes the parked attempts oldest event first. Not waited for (found by
+// makes the parked attempts oldest event first. The attempt is put off
+// as contract.DeferredBehindWake (it was tenant_busy, and an ordered
+// lane read as a full one). Not waited for (found by
 // review): a wake due later (a circuit's, left queued by a success that
 // closed the circuit, up to MaxBreakerCooldown and its spread away); a
 // wake overdue by more than MaxSlowLaneWait (its invocation may have
@@ -1604,7 +1606,8 @@ func (d *Dispatcher) schedule(ctx context.Context, tenant string, e event.Event,
 	d.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "webhook attempt deferred",
 		slog.String("tenant", tenant), slog.String("event_id", e.ID), slog.String("subscription_id", sub.ID),
 		slog.Int("attempt", n), slog.String("reason", reason), slog.String("next_attempt_at", event.FormatTime(due)))
-	if reason == contract.DeferredCircuitOpen || reason == contract.DeferredProbeBusy || reason == contract.DeferredTenantBusy {
+	switch reason {
+	case contract.DeferredCircuitOpen, contract.DeferredProbeBusy, contract.DeferredTenantBusy, contract.DeferredBehindWake:
 		return d.parkScheduled(ctx, tenant, e, sub.ID, n, due)
 	}
 	return d.queue(ctx, tenant, e, sub.ID, n, n, due)

@@ -911,7 +911,11 @@ func TestWakeFillsTheLanesFreeSlotsAndStopsAtTheFirstRefused(t *testing.T) {
 			require.NoError(t, w.st.ReleaseSlowSlot(ctx, "tenant-a", h))
 		}
 	}
-	putOffs := func() int { return strings.Count(w.logs.String(), `"reason":"`+contract.DeferredTenantBusy+`"`) }
+	// Put off by the full lane or behind the wake the first put-off queued.
+	putOffs := func() int {
+		return strings.Count(w.logs.String(), `"reason":"`+contract.DeferredTenantBusy+`"`) +
+			strings.Count(w.logs.String(), `"reason":"`+contract.DeferredBehindWake+`"`)
+	}
 	wakes := func() []queued {
 		var out []queued
 		for _, q := range w.q.take() {
@@ -1019,6 +1023,7 @@ func TestHalfOpenSlowLaneWakeSendsItsProbeAlone(t *testing.T) {
 	after := strings.TrimPrefix(w.logs.String(), before)
 	assert.NotContains(t, after, `"reason":"`+contract.DeferredProbeBusy+`"`, "attempts put off behind the wake's own probe")
 	assert.NotContains(t, after, `"reason":"`+contract.DeferredTenantBusy+`"`)
+	assert.NotContains(t, after, `"reason":"`+contract.DeferredBehindWake+`"`, "the wake's attempts queued behind a wake")
 	got, err := w.st.GetSubscription(ctx, "tenant-a", sub.ID)
 	require.NoError(t, err)
 	assert.True(t, got.CircuitOpenUntil.After(w.clock()), "the failed probe opened the circuit again")
@@ -1113,15 +1118,24 @@ func TestNewAttemptQueuesBehindTheParkedOnes(t *testing.T) {
 	ctx := context.Background()
 	rcv := newReceiver(t)
 	counting := &laneCountingStore{}
-	w, _ := slowWorld(t, rcv, func(c *dispatch.Config) {
+	m := &metrics{}
+	w, sub := slowWorld(t, rcv, func(c *dispatch.Config) {
 		counting.Store = c.Store
 		c.Store = counting
 		c.SlowAfter = -1
+		c.Metrics = m
 	})
-	putOffs := func() int { return strings.Count(w.logs.String(), `"reason":"`+contract.DeferredTenantBusy+`"`) }
+	reasons := func() []string {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		return slices.Clone(m.deferred)
+	}
+	busy := "tenant-a/" + sub.ID + "/" + contract.DeferredTenantBusy
+	behind := "tenant-a/" + sub.ID + "/" + contract.DeferredBehindWake
 
 	// Another holder fills the lane of one slot: two events' attempts are
-	// put off and parked behind one wake.
+	// put off and parked behind one wake (the first refused by the lane,
+	// the second behind the wake the first queued).
 	ok, err := w.st.AcquireSlowSlot(ctx, "tenant-a", "other", w.clock(), w.clock().Add(time.Hour), 1)
 	require.NoError(t, err)
 	require.True(t, ok)
@@ -1132,7 +1146,7 @@ func TestNewAttemptQueuesBehindTheParkedOnes(t *testing.T) {
 		require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
 		w.advance(time.Millisecond)
 	}
-	require.Equal(t, 2, putOffs())
+	require.Equal(t, []string{busy, behind}, reasons())
 	q := w.q.take()
 	require.Len(t, q, 1)
 	require.NotEmpty(t, q[0].task.Wake)
@@ -1146,7 +1160,8 @@ func TestNewAttemptQueuesBehindTheParkedOnes(t *testing.T) {
 	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e3.ID))
 	assert.Empty(t, rcv.requests(), "the new attempt went ahead of the parked ones")
 	assert.Equal(t, calls, counting.calls.Load(), "the new attempt asked the slow lane for a slot")
-	assert.Equal(t, 3, putOffs(), "the new attempt is put off as tenant_busy")
+	assert.Equal(t, []string{busy, behind, behind}, reasons(), "the new attempt is put off behind the wake (not tenant_busy: the lane is free)")
+	assert.Equal(t, 2, strings.Count(w.logs.String(), `"reason":"`+contract.DeferredBehindWake+`"`), "the log lines' reason")
 	assert.Empty(t, w.q.take(), "a second wake was queued")
 	as := w.attempts("tenant-a", e3.ID)
 	require.Len(t, as, 1)
@@ -1197,7 +1212,8 @@ func TestNewAttemptWaitsOnlyForAWakeDueSoon(t *testing.T) {
 		{10 * time.Second, true, false, "a wake due in 10 s, the circuit half-open"},
 	} {
 		rcv := newReceiver(t)
-		w, sub := slowWorld(t, rcv, func(c *dispatch.Config) { c.SlowAfter = -1; c.EndpointRate = 1 })
+		m := &metrics{}
+		w, sub := slowWorld(t, rcv, func(c *dispatch.Config) { c.SlowAfter = -1; c.EndpointRate = 1; c.Metrics = m })
 		if tt.halfOpen {
 			opened, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, sub.URL, w.clock().Add(-time.Second), time.Minute)
 			require.NoError(t, err)
@@ -1219,9 +1235,11 @@ func TestNewAttemptWaitsOnlyForAWakeDueSoon(t *testing.T) {
 			ahead, err := w.st.TakeRateToken(ctx, "tenant-a", sub.ID, w.clock(), 1)
 			require.NoError(t, err)
 			assert.Zero(t, ahead, "%s: the attempt that waited took the endpoint's place in this second", tt.reason)
+			assert.Equal(t, []string{"tenant-a/" + sub.ID + "/" + contract.DeferredBehindWake}, m.deferred, tt.reason)
 			continue
 		}
 		assert.Len(t, rcv.requests(), 1, "%s: the new attempt waited", tt.reason)
+		assert.Empty(t, m.deferred, tt.reason)
 		assert.Equal(t, event.Delivered, w.status("tenant-a", e.ID).Status, tt.reason)
 	}
 }
