@@ -1525,7 +1525,13 @@ func (d *Dispatcher) gate(ctx context.Context, tenant string, sub event.Subscrip
 		probe, err := d.cfg.Store.AcquireProbe(ctx, tenant, sub.ID, now, until)
 		if err != nil || !probe {
 			slot.release() // the slow lane's slot goes back with the attempt
-			return d.spread(until.Sub(now)), contract.DeferredProbeBusy, false, noSlot(), err
+			// Until the holder's hold has surely ended (it took the probe
+			// before now: its hold ends by until) and the skew margin past
+			// it, when the store lets another take the probe over (as
+			// putOff waits for a probe it reads held): back sooner, the
+			// attempt was refused again if the holder died (found by
+			// review).
+			return d.spread(until.Sub(now) + event.HoldSkewMargin), contract.DeferredProbeBusy, false, noSlot(), err
 		}
 		return 0, "", true, slot, nil
 	}

@@ -510,6 +510,38 @@ func TestAttemptWaitsOutTheSkewMarginPastAProbesHold(t *testing.T) {
 	assert.Contains(t, w.logs.String(), `"reason":"`+contract.DeferredProbeBusy+`"`)
 }
 
+// An attempt refused the probe of a half-open circuit (another instance
+// took it after the subscription was read, so putOff could not see it)
+// waits until the holder's hold has surely ended and the skew margin past
+// it, when the store lets the probe be taken over: back sooner, it would
+// be refused again if the holder's instance died.
+func TestAttemptRefusedTheProbeWaitsOutItsHoldAndTheSkewMargin(t *testing.T) {
+	ctx := context.Background()
+	rcv := newReceiver(t)
+	racer := &probeRacer{}
+	w := newWorld(t, rcv, func(c *dispatch.Config) {
+		c.BreakerCooldown = time.Minute
+		racer.Store = c.Store
+		c.Store = racer
+	})
+	w.now = w.now.Truncate(time.Millisecond)
+	sub, _ := w.subscribe("tenant-a")
+	_, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, "", w.clock(), time.Minute) // half-open now
+	require.NoError(t, err)
+	e := w.event("tenant-a", "t")
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+	assert.Empty(t, rcv.requests(), "sent while another instance holds the probe")
+	held := racer.held()
+	require.Len(t, held, 1, "the other instance's probe")
+	as := w.attempts("tenant-a", e.ID)
+	require.Len(t, as, 1)
+	assert.Equal(t, event.OutcomeScheduled, as[0].Outcome)
+	// Spread by half of half the cooldown (Rand 0.5): 15 s.
+	assert.Equal(t, event.FormatTime(held[0].Add(event.HoldSkewMargin+15*time.Second)), as[0].NextAttemptAt,
+		"put off until the skew margin past the holder's hold (spread)")
+	assert.Contains(t, w.logs.String(), `"reason":"`+contract.DeferredProbeBusy+`"`)
+}
+
 // An attempt that waited for a slot of its round (Parallel) sees its
 // endpoint's circuit as this instance last saw it, not as the round read
 // it when it started: a circuit opened meanwhile by another message puts

@@ -659,14 +659,31 @@ func TestSlowLaneSlotGoesBackOnceTheRequestIsAnswered(t *testing.T) {
 
 // probeRacer lets another instance take the probe just before each of the
 // dispatcher's AcquireProbe calls: it wins the probe between the
-// subscription's read and the attempt's asking.
-type probeRacer struct{ dispatch.Store }
+// subscription's read and the attempt's asking. held lists the ends of
+// the holds it took.
+type probeRacer struct {
+	dispatch.Store
+	mu    sync.Mutex
+	holds []time.Time
+}
 
-func (s probeRacer) AcquireProbe(ctx context.Context, tenant, id string, now, until time.Time) (bool, error) {
-	if _, err := s.Store.AcquireProbe(ctx, tenant, id, now, until); err != nil {
+func (s *probeRacer) AcquireProbe(ctx context.Context, tenant, id string, now, until time.Time) (bool, error) {
+	ok, err := s.Store.AcquireProbe(ctx, tenant, id, now, until)
+	if err != nil {
 		return false, err
 	}
+	if ok {
+		s.mu.Lock()
+		s.holds = append(s.holds, until)
+		s.mu.Unlock()
+	}
 	return s.Store.AcquireProbe(ctx, tenant, id, now, until)
+}
+
+func (s *probeRacer) held() []time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.holds)
 }
 
 // A slow endpoint's attempt while its circuit is half-open takes a slot
@@ -676,7 +693,7 @@ func (s probeRacer) AcquireProbe(ctx context.Context, tenant, id string, now, un
 func TestSlowLaneSlotGoesBackWhenTheProbeIsHeld(t *testing.T) {
 	ctx := context.Background()
 	rcv := newReceiver(t)
-	w, sub := slowWorld(t, rcv, func(c *dispatch.Config) { c.Store = probeRacer{c.Store} })
+	w, sub := slowWorld(t, rcv, func(c *dispatch.Config) { c.Store = &probeRacer{Store: c.Store} })
 	_, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, "", w.clock(), time.Minute) // half-open now
 	require.NoError(t, err)
 	e := w.event("tenant-a", "t")
