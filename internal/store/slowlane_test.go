@@ -2,6 +2,8 @@ package store_test
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -98,6 +100,61 @@ func TestSlowLaneReclaimsExpiredHolders(t *testing.T) {
 	assert.True(t, ok)
 }
 
+// A deployment that changes the lane's limit (SlowLane.TenantConcurrency)
+// while holds taken under the old one are in place: lowered, a taker is
+// refused while the holds still running fill the new limit, whatever
+// holds ended (reclaiming them would not make room), and the ended ones
+// are reclaimed once the running ones are released; raised, the new room
+// is taken at once. The running holds never exceed the limit the taker
+// asks with.
+func TestSlowLaneReclaimWithAChangedLimit(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.Events())
+	st := store.New(db.Client, table)
+	holders := func() []string {
+		t.Helper()
+		item := laneItem(t, table, "tenant-a")
+		m, ok := item["holders"].(*types.AttributeValueMemberM)
+		require.True(t, ok, "the lane item has no holders: %v", item)
+		return slices.Sorted(maps.Keys(m.Value))
+	}
+	now := time.Now()
+	// Under a limit of 4: two holds of a second (they end), two of a minute.
+	for i, hold := range []time.Duration{time.Second, time.Second, time.Minute, time.Minute} {
+		ok, err := st.AcquireSlowSlot(ctx, "tenant-a", "h"+strconv.Itoa(i), now, now.Add(hold), 4)
+		require.NoError(t, err)
+		require.True(t, ok)
+	}
+	later := now.Add(time.Second + event.HoldSkewMargin) // h0 and h1 reclaimable, h2 and h3 running
+	take := func(token string, limit int) bool {
+		t.Helper()
+		ok, err := st.AcquireSlowSlot(ctx, "tenant-a", token, later, later.Add(time.Minute), limit)
+		require.NoError(t, err)
+		return ok
+	}
+
+	// Lowered to 2: h2 and h3 fill it.
+	assert.False(t, take("low", 2), "a slot under a limit of 2 while 2 holds run")
+	assert.Equal(t, []string{"h0", "h1", "h2", "h3"}, holders(), "the refused taker changed the holders")
+
+	// h2 and h3 end their requests: the ended holds are reclaimed, and
+	// the new limit holds.
+	require.NoError(t, st.ReleaseSlowSlot(ctx, "tenant-a", "h2"))
+	require.NoError(t, st.ReleaseSlowSlot(ctx, "tenant-a", "h3"))
+	for _, tok := range []string{"a", "b"} {
+		assert.True(t, take(tok, 2), "AcquireSlowSlot(%s) under a limit of 2 with only ended holds = false", tok)
+	}
+	assert.False(t, take("c", 2), "a third running hold under a limit of 2")
+	assert.Equal(t, []string{"a", "b"}, holders(), "the ended holds h0, h1 were not reclaimed")
+
+	// Raised to 4: two more at once, then full.
+	for _, tok := range []string{"c", "d"} {
+		assert.True(t, take(tok, 4), "AcquireSlowSlot(%s) after the limit was raised to 4 = false", tok)
+	}
+	assert.False(t, take("e", 4), "a fifth running hold under a limit of 4")
+	assert.Equal(t, []string{"a", "b", "c", "d"}, holders())
+}
+
 // Reclaiming holds that ended keeps the cap under concurrency too: 25
 // acquirers that all find the same ended holds take exactly the cap's
 // slots between them. Each removal is conditional on the hold still being
@@ -142,13 +199,9 @@ func TestSlowLaneItemExpiresADayAfterItsLatestHold(t *testing.T) {
 	st := store.New(db.Client, table)
 	ttl := func() int64 {
 		t.Helper()
-		out, err := db.Client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: map[string]types.AttributeValue{
-			schema.AttrUserID:           &types.AttributeValueMemberS{Value: contract.SlowLanePrefix + "tenant-a"},
-			schema.AttrTimestampEventID: &types.AttributeValueMemberS{Value: contract.SlowLaneKey},
-		}})
-		require.NoError(t, err)
-		v, ok := out.Item[schema.AttrTTL].(*types.AttributeValueMemberN)
-		require.True(t, ok, "the lane item has no ttl: %v", out.Item)
+		item := laneItem(t, table, "tenant-a")
+		v, ok := item[schema.AttrTTL].(*types.AttributeValueMemberN)
+		require.True(t, ok, "the lane item has no ttl: %v", item)
 		n, err := strconv.ParseInt(v.Value, 10, 64)
 		require.NoError(t, err)
 		return n
@@ -168,6 +221,17 @@ func TestSlowLaneItemExpiresADayAfterItsLatestHold(t *testing.T) {
 		require.True(t, ok, step.name)
 		assert.Equal(t, step.until.Add(24*time.Hour).Unix(), ttl(), "%s: the lane's ttl is not a day past the hold taken", step.name)
 	}
+}
+
+// laneItem reads tenant's slow-lane item in table (a consistent read).
+func laneItem(t *testing.T, table, tenant string) map[string]types.AttributeValue {
+	t.Helper()
+	out, err := db.Client.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(table), ConsistentRead: aws.Bool(true), Key: map[string]types.AttributeValue{
+		schema.AttrUserID:           &types.AttributeValueMemberS{Value: contract.SlowLanePrefix + tenant},
+		schema.AttrTimestampEventID: &types.AttributeValueMemberS{Value: contract.SlowLaneKey},
+	}})
+	require.NoError(t, err)
+	return out.Item
 }
 
 // A hold is reclaimed only once its end plus event.HoldSkewMargin has
