@@ -195,8 +195,8 @@ func (r Report) Format(w io.Writer, timeline bool) {
 	fmt.Fprintf(w, "A: posted %d (%d errors%s), connections to its endpoints %d (at most %d held at once)\n",
 		a.Posted, a.PostErrors, firstError(a.FirstPostError), a.Connections, a.MaxHeld)
 	if sl := a.Slow; sl != nil {
-		fmt.Fprintf(w, "A slow endpoints: %d requests (%d unverified), at most %d in flight, %.2f in flight on average; deliveries %d of %d (missing %d, duplicates %d, %d of them among their endpoint's oldest), %d still pending when B's last event arrived\n",
-			sl.Requests, sl.Unverified, sl.MaxInFlight, sl.Occupancy, sl.Delivered, sl.Wanted, sl.Missing, sl.Duplicates, sl.OldestFirst, sl.PendingWhenBDone)
+		fmt.Fprintf(w, "A slow endpoints: %d requests (%d unverified), at most %d in flight, %.2f in flight on average; deliveries %d of %d (missing %d, duplicates %d, %d of them among their endpoint's oldest; per endpoint %s), %d still pending when B's last event arrived\n",
+			sl.Requests, sl.Unverified, sl.MaxInFlight, sl.Occupancy, sl.Delivered, sl.Wanted, sl.Missing, sl.Duplicates, sl.OldestFirst, perEndpoint(sl.PerEndpoint), sl.PendingWhenBDone)
 	}
 	fmt.Fprintf(w, "A: attempts put off (scheduled) %s; circuits opened %s; subscriptions disabled %d\n", mapLine(a.Deferred), mapLine(a.CircuitsOpened), a.Disabled)
 	fmt.Fprintf(w, "attempts made, all tenants: %s\n", mapLine(a.Attempts))
@@ -267,4 +267,16 @@ func cpuSeconds(pids map[string]int) map[string]float64 {
 		}
 	}
 	return out
+}
+
+// perEndpoint writes deliveries per endpoint as "a/b/c" ("-" for none).
+func perEndpoint(counts []int) string {
+	if len(counts) == 0 {
+		return "-"
+	}
+	parts := make([]string, len(counts))
+	for i, c := range counts {
+		parts[i] = strconv.Itoa(c)
+	}
+	return strings.Join(parts, "/")
 }

@@ -185,6 +185,7 @@ func (s *slowEndpoints) outcome(a *TenantA, ids []string, bDone time.Time) {
 				d++
 			}
 		}
+		a.Slow.PerEndpoint = append(a.Slow.PerEndpoint, d)
 		for _, id := range ids[:d] {
 			if _, ok := s.answered[pair{i, id}]; ok {
 				a.Slow.OldestFirst++
@@ -252,6 +253,11 @@ type SlowA struct {
 	// to Delivered when every endpoint got its events oldest first, lower
 	// when newer events went ahead of older ones still waiting.
 	OldestFirst int `json:"oldest_first"`
+	// PerEndpoint counts the pairs delivered to each of A's endpoints,
+	// in the order they were subscribed: how evenly the tenant's slow
+	// lane served its endpoints (they share it, each behind its own
+	// wake).
+	PerEndpoint []int `json:"per_endpoint"`
 	// LastDelivered is when the last pair was answered.
 	LastDelivered time.Time `json:"last_delivered"`
 }

@@ -131,7 +131,7 @@ func TestSlowEndpoints(t *testing.T) {
 	s.outcome(&a, []string{"e1", "e2"}, start)
 	require.NotNil(t, a.Slow)
 	assert.Equal(t, SlowA{Delay: 200 * time.Millisecond, Requests: 3, Unverified: 1, MaxInFlight: 3, Wanted: 4, Delivered: 2, Missing: 2,
-		Duplicates: 1, PendingWhenBDone: 4, OldestFirst: 2, LastDelivered: a.Slow.LastDelivered}, *a.Slow)
+		Duplicates: 1, PendingWhenBDone: 4, OldestFirst: 2, PerEndpoint: []int{1, 1}, LastDelivered: a.Slow.LastDelivered}, *a.Slow)
 	s.outcome(&a, []string{"e1"}, time.Now())
 	assert.Zero(t, a.Slow.PendingWhenBDone, "e1 was answered at both endpoints before then")
 	// e0, posted before e1, never arrived: e1 went ahead of it at both.
@@ -149,7 +149,7 @@ func TestFormatSlow(t *testing.T) {
 	rep := Report{
 		Config: Config{Duration: time.Minute, RateB: 5, Endpoints: 6, BurstA: 3, SlowDelay: 4 * time.Second, Drain: time.Minute},
 		B:      TenantB{Posted: 10, Received: 10, Deferred: map[string]int{"tenant_busy": 2}},
-		A: TenantA{Posted: 3, Slow: &SlowA{Requests: 24, MaxInFlight: 4, Occupancy: 1.25, Wanted: 18, Delivered: 17, Missing: 1, PendingWhenBDone: 12, OldestFirst: 16},
+		A: TenantA{Posted: 3, Slow: &SlowA{Requests: 24, MaxInFlight: 4, Occupancy: 1.25, Wanted: 18, Delivered: 17, Missing: 1, PendingWhenBDone: 12, OldestFirst: 16, PerEndpoint: []int{9, 8}},
 			Deferred: map[string]int{"tenant_busy": 30}},
 	}
 	var b bytes.Buffer
@@ -157,7 +157,7 @@ func TestFormatSlow(t *testing.T) {
 	for _, want := range []string{
 		"slow neighbour: 1m0s of posting, tenant A a burst of 3 events then 0 events/s to 6 endpoints that answer 200 after 4.00s",
 		"B: attempts put off 2 (tenant_busy 2)\n",
-		"A slow endpoints: 24 requests (0 unverified), at most 4 in flight, 1.25 in flight on average; deliveries 17 of 18 (missing 1, duplicates 0, 16 of them among their endpoint's oldest), 12 still pending when B's last event arrived",
+		"A slow endpoints: 24 requests (0 unverified), at most 4 in flight, 1.25 in flight on average; deliveries 17 of 18 (missing 1, duplicates 0, 16 of them among their endpoint's oldest; per endpoint 9/8), 12 still pending when B's last event arrived",
 		"A: attempts put off (scheduled) 30 (tenant_busy 30)",
 	} {
 		assert.Contains(t, b.String(), want)
