@@ -86,10 +86,14 @@ const MaxPrefixBytes = 1024 - 218
 // catch up by itself; a batch still failing at 20 hours is given up with
 // its records still readable for about 4 more hours, and the failure
 // queue's alarm pages at once (docs/runbook.md).
+//
+// StreamRetentionHours and MaxMaxRecordAgeHours are dynamotable's
+// (dynamotable.StreamRetentionHours, dynamotable.MaxStreamMaxRecordAgeHours):
+// every stream consumer has that bound.
 const (
-	StreamRetentionHours     = 24
+	StreamRetentionHours     = dynamotable.StreamRetentionHours
 	DefaultMaxRecordAgeHours = 20
-	MaxMaxRecordAgeHours     = StreamRetentionHours - 1
+	MaxMaxRecordAgeHours     = dynamotable.MaxStreamMaxRecordAgeHours
 	// MinMaxRecordAgeSeconds is Lambda's lower bound of
 	// MaximumRecordAgeInSeconds.
 	MinMaxRecordAgeSeconds = 60

@@ -20,13 +20,27 @@ import (
 
 // Defaults of StreamConsumerOptions: a poison record is retried a bounded
 // number of times, split to isolate it, then sent to the failure queue; the
-// stream never stalls for longer than a day.
+// stream never stalls for longer than MaxStreamMaxRecordAgeHours.
 const (
 	DefaultStreamBatchSize          = 100
 	DefaultStreamRetryAttempts      = 10
-	DefaultStreamMaxRecordAgeHours  = 24
+	DefaultStreamMaxRecordAgeHours  = MaxStreamMaxRecordAgeHours
 	DefaultStreamParallelization    = 1
 	DefaultFailureQueueRetentionDay = 14
+)
+
+// DynamoDB keeps a stream record for StreamRetentionHours, then trims it.
+// Lambda retries a failing batch until its records exceed MaxRecordAge,
+// the retries run out or the records expire; what it gives up on it
+// describes on the failure queue by stream position (shard, sequence
+// numbers), not content, so the records must be read back from the
+// stream. A MaxRecordAge of StreamRetentionHours or more is no bound at
+// all (the records expire first, as with Lambda's -1) and leaves nothing
+// to read back: StreamConsumerOptions.MaxRecordAge is at most
+// MaxStreamMaxRecordAgeHours, leaving at least an hour.
+const (
+	StreamRetentionHours       = 24
+	MaxStreamMaxRecordAgeHours = StreamRetentionHours - 1
 )
 
 // StreamConsumerOptions configures a function reading the table's stream.
@@ -55,10 +69,13 @@ type StreamConsumerOptions struct {
 	//
 	// Default: 10 (DefaultStreamRetryAttempts).
 	RetryAttempts float64
-	// MaxRecordAge discards records older than this (sending them to the
-	// failure queue): whole seconds, 60 seconds to 7 days.
+	// MaxRecordAge discards records older than this (sending their
+	// description to the failure queue): whole seconds, 60 seconds to 23
+	// hours (MaxStreamMaxRecordAgeHours). Lambda takes up to 7 days, but
+	// DynamoDB keeps stream records 24 hours (StreamRetentionHours): a
+	// record still failing then would be trimmed before it is given up.
 	//
-	// Default: 24 hours.
+	// Default: 23 hours (DefaultStreamMaxRecordAgeHours).
 	MaxRecordAge awscdk.Duration
 	// ParallelizationFactor is concurrent batches per shard, a whole number
 	// from 1 to 10. Above 1, records with the same partition key stay in
@@ -350,8 +367,13 @@ func (o StreamConsumerOptions) validate() error {
 	whole("RetryAttempts", o.RetryAttempts, 1, 10000, "give how many times a failing batch is retried, or 0 for the default")
 	whole("ParallelizationFactor", o.ParallelizationFactor, 1, 10, fmt.Sprintf("give the batches processed at once per shard, or 0 for the default (%d)", DefaultStreamParallelization))
 	// Lambda takes both durations in whole seconds (CloudFormation
-	// integers).
+	// integers); MaxRecordAge stays an hour inside the stream's retention
+	// (MaxStreamMaxRecordAgeHours), below Lambda's own 7 days.
 	return errors.Join(append(errs,
 		cdkutil.WholeSeconds("MaxBatchingWindow", o.MaxBatchingWindow, 0, 5*time.Minute, "Lambda waits whole seconds, at most 5 minutes, to fill a batch"),
-		cdkutil.WholeSeconds("MaxRecordAge", o.MaxRecordAge, time.Minute, 7*24*time.Hour, "Lambda gives up records by whole seconds of age, 1 minute to 7 days"))...)
+		cdkutil.WholeSeconds("MaxRecordAge", o.MaxRecordAge, time.Minute, MaxStreamMaxRecordAgeHours*time.Hour, fmt.Sprintf(
+			"Lambda gives up records by whole seconds of age, and DynamoDB keeps stream records %d hours: "+
+				"a record still failing then is trimmed before it is given up, and the failure queue describes records by stream position only; "+
+				"at most %d hours (MaxStreamMaxRecordAgeHours) leaves an hour to read a given-up record back from the stream",
+			StreamRetentionHours, MaxStreamMaxRecordAgeHours)))...)
 }

@@ -109,9 +109,20 @@ func TestStreamConsumerOptionsValidation(t *testing.T) {
 		`ParallelizationFactor 2.5 is not a whole number from 1 to 10: give the batches processed at once per shard, or 0 for the default (1)`:             {ParallelizationFactor: 2.5},
 		`MaxBatchingWindow 1.5s is not whole seconds from 0s to 5m0s: Lambda waits whole seconds, at most 5 minutes, to fill a batch; give one such as 2s`: {MaxBatchingWindow: awscdk.Duration_Millis(jsii.Number(1500))},
 		`MaxBatchingWindow 6m0s is not whole seconds from 0s to 5m0s`:                                                                                      {MaxBatchingWindow: awscdk.Duration_Minutes(jsii.Number(6))},
-		`MaxRecordAge 1m30.5s is not whole seconds from 1m0s to 168h0m0s: Lambda gives up records by whole seconds of age, 1 minute to 7 days; give one such as 1m31s`: {
+		`MaxRecordAge 1m30.5s is not whole seconds from 1m0s to 23h0m0s: Lambda gives up records by whole seconds of age`: {
 			MaxRecordAge: awscdk.Duration_Millis(jsii.Number(90500))},
-		`MaxRecordAge 30s is not whole seconds from 1m0s to 168h0m0s`: {MaxRecordAge: awscdk.Duration_Seconds(jsii.Number(30))},
+		`MaxRecordAge 30s is not whole seconds from 1m0s to 23h0m0s`: {MaxRecordAge: awscdk.Duration_Seconds(jsii.Number(30))},
+		// DynamoDB keeps stream records 24 hours: at 24 hours or more a
+		// record still failing is trimmed before Lambda gives it up, and
+		// the failure queue's description of it (stream positions) points
+		// at nothing. Found by review: up to 7 days (Lambda's own limit)
+		// synthesized.
+		`MaxRecordAge 23h0m1s is not whole seconds from 1m0s to 23h0m0s: Lambda gives up records by whole seconds of age, and DynamoDB keeps stream records 24 hours: ` +
+			`a record still failing then is trimmed before it is given up, and the failure queue describes records by stream position only; ` +
+			`at most 23 hours (MaxStreamMaxRecordAgeHours) leaves an hour to read a given-up record back from the stream; give one such as 23h0m0s`: {
+			MaxRecordAge: awscdk.Duration_Seconds(jsii.Number(23*3600 + 1))},
+		`MaxRecordAge 24h0m0s is not whole seconds from 1m0s to 23h0m0s`:  {MaxRecordAge: awscdk.Duration_Hours(jsii.Number(24))},
+		`MaxRecordAge 168h0m0s is not whole seconds from 1m0s to 23h0m0s`: {MaxRecordAge: awscdk.Duration_Days(jsii.Number(7))},
 	} {
 		t.Run(msg, func(t *testing.T) {
 			defer func() {
@@ -133,13 +144,38 @@ func TestStreamConsumerOptionsValidation(t *testing.T) {
 	n := *awscdk.NewCfnParameter(stack, jsii.String("N"), &awscdk.CfnParameterProps{Type: jsii.String("Number")}).ValueAsNumber()
 	table.AddStreamConsumer(newFn("Tokens"), &dynamotable.StreamConsumerOptions{BatchSize: n, RetryAttempts: n, ParallelizationFactor: n,
 		MaxBatchingWindow: awscdk.Duration_Seconds(&n)})
-	// Lambda's limits themselves are accepted.
+	// Lambda's limits themselves are accepted, and a MaxRecordAge of 23
+	// hours, the most the stream's retention leaves room for.
 	table.AddStreamConsumer(newFn("Highest"), &dynamotable.StreamConsumerOptions{BatchSize: 10000, RetryAttempts: 10000, ParallelizationFactor: 10,
-		MaxBatchingWindow: awscdk.Duration_Minutes(jsii.Number(5)), MaxRecordAge: awscdk.Duration_Days(jsii.Number(7))})
+		MaxBatchingWindow: awscdk.Duration_Minutes(jsii.Number(5)), MaxRecordAge: awscdk.Duration_Hours(jsii.Number(23))})
 	table.AddStreamConsumer(newFn("Lowest"), &dynamotable.StreamConsumerOptions{BatchSize: 1, RetryAttempts: 1, ParallelizationFactor: 1,
 		MaxBatchingWindow: awscdk.Duration_Seconds(jsii.Number(0)), MaxRecordAge: awscdk.Duration_Minutes(jsii.Number(1))})
 	ref := map[string]any{"Ref": "N"}
-	assertions.Template_FromStack(stack, nil).HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
+	tp := assertions.Template_FromStack(stack, nil)
+	tp.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
 		"BatchSize": ref, "MaximumRetryAttempts": ref, "ParallelizationFactor": ref, "MaximumBatchingWindowInSeconds": ref,
 	})
+	tp.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
+		"BatchSize": float64(10000), "MaximumRecordAgeInSeconds": float64(23 * 3600),
+	})
+}
+
+// The default MaxRecordAge keeps to the bound a given one must: 23 hours,
+// an hour inside the stream's 24 (it was 24 hours, the stream's whole
+// retention, so a record still failing was trimmed before Lambda gave it
+// up).
+func TestStreamDefaultMaxRecordAgeIsInsideTheStreamRetention(t *testing.T) {
+	stack := awscdk.NewStack(awscdk.NewApp(nil), jsii.String("S"), nil)
+	sc := schema.Events()
+	table := dynamotable.NewTable(stack, jsii.String("A"), &dynamotable.TableProps{Schema: &sc})
+	fn := awslambda.NewFunction(stack, jsii.String("Fn"), &awslambda.FunctionProps{
+		Runtime: awslambda.Runtime_NODEJS_22_X(), Handler: jsii.String("index.handler"),
+		Code: awslambda.Code_FromInline(jsii.String("x")),
+	})
+	table.AddStreamConsumer(fn, nil)
+	assertions.Template_FromStack(stack, nil).HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
+		"MaximumRecordAgeInSeconds": float64(23 * 3600),
+	})
+	assert.Less(t, dynamotable.MaxStreamMaxRecordAgeHours, dynamotable.StreamRetentionHours)
+	assert.LessOrEqual(t, dynamotable.DefaultStreamMaxRecordAgeHours, dynamotable.MaxStreamMaxRecordAgeHours)
 }
