@@ -35,6 +35,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 
@@ -120,7 +122,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	switch cmd {
 	case "create":
 		tenant := fs.String("tenant", "", "tenant id (required)")
-		desc := fs.String("description", "", "one line of text stored with the key (no control characters, at most 1024 bytes)")
+		desc := fs.String("description", "", "one line of visible text stored with the key (no control characters, bidirectional controls, line or paragraph separators or invisible format characters; at most 1024 bytes)")
 		if fs.Parse(rest) != nil || !noArgs(fs, stderr) {
 			return 2
 		}
@@ -128,8 +130,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			fmt.Fprintln(stderr, "triggers-keys create: -tenant is required")
 			return 2
 		}
-		if !apikey.ValidDescription(*desc) {
-			fmt.Fprintf(stderr, "triggers-keys create: -description must be one line of text (no control characters), at most %d bytes\n", apikey.MaxDescriptionLen)
+		if err := apikey.CheckDescription(*desc); err != nil {
+			fmt.Fprintf(stderr, "triggers-keys create: -%v\n", err)
 			return 2
 		}
 		key, k, err := keys.Create(ctx, *tenant, *desc)
@@ -190,9 +192,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return 1
 		}
 		if *asJSON {
-			enc := json.NewEncoder(stdout)
 			for _, k := range list {
-				_ = enc.Encode(jsonKey(k))
+				_, _ = stdout.Write(jsonLine(jsonKey(k)))
 			}
 			return 0
 		}
@@ -333,9 +334,12 @@ func noArgs(fs *flag.FlagSet, stderr io.Writer) bool {
 }
 
 // oneLine returns a stored description as list's table prints it: as it
-// is when it is valid (apikey.ValidDescription), else quoted, so a control
-// character in one written by an earlier version or by hand cannot start a
-// row of its own.
+// is when it is valid (apikey.ValidDescription), else quoted with Go's
+// escapes (strconv.Quote escapes every character that is not printable,
+// so every one contract.DescriptionRefusal refuses), so that a control
+// character in one written by an earlier version or by hand cannot start
+// a row of its own, nor a bidirectional control reorder the row, nor an
+// invisible character hide.
 func oneLine(d string) string {
 	if apikey.ValidDescription(d) {
 		return d
@@ -348,6 +352,32 @@ func stamp(t time.Time) string {
 		return "-"
 	}
 	return t.UTC().Format(time.RFC3339)
+}
+
+// jsonLine returns k as list -json prints it: one line of JSON in which
+// every character contract.DescriptionRefusal refuses is a \u escape (a
+// surrogate pair above U+FFFF). encoding/json escapes C0 controls and
+// U+2028/U+2029 only; a description stored before the rule could bring a
+// C1 control (U+009B starts a terminal escape sequence), DEL, a
+// bidirectional control or an invisible character to the terminal as it
+// is. Outside its strings JSON is ASCII without controls, so each such
+// character is in a string, where the escape decodes to the same text: a
+// program reads the description exactly as stored.
+func jsonLine(k keyJSON) []byte {
+	data, _ := json.Marshal(k) // a struct of strings: it cannot fail
+	out := make([]byte, 0, len(data)+1)
+	for _, r := range string(data) {
+		switch {
+		case contract.DescriptionRefusal(r) == "":
+			out = utf8.AppendRune(out, r)
+		case r > 0xFFFF:
+			hi, lo := utf16.EncodeRune(r)
+			out = fmt.Appendf(out, `\u%04x\u%04x`, hi, lo)
+		default:
+			out = fmt.Appendf(out, `\u%04x`, r)
+		}
+	}
+	return append(out, '\n')
 }
 
 type keyJSON struct {

@@ -4,11 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+	"unicode"
+	"unicode/utf16"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -363,7 +368,8 @@ func TestDescriptionIsOneLineOfText(t *testing.T) {
 	for _, bad := range []string{forged, "a\tb", "a\rb", "a\x00b", "\xff", strings.Repeat("d", 1025)} {
 		code, out, errOut := cli(t, "-table", table, "create", "-tenant", "acme", "-description", bad)
 		assert.Equal(t, 2, code, "-description %q: %s", bad, errOut)
-		assert.Contains(t, errOut, "-description must be one line of text (no control characters), at most 1024 bytes")
+		assert.Contains(t, errOut, "triggers-keys create: -description ")
+		assert.Contains(t, errOut, ": use one line of visible text, at most 1024 bytes")
 		assert.NotContains(t, out, "api_key")
 	}
 	code, out, _ := cli(t, "-table", table, "list", "-json")
@@ -385,4 +391,153 @@ func TestDescriptionIsOneLineOfText(t *testing.T) {
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	assert.Len(t, lines, 3, "a header and one line per key: %s", out)
 	assert.Contains(t, out, `"ok\n`+strings.Repeat("f", 64))
+}
+
+// A key's description follows the rule of a subscription's
+// (contract.DescriptionRefusal): create refuses a bidirectional control
+// (it shows list's text in another order than it holds, "Trojan Source"),
+// a line or paragraph separator or an invisible format character, naming
+// its class, code point and place, and writes nothing; the characters
+// written text needs pass. list prints a stored description that holds
+// them (written earlier, or by hand) escaped, in the table and in -json,
+// whose value still decodes to the stored text.
+func TestDescriptionIsVisibleText(t *testing.T) {
+	table := ddbtest.TableName("keys-" + t.Name())
+	code, _, errOut := cli(t, "-table", table, "create-table")
+	require.Equal(t, 0, code, "create-table: %s", errOut)
+	for _, c := range []struct{ desc, want string }{
+		{"prod \u202Egnp.exe", "holds the bidirectional control character U+202E at character 6"},
+		{"\u2066ci\u2069", "holds the bidirectional control character U+2066 at character 1"},
+		{"ci\u200Fdeploy", "holds the bidirectional control character U+200F at character 3"},
+		{"line\u2028break", "holds the line or paragraph separator U+2028 at character 5"},
+		{"para\u2029break", "holds the line or paragraph separator U+2029 at character 5"},
+		{"zapier\u200Bprod", "holds the invisible format character U+200B at character 7"},
+		{"soft\u00ADhyphen", "holds the invisible format character U+00AD at character 5"},
+		{"\uFEFFbom", "holds the invisible format character U+FEFF at character 1"},
+		{"flag \U0001F3F4\U000E0067\U000E0062\U000E007F", "holds the invisible format character U+E0067 at character 7"},
+		{"c1 \u009B31m", "holds the control character U+009B at character 4"},
+	} {
+		code, out, errOut := cli(t, "-table", table, "create", "-tenant", "acme", "-description", c.desc)
+		assert.Equal(t, 2, code, "-description %+q: %s", c.desc, errOut)
+		assert.Contains(t, errOut, "triggers-keys create: -description "+c.want+": use one line of visible text, at most 1024 bytes: no control characters, bidirectional controls, line or paragraph separators or invisible format characters", "%+q", c.desc)
+		assert.NotContains(t, out, "api_key")
+	}
+	code, out, _ := cli(t, "-table", table, "list", "-json")
+	require.Equal(t, 0, code)
+	assert.Empty(t, out, "a refused key was written")
+
+	// Kept: the zero-width joiner and non-joiner (emoji sequences,
+	// Persian), the Mongolian vowel separator and the visible Arabic
+	// number sign; printed as they are.
+	kept := "family \U0001F468\u200D\U0001F469\u200D\U0001F467 \u0645\u06CC\u200C\u062E\u0648\u0627\u0647\u0645 \u1820\u180E\u1820 \u0600\u0661\u0662 \u05E9\u05DC\u05D5\u05DD"
+	code, _, errOut = cli(t, "-table", table, "create", "-tenant", "acme", "-description", kept)
+	require.Equal(t, 0, code, "create: %s", errOut)
+	code, out, _ = cli(t, "-table", table, "list")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, kept)
+
+	// One stored before this rule (or by hand) is escaped: forged holds
+	// no control character, so only the rule quotes it; c1 holds the
+	// C1 controls that encoding/json writes as they are (the CSI U+009B
+	// starts a terminal's escape sequence as ESC [ does).
+	forged := "invoice \u202Egnp.exe\u202C\u2028acme active \u200Bx\u2066 \U000E0041"
+	c1 := "c1 \u009B31m \u0085\u007F"
+	for hash, d := range map[string]string{apikey.Hash("trg_forged"): forged, apikey.Hash("trg_c1"): c1} {
+		_, err := db.Client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(table), Item: map[string]types.AttributeValue{
+			schema.AttrKeyHash: &types.AttributeValueMemberS{Value: hash}, schema.AttrTenantID: &types.AttributeValueMemberS{Value: "acme"},
+			schema.AttrKeyStatus: &types.AttributeValueMemberS{Value: apikey.StatusRevoked}, schema.AttrCreatedAt: &types.AttributeValueMemberN{Value: "1"},
+			schema.AttrDescription: &types.AttributeValueMemberS{Value: d},
+		}})
+		require.NoError(t, err)
+	}
+	code, out, _ = cli(t, "-table", table, "list")
+	require.Equal(t, 0, code)
+	assert.Empty(t, refusedIn(out), "list printed refused characters as they are: %+q", out)
+	assert.Contains(t, out, `"invoice \u202egnp.exe\u202c\u2028acme active \u200bx\u2066 \U000e0041"`)
+	assert.Contains(t, out, `"c1 \u009b31m \u0085\x7f"`)
+	assert.Len(t, strings.Split(strings.TrimSuffix(out, "\n"), "\n"), 4, "a header and one line per key: %s", out)
+
+	// -json escapes them too (\u escapes, which decode to the stored
+	// text): a reader sees each one, a program reads the description
+	// exactly as stored.
+	code, out, _ = cli(t, "-table", table, "list", "-json")
+	require.Equal(t, 0, code)
+	assert.Empty(t, refusedIn(out), "list -json printed refused characters as they are: %+q", out)
+	assert.Contains(t, out, `"description":"invoice \u202egnp.exe\u202c\u2028acme active \u200bx\u2066 \udb40\udc41"`)
+	assert.Contains(t, out, `"description":"c1 \u009b31m \u0085\u007f"`)
+	descs := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		var k struct{ Hash, Description string }
+		require.NoError(t, json.Unmarshal([]byte(line), &k), "%s", line)
+		descs[k.Hash] = k.Description
+	}
+	assert.Len(t, descs, 3)
+	assert.Equal(t, forged, descs[apikey.Hash("trg_forged")], "-json changed the stored text")
+	assert.Equal(t, c1, descs[apikey.Hash("trg_c1")], "-json changed the stored text")
+	assert.Contains(t, slices.Collect(maps.Values(descs)), kept)
+}
+
+// Every character contract.DescriptionRefusal refuses is escaped by
+// list, in the table (oneLine) and in -json (jsonLine, whose value
+// decodes to the stored text), and every other one is printed as it is
+// (in -json, but for the characters JSON itself escapes: " \\ < > &).
+func TestListEscapesEveryRefusedCharacter(t *testing.T) {
+	var kept []rune
+	wrong := 0
+	for r := rune(0); r <= unicode.MaxRune && wrong < 10; r++ {
+		if utf16.IsSurrogate(r) {
+			continue // not a character: a stored string cannot hold it
+		}
+		d := "a" + string(r) + "b"
+		if contract.DescriptionRefusal(r) == "" {
+			if row := oneLine(d); row != d {
+				t.Errorf("oneLine(%+q) = %+q, want it as it is", d, row)
+				wrong++
+			}
+			if !strings.ContainsRune(`"\<>&`, r) {
+				kept = append(kept, r)
+			}
+			continue
+		}
+		if err := jsonEscapes(d); err != nil || len(refusedIn(oneLine(d))) > 0 {
+			t.Errorf("%U: oneLine = %+q, jsonLine: %v", r, oneLine(d), err)
+			wrong++
+		}
+	}
+	for len(kept) > 0 && wrong < 10 {
+		n := min(len(kept), 4096)
+		d := string(kept[:n])
+		kept = kept[n:]
+		line := jsonLine(keyJSON{Description: d})
+		if !strings.Contains(string(line), `"description":"`+d+`"`) {
+			t.Errorf("jsonLine changed a character of %U-%U that is kept", []rune(d)[0], []rune(d)[n-1])
+			wrong++
+		}
+	}
+}
+
+// jsonEscapes reports whether jsonLine writes d with no character
+// contract.DescriptionRefusal refuses, as JSON that decodes to d.
+func jsonEscapes(d string) error {
+	line := jsonLine(keyJSON{Description: d})
+	if r := refusedIn(strings.TrimSuffix(string(line), "\n")); len(r) > 0 || !strings.HasSuffix(string(line), "}\n") {
+		return fmt.Errorf("%+q holds %v as they are", line, r)
+	}
+	var back keyJSON
+	if err := json.Unmarshal(line, &back); err != nil || back.Description != d {
+		return fmt.Errorf("%+q decodes to %+q, %v", line, back.Description, err)
+	}
+	return nil
+}
+
+// refusedIn returns the characters of s, line breaks aside, that
+// contract.DescriptionRefusal refuses.
+func refusedIn(s string) []string {
+	var out []string
+	for _, r := range s {
+		if r != '\n' && contract.DescriptionRefusal(r) != "" {
+			out = append(out, fmt.Sprintf("%U", r))
+		}
+	}
+	return out
 }

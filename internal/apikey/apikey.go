@@ -18,13 +18,13 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/ddb"
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/shard"
@@ -99,12 +99,43 @@ func ValidHash(h string) bool {
 // MaxDescriptionLen is the most bytes a key's description may hold.
 const MaxDescriptionLen = 1024
 
-// ValidDescription reports whether d may be a key's description: valid
-// UTF-8 of at most MaxDescriptionLen bytes without control characters (one
-// line of text, which a listing prints as it is).
-func ValidDescription(d string) bool {
-	return len(d) <= MaxDescriptionLen && utf8.ValidString(d) && !strings.ContainsFunc(d, unicode.IsControl)
+// descriptionRule ends the errors of CheckDescription: what a key's
+// description may be.
+var descriptionRule = fmt.Sprintf("use one line of visible text, at most %d bytes: no control characters, bidirectional controls, line or paragraph separators or invisible format characters (the zero-width joiner U+200D and non-joiner U+200C are kept)", MaxDescriptionLen)
+
+// CheckDescription returns nil when d may be a key's description, else
+// an error saying why: valid UTF-8 of at most MaxDescriptionLen bytes,
+// one line of visible text by the rule of a subscription's description
+// (contract.DescriptionRefusal): no control character, bidirectional
+// control, line or paragraph separator or invisible format character,
+// but the zero-width non-joiner and joiner, the Mongolian vowel separator
+// and the visible prepended concatenation marks. A listing prints such a
+// description as it is. Only control characters were refused: a
+// bidirectional control showed triggers-keys list's text in another
+// order than it held ("Trojan Source", CVE-2021-42574), and an invisible
+// one made two descriptions that look the same differ. The error names
+// the character's class, its code point and its place, counted in
+// characters from 1, never the description itself.
+func CheckDescription(d string) error {
+	if len(d) > MaxDescriptionLen {
+		return fmt.Errorf("description is %d bytes: %s", len(d), descriptionRule)
+	}
+	if !utf8.ValidString(d) {
+		return fmt.Errorf("description is not valid UTF-8: %s", descriptionRule)
+	}
+	n := 0
+	for _, r := range d {
+		n++
+		if class := contract.DescriptionRefusal(r); class != "" {
+			return fmt.Errorf("description holds the %s %U at character %d: %s", class, r, n, descriptionRule)
+		}
+	}
+	return nil
 }
+
+// ValidDescription reports whether d may be a key's description
+// (CheckDescription).
+func ValidDescription(d string) bool { return CheckDescription(d) == nil }
 
 // Key is a stored key's record; never the key itself.
 type Key struct {
@@ -193,13 +224,14 @@ func NewStore(db DB, table string, opts ...Option) *Store {
 // tenant's record in one transaction (ErrShardsChanged when concurrent
 // changes of the tenant kept winning). A tenant has at most
 // MaxKeysPerTenant keys that are not revoked: Create refuses another, and
-// writes nothing. The description must be ValidDescription.
+// writes nothing. The description must pass CheckDescription (its error
+// is returned, nothing written).
 func (s *Store) Create(ctx context.Context, tenant, description string) (string, Key, error) {
 	if !event.ValidTenantID(tenant) {
 		return "", Key{}, fmt.Errorf("tenant id %q is invalid: use 1-128 characters of [A-Za-z0-9_.:-], starting with a letter or digit", tenant)
 	}
-	if !ValidDescription(description) {
-		return "", Key{}, fmt.Errorf("the description must be one line of text (no control characters), at most %d bytes", MaxDescriptionLen)
+	if err := CheckDescription(description); err != nil {
+		return "", Key{}, err
 	}
 	key, err := Generate()
 	if err != nil {

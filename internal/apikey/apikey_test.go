@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf16"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -177,4 +179,23 @@ func TestCredentialDependsOnlyOnTheCacheKey(t *testing.T) {
 		byCacheKey[ck] = got
 	}
 	assert.Greater(t, len(byCacheKey), 30, "the generator must cover many cache keys")
+}
+
+// ValidDescription follows contract.DescriptionRefusal, the rule of a
+// subscription's description, for every character: a key's description
+// that displays misleadingly (a bidirectional control, a line or
+// paragraph separator, an invisible format character) is refused as a
+// control character is, and the characters written text needs pass.
+func TestValidDescriptionFollowsTheDescriptionRule(t *testing.T) {
+	wrong := 0
+	for r := rune(0); r <= unicode.MaxRune && wrong < 10; r++ {
+		if utf16.IsSurrogate(r) {
+			continue // not a character: no valid UTF-8 holds it
+		}
+		d := "a" + string(r) + "b"
+		if got, want := apikey.ValidDescription(d), contract.DescriptionRefusal(r) == ""; got != want {
+			t.Errorf("ValidDescription(%+q) = %v, want %v (contract.DescriptionRefusal(%U) = %q)", d, got, want, r, contract.DescriptionRefusal(r))
+			wrong++
+		}
+	}
 }

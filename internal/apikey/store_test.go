@@ -197,15 +197,26 @@ func TestCreateRefusesInvalidTenants(t *testing.T) {
 	}
 }
 
-// Create refuses a description that is not one line of text (control
-// characters, invalid UTF-8, more than MaxDescriptionLen bytes) and writes
-// nothing.
+// Create refuses a description that is not one line of visible text
+// (a character contract.DescriptionRefusal refuses: control characters,
+// bidirectional controls, line or paragraph separators, invisible format
+// characters; invalid UTF-8; more than MaxDescriptionLen bytes), saying
+// why, and writes nothing.
 func TestCreateRefusesInvalidDescriptions(t *testing.T) {
 	ctx := context.Background()
 	keys := apikey.NewStore(db.Client, db.CreateTable(t, schema.APIKeys()))
-	for _, d := range []string{"a\nb", "a\tb", "\x1b[31m", "\xff", strings.Repeat("d", apikey.MaxDescriptionLen+1)} {
+	for d, why := range map[string]string{
+		"a\nb":      "description holds the control character U+000A at character 2: ",
+		"a\tb":      "description holds the control character U+0009 at character 2: ",
+		"\x1b[31m":  "description holds the control character U+001B at character 1: ",
+		"ab\u202Ec": "description holds the bidirectional control character U+202E at character 3: ",
+		"a\u2028b":  "description holds the line or paragraph separator U+2028 at character 2: ",
+		"a\u200Bb":  "description holds the invisible format character U+200B at character 2: ",
+		"\xff":      "description is not valid UTF-8: ",
+		strings.Repeat("d", apikey.MaxDescriptionLen+1): "description is 1025 bytes: ",
+	} {
 		_, _, err := keys.Create(ctx, "tenant-a", d)
-		assert.ErrorContains(t, err, "one line of text", "%q", d)
+		assert.ErrorContains(t, err, why+"use one line of visible text, at most 1024 bytes", "%+.40q", d)
 	}
 	listed, err := keys.List(ctx, "")
 	require.NoError(t, err)
