@@ -181,15 +181,8 @@ func TestCORSThroughGateway(t *testing.T) {
 // key gets its 401, and a CORS preflight its 204 (a page then sees the
 // function's 400, with the CORS headers). An empty query is no parameter.
 func TestQueryOnRouteWithoutParametersThroughGateway(t *testing.T) {
-	s := serve(t, devTemplate, localgw.Options{DisableThrottling: true})
-	auth := map[string]string{"Authorization": "Bearer " + s.key, "Content-Type": "application/json"}
-	res, b := s.do(t, "POST", "/live/v1/events", auth, `{"event_type":"order.paid","payload":{}}`)
-	require.Equal(t, http.StatusCreated, res.StatusCode, "%s", b)
-	var created struct {
-		ID string `json:"event_id"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(b), &created))
-	event := "/live/v1/events/" + created.ID
+	s, auth, id := serveWithEvent(t)
+	event := "/live/v1/events/" + id
 
 	for _, c := range []struct {
 		method, path, body string
@@ -201,7 +194,7 @@ func TestQueryOnRouteWithoutParametersThroughGateway(t *testing.T) {
 		{"GET", event + "?%zz=1", "", auth, `parameter \"%zz\" is unknown`},
 		{"GET", event + "?a=1;b=2", "", auth, `parameter \"a\" is unknown`},
 		{"PATCH", event + "?status=failed", `{"status":"failed"}`, auth, `parameter \"status\" is unknown`},
-		{"POST", "/live/v1/inbox/ack?x", `{"event_ids":["` + created.ID + `"]}`, auth, `parameter \"x\" is unknown`},
+		{"POST", "/live/v1/inbox/ack?x", `{"event_ids":["` + id + `"]}`, auth, `parameter \"x\" is unknown`},
 		{"GET", "/live/v1/openapi.json?v=2", "", nil, `parameter \"v\" is unknown: GET /v1/openapi.json takes no query parameter`},
 	} {
 		res, b := s.do(t, c.method, c.path, c.h, c.body)
@@ -209,7 +202,7 @@ func TestQueryOnRouteWithoutParametersThroughGateway(t *testing.T) {
 		assert.Contains(t, b, `"code":"invalid_parameter"`, "%s %s", c.method, c.path)
 		assert.Contains(t, b, c.msg, "%s %s", c.method, c.path)
 	}
-	res, b = s.do(t, "GET", event+"?limit=1", nil, "")
+	res, b := s.do(t, "GET", event+"?limit=1", nil, "")
 	assert.Equal(t, http.StatusUnauthorized, res.StatusCode, "no key: API Gateway's 401 first: %.200s", b)
 	res, b = s.do(t, "GET", event+"?", auth, "")
 	require.Equal(t, http.StatusOK, res.StatusCode, "an empty query: %.200s", b)
@@ -234,15 +227,8 @@ func TestQueryOnRouteWithoutParametersThroughGateway(t *testing.T) {
 // nothing is changed. The same request without a body, or with one of
 // only whitespace, is served. API Gateway's own 401 comes first.
 func TestBodyOnRouteWithoutBodyThroughGateway(t *testing.T) {
-	s := serve(t, devTemplate, localgw.Options{DisableThrottling: true})
-	auth := map[string]string{"Authorization": "Bearer " + s.key, "Content-Type": "application/json"}
-	res, b := s.do(t, "POST", "/live/v1/events", auth, `{"event_type":"order.paid","payload":{}}`)
-	require.Equal(t, http.StatusCreated, res.StatusCode, "%s", b)
-	var created struct {
-		ID string `json:"event_id"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(b), &created))
-	event := "/live/v1/events/" + created.ID
+	s, auth, id := serveWithEvent(t)
+	event := "/live/v1/events/" + id
 	text := map[string]string{"Authorization": "Bearer " + s.key, "Content-Type": "text/plain"}
 
 	for _, c := range []struct {
@@ -260,7 +246,7 @@ func TestBodyOnRouteWithoutBodyThroughGateway(t *testing.T) {
 		assert.Contains(t, b, `"code":"invalid_json"`, "%s %s", c.method, c.path)
 		assert.Contains(t, b, c.msg, "%s %s", c.method, c.path)
 	}
-	res, b = s.do(t, "GET", event, nil, `{"status":"failed"}`)
+	res, b := s.do(t, "GET", event, nil, `{"status":"failed"}`)
 	assert.Equal(t, http.StatusUnauthorized, res.StatusCode, "no key: API Gateway's 401 first: %.200s", b)
 	for _, h := range []map[string]string{auth, text} {
 		for _, body := range []string{"", " \r\n\t"} {
@@ -269,4 +255,20 @@ func TestBodyOnRouteWithoutBodyThroughGateway(t *testing.T) {
 			assert.Contains(t, b, `"status":"received"`, "%q", body)
 		}
 	}
+}
+
+// serveWithEvent serves the dev template (throttling off) and stores one
+// event through its gateway: it returns the server, the headers of a
+// request with its key and a JSON body, and the event's id.
+func serveWithEvent(t *testing.T) (*served, map[string]string, string) {
+	t.Helper()
+	s := serve(t, devTemplate, localgw.Options{DisableThrottling: true})
+	auth := map[string]string{"Authorization": "Bearer " + s.key, "Content-Type": "application/json"}
+	res, b := s.do(t, "POST", "/live/v1/events", auth, `{"event_type":"order.paid","payload":{}}`)
+	require.Equal(t, http.StatusCreated, res.StatusCode, "%s", b)
+	var created struct {
+		ID string `json:"event_id"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(b), &created))
+	return s, auth, created.ID
 }
