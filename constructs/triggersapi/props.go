@@ -233,7 +233,10 @@ type DeliveryOptions struct {
 	// Stream tunes the event source mapping (batch size, retries, record
 	// age, failure queue...). Records are filtered to INSERTs. Its
 	// RetryAttempts 0 means StreamRetryAttempts (10,000) here, not
-	// dynamotable's default of 10; 1-10000 bounds the retries.
+	// dynamotable's default of 10; 1-10000 bounds the retries. Its
+	// MaxRecordAge is at most 23 hours
+	// (dynamotable.MaxStreamMaxRecordAgeHours: the stream keeps records
+	// 24).
 	//
 	// Default: 100 records, StreamRetryAttempts (10,000) retries,
 	// records up to StreamMaxRecordAgeHours (6) hours old, bisect on
