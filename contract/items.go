@@ -81,6 +81,15 @@ const (
 	SlowLaneKey = "lane"
 	// RecordTypeSlowLane is the slow-lane item's record_type.
 	RecordTypeSlowLane = "slow_lane"
+	// LaneWaiterPrefix starts the sort key of a subscription waiting for
+	// its turn in its tenant's slow lane, "wait#<subscription_id>", in the
+	// lane's partition (record_type RecordTypeLaneWaiter): its wake found
+	// the lane full, and the wake that frees slots next hands the turn to
+	// the longest waiter. It holds the owner of the subscription's queued
+	// wake, how many of its wakes in a row were refused, and a ttl.
+	LaneWaiterPrefix = "wait" + KeySeparator
+	// RecordTypeLaneWaiter is the record_type of a lane waiter.
+	RecordTypeLaneWaiter = "lane_waiter"
 )
 
 // IsEventPartition reports whether a partition key (user_id) is a

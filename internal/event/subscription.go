@@ -516,6 +516,16 @@ type Parked struct {
 	Token string
 }
 
+// LaneWaiter is a subscription waiting for its turn in its tenant's slow
+// lane: its wake found the lane full, and its next wake (Owner, the
+// marker's owner) is queued for later; Refused counts its wakes refused
+// in a row (the longest waiter has the most).
+type LaneWaiter struct {
+	SubscriptionID string
+	Owner          string
+	Refused        int
+}
+
 // Final reports whether the attempt has an outcome: it is neither pending
 // nor scheduled.
 func (a Attempt) Final() bool {

@@ -192,3 +192,77 @@ func (st *Store) ReleaseSlowSlot(ctx context.Context, tenant, token string) erro
 	}
 	return nil
 }
+
+// Attributes of a lane waiter (contract.LaneWaiterPrefix).
+const (
+	attrWaiterOwner   = "owner"
+	attrWaiterRefused = "refused"
+)
+
+// AddLaneWaiter records that w's subscription waits for a turn in
+// tenant's slow lane: its wake found the lane full and its next wake,
+// w.Owner's, is queued. The record replaces the subscription's earlier
+// one and lapses at until (its ttl, and no longer listed: the wake it
+// names has run by then).
+func (st *Store) AddLaneWaiter(ctx context.Context, tenant string, w event.LaneWaiter, until time.Time) error {
+	item := st.key(slowLanePartition(tenant), contract.LaneWaiterPrefix+w.SubscriptionID)
+	item[contract.AttrRecordType] = s(contract.RecordTypeLaneWaiter)
+	item[attrWaiterOwner] = s(w.Owner)
+	item[attrWaiterRefused] = n(int64(w.Refused))
+	item[schema.AttrTTL] = n(until.Unix())
+	if _, err := st.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(st.table), Item: item}); err != nil {
+		return classify("add slow-lane waiter", err)
+	}
+	return nil
+}
+
+// LaneWaiters returns up to limit of the subscriptions waiting for a turn
+// in tenant's slow lane at now (a consistent read), in subscription id
+// order; records whose ttl has passed are left out (DynamoDB deletes
+// expired items within days, not at once).
+func (st *Store) LaneWaiters(ctx context.Context, tenant string, now time.Time, limit int) ([]event.LaneWaiter, error) {
+	res, err := st.db.Query(ctx, &dynamodb.QueryInput{
+		TableName:                 aws.String(st.table),
+		KeyConditionExpression:    aws.String("#pk = :pk AND begins_with(#sk, :w)"),
+		ExpressionAttributeNames:  map[string]string{"#pk": schema.AttrUserID, "#sk": schema.AttrTimestampEventID},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s(slowLanePartition(tenant)), ":w": s(contract.LaneWaiterPrefix)},
+		ConsistentRead:            aws.Bool(true),
+		Limit:                     aws.Int32(int32(limit)),
+	})
+	if err != nil {
+		return nil, classify("list slow-lane waiters", err)
+	}
+	out := []event.LaneWaiter{}
+	for _, it := range res.Items {
+		if getS(it, contract.AttrRecordType) != contract.RecordTypeLaneWaiter || getN(it, schema.AttrTTL) <= now.Unix() {
+			continue
+		}
+		out = append(out, event.LaneWaiter{
+			SubscriptionID: strings.TrimPrefix(getS(it, schema.AttrTimestampEventID), contract.LaneWaiterPrefix),
+			Owner:          getS(it, attrWaiterOwner),
+			Refused:        int(getN(it, attrWaiterRefused)),
+		})
+	}
+	return out, nil
+}
+
+// RemoveLaneWaiter removes subscriptionID's lane waiter record while it
+// names owner (a record a later wake of the subscription wrote stays);
+// removing one that is not there, or names another owner, is a no-op.
+func (st *Store) RemoveLaneWaiter(ctx context.Context, tenant, subscriptionID, owner string) error {
+	_, err := st.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName:                 aws.String(st.table),
+		Key:                       st.key(slowLanePartition(tenant), contract.LaneWaiterPrefix+subscriptionID),
+		ConditionExpression:       aws.String("#o = :o"),
+		ExpressionAttributeNames:  map[string]string{"#o": attrWaiterOwner},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":o": s(owner)},
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return nil
+	}
+	if err != nil {
+		return classify("remove slow-lane waiter", err)
+	}
+	return nil
+}

@@ -342,3 +342,56 @@ func TestScheduleAttemptCountsDeferrals(t *testing.T) {
 		assert.Equal(t, i, a.Deferrals, "ScheduleAttempt #%d: Deferrals", i)
 	}
 }
+
+// A subscription waiting for a turn in its tenant's slow lane is one
+// record per subscription: a later refusal replaces it, removal needs the
+// owner it names (a later wake's record stays), and a record past its
+// lapse is not listed. Other tenants' waiters and the lane's own item are
+// apart.
+func TestLaneWaiters(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.Events())
+	st := store.New(db.Client, table)
+	now := time.Now()
+	ok, err := st.AcquireSlowSlot(ctx, "tenant-a", "h", now, now.Add(time.Minute), 1)
+	require.NoError(t, err)
+	require.True(t, ok)
+	add := func(tenant, sub, owner string, refused int, until time.Time) {
+		t.Helper()
+		require.NoError(t, st.AddLaneWaiter(ctx, tenant, event.LaneWaiter{SubscriptionID: sub, Owner: owner, Refused: refused}, until))
+	}
+	w := func(sub, owner string, refused int) event.LaneWaiter {
+		return event.LaneWaiter{SubscriptionID: sub, Owner: owner, Refused: refused}
+	}
+	list := func(tenant string, limit int) []event.LaneWaiter {
+		t.Helper()
+		ws, err := st.LaneWaiters(ctx, tenant, now, limit)
+		require.NoError(t, err)
+		return ws
+	}
+	assert.Empty(t, list("tenant-a", 10), "waiters before any")
+
+	add("tenant-a", "sub-b", "o1", 1, now.Add(time.Minute))
+	add("tenant-a", "sub-a", "o2", 3, now.Add(time.Minute))
+	add("tenant-a", "sub-c", "o3", 2, now.Add(-time.Second)) // lapsed
+	add("tenant-b", "sub-z", "o4", 1, now.Add(time.Minute))
+	assert.Equal(t, []event.LaneWaiter{w("sub-a", "o2", 3), w("sub-b", "o1", 1)}, list("tenant-a", 10))
+	assert.Equal(t, []event.LaneWaiter{w("sub-z", "o4", 1)}, list("tenant-b", 10))
+	assert.Len(t, list("tenant-a", 1), 1, "the limit")
+
+	add("tenant-a", "sub-b", "o5", 2, now.Add(time.Minute)) // refused again: a new wake
+	require.NoError(t, st.RemoveLaneWaiter(ctx, "tenant-a", "sub-b", "o1"))
+	assert.Equal(t, []event.LaneWaiter{w("sub-a", "o2", 3), w("sub-b", "o5", 2)}, list("tenant-a", 10), "the older owner removed the newer record")
+	require.NoError(t, st.RemoveLaneWaiter(ctx, "tenant-a", "sub-b", "o5"))
+	require.NoError(t, st.RemoveLaneWaiter(ctx, "tenant-a", "sub-x", "o9"), "removing a record that is not there")
+	assert.Equal(t, []event.LaneWaiter{w("sub-a", "o2", 3)}, list("tenant-a", 10))
+
+	// The lane itself is apart: its one holder still holds, and the
+	// lane is full.
+	m, ok := laneItem(t, table, "tenant-a")["holders"].(*types.AttributeValueMemberM)
+	require.True(t, ok)
+	assert.Equal(t, []string{"h"}, slices.Sorted(maps.Keys(m.Value)))
+	ok, err = st.AcquireSlowSlot(ctx, "tenant-a", "h2", now, now.Add(time.Minute), 1)
+	require.NoError(t, err)
+	assert.False(t, ok)
+}

@@ -489,6 +489,22 @@ func (s faultStore) TakeWake(ctx context.Context, tenant, subID, owner string, n
 	return
 }
 
+func (s faultStore) AddLaneWaiter(ctx context.Context, tenant string, w event.LaneWaiter, until time.Time) error {
+	return s.in.call(ctx, "Store.AddLaneWaiter", []string{w.SubscriptionID}, func() error { return s.st.AddLaneWaiter(ctx, tenant, w, until) })
+}
+
+func (s faultStore) LaneWaiters(ctx context.Context, tenant string, now time.Time, limit int) (ws []event.LaneWaiter, err error) {
+	err = s.in.call(ctx, "Store.LaneWaiters", nil, func() error {
+		ws, err = s.st.LaneWaiters(ctx, tenant, now, limit)
+		return err
+	})
+	return
+}
+
+func (s faultStore) RemoveLaneWaiter(ctx context.Context, tenant, subID, owner string) error {
+	return s.in.call(ctx, "Store.RemoveLaneWaiter", []string{subID}, func() error { return s.st.RemoveLaneWaiter(ctx, tenant, subID, owner) })
+}
+
 // whenDisabled returns args, with "disabled" added when subscription
 // subID is disabled (read past the injector): the wake's calls on a
 // disabled subscription, which close what is parked behind it, get crash

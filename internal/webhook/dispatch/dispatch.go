@@ -114,6 +114,9 @@ type Store interface {
 	ClaimWake(ctx context.Context, tenant, subscriptionID, owner, prev string, until, now time.Time) (bool, error)
 	ConfirmWake(ctx context.Context, tenant, subscriptionID, owner string) (bool, error)
 	TakeWake(ctx context.Context, tenant, subscriptionID, owner string, now time.Time) (bool, error)
+	AddLaneWaiter(ctx context.Context, tenant string, w event.LaneWaiter, until time.Time) error
+	LaneWaiters(ctx context.Context, tenant string, now time.Time, limit int) ([]event.LaneWaiter, error)
+	RemoveLaneWaiter(ctx context.Context, tenant, subscriptionID, owner string) error
 	SubscriptionEvents(ctx context.Context, tenant, subscriptionID, from, to string, limit int) (ids []string, next string, err error)
 }
 
@@ -808,24 +811,31 @@ func (d *Dispatcher) sendWake(ctx context.Context, tenant, subID, prev string, d
 // sendWakeRefused is sendWake for a wake that comes after refused wakes
 // in a row found the slow lane full (Task.Refused).
 func (d *Dispatcher) sendWakeRefused(ctx context.Context, tenant, subID, prev string, due, now time.Time, refused int) error {
-	owner, err := newToken()
+	_, err := d.queueWake(ctx, tenant, subID, prev, due, now, refused)
+	return err
+}
+
+// queueWake is sendWakeRefused, returning the owner of the wake it
+// queued ("" when a confirmed marker of another wake refused it).
+func (d *Dispatcher) queueWake(ctx context.Context, tenant, subID, prev string, due, now time.Time, refused int) (owner string, err error) {
+	owner, err = newToken()
 	if err != nil {
-		return err
+		return "", err
 	}
 	claimed, err := d.cfg.Store.ClaimWake(ctx, tenant, subID, owner, prev, due.Add(wakeGrace), now)
 	gone := errors.Is(err, event.ErrSubscriptionNotFound)
 	if !gone && (err != nil || !claimed) {
-		return err
+		return "", err
 	}
 	t := Task{Tenant: tenant, SubscriptionID: subID, Wake: owner, DueAt: due, Refused: refused}
 	if err := d.cfg.Queue.Send(ctx, t, min(max(due.Sub(now), 0), MaxQueueDelay)); err != nil {
-		return fmt.Errorf("queue the wake of %s: %w", subID, err)
+		return "", fmt.Errorf("queue the wake of %s: %w", subID, err)
 	}
 	if gone {
-		return nil
+		return owner, nil
 	}
 	_, err = d.cfg.Store.ConfirmWake(ctx, tenant, subID, owner)
-	return err
+	return owner, err
 }
 
 // wake runs subscription t.SubscriptionID's wake task. While the circuit
@@ -953,7 +963,11 @@ func (d *Dispatcher) wakeInLane(ctx context.Context, t Task, sub event.Subscript
 		slots = append(slots, slot)
 	}
 	if len(slots) == 0 {
-		return d.sendWakeRefused(ctx, t.Tenant, sub.ID, "", now.Add(wait), now, t.Refused+1)
+		return d.waitTurn(ctx, t.Tenant, sub.ID, now.Add(wait), now, t.Refused+1)
+	}
+	if t.Refused > 0 {
+		// Its turn has come: it no longer waits on the lane.
+		d.dropWaiter(ctx, t.Tenant, sub.ID, t.Wake)
 	}
 	made := make([]unparked, len(slots))
 	err := inParallel(d.cfg.Parallel, page[:len(slots)], func(i int, p event.Parked) (err error) {
@@ -965,18 +979,95 @@ func (d *Dispatcher) wakeInLane(ctx context.Context, t Task, sub event.Subscript
 		return err
 	}
 	now = d.cfg.Now()
+	// The slots this wake held are free again: the turn goes to the
+	// subscription that has waited longest, if another waits.
+	handed := d.handOver(ctx, t.Tenant, sub.ID, now)
 	switch {
 	case slices.Contains(made, parkedAgain):
 		return nil // its parker queued a wake, which makes the rest too
 	case slices.Contains(made, leftParked):
 		return d.sendWake(ctx, t.Tenant, sub.ID, "", now.Add(d.leftWait()), now)
+	case (len(slots) < len(page) || more) && handed:
+		// Its turn is over: it waits for the next, as a wake refused
+		// once (a wake that frees slots hands it the turn; its own comes
+		// at the latest when that wait ends).
+		return d.waitTurn(ctx, t.Tenant, sub.ID, now.Add(laneBackoff(1, d.cfg.Rand)), now, 1)
 	case len(slots) < len(page) || more:
-		// The slots this wake held are free again: the next wake at
-		// once, before other attempts take them all (it waits, as above,
-		// if they did).
+		// No one else waits: the next wake at once, before other
+		// attempts take the slots (it waits, as above, if they did).
 		return d.sendWake(ctx, t.Tenant, sub.ID, "", now, now)
 	}
 	return nil
+}
+
+// laneWaitersRead bounds the waiters a wake reads to hand the turn over:
+// beyond it, turns go among the first by subscription id, and the others
+// come back with their own wakes (at most MaxSlowLaneWait apart).
+const laneWaitersRead = 25
+
+// waitTurn queues subscription subID's next wake for due (the refused-th
+// in a row to find its tenant's slow lane full, or whose turn is over)
+// and records the subscription as waiting on the lane, so that the next
+// wake that frees slots hands it the turn at once (handOver) instead of
+// the slots going to the subscription that held them, whose wake comes
+// back at once, while this one's comes back ever later (found by the
+// slow-neighbour load scenario: one endpoint got 3-4 times another's
+// share). The record is best effort: without it the wake comes at due.
+func (d *Dispatcher) waitTurn(ctx context.Context, tenant, subID string, due, now time.Time, refused int) error {
+	owner, err := d.queueWake(ctx, tenant, subID, "", due, now, refused)
+	if err != nil || owner == "" {
+		return err // "": another wake is queued, and makes the attempts
+	}
+	if err := d.cfg.Store.AddLaneWaiter(ctx, tenant, event.LaneWaiter{SubscriptionID: subID, Owner: owner, Refused: refused}, due.Add(wakeGrace)); err != nil {
+		d.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "slow-lane waiter not recorded: its wake comes when its wait ends",
+			slog.String("tenant", tenant), slog.String("subscription_id", subID), slog.Any("error", err))
+	}
+	return nil
+}
+
+// handOver gives the turn in tenant's slow lane, whose slots the wake of
+// subscription self has just freed, to the subscription that has waited
+// longest (the most refused wakes in a row) other than self: its wake,
+// queued for later, is replaced by one due now (ClaimWake with its owner
+// as prev), and its record is removed. It reports whether a wake was
+// queued. Best effort, as the record is: a failure is logged, and the
+// waiter's own wake comes when its wait ends.
+func (d *Dispatcher) handOver(ctx context.Context, tenant, self string, now time.Time) bool {
+	ws, err := d.cfg.Store.LaneWaiters(ctx, tenant, now, laneWaitersRead)
+	if err != nil {
+		d.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "slow-lane waiters not read: no turn handed over",
+			slog.String("tenant", tenant), slog.Any("error", err))
+		return false
+	}
+	var next *event.LaneWaiter
+	for i, w := range ws {
+		if w.SubscriptionID != self && (next == nil || w.Refused > next.Refused) {
+			next = &ws[i]
+		}
+	}
+	if next == nil {
+		return false
+	}
+	owner, err := d.queueWake(ctx, tenant, next.SubscriptionID, next.Owner, now, now, next.Refused)
+	if err != nil {
+		d.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "slow-lane turn not handed over: the waiter's wake comes when its wait ends",
+			slog.String("tenant", tenant), slog.String("subscription_id", next.SubscriptionID), slog.Any("error", err))
+		return false
+	}
+	// Handed over, or refused by a newer wake of that subscription
+	// queued meanwhile: either way the record is spent.
+	d.dropWaiter(ctx, tenant, next.SubscriptionID, next.Owner)
+	return owner != ""
+}
+
+// dropWaiter removes subID's lane waiter record while it names owner;
+// best effort (a record left behind lapses, and meanwhile costs its
+// subscription at most one more wake).
+func (d *Dispatcher) dropWaiter(ctx context.Context, tenant, subID, owner string) {
+	if err := d.cfg.Store.RemoveLaneWaiter(ctx, tenant, subID, owner); err != nil {
+		d.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "slow-lane waiter not removed: it lapses",
+			slog.String("tenant", tenant), slog.String("subscription_id", subID), slog.Any("error", err))
+	}
 }
 
 // inLane reports whether attempts to sub take a slot of its tenant's slow
@@ -1443,8 +1534,7 @@ func (d *Dispatcher) slowSlot(ctx context.Context, tenant string, sub event.Subs
 		return noSlot(), 0, err
 	}
 	if !ok {
-		w := min(slowLaneFirstWait<<min(deferrals, 20), MaxSlowLaneWait)
-		return noSlot(), w/2 + time.Duration(float64(w/2)*d.cfg.Rand.Float64()), nil
+		return noSlot(), laneBackoff(deferrals, d.cfg.Rand), nil
 	}
 	var once sync.Once
 	return laneSlot{until: until, release: func() {
@@ -1458,6 +1548,15 @@ func (d *Dispatcher) slowSlot(ctx context.Context, tenant string, sub event.Subs
 			}
 		})
 	}}, 0, nil
+}
+
+// laneBackoff is how long an attempt or a wake waits after the slow lane
+// refused it the n-th time in a row (n from 0): slowLaneFirstWait doubled
+// n times, at most MaxSlowLaneWait, jittered between half of that and all
+// of it.
+func laneBackoff(n int, r contract.JitterSource) time.Duration {
+	w := min(slowLaneFirstWait<<min(n, 20), MaxSlowLaneWait)
+	return w/2 + time.Duration(float64(w/2)*r.Float64())
 }
 
 // gate decides whether an attempt to sub may be made at now: wait > 0

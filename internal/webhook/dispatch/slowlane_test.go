@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -1259,4 +1260,88 @@ func TestNewAttemptWaitsOnlyForAWakeDueSoon(t *testing.T) {
 		assert.Empty(t, m.deferred, tt.reason)
 		assert.Equal(t, event.Delivered, w.status("tenant-a", e.ID).Status, tt.reason)
 	}
+}
+
+// Subscriptions of one tenant that share its slow lane take turns: a wake
+// that finds the lane full waits on the lane, and the wake that frees the
+// slots next hands the turn to the subscription that has waited longest
+// (its wake due at once) and waits its own turn, instead of coming back
+// at once and taking the slots again while the other's refused wakes come
+// back ever later (the slow-neighbour load scenario measured one endpoint
+// getting 3-4 times another's share). Here with a lane of one slot, two
+// subscriptions with three parked attempts each: the deliveries alternate,
+// each attempt made once, and no waiter is left behind.
+func TestSlowLaneSubscriptionsTakeTurns(t *testing.T) {
+	ctx := context.Background()
+	rcv := newReceiver(t)
+	w := newWorld(t, rcv, func(c *dispatch.Config) { c.TenantSlowConcurrency = 1; c.SlowAfter = -1 })
+	subX, _ := w.subscribe("tenant-a", "x")
+	subY, _ := w.subscribe("tenant-a", "y")
+	for _, sub := range []event.Subscription{subX, subY} {
+		require.NoError(t, w.st.MarkSlow(ctx, "tenant-a", sub.ID, sub.URL, w.clock().Add(time.Hour)))
+	}
+	ok, err := w.st.AcquireSlowSlot(ctx, "tenant-a", "other", w.clock(), w.clock().Add(time.Hour), 1)
+	require.NoError(t, err)
+	require.True(t, ok)
+	name := map[string]string{}
+	for i := range 3 {
+		for _, typ := range []string{"x", "y"} {
+			e := w.event("tenant-a", typ)
+			name[e.ID] = typ + strconv.Itoa(i+1)
+			require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+			w.advance(time.Millisecond)
+		}
+	}
+	// The wakes still to run, by when they are due.
+	type pending struct {
+		task dispatch.Task
+		due  time.Time
+	}
+	var wakes []pending
+	takeQueued := func() {
+		for _, q := range w.q.take() {
+			require.NotEmpty(t, q.task.Wake, "only wakes are queued: %+v", q.task)
+			wakes = append(wakes, pending{q.task, w.clock().Add(q.delay)})
+		}
+	}
+	takeQueued()
+	require.Len(t, wakes, 2, "one wake per subscription")
+	run := func(p pending) {
+		t.Helper()
+		if p.due.After(w.clock()) {
+			w.advance(p.due.Sub(w.clock()))
+		}
+		require.NoError(t, w.d.HandleTask(ctx, p.task))
+		takeQueued()
+	}
+
+	// Y's wake comes while the lane is full: refused, it waits on the lane.
+	i := slices.IndexFunc(wakes, func(p pending) bool { return p.task.SubscriptionID == subY.ID })
+	y := wakes[i]
+	wakes = slices.Delete(wakes, i, i+1)
+	run(y)
+	waiters, err := w.st.LaneWaiters(ctx, "tenant-a", w.clock(), 10)
+	require.NoError(t, err)
+	require.Len(t, waiters, 1)
+	assert.Equal(t, subY.ID, waiters[0].SubscriptionID)
+	assert.Equal(t, 1, waiters[0].Refused)
+
+	// The lane frees: the wakes run as they come due.
+	require.NoError(t, w.st.ReleaseSlowSlot(ctx, "tenant-a", "other"))
+	for n := 0; len(wakes) > 0; n++ {
+		require.Less(t, n, 40, "the wakes never end")
+		slices.SortStableFunc(wakes, func(a, b pending) int { return a.due.Compare(b.due) })
+		next := wakes[0]
+		wakes = wakes[1:]
+		run(next)
+	}
+	var order []string
+	for _, r := range rcv.requests() {
+		order = append(order, name[r.id])
+	}
+	assert.Equal(t, []string{"x1", "y1", "x2", "y2", "x3", "y3"}, order, "the subscriptions did not take turns")
+	waiters, err = w.st.LaneWaiters(ctx, "tenant-a", w.clock(), 10)
+	require.NoError(t, err)
+	assert.Empty(t, waiters, "waiters left on the lane")
+	assert.True(t, slowLaneFree(t, w), "the wakes gave their slots back")
 }
