@@ -203,6 +203,20 @@ func callSite() string {
 				}
 			}
 			return fn
+		case fn == "dispatch.(*Dispatcher).queueWake":
+			// A wake queued to hand a waiting subscription its turn in the
+			// slow lane, or for a subscription that waits its turn, is its
+			// own label, apart from the wakes parkers queue (only a label's
+			// first call gets crash cases).
+			for more {
+				f, more = frames.Next()
+				for _, by := range []string{"handOver", "waitTurn"} {
+					if strings.HasSuffix(f.Function, ".(*Dispatcher)."+by) {
+						return fn + "<-" + by
+					}
+				}
+			}
+			return fn
 		case strings.HasPrefix(fn, "dispatch."), strings.HasPrefix(fn, "httpapi."), strings.HasPrefix(fn, "streamconsumer."), strings.HasPrefix(fn, "webhook."):
 			return fn
 		case !more:
@@ -1115,6 +1129,10 @@ type scenario struct {
 	// slowLaneFull: the clean run puts off an attempt because its
 	// tenant's slow lane is full (TestCrashPoints asserts it).
 	slowLaneFull bool
+	// turnHandedOver: the clean run has a wake that frees the lane's
+	// slots hand a waiting subscription its turn (TestCrashPoints asserts
+	// it).
+	turnHandedOver bool
 	// everyCall names labels (prefixes) whose calls in the clean run up
 	// to everyCallMost, not only the first, get crash cases: calls a loop
 	// makes one after the other under one label (a wake taking its
@@ -1199,6 +1217,7 @@ func crashScenarios() []scenario {
 		tenantSlow:      1,
 		interchangeable: true,
 		slowLaneFull:    true,
+		turnHandedOver:  true,
 		subs: []subSpec{
 			{name: "s-slow1", behaviour: "slowok", slowFor: 20 * 24 * time.Hour, want: event.OutcomeDelivered, exists: true},
 			{name: "s-slow2", behaviour: "slowok", slowFor: time.Minute, want: event.OutcomeDelivered, exists: true},
@@ -2029,6 +2048,11 @@ func TestCrashPoints(t *testing.T) {
 				return strings.HasPrefix(l, "Store.UnparkAttempt ") && strings.Contains(l, " disabled @")
 			}), "%s: no wake unparked an attempt of the disabled subscription: the scenario no longer parks before it disables\n%s",
 				sc.name, strings.Join(clean.trace, "\n"))
+		}
+		if sc.turnHandedOver {
+			require.True(t, slices.ContainsFunc(clean.trace, func(l string) bool {
+				return strings.HasPrefix(l, "Queue.Send ") && strings.HasSuffix(l, "@dispatch.(*Dispatcher).queueWake<-handOver")
+			}), "%s: no wake handed a waiting subscription its turn in the slow lane\n%s", sc.name, strings.Join(clean.trace, "\n"))
 		}
 		for _, call := range sc.premise {
 			require.True(t, slices.ContainsFunc(clean.trace, func(l string) bool { return strings.HasPrefix(l, call) }),
