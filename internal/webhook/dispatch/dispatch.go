@@ -963,7 +963,7 @@ func (d *Dispatcher) wakeInLane(ctx context.Context, t Task, sub event.Subscript
 		slots = append(slots, slot)
 	}
 	if len(slots) == 0 {
-		return d.waitTurn(ctx, t.Tenant, sub.ID, now.Add(wait), now, t.Refused+1)
+		return d.waitTurn(ctx, t.Tenant, sub.ID, "", now.Add(wait), now, t.Refused+1)
 	}
 	if t.Refused > 0 {
 		// Its turn has come: it no longer waits on the lane.
@@ -981,7 +981,17 @@ func (d *Dispatcher) wakeInLane(ctx context.Context, t Task, sub event.Subscript
 	now = d.cfg.Now()
 	// The slots this wake held are free again: the turn goes to the
 	// subscription that has waited longest, if another waits.
-	handed := d.handOver(ctx, t.Tenant, sub.ID, now)
+	handed, mine := d.handOver(ctx, t.Tenant, sub.ID, now)
+	// A wake of this subscription that waits on the lane meanwhile (mine)
+	// is replaced by the next one: a wake a hand-over replaced came while
+	// this one made its attempts, found no marker, was refused by the
+	// slots this one held, and queued its successor, due up to
+	// MaxSlowLaneWait later, whose marker refused this wake's next one:
+	// the lane stood idle with the backlog parked (found by review).
+	prev := ""
+	if mine != nil {
+		prev = mine.Owner
+	}
 	switch {
 	case slices.Contains(made, parkedAgain):
 		return nil // its parker queued a wake, which makes the rest too
@@ -991,11 +1001,14 @@ func (d *Dispatcher) wakeInLane(ctx context.Context, t Task, sub event.Subscript
 		// Its turn is over: it waits for the next, as a wake refused
 		// once (a wake that frees slots hands it the turn; its own comes
 		// at the latest when that wait ends).
-		return d.waitTurn(ctx, t.Tenant, sub.ID, now.Add(laneBackoff(1, d.cfg.Rand)), now, 1)
+		return d.waitTurn(ctx, t.Tenant, sub.ID, prev, now.Add(laneBackoff(1, d.cfg.Rand)), now, 1)
 	case len(slots) < len(page) || more:
 		// No one else waits: the next wake at once, before other
 		// attempts take the slots (it waits, as above, if they did).
-		return d.sendWake(ctx, t.Tenant, sub.ID, "", now, now)
+		if err := d.sendWake(ctx, t.Tenant, sub.ID, prev, now, now); err != nil || mine == nil {
+			return err
+		}
+		d.dropWaiter(ctx, t.Tenant, sub.ID, mine.Owner)
 	}
 	return nil
 }
@@ -1006,15 +1019,15 @@ func (d *Dispatcher) wakeInLane(ctx context.Context, t Task, sub event.Subscript
 const laneWaitersRead = 25
 
 // waitTurn queues subscription subID's next wake for due (the refused-th
-// in a row to find its tenant's slow lane full, or whose turn is over)
-// and records the subscription as waiting on the lane, so that the next
+// in a row to find its tenant's slow lane full, or whose turn is over;
+// prev: the wake it replaces, as sendWake's) and records the subscription as waiting on the lane, so that the next
 // wake that frees slots hands it the turn at once (handOver) instead of
 // the slots going to the subscription that held them, whose wake comes
 // back at once, while this one's comes back ever later (found by the
 // slow-neighbour load scenario: one endpoint got 3-4 times another's
 // share). The record is best effort: without it the wake comes at due.
-func (d *Dispatcher) waitTurn(ctx context.Context, tenant, subID string, due, now time.Time, refused int) error {
-	owner, err := d.queueWake(ctx, tenant, subID, "", due, now, refused)
+func (d *Dispatcher) waitTurn(ctx context.Context, tenant, subID, prev string, due, now time.Time, refused int) error {
+	owner, err := d.queueWake(ctx, tenant, subID, prev, due, now, refused)
 	if err != nil || owner == "" {
 		return err // "": another wake is queued, and makes the attempts
 	}
@@ -1030,34 +1043,38 @@ func (d *Dispatcher) waitTurn(ctx context.Context, tenant, subID string, due, no
 // longest (the most refused wakes in a row) other than self: its wake,
 // queued for later, is replaced by one due now (ClaimWake with its owner
 // as prev), and its record is removed. It reports whether a wake was
-// queued. Best effort, as the record is: a failure is logged, and the
-// waiter's own wake comes when its wait ends.
-func (d *Dispatcher) handOver(ctx context.Context, tenant, self string, now time.Time) bool {
+// queued, and self's own record among the waiters read, if any (mine).
+// Best effort, as the record is: a failure is logged, and the waiter's
+// own wake comes when its wait ends.
+func (d *Dispatcher) handOver(ctx context.Context, tenant, self string, now time.Time) (handed bool, mine *event.LaneWaiter) {
 	ws, err := d.cfg.Store.LaneWaiters(ctx, tenant, now, laneWaitersRead)
 	if err != nil {
 		d.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "slow-lane waiters not read: no turn handed over",
 			slog.String("tenant", tenant), slog.Any("error", err))
-		return false
+		return false, nil
 	}
 	var next *event.LaneWaiter
 	for i, w := range ws {
-		if w.SubscriptionID != self && (next == nil || w.Refused > next.Refused) {
+		switch {
+		case w.SubscriptionID == self:
+			mine = &ws[i]
+		case next == nil || w.Refused > next.Refused:
 			next = &ws[i]
 		}
 	}
 	if next == nil {
-		return false
+		return false, mine
 	}
 	owner, err := d.queueWake(ctx, tenant, next.SubscriptionID, next.Owner, now, now, next.Refused)
 	if err != nil {
 		d.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "slow-lane turn not handed over: the waiter's wake comes when its wait ends",
 			slog.String("tenant", tenant), slog.String("subscription_id", next.SubscriptionID), slog.Any("error", err))
-		return false
+		return false, mine
 	}
 	// Handed over, or refused by a newer wake of that subscription
 	// queued meanwhile: either way the record is spent.
 	d.dropWaiter(ctx, tenant, next.SubscriptionID, next.Owner)
-	return owner != ""
+	return owner != "", mine
 }
 
 // dropWaiter removes subID's lane waiter record while it names owner;

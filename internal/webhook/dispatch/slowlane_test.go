@@ -1345,3 +1345,109 @@ func TestSlowLaneSubscriptionsTakeTurns(t *testing.T) {
 	assert.Empty(t, waiters, "waiters left on the lane")
 	assert.True(t, slowLaneFree(t, w), "the wakes gave their slots back")
 }
+
+// The wake a hand-over replaced still comes (a queued message cannot be
+// taken back): when it comes while the wake that replaced it is making
+// its attempts (the marker taken), it finds no marker, runs, is refused
+// by the lane its own subscription holds, and queues the subscription's
+// next wake for later, its backoff grown with its refused count. The
+// wake that holds the slots must not then wait for that one: at the end
+// of its batch its next wake, due at once, replaces it. (Found by review:
+// the next wake at once was refused by the replaced wake's successor's
+// marker, and the lane stood idle, with the subscription's backlog
+// parked, until that wake came, 12 s here, up to 30 s.)
+func TestReplacedWakeDoesNotHoldBackTheTurn(t *testing.T) {
+	ctx := context.Background()
+	rcv := newReceiver(t)
+	w := newWorld(t, rcv, func(c *dispatch.Config) { c.TenantSlowConcurrency = 1; c.SlowAfter = -1 })
+	subX, _ := w.subscribe("tenant-a", "x")
+	subA, _ := w.subscribe("tenant-a", "a")
+	for _, sub := range []event.Subscription{subX, subA} {
+		require.NoError(t, w.st.MarkSlow(ctx, "tenant-a", sub.ID, sub.URL, w.clock().Add(time.Hour)))
+	}
+	ok, err := w.st.AcquireSlowSlot(ctx, "tenant-a", "other", w.clock(), w.clock().Add(time.Hour), 1)
+	require.NoError(t, err)
+	require.True(t, ok)
+	for _, typ := range []string{"x", "x", "a"} {
+		e := w.event("tenant-a", typ)
+		require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+		w.advance(time.Millisecond)
+	}
+	// The one queued wake of sub, and when it is due.
+	wakeOf := func(qs []queued, sub string) (dispatch.Task, time.Time) {
+		t.Helper()
+		var found []queued
+		for _, q := range qs {
+			if q.task.SubscriptionID == sub {
+				found = append(found, q)
+			}
+		}
+		require.Len(t, found, 1, "wakes queued for %s: %+v", sub, qs)
+		require.NotEmpty(t, found[0].task.Wake)
+		return found[0].task, w.clock().Add(found[0].delay)
+	}
+	run := func(task dispatch.Task, due time.Time) {
+		t.Helper()
+		if due.After(w.clock()) {
+			w.advance(due.Sub(w.clock()))
+		}
+		require.NoError(t, w.d.HandleTask(ctx, task))
+	}
+	first := w.q.take()
+	wakeX, dueX := wakeOf(first, subX.ID)
+	wakeA, dueA := wakeOf(first, subA.ID)
+
+	// X's wakes find the lane full three times in a row: X waits on the
+	// lane, its next wake 6 s away.
+	for range 3 {
+		run(wakeX, dueX)
+		wakeX, dueX = wakeOf(w.q.take(), subX.ID)
+	}
+	require.Equal(t, 3, wakeX.Refused)
+	replaced, replacedDue := wakeX, dueX
+
+	// The lane frees: A's wake makes A's attempt and hands X the turn.
+	require.NoError(t, w.st.ReleaseSlowSlot(ctx, "tenant-a", "other"))
+	run(wakeA, dueA)
+	handed, handedDue := wakeOf(w.q.take(), subX.ID)
+	require.NotEqual(t, replaced.Wake, handed.Wake, "a wake handed the turn")
+	require.False(t, handedDue.After(w.clock()), "the handed wake is due at once")
+
+	// X's handed wake makes X's first attempt; while its request is in
+	// flight, the replaced wake comes: refused, it queues X's next wake
+	// for later.
+	release := make(chan struct{})
+	rcv.mu.Lock()
+	rcv.hold = release
+	rcv.mu.Unlock()
+	done := make(chan error, 1)
+	go func() { done <- w.d.HandleTask(ctx, handed) }()
+	require.Eventually(t, func() bool {
+		rcv.mu.Lock()
+		defer rcv.mu.Unlock()
+		return rcv.hold == nil
+	}, 10*time.Second, 5*time.Millisecond, "the handed wake's request never came")
+	run(replaced, replacedDue)
+	late, lateDue := wakeOf(w.q.take(), subX.ID)
+	require.Greater(t, lateDue.Sub(w.clock()), 10*time.Second, "the replaced wake's successor (refused %d) is due in %v", late.Refused, lateDue.Sub(w.clock()))
+	close(release)
+	require.NoError(t, <-done)
+	require.Len(t, rcv.requests(), 2, "A's attempt and X's first")
+
+	// X's second attempt is still parked, the lane free, no one else
+	// waiting: X's next wake is due at once.
+	assert.True(t, slowLaneFree(t, w), "the lane is free")
+	next, nextDue := late, lateDue
+	if qs := w.q.take(); len(qs) > 0 {
+		next, nextDue = wakeOf(qs, subX.ID)
+	}
+	assert.False(t, nextDue.After(w.clock()), "X's next wake is due in %v, the lane idle meanwhile", nextDue.Sub(w.clock()))
+	run(next, nextDue)
+	if late.Wake != next.Wake {
+		run(late, lateDue) // replaced in turn: it stops at the marker
+	}
+	assert.Len(t, rcv.requests(), 3, "X's second attempt")
+	waiters, err := w.st.LaneWaiters(ctx, "tenant-a", w.clock(), 10)
+	require.NoError(t, err)
+	assert.Empty(t, waiters, "waiters left on the lane")
+}
