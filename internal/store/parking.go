@@ -97,13 +97,19 @@ func (st *Store) ListParked(ctx context.Context, tenant, subscriptionID string, 
 }
 
 // UnparkAttempt removes parked attempt p, provided it still carries p's
-// token: false when it was parked again since (or is gone).
+// token: false when it was parked again since (it carries another
+// token). An item no longer there (another wake of the subscription,
+// running at the same time, made the attempt and removed it; or it
+// expired) is true: p is no longer parked, and was not parked again (a
+// wake that took false for it stopped as if a parker had queued the next
+// wake, and so did the other wake for another attempt: the attempts past
+// their page stayed parked with no wake to come; found by review).
 func (st *Store) UnparkAttempt(ctx context.Context, tenant, subscriptionID string, p event.Parked) (bool, error) {
 	_, err := st.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName:                 aws.String(st.table),
 		Key:                       st.key(parkedPartition(tenant, subscriptionID), parkedSortKey(p.EventID, p.Number)),
-		ConditionExpression:       aws.String("#t = :t"),
-		ExpressionAttributeNames:  map[string]string{"#t": attrToken},
+		ConditionExpression:       aws.String("attribute_not_exists(#pk) OR #t = :t"),
+		ExpressionAttributeNames:  map[string]string{"#t": attrToken, "#pk": schema.AttrUserID},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":t": s(p.Token)},
 	})
 	var ccf *types.ConditionalCheckFailedException

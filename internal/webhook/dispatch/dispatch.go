@@ -1114,10 +1114,12 @@ func withSlot(ctx context.Context, slot laneSlot) context.Context {
 type unparked int
 
 const (
-	// unparkedMade: made (or closed, its subscription gone) and removed.
+	// unparkedMade: made (or closed, its subscription gone) and removed
+	// (or removed already by another wake of the subscription running
+	// at the same time).
 	unparkedMade unparked = iota
-	// parkedAgain: parked again meanwhile (the circuit opened again);
-	// its parker queued a wake.
+	// parkedAgain: parked again meanwhile, under another token (the
+	// circuit opened again); its parker queued a wake.
 	parkedAgain
 	// leftParked: not made now (another instance is making it, or too
 	// little of the invocation is left); a later wake makes it.

@@ -1451,3 +1451,178 @@ func TestReplacedWakeDoesNotHoldBackTheTurn(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, waiters, "waiters left on the lane")
 }
+
+// gatedUnpark is the store with the removals of two parked attempts of
+// one subscription ordered between two wakes making them at once: the
+// first wake's removals wait; the second's removal of the first attempt
+// comes after the first wake's, its removal of the second before.
+type gatedUnpark struct {
+	dispatch.Store
+	sub     string
+	mu      sync.Mutex
+	calls   map[string]int
+	first   string
+	gate    map[string]chan struct{} // closed: the first wake's removal goes
+	done    map[string]chan struct{} // closed: the first wake's removal went
+	waiting chan string
+}
+
+// arm orders the removals of sub's parked attempts first and second.
+func (g *gatedUnpark) arm(sub, first, second string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.sub, g.first = sub, first
+	g.calls = map[string]int{}
+	g.gate = map[string]chan struct{}{}
+	g.done = map[string]chan struct{}{}
+	g.waiting = make(chan string, 2)
+	for _, id := range []string{first, second} {
+		g.gate[id] = make(chan struct{})
+		g.done[id] = make(chan struct{})
+	}
+}
+
+func (g *gatedUnpark) UnparkAttempt(ctx context.Context, tenant, subID string, p event.Parked) (bool, error) {
+	g.mu.Lock()
+	gate, ok := g.gate[p.EventID]
+	n := 0
+	if ok {
+		g.calls[p.EventID]++
+		n = g.calls[p.EventID]
+	}
+	g.mu.Unlock()
+	if subID != g.sub || !ok || n > 2 {
+		return g.Store.UnparkAttempt(ctx, tenant, subID, p)
+	}
+	if n == 1 { // the first wake
+		g.waiting <- p.EventID
+		<-gate
+		defer close(g.done[p.EventID])
+		return g.Store.UnparkAttempt(ctx, tenant, subID, p)
+	}
+	// The second wake.
+	if p.EventID == g.first {
+		close(gate)
+		<-g.done[p.EventID]
+		return g.Store.UnparkAttempt(ctx, tenant, subID, p)
+	}
+	defer close(gate)
+	return g.Store.UnparkAttempt(ctx, tenant, subID, p)
+}
+
+// Two wakes of one subscription can run at once: the wake a hand-over
+// replaced comes while the wake that replaced it makes its attempts (the
+// marker taken, so it runs too), as does a copy of a wake message SQS
+// hands out twice. Both take the same page; an attempt the other wake
+// made and removed is no longer parked, which is not "parked again" (whose
+// parker queued a wake): the wake goes on and queues the next for the
+// attempts past its page. (Found by review: each wake found one of its
+// two attempts removed by the other, both stopped, and the third attempt
+// stayed parked with no wake to come.)
+func TestConcurrentWakesLeaveNoAttemptBehind(t *testing.T) {
+	ctx := context.Background()
+	rcv := newReceiver(t)
+	var gated *gatedUnpark
+	var ids []string
+	w := newWorld(t, rcv, func(c *dispatch.Config) {
+		c.TenantSlowConcurrency = 2
+		c.Parallel = 2
+		c.SlowAfter = -1
+		gated = &gatedUnpark{Store: c.Store}
+		c.Store = gated
+	})
+	subX, _ := w.subscribe("tenant-a", "x")
+	subA, _ := w.subscribe("tenant-a", "a")
+	for _, sub := range []event.Subscription{subX, subA} {
+		require.NoError(t, w.st.MarkSlow(ctx, "tenant-a", sub.ID, sub.URL, w.clock().Add(time.Hour)))
+	}
+	for _, tok := range []string{"other1", "other2"} {
+		ok, err := w.st.AcquireSlowSlot(ctx, "tenant-a", tok, w.clock(), w.clock().Add(time.Hour), 2)
+		require.NoError(t, err)
+		require.True(t, ok)
+	}
+	for _, typ := range []string{"x", "x", "x", "a"} {
+		e := w.event("tenant-a", typ)
+		if typ == "x" {
+			ids = append(ids, e.ID)
+		}
+		require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+		w.advance(time.Millisecond)
+	}
+	gated.arm(subX.ID, ids[0], ids[1])
+	wakeOf := func(qs []queued, sub string) (dispatch.Task, time.Time) {
+		t.Helper()
+		var found []queued
+		for _, q := range qs {
+			if q.task.SubscriptionID == sub {
+				found = append(found, q)
+			}
+		}
+		require.Len(t, found, 1, "wakes queued for %s: %+v", sub, qs)
+		return found[0].task, w.clock().Add(found[0].delay)
+	}
+	run := func(task dispatch.Task, due time.Time) error {
+		if due.After(w.clock()) {
+			w.advance(due.Sub(w.clock()))
+		}
+		return w.d.HandleTask(ctx, task)
+	}
+	first := w.q.take()
+	wakeX, dueX := wakeOf(first, subX.ID)
+	wakeA, dueA := wakeOf(first, subA.ID)
+	require.NoError(t, run(wakeX, dueX)) // refused: X waits on the lane
+	replaced, replacedDue := wakeOf(w.q.take(), subX.ID)
+	for _, tok := range []string{"other1", "other2"} {
+		require.NoError(t, w.st.ReleaseSlowSlot(ctx, "tenant-a", tok))
+	}
+	require.NoError(t, run(wakeA, dueA)) // A's attempt; the turn handed to X
+	handed, handedDue := wakeOf(w.q.take(), subX.ID)
+	require.NotEqual(t, replaced.Wake, handed.Wake)
+
+	// The handed wake makes X's first two attempts; their removals wait.
+	done := make(chan error, 1)
+	go func() { done <- run(handed, handedDue) }()
+	for range 2 {
+		select {
+		case <-gated.waiting:
+		case err := <-done:
+			t.Fatalf("the handed wake ended before removing its attempts: %v", err)
+		case <-time.After(10 * time.Second):
+			t.Fatal("the handed wake never came to removing its attempts")
+		}
+	}
+	// The replaced wake comes meanwhile and takes the same page.
+	require.NoError(t, run(replaced, replacedDue))
+	require.NoError(t, <-done)
+	require.Len(t, rcv.requests(), 3, "A's attempt and X's first two, once each")
+
+	// X's third attempt is made by a wake still to come.
+	type pending struct {
+		task dispatch.Task
+		due  time.Time
+	}
+	var wakes []pending
+	for n := 0; ; n++ {
+		for _, q := range w.q.take() {
+			wakes = append(wakes, pending{q.task, w.clock().Add(q.delay)})
+		}
+		if len(wakes) == 0 {
+			break
+		}
+		require.Less(t, n, 20, "the wakes never end")
+		slices.SortStableFunc(wakes, func(a, b pending) int { return a.due.Compare(b.due) })
+		next := wakes[0]
+		wakes = wakes[1:]
+		require.NoError(t, run(next.task, next.due))
+	}
+	parked, err := w.st.ListParked(ctx, "tenant-a", subX.ID, 10)
+	require.NoError(t, err)
+	assert.Empty(t, parked, "attempts left parked with no wake to come")
+	got := map[string]int{}
+	for _, r := range rcv.requests() {
+		got[r.id]++
+	}
+	for i, id := range ids {
+		assert.Equal(t, 1, got[id], "requests of X's attempt %d", i+1)
+	}
+}
