@@ -219,29 +219,40 @@ func (st *Store) AddLaneWaiter(ctx context.Context, tenant string, w event.LaneW
 // LaneWaiters returns up to limit of the subscriptions waiting for a turn
 // in tenant's slow lane at now (a consistent read), in subscription id
 // order; records whose ttl has passed are left out (DynamoDB deletes
-// expired items within days, not at once).
+// expired items within days, not at once), and do not count against
+// limit: the read goes on past them (it stopped at limit items, lapsed
+// ones included, so lapsed records of deleted subscriptions could hide
+// the live waiters behind them; found by review).
 func (st *Store) LaneWaiters(ctx context.Context, tenant string, now time.Time, limit int) ([]event.LaneWaiter, error) {
-	res, err := st.db.Query(ctx, &dynamodb.QueryInput{
-		TableName:                 aws.String(st.table),
-		KeyConditionExpression:    aws.String("#pk = :pk AND begins_with(#sk, :w)"),
-		ExpressionAttributeNames:  map[string]string{"#pk": schema.AttrUserID, "#sk": schema.AttrTimestampEventID},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s(slowLanePartition(tenant)), ":w": s(contract.LaneWaiterPrefix)},
-		ConsistentRead:            aws.Bool(true),
-		Limit:                     aws.Int32(int32(limit)),
-	})
-	if err != nil {
-		return nil, classify("list slow-lane waiters", err)
-	}
 	out := []event.LaneWaiter{}
-	for _, it := range res.Items {
-		if getS(it, contract.AttrRecordType) != contract.RecordTypeLaneWaiter || getN(it, schema.AttrTTL) <= now.Unix() {
-			continue
-		}
-		out = append(out, event.LaneWaiter{
-			SubscriptionID: strings.TrimPrefix(getS(it, schema.AttrTimestampEventID), contract.LaneWaiterPrefix),
-			Owner:          getS(it, attrWaiterOwner),
-			Refused:        int(getN(it, attrWaiterRefused)),
+	var start map[string]types.AttributeValue
+	for len(out) < limit {
+		res, err := st.db.Query(ctx, &dynamodb.QueryInput{
+			TableName:                 aws.String(st.table),
+			KeyConditionExpression:    aws.String("#pk = :pk AND begins_with(#sk, :w)"),
+			ExpressionAttributeNames:  map[string]string{"#pk": schema.AttrUserID, "#sk": schema.AttrTimestampEventID},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s(slowLanePartition(tenant)), ":w": s(contract.LaneWaiterPrefix)},
+			ConsistentRead:            aws.Bool(true),
+			Limit:                     aws.Int32(int32(limit)),
+			ExclusiveStartKey:         start,
 		})
+		if err != nil {
+			return nil, classify("list slow-lane waiters", err)
+		}
+		for _, it := range res.Items {
+			if len(out) == limit || getS(it, contract.AttrRecordType) != contract.RecordTypeLaneWaiter || getN(it, schema.AttrTTL) <= now.Unix() {
+				continue
+			}
+			out = append(out, event.LaneWaiter{
+				SubscriptionID: strings.TrimPrefix(getS(it, schema.AttrTimestampEventID), contract.LaneWaiterPrefix),
+				Owner:          getS(it, attrWaiterOwner),
+				Refused:        int(getN(it, attrWaiterRefused)),
+			})
+		}
+		if len(res.LastEvaluatedKey) == 0 {
+			break
+		}
+		start = res.LastEvaluatedKey
 	}
 	return out, nil
 }

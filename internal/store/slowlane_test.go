@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"strconv"
@@ -378,6 +379,14 @@ func TestLaneWaiters(t *testing.T) {
 	assert.Equal(t, []event.LaneWaiter{w("sub-a", "o2", 3), w("sub-b", "o1", 1)}, list("tenant-a", 10))
 	assert.Equal(t, []event.LaneWaiter{w("sub-z", "o4", 1)}, list("tenant-b", 10))
 	assert.Len(t, list("tenant-a", 1), 1, "the limit")
+
+	// Lapsed records (of subscriptions deleted since, say) ahead of a live
+	// one by subscription id do not hide it, however many.
+	for i := range 30 {
+		add("tenant-c", fmt.Sprintf("old-%02d", i), "o", 1, now.Add(-time.Minute))
+	}
+	add("tenant-c", "zz-live", "o6", 1, now.Add(time.Minute))
+	assert.Equal(t, []event.LaneWaiter{w("zz-live", "o6", 1)}, list("tenant-c", 25), "a live waiter behind 30 lapsed records")
 
 	add("tenant-a", "sub-b", "o5", 2, now.Add(time.Minute)) // refused again: a new wake
 	require.NoError(t, st.RemoveLaneWaiter(ctx, "tenant-a", "sub-b", "o1"))
