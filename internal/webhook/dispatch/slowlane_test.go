@@ -1262,6 +1262,38 @@ func TestNewAttemptWaitsOnlyForAWakeDueSoon(t *testing.T) {
 	}
 }
 
+// twoSlowSubscriptions is a world whose tenant-a has two subscriptions,
+// to event types typ1 and typ2, both marked slow for an hour, and a slow
+// lane of one slot, held by another holder for an hour.
+func twoSlowSubscriptions(t *testing.T, rcv *receiver, typ1, typ2 string) (w *world, sub1, sub2 event.Subscription) {
+	t.Helper()
+	ctx := context.Background()
+	w = newWorld(t, rcv, func(c *dispatch.Config) { c.TenantSlowConcurrency = 1; c.SlowAfter = -1 })
+	sub1, _ = w.subscribe("tenant-a", typ1)
+	sub2, _ = w.subscribe("tenant-a", typ2)
+	for _, sub := range []event.Subscription{sub1, sub2} {
+		require.NoError(t, w.st.MarkSlow(ctx, "tenant-a", sub.ID, sub.URL, w.clock().Add(time.Hour)))
+	}
+	ok, err := w.st.AcquireSlowSlot(ctx, "tenant-a", "other", w.clock(), w.clock().Add(time.Hour), 1)
+	require.NoError(t, err)
+	require.True(t, ok)
+	return w, sub1, sub2
+}
+
+// wakeOf returns the one wake queued for sub among qs, and when it is due.
+func wakeOf(t *testing.T, w *world, qs []queued, sub string) (dispatch.Task, time.Time) {
+	t.Helper()
+	var found []queued
+	for _, q := range qs {
+		if q.task.SubscriptionID == sub {
+			found = append(found, q)
+		}
+	}
+	require.Len(t, found, 1, "wakes queued for %s: %+v", sub, qs)
+	require.NotEmpty(t, found[0].task.Wake)
+	return found[0].task, w.clock().Add(found[0].delay)
+}
+
 // Subscriptions of one tenant that share its slow lane take turns: a wake
 // that finds the lane full waits on the lane, and the wake that frees the
 // slots next hands the turn to the subscription that has waited longest
@@ -1274,15 +1306,7 @@ func TestNewAttemptWaitsOnlyForAWakeDueSoon(t *testing.T) {
 func TestSlowLaneSubscriptionsTakeTurns(t *testing.T) {
 	ctx := context.Background()
 	rcv := newReceiver(t)
-	w := newWorld(t, rcv, func(c *dispatch.Config) { c.TenantSlowConcurrency = 1; c.SlowAfter = -1 })
-	subX, _ := w.subscribe("tenant-a", "x")
-	subY, _ := w.subscribe("tenant-a", "y")
-	for _, sub := range []event.Subscription{subX, subY} {
-		require.NoError(t, w.st.MarkSlow(ctx, "tenant-a", sub.ID, sub.URL, w.clock().Add(time.Hour)))
-	}
-	ok, err := w.st.AcquireSlowSlot(ctx, "tenant-a", "other", w.clock(), w.clock().Add(time.Hour), 1)
-	require.NoError(t, err)
-	require.True(t, ok)
+	w, _, subY := twoSlowSubscriptions(t, rcv, "x", "y")
 	name := map[string]string{}
 	for i := range 3 {
 		for _, typ := range []string{"x", "y"} {
@@ -1359,32 +1383,11 @@ func TestSlowLaneSubscriptionsTakeTurns(t *testing.T) {
 func TestReplacedWakeDoesNotHoldBackTheTurn(t *testing.T) {
 	ctx := context.Background()
 	rcv := newReceiver(t)
-	w := newWorld(t, rcv, func(c *dispatch.Config) { c.TenantSlowConcurrency = 1; c.SlowAfter = -1 })
-	subX, _ := w.subscribe("tenant-a", "x")
-	subA, _ := w.subscribe("tenant-a", "a")
-	for _, sub := range []event.Subscription{subX, subA} {
-		require.NoError(t, w.st.MarkSlow(ctx, "tenant-a", sub.ID, sub.URL, w.clock().Add(time.Hour)))
-	}
-	ok, err := w.st.AcquireSlowSlot(ctx, "tenant-a", "other", w.clock(), w.clock().Add(time.Hour), 1)
-	require.NoError(t, err)
-	require.True(t, ok)
+	w, subX, subA := twoSlowSubscriptions(t, rcv, "x", "a")
 	for _, typ := range []string{"x", "x", "a"} {
 		e := w.event("tenant-a", typ)
 		require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
 		w.advance(time.Millisecond)
-	}
-	// The one queued wake of sub, and when it is due.
-	wakeOf := func(qs []queued, sub string) (dispatch.Task, time.Time) {
-		t.Helper()
-		var found []queued
-		for _, q := range qs {
-			if q.task.SubscriptionID == sub {
-				found = append(found, q)
-			}
-		}
-		require.Len(t, found, 1, "wakes queued for %s: %+v", sub, qs)
-		require.NotEmpty(t, found[0].task.Wake)
-		return found[0].task, w.clock().Add(found[0].delay)
 	}
 	run := func(task dispatch.Task, due time.Time) {
 		t.Helper()
@@ -1394,14 +1397,14 @@ func TestReplacedWakeDoesNotHoldBackTheTurn(t *testing.T) {
 		require.NoError(t, w.d.HandleTask(ctx, task))
 	}
 	first := w.q.take()
-	wakeX, dueX := wakeOf(first, subX.ID)
-	wakeA, dueA := wakeOf(first, subA.ID)
+	wakeX, dueX := wakeOf(t, w, first, subX.ID)
+	wakeA, dueA := wakeOf(t, w, first, subA.ID)
 
 	// X's wakes find the lane full three times in a row: X waits on the
 	// lane, its next wake 6 s away.
 	for range 3 {
 		run(wakeX, dueX)
-		wakeX, dueX = wakeOf(w.q.take(), subX.ID)
+		wakeX, dueX = wakeOf(t, w, w.q.take(), subX.ID)
 	}
 	require.Equal(t, 3, wakeX.Refused)
 	replaced, replacedDue := wakeX, dueX
@@ -1409,7 +1412,7 @@ func TestReplacedWakeDoesNotHoldBackTheTurn(t *testing.T) {
 	// The lane frees: A's wake makes A's attempt and hands X the turn.
 	require.NoError(t, w.st.ReleaseSlowSlot(ctx, "tenant-a", "other"))
 	run(wakeA, dueA)
-	handed, handedDue := wakeOf(w.q.take(), subX.ID)
+	handed, handedDue := wakeOf(t, w, w.q.take(), subX.ID)
 	require.NotEqual(t, replaced.Wake, handed.Wake, "a wake handed the turn")
 	require.False(t, handedDue.After(w.clock()), "the handed wake is due at once")
 
@@ -1428,7 +1431,7 @@ func TestReplacedWakeDoesNotHoldBackTheTurn(t *testing.T) {
 		return rcv.hold == nil
 	}, 10*time.Second, 5*time.Millisecond, "the handed wake's request never came")
 	run(replaced, replacedDue)
-	late, lateDue := wakeOf(w.q.take(), subX.ID)
+	late, lateDue := wakeOf(t, w, w.q.take(), subX.ID)
 	require.Greater(t, lateDue.Sub(w.clock()), 10*time.Second, "the replaced wake's successor (refused %d) is due in %v", late.Refused, lateDue.Sub(w.clock()))
 	close(release)
 	require.NoError(t, <-done)
@@ -1439,7 +1442,7 @@ func TestReplacedWakeDoesNotHoldBackTheTurn(t *testing.T) {
 	assert.True(t, slowLaneFree(t, w), "the lane is free")
 	next, nextDue := late, lateDue
 	if qs := w.q.take(); len(qs) > 0 {
-		next, nextDue = wakeOf(qs, subX.ID)
+		next, nextDue = wakeOf(t, w, qs, subX.ID)
 	}
 	assert.False(t, nextDue.After(w.clock()), "X's next wake is due in %v, the lane idle meanwhile", nextDue.Sub(w.clock()))
 	run(next, nextDue)
@@ -1550,17 +1553,6 @@ func TestConcurrentWakesLeaveNoAttemptBehind(t *testing.T) {
 		w.advance(time.Millisecond)
 	}
 	gated.arm(subX.ID, ids[0], ids[1])
-	wakeOf := func(qs []queued, sub string) (dispatch.Task, time.Time) {
-		t.Helper()
-		var found []queued
-		for _, q := range qs {
-			if q.task.SubscriptionID == sub {
-				found = append(found, q)
-			}
-		}
-		require.Len(t, found, 1, "wakes queued for %s: %+v", sub, qs)
-		return found[0].task, w.clock().Add(found[0].delay)
-	}
 	run := func(task dispatch.Task, due time.Time) error {
 		if due.After(w.clock()) {
 			w.advance(due.Sub(w.clock()))
@@ -1568,15 +1560,15 @@ func TestConcurrentWakesLeaveNoAttemptBehind(t *testing.T) {
 		return w.d.HandleTask(ctx, task)
 	}
 	first := w.q.take()
-	wakeX, dueX := wakeOf(first, subX.ID)
-	wakeA, dueA := wakeOf(first, subA.ID)
+	wakeX, dueX := wakeOf(t, w, first, subX.ID)
+	wakeA, dueA := wakeOf(t, w, first, subA.ID)
 	require.NoError(t, run(wakeX, dueX)) // refused: X waits on the lane
-	replaced, replacedDue := wakeOf(w.q.take(), subX.ID)
+	replaced, replacedDue := wakeOf(t, w, w.q.take(), subX.ID)
 	for _, tok := range []string{"other1", "other2"} {
 		require.NoError(t, w.st.ReleaseSlowSlot(ctx, "tenant-a", tok))
 	}
 	require.NoError(t, run(wakeA, dueA)) // A's attempt; the turn handed to X
-	handed, handedDue := wakeOf(w.q.take(), subX.ID)
+	handed, handedDue := wakeOf(t, w, w.q.take(), subX.ID)
 	require.NotEqual(t, replaced.Wake, handed.Wake)
 
 	// The handed wake makes X's first two attempts; their removals wait.
