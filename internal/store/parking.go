@@ -29,8 +29,11 @@ const (
 	attrWakeOwner = "wake_owner"
 	attrWakeUntil = "wake_until" // epoch milliseconds
 	attrWakeSent  = "wake_sent"  // true once the owner's wake task is sent
-	attrToken     = "token"
-	attrAttempt   = "attempt"
+	// attrWakeStandby is true on a standby wake's marker (ClaimWake),
+	// which any other wake replaces or takes.
+	attrWakeStandby = "wake_standby"
+	attrToken       = "token"
+	attrAttempt     = "attempt"
 )
 
 func parkedPartition(tenant, subscriptionID string) string {
@@ -129,11 +132,24 @@ func (st *Store) UnparkAttempt(ctx context.Context, tenant, subscriptionID strin
 // wake is queued and has not started, and makes every attempt parked
 // before it starts) unless that owner is prev (the wake handing over to
 // its successor). A pending marker, or one no longer live, is taken over.
-// A subscription that no longer exists is event.ErrSubscriptionNotFound.
-func (st *Store) ClaimWake(ctx context.Context, tenant, subscriptionID, owner, prev string, until, now time.Time) (bool, error) {
-	cond := "attribute_exists(#pk) AND #rt = :sub AND (attribute_not_exists(#s) OR #u < :now"
+// So is a standby wake's marker, whichever claim comes: standby claims the
+// marker for a wake queued only in case the attempts it is for are not
+// made by the wake already making them (another instance's, which may
+// die), and any other wake does its work. A standby claim is refused by
+// a confirmed marker as any claim is. (A standby wake's confirmed marker
+// refused the wake that the wake making the attempts queued next, for the
+// attempts past its page, which then waited for the standby wake, an
+// attempt's time later: found by review.) A subscription that no longer
+// exists is event.ErrSubscriptionNotFound.
+func (st *Store) ClaimWake(ctx context.Context, tenant, subscriptionID, owner, prev string, standby bool, until, now time.Time) (bool, error) {
+	cond := "attribute_exists(#pk) AND #rt = :sub AND (attribute_not_exists(#s) OR #u < :now OR #b = :true"
 	values := map[string]types.AttributeValue{
 		":o": s(owner), ":u": n(until.UnixMilli()), ":now": n(now.UnixMilli()), ":sub": s(contract.RecordTypeSubscription),
+		":true": &types.AttributeValueMemberBOOL{Value: true},
+	}
+	update := "SET #o = :o, #u = :u REMOVE #s, #b"
+	if standby {
+		update = "SET #o = :o, #u = :u, #b = :true REMOVE #s"
 	}
 	if prev != "" {
 		cond += " OR #o = :prev"
@@ -142,9 +158,9 @@ func (st *Store) ClaimWake(ctx context.Context, tenant, subscriptionID, owner, p
 	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                           aws.String(st.table),
 		Key:                                 st.key(subscriptionPartition(tenant), subscriptionID),
-		UpdateExpression:                    aws.String("SET #o = :o, #u = :u REMOVE #s"),
+		UpdateExpression:                    aws.String(update),
 		ConditionExpression:                 aws.String(cond + ")"),
-		ExpressionAttributeNames:            map[string]string{"#o": attrWakeOwner, "#u": attrWakeUntil, "#s": attrWakeSent, "#pk": schema.AttrUserID, "#rt": contract.AttrRecordType},
+		ExpressionAttributeNames:            map[string]string{"#o": attrWakeOwner, "#u": attrWakeUntil, "#s": attrWakeSent, "#b": attrWakeStandby, "#pk": schema.AttrUserID, "#rt": contract.AttrRecordType},
 		ExpressionAttributeValues:           values,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
@@ -187,16 +203,18 @@ func (st *Store) ConfirmWake(ctx context.Context, tenant, subscriptionID, owner 
 // TakeWake removes the subscription's wake marker as owner's wake task
 // starts: false (nothing changed) when another owner's confirmed marker is
 // live at now, so that wake, queued and not started, makes the parked
-// attempts and this one may stop. A subscription that no longer exists
-// has no marker: true.
+// attempts and this one may stop. A standby wake's marker (ClaimWake) is
+// taken by any wake: no parker's claim was refused by it, and the standby
+// wake still comes. A subscription that no longer exists has no marker:
+// true.
 func (st *Store) TakeWake(ctx context.Context, tenant, subscriptionID, owner string, now time.Time) (bool, error) {
 	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                           aws.String(st.table),
 		Key:                                 st.key(subscriptionPartition(tenant), subscriptionID),
-		UpdateExpression:                    aws.String("REMOVE #o, #u, #s"),
-		ConditionExpression:                 aws.String("attribute_exists(#pk) AND (attribute_not_exists(#s) OR #u < :now OR #o = :o)"),
-		ExpressionAttributeNames:            map[string]string{"#o": attrWakeOwner, "#u": attrWakeUntil, "#s": attrWakeSent, "#pk": schema.AttrUserID},
-		ExpressionAttributeValues:           map[string]types.AttributeValue{":o": s(owner), ":now": n(now.UnixMilli())},
+		UpdateExpression:                    aws.String("REMOVE #o, #u, #s, #b"),
+		ConditionExpression:                 aws.String("attribute_exists(#pk) AND (attribute_not_exists(#s) OR #u < :now OR #o = :o OR #b = :true)"),
+		ExpressionAttributeNames:            map[string]string{"#o": attrWakeOwner, "#u": attrWakeUntil, "#s": attrWakeSent, "#b": attrWakeStandby, "#pk": schema.AttrUserID},
+		ExpressionAttributeValues:           map[string]types.AttributeValue{":o": s(owner), ":now": n(now.UnixMilli()), ":true": &types.AttributeValueMemberBOOL{Value: true}},
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	var ccf *types.ConditionalCheckFailedException

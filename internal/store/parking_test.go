@@ -84,11 +84,15 @@ func TestWakeMarker(t *testing.T) {
 	require.NoError(t, st.CreateSubscription(ctx, "tenant-a", newSub("sub_a")))
 	now := time.Unix(1_900_000_000, 0)
 	until := now.Add(time.Minute)
-	claim := func(owner, prev string, at time.Time) bool {
+	claimAs := func(owner, prev string, standby bool, at time.Time) bool {
 		t.Helper()
-		ok, err := st.ClaimWake(ctx, "tenant-a", "sub_a", owner, prev, until, at)
+		ok, err := st.ClaimWake(ctx, "tenant-a", "sub_a", owner, prev, standby, until, at)
 		require.NoError(t, err)
 		return ok
+	}
+	claim := func(owner, prev string, at time.Time) bool {
+		t.Helper()
+		return claimAs(owner, prev, false, at)
 	}
 	confirm := func(owner string) bool {
 		t.Helper()
@@ -143,6 +147,33 @@ func TestWakeMarker(t *testing.T) {
 	assert.True(t, confirm("g"))
 	assert.True(t, take("h", until.Add(time.Millisecond)), "g's marker has lapsed")
 
+	// A standby wake's marker: confirmed, it says a wake is queued, but
+	// any other claim replaces it, standby or not, and any other wake
+	// takes it; a standby claim is refused by a confirmed marker that is
+	// not one.
+	assert.True(t, claimAs("s1", "", true, now))
+	assert.True(t, confirm("s1"))
+	assert.Equal(t, until.UTC(), queued(), "a standby wake is queued")
+	assert.True(t, take("x", now), "another wake takes a standby's live marker, and runs")
+	assert.True(t, queued().IsZero(), "taken: no wake queued")
+	assert.True(t, claimAs("s1", "", true, now))
+	assert.True(t, confirm("s1"))
+	assert.True(t, claimAs("s2", "", true, now), "a standby replaces a standby")
+	assert.True(t, confirm("s2"))
+	assert.True(t, claim("j", "", now), "any wake replaces a standby")
+	assert.True(t, confirm("j"))
+	assert.False(t, claimAs("s3", "", true, now), "j's confirmed marker refuses a standby")
+	assert.False(t, claim("k", "", now), "j's marker is no standby: the standby's mark went with it")
+	assert.False(t, take("s2", now), "the replaced standby's wake stops at j's marker")
+	assert.True(t, take("j", now))
+	assert.True(t, claimAs("s4", "", true, now))
+	assert.True(t, confirm("s4"))
+	assert.True(t, take("s4", now), "a standby's own wake takes it")
+	assert.True(t, claim("l", "", now))
+	assert.True(t, confirm("l"))
+	assert.False(t, claim("m", "", now), "taken with its marker: the standby's mark is gone")
+	assert.True(t, take("l", now))
+
 	// The marker is not part of the subscription's API form.
 	require.True(t, claim("i", "", now))
 	require.True(t, confirm("i"))
@@ -156,10 +187,10 @@ func TestWakeMarker(t *testing.T) {
 
 	// Gone: reported by ClaimWake (nothing created), nothing to take.
 	require.NoError(t, st.DeleteSubscription(ctx, "tenant-a", "sub_a"))
-	ok, err := st.ClaimWake(ctx, "tenant-a", "sub_a", "a", "", until, now)
+	ok, err := st.ClaimWake(ctx, "tenant-a", "sub_a", "a", "", false, until, now)
 	assert.ErrorIs(t, err, event.ErrSubscriptionNotFound)
 	assert.False(t, ok)
-	ok, err = st.ClaimWake(ctx, "tenant-a", contract.SubscriptionCountKey, "a", "", until, now)
+	ok, err = st.ClaimWake(ctx, "tenant-a", contract.SubscriptionCountKey, "a", "", false, until, now)
 	assert.ErrorIs(t, err, event.ErrSubscriptionNotFound, "the counter is not a subscription")
 	assert.False(t, ok)
 	assert.False(t, confirm("a"))
@@ -180,7 +211,7 @@ func TestReenableClearsTheWakeMarker(t *testing.T) {
 	require.NoError(t, st.CreateSubscription(ctx, "tenant-a", newSub("sub_a")))
 	now := time.Unix(1_900_000_000, 0)
 	until := now.Add(5 * time.Minute)
-	ok, err := st.ClaimWake(ctx, "tenant-a", "sub_a", "old", "", until, now)
+	ok, err := st.ClaimWake(ctx, "tenant-a", "sub_a", "old", "", false, until, now)
 	require.NoError(t, err)
 	require.True(t, ok)
 	ok, err = st.ConfirmWake(ctx, "tenant-a", "sub_a", "old")
@@ -188,13 +219,13 @@ func TestReenableClearsTheWakeMarker(t *testing.T) {
 	require.True(t, ok)
 	_, err = st.UpdateSubscription(ctx, "tenant-a", "sub_a", event.SubscriptionPatch{Disabled: aws.Bool(true)}, now)
 	require.NoError(t, err)
-	ok, err = st.ClaimWake(ctx, "tenant-a", "sub_a", "new", "", until, now)
+	ok, err = st.ClaimWake(ctx, "tenant-a", "sub_a", "new", "", false, until, now)
 	require.NoError(t, err)
 	require.False(t, ok, "disabling leaves the live marker")
 
 	_, err = st.UpdateSubscription(ctx, "tenant-a", "sub_a", event.SubscriptionPatch{Disabled: aws.Bool(false)}, now)
 	require.NoError(t, err)
-	ok, err = st.ClaimWake(ctx, "tenant-a", "sub_a", "new", "", until, now)
+	ok, err = st.ClaimWake(ctx, "tenant-a", "sub_a", "new", "", false, until, now)
 	require.NoError(t, err)
 	assert.True(t, ok, "re-enabled: the parked attempt's wake is claimed")
 }

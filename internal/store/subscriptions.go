@@ -861,7 +861,7 @@ func (st *Store) UpdateSubscription(ctx context.Context, tenant, id string, p ev
 				// server (a slow lane's put-off waited for the old wake
 				// instead of at most 30 s: found by review). The old wake
 				// still runs, an extra wake, which is harmless.
-				for _, a := range []string{attrConsecutive, attrFailingSince, attrFailingSinceUs, attrOpenUntil, attrOpenFor, attrProbeUntil, attrRateWindow, attrRateCount, attrSlowUntil, attrWakeOwner, attrWakeUntil, attrWakeSent} {
+				for _, a := range []string{attrConsecutive, attrFailingSince, attrFailingSinceUs, attrOpenUntil, attrOpenFor, attrProbeUntil, attrRateWindow, attrRateCount, attrSlowUntil, attrWakeOwner, attrWakeUntil, attrWakeSent, attrWakeStandby} {
 					removes[a] = true
 				}
 			}
@@ -888,7 +888,7 @@ func (st *Store) UpdateSubscription(ctx context.Context, tenant, id string, p ev
 			// subscription was disabled closed its parked attempts without
 			// taking the marker, which would refuse the wake of an attempt
 			// parked behind the probe (an extra wake is harmless).
-			for _, a := range []string{"disabled_reason", attrConsecutive, attrFailingSince, attrFailingSinceUs, attrOpenFor, attrProbeUntil, attrWakeOwner, attrWakeUntil, attrWakeSent} {
+			for _, a := range []string{"disabled_reason", attrConsecutive, attrFailingSince, attrFailingSinceUs, attrOpenFor, attrProbeUntil, attrWakeOwner, attrWakeUntil, attrWakeSent, attrWakeStandby} {
 				removes[a] = true
 			}
 			delete(removes, attrOpenUntil)

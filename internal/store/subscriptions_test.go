@@ -770,7 +770,7 @@ func TestEveryOperationUnderThrottling(t *testing.T) {
 			_, err := st.UnparkAttempt(ctx, "tenant-a", "sub_a", event.Parked{EventID: e.ID, Number: 1, Token: "p"})
 			return err
 		}},
-		{"ClaimWake", "UpdateItem", func() error { _, err := st.ClaimWake(ctx, "tenant-a", "sub_a", "o", "p", now, now); return err }},
+		{"ClaimWake", "UpdateItem", func() error { _, err := st.ClaimWake(ctx, "tenant-a", "sub_a", "o", "p", false, now, now); return err }},
 		{"ConfirmWake", "UpdateItem", func() error { _, err := st.ConfirmWake(ctx, "tenant-a", "sub_a", "o"); return err }},
 		{"TakeWake", "UpdateItem", func() error { _, err := st.TakeWake(ctx, "tenant-a", "sub_a", "o", now); return err }},
 	}

@@ -205,12 +205,12 @@ func callSite() string {
 			return fn
 		case fn == "dispatch.(*Dispatcher).queueWake":
 			// A wake queued to hand a waiting subscription its turn in the
-			// slow lane, or for a subscription that waits its turn, is its
-			// own label, apart from the wakes parkers queue (only a label's
+			// slow lane, for a subscription that waits its turn, or as a
+			// standby for attempts left parked, is its own label, apart from the wakes parkers queue (only a label's
 			// first call gets crash cases).
 			for more {
 				f, more = frames.Next()
-				for _, by := range []string{"handOver", "waitTurn"} {
+				for _, by := range []string{"handOver", "waitTurn", "sendStandby"} {
 					if strings.HasSuffix(f.Function, ".(*Dispatcher)."+by) {
 						return fn + "<-" + by
 					}
@@ -479,9 +479,9 @@ func (s faultStore) UnparkAttempt(ctx context.Context, tenant, subID string, p e
 	return
 }
 
-func (s faultStore) ClaimWake(ctx context.Context, tenant, subID, owner, prev string, until, now time.Time) (ok bool, err error) {
+func (s faultStore) ClaimWake(ctx context.Context, tenant, subID, owner, prev string, standby bool, until, now time.Time) (ok bool, err error) {
 	err = s.in.call(ctx, "Store.ClaimWake", []string{subID}, func() error {
-		ok, err = s.st.ClaimWake(ctx, tenant, subID, owner, prev, until, now)
+		ok, err = s.st.ClaimWake(ctx, tenant, subID, owner, prev, standby, until, now)
 		return err
 	})
 	return

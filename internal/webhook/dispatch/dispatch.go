@@ -111,7 +111,7 @@ type Store interface {
 	ParkAttempt(ctx context.Context, tenant, subscriptionID string, p event.Parked, ttl int64) error
 	ListParked(ctx context.Context, tenant, subscriptionID string, limit int) ([]event.Parked, error)
 	UnparkAttempt(ctx context.Context, tenant, subscriptionID string, p event.Parked) (bool, error)
-	ClaimWake(ctx context.Context, tenant, subscriptionID, owner, prev string, until, now time.Time) (bool, error)
+	ClaimWake(ctx context.Context, tenant, subscriptionID, owner, prev string, standby bool, until, now time.Time) (bool, error)
 	ConfirmWake(ctx context.Context, tenant, subscriptionID, owner string) (bool, error)
 	TakeWake(ctx context.Context, tenant, subscriptionID, owner string, now time.Time) (bool, error)
 	AddLaneWaiter(ctx context.Context, tenant string, w event.LaneWaiter, until time.Time) error
@@ -805,24 +805,36 @@ func (d *Dispatcher) park(ctx context.Context, tenant, subID, eventID string, n 
 // marker without one. A subscription that is gone has no marker: the
 // wake is sent, to close the attempts parked behind it.
 func (d *Dispatcher) sendWake(ctx context.Context, tenant, subID, prev string, due, now time.Time) error {
-	return d.sendWakeRefused(ctx, tenant, subID, prev, due, now, 0)
-}
-
-// sendWakeRefused is sendWake for a wake that comes after refused wakes
-// in a row found the slow lane full (Task.Refused).
-func (d *Dispatcher) sendWakeRefused(ctx context.Context, tenant, subID, prev string, due, now time.Time, refused int) error {
-	_, err := d.queueWake(ctx, tenant, subID, prev, due, now, refused)
+	_, err := d.queueWake(ctx, tenant, subID, prev, due, now, 0, false)
 	return err
 }
 
-// queueWake is sendWakeRefused, returning the owner of the wake it
-// queued ("" when a confirmed marker of another wake refused it).
-func (d *Dispatcher) queueWake(ctx context.Context, tenant, subID, prev string, due, now time.Time, refused int) (owner string, err error) {
+// sendStandby queues subscription subID's wake for the attempts a wake
+// left parked (leftParked: another wake or instance is making them, or
+// the invocation's time ran short), an attempt's time after now, as a
+// standby wake: its marker does not refuse any other wake (store
+// ClaimWake, TakeWake), so the wake making those attempts, which queues
+// the next at once for the attempts past its page, is not held back by
+// it; it only comes in case that wake's instance dies. (A wake left
+// behind by a copy of a wake message, or by the wake a slow-lane
+// hand-over replaced, refused the next wake of the one making the
+// attempts, and the backlog waited an attempt's time, 13 s by default:
+// found by review.)
+func (d *Dispatcher) sendStandby(ctx context.Context, tenant, subID string, now time.Time) error {
+	_, err := d.queueWake(ctx, tenant, subID, "", now.Add(d.leftWait()), now, 0, true)
+	return err
+}
+
+// queueWake is sendWake (standby: sendStandby) for a wake that comes
+// after refused wakes in a row found the slow lane full (Task.Refused),
+// returning the owner of the wake it queued ("" when a confirmed marker
+// of another wake refused it).
+func (d *Dispatcher) queueWake(ctx context.Context, tenant, subID, prev string, due, now time.Time, refused int, standby bool) (owner string, err error) {
 	owner, err = newToken()
 	if err != nil {
 		return "", err
 	}
-	claimed, err := d.cfg.Store.ClaimWake(ctx, tenant, subID, owner, prev, due.Add(wakeGrace), now)
+	claimed, err := d.cfg.Store.ClaimWake(ctx, tenant, subID, owner, prev, standby, due.Add(wakeGrace), now)
 	gone := errors.Is(err, event.ErrSubscriptionNotFound)
 	if !gone && (err != nil || !claimed) {
 		return "", err
@@ -848,7 +860,8 @@ func (d *Dispatcher) queueWake(ctx context.Context, tenant, subID, prev string, 
 // closed, as many at once as the lane has slots free (wakeInLane). Each is unparked once made, under the token it was read with,
 // so an attempt parked again meanwhile stays parked. A full page queues
 // the next wake at once; attempts left parked (another instance is making
-// one, or the invocation's time ran short) one after an attempt's time. A subscription gone or disabled: its parked
+// one, or the invocation's time ran short) a standby wake, an attempt's
+// time later (sendStandby). A subscription gone or disabled: its parked
 // attempts are closed, as its retries' are.
 func (d *Dispatcher) wake(ctx context.Context, t Task) error {
 	sub, subErr := d.cfg.Store.GetSubscription(ctx, t.Tenant, t.SubscriptionID)
@@ -888,7 +901,7 @@ func (d *Dispatcher) wake(ctx context.Context, t Task) error {
 		return err // parked again: the circuit is open again, and its parker queued a wake
 	}
 	if first == leftParked {
-		return d.sendWake(ctx, t.Tenant, t.SubscriptionID, "", d.cfg.Now().Add(d.leftWait()), d.cfg.Now())
+		return d.sendStandby(ctx, t.Tenant, t.SubscriptionID, d.cfg.Now())
 	}
 	if len(page) > 1 && subErr == nil && !sub.Disabled {
 		// The first attempt may have closed or opened the circuit: the
@@ -917,7 +930,7 @@ func (d *Dispatcher) wake(ctx context.Context, t Task) error {
 		return nil // as above
 	}
 	if slices.Contains(rest, leftParked) {
-		return d.sendWake(ctx, t.Tenant, t.SubscriptionID, "", now.Add(d.leftWait()), now)
+		return d.sendStandby(ctx, t.Tenant, t.SubscriptionID, now)
 	}
 	if more {
 		return d.sendWake(ctx, t.Tenant, t.SubscriptionID, "", now, now)
@@ -996,7 +1009,7 @@ func (d *Dispatcher) wakeInLane(ctx context.Context, t Task, sub event.Subscript
 	case slices.Contains(made, parkedAgain):
 		return nil // its parker queued a wake, which makes the rest too
 	case slices.Contains(made, leftParked):
-		return d.sendWake(ctx, t.Tenant, sub.ID, "", now.Add(d.leftWait()), now)
+		return d.sendStandby(ctx, t.Tenant, sub.ID, now)
 	case (len(slots) < len(page) || more) && handed:
 		// Its turn is over: it waits for the next, as a wake refused
 		// once (a wake that frees slots hands it the turn; its own comes
@@ -1027,7 +1040,7 @@ const laneWaitersRead = 25
 // slow-neighbour load scenario: one endpoint got 3-4 times another's
 // share). The record is best effort: without it the wake comes at due.
 func (d *Dispatcher) waitTurn(ctx context.Context, tenant, subID, prev string, due, now time.Time, refused int) error {
-	owner, err := d.queueWake(ctx, tenant, subID, prev, due, now, refused)
+	owner, err := d.queueWake(ctx, tenant, subID, prev, due, now, refused, false)
 	if err != nil || owner == "" {
 		return err // "": another wake is queued, and makes the attempts
 	}
@@ -1065,7 +1078,7 @@ func (d *Dispatcher) handOver(ctx context.Context, tenant, self string, now time
 	if next == nil {
 		return false, mine
 	}
-	owner, err := d.queueWake(ctx, tenant, next.SubscriptionID, next.Owner, now, now, next.Refused)
+	owner, err := d.queueWake(ctx, tenant, next.SubscriptionID, next.Owner, now, now, next.Refused, false)
 	if err != nil {
 		d.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "slow-lane turn not handed over: the waiter's wake comes when its wait ends",
 			slog.String("tenant", tenant), slog.String("subscription_id", next.SubscriptionID), slog.Any("error", err))
