@@ -217,6 +217,17 @@ func callSite() string {
 				}
 			}
 			return fn
+		case fn == "dispatch.(*Dispatcher).dropWaiter":
+			// The hand-over's removal of the waiter it handed the turn to
+			// is its own label, apart from a waiter's removal of its own
+			// record (only a label's first call gets crash cases).
+			for more {
+				f, more = frames.Next()
+				if strings.HasSuffix(f.Function, ".(*Dispatcher).handOver") {
+					return fn + "<-handOver"
+				}
+			}
+			return fn
 		case strings.HasPrefix(fn, "dispatch."), strings.HasPrefix(fn, "httpapi."), strings.HasPrefix(fn, "streamconsumer."), strings.HasPrefix(fn, "webhook."):
 			return fn
 		case !more:
