@@ -517,13 +517,15 @@ type Parked struct {
 }
 
 // LaneWaiter is a subscription waiting for its turn in its tenant's slow
-// lane: its wake found the lane full, and its next wake (Owner, the
-// marker's owner) is queued for later; Refused counts its wakes refused
-// in a row (the longest waiter has the most).
+// lane: its wake found the lane full (or ended its batch and waits for its
+// next turn), and its next wake (Owner, the marker's owner) is queued for
+// later; Refused counts its wakes refused in a row, and Since is when the
+// first of them began to wait (the longest waiter has the earliest).
 type LaneWaiter struct {
 	SubscriptionID string
 	Owner          string
 	Refused        int
+	Since          time.Time
 }
 
 // Final reports whether the attempt has an outcome: it is neither pending

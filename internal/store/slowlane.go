@@ -197,20 +197,36 @@ func (st *Store) ReleaseSlowSlot(ctx context.Context, tenant, token string) erro
 const (
 	attrWaiterOwner   = "owner"
 	attrWaiterRefused = "refused"
+	attrWaiterSince   = "since" // epoch milliseconds
 )
 
 // AddLaneWaiter records that w's subscription waits for a turn in
 // tenant's slow lane: its wake found the lane full and its next wake,
 // w.Owner's, is queued. The record replaces the subscription's earlier
 // one and lapses at until (its ttl, and no longer listed: the wake it
-// names has run by then).
+// names has run by then). Its Since is w.Since for the first wake of a
+// wait (w.Refused 1); a wake refused again keeps the Since of the record
+// there (w.Since if none), so that Since is when the subscription began
+// to wait. (A record its removal left behind keeps its Since while the
+// subscription's wakes go on being refused, until its turn comes.)
 func (st *Store) AddLaneWaiter(ctx context.Context, tenant string, w event.LaneWaiter, until time.Time) error {
-	item := st.key(slowLanePartition(tenant), contract.LaneWaiterPrefix+w.SubscriptionID)
-	item[contract.AttrRecordType] = s(contract.RecordTypeLaneWaiter)
-	item[attrWaiterOwner] = s(w.Owner)
-	item[attrWaiterRefused] = n(int64(w.Refused))
-	item[schema.AttrTTL] = n(until.Unix())
-	if _, err := st.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(st.table), Item: item}); err != nil {
+	since := "#si = :si"
+	if w.Refused > 1 {
+		since = "#si = if_not_exists(#si, :si)"
+	}
+	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:        aws.String(st.table),
+		Key:              st.key(slowLanePartition(tenant), contract.LaneWaiterPrefix+w.SubscriptionID),
+		UpdateExpression: aws.String("SET #rt = :rt, #o = :o, #r = :r, #ttl = :ttl, " + since),
+		ExpressionAttributeNames: map[string]string{
+			"#rt": contract.AttrRecordType, "#o": attrWaiterOwner, "#r": attrWaiterRefused, "#ttl": schema.AttrTTL, "#si": attrWaiterSince,
+		},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":rt": s(contract.RecordTypeLaneWaiter), ":o": s(w.Owner), ":r": n(int64(w.Refused)),
+			":ttl": n(until.Unix()), ":si": n(w.Since.UnixMilli()),
+		},
+	})
+	if err != nil {
 		return classify("add slow-lane waiter", err)
 	}
 	return nil
@@ -247,6 +263,7 @@ func (st *Store) LaneWaiters(ctx context.Context, tenant string, now time.Time, 
 				SubscriptionID: strings.TrimPrefix(getS(it, schema.AttrTimestampEventID), contract.LaneWaiterPrefix),
 				Owner:          getS(it, attrWaiterOwner),
 				Refused:        int(getN(it, attrWaiterRefused)),
+				Since:          sinceOf(it),
 			})
 		}
 		if len(res.LastEvaluatedKey) == 0 {
@@ -276,4 +293,13 @@ func (st *Store) RemoveLaneWaiter(ctx context.Context, tenant, subscriptionID, o
 		return classify("remove slow-lane waiter", err)
 	}
 	return nil
+}
+
+// sinceOf is a lane waiter record's Since: zero on a record written
+// before it had one.
+func sinceOf(it map[string]types.AttributeValue) time.Time {
+	if _, ok := it[attrWaiterSince]; !ok {
+		return time.Time{}
+	}
+	return time.UnixMilli(getN(it, attrWaiterSince)).UTC()
 }

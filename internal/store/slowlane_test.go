@@ -347,8 +347,9 @@ func TestScheduleAttemptCountsDeferrals(t *testing.T) {
 // A subscription waiting for a turn in its tenant's slow lane is one
 // record per subscription: a later refusal replaces it, removal needs the
 // owner it names (a later wake's record stays), and a record past its
-// lapse is not listed. Other tenants' waiters and the lane's own item are
-// apart.
+// lapse is not listed. A record's Since is its first refused wake's (a
+// wake refused again keeps it; a wait's first wake, Refused 1, starts a
+// new one). Other tenants' waiters and the lane's own item are apart.
 func TestLaneWaiters(t *testing.T) {
 	ctx := context.Background()
 	table := db.CreateTable(t, schema.Events())
@@ -357,12 +358,17 @@ func TestLaneWaiters(t *testing.T) {
 	ok, err := st.AcquireSlowSlot(ctx, "tenant-a", "h", now, now.Add(time.Minute), 1)
 	require.NoError(t, err)
 	require.True(t, ok)
+	// Each record is written at its own moment (its Since, unless kept).
+	at := now.Truncate(time.Millisecond).UTC()
+	since := map[string]time.Time{} // by owner: the Since it was written with
 	add := func(tenant, sub, owner string, refused int, until time.Time) {
 		t.Helper()
-		require.NoError(t, st.AddLaneWaiter(ctx, tenant, event.LaneWaiter{SubscriptionID: sub, Owner: owner, Refused: refused}, until))
+		at = at.Add(time.Second)
+		since[owner] = at
+		require.NoError(t, st.AddLaneWaiter(ctx, tenant, event.LaneWaiter{SubscriptionID: sub, Owner: owner, Refused: refused, Since: at}, until))
 	}
 	w := func(sub, owner string, refused int) event.LaneWaiter {
-		return event.LaneWaiter{SubscriptionID: sub, Owner: owner, Refused: refused}
+		return event.LaneWaiter{SubscriptionID: sub, Owner: owner, Refused: refused, Since: since[owner]}
 	}
 	list := func(tenant string, limit int) []event.LaneWaiter {
 		t.Helper()
@@ -389,8 +395,13 @@ func TestLaneWaiters(t *testing.T) {
 	assert.Equal(t, []event.LaneWaiter{w("zz-live", "o6", 1)}, list("tenant-c", 25), "a live waiter behind 30 lapsed records")
 
 	add("tenant-a", "sub-b", "o5", 2, now.Add(time.Minute)) // refused again: a new wake
+	since["o5"] = since["o1"]                               // waiting since its first refused wake
 	require.NoError(t, st.RemoveLaneWaiter(ctx, "tenant-a", "sub-b", "o1"))
 	assert.Equal(t, []event.LaneWaiter{w("sub-a", "o2", 3), w("sub-b", "o5", 2)}, list("tenant-a", 10), "the older owner removed the newer record")
+	add("tenant-a", "sub-a", "o7", 1, now.Add(time.Minute)) // a new wait (its turn came, then it waits again)
+	assert.Equal(t, []event.LaneWaiter{w("sub-a", "o7", 1), w("sub-b", "o5", 2)}, list("tenant-a", 10), "a first refused wake waits from now")
+	add("tenant-a", "sub-a", "o2", 3, now.Add(time.Minute)) // refused again
+	since["o2"] = since["o7"]
 	require.NoError(t, st.RemoveLaneWaiter(ctx, "tenant-a", "sub-b", "o5"))
 	require.NoError(t, st.RemoveLaneWaiter(ctx, "tenant-a", "sub-x", "o9"), "removing a record that is not there")
 	assert.Equal(t, []event.LaneWaiter{w("sub-a", "o2", 3)}, list("tenant-a", 10))

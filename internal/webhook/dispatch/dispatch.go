@@ -1044,7 +1044,9 @@ func (d *Dispatcher) waitTurn(ctx context.Context, tenant, subID, prev string, d
 	if err != nil || owner == "" {
 		return err // "": another wake is queued, and makes the attempts
 	}
-	if err := d.cfg.Store.AddLaneWaiter(ctx, tenant, event.LaneWaiter{SubscriptionID: subID, Owner: owner, Refused: refused}, due.Add(wakeGrace)); err != nil {
+	// Waiting since now, or, refused again, since its first refused wake
+	// (the store keeps the record's).
+	if err := d.cfg.Store.AddLaneWaiter(ctx, tenant, event.LaneWaiter{SubscriptionID: subID, Owner: owner, Refused: refused, Since: now}, due.Add(wakeGrace)); err != nil {
 		d.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "slow-lane waiter not recorded: its wake comes when its wait ends",
 			slog.String("tenant", tenant), slog.String("subscription_id", subID), slog.Any("error", err))
 	}
@@ -1053,7 +1055,7 @@ func (d *Dispatcher) waitTurn(ctx context.Context, tenant, subID, prev string, d
 
 // handOver gives the turn in tenant's slow lane, whose slots the wake of
 // subscription self has just freed, to the subscription that has waited
-// longest (the most refused wakes in a row) other than self: its wake,
+// longest (waitedLonger) other than self: its wake,
 // queued for later, is replaced by one due now (ClaimWake with its owner
 // as prev), and its record is removed. It reports whether a wake was
 // queued, and self's own record among the waiters read, if any (mine).
@@ -1071,7 +1073,7 @@ func (d *Dispatcher) handOver(ctx context.Context, tenant, self string, now time
 		switch {
 		case w.SubscriptionID == self:
 			mine = &ws[i]
-		case next == nil || w.Refused > next.Refused:
+		case next == nil || waitedLonger(w, *next):
 			next = &ws[i]
 		}
 	}
@@ -1088,6 +1090,21 @@ func (d *Dispatcher) handOver(ctx context.Context, tenant, self string, now time
 	// queued meanwhile: either way the record is spent.
 	d.dropWaiter(ctx, tenant, next.SubscriptionID, next.Owner)
 	return owner != "", mine
+}
+
+// waitedLonger reports whether lane waiter a has waited longer than b:
+// since earlier, or, for a record without Since (written by an earlier
+// version), refused more often. Ties go to b (the waiters are read in
+// subscription id order). (Ties of the refused count went to the lowest
+// subscription id: with three subscriptions or more, a wake that had
+// just ended its batch, refused once since, was handed the turn back
+// before one that had waited since before that batch; found by
+// TestSlowLaneTurnGoesToTheLongestWaiting.)
+func waitedLonger(a, b event.LaneWaiter) bool {
+	if !a.Since.IsZero() && !b.Since.IsZero() {
+		return a.Since.Before(b.Since)
+	}
+	return a.Refused > b.Refused
 }
 
 // dropWaiter removes subID's lane waiter record while it names owner;

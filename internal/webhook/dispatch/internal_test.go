@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/triggers-dev/triggers/contract"
+	"github.com/triggers-dev/triggers/internal/event"
 )
 
 // A malformed task's body is quoted in the error cut at n characters.
@@ -81,6 +82,33 @@ func TestRetryAfterNeverShortensTheWait(t *testing.T) {
 					t.Errorf("u=%v attempt %d: Retry-After %s gives %s, want %s (without it: %s)", u, n, ra, with, want, without)
 				}
 			}
+		}
+	}
+}
+
+// The longest lane waiter is the one waiting since earliest; a record
+// without Since (an earlier version's) is compared by its refused count;
+// a tie is no longer wait (the first read, by subscription id, keeps the
+// turn).
+func TestWaitedLonger(t *testing.T) {
+	t0 := time.Unix(1_900_000_000, 0)
+	w := func(refused int, since time.Time) event.LaneWaiter {
+		return event.LaneWaiter{SubscriptionID: "s", Refused: refused, Since: since}
+	}
+	for _, tt := range []struct {
+		name string
+		a, b event.LaneWaiter
+		want bool
+	}{
+		{"since earlier, refused less", w(1, t0), w(5, t0.Add(time.Second)), true},
+		{"since later, refused more", w(5, t0.Add(time.Second)), w(1, t0), false},
+		{"same since", w(3, t0), w(1, t0), false},
+		{"a without since, refused more", w(2, time.Time{}), w(1, t0), true},
+		{"b without since, refused more", w(1, t0), w(2, time.Time{}), false},
+		{"neither, same refused", w(2, time.Time{}), w(2, time.Time{}), false},
+	} {
+		if got := waitedLonger(tt.a, tt.b); got != tt.want {
+			t.Errorf("%s: waitedLonger = %v, want %v", tt.name, got, tt.want)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package dispatch_test
 
 import (
+	"cmp"
 	"context"
 	"io"
 	"net/http"
@@ -1294,6 +1295,28 @@ func wakeOf(t *testing.T, w *world, qs []queued, sub string) (dispatch.Task, tim
 	return found[0].task, w.clock().Add(found[0].delay)
 }
 
+// startHeld runs task in the background with rcv holding its first
+// request unanswered: it returns once that request has come, with the
+// function that lets it be answered and returns the task's error.
+func startHeld(t *testing.T, w *world, rcv *receiver, task dispatch.Task) (finish func() error) {
+	t.Helper()
+	release := make(chan struct{})
+	rcv.mu.Lock()
+	rcv.hold = release
+	rcv.mu.Unlock()
+	done := make(chan error, 1)
+	go func() { done <- w.d.HandleTask(context.Background(), task) }()
+	require.Eventually(t, func() bool {
+		rcv.mu.Lock()
+		defer rcv.mu.Unlock()
+		return rcv.hold == nil
+	}, 10*time.Second, 5*time.Millisecond, "the task's request never came")
+	return func() error {
+		close(release)
+		return <-done
+	}
+}
+
 // Subscriptions of one tenant that share its slow lane take turns: a wake
 // that finds the lane full waits on the lane, and the wake that frees the
 // slots next hands the turn to the subscription that has waited longest
@@ -1419,22 +1442,11 @@ func TestReplacedWakeDoesNotHoldBackTheTurn(t *testing.T) {
 	// X's handed wake makes X's first attempt; while its request is in
 	// flight, the replaced wake comes: refused, it queues X's next wake
 	// for later.
-	release := make(chan struct{})
-	rcv.mu.Lock()
-	rcv.hold = release
-	rcv.mu.Unlock()
-	done := make(chan error, 1)
-	go func() { done <- w.d.HandleTask(ctx, handed) }()
-	require.Eventually(t, func() bool {
-		rcv.mu.Lock()
-		defer rcv.mu.Unlock()
-		return rcv.hold == nil
-	}, 10*time.Second, 5*time.Millisecond, "the handed wake's request never came")
+	finish := startHeld(t, w, rcv, handed)
 	run(replaced, replacedDue)
 	late, lateDue := wakeOf(t, w, w.q.take(), subX.ID)
 	require.Greater(t, lateDue.Sub(w.clock()), 10*time.Second, "the replaced wake's successor (refused %d) is due in %v", late.Refused, lateDue.Sub(w.clock()))
-	close(release)
-	require.NoError(t, <-done)
+	require.NoError(t, finish())
 	require.Len(t, rcv.requests(), 2, "A's attempt and X's first")
 
 	// X's second attempt is still parked, the lane free, no one else
@@ -1661,22 +1673,11 @@ func TestAStandbyWakeDoesNotHoldBackTheNextWake(t *testing.T) {
 	// request is in flight, a copy of its message comes, takes the
 	// lane's other slot, finds the attempt being made, and queues a
 	// standby wake.
-	release := make(chan struct{})
-	rcv.mu.Lock()
-	rcv.hold = release
-	rcv.mu.Unlock()
-	done := make(chan error, 1)
-	go func() { done <- w.d.HandleTask(ctx, wake) }()
-	require.Eventually(t, func() bool {
-		rcv.mu.Lock()
-		defer rcv.mu.Unlock()
-		return rcv.hold == nil
-	}, 10*time.Second, 5*time.Millisecond, "the wake's request never came")
+	finish := startHeld(t, w, rcv, wake)
 	require.NoError(t, w.d.HandleTask(ctx, wake))
 	standby, standbyDue := wakeOf(t, w, w.q.take(), sub.ID)
 	require.Greater(t, standbyDue.Sub(w.clock()), 10*time.Second, "the standby comes an attempt's time later")
-	close(release)
-	require.NoError(t, <-done)
+	require.NoError(t, finish())
 	require.Len(t, rcv.requests(), 1)
 
 	// The wake's successor, for the second attempt, is due at once.
@@ -1694,4 +1695,210 @@ func TestAStandbyWakeDoesNotHoldBackTheNextWake(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, parked)
 	assert.True(t, slowLaneFree(t, w))
+}
+
+// wakeRunner runs the wakes queued in a world one at a time, as they come
+// due, advancing the world's clock to each (and by a millisecond after
+// each: no two wakes run at the same moment).
+type wakeRunner struct {
+	t       *testing.T
+	w       *world
+	pending []queued // delay: from the world's clock at zero
+	at      time.Time
+}
+
+func newWakeRunner(t *testing.T, w *world) *wakeRunner {
+	return &wakeRunner{t: t, w: w, at: w.clock()}
+}
+
+// collect takes the tasks queued since the last call, all of them wakes.
+func (r *wakeRunner) collect() {
+	r.t.Helper()
+	for _, q := range r.w.q.take() {
+		require.NotEmpty(r.t, q.task.Wake, "only wakes are queued: %+v", q.task)
+		q.delay = r.w.clock().Add(q.delay).Sub(r.at)
+		r.pending = append(r.pending, q)
+	}
+}
+
+// drain runs the wakes queued (and those they queue) by when they are
+// due until none is left, at most most of them.
+func (r *wakeRunner) drain(most int) {
+	r.t.Helper()
+	r.collect()
+	for n := 0; len(r.pending) > 0; n++ {
+		require.Less(r.t, n, most, "the wakes never end")
+		r.runNext()
+	}
+}
+
+// runNext runs the wake due first, then collects what it queued.
+func (r *wakeRunner) runNext() {
+	r.t.Helper()
+	slices.SortStableFunc(r.pending, func(a, b queued) int { return cmp.Compare(a.delay, b.delay) })
+	r.run(0)
+}
+
+// runOf runs subscription sub's wake (the one due first), then collects
+// what it queued.
+func (r *wakeRunner) runOf(sub string) {
+	r.t.Helper()
+	slices.SortStableFunc(r.pending, func(a, b queued) int { return cmp.Compare(a.delay, b.delay) })
+	i := slices.IndexFunc(r.pending, func(q queued) bool { return q.task.SubscriptionID == sub })
+	require.GreaterOrEqual(r.t, i, 0, "no wake of %s queued", sub)
+	r.run(i)
+}
+
+func (r *wakeRunner) run(i int) {
+	r.t.Helper()
+	next := r.pending[i]
+	r.pending = slices.Delete(r.pending, i, i+1)
+	if due := r.at.Add(next.delay); due.After(r.w.clock()) {
+		r.w.advance(due.Sub(r.w.clock()))
+	}
+	require.NoError(r.t, r.w.d.HandleTask(context.Background(), next.task))
+	r.collect()
+	r.w.advance(time.Millisecond) // a wake takes a moment: the next one starts later
+}
+
+// Turns go round more than two subscriptions, in a lane of more than one
+// slot: three subscriptions with three parked attempts each share a lane
+// of two slots, a wake making up to two attempts at once; two of them
+// were refused three times in a row while the lane was full. A wake that
+// ends its batch hands the turn to the subscription that has waited
+// longest, so no subscription's deliveries get ahead of another's by more
+// than a batch while both have attempts parked (without the hand-over,
+// x's wakes made its three attempts first); each attempt is made once,
+// and no waiter is left behind.
+func TestSlowLaneTurnsGoRoundThreeSubscriptionsOnTwoSlots(t *testing.T) {
+	ctx := context.Background()
+	rcv := newReceiver(t)
+	w := newWorld(t, rcv, func(c *dispatch.Config) {
+		c.TenantSlowConcurrency = 2
+		c.Parallel = 2
+		c.SlowAfter = -1
+	})
+	others := []string{"other1", "other2"}
+	for _, tok := range others {
+		ok, err := w.st.AcquireSlowSlot(ctx, "tenant-a", tok, w.clock(), w.clock().Add(time.Hour), 2)
+		require.NoError(t, err)
+		require.True(t, ok)
+	}
+	types := []string{"x", "y", "z"}
+	subOf := map[string]string{} // event id -> event type
+	subs := map[string]string{}  // event type -> subscription id
+	for _, typ := range types {
+		sub, _ := w.subscribe("tenant-a", typ)
+		subs[typ] = sub.ID
+		require.NoError(t, w.st.MarkSlow(ctx, "tenant-a", sub.ID, sub.URL, w.clock().Add(time.Hour)))
+	}
+	for range 3 {
+		for _, typ := range types {
+			e := w.event("tenant-a", typ)
+			subOf[e.ID] = typ
+			require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+			w.advance(time.Millisecond)
+		}
+	}
+	// Y's and z's wakes find the lane full three times in a row: they
+	// wait on it, their next wakes 4-8 s away.
+	r := newWakeRunner(t, w)
+	r.collect()
+	require.Len(t, r.pending, 3, "one wake per subscription")
+	for range 3 {
+		r.runOf(subs["y"])
+		r.runOf(subs["z"])
+	}
+	waiters, err := w.st.LaneWaiters(ctx, "tenant-a", w.clock(), 10)
+	require.NoError(t, err)
+	require.Len(t, waiters, 2)
+
+	// The lane frees: the wakes run as they come due.
+	for _, tok := range others {
+		require.NoError(t, w.st.ReleaseSlowSlot(ctx, "tenant-a", tok))
+	}
+	r.drain(60)
+	count := map[string]int{}
+	var order []string
+	for _, req := range rcv.requests() {
+		typ := subOf[req.id]
+		count[typ]++
+		order = append(order, typ)
+		lo, hi := count[typ], count[typ]
+		for _, other := range types {
+			lo, hi = min(lo, count[other]), max(hi, count[other])
+		}
+		if lo < 3 {
+			assert.LessOrEqual(t, hi-lo, 2, "a subscription got ahead by more than a batch: %v", order)
+		}
+	}
+	for _, typ := range types {
+		assert.Equal(t, 3, count[typ], "deliveries to %s: %v", typ, order)
+	}
+	assert.Len(t, rcv.requests(), 9, "each attempt once: %v", order)
+	t.Logf("deliveries: %v", order)
+	waiters, err = w.st.LaneWaiters(ctx, "tenant-a", w.clock(), 10)
+	require.NoError(t, err)
+	assert.Empty(t, waiters, "waiters left on the lane")
+	assert.True(t, slowLaneFree(t, w), "the wakes gave their slots back")
+}
+
+// The turn goes to the subscription that has waited longest in time, not
+// to the lowest subscription id among those refused as often: a wake that
+// ends its batch and waits its turn waits from then on. Three
+// subscriptions a < b < c (by id) on one slot: c, then b, find the lane
+// full; when it frees, a's wake makes a's first attempt and hands the
+// turn to c, which has waited longest; c to b; b to a (a has waited
+// since its batch ended, c since just now). The deliveries go round in
+// that order. (Ties of the refused count went to the lowest id: b handed
+// the turn back to a, which had waited a moment, while c, waiting
+// longer, came back only with its own wake.)
+func TestSlowLaneTurnGoesToTheLongestWaiting(t *testing.T) {
+	ctx := context.Background()
+	rcv := newReceiver(t)
+	w := newWorld(t, rcv, func(c *dispatch.Config) { c.TenantSlowConcurrency = 1; c.SlowAfter = -1 })
+	ok, err := w.st.AcquireSlowSlot(ctx, "tenant-a", "other", w.clock(), w.clock().Add(time.Hour), 1)
+	require.NoError(t, err)
+	require.True(t, ok)
+	var subs []event.Subscription
+	for _, typ := range []string{"t1", "t2", "t3"} {
+		sub, _ := w.subscribe("tenant-a", typ)
+		require.NoError(t, w.st.MarkSlow(ctx, "tenant-a", sub.ID, sub.URL, w.clock().Add(time.Hour)))
+		subs = append(subs, sub)
+	}
+	slices.SortFunc(subs, func(x, y event.Subscription) int { return strings.Compare(x.ID, y.ID) })
+	names := map[string]string{} // event type -> a, b, c by subscription id
+	for i, sub := range subs {
+		names[sub.EventTypes[0]] = string(rune('a' + i))
+	}
+	name := map[string]string{} // event id -> a1, b2, ...
+	for i := range 2 {
+		for _, sub := range subs {
+			e := w.event("tenant-a", sub.EventTypes[0])
+			name[e.ID] = names[sub.EventTypes[0]] + strconv.Itoa(i+1)
+			require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+			w.advance(time.Millisecond)
+		}
+	}
+	r := newWakeRunner(t, w)
+	r.collect()
+	require.Len(t, r.pending, 3, "one wake per subscription")
+	r.runOf(subs[2].ID) // c waits
+	w.advance(100 * time.Millisecond)
+	r.runOf(subs[1].ID) // then b
+	waiters, err := w.st.LaneWaiters(ctx, "tenant-a", w.clock(), 10)
+	require.NoError(t, err)
+	require.Len(t, waiters, 2)
+
+	w.advance(100 * time.Millisecond) // a's wake ends its batch after b began to wait
+	require.NoError(t, w.st.ReleaseSlowSlot(ctx, "tenant-a", "other"))
+	r.drain(40)
+	var order []string
+	for _, req := range rcv.requests() {
+		order = append(order, name[req.id])
+	}
+	assert.Equal(t, []string{"a1", "c1", "b1", "a2", "c2", "b2"}, order, "the turns did not go to the longest waiting")
+	waiters, err = w.st.LaneWaiters(ctx, "tenant-a", w.clock(), 10)
+	require.NoError(t, err)
+	assert.Empty(t, waiters, "waiters left on the lane")
 }
