@@ -296,8 +296,8 @@ func checkEventTypes(types []string) ([]string, error) {
 
 // checkDescription checks a description: at most MaxDescription
 // characters, none of them refused by contract.DescriptionRefusal: a
-// control character (C0, DEL or C1: unicode.IsControl, the rule of an
-// API key's description), a bidirectional control, a line or paragraph
+// control character (C0, DEL or C1: unicode.IsControl), a bidirectional
+// control, a line or paragraph
 // separator, or another invisible format character (but the zero-width
 // non-joiner and joiner, the Mongolian vowel separator and the visible
 // prepended concatenation marks). Every other character is kept as sent.
@@ -306,8 +306,9 @@ func checkEventTypes(types []string) ([]string, error) {
 // it; so were the bidirectional controls, which show a listing's text in
 // another order than it holds ("Trojan Source"), and the invisible ones,
 // which make two descriptions that look the same differ (both found by
-// review). The error names the character's class, its code point and its
-// place, counted in characters from 1.
+// review). An API key's description follows the same rule
+// (apikey.CheckDescription). The error names the character's class, its
+// code point and its place, counted in characters from 1.
 func checkDescription(d string) error {
 	if n := utf8.RuneCountInString(d); n > MaxDescription {
 		return inputErr(CodeInvalidSubscription, "description is %d characters: at most %d", n, MaxDescription)

@@ -30,7 +30,7 @@ const (
 	attrWakeUntil = "wake_until" // epoch milliseconds
 	attrWakeSent  = "wake_sent"  // true once the owner's wake task is sent
 	// attrWakeStandby is true on a standby wake's marker (ClaimWake),
-	// which any other wake replaces or takes.
+	// which any other wake's claim replaces.
 	attrWakeStandby = "wake_standby"
 	attrToken       = "token"
 	attrAttempt     = "attempt"
@@ -203,18 +203,20 @@ func (st *Store) ConfirmWake(ctx context.Context, tenant, subscriptionID, owner 
 // TakeWake removes the subscription's wake marker as owner's wake task
 // starts: false (nothing changed) when another owner's confirmed marker is
 // live at now, so that wake, queued and not started, makes the parked
-// attempts and this one may stop. A standby wake's marker (ClaimWake) is
-// taken by any wake: no parker's claim was refused by it, and the standby
-// wake still comes. A subscription that no longer exists has no marker:
-// true.
+// attempts and this one may stop. A standby wake's marker (ClaimWake)
+// too: a wake that ran past it would queue the next standby, whose marker
+// the next copy would run past in turn (the crash harness's doubled
+// messages made the wakes grow without end while an attempt stayed
+// claimed by a stopped invocation). A subscription that no longer exists
+// has no marker: true.
 func (st *Store) TakeWake(ctx context.Context, tenant, subscriptionID, owner string, now time.Time) (bool, error) {
 	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                           aws.String(st.table),
 		Key:                                 st.key(subscriptionPartition(tenant), subscriptionID),
 		UpdateExpression:                    aws.String("REMOVE #o, #u, #s, #b"),
-		ConditionExpression:                 aws.String("attribute_exists(#pk) AND (attribute_not_exists(#s) OR #u < :now OR #o = :o OR #b = :true)"),
+		ConditionExpression:                 aws.String("attribute_exists(#pk) AND (attribute_not_exists(#s) OR #u < :now OR #o = :o)"),
 		ExpressionAttributeNames:            map[string]string{"#o": attrWakeOwner, "#u": attrWakeUntil, "#s": attrWakeSent, "#b": attrWakeStandby, "#pk": schema.AttrUserID},
-		ExpressionAttributeValues:           map[string]types.AttributeValue{":o": s(owner), ":now": n(now.UnixMilli()), ":true": &types.AttributeValueMemberBOOL{Value: true}},
+		ExpressionAttributeValues:           map[string]types.AttributeValue{":o": s(owner), ":now": n(now.UnixMilli())},
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	var ccf *types.ConditionalCheckFailedException

@@ -204,29 +204,15 @@ const (
 // tenant's slow lane: its wake found the lane full and its next wake,
 // w.Owner's, is queued. The record replaces the subscription's earlier
 // one and lapses at until (its ttl, and no longer listed: the wake it
-// names has run by then). Its Since is w.Since for the first wake of a
-// wait (w.Refused 1); a wake refused again keeps the Since of the record
-// there (w.Since if none), so that Since is when the subscription began
-// to wait. (A record its removal left behind keeps its Since while the
-// subscription's wakes go on being refused, until its turn comes.)
+// names has run by then).
 func (st *Store) AddLaneWaiter(ctx context.Context, tenant string, w event.LaneWaiter, until time.Time) error {
-	since := "#si = :si"
-	if w.Refused > 1 {
-		since = "#si = if_not_exists(#si, :si)"
-	}
-	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:        aws.String(st.table),
-		Key:              st.key(slowLanePartition(tenant), contract.LaneWaiterPrefix+w.SubscriptionID),
-		UpdateExpression: aws.String("SET #rt = :rt, #o = :o, #r = :r, #ttl = :ttl, " + since),
-		ExpressionAttributeNames: map[string]string{
-			"#rt": contract.AttrRecordType, "#o": attrWaiterOwner, "#r": attrWaiterRefused, "#ttl": schema.AttrTTL, "#si": attrWaiterSince,
-		},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":rt": s(contract.RecordTypeLaneWaiter), ":o": s(w.Owner), ":r": n(int64(w.Refused)),
-			":ttl": n(until.Unix()), ":si": n(w.Since.UnixMilli()),
-		},
-	})
-	if err != nil {
+	item := st.key(slowLanePartition(tenant), contract.LaneWaiterPrefix+w.SubscriptionID)
+	item[contract.AttrRecordType] = s(contract.RecordTypeLaneWaiter)
+	item[attrWaiterOwner] = s(w.Owner)
+	item[attrWaiterRefused] = n(int64(w.Refused))
+	item[attrWaiterSince] = n(w.Since.UnixMilli())
+	item[schema.AttrTTL] = n(until.Unix())
+	if _, err := st.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(st.table), Item: item}); err != nil {
 		return classify("add slow-lane waiter", err)
 	}
 	return nil

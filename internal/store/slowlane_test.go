@@ -347,9 +347,8 @@ func TestScheduleAttemptCountsDeferrals(t *testing.T) {
 // A subscription waiting for a turn in its tenant's slow lane is one
 // record per subscription: a later refusal replaces it, removal needs the
 // owner it names (a later wake's record stays), and a record past its
-// lapse is not listed. A record's Since is its first refused wake's (a
-// wake refused again keeps it; a wait's first wake, Refused 1, starts a
-// new one). Other tenants' waiters and the lane's own item are apart.
+// lapse is not listed; its Since is read back to the millisecond. Other
+// tenants' waiters and the lane's own item are apart.
 func TestLaneWaiters(t *testing.T) {
 	ctx := context.Background()
 	table := db.CreateTable(t, schema.Events())
@@ -395,13 +394,11 @@ func TestLaneWaiters(t *testing.T) {
 	assert.Equal(t, []event.LaneWaiter{w("zz-live", "o6", 1)}, list("tenant-c", 25), "a live waiter behind 30 lapsed records")
 
 	add("tenant-a", "sub-b", "o5", 2, now.Add(time.Minute)) // refused again: a new wake
-	since["o5"] = since["o1"]                               // waiting since its first refused wake
 	require.NoError(t, st.RemoveLaneWaiter(ctx, "tenant-a", "sub-b", "o1"))
 	assert.Equal(t, []event.LaneWaiter{w("sub-a", "o2", 3), w("sub-b", "o5", 2)}, list("tenant-a", 10), "the older owner removed the newer record")
-	add("tenant-a", "sub-a", "o7", 1, now.Add(time.Minute)) // a new wait (its turn came, then it waits again)
-	assert.Equal(t, []event.LaneWaiter{w("sub-a", "o7", 1), w("sub-b", "o5", 2)}, list("tenant-a", 10), "a first refused wake waits from now")
-	add("tenant-a", "sub-a", "o2", 3, now.Add(time.Minute)) // refused again
-	since["o2"] = since["o7"]
+	add("tenant-a", "sub-a", "o7", 1, now.Add(time.Minute))
+	assert.Equal(t, []event.LaneWaiter{w("sub-a", "o7", 1), w("sub-b", "o5", 2)}, list("tenant-a", 10), "the record holds what was written last")
+	add("tenant-a", "sub-a", "o2", 3, now.Add(time.Minute))
 	require.NoError(t, st.RemoveLaneWaiter(ctx, "tenant-a", "sub-b", "o5"))
 	require.NoError(t, st.RemoveLaneWaiter(ctx, "tenant-a", "sub-x", "o9"), "removing a record that is not there")
 	assert.Equal(t, []event.LaneWaiter{w("sub-a", "o2", 3)}, list("tenant-a", 10))

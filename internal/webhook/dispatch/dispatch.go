@@ -162,6 +162,13 @@ type Task struct {
 	// that found the subscription's slow lane full and made nothing: the
 	// next waits longer (wakeInLane). A version without it reads 0.
 	Refused int `json:"refused,omitempty"`
+	// WaitingSince is when the first of those wakes found the lane full
+	// (of a wake task with Refused set): the subscription waits on the
+	// lane since then, also when a wake that freed slots handed it the
+	// turn and the lane was full again before this wake ran (the lane
+	// waiter record's Since, handOver). A version without it reads zero,
+	// taken as the wake's start.
+	WaitingSince time.Time `json:"waiting_since,omitzero"`
 	// Recover, set, makes the task one page of a recovery of
 	// subscription SubscriptionID (EventID empty).
 	Recover *Recovery `json:"recover,omitempty"`
@@ -805,7 +812,7 @@ func (d *Dispatcher) park(ctx context.Context, tenant, subID, eventID string, n 
 // marker without one. A subscription that is gone has no marker: the
 // wake is sent, to close the attempts parked behind it.
 func (d *Dispatcher) sendWake(ctx context.Context, tenant, subID, prev string, due, now time.Time) error {
-	_, err := d.queueWake(ctx, tenant, subID, prev, due, now, 0, false)
+	_, err := d.queueWake(ctx, tenant, subID, prev, due, now, laneWait{}, false)
 	return err
 }
 
@@ -821,15 +828,23 @@ func (d *Dispatcher) sendWake(ctx context.Context, tenant, subID, prev string, d
 // attempts, and the backlog waited an attempt's time, 13 s by default:
 // found by review.)
 func (d *Dispatcher) sendStandby(ctx context.Context, tenant, subID string, now time.Time) error {
-	_, err := d.queueWake(ctx, tenant, subID, "", now.Add(d.leftWait()), now, 0, true)
+	_, err := d.queueWake(ctx, tenant, subID, "", now.Add(d.leftWait()), now, laneWait{}, true)
 	return err
 }
 
-// queueWake is sendWake (standby: sendStandby) for a wake that comes
-// after refused wakes in a row found the slow lane full (Task.Refused),
-// returning the owner of the wake it queued ("" when a confirmed marker
-// of another wake refused it).
-func (d *Dispatcher) queueWake(ctx context.Context, tenant, subID, prev string, due, now time.Time, refused int, standby bool) (owner string, err error) {
+// laneWait is how long a subscription has waited on its tenant's slow
+// lane as its next wake is queued: the wakes in a row that found the lane
+// full (Task.Refused), and since when (Task.WaitingSince).
+type laneWait struct {
+	refused int
+	since   time.Time
+}
+
+// queueWake is sendWake (standby: sendStandby) for a wake of a
+// subscription that has waited on the slow lane (wait), returning the
+// owner of the wake it queued ("" when a confirmed marker of another wake
+// refused it).
+func (d *Dispatcher) queueWake(ctx context.Context, tenant, subID, prev string, due, now time.Time, wait laneWait, standby bool) (owner string, err error) {
 	owner, err = newToken()
 	if err != nil {
 		return "", err
@@ -839,7 +854,7 @@ func (d *Dispatcher) queueWake(ctx context.Context, tenant, subID, prev string, 
 	if !gone && (err != nil || !claimed) {
 		return "", err
 	}
-	t := Task{Tenant: tenant, SubscriptionID: subID, Wake: owner, DueAt: due, Refused: refused}
+	t := Task{Tenant: tenant, SubscriptionID: subID, Wake: owner, DueAt: due, Refused: wait.refused, WaitingSince: wait.since}
 	if err := d.cfg.Queue.Send(ctx, t, min(max(due.Sub(now), 0), MaxQueueDelay)); err != nil {
 		return "", fmt.Errorf("queue the wake of %s: %w", subID, err)
 	}
@@ -976,7 +991,11 @@ func (d *Dispatcher) wakeInLane(ctx context.Context, t Task, sub event.Subscript
 		slots = append(slots, slot)
 	}
 	if len(slots) == 0 {
-		return d.waitTurn(ctx, t.Tenant, sub.ID, "", now.Add(wait), now, t.Refused+1)
+		since := t.WaitingSince
+		if t.Refused == 0 || since.IsZero() {
+			since = now // the first wake in a row to find the lane full
+		}
+		return d.waitTurn(ctx, t.Tenant, sub.ID, "", now.Add(wait), now, laneWait{t.Refused + 1, since})
 	}
 	if t.Refused > 0 {
 		// Its turn has come: it no longer waits on the lane.
@@ -1014,7 +1033,7 @@ func (d *Dispatcher) wakeInLane(ctx context.Context, t Task, sub event.Subscript
 		// Its turn is over: it waits for the next, as a wake refused
 		// once (a wake that frees slots hands it the turn; its own comes
 		// at the latest when that wait ends).
-		return d.waitTurn(ctx, t.Tenant, sub.ID, prev, now.Add(laneBackoff(1, d.cfg.Rand)), now, 1)
+		return d.waitTurn(ctx, t.Tenant, sub.ID, prev, now.Add(laneBackoff(1, d.cfg.Rand)), now, laneWait{1, now})
 	case len(slots) < len(page) || more:
 		// No one else waits: the next wake at once, before other
 		// attempts take the slots (it waits, as above, if they did).
@@ -1039,14 +1058,12 @@ const laneWaitersRead = 25
 // back at once, while this one's comes back ever later (found by the
 // slow-neighbour load scenario: one endpoint got 3-4 times another's
 // share). The record is best effort: without it the wake comes at due.
-func (d *Dispatcher) waitTurn(ctx context.Context, tenant, subID, prev string, due, now time.Time, refused int) error {
-	owner, err := d.queueWake(ctx, tenant, subID, prev, due, now, refused, false)
+func (d *Dispatcher) waitTurn(ctx context.Context, tenant, subID, prev string, due, now time.Time, wait laneWait) error {
+	owner, err := d.queueWake(ctx, tenant, subID, prev, due, now, wait, false)
 	if err != nil || owner == "" {
 		return err // "": another wake is queued, and makes the attempts
 	}
-	// Waiting since now, or, refused again, since its first refused wake
-	// (the store keeps the record's).
-	if err := d.cfg.Store.AddLaneWaiter(ctx, tenant, event.LaneWaiter{SubscriptionID: subID, Owner: owner, Refused: refused, Since: now}, due.Add(wakeGrace)); err != nil {
+	if err := d.cfg.Store.AddLaneWaiter(ctx, tenant, event.LaneWaiter{SubscriptionID: subID, Owner: owner, Refused: wait.refused, Since: wait.since}, due.Add(wakeGrace)); err != nil {
 		d.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "slow-lane waiter not recorded: its wake comes when its wait ends",
 			slog.String("tenant", tenant), slog.String("subscription_id", subID), slog.Any("error", err))
 	}
@@ -1080,7 +1097,9 @@ func (d *Dispatcher) handOver(ctx context.Context, tenant, self string, now time
 	if next == nil {
 		return false, mine
 	}
-	owner, err := d.queueWake(ctx, tenant, next.SubscriptionID, next.Owner, now, now, next.Refused, false)
+	// The handed wake keeps the waiter's wait: refused again (the lane
+	// filled before it ran), it is still the longest waiter (since).
+	owner, err := d.queueWake(ctx, tenant, next.SubscriptionID, next.Owner, now, now, laneWait{next.Refused, next.Since}, false)
 	if err != nil {
 		d.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "slow-lane turn not handed over: the waiter's wake comes when its wait ends",
 			slog.String("tenant", tenant), slog.String("subscription_id", next.SubscriptionID), slog.Any("error", err))

@@ -1902,3 +1902,57 @@ func TestSlowLaneTurnGoesToTheLongestWaiting(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, waiters, "waiters left on the lane")
 }
+
+// A subscription handed the turn keeps its wait: when the lane fills
+// again before its handed wake runs (a new attempt took the freed slot),
+// that wake is refused and the subscription waits on, since its first
+// refused wake, not since now, so the next hand-over still finds it the
+// longest waiting.
+func TestAHandedTurnKeepsItsWait(t *testing.T) {
+	ctx := context.Background()
+	rcv := newReceiver(t)
+	w, subA, subC := twoSlowSubscriptions(t, rcv, "a", "c")
+	for _, typ := range []string{"a", "a", "c"} {
+		e := w.event("tenant-a", typ)
+		require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+		w.advance(time.Millisecond)
+	}
+	r := newWakeRunner(t, w)
+	r.collect()
+	r.runOf(subC.ID) // refused: c waits
+	waiters, err := w.st.LaneWaiters(ctx, "tenant-a", w.clock(), 10)
+	require.NoError(t, err)
+	require.Len(t, waiters, 1)
+	since := waiters[0].Since
+	require.False(t, since.IsZero())
+
+	// The lane frees: a's wake makes a's first attempt and hands c the
+	// turn; the lane fills again before c's handed wake runs.
+	w.advance(time.Second)
+	require.NoError(t, w.st.ReleaseSlowSlot(ctx, "tenant-a", "other"))
+	r.runOf(subA.ID)
+	require.Len(t, rcv.requests(), 1)
+	ok, err := w.st.AcquireSlowSlot(ctx, "tenant-a", "other", w.clock(), w.clock().Add(time.Hour), 1)
+	require.NoError(t, err)
+	require.True(t, ok)
+	var handed dispatch.Task
+	for _, q := range r.pending {
+		if q.task.SubscriptionID == subC.ID {
+			handed = q.task
+		}
+	}
+	require.Equal(t, since, handed.WaitingSince.UTC(), "the handed wake carries c's wait")
+	r.runOf(subC.ID) // refused again
+
+	waiters, err = w.st.LaneWaiters(ctx, "tenant-a", w.clock(), 10)
+	require.NoError(t, err)
+	got := map[string]event.LaneWaiter{}
+	for _, lw := range waiters {
+		got[lw.SubscriptionID] = lw
+	}
+	require.Contains(t, got, subC.ID)
+	assert.Equal(t, since, got[subC.ID].Since, "c waits since its first refused wake")
+	assert.Equal(t, 2, got[subC.ID].Refused)
+	require.Contains(t, got, subA.ID, "a waits its turn after its batch")
+	assert.True(t, got[subC.ID].Since.Before(got[subA.ID].Since), "c has waited longer than a")
+}
