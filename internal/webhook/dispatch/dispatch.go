@@ -819,10 +819,11 @@ func (d *Dispatcher) sendWake(ctx context.Context, tenant, subID, prev string, d
 // sendStandby queues subscription subID's wake for the attempts a wake
 // left parked (leftParked: another wake or instance is making them, or
 // the invocation's time ran short), an attempt's time after now, as a
-// standby wake: its marker does not refuse any other wake (store
-// ClaimWake, TakeWake), so the wake making those attempts, which queues
-// the next at once for the attempts past its page, is not held back by
-// it; it only comes in case that wake's instance dies. (A wake left
+// standby wake: its marker refuses no other wake's claim (store
+// ClaimWake; it still stops other wakes as they start, TakeWake), so the
+// wake making those attempts, which queues the next at once for the
+// attempts past its page, is not held back by it; it only matters in
+// case that wake's instance dies. (A wake left
 // behind by a copy of a wake message, or by the wake a slow-lane
 // hand-over replaced, refused the next wake of the one making the
 // attempts, and the backlog waited an attempt's time, 13 s by default:
