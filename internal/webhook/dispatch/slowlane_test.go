@@ -1281,6 +1281,14 @@ func twoSlowSubscriptions(t *testing.T, rcv *receiver, typ1, typ2 string) (w *wo
 	return w, sub1, sub2
 }
 
+// laneWaiters returns the subscriptions waiting on tenant-a's slow lane.
+func laneWaiters(t *testing.T, w *world) []event.LaneWaiter {
+	t.Helper()
+	ws, err := w.st.LaneWaiters(context.Background(), "tenant-a", w.clock(), 10)
+	require.NoError(t, err)
+	return ws
+}
+
 // wakeOf returns the one wake queued for sub among qs, and when it is due.
 func wakeOf(t *testing.T, w *world, qs []queued, sub string) (dispatch.Task, time.Time) {
 	t.Helper()
@@ -1367,8 +1375,7 @@ func TestSlowLaneSubscriptionsTakeTurns(t *testing.T) {
 	y := wakes[i]
 	wakes = slices.Delete(wakes, i, i+1)
 	run(y)
-	waiters, err := w.st.LaneWaiters(ctx, "tenant-a", w.clock(), 10)
-	require.NoError(t, err)
+	waiters := laneWaiters(t, w)
 	require.Len(t, waiters, 1)
 	assert.Equal(t, subY.ID, waiters[0].SubscriptionID)
 	assert.Equal(t, 1, waiters[0].Refused)
@@ -1387,8 +1394,7 @@ func TestSlowLaneSubscriptionsTakeTurns(t *testing.T) {
 		order = append(order, name[r.id])
 	}
 	assert.Equal(t, []string{"x1", "y1", "x2", "y2", "x3", "y3"}, order, "the subscriptions did not take turns")
-	waiters, err = w.st.LaneWaiters(ctx, "tenant-a", w.clock(), 10)
-	require.NoError(t, err)
+	waiters = laneWaiters(t, w)
 	assert.Empty(t, waiters, "waiters left on the lane")
 	assert.True(t, slowLaneFree(t, w), "the wakes gave their slots back")
 }
@@ -1462,8 +1468,7 @@ func TestReplacedWakeDoesNotHoldBackTheTurn(t *testing.T) {
 		run(late, lateDue) // replaced in turn: it stops at the marker
 	}
 	assert.Len(t, rcv.requests(), 3, "X's second attempt")
-	waiters, err := w.st.LaneWaiters(ctx, "tenant-a", w.clock(), 10)
-	require.NoError(t, err)
+	waiters := laneWaiters(t, w)
 	assert.Empty(t, waiters, "waiters left on the lane")
 }
 
@@ -1809,8 +1814,7 @@ func TestSlowLaneTurnsGoRoundThreeSubscriptionsOnTwoSlots(t *testing.T) {
 		r.runOf(subs["y"])
 		r.runOf(subs["z"])
 	}
-	waiters, err := w.st.LaneWaiters(ctx, "tenant-a", w.clock(), 10)
-	require.NoError(t, err)
+	waiters := laneWaiters(t, w)
 	require.Len(t, waiters, 2)
 
 	// The lane frees: the wakes run as they come due.
@@ -1837,8 +1841,7 @@ func TestSlowLaneTurnsGoRoundThreeSubscriptionsOnTwoSlots(t *testing.T) {
 	}
 	assert.Len(t, rcv.requests(), 9, "each attempt once: %v", order)
 	t.Logf("deliveries: %v", order)
-	waiters, err = w.st.LaneWaiters(ctx, "tenant-a", w.clock(), 10)
-	require.NoError(t, err)
+	waiters = laneWaiters(t, w)
 	assert.Empty(t, waiters, "waiters left on the lane")
 	assert.True(t, slowLaneFree(t, w), "the wakes gave their slots back")
 }
@@ -1886,8 +1889,7 @@ func TestSlowLaneTurnGoesToTheLongestWaiting(t *testing.T) {
 	r.runOf(subs[2].ID) // c waits
 	w.advance(100 * time.Millisecond)
 	r.runOf(subs[1].ID) // then b
-	waiters, err := w.st.LaneWaiters(ctx, "tenant-a", w.clock(), 10)
-	require.NoError(t, err)
+	waiters := laneWaiters(t, w)
 	require.Len(t, waiters, 2)
 
 	w.advance(100 * time.Millisecond) // a's wake ends its batch after b began to wait
@@ -1898,8 +1900,7 @@ func TestSlowLaneTurnGoesToTheLongestWaiting(t *testing.T) {
 		order = append(order, name[req.id])
 	}
 	assert.Equal(t, []string{"a1", "c1", "b1", "a2", "c2", "b2"}, order, "the turns did not go to the longest waiting")
-	waiters, err = w.st.LaneWaiters(ctx, "tenant-a", w.clock(), 10)
-	require.NoError(t, err)
+	waiters = laneWaiters(t, w)
 	assert.Empty(t, waiters, "waiters left on the lane")
 }
 
@@ -1920,8 +1921,7 @@ func TestAHandedTurnKeepsItsWait(t *testing.T) {
 	r := newWakeRunner(t, w)
 	r.collect()
 	r.runOf(subC.ID) // refused: c waits
-	waiters, err := w.st.LaneWaiters(ctx, "tenant-a", w.clock(), 10)
-	require.NoError(t, err)
+	waiters := laneWaiters(t, w)
 	require.Len(t, waiters, 1)
 	since := waiters[0].Since
 	require.False(t, since.IsZero())
@@ -1944,8 +1944,7 @@ func TestAHandedTurnKeepsItsWait(t *testing.T) {
 	require.Equal(t, since, handed.WaitingSince.UTC(), "the handed wake carries c's wait")
 	r.runOf(subC.ID) // refused again
 
-	waiters, err = w.st.LaneWaiters(ctx, "tenant-a", w.clock(), 10)
-	require.NoError(t, err)
+	waiters = laneWaiters(t, w)
 	got := map[string]event.LaneWaiter{}
 	for _, lw := range waiters {
 		got[lw.SubscriptionID] = lw
