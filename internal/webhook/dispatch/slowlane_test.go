@@ -1263,22 +1263,60 @@ func TestNewAttemptWaitsOnlyForAWakeDueSoon(t *testing.T) {
 	}
 }
 
-// twoSlowSubscriptions is a world whose tenant-a has two subscriptions,
-// to event types typ1 and typ2, both marked slow for an hour, and a slow
-// lane of one slot, held by another holder for an hour.
-func twoSlowSubscriptions(t *testing.T, rcv *receiver, typ1, typ2 string) (w *world, sub1, sub2 event.Subscription) {
+// slowLaneWorld is a world whose tenant-a has a subscription to each of
+// types, all marked slow for an hour, and a slow lane of slots slots,
+// every one held by another holder for an hour (freeLane frees them);
+// configure, if not nil, sets the rest of the dispatcher's config.
+func slowLaneWorld(t *testing.T, rcv *receiver, slots int, configure func(*dispatch.Config), types ...string) (*world, []event.Subscription) {
 	t.Helper()
 	ctx := context.Background()
-	w = newWorld(t, rcv, func(c *dispatch.Config) { c.TenantSlowConcurrency = 1; c.SlowAfter = -1 })
-	sub1, _ = w.subscribe("tenant-a", typ1)
-	sub2, _ = w.subscribe("tenant-a", typ2)
-	for _, sub := range []event.Subscription{sub1, sub2} {
+	w := newWorld(t, rcv, func(c *dispatch.Config) {
+		c.TenantSlowConcurrency = slots
+		c.SlowAfter = -1
+		if configure != nil {
+			configure(c)
+		}
+	})
+	var subs []event.Subscription
+	for _, typ := range types {
+		sub, _ := w.subscribe("tenant-a", typ)
 		require.NoError(t, w.st.MarkSlow(ctx, "tenant-a", sub.ID, sub.URL, w.clock().Add(time.Hour)))
+		subs = append(subs, sub)
 	}
-	ok, err := w.st.AcquireSlowSlot(ctx, "tenant-a", "other", w.clock(), w.clock().Add(time.Hour), 1)
-	require.NoError(t, err)
-	require.True(t, ok)
-	return w, sub1, sub2
+	for i := range slots {
+		ok, err := w.st.AcquireSlowSlot(ctx, "tenant-a", laneHolder(i), w.clock(), w.clock().Add(time.Hour), slots)
+		require.NoError(t, err)
+		require.True(t, ok)
+	}
+	return w, subs
+}
+
+// laneHolder names the i-th of the other holders slowLaneWorld fills the
+// lane with.
+func laneHolder(i int) string { return "other" + strconv.Itoa(i+1) }
+
+// freeLane releases the slots slowLaneWorld's other holders hold.
+func freeLane(t *testing.T, w *world, slots int) {
+	t.Helper()
+	for i := range slots {
+		require.NoError(t, w.st.ReleaseSlowSlot(context.Background(), "tenant-a", laneHolder(i)))
+	}
+}
+
+// twoSlowSubscriptions is slowLaneWorld with two subscriptions, to event
+// types typ1 and typ2, and a lane of one slot.
+func twoSlowSubscriptions(t *testing.T, rcv *receiver, typ1, typ2 string) (w *world, sub1, sub2 event.Subscription) {
+	t.Helper()
+	w, subs := slowLaneWorld(t, rcv, 1, nil, typ1, typ2)
+	return w, subs[0], subs[1]
+}
+
+// assertLaneLeftClear asserts that no subscription is left waiting on
+// tenant-a's slow lane and that its slots are free.
+func assertLaneLeftClear(t *testing.T, w *world) {
+	t.Helper()
+	assert.Empty(t, laneWaiters(t, w), "waiters left on the lane")
+	assert.True(t, slowLaneFree(t, w), "the wakes gave their slots back")
 }
 
 // laneWaiters returns the subscriptions waiting on tenant-a's slow lane.
@@ -1347,56 +1385,26 @@ func TestSlowLaneSubscriptionsTakeTurns(t *testing.T) {
 			w.advance(time.Millisecond)
 		}
 	}
-	// The wakes still to run, by when they are due.
-	type pending struct {
-		task dispatch.Task
-		due  time.Time
-	}
-	var wakes []pending
-	takeQueued := func() {
-		for _, q := range w.q.take() {
-			require.NotEmpty(t, q.task.Wake, "only wakes are queued: %+v", q.task)
-			wakes = append(wakes, pending{q.task, w.clock().Add(q.delay)})
-		}
-	}
-	takeQueued()
-	require.Len(t, wakes, 2, "one wake per subscription")
-	run := func(p pending) {
-		t.Helper()
-		if p.due.After(w.clock()) {
-			w.advance(p.due.Sub(w.clock()))
-		}
-		require.NoError(t, w.d.HandleTask(ctx, p.task))
-		takeQueued()
-	}
+	r := newWakeRunner(t, w)
+	r.collect()
+	require.Len(t, r.pending, 2, "one wake per subscription")
 
 	// Y's wake comes while the lane is full: refused, it waits on the lane.
-	i := slices.IndexFunc(wakes, func(p pending) bool { return p.task.SubscriptionID == subY.ID })
-	y := wakes[i]
-	wakes = slices.Delete(wakes, i, i+1)
-	run(y)
+	r.runOf(subY.ID)
 	waiters := laneWaiters(t, w)
 	require.Len(t, waiters, 1)
 	assert.Equal(t, subY.ID, waiters[0].SubscriptionID)
 	assert.Equal(t, 1, waiters[0].Refused)
 
 	// The lane frees: the wakes run as they come due.
-	require.NoError(t, w.st.ReleaseSlowSlot(ctx, "tenant-a", "other"))
-	for n := 0; len(wakes) > 0; n++ {
-		require.Less(t, n, 40, "the wakes never end")
-		slices.SortStableFunc(wakes, func(a, b pending) int { return a.due.Compare(b.due) })
-		next := wakes[0]
-		wakes = wakes[1:]
-		run(next)
-	}
+	freeLane(t, w, 1)
+	r.drain(40)
 	var order []string
 	for _, r := range rcv.requests() {
 		order = append(order, name[r.id])
 	}
 	assert.Equal(t, []string{"x1", "y1", "x2", "y2", "x3", "y3"}, order, "the subscriptions did not take turns")
-	waiters = laneWaiters(t, w)
-	assert.Empty(t, waiters, "waiters left on the lane")
-	assert.True(t, slowLaneFree(t, w), "the wakes gave their slots back")
+	assertLaneLeftClear(t, w)
 }
 
 // The wake a hand-over replaced still comes (a queued message cannot be
@@ -1439,7 +1447,7 @@ func TestReplacedWakeDoesNotHoldBackTheTurn(t *testing.T) {
 	replaced, replacedDue := wakeX, dueX
 
 	// The lane frees: A's wake makes A's attempt and hands X the turn.
-	require.NoError(t, w.st.ReleaseSlowSlot(ctx, "tenant-a", "other"))
+	freeLane(t, w, 1)
 	run(wakeA, dueA)
 	handed, handedDue := wakeOf(t, w, w.q.take(), subX.ID)
 	require.NotEqual(t, replaced.Wake, handed.Wake, "a wake handed the turn")
@@ -1544,23 +1552,12 @@ func TestConcurrentWakesLeaveNoAttemptBehind(t *testing.T) {
 	rcv := newReceiver(t)
 	var gated *gatedUnpark
 	var ids []string
-	w := newWorld(t, rcv, func(c *dispatch.Config) {
-		c.TenantSlowConcurrency = 2
+	w, subs := slowLaneWorld(t, rcv, 2, func(c *dispatch.Config) {
 		c.Parallel = 2
-		c.SlowAfter = -1
 		gated = &gatedUnpark{Store: c.Store}
 		c.Store = gated
-	})
-	subX, _ := w.subscribe("tenant-a", "x")
-	subA, _ := w.subscribe("tenant-a", "a")
-	for _, sub := range []event.Subscription{subX, subA} {
-		require.NoError(t, w.st.MarkSlow(ctx, "tenant-a", sub.ID, sub.URL, w.clock().Add(time.Hour)))
-	}
-	for _, tok := range []string{"other1", "other2"} {
-		ok, err := w.st.AcquireSlowSlot(ctx, "tenant-a", tok, w.clock(), w.clock().Add(time.Hour), 2)
-		require.NoError(t, err)
-		require.True(t, ok)
-	}
+	}, "x", "a")
+	subX, subA := subs[0], subs[1]
 	for _, typ := range []string{"x", "x", "x", "a"} {
 		e := w.event("tenant-a", typ)
 		if typ == "x" {
@@ -1581,9 +1578,7 @@ func TestConcurrentWakesLeaveNoAttemptBehind(t *testing.T) {
 	wakeA, dueA := wakeOf(t, w, first, subA.ID)
 	require.NoError(t, run(wakeX, dueX)) // refused: X waits on the lane
 	replaced, replacedDue := wakeOf(t, w, w.q.take(), subX.ID)
-	for _, tok := range []string{"other1", "other2"} {
-		require.NoError(t, w.st.ReleaseSlowSlot(ctx, "tenant-a", tok))
-	}
+	freeLane(t, w, 2)
 	require.NoError(t, run(wakeA, dueA)) // A's attempt; the turn handed to X
 	handed, handedDue := wakeOf(t, w, w.q.take(), subX.ID)
 	require.NotEqual(t, replaced.Wake, handed.Wake)
@@ -1606,24 +1601,7 @@ func TestConcurrentWakesLeaveNoAttemptBehind(t *testing.T) {
 	require.Len(t, rcv.requests(), 3, "A's attempt and X's first two, once each")
 
 	// X's third attempt is made by a wake still to come.
-	type pending struct {
-		task dispatch.Task
-		due  time.Time
-	}
-	var wakes []pending
-	for n := 0; ; n++ {
-		for _, q := range w.q.take() {
-			wakes = append(wakes, pending{q.task, w.clock().Add(q.delay)})
-		}
-		if len(wakes) == 0 {
-			break
-		}
-		require.Less(t, n, 20, "the wakes never end")
-		slices.SortStableFunc(wakes, func(a, b pending) int { return a.due.Compare(b.due) })
-		next := wakes[0]
-		wakes = wakes[1:]
-		require.NoError(t, run(next.task, next.due))
-	}
+	newWakeRunner(t, w).drain(20)
 	parked, err := w.st.ListParked(ctx, "tenant-a", subX.ID, 10)
 	require.NoError(t, err)
 	assert.Empty(t, parked, "attempts left parked with no wake to come")
@@ -1648,19 +1626,8 @@ func TestConcurrentWakesLeaveNoAttemptBehind(t *testing.T) {
 func TestAStandbyWakeDoesNotHoldBackTheNextWake(t *testing.T) {
 	ctx := context.Background()
 	rcv := newReceiver(t)
-	w := newWorld(t, rcv, func(c *dispatch.Config) {
-		c.TenantSlowConcurrency = 2
-		c.Parallel = 1
-		c.SlowAfter = -1
-	})
-	sub, _ := w.subscribe("tenant-a", "x")
-	require.NoError(t, w.st.MarkSlow(ctx, "tenant-a", sub.ID, sub.URL, w.clock().Add(time.Hour)))
-	others := []string{"other1", "other2"}
-	for _, tok := range others {
-		ok, err := w.st.AcquireSlowSlot(ctx, "tenant-a", tok, w.clock(), w.clock().Add(time.Hour), 2)
-		require.NoError(t, err)
-		require.True(t, ok)
-	}
+	w, subs := slowLaneWorld(t, rcv, 2, func(c *dispatch.Config) { c.Parallel = 1 }, "x")
+	sub := subs[0]
 	var ids []string
 	for range 2 {
 		e := w.event("tenant-a", "x")
@@ -1669,9 +1636,7 @@ func TestAStandbyWakeDoesNotHoldBackTheNextWake(t *testing.T) {
 		w.advance(time.Millisecond)
 	}
 	wake, due := wakeOf(t, w, w.q.take(), sub.ID)
-	for _, tok := range others {
-		require.NoError(t, w.st.ReleaseSlowSlot(ctx, "tenant-a", tok))
-	}
+	freeLane(t, w, 2)
 	w.advance(due.Sub(w.clock()))
 
 	// The wake makes the first attempt (its page is one); while the
@@ -1778,24 +1743,12 @@ func (r *wakeRunner) run(i int) {
 func TestSlowLaneTurnsGoRoundThreeSubscriptionsOnTwoSlots(t *testing.T) {
 	ctx := context.Background()
 	rcv := newReceiver(t)
-	w := newWorld(t, rcv, func(c *dispatch.Config) {
-		c.TenantSlowConcurrency = 2
-		c.Parallel = 2
-		c.SlowAfter = -1
-	})
-	others := []string{"other1", "other2"}
-	for _, tok := range others {
-		ok, err := w.st.AcquireSlowSlot(ctx, "tenant-a", tok, w.clock(), w.clock().Add(time.Hour), 2)
-		require.NoError(t, err)
-		require.True(t, ok)
-	}
 	types := []string{"x", "y", "z"}
+	w, all := slowLaneWorld(t, rcv, 2, func(c *dispatch.Config) { c.Parallel = 2 }, types...)
 	subOf := map[string]string{} // event id -> event type
 	subs := map[string]string{}  // event type -> subscription id
-	for _, typ := range types {
-		sub, _ := w.subscribe("tenant-a", typ)
-		subs[typ] = sub.ID
-		require.NoError(t, w.st.MarkSlow(ctx, "tenant-a", sub.ID, sub.URL, w.clock().Add(time.Hour)))
+	for i, typ := range types {
+		subs[typ] = all[i].ID
 	}
 	for range 3 {
 		for _, typ := range types {
@@ -1818,9 +1771,7 @@ func TestSlowLaneTurnsGoRoundThreeSubscriptionsOnTwoSlots(t *testing.T) {
 	require.Len(t, waiters, 2)
 
 	// The lane frees: the wakes run as they come due.
-	for _, tok := range others {
-		require.NoError(t, w.st.ReleaseSlowSlot(ctx, "tenant-a", tok))
-	}
+	freeLane(t, w, 2)
 	r.drain(60)
 	count := map[string]int{}
 	var order []string
@@ -1841,9 +1792,7 @@ func TestSlowLaneTurnsGoRoundThreeSubscriptionsOnTwoSlots(t *testing.T) {
 	}
 	assert.Len(t, rcv.requests(), 9, "each attempt once: %v", order)
 	t.Logf("deliveries: %v", order)
-	waiters = laneWaiters(t, w)
-	assert.Empty(t, waiters, "waiters left on the lane")
-	assert.True(t, slowLaneFree(t, w), "the wakes gave their slots back")
+	assertLaneLeftClear(t, w)
 }
 
 // The turn goes to the subscription that has waited longest in time, not
@@ -1859,16 +1808,7 @@ func TestSlowLaneTurnsGoRoundThreeSubscriptionsOnTwoSlots(t *testing.T) {
 func TestSlowLaneTurnGoesToTheLongestWaiting(t *testing.T) {
 	ctx := context.Background()
 	rcv := newReceiver(t)
-	w := newWorld(t, rcv, func(c *dispatch.Config) { c.TenantSlowConcurrency = 1; c.SlowAfter = -1 })
-	ok, err := w.st.AcquireSlowSlot(ctx, "tenant-a", "other", w.clock(), w.clock().Add(time.Hour), 1)
-	require.NoError(t, err)
-	require.True(t, ok)
-	var subs []event.Subscription
-	for _, typ := range []string{"t1", "t2", "t3"} {
-		sub, _ := w.subscribe("tenant-a", typ)
-		require.NoError(t, w.st.MarkSlow(ctx, "tenant-a", sub.ID, sub.URL, w.clock().Add(time.Hour)))
-		subs = append(subs, sub)
-	}
+	w, subs := slowLaneWorld(t, rcv, 1, nil, "t1", "t2", "t3")
 	slices.SortFunc(subs, func(x, y event.Subscription) int { return strings.Compare(x.ID, y.ID) })
 	names := map[string]string{} // event type -> a, b, c by subscription id
 	for i, sub := range subs {
@@ -1893,7 +1833,7 @@ func TestSlowLaneTurnGoesToTheLongestWaiting(t *testing.T) {
 	require.Len(t, waiters, 2)
 
 	w.advance(100 * time.Millisecond) // a's wake ends its batch after b began to wait
-	require.NoError(t, w.st.ReleaseSlowSlot(ctx, "tenant-a", "other"))
+	freeLane(t, w, 1)
 	r.drain(40)
 	var order []string
 	for _, req := range rcv.requests() {
@@ -1929,10 +1869,10 @@ func TestAHandedTurnKeepsItsWait(t *testing.T) {
 	// The lane frees: a's wake makes a's first attempt and hands c the
 	// turn; the lane fills again before c's handed wake runs.
 	w.advance(time.Second)
-	require.NoError(t, w.st.ReleaseSlowSlot(ctx, "tenant-a", "other"))
+	freeLane(t, w, 1)
 	r.runOf(subA.ID)
 	require.Len(t, rcv.requests(), 1)
-	ok, err := w.st.AcquireSlowSlot(ctx, "tenant-a", "other", w.clock(), w.clock().Add(time.Hour), 1)
+	ok, err := w.st.AcquireSlowSlot(ctx, "tenant-a", laneHolder(0), w.clock(), w.clock().Add(time.Hour), 1)
 	require.NoError(t, err)
 	require.True(t, ok)
 	var handed dispatch.Task
