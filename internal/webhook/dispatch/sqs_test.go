@@ -71,3 +71,26 @@ func TestSQSQueueSend(t *testing.T) {
 	missing := dispatch.SQSQueue{Client: client, URL: *q.QueueUrl + "-missing"}
 	assert.ErrorContains(t, missing.Send(ctx, task, 0), "send to the webhook retry queue")
 }
+
+// A wake task's lane wait travels in its body: waiting_since is written
+// only when set (a task without it, as the previous version sends, reads
+// zero, which the wake takes as its start), and reads back the same.
+func TestWakeTaskBodyCarriesItsLaneWait(t *testing.T) {
+	since := time.Date(2026, 11, 28, 4, 48, 0, 123_000_000, time.UTC)
+	waiting := dispatch.Task{Tenant: "acme", SubscriptionID: "sub_1", Wake: "w1", DueAt: since.Add(time.Second), Refused: 2, WaitingSince: since}
+	body, err := json.Marshal(waiting)
+	require.NoError(t, err)
+	assert.Contains(t, string(body), `"waiting_since":"2026-11-28T04:48:00.123Z"`)
+	var back dispatch.Task
+	require.NoError(t, json.Unmarshal(body, &back))
+	assert.Equal(t, waiting, back)
+
+	plain := dispatch.Task{Tenant: "acme", SubscriptionID: "sub_1", Wake: "w2", DueAt: since}
+	body, err = json.Marshal(plain)
+	require.NoError(t, err)
+	assert.NotContains(t, string(body), "waiting_since")
+	assert.NotContains(t, string(body), "refused")
+	back = dispatch.Task{}
+	require.NoError(t, json.Unmarshal(body, &back))
+	assert.True(t, back.WaitingSince.IsZero())
+}
