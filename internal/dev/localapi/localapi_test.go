@@ -192,25 +192,26 @@ func TestDynamoDBStallThroughGateway(t *testing.T) {
 	s := serveOn(t, ddb.NewLocalClient(p.URL), devTemplate, localgw.Options{})
 	auth := map[string]string{"Authorization": "Bearer " + s.key}
 
+	// The proxy holds every request until Release, so an answer before it
+	// is a budget or timeout at work; which one, the status and headers
+	// say.
 	p.Stall()
-	start := time.Now()
 	res, body := s.do(t, "GET", "/live/v1/inbox", auth, "")
 	assert.Equal(t, http.StatusServiceUnavailable, res.StatusCode, body)
 	assert.NotEmpty(t, res.Header.Get("Retry-After"), "Retry-After on the authorizer's 503")
 	assert.Contains(t, body, `"code":"unavailable"`)
-	assert.Less(t, time.Since(start), 6*time.Second, "within the authorizer's 5 s timeout")
+	assert.Contains(t, body, "authentication is briefly unavailable", "the template's response for the authorizer's failure")
 	p.Release()
 
 	res, body = s.do(t, "GET", "/live/v1/inbox", auth, "")
 	require.Equal(t, http.StatusOK, res.StatusCode, "the failure was not cached: %s", body)
 
 	p.Stall()
-	start = time.Now()
 	res, body = s.do(t, "GET", "/live/v1/inbox", auth, "") // cached allow: straight to the API function
 	assert.Equal(t, http.StatusServiceUnavailable, res.StatusCode, body)
 	assert.NotEmpty(t, res.Header.Get("Retry-After"), "Retry-After on the function's 503")
-	assert.NotEmpty(t, res.Header.Get("X-Request-Id"), "the function answered, not the gateway")
-	assert.Less(t, time.Since(start), 10*time.Second, "within the API function's 10 s timeout")
+	assert.Contains(t, body, "storage did not answer within the request's time budget",
+		"the function's own answer within its budget, not the gateway's for a timed-out function")
 	p.Release()
 }
 

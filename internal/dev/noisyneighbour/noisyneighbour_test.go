@@ -18,19 +18,23 @@ import (
 	"github.com/triggers-dev/triggers/internal/webhook"
 )
 
-// ShortBound is the short form's bound on B's ingest-to-receipt p99.
+// MaxWaiting bounds the delivery queue's messages waiting for a poller
+// (QueueDepth.Visible) in the short form's samples: three batches.
 //
-// With A idle, B's p99 is about 1.4 s: the delivery queue mapping's 1 s
-// batching window and the 250 ms stream poll are most of it. The target,
-// 2 s (TargetP99), is the long form's. The short form runs in go test on
-// a shared 2-core machine, where DynamoDB Local and moto_server compete
-// with other builds for the CPU (2.6 s at load average 2.5, 3.9 s at 4-7
-// here), so its bound is generous: 10 s, the webhook timeout. It still
-// catches what it is there for: when A's hanging requests hold the
-// webhook function's slots, B's events wait in the queue for the rest of
-// those holds (up to 30 s at the earlier defaults, MaximumConcurrency 5
-// and WEBHOOK_PARALLEL 8, where B's p99 was 39-98 s: docs/performance.md).
-const ShortBound = 10 * time.Second
+// When A's hanging requests hold every slot of the delivery queue's
+// mapping, nothing is received and B's events pile up in the queue at its
+// 5 a second (with A's 1) until the holds end: at the earlier defaults
+// (MaximumConcurrency 5, WEBHOOK_PARALLEL 8) the short form's queue had
+// 75 waiting, B received nothing for 13 s and its p99 was 14.8 s (39-98 s
+// in the long form: docs/performance.md). With slots to spare the mapping
+// takes B's events as they come: at most 6 waited, at load average 7.5.
+//
+// The bound is on a count, not on B's latency: latencies are wall-clock
+// times on a shared 2-core machine, where DynamoDB Local and moto_server
+// compete with the other test packages for the CPU (B's p99 here was
+// 2.1 s at load average 2, 10.4 s at 7.5, against 1.4 s with A idle).
+// They are printed, and `make load` measures them against TargetP99.
+const MaxWaiting = 30
 
 // shortForm is the short form's configuration: 20 s of posting, tenant A
 // 1 event/s to 20 hanging endpoints (20 hanging requests a second until
@@ -41,7 +45,8 @@ const ShortBound = 10 * time.Second
 var shortForm = Config{Duration: 20 * time.Second, RateA: 1, RateB: 5, Drain: 20 * time.Second}
 
 // While tenant A's 20 endpoints hang and its backlog grows, tenant B's
-// events all arrive, once each, signed, within ShortBound at p99. The
+// events all arrive, once each, signed, none put off, and never pile up
+// in the delivery queue waiting for a slot A holds (MaxWaiting). The
 // figures are printed; docs/performance.md has the long form's.
 func TestNoisyNeighbour(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -54,8 +59,8 @@ func TestNoisyNeighbour(t *testing.T) {
 	var out bytes.Buffer
 	rep.Format(&out, true)
 	t.Logf("\n%s", out.String())
-	t.Logf("B's ingest-to-receipt latency: p50 %s, p99 %s (bound %s; target %s in the long form)",
-		FormatDuration(rep.B.Latency.P50), FormatDuration(rep.B.Latency.P99), FormatDuration(ShortBound), FormatDuration(TargetP99))
+	t.Logf("B's ingest-to-receipt latency: p50 %s, p99 %s (target %s in the long form; not asserted, see MaxWaiting)",
+		FormatDuration(rep.B.Latency.P50), FormatDuration(rep.B.Latency.P99), FormatDuration(TargetP99))
 
 	b, a := rep.B, rep.A
 	wantB := int(cfg.RateB * cfg.Duration.Seconds())
@@ -67,7 +72,12 @@ func TestNoisyNeighbour(t *testing.T) {
 	assert.Zero(t, b.Foreign, "requests to B for events B did not post")
 	assert.Zero(t, b.Breaker, "B's healthy endpoint had attempts put off or its circuit opened")
 	assert.Equal(t, wantB, b.Latency.Count)
-	assert.LessOrEqual(t, b.Latency.P99, ShortBound, "B's ingest-to-receipt p99")
+	require.NotEmpty(t, rep.Timeline, "samples")
+	waiting := 0
+	for _, smp := range rep.Timeline {
+		waiting = max(waiting, smp.Delivery.Visible)
+	}
+	assert.LessOrEqual(t, waiting, MaxWaiting, "the most messages waiting in the delivery queue for a slot of its mapping")
 
 	// A was noisy: its endpoints held requests, its circuits opened, its
 	// attempts were put off onto the retry queue.
