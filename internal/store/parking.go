@@ -164,6 +164,13 @@ func (st *Store) ClaimWake(ctx context.Context, tenant, subscriptionID, owner, p
 		ExpressionAttributeValues:           values,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
+	return claimed("claim wake", err)
+}
+
+// claimed is the outcome of a conditional claim of a subscription's wake
+// marker (ALL_OLD on a failed condition): refused, or
+// event.ErrSubscriptionNotFound when the item is no subscription.
+func claimed(op string, err error) (bool, error) {
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
 		if getS(ccf.Item, contract.AttrRecordType) != contract.RecordTypeSubscription {
@@ -172,9 +179,41 @@ func (st *Store) ClaimWake(ctx context.Context, tenant, subscriptionID, owner, p
 		return false, nil
 	}
 	if err != nil {
-		return false, classify("claim wake", err)
+		return false, classify(op, err)
 	}
 	return true, nil
+}
+
+// ClaimEarlierWake sets the subscription's wake marker to owner, pending,
+// live until until, in place of another wake's confirmed marker that is
+// live past after (after is until or later: that wake is due later than
+// owner's): true when the caller must now send owner's wake task and then
+// confirm it (ConfirmWake). It is for a wake that need not wait for the
+// queued one: a delivery closed the subscription's circuit, and the
+// attempts parked behind it would otherwise wait for the circuit's wake
+// (due when the circuit was to close, plus its spread, and up to a whole
+// cooldown when an attempt in flight as the circuit opened succeeded).
+// False, nothing changed, when there is no such marker: no wake queued
+// (nothing parked, or a wake running makes what is), a pending marker (its
+// parker is sending that wake), a standby's (the attempts are being made),
+// or a wake due no later than after says. The replaced wake, when it
+// starts, stops at owner's confirmed marker (TakeWake) while owner's wake
+// has not started; once it has, it runs and finds what is parked then.
+// A subscription that no longer exists is event.ErrSubscriptionNotFound.
+func (st *Store) ClaimEarlierWake(ctx context.Context, tenant, subscriptionID, owner string, until, after time.Time) (bool, error) {
+	if after.Before(until) {
+		after = until
+	}
+	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                           aws.String(st.table),
+		Key:                                 st.key(subscriptionPartition(tenant), subscriptionID),
+		UpdateExpression:                    aws.String("SET #o = :o, #u = :u REMOVE #s"),
+		ConditionExpression:                 aws.String("attribute_exists(#pk) AND #rt = :sub AND attribute_exists(#s) AND attribute_not_exists(#b) AND #u > :after"),
+		ExpressionAttributeNames:            map[string]string{"#o": attrWakeOwner, "#u": attrWakeUntil, "#s": attrWakeSent, "#b": attrWakeStandby, "#pk": schema.AttrUserID, "#rt": contract.AttrRecordType},
+		ExpressionAttributeValues:           map[string]types.AttributeValue{":o": s(owner), ":u": n(until.UnixMilli()), ":after": n(after.UnixMilli()), ":sub": s(contract.RecordTypeSubscription)},
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	return claimed("claim earlier wake", err)
 }
 
 // ConfirmWake confirms owner's pending marker once its wake task is sent:

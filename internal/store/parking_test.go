@@ -171,6 +171,39 @@ func TestWakeMarker(t *testing.T) {
 	assert.False(t, claim("m", "", now), "taken with its marker: the standby's mark is gone")
 	assert.True(t, take("l", now))
 
+	// An earlier wake (a delivery closed the circuit) replaces only a
+	// confirmed, live marker of a wake due later than it says; its own
+	// marker is pending, for ConfirmWake; the replaced wake stops at it.
+	earlier := func(owner string, ownUntil, after time.Time) bool {
+		t.Helper()
+		ok, err := st.ClaimEarlierWake(ctx, "tenant-a", "sub_a", owner, ownUntil, after)
+		require.NoError(t, err)
+		return ok
+	}
+	soon := now.Add(10 * time.Second)
+	assert.False(t, earlier("n1", soon, soon), "no marker: no wake is queued, nothing to bring forward")
+	assert.True(t, claim("p", "", now))
+	assert.False(t, earlier("n1", soon, soon), "a pending marker: its wake is being sent")
+	assert.True(t, confirm("p"))
+	assert.False(t, earlier("n1", until, until), "p's wake is due no later")
+	assert.False(t, earlier("n1", soon, until), "nor later than after says")
+	assert.True(t, earlier("n1", soon, until.Add(-time.Millisecond)), "p's wake is due later: replaced")
+	assert.True(t, queued().IsZero(), "n1's marker is pending until confirmed")
+	assert.False(t, earlier("n2", now, now), "nor does a pending marker get replaced by another earlier wake")
+	assert.True(t, confirm("n1"))
+	assert.Equal(t, soon.UTC(), queued())
+	assert.False(t, take("p", now), "the replaced wake stops at n1's marker")
+	assert.True(t, take("n1", now))
+	assert.True(t, take("p", now), "n1's wake has started: p's runs after it")
+	assert.True(t, claimAs("s5", "", true, now))
+	assert.True(t, confirm("s5"))
+	assert.False(t, earlier("n3", now, now), "a standby's marker: the attempts are being made")
+	assert.True(t, take("s5", now))
+	assert.True(t, claim("q", "", now))
+	assert.True(t, confirm("q"))
+	assert.False(t, earlier("n3", now, now.Add(2*time.Minute)), "q's wake is due before after")
+	assert.True(t, take("q", now))
+
 	// The marker is not part of the subscription's API form.
 	require.True(t, claim("i", "", now))
 	require.True(t, confirm("i"))
@@ -189,6 +222,9 @@ func TestWakeMarker(t *testing.T) {
 	assert.False(t, ok)
 	ok, err = st.ClaimWake(ctx, "tenant-a", contract.SubscriptionCountKey, "a", "", false, until, now)
 	assert.ErrorIs(t, err, event.ErrSubscriptionNotFound, "the counter is not a subscription")
+	assert.False(t, ok)
+	ok, err = st.ClaimEarlierWake(ctx, "tenant-a", "sub_a", "a", until, until)
+	assert.ErrorIs(t, err, event.ErrSubscriptionNotFound)
 	assert.False(t, ok)
 	assert.False(t, confirm("a"))
 	assert.True(t, take("a", now))

@@ -140,6 +140,8 @@ type injector struct {
 	fired  bool
 	counts map[string]int
 	trace  []string
+	// onCall, when set, sees each call's label as the call starts.
+	onCall func(label string)
 }
 
 func newInjector(f fault, n *names) *injector {
@@ -160,6 +162,9 @@ func (in *injector) call(ctx context.Context, op string, args []string, do func(
 		label += " " + strings.Join(in.names.all(args), " ")
 	}
 	label += " @" + callSite()
+	if in.onCall != nil {
+		in.onCall(label)
+	}
 	in.mu.Lock()
 	in.counts[label]++
 	if in.counts[label] == 1 {
@@ -205,12 +210,14 @@ func callSite() string {
 			return fn
 		case fn == "dispatch.(*Dispatcher).queueWake":
 			// A wake queued to hand a waiting subscription its turn in the
-			// slow lane, for a subscription that waits its turn, or as a
-			// standby for attempts left parked, is its own label, apart from the wakes parkers queue (only a label's
-			// first call gets crash cases).
+			// slow lane, for a subscription that waits its turn, as a
+			// standby for attempts left parked, or in place of a later
+			// one once a delivery closed the circuit, is its own label,
+			// apart from the wakes parkers queue (only a label's first
+			// call gets crash cases).
 			for more {
 				f, more = frames.Next()
-				for _, by := range []string{"handOver", "waitTurn", "sendStandby"} {
+				for _, by := range []string{"handOver", "waitTurn", "sendStandby", "sendEarlier"} {
 					if strings.HasSuffix(f.Function, ".(*Dispatcher)."+by) {
 						return fn + "<-" + by
 					}
@@ -412,6 +419,39 @@ func (g *firstGate) wait() {
 	}
 }
 
+// wakeCopy copies a run's first wake queued due now by a delivery that
+// closed the circuit (scenario.copyEarlierWake), as SQS may hand a message
+// out twice: both copies come in one batch and run at once. So that one
+// copy finds the attempt the other is making in progress (and leaves it
+// parked, queueing a standby wake: dispatch's sendStandby), and does not
+// come after that attempt has ended, the receiver holds the requests made
+// once the copy is sent until a standby wake is claimed (at most half a
+// second, for the runs where a fault stops a copy first).
+type wakeCopy struct {
+	sent    atomic.Bool
+	standby chan struct{}
+	once    sync.Once
+}
+
+func newWakeCopy() *wakeCopy { return &wakeCopy{standby: make(chan struct{})} }
+
+// seen opens the hold at the first standby wake's claim.
+func (c *wakeCopy) seen(label string) {
+	if strings.HasPrefix(label, "Store.ClaimWake ") && strings.HasSuffix(label, "@dispatch.(*Dispatcher).queueWake<-sendStandby") {
+		c.once.Do(func() { close(c.standby) })
+	}
+}
+
+func (c *wakeCopy) wait() {
+	if !c.sent.Load() {
+		return
+	}
+	select {
+	case <-c.standby:
+	case <-time.After(500 * time.Millisecond):
+	}
+}
+
 func (s faultStore) ReleaseSlowSlot(ctx context.Context, tenant, token string) error {
 	return s.in.call(ctx, "Store.ReleaseSlowSlot", nil, func() error { return s.st.ReleaseSlowSlot(ctx, tenant, token) })
 }
@@ -493,6 +533,14 @@ func (s faultStore) UnparkAttempt(ctx context.Context, tenant, subID string, p e
 func (s faultStore) ClaimWake(ctx context.Context, tenant, subID, owner, prev string, standby bool, until, now time.Time) (ok bool, err error) {
 	err = s.in.call(ctx, "Store.ClaimWake", []string{subID}, func() error {
 		ok, err = s.st.ClaimWake(ctx, tenant, subID, owner, prev, standby, until, now)
+		return err
+	})
+	return
+}
+
+func (s faultStore) ClaimEarlierWake(ctx context.Context, tenant, subID, owner string, until, after time.Time) (ok bool, err error) {
+	err = s.in.call(ctx, "Store.ClaimEarlierWake", []string{subID}, func() error {
+		ok, err = s.st.ClaimEarlierWake(ctx, tenant, subID, owner, until, after)
 		return err
 	})
 	return
@@ -585,6 +633,8 @@ func (s faultStore) RotateSecret(ctx context.Context, tenant, id, secret string,
 type faultQueue struct {
 	q  *simQueue
 	in *injector
+	// copy, when set, sends the first wake queued by sendEarlier twice.
+	copy *wakeCopy
 }
 
 func (fq faultQueue) Send(ctx context.Context, t dispatch.Task, delay time.Duration) error {
@@ -603,6 +653,9 @@ func (fq faultQueue) Send(ctx context.Context, t dispatch.Task, delay time.Durat
 			return err
 		}
 		fq.q.send(simMessage{kind: dispatch.KindTask, body: string(body)}, delay)
+		if fq.copy != nil && t.Wake != "" && strings.HasSuffix(callSite(), "<-sendEarlier") && fq.copy.sent.CompareAndSwap(false, true) {
+			fq.q.send(simMessage{kind: dispatch.KindTask, body: string(body)}, delay)
+		}
 		return nil
 	})
 }
@@ -983,6 +1036,8 @@ type crashReceiver struct {
 	moveTo map[string]func(sub, url string)
 	// gates hold a run's slowok answers (firstGate).
 	gates map[string]*firstGate
+	// copies hold a run's answers while a copied wake runs (wakeCopy).
+	copies map[string]*wakeCopy
 }
 
 type seenRequest struct {
@@ -991,7 +1046,7 @@ type seenRequest struct {
 }
 
 func newCrashReceiver(t *testing.T) *crashReceiver {
-	r := &crashReceiver{seen: map[string][]seenRequest{}, moveTo: map[string]func(string, string){}, gates: map[string]*firstGate{}}
+	r := &crashReceiver{seen: map[string][]seenRequest{}, moveTo: map[string]func(string, string){}, gates: map[string]*firstGate{}, copies: map[string]*wakeCopy{}}
 	r.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
 		if len(parts) != 3 {
@@ -1030,11 +1085,19 @@ func newCrashReceiver(t *testing.T) *crashReceiver {
 			if total < 3 {
 				status = http.StatusInternalServerError
 			}
+		case "down2":
+			if total < 2 {
+				status = http.StatusInternalServerError
+			}
 		}
 		r.seen[run] = append(r.seen[run], seenRequest{sub: sub, webhookID: id, bodyEventID: ev.ID, status: status})
 		move := r.moveTo[run]
 		gate := r.gates[run]
+		copied := r.copies[run]
 		r.mu.Unlock()
+		if copied != nil && status == http.StatusOK {
+			copied.wait()
+		}
 		if behaviour == "moving" && total == 0 {
 			move(sub, r.srv.URL+"/"+run+"/ok/"+sub)
 		}
@@ -1093,9 +1156,10 @@ type eventSpec struct {
 	name, typ string
 	// late: posted once the first round of the others has run (one
 	// invocation), while the wakes it queued wait: its attempts meet a
-	// subscription whose wake is queued. A clean run must have every
-	// subscription's wake make it, under the slots the wake took (the new
-	// attempt queues behind the parked ones: dispatch's behindWake).
+	// subscription whose wake is queued. In a slow-lane scenario a clean
+	// run must have every subscription's wake make it, under the slots
+	// the wake took (the new attempt queues behind the parked ones:
+	// dispatch's behindWake).
 	late bool
 	// want is its status once settled, and its retry_count in a run
 	// without a fault (-1: not predicted).
@@ -1153,6 +1217,14 @@ type scenario struct {
 	// wakeTakesTwo: the clean run has a wake take two slots and make both
 	// attempts at once (TestCrashPoints asserts it).
 	wakeTakesTwo bool
+	// earlierWake: the clean run has a delivery that is not a wake's close
+	// the circuit and queue the wake due now in place of the circuit's
+	// (TestCrashPoints asserts it).
+	earlierWake bool
+	// copyEarlierWake sends that wake twice (wakeCopy): the clean run has
+	// a copy find an attempt in progress and queue a standby wake
+	// (TestCrashPoints asserts it).
+	copyEarlierWake bool
 }
 
 // everyCallMost bounds the calls of one everyCall label that get crash
@@ -1182,6 +1254,27 @@ func crashScenarios() []scenario {
 			{name: "e1", typ: "order.paid", want: event.Delivered, retryCount: -1},
 			{name: "e2", typ: "order.paid", want: event.Delivered, retryCount: -1},
 			{name: "e3", typ: "order.paid", want: event.Delivered, retryCount: -1},
+		},
+	}, {
+		// Two failures open the circuit; the late event's attempt parks
+		// behind it, its wake due when the circuit closes plus the
+		// spread (15 s). A retry due between the two is the probe: its
+		// success closes the circuit and queues the wake due now in place
+		// of the circuit's, which then finds nothing left. That wake's
+		// message comes twice: one copy finds the attempt the other is
+		// making in progress, leaves it parked and queues a standby wake.
+		name:            "circuit closed by a retry",
+		copyEarlierWake: true,
+		schedule:        contract.RetrySchedule{65 * time.Second, 20 * time.Minute, 20 * time.Minute, 20 * time.Minute},
+		threshold:       2,
+		interchangeable: true,
+		earlierWake:     true,
+		premise:         []string{"Store.OpenCircuit ", "Store.ParkAttempt ", "Store.ClaimEarlierWake "},
+		subs:            []subSpec{{name: "s-down", behaviour: "down2", want: event.OutcomeDelivered, exists: true}},
+		events: []eventSpec{
+			{name: "e1", typ: "order.paid", want: event.Delivered, retryCount: 1},
+			{name: "e2", typ: "order.paid", want: event.Delivered, retryCount: 1},
+			{name: "e3", typ: "order.paid", want: event.Delivered, retryCount: 0, late: true},
 		},
 	}, {
 		// A request still unanswered after slowAfter opens the circuit
@@ -1373,6 +1466,7 @@ type crashRun struct {
 	rcv      *crashReceiver
 	clock    *simClock
 	in       *injector
+	copy     *wakeCopy // scenario.copyEarlierWake
 	names    *names
 	st       *store.Store
 	fs       faultStore
@@ -1442,6 +1536,13 @@ func newCrashRun(t *testing.T, env *crashEnv, sc scenario, f fault, twice, shard
 		eventIDs: map[string]string{},
 	}
 	r.in = newInjector(f, r.names)
+	if sc.copyEarlierWake {
+		r.copy = newWakeCopy()
+		r.in.onCall = r.copy.seen
+		rcv.mu.Lock()
+		rcv.copies[r.id] = r.copy
+		rcv.mu.Unlock()
+	}
 	r.slowHeld = &gauge{clock: r.clock, marked: map[string]time.Time{}}
 	r.tenant = "tenant-" + r.id
 	rcv.mu.Lock()
@@ -1490,7 +1591,7 @@ func newCrashRun(t *testing.T, env *crashEnv, sc scenario, f fault, twice, shard
 	r.box = box
 	d, err := dispatch.New(dispatch.Config{
 		Secrets: faultSecrets{box: box, in: r.in},
-		Store:   r.fs, Queue: faultQueue{q: r.q, in: r.in}, Client: client, Schedule: sc.schedule,
+		Store:   r.fs, Queue: faultQueue{q: r.q, in: r.in, copy: r.copy}, Client: client, Schedule: sc.schedule,
 		DisableAfter: time.Hour, Now: r.clock.now, Rand: half{}, RecoverPage: 2,
 		BreakerThreshold: threshold, BreakerCooldown: time.Minute, SlowAfter: slow, EndpointRate: sc.endpointRate,
 		SlowLaneAfter: slowLane, TenantSlowConcurrency: sc.tenantSlow,
@@ -1920,11 +2021,12 @@ func (r *crashRun) check() {
 			r.fatalf("subscription %s is delivered to but its breaker counts %d failures, open until %v", s.name, got.ConsecutiveFailures, got.CircuitOpenUntil)
 		}
 	}
-	// In a clean run a late event's attempts queue behind the attempts
-	// parked before them: each subscription's wake makes them, under the
-	// slots it took, none takes a slot of its own. (Not with doubled
-	// messages: their first round has no firstGate.)
-	if r.f.label == "" && !r.twice {
+	// In a clean run of a slow-lane scenario a late event's attempts
+	// queue behind the attempts parked before them: each subscription's
+	// wake makes them, under the slots it took, none takes a slot of its
+	// own. (Not with doubled messages: their first round has no
+	// firstGate.)
+	if r.f.label == "" && !r.twice && r.sc.slowLaneAfter > 0 {
 		for _, e := range r.sc.events {
 			for _, s := range r.sc.subs {
 				if e.late && !r.slowHeld.sentOnlyByWake(r.eventIDs[e.name], s.name) {
@@ -2078,6 +2180,16 @@ func TestCrashPoints(t *testing.T) {
 			// The cap the runs are held to (check) is reached: attempts
 			// compete for the lane, so its check could fail.
 			require.Equal(t, sc.tenantSlow, clean.slowHeld, "%s: the most requests to slow endpoints in flight at once in the clean run", sc.name)
+		}
+		if sc.copyEarlierWake {
+			require.True(t, slices.ContainsFunc(clean.trace, func(l string) bool {
+				return strings.HasPrefix(l, "Store.ConfirmWake ") && strings.HasSuffix(l, "@dispatch.(*Dispatcher).queueWake<-sendStandby")
+			}), "%s: no copy of the wake found an attempt in progress and queued a standby wake\n%s", sc.name, strings.Join(clean.trace, "\n"))
+		}
+		if sc.earlierWake {
+			require.True(t, slices.ContainsFunc(clean.trace, func(l string) bool {
+				return strings.HasPrefix(l, "Store.ConfirmWake ") && strings.HasSuffix(l, "@dispatch.(*Dispatcher).queueWake<-sendEarlier")
+			}), "%s: no delivery that closed the circuit queued a wake in place of the circuit's\n%s", sc.name, strings.Join(clean.trace, "\n"))
 		}
 		if sc.wakeTakesTwo {
 			require.GreaterOrEqual(t, clean.slowByWake, 2, "%s: no wake took two of the lane's slots and made both attempts at once\n%s", sc.name, strings.Join(clean.trace, "\n"))

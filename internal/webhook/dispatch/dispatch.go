@@ -112,6 +112,7 @@ type Store interface {
 	ListParked(ctx context.Context, tenant, subscriptionID string, limit int) ([]event.Parked, error)
 	UnparkAttempt(ctx context.Context, tenant, subscriptionID string, p event.Parked) (bool, error)
 	ClaimWake(ctx context.Context, tenant, subscriptionID, owner, prev string, standby bool, until, now time.Time) (bool, error)
+	ClaimEarlierWake(ctx context.Context, tenant, subscriptionID, owner string, until, after time.Time) (bool, error)
 	ConfirmWake(ctx context.Context, tenant, subscriptionID, owner string) (bool, error)
 	TakeWake(ctx context.Context, tenant, subscriptionID, owner string, now time.Time) (bool, error)
 	AddLaneWaiter(ctx context.Context, tenant string, w event.LaneWaiter, until time.Time) error
@@ -812,7 +813,7 @@ func (d *Dispatcher) park(ctx context.Context, tenant, subID, eventID string, n 
 // marker without one. A subscription that is gone has no marker: the
 // wake is sent, to close the attempts parked behind it.
 func (d *Dispatcher) sendWake(ctx context.Context, tenant, subID, prev string, due, now time.Time) error {
-	_, err := d.queueWake(ctx, tenant, subID, prev, due, now, laneWait{}, false)
+	_, err := d.queueWake(ctx, tenant, subID, prev, due, now, laneWait{}, wakeNormal)
 	return err
 }
 
@@ -829,9 +830,41 @@ func (d *Dispatcher) sendWake(ctx context.Context, tenant, subID, prev string, d
 // attempts, and the backlog waited an attempt's time, 13 s by default:
 // found by review.)
 func (d *Dispatcher) sendStandby(ctx context.Context, tenant, subID string, now time.Time) error {
-	_, err := d.queueWake(ctx, tenant, subID, "", now.Add(d.leftWait()), now, laneWait{}, true)
+	_, err := d.queueWake(ctx, tenant, subID, "", now.Add(d.leftWait()), now, laneWait{}, wakeStandby)
 	return err
 }
+
+// sendEarlier queues subscription sub's wake due now in place of a queued
+// one due later, once a delivery has closed sub's circuit: the attempts
+// parked behind the circuit are made now instead of when the circuit's
+// wake comes (store ClaimEarlierWake). That wake is due when the circuit
+// was to close plus its spread (up to BreakerCooldown/2 after a probe that
+// was not the wake's) and up to a whole cooldown and more when a request
+// in flight as the circuit opened succeeded: the parked backlog waited
+// that long with its endpoint healthy (found by review). Nothing is queued
+// when no wake is (nothing parked, or a wake is running and makes what
+// is), nor in place of a wake due within MaxSlowLaneWait while sub is in
+// its tenant's slow lane (the lane's own wake, which carries its wait for
+// a turn). A fault between the steps leaves the wake queued before, and
+// at most one more.
+func (d *Dispatcher) sendEarlier(ctx context.Context, tenant string, sub event.Subscription, now time.Time) error {
+	kind := wakeEarlier
+	if d.inLane(sub, now) {
+		kind = wakeEarlierInLane
+	}
+	_, err := d.queueWake(ctx, tenant, sub.ID, "", now, now, laneWait{}, kind)
+	return err
+}
+
+// wakeKind is how queueWake claims the wake's marker.
+type wakeKind int
+
+const (
+	wakeNormal        wakeKind = iota // store ClaimWake
+	wakeStandby                       // ClaimWake as a standby (sendStandby)
+	wakeEarlier                       // ClaimEarlierWake (sendEarlier)
+	wakeEarlierInLane                 // ClaimEarlierWake, sparing a wake due within MaxSlowLaneWait
+)
 
 // laneWait is how long a subscription has waited on its tenant's slow
 // lane as its next wake is queued: the wakes in a row that found the lane
@@ -841,16 +874,29 @@ type laneWait struct {
 	since   time.Time
 }
 
-// queueWake is sendWake (standby: sendStandby) for a wake of a
+// queueWake is sendWake (kind: sendStandby, sendEarlier) for a wake of a
 // subscription that has waited on the slow lane (wait), returning the
 // owner of the wake it queued ("" when a confirmed marker of another wake
 // refused it).
-func (d *Dispatcher) queueWake(ctx context.Context, tenant, subID, prev string, due, now time.Time, wait laneWait, standby bool) (owner string, err error) {
+func (d *Dispatcher) queueWake(ctx context.Context, tenant, subID, prev string, due, now time.Time, wait laneWait, kind wakeKind) (owner string, err error) {
 	owner, err = newToken()
 	if err != nil {
 		return "", err
 	}
-	claimed, err := d.cfg.Store.ClaimWake(ctx, tenant, subID, owner, prev, standby, due.Add(wakeGrace), now)
+	var claimed bool
+	switch kind {
+	case wakeEarlier, wakeEarlierInLane:
+		after := due.Add(wakeGrace)
+		if kind == wakeEarlierInLane {
+			after = after.Add(MaxSlowLaneWait)
+		}
+		claimed, err = d.cfg.Store.ClaimEarlierWake(ctx, tenant, subID, owner, due.Add(wakeGrace), after)
+		if errors.Is(err, event.ErrSubscriptionNotFound) {
+			return "", nil // gone: the wake queued before closes what is parked
+		}
+	default:
+		claimed, err = d.cfg.Store.ClaimWake(ctx, tenant, subID, owner, prev, kind == wakeStandby, due.Add(wakeGrace), now)
+	}
 	gone := errors.Is(err, event.ErrSubscriptionNotFound)
 	if !gone && (err != nil || !claimed) {
 		return "", err
@@ -1060,7 +1106,7 @@ const laneWaitersRead = 25
 // slow-neighbour load scenario: one endpoint got 3-4 times another's
 // share). The record is best effort: without it the wake comes at due.
 func (d *Dispatcher) waitTurn(ctx context.Context, tenant, subID, prev string, due, now time.Time, wait laneWait) error {
-	owner, err := d.queueWake(ctx, tenant, subID, prev, due, now, wait, false)
+	owner, err := d.queueWake(ctx, tenant, subID, prev, due, now, wait, wakeNormal)
 	if err != nil || owner == "" {
 		return err // "": another wake is queued, and makes the attempts
 	}
@@ -1100,7 +1146,7 @@ func (d *Dispatcher) handOver(ctx context.Context, tenant, self string, now time
 	}
 	// The handed wake keeps the waiter's wait: refused again (the lane
 	// filled before it ran), it is still the longest waiter (since).
-	owner, err := d.queueWake(ctx, tenant, next.SubscriptionID, next.Owner, now, now, laneWait{next.Refused, next.Since}, false)
+	owner, err := d.queueWake(ctx, tenant, next.SubscriptionID, next.Owner, now, now, laneWait{next.Refused, next.Since}, wakeNormal)
 	if err != nil {
 		d.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "slow-lane turn not handed over: the waiter's wake comes when its wait ends",
 			slog.String("tenant", tenant), slog.String("subscription_id", next.SubscriptionID), slog.Any("error", err))
@@ -1720,7 +1766,9 @@ func (d *Dispatcher) gate(ctx context.Context, tenant string, sub event.Subscrip
 // as contract.DeferredBehindWake (it was tenant_busy, and an ordered
 // lane read as a full one). Not waited for (found by
 // review): a wake due later (a circuit's, left queued by a success that
-// closed the circuit, up to MaxBreakerCooldown and its spread away); a
+// closed the circuit, up to MaxBreakerCooldown and its spread away, when
+// the wake due now that the success queues, sendEarlier, was not: a
+// fault); a
 // wake overdue by more than MaxSlowLaneWait (its invocation may have
 // died: its marker stays live for wakeGrace, and every new attempt would
 // park meanwhile, the lane empty); and any wake while the circuit is
@@ -1926,6 +1974,9 @@ func (d *Dispatcher) followUp(ctx context.Context, tenant string, e event.Event,
 			// recorded since: this instance may have opened the circuit
 			// it has now (found by review).
 			d.circuits.closed(tenant, sub.ID)
+			// The attempts parked behind it go now, not when the
+			// circuit's wake comes.
+			return d.sendEarlier(ctx, tenant, sub, d.cfg.Now())
 		}
 		return nil
 	case event.OutcomeGone:

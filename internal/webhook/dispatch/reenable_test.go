@@ -16,8 +16,8 @@ import (
 
 // Re-enabling a disabled subscription (PATCH disabled false) makes its
 // next delivery a single probe: an attempt that comes while the probe is
-// under way is parked behind it, and made by the subscription's wake once
-// the probe succeeded. A failed probe opens the circuit again: the next
+// under way is parked behind it, and made by the wake the probe's success
+// queues, due at once. A failed probe opens the circuit again: the next
 // event's attempt is parked, not sent, until the circuit lets requests
 // through.
 func TestReenableProbesFirst(t *testing.T) {
@@ -64,9 +64,13 @@ func TestReenableProbesFirst(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, sub2.CircuitOpenUntil.IsZero(), "a delivered probe closes the circuit")
 
-	// The wake makes the parked attempt.
-	w.advance(wake.DueAt.Sub(w.clock()))
-	require.NoError(t, w.d.HandleTask(ctx, wake))
+	// The probe's success queued a wake due now in place of the one e2's
+	// parking queued: it makes the parked attempt.
+	tasks = w.q.take()
+	require.Len(t, tasks, 1, "the wake due now")
+	assert.Equal(t, w.clock(), tasks[0].task.DueAt)
+	assert.NotEqual(t, wake.Wake, tasks[0].task.Wake)
+	require.NoError(t, w.d.HandleTask(ctx, tasks[0].task))
 	require.Len(t, rcv.requests(), 2)
 	assert.Equal(t, e2.ID, rcv.requests()[1].id)
 	assert.Equal(t, event.Delivered, w.status("tenant-a", e2.ID).Status)
@@ -74,6 +78,11 @@ func TestReenableProbesFirst(t *testing.T) {
 	parked, err = w.st.ListParked(ctx, "tenant-a", sub.ID, 10)
 	require.NoError(t, err)
 	assert.Empty(t, parked)
+	assert.Empty(t, w.q.take())
+	// The wake e2's parking queued finds nothing left.
+	w.advance(wake.DueAt.Sub(w.clock()))
+	require.NoError(t, w.d.HandleTask(ctx, wake))
+	assert.Len(t, rcv.requests(), 2)
 	assert.Empty(t, w.q.take())
 
 	// Disabled and re-enabled again; this time the probe fails (500).

@@ -320,6 +320,89 @@ func TestCircuitBreakerDefersThenProbes(t *testing.T) {
 	assert.Equal(t, event.Delivered, w.status("tenant-a", failed[1].ID).Status)
 }
 
+// A delivery that closes the circuit, other than the wake's (here a new
+// event's attempt, the probe once the open time has ended), queues the
+// subscription's wake due now in place of the circuit's, due later: the
+// attempts parked behind the circuit go at once, not when that wake
+// comes (up to half a cooldown later, or a whole one and more after a
+// success of a request in flight as the circuit opened). The circuit's
+// wake, when it comes, finds nothing left. With nothing parked, closing
+// the circuit queues nothing.
+func TestClosingTheCircuitWakesTheParkedAttemptsAtOnce(t *testing.T) {
+	ctx := context.Background()
+	rcv := newReceiver(t, 500, 500, 200, 500, 500)
+	w := newWorld(t, rcv, func(c *dispatch.Config) { c.BreakerThreshold, c.BreakerCooldown = 2, time.Minute })
+	w.now = w.now.Truncate(time.Millisecond)
+	sub, _ := w.subscribe("tenant-a")
+	openCircuit := func() {
+		t.Helper()
+		w.advance(time.Second) // failures after the last success
+		for range 2 {
+			require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", w.event("tenant-a", "t").ID))
+		}
+		got, err := w.st.GetSubscription(ctx, "tenant-a", sub.ID)
+		require.NoError(t, err)
+		require.Equal(t, w.clock().Add(time.Minute), got.CircuitOpenUntil, "opened after 2 failures in a row")
+		require.Len(t, w.q.take(), 2, "the failed attempts' retries")
+	}
+	probe := func() event.Event {
+		t.Helper()
+		e := w.event("tenant-a", "t")
+		require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+		require.Equal(t, event.Delivered, w.status("tenant-a", e.ID).Status, "the probe went through")
+		got, err := w.st.GetSubscription(ctx, "tenant-a", sub.ID)
+		require.NoError(t, err)
+		require.True(t, got.CircuitOpenUntil.IsZero(), "closed by the probe")
+		return e
+	}
+
+	// Nothing parked: no wake.
+	openCircuit()
+	w.advance(time.Minute + time.Second)
+	probe()
+	assert.Empty(t, w.q.take(), "nothing parked: closing the circuit queues no wake")
+
+	// Parked behind the circuit, with its wake due at the open time's end
+	// plus the spread.
+	openCircuit()
+	parkedEvent := w.event("tenant-a", "t")
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", parkedEvent.ID))
+	tasks := w.q.take()
+	require.Len(t, tasks, 1)
+	circuitWake := tasks[0]
+	require.NotEmpty(t, circuitWake.task.Wake)
+	assert.Equal(t, w.clock().Add(time.Minute+15*time.Second), circuitWake.task.DueAt, "the circuit's wake (Rand 0.5: half the spread)")
+	w.advance(time.Minute + time.Second)
+	requests := len(rcv.requests())
+	probe()
+	assert.Len(t, rcv.requests(), requests+1, "only the probe so far")
+	tasks = w.q.take()
+	require.Len(t, tasks, 1, "a wake due now")
+	earlier := tasks[0]
+	assert.NotEqual(t, circuitWake.task.Wake, earlier.task.Wake)
+	assert.Equal(t, dispatch.Task{Tenant: "tenant-a", SubscriptionID: sub.ID, Wake: earlier.task.Wake, DueAt: w.clock()}, earlier.task)
+	assert.Zero(t, earlier.delay)
+	got, err := w.st.GetSubscription(ctx, "tenant-a", sub.ID)
+	require.NoError(t, err)
+	assert.Equal(t, w.clock().Add(5*time.Minute), got.WakeQueuedUntil, "the earlier wake's marker (its due plus the grace) replaced the circuit wake's")
+
+	require.NoError(t, w.d.HandleTask(ctx, earlier.task))
+	assert.Equal(t, event.Delivered, w.status("tenant-a", parkedEvent.ID).Status, "made by the earlier wake")
+	parked, err := w.st.ListParked(ctx, "tenant-a", sub.ID, 10)
+	require.NoError(t, err)
+	assert.Empty(t, parked)
+	assert.Empty(t, w.q.take())
+
+	requests = len(rcv.requests())
+	w.advance(14 * time.Second)
+	require.NoError(t, w.d.HandleTask(ctx, circuitWake.task))
+	assert.Len(t, rcv.requests(), requests, "the circuit's wake finds nothing left")
+	assert.Empty(t, w.q.take())
+	a := w.attempts("tenant-a", parkedEvent.ID)
+	require.Len(t, a, 1)
+	assert.Equal(t, 1, a[0].Sends, "sent once")
+}
+
 // A request still unanswered after SlowAfter opens its endpoint's circuit
 // while it runs; the request itself completes.
 func TestSlowEndpointOpensItsCircuit(t *testing.T) {

@@ -1207,7 +1207,8 @@ func TestNewAttemptQueuesBehindTheParkedOnes(t *testing.T) {
 // A new attempt waits only for a wake due within the lane's longest wait
 // (MaxSlowLaneWait, the latest a lane's wake is due) and overdue by no
 // more than that: a wake due later (a circuit's, left queued by a success
-// that closed the circuit) is not waited for, nor one long overdue (its
+// that closed the circuit when a fault kept the wake due now it queues from
+// being sent) is not waited for, nor one long overdue (its
 // invocation may have died; its marker stays live for minutes), nor any
 // while the circuit is half-open (the new attempt may be the probe). An
 // attempt that waits takes no place in its endpoint's rate cap (the
@@ -1238,12 +1239,7 @@ func TestNewAttemptWaitsOnlyForAWakeDueSoon(t *testing.T) {
 			require.NoError(t, err)
 			require.True(t, opened)
 		}
-		claimed, err := w.st.ClaimWake(ctx, "tenant-a", sub.ID, "queued", "", false, w.clock().Add(tt.due+grace), w.clock())
-		require.NoError(t, err)
-		require.True(t, claimed)
-		confirmed, err := w.st.ConfirmWake(ctx, "tenant-a", sub.ID, "queued")
-		require.NoError(t, err)
-		require.True(t, confirmed)
+		queuedWake(t, w, sub.ID, "queued", w.clock().Add(tt.due+grace))
 		e := w.event("tenant-a", "t")
 		require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
 		if tt.waits {
@@ -1260,6 +1256,72 @@ func TestNewAttemptWaitsOnlyForAWakeDueSoon(t *testing.T) {
 		assert.Len(t, rcv.requests(), 1, "%s: the new attempt waited", tt.reason)
 		assert.Empty(t, m.deferred, tt.reason)
 		assert.Equal(t, event.Delivered, w.status("tenant-a", e.ID).Status, tt.reason)
+	}
+}
+
+// queuedWake sets subscription subID's wake marker as if the wake of
+// owner, live until until, were queued (claimed and confirmed).
+func queuedWake(t *testing.T, w *world, subID, owner string, until time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	claimed, err := w.st.ClaimWake(ctx, "tenant-a", subID, owner, "", false, until, w.clock())
+	require.NoError(t, err)
+	require.True(t, claimed)
+	confirmed, err := w.st.ConfirmWake(ctx, "tenant-a", subID, owner)
+	require.NoError(t, err)
+	require.True(t, confirmed)
+}
+
+// A delivery that closes the circuit queues a wake due now in place of a
+// queued one due later, except, for a subscription in its tenant's slow
+// lane, one due within MaxSlowLaneWait: the lane's wake, which carries the
+// subscription's wait for a turn.
+func TestClosingTheCircuitSparesTheLanesWake(t *testing.T) {
+	ctx := context.Background()
+	const grace = 5 * time.Minute // dispatch's wakeGrace
+	for _, tt := range []struct {
+		lane     bool
+		due      time.Duration
+		replaced bool
+		reason   string
+	}{
+		{true, 10 * time.Second, false, "in the lane, a wake due in 10 s"},
+		{true, dispatch.MaxSlowLaneWait, false, "in the lane, a wake due at the lane's longest wait"},
+		{true, dispatch.MaxSlowLaneWait + time.Second, true, "in the lane, a wake due past the lane's longest wait"},
+		{false, 10 * time.Second, true, "not in the lane, a wake due in 10 s"},
+	} {
+		rcv := newReceiver(t)
+		var w *world
+		var sub event.Subscription
+		if tt.lane {
+			w, sub = slowWorld(t, rcv, func(c *dispatch.Config) { c.SlowAfter = -1 })
+		} else {
+			w = newWorld(t, rcv, func(c *dispatch.Config) { c.SlowAfter = -1 })
+			sub, _ = w.subscribe("tenant-a")
+		}
+		w.now = w.now.Truncate(time.Millisecond).Add(time.Second) // the store keeps milliseconds; after the subscription's creation
+		opened, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, sub.URL, w.clock().Add(-time.Second), time.Minute)
+		require.NoError(t, err)
+		require.True(t, opened)
+		queuedWake(t, w, sub.ID, "queued", w.clock().Add(tt.due+grace))
+
+		e := w.event("tenant-a", "t")
+		require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+		require.Equal(t, event.Delivered, w.status("tenant-a", e.ID).Status, "%s: the probe", tt.reason)
+		got, err := w.st.GetSubscription(ctx, "tenant-a", sub.ID)
+		require.NoError(t, err)
+		require.True(t, got.CircuitOpenUntil.IsZero(), "%s: closed by the probe", tt.reason)
+		tasks := w.q.take()
+		if !tt.replaced {
+			assert.Empty(t, tasks, tt.reason)
+			assert.Equal(t, w.clock().Add(tt.due+grace), got.WakeQueuedUntil, "%s: the queued wake's marker stays", tt.reason)
+			continue
+		}
+		if assert.Len(t, tasks, 1, tt.reason) {
+			assert.Equal(t, w.clock(), tasks[0].task.DueAt, tt.reason)
+			assert.NotEqual(t, "queued", tasks[0].task.Wake, tt.reason)
+		}
+		assert.Equal(t, w.clock().Add(grace), got.WakeQueuedUntil, "%s: the wake due now holds the marker", tt.reason)
 	}
 }
 
