@@ -192,7 +192,8 @@ func claimed(op string, err error) (bool, error) {
 // queued one: a delivery closed the subscription's circuit, and the
 // attempts parked behind it would otherwise wait for the circuit's wake
 // (due when the circuit was to close, plus its spread, and up to a whole
-// cooldown when an attempt in flight as the circuit opened succeeded).
+// cooldown when a request in flight as the circuit opened succeeded: one
+// whose slowness opened it).
 // False, nothing changed, when there is no such marker: no wake queued
 // (nothing parked, or a wake running makes what is), a pending marker (its
 // parker is sending that wake), a standby's (the attempts are being made),

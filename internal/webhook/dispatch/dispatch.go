@@ -840,7 +840,8 @@ func (d *Dispatcher) sendStandby(ctx context.Context, tenant, subID string, now 
 // wake comes (store ClaimEarlierWake). That wake is due when the circuit
 // was to close plus its spread (up to BreakerCooldown/2 after a probe that
 // was not the wake's) and up to a whole cooldown and more when a request
-// in flight as the circuit opened succeeded: the parked backlog waited
+// in flight as the circuit opened succeeded (one whose slowness opened
+// it, SlowAfter): the parked backlog waited
 // that long with its endpoint healthy (found by review). Nothing is queued
 // when no wake is (nothing parked, or a wake is running and makes what
 // is), nor in place of a wake due within MaxSlowLaneWait while sub is in

@@ -325,7 +325,8 @@ func TestCircuitBreakerDefersThenProbes(t *testing.T) {
 // subscription's wake due now in place of the circuit's, due later: the
 // attempts parked behind the circuit go at once, not when that wake
 // comes (up to half a cooldown later, or a whole one and more after a
-// success of a request in flight as the circuit opened). The circuit's
+// success of a request in flight as the circuit opened:
+// TestSlowRequestsDeliveryWakesTheAttemptsParkedBehindIt). The circuit's
 // wake, when it comes, finds nothing left. With nothing parked, closing
 // the circuit queues nothing.
 func TestClosingTheCircuitWakesTheParkedAttemptsAtOnce(t *testing.T) {
@@ -401,6 +402,48 @@ func TestClosingTheCircuitWakesTheParkedAttemptsAtOnce(t *testing.T) {
 	a := w.attempts("tenant-a", parkedEvent.ID)
 	require.Len(t, a, 1)
 	assert.Equal(t, 1, a[0].Sends, "sent once")
+}
+
+// A request still unanswered after SlowAfter opens its endpoint's circuit
+// while it runs, for a whole cooldown; an attempt that comes meanwhile is
+// parked behind it, its wake due when the cooldown ends (plus the spread).
+// The slow request's delivery closes the circuit again and queues the
+// wake due now: the parked attempt goes at once, not a cooldown later.
+func TestSlowRequestsDeliveryWakesTheAttemptsParkedBehindIt(t *testing.T) {
+	ctx := context.Background()
+	rcv := newReceiver(t)
+	w := newWorld(t, rcv, func(c *dispatch.Config) { c.SlowAfter, c.BreakerCooldown = 50*time.Millisecond, 10*time.Minute })
+	sub, _ := w.subscribe("tenant-a")
+	slow, later := w.event("tenant-a", "t"), w.event("tenant-a", "t")
+	release := make(chan struct{})
+	rcv.mu.Lock()
+	rcv.hold = release
+	rcv.mu.Unlock()
+	done := make(chan error, 1)
+	go func() { done <- w.d.HandleEvent(ctx, "tenant-a", slow.ID) }()
+	require.Eventually(t, func() bool {
+		got, err := w.st.GetSubscription(ctx, "tenant-a", sub.ID)
+		return err == nil && !got.CircuitOpenUntil.IsZero()
+	}, 10*time.Second, 5*time.Millisecond, "the slow request opens the circuit")
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", later.ID))
+	tasks := w.q.take()
+	require.Len(t, tasks, 1, "the circuit's wake")
+	circuitWake := tasks[0].task
+	assert.True(t, circuitWake.DueAt.After(w.clock().Add(10*time.Minute-time.Second)), "due when the cooldown ends: %v", circuitWake.DueAt)
+
+	close(release)
+	require.NoError(t, <-done)
+	assert.Equal(t, event.Delivered, w.status("tenant-a", slow.ID).Status)
+	got, err := w.st.GetSubscription(ctx, "tenant-a", sub.ID)
+	require.NoError(t, err)
+	require.True(t, got.CircuitOpenUntil.IsZero(), "closed by the slow request's delivery")
+	tasks = w.q.take()
+	require.Len(t, tasks, 1, "a wake due now")
+	assert.Equal(t, w.clock(), tasks[0].task.DueAt)
+	require.NoError(t, w.d.HandleTask(ctx, tasks[0].task))
+	assert.Equal(t, event.Delivered, w.status("tenant-a", later.ID).Status, "made at once, not a cooldown later")
+	require.Len(t, rcv.requests(), 2)
+	assert.Empty(t, w.q.take())
 }
 
 // A request still unanswered after SlowAfter opens its endpoint's circuit
