@@ -841,20 +841,24 @@ func (d *Dispatcher) sendStandby(ctx context.Context, tenant, subID string, now 
 // was to close plus its spread (up to BreakerCooldown/2 after a probe that
 // was not the wake's) and up to a whole cooldown and more when a request
 // in flight as the circuit opened succeeded (one whose slowness opened
-// it, SlowAfter): the parked backlog waited
-// that long with its endpoint healthy (found by review). Nothing is queued
-// when no wake is (nothing parked, or a wake is running and makes what
-// is), nor in place of a wake due within MaxSlowLaneWait while sub is in
-// its tenant's slow lane (the lane's own wake, which carries its wait for
-// a turn). A fault between the steps leaves the wake queued before, and
-// at most one more.
-func (d *Dispatcher) sendEarlier(ctx context.Context, tenant string, sub event.Subscription, now time.Time) error {
+// it, SlowAfter): the parked backlog waited that long with its endpoint
+// healthy (found by review). Nothing is queued when no wake is (nothing
+// parked, or a wake is running and makes what is), nor in place of a wake
+// due within MaxSlowLaneWait while sub is in its tenant's slow lane (the
+// lane's own wake, which carries its wait for a turn). Best effort: a
+// failure is logged, not returned, since the message coming back would
+// find the circuit closed and queue nothing; a fault between the steps
+// leaves the wake queued before to make the attempts, and at most one
+// more wake.
+func (d *Dispatcher) sendEarlier(ctx context.Context, tenant string, sub event.Subscription, now time.Time) {
 	kind := wakeEarlier
 	if d.inLane(sub, now) {
 		kind = wakeEarlierInLane
 	}
-	_, err := d.queueWake(ctx, tenant, sub.ID, "", now, now, laneWait{}, kind)
-	return err
+	if _, err := d.queueWake(ctx, tenant, sub.ID, "", now, now, laneWait{}, kind); err != nil {
+		d.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "parked attempts not woken at the circuit's closing: its wake makes them when due",
+			slog.String("tenant", tenant), slog.String("subscription_id", sub.ID), slog.Any("error", err))
+	}
 }
 
 // wakeKind is how queueWake claims the wake's marker.
@@ -1977,7 +1981,7 @@ func (d *Dispatcher) followUp(ctx context.Context, tenant string, e event.Event,
 			d.circuits.closed(tenant, sub.ID)
 			// The attempts parked behind it go now, not when the
 			// circuit's wake comes.
-			return d.sendEarlier(ctx, tenant, sub, d.cfg.Now())
+			d.sendEarlier(ctx, tenant, sub, d.cfg.Now())
 		}
 		return nil
 	case event.OutcomeGone:

@@ -404,6 +404,51 @@ func TestClosingTheCircuitWakesTheParkedAttemptsAtOnce(t *testing.T) {
 	assert.Equal(t, 1, a[0].Sends, "sent once")
 }
 
+// failEarlier is the store with ClaimEarlierWake failing.
+type failEarlier struct{ dispatch.Store }
+
+func (failEarlier) ClaimEarlierWake(context.Context, string, string, string, time.Time, time.Time) (bool, error) {
+	return false, errors.New("DynamoDB is unavailable")
+}
+
+// The wake due now that a delivery closing the circuit queues is best
+// effort: when it cannot be queued the delivery's message still succeeds
+// (coming back, it would find the circuit closed and queue nothing), a
+// warning is logged, and the circuit's wake makes the parked attempt when
+// due.
+func TestEarlierWakeFailureLeavesTheCircuitsWake(t *testing.T) {
+	ctx := context.Background()
+	rcv := newReceiver(t, 500, 500)
+	w := newWorld(t, rcv, func(c *dispatch.Config) {
+		c.BreakerThreshold, c.BreakerCooldown, c.Store = 2, time.Minute, failEarlier{c.Store}
+	})
+	w.now = w.now.Truncate(time.Millisecond)
+	sub, _ := w.subscribe("tenant-a")
+	w.advance(time.Second)
+	for range 2 {
+		require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", w.event("tenant-a", "t").ID))
+	}
+	require.Len(t, w.q.take(), 2, "the failed attempts' retries")
+	parkedEvent := w.event("tenant-a", "t")
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", parkedEvent.ID))
+	tasks := w.q.take()
+	require.Len(t, tasks, 1, "the circuit's wake")
+	w.advance(time.Minute + time.Second)
+	probe := w.event("tenant-a", "t")
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", probe.ID), "the delivery's message succeeds")
+	assert.Equal(t, event.Delivered, w.status("tenant-a", probe.ID).Status)
+	assert.Contains(t, w.logs.String(), "parked attempts not woken at the circuit's closing")
+	assert.Empty(t, w.q.take(), "no wake due now")
+	assert.Equal(t, event.Received, w.status("tenant-a", parkedEvent.ID).Status, "still parked")
+
+	w.advance(tasks[0].task.DueAt.Sub(w.clock()))
+	require.NoError(t, w.d.HandleTask(ctx, tasks[0].task))
+	assert.Equal(t, event.Delivered, w.status("tenant-a", parkedEvent.ID).Status, "made by the circuit's wake")
+	got, err := w.st.GetSubscription(ctx, "tenant-a", sub.ID)
+	require.NoError(t, err)
+	assert.True(t, got.CircuitOpenUntil.IsZero())
+}
+
 // A request still unanswered after SlowAfter opens its endpoint's circuit
 // while it runs, for a whole cooldown; an attempt that comes meanwhile is
 // parked behind it, its wake due when the cooldown ends (plus the spread).
