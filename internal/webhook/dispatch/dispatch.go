@@ -1122,12 +1122,22 @@ func (d *Dispatcher) waitTurn(ctx context.Context, tenant, subID, prev string, d
 	return nil
 }
 
+// handOverTries bounds the waiters a hand-over tries in turn (each try a
+// claim and a removal: writes).
+const handOverTries = 3
+
 // handOver gives the turn in tenant's slow lane, whose slots the wake of
 // subscription self has just freed, to the subscription that has waited
 // longest (waitedLonger) other than self: its wake,
 // queued for later, is replaced by one due now (ClaimWake with its owner
 // as prev), and its record is removed. It reports whether a wake was
 // queued, and self's own record among the waiters read, if any (mine).
+// A waiter whose wake is already replaced by a newer one (another wake
+// that freed slots at the same time handed it the turn first) refuses
+// the claim; the turn then goes to the next longest waiter, up to
+// handOverTries of them. (Before, the second wake handed no turn and
+// queued its own next wake at once: two wakes ending together served one
+// waiter and the one that had freed slots, not the next waiter.)
 // Best effort, as the record is: a failure is logged, and the waiter's
 // own wake comes when its wait ends.
 func (d *Dispatcher) handOver(ctx context.Context, tenant, self string, now time.Time) (handed bool, mine *event.LaneWaiter) {
@@ -1137,30 +1147,46 @@ func (d *Dispatcher) handOver(ctx context.Context, tenant, self string, now time
 			slog.String("tenant", tenant), slog.Any("error", err))
 		return false, nil
 	}
-	var next *event.LaneWaiter
+	var others []event.LaneWaiter
 	for i, w := range ws {
-		switch {
-		case w.SubscriptionID == self:
+		if w.SubscriptionID == self {
 			mine = &ws[i]
-		case next == nil || waitedLonger(w, *next):
-			next = &ws[i]
+			continue
+		}
+		others = append(others, w)
+	}
+	slices.SortStableFunc(others, func(a, b event.LaneWaiter) int {
+		switch {
+		case waitedLonger(a, b):
+			return -1
+		case waitedLonger(b, a):
+			return 1
+		}
+		return 0
+	})
+	for i, next := range others {
+		if i == handOverTries {
+			break
+		}
+		// The handed wake keeps the waiter's wait: refused again (the
+		// lane filled before it ran), it is still the longest waiter
+		// (since).
+		owner, err := d.queueWake(ctx, tenant, next.SubscriptionID, next.Owner, now, now, laneWait{next.Refused, next.Since}, wakeNormal)
+		if err != nil {
+			d.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "slow-lane turn not handed over: the waiter's wake comes when its wait ends",
+				slog.String("tenant", tenant), slog.String("subscription_id", next.SubscriptionID), slog.Any("error", err))
+			return false, mine
+		}
+		// Handed over, or refused by a newer wake of that subscription
+		// queued meanwhile (another wake that freed slots at the same
+		// time handed it the turn first): either way the record is
+		// spent, and a refused turn goes to the next waiter.
+		d.dropWaiter(ctx, tenant, next.SubscriptionID, next.Owner)
+		if owner != "" {
+			return true, mine
 		}
 	}
-	if next == nil {
-		return false, mine
-	}
-	// The handed wake keeps the waiter's wait: refused again (the lane
-	// filled before it ran), it is still the longest waiter (since).
-	owner, err := d.queueWake(ctx, tenant, next.SubscriptionID, next.Owner, now, now, laneWait{next.Refused, next.Since}, wakeNormal)
-	if err != nil {
-		d.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "slow-lane turn not handed over: the waiter's wake comes when its wait ends",
-			slog.String("tenant", tenant), slog.String("subscription_id", next.SubscriptionID), slog.Any("error", err))
-		return false, mine
-	}
-	// Handed over, or refused by a newer wake of that subscription
-	// queued meanwhile: either way the record is spent.
-	d.dropWaiter(ctx, tenant, next.SubscriptionID, next.Owner)
-	return owner != "", mine
+	return false, mine
 }
 
 // waitedLonger reports whether lane waiter a has waited longer than b:

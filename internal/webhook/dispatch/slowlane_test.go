@@ -1906,6 +1906,61 @@ func TestSlowLaneTurnGoesToTheLongestWaiting(t *testing.T) {
 	assert.Empty(t, waiters, "waiters left on the lane")
 }
 
+// Two wakes that free slots at the same moment read the same waiters: the
+// first hands the longest waiter its turn, and the second, whose claim
+// that waiter's newer wake refuses, hands the turn to the next waiter
+// instead of to no one (it queued its own next wake at once, and the
+// next waiter waited for its own wake).
+func TestRefusedTurnGoesToTheNextWaiter(t *testing.T) {
+	ctx := context.Background()
+	rcv := newReceiver(t)
+	w, subs := slowLaneWorld(t, rcv, 1, nil, "t1", "t2", "t3")
+	slices.SortFunc(subs, func(x, y event.Subscription) int { return strings.Compare(x.ID, y.ID) })
+	a, b, c := subs[0], subs[1], subs[2]
+	for _, sub := range subs {
+		require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", w.event("tenant-a", sub.EventTypes[0]).ID))
+		w.advance(time.Millisecond)
+	}
+	r := newWakeRunner(t, w)
+	r.collect()
+	r.runOf(c.ID) // c waits
+	w.advance(100 * time.Millisecond)
+	r.runOf(b.ID) // then b
+	waiters := laneWaiters(t, w)
+	require.Len(t, waiters, 2)
+	byID := map[string]event.LaneWaiter{}
+	for _, lw := range waiters {
+		byID[lw.SubscriptionID] = lw
+	}
+	// Another wake, freeing slots at the same moment, has handed c the
+	// turn: c's wake is replaced by a newer one; c's record, read by both
+	// wakes, is not removed yet.
+	const grace = 5 * time.Minute // dispatch's wakeGrace
+	cUntil := w.clock().Add(grace)
+	claimed, err := w.st.ClaimWake(ctx, "tenant-a", c.ID, "handed-by-another", byID[c.ID].Owner, false, cUntil, w.clock())
+	require.NoError(t, err)
+	require.True(t, claimed)
+	confirmed, err := w.st.ConfirmWake(ctx, "tenant-a", c.ID, "handed-by-another")
+	require.NoError(t, err)
+	require.True(t, confirmed)
+
+	freeLane(t, w, 1)
+	r.runOf(a.ID) // a's wake makes its attempt and hands the turn over
+	require.Len(t, rcv.requests(), 1)
+	var handed []dispatch.Task
+	for _, q := range r.pending {
+		if q.task.SubscriptionID == b.ID && !q.task.DueAt.After(w.clock()) {
+			handed = append(handed, q.task)
+		}
+	}
+	require.Len(t, handed, 1, "b, the next waiter, was handed the turn: its wake due now")
+	assert.Equal(t, byID[b.ID].Since, handed[0].WaitingSince.UTC(), "with its wait")
+	assert.Empty(t, laneWaiters(t, w), "both records spent: c's refused, b's handed")
+	got, err := w.st.GetSubscription(ctx, "tenant-a", c.ID)
+	require.NoError(t, err)
+	assert.Equal(t, cUntil.Truncate(time.Millisecond).UTC(), got.WakeQueuedUntil.UTC(), "c's newer wake is left as it was")
+}
+
 // A subscription handed the turn keeps its wait: when the lane fills
 // again before its handed wake runs (a new attempt took the freed slot),
 // that wake is refused and the subscription waits on, since its first
