@@ -40,13 +40,8 @@ func TestReenableProbesFirst(t *testing.T) {
 
 	// The probe (e1) hangs at the receiver while e2 arrives: e2 waits.
 	e1, e2 := w.event("tenant-a", "t"), w.event("tenant-a", "t")
-	release := make(chan struct{})
-	rcv.mu.Lock()
-	rcv.hold = release
-	rcv.mu.Unlock()
-	probeDone := make(chan error, 1)
-	go func() { probeDone <- w.d.HandleEvent(ctx, "tenant-a", e1.ID) }()
-	require.Eventually(t, func() bool { return len(rcv.requests()) == 0 && rcvHolding(rcv) }, 10*time.Second, 5*time.Millisecond, "the probe reaches the receiver")
+	finishProbe := startHeld(t, rcv, func() error { return w.d.HandleEvent(ctx, "tenant-a", e1.ID) })
+	require.Empty(t, rcv.requests(), "the probe is held at the receiver")
 	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e2.ID))
 	tasks := w.q.take()
 	require.Len(t, tasks, 1, "one wake task, no attempt sent")
@@ -56,8 +51,7 @@ func TestReenableProbesFirst(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, parked, 1)
 	assert.Equal(t, e2.ID, parked[0].EventID, "parked behind the probe")
-	close(release)
-	require.NoError(t, <-probeDone)
+	require.NoError(t, finishProbe())
 	require.Len(t, rcv.requests(), 1)
 	assert.Equal(t, e1.ID, rcv.requests()[0].id, "the probe went first, alone")
 	sub2, err := w.st.GetSubscription(ctx, "tenant-a", sub.ID)

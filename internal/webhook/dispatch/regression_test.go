@@ -460,12 +460,7 @@ func TestSlowRequestsDeliveryWakesTheAttemptsParkedBehindIt(t *testing.T) {
 	w := newWorld(t, rcv, func(c *dispatch.Config) { c.SlowAfter, c.BreakerCooldown = 50*time.Millisecond, 10*time.Minute })
 	sub, _ := w.subscribe("tenant-a")
 	slow, later := w.event("tenant-a", "t"), w.event("tenant-a", "t")
-	release := make(chan struct{})
-	rcv.mu.Lock()
-	rcv.hold = release
-	rcv.mu.Unlock()
-	done := make(chan error, 1)
-	go func() { done <- w.d.HandleEvent(ctx, "tenant-a", slow.ID) }()
+	finish := startHeld(t, rcv, func() error { return w.d.HandleEvent(ctx, "tenant-a", slow.ID) })
 	require.Eventually(t, func() bool {
 		got, err := w.st.GetSubscription(ctx, "tenant-a", sub.ID)
 		return err == nil && !got.CircuitOpenUntil.IsZero()
@@ -476,8 +471,7 @@ func TestSlowRequestsDeliveryWakesTheAttemptsParkedBehindIt(t *testing.T) {
 	circuitWake := tasks[0].task
 	assert.True(t, circuitWake.DueAt.After(w.clock().Add(10*time.Minute-time.Second)), "due when the cooldown ends: %v", circuitWake.DueAt)
 
-	close(release)
-	require.NoError(t, <-done)
+	require.NoError(t, finish())
 	assert.Equal(t, event.Delivered, w.status("tenant-a", slow.ID).Status)
 	got, err := w.st.GetSubscription(ctx, "tenant-a", sub.ID)
 	require.NoError(t, err)

@@ -1235,9 +1235,7 @@ func TestNewAttemptWaitsOnlyForAWakeDueSoon(t *testing.T) {
 		m := &metrics{}
 		w, sub := slowWorld(t, rcv, func(c *dispatch.Config) { c.SlowAfter = -1; c.EndpointRate = 1; c.Metrics = m })
 		if tt.halfOpen {
-			opened, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, sub.URL, w.clock().Add(-time.Second), time.Minute)
-			require.NoError(t, err)
-			require.True(t, opened)
+			halfOpen(t, w, sub)
 		}
 		queuedWake(t, w, sub.ID, "queued", w.clock().Add(tt.due+grace))
 		e := w.event("tenant-a", "t")
@@ -1257,6 +1255,15 @@ func TestNewAttemptWaitsOnlyForAWakeDueSoon(t *testing.T) {
 		assert.Empty(t, m.deferred, tt.reason)
 		assert.Equal(t, event.Delivered, w.status("tenant-a", e.ID).Status, tt.reason)
 	}
+}
+
+// halfOpen opens sub's circuit until a second ago: it is half-open, the
+// next attempt its probe.
+func halfOpen(t *testing.T, w *world, sub event.Subscription) {
+	t.Helper()
+	opened, err := w.st.OpenCircuit(context.Background(), "tenant-a", sub.ID, sub.URL, w.clock().Add(-time.Second), time.Minute)
+	require.NoError(t, err)
+	require.True(t, opened)
 }
 
 // queuedWake sets subscription subID's wake marker as if the wake of
@@ -1300,9 +1307,7 @@ func TestClosingTheCircuitSparesTheLanesWake(t *testing.T) {
 			sub, _ = w.subscribe("tenant-a")
 		}
 		w.now = w.now.Truncate(time.Millisecond).Add(time.Second) // the store keeps milliseconds; after the subscription's creation
-		opened, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, sub.URL, w.clock().Add(-time.Second), time.Minute)
-		require.NoError(t, err)
-		require.True(t, opened)
+		halfOpen(t, w, sub)
 		queuedWake(t, w, sub.ID, "queued", w.clock().Add(tt.due+grace))
 
 		e := w.event("tenant-a", "t")
@@ -1403,26 +1408,28 @@ func wakeOf(t *testing.T, w *world, qs []queued, sub string) (dispatch.Task, tim
 	return found[0].task, w.clock().Add(found[0].delay)
 }
 
-// startHeld runs task in the background with rcv holding its first
-// request unanswered: it returns once that request has come, with the
-// function that lets it be answered and returns the task's error.
-func startHeld(t *testing.T, w *world, rcv *receiver, task dispatch.Task) (finish func() error) {
+// startHeld runs run (a task or a message handled) in the background
+// with rcv holding its first request unanswered: it returns once that
+// request has come, with the function that lets it be answered and
+// returns run's error.
+func startHeld(t *testing.T, rcv *receiver, run func() error) (finish func() error) {
 	t.Helper()
 	release := make(chan struct{})
 	rcv.mu.Lock()
 	rcv.hold = release
 	rcv.mu.Unlock()
 	done := make(chan error, 1)
-	go func() { done <- w.d.HandleTask(context.Background(), task) }()
-	require.Eventually(t, func() bool {
-		rcv.mu.Lock()
-		defer rcv.mu.Unlock()
-		return rcv.hold == nil
-	}, 10*time.Second, 5*time.Millisecond, "the task's request never came")
+	go func() { done <- run() }()
+	require.Eventually(t, func() bool { return rcvHolding(rcv) }, 10*time.Second, 5*time.Millisecond, "the request never came")
 	return func() error {
 		close(release)
 		return <-done
 	}
+}
+
+// taskRun is run for startHeld: w handles task.
+func taskRun(w *world, task dispatch.Task) func() error {
+	return func() error { return w.d.HandleTask(context.Background(), task) }
 }
 
 // Subscriptions of one tenant that share its slow lane take turns: a wake
@@ -1518,7 +1525,7 @@ func TestReplacedWakeDoesNotHoldBackTheTurn(t *testing.T) {
 	// X's handed wake makes X's first attempt; while its request is in
 	// flight, the replaced wake comes: refused, it queues X's next wake
 	// for later.
-	finish := startHeld(t, w, rcv, handed)
+	finish := startHeld(t, rcv, taskRun(w, handed))
 	run(replaced, replacedDue)
 	late, lateDue := wakeOf(t, w, w.q.take(), subX.ID)
 	require.Greater(t, lateDue.Sub(w.clock()), 10*time.Second, "the replaced wake's successor (refused %d) is due in %v", late.Refused, lateDue.Sub(w.clock()))
@@ -1705,7 +1712,7 @@ func TestAStandbyWakeDoesNotHoldBackTheNextWake(t *testing.T) {
 	// request is in flight, a copy of its message comes, takes the
 	// lane's other slot, finds the attempt being made, and queues a
 	// standby wake.
-	finish := startHeld(t, w, rcv, wake)
+	finish := startHeld(t, rcv, taskRun(w, wake))
 	require.NoError(t, w.d.HandleTask(ctx, wake))
 	standby, standbyDue := wakeOf(t, w, w.q.take(), sub.ID)
 	require.Greater(t, standbyDue.Sub(w.clock()), 10*time.Second, "the standby comes an attempt's time later")
