@@ -508,11 +508,14 @@ const (
 // nothing of the new server, whose circuit a slow request may have
 // opened. An empty url: wherever the subscription points.
 //
-// closed reports whether this call ended the run and closed the circuit:
-// false when a later success or a run that began after at is recorded,
-// or the subscription has left url's server (the caller then keeps what
-// it knows of the circuit: found by review, the dispatcher forgot a
-// circuit it had opened on the new server).
+// closed reports whether this call ended a run of failures or an open
+// (or half-open) circuit: false when there was none (a healthy
+// subscription's delivery: the common case, so that the dispatcher's
+// follow-up of a closing, a write, is not made for every delivery),
+// when a later success or a run that began after at is recorded, or when
+// the subscription has left url's server (the caller then keeps what it
+// knows of the circuit: found by review, the dispatcher forgot a circuit
+// it had opened on the new server).
 func (st *Store) SubscriptionSucceeded(ctx context.Context, tenant, id, url string, at time.Time) (closed bool, err error) {
 	key := st.key(subscriptionPartition(tenant), id)
 	values := map[string]types.AttributeValue{":s": n(at.Unix()), ":us": n(at.UnixMicro())}
@@ -522,13 +525,17 @@ func (st *Store) SubscriptionSucceeded(ctx context.Context, tenant, id, url stri
 		vals := maps.Clone(values)
 		cond := "attribute_exists(#pk) AND " + condNoLaterSuccess + " AND " + condRunNotLater
 		cond += onURL(url, names, vals)
-		_, err = st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		// ALL_OLD: what the update removed tells whether it ended
+		// anything (a returned value costs no capacity).
+		var out *dynamodb.UpdateItemOutput
+		out, err = st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName:                           aws.String(st.table),
 			Key:                                 key,
 			UpdateExpression:                    aws.String("SET #ls = :s, #lsu = :us REMOVE #fs, #fsu, #cf, #open, #probe, #for"),
 			ConditionExpression:                 aws.String(cond),
 			ExpressionAttributeNames:            names,
 			ExpressionAttributeValues:           vals,
+			ReturnValues:                        types.ReturnValueAllOld,
 			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 		})
 		var ccf *types.ConditionalCheckFailedException
@@ -567,8 +574,20 @@ func (st *Store) SubscriptionSucceeded(ctx context.Context, tenant, id, url stri
 		if err != nil {
 			return false, classify("update subscription", err)
 		}
-		return true, nil
+		return endedFailures(out.Attributes), nil
 	}
+}
+
+// endedFailures reports whether a subscription item, as it was before a
+// success removed them, had a run of failures, a failure count or a
+// circuit (open, half-open with its probe, or its cooldown) recorded.
+func endedFailures(old map[string]types.AttributeValue) bool {
+	for _, a := range []string{attrFailingSince, attrFailingSinceUs, attrConsecutive, attrOpenUntil, attrProbeUntil, attrOpenFor} {
+		if _, ok := old[a]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // SubscriptionFailed records a failure at at (to the microsecond) of a

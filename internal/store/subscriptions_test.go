@@ -627,7 +627,7 @@ func TestSubscriptionHealthOutOfOrder(t *testing.T) {
 		require.NoError(t, err)
 		return closed
 	}
-	assert.True(t, succeeded(10*time.Second))
+	assert.False(t, succeeded(10*time.Second), "no run, no circuit: nothing to close (recorded all the same)")
 	run, err := st.SubscriptionFailed(ctx, "tenant-a", "sub_a", "", t0, 0, "r")
 	require.NoError(t, err)
 	assert.Equal(t, event.FailureRun{}, run, "a failure older than the latest success counts nothing and disables nothing, even with no grace")
@@ -647,7 +647,7 @@ func TestSubscriptionHealthOutOfOrder(t *testing.T) {
 
 	assert.True(t, succeeded(30*time.Second))
 	assert.Empty(t, get().FailingSince, "a later success ends the run")
-	assert.True(t, succeeded(30*time.Second), "repeated: applied again, the circuit stays as it left it")
+	assert.False(t, succeeded(30*time.Second), "repeated: nothing left to close")
 	_, err = st.SubscriptionFailed(ctx, "tenant-a", "sub_a", "", t0.Add(30*time.Second), time.Hour, "r")
 	require.NoError(t, err)
 	assert.Empty(t, get().FailingSince, "a failure in the second of the latest success is not newer than it")
@@ -878,6 +878,42 @@ func TestCircuitBreakerState(t *testing.T) {
 	ok, err := st.AcquireProbe(ctx, "tenant-a", "sub_none", t0, t0)
 	require.NoError(t, err)
 	assert.False(t, ok)
+}
+
+// A success reports that it closed something only when there was a run
+// of failures or a circuit to close: the dispatcher wakes the attempts
+// parked behind a circuit on that report, and a healthy subscription's
+// deliveries (the common case) need no such write.
+func TestSuccessClosesOnlyWhatWasOpen(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.Events())
+	st := store.New(db.Client, table)
+	require.NoError(t, st.CreateSubscription(ctx, "tenant-a", newSub("sub_a")))
+	t0 := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	succeeded := func(at time.Time) bool {
+		t.Helper()
+		closed, err := st.SubscriptionSucceeded(ctx, "tenant-a", "sub_a", "", at)
+		require.NoError(t, err)
+		return closed
+	}
+	assert.False(t, succeeded(t0), "healthy: nothing to close")
+	assert.False(t, succeeded(t0.Add(time.Second)), "still healthy")
+
+	// A failure's run, no circuit.
+	_, err := st.SubscriptionFailed(ctx, "tenant-a", "sub_a", "", t0.Add(2*time.Second), time.Hour, "r")
+	require.NoError(t, err)
+	assert.True(t, succeeded(t0.Add(3*time.Second)), "it ended the run")
+	assert.False(t, succeeded(t0.Add(4*time.Second)), "nothing left")
+
+	// A circuit opened without a failure (a slow request's watch).
+	opened, err := st.OpenCircuit(ctx, "tenant-a", "sub_a", "", t0.Add(time.Minute), time.Minute)
+	require.NoError(t, err)
+	require.True(t, opened)
+	assert.True(t, succeeded(t0.Add(5*time.Second)), "it closed the circuit")
+	sub, err := st.GetSubscription(ctx, "tenant-a", "sub_a")
+	require.NoError(t, err)
+	assert.True(t, sub.CircuitOpenUntil.IsZero())
+	assert.False(t, succeeded(t0.Add(6*time.Second)), "nothing left")
 }
 
 // A half-open circuit's probe is taken over only once its hold's end

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -614,4 +616,105 @@ func TestKilledMidBatchLosesNothing(t *testing.T) {
 		assert.Equal(t, 1, delivered, "event %s: one delivered attempt recorded: %v", id, atts)
 	}
 	assert.Len(t, got, len(ids), "only these webhook-ids: a duplicate carries its event's id")
+}
+
+// opLog records the DynamoDB requests of a store while it counts: each as
+// its operation, with " wake" when it writes a subscription's wake marker.
+type opLog struct {
+	mu       sync.Mutex
+	counting bool
+	ops      []string
+}
+
+func (l *opLog) start() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.counting, l.ops = true, nil
+}
+
+func (l *opLog) stop() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.counting = false
+	return l.ops
+}
+
+// countingWorld is newWorld with its store on a client that records its
+// requests in the opLog returned.
+func countingWorld(t *testing.T, rcv *receiver) (*world, *opLog) {
+	log := &opLog{}
+	var st *store.Store
+	w := newWorld(t, rcv, func(c *dispatch.Config) {
+		st = store.New(db.FaultClient(func(op string, body []byte) *http.Response {
+			log.mu.Lock()
+			defer log.mu.Unlock()
+			if log.counting {
+				if strings.Contains(string(body), `"wake_owner"`) {
+					op += " wake"
+				}
+				log.ops = append(log.ops, op)
+			}
+			return nil
+		}), db.CreateTable(t, schema.Events()))
+		c.Store = st
+	})
+	w.st = st
+	return w, log
+}
+
+// A delivery's DynamoDB requests, in order. To a healthy subscription
+// (the common case): the event, the subscriptions and the attempts read,
+// the attempt claimed (its reference and itself), finished, the success
+// recorded, and the event settled (its attempts and itself read, the
+// status written). The success that ends a run of failures adds one: the
+// claim of a wake due now for the attempts parked behind the circuit
+// (refused here: nothing is parked). Found: every delivery made that
+// claim, as if each success had closed a circuit.
+func TestDeliveryRequests(t *testing.T) {
+	ctx := context.Background()
+	rcv := newReceiver(t, http.StatusOK, http.StatusInternalServerError, http.StatusOK)
+	w, log := countingWorld(t, rcv)
+	w.subscribe("tenant-a")
+	healthy := []string{"GetItem", "Query", "Query", "PutItem", "UpdateItem", "UpdateItem", "UpdateItem", "Query", "GetItem", "TransactWriteItems"}
+
+	e := w.event("tenant-a", "order.paid")
+	log.start()
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+	assert.Equal(t, healthy, log.stop(), "a delivery to a healthy subscription")
+	assert.Equal(t, event.Delivered, w.status("tenant-a", e.ID).Status)
+
+	// A failure (a second later: at the success's instant the success
+	// would win), then its retry's success ends the run.
+	w.advance(time.Second)
+	e2 := w.event("tenant-a", "order.paid")
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e2.ID))
+	tasks := w.q.take()
+	require.Len(t, tasks, 1)
+	w.advance(5 * time.Second)
+	log.start()
+	require.NoError(t, w.d.HandleTask(ctx, tasks[0].task))
+	ops := log.stop()
+	assert.Equal(t, event.Delivered, w.status("tenant-a", e2.ID).Status)
+	i := slices.Index(ops, "UpdateItem wake")
+	require.Positive(t, i, "the success that ended the run claims a wake: %q", ops)
+	assert.Equal(t, "UpdateItem", ops[i-1], "the claim follows the success: %q", ops)
+	assert.Equal(t, 1, countOf(ops, "UpdateItem wake"), "%q", ops)
+	assert.Empty(t, w.q.take(), "nothing parked: no wake queued")
+
+	// The next delivery finds the subscription healthy again.
+	e3 := w.event("tenant-a", "order.paid")
+	log.start()
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e3.ID))
+	assert.Equal(t, healthy, log.stop(), "a delivery after the run ended")
+}
+
+// countOf counts s in list.
+func countOf(list []string, s string) int {
+	n := 0
+	for _, v := range list {
+		if v == s {
+			n++
+		}
+	}
+	return n
 }
