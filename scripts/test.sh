@@ -10,7 +10,10 @@
 #   - every DynamoDB Local a test starts, its own (ddbtest) or a dev
 #     server's (cmd/triggers-dev, triggers-load), runs with the client
 #     compiler only (internal/ddb/ddblocal.QuickStartJavaOptions, through
-#     TRIGGERS_DYNAMODB_JAVA_OPTIONS), a fifth less CPU.
+#     TRIGGERS_DYNAMODB_JAVA_OPTIONS), a fifth less CPU; except
+#     internal/webhook/dispatch's (ddbtest.Options.Busy: its crash-point
+#     harness keeps the engine busy for minutes, which repays the
+#     optimizing compiler).
 # TEST_PARALLEL sets go test -p (default: the number of cores). More than
 # the cores was slower here: the run is CPU-bound.
 set -euo pipefail

@@ -44,7 +44,7 @@ func TestDataDirPersistsAcrossRuns(t *testing.T) {
 	assert.FileExists(t, filepath.Join(dir, "shared-local-instance.db"))
 
 	t.Setenv(ddblocal.EnvJavaOptions, " -Dtriggers.marker=1  -XX:+UseSerialGC ")
-	p, err = ddblocal.Start(ctx, ddblocal.Options{DataDir: dir, JavaOptions: []string{"-Dtriggers.first=1"}})
+	p, err = ddblocal.Start(ctx, ddblocal.Options{DataDir: dir, JavaOptions: []string{"-Dtriggers.first=1"}, FinalJavaOptions: []string{"-Dtriggers.final=1"}})
 	require.NoError(t, err)
 	defer p.Stop()
 	cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(p.Pid()) + "/cmdline")
@@ -52,8 +52,8 @@ func TestDataDirPersistsAcrossRuns(t *testing.T) {
 	args := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
 	jar := slices.Index(args, "-jar")
 	require.Positive(t, jar, "%q", args)
-	assert.Equal(t, []string{"-Dtriggers.first=1", "-Dtriggers.marker=1", "-XX:+UseSerialGC"}, args[2:jar-1],
-		"Options.JavaOptions, then %s's fields, before -jar: %q", ddblocal.EnvJavaOptions, args)
+	assert.Equal(t, []string{"-Dtriggers.first=1", "-Dtriggers.marker=1", "-XX:+UseSerialGC", "-Dtriggers.final=1"}, args[2:jar-1],
+		"Options.JavaOptions, then %s's fields, then Options.FinalJavaOptions, before -jar: %q", ddblocal.EnvJavaOptions, args)
 	out, err := p.Client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String("keys"), Key: map[string]types.AttributeValue{
 		schema.AttrKeyHash: &types.AttributeValueMemberS{Value: "h1"},
 	}})

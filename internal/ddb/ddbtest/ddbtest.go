@@ -76,7 +76,19 @@ const (
 // When the run selects no tests (-run '^$', as scripts/bench.sh and
 // fuzzing do), Main does not start DynamoDB Local and *db stays nil:
 // benchmarks and fuzz targets must not need it.
-func Main(m *testing.M, db **Local) int {
+func Main(m *testing.M, db **Local) int { return MainWith(m, db, Options{}) }
+
+// Options configure MainWith.
+type Options struct {
+	// Busy says the package sends its engine minutes of requests: the
+	// engine runs with ddblocal.BusyJavaOptions (the optimizing compiler)
+	// whatever ddblocal.EnvJavaOptions says. An engine from EnvEndpoint
+	// is used as it is.
+	Busy bool
+}
+
+// MainWith is Main with options o.
+func MainWith(m *testing.M, db **Local, o Options) int {
 	if !flag.Parsed() {
 		flag.Parse()
 	}
@@ -93,7 +105,7 @@ func Main(m *testing.M, db **Local) int {
 		return m.Run()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), ddblocal.StartTimeout+5*time.Minute)
-	l, err := Start(ctx)
+	l, err := StartWith(ctx, o)
 	cancel()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "ddbtest: %v\n", err)
@@ -113,8 +125,15 @@ func Main(m *testing.M, db **Local) int {
 // waits until it answers. Stop it with
 // Stop. On Linux the process is also killed when the test binary dies (for
 // example after a panic), so nothing is left behind.
-func Start(ctx context.Context) (*Local, error) {
-	p, err := ddblocal.Start(ctx, ddblocal.Options{Install: true, JavaOptions: ddblocal.QuickStartJavaOptions()})
+func Start(ctx context.Context) (*Local, error) { return StartWith(ctx, Options{}) }
+
+// StartWith is Start with options o (MainWith's).
+func StartWith(ctx context.Context, o Options) (*Local, error) {
+	lo := ddblocal.Options{Install: true, JavaOptions: ddblocal.QuickStartJavaOptions()}
+	if o.Busy {
+		lo.FinalJavaOptions = ddblocal.BusyJavaOptions()
+	}
+	p, err := ddblocal.Start(ctx, lo)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,9 @@ package ddbtest_test
 import (
 	"context"
 	"os"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -11,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/triggers-dev/triggers/internal/ddb/ddblocal"
 	"github.com/triggers-dev/triggers/internal/ddb/ddbtest"
 	"github.com/triggers-dev/triggers/schema"
 )
@@ -58,4 +62,30 @@ func TestStopIsIdempotent(t *testing.T) {
 	require.NoError(t, l.Stop())
 	_, err = l.Client.ListTables(context.Background(), &dynamodb.ListTablesInput{}, func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 })
 	assert.Error(t, err, "ListTables after Stop succeeded, want a connection error")
+}
+
+// A busy package's engine runs with the optimizing compiler even when the
+// run asks every engine for the client compiler only (scripts/test.sh,
+// through ddblocal.EnvJavaOptions); another package's keeps the client
+// compiler.
+func TestBusyEngineGetsTheOptimizingCompiler(t *testing.T) {
+	t.Setenv(ddblocal.EnvJavaOptions, strings.Join(ddblocal.QuickStartJavaOptions(), " "))
+	compiler := func(o ddbtest.Options) string {
+		l, err := ddbtest.StartWith(context.Background(), o)
+		require.NoError(t, err)
+		defer l.Stop()
+		cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(l.Pid()) + "/cmdline")
+		require.NoError(t, err)
+		args := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
+		args = args[:slices.Index(args, "-jar")]
+		last := ""
+		for _, a := range args {
+			if strings.HasPrefix(a, "-XX:TieredStopAtLevel=") {
+				last = a // the JVM takes the last
+			}
+		}
+		return last
+	}
+	assert.Equal(t, "-XX:TieredStopAtLevel=4", compiler(ddbtest.Options{Busy: true}), "busy")
+	assert.Equal(t, "-XX:TieredStopAtLevel=1", compiler(ddbtest.Options{}), "not busy")
 }

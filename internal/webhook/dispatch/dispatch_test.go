@@ -35,7 +35,8 @@ var db *ddbtest.Local
 var moto *mototest.Engine
 
 func TestMain(m *testing.M) {
-	os.Exit(mototest.Main(mototest.RunFunc(func() int { return ddbtest.Main(m, &db) }), &moto))
+	// Busy: the crash-point harness sends the engine minutes of requests.
+	os.Exit(mototest.Main(mototest.RunFunc(func() int { return ddbtest.MainWith(m, &db, ddbtest.Options{Busy: true}) }), &moto))
 }
 
 // half makes the jitter zero: a schedule step of 5 s waits exactly 5 s.
