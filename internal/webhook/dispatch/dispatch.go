@@ -2003,7 +2003,10 @@ func (d *Dispatcher) followUp(ctx context.Context, tenant string, e event.Event,
 			// The delivery closed the circuit. Not one from a server the
 			// subscription has left, nor one older than the failures
 			// recorded since: this instance may have opened the circuit
-			// it has now (found by review).
+			// it has now (found by review). Nor one that found nothing to
+			// close (a healthy subscription: no follow-up write); a
+			// circuit this instance remembers that another instance's
+			// success closed is forgotten at gate's next read.
 			d.circuits.closed(tenant, sub.ID)
 			// The attempts parked behind it go now, not when the
 			// circuit's wake comes.
