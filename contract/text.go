@@ -1,6 +1,11 @@
 package contract
 
-import "unicode"
+import (
+	"fmt"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
+)
 
 // Classes of the characters refused in a description (DescriptionRefusal).
 const (
@@ -53,4 +58,31 @@ func DescriptionRefusal(r rune) string {
 		return TextInvisible
 	}
 	return ""
+}
+
+// EscapeJSON returns data, JSON text, with every character for which
+// escape reports true written as a \u escape (a surrogate pair above
+// U+FFFF); the other characters are copied as they are. Outside its
+// strings JSON is ASCII without controls, so an escaped character other
+// than those is in a string, where the escape decodes to the same text:
+// a reader gets exactly the value that was encoded. The OpenAPI document
+// escapes everything outside ASCII (so the invisible characters of a
+// pattern are seen in it); triggers-keys escapes what DescriptionRefusal
+// refuses (so a stored description cannot bring a terminal escape to a
+// listing). An invalid UTF-8 byte is written as the escape of U+FFFD when
+// escape(utf8.RuneError) reports true, and as U+FFFD otherwise.
+func EscapeJSON(data []byte, escape func(rune) bool) []byte {
+	out := make([]byte, 0, len(data))
+	for _, r := range string(data) {
+		switch {
+		case !escape(r):
+			out = utf8.AppendRune(out, r)
+		case r > 0xFFFF:
+			hi, lo := utf16.EncodeRune(r)
+			out = fmt.Appendf(out, `\u%04x\u%04x`, hi, lo)
+		default:
+			out = fmt.Appendf(out, `\u%04x`, r)
+		}
+	}
+	return out
 }

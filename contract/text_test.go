@@ -1,6 +1,7 @@
 package contract_test
 
 import (
+	"encoding/json"
 	"testing"
 	"unicode"
 
@@ -52,5 +53,33 @@ func TestDescriptionRefusal(t *testing.T) {
 	}
 	if kept != 3+13 {
 		t.Errorf("%d format characters kept, want 16: U+200C, U+200D, U+180E and the 13 prepended concatenation marks", kept)
+	}
+}
+
+// EscapeJSON writes exactly the characters its predicate picks as \u
+// escapes (a surrogate pair above U+FFFF), copies the rest byte for byte,
+// and the text decodes to the value that was encoded.
+func TestEscapeJSON(t *testing.T) {
+	value := map[string]string{"d": "a\u00e9\u202e\U0001F600\u200d\u009b z"}
+	data, err := json.Marshal(value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct {
+		escape func(rune) bool
+		want   string
+	}{
+		"outside ASCII": {func(r rune) bool { return r > 0x7f }, `{"d":"a\u00e9\u202e\ud83d\ude00\u200d\u009b z"}`},
+		"refused":       {func(r rune) bool { return contract.DescriptionRefusal(r) != "" }, "{\"d\":\"a\u00e9\\u202e\U0001F600\u200d\\u009b z\"}"},
+		"nothing":       {func(rune) bool { return false }, string(data)},
+	} {
+		got := contract.EscapeJSON(data, tc.escape)
+		if string(got) != tc.want {
+			t.Errorf("%s: EscapeJSON = %s, want %s", name, got, tc.want)
+		}
+		var back map[string]string
+		if err := json.Unmarshal(got, &back); err != nil || back["d"] != value["d"] {
+			t.Errorf("%s: %s decodes to %q (%v), want %q", name, got, back["d"], err, value["d"])
+		}
 	}
 }

@@ -35,8 +35,6 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode/utf16"
-	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 
@@ -365,18 +363,7 @@ func stamp(t time.Time) string {
 // program reads the description exactly as stored.
 func jsonLine(k keyJSON) []byte {
 	data, _ := json.Marshal(k) // a struct of strings: it cannot fail
-	out := make([]byte, 0, len(data)+1)
-	for _, r := range string(data) {
-		switch {
-		case contract.DescriptionRefusal(r) == "":
-			out = utf8.AppendRune(out, r)
-		case r > 0xFFFF:
-			hi, lo := utf16.EncodeRune(r)
-			out = fmt.Appendf(out, `\u%04x\u%04x`, hi, lo)
-		default:
-			out = fmt.Appendf(out, `\u%04x`, r)
-		}
-	}
+	out := contract.EscapeJSON(data, func(r rune) bool { return contract.DescriptionRefusal(r) != "" })
 	return append(out, '\n')
 }
 

@@ -25,7 +25,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/triggers-dev/triggers/contract"
@@ -158,32 +157,14 @@ func Generate() ([]byte, error) {
 	if err := enc.Encode(d); err != nil {
 		return nil, err
 	}
-	out := asciiJSON(b.Bytes())
+	// Every character outside ASCII becomes a \u escape: the document stays
+	// ASCII, and the invisible characters of the description pattern
+	// (descriptionPattern) are seen in it.
+	out := contract.EscapeJSON(b.Bytes(), func(r rune) bool { return r >= utf8.RuneSelf })
 	if err := checkRefs(out); err != nil {
 		return nil, err
 	}
 	return out, nil
-}
-
-// asciiJSON writes every character outside ASCII in data, JSON text, as
-// a \u escape (a surrogate pair above U+FFFF): the document stays ASCII,
-// and the invisible characters of the description pattern
-// (descriptionPattern) are seen in it. Outside strings JSON is ASCII, so
-// every such character is in a string, where the escape means the same.
-func asciiJSON(data []byte) []byte {
-	out := make([]byte, 0, len(data))
-	for _, r := range string(data) {
-		switch {
-		case r < utf8.RuneSelf:
-			out = append(out, byte(r))
-		case r > 0xFFFF:
-			hi, lo := utf16.EncodeRune(r)
-			out = fmt.Appendf(out, `\u%04x\u%04x`, hi, lo)
-		default:
-			out = fmt.Appendf(out, `\u%04x`, r)
-		}
-	}
-	return out
 }
 
 // build assembles the document.

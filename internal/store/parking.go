@@ -71,30 +71,25 @@ func (st *Store) ParkAttempt(ctx context.Context, tenant, subscriptionID string,
 // event's id order.
 func (st *Store) ListParked(ctx context.Context, tenant, subscriptionID string, limit int) ([]event.Parked, error) {
 	out := []event.Parked{}
-	var start map[string]types.AttributeValue
-	for len(out) < limit {
-		res, err := st.db.Query(ctx, &dynamodb.QueryInput{
-			TableName:                 aws.String(st.table),
-			KeyConditionExpression:    aws.String("#pk = :pk"),
-			ExpressionAttributeNames:  map[string]string{"#pk": schema.AttrUserID},
-			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s(parkedPartition(tenant, subscriptionID))},
-			ConsistentRead:            aws.Bool(true),
-			Limit:                     aws.Int32(int32(limit - len(out))),
-			ExclusiveStartKey:         start,
-		})
+	pages := dynamodb.NewQueryPaginator(st.db, &dynamodb.QueryInput{
+		TableName:                 aws.String(st.table),
+		KeyConditionExpression:    aws.String("#pk = :pk"),
+		ExpressionAttributeNames:  map[string]string{"#pk": schema.AttrUserID},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s(parkedPartition(tenant, subscriptionID))},
+		ConsistentRead:            aws.Bool(true),
+		Limit:                     aws.Int32(int32(limit)),
+	})
+	for len(out) < limit && pages.HasMorePages() {
+		res, err := pages.NextPage(ctx)
 		if err != nil {
 			return nil, classify("list parked attempts", err)
 		}
 		for _, it := range res.Items {
-			if getS(it, contract.AttrRecordType) != contract.RecordTypeParked {
+			if len(out) == limit || getS(it, contract.AttrRecordType) != contract.RecordTypeParked {
 				continue
 			}
 			out = append(out, event.Parked{EventID: getS(it, schema.AttrEventID), Number: int(getN(it, attrAttempt)), Token: getS(it, attrToken)})
 		}
-		if len(res.LastEvaluatedKey) == 0 {
-			break
-		}
-		start = res.LastEvaluatedKey
 	}
 	return out, nil
 }

@@ -227,17 +227,16 @@ func (st *Store) AddLaneWaiter(ctx context.Context, tenant string, w event.LaneW
 // the live waiters behind them; found by review).
 func (st *Store) LaneWaiters(ctx context.Context, tenant string, now time.Time, limit int) ([]event.LaneWaiter, error) {
 	out := []event.LaneWaiter{}
-	var start map[string]types.AttributeValue
-	for len(out) < limit {
-		res, err := st.db.Query(ctx, &dynamodb.QueryInput{
-			TableName:                 aws.String(st.table),
-			KeyConditionExpression:    aws.String("#pk = :pk AND begins_with(#sk, :w)"),
-			ExpressionAttributeNames:  map[string]string{"#pk": schema.AttrUserID, "#sk": schema.AttrTimestampEventID},
-			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s(slowLanePartition(tenant)), ":w": s(contract.LaneWaiterPrefix)},
-			ConsistentRead:            aws.Bool(true),
-			Limit:                     aws.Int32(int32(limit)),
-			ExclusiveStartKey:         start,
-		})
+	pages := dynamodb.NewQueryPaginator(st.db, &dynamodb.QueryInput{
+		TableName:                 aws.String(st.table),
+		KeyConditionExpression:    aws.String("#pk = :pk AND begins_with(#sk, :w)"),
+		ExpressionAttributeNames:  map[string]string{"#pk": schema.AttrUserID, "#sk": schema.AttrTimestampEventID},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s(slowLanePartition(tenant)), ":w": s(contract.LaneWaiterPrefix)},
+		ConsistentRead:            aws.Bool(true),
+		Limit:                     aws.Int32(int32(limit)),
+	})
+	for len(out) < limit && pages.HasMorePages() {
+		res, err := pages.NextPage(ctx)
 		if err != nil {
 			return nil, classify("list slow-lane waiters", err)
 		}
@@ -252,10 +251,6 @@ func (st *Store) LaneWaiters(ctx context.Context, tenant string, now time.Time, 
 				Since:          sinceOf(it),
 			})
 		}
-		if len(res.LastEvaluatedKey) == 0 {
-			break
-		}
-		start = res.LastEvaluatedKey
 	}
 	return out, nil
 }

@@ -226,16 +226,15 @@ func (st *Store) initSubscriptionCount(ctx context.Context, tenant string) error
 // ListSubscriptions returns the tenant's subscriptions, ordered by id.
 func (st *Store) ListSubscriptions(ctx context.Context, tenant string) ([]event.Subscription, error) {
 	var out []event.Subscription
-	var start map[string]types.AttributeValue
-	for {
-		res, err := st.db.Query(ctx, &dynamodb.QueryInput{
-			TableName:                 aws.String(st.table),
-			KeyConditionExpression:    aws.String("#pk = :pk"),
-			ExpressionAttributeNames:  map[string]string{"#pk": schema.AttrUserID},
-			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s(subscriptionPartition(tenant))},
-			ConsistentRead:            aws.Bool(true),
-			ExclusiveStartKey:         start,
-		})
+	pages := dynamodb.NewQueryPaginator(st.db, &dynamodb.QueryInput{
+		TableName:                 aws.String(st.table),
+		KeyConditionExpression:    aws.String("#pk = :pk"),
+		ExpressionAttributeNames:  map[string]string{"#pk": schema.AttrUserID},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s(subscriptionPartition(tenant))},
+		ConsistentRead:            aws.Bool(true),
+	})
+	for pages.HasMorePages() {
+		res, err := pages.NextPage(ctx)
 		if err != nil {
 			return nil, classify("list subscriptions", err)
 		}
@@ -249,11 +248,8 @@ func (st *Store) ListSubscriptions(ctx context.Context, tenant string) ([]event.
 			}
 			out = append(out, it.subscription())
 		}
-		if len(res.LastEvaluatedKey) == 0 {
-			return out, nil
-		}
-		start = res.LastEvaluatedKey
 	}
+	return out, nil
 }
 
 // GetSubscription returns one of the tenant's subscriptions, or
