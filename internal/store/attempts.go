@@ -259,12 +259,14 @@ func (st *Store) ScheduleAttempt(ctx context.Context, tenant, eventID string, a 
 	return cur, err == nil, err
 }
 
-// MarkFollowUp records the follow-up state of the tenant's attempt
-// (subscriptionID, number): event.FollowUpQueued once the task continuing
-// its chain is queued (the next attempt's after a failure, a scheduled
-// attempt's own), event.FollowUpDone once a failure without a next
-// attempt was acted on. An attempt that no longer exists (expired with
-// its event) is not an error.
+// MarkFollowUp records the follow-up state of the tenant's finished
+// attempt (subscriptionID, number): event.FollowUpQueued once the task
+// continuing its chain is queued (the next attempt's after a failure),
+// event.FollowUpDone once a failure without a next attempt was acted on.
+// A finished attempt stays as it is, so the mark needs no condition on
+// it; a scheduled attempt's own follow-up is MarkScheduledFollowUp's. An
+// attempt that no longer exists (expired with its event) is not an
+// error.
 func (st *Store) MarkFollowUp(ctx context.Context, tenant, eventID, subscriptionID string, number int, state string) error {
 	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(st.table),
@@ -277,6 +279,39 @@ func (st *Store) MarkFollowUp(ctx context.Context, tenant, eventID, subscription
 	var ccf *types.ConditionalCheckFailedException
 	if err != nil && !errors.As(err, &ccf) {
 		return classify("mark attempt follow-up", err)
+	}
+	return nil
+}
+
+// MarkScheduledFollowUp records that the task or the parking of the
+// tenant's scheduled attempt (subscriptionID, number) is queued
+// (event.FollowUpQueued), provided the attempt is still scheduled as it
+// was put off the deferrals-th time (its Deferrals as ScheduleAttempt
+// returned it). A mark that comes late, once the attempt was claimed (by
+// its wake or its task), finished, or put off again, would say "queued" of
+// a follow-up that is not (the failure's retry, the new put-off's task),
+// and a copy of a message would then skip it: the retry was lost (found by
+// review). Such a mark, or one of an attempt that no longer exists, writes
+// nothing and is not an error. deferrals 0 names an attempt scheduled
+// before deferrals were counted.
+func (st *Store) MarkScheduledFollowUp(ctx context.Context, tenant, eventID, subscriptionID string, number, deferrals int) error {
+	cond := "#o = :scheduled AND #dc = :dc"
+	values := map[string]types.AttributeValue{":q": s(event.FollowUpQueued), ":scheduled": s(event.OutcomeScheduled), ":dc": n(int64(deferrals))}
+	if deferrals == 0 {
+		cond = "#o = :scheduled AND attribute_not_exists(#dc)"
+		delete(values, ":dc")
+	}
+	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(st.table),
+		Key:                       st.key(attemptPartition(tenant, eventID), attemptSortKey(subscriptionID, number)),
+		UpdateExpression:          aws.String("SET #f = :q"),
+		ConditionExpression:       aws.String(cond),
+		ExpressionAttributeNames:  map[string]string{"#f": attrFollowUp, "#o": attrOutcome, "#dc": attrDeferrals},
+		ExpressionAttributeValues: values,
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if err != nil && !errors.As(err, &ccf) {
+		return classify("mark scheduled attempt follow-up", err)
 	}
 	return nil
 }
@@ -332,19 +367,18 @@ func (st *Store) SettleAttempts(ctx context.Context, tenant, eventID string) (at
 }
 
 func (st *Store) queryAttemptPartition(ctx context.Context, tenant, eventID string, each func(map[string]types.AttributeValue) error) error {
-	var start map[string]types.AttributeValue
-	for {
-		res, err := st.db.Query(ctx, &dynamodb.QueryInput{
-			TableName:                aws.String(st.table),
-			KeyConditionExpression:   aws.String("#pk = :pk"),
-			FilterExpression:         aws.String("#ttl >= :now"),
-			ExpressionAttributeNames: map[string]string{"#pk": schema.AttrUserID, "#ttl": schema.AttrTTL},
-			ExpressionAttributeValues: map[string]types.AttributeValue{
-				":pk": s(attemptPartition(tenant, eventID)), ":now": n(st.now().Unix()),
-			},
-			ConsistentRead:    aws.Bool(true),
-			ExclusiveStartKey: start,
-		})
+	pages := dynamodb.NewQueryPaginator(st.db, &dynamodb.QueryInput{
+		TableName:                aws.String(st.table),
+		KeyConditionExpression:   aws.String("#pk = :pk"),
+		FilterExpression:         aws.String("#ttl >= :now"),
+		ExpressionAttributeNames: map[string]string{"#pk": schema.AttrUserID, "#ttl": schema.AttrTTL},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": s(attemptPartition(tenant, eventID)), ":now": n(st.now().Unix()),
+		},
+		ConsistentRead: aws.Bool(true),
+	})
+	for pages.HasMorePages() {
+		res, err := pages.NextPage(ctx)
 		if err != nil {
 			return classify("list attempts", err)
 		}
@@ -353,9 +387,6 @@ func (st *Store) queryAttemptPartition(ctx context.Context, tenant, eventID stri
 				return err
 			}
 		}
-		if len(res.LastEvaluatedKey) == 0 {
-			return nil
-		}
-		start = res.LastEvaluatedKey
 	}
+	return nil
 }

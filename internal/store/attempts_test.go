@@ -6,11 +6,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/event"
+	itemattr "github.com/triggers-dev/triggers/internal/item"
 	"github.com/triggers-dev/triggers/internal/store"
 	"github.com/triggers-dev/triggers/schema"
 )
@@ -321,6 +323,73 @@ func TestStartRedelivery(t *testing.T) {
 	assert.ErrorIs(t, st.StartRedelivery(ctx, "tenant-a", failed, "", at), event.ErrNotFound, "a round needs a name")
 }
 
+// A first round's hold: settles wait from HoldFirstRound until
+// FinishRound(event.FirstRound), or until the round hold after it; holding
+// again moves its end; the marker is no attempt, expires with the event
+// and touches nothing else (a redelivery round of the event is its own).
+func TestHoldFirstRound(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.Events())
+	at := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+	clock := at
+	st := store.New(db.Client, table, store.WithClock(func() time.Time { return clock }))
+	e := newEvent(t, "t", map[string]any{})
+	require.NoError(t, st.Put(ctx, "tenant-a", e))
+	_, _, err := st.ClaimAttempt(ctx, "tenant-a", e.ID, event.AttemptClaim{SubscriptionID: "sub_a", Number: 1, Owner: "o", At: at, LeaseUntil: at.Add(time.Minute)}, e.TTL)
+	require.NoError(t, err)
+
+	_, running, err := st.SettleAttempts(ctx, "tenant-a", e.ID)
+	require.NoError(t, err)
+	assert.False(t, running, "no hold yet")
+	require.NoError(t, st.HoldFirstRound(ctx, "tenant-a", e.ID, at, e.TTL))
+	attempts, running, err := st.SettleAttempts(ctx, "tenant-a", e.ID)
+	require.NoError(t, err)
+	assert.True(t, running)
+	assert.Len(t, attempts, 1, "the marker is no attempt")
+	_, running, err = st.SettleAttempts(ctx, "tenant-b", e.ID)
+	require.NoError(t, err)
+	assert.False(t, running, "another tenant's event of the same id")
+
+	// Held again an hour later (the round run again after a fault): the
+	// hold ends a round hold after that.
+	require.NoError(t, st.HoldFirstRound(ctx, "tenant-a", e.ID, at.Add(time.Hour), e.TTL))
+	for _, c := range []struct {
+		after   time.Duration
+		running bool
+	}{{contract.DefaultRoundHold, true}, {contract.DefaultRoundHold + time.Hour - time.Second, true}, {contract.DefaultRoundHold + time.Hour, false}} {
+		clock = at.Add(c.after)
+		_, running, err = st.SettleAttempts(ctx, "tenant-a", e.ID)
+		require.NoError(t, err)
+		assert.Equal(t, c.running, running, "after %s", c.after)
+	}
+	clock = at
+	require.NoError(t, st.FinishRound(ctx, "tenant-a", e.ID, event.FirstRound))
+	_, running, err = st.SettleAttempts(ctx, "tenant-a", e.ID)
+	require.NoError(t, err)
+	assert.False(t, running, "finished")
+	require.NoError(t, st.HoldFirstRound(ctx, "tenant-a", e.ID, at, e.TTL))
+	_, running, err = st.SettleAttempts(ctx, "tenant-a", e.ID)
+	require.NoError(t, err)
+	assert.True(t, running, "a copy of the round's message holds it again, until it finishes it in turn")
+
+	var marker map[string]types.AttributeValue
+	for _, it := range scan(t, table) {
+		if itemattr.GetS(it, schema.AttrTimestampEventID) == "round#"+event.FirstRound {
+			require.Nil(t, marker, "one marker")
+			marker = it
+		}
+	}
+	require.NotNil(t, marker)
+	assert.Equal(t, e.TTL, itemattr.GetN(marker, schema.AttrTTL), "expires with its event")
+	assert.Equal(t, contract.RecordTypeRedelivery, itemattr.GetS(marker, contract.AttrRecordType))
+	started, _, err := st.RedeliveryRound(ctx, "tenant-a", e.ID, "r1")
+	require.NoError(t, err)
+	assert.False(t, started, "no redelivery round")
+	got, err := st.Get(ctx, "tenant-a", e.ID)
+	require.NoError(t, err)
+	assert.Equal(t, event.Received, got.Status, "the event is left as it is")
+}
+
 // A scheduled attempt is recorded without being sent: it may be moved,
 // then claimed (as a new attempt would be), never scheduled again once
 // pending or finished.
@@ -367,6 +436,64 @@ func TestScheduleAttempt(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, ok, "a finished attempt is not scheduled")
 	assert.Equal(t, "delivered", a.Outcome)
+}
+
+// A scheduled attempt's own follow-up is marked only while the attempt is
+// scheduled as it was put off that time: a mark that comes late (the
+// attempt put off again, claimed, or finished failed with a retry to
+// queue) writes nothing, so a copy of a message does not take a follow-up
+// that was never queued for queued (found by review: the retry was lost).
+func TestMarkScheduledFollowUp(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.Events())
+	st := store.New(db.Client, table)
+	ttl := time.Now().Add(time.Hour).Unix()
+	t0 := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+	sched := event.Attempt{SubscriptionID: "sub_a", Number: 1, Timestamp: event.FormatTime(t0), NextAttemptAt: event.FormatTime(t0.Add(time.Minute))}
+	followUp := func() string {
+		t.Helper()
+		as, err := st.ListAttempts(ctx, "tenant-a", "evt_1")
+		require.NoError(t, err)
+		require.Len(t, as, 1)
+		return as[0].FollowUp
+	}
+
+	a, ok, err := st.ScheduleAttempt(ctx, "tenant-a", "evt_1", sched, ttl)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, 1, a.Deferrals)
+	require.NoError(t, st.MarkScheduledFollowUp(ctx, "tenant-a", "evt_1", "sub_a", 1, 2))
+	assert.Empty(t, followUp(), "another put-off's mark")
+	require.NoError(t, st.MarkScheduledFollowUp(ctx, "tenant-a", "evt_1", "sub_a", 1, 0))
+	assert.Empty(t, followUp(), "a mark without a count is for an attempt scheduled before counts")
+	require.NoError(t, st.MarkScheduledFollowUp(ctx, "tenant-a", "evt_1", "sub_a", 1, 1))
+	assert.Equal(t, event.FollowUpQueued, followUp())
+
+	// Put off again: the first put-off's mark, late, marks nothing.
+	sched.NextAttemptAt = event.FormatTime(t0.Add(2 * time.Minute))
+	a, ok, err = st.ScheduleAttempt(ctx, "tenant-a", "evt_1", sched, ttl)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, 2, a.Deferrals)
+	require.NoError(t, st.MarkScheduledFollowUp(ctx, "tenant-a", "evt_1", "sub_a", 1, 1))
+	assert.Empty(t, followUp())
+
+	// Claimed by its wake, then failed with a retry to queue: the
+	// parker's mark, late, marks nothing either way.
+	_, claimed, err := st.ClaimAttempt(ctx, "tenant-a", "evt_1", claim("sub_a", 1, "o", t0.Add(2*time.Minute)), ttl)
+	require.NoError(t, err)
+	require.True(t, claimed)
+	require.NoError(t, st.MarkScheduledFollowUp(ctx, "tenant-a", "evt_1", "sub_a", 1, 2))
+	assert.Empty(t, followUp(), "pending")
+	require.NoError(t, st.FinishAttempt(ctx, "tenant-a", "evt_1", event.Attempt{SubscriptionID: "sub_a", Number: 1, Timestamp: event.FormatTime(t0.Add(2 * time.Minute)),
+		Outcome: event.OutcomeFailed, StatusCode: 500, NextAttemptAt: event.FormatTime(t0.Add(3 * time.Minute))}, "o"))
+	require.NoError(t, st.MarkScheduledFollowUp(ctx, "tenant-a", "evt_1", "sub_a", 1, 2))
+	assert.Empty(t, followUp(), "failed: its retry is not queued yet")
+	require.NoError(t, st.MarkFollowUp(ctx, "tenant-a", "evt_1", "sub_a", 1, event.FollowUpQueued))
+	assert.Equal(t, event.FollowUpQueued, followUp(), "the failure's own mark, once its retry is queued")
+
+	require.NoError(t, st.MarkScheduledFollowUp(ctx, "tenant-a", "evt_1", "sub_b", 1, 1), "an attempt that does not exist")
+	assert.Len(t, scan(t, table), 2, "the attempt and its entry: the missing attempt's mark wrote nothing")
 }
 
 // A claim whose claimant died (its lease lapsed) may be scheduled instead

@@ -131,8 +131,39 @@ func (st *Store) RedeliveryRound(ctx context.Context, tenant, id, token string) 
 	return true, at, nil
 }
 
+// HoldFirstRound marks the first delivery round of the tenant's event id
+// as running, from at until the store's round hold (WithRoundHold) after
+// it or until FinishRound(event.FirstRound): meanwhile SettleAttempts
+// reports a round running and no settle moves the event, so a retry of
+// one subscription coming due cannot settle the event from attempts that
+// leave out a subscription whose first attempt the round has not
+// recorded yet (its message back after a fault). The marker is the
+// event's "round#first" item, expiring with the event (ttl); holding it
+// again (a copy of the round's message, or the round run again after a
+// fault) moves its end. One write, made only by a round that queues a
+// follow-up (dispatch: a failure's retry, a put-off attempt).
+func (st *Store) HoldFirstRound(ctx context.Context, tenant, id string, at time.Time, ttl int64) error {
+	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:        aws.String(st.table),
+		Key:              st.key(attemptPartition(tenant, id), roundPrefix+event.FirstRound),
+		UpdateExpression: aws.String("SET #rt = :rt, #at = if_not_exists(#at, :at), #ttl = :ttl, #running = :until"),
+		ExpressionAttributeNames: map[string]string{
+			"#rt": contract.AttrRecordType, "#at": contract.AttrCreatedAt, "#ttl": schema.AttrTTL, "#running": attrRoundRunning,
+		},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":rt": s(contract.RecordTypeRedelivery), ":at": s(event.FormatTime(at)), ":ttl": n(ttl),
+			":until": n(at.Add(st.roundHold).Unix()),
+		},
+	})
+	if err != nil {
+		return classify("hold first delivery round", err)
+	}
+	return nil
+}
+
 // FinishRound records that redelivery round token of the tenant's event
-// id has recorded an attempt for each of its subscriptions: the event may
+// id (or its first round: event.FirstRound) has recorded an attempt for
+// each of its subscriptions: the event may
 // settle again (SettleAttempts). Finishing it again, or a round without a
 // marker (expired, or named before markers existed), changes nothing.
 func (st *Store) FinishRound(ctx context.Context, tenant, id, token string) error {

@@ -484,6 +484,12 @@ func (s faultStore) MarkFollowUp(ctx context.Context, tenant, eventID, subID str
 	})
 }
 
+func (s faultStore) MarkScheduledFollowUp(ctx context.Context, tenant, eventID, subID string, n, deferrals int) error {
+	return s.in.call(ctx, "Store.MarkScheduledFollowUp", []string{eventID, subID, "#" + strconv.Itoa(n)}, func() error {
+		return s.st.MarkScheduledFollowUp(ctx, tenant, eventID, subID, n, deferrals)
+	})
+}
+
 func (s faultStore) ListAttempts(ctx context.Context, tenant, eventID string) (a []event.Attempt, err error) {
 	err = s.in.call(ctx, "Store.ListAttempts", []string{eventID}, func() error { a, err = s.st.ListAttempts(ctx, tenant, eventID); return err })
 	return
@@ -495,6 +501,12 @@ func (s faultStore) SettleAttempts(ctx context.Context, tenant, eventID string) 
 		return err
 	})
 	return
+}
+
+func (s faultStore) HoldFirstRound(ctx context.Context, tenant, eventID string, at time.Time, ttl int64) error {
+	return s.in.call(ctx, "Store.HoldFirstRound", []string{eventID}, func() error {
+		return s.st.HoldFirstRound(ctx, tenant, eventID, at, ttl)
+	})
 }
 
 func (s faultStore) FinishRound(ctx context.Context, tenant, eventID, token string) error {
@@ -1368,6 +1380,23 @@ func crashScenarios() []scenario {
 			{name: "s-flaky", behaviour: "flaky", want: event.OutcomeDelivered, exists: true},
 		},
 		events: []eventSpec{{name: "e", typ: "order.paid", want: event.Delivered, retryCount: 2}},
+	}, {
+		// One subscription delivers on its third attempt (Retry-After
+		// 60 s, then the schedule's 20 minutes), the other fails for good:
+		// the event ends failed, never delivered. A fault before the
+		// first round records its attempt to s-fail brings the round's
+		// message back only after the visibility timeout (30 minutes),
+		// after s-flaky's retries: their settles must not find s-flaky's
+		// attempts alone and move the event to delivered for good (the
+		// first round's hold, dispatch's firstHold).
+		name:     "one of two fails for good",
+		schedule: contract.RetrySchedule{5 * time.Second, 20 * time.Minute},
+		premise:  []string{"Store.HoldFirstRound "},
+		subs: []subSpec{
+			{name: "s-flaky", behaviour: "flaky", want: event.OutcomeDelivered, exists: true},
+			{name: "s-fail", behaviour: "fail", want: event.OutcomeFailed, exists: true},
+		},
+		events: []eventSpec{{name: "e", typ: "order.paid", want: event.Failed, retryCount: -1}},
 	}, {
 		name:     "410 gone",
 		schedule: long,

@@ -105,8 +105,10 @@ type Store interface {
 	ClaimAttempt(ctx context.Context, tenant, eventID string, c event.AttemptClaim, ttl int64) (event.Attempt, bool, error)
 	FinishAttempt(ctx context.Context, tenant, eventID string, a event.Attempt, owner string) error
 	MarkFollowUp(ctx context.Context, tenant, eventID, subscriptionID string, number int, state string) error
+	MarkScheduledFollowUp(ctx context.Context, tenant, eventID, subscriptionID string, number, deferrals int) error
 	ListAttempts(ctx context.Context, tenant, eventID string) ([]event.Attempt, error)
 	SettleAttempts(ctx context.Context, tenant, eventID string) (attempts []event.Attempt, roundRunning bool, err error)
+	HoldFirstRound(ctx context.Context, tenant, eventID string, at time.Time, ttl int64) error
 	FinishRound(ctx context.Context, tenant, eventID, token string) error
 	ParkAttempt(ctx context.Context, tenant, subscriptionID string, p event.Parked, ttl int64) error
 	ListParked(ctx context.Context, tenant, subscriptionID string, limit int) ([]event.Parked, error)
@@ -468,7 +470,7 @@ func (d *Dispatcher) HandleEvent(ctx context.Context, tenant, eventID string) er
 	if err != nil {
 		return err
 	}
-	return d.round(ctx, tenant, e, subs, isIn(enabled), enabled, func(event.Subscription, []event.Attempt) int { return 1 }, "", "")
+	return d.round(ctx, tenant, e, subs, isIn(enabled), enabled, func(event.Subscription, []event.Attempt) int { return 1 }, "", event.FirstRound)
 }
 
 // round makes the attempt number(sub, recorded) of e to each of subs (in
@@ -487,17 +489,33 @@ func (d *Dispatcher) HandleEvent(ctx context.Context, tenant, eventID string) er
 // An attempt another instance is making does not stop the round: the
 // event is settled, then the message is handled again later
 // (errInProgress) to see that attempt finished. marker names the
-// redelivery round's marker ("" for none): once every attempt of the round
+// redelivery round's marker (event.FirstRound for the first round, "" for
+// none): once every attempt of the round
 // is recorded it is finished (FinishRound), which lets the event settle
 // again; until then no settle looks at the event, so none can miss the
 // subscriptions the round has not recorded an attempt for yet (found by
 // review: a due retry of another subscription settled it delivered).
+// The first round (HandleEvent, marker event.FirstRound) holds its event
+// the same way, but only once it queues a follow-up (firstHold): before
+// that no other message of the event exists that could settle it.
 func (d *Dispatcher) round(ctx context.Context, tenant string, e event.Event, subs []event.Subscription, live func(subID string) bool, enabled map[string]event.Subscription, number func(event.Subscription, []event.Attempt) int, round, marker string) error {
-	recorded, err := d.cfg.Store.ListAttempts(ctx, tenant, e.ID)
+	var recorded []event.Attempt
+	var hold *firstHold
+	var err error
+	if marker == event.FirstRound {
+		// The attempts and whether an earlier run of this round (a fault,
+		// a copy of the message) left its hold: this run then ends it.
+		var running bool
+		recorded, running, err = d.cfg.Store.SettleAttempts(ctx, tenant, e.ID)
+		hold = &firstHold{eventID: e.ID, held: running}
+		ctx = context.WithValue(ctx, firstHoldKey{}, hold)
+	} else {
+		recorded, err = d.cfg.Store.ListAttempts(ctx, tenant, e.ID)
+	}
 	if err != nil {
 		return err
 	}
-	if len(subs) == 0 && len(recorded) == 0 && marker == "" {
+	if len(subs) == 0 && len(recorded) == 0 && (marker == "" || hold != nil && !hold.held) {
 		return nil // nothing to deliver, nothing delivered: the inbox's
 	}
 	subs = withRecorded(subs, recorded, enabled, round)
@@ -509,12 +527,62 @@ func (d *Dispatcher) round(ctx context.Context, tenant string, e event.Event, su
 			err = errors.Join(err, d.abandon(ctx, tenant, e, a))
 		}
 	}
+	if hold != nil && !hold.held {
+		marker = "" // no follow-up queued, nothing held: nothing to end
+	}
 	if marker != "" && (err == nil || onlyInProgress(err)) {
 		if ferr := d.cfg.Store.FinishRound(ctx, tenant, e.ID, marker); ferr != nil {
 			return ferr
 		}
 	}
 	return d.settleAfter(ctx, tenant, e.ID, err)
+}
+
+// firstHold is a first delivery round's hold on its event's settles. The
+// round's attempt to one subscription may fail (or be put off) and queue
+// its retry (or park) while its attempt to another is not recorded yet: a
+// fault there brings the round's message back only after the visibility
+// timeout, minutes later. Were the retry to deliver first, its settle
+// would find only the first subscription's attempts, move the event to
+// delivered, and the other subscription's failures would never move it
+// back: delivered though a receiver never acknowledged it (found by
+// review). So the round marks itself running (Store.HoldFirstRound)
+// before it queues its first follow-up, and ends the hold
+// (Store.FinishRound) once every attempt is recorded, as a redelivery
+// round does from its start. A round that queues nothing (every attempt
+// delivered, or failed for good) writes nothing: no other message of the
+// event exists then. The hold reaches queue and parkScheduled through the
+// round's context (firstHoldKey).
+type firstHold struct {
+	eventID string
+	mu      sync.Mutex
+	// held: the marker runs (written by this run of the round, or left
+	// by an earlier one and read at its start).
+	held bool
+}
+
+// firstHoldKey is the context key of a first round's *firstHold.
+type firstHoldKey struct{}
+
+// holdFirst holds the settles of event e while the first round running in
+// ctx (if any, and if it is e's) records its attempts: it writes the
+// round's marker unless it runs already. Called before each follow-up is
+// queued or parked.
+func (d *Dispatcher) holdFirst(ctx context.Context, tenant string, e event.Event) error {
+	h, _ := ctx.Value(firstHoldKey{}).(*firstHold)
+	if h == nil || h.eventID != e.ID {
+		return nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.held {
+		return nil
+	}
+	if err := d.cfg.Store.HoldFirstRound(ctx, tenant, e.ID, d.cfg.Now(), e.TTL); err != nil {
+		return err
+	}
+	h.held = true
+	return nil
 }
 
 // settleAfter settles the event unless err is a failure other than
@@ -1164,10 +1232,7 @@ func (d *Dispatcher) handOver(ctx context.Context, tenant, self string, now time
 		}
 		return 0
 	})
-	for i, next := range others {
-		if i == handOverTries {
-			break
-		}
+	for _, next := range others[:min(len(others), handOverTries)] {
 		// The handed wake keeps the waiter's wait: refused again (the
 		// lane filled before it ran), it is still the longest waiter
 		// (since).
@@ -1481,11 +1546,18 @@ func (d *Dispatcher) attempt(ctx context.Context, tenant string, e event.Event, 
 				}
 				// Its task or parking was lost with an invocation.
 				if _, _, ok := d.putOff(sub, now); ok {
-					return d.parkScheduled(ctx, tenant, e, sub.ID, n, due)
+					return d.parkScheduled(ctx, tenant, e, a, due)
 				}
-				return d.queue(ctx, tenant, e, sub.ID, n, n, due)
+				return d.queue(ctx, tenant, e, sub.ID, n, due, a)
 			}
 		}
+	}
+	// Before the gate: an attempt without the time for its request takes
+	// no rate token, no probe and no slot (found by review: the probe it
+	// took stayed held, and put its endpoint's other attempts off, until
+	// its hold ended).
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d.cfg.Client.Timeout+storeMargin {
+		return errNoTime
 	}
 	deferrals := 0
 	if a, ok := find(recorded, sub.ID, n); ok {
@@ -1501,9 +1573,6 @@ func (d *Dispatcher) attempt(ctx context.Context, tenant string, e event.Event, 
 	// The slow lane's slot (if any) is given back once the request is
 	// answered, or on any way out before it.
 	defer slot.release()
-	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d.cfg.Client.Timeout+storeMargin {
-		return errNoTime
-	}
 	owner, err := newToken()
 	if err != nil {
 		return err
@@ -1861,31 +1930,51 @@ func (d *Dispatcher) schedule(ctx context.Context, tenant string, e event.Event,
 		slog.Int("attempt", n), slog.String("reason", reason), slog.String("next_attempt_at", event.FormatTime(due)))
 	switch reason {
 	case contract.DeferredCircuitOpen, contract.DeferredProbeBusy, contract.DeferredTenantBusy, contract.DeferredBehindWake:
-		return d.parkScheduled(ctx, tenant, e, sub.ID, n, due)
+		return d.parkScheduled(ctx, tenant, e, cur, due)
 	}
-	return d.queue(ctx, tenant, e, sub.ID, n, n, due)
+	return d.queue(ctx, tenant, e, sub.ID, n, due, cur)
 }
 
-// parkScheduled parks scheduled attempt n of e to subID behind the
-// subscription's circuit (park) and marks it queued: a copy of the
-// message then leaves it to the wake.
-func (d *Dispatcher) parkScheduled(ctx context.Context, tenant string, e event.Event, subID string, n int, due time.Time) error {
-	if err := d.park(ctx, tenant, subID, e.ID, n, e.TTL, due); err != nil {
+// parkScheduled parks scheduled attempt a of e behind its subscription's
+// circuit (park) and marks it queued (markQueued): a copy of the message
+// then leaves it to the wake.
+func (d *Dispatcher) parkScheduled(ctx context.Context, tenant string, e event.Event, a event.Attempt, due time.Time) error {
+	// Before the item is parked: a wake already queued may make it.
+	if err := d.holdFirst(ctx, tenant, e); err != nil {
 		return err
 	}
-	return d.cfg.Store.MarkFollowUp(ctx, tenant, e.ID, subID, n, event.FollowUpQueued)
+	if err := d.park(ctx, tenant, a.SubscriptionID, e.ID, a.Number, e.TTL, due); err != nil {
+		return err
+	}
+	return d.markQueued(ctx, tenant, e, a)
+}
+
+// markQueued marks the follow-up of attempt a of e queued: a failure's
+// (the next attempt's task), or a scheduled attempt's own (its task or
+// parking), the latter only while it is still scheduled as a was (the
+// same put-off): the wake may claim, make and fail the attempt before a
+// late mark lands, and the mark would then stand for the failure's retry,
+// which a copy of the message would skip (found by review).
+func (d *Dispatcher) markQueued(ctx context.Context, tenant string, e event.Event, a event.Attempt) error {
+	if a.Outcome == event.OutcomeScheduled {
+		return d.cfg.Store.MarkScheduledFollowUp(ctx, tenant, e.ID, a.SubscriptionID, a.Number, a.Deferrals)
+	}
+	return d.cfg.Store.MarkFollowUp(ctx, tenant, e.ID, a.SubscriptionID, a.Number, event.FollowUpQueued)
 }
 
 // queue sends the task of attempt n of e to subID, due at due, then
-// marks it queued on attempt marked (n after a failure of n-1, or n
-// itself when scheduled): a copy of the message that finds it marked
+// marks it queued on attempt marked (a failed attempt n-1, or n itself
+// when scheduled; markQueued): a copy of the message that finds it marked
 // does not send it again.
-func (d *Dispatcher) queue(ctx context.Context, tenant string, e event.Event, subID string, n, marked int, due time.Time) error {
+func (d *Dispatcher) queue(ctx context.Context, tenant string, e event.Event, subID string, n int, due time.Time, marked event.Attempt) error {
+	if err := d.holdFirst(ctx, tenant, e); err != nil {
+		return err
+	}
 	t := Task{Tenant: tenant, EventID: e.ID, SubscriptionID: subID, Attempt: n, DueAt: due, TTL: e.TTL}
 	if err := d.cfg.Queue.Send(ctx, t, min(max(due.Sub(d.cfg.Now()), 0), MaxQueueDelay)); err != nil {
 		return fmt.Errorf("queue attempt %d of event %s to %s: %w", n, e.ID, subID, err)
 	}
-	return d.cfg.Store.MarkFollowUp(ctx, tenant, e.ID, subID, marked, event.FollowUpQueued)
+	return d.markQueued(ctx, tenant, e, marked)
 }
 
 // watchSlow opens the subscription's circuit (for BreakerCooldown) when
@@ -2093,7 +2182,7 @@ func (d *Dispatcher) chain(ctx context.Context, tenant string, e event.Event, su
 			return fmt.Errorf("attempt %s #%d: next_attempt_at: %w", sub.ID, a.Number, err)
 		}
 	}
-	return d.queue(ctx, tenant, e, sub.ID, a.Number+1, a.Number, due)
+	return d.queue(ctx, tenant, e, sub.ID, a.Number+1, due, a)
 }
 
 // signingSecrets opens the secrets that sign a message to sub at now: the

@@ -650,8 +650,11 @@ func countingWorld(t *testing.T, rcv *receiver) (*world, *opLog) {
 			log.mu.Lock()
 			defer log.mu.Unlock()
 			if log.counting {
-				if strings.Contains(string(body), `"wake_owner"`) {
+				switch {
+				case strings.Contains(string(body), `"wake_owner"`):
 					op += " wake"
+				case strings.Contains(string(body), `"round#`+event.FirstRound+`"`):
+					op += " hold"
 				}
 				log.ops = append(log.ops, op)
 			}
@@ -686,16 +689,24 @@ func TestDeliveryRequests(t *testing.T) {
 
 	// A failure (a second later: at the success's instant the success
 	// would win), then its retry's success ends the run.
+	// The first round holds the event's settles before it queues the
+	// retry, and ends the hold once its attempts are recorded: two writes
+	// (dispatch's firstHold), made only by a round that queues something.
 	w.advance(time.Second)
 	e2 := w.event("tenant-a", "order.paid")
+	log.start()
 	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e2.ID))
+	ops := log.stop()
+	assert.Equal(t, 2, countOf(ops, "UpdateItem hold"), "%q", ops)
+	assert.Equal(t, event.Failed, w.status("tenant-a", e2.ID).Status)
 	tasks := w.q.take()
 	require.Len(t, tasks, 1)
 	w.advance(5 * time.Second)
 	log.start()
 	require.NoError(t, w.d.HandleTask(ctx, tasks[0].task))
-	ops := log.stop()
+	ops = log.stop()
 	assert.Equal(t, event.Delivered, w.status("tenant-a", e2.ID).Status)
+	assert.Zero(t, countOf(ops, "UpdateItem hold"), "a retry holds nothing: %q", ops)
 	i := slices.Index(ops, "UpdateItem wake")
 	require.Positive(t, i, "the success that ended the run claims a wake: %q", ops)
 	assert.Equal(t, "UpdateItem", ops[i-1], "the claim follows the success: %q", ops)
@@ -707,6 +718,81 @@ func TestDeliveryRequests(t *testing.T) {
 	log.start()
 	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e3.ID))
 	assert.Equal(t, healthy, log.stop(), "a delivery after the run ended")
+}
+
+// A first round that fails before it records its attempt to one
+// subscription (here its claim's write fails) while its attempt to
+// another failed and queued that one's retry: the round's message comes
+// back only after the visibility timeout, and the retry, due first,
+// delivers. Its settle must not move the event to delivered from the
+// first subscription's attempts alone: the second subscription then fails
+// for good, and nothing moves a delivered event back (found by review).
+// The round's hold keeps the event received until the round has recorded
+// every attempt; then it settles by them all.
+func TestFirstRoundHoldsSettleUntilItsAttemptsAreRecorded(t *testing.T) {
+	ctx := context.Background()
+	rcvA := newReceiver(t, http.StatusInternalServerError, http.StatusOK)
+	rcvB := newReceiver(t, 500, 500, 500, 500)
+	var mu sync.Mutex
+	failClaim := "" // B's attempt 1, once its id is known
+	var st *store.Store
+	w := newWorld(t, rcvA, func(c *dispatch.Config) {
+		c.Schedule = contract.RetrySchedule{5 * time.Second}
+		st = store.New(db.FaultClient(func(op string, body []byte) *http.Response {
+			mu.Lock()
+			defer mu.Unlock()
+			if op == "UpdateItem" && failClaim != "" && strings.Contains(string(body), `"`+failClaim+`"`) {
+				failClaim = ""
+				return ddbtest.AWSError("InternalServerError", "injected: the claim of B's first attempt")
+			}
+			return nil
+		}), db.CreateTable(t, schema.Events()))
+		c.Store = st
+	})
+	w.st = st
+	subA, _ := w.subscribe("tenant-a")
+	id, err := event.NewSubscriptionID(nil)
+	require.NoError(t, err)
+	subB := event.Subscription{ID: id, URL: rcvB.srv.URL + "/b", EventTypes: []string{}, CreatedAt: event.FormatTime(w.clock()), Secrets: []string{webhook.NewSecret().Encode()}}
+	require.NoError(t, st.CreateSubscription(ctx, "tenant-a", subB))
+	w.advance(time.Second)
+	e := w.event("tenant-a", "order.paid")
+
+	mu.Lock()
+	failClaim = subB.ID + "#001"
+	mu.Unlock()
+	require.Error(t, w.d.HandleEvent(ctx, "tenant-a", e.ID), "B's claim failed: the message comes back")
+	require.Len(t, rcvA.requests(), 1)
+	require.Empty(t, rcvB.requests())
+	tasks := w.q.take()
+	require.Len(t, tasks, 1)
+	require.Equal(t, subA.ID, tasks[0].task.SubscriptionID)
+	_, running, err := st.SettleAttempts(ctx, "tenant-a", e.ID)
+	require.NoError(t, err)
+	assert.True(t, running, "held before the retry was queued")
+
+	// A's retry comes due and delivers before the round's message is back.
+	w.advance(5 * time.Second)
+	require.NoError(t, w.d.HandleTask(ctx, tasks[0].task))
+	require.Len(t, rcvA.requests(), 2)
+	assert.Equal(t, event.Received, w.status("tenant-a", e.ID).Status, "held: B has no attempt yet")
+
+	// The round's message is back: B's attempt fails, and its retry.
+	w.advance(30 * time.Minute)
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+	_, running, err = st.SettleAttempts(ctx, "tenant-a", e.ID)
+	require.NoError(t, err)
+	assert.False(t, running, "every attempt recorded: the hold ended")
+	assert.Equal(t, event.Failed, w.status("tenant-a", e.ID).Status)
+	tasks = w.q.take()
+	require.Len(t, tasks, 1)
+	require.Equal(t, subB.ID, tasks[0].task.SubscriptionID)
+	w.advance(5 * time.Second)
+	require.NoError(t, w.d.HandleTask(ctx, tasks[0].task))
+	assert.Empty(t, w.q.take(), "B's schedule ended")
+	assert.Len(t, rcvB.requests(), 2)
+	assert.Equal(t, event.Failed, w.status("tenant-a", e.ID).Status,
+		"delivered only when every subscription it was attempted to acknowledged it")
 }
 
 // countOf counts s in list.

@@ -183,6 +183,34 @@ func TestNoAttemptStartsTooCloseToTheDeadline(t *testing.T) {
 	assert.Contains(t, w.logs.String(), "too little time left")
 }
 
+// An attempt without the time for its request asks nothing of its
+// endpoint's circuit: to a half-open circuit it takes no probe, which
+// would otherwise be held until its hold ended, the endpoint's other
+// attempts put off meanwhile (found by review: the time was checked after
+// the gate).
+func TestNoProbeTakenTooCloseToTheDeadline(t *testing.T) {
+	rcv := newReceiver(t)
+	w := newWorld(t, rcv, func(c *dispatch.Config) { c.SlowAfter = -1 })
+	w.now = w.now.Truncate(time.Millisecond) // the circuit's times are stored in milliseconds
+	sub, _ := w.subscribe("tenant-a")
+	_, err := w.st.OpenCircuit(context.Background(), "tenant-a", sub.ID, "", w.clock(), time.Minute)
+	require.NoError(t, err)
+	w.advance(time.Minute) // half-open: the next attempt is the probe
+	e := w.event("tenant-a", "t")
+	ctx, cancel := context.WithTimeout(context.Background(), webhook.DefaultTimeout+contract.WebhookStoreMargin-time.Second)
+	defer cancel()
+	require.Error(t, w.d.HandleEvent(ctx, "tenant-a", e.ID), "the attempt had no time to start")
+	got, err := w.st.GetSubscription(context.Background(), "tenant-a", sub.ID)
+	require.NoError(t, err)
+	assert.True(t, got.ProbeUntil.IsZero(), "the probe was taken, until %s", got.ProbeUntil)
+	assert.Empty(t, w.attempts("tenant-a", e.ID))
+
+	// The message back with time enough: it is the probe.
+	require.NoError(t, w.d.HandleEvent(context.Background(), "tenant-a", e.ID))
+	assert.Len(t, rcv.requests(), 1)
+	assert.Equal(t, event.Delivered, w.status("tenant-a", e.ID).Status)
+}
+
 // concurrencyReceiver holds each request for hold and records the most
 // requests it had at once.
 type concurrencyReceiver struct {
