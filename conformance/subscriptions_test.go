@@ -109,6 +109,22 @@ func TestSubscriptionRoutes(t *testing.T) {
 	}
 	assert.Equal(t, "renamed", tg.do(t, "GET", path, bearer(tg.key), nil).JSON(t)["description"], "nothing written by a refused patch")
 
+	// A create's null field is refused naming it, as a PATCH's is (it was
+	// taken for an omitted one), and a null event type names its entry.
+	for _, c := range []struct{ body, msg string }{
+		{`{"url":"https://example.com/conformance-null","event_types":null}`, "event_types is null"},
+		{`{"url":"https://example.com/conformance-null","description":null}`, "description is null"},
+		{`{"url":"https://example.com/conformance-null","event_types":["a",null]}`, "event_types[1] is null"},
+	} {
+		r := tg.do(t, "POST", "/v1/subscriptions", jsonBearer(tg.key), []byte(c.body))
+		if r.Status == http.StatusCreated {
+			tg.do(t, "DELETE", "/v1/subscriptions/"+r.JSON(t)["subscription_id"].(string), bearer(tg.key), nil)
+		}
+		assert.Equal(t, http.StatusBadRequest, r.Status, "%s: %s", c.body, r)
+		assert.Equal(t, "invalid_subscription", r.ErrorCode(), c.body)
+		assert.Contains(t, r.String(), c.msg, c.body)
+	}
+
 	// A body on a route that takes none: 400 invalid_json, nothing done
 	// (a rotate with an overlap, a delete with anything, were served).
 	for _, c := range []struct{ method, path, body string }{

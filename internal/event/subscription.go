@@ -170,21 +170,31 @@ type SubscriptionRequest struct {
 // {"url": "https://...", "event_types": [...], "description": "..."}.
 // It checks the URL's syntax only (absolute https, a host, no user
 // information or fragment); whether the host may be called (SSRF rules)
-// is the caller's check, which needs DNS.
+// is the caller's check, which needs DNS. A field given as null, or a null
+// among event_types, is an error naming it: leave a field out instead.
 func ParseSubscription(data []byte) (SubscriptionRequest, error) {
 	var b struct {
-		URL         *string   `json:"url"`
-		EventTypes  *[]string `json:"event_types"`
-		Description *string   `json:"description"`
+		URL         *string    `json:"url"`
+		EventTypes  *[]*string `json:"event_types"`
+		Description *string    `json:"description"`
 	}
 	if err := decodeStrict(data, 0, &b); err != nil {
 		return SubscriptionRequest{}, err
+	}
+	// encoding/json leaves a pointer nil for null: {"event_types": null}
+	// was taken for no filter and {"url": null} for a missing url, though
+	// the API refuses a null field (found by review).
+	name, _, err := nullMember(data, "url", "event_types", "description")
+	if err != nil {
+		return SubscriptionRequest{}, err
+	}
+	if name != "" {
+		return SubscriptionRequest{}, inputErr(CodeInvalidSubscription, "%s is null: %s", name, createNullHints[name])
 	}
 	if b.URL == nil {
 		return SubscriptionRequest{}, inputErr(CodeInvalidSubscription, `url is missing: send {"url": "https://example.com/webhooks"}`)
 	}
 	var req SubscriptionRequest
-	var err error
 	if req.URL, err = checkTargetURL(*b.URL); err != nil {
 		return SubscriptionRequest{}, err
 	}
@@ -203,6 +213,30 @@ func ParseSubscription(data []byte) (SubscriptionRequest, error) {
 		req.Description = *b.Description
 	}
 	return req, nil
+}
+
+// createNullHints says, per field of POST /v1/subscriptions, what to send
+// instead of null.
+var createNullHints = map[string]string{
+	"url":         `send the target as a string: {"url": "https://example.com/webhooks"}`,
+	"event_types": "leave it out (or send []) for every event type, or send a list of event types",
+	"description": "leave it out for none, or send a string",
+}
+
+// nullMember returns the first of names that the JSON object data gives
+// as null ("" when none is) and the number of members data holds. data
+// has passed decodeStrict.
+func nullMember(data []byte, names ...string) (string, int, error) {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return "", 0, inputErr(CodeInvalidJSON, "the body must be a JSON object")
+	}
+	for _, name := range names {
+		if v, ok := raw[name]; ok && string(bytes.TrimSpace(v)) == "null" {
+			return name, len(raw), nil
+		}
+	}
+	return "", len(raw), nil
 }
 
 // checkTargetURL checks a target URL's syntax: absolute https, a host, no
@@ -277,13 +311,18 @@ func isHex(c byte) bool {
 }
 
 // checkEventTypes checks an event-type filter and returns it without
-// repeats ([] for an empty one: every type).
-func checkEventTypes(types []string) ([]string, error) {
+// repeats ([] for an empty one: every type). A nil entry is a null in the
+// body: an error naming its index (it was reported as the type "").
+func checkEventTypes(types []*string) ([]string, error) {
 	if len(types) > MaxSubscriptionEventTypes {
 		return nil, inputErr(CodeInvalidSubscription, "event_types has %d entries: at most %d (omit it for every type)", len(types), MaxSubscriptionEventTypes)
 	}
 	out := []string{}
-	for i, t := range types {
+	for i, p := range types {
+		if p == nil {
+			return nil, inputErr(CodeInvalidSubscription, "event_types[%d] is null: send each event type as a string", i)
+		}
+		t := *p
 		if !ValidEventType(t) {
 			return nil, inputErr(CodeInvalidSubscription, "event_types[%d] %q is not an event type: use 1-128 characters of [A-Za-z0-9_.:-], starting with a letter or digit", i, truncate(t, 40))
 		}
@@ -345,24 +384,22 @@ type SubscriptionPatch struct {
 // naming the field.
 func ParseSubscriptionPatch(data []byte) (SubscriptionPatch, error) {
 	var b struct {
-		URL         *string   `json:"url"`
-		EventTypes  *[]string `json:"event_types"`
-		Description *string   `json:"description"`
-		Disabled    *bool     `json:"disabled"`
+		URL         *string    `json:"url"`
+		EventTypes  *[]*string `json:"event_types"`
+		Description *string    `json:"description"`
+		Disabled    *bool      `json:"disabled"`
 	}
 	if err := decodeStrict(data, 0, &b); err != nil {
 		return SubscriptionPatch{}, err
 	}
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return SubscriptionPatch{}, inputErr(CodeInvalidJSON, "the body must be a JSON object")
+	name, members, err := nullMember(data, "url", "event_types", "description", "disabled")
+	if err != nil {
+		return SubscriptionPatch{}, err
 	}
-	for _, name := range []string{"url", "event_types", "description", "disabled"} {
-		if v, ok := raw[name]; ok && string(bytes.TrimSpace(v)) == "null" {
-			return SubscriptionPatch{}, inputErr(CodeInvalidSubscription, "%s is null: leave a field out to keep it (event_types [] means every type, description \"\" clears it)", name)
-		}
+	if name != "" {
+		return SubscriptionPatch{}, inputErr(CodeInvalidSubscription, "%s is null: leave a field out to keep it (event_types [] means every type, description \"\" clears it)", name)
 	}
-	if len(raw) == 0 {
+	if members == 0 {
 		return SubscriptionPatch{}, inputErr(CodeInvalidSubscription, `the patch is empty: send one or more of url, event_types, description, disabled`)
 	}
 	var p SubscriptionPatch

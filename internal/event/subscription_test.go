@@ -110,6 +110,40 @@ func TestParseSubscription(t *testing.T) {
 	assert.Error(t, err, "unknown field")
 }
 
+// A create's field given as null is an invalid_subscription naming it, as
+// a PATCH's is: {"event_types": null} was taken for every type and
+// {"description": null} for none, though the API refuses a null field.
+// A null among event_types names its entry: it was reported as the event
+// type "" (found by review). Both hold for a PATCH's event_types too.
+func TestParseSubscriptionRefusesNulls(t *testing.T) {
+	for _, c := range []struct{ body, msg string }{
+		{`{"url":null}`, `url is null: send the target as a string: {"url": "https://example.com/webhooks"}`},
+		{`{"url":"https://h.example","event_types":null}`, "event_types is null: leave it out (or send []) for every event type, or send a list of event types"},
+		{`{"url":"https://h.example","description":null}`, "description is null: leave it out for none, or send a string"},
+		{`{"url":"https://h.example","description" : null ,"event_types":["a"]}`, "description is null: leave it out for none, or send a string"},
+		{`{"url":"https://h.example","event_types":[null]}`, "event_types[0] is null: send each event type as a string"},
+		{`{"url":"https://h.example","event_types":["a",null,"b"]}`, "event_types[1] is null: send each event type as a string"},
+	} {
+		_, err := event.ParseSubscription([]byte(c.body))
+		var ie *event.InputError
+		if assert.ErrorAs(t, err, &ie, c.body) {
+			assert.Equal(t, event.CodeInvalidSubscription, ie.Code, c.body)
+			assert.Equal(t, c.msg, ie.Message, c.body)
+		}
+	}
+	_, err := event.ParseSubscriptionPatch([]byte(`{"event_types":["a",null]}`))
+	var ie *event.InputError
+	if assert.ErrorAs(t, err, &ie) {
+		assert.Equal(t, event.CodeInvalidSubscription, ie.Code)
+		assert.Equal(t, "event_types[1] is null: send each event type as a string", ie.Message)
+	}
+	// A PATCH still refuses a null field and an empty patch as before.
+	_, err = event.ParseSubscriptionPatch([]byte(`{"disabled":null}`))
+	assert.ErrorContains(t, err, "disabled is null: leave a field out to keep it")
+	_, err = event.ParseSubscriptionPatch([]byte(` { } `))
+	assert.ErrorContains(t, err, "the patch is empty")
+}
+
 // A description is one line of text: a control character (C0, DEL or C1)
 // is an invalid_subscription naming it and its place, on create and on
 // PATCH; every other character, invisible or not, is kept as sent.

@@ -429,21 +429,27 @@ func checkUnread(r *http.Request) error {
 }
 
 // correlationID checks the request's X-Correlation-Id: at most one, of
-// 1-128 visible ASCII characters, else a 400 invalid_header. A valid one
-// is kept in ri and echoed in the answer.
+// 1-128 visible ASCII characters, else a 400 invalid_header. A header
+// present but empty is refused too, as an empty Idempotency-Key is: it was
+// taken for none, so a client with an unset variable never learnt that
+// its requests carried no correlation id (found by review). A valid one is
+// kept in ri and echoed in the answer.
 func correlationID(w http.ResponseWriter, r *http.Request, ri *reqInfo) error {
-	if cs := r.Header.Values("X-Correlation-Id"); len(cs) > 1 {
+	cs := r.Header.Values("X-Correlation-Id")
+	switch {
+	case len(cs) == 0:
+		return nil
+	case len(cs) > 1:
 		// The function would read the first and API Gateway's own
 		// answers echo the last: one request, two correlation ids.
 		return &apiError{status: http.StatusBadRequest, code: "invalid_header", message: fmt.Sprintf("X-Correlation-Id is given %d times: send one", len(cs))}
+	case cs[0] == "":
+		return &apiError{status: http.StatusBadRequest, code: "invalid_header", message: "X-Correlation-Id is empty: send 1-128 visible ASCII characters, or no header"}
+	case !validHeaderToken(cs[0], 128):
+		return &apiError{status: http.StatusBadRequest, code: "invalid_header", message: "X-Correlation-Id must be 1-128 visible ASCII characters"}
 	}
-	if c := r.Header.Get("X-Correlation-Id"); c != "" {
-		if !validHeaderToken(c, 128) {
-			return &apiError{status: http.StatusBadRequest, code: "invalid_header", message: "X-Correlation-Id must be 1-128 visible ASCII characters"}
-		}
-		ri.correlationID = c
-		w.Header().Set("X-Correlation-Id", c)
-	}
+	ri.correlationID = cs[0]
+	w.Header().Set("X-Correlation-Id", cs[0])
 	return nil
 }
 

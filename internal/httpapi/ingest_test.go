@@ -315,6 +315,26 @@ func TestCreateEventRefusesTwoCorrelationIDs(t *testing.T) {
 	assert.Equal(t, 0, e.itemCount(), "a refused request wrote items")
 }
 
+// X-Correlation-Id present but empty (a client's unset variable) is a 400
+// invalid_header naming it, nothing stored, as an empty Idempotency-Key
+// is: it was taken for no header, and the event stored without the
+// correlation id the client meant to send.
+func TestCreateEventRefusesAnEmptyCorrelationID(t *testing.T) {
+	e := newEnv(t)
+	r := httptest.NewRequest("POST", "/v1/events", strings.NewReader(`{"event_type":"t","payload":{}}`))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header["X-Correlation-Id"] = []string{""}
+	r = r.WithContext(httpapi.WithTenant(r.Context(), "tenant-a"))
+	rec := httptest.NewRecorder()
+	e.api.ServeHTTP(rec, r)
+	got := resp{code: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
+	assert.Equal(t, http.StatusBadRequest, got.code, "%s", got.body)
+	assert.Equal(t, "invalid_header", got.errCode(t))
+	assert.Contains(t, string(got.body), "X-Correlation-Id is empty")
+	assert.Empty(t, got.header.Values("X-Correlation-Id"), "no value echoed")
+	assert.Equal(t, 0, e.itemCount(), "a refused request wrote items")
+}
+
 // Content-Type sent twice is a 415 naming it, whatever the second value
 // (the first was read and the second never checked, so application/json
 // then text/plain was stored), on every route with a body, and nothing

@@ -121,3 +121,31 @@ func TestRecoverSubscription(t *testing.T) {
 	assert.Equal(t, "unavailable", r.errCode(t))
 	assert.NotEmpty(t, r.header.Get("Retry-After"))
 }
+
+// A recovery checks in the documented order, query string, Idempotency-Key,
+// body (as POST /v1/events does): a bad key is the 400 whatever the body
+// (text/plain, over 256 KiB, malformed), and a query string comes before
+// both. The body was read first, so an empty key with a text/plain body
+// answered 415 (found by review). Nothing is queued.
+func TestRecoverChecksKeyBeforeBody(t *testing.T) {
+	rec := &redeliveries{}
+	e := newEnv(t, withWebhooks(t, rec))
+	id := e.createSub(t, "tenant-a", `{"url":"https://example.com/hooks"}`)
+	path := "/v1/subscriptions/" + id + "/recover"
+	for _, c := range []struct {
+		name, key, contentType, body, msg string
+	}{
+		{"empty key, text/plain", "", "text/plain", `{"since":"2026-11-22T10:00:00Z"}`, "Idempotency-Key is empty"},
+		{"empty key, oversized body", "", "application/json", `{"since":"2026-11-22T10:00:00Z"` + strings.Repeat(" ", 300<<10) + `}`, "Idempotency-Key is empty"},
+		{"long key, malformed body", strings.Repeat("k", 256), "application/json", `{`, "1-255 visible ASCII characters"},
+	} {
+		r := e.do(req{method: "POST", path: path, tenant: "tenant-a", body: c.body, headers: map[string]string{"Idempotency-Key": c.key, "Content-Type": c.contentType}})
+		assert.Equal(t, http.StatusBadRequest, r.code, "%s: %.200s", c.name, r.body)
+		assert.Equal(t, "invalid_idempotency_key", r.errCode(t), c.name)
+		assert.Contains(t, string(r.body), c.msg, c.name)
+	}
+	r := e.do(req{method: "POST", path: path + "?since=x", tenant: "tenant-a", body: `{`, headers: map[string]string{"Idempotency-Key": "", "Content-Type": "text/plain"}})
+	assert.Equal(t, http.StatusBadRequest, r.code, "%s", r.body)
+	assert.Equal(t, "invalid_parameter", r.errCode(t), "the query string comes first")
+	assert.Empty(t, rec.calls, "nothing queued")
+}

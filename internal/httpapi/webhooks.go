@@ -566,11 +566,16 @@ func (a *API) recoverSubscription(w http.ResponseWriter, r *http.Request, ri *re
 	if a.webhooks == nil {
 		return 0, nil, errWebhooksDisabled
 	}
-	data, err := readBody(w, r)
+	// The documented order (docs/api.md): query string (checkUnread),
+	// Idempotency-Key, body, as createEvent. The body was read first, so
+	// a bad key with a text/plain or oversized body answered the body's
+	// 415 or 413 (found by review). A malformed id is a 404 after both,
+	// as on the routes whose key and body checkUnread refuses.
+	key, err := idempotencyKey(r)
 	if err != nil {
 		return 0, nil, err
 	}
-	key, err := idempotencyKey(r)
+	data, err := readBody(w, r)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -159,6 +159,12 @@ func TestSubscriptionBadInput(t *testing.T) {
 		{`{"url":"https://example.com/x","URL":"https://example.com/y"}`, "invalid_json", "URL"},
 		{`{"url":"https://example.com/x","secret":"whsec_mine"}`, "invalid_json", "secret"},
 		{`{"url":1}`, "invalid_json", ""},
+		// A null field is refused, not taken for an omitted one; a null
+		// event type names its entry, not a type "" (found by review).
+		{`{"url":null}`, "invalid_subscription", "url is null"},
+		{`{"url":"https://example.com/x","event_types":null}`, "invalid_subscription", "event_types is null"},
+		{`{"url":"https://example.com/x","description":null}`, "invalid_subscription", "description is null"},
+		{`{"url":"https://example.com/x","event_types":["a",null]}`, "invalid_subscription", "event_types[1] is null"},
 	} {
 		r := e.do(req{method: "POST", path: "/v1/subscriptions", tenant: "tenant-a", body: tc.body})
 		assert.Equal(t, http.StatusBadRequest, r.code, "%s: %s", tc.body, r.body)

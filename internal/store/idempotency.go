@@ -55,25 +55,34 @@ func (st *Store) PutIdempotent(ctx context.Context, tenant string, e event.Event
 		record[AttrEventPartition] = s(partition)
 	}
 	names := map[string]string{"#pk": schema.AttrUserID}
-	in := &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
-		{Put: &types.Put{
-			TableName:                aws.String(st.table),
-			Item:                     st.itemFor(partition, e),
-			ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
-			ExpressionAttributeNames: names,
-		}},
-		{Put: &types.Put{
-			TableName:                           aws.String(st.table),
-			Item:                                record,
-			ConditionExpression:                 aws.String("attribute_not_exists(#pk) OR #ttl < :now"),
-			ExpressionAttributeNames:            map[string]string{"#pk": schema.AttrUserID, "#ttl": schema.AttrTTL},
-			ExpressionAttributeValues:           map[string]types.AttributeValue{":now": n(st.now().Unix())},
-			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-		}},
-	}}
+	item := st.itemFor(partition, e)
+	// input builds each try's request afresh, as transact does: the
+	// record's condition reads the clock at that try (an expired record
+	// found on a retry is replaced), and the SDK's idempotency-token
+	// middleware writes a ClientRequestToken into the input it is given,
+	// so a reused input sent every retry with the first try's token,
+	// which DynamoDB treats as the same request (found by review).
+	input := func() *dynamodb.TransactWriteItemsInput {
+		return &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+			{Put: &types.Put{
+				TableName:                aws.String(st.table),
+				Item:                     item,
+				ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
+				ExpressionAttributeNames: names,
+			}},
+			{Put: &types.Put{
+				TableName:                           aws.String(st.table),
+				Item:                                record,
+				ConditionExpression:                 aws.String("attribute_not_exists(#pk) OR #ttl < :now"),
+				ExpressionAttributeNames:            map[string]string{"#pk": schema.AttrUserID, "#ttl": schema.AttrTTL},
+				ExpressionAttributeValues:           map[string]types.AttributeValue{":now": n(st.now().Unix())},
+				ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+			}},
+		}}
+	}
 	const attempts = 10
 	for attempt := 0; ; attempt++ {
-		_, err := st.db.TransactWriteItems(ctx, in)
+		_, err := st.db.TransactWriteItems(ctx, input())
 		if err == nil {
 			return e, true, nil
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -272,4 +273,84 @@ func TestIdempotentRepeatReadsTheRecordWhenTheReasonHasNone(t *testing.T) {
 	assert.Equal(t, e, got)
 	assert.Equal(t, int32(1), transactions.Load())
 	assert.Equal(t, int32(2), reads.Load(), "the record, then its event")
+}
+
+// tryRecorder is the engine's client, seeing each TransactWriteItems
+// input as the store hands it over, before the SDK reads it.
+type tryRecorder struct {
+	*dynamodb.Client
+	inputs []*dynamodb.TransactWriteItemsInput
+	tokens []*string // each input's ClientRequestToken on entry
+}
+
+func (r *tryRecorder) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, optFns ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
+	r.inputs = append(r.inputs, in)
+	r.tokens = append(r.tokens, in.ClientRequestToken)
+	return r.Client.TransactWriteItems(ctx, in, optFns...)
+}
+
+// Each try of an idempotent put is a request of its own: a new input
+// without the previous try's ClientRequestToken (the SDK writes the token
+// it generates into the input it is given), a token of its own on the
+// wire, and the record's :now read from the clock at that try. The store
+// sent the first try's input every time: every retry after a conflict
+// carried the first token, which DynamoDB takes for the same request, and
+// the first try's :now (found by review).
+func TestIdempotentPutRetriesAreNewRequests(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.Events())
+	var conflicts atomic.Int32
+	conflicts.Store(3)
+	type wire struct {
+		Token string `json:"ClientRequestToken"`
+		Items []struct {
+			Put struct {
+				Values map[string]struct{ N string } `json:"ExpressionAttributeValues"`
+			}
+		} `json:"TransactItems"`
+	}
+	var sent []wire
+	rec := &tryRecorder{Client: db.FaultClient(func(op string, body []byte) *http.Response {
+		if op != "TransactWriteItems" {
+			return nil
+		}
+		var w wire
+		if err := json.Unmarshal(body, &w); err != nil {
+			t.Errorf("request body: %v", err)
+		}
+		sent = append(sent, w)
+		if conflicts.Add(-1) >= 0 {
+			return cancelled("TransactionConflict", "None")
+		}
+		return nil
+	})}
+	var clock atomic.Int64
+	clock.Store(time.Now().Unix())
+	st := store.New(rec, table, store.WithClock(func() time.Time { return time.Unix(clock.Add(1), 0) }))
+	e := newEvent(t, "t", map[string]any{})
+	got, created, err := st.PutIdempotent(ctx, "tenant-a", e, "k", "h")
+	require.NoError(t, err)
+	require.True(t, created)
+	assert.Equal(t, e.ID, got.ID)
+
+	require.Len(t, rec.inputs, 4, "3 conflicts, then the write")
+	require.Len(t, sent, 4, "one request on the wire per try: no SDK retry")
+	tokens := map[string]bool{}
+	var prevNow int64
+	for i, in := range rec.inputs {
+		assert.Nil(t, rec.tokens[i], "try %d: the input carries no token of an earlier try", i+1)
+		for j, earlier := range rec.inputs[:i] {
+			assert.False(t, earlier == in, "try %d reuses try %d's input", i+1, j+1)
+		}
+		assert.NotEmpty(t, sent[i].Token, "try %d: the SDK sends a token", i+1)
+		assert.False(t, tokens[sent[i].Token], "try %d sends an earlier try's token %s", i+1, sent[i].Token)
+		tokens[sent[i].Token] = true
+		require.Len(t, sent[i].Items, 2)
+		now, err := strconv.ParseInt(sent[i].Items[1].Put.Values[":now"].N, 10, 64)
+		require.NoError(t, err, "try %d: :now", i+1)
+		assert.Greater(t, now, prevNow, "try %d: :now is read from the clock again", i+1)
+		prevNow = now
+	}
+	assert.Equal(t, clock.Load(), prevNow, "the last try's :now is the clock's latest reading")
+	assert.Len(t, scan(t, table), 2, "the event and its record")
 }
