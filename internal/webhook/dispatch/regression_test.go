@@ -165,6 +165,111 @@ func TestRetryAfterIsHonoured(t *testing.T) {
 	}
 }
 
+// lateMark is the store as two instances see it when one's mark of a
+// put-off attempt's parking (its first MarkScheduledFollowUp) is still in
+// flight while the other's wake runs: the mark lands only when land is
+// called. failOnce, when set, makes the next SubscriptionFailed fail
+// (the wake stops after recording the outcome, before its follow-up).
+type lateMark struct {
+	dispatch.Store
+	mu       sync.Mutex
+	land     func() error
+	failOnce atomic.Bool
+}
+
+func (s *lateMark) MarkScheduledFollowUp(ctx context.Context, tenant, eventID, subID string, n, deferrals int) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.land == nil {
+		s.land = func() error {
+			return s.Store.MarkScheduledFollowUp(context.Background(), tenant, eventID, subID, n, deferrals)
+		}
+		return nil
+	}
+	return s.Store.MarkScheduledFollowUp(ctx, tenant, eventID, subID, n, deferrals)
+}
+
+func (s *lateMark) SubscriptionFailed(ctx context.Context, tenant, id, url string, at time.Time, after time.Duration, reason string) (event.FailureRun, error) {
+	if s.failOnce.CompareAndSwap(true, false) {
+		return event.FailureRun{}, errors.New("the process stopped")
+	}
+	return s.Store.SubscriptionFailed(ctx, tenant, id, url, at, after, reason)
+}
+
+// A put-off attempt's "queued" mark that lands late, after its wake
+// claimed, made and failed the attempt and stopped before queueing the
+// retry, marks nothing: the wake's message, back, queues the retry. (The
+// mark was unconditional: it landed on the failed attempt, and the wake
+// back took the retry for queued and skipped it; the event settled failed
+// with its retry lost. Found by review.)
+func TestLateParkingMarkDoesNotHideTheRetry(t *testing.T) {
+	ctx := context.Background()
+	rcv := newReceiver(t, 500, 500, 500)
+	late := &lateMark{}
+	w := newWorld(t, rcv, func(c *dispatch.Config) {
+		c.SlowAfter = -1
+		c.Schedule = contract.RetrySchedule{5 * time.Second, 20 * time.Minute}
+		late.Store = c.Store
+		c.Store = late
+	})
+	w.now = w.now.Truncate(time.Millisecond) // the circuit's times are stored in milliseconds
+	sub, _ := w.subscribe("tenant-a")
+	_, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, "", w.clock().Add(time.Minute), time.Minute)
+	require.NoError(t, err)
+	e := w.event("tenant-a", "t")
+
+	// The first round parks attempt 1 behind the open circuit; its mark
+	// is in flight.
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+	require.Empty(t, rcv.requests())
+	tasks := w.q.take()
+	require.Len(t, tasks, 1)
+	wake := tasks[0].task
+	require.NotEmpty(t, wake.Wake)
+	require.NotNil(t, late.land, "the parking's mark was made")
+
+	// The wake: the probe fails, recorded with its retry due; the wake
+	// stops before its follow-up.
+	w.advance(wake.DueAt.Sub(w.clock()))
+	late.failOnce.Store(true)
+	require.Error(t, w.d.HandleTask(ctx, wake))
+	require.Len(t, rcv.requests(), 1)
+	as := w.attempts("tenant-a", e.ID)
+	require.Len(t, as, 1)
+	require.Equal(t, event.OutcomeFailed, as[0].Outcome)
+	require.NotEmpty(t, as[0].NextAttemptAt)
+
+	// The parker's mark lands now, then the wake's message comes back.
+	require.NoError(t, late.land())
+	assert.Empty(t, w.attempts("tenant-a", e.ID)[0].FollowUp, "the late mark landed on the failed attempt")
+	// (Its probe is held until the stopped request's hold ends: the wake
+	// puts itself off until then, and the next one resumes the attempt.)
+	var retries []dispatch.Task
+	next := []dispatch.Task{wake}
+	for range 5 {
+		if len(next) == 0 {
+			break
+		}
+		task := next[0]
+		next = next[1:]
+		if wait := task.DueAt.Sub(w.clock()); wait > 0 {
+			w.advance(wait)
+		}
+		require.NoError(t, w.d.HandleTask(ctx, task))
+		for _, q := range w.q.take() {
+			switch {
+			case q.task.Wake != "":
+				next = append(next, q.task)
+			case q.task.Attempt == 2:
+				retries = append(retries, q.task)
+			}
+		}
+	}
+	require.Len(t, rcv.requests(), 1, "no attempt made twice")
+	assert.Len(t, retries, 1, "attempt 2 is queued")
+	assert.Equal(t, event.FollowUpQueued, w.attempts("tenant-a", e.ID)[0].FollowUp)
+}
+
 // An invocation too close to its deadline starts no attempt: the message
 // is reported failed, nothing is claimed, nothing sent.
 func TestNoAttemptStartsTooCloseToTheDeadline(t *testing.T) {
