@@ -139,9 +139,10 @@ func (st *Store) RedeliveryRound(ctx context.Context, tenant, id, token string) 
 // leave out a subscription whose first attempt the round has not
 // recorded yet (its message back after a fault). The marker is the
 // event's "round#first" item, expiring with the event (ttl); holding it
-// again (a copy of the round's message, or the round run again after a
-// fault) moves its end. One write, made only by a round that queues a
-// follow-up (dispatch: a failure's retry, a put-off attempt).
+// again (a run of the round that found no hold running, after an
+// earlier one's was ended) writes a new end. One write, made only by a
+// round that queues or marks a follow-up (dispatch: a failure's retry, a
+// put-off attempt, a failure for good).
 func (st *Store) HoldFirstRound(ctx context.Context, tenant, id string, at time.Time, ttl int64) error {
 	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:        aws.String(st.table),

@@ -528,7 +528,26 @@ func (d *Dispatcher) round(ctx context.Context, tenant string, e event.Event, su
 		}
 	}
 	if hold != nil && !hold.held {
-		marker = "" // no follow-up queued, nothing held: nothing to end
+		// This run held nothing. Another copy of the message may have
+		// (it queued a follow-up, then stopped, while this copy recorded
+		// every attempt and had its message deleted): this run has seen
+		// an attempt recorded for each subscription of the round, so it
+		// ends that hold too when its settle finds one, then settles
+		// (found by review: nothing was left to end it). A settle that
+		// finds no hold costs nothing more.
+		if err != nil && !onlyInProgress(err) {
+			return err
+		}
+		held, serr := d.settleHeld(ctx, tenant, e.ID)
+		if serr == nil && held {
+			if serr = d.cfg.Store.FinishRound(ctx, tenant, e.ID, event.FirstRound); serr == nil {
+				serr = d.settle(ctx, tenant, e.ID)
+			}
+		}
+		if serr != nil {
+			return serr
+		}
+		return err
 	}
 	if marker != "" && (err == nil || onlyInProgress(err)) {
 		if ferr := d.cfg.Store.FinishRound(ctx, tenant, e.ID, marker); ferr != nil {
@@ -547,12 +566,13 @@ func (d *Dispatcher) round(ctx context.Context, tenant string, e event.Event, su
 // delivered, and the other subscription's failures would never move it
 // back: delivered though a receiver never acknowledged it (found by
 // review). So the round marks itself running (Store.HoldFirstRound)
-// before it queues its first follow-up, and ends the hold
+// before it queues its first follow-up (or marks a failure for good,
+// which a recovery may follow: chain), and ends the hold
 // (Store.FinishRound) once every attempt is recorded, as a redelivery
-// round does from its start. A round that queues nothing (every attempt
-// delivered, or failed for good) writes nothing: no other message of the
-// event exists then. The hold reaches queue and parkScheduled through the
-// round's context (firstHoldKey).
+// round does from its start. A round that queues and marks nothing
+// (every attempt delivered) writes nothing: no other message of the
+// event exists then. The hold reaches queue, parkScheduled and chain
+// through the round's context (firstHoldKey).
 type firstHold struct {
 	eventID string
 	mu      sync.Mutex
@@ -567,7 +587,7 @@ type firstHoldKey struct{}
 // holdFirst holds the settles of event e while the first round running in
 // ctx (if any, and if it is e's) records its attempts: it writes the
 // round's marker unless it runs already. Called before each follow-up is
-// queued or parked.
+// queued or parked, and before a failure for good is marked.
 func (d *Dispatcher) holdFirst(ctx context.Context, tenant string, e event.Event) error {
 	h, _ := ctx.Value(firstHoldKey{}).(*firstHold)
 	if h == nil || h.eventID != e.ID {
@@ -1552,11 +1572,16 @@ func (d *Dispatcher) attempt(ctx context.Context, tenant string, e event.Event, 
 			}
 		}
 	}
-	// Before the gate: an attempt without the time for its request takes
-	// no rate token, no probe and no slot (found by review: the probe it
+	noTime := func() bool {
+		dl, ok := ctx.Deadline()
+		return ok && time.Until(dl) < d.cfg.Client.Timeout+storeMargin
+	}
+	// To a half-open circuit, before the gate: an attempt without the
+	// time for its request takes no probe (found by review: the probe it
 	// took stayed held, and put its endpoint's other attempts off, until
-	// its hold ended).
-	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d.cfg.Client.Timeout+storeMargin {
+	// its hold ended). Elsewhere after it, so that an attempt the gate
+	// puts off is parked or queued as usual, whatever the time left.
+	if sub.HalfOpen(now) && noTime() {
 		return errNoTime
 	}
 	deferrals := 0
@@ -1573,6 +1598,9 @@ func (d *Dispatcher) attempt(ctx context.Context, tenant string, e event.Event, 
 	// The slow lane's slot (if any) is given back once the request is
 	// answered, or on any way out before it.
 	defer slot.release()
+	if noTime() {
+		return errNoTime
+	}
 	owner, err := newToken()
 	if err != nil {
 		return err
@@ -2175,6 +2203,14 @@ func (d *Dispatcher) chain(ctx context.Context, tenant string, e event.Event, su
 	}
 	if due.IsZero() {
 		if a.NextAttemptAt == "" {
+			// Failed for good, and so recoverable: a recovery through
+			// the API (the subscription enabled again) is another
+			// message of the event, which could settle it before a
+			// first round stopped short has recorded its other
+			// attempts (found by review). Held as a queued follow-up is.
+			if err := d.holdFirst(ctx, tenant, e); err != nil {
+				return err
+			}
 			return d.cfg.Store.MarkFollowUp(ctx, tenant, e.ID, sub.ID, a.Number, event.FollowUpDone)
 		}
 		var err error
@@ -2261,6 +2297,13 @@ func Latest(attempts []event.Attempt) []event.Attempt {
 // newer attempt; a lost race reads both again. An event a workflow engine
 // acknowledged (delivered) stays delivered.
 func (d *Dispatcher) settle(ctx context.Context, tenant, eventID string) error {
+	_, err := d.settleHeld(ctx, tenant, eventID)
+	return err
+}
+
+// settleHeld is settle, reporting whether a round's hold (a redelivery
+// round's or the first round's marker, running) stopped it.
+func (d *Dispatcher) settleHeld(ctx context.Context, tenant, eventID string) (held bool, err error) {
 	for range maxSettleRounds {
 		// The attempts first: while one is pending or scheduled (a
 		// request under way, an attempt put off by an open circuit or a
@@ -2271,21 +2314,21 @@ func (d *Dispatcher) settle(ctx context.Context, tenant, eventID string) error {
 		// stays final).
 		attempts, running, err := d.cfg.Store.SettleAttempts(ctx, tenant, eventID)
 		if err != nil || running {
-			// A redelivery round that has not recorded its attempts:
-			// the round settles the event once it has (round).
-			return err
+			// A round that has not recorded its attempts: the round
+			// settles the event once it has (round).
+			return running && err == nil, err
 		}
 		latest := Latest(attempts)
 		target, ok := Expected(latest)
 		if !ok {
-			return nil
+			return false, nil
 		}
 		cur, err := d.cfg.Store.Get(ctx, tenant, eventID)
 		if errors.Is(err, event.ErrNotFound) {
-			return nil
+			return false, nil
 		}
 		if err != nil {
-			return err
+			return false, err
 		}
 		if cur.Status == event.Retrying {
 			// A redelivery round may have started (failed -> retrying,
@@ -2295,15 +2338,15 @@ func (d *Dispatcher) settle(ctx context.Context, tenant, eventID string) error {
 			// back to failed). No round starts from retrying, so the
 			// write's condition on it covers the rest.
 			if attempts, running, err = d.cfg.Store.SettleAttempts(ctx, tenant, eventID); err != nil || running {
-				return err
+				return running && err == nil, err
 			}
 			latest = Latest(attempts)
 			if target, ok = Expected(latest); !ok {
-				return nil
+				return false, nil
 			}
 		}
 		if cur.Status == target || cur.Status == event.Delivered {
-			return nil
+			return false, nil
 		}
 		to := target
 		if cur.Status == event.Failed {
@@ -2311,13 +2354,13 @@ func (d *Dispatcher) settle(ctx context.Context, tenant, eventID string) error {
 		}
 		err = d.cfg.Store.Settle(ctx, tenant, eventID, cur.Status, to, latest)
 		if err == nil && to == target || errors.Is(err, event.ErrNotFound) {
-			return nil
+			return false, nil
 		}
 		if err != nil && !isTransitionError(err) && !errors.Is(err, event.ErrStaleAttempts) {
-			return err
+			return false, err
 		}
 	}
-	return fmt.Errorf("settle event %s: its status or attempts kept changing", eventID)
+	return false, fmt.Errorf("settle event %s: its status or attempts kept changing", eventID)
 }
 
 func isTransitionError(err error) bool {

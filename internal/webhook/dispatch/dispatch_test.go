@@ -729,15 +729,16 @@ func TestDeliveryRequests(t *testing.T) {
 // for good, and nothing moves a delivered event back (found by review).
 // The round's hold keeps the event received until the round has recorded
 // every attempt; then it settles by them all.
-func TestFirstRoundHoldsSettleUntilItsAttemptsAreRecorded(t *testing.T) {
+// twoSubWorld is a world with two subscriptions of tenant-a, A (rcvA) and
+// B (rcvB), whose store fails the claim of B's first attempt once
+// (failBClaim arms it): the first round stops before it records B's
+// attempt, and its message comes back later.
+func twoSubWorld(t *testing.T, rcvA, rcvB *receiver, mutate ...func(*dispatch.Config)) (w *world, subA, subB event.Subscription, failBClaim func()) {
 	ctx := context.Background()
-	rcvA := newReceiver(t, http.StatusInternalServerError, http.StatusOK)
-	rcvB := newReceiver(t, 500, 500, 500, 500)
 	var mu sync.Mutex
-	failClaim := "" // B's attempt 1, once its id is known
+	failClaim := ""
 	var st *store.Store
-	w := newWorld(t, rcvA, func(c *dispatch.Config) {
-		c.Schedule = contract.RetrySchedule{5 * time.Second}
+	w = newWorld(t, rcvA, append(mutate, func(c *dispatch.Config) {
 		st = store.New(db.FaultClient(func(op string, body []byte) *http.Response {
 			mu.Lock()
 			defer mu.Unlock()
@@ -748,19 +749,30 @@ func TestFirstRoundHoldsSettleUntilItsAttemptsAreRecorded(t *testing.T) {
 			return nil
 		}), db.CreateTable(t, schema.Events()))
 		c.Store = st
-	})
+	})...)
 	w.st = st
-	subA, _ := w.subscribe("tenant-a")
+	subA, _ = w.subscribe("tenant-a")
 	id, err := event.NewSubscriptionID(nil)
 	require.NoError(t, err)
-	subB := event.Subscription{ID: id, URL: rcvB.srv.URL + "/b", EventTypes: []string{}, CreatedAt: event.FormatTime(w.clock()), Secrets: []string{webhook.NewSecret().Encode()}}
+	subB = event.Subscription{ID: id, URL: rcvB.srv.URL + "/b", EventTypes: []string{}, CreatedAt: event.FormatTime(w.clock()), Secrets: []string{webhook.NewSecret().Encode()}}
 	require.NoError(t, st.CreateSubscription(ctx, "tenant-a", subB))
 	w.advance(time.Second)
+	return w, subA, subB, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		failClaim = subB.ID + "#001"
+	}
+}
+
+func TestFirstRoundHoldsSettleUntilItsAttemptsAreRecorded(t *testing.T) {
+	ctx := context.Background()
+	rcvA := newReceiver(t, http.StatusInternalServerError, http.StatusOK)
+	rcvB := newReceiver(t, 500, 500, 500, 500)
+	w, subA, subB, failBClaim := twoSubWorld(t, rcvA, rcvB, func(c *dispatch.Config) { c.Schedule = contract.RetrySchedule{5 * time.Second} })
+	st := w.st
 	e := w.event("tenant-a", "order.paid")
 
-	mu.Lock()
-	failClaim = subB.ID + "#001"
-	mu.Unlock()
+	failBClaim()
 	require.Error(t, w.d.HandleEvent(ctx, "tenant-a", e.ID), "B's claim failed: the message comes back")
 	require.Len(t, rcvA.requests(), 1)
 	require.Empty(t, rcvB.requests())
@@ -793,6 +805,93 @@ func TestFirstRoundHoldsSettleUntilItsAttemptsAreRecorded(t *testing.T) {
 	assert.Len(t, rcvB.requests(), 2)
 	assert.Equal(t, event.Failed, w.status("tenant-a", e.ID).Status,
 		"delivered only when every subscription it was attempted to acknowledged it")
+}
+
+// The same when the first round's attempt to A fails for good (A is
+// disabled by it: no retry is queued, but the attempt is recoverable):
+// the tenant enables A again and recovers it before the round's message
+// is back, and the recovery's delivery must not settle the event from A's
+// attempts alone (found by review).
+func TestFirstRoundHoldsARecovery(t *testing.T) {
+	ctx := context.Background()
+	rcvA := newReceiver(t, http.StatusInternalServerError, http.StatusOK)
+	rcvB := newReceiver(t, 500, 500, 500, 500)
+	w, subA, _, failBClaim := twoSubWorld(t, rcvA, rcvB, func(c *dispatch.Config) {
+		c.Schedule, c.DisableAfter = contract.RetrySchedule{5 * time.Second}, time.Hour
+	})
+	// A has been failing for two hours: its next failure disables it.
+	_, err := w.st.SubscriptionFailed(ctx, "tenant-a", subA.ID, "", w.clock().Add(-2*time.Hour), 100*time.Hour, "before")
+	require.NoError(t, err)
+	since := w.clock()
+	e := w.event("tenant-a", "order.paid")
+
+	failBClaim()
+	require.Error(t, w.d.HandleEvent(ctx, "tenant-a", e.ID), "B's claim failed: the message comes back")
+	require.Empty(t, w.q.take(), "A disabled: no retry")
+	_, running, err := w.st.SettleAttempts(ctx, "tenant-a", e.ID)
+	require.NoError(t, err)
+	assert.True(t, running, "held before A's failure for good was marked")
+
+	enabled := false
+	_, err = w.st.UpdateSubscription(ctx, "tenant-a", subA.ID, event.SubscriptionPatch{Disabled: &enabled}, w.clock())
+	require.NoError(t, err)
+	w.advance(time.Minute)
+	require.NoError(t, dispatch.Recover(w.q)(ctx, "tenant-a", subA.ID, "rec-1", since, w.clock(), w.clock()))
+	for range 3 {
+		for _, q := range w.q.take() {
+			require.NoError(t, w.d.HandleTask(ctx, q.task))
+		}
+	}
+	require.Len(t, rcvA.requests(), 2, "A recovered: attempt 2 delivered")
+	assert.Equal(t, event.Received, w.status("tenant-a", e.ID).Status, "held: B has no attempt yet")
+
+	// The round's message is back: B fails (its retry later).
+	w.advance(30 * time.Minute)
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+	require.Len(t, rcvB.requests(), 1)
+	assert.Equal(t, event.Failed, w.status("tenant-a", e.ID).Status)
+	_, running, err = w.st.SettleAttempts(ctx, "tenant-a", e.ID)
+	require.NoError(t, err)
+	assert.False(t, running)
+}
+
+// holdMidRound is the store as a copy of a first round's message sees it
+// while another copy runs beside it: that copy writes the round's hold
+// (it queued a follow-up) once this one has read the attempts, at this
+// one's first claim, then stops for good.
+type holdMidRound struct {
+	dispatch.Store
+	once sync.Once
+}
+
+func (s *holdMidRound) ClaimAttempt(ctx context.Context, tenant, eventID string, c event.AttemptClaim, ttl int64) (event.Attempt, bool, error) {
+	var err error
+	s.once.Do(func() { err = s.Store.HoldFirstRound(ctx, tenant, eventID, c.At, ttl) })
+	if err != nil {
+		return event.Attempt{}, false, err
+	}
+	return s.Store.ClaimAttempt(ctx, tenant, eventID, c, ttl)
+}
+
+// A first round's hold left by a copy of its message that stopped (it
+// queued a retry, then died) while another copy, which had read no hold,
+// recorded every attempt and had the message deleted: that copy ends the
+// hold itself and settles (found by review: nothing was left to end it,
+// and the event stayed received).
+func TestFirstRoundEndsAHoldAnotherCopyLeft(t *testing.T) {
+	ctx := context.Background()
+	rcv := newReceiver(t)
+	w := newWorld(t, rcv, func(c *dispatch.Config) { c.Store = &holdMidRound{Store: c.Store} })
+	w.subscribe("tenant-a")
+	w.subscribe("tenant-a")
+	e := w.event("tenant-a", "order.paid")
+
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+	require.Len(t, rcv.requests(), 2)
+	assert.Equal(t, event.Delivered, w.status("tenant-a", e.ID).Status)
+	_, running, err := w.st.SettleAttempts(ctx, "tenant-a", e.ID)
+	require.NoError(t, err)
+	assert.False(t, running)
 }
 
 // countOf counts s in list.
