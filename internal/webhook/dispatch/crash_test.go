@@ -61,6 +61,7 @@ import (
 	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/ddb"
 	"github.com/triggers-dev/triggers/internal/ddb/ddblocal"
+	"github.com/triggers-dev/triggers/internal/ddb/ddbtest"
 	"github.com/triggers-dev/triggers/internal/dev/kmslocal/kmstest"
 	"github.com/triggers-dev/triggers/internal/dev/streampoll"
 	"github.com/triggers-dev/triggers/internal/event"
@@ -964,9 +965,9 @@ type streamRouter struct {
 
 func startStreamRouter(t *testing.T, table string) *streamRouter {
 	ctx, cancel := context.WithCancel(context.Background())
-	arn, err := streampoll.LatestStreamARN(ctx, db.Client, table)
+	arn, err := streampoll.LatestStreamARN(ctx, crashDB.Client, table)
 	require.NoError(t, err)
-	reader := streampoll.NewStreamReader(ddblocal.NewStreamsClient(db.Endpoint), arn, streampoll.StreamReaderOptions{Region: ddb.LocalRegion})
+	reader := streampoll.NewStreamReader(ddblocal.NewStreamsClient(crashDB.Endpoint), arn, streampoll.StreamReaderOptions{Region: ddb.LocalRegion})
 	sr := &streamRouter{runs: map[string]chan events.DynamoDBEventRecord{}, wake: make(chan struct{}, 1)}
 	done := make(chan struct{})
 	go func() {
@@ -1238,6 +1239,9 @@ type scenario struct {
 	// (TestCrashPoints asserts it).
 	copyEarlierWake bool
 }
+
+// crashDB is the crash-point harness's DynamoDB Local (TestCrashPoints).
+var crashDB *ddbtest.Local
 
 // everyCallMost bounds the calls of one everyCall label that get crash
 // cases (a loop's third call and on are like its second).
@@ -1551,7 +1555,7 @@ type crashEnv struct {
 }
 
 func newCrashEnv(t *testing.T) *crashEnv {
-	table := db.CreateTable(t, schema.Events())
+	table := crashDB.CreateTable(t, schema.Events())
 	kms := kmstest.Start(t)
 	return &crashEnv{rcv: newCrashReceiver(t), table: table, stream: startStreamRouter(t, table), kms: kms, key: kms.Key(t)}
 }
@@ -1585,9 +1589,9 @@ func newCrashRun(t *testing.T, env *crashEnv, sc scenario, f fault, twice, shard
 	r.router = env.stream
 	r.records = env.stream.register(r.tenant)
 	if sharded {
-		r.st = store.New(db.Client, env.table, store.WithSharding(true))
+		r.st = store.New(crashDB.Client, env.table, store.WithSharding(true))
 	} else {
-		r.st = store.New(db.Client, env.table)
+		r.st = store.New(crashDB.Client, env.table)
 	}
 	r.fs = faultStore{st: r.st, in: r.in, clock: r.clock}
 	if first := len(sc.events) - lateCount(sc); first < len(sc.events) && !twice {
@@ -2163,6 +2167,25 @@ func methodsOf[T any](prefix string) []string {
 // request run unsharded. So every call of the path has crash cases in
 // both layouts, at the cost of one layout.
 func TestCrashPoints(t *testing.T) {
+	// On an engine of its own, started fresh, after the package's other
+	// tests (t.Parallel: they are sequential). Sharing one, whichever ran
+	// second ran several times slower: the package took 994 s alone, the
+	// harness 210 s of it and the other tests, 60 s on a fresh engine,
+	// the rest; the harness after them, 557 s.
+	t.Parallel()
+	crashDB = db
+	if os.Getenv(ddbtest.EnvEndpoint) == "" {
+		ctx, cancel := context.WithTimeout(context.Background(), ddblocal.StartTimeout+5*time.Minute)
+		fresh, err := ddbtest.StartWith(ctx, ddbtest.Options{Busy: true})
+		cancel()
+		require.NoError(t, err)
+		crashDB = fresh
+		t.Cleanup(func() {
+			if err := fresh.Stop(); err != nil {
+				t.Logf("stop the harness's engine: %v", err)
+			}
+		})
+	}
 	env := newCrashEnv(t)
 	covered := map[bool]map[string]bool{false: {}, true: {}} // by sharded
 	shardsUsed := map[int]bool{}

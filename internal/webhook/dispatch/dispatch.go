@@ -1052,8 +1052,18 @@ func (d *Dispatcher) wake(ctx context.Context, t Task) error {
 		return d.wakeInLane(ctx, t, sub, page, more, now)
 	}
 	first, err := d.unpark(ctx, t, sub, subErr, page[0])
-	if err != nil || first == parkedAgain {
-		return err // parked again: the circuit is open again, and its parker queued a wake
+	if err != nil {
+		return err
+	}
+	if first == parkedAgain {
+		// Parked again meanwhile: the circuit may be open again, and its
+		// parker may have queued a wake, or may not (a copy of a retry's
+		// message that parked it from a stale read and stopped before
+		// claiming the marker; coming back, it finds the attempt made and
+		// queues nothing): the next wake is queued due now, refused by a
+		// parker's confirmed marker, put off by a circuit open again
+		// (found by review: the attempts past this one stayed parked).
+		return d.sendWake(ctx, t.Tenant, t.SubscriptionID, "", d.cfg.Now(), d.cfg.Now())
 	}
 	if first == leftParked {
 		return d.sendStandby(ctx, t.Tenant, t.SubscriptionID, d.cfg.Now())
@@ -1081,9 +1091,8 @@ func (d *Dispatcher) wake(ctx context.Context, t Task) error {
 		return err
 	}
 	now = d.cfg.Now()
-	if slices.Contains(rest, parkedAgain) {
-		return nil // as above
-	}
+	// An attempt parked again meanwhile: the next wake, as above.
+	more = more || slices.Contains(rest, parkedAgain)
 	if slices.Contains(rest, leftParked) {
 		return d.sendStandby(ctx, t.Tenant, t.SubscriptionID, now)
 	}
@@ -1164,9 +1173,9 @@ func (d *Dispatcher) wakeInLane(ctx context.Context, t Task, sub event.Subscript
 	if mine != nil {
 		prev = mine.Owner
 	}
+	// An attempt parked again meanwhile: the next wake, as in wake.
+	more = more || slices.Contains(made, parkedAgain)
 	switch {
-	case slices.Contains(made, parkedAgain):
-		return nil // its parker queued a wake, which makes the rest too
 	case slices.Contains(made, leftParked):
 		return d.sendStandby(ctx, t.Tenant, sub.ID, now)
 	case (len(slots) < len(page) || more) && handed:
@@ -1331,7 +1340,8 @@ const (
 	// at the same time).
 	unparkedMade unparked = iota
 	// parkedAgain: parked again meanwhile, under another token (the
-	// circuit opened again); its parker queued a wake.
+	// circuit opened again, or a stale read parked it); its parker may
+	// not have queued a wake: the wake queues the next.
 	parkedAgain
 	// leftParked: not made now (another instance is making it, or too
 	// little of the invocation is left); a later wake makes it.

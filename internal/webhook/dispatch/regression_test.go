@@ -270,6 +270,68 @@ func TestLateParkingMarkDoesNotHideTheRetry(t *testing.T) {
 	assert.Equal(t, event.FollowUpQueued, w.attempts("tenant-a", e.ID)[0].FollowUp)
 }
 
+// reparkOnce is the store as a wake sees it while a copy of a retry's
+// message, from a stale read of the circuit, parks the wake's first
+// attempt again (a new token) and stops before claiming the wake marker:
+// the wake's UnparkAttempt of that attempt is refused.
+type reparkOnce struct {
+	dispatch.Store
+	once sync.Once
+}
+
+func (s *reparkOnce) UnparkAttempt(ctx context.Context, tenant, subID string, p event.Parked) (bool, error) {
+	var err error
+	s.once.Do(func() {
+		again := p
+		again.Token = "stale-copy"
+		err = s.Store.ParkAttempt(ctx, tenant, subID, again, time.Now().Add(time.Hour).Unix())
+	})
+	if err != nil {
+		return false, err
+	}
+	return s.Store.UnparkAttempt(ctx, tenant, subID, p)
+}
+
+// A wake whose attempt was parked again meanwhile by a parker that queued
+// no wake (a copy of a retry's message that parked it from a stale read
+// and stopped before claiming the marker) still queues the next wake: the
+// attempts past its page are made (found by review: the wake trusted the
+// parker to have queued one, and they stayed parked for good).
+func TestWakeQueuesTheNextWhenAnAttemptIsParkedAgain(t *testing.T) {
+	ctx := context.Background()
+	rcv := newReceiver(t)
+	w := newWorld(t, rcv, func(c *dispatch.Config) {
+		c.SlowAfter, c.Parallel = -1, 1
+		c.Store = &reparkOnce{Store: c.Store}
+	})
+	w.now = w.now.Truncate(time.Millisecond) // the circuit's times are stored in milliseconds
+	sub, _ := w.subscribe("tenant-a")
+	_, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, "", w.clock().Add(time.Minute), time.Minute)
+	require.NoError(t, err)
+	e1 := w.event("tenant-a", "t")
+	e2 := w.event("tenant-a", "t")
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e1.ID))
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e2.ID))
+	require.Empty(t, rcv.requests(), "both parked behind the open circuit")
+
+	next := w.q.take()
+	for range 6 {
+		if len(next) == 0 {
+			break
+		}
+		q := next[0]
+		next = next[1:]
+		if wait := q.task.DueAt.Sub(w.clock()); wait > 0 {
+			w.advance(wait)
+		}
+		require.NoError(t, w.d.HandleTask(ctx, q.task))
+		next = append(next, w.q.take()...)
+	}
+	assert.Len(t, rcv.requests(), 2, "both parked attempts made")
+	assert.Equal(t, event.Delivered, w.status("tenant-a", e1.ID).Status)
+	assert.Equal(t, event.Delivered, w.status("tenant-a", e2.ID).Status)
+}
+
 // An invocation too close to its deadline starts no attempt: the message
 // is reported failed, nothing is claimed, nothing sent.
 func TestNoAttemptStartsTooCloseToTheDeadline(t *testing.T) {
