@@ -335,7 +335,7 @@ func TestHoldFirstRound(t *testing.T) {
 	st := store.New(db.Client, table, store.WithClock(func() time.Time { return clock }))
 	e := newEvent(t, "t", map[string]any{})
 	require.NoError(t, st.Put(ctx, "tenant-a", e))
-	_, _, err := st.ClaimAttempt(ctx, "tenant-a", e.ID, event.AttemptClaim{SubscriptionID: "sub_a", Number: 1, Owner: "o", At: at, LeaseUntil: at.Add(time.Minute)}, e.TTL)
+	_, _, err := st.ClaimAttempt(ctx, "tenant-a", e.ID, claim("sub_a", 1, "o", at), e.TTL)
 	require.NoError(t, err)
 
 	_, running, err := st.SettleAttempts(ctx, "tenant-a", e.ID)
