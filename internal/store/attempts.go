@@ -29,7 +29,7 @@ import (
 const (
 	attrOutcome    = "outcome"
 	attrLeaseUntil = "lease_until" // epoch milliseconds, while pending
-	attrOwner      = "owner"       // the claimant's token, while pending
+	attrOwner      = "owner"       // the claimant's token (kept once finished: its finisher)
 	attrSends      = "sends"
 	attrRound      = "round"
 	attrFollowUp   = "followup"
@@ -103,6 +103,9 @@ func attemptSortKey(subscriptionID string, number int) string {
 // under a live lease). The attempt expires with the event (ttl, epoch
 // seconds). The attempt's entry in its subscription's list
 // (ListSubscriptionAttempts) is written first, so every attempt has one.
+// A claim that finds the attempt pending under c.Owner (the retry of a
+// claim whose answer was lost) is claimed. c.Owner must be new for each
+// claim.
 func (st *Store) ClaimAttempt(ctx context.Context, tenant, eventID string, c event.AttemptClaim, ttl int64) (a event.Attempt, claimed bool, err error) {
 	values := map[string]types.AttributeValue{
 		":rt": s(contract.RecordTypeAttempt), ":sub": s(c.SubscriptionID), ":n": n(int64(c.Number)),
@@ -139,7 +142,12 @@ func (st *Store) ClaimAttempt(ctx context.Context, tenant, eventID string, c eve
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) && ccf.Item != nil {
 		a, err := decodeAttempt(ccf.Item)
-		return a, false, err
+		// The claim is c.Owner's already: the SDK's retry of a claim
+		// whose answer was lost. (Refused, the dispatcher left its own
+		// claim to lapse and the message to come back: the attempt
+		// waited a lease and a visibility timeout.)
+		own := err == nil && a.Outcome == event.OutcomePending && getS(ccf.Item, attrOwner) == c.Owner
+		return a, own, err
 	}
 	if err != nil {
 		return event.Attempt{}, false, classify("claim attempt", err)
@@ -151,8 +159,14 @@ func (st *Store) ClaimAttempt(ctx context.Context, tenant, eventID string, c eve
 // FinishAttempt records the outcome of attempt a (its subscription and
 // number), claimed by owner: outcome, status, latency, response, error,
 // next_attempt_at, the URL the request went to, a probe's cooldown and
-// timestamp; the claim's lease ends. It fails with
-// event.ErrLeaseLost unless the attempt is pending under owner.
+// timestamp; the claim's lease ends and owner stays on the attempt. It
+// fails with event.ErrLeaseLost unless the attempt is pending under owner
+// or already finished by owner with this outcome and timestamp: the
+// SDK's retry of a write whose answer was lost finds its own write done
+// and succeeds. (It failed the condition, and the dispatcher took the
+// outcome for another claimant's: a failed attempt's retry was never
+// queued and its event settled failed; found by the crash harness's lost
+// answers.)
 func (st *Store) FinishAttempt(ctx context.Context, tenant, eventID string, a event.Attempt, owner string) error {
 	sets := []string{"#o = :o", "#ts = :ts", "#lat = :lat"}
 	names := map[string]string{"#o": attrOutcome, "#ts": schema.AttrTimestamp, "#lat": "latency_ms", "#owner": attrOwner, "#lease": attrLeaseUntil}
@@ -186,8 +200,8 @@ func (st *Store) FinishAttempt(ctx context.Context, tenant, eventID string, a ev
 	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(st.table),
 		Key:                       st.key(attemptPartition(tenant, eventID), attemptSortKey(a.SubscriptionID, a.Number)),
-		UpdateExpression:          aws.String("SET " + strings.Join(sets, ", ") + " REMOVE #owner, #lease"),
-		ConditionExpression:       aws.String("#o = :pending AND #owner = :owner"),
+		UpdateExpression:          aws.String("SET " + strings.Join(sets, ", ") + " REMOVE #lease"),
+		ConditionExpression:       aws.String("#owner = :owner AND (#o = :pending OR (#o = :o AND #ts = :ts))"),
 		ExpressionAttributeNames:  names,
 		ExpressionAttributeValues: values,
 	})

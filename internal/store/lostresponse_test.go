@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -78,4 +79,49 @@ func TestPutBatchSurvivesALostResponseWithoutOverwriting(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, evs[1], got)
 	assert.Len(t, scan(t, table), 2, "each event stored once")
+}
+
+// An attempt's claim and its outcome, each written once with its answer
+// lost: the SDK's retry finds the write done. The claim is the caller's
+// (not another's live claim to wait out), and the outcome is recorded
+// (not ErrLeaseLost, which the dispatcher takes for another instance's
+// outcome: it then queued no retry of a failure, found by the crash
+// harness). Another owner still gets ErrLeaseLost.
+func TestAttemptSurvivesLostResponses(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.Events())
+	proxy, client := db.Faulty(t)
+	st := store.New(client, table)
+	ttl := time.Now().Add(time.Hour).Unix()
+	t0 := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+
+	proxy.LoseResponse("UpdateItem", 1)
+	a, claimed, err := st.ClaimAttempt(ctx, "tenant-a", "evt_1", claim("sub_a", 1, "first", t0), ttl)
+	require.NoError(t, err)
+	assert.Equal(t, 2, proxy.Calls("UpdateItem"), "the SDK retried the claim once")
+	require.True(t, claimed, "the claim the lost answer was for is the caller's")
+	assert.Equal(t, event.OutcomePending, a.Outcome)
+	assert.Equal(t, 1, a.Sends, "one send counted")
+
+	failed := event.Attempt{SubscriptionID: "sub_a", Number: 1, Timestamp: event.FormatTime(t0), Outcome: "failed", StatusCode: 503,
+		LatencyMs: 7, Error: "HTTP 503", NextAttemptAt: event.FormatTime(t0.Add(time.Minute)), URL: "https://hooks.example.com/in"}
+	assert.ErrorIs(t, st.FinishAttempt(ctx, "tenant-a", "evt_1", failed, "second"), event.ErrLeaseLost, "not the claimant")
+	proxy.LoseResponse("UpdateItem", 1)
+	require.NoError(t, st.FinishAttempt(ctx, "tenant-a", "evt_1", failed, "first"))
+	assert.Equal(t, 5, proxy.Calls("UpdateItem"), "the SDK retried the outcome once")
+
+	as, err := st.ListAttempts(ctx, "tenant-a", "evt_1")
+	require.NoError(t, err)
+	require.Len(t, as, 1)
+	failed.Sends = 1
+	assert.Equal(t, failed, as[0])
+
+	// A claim refused by another owner's live claim is still refused.
+	a, claimed, err = st.ClaimAttempt(ctx, "tenant-a", "evt_1", claim("sub_a", 2, "third", t0), ttl)
+	require.NoError(t, err)
+	require.True(t, claimed)
+	a, claimed, err = st.ClaimAttempt(ctx, "tenant-a", "evt_1", claim("sub_a", 2, "fourth", t0.Add(time.Second)), ttl)
+	require.NoError(t, err)
+	assert.False(t, claimed, "another owner's live claim")
+	assert.Equal(t, event.OutcomePending, a.Outcome)
 }

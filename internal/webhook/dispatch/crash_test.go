@@ -15,7 +15,9 @@ package dispatch_test
 // for every call in the trace, one run makes that call fail once and
 // another makes the process stop right after it (the call took effect; the
 // invocation does nothing more and answers nothing), and another stops
-// there with every queue message delivered twice. The queues behave as SQS does towards
+// there with every queue message delivered twice; for a storage call that
+// writes, one more loses the answers of its writes (each takes effect, the
+// SDK sends it again: lossyClient). The queues behave as SQS does towards
 // its consumer: a message not deleted (failed, or its invocation died)
 // comes back after the visibility timeout with the same body; a stream
 // batch whose invocation failed is retried from the stream. When the system
@@ -53,6 +55,9 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/stretchr/testify/assert"
@@ -110,6 +115,10 @@ var (
 type fault struct {
 	label string
 	crash bool
+	// lost: each DynamoDB write of the call takes effect but its answer
+	// is lost, so the SDK sends it again (lossyClient), and the
+	// invocation goes on with the call's result.
+	lost bool
 	// nth is the occurrence of the label the fault hits (0 and 1: the
 	// first).
 	nth int
@@ -125,6 +134,9 @@ func (f fault) String() string {
 	}
 	if f.crash {
 		return "stop after " + call
+	}
+	if f.lost {
+		return "lose the answer of " + call
 	}
 	return "fail " + call
 }
@@ -150,7 +162,7 @@ func newInjector(f fault, n *names) *injector {
 }
 
 // call runs do as the call op(args) of the invocation in ctx.
-func (in *injector) call(ctx context.Context, op string, args []string, do func() error) error {
+func (in *injector) call(ctx context.Context, op string, args []string, do func(context.Context) error) error {
 	inv := invocationOf(ctx)
 	if inv == nil {
 		panic("harness: a call outside an invocation: " + op)
@@ -174,10 +186,16 @@ func (in *injector) call(ctx context.Context, op string, args []string, do func(
 	hit := !in.fired && label == in.f.label && in.counts[label] == max(in.f.nth, 1)
 	in.fired = in.fired || hit
 	in.mu.Unlock()
+	if hit && in.f.lost {
+		// The call's writes take effect and their answers are lost
+		// (lossyClient); the invocation goes on with what the call makes
+		// of the SDK's retries.
+		return do(context.WithValue(ctx, loseKey{}, new(atomic.Bool)))
+	}
 	if hit && !in.f.crash {
 		return errInjected
 	}
-	err := do()
+	err := do(ctx)
 	if hit {
 		inv.dead.Store(true)
 		return errStopped
@@ -295,12 +313,12 @@ var (
 )
 
 func (s faultStore) Get(ctx context.Context, tenant, id string) (e event.Event, err error) {
-	err = s.in.call(ctx, "Store.Get", []string{id}, func() error { e, err = s.st.Get(ctx, tenant, id); return err })
+	err = s.in.call(ctx, "Store.Get", []string{id}, func(ctx context.Context) error { e, err = s.st.Get(ctx, tenant, id); return err })
 	return
 }
 
 func (s faultStore) Transition(ctx context.Context, tenant, id string, from []event.Status, to event.Status) (e event.Event, err error) {
-	err = s.in.call(ctx, "Store.Transition", []string{id, string(to)}, func() error {
+	err = s.in.call(ctx, "Store.Transition", []string{id, string(to)}, func(ctx context.Context) error {
 		e, err = s.st.Transition(ctx, tenant, id, from, to)
 		return err
 	})
@@ -308,37 +326,37 @@ func (s faultStore) Transition(ctx context.Context, tenant, id string, from []ev
 }
 
 func (s faultStore) Settle(ctx context.Context, tenant, id string, from, to event.Status, latest []event.Attempt) error {
-	return s.in.call(ctx, "Store.Settle", []string{id, string(from), string(to)}, func() error {
+	return s.in.call(ctx, "Store.Settle", []string{id, string(from), string(to)}, func(ctx context.Context) error {
 		return s.st.Settle(ctx, tenant, id, from, to, latest)
 	})
 }
 
 func (s faultStore) StartRedelivery(ctx context.Context, tenant string, e event.Event, token string, at time.Time) error {
-	return s.in.call(ctx, "Store.StartRedelivery", []string{e.ID}, func() error {
+	return s.in.call(ctx, "Store.StartRedelivery", []string{e.ID}, func(ctx context.Context) error {
 		return s.st.StartRedelivery(ctx, tenant, e, token, at)
 	})
 }
 
 func (s faultStore) ListSubscriptions(ctx context.Context, tenant string) (subs []event.Subscription, err error) {
-	err = s.in.call(ctx, "Store.ListSubscriptions", nil, func() error { subs, err = s.st.ListSubscriptions(ctx, tenant); return err })
+	err = s.in.call(ctx, "Store.ListSubscriptions", nil, func(ctx context.Context) error { subs, err = s.st.ListSubscriptions(ctx, tenant); return err })
 	return
 }
 
 func (s faultStore) GetSubscription(ctx context.Context, tenant, id string) (sub event.Subscription, err error) {
-	err = s.in.call(ctx, "Store.GetSubscription", []string{id}, func() error { sub, err = s.st.GetSubscription(ctx, tenant, id); return err })
+	err = s.in.call(ctx, "Store.GetSubscription", []string{id}, func(ctx context.Context) error { sub, err = s.st.GetSubscription(ctx, tenant, id); return err })
 	return
 }
 
 func (s faultStore) DeleteSubscription(ctx context.Context, tenant, id string) error {
-	return s.in.call(ctx, "Store.DeleteSubscription", []string{id}, func() error { return s.st.DeleteSubscription(ctx, tenant, id) })
+	return s.in.call(ctx, "Store.DeleteSubscription", []string{id}, func(ctx context.Context) error { return s.st.DeleteSubscription(ctx, tenant, id) })
 }
 
 func (s faultStore) DeleteGoneSubscription(ctx context.Context, tenant, id, url string) error {
-	return s.in.call(ctx, "Store.DeleteGoneSubscription", []string{id}, func() error { return s.st.DeleteGoneSubscription(ctx, tenant, id, url) })
+	return s.in.call(ctx, "Store.DeleteGoneSubscription", []string{id}, func(ctx context.Context) error { return s.st.DeleteGoneSubscription(ctx, tenant, id, url) })
 }
 
 func (s faultStore) SubscriptionSucceeded(ctx context.Context, tenant, id, url string, at time.Time) (closed bool, err error) {
-	err = s.in.call(ctx, "Store.SubscriptionSucceeded", []string{id}, func() error {
+	err = s.in.call(ctx, "Store.SubscriptionSucceeded", []string{id}, func(ctx context.Context) error {
 		closed, err = s.st.SubscriptionSucceeded(ctx, tenant, id, url, at)
 		return err
 	})
@@ -346,7 +364,7 @@ func (s faultStore) SubscriptionSucceeded(ctx context.Context, tenant, id, url s
 }
 
 func (s faultStore) SubscriptionFailed(ctx context.Context, tenant, id, url string, at time.Time, after time.Duration, reason string) (run event.FailureRun, err error) {
-	err = s.in.call(ctx, "Store.SubscriptionFailed", []string{id}, func() error {
+	err = s.in.call(ctx, "Store.SubscriptionFailed", []string{id}, func(ctx context.Context) error {
 		run, err = s.st.SubscriptionFailed(ctx, tenant, id, url, at, after, reason)
 		return err
 	})
@@ -354,7 +372,7 @@ func (s faultStore) SubscriptionFailed(ctx context.Context, tenant, id, url stri
 }
 
 func (s faultStore) OpenCircuit(ctx context.Context, tenant, id, url string, until time.Time, cooldown time.Duration) (opened bool, err error) {
-	err = s.in.call(ctx, "Store.OpenCircuit", []string{id, "+" + until.Sub(s.clock.now()).String()}, func() error {
+	err = s.in.call(ctx, "Store.OpenCircuit", []string{id, "+" + until.Sub(s.clock.now()).String()}, func(ctx context.Context) error {
 		opened, err = s.st.OpenCircuit(ctx, tenant, id, url, until, cooldown)
 		return err
 	})
@@ -362,7 +380,7 @@ func (s faultStore) OpenCircuit(ctx context.Context, tenant, id, url string, unt
 }
 
 func (s faultStore) AcquireProbe(ctx context.Context, tenant, id string, now, until time.Time) (ok bool, err error) {
-	err = s.in.call(ctx, "Store.AcquireProbe", []string{id}, func() error {
+	err = s.in.call(ctx, "Store.AcquireProbe", []string{id}, func(ctx context.Context) error {
 		ok, err = s.st.AcquireProbe(ctx, tenant, id, now, until)
 		return err
 	})
@@ -370,7 +388,7 @@ func (s faultStore) AcquireProbe(ctx context.Context, tenant, id string, now, un
 }
 
 func (s faultStore) TakeRateToken(ctx context.Context, tenant, id string, now time.Time, limit int) (ahead int, err error) {
-	err = s.in.call(ctx, "Store.TakeRateToken", []string{id}, func() error {
+	err = s.in.call(ctx, "Store.TakeRateToken", []string{id}, func(ctx context.Context) error {
 		ahead, err = s.st.TakeRateToken(ctx, tenant, id, now, limit)
 		return err
 	})
@@ -378,11 +396,11 @@ func (s faultStore) TakeRateToken(ctx context.Context, tenant, id string, now ti
 }
 
 func (s faultStore) MarkSlow(ctx context.Context, tenant, id, url string, until time.Time) error {
-	return s.in.call(ctx, "Store.MarkSlow", []string{id}, func() error { return s.st.MarkSlow(ctx, tenant, id, url, until) })
+	return s.in.call(ctx, "Store.MarkSlow", []string{id}, func(ctx context.Context) error { return s.st.MarkSlow(ctx, tenant, id, url, until) })
 }
 
 func (s faultStore) AcquireSlowSlot(ctx context.Context, tenant, token string, now, until time.Time, limit int) (ok bool, err error) {
-	err = s.in.call(ctx, "Store.AcquireSlowSlot", nil, func() error {
+	err = s.in.call(ctx, "Store.AcquireSlowSlot", nil, func(ctx context.Context) error {
 		ok, err = s.st.AcquireSlowSlot(ctx, tenant, token, now, until, limit)
 		return err
 	})
@@ -454,11 +472,11 @@ func (c *wakeCopy) wait() {
 }
 
 func (s faultStore) ReleaseSlowSlot(ctx context.Context, tenant, token string) error {
-	return s.in.call(ctx, "Store.ReleaseSlowSlot", nil, func() error { return s.st.ReleaseSlowSlot(ctx, tenant, token) })
+	return s.in.call(ctx, "Store.ReleaseSlowSlot", nil, func(ctx context.Context) error { return s.st.ReleaseSlowSlot(ctx, tenant, token) })
 }
 
 func (s faultStore) ScheduleAttempt(ctx context.Context, tenant, eventID string, a event.Attempt, ttl int64) (cur event.Attempt, ok bool, err error) {
-	err = s.in.call(ctx, "Store.ScheduleAttempt", []string{eventID, a.SubscriptionID, "#" + strconv.Itoa(a.Number)}, func() error {
+	err = s.in.call(ctx, "Store.ScheduleAttempt", []string{eventID, a.SubscriptionID, "#" + strconv.Itoa(a.Number)}, func(ctx context.Context) error {
 		cur, ok, err = s.st.ScheduleAttempt(ctx, tenant, eventID, a, ttl)
 		return err
 	})
@@ -466,7 +484,7 @@ func (s faultStore) ScheduleAttempt(ctx context.Context, tenant, eventID string,
 }
 
 func (s faultStore) ClaimAttempt(ctx context.Context, tenant, eventID string, c event.AttemptClaim, ttl int64) (a event.Attempt, claimed bool, err error) {
-	err = s.in.call(ctx, "Store.ClaimAttempt", []string{eventID, c.SubscriptionID, "#" + strconv.Itoa(c.Number)}, func() error {
+	err = s.in.call(ctx, "Store.ClaimAttempt", []string{eventID, c.SubscriptionID, "#" + strconv.Itoa(c.Number)}, func(ctx context.Context) error {
 		a, claimed, err = s.st.ClaimAttempt(ctx, tenant, eventID, c, ttl)
 		return err
 	})
@@ -474,30 +492,30 @@ func (s faultStore) ClaimAttempt(ctx context.Context, tenant, eventID string, c 
 }
 
 func (s faultStore) FinishAttempt(ctx context.Context, tenant, eventID string, a event.Attempt, owner string) error {
-	return s.in.call(ctx, "Store.FinishAttempt", []string{eventID, a.SubscriptionID, "#" + strconv.Itoa(a.Number)}, func() error {
+	return s.in.call(ctx, "Store.FinishAttempt", []string{eventID, a.SubscriptionID, "#" + strconv.Itoa(a.Number)}, func(ctx context.Context) error {
 		return s.st.FinishAttempt(ctx, tenant, eventID, a, owner)
 	})
 }
 
 func (s faultStore) MarkFollowUp(ctx context.Context, tenant, eventID, subID string, n int, state string) error {
-	return s.in.call(ctx, "Store.MarkFollowUp", []string{eventID, subID, "#" + strconv.Itoa(n)}, func() error {
+	return s.in.call(ctx, "Store.MarkFollowUp", []string{eventID, subID, "#" + strconv.Itoa(n)}, func(ctx context.Context) error {
 		return s.st.MarkFollowUp(ctx, tenant, eventID, subID, n, state)
 	})
 }
 
 func (s faultStore) MarkScheduledFollowUp(ctx context.Context, tenant, eventID, subID string, n, deferrals int) error {
-	return s.in.call(ctx, "Store.MarkScheduledFollowUp", []string{eventID, subID, "#" + strconv.Itoa(n)}, func() error {
+	return s.in.call(ctx, "Store.MarkScheduledFollowUp", []string{eventID, subID, "#" + strconv.Itoa(n)}, func(ctx context.Context) error {
 		return s.st.MarkScheduledFollowUp(ctx, tenant, eventID, subID, n, deferrals)
 	})
 }
 
 func (s faultStore) ListAttempts(ctx context.Context, tenant, eventID string) (a []event.Attempt, err error) {
-	err = s.in.call(ctx, "Store.ListAttempts", []string{eventID}, func() error { a, err = s.st.ListAttempts(ctx, tenant, eventID); return err })
+	err = s.in.call(ctx, "Store.ListAttempts", []string{eventID}, func(ctx context.Context) error { a, err = s.st.ListAttempts(ctx, tenant, eventID); return err })
 	return
 }
 
 func (s faultStore) SettleAttempts(ctx context.Context, tenant, eventID string) (a []event.Attempt, running bool, err error) {
-	err = s.in.call(ctx, "Store.SettleAttempts", []string{eventID}, func() error {
+	err = s.in.call(ctx, "Store.SettleAttempts", []string{eventID}, func(ctx context.Context) error {
 		a, running, err = s.st.SettleAttempts(ctx, tenant, eventID)
 		return err
 	})
@@ -505,30 +523,30 @@ func (s faultStore) SettleAttempts(ctx context.Context, tenant, eventID string) 
 }
 
 func (s faultStore) HoldFirstRound(ctx context.Context, tenant, eventID string, at time.Time, ttl int64) error {
-	return s.in.call(ctx, "Store.HoldFirstRound", []string{eventID}, func() error {
+	return s.in.call(ctx, "Store.HoldFirstRound", []string{eventID}, func(ctx context.Context) error {
 		return s.st.HoldFirstRound(ctx, tenant, eventID, at, ttl)
 	})
 }
 
 func (s faultStore) FinishRound(ctx context.Context, tenant, eventID, token string) error {
-	return s.in.call(ctx, "Store.FinishRound", []string{eventID}, func() error {
+	return s.in.call(ctx, "Store.FinishRound", []string{eventID}, func(ctx context.Context) error {
 		return s.st.FinishRound(ctx, tenant, eventID, token)
 	})
 }
 
 func (s faultStore) ParkAttempt(ctx context.Context, tenant, subID string, p event.Parked, ttl int64) error {
-	return s.in.call(ctx, "Store.ParkAttempt", []string{p.EventID, subID, "#" + strconv.Itoa(p.Number)}, func() error {
+	return s.in.call(ctx, "Store.ParkAttempt", []string{p.EventID, subID, "#" + strconv.Itoa(p.Number)}, func(ctx context.Context) error {
 		return s.st.ParkAttempt(ctx, tenant, subID, p, ttl)
 	})
 }
 
 func (s faultStore) ListParked(ctx context.Context, tenant, subID string, limit int) (out []event.Parked, err error) {
-	err = s.in.call(ctx, "Store.ListParked", []string{subID}, func() error { out, err = s.st.ListParked(ctx, tenant, subID, limit); return err })
+	err = s.in.call(ctx, "Store.ListParked", []string{subID}, func(ctx context.Context) error { out, err = s.st.ListParked(ctx, tenant, subID, limit); return err })
 	return
 }
 
 func (s faultStore) SubscriptionEvents(ctx context.Context, tenant, subID, from, to string, limit int) (ids []string, next string, err error) {
-	err = s.in.call(ctx, "Store.SubscriptionEvents", []string{subID}, func() error {
+	err = s.in.call(ctx, "Store.SubscriptionEvents", []string{subID}, func(ctx context.Context) error {
 		ids, next, err = s.st.SubscriptionEvents(ctx, tenant, subID, from, to, limit)
 		return err
 	})
@@ -536,7 +554,7 @@ func (s faultStore) SubscriptionEvents(ctx context.Context, tenant, subID, from,
 }
 
 func (s faultStore) UnparkAttempt(ctx context.Context, tenant, subID string, p event.Parked) (ok bool, err error) {
-	err = s.in.call(ctx, "Store.UnparkAttempt", s.whenDisabled(tenant, subID, p.EventID, subID, "#"+strconv.Itoa(p.Number)), func() error {
+	err = s.in.call(ctx, "Store.UnparkAttempt", s.whenDisabled(tenant, subID, p.EventID, subID, "#"+strconv.Itoa(p.Number)), func(ctx context.Context) error {
 		ok, err = s.st.UnparkAttempt(ctx, tenant, subID, p)
 		return err
 	})
@@ -544,7 +562,7 @@ func (s faultStore) UnparkAttempt(ctx context.Context, tenant, subID string, p e
 }
 
 func (s faultStore) ClaimWake(ctx context.Context, tenant, subID, owner, prev string, standby bool, until, now time.Time) (ok bool, err error) {
-	err = s.in.call(ctx, "Store.ClaimWake", []string{subID}, func() error {
+	err = s.in.call(ctx, "Store.ClaimWake", []string{subID}, func(ctx context.Context) error {
 		ok, err = s.st.ClaimWake(ctx, tenant, subID, owner, prev, standby, until, now)
 		return err
 	})
@@ -552,7 +570,7 @@ func (s faultStore) ClaimWake(ctx context.Context, tenant, subID, owner, prev st
 }
 
 func (s faultStore) ClaimEarlierWake(ctx context.Context, tenant, subID, owner string, until, after time.Time) (ok bool, err error) {
-	err = s.in.call(ctx, "Store.ClaimEarlierWake", []string{subID}, func() error {
+	err = s.in.call(ctx, "Store.ClaimEarlierWake", []string{subID}, func(ctx context.Context) error {
 		ok, err = s.st.ClaimEarlierWake(ctx, tenant, subID, owner, until, after)
 		return err
 	})
@@ -560,7 +578,7 @@ func (s faultStore) ClaimEarlierWake(ctx context.Context, tenant, subID, owner s
 }
 
 func (s faultStore) ConfirmWake(ctx context.Context, tenant, subID, owner string) (ok bool, err error) {
-	err = s.in.call(ctx, "Store.ConfirmWake", []string{subID}, func() error {
+	err = s.in.call(ctx, "Store.ConfirmWake", []string{subID}, func(ctx context.Context) error {
 		ok, err = s.st.ConfirmWake(ctx, tenant, subID, owner)
 		return err
 	})
@@ -568,7 +586,7 @@ func (s faultStore) ConfirmWake(ctx context.Context, tenant, subID, owner string
 }
 
 func (s faultStore) TakeWake(ctx context.Context, tenant, subID, owner string, now time.Time) (ok bool, err error) {
-	err = s.in.call(ctx, "Store.TakeWake", s.whenDisabled(tenant, subID, subID), func() error {
+	err = s.in.call(ctx, "Store.TakeWake", s.whenDisabled(tenant, subID, subID), func(ctx context.Context) error {
 		ok, err = s.st.TakeWake(ctx, tenant, subID, owner, now)
 		return err
 	})
@@ -576,11 +594,11 @@ func (s faultStore) TakeWake(ctx context.Context, tenant, subID, owner string, n
 }
 
 func (s faultStore) AddLaneWaiter(ctx context.Context, tenant string, w event.LaneWaiter, until time.Time) error {
-	return s.in.call(ctx, "Store.AddLaneWaiter", []string{w.SubscriptionID}, func() error { return s.st.AddLaneWaiter(ctx, tenant, w, until) })
+	return s.in.call(ctx, "Store.AddLaneWaiter", []string{w.SubscriptionID}, func(ctx context.Context) error { return s.st.AddLaneWaiter(ctx, tenant, w, until) })
 }
 
 func (s faultStore) LaneWaiters(ctx context.Context, tenant string, now time.Time, limit int) (ws []event.LaneWaiter, err error) {
-	err = s.in.call(ctx, "Store.LaneWaiters", nil, func() error {
+	err = s.in.call(ctx, "Store.LaneWaiters", nil, func(ctx context.Context) error {
 		ws, err = s.st.LaneWaiters(ctx, tenant, now, limit)
 		return err
 	})
@@ -588,7 +606,7 @@ func (s faultStore) LaneWaiters(ctx context.Context, tenant string, now time.Tim
 }
 
 func (s faultStore) RemoveLaneWaiter(ctx context.Context, tenant, subID, owner string) error {
-	return s.in.call(ctx, "Store.RemoveLaneWaiter", []string{subID}, func() error { return s.st.RemoveLaneWaiter(ctx, tenant, subID, owner) })
+	return s.in.call(ctx, "Store.RemoveLaneWaiter", []string{subID}, func(ctx context.Context) error { return s.st.RemoveLaneWaiter(ctx, tenant, subID, owner) })
 }
 
 // whenDisabled returns args, with "disabled" added when subscription
@@ -660,7 +678,7 @@ func (fq faultQueue) Send(ctx context.Context, t dispatch.Task, delay time.Durat
 	case t.SubscriptionID != "":
 		args = []string{t.EventID, t.SubscriptionID, "#" + strconv.Itoa(t.Attempt)}
 	}
-	return fq.in.call(ctx, "Queue.Send", args, func() error {
+	return fq.in.call(ctx, "Queue.Send", args, func(ctx context.Context) error {
 		body, err := json.Marshal(t)
 		if err != nil {
 			return err
@@ -682,7 +700,7 @@ type faultSecrets struct {
 
 func (fs faultSecrets) Open(ctx context.Context, tenant, subscriptionID, stored string) (webhook.Secret, error) {
 	var out webhook.Secret
-	err := fs.in.call(ctx, "Secrets.Open", []string{subscriptionID}, func() error {
+	err := fs.in.call(ctx, "Secrets.Open", []string{subscriptionID}, func(ctx context.Context) error {
 		var err error
 		out, err = fs.box.Open(ctx, tenant, subscriptionID, stored)
 		return err
@@ -697,7 +715,7 @@ type faultSender struct {
 }
 
 func (fs faultSender) SendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchInput, _ ...func(*sqs.Options)) (out *sqs.SendMessageBatchOutput, err error) {
-	err = fs.in.call(ctx, "Sender.SendMessageBatch", nil, func() error {
+	err = fs.in.call(ctx, "Sender.SendMessageBatch", nil, func(ctx context.Context) error {
 		out = &sqs.SendMessageBatchOutput{}
 		for _, e := range in.Entries {
 			fs.q.send(simMessage{tenant: aws.ToString(e.MessageAttributes[dispatch.AttrTenant].StringValue), body: aws.ToString(e.MessageBody)}, 0)
@@ -734,7 +752,7 @@ func (ft faultTransport) RoundTrip(r *http.Request) (resp *http.Response, err er
 	} else {
 		ft.slow.sentDirect(r.Header.Get(webhook.HeaderID), sub)
 	}
-	err = ft.in.call(r.Context(), "HTTP.POST", []string{r.Header.Get(webhook.HeaderID), sub}, func() error {
+	err = ft.in.call(r.Context(), "HTTP.POST", []string{r.Header.Get(webhook.HeaderID), sub}, func(ctx context.Context) error {
 		resp, err = ft.rt.RoundTrip(r)
 		return err
 	})
@@ -1243,6 +1261,49 @@ type scenario struct {
 // crashDB is the crash-point harness's DynamoDB Local (TestCrashPoints).
 var crashDB *ddbtest.Local
 
+// loseKey marks the context of a call whose answers are lost
+// (fault.lost): each write request made under it reaches DynamoDB and
+// takes effect, and lossyClient answers it with a 500 instead of its
+// answer; the SDK's retry of it gets its answer.
+type loseKey struct{}
+
+// writeOps are the DynamoDB operations that change the table.
+var writeOps = map[string]bool{"PutItem": true, "UpdateItem": true, "DeleteItem": true, "BatchWriteItem": true, "TransactWriteItems": true}
+
+// lossyClient is the runs' client of l: as the deployed one (the SDK's
+// standard retryer, four attempts; backoff cut to milliseconds on the
+// harness's busy engine, no retry quota), except that each write made
+// under a loseKey context takes effect and is answered with
+// InternalServerError, as when DynamoDB's answer is lost on the way: the
+// SDK sends the same request again, and that one is answered. (A store
+// call makes its requests one after the other, so the write after a lost
+// one is its retry.)
+func lossyClient(l *ddbtest.Local) *dynamodb.Client {
+	real := &http.Client{Timeout: ddb.LocalAttemptTimeout}
+	return ddb.NewLocalClient(l.Endpoint, func(o *dynamodb.Options) {
+		o.HTTPClient = ddbtest.HTTPClientFunc(func(r *http.Request) (*http.Response, error) {
+			resp, err := real.Do(r)
+			lose, _ := r.Context().Value(loseKey{}).(*atomic.Bool)
+			if err != nil || lose == nil || !writeOps[strings.TrimPrefix(r.Header.Get("X-Amz-Target"), "DynamoDB_20120810.")] || !lose.CompareAndSwap(false, true) {
+				if lose != nil {
+					lose.Store(false)
+				}
+				return resp, err
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			lost := ddbtest.AWSServerError("InternalServerError", "harness: the answer was lost")
+			lost.Request = r
+			return lost, nil
+		})
+		o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) {
+			so.MaxAttempts = 4
+			so.MaxBackoff = 5 * time.Millisecond
+			so.RateLimiter = ratelimit.None
+		})
+	})
+}
+
 // everyCallMost bounds the calls of one everyCall label that get crash
 // cases (a loop's third call and on are like its second).
 const everyCallMost = 3
@@ -1546,6 +1607,8 @@ func (r *crashRun) dump() string {
 // crashEnv is what every run shares: the receiver, the events table (each
 // run is its own tenant) and its stream.
 type crashEnv struct {
+	// client is the runs' DynamoDB client (lossyClient).
+	client *dynamodb.Client
 	rcv    *crashReceiver
 	table  string
 	stream *streamRouter
@@ -1557,7 +1620,7 @@ type crashEnv struct {
 func newCrashEnv(t *testing.T) *crashEnv {
 	table := crashDB.CreateTable(t, schema.Events())
 	kms := kmstest.Start(t)
-	return &crashEnv{rcv: newCrashReceiver(t), table: table, stream: startStreamRouter(t, table), kms: kms, key: kms.Key(t)}
+	return &crashEnv{client: lossyClient(crashDB), rcv: newCrashReceiver(t), table: table, stream: startStreamRouter(t, table), kms: kms, key: kms.Key(t)}
 }
 
 func newCrashRun(t *testing.T, env *crashEnv, sc scenario, f fault, twice, sharded bool) *crashRun {
@@ -1589,9 +1652,9 @@ func newCrashRun(t *testing.T, env *crashEnv, sc scenario, f fault, twice, shard
 	r.router = env.stream
 	r.records = env.stream.register(r.tenant)
 	if sharded {
-		r.st = store.New(crashDB.Client, env.table, store.WithSharding(true))
+		r.st = store.New(env.client, env.table, store.WithSharding(true))
 	} else {
-		r.st = store.New(crashDB.Client, env.table)
+		r.st = store.New(env.client, env.table)
 	}
 	r.fs = faultStore{st: r.st, in: r.in, clock: r.clock}
 	if first := len(sc.events) - lateCount(sc); first < len(sc.events) && !twice {
@@ -2158,11 +2221,13 @@ func methodsOf[T any](prefix string) []string {
 
 // TestCrashPoints runs every scenario clean, then once per call of its
 // clean trace with that call failing once, and twice with the process
-// stopping right after it (with single and with doubled queue messages).
+// stopping right after it (with single and with doubled queue messages),
+// and once per storage call that writes with its answers lost.
 //
 // Every scenario runs clean on an unsharded table and on a sharded one
 // (crashShards). The crash cases split between the two: a stop right
-// after a storage, queue or secrets call runs for a sharded tenant; a
+// after a storage, queue or secrets call, and a lost answer, run for a
+// sharded tenant; a
 // failure, a stop with doubled messages and a stop after a webhook
 // request run unsharded. So every call of the path has crash cases in
 // both layouts, at the cost of one layout.
@@ -2286,6 +2351,9 @@ func TestCrashPoints(t *testing.T) {
 				add(fault{label: key, crash: true, nth: nth}, false, !isHTTP)
 				if !readOnly[op] {
 					add(fault{label: key, crash: true, nth: nth}, true, false)
+				}
+				if strings.HasPrefix(op, "Store.") && !readOnly[op] {
+					add(fault{label: key, lost: true, nth: nth}, false, true)
 				}
 			}
 		}
