@@ -445,14 +445,21 @@ func (g *firstGate) wait() {
 // parked, queueing a standby wake: dispatch's sendStandby), and does not
 // come after that attempt has ended, the receiver holds the requests made
 // once the copy is sent until a standby wake is claimed (at most half a
-// second, for the runs where a fault stops a copy first).
+// second in the runs with a fault, where a fault may stop a copy first;
+// half a minute in the clean runs, which must show the standby: on the
+// harness's engine just started, the other copy once took longer than
+// half a second to reach the attempt, and the clean run failed its
+// premise).
 type wakeCopy struct {
-	sent    atomic.Bool
-	standby chan struct{}
-	once    sync.Once
+	sent     atomic.Bool
+	standby  chan struct{}
+	once     sync.Once
+	patience time.Duration
 }
 
-func newWakeCopy() *wakeCopy { return &wakeCopy{standby: make(chan struct{})} }
+func newWakeCopy(patience time.Duration) *wakeCopy {
+	return &wakeCopy{standby: make(chan struct{}), patience: patience}
+}
 
 // seen opens the hold at the first standby wake's claim.
 func (c *wakeCopy) seen(label string) {
@@ -467,7 +474,7 @@ func (c *wakeCopy) wait() {
 	}
 	select {
 	case <-c.standby:
-	case <-time.After(500 * time.Millisecond):
+	case <-time.After(c.patience):
 	}
 }
 
@@ -1633,7 +1640,11 @@ func newCrashRun(t *testing.T, env *crashEnv, sc scenario, f fault, twice, shard
 	}
 	r.in = newInjector(f, r.names)
 	if sc.copyEarlierWake {
-		r.copy = newWakeCopy()
+		patience := 500 * time.Millisecond
+		if f.label == "" && !twice && !sharded {
+			patience = 30 * time.Second // the run whose premise is checked
+		}
+		r.copy = newWakeCopy(patience)
 		r.in.onCall = r.copy.seen
 		rcv.mu.Lock()
 		rcv.copies[r.id] = r.copy
