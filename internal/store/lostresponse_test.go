@@ -125,3 +125,26 @@ func TestAttemptSurvivesLostResponses(t *testing.T) {
 	assert.False(t, claimed, "another owner's live claim")
 	assert.Equal(t, event.OutcomePending, a.Outcome)
 }
+
+// A rotation written once with its answer lost is the caller's, not a
+// 409 for a rotation that took place (the client would never see the
+// new secret). A real race is still a conflict (TestRotateSecret).
+func TestRotateSecretSurvivesALostResponse(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.Events())
+	proxy, client := db.Faulty(t)
+	st := store.New(client, table)
+	require.NoError(t, st.CreateSubscription(ctx, "tenant-a", newSub("sub_a")))
+	now := time.Unix(1_999_900_000, 0)
+	until := now.Add(24 * time.Hour)
+
+	proxy.LoseResponse("UpdateItem", 1)
+	got, err := st.RotateSecret(ctx, "tenant-a", "sub_a", "whsec_2", now, until)
+	require.NoError(t, err)
+	assert.Equal(t, 2, proxy.Calls("UpdateItem"), "the SDK retried the rotation once")
+	assert.Equal(t, []string{"whsec_2", "whsec_sub_a"}, got.Secrets)
+	assert.Equal(t, []time.Time{until}, got.PreviousExpires)
+	read, err := st.GetSubscription(ctx, "tenant-a", "sub_a")
+	require.NoError(t, err)
+	assert.Equal(t, got, read)
+}

@@ -381,7 +381,8 @@ func (st *Store) ReplaceSecrets(ctx context.Context, tenant, id string, old, nex
 // older one whose overlap has not ended at now keeps its own, up to
 // event.MaxSigningSecrets in all (the oldest dropped first). Two
 // concurrent rotations cannot both win: the update is conditional on the
-// secrets read.
+// secrets read. secret must be new to this call: a retry that finds it
+// the newest secret already is this rotation's own (an answer lost).
 func (st *Store) RotateSecret(ctx context.Context, tenant, id, secret string, now, overlapUntil time.Time) (event.Subscription, error) {
 	cur, err := st.GetSubscription(ctx, tenant, id)
 	if err != nil {
@@ -435,6 +436,14 @@ func (st *Store) RotateSecret(ctx context.Context, tenant, id, secret string, no
 			// Deleted since it was read: an unknown id, not a race of
 			// two rotations (found by review: it answered 409).
 			return event.Subscription{}, event.ErrSubscriptionNotFound
+		}
+		var it subscriptionItem
+		if err := attributevalue.UnmarshalMap(ccf.Item, &it); err == nil && len(it.Secrets) > 0 && it.Secrets[0] == secret {
+			// This rotation's own write (secret is new and sealed with a
+			// nonce of its own): the SDK's retry of an update whose
+			// answer was lost. Before, the client got a 409 for a
+			// rotation that took place, and never saw the new secret.
+			return it.subscription(), nil
 		}
 		return event.Subscription{}, event.ErrRotationConflict
 	}
