@@ -148,3 +148,132 @@ func TestRotateSecretSurvivesALostResponse(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, got, read)
 }
+
+// The subscription's health and wake writes, each with its answer lost
+// once: the SDK's retry finds the write done and the call reports what
+// the write did. A failure counts once (not twice: the circuit opened a
+// failure early); the write that disables the subscription reports it
+// (its metric and alarm went missing, the attempt's retry was queued); a
+// success that ended a run reports closed (the backlog behind the circuit
+// waited for its wake); an earlier wake claimed is the caller's to send;
+// a reseal done is no conflict.
+func TestSubscriptionWritesSurviveLostResponses(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.Events())
+	proxy, client := db.Faulty(t)
+	st := store.New(client, table)
+	require.NoError(t, st.CreateSubscription(ctx, "tenant-a", newSub("sub_a")))
+	t0 := time.Unix(1_900_000_000, 0)
+	const after = time.Hour
+	lost := func(do func()) {
+		t.Helper()
+		before := proxy.Calls("UpdateItem")
+		proxy.LoseResponse("UpdateItem", 1)
+		do()
+		require.GreaterOrEqual(t, proxy.Calls("UpdateItem")-before, 2, "the SDK sent the write again")
+	}
+
+	lost(func() {
+		run, err := st.SubscriptionFailed(ctx, "tenant-a", "sub_a", "", t0, after, "r1")
+		require.NoError(t, err)
+		assert.Equal(t, event.FailureRun{Consecutive: 1}, run, "the run's first failure, counted once")
+	})
+	lost(func() {
+		run, err := st.SubscriptionFailed(ctx, "tenant-a", "sub_a", "", t0.Add(time.Minute), after, "r2")
+		require.NoError(t, err)
+		assert.Equal(t, event.FailureRun{Consecutive: 2}, run, "a failure of the run, counted once")
+	})
+	// The failure that disables: its first write (the count) answered,
+	// the second (the disabling) lost.
+	proxy.LoseResponseAfter("UpdateItem", 1)
+	run, err := st.SubscriptionFailed(ctx, "tenant-a", "sub_a", "", t0.Add(after), after, "r3")
+	require.NoError(t, err)
+	assert.Equal(t, event.FailureRun{Consecutive: 3, Disabled: true}, run, "the disabling is reported")
+	sub, err := st.GetSubscription(ctx, "tenant-a", "sub_a")
+	require.NoError(t, err)
+	assert.True(t, sub.Disabled)
+	assert.Equal(t, "r3", sub.DisabledReason)
+	// Another failure of the run: the subscription is disabled already,
+	// not by it.
+	run, err = st.SubscriptionFailed(ctx, "tenant-a", "sub_a", "", t0.Add(after+time.Second), after, "r4")
+	require.NoError(t, err)
+	assert.Equal(t, event.FailureRun{Consecutive: 4}, run, "disabled by another failure")
+
+	lost(func() {
+		closed, err := st.SubscriptionSucceeded(ctx, "tenant-a", "sub_a", "", t0.Add(2*after))
+		require.NoError(t, err)
+		assert.True(t, closed, "the success ended the run")
+	})
+	closed, err := st.SubscriptionSucceeded(ctx, "tenant-a", "sub_a", "", t0.Add(2*after))
+	require.NoError(t, err)
+	assert.False(t, closed, "the same success again (a copy of the message) ends nothing")
+
+	// An earlier wake in place of a confirmed later one.
+	now := t0.Add(3 * after)
+	ok, err := st.ClaimWake(ctx, "tenant-a", "sub_a", "later", "", false, now.Add(time.Hour), now)
+	require.NoError(t, err)
+	require.True(t, ok)
+	ok, err = st.ConfirmWake(ctx, "tenant-a", "sub_a", "later")
+	require.NoError(t, err)
+	require.True(t, ok)
+	lost(func() {
+		ok, err := st.ClaimEarlierWake(ctx, "tenant-a", "sub_a", "earlier", now.Add(time.Minute), now.Add(time.Minute))
+		require.NoError(t, err)
+		assert.True(t, ok, "the earlier wake's claim is the caller's")
+	})
+	ok, err = st.ConfirmWake(ctx, "tenant-a", "sub_a", "earlier")
+	require.NoError(t, err)
+	assert.True(t, ok)
+	ok, err = st.ClaimEarlierWake(ctx, "tenant-a", "sub_a", "another", now.Add(time.Minute), now.Add(time.Minute))
+	require.NoError(t, err)
+	assert.False(t, ok, "no later wake to replace")
+
+	sub, err = st.GetSubscription(ctx, "tenant-a", "sub_a")
+	require.NoError(t, err)
+	next := []string{"sealed:" + sub.Secrets[0]}
+	lost(func() {
+		require.NoError(t, st.ReplaceSecrets(ctx, "tenant-a", "sub_a", sub.Secrets, next), "a reseal done is no conflict")
+	})
+	assert.ErrorIs(t, st.ReplaceSecrets(ctx, "tenant-a", "sub_a", sub.Secrets, []string{"sealed:other"}), event.ErrRotationConflict)
+}
+
+// A probe's hold and a slow-lane slot, each taken with its answer lost:
+// the caller holds them (refused, nobody made the probe until its hold
+// ended; the slot stayed taken by nobody, and a one-slot lane was shut).
+// Another caller is still refused.
+func TestHoldsSurviveLostResponses(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.Events())
+	proxy, client := db.Faulty(t)
+	st := store.New(client, table)
+	require.NoError(t, st.CreateSubscription(ctx, "tenant-a", newSub("sub_a")))
+	now := time.Unix(1_900_000_000, 0)
+
+	proxy.LoseResponse("UpdateItem", 1)
+	ok, err := st.AcquireProbe(ctx, "tenant-a", "sub_a", now, now.Add(40*time.Second))
+	require.NoError(t, err)
+	assert.Equal(t, 2, proxy.Calls("UpdateItem"), "the SDK sent the write again")
+	assert.True(t, ok, "the probe is the caller's")
+	ok, err = st.AcquireProbe(ctx, "tenant-a", "sub_a", now, now.Add(40*time.Second))
+	require.NoError(t, err)
+	assert.False(t, ok, "another caller's probe, the same instant")
+
+	// The lane's first slot: its first write finds no lane, the second
+	// starts it (lost once). Its second and last slot: the first write
+	// takes it (lost once).
+	before := proxy.Calls("UpdateItem")
+	proxy.LoseResponseAfter("UpdateItem", 1)
+	ok, err = st.AcquireSlowSlot(ctx, "tenant-a", "t1", now, now.Add(40*time.Second), 2)
+	require.NoError(t, err)
+	assert.Equal(t, 3, proxy.Calls("UpdateItem")-before, "the lane's start sent again")
+	assert.True(t, ok, "the first slot is the caller's")
+	before = proxy.Calls("UpdateItem")
+	proxy.LoseResponse("UpdateItem", 1)
+	ok, err = st.AcquireSlowSlot(ctx, "tenant-a", "t2", now, now.Add(40*time.Second), 2)
+	require.NoError(t, err)
+	assert.Equal(t, 2, proxy.Calls("UpdateItem")-before, "the slot's write sent again")
+	assert.True(t, ok, "the last slot is the caller's")
+	ok, err = st.AcquireSlowSlot(ctx, "tenant-a", "t3", now, now.Add(40*time.Second), 2)
+	require.NoError(t, err)
+	assert.False(t, ok, "the lane is full")
+}

@@ -195,6 +195,10 @@ func claimed(op string, err error) (bool, error) {
 // or a wake due no later than after says. The replaced wake, when it
 // starts, stops at owner's confirmed marker (TakeWake) while owner's wake
 // has not started; once it has, it runs and finds what is parked then.
+// The marker pending under owner already is owner's (the SDK's retry of
+// the write, whose answer was lost: refused, its wake was never sent and
+// the backlog waited for the later one; found by review); owner must be
+// new for each call.
 // A subscription that no longer exists is event.ErrSubscriptionNotFound.
 func (st *Store) ClaimEarlierWake(ctx context.Context, tenant, subscriptionID, owner string, until, after time.Time) (bool, error) {
 	if after.Before(until) {
@@ -204,7 +208,7 @@ func (st *Store) ClaimEarlierWake(ctx context.Context, tenant, subscriptionID, o
 		TableName:                           aws.String(st.table),
 		Key:                                 st.key(subscriptionPartition(tenant), subscriptionID),
 		UpdateExpression:                    aws.String("SET #o = :o, #u = :u REMOVE #s"),
-		ConditionExpression:                 aws.String("attribute_exists(#pk) AND #rt = :sub AND attribute_exists(#s) AND attribute_not_exists(#b) AND #u > :after"),
+		ConditionExpression:                 aws.String("attribute_exists(#pk) AND #rt = :sub AND ((attribute_exists(#s) AND attribute_not_exists(#b) AND #u > :after) OR (#o = :o AND attribute_not_exists(#s)))"),
 		ExpressionAttributeNames:            map[string]string{"#o": attrWakeOwner, "#u": attrWakeUntil, "#s": attrWakeSent, "#b": attrWakeStandby, "#pk": schema.AttrUserID, "#rt": contract.AttrRecordType},
 		ExpressionAttributeValues:           map[string]types.AttributeValue{":o": s(owner), ":u": n(until.UnixMilli()), ":after": n(after.UnixMilli()), ":sub": s(contract.RecordTypeSubscription)},
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,

@@ -104,6 +104,9 @@ func (st *Store) AcquireSlowSlot(ctx context.Context, tenant, token string, now,
 		if !errors.As(err, &ccf) {
 			return false, classify("acquire slow-lane slot", err)
 		}
+		if holdsSlot(ccf.Item, token) {
+			return true, nil
+		}
 		holders, ok := ccf.Item[attrHolders].(*types.AttributeValueMemberM)
 		if !ok {
 			// No lane yet (or no holders map): start it with this holder.
@@ -117,8 +120,12 @@ func (st *Store) AcquireSlowSlot(ctx context.Context, tenant, token string, now,
 					":rt": s(contract.RecordTypeSlowLane), ":ttl": ttl,
 					":m": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{token: n(until.UnixMilli())}},
 				},
+				ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 			})
 			if errors.As(err, &ccf) {
+				if holdsSlot(ccf.Item, token) {
+					return true, nil
+				}
 				continue // another acquirer started it: count in it
 			}
 			if err != nil {
@@ -154,12 +161,13 @@ func (st *Store) AcquireSlowSlot(ctx context.Context, tenant, token string, now,
 		}
 		values[":cap"] = n(int64(limit + expired))
 		_, err = st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName:                 aws.String(st.table),
-			Key:                       key,
-			UpdateExpression:          aws.String("SET #h.#t = :until, #ttl = :ttl REMOVE " + strings.Join(removes, ", ")),
-			ConditionExpression:       aws.String(strings.Join(conds, " AND ") + " AND size(#h) < :cap"),
-			ExpressionAttributeNames:  names,
-			ExpressionAttributeValues: values,
+			TableName:                           aws.String(st.table),
+			Key:                                 key,
+			UpdateExpression:                    aws.String("SET #h.#t = :until, #ttl = :ttl REMOVE " + strings.Join(removes, ", ")),
+			ConditionExpression:                 aws.String(strings.Join(conds, " AND ") + " AND size(#h) < :cap"),
+			ExpressionAttributeNames:            names,
+			ExpressionAttributeValues:           values,
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 		})
 		if err == nil {
 			return true, nil
@@ -167,9 +175,26 @@ func (st *Store) AcquireSlowSlot(ctx context.Context, tenant, token string, now,
 		if !errors.As(err, &ccf) {
 			return false, classify("acquire slow-lane slot", err)
 		}
+		if holdsSlot(ccf.Item, token) {
+			return true, nil
+		}
 		// The holders changed meanwhile: look again.
 	}
 	return false, nil
+}
+
+// holdsSlot reports whether the lane item holds a slot under token: a
+// write of AcquireSlowSlot refused because token's own write took effect
+// (the SDK's retry of a write whose answer was lost; refused, the slot
+// stayed taken by nobody until its hold ended, and with one slot the lane
+// was shut: found by review). token is new for each call.
+func holdsSlot(item map[string]types.AttributeValue, token string) bool {
+	holders, ok := item[attrHolders].(*types.AttributeValueMemberM)
+	if !ok {
+		return false
+	}
+	_, held := holders.Value[token]
+	return held
 }
 
 // ReleaseSlowSlot gives back the tenant's slow-lane slot held by token.

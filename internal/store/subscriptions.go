@@ -7,6 +7,7 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"maps"
@@ -77,6 +78,16 @@ const (
 	attrRateWindow     = "rate_window"
 	attrRateCount      = "rate_count"
 	attrSlowUntil      = "slow_until" // epoch milliseconds: MarkSlow
+	// attrLastFailure is the token of the SubscriptionFailed call that
+	// counted the latest failure: the SDK's retry of its write, whose
+	// answer was lost, finds it and does not count the failure again.
+	attrLastFailure = "last_failure"
+	// attrLastSuccessBy is the token of the SubscriptionSucceeded call
+	// that recorded the latest success (its retry finds it).
+	attrLastSuccessBy = "last_success_by"
+	// attrProbeBy is the token of the AcquireProbe call that took the
+	// latest probe.
+	attrProbeBy = "probe_by"
 )
 
 func subscriptionPartition(tenant string) string { return contract.SubscriptionPrefix + tenant }
@@ -341,7 +352,9 @@ func (st *Store) deleteSubscription(ctx context.Context, tenant, id, url string)
 // their overlaps, secrets_expire and previous_expires, stay as they are):
 // what resealing plain-text secrets in place does (triggers-keys
 // reseal-secrets). A rotation since it was read is ErrRotationConflict,
-// a subscription gone ErrSubscriptionNotFound.
+// a subscription gone ErrSubscriptionNotFound. Secrets that are next
+// already are no conflict: the SDK's retry of the write, whose answer was
+// lost (it reported a reseal done as raced; found by review).
 func (st *Store) ReplaceSecrets(ctx context.Context, tenant, id string, old, next []string) error {
 	if len(next) != len(old) {
 		return fmt.Errorf("replace the secrets of subscription %s: %d secrets for %d", id, len(next), len(old))
@@ -358,7 +371,7 @@ func (st *Store) ReplaceSecrets(ctx context.Context, tenant, id string, old, nex
 		TableName:                           aws.String(st.table),
 		Key:                                 st.key(subscriptionPartition(tenant), id),
 		UpdateExpression:                    aws.String("SET #sec = :next"),
-		ConditionExpression:                 aws.String("#sec = :old"),
+		ConditionExpression:                 aws.String("#sec = :old OR #sec = :next"),
 		ExpressionAttributeNames:            map[string]string{"#sec": "secrets"},
 		ExpressionAttributeValues:           map[string]types.AttributeValue{":next": nextAV, ":old": oldAV},
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
@@ -520,14 +533,18 @@ const (
 // when a later success or a run that began after at is recorded, or when
 // the subscription has left url's server (the caller then keeps what it
 // knows of the circuit: found by review, the dispatcher forgot a circuit
-// it had opened on the new server).
+// it had opened on the new server). It is true when the SDK's retry of
+// its write, whose answer was lost, finds the write done (it may have
+// ended one: the caller's follow-up then finds nothing at worst).
 func (st *Store) SubscriptionSucceeded(ctx context.Context, tenant, id, url string, at time.Time) (closed bool, err error) {
 	key := st.key(subscriptionPartition(tenant), id)
 	values := map[string]types.AttributeValue{":s": n(at.Unix()), ":us": n(at.UnixMicro())}
+	tok := rand.Text()
 	for try := 0; ; try++ {
 		names := map[string]string{"#fs": attrFailingSince, "#fsu": attrFailingSinceUs, "#ls": attrLastSuccess, "#lsu": attrLastSuccessUs,
-			"#pk": schema.AttrUserID, "#cf": attrConsecutive, "#open": attrOpenUntil, "#probe": attrProbeUntil, "#for": attrOpenFor}
+			"#pk": schema.AttrUserID, "#cf": attrConsecutive, "#open": attrOpenUntil, "#probe": attrProbeUntil, "#for": attrOpenFor, "#lsb": attrLastSuccessBy}
 		vals := maps.Clone(values)
+		vals[":tok"] = s(tok)
 		cond := "attribute_exists(#pk) AND " + condNoLaterSuccess + " AND " + condRunNotLater
 		cond += onURL(url, names, vals)
 		// ALL_OLD: what the update removed tells whether it ended
@@ -536,7 +553,7 @@ func (st *Store) SubscriptionSucceeded(ctx context.Context, tenant, id, url stri
 		out, err = st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName:                           aws.String(st.table),
 			Key:                                 key,
-			UpdateExpression:                    aws.String("SET #ls = :s, #lsu = :us REMOVE #fs, #fsu, #cf, #open, #probe, #for"),
+			UpdateExpression:                    aws.String("SET #ls = :s, #lsu = :us, #lsb = :tok REMOVE #fs, #fsu, #cf, #open, #probe, #for"),
 			ConditionExpression:                 aws.String(cond),
 			ExpressionAttributeNames:            names,
 			ExpressionAttributeValues:           vals,
@@ -579,6 +596,16 @@ func (st *Store) SubscriptionSucceeded(ctx context.Context, tenant, id, url stri
 		if err != nil {
 			return false, classify("update subscription", err)
 		}
+		// This call's success recorded already (its token): the SDK's
+		// retry of this write, whose answer was lost, finds the item as
+		// the write left it. The write may have ended a run, so it
+		// reports closed (the caller's follow-up, an earlier wake, costs
+		// a write that finds nothing when nothing is parked); before, the
+		// backlog parked behind the circuit waited for the circuit's
+		// wake (found by review).
+		if getS(out.Attributes, attrLastSuccessBy) == tok {
+			return true, nil
+		}
 		return endedFailures(out.Attributes), nil
 	}
 }
@@ -619,17 +646,24 @@ func (st *Store) SubscriptionFailed(ctx context.Context, tenant, id, url string,
 	// a run but its first), and decided again when the condition says
 	// otherwise.
 	underWay, switches := true, 0
+	// Each write carries the call's token, and none counts a failure the
+	// token already counted: the SDK's retry of a write whose answer was
+	// lost found the failure counted and counted it again (an ADD), or
+	// found the run it had begun and, written the other way, counted it
+	// again; the circuit then opened a failure early (found by review).
+	tok := rand.Text()
+	var attrs map[string]types.AttributeValue
 	for try := 0; ; {
-		names := map[string]string{"#fs": attrFailingSince, "#ls": attrLastSuccess, "#lsu": attrLastSuccessUs, "#pk": schema.AttrUserID, "#cf": attrConsecutive}
-		values := map[string]types.AttributeValue{":s": n(at.Unix()), ":us": n(at.UnixMicro()), ":one": n(1)}
-		cond := "attribute_exists(#pk) AND " + condFailureIsNewer
-		update := "ADD #cf :one"
+		names := map[string]string{"#fs": attrFailingSince, "#ls": attrLastSuccess, "#lsu": attrLastSuccessUs, "#pk": schema.AttrUserID, "#cf": attrConsecutive, "#lf": attrLastFailure}
+		values := map[string]types.AttributeValue{":s": n(at.Unix()), ":us": n(at.UnixMicro()), ":one": n(1), ":tok": s(tok)}
+		cond := "attribute_exists(#pk) AND (attribute_not_exists(#lf) OR #lf <> :tok) AND " + condFailureIsNewer
+		update := "SET #lf = :tok ADD #cf :one"
 		if underWay {
 			cond += " AND attribute_exists(#fs)"
 		} else {
 			cond += " AND attribute_not_exists(#fs)"
 			names["#fsu"] = attrFailingSinceUs
-			update = "SET #fs = :s, #fsu = :us ADD #cf :one"
+			update = "SET #fs = :s, #fsu = :us, #lf = :tok ADD #cf :one"
 		}
 		cond += onURL(url, names, values)
 		var err error
@@ -647,6 +681,10 @@ func (st *Store) SubscriptionFailed(ctx context.Context, tenant, id, url string,
 		if errors.As(err, &ccf) {
 			if ccf.Item == nil {
 				return event.FailureRun{}, event.ErrSubscriptionNotFound
+			}
+			if getS(ccf.Item, attrLastFailure) == tok {
+				attrs = ccf.Item // counted: the item as this call left it
+				break
 			}
 			if has := getN(ccf.Item, attrFailingSince) > 0; has != underWay {
 				// The run started or ended meanwhile, or was guessed
@@ -669,10 +707,11 @@ func (st *Store) SubscriptionFailed(ctx context.Context, tenant, id, url string,
 		if err != nil {
 			return event.FailureRun{}, classify("update subscription", err)
 		}
+		attrs = res.Attributes
 		break
 	}
-	run := event.FailureRun{Consecutive: int(getN(res.Attributes, attrConsecutive))}
-	since, _ := runStart(getN(res.Attributes, attrFailingSince), getN(res.Attributes, attrFailingSinceUs))
+	run := event.FailureRun{Consecutive: int(getN(attrs, attrConsecutive))}
+	since, _ := runStart(getN(attrs, attrFailingSince), getN(attrs, attrFailingSinceUs))
 	if at.Sub(since) < disableAfter {
 		return run, nil
 	}
@@ -682,12 +721,17 @@ func (st *Store) SubscriptionFailed(ctx context.Context, tenant, id, url string,
 	// all the same, the moved one for its old server's failure).
 	// The run is its start as stored: its seconds, and its microseconds
 	// where it has them (a run begun by the version before has none).
-	cond := "attribute_exists(#pk) AND #d <> :t AND #fs = :fs"
+	// A subscription this call disabled already (its reason: the SDK's
+	// retry of the write, whose answer was lost) is reported disabled:
+	// before, the retry failed the condition and the disabling went
+	// without its metric and alarm, and the attempt's retry was queued
+	// (found by review).
+	cond := "attribute_exists(#pk) AND (#d <> :t OR #dr = :r) AND #fs = :fs"
 	names := map[string]string{"#d": "disabled", "#dr": "disabled_reason", "#pk": schema.AttrUserID, "#fs": attrFailingSince}
 	values := map[string]types.AttributeValue{
-		":t": &types.AttributeValueMemberBOOL{Value: true}, ":r": s(reason), ":fs": n(getN(res.Attributes, attrFailingSince)),
+		":t": &types.AttributeValueMemberBOOL{Value: true}, ":r": s(reason), ":fs": n(getN(attrs, attrFailingSince)),
 	}
-	if us := getN(res.Attributes, attrFailingSinceUs); us > 0 {
+	if us := getN(attrs, attrFailingSinceUs); us > 0 {
 		cond += " AND #fsu = :fsu"
 		names["#fsu"], values[":fsu"] = attrFailingSinceUs, n(us)
 	}
@@ -762,16 +806,19 @@ func (st *Store) OpenCircuit(ctx context.Context, tenant, id, url string, until 
 // request by the end on its own clock, which may run behind this
 // caller's.
 func (st *Store) AcquireProbe(ctx context.Context, tenant, id string, now, until time.Time) (bool, error) {
+	// The hold carries this call's token: the SDK's retry of the write,
+	// whose answer was lost, finds the probe its own (refused, nobody
+	// made the probe until the hold ended; found by review).
 	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:        aws.String(st.table),
 		Key:              st.key(subscriptionPartition(tenant), id),
-		UpdateExpression: aws.String("SET #probe = :until"),
+		UpdateExpression: aws.String("SET #probe = :until, #pb = :tok"),
 		ConditionExpression: aws.String("attribute_exists(#pk) AND (attribute_not_exists(#open) OR #open <= :now)" +
-			" AND (attribute_not_exists(#probe) OR #probe <= :lapsed)"),
-		ExpressionAttributeNames: map[string]string{"#open": attrOpenUntil, "#probe": attrProbeUntil, "#pk": schema.AttrUserID},
+			" AND (attribute_not_exists(#probe) OR #probe <= :lapsed OR #pb = :tok)"),
+		ExpressionAttributeNames: map[string]string{"#open": attrOpenUntil, "#probe": attrProbeUntil, "#pk": schema.AttrUserID, "#pb": attrProbeBy},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":now": n(now.UnixMilli()), ":until": n(until.UnixMilli()),
-			":lapsed": n(now.Add(-event.HoldSkewMargin).UnixMilli()),
+			":lapsed": n(now.Add(-event.HoldSkewMargin).UnixMilli()), ":tok": s(rand.Text()),
 		},
 	})
 	var ccf *types.ConditionalCheckFailedException

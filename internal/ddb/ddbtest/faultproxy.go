@@ -30,6 +30,7 @@ type FaultProxy struct {
 
 	mu      sync.Mutex
 	lose    map[string]int
+	skip    map[string]int    // calls answered before the next lost one
 	then    map[string]func() // run once a lost call took effect
 	stalled chan struct{}     // non-nil while stalled; closed to release
 	seen    map[string]int
@@ -39,7 +40,7 @@ type FaultProxy struct {
 // stops with the test.
 func NewFaultProxy(t testing.TB, upstream string) *FaultProxy {
 	t.Helper()
-	p := &FaultProxy{upstream: strings.TrimSuffix(upstream, "/"), lose: map[string]int{}, then: map[string]func(){}, seen: map[string]int{}}
+	p := &FaultProxy{upstream: strings.TrimSuffix(upstream, "/"), lose: map[string]int{}, skip: map[string]int{}, then: map[string]func(){}, seen: map[string]int{}}
 	p.srv = httptest.NewServer(http.HandlerFunc(p.serve))
 	p.URL = p.srv.URL
 	t.Cleanup(func() {
@@ -57,6 +58,15 @@ func (p *FaultProxy) LoseResponse(operation string, n int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.lose[operation] += n
+}
+
+// LoseResponseAfter is LoseResponse for one call of operation: the one
+// after the next n, which are answered.
+func (p *FaultProxy) LoseResponseAfter(operation string, n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.lose[operation]++
+	p.skip[operation] = n
 }
 
 // LoseResponseThen is LoseResponse for the next call of operation, and
@@ -103,7 +113,10 @@ func (p *FaultProxy) serve(w http.ResponseWriter, r *http.Request) {
 	p.mu.Lock()
 	p.seen[op]++
 	stalled := p.stalled
-	lose := p.lose[op] > 0
+	lose := p.lose[op] > 0 && p.skip[op] == 0
+	if p.lose[op] > 0 && p.skip[op] > 0 {
+		p.skip[op]--
+	}
 	var then func()
 	if lose {
 		p.lose[op]--
