@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/triggers-dev/triggers/internal/ddb/ddbtest"
 	"github.com/triggers-dev/triggers/internal/event"
 	itemconv "github.com/triggers-dev/triggers/internal/item"
 	"github.com/triggers-dev/triggers/internal/store"
@@ -131,10 +132,7 @@ func TestAttemptSurvivesLostResponses(t *testing.T) {
 // new secret). A real race is still a conflict (TestRotateSecret).
 func TestRotateSecretSurvivesALostResponse(t *testing.T) {
 	ctx := context.Background()
-	table := db.CreateTable(t, schema.Events())
-	proxy, client := db.Faulty(t)
-	st := store.New(client, table)
-	require.NoError(t, st.CreateSubscription(ctx, "tenant-a", newSub("sub_a")))
+	proxy, st := lossySubscription(t)
 	now := time.Unix(1_999_900_000, 0)
 	until := now.Add(24 * time.Hour)
 
@@ -159,10 +157,7 @@ func TestRotateSecretSurvivesALostResponse(t *testing.T) {
 // a reseal done is no conflict.
 func TestSubscriptionWritesSurviveLostResponses(t *testing.T) {
 	ctx := context.Background()
-	table := db.CreateTable(t, schema.Events())
-	proxy, client := db.Faulty(t)
-	st := store.New(client, table)
-	require.NoError(t, st.CreateSubscription(ctx, "tenant-a", newSub("sub_a")))
+	proxy, st := lossySubscription(t)
 	t0 := time.Unix(1_900_000_000, 0)
 	const after = time.Hour
 	lost := func(do func()) {
@@ -243,10 +238,7 @@ func TestSubscriptionWritesSurviveLostResponses(t *testing.T) {
 // Another caller is still refused.
 func TestHoldsSurviveLostResponses(t *testing.T) {
 	ctx := context.Background()
-	table := db.CreateTable(t, schema.Events())
-	proxy, client := db.Faulty(t)
-	st := store.New(client, table)
-	require.NoError(t, st.CreateSubscription(ctx, "tenant-a", newSub("sub_a")))
+	proxy, st := lossySubscription(t)
 	now := time.Unix(1_900_000_000, 0)
 
 	proxy.LoseResponse("UpdateItem", 1)
@@ -276,4 +268,16 @@ func TestHoldsSurviveLostResponses(t *testing.T) {
 	ok, err = st.AcquireSlowSlot(ctx, "tenant-a", "t3", now, now.Add(40*time.Second), 2)
 	require.NoError(t, err)
 	assert.False(t, ok, "the lane is full")
+}
+
+// lossySubscription returns a store on a new events table whose client
+// goes through a fault proxy (the proxy returned), with tenant-a's
+// subscription sub_a created.
+func lossySubscription(t *testing.T) (*ddbtest.FaultProxy, *store.Store) {
+	t.Helper()
+	table := db.CreateTable(t, schema.Events())
+	proxy, client := db.Faulty(t)
+	st := store.New(client, table)
+	require.NoError(t, st.CreateSubscription(context.Background(), "tenant-a", newSub("sub_a")))
+	return proxy, st
 }
