@@ -168,11 +168,16 @@ func TestSubscriptionWritesSurviveLostResponses(t *testing.T) {
 		require.GreaterOrEqual(t, proxy.Calls("UpdateItem")-before, 2, "the SDK sent the write again")
 	}
 
-	lost(func() {
+	// The run's first failure: the first write (a failure of a run
+	// under way) is refused, the second (a run's start) lost once.
+	before := proxy.Calls("UpdateItem")
+	proxy.LoseResponseAfter("UpdateItem", 1)
+	func() {
 		run, err := st.SubscriptionFailed(ctx, "tenant-a", "sub_a", "", t0, after, "r1")
 		require.NoError(t, err)
 		assert.Equal(t, event.FailureRun{Consecutive: 1}, run, "the run's first failure, counted once")
-	})
+	}()
+	require.Equal(t, 3, proxy.Calls("UpdateItem")-before, "the run's start sent again")
 	lost(func() {
 		run, err := st.SubscriptionFailed(ctx, "tenant-a", "sub_a", "", t0.Add(time.Minute), after, "r2")
 		require.NoError(t, err)
@@ -190,9 +195,9 @@ func TestSubscriptionWritesSurviveLostResponses(t *testing.T) {
 	assert.Equal(t, "r3", sub.DisabledReason)
 	// Another failure of the run: the subscription is disabled already,
 	// not by it.
-	run, err = st.SubscriptionFailed(ctx, "tenant-a", "sub_a", "", t0.Add(after+time.Second), after, "r4")
+	run, err = st.SubscriptionFailed(ctx, "tenant-a", "sub_a", "", t0.Add(after+time.Second), after, "r3")
 	require.NoError(t, err)
-	assert.Equal(t, event.FailureRun{Consecutive: 4}, run, "disabled by another failure")
+	assert.Equal(t, event.FailureRun{Consecutive: 4}, run, "disabled by another failure (the same reason: a reason is no token)")
 
 	lost(func() {
 		closed, err := st.SubscriptionSucceeded(ctx, "tenant-a", "sub_a", "", t0.Add(2*after))

@@ -88,6 +88,9 @@ const (
 	// attrProbeBy is the token of the AcquireProbe call that took the
 	// latest probe.
 	attrProbeBy = "probe_by"
+	// attrDisabledBy is the token of the SubscriptionFailed call that
+	// disabled the subscription.
+	attrDisabledBy = "disabled_by"
 )
 
 func subscriptionPartition(tenant string) string { return contract.SubscriptionPrefix + tenant }
@@ -636,7 +639,9 @@ func endedFailures(old map[string]types.AttributeValue) bool {
 // more, the subscription is disabled with reason (Disabled: this call did
 // it; exactly one caller does), provided that run still stands: a success
 // that ended it, or a PATCH to another server that cleared it, since the
-// failure was counted leaves it enabled.
+// failure was counted leaves it enabled. The SDK's retry of a write
+// whose answer was lost finds its own write (the call's token): the
+// failure is counted once, and the disabling is this call's.
 func (st *Store) SubscriptionFailed(ctx context.Context, tenant, id, url string, at time.Time, disableAfter time.Duration, reason string) (event.FailureRun, error) {
 	var res *dynamodb.UpdateItemOutput
 	// Whether a run is under way decides the write: one that goes on
@@ -721,15 +726,17 @@ func (st *Store) SubscriptionFailed(ctx context.Context, tenant, id, url string,
 	// all the same, the moved one for its old server's failure).
 	// The run is its start as stored: its seconds, and its microseconds
 	// where it has them (a run begun by the version before has none).
-	// A subscription this call disabled already (its reason: the SDK's
+	// A subscription this call disabled already (its token: the SDK's
 	// retry of the write, whose answer was lost) is reported disabled:
 	// before, the retry failed the condition and the disabling went
 	// without its metric and alarm, and the attempt's retry was queued
-	// (found by review).
-	cond := "attribute_exists(#pk) AND (#d <> :t OR #dr = :r) AND #fs = :fs"
-	names := map[string]string{"#d": "disabled", "#dr": "disabled_reason", "#pk": schema.AttrUserID, "#fs": attrFailingSince}
+	// (found by review). Only this call's: the reason is no token (every
+	// failure of a run at one status code has the same), and another
+	// failure must not report the disabling again.
+	cond := "attribute_exists(#pk) AND (#d <> :t OR #db = :tok) AND #fs = :fs"
+	names := map[string]string{"#d": "disabled", "#dr": "disabled_reason", "#db": attrDisabledBy, "#pk": schema.AttrUserID, "#fs": attrFailingSince}
 	values := map[string]types.AttributeValue{
-		":t": &types.AttributeValueMemberBOOL{Value: true}, ":r": s(reason), ":fs": n(getN(attrs, attrFailingSince)),
+		":t": &types.AttributeValueMemberBOOL{Value: true}, ":r": s(reason), ":fs": n(getN(attrs, attrFailingSince)), ":tok": s(tok),
 	}
 	if us := getN(attrs, attrFailingSinceUs); us > 0 {
 		cond += " AND #fsu = :fsu"
@@ -738,7 +745,7 @@ func (st *Store) SubscriptionFailed(ctx context.Context, tenant, id, url string,
 	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(st.table),
 		Key:                       st.key(subscriptionPartition(tenant), id),
-		UpdateExpression:          aws.String("SET #d = :t, #dr = :r"),
+		UpdateExpression:          aws.String("SET #d = :t, #dr = :r, #db = :tok"),
 		ConditionExpression:       aws.String(cond),
 		ExpressionAttributeNames:  names,
 		ExpressionAttributeValues: values,

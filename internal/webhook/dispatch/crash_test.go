@@ -1277,10 +1277,11 @@ type loseKey struct{}
 // writeOps are the DynamoDB operations that change the table.
 var writeOps = map[string]bool{"PutItem": true, "UpdateItem": true, "DeleteItem": true, "BatchWriteItem": true, "TransactWriteItems": true}
 
-// lossyClient is the runs' client of l: as the deployed one (the SDK's
-// standard retryer, four attempts; backoff cut to milliseconds on the
-// harness's busy engine, no retry quota), except that each write made
-// under a loseKey context takes effect and is answered with
+// lossyClient is the runs' client of l: the SDK's standard retryer with
+// four attempts, as deployed, but a backoff of milliseconds, no retry
+// quota and a plain HTTP client (DynamoDB Local neither throttles nor
+// stalls, so only the lost answers' retries meet the difference); each
+// write made under a loseKey context takes effect and is answered with
 // InternalServerError, as when DynamoDB's answer is lost on the way: the
 // SDK sends the same request again, and that one is answered. (A store
 // call makes its requests one after the other, so the write after a lost
