@@ -27,7 +27,8 @@ import (
 
 var db *ddbtest.Local
 
-func TestMain(m *testing.M) { os.Exit(ddbtest.Main(m, &db)) }
+// The tests read no stream: their tables have none (ddbtest.Options).
+func TestMain(m *testing.M) { os.Exit(ddbtest.MainWith(m, &db, ddbtest.Options{NoStreams: true})) }
 
 // newEvent returns a new event of type typ with the payload p (written
 // as Go values).

@@ -89,3 +89,23 @@ func TestBusyEngineGetsTheOptimizingCompiler(t *testing.T) {
 	assert.Equal(t, "-XX:TieredStopAtLevel=4", compiler(ddbtest.Options{Busy: true}), "busy")
 	assert.Equal(t, "-XX:TieredStopAtLevel=1", compiler(ddbtest.Options{}), "not busy")
 }
+
+// An engine of a package that reads no stream (Options.NoStreams)
+// creates tables without one; WithStreams gives them back; an engine
+// started without the option keeps them.
+func TestNoStreams(t *testing.T) {
+	ctx := context.Background()
+	quiet := ddbtest.NoStreamsOf(db)
+	for _, c := range []struct {
+		name   string
+		l      *ddbtest.Local
+		stream bool
+	}{{"NoStreams", quiet, false}, {"WithStreams", quiet.WithStreams(), true}, {"default", db, true}} {
+		table := c.l.CreateTable(t, schema.Events())
+		out, err := db.Client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
+		require.NoError(t, err)
+		spec := out.Table.StreamSpecification
+		assert.Equal(t, c.stream, spec != nil && aws.ToBool(spec.StreamEnabled), c.name)
+		assert.Equal(t, c.stream, aws.ToString(out.Table.LatestStreamArn) != "", c.name)
+	}
+}

@@ -2250,7 +2250,7 @@ func TestCrashPoints(t *testing.T) {
 	// harness 210 s of it and the other tests, 60 s on a fresh engine,
 	// the rest; the harness after them, 557 s.
 	t.Parallel()
-	crashDB = db
+	crashDB = db.WithStreams()
 	if os.Getenv(ddbtest.EnvEndpoint) == "" {
 		ctx, cancel := context.WithTimeout(context.Background(), ddblocal.StartTimeout+5*time.Minute)
 		fresh, err := ddbtest.StartWith(ctx, ddbtest.Options{Busy: true})
