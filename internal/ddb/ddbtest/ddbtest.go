@@ -62,12 +62,11 @@ type Local struct {
 }
 
 // WithStreams returns l for callers that read tables' streams: the same
-// engine, whose CreateTable keeps each table's stream whatever
-// Options.NoStreams said. Stop the engine through l, not through it.
+// engine (Pid and Stop act on it), whose CreateTable keeps each table's
+// stream whatever Options.NoStreams said.
 func (l *Local) WithStreams() *Local {
 	c := *l
 	c.noStreams = false
-	c.proc = nil
 	return &c
 }
 

@@ -4,6 +4,5 @@ package ddbtest
 func NoStreamsOf(l *Local) *Local {
 	c := *l
 	c.noStreams = true
-	c.proc = nil
 	return &c
 }

@@ -61,7 +61,9 @@ func (p *FaultProxy) LoseResponse(operation string, n int) {
 }
 
 // LoseResponseAfter is LoseResponse for one call of operation: the one
-// after the next n, which are answered.
+// after the next n, which are answered. It sets the count of calls to
+// answer first (it does not add to one set before), and a loss queued
+// before for operation waits for those calls as well.
 func (p *FaultProxy) LoseResponseAfter(operation string, n int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
