@@ -275,6 +275,27 @@ func TestHoldsSurviveLostResponses(t *testing.T) {
 	assert.False(t, ok, "the lane is full")
 }
 
+// A circuit opened with its answer lost: the opening is reported (it
+// reported nothing opened, so no CircuitOpened metric or log line).
+// Another caller's opening to the same end is not its own.
+func TestOpenCircuitSurvivesALostResponse(t *testing.T) {
+	ctx := context.Background()
+	proxy, st := lossySubscription(t)
+	until := time.Unix(1_900_000_000, 0)
+
+	proxy.LoseResponse("UpdateItem", 1)
+	opened, err := st.OpenCircuit(ctx, "tenant-a", "sub_a", "", until, time.Minute)
+	require.NoError(t, err)
+	assert.Equal(t, 2, proxy.Calls("UpdateItem"), "the SDK sent the write again")
+	assert.True(t, opened, "the opening is the caller's")
+	opened, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", "", until, time.Minute)
+	require.NoError(t, err)
+	assert.False(t, opened, "another caller's opening to the same end")
+	sub, err := st.GetSubscription(ctx, "tenant-a", "sub_a")
+	require.NoError(t, err)
+	assert.Equal(t, until.UnixMilli(), sub.CircuitOpenUntil.UnixMilli())
+}
+
 // lossySubscription returns a store on a new events table whose client
 // goes through a fault proxy (the proxy returned), with tenant-a's
 // subscription sub_a created.

@@ -91,6 +91,9 @@ const (
 	// attrDisabledBy is the token of the SubscriptionFailed call that
 	// disabled the subscription.
 	attrDisabledBy = "disabled_by"
+	// attrOpenBy is the token of the OpenCircuit call that set the
+	// circuit's latest opening.
+	attrOpenBy = "open_by"
 )
 
 func subscriptionPartition(tenant string) string { return contract.SubscriptionPrefix + tenant }
@@ -772,15 +775,19 @@ func (st *Store) SubscriptionFailed(ctx context.Context, tenant, id, url string,
 // empty url opens it wherever it points. opened reports whether this call
 // moved the end. A subscription that no longer exists is not an error.
 func (st *Store) OpenCircuit(ctx context.Context, tenant, id, url string, until time.Time, cooldown time.Duration) (opened bool, err error) {
+	// The opening carries this call's token: the SDK's retry of the
+	// write, whose answer was lost, finds the opening its own (it
+	// reported nothing opened: no CircuitOpened metric, no log line).
+	tok := s(rand.Text())
 	for try := 0; ; try++ {
-		names := map[string]string{"#open": attrOpenUntil, "#for": attrOpenFor, "#probe": attrProbeUntil, "#pk": schema.AttrUserID}
-		values := map[string]types.AttributeValue{":until": n(until.UnixMilli()), ":for": n(cooldown.Milliseconds())}
-		cond := "attribute_exists(#pk) AND (attribute_not_exists(#open) OR #open < :until)"
+		names := map[string]string{"#open": attrOpenUntil, "#for": attrOpenFor, "#probe": attrProbeUntil, "#pk": schema.AttrUserID, "#ob": attrOpenBy}
+		values := map[string]types.AttributeValue{":until": n(until.UnixMilli()), ":for": n(cooldown.Milliseconds()), ":tok": tok}
+		cond := "attribute_exists(#pk) AND (attribute_not_exists(#open) OR #open < :until OR #ob = :tok)"
 		cond += onURL(url, names, values)
 		_, err = st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName:                           aws.String(st.table),
 			Key:                                 st.key(subscriptionPartition(tenant), id),
-			UpdateExpression:                    aws.String("SET #open = :until, #for = :for REMOVE #probe"),
+			UpdateExpression:                    aws.String("SET #open = :until, #for = :for, #ob = :tok REMOVE #probe"),
 			ConditionExpression:                 aws.String(cond),
 			ExpressionAttributeNames:            names,
 			ExpressionAttributeValues:           values,
