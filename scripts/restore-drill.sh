@@ -70,6 +70,29 @@ fi
 [ "$TARGET" != "$SOURCE" ] || die "--target-table must name another table than --source-table ($SOURCE)"
 for tool in aws jq shuf; do command -v "$tool" >/dev/null || die "$tool is not installed"; done
 
+# An AWS CLI installed through pyenv runs behind a shim that resolves the
+# Python version again on every call (about 0.4 s of CPU each, a third of
+# a call): the drill resolves it once.
+AWS_BIN=$(command -v aws)
+case "$AWS_BIN" in
+*/shims/aws) AWS_BIN=$(pyenv which aws 2>/dev/null) || AWS_BIN=$(command -v aws) ;;
+esac
+aws() { "$AWS_BIN" "$@"; }
+
+# source_description prints describe-table of the source, read once.
+source_description() {
+	[ -s "$tmp/source-description" ] || ddb describe-table --table-name "$SOURCE" >"$tmp/source-description"
+	cat "$tmp/source-description"
+}
+
+# wait_active ANSWER waits for TARGET to be active, unless ANSWER (of the
+# create-table or update-table that changed it) says it is already
+# (DynamoDB Local's does; DynamoDB's says CREATING or UPDATING).
+wait_active() {
+	jq -e '.TableDescription.TableStatus == "ACTIVE"' <<<"$1" >/dev/null 2>&1 ||
+		aws dynamodb wait table-exists --table-name "$TARGET" "${AWS_ARGS[@]}"
+}
+
 # ddb runs one aws dynamodb command; its failure ends the drill with exit 2
 # (an AWS error), after the CLI's own message.
 ddb() { aws dynamodb "$@" "${AWS_ARGS[@]}" --output json || die "aws dynamodb $1 failed (the AWS CLI's message is above)"; }
@@ -95,12 +118,12 @@ restore_pitr() {
 # enable_stream: the restored table gets the source's stream view (the API
 # stack's consumers read it).
 enable_stream() {
-	local view
-	view=$(ddb describe-table --table-name "$SOURCE" | jq -r '.Table.StreamSpecification.StreamViewType // empty')
+	local view answer
+	view=$(source_description | jq -r '.Table.StreamSpecification.StreamViewType // empty')
 	[ -n "$view" ] || return 0
 	if [ -z "$(ddb describe-table --table-name "$TARGET" | jq -r '.Table.LatestStreamArn // empty')" ]; then
-		ddb update-table --table-name "$TARGET" --stream-specification "StreamEnabled=true,StreamViewType=$view" >/dev/null
-		aws dynamodb wait table-exists --table-name "$TARGET" "${AWS_ARGS[@]}"
+		answer=$(ddb update-table --table-name "$TARGET" --stream-specification "StreamEnabled=true,StreamViewType=$view")
+		wait_active "$answer"
 	fi
 }
 
@@ -108,22 +131,23 @@ enable_stream() {
 # table from the source's description and copy every item.
 restore_copy() {
 	echo "mode copy: the endpoint supports neither PITR nor backups; copying $SOURCE -> $TARGET with scan + batch-write-item (the drill's local stand-in for a restore: no point in time)"
-	local spec items="$tmp/items" n=0
+	local spec answer items="$tmp/items" n=0
 	ddb scan --table-name "$SOURCE" --consistent-read | jq -c '.Items[]' >"$items"
 	# AWS CLI v1 prints binary values base64-encoded but reads them back as
 	# raw text: a copy would double-encode them. (The events table holds
 	# none: payloads are JSON. CLI v2 reads base64.) Checked before the
 	# target table is made, so a refusal leaves nothing behind.
-	if aws --version 2>&1 | grep -q '^aws-cli/1\.' && jq -e -s 'any(.[] | .. | objects;
-		length == 1 and ((has("B") and (.B | type) == "string") or (has("BS") and (.BS | type) == "array")))' "$items" >/dev/null; then
+	if jq -e -s 'any(.[] | .. | objects;
+		length == 1 and ((has("B") and (.B | type) == "string") or (has("BS") and (.BS | type) == "array")))' "$items" >/dev/null &&
+		aws --version 2>&1 | grep -q '^aws-cli/1\.'; then
 		die "$SOURCE holds binary attributes, which AWS CLI v1 cannot copy faithfully: run the drill with AWS CLI v2"
 	fi
-	spec=$(ddb describe-table --table-name "$SOURCE" | jq --arg t "$TARGET" '.Table | {
+	spec=$(source_description | jq --arg t "$TARGET" '.Table | {
 		TableName: $t, KeySchema, AttributeDefinitions, BillingMode: "PAY_PER_REQUEST"}
 		+ (if .GlobalSecondaryIndexes then {GlobalSecondaryIndexes: [.GlobalSecondaryIndexes[] | {IndexName, KeySchema, Projection}]} else {} end)
 		+ (if .StreamSpecification then {StreamSpecification} else {} end)')
-	ddb create-table --cli-input-json "$spec" >/dev/null
-	aws dynamodb wait table-exists --table-name "$TARGET" "${AWS_ARGS[@]}"
+	answer=$(ddb create-table --cli-input-json "$spec")
+	wait_active "$answer"
 	local ttl
 	ttl=$(ddb describe-time-to-live --table-name "$SOURCE" | jq -r 'select(.TimeToLiveDescription.TimeToLiveStatus == "ENABLED") | .TimeToLiveDescription.AttributeName')
 	if [ -n "$ttl" ]; then
@@ -180,7 +204,7 @@ fi
 # 2. A random sample of the source's keys; the items are read from both
 # tables with batch-get-item (100 keys a call, consistent) and compared
 # attribute by attribute.
-keys_json=$(ddb describe-table --table-name "$SOURCE" | jq -c '[.Table.KeySchema[].AttributeName]')
+keys_json=$(source_description | jq -c '[.Table.KeySchema[].AttributeName]')
 proj=$(jq -r 'to_entries | map("#k\(.key)") | join(",")' <<<"$keys_json")
 names=$(jq -c 'to_entries | map({("#k\(.key)"): .value}) | add' <<<"$keys_json")
 sample_file="$tmp/sample"
