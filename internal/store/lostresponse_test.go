@@ -296,6 +296,35 @@ func TestOpenCircuitSurvivesALostResponse(t *testing.T) {
 	assert.Equal(t, until.UnixMilli(), sub.CircuitOpenUntil.UnixMilli())
 }
 
+// Rate-cap counts with their answers lost: each request is counted once
+// (counted twice, a request of the same second was put off a second
+// late), in a new window and in one under way.
+func TestRateTokenSurvivesLostResponses(t *testing.T) {
+	ctx := context.Background()
+	proxy, st := lossySubscription(t)
+	sec := time.Unix(1_900_000_000, 0)
+	take := func(lose int, want int) {
+		t.Helper()
+		before := proxy.Calls("UpdateItem")
+		if lose > 0 {
+			proxy.LoseResponseAfter("UpdateItem", lose-1)
+		}
+		ahead, err := st.TakeRateToken(ctx, "tenant-a", "sub_a", sec, 2)
+		require.NoError(t, err)
+		assert.Equal(t, want, ahead)
+		if lose > 0 {
+			assert.Equal(t, lose+1, proxy.Calls("UpdateItem")-before, "the lost write sent again")
+		}
+	}
+	// The window's start: the first write finds no window, the second
+	// starts it (lost).
+	take(2, 0)
+	// A count in the window (lost): the second of two.
+	take(1, 0)
+	// The third request of the second is one past the limit, not two.
+	take(0, 1)
+}
+
 // lossySubscription returns a store on a new events table whose client
 // goes through a fault proxy (the proxy returned), with tenant-a's
 // subscription sub_a created.

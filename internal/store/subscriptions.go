@@ -94,6 +94,9 @@ const (
 	// attrOpenBy is the token of the OpenCircuit call that set the
 	// circuit's latest opening.
 	attrOpenBy = "open_by"
+	// attrRateBy is the token of the TakeRateToken call that counted the
+	// latest request of the rate window.
+	attrRateBy = "rate_by"
 )
 
 func subscriptionPartition(tenant string) string { return contract.SubscriptionPrefix + tenant }
@@ -857,16 +860,25 @@ func (st *Store) AcquireProbe(ctx context.Context, tenant, id string, now, until
 // window already past now's second (another instance's clock ahead), gives
 // 1: wait a second.
 func (st *Store) TakeRateToken(ctx context.Context, tenant, id string, now time.Time, limit int) (ahead int, err error) {
+	return st.takeRateToken(ctx, tenant, id, now, limit, rand.Text())
+}
+
+// takeRateToken is TakeRateToken under the call's token tok: each count
+// carries it (rate_by), so the SDK's retry of a write whose answer was
+// lost finds its own count and does not count the request again (a
+// request counted twice put off a request of the same second a second
+// late).
+func (st *Store) takeRateToken(ctx context.Context, tenant, id string, now time.Time, limit int, tok string) (ahead int, err error) {
 	key := st.key(subscriptionPartition(tenant), id)
-	names := map[string]string{"#w": attrRateWindow, "#c": attrRateCount, "#pk": schema.AttrUserID}
+	names := map[string]string{"#w": attrRateWindow, "#c": attrRateCount, "#pk": schema.AttrUserID, "#rb": attrRateBy}
 	// The common case: the window is this second.
 	out, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                           aws.String(st.table),
 		Key:                                 key,
-		UpdateExpression:                    aws.String("ADD #c :one"),
-		ConditionExpression:                 aws.String("attribute_exists(#pk) AND #w = :w"),
+		UpdateExpression:                    aws.String("SET #rb = :tok ADD #c :one"),
+		ConditionExpression:                 aws.String("attribute_exists(#pk) AND #w = :w AND (attribute_not_exists(#rb) OR #rb <> :tok)"),
 		ExpressionAttributeNames:            names,
-		ExpressionAttributeValues:           map[string]types.AttributeValue{":w": n(now.Unix()), ":one": n(1)},
+		ExpressionAttributeValues:           map[string]types.AttributeValue{":w": n(now.Unix()), ":one": n(1), ":tok": s(tok)},
 		ReturnValues:                        types.ReturnValueUpdatedNew,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
@@ -877,22 +889,31 @@ func (st *Store) TakeRateToken(ctx context.Context, tenant, id string, now time.
 		}
 		return max(0, int(getN(out.Attributes, attrRateCount))-limit), nil
 	}
-	if ccf.Item == nil || getN(ccf.Item, attrRateWindow) > now.Unix() {
+	switch {
+	case ccf.Item == nil || getN(ccf.Item, attrRateWindow) > now.Unix():
 		return 1, nil // gone, or a later second is counting
+	case getN(ccf.Item, attrRateWindow) == now.Unix():
+		// This call's own count (the only way the window can be this
+		// second and the condition fail): its answer was lost.
+		return max(0, int(getN(ccf.Item, attrRateCount))-limit), nil
 	}
 	// An older window (or none): start this second's, unless another
 	// caller just did.
 	_, err = st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 aws.String(st.table),
-		Key:                       key,
-		UpdateExpression:          aws.String("SET #w = :w, #c = :one"),
-		ConditionExpression:       aws.String("attribute_exists(#pk) AND (attribute_not_exists(#w) OR #w < :w)"),
-		ExpressionAttributeNames:  names,
-		ExpressionAttributeValues: map[string]types.AttributeValue{":w": n(now.Unix()), ":one": n(1)},
+		TableName:                           aws.String(st.table),
+		Key:                                 key,
+		UpdateExpression:                    aws.String("SET #w = :w, #c = :one, #rb = :tok"),
+		ConditionExpression:                 aws.String("attribute_exists(#pk) AND (attribute_not_exists(#w) OR #w < :w)"),
+		ExpressionAttributeNames:            names,
+		ExpressionAttributeValues:           map[string]types.AttributeValue{":w": n(now.Unix()), ":one": n(1), ":tok": s(tok)},
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	if errors.As(err, &ccf) {
+		if getS(ccf.Item, attrRateBy) == tok && getN(ccf.Item, attrRateWindow) == now.Unix() {
+			return max(0, int(getN(ccf.Item, attrRateCount))-limit), nil // its own start, answer lost
+		}
 		// Lost the race for the new window: count in it like anyone.
-		return st.TakeRateToken(ctx, tenant, id, now, limit)
+		return st.takeRateToken(ctx, tenant, id, now, limit, tok)
 	}
 	if err != nil {
 		return 0, classify("take rate token", err)
