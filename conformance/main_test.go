@@ -55,7 +55,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(reportDocumented(m.Run()))
 	}
-	code := reportDocumented(ddbtest.Main(m, &db))
+	code := reportDocumented(ddbtest.MainWith(m, &db, ddbtest.Options{NoStreams: true}))
 	if kms != nil {
 		if err := kms.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "conformance: stop local-kms:", err)

@@ -35,7 +35,7 @@ import (
 var db *ddbtest.Local
 
 func TestMain(m *testing.M) {
-	code := ddbtest.Main(m, &db)
+	code := ddbtest.MainWith(m, &db, ddbtest.Options{NoStreams: true})
 	kmstest.Stop()
 	os.Exit(code)
 }

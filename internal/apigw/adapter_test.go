@@ -30,7 +30,7 @@ import (
 
 var db *ddbtest.Local
 
-func TestMain(m *testing.M) { os.Exit(ddbtest.Main(m, &db)) }
+func TestMain(m *testing.M) { os.Exit(ddbtest.MainWith(m, &db, ddbtest.Options{NoStreams: true})) }
 
 var quiet = slog.New(slog.NewJSONHandler(io.Discard, nil))
 

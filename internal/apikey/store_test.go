@@ -19,7 +19,7 @@ import (
 
 var db *ddbtest.Local
 
-func TestMain(m *testing.M) { os.Exit(ddbtest.Main(m, &db)) }
+func TestMain(m *testing.M) { os.Exit(ddbtest.MainWith(m, &db, ddbtest.Options{NoStreams: true})) }
 
 // The key store on DynamoDB Local: only the exact key authenticates (not a
 // key differing in its last character, not its display prefix), only an

@@ -22,7 +22,7 @@ var db *ddbtest.Local
 
 var update = flag.Bool("update", false, "rewrite stacks/ACCESS_PATTERNS.md")
 
-func TestMain(m *testing.M) { os.Exit(ddbtest.Main(m, &db)) }
+func TestMain(m *testing.M) { os.Exit(ddbtest.MainWith(m, &db, ddbtest.Options{NoStreams: true})) }
 
 const ttlFar = 4102444800 // 2100-01-01, epoch seconds
 

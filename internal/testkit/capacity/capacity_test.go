@@ -25,7 +25,7 @@ var update = flag.Bool("update", os.Getenv("UPDATE_GOLDEN") != "", "rewrite the 
 
 var db *ddbtest.Local
 
-func TestMain(m *testing.M) { os.Exit(ddbtest.Main(m, &db)) }
+func TestMain(m *testing.M) { os.Exit(ddbtest.MainWith(m, &db, ddbtest.Options{NoStreams: true})) }
 
 const doc = "../../../docs/capacity.md"
 
