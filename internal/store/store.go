@@ -247,10 +247,11 @@ func writesItems(err error) bool {
 const transactTries = 8
 
 // transact runs *items as one TransactWriteItems. When DynamoDB cancels
-// it, cancelled sees the reasons first: handled true ends the call with
-// err, or, with a nil err, runs *items again at once (cancelled changed
-// them). Otherwise a TransactionConflict is retried with backoff and other
-// reasons are classified.
+// it, cancelled sees the reasons first, at every try: handled true ends
+// the call with err, or, with a nil err, runs *items again at once
+// (cancelled changed them). Otherwise a TransactionConflict is retried
+// with backoff and other reasons are classified. At most transactTries
+// runs in all.
 func (st *Store) transact(ctx context.Context, op string, items *[]types.TransactWriteItem, cancelled func(reasons []types.CancellationReason) (handled bool, err error)) error {
 	for try := 1; ; try++ {
 		_, err := st.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: *items})
@@ -262,17 +263,21 @@ func (st *Store) transact(ctx context.Context, op string, items *[]types.Transac
 			return classify(op, err)
 		}
 		reasons := tce.CancellationReasons
-		if try >= transactTries {
-			return classifyCancel(op, err, reasons)
+		// The reasons first, at every try: a failed condition on the
+		// last one is still its answer (a tenant at the limit, a
+		// subscription gone), not a 500 (found by review).
+		handled, herr := cancelled(reasons)
+		if handled && herr != nil {
+			return herr
 		}
-		if handled, herr := cancelled(reasons); handled {
-			if herr != nil {
-				return herr
-			}
+		switch {
+		case try >= transactTries && handled:
+			// Changed under it at every try: try again later.
+			return fmt.Errorf("%w: %s: %d tries: %v", event.ErrUnavailable, op, try, err)
+		case try >= transactTries, !handled && !hasReason(reasons, "TransactionConflict"):
+			return classifyCancel(op, err, reasons)
+		case handled:
 			continue
-		}
-		if !hasReason(reasons, "TransactionConflict") {
-			return classifyCancel(op, err, reasons)
 		}
 		if err := st.sleep(ctx, backoff.Delay(retryBase, try)); err != nil {
 			return classify(op, err)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -201,6 +202,50 @@ func TestSubscriptionLimitWithoutCounter(t *testing.T) {
 	var ie *event.InputError
 	require.ErrorAs(t, st.CreateSubscription(ctx, "tenant-a", newSub("sub_y")), &ie)
 	assert.Equal(t, "20", subscriptionCounts(t, table)["tenant-a"])
+}
+
+// A failed condition on a transaction's last try (after conflicts with
+// other transactions on every try before) is still the call's answer: a
+// tenant at the limit gets the limit's error, a delete of a subscription
+// that is gone ErrSubscriptionNotFound. Both were a 500: the tries ran
+// out before the reasons were read (found by review).
+func TestSubscriptionAnswersOnTheLastTry(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.Events())
+	st := store.New(db.Client, table)
+	for i := range event.MaxSubscriptions {
+		require.NoError(t, st.CreateSubscription(ctx, "tenant-a", newSub(fmt.Sprintf("sub_%02d", i))))
+	}
+	var calls, conflicts atomic.Int32
+	client := db.FaultClient(func(op string, _ []byte) *http.Response {
+		if op != "TransactWriteItems" {
+			return nil
+		}
+		calls.Add(1)
+		if conflicts.Add(-1) >= 0 {
+			return cancelled("TransactionConflict", "None")
+		}
+		return nil
+	})
+	busy := store.New(client, table)
+	const before = 7 // transactTries - 1
+	conflicts.Store(before)
+	var ie *event.InputError
+	require.ErrorAs(t, busy.CreateSubscription(ctx, "tenant-a", newSub("sub_x")), &ie)
+	assert.Equal(t, event.CodeInvalidSubscription, ie.Code)
+	assert.Equal(t, int32(before+1), calls.Load(), "the conflicts, then the try that failed the limit")
+
+	calls.Store(0)
+	conflicts.Store(before)
+	assert.ErrorIs(t, busy.DeleteSubscription(ctx, "tenant-a", "sub_none"), event.ErrSubscriptionNotFound)
+	assert.Equal(t, int32(before+1), calls.Load())
+
+	// Conflicts on every try: unavailable (503), not a 500.
+	calls.Store(0)
+	conflicts.Store(1000)
+	assert.ErrorIs(t, busy.DeleteSubscription(ctx, "tenant-a", "sub_00"), event.ErrUnavailable)
+	assert.Equal(t, int32(before+1), calls.Load())
+	assert.Equal(t, map[string]string{"tenant-a": "20"}, subscriptionCounts(t, table), "nothing changed")
 }
 
 func putRaw(t *testing.T, table string, item map[string]types.AttributeValue) {
