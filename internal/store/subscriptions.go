@@ -24,6 +24,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/triggers-dev/triggers/contract"
+	"github.com/triggers-dev/triggers/internal/backoff"
 	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/schema"
 )
@@ -219,28 +220,59 @@ func subscriptionLimitError(held int64) error {
 // initSubscriptionCount writes the tenant's subscription counter, unless
 // another writer did, from the subscriptions stored (tables written before
 // the counter existed). Every create needs the counter, so none can slip
-// in between the count and the write.
+// in between the count and the write. A delete can: the counter is
+// written in one transaction with a check that each subscription counted
+// still exists, and counted again when one does not (a delete between the
+// count and the write left the counter one too high for good, the tenant
+// refused a create below the limit; found by review). A delete after it
+// finds the counter and decrements it (deleteSubscription).
 func (st *Store) initSubscriptionCount(ctx context.Context, tenant string) error {
-	subs, err := st.ListSubscriptions(ctx, tenant)
-	if err != nil {
-		return err
+	for try := 1; ; try++ {
+		subs, err := st.ListSubscriptions(ctx, tenant)
+		if err != nil {
+			return err
+		}
+		items := []types.TransactWriteItem{{Put: &types.Put{
+			TableName: aws.String(st.table),
+			Item: map[string]types.AttributeValue{
+				schema.AttrUserID:           s(subscriptionPartition(tenant)),
+				schema.AttrTimestampEventID: s(contract.SubscriptionCountKey),
+				contract.AttrRecordType:     s(contract.RecordTypeSubscriptionCount),
+				attrCount:                   n(int64(len(subs))),
+			},
+			ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
+			ExpressionAttributeNames: map[string]string{"#pk": schema.AttrUserID},
+		}}}
+		// A transaction takes 100 items: a tenant holding more (only
+		// possible before the limit was exact) is counted unchecked.
+		if len(subs) < 100 {
+			for _, sub := range subs {
+				items = append(items, types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
+					TableName:                aws.String(st.table),
+					Key:                      st.key(subscriptionPartition(tenant), sub.ID),
+					ConditionExpression:      aws.String("attribute_exists(#pk)"),
+					ExpressionAttributeNames: map[string]string{"#pk": schema.AttrUserID},
+				}})
+			}
+		}
+		_, err = st.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+		var tce *types.TransactionCanceledException
+		switch {
+		case err == nil:
+			return nil
+		case !errors.As(err, &tce):
+			return classify("count subscriptions", err)
+		case failedCheck(tce.CancellationReasons, 0):
+			return nil // another writer counted them
+		case try >= transactTries:
+			return classifyCancel("count subscriptions", err, tce.CancellationReasons)
+		}
+		// A subscription counted was deleted meanwhile, or another
+		// transaction met this one: count again.
+		if err := st.sleep(ctx, backoff.Delay(retryBase, try)); err != nil {
+			return classify("count subscriptions", err)
+		}
 	}
-	_, err = st.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: aws.String(st.table),
-		Item: map[string]types.AttributeValue{
-			schema.AttrUserID:           s(subscriptionPartition(tenant)),
-			schema.AttrTimestampEventID: s(contract.SubscriptionCountKey),
-			contract.AttrRecordType:     s(contract.RecordTypeSubscriptionCount),
-			attrCount:                   n(int64(len(subs))),
-		},
-		ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
-		ExpressionAttributeNames: map[string]string{"#pk": schema.AttrUserID},
-	})
-	var ccf *types.ConditionalCheckFailedException
-	if err != nil && !errors.As(err, &ccf) {
-		return classify("count subscriptions", err)
-	}
-	return nil
 }
 
 // ListSubscriptions returns the tenant's subscriptions, ordered by id.
@@ -329,16 +361,18 @@ func (st *Store) deleteSubscription(ctx context.Context, tenant, id, url string)
 		del.ExpressionAttributeNames["#url"] = "url"
 		del.ExpressionAttributeValues = map[string]types.AttributeValue{":url": s(url)}
 	}
+	decrement := &types.Update{
+		TableName:                           aws.String(st.table),
+		Key:                                 st.key(subscriptionPartition(tenant), contract.SubscriptionCountKey),
+		UpdateExpression:                    aws.String("SET #c = #c - :one"),
+		ConditionExpression:                 aws.String("#c > :zero"),
+		ExpressionAttributeNames:            map[string]string{"#c": attrCount},
+		ExpressionAttributeValues:           map[string]types.AttributeValue{":one": n(1), ":zero": n(0)},
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}
 	items := []types.TransactWriteItem{
 		{Delete: del},
-		{Update: &types.Update{
-			TableName:                 aws.String(st.table),
-			Key:                       st.key(subscriptionPartition(tenant), contract.SubscriptionCountKey),
-			UpdateExpression:          aws.String("SET #c = #c - :one"),
-			ConditionExpression:       aws.String("#c > :zero"),
-			ExpressionAttributeNames:  map[string]string{"#c": attrCount},
-			ExpressionAttributeValues: map[string]types.AttributeValue{":one": n(1), ":zero": n(0)},
-		}},
+		{Update: decrement},
 	}
 	return st.transact(ctx, "delete subscription", &items, func(reasons []types.CancellationReason) (bool, error) {
 		switch {
@@ -346,9 +380,25 @@ func (st *Store) deleteSubscription(ctx context.Context, tenant, id, url string)
 			return true, event.ErrSubscriptionMoved
 		case failedCheck(reasons, 0):
 			return true, event.ErrSubscriptionNotFound
+		case failedCheck(reasons, 1) && items[1].ConditionCheck != nil:
+			// The counter was written since: decrement it.
+			items[1] = types.TransactWriteItem{Update: decrement}
+			return true, nil
+		case failedCheck(reasons, 1) && len(reasons[1].Item) == 0:
+			// No counter (a table written before it existed): delete
+			// while there is none, and the next create counts what is
+			// left. (Dropping the counter's part altogether let a count
+			// written meanwhile keep this subscription.)
+			items[1] = types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
+				TableName:                aws.String(st.table),
+				Key:                      st.key(subscriptionPartition(tenant), contract.SubscriptionCountKey),
+				ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
+				ExpressionAttributeNames: map[string]string{"#pk": schema.AttrUserID},
+			}}
+			return true, nil
 		case failedCheck(reasons, 1):
-			// No counter (a table written before it existed): the next
-			// create counts what is left.
+			// A counter at 0 with subscriptions left (counted by an
+			// older version): delete without going below 0.
 			items = items[:1]
 			return true, nil
 		}

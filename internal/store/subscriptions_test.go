@@ -248,6 +248,68 @@ func TestSubscriptionAnswersOnTheLastTry(t *testing.T) {
 	assert.Equal(t, map[string]string{"tenant-a": "20"}, subscriptionCounts(t, table), "nothing changed")
 }
 
+// A tenant's first counter (a table written before the counter existed)
+// counts the subscriptions there are when it is written: a delete between
+// the count and the write of the counter (run here right before that
+// write) is not counted. The counter was one too high for good, and the
+// tenant refused a create below the limit (found by review).
+func TestSubscriptionCountRacesADelete(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.Events())
+	st := store.New(db.Client, table)
+	for i := range 3 {
+		putRaw(t, table, map[string]types.AttributeValue{
+			schema.AttrUserID:           &types.AttributeValueMemberS{Value: contract.SubscriptionPrefix + "tenant-a"},
+			schema.AttrTimestampEventID: &types.AttributeValueMemberS{Value: fmt.Sprintf("sub_%02d", i)},
+			"record_type":               &types.AttributeValueMemberS{Value: contract.RecordTypeSubscription},
+			"url":                       &types.AttributeValueMemberS{Value: "https://hooks.example.com/"},
+			"created_at":                &types.AttributeValueMemberS{Value: "2026-11-23T10:00:00.000000Z"},
+		})
+	}
+	// The create's writes: its transaction (no counter: refused), then
+	// the counter's; the tenant's delete runs right before that one.
+	var writes atomic.Int32
+	client := db.FaultClient(func(op string, _ []byte) *http.Response {
+		if op != "PutItem" && op != "TransactWriteItems" {
+			return nil
+		}
+		if writes.Add(1) == 2 {
+			require.NoError(t, st.DeleteSubscription(ctx, "tenant-a", "sub_00"))
+		}
+		return nil
+	})
+	require.NoError(t, store.New(client, table).CreateSubscription(ctx, "tenant-a", newSub("sub_x")))
+	subs, err := st.ListSubscriptions(ctx, "tenant-a")
+	require.NoError(t, err)
+	assert.Len(t, subs, 3, "sub_01, sub_02, sub_x")
+	assert.Equal(t, "3", subscriptionCounts(t, table)["tenant-a"], "the counter counts what is there")
+
+	// A delete whose first try finds no counter, and a create writes it
+	// (counting the subscription being deleted) before its next try:
+	// the delete decrements it.
+	for i := range 3 {
+		putRaw(t, table, map[string]types.AttributeValue{
+			schema.AttrUserID:           &types.AttributeValueMemberS{Value: contract.SubscriptionPrefix + "tenant-b"},
+			schema.AttrTimestampEventID: &types.AttributeValueMemberS{Value: fmt.Sprintf("sub_%02d", i)},
+			"record_type":               &types.AttributeValueMemberS{Value: contract.RecordTypeSubscription},
+			"url":                       &types.AttributeValueMemberS{Value: "https://hooks.example.com/"},
+			"created_at":                &types.AttributeValueMemberS{Value: "2026-11-23T10:00:00.000000Z"},
+		})
+	}
+	writes.Store(0)
+	deleting := db.FaultClient(func(op string, _ []byte) *http.Response {
+		if op == "TransactWriteItems" && writes.Add(1) == 2 {
+			require.NoError(t, st.CreateSubscription(ctx, "tenant-b", newSub("sub_x")))
+		}
+		return nil
+	})
+	require.NoError(t, store.New(deleting, table).DeleteSubscription(ctx, "tenant-b", "sub_00"))
+	subs, err = st.ListSubscriptions(ctx, "tenant-b")
+	require.NoError(t, err)
+	assert.Len(t, subs, 3, "sub_01, sub_02, sub_x")
+	assert.Equal(t, "3", subscriptionCounts(t, table)["tenant-b"], "the counter counts what is there")
+}
+
 func putRaw(t *testing.T, table string, item map[string]types.AttributeValue) {
 	t.Helper()
 	_, err := db.Client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(table), Item: item})
