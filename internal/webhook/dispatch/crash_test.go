@@ -299,6 +299,8 @@ type faultStore struct {
 	clock *simClock
 	// asked, if set, is called after each AcquireSlowSlot (firstGate).
 	asked func()
+	// copy, if set, orders the copied wake's listings and unparks.
+	copy *wakeCopy
 }
 
 var (
@@ -450,15 +452,47 @@ func (g *firstGate) wait() {
 // harness's engine just started, the other copy once took longer than
 // half a second to reach the attempt, and the clean run failed its
 // premise).
+//
+// And so that the copy that lists the parked attempts second does not
+// find them unparked already by the first (then it has nothing to find
+// in progress, queues no standby, and the held request outlived the
+// webhook client's timeout: the clean run failed), an unpark once the
+// copy is sent waits until both copies have listed them (listed), as
+// long.
 type wakeCopy struct {
 	sent     atomic.Bool
 	standby  chan struct{}
 	once     sync.Once
 	patience time.Duration
+	lists    atomic.Int32
+	listed   chan struct{}
+	opened   sync.Once // closes listed
 }
 
 func newWakeCopy(patience time.Duration) *wakeCopy {
-	return &wakeCopy{standby: make(chan struct{}), patience: patience}
+	return &wakeCopy{standby: make(chan struct{}), listed: make(chan struct{}), patience: patience}
+}
+
+// listedParked counts a listing of the parked attempts that has ended:
+// the second since the copy was sent opens the unparks.
+func (c *wakeCopy) listedParked() {
+	if c != nil && c.sent.Load() && c.lists.Add(1) == 2 {
+		c.opened.Do(func() { close(c.listed) })
+	}
+}
+
+// beforeUnpark holds an unpark, once the copy is sent, until both copies
+// listed the parked attempts (at most patience: a fault may stop one;
+// then the unparks after it do not wait).
+func (c *wakeCopy) beforeUnpark() {
+	if c == nil || !c.sent.Load() {
+		return
+	}
+	select {
+	case <-c.listed:
+	case <-time.After(c.patience):
+		c.opened.Do(func() { close(c.listed) })
+	}
 }
 
 // seen opens the hold at the first standby wake's claim.
@@ -549,6 +583,7 @@ func (s faultStore) ParkAttempt(ctx context.Context, tenant, subID string, p eve
 
 func (s faultStore) ListParked(ctx context.Context, tenant, subID string, limit int) (out []event.Parked, err error) {
 	err = s.in.call(ctx, "Store.ListParked", []string{subID}, func(ctx context.Context) error { out, err = s.st.ListParked(ctx, tenant, subID, limit); return err })
+	s.copy.listedParked()
 	return
 }
 
@@ -561,6 +596,7 @@ func (s faultStore) SubscriptionEvents(ctx context.Context, tenant, subID, from,
 }
 
 func (s faultStore) UnparkAttempt(ctx context.Context, tenant, subID string, p event.Parked) (ok bool, err error) {
+	s.copy.beforeUnpark()
 	err = s.in.call(ctx, "Store.UnparkAttempt", s.whenDisabled(tenant, subID, p.EventID, subID, "#"+strconv.Itoa(p.Number)), func(ctx context.Context) error {
 		ok, err = s.st.UnparkAttempt(ctx, tenant, subID, p)
 		return err
@@ -1668,7 +1704,7 @@ func newCrashRun(t *testing.T, env *crashEnv, sc scenario, f fault, twice, shard
 	} else {
 		r.st = store.New(env.client, env.table)
 	}
-	r.fs = faultStore{st: r.st, in: r.in, clock: r.clock}
+	r.fs = faultStore{st: r.st, in: r.in, clock: r.clock, copy: r.copy}
 	if first := len(sc.events) - lateCount(sc); first < len(sc.events) && !twice {
 		// Every first-round attempt asks the lane (one per event and
 		// subscription: the scenarios with late events filter none).
