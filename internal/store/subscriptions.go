@@ -265,7 +265,8 @@ func (st *Store) initSubscriptionCount(ctx context.Context, tenant string) error
 		case failedCheck(tce.CancellationReasons, 0):
 			return nil // another writer counted them
 		case try >= transactTries:
-			return classifyCancel("count subscriptions", err, tce.CancellationReasons)
+			// Changed under it at every try: try again later.
+			return fmt.Errorf("%w: count subscriptions: %d tries: %v", event.ErrUnavailable, try, err)
 		}
 		// A subscription counted was deleted meanwhile, or another
 		// transaction met this one: count again.
