@@ -22,6 +22,22 @@ import (
 	"github.com/triggers-dev/triggers/schema"
 )
 
+// conflictingClient returns a client whose TransactWriteItems calls
+// (counted in calls) are cancelled by a TransactionConflict on their
+// first item while conflicts, counted down, lasts, then reach the engine.
+func conflictingClient(calls, conflicts *atomic.Int32) *dynamodb.Client {
+	return db.FaultClient(func(op string, _ []byte) *http.Response {
+		if op != "TransactWriteItems" {
+			return nil
+		}
+		calls.Add(1)
+		if conflicts.Add(-1) >= 0 {
+			return cancelled("TransactionConflict", "None")
+		}
+		return nil
+	})
+}
+
 // cancelled is DynamoDB's TransactionCanceledException with one
 // cancellation reason per transaction item (codes such as "None",
 // "ConditionalCheckFailed", "TransactionConflict").
@@ -131,16 +147,7 @@ func TestIdempotentPutRetriesConflicts(t *testing.T) {
 	table := db.CreateTable(t, schema.Events())
 	var calls, conflicts atomic.Int32
 	conflicts.Store(3)
-	client := db.FaultClient(func(op string, _ []byte) *http.Response {
-		if op != "TransactWriteItems" {
-			return nil
-		}
-		calls.Add(1)
-		if conflicts.Add(-1) >= 0 {
-			return cancelled("TransactionConflict", "None")
-		}
-		return nil
-	})
+	client := conflictingClient(&calls, &conflicts)
 	st := store.New(client, table)
 	e := newEvent(t, "t", map[string]any{})
 	got, created, err := st.PutIdempotent(ctx, "tenant-a", e, "k", "h")

@@ -188,15 +188,7 @@ func TestSubscriptionLimitWithoutCounter(t *testing.T) {
 	ctx := context.Background()
 	table := db.CreateTable(t, schema.Events())
 	st := store.New(db.Client, table)
-	for i := range event.MaxSubscriptions {
-		putRaw(t, table, map[string]types.AttributeValue{
-			schema.AttrUserID:           &types.AttributeValueMemberS{Value: contract.SubscriptionPrefix + "tenant-a"},
-			schema.AttrTimestampEventID: &types.AttributeValueMemberS{Value: fmt.Sprintf("sub_%02d", i)},
-			"record_type":               &types.AttributeValueMemberS{Value: contract.RecordTypeSubscription},
-			"url":                       &types.AttributeValueMemberS{Value: "https://hooks.example.com/"},
-			"created_at":                &types.AttributeValueMemberS{Value: "2026-11-23T10:00:00.000000Z"},
-		})
-	}
+	putLegacySubscriptions(t, table, "tenant-a", event.MaxSubscriptions)
 	require.NoError(t, st.DeleteSubscription(ctx, "tenant-a", "sub_00"), "no counter to decrement")
 	require.NoError(t, st.CreateSubscription(ctx, "tenant-a", newSub("sub_x")), "19 counted")
 	var ie *event.InputError
@@ -217,17 +209,7 @@ func TestSubscriptionAnswersOnTheLastTry(t *testing.T) {
 		require.NoError(t, st.CreateSubscription(ctx, "tenant-a", newSub(fmt.Sprintf("sub_%02d", i))))
 	}
 	var calls, conflicts atomic.Int32
-	client := db.FaultClient(func(op string, _ []byte) *http.Response {
-		if op != "TransactWriteItems" {
-			return nil
-		}
-		calls.Add(1)
-		if conflicts.Add(-1) >= 0 {
-			return cancelled("TransactionConflict", "None")
-		}
-		return nil
-	})
-	busy := store.New(client, table)
+	busy := store.New(conflictingClient(&calls, &conflicts), table)
 	const before = 7 // transactTries - 1
 	conflicts.Store(before)
 	var ie *event.InputError
@@ -257,15 +239,7 @@ func TestSubscriptionCountRacesADelete(t *testing.T) {
 	ctx := context.Background()
 	table := db.CreateTable(t, schema.Events())
 	st := store.New(db.Client, table)
-	for i := range 3 {
-		putRaw(t, table, map[string]types.AttributeValue{
-			schema.AttrUserID:           &types.AttributeValueMemberS{Value: contract.SubscriptionPrefix + "tenant-a"},
-			schema.AttrTimestampEventID: &types.AttributeValueMemberS{Value: fmt.Sprintf("sub_%02d", i)},
-			"record_type":               &types.AttributeValueMemberS{Value: contract.RecordTypeSubscription},
-			"url":                       &types.AttributeValueMemberS{Value: "https://hooks.example.com/"},
-			"created_at":                &types.AttributeValueMemberS{Value: "2026-11-23T10:00:00.000000Z"},
-		})
-	}
+	putLegacySubscriptions(t, table, "tenant-a", 3)
 	// The create's writes: its transaction (no counter: refused), then
 	// the counter's; the tenant's delete runs right before that one.
 	var writes atomic.Int32
@@ -287,15 +261,7 @@ func TestSubscriptionCountRacesADelete(t *testing.T) {
 	// A delete whose first try finds no counter, and a create writes it
 	// (counting the subscription being deleted) before its next try:
 	// the delete decrements it.
-	for i := range 3 {
-		putRaw(t, table, map[string]types.AttributeValue{
-			schema.AttrUserID:           &types.AttributeValueMemberS{Value: contract.SubscriptionPrefix + "tenant-b"},
-			schema.AttrTimestampEventID: &types.AttributeValueMemberS{Value: fmt.Sprintf("sub_%02d", i)},
-			"record_type":               &types.AttributeValueMemberS{Value: contract.RecordTypeSubscription},
-			"url":                       &types.AttributeValueMemberS{Value: "https://hooks.example.com/"},
-			"created_at":                &types.AttributeValueMemberS{Value: "2026-11-23T10:00:00.000000Z"},
-		})
-	}
+	putLegacySubscriptions(t, table, "tenant-b", 3)
 	writes.Store(0)
 	deleting := db.FaultClient(func(op string, _ []byte) *http.Response {
 		if op == "TransactWriteItems" && writes.Add(1) == 2 {
@@ -308,6 +274,21 @@ func TestSubscriptionCountRacesADelete(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, subs, 3, "sub_01, sub_02, sub_x")
 	assert.Equal(t, "3", subscriptionCounts(t, table)["tenant-b"], "the counter counts what is there")
+}
+
+// putLegacySubscriptions writes n subscriptions of tenant (sub_00, ...)
+// as a version before the subscription counter did: no counter.
+func putLegacySubscriptions(t *testing.T, table, tenant string, n int) {
+	t.Helper()
+	for i := range n {
+		putRaw(t, table, map[string]types.AttributeValue{
+			schema.AttrUserID:           &types.AttributeValueMemberS{Value: contract.SubscriptionPrefix + tenant},
+			schema.AttrTimestampEventID: &types.AttributeValueMemberS{Value: fmt.Sprintf("sub_%02d", i)},
+			"record_type":               &types.AttributeValueMemberS{Value: contract.RecordTypeSubscription},
+			"url":                       &types.AttributeValueMemberS{Value: "https://hooks.example.com/"},
+			"created_at":                &types.AttributeValueMemberS{Value: "2026-11-23T10:00:00.000000Z"},
+		})
+	}
 }
 
 func putRaw(t *testing.T, table string, item map[string]types.AttributeValue) {
