@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -42,10 +40,8 @@ func TestSubscriptionItemFitsOneWriteUnit(t *testing.T) {
 	most := 0
 	measure := func(state string) {
 		t.Helper()
-		out, err := db.Client.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(table)})
-		require.NoError(t, err)
 		found := false
-		for _, it := range out.Items {
+		for _, it := range scan(t, table) {
 			if itemconv.GetS(it, schema.AttrTimestampEventID) != sub.ID {
 				continue
 			}
