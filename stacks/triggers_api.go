@@ -31,8 +31,8 @@ type TriggersApiStackProps struct {
 	EventsTable *eventstore.EventsTableAttributes
 	// ArchiveExpiredEvents keeps the events TTL deletes from EventsTable
 	// in an S3 archive of this stack (archive.ExpiredEventsArchive, id
-	// "ExpiredEventsArchive", outputs ArchiveBucketName and
-	// ArchiveFailureQueueUrl), as the data stack's archive does for its
+	// "ExpiredEventsArchive", outputs ArchiveBucketName,
+	// ArchiveFailureQueueUrl and ArchiverFunctionName), as the data stack's archive does for its
 	// own table, which never sees another table's records: a restored
 	// table expires its own items, and a global table's replica in this
 	// region expires some of them itself (TTL deletes an item in one

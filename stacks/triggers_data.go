@@ -53,7 +53,7 @@ type TriggersDataStackProps struct {
 	EventsSharding bool
 	// ArchiveExpiredEvents keeps the events DynamoDB's TTL deletes in an S3
 	// archive (archive.ExpiredEventsArchive, id "ExpiredEventsArchive",
-	// outputs ArchiveBucketName and ArchiveFailureQueueUrl); it needs the
+	// outputs ArchiveBucketName, ArchiveFailureQueueUrl, ArchiverFunctionName); it needs the
 	// old image in the stream.
 	//
 	// Default: true, unless EventsStreamView is schema.StreamNewImage.
@@ -134,7 +134,8 @@ func NewTriggersDataStack(scope constructs.Construct, id *string, props *Trigger
 
 // archiveOutputs adds the outputs of an archive of expired events:
 // ArchiveBucketName (exported as <stack>-ArchiveBucketName; what says
-// whose events it keeps) and ArchiveFailureQueueUrl.
+// whose events it keeps), ArchiveFailureQueueUrl and ArchiverFunctionName
+// (triggers-replay archive -function).
 func archiveOutputs(stack awscdk.Stack, stackName string, a *archive.ExpiredEventsArchive, what string) {
 	awscdk.NewCfnOutput(stack, jsii.String("ArchiveBucketName"), &awscdk.CfnOutputProps{
 		Value:       a.ArchiveBucket().BucketName(),
@@ -144,5 +145,9 @@ func archiveOutputs(stack awscdk.Stack, stackName string, a *archive.ExpiredEven
 	awscdk.NewCfnOutput(stack, jsii.String("ArchiveFailureQueueUrl"), &awscdk.CfnOutputProps{
 		Value:       a.FailureQueue().QueueUrl(),
 		Description: jsii.String("Archive failure queue: stream ranges the archiver's mapping gave up on (replay within 24 h: triggers-replay archive -from-queue) and records parked as never archivable"),
+	})
+	awscdk.NewCfnOutput(stack, jsii.String("ArchiverFunctionName"), &awscdk.CfnOutputProps{
+		Value:       a.ArchiverFunction().Function.FunctionName(),
+		Description: jsii.String("The archiver function, whose failure records triggers-replay archive replays (-function)"),
 	})
 }

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -24,6 +26,7 @@ import (
 	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/archive"
 	"github.com/triggers-dev/triggers/internal/dev/streampoll"
+	"github.com/triggers-dev/triggers/internal/streamconsumer"
 )
 
 // archivePutter writes archive objects; *s3.Client implements it.
@@ -35,6 +38,10 @@ type failureQueue interface {
 	ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, optFns ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error)
 	DeleteMessage(ctx context.Context, in *sqs.DeleteMessageInput, optFns ...func(*sqs.Options)) (*sqs.DeleteMessageOutput, error)
 	ChangeMessageVisibility(ctx context.Context, in *sqs.ChangeMessageVisibilityInput, optFns ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error)
+	GetQueueAttributes(ctx context.Context, in *sqs.GetQueueAttributesInput, optFns ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error)
+	// SendMessage parks the records of a range that can never be
+	// archived.
+	SendMessage(ctx context.Context, in *sqs.SendMessageInput, optFns ...func(*sqs.Options)) (*sqs.SendMessageOutput, error)
 }
 
 // archiveChunk is how many TTL deletions of a range one archiver call
@@ -43,29 +50,93 @@ type failureQueue interface {
 // sequence numbers they hold).
 const archiveChunk = 1000
 
-// receiveVisibility hides a received failure message from other readers
-// while it is replayed; a message whose replay fails comes back after it.
-const receiveVisibility = 300
+// DefaultHold is how long, in seconds, a message the drain received stays
+// hidden from other readers (-hold): the receive asks for it, and while
+// the run goes on it renews it every third of it (renewHeld), so however
+// long the run, it does not meet the messages it leaves on the queue (a
+// parked record; every message of a dry run) again and ends at the first
+// empty receive. A run that stops makes them visible again (release); one
+// that cannot (killed with SIGKILL, its machine lost, SQS unreachable at
+// the end) leaves none hidden longer than this. (Hidden for 12 hours, as
+// they once were, the messages of a killed dry run were out of the next
+// run's sight, and of the ArchiveFailuresNotEmpty alarm's, until their
+// ranges had left the stream.)
+const DefaultHold = 120
 
-// keepVisibility hides a message the run leaves on the queue (a parked
-// record; every message of a dry run) for the rest of the run, SQS's
-// maximum (12 h): however long the run, it does not come back to it, so
-// the run ends at the first empty receive and counts it once. The run's
-// end makes it visible again. SQS refuses a visibility that ends more
-// than 12 hours after the receive, so the run asks for what is left of
-// them, less keepMargin (keepFor).
-const keepVisibility = 12 * 60 * 60
+// MaxHold is the longest -hold: SQS hides a message at most 12 hours
+// after its receive.
+const MaxHold = 12 * 60 * 60
 
-// keepMargin is what keepFor leaves of the 12 hours, for the time between
-// SQS's receive and the run's clock reading before it.
-const keepMargin = 60
+// holder keeps the messages a drain received and has not deleted hidden
+// while it runs, and makes them visible again at its end.
+type holder struct {
+	q    failureQueue
+	url  string
+	hold int32
+	log  *slog.Logger
+	mu   sync.Mutex
+	held map[string]string // message id -> receipt handle
+}
 
-// keepFor returns the visibility, in seconds, that hides a message
-// received by a ReceiveMessage call made at asked for as long as SQS
-// allows: keepVisibility from the receive, less keepMargin.
-func keepFor(asked, now time.Time) int32 {
-	elapsed := int32(now.Sub(asked).Seconds()) + 1
-	return max(keepVisibility-keepMargin-elapsed, 0)
+// add holds msg (again, with its new receipt handle when it came back).
+func (h *holder) add(msg sqstypes.Message) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.held[aws.ToString(msg.MessageId)] = aws.ToString(msg.ReceiptHandle)
+}
+
+// drop forgets a deleted message.
+func (h *holder) drop(id string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.held, id)
+}
+
+// handles returns the held messages' receipt handles by message id.
+func (h *holder) handles() map[string]string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return maps.Clone(h.held)
+}
+
+// renewHeld hides every held message for hold seconds more, every every,
+// until ctx ends. A renewal SQS refuses (a message received more than 12
+// hours ago; a receipt handle a later receive replaced) is logged: the
+// message comes back, the drain receives it again and holds it anew,
+// counting it once.
+func (h *holder) renewHeld(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for id, rh := range h.handles() {
+			_, err := h.q.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(h.url), ReceiptHandle: aws.String(rh), VisibilityTimeout: h.hold})
+			if err != nil && ctx.Err() == nil && h.handles()[id] == rh {
+				h.log.Warn("could not keep a received message hidden: it may come back before the run ends (it is then held again and counted once)", "message_id", id, "error", err.Error())
+			}
+		}
+	}
+}
+
+// release makes every held message visible again and returns how many
+// SQS did not take back (they come back by themselves within the hold)
+// and the first error.
+func (h *holder) release(ctx context.Context) (int, error) {
+	failed := 0
+	var first error
+	for id, rh := range h.handles() {
+		if _, err := h.q.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(h.url), ReceiptHandle: aws.String(rh), VisibilityTimeout: 0}); err != nil {
+			failed++
+			if first == nil {
+				first = fmt.Errorf("message %s: %w", id, err)
+			}
+		}
+	}
+	return failed, first
 }
 
 // s3AttemptTimeout bounds one attempt of a PutObject of the replay, its
@@ -85,13 +156,37 @@ type archiveReplayer struct {
 	// the stream in part or whole (readRange): what the stream still had
 	// was archived, the rest is logged as lost.
 	lostRanges int
-	// visibility is the receive's VisibilityTimeout in seconds (0:
-	// receiveVisibility).
-	visibility int32
+	// hold is how long, in seconds, a received message stays hidden
+	// unless renewed (0: DefaultHold); renewEvery renews the held ones
+	// (0: a third of hold).
+	hold       int32
+	renewEvery time.Duration
 	// notReplayed counts the failure records whose replay failed or
 	// that are not failure records at all: each is logged with its
 	// error, left on the queue, and the run goes on with the others.
 	notReplayed int
+	// function is the archiver function whose failure records the run
+	// replays (-function: a name or an ARN); "" takes the function of the
+	// first failure record met. Records of another function (a failure
+	// queue shared with another stream consumer) are left on the queue.
+	function string
+	// foreign counts the failure records of another function (notReplayed
+	// counts them too).
+	foreign int
+	// park takes the records of a replayed range that can never be
+	// archived, with their content (the drain's queue, as the archiver
+	// parks them); nil: they are logged only (standard input, dry run).
+	park streamconsumer.DeadLetter
+	// parkedNow counts the records this run parked.
+	parkedNow int
+	// inFlightAtStart is the queue's ApproximateNumberOfMessagesNotVisible
+	// before the drain's first receive: messages another reader holds
+	// (a run still going, or one that stopped without making them
+	// visible), which this run cannot see.
+	inFlightAtStart int
+	// unreleased counts the messages the drain could not make visible
+	// again at its end (they come back by themselves within the hold).
+	unreleased int
 }
 
 func runArchive(ctx context.Context, c clients, cfg aws.Config, d *deps, args []string, stdin io.Reader, stdout, stderr io.Writer, log *slog.Logger, dryRun bool, sqsClient func() *sqs.Client) int {
@@ -101,10 +196,15 @@ func runArchive(ctx context.Context, c clients, cfg aws.Config, d *deps, args []
 	prefix := fs.String("prefix", contract.DefaultArchivePrefix, "the archive's key prefix (ExpiredEventsArchiveProps.Prefix)")
 	s3Endpoint := fs.String("s3-endpoint-url", "", "S3 endpoint (an S3-compatible local server, say)")
 	fromQueue := fs.String("from-queue", "", "drain this queue (the archive's failure queue) instead of reading failure records on standard input: each message replayed is deleted")
+	function := fs.String("function", "", "the archiver function (output ArchiverFunctionName, or its ARN): failure records of another function are left on the queue; default: the function of the first failure record")
+	hold := fs.Int("hold", DefaultHold, fmt.Sprintf("seconds a message -from-queue received stays hidden from other readers if the run dies without making it visible again (renewed every third of it while the run goes on), 1 to %d", MaxHold))
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	switch {
+	case *hold < 1 || *hold > MaxHold:
+		fmt.Fprintf(stderr, "triggers-replay: -hold %d must be 1 to %d seconds (SQS hides a message at most 12 hours)\n", *hold, MaxHold)
+		return 2
 	case fs.NArg() > 0:
 		fmt.Fprintf(stderr, "triggers-replay: archive takes flags only, not %q\n%s\n", fs.Args(), usage)
 		return 2
@@ -128,11 +228,14 @@ func runArchive(ctx context.Context, c clients, cfg aws.Config, d *deps, args []
 		fmt.Fprintf(stderr, "triggers-replay: %v\n", err)
 		return 2
 	}
-	r := &archiveReplayer{c: c, a: a, log: log}
+	r := &archiveReplayer{c: c, a: a, log: log, function: *function, hold: int32(*hold)}
 	if *fromQueue != "" {
 		q := d.queue
 		if q == nil {
 			q = sqsClient()
+		}
+		if !dryRun {
+			r.park = streamconsumer.SQSDeadLetter{Client: q, QueueURL: *fromQueue}
 		}
 		err = r.drain(ctx, q, *fromQueue, dryRun)
 	} else {
@@ -157,7 +260,11 @@ func runArchive(ctx context.Context, c clients, cfg aws.Config, d *deps, args []
 		fmt.Fprintf(stderr, "triggers-replay: %d messages are records the archiver parked because they can never be archived (the reason and the record are in each message): they are left on the queue for you; docs/runbook.md, \"Archive failures not empty\"\n", r.parked)
 		code = 1
 	}
-	if r.unarchivable > 0 {
+	switch {
+	case r.parkedNow > 0:
+		fmt.Fprintf(stderr, "triggers-replay: %d records of the ranges can never be archived: parked on the queue with their content, as the archiver parks them (logged above too)\n", r.parkedNow)
+		code = 1
+	case r.unarchivable > 0:
 		fmt.Fprintf(stderr, "triggers-replay: %d records of the ranges can never be archived (logged above with their content)\n", r.unarchivable)
 		code = 1
 	}
@@ -169,6 +276,17 @@ func runArchive(ctx context.Context, c clients, cfg aws.Config, d *deps, args []
 	}
 	if r.notReplayed > 0 {
 		fmt.Fprintf(stderr, "triggers-replay: %d messages were not replayed (logged above with the error; from -from-queue they are left on the queue): fix the cause and run again; a range past the stream's 24 h is lost to the archive (docs/runbook.md, \"Archive failures not empty\")\n", r.notReplayed)
+		code = 1
+	}
+	if r.foreign > 0 {
+		fmt.Fprintf(stderr, "triggers-replay: %d of them are failure records of another function than %s: the failure queue is shared with another stream consumer, whose ranges this command must not archive or delete; replay each consumer's records with its own command, and give the archive a queue of its own\n", r.foreign, r.function)
+	}
+	if r.inFlightAtStart > 0 {
+		fmt.Fprintf(stderr, "triggers-replay: %d messages of the queue were in flight when the run began (another reader held them: a run still going, or one that stopped without making them visible again), and this run could not see them: run again once the queue's ApproximateNumberOfMessagesNotVisible is 0 (within -hold, %d s by default, of a run of this command that stopped; up to 12 h for one of a release before the hold)\n", r.inFlightAtStart, DefaultHold)
+		code = 1
+	}
+	if r.unreleased > 0 {
+		fmt.Fprintf(stderr, "triggers-replay: %d messages could not be made visible again (logged above): they stay hidden from the next run until their hold ends (-hold, %d s): wait that long before it\n", r.unreleased, r.hold)
 		code = 1
 	}
 	return code
@@ -211,6 +329,9 @@ func (r *archiveReplayer) fromInput(ctx context.Context, in io.Reader) error {
 		if m.Info == nil {
 			r.parked++
 			r.log.Warn("parked record: it can never be archived", "reason", m.Reason, "record", m.Record)
+			continue
+		}
+		if r.isForeign(m, "input", i+1) {
 			continue
 		}
 		if err := r.replay(ctx, *m.Info); err != nil {
@@ -277,62 +398,64 @@ func archiveS3(cfg aws.Config, endpoint string) *s3.Client {
 }
 
 // drain replays every message of the failure queue url and deletes each
-// once replayed; parked records, messages that are no failure records and
-// ranges whose replay failed (each logged with its error) are left there,
-// visible again at the end, and the run goes on with the other messages:
-// one range past the stream's 24 h does not keep the others, on the same
-// clock, from being archived. It stops at the first empty receive (a long
-// poll), or when a receive brings only messages this run has seen. In a
-// dry run nothing is deleted and every message is made visible again at
-// the end. A message left on the queue is hidden for the rest of the run
-// (keepFor: up to 12 hours after its receive, SQS's limit): with the
-// receive's visibility only, a run longer than it (a dry run of many
-// ranges) met the same messages again and never ended. A run that stops
-// early (interrupted, an SQS error) makes the messages it received and
-// did not finish visible again too, so that a run right after finds them.
+// once replayed; parked records, messages that are no failure records,
+// failure records of another function and ranges whose replay failed
+// (each logged with its error) are left there, visible again at the end,
+// and the run goes on with the other messages: one range past the
+// stream's 24 h does not keep the others, on the same clock, from being
+// archived. It stops at the first receive (a long poll) that brings no
+// message it has not seen and fewer than a full ten. In a dry run nothing
+// is deleted and every message is made visible again at the end.
+//
+// Every message received and not deleted is held (holder): hidden for the
+// hold, renewed while the run goes on, made visible again when the run
+// ends, whether it ends well, on an error or interrupted (SIGINT,
+// SIGTERM, SIGHUP); a run that dies without that (SIGKILL) leaves them
+// hidden for the rest of the hold only. Messages another reader held when
+// the run began (inFlightAtStart) are reported: this run could not see
+// them.
 func (r *archiveReplayer) drain(ctx context.Context, q failureQueue, url string, dryRun bool) error {
-	var release []string            // receipt handles to make visible again at the end
-	inFlight := map[string]string{} // received, neither deleted nor kept: message id -> receipt handle
+	hold := r.hold
+	if hold <= 0 {
+		hold = DefaultHold
+	}
+	every := r.renewEvery
+	if every <= 0 {
+		every = time.Duration(hold) * time.Second / 3
+	}
+	r.countInFlight(ctx, q, url)
+	h := &holder{q: q, url: url, hold: hold, log: r.log, held: map[string]string{}}
+	rctx, stopRenewing := context.WithCancel(ctx)
+	renewing := make(chan struct{})
+	go func() {
+		defer close(renewing)
+		h.renewHeld(rctx, every)
+	}()
 	defer func() {
-		for _, h := range inFlight {
-			release = append(release, h)
-		}
-		for _, h := range release {
-			_, _ = q.ChangeMessageVisibility(context.WithoutCancel(ctx), &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: aws.String(h), VisibilityTimeout: 0})
+		stopRenewing()
+		<-renewing
+		n, err := h.release(context.WithoutCancel(ctx))
+		if n > 0 {
+			r.unreleased = n
+			r.log.Error("could not make messages visible again: they stay hidden until their hold ends", "messages", n, "hold_seconds", hold, "error", err.Error())
 		}
 	}()
-	var asked time.Time // when the current receive was made
-	keep := func(msg sqstypes.Message) {
-		delete(inFlight, aws.ToString(msg.MessageId))
-		if _, err := q.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: msg.ReceiptHandle, VisibilityTimeout: keepFor(asked, time.Now())}); err != nil {
-			// It comes back after the receive's visibility, and is
-			// then counted once (seen), but may crowd out new ones.
-			r.log.Warn("could not hide a message left on the queue for the rest of the run", "message_id", aws.ToString(msg.MessageId), "error", err.Error())
-		}
-		release = append(release, aws.ToString(msg.ReceiptHandle))
-	}
-	visibility := r.visibility
-	if visibility <= 0 {
-		visibility = receiveVisibility
-	}
 	seen := map[string]bool{}
 	for {
-		asked = time.Now()
 		out, err := q.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
-			QueueUrl: aws.String(url), MaxNumberOfMessages: 10, WaitTimeSeconds: 2, VisibilityTimeout: visibility,
+			QueueUrl: aws.String(url), MaxNumberOfMessages: 10, WaitTimeSeconds: 2, VisibilityTimeout: hold,
 		})
 		if err != nil {
 			return fmt.Errorf("receive from %s: %w", url, err)
 		}
 		for _, msg := range out.Messages {
-			inFlight[aws.ToString(msg.MessageId)] = aws.ToString(msg.ReceiptHandle)
+			h.add(msg)
 		}
 		fresh := 0
 		for _, msg := range out.Messages {
 			id := aws.ToString(msg.MessageId)
 			if seen[id] {
-				keep(msg) // back although kept: hide it again, count it once
-				continue
+				continue // back although held (a renewal failed): held again, counted once
 			}
 			seen[id] = true
 			fresh++
@@ -340,13 +463,14 @@ func (r *archiveReplayer) drain(ctx context.Context, q failureQueue, url string,
 			if err != nil {
 				r.notReplayed++
 				r.log.Error("message is no failure record: left on the queue", "message_id", id, "error", err.Error(), "body", aws.ToString(msg.Body))
-				keep(msg)
 				continue
 			}
 			if m.Info == nil {
 				r.parked++
 				r.log.Warn("parked record: it can never be archived; left on the queue", "message_id", id, "reason", m.Reason, "record", m.Record)
-				keep(msg)
+				continue
+			}
+			if r.isForeign(m, "message_id", id) {
 				continue
 			}
 			if err := r.replay(ctx, *m.Info); err != nil {
@@ -356,22 +480,80 @@ func (r *archiveReplayer) drain(ctx context.Context, q failureQueue, url string,
 				r.notReplayed++
 				r.log.Error("range not replayed: left on the queue", "message_id", id, "shard_id", m.Info.ShardID,
 					"start_sequence_number", m.Info.StartSequenceNumber, "end_sequence_number", m.Info.EndSequenceNumber, "error", err.Error())
-				keep(msg)
 				continue
 			}
 			if dryRun {
-				keep(msg)
 				continue
 			}
 			if _, err := q.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(url), ReceiptHandle: msg.ReceiptHandle}); err != nil {
 				return fmt.Errorf("delete message %s (replayed; deleting it again later is harmless): %w", id, err)
 			}
-			delete(inFlight, id)
+			h.drop(id)
 		}
-		if fresh == 0 {
+		if fresh == 0 && len(out.Messages) < 10 {
 			return nil
 		}
 	}
+}
+
+// countInFlight reads the queue's ApproximateNumberOfMessagesNotVisible
+// into inFlightAtStart, and warns when there are some; a queue whose
+// attributes cannot be read (no sqs:GetQueueAttributes) is warned about
+// and drained all the same.
+func (r *archiveReplayer) countInFlight(ctx context.Context, q failureQueue, url string) {
+	out, err := q.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url),
+		AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible}})
+	if err != nil {
+		r.log.Warn("could not read the queue's count of messages in flight: if another run holds messages, this run does not see them", "error", err.Error())
+		return
+	}
+	n, err := strconv.Atoi(out.Attributes[string(sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible)])
+	if err != nil || n <= 0 {
+		return
+	}
+	r.inFlightAtStart = n
+	r.log.Warn("messages of the queue are in flight: another reader holds them (a run still going, or one that stopped without making them visible again), and this run cannot see them", "messages_in_flight", n)
+}
+
+// isForeign reports whether m is the failure record of another function
+// than the one the run replays (r.function, or the first one met), and
+// then logs and counts it; attrs name the message.
+func (r *archiveReplayer) isForeign(m failureMessage, attrs ...any) bool {
+	fn := m.Context.FunctionArn
+	if fn == "" {
+		return false
+	}
+	if r.function == "" {
+		r.function = fn
+		return false
+	}
+	if sameFunction(r.function, fn) {
+		return false
+	}
+	r.foreign++
+	r.notReplayed++
+	r.log.Error("failure record of another function: left on the queue (is the failure queue shared with another stream consumer? pass -function with the archiver's name, output ArchiverFunctionName)",
+		append(attrs, "function_arn", fn, "replaying_for", r.function)...)
+	return true
+}
+
+// sameFunction reports whether the function a (a name, a full ARN, a
+// qualified ARN) is the one of the ARN arn: Lambda names a failure
+// record's function by its ARN, qualified when the mapping invokes an
+// alias or a version.
+func sameFunction(a, arn string) bool {
+	return a == arn || functionName(a) == functionName(arn)
+}
+
+// functionName returns the name in a Lambda function ARN
+// (arn:aws:lambda:REGION:ACCOUNT:function:NAME[:QUALIFIER]), or s when it
+// is no ARN.
+func functionName(s string) string {
+	parts := strings.Split(s, ":")
+	if len(parts) >= 7 && parts[0] == "arn" && parts[5] == "function" {
+		return parts[6]
+	}
+	return s
 }
 
 // replay re-reads the range of in from the stream and archives its TTL
@@ -382,15 +564,23 @@ func (r *archiveReplayer) drain(ctx context.Context, q failureQueue, url string,
 // and the replay succeeds: nothing more can be read for that range.
 func (r *archiveReplayer) replay(ctx context.Context, in streampoll.BatchInfo) error {
 	var ttl []events.DynamoDBEventRecord
+	type malformed struct {
+		raw json.RawMessage
+		err error
+	}
+	var bad []malformed
 	read := 0
 	lost, err := readRange(ctx, r.c, in, func(batch []events.DynamoDBEventRecord) error {
 		read += len(batch)
 		for _, rec := range batch {
 			_, ok, err := archive.Convert(rec)
 			if err != nil {
-				r.unarchivable++
-				raw, _ := json.Marshal(rec)
-				r.log.Error("stream record can never be archived", "sequence_number", rec.Change.SequenceNumber, "error", err.Error(), "record", json.RawMessage(raw))
+				raw, merr := streamconsumer.MarshalRecord(rec)
+				if merr != nil {
+					raw, _ = json.Marshal(rec)
+				}
+				bad = append(bad, malformed{raw, err})
+				r.log.Error("stream record can never be archived", "sequence_number", rec.Change.SequenceNumber, "error", err.Error(), "record", raw)
 				continue
 			}
 			if ok {
@@ -411,6 +601,20 @@ func (r *archiveReplayer) replay(ctx context.Context, in streampoll.BatchInfo) e
 		if n := len(resp.BatchItemFailures); n > 0 {
 			return fmt.Errorf("%d of the range's TTL deletions could not be written, from sequence number %s (see the log line above; is the bucket writable again?)", n, resp.BatchItemFailures[0].ItemIdentifier)
 		}
+	}
+	// The range's message is deleted once replayed: it is the only
+	// description of these records, so they are parked first, with
+	// their content, as the archiver parks them (after the objects, so
+	// that a range that fails to write is not parked again by the next
+	// run).
+	for _, b := range bad {
+		if r.park != nil {
+			if err := r.park.Park(ctx, b.raw, b.err.Error()); err != nil {
+				return fmt.Errorf("park a record that can never be archived (%v): %w", b.err, err)
+			}
+			r.parkedNow++
+		}
+		r.unarchivable++
 	}
 	r.archived += len(ttl)
 	r.ranges++

@@ -397,11 +397,12 @@ func TestReplayArchiveDrainGoesPastABadMessage(t *testing.T) {
 	assert.ElementsMatch(t, bodies[:2], left)
 }
 
-// Messages the drain leaves on the queue (parked records) stay hidden for
-// the rest of the run on a real SQS engine (moto), which refuses a
-// visibility that ends more than 12 hours after the receive: here ten
-// parked records, then eleven ranges that take longer to replay than the
-// receive's visibility. Every range is archived. (Found by review: the
+// Messages the drain leaves on the queue (parked records) do not end the
+// drain early on a real SQS engine (moto): here ten parked records, then
+// eleven ranges that take longer to replay than the hold (2 s); the
+// parked records are renewed, or, back, held again and not counted twice.
+// Every range is archived. (Found by review, when the drain hid a kept
+// message for 12 hours: the
 // drain asked for 12 hours from the moment it kept a message, SQS refused
 // it, the error was dropped, the parked records came back after the
 // receive's visibility, filled a receive of ten, which the drain took for
@@ -426,7 +427,7 @@ func TestReplayArchiveDrainKeepsParkedRecordsHidden(t *testing.T) {
 	layer := &streamsLayer{StreamsAPI: ddblocal.NewStreamsClient(db.Endpoint), ttl: true, delay: 200 * time.Millisecond}
 	a, err := archive.New(archive.Config{Putter: moto.S3, Bucket: bucket, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
 	require.NoError(t, err)
-	r := &archiveReplayer{c: clients{streams: layer, maxEmpty: 10}, a: a, log: slog.New(slog.NewJSONHandler(io.Discard, nil)), visibility: 1}
+	r := &archiveReplayer{c: clients{streams: layer, maxEmpty: 10}, a: a, log: slog.New(slog.NewJSONHandler(io.Discard, nil)), hold: 2}
 	require.NoError(t, r.drain(ctx, q, queue, false))
 	assert.Equal(t, n, r.ranges, "every range replayed")
 	assert.Equal(t, 10, r.parked, "each parked record counted once")

@@ -16,7 +16,7 @@
 //	# bucket; from failure records on standard input, or draining the
 //	# archive's failure queue
 //	triggers-replay archive -bucket BUCKET < failure-message.json
-//	triggers-replay archive -bucket BUCKET -from-queue ARCHIVE_FAILURE_QUEUE_URL
+//	triggers-replay archive -bucket BUCKET -from-queue ARCHIVE_FAILURE_QUEUE_URL -function ARCHIVER_FUNCTION_NAME
 //
 // Delivery goes through the stream consumer's own code (streamconsumer.Consumer),
 // so the messages are exactly what it would have sent; consumers
@@ -24,8 +24,12 @@
 // goes through the archiver's own code (internal/archive): the object keys
 // derive from the records' sequence numbers, so replaying a range twice
 // writes the same objects. A range that cannot be replayed is reported and
-// left on the queue while the others are replayed. -dry-run prints
-// instead of sending or writing.
+// left on the queue while the others are replayed, as is a failure record
+// of another function than the archiver (-function). -from-queue holds
+// the messages it received hidden for -hold (120 s), renewed while it
+// runs, and makes them visible again when it ends or is stopped (SIGINT,
+// SIGTERM, SIGHUP); it reports messages other readers held when it began.
+// -dry-run prints instead of sending or writing.
 //
 // A stream range is read until its last sequence number (or the shard's
 // end); GetRecords may answer with empty pages before later records, so
@@ -83,9 +87,16 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext()
 	defer stop()
 	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, nil))
+}
+
+// signalContext is the command's context: Ctrl-C (SIGINT), SIGTERM and a
+// closed terminal (SIGHUP) end it, so the run stops and its clean-up runs
+// (archive -from-queue makes the messages it holds visible again).
+func signalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 }
 
 // deps replace what run would build from the flags; tests set some.
@@ -159,7 +170,7 @@ func (u *undeliverable) filter(recs []events.DynamoDBEventRecord) []events.Dynam
 
 const usage = `usage: triggers-replay -table EVENTS_TABLE -queue-url DELIVERY_QUEUE_URL [flags] stream < on-failure-message.json
        triggers-replay -table EVENTS_TABLE -queue-url DELIVERY_QUEUE_URL [flags] table (-tenant T ... | -all-tenants) -from RFC3339 -to RFC3339
-       triggers-replay [flags] archive -bucket ARCHIVE_BUCKET [-prefix P] [-from-queue ARCHIVE_FAILURE_QUEUE_URL] [< on-failure-messages.json]
+       triggers-replay [flags] archive -bucket ARCHIVE_BUCKET [-prefix P] [-function ARCHIVER] [-from-queue ARCHIVE_FAILURE_QUEUE_URL [-hold SECONDS]] [< on-failure-messages.json]
 exit status: 0 everything replayed; 1 an error, or records that can never be delivered or archived;
   2 usage; 3 part of a range had aged out of the stream (24 h): the rest was replayed, the lost part
   is reported as LOST FROM THE STREAM (delivery: with the table replay that recovers it)`
@@ -317,6 +328,11 @@ func (e *usageError) Error() string { return e.msg }
 // locates the batch), or a record a function parked itself.
 type failureMessage struct {
 	Info *streampoll.BatchInfo `json:"DDBStreamBatchInfo"`
+	// Context names the function whose event source mapping gave the
+	// batch up (Lambda's on-failure records only).
+	Context struct {
+		FunctionArn string `json:"functionArn"`
+	} `json:"requestContext"`
 	// Reason and Record are set instead on the records a function parked
 	// itself (malformed: never replayable).
 	Reason string          `json:"reason"`

@@ -1,0 +1,295 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/triggers-dev/triggers/internal/archive"
+	"github.com/triggers-dev/triggers/internal/ddb/ddblocal"
+	"github.com/triggers-dev/triggers/internal/dev/motolocal"
+	"github.com/triggers-dev/triggers/internal/dev/streampoll"
+	"github.com/triggers-dev/triggers/schema"
+)
+
+// The drain's hold on real engines: the command run as a process and
+// killed or hung up on, the renewals on moto's visibility clock, the
+// records a replayed range can never archive, and a failure queue shared
+// with another consumer.
+
+// childEnv, set to the command's arguments as a JSON array, makes the
+// test binary run the command (childMain) instead of the tests; childDDB
+// and childMoto give it the engines.
+const (
+	childEnv  = "TRIGGERS_REPLAY_TEST_CHILD"
+	childDDB  = "TRIGGERS_REPLAY_TEST_DDB"
+	childMoto = "TRIGGERS_REPLAY_TEST_MOTO"
+)
+
+// childMain runs the command as main does (signalContext), with the TTL
+// stream layer in front of DynamoDB Local, slowed so that a test can stop
+// it between two ranges, and moto's SQS.
+func childMain() int {
+	ctx, stop := signalContext()
+	defer stop()
+	var args []string
+	if err := json.Unmarshal([]byte(os.Getenv(childEnv)), &args); err != nil {
+		return 2
+	}
+	layer := &streamsLayer{StreamsAPI: ddblocal.NewStreamsClient(os.Getenv(childDDB)), ttl: true, delay: 300 * time.Millisecond}
+	return run(ctx, append([]string{"-endpoint-url", os.Getenv(childDDB)}, args...), os.Stdin, os.Stdout, os.Stderr,
+		&deps{streams: layer, queue: motolocal.NewSQSClient(os.Getenv(childMoto))})
+}
+
+// startChild starts the command with args and returns it once it has
+// replayed its first range (its log says so).
+func startChild(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	raw, err := json.Marshal(args)
+	require.NoError(t, err)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"="+string(raw), childDDB+"="+db.Endpoint, childMoto+"="+moto.Endpoint)
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	cmd.Stdout = io.Discard
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	replayed := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		once := false
+		for sc.Scan() {
+			if !once && strings.Contains(sc.Text(), `"range replayed"`) {
+				once = true
+				close(replayed)
+			}
+		}
+		if !once {
+			close(replayed)
+		}
+	}()
+	<-replayed
+	return cmd
+}
+
+// queueCounts returns the queue's visible and in-flight messages.
+func queueCounts(t require.TestingT, url string) (visible, inFlight int) {
+	out, err := moto.SQS.GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url), AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameAll}})
+	require.NoError(t, err)
+	visible, err = strconv.Atoi(out.Attributes["ApproximateNumberOfMessages"])
+	require.NoError(t, err)
+	inFlight, err = strconv.Atoi(out.Attributes["ApproximateNumberOfMessagesNotVisible"])
+	require.NoError(t, err)
+	return visible, inFlight
+}
+
+func sendAll(t *testing.T, url string, bodies ...string) {
+	t.Helper()
+	for _, b := range bodies {
+		_, err := moto.SQS.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String(b)})
+		require.NoError(t, err)
+	}
+}
+
+// A dry run killed (SIGKILL: no clean-up) between two ranges, the
+// runbook's "look first" interrupted: the next run, at once, says that
+// it could not see the messages the killed run held and exits 1 instead
+// of "0 events archived" and 0; once the hold (here 3 s) has passed, the
+// messages are back and a run archives every range. (Found by review:
+// the messages were hidden for 12 hours, out of sight of the next run
+// and of the alarm, until their ranges had left the stream.)
+func TestReplayArchiveKilledRunHidesNothingLong(t *testing.T) {
+	const n = 4
+	x := newExpired(t, n)
+	bucket, queue := moto.CreateBucket(t), moto.CreateQueue(t, nil)
+	for i := n; i < 2*n; i++ {
+		sendAll(t, queue, x.failure(t, i, i))
+	}
+	child := startChild(t, "-dry-run", "archive", "-from-queue", queue, "-hold", "3")
+	require.NoError(t, child.Process.Kill())
+	_ = child.Wait()
+	_, inFlight := queueCounts(t, queue)
+	require.Positive(t, inFlight, "the killed run held messages")
+
+	d := &deps{streams: &streamsLayer{StreamsAPI: ddblocal.NewStreamsClient(db.Endpoint), ttl: true}, queue: moto.SQS}
+	args := []string{"archive", "-bucket", bucket, "-s3-endpoint-url", moto.Endpoint, "-from-queue", queue}
+	code, _, stderr := replayArchive(t, "", d, args...)
+	assert.Equal(t, 1, code, stderr)
+	assert.Contains(t, stderr, "were in flight when the run began")
+
+	require.Eventually(t, func() bool { _, f := queueCounts(t, queue); return f == 0 }, 30*time.Second, 100*time.Millisecond,
+		"the killed run's messages come back once their hold ends")
+	code, _, stderr = replayArchive(t, "", d, args...)
+	assert.Equal(t, 0, code, stderr)
+	assert.Equal(t, sortedIDs(x.events), archivedIDs(t, objects(t, moto.S3, bucket)), "every range archived")
+	v, f := queueCounts(t, queue)
+	assert.Equal(t, [2]int{0, 0}, [2]int{v, f}, "the queue drained")
+}
+
+// A dry run whose terminal closes (SIGHUP) stops as Ctrl-C does: every
+// message is visible again the moment it exits, however long its hold.
+func TestReplayArchiveHangUpReleasesTheQueue(t *testing.T) {
+	const n = 3
+	x := newExpired(t, n)
+	queue := moto.CreateQueue(t, nil)
+	for i := n; i < 2*n; i++ {
+		sendAll(t, queue, x.failure(t, i, i))
+	}
+	child := startChild(t, "-dry-run", "archive", "-from-queue", queue, "-hold", "3600")
+	require.NoError(t, child.Process.Signal(syscall.SIGHUP))
+	err := child.Wait()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit, "the run ends on the signal with an error status")
+	assert.Equal(t, 1, exit.ExitCode(), "exited, not killed by the signal")
+	v, f := queueCounts(t, queue)
+	assert.Equal(t, [2]int{n, 0}, [2]int{v, f}, "every message visible again")
+}
+
+// While a run lasts longer than its hold, it renews the hold of what it
+// keeps: a dry run of eight slow ranges (longer than the 3 s hold) and
+// five parked records receives each message once (moto's
+// ApproximateReceiveCount is 2 after the test's own receive).
+func TestReplayArchiveRenewsItsHold(t *testing.T) {
+	const n = 8
+	x := newExpired(t, n)
+	queue := moto.CreateQueue(t, nil)
+	for range 5 {
+		sendAll(t, queue, `{"reason":"archive: malformed TTL record: no old image","record":{}}`)
+	}
+	for i := n; i < 2*n; i++ {
+		sendAll(t, queue, x.failure(t, i, i))
+	}
+	layer := &streamsLayer{StreamsAPI: ddblocal.NewStreamsClient(db.Endpoint), ttl: true, delay: 800 * time.Millisecond}
+	r := slowReplayer(t, nil, io.Discard)
+	r.c.streams = layer
+	r.hold, r.renewEvery = 3, 500*time.Millisecond
+	start := time.Now()
+	require.NoError(t, r.drain(context.Background(), moto.SQS, queue, true))
+	require.Greater(t, time.Since(start), 3*time.Second, "the run outlasted its hold (else this test shows nothing)")
+	assert.Equal(t, n, r.ranges)
+	assert.Equal(t, 5, r.parked)
+	msgs, err := moto.SQS.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(queue), MaxNumberOfMessages: 10,
+		MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameApproximateReceiveCount}})
+	require.NoError(t, err)
+	more, err := moto.SQS.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(queue), MaxNumberOfMessages: 10,
+		MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameApproximateReceiveCount}})
+	require.NoError(t, err)
+	all := append(msgs.Messages, more.Messages...)
+	require.Len(t, all, n+5, "every message visible again after the dry run")
+	for _, m := range all {
+		assert.Equal(t, "2", m.Attributes[string(sqstypes.MessageSystemAttributeNameApproximateReceiveCount)], "received once by the run: %s", aws.ToString(m.Body))
+	}
+}
+
+// A range holding a TTL deletion that can never be archived (an item of
+// a tenant's partition that is no event): its message is the only
+// description of that record, so the drain parks the record on the queue
+// with its content, as the archiver does, before it deletes the message.
+// (Found by review: the record was logged and its range's message
+// deleted: its only copy was on the operator's terminal.)
+func TestReplayArchiveParksWhatARangeCannotArchive(t *testing.T) {
+	ctx := context.Background()
+	x := newExpired(t, 2)
+	key := map[string]types.AttributeValue{
+		schema.AttrUserID:           &types.AttributeValueMemberS{Value: "tenant-a"},
+		schema.AttrTimestampEventID: &types.AttributeValueMemberS{Value: "2026-01-01T00:00:00.000Z#not-an-event"},
+	}
+	_, err := db.Client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(x.table), Item: key})
+	require.NoError(t, err)
+	_, err = db.Client.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(x.table), Key: key})
+	require.NoError(t, err)
+	x.records = streamAll(t, x, 6)
+
+	bucket, queue := moto.CreateBucket(t), moto.CreateQueue(t, nil)
+	sendAll(t, queue, x.failure(t, 2, 5))
+	d := &deps{streams: &streamsLayer{StreamsAPI: ddblocal.NewStreamsClient(db.Endpoint), ttl: true}, queue: moto.SQS}
+	code, _, stderr := replayArchive(t, "", d, "archive", "-bucket", bucket, "-s3-endpoint-url", moto.Endpoint, "-from-queue", queue)
+	assert.Equal(t, 1, code, stderr)
+	assert.Contains(t, stderr, "2 events archived from 1 ranges")
+	assert.Contains(t, stderr, "1 records of the ranges can never be archived: parked on the queue")
+	assert.Equal(t, sortedIDs(x.events), archivedIDs(t, objects(t, moto.S3, bucket)))
+
+	msgs, err := moto.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(queue), MaxNumberOfMessages: 10})
+	require.NoError(t, err)
+	require.Len(t, msgs.Messages, 1, "the range's message deleted, the record parked")
+	m, err := parseFailure(json.RawMessage(aws.ToString(msgs.Messages[0].Body)))
+	require.NoError(t, err)
+	assert.Nil(t, m.Info)
+	assert.Contains(t, m.Reason, archive.ErrMalformed.Error())
+	assert.Contains(t, string(m.Record), "not-an-event", "parked with its content")
+}
+
+// streamAll reads the first n records of x's stream.
+func streamAll(t *testing.T, x expired, n int) []streamtypes.Record {
+	t.Helper()
+	ctx := context.Background()
+	streams := ddblocal.NewStreamsClient(db.Endpoint)
+	it, err := streams.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(x.arn), ShardId: aws.String(x.shard), ShardIteratorType: streamtypes.ShardIteratorTypeTrimHorizon})
+	require.NoError(t, err)
+	var recs []streamtypes.Record
+	iter := it.ShardIterator
+	for len(recs) < n {
+		out, err := streams.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: iter})
+		require.NoError(t, err)
+		recs = append(recs, out.Records...)
+		iter = out.NextShardIterator
+	}
+	require.Len(t, recs, n)
+	return recs
+}
+
+// A failure queue shared with another stream consumer (say the delivery
+// function's): the drain replays the archiver's records only, leaves the
+// other function's on the queue for that consumer's own replay, and says
+// so; without -function the first record's function is the one.
+func TestReplayArchiveLeavesAnotherFunctionsRecords(t *testing.T) {
+	const n = 3
+	x := newExpired(t, n)
+	of := func(i int, arn string) string {
+		var rec streampoll.FailureRecord
+		require.NoError(t, json.Unmarshal([]byte(x.failure(t, i, i)), &rec))
+		rec.RequestContext.FunctionArn = arn
+		b, err := json.Marshal(rec)
+		require.NoError(t, err)
+		return string(b)
+	}
+	const archiver = "arn:aws:lambda:us-east-1:123456789012:function:triggers-dev-data-Archiver"
+	delivery := of(n+2, "arn:aws:lambda:us-east-1:123456789012:function:triggers-dev-api-StreamConsumer:live")
+	bucket, queue := moto.CreateBucket(t), moto.CreateQueue(t, nil)
+	sendAll(t, queue, delivery, of(n, archiver), of(n+1, archiver+":live"))
+	d := &deps{streams: &streamsLayer{StreamsAPI: ddblocal.NewStreamsClient(db.Endpoint), ttl: true}, queue: moto.SQS}
+	code, _, stderr := replayArchive(t, "", d, "archive", "-bucket", bucket, "-s3-endpoint-url", moto.Endpoint, "-from-queue", queue,
+		"-function", "triggers-dev-data-Archiver")
+	assert.Equal(t, 1, code, stderr)
+	assert.Contains(t, stderr, "2 events archived from 2 ranges")
+	assert.Contains(t, stderr, "1 of them are failure records of another function")
+	assert.ElementsMatch(t, sortedIDs(x.events[:2]), archivedIDs(t, objects(t, moto.S3, bucket)))
+	msgs, err := moto.SQS.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(queue), MaxNumberOfMessages: 10})
+	require.NoError(t, err)
+	require.Len(t, msgs.Messages, 1)
+	assert.JSONEq(t, delivery, aws.ToString(msgs.Messages[0].Body), "the other consumer's record left as it was")
+
+	// Standard input, without -function: the first record's function.
+	code, _, stderr = replayArchive(t, of(n, archiver)+delivery, d, "archive", "-bucket", bucket, "-s3-endpoint-url", moto.Endpoint)
+	assert.Equal(t, 1, code, stderr)
+	assert.Contains(t, stderr, "1 events archived from 1 ranges")
+	assert.Contains(t, stderr, "another function than "+archiver)
+}
