@@ -103,7 +103,16 @@ const (
 	// MaxRetryAttempts is Lambda's upper bound of a finite
 	// MaximumRetryAttempts.
 	MaxRetryAttempts = 10000
+	// MinFailureRetentionSeconds is the shortest retention of a given
+	// Stream.FailureQueue: a day, the stream's retention, within which a
+	// range given up on is replayed.
+	MinFailureRetentionSeconds = 24 * 3600
 )
+
+// WarningBoundedRetries is the id of the synth warning on a bounded
+// Stream.RetryAttempts (acknowledge it with
+// awscdk.Annotations_Of(archive).AcknowledgeWarning).
+const WarningBoundedRetries = "@triggers/archive:bounded-retries"
 
 // The stream filter of the archiver's event source mapping (TTLFilter):
 // the REMOVE records DynamoDB's TTL makes. Lambda invokes the function for
@@ -178,11 +187,18 @@ type ExpiredEventsArchiveProps struct {
 	// Stream tunes the event source mapping; its Filters are replaced by
 	// the TTL filter. RetryAttempts 0 means no limit (MaximumRetryAttempts
 	// -1: retried until MaxRecordAge); 1-10000 bounds the retries (a
-	// batch may then be given up on long before MaxRecordAge).
+	// batch may then be given up on long before MaxRecordAge, and waits
+	// for a person to replay it: a synth warning, WarningBoundedRetries).
 	// MaxRecordAge must be 1 minute to 23 hours: records older than it
 	// are given up on, described on the failure queue, and must be
 	// replayed (cmd/triggers-replay archive) before the stream drops
-	// them at 24 hours.
+	// them at 24 hours. StartingPosition must be TRIM_HORIZON (LATEST
+	// would skip the deletions in the stream when the mapping is
+	// replaced). A given FailureQueue must be a standard queue of the
+	// archive's own (triggers-replay archive deletes the ranges it
+	// replays: another consumer's would be lost to it; it leaves the
+	// records of another function alone) that keeps messages a day or
+	// more (MinFailureRetentionSeconds).
 	//
 	// Default: dynamotable's stream consumer defaults (TRIM_HORIZON, batch
 	// 100, bisect on error, partial batch responses, a new on-failure
@@ -344,6 +360,18 @@ func validate(p *ExpiredEventsArchiveProps) error {
 		}
 		if r := so.RetryAttempts; r != 0 && !isToken(r) && (r < 0 || r > MaxRetryAttempts || r != float64(int64(r))) {
 			errs = append(errs, fmt.Sprintf("Stream.RetryAttempts %v is not a whole number from 1 to %d: leave it 0 to retry until Stream.MaxRecordAge (the default), or bound the retries", r, MaxRetryAttempts))
+		}
+		// LATEST starts a new or replaced mapping after the records already
+		// in the stream: TTL deletions made before it would never be read.
+		if sp := so.StartingPosition; sp != "" && sp != awslambda.StartingPosition_TRIM_HORIZON {
+			errs = append(errs, fmt.Sprintf("Stream.StartingPosition %s skips the TTL deletions already in the stream when the mapping is created or replaced: they would never be archived; leave it unset (TRIM_HORIZON)", sp))
+		}
+		if q := so.FailureQueue; q != nil {
+			if cfn, ok := q.Node().DefaultChild().(awssqs.CfnQueue); ok {
+				if r := cfn.MessageRetentionPeriod(); r != nil && !isToken(*r) && *r < MinFailureRetentionSeconds {
+					errs = append(errs, fmt.Sprintf("Stream.FailureQueue %s keeps messages %v seconds: a range given up on must stay on the queue until it is replayed, as long as the stream keeps its records (%d hours); use a retention of at least 1 day (the archive's own queue keeps them %d days)", *q.Node().Path(), *r, StreamRetentionHours, dynamotable.DefaultFailureQueueRetentionDay))
+				}
+			}
 		}
 		// Lambda takes a standard queue only as a stream mapping's
 		// on-failure destination, and the archiver parks records there
@@ -528,6 +556,12 @@ func NewExpiredEventsArchive(scope constructs.Construct, id *string, props *Expi
 	a.failures = a.source.FailureQueue
 	if unlimited {
 		mapping(a.fn.Invocable()).AddPropertyOverride(jsii.String("MaximumRetryAttempts"), jsii.Number(UnlimitedRetryAttempts))
+	} else {
+		awscdk.Annotations_Of(a).AddWarningV2(jsii.String(WarningBoundedRetries), jsii.String(fmt.Sprintf(
+			"Stream.RetryAttempts %v gives a failing batch up after %v retries, perhaps minutes into an S3 outage, instead of retrying it until Stream.MaxRecordAge: "+
+				"every batch given up on waits on the failure queue for a person to replay it (triggers-replay archive) before the stream drops its records at %d hours, "+
+				"where the default would have archived it by itself once S3 was back. Leave RetryAttempts 0 unless you mean that; the alarms say which applies",
+			so.RetryAttempts, so.RetryAttempts, StreamRetentionHours)))
 	}
 	// Records that can never be archived are parked on the same queue,
 	// with their content (the mapping's destination grant lets the role

@@ -107,6 +107,16 @@ func TestValidation(t *testing.T) {
 		// DeletionPolicy Snapshot on both buckets at deploy.
 		{"snapshot removal", &archive.ExpiredEventsArchiveProps{EventsTable: events, RemovalPolicy: awscdk.RemovalPolicy_SNAPSHOT},
 			[]string{"RemovalPolicy SNAPSHOT is not supported by S3 buckets", "use awscdk.RemovalPolicy_RETAIN (the default) or RemovalPolicy_DESTROY"}},
+		// Found by review: LATEST synthesized; a replaced mapping would
+		// start after the TTL deletions already in the stream.
+		{"starting at the latest record", &archive.ExpiredEventsArchiveProps{EventsTable: events, Stream: &dynamotable.StreamConsumerOptions{StartingPosition: awslambda.StartingPosition_LATEST}},
+			[]string{"Stream.StartingPosition LATEST skips the TTL deletions already in the stream", "leave it unset (TRIM_HORIZON)"}},
+		// Found by review: a failure queue keeping messages an hour
+		// synthesized; a range given up on at 20 hours would leave the
+		// queue before anyone replayed it.
+		{"failure queue kept an hour", &archive.ExpiredEventsArchiveProps{EventsTable: events, Stream: &dynamotable.StreamConsumerOptions{
+			FailureQueue: awssqs.NewQueue(stack, jsii.String("ShortFailures"), &awssqs.QueueProps{RetentionPeriod: awscdk.Duration_Hours(jsii.Number(1))})}},
+			[]string{"Stream.FailureQueue Data/ShortFailures keeps messages 3600 seconds", "use a retention of at least 1 day"}},
 		{"imported FIFO failure queue", &archive.ExpiredEventsArchiveProps{EventsTable: events, Stream: &dynamotable.StreamConsumerOptions{
 			FailureQueue: awssqs.Queue_FromQueueArn(stack, jsii.String("ImportedFifo"), jsii.String("arn:aws:sqs:us-east-1:123456789012:archive-failures.fifo"))}},
 			[]string{"Stream.FailureQueue Data/ImportedFifo is a FIFO queue"}},
@@ -184,7 +194,10 @@ func TestEventSourceMappingDefaults(t *testing.T) {
 	assert.Equal(t, float64(20), *a.MaxRecordAge().ToHours(nil))
 }
 
-// Tuned: a bounded retry count and a shorter age are taken as given.
+// Tuned: a bounded retry count and a shorter age are taken as given; the
+// bounded count with a warning (found by review: taken silently, it gave
+// batches up minutes into an S3 outage while the alarms spoke of the
+// maximum age), which the default does not get.
 func TestEventSourceMappingTuned(t *testing.T) {
 	stack := awscdk.NewStack(awscdk.NewApp(nil), jsii.String("Data"), nil)
 	events := eventstore.NewEventsTable(stack, jsii.String("Events"), nil)
@@ -197,6 +210,14 @@ func TestEventSourceMappingTuned(t *testing.T) {
 	assert.Equal(t, float64(12*3600), p["MaximumRecordAgeInSeconds"])
 	assert.Equal(t, float64(50), p["BatchSize"])
 	assert.Equal(t, float64(500), a.RetryAttempts())
+	annotations := assertions.Annotations_FromStack(stack)
+	annotations.HasWarning(jsii.String("/Data/Archive"), assertions.Match_StringLikeRegexp(jsii.String(
+		`Stream\.RetryAttempts 500 gives a failing batch up after 500 retries.*\[ack: @triggers/archive:bounded-retries\]`)))
+
+	other := awscdk.NewStack(awscdk.NewApp(nil), jsii.String("Other"), nil)
+	archive.NewExpiredEventsArchive(other, jsii.String("Archive"), &archive.ExpiredEventsArchiveProps{
+		EventsTable: eventstore.NewEventsTable(other, jsii.String("Events"), nil), Function: prebuilt(other)})
+	assertions.Annotations_FromStack(other).HasNoWarning(jsii.String("*"), assertions.Match_StringLikeRegexp(jsii.String("RetryAttempts")))
 }
 
 // MaxPrefixBytes leaves room for the longest key the archiver writes

@@ -260,22 +260,43 @@ func (m *TriggersMonitoring) archiveSection(a *archive.ExpiredEventsArchive, nam
 	m.Dashboard.AddWidgets(header(heading))
 	errs := fn.MetricErrors(m.opts("Sum", "Errors"))
 	iterAge := fn.Metric(jsii.String("IteratorAge"), m.opts("Maximum", "Iterator age (ms)"))
-	failures := a.FailureQueue().MetricApproximateNumberOfMessagesVisible(m.opts("Maximum", "Archive failures"))
+	// Messages a replay holds (triggers-replay archive -from-queue) are in
+	// flight, not visible: the alarm counts both, so that it does not
+	// clear while a run holds them, or after one died holding them.
+	q := a.FailureQueue()
+	visible := q.MetricApproximateNumberOfMessagesVisible(m.opts("Maximum", "Visible"))
+	inFlight := q.MetricApproximateNumberOfMessagesNotVisible(m.opts("Maximum", "In flight (held by a replay)"))
+	failures := awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
+		Expression:   jsii.String("visible + inflight"),
+		UsingMetrics: &map[string]awscloudwatch.IMetric{"visible": visible, "inflight": inFlight},
+		Label:        jsii.String("Archive failures (visible + in flight)"), Period: m.period,
+	})
 	m.Dashboard.AddWidgets(
 		graph("Archiver"+which+": invocations, errors", []awscloudwatch.IMetric{fn.MetricInvocations(m.opts("Sum", "Invocations")), errs}, nil, 8),
 		graph("Archiver"+which+": iterator age (ms)", []awscloudwatch.IMetric{iterAge}, nil, 8),
-		graph("Archive failure queue"+which, []awscloudwatch.IMetric{failures}, nil, 8),
+		graph("Archive failure queue"+which, []awscloudwatch.IMetric{visible, inFlight}, nil, 8),
 	)
-	age := ageText(a.MaxRecordAge())
+	retries := retryText(a.RetryAttempts(), a.MaxRecordAge())
 	m.service = ServiceFunctions
-	m.alarm(name+"ArchiverErrors", fmt.Sprintf("The archiver function"+which+" failed: expired events are not being written to the archive bucket (the stream mapping retries them until they are %s old).", age), "archive-of-expired-events",
+	m.alarm(name+"ArchiverErrors", fmt.Sprintf("The archiver function"+which+" failed: expired events are not being written to the archive bucket (the stream mapping retries them %s).", retries), "archive-of-expired-events",
 		errs, m.th.LambdaErrors, 1, 1, gte, notBrch)
-	m.alarm(name+"ArchiverIteratorAge", fmt.Sprintf("The archiver's"+which+" oldest unprocessed stream record stayed older than %v s for 3 periods: it is failing or too slow. The mapping retries until records are %s old, then gives them up to the failure queue, to be replayed before the stream drops them at 24 h.", m.th.ArchiveIteratorAgeSeconds, age), "archive-of-expired-events",
+	m.alarm(name+"ArchiverIteratorAge", fmt.Sprintf("The archiver's"+which+" oldest unprocessed stream record stayed older than %v s for 3 periods: it is failing or too slow. The mapping retries %s, then gives them up to the failure queue, to be replayed before the stream drops them at 24 h.", m.th.ArchiveIteratorAgeSeconds, retries), "archive-of-expired-events",
 		iterAge, m.th.ArchiveIteratorAgeSeconds*1000, 3, 3, gt, notBrch)
 	m.service = ServiceQueues
 	// A gap must not turn it OK while messages wait (as the other DLQs).
-	m.alarm(name+"ArchiveFailuresNotEmpty", "The archive's"+which+" failure queue has messages: stream records given up on (replay them with triggers-replay archive before they are 24 h old, or they are lost to the archive) or records parked as never archivable.", "archive-failures-not-empty",
+	m.alarm(name+"ArchiveFailuresNotEmpty", "The archive's"+which+" failure queue has messages, visible or held by a replay: stream records given up on (replay them with triggers-replay archive before they are 24 h old, or they are lost to the archive) or records parked as never archivable.", "archive-failures-not-empty",
 		failures, 1, 1, 1, gte, ignore)
+}
+
+// retryText says how long the archive's mapping retries a failing batch:
+// until its records are the maximum age old, or a bounded number of times
+// (archive.ExpiredEventsArchive.RetryAttempts).
+func retryText(retries float64, maxAge awscdk.Duration) string {
+	age := ageText(maxAge)
+	if retries < 0 {
+		return fmt.Sprintf("until they are %s old", age)
+	}
+	return fmt.Sprintf("%v times at most (Stream.RetryAttempts), or until they are %s old if sooner", retries, age)
 }
 
 // ageText writes a duration as hours ("20 h"), or as given when it is a

@@ -7,6 +7,7 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
@@ -175,4 +176,29 @@ func ExampleNewTriggersMonitoring() {
 	})
 	fmt.Println(len(mon.Alarms), "alarms")
 	// Output: 14 alarms
+}
+
+// The archive's alarms say how its mapping retries: until the maximum
+// record age by default, a bounded number of times when
+// Stream.RetryAttempts bounds them. (Found by review: with bounded
+// retries they still promised the maximum age.)
+func TestArchiveAlarmsFollowTheRetries(t *testing.T) {
+	stack := awscdk.NewStack(awscdk.NewApp(nil), jsii.String("S"), nil)
+	table := eventstore.NewEventsTable(stack, jsii.String("Events"), nil)
+	code := &archive.FunctionOptions{Code: awslambda.Code_FromBucket(
+		awss3.Bucket_FromBucketName(stack, jsii.String("Artifacts"), jsii.String("ci-artifacts")), jsii.String("archiver.zip"), nil)}
+	bounded := archive.NewExpiredEventsArchive(stack, jsii.String("Bounded"), &archive.ExpiredEventsArchiveProps{
+		EventsTable: table, Function: code, Stream: &dynamotable.StreamConsumerOptions{RetryAttempts: 10}})
+	unbounded := archive.NewExpiredEventsArchive(stack, jsii.String("Unbounded"), &archive.ExpiredEventsArchiveProps{EventsTable: table, Function: code})
+	m := monitoring.NewTriggersMonitoring(stack, jsii.String("M"), &monitoring.TriggersMonitoringProps{
+		EventsTable: table, Archive: bounded, MoreArchives: map[string]*archive.ExpiredEventsArchive{"Other": unbounded}})
+	description := func(id string) string {
+		a, ok := m.Alarms[id]
+		require.True(t, ok, id)
+		return *a.Node().DefaultChild().(awscloudwatch.CfnAlarm).AlarmDescription()
+	}
+	assert.Contains(t, description("ArchiverErrors"), "retries them 10 times at most (Stream.RetryAttempts), or until they are 20 h old if sooner")
+	assert.Contains(t, description("ArchiverIteratorAge"), "The mapping retries 10 times at most")
+	assert.Contains(t, description("OtherArchiverErrors"), "retries them until they are 20 h old")
+	assert.NotContains(t, description("OtherArchiverErrors"), "times at most")
 }
