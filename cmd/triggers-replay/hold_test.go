@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -292,4 +293,33 @@ func TestReplayArchiveLeavesAnotherFunctionsRecords(t *testing.T) {
 	assert.Equal(t, 1, code, stderr)
 	assert.Contains(t, stderr, "1 events archived from 1 ranges")
 	assert.Contains(t, stderr, "another function than "+archiver)
+}
+
+// refusingRelease is moto's SQS refusing to make messages visible again
+// (VisibilityTimeout 0): a clean-up that fails.
+type refusingRelease struct{ failureQueue }
+
+func (q refusingRelease) ChangeMessageVisibility(ctx context.Context, in *sqs.ChangeMessageVisibilityInput, optFns ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error) {
+	if in.VisibilityTimeout == 0 {
+		return nil, errors.New("AccessDenied: not allowed")
+	}
+	return q.failureQueue.ChangeMessageVisibility(ctx, in, optFns...)
+}
+
+// A clean-up SQS refuses is reported, with the hold the messages stay
+// hidden for, and the run exits 1, not 0 as if the queue were as it was.
+// (Found by review: the clean-up dropped its errors.)
+func TestReplayArchiveReportsAFailedCleanUp(t *testing.T) {
+	x := newExpired(t, 2)
+	queue := moto.CreateQueue(t, nil)
+	sendAll(t, queue, x.failure(t, 2, 2), x.failure(t, 3, 3))
+	d := &deps{streams: &streamsLayer{StreamsAPI: ddblocal.NewStreamsClient(db.Endpoint), ttl: true}, queue: refusingRelease{moto.SQS}}
+	code, out, stderr := replayArchive(t, "", d, "-dry-run", "archive", "-from-queue", queue, "-hold", "2")
+	assert.Equal(t, 1, code, stderr)
+	assert.Equal(t, 2, strings.Count(out, `"key":"expired/`), "the dry run itself went through:\n%s", out)
+	assert.Contains(t, stderr, "2 messages could not be made visible again")
+	assert.Contains(t, stderr, "AccessDenied")
+	assert.Contains(t, stderr, "(-hold, 2 s)")
+	require.Eventually(t, func() bool { v, f := queueCounts(t, queue); return v == 2 && f == 0 }, 30*time.Second, 100*time.Millisecond,
+		"back once the hold ends")
 }
