@@ -34,6 +34,11 @@ const (
 	attrRound      = "round"
 	attrFollowUp   = "followup"
 	attrDeferrals  = "deferrals" // times put off (ScheduleAttempt)
+	// attrScheduledBy is the token of the ScheduleAttempt call that last
+	// recorded the attempt: the SDK's retry of that write, whose answer
+	// was lost, finds its own write instead of counting a second
+	// deferral.
+	attrScheduledBy = "sched_by"
 )
 
 // roundPrefix starts the sort key of a redelivery round's marker.
@@ -224,17 +229,20 @@ func (st *Store) FinishAttempt(ctx context.Context, tenant, eventID string, a ev
 // returned as recorded. The attempt expires with the event (ttl). Like
 // ClaimAttempt it first writes the attempt's entry in its subscription's
 // list. Each call that records it counts one more deferral (the
-// attempt's Deferrals).
+// attempt's Deferrals), once: the write carries the call's token, and the
+// SDK's retry of it, its answer lost, finds its own write (counted twice,
+// the slow lane's backoff grew a step; found by review).
 func (st *Store) ScheduleAttempt(ctx context.Context, tenant, eventID string, a event.Attempt, ttl int64) (cur event.Attempt, scheduled bool, err error) {
 	names := map[string]string{
 		"#pk": schema.AttrUserID, "#rt": contract.AttrRecordType, "#sub": "subscription_id", "#n": "attempt",
 		"#ts": schema.AttrTimestamp, "#o": attrOutcome, "#next": "next_attempt_at", "#ttl": schema.AttrTTL,
-		"#f": attrFollowUp, "#lat": "latency_ms", "#dc": attrDeferrals,
+		"#f": attrFollowUp, "#lat": "latency_ms", "#dc": attrDeferrals, "#by": attrScheduledBy,
 	}
+	tok := callToken()
 	values := map[string]types.AttributeValue{
 		":rt": s(contract.RecordTypeAttempt), ":sub": s(a.SubscriptionID), ":n": n(int64(a.Number)),
 		":ts": s(a.Timestamp), ":scheduled": s(event.OutcomeScheduled), ":next": s(a.NextAttemptAt),
-		":ttl": n(ttl), ":zero": n(0), ":pending": s(event.OutcomePending), ":one": n(1),
+		":ttl": n(ttl), ":zero": n(0), ":pending": s(event.OutcomePending), ":one": n(1), ":tok": s(tok),
 	}
 	at, err := time.Parse(time.RFC3339Nano, a.Timestamp)
 	if err != nil {
@@ -242,7 +250,7 @@ func (st *Store) ScheduleAttempt(ctx context.Context, tenant, eventID string, a 
 	}
 	values[":now"] = n(at.UnixMilli())
 	names["#lease"], names["#owner"] = attrLeaseUntil, attrOwner
-	update := "SET #rt = :rt, #sub = :sub, #n = :n, #ts = :ts, #o = :scheduled, #next = :next, #ttl = :ttl, #lat = :zero"
+	update := "SET #rt = :rt, #sub = :sub, #n = :n, #ts = :ts, #o = :scheduled, #next = :next, #ttl = :ttl, #lat = :zero, #by = :tok"
 	if a.Round != "" {
 		names["#round"] = attrRound
 		values[":round"] = s(a.Round)
@@ -255,7 +263,7 @@ func (st *Store) ScheduleAttempt(ctx context.Context, tenant, eventID string, a 
 		TableName:                           aws.String(st.table),
 		Key:                                 st.key(attemptPartition(tenant, eventID), attemptSortKey(a.SubscriptionID, a.Number)),
 		UpdateExpression:                    aws.String(update + " REMOVE #f, #lease, #owner ADD #dc :one"),
-		ConditionExpression:                 aws.String("attribute_not_exists(#pk) OR #o = :scheduled OR (#o = :pending AND #lease < :now)"),
+		ConditionExpression:                 aws.String("attribute_not_exists(#pk) OR (#o = :scheduled AND (attribute_not_exists(#by) OR #by <> :tok)) OR (#o = :pending AND #lease < :now)"),
 		ExpressionAttributeNames:            names,
 		ExpressionAttributeValues:           values,
 		ReturnValues:                        types.ReturnValueAllNew,
@@ -264,7 +272,9 @@ func (st *Store) ScheduleAttempt(ctx context.Context, tenant, eventID string, a 
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) && ccf.Item != nil {
 		cur, err := decodeAttempt(ccf.Item)
-		return cur, false, err
+		// Scheduled by this call: its own write, the answer lost.
+		own := cur.Outcome == event.OutcomeScheduled && getS(ccf.Item, attrScheduledBy) == tok
+		return cur, own && err == nil, err
 	}
 	if err != nil {
 		return event.Attempt{}, false, classify("schedule attempt", err)

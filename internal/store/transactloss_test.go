@@ -3,11 +3,13 @@ package store_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/triggers-dev/triggers/contract"
+	"github.com/triggers-dev/triggers/internal/event"
 	"github.com/triggers-dev/triggers/internal/store"
 	"github.com/triggers-dev/triggers/schema"
 )
@@ -65,4 +67,26 @@ func TestSubscriptionTransactionsSurviveLostAnswers(t *testing.T) {
 	require.NoError(t, st.CreateSubscription(ctx, "tenant-b", newSub("sub_b")))
 	assert.Equal(t, 4, proxy.Calls("TransactWriteItems")-before)
 	assert.Equal(t, "4", counter(t, table, "tenant-b"), "three counted, one created")
+}
+
+// ScheduleAttempt with its answer lost counts one deferral, and reports
+// the attempt scheduled: the write is the caller's. (Counted twice, the
+// slow lane's backoff of the attempt grew a step; found by review.)
+func TestScheduleAttemptSurvivesALostAnswer(t *testing.T) {
+	ctx := context.Background()
+	proxy, client := db.Faulty(t)
+	st := store.New(client, db.CreateTable(t, schema.Events()))
+	now := time.Now().UTC()
+	for i := 1; i <= 2; i++ {
+		before := proxy.Calls("UpdateItem")
+		proxy.LoseResponse("UpdateItem", 1)
+		a, ok, err := st.ScheduleAttempt(ctx, "tenant-a", "ev1", event.Attempt{
+			SubscriptionID: "sub_x", Number: 1, Timestamp: event.FormatTime(now), NextAttemptAt: event.FormatTime(now.Add(time.Second)),
+		}, now.Add(time.Hour).Unix())
+		require.NoError(t, err)
+		assert.Equal(t, 2, proxy.Calls("UpdateItem")-before, "the SDK sent the write again")
+		assert.True(t, ok, "scheduled by this call")
+		assert.Equal(t, i, a.Deferrals, "ScheduleAttempt #%d: Deferrals", i)
+		assert.Equal(t, event.OutcomeScheduled, a.Outcome)
+	}
 }
