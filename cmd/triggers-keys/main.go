@@ -12,7 +12,7 @@
 //	                                        write the tenant's new events to N shards, 1-32 (docs/sharding.md);
 //	                                        a growth takes effect D (the deployed authorizer cache TTL,
 //	                                        default 300s) plus a minute later, the read count at once
-//	reseal-secrets -events-table NAME -secrets-key KEY [-kms-endpoint-url URL] [-dry-run]
+//	reseal-secrets -events-table NAME -secrets-key KEY [-kms-endpoint-url URL] [-dry-run] [-scan-events]
 //	                                        seal in place the webhook signing secrets stored in
 //	                                        plain text (written before secrets were sealed)
 //	create-table                            create the API-keys table (local use)
@@ -73,7 +73,7 @@ commands:
                                           old count has expired: give the API's authorizer
                                           cache TTL (AuthorizerCacheTtl; default 300s) as D
                                           (docs/sharding.md)
-  reseal-secrets -events-table NAME -secrets-key KEY [-kms-endpoint-url URL] [-dry-run]
+  reseal-secrets -events-table NAME -secrets-key KEY [-kms-endpoint-url URL] [-dry-run] [-scan-events]
                                           seal in place, with the webhook secrets key (the
                                           stack's WEBHOOK_SECRETS_KEY), every signing secret
                                           stored in plain text ("whsec_...", written before
@@ -261,6 +261,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		secretsKey := fs.String("secrets-key", getenv(contract.EnvWebhookSecretsKey), "KMS key (ARN, id or alias) that seals webhook secrets (default $"+contract.EnvWebhookSecretsKey+")")
 		kmsEndpoint := fs.String("kms-endpoint-url", "", "KMS endpoint, such as local-kms's (default: AWS)")
 		dryRun := fs.Bool("dry-run", false, "count and list the subscriptions to seal; change nothing")
+		scanEvents := fs.Bool("scan-events", false, "also find the tenants holding subscriptions by scanning the whole events table (tenants whose API-key items were deleted by hand); it reads every item: the table's size in read capacity")
 		if fs.Parse(rest) != nil || !noArgs(fs, stderr) {
 			return 2
 		}
@@ -283,7 +284,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			fmt.Fprintf(stderr, "triggers-keys reseal-secrets: %v\n", err)
 			return 1
 		}
-		stats, err := resealSecrets(ctx, keys, store.New(client, *events), box, *dryRun, stdout)
+		stats, err := resealSecrets(ctx, keys, store.New(client, *events), box, *dryRun, *scanEvents, stdout)
 		verb := "sealed"
 		if *dryRun {
 			verb = "to seal"

@@ -30,14 +30,16 @@ type resealStats struct {
 
 // resealSecrets seals in place every signing secret stored in plain text
 // ("whsec_...", written before secrets were sealed) in the subscriptions of
-// every tenant that has an API key (apikey.Store.List): each with the
+// every tenant that has an API key (apikey.Store.List), and with
+// scanEvents of every tenant holding a subscription in the events table
+// (store.Store.SubscriptionTenants: a scan of the whole table): each with the
 // subscription's own KMS encryption context (secretbox.Box.Seal), so the
 // same secrets keep signing (receivers change nothing) and no plain one is
 // left in the table's items from then on. A subscription is written only
 // if its secrets are still the ones read (store.ReplaceSecrets). dryRun
 // reads and counts without sealing or writing. Each subscription sealed is
 // reported on out by tenant and id, never the secret.
-func resealSecrets(ctx context.Context, keys *apikey.Store, st *store.Store, box *secretbox.Box, dryRun bool, out io.Writer) (resealStats, error) {
+func resealSecrets(ctx context.Context, keys *apikey.Store, st *store.Store, box *secretbox.Box, dryRun, scanEvents bool, out io.Writer) (resealStats, error) {
 	var stats resealStats
 	all, err := keys.List(ctx, "")
 	if err != nil {
@@ -46,6 +48,15 @@ func resealSecrets(ctx context.Context, keys *apikey.Store, st *store.Store, box
 	var tenants []string
 	for _, k := range all {
 		tenants = append(tenants, k.TenantID)
+	}
+	if scanEvents {
+		// Tenants whose key items were deleted by hand hold
+		// subscriptions all the same.
+		more, err := st.SubscriptionTenants(ctx)
+		if err != nil {
+			return stats, err
+		}
+		tenants = append(tenants, more...)
 	}
 	slices.Sort(tenants)
 	tenants = slices.Compact(tenants)

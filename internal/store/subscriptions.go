@@ -276,6 +276,39 @@ func (st *Store) initSubscriptionCount(ctx context.Context, tenant string) error
 	}
 }
 
+// SubscriptionTenants returns, sorted, every tenant that holds a
+// subscription (or its counter) in the table, from a scan of the whole
+// table: it reads every item, and costs the table's size in read
+// capacity (eventually consistent: half a unit per 4 KB). It is for
+// operator tools that must not miss a tenant (triggers-keys
+// reseal-secrets -scan-events), not for requests.
+// The store's client must also scan (a *dynamodb.Client does; API leaves
+// Scan out, as no request path may).
+func (st *Store) SubscriptionTenants(ctx context.Context) ([]string, error) {
+	scanner, ok := st.db.(dynamodb.ScanAPIClient)
+	if !ok {
+		return nil, fmt.Errorf("scan for subscription tenants: the store's client (%T) cannot scan", st.db)
+	}
+	pages := dynamodb.NewScanPaginator(scanner, &dynamodb.ScanInput{
+		TableName:                 aws.String(st.table),
+		ProjectionExpression:      aws.String("#pk"),
+		FilterExpression:          aws.String("begins_with(#pk, :p)"),
+		ExpressionAttributeNames:  map[string]string{"#pk": schema.AttrUserID},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":p": s(contract.SubscriptionPrefix)},
+	})
+	seen := map[string]bool{}
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return nil, classify("scan for subscription tenants", err)
+		}
+		for _, it := range page.Items {
+			seen[strings.TrimPrefix(getS(it, schema.AttrUserID), contract.SubscriptionPrefix)] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(seen)), nil
+}
+
 // ListSubscriptions returns the tenant's subscriptions, ordered by id.
 func (st *Store) ListSubscriptions(ctx context.Context, tenant string) ([]event.Subscription, error) {
 	var out []event.Subscription
