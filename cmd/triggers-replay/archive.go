@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,7 +38,7 @@ type archivePutter = archive.Putter
 type failureQueue interface {
 	ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, optFns ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error)
 	DeleteMessage(ctx context.Context, in *sqs.DeleteMessageInput, optFns ...func(*sqs.Options)) (*sqs.DeleteMessageOutput, error)
-	ChangeMessageVisibility(ctx context.Context, in *sqs.ChangeMessageVisibilityInput, optFns ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error)
+	ChangeMessageVisibilityBatch(ctx context.Context, in *sqs.ChangeMessageVisibilityBatchInput, optFns ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityBatchOutput, error)
 	GetQueueAttributes(ctx context.Context, in *sqs.GetQueueAttributesInput, optFns ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error)
 	// SendMessage parks the records of a range that can never be
 	// archived.
@@ -100,10 +101,10 @@ func (h *holder) handles() map[string]string {
 }
 
 // renewHeld hides every held message for hold seconds more, every every,
-// until ctx ends. A renewal SQS refuses (a message received more than 12
-// hours ago; a receipt handle a later receive replaced) is logged: the
-// message comes back, the drain receives it again and holds it anew,
-// counting it once.
+// until ctx ends, ten messages a call. A renewal SQS refuses (a message
+// received more than 12 hours ago; a receipt handle a later receive
+// replaced; throttling) is logged: the message comes back, the drain
+// receives it again and holds it anew, counting it once.
 func (h *holder) renewHeld(ctx context.Context, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -113,26 +114,71 @@ func (h *holder) renewHeld(ctx context.Context, every time.Duration) {
 			return
 		case <-t.C:
 		}
-		for id, rh := range h.handles() {
-			_, err := h.q.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(h.url), ReceiptHandle: aws.String(rh), VisibilityTimeout: h.hold})
-			if err != nil && ctx.Err() == nil && h.handles()[id] == rh {
-				h.log.Warn("could not keep a received message hidden: it may come back before the run ends (it is then held again and counted once)", "message_id", id, "error", err.Error())
+		handles := h.handles()
+		failed, err := h.changeAll(ctx, handles, h.hold)
+		now := h.handles()
+		stillHeld := 0
+		for _, id := range failed {
+			if now[id] == handles[id] {
+				stillHeld++
 			}
+		}
+		if stillHeld > 0 && ctx.Err() == nil {
+			h.log.Warn("could not keep received messages hidden: they may come back before the run ends (each is then held again and counted once)", "messages", stillHeld, "error", fmt.Sprint(err))
 		}
 	}
 }
 
 // release makes every held message visible again and returns how many
 // SQS did not take back (they come back by themselves within the hold)
-// and the first error.
+// and the first error. It gives up after the hold: by then they are back
+// anyway.
 func (h *holder) release(ctx context.Context) (int, error) {
-	failed := 0
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(h.hold)*time.Second)
+	defer cancel()
+	failed, err := h.changeAll(ctx, h.handles(), 0)
+	return len(failed), err
+}
+
+// gone are the batch error codes of a message no longer held under the
+// receipt handle given: back on the queue by itself (its visibility
+// ended), or received again (a new receipt handle).
+var gone = map[string]bool{"MessageNotInflight": true, "ReceiptHandleIsInvalid": true, "AWS.SimpleQueueService.MessageNotInflight": true}
+
+// changeAll sets the visibility of the messages handles (message id ->
+// receipt handle) to vis seconds, ten per ChangeMessageVisibilityBatch
+// call, and returns the ids SQS did not take, with the first error. With
+// vis 0 (making them visible) a message no longer held under its handle
+// (gone) counts as taken: it is visible already, or someone else's.
+func (h *holder) changeAll(ctx context.Context, handles map[string]string, vis int32) ([]string, error) {
+	ids := slices.Sorted(maps.Keys(handles))
+	var failed []string
 	var first error
-	for id, rh := range h.handles() {
-		if _, err := h.q.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(h.url), ReceiptHandle: aws.String(rh), VisibilityTimeout: 0}); err != nil {
-			failed++
+	for start := 0; start < len(ids); start += 10 {
+		batch := ids[start:min(start+10, len(ids))]
+		entries := make([]sqstypes.ChangeMessageVisibilityBatchRequestEntry, len(batch))
+		for i, id := range batch {
+			entries[i] = sqstypes.ChangeMessageVisibilityBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: aws.String(handles[id]), VisibilityTimeout: vis}
+		}
+		out, err := h.q.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(h.url), Entries: entries})
+		if err != nil {
+			failed = append(failed, batch...)
 			if first == nil {
-				first = fmt.Errorf("message %s: %w", id, err)
+				first = err
+			}
+			continue
+		}
+		for _, f := range out.Failed {
+			i, err := strconv.Atoi(aws.ToString(f.Id))
+			if err != nil || i < 0 || i >= len(batch) {
+				continue
+			}
+			if vis == 0 && gone[aws.ToString(f.Code)] {
+				continue
+			}
+			failed = append(failed, batch[i])
+			if first == nil {
+				first = fmt.Errorf("message %s: %s: %s", batch[i], aws.ToString(f.Code), aws.ToString(f.Message))
 			}
 		}
 	}
@@ -184,9 +230,28 @@ type archiveReplayer struct {
 	// (a run still going, or one that stopped without making them
 	// visible), which this run cannot see.
 	inFlightAtStart int
+	// inFlightUnknown is set when the queue's count of messages in flight
+	// could not be read.
+	inFlightUnknown bool
 	// unreleased counts the messages the drain could not make visible
 	// again at its end (they come back by themselves within the hold).
 	unreleased int
+}
+
+// sentTo is a queue whose SendMessage records the id of each message sent
+// (the records a drain parks on the queue it drains, which it then meets).
+type sentTo struct {
+	failureQueue
+	ids *sync.Map
+}
+
+// SendMessage implements streamconsumer.DeadLetterSender.
+func (q sentTo) SendMessage(ctx context.Context, in *sqs.SendMessageInput, optFns ...func(*sqs.Options)) (*sqs.SendMessageOutput, error) {
+	out, err := q.failureQueue.SendMessage(ctx, in, optFns...)
+	if err == nil && out != nil {
+		q.ids.Store(aws.ToString(out.MessageId), true)
+	}
+	return out, err
 }
 
 func runArchive(ctx context.Context, c clients, cfg aws.Config, d *deps, args []string, stdin io.Reader, stdout, stderr io.Writer, log *slog.Logger, dryRun bool, sqsClient func() *sqs.Client) int {
@@ -196,12 +261,15 @@ func runArchive(ctx context.Context, c clients, cfg aws.Config, d *deps, args []
 	prefix := fs.String("prefix", contract.DefaultArchivePrefix, "the archive's key prefix (ExpiredEventsArchiveProps.Prefix)")
 	s3Endpoint := fs.String("s3-endpoint-url", "", "S3 endpoint (an S3-compatible local server, say)")
 	fromQueue := fs.String("from-queue", "", "drain this queue (the archive's failure queue) instead of reading failure records on standard input: each message replayed is deleted")
-	function := fs.String("function", "", "the archiver function (output ArchiverFunctionName, or its ARN): failure records of another function are left on the queue; default: the function of the first failure record")
+	function := fs.String("function", "", "the archiver function (output ArchiverFunctionName, or its ARN): failure records of another function are left on the queue; required by -from-queue unless -dry-run (a queue shared with another consumer would lose that consumer's records); otherwise, default: the function of the first failure record")
 	hold := fs.Int("hold", DefaultHold, fmt.Sprintf("seconds a message -from-queue received stays hidden from other readers if the run dies without making it visible again (renewed every third of it while the run goes on), 1 to %d", MaxHold))
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	switch {
+	case *fromQueue != "" && !dryRun && *function == "":
+		fmt.Fprintf(stderr, "triggers-replay: archive -from-queue deletes every range it replays: it needs -function, the archiver's name (output ArchiverFunctionName of the stack with the archive), so that it leaves the records of another consumer sharing the queue alone\n%s\n", usage)
+		return 2
 	case *hold < 1 || *hold > MaxHold:
 		fmt.Fprintf(stderr, "triggers-replay: -hold %d must be 1 to %d seconds (SQS hides a message at most 12 hours)\n", *hold, MaxHold)
 		return 2
@@ -234,9 +302,6 @@ func runArchive(ctx context.Context, c clients, cfg aws.Config, d *deps, args []
 		if q == nil {
 			q = sqsClient()
 		}
-		if !dryRun {
-			r.park = streamconsumer.SQSDeadLetter{Client: q, QueueURL: *fromQueue}
-		}
 		err = r.drain(ctx, q, *fromQueue, dryRun)
 	} else {
 		err = r.fromInput(ctx, stdin)
@@ -252,6 +317,7 @@ func runArchive(ctx context.Context, c clients, cfg aws.Config, d *deps, args []
 		return 2
 	case err != nil:
 		fmt.Fprintf(stderr, "triggers-replay: %v (%d events %s from %d ranges before the error; run again: the same range writes the same objects)\n", err, r.archived, verb, r.ranges)
+		r.queueSummary(stderr)
 		return 1
 	}
 	fmt.Fprintf(stderr, "triggers-replay: %d events %s from %d ranges\n", r.archived, verb, r.ranges)
@@ -281,15 +347,29 @@ func runArchive(ctx context.Context, c clients, cfg aws.Config, d *deps, args []
 	if r.foreign > 0 {
 		fmt.Fprintf(stderr, "triggers-replay: %d of them are failure records of another function than %s: the failure queue is shared with another stream consumer, whose ranges this command must not archive or delete; replay each consumer's records with its own command, and give the archive a queue of its own\n", r.foreign, r.function)
 	}
-	if r.inFlightAtStart > 0 {
-		fmt.Fprintf(stderr, "triggers-replay: %d messages of the queue were in flight when the run began (another reader held them: a run still going, or one that stopped without making them visible again), and this run could not see them: run again once the queue's ApproximateNumberOfMessagesNotVisible is 0 (within -hold, %d s by default, of a run of this command that stopped; up to 12 h for one of a release before the hold)\n", r.inFlightAtStart, DefaultHold)
-		code = 1
-	}
-	if r.unreleased > 0 {
-		fmt.Fprintf(stderr, "triggers-replay: %d messages could not be made visible again (logged above): they stay hidden from the next run until their hold ends (-hold, %d s): wait that long before it\n", r.unreleased, r.hold)
+	if r.queueSummary(stderr) {
 		code = 1
 	}
 	return code
+}
+
+// queueSummary reports on w what a drain could not see or give back, and
+// whether there was any: the run then exits 1.
+func (r *archiveReplayer) queueSummary(w io.Writer) bool {
+	bad := false
+	if r.inFlightUnknown {
+		fmt.Fprintf(w, "triggers-replay: the queue's count of messages in flight could not be read (logged above; allow sqs:GetQueueAttributes): messages another reader held when the run began, if any, were not seen\n")
+		bad = true
+	}
+	if r.inFlightAtStart > 0 {
+		fmt.Fprintf(w, "triggers-replay: %d messages of the queue were in flight when the run began (another reader held them: a run still going, or one that stopped without making them visible again; SQS's count may also lag a minute behind a run that just ended), and this run could not see them: run again once the queue's ApproximateNumberOfMessagesNotVisible is 0 (within -hold, %d s by default, of a run of this command that stopped; up to 12 h for one of a release before the hold)\n", r.inFlightAtStart, DefaultHold)
+		bad = true
+	}
+	if r.unreleased > 0 {
+		fmt.Fprintf(w, "triggers-replay: %d messages could not be made visible again (logged above): they stay hidden from the next run until their hold ends (-hold, %d s): wait that long before it\n", r.unreleased, r.hold)
+		bad = true
+	}
+	return bad
 }
 
 // fromInput replays the failure records on standard input: one or more
@@ -404,8 +484,10 @@ func archiveS3(cfg aws.Config, endpoint string) *s3.Client {
 // and the run goes on with the other messages: one range past the
 // stream's 24 h does not keep the others, on the same clock, from being
 // archived. It stops at the first receive (a long poll) that brings no
-// message it has not seen and fewer than a full ten. In a dry run nothing
-// is deleted and every message is made visible again at the end.
+// message. In a dry run nothing is deleted and every message is made
+// visible again at the end. The records of a replayed range that can
+// never be archived are parked on the queue (not in a dry run), and not
+// counted again when the run meets them there.
 //
 // Every message received and not deleted is held (holder): hidden for the
 // hold, renewed while the run goes on, made visible again when the run
@@ -424,6 +506,10 @@ func (r *archiveReplayer) drain(ctx context.Context, q failureQueue, url string,
 		every = time.Duration(hold) * time.Second / 3
 	}
 	r.countInFlight(ctx, q, url)
+	var parkedHere sync.Map // message ids of the records this run parked
+	if !dryRun {
+		r.park = streamconsumer.SQSDeadLetter{Client: sentTo{q, &parkedHere}, QueueURL: url}
+	}
 	h := &holder{q: q, url: url, hold: hold, log: r.log, held: map[string]string{}}
 	rctx, stopRenewing := context.WithCancel(ctx)
 	renewing := make(chan struct{})
@@ -437,7 +523,7 @@ func (r *archiveReplayer) drain(ctx context.Context, q failureQueue, url string,
 		n, err := h.release(context.WithoutCancel(ctx))
 		if n > 0 {
 			r.unreleased = n
-			r.log.Error("could not make messages visible again: they stay hidden until their hold ends", "messages", n, "hold_seconds", hold, "error", err.Error())
+			r.log.Error("could not make messages visible again: they stay hidden until their hold ends", "messages", n, "hold_seconds", hold, "error", fmt.Sprint(err))
 		}
 	}()
 	seen := map[string]bool{}
@@ -451,14 +537,15 @@ func (r *archiveReplayer) drain(ctx context.Context, q failureQueue, url string,
 		for _, msg := range out.Messages {
 			h.add(msg)
 		}
-		fresh := 0
 		for _, msg := range out.Messages {
 			id := aws.ToString(msg.MessageId)
 			if seen[id] {
 				continue // back although held (a renewal failed): held again, counted once
 			}
 			seen[id] = true
-			fresh++
+			if _, ok := parkedHere.Load(id); ok {
+				continue // a record this run parked: counted as parked already
+			}
 			m, err := parseFailure(json.RawMessage(aws.ToString(msg.Body)))
 			if err != nil {
 				r.notReplayed++
@@ -485,12 +572,19 @@ func (r *archiveReplayer) drain(ctx context.Context, q failureQueue, url string,
 			if dryRun {
 				continue
 			}
-			if _, err := q.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(url), ReceiptHandle: msg.ReceiptHandle}); err != nil {
-				return fmt.Errorf("delete message %s (replayed; deleting it again later is harmless): %w", id, err)
+			// Replayed (and its unarchivable records parked): deleted even
+			// when the run is being stopped, so that the next run does
+			// not park them again.
+			if _, err := q.DeleteMessage(context.WithoutCancel(ctx), &sqs.DeleteMessageInput{QueueUrl: aws.String(url), ReceiptHandle: msg.ReceiptHandle}); err != nil {
+				return fmt.Errorf("delete message %s (replayed; a next run replays it again, harmlessly, and parks its unarchivable records again): %w", id, err)
 			}
 			h.drop(id)
 		}
-		if fresh == 0 && len(out.Messages) < 10 {
+		// Only an empty receive ends the run: messages that came back
+		// (a renewal SQS refused) are held again above, so they do not
+		// come back at once, and cannot be taken for the end of the
+		// queue while unseen ones wait.
+		if len(out.Messages) == 0 {
 			return nil
 		}
 	}
@@ -504,7 +598,8 @@ func (r *archiveReplayer) countInFlight(ctx context.Context, q failureQueue, url
 	out, err := q.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url),
 		AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible}})
 	if err != nil {
-		r.log.Warn("could not read the queue's count of messages in flight: if another run holds messages, this run does not see them", "error", err.Error())
+		r.inFlightUnknown = true
+		r.log.Error("could not read the queue's count of messages in flight (sqs:GetQueueAttributes): if another run holds messages, this run does not see them", "error", err.Error())
 		return
 	}
 	n, err := strconv.Atoi(out.Attributes[string(sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible)])
@@ -546,14 +641,15 @@ func sameFunction(a, arn string) bool {
 }
 
 // functionName returns the name in a Lambda function ARN
-// (arn:aws:lambda:REGION:ACCOUNT:function:NAME[:QUALIFIER]), or s when it
-// is no ARN.
+// (arn:aws:lambda:REGION:ACCOUNT:function:NAME[:QUALIFIER]), or in
+// NAME[:QUALIFIER]. The account and region are not compared: one failure
+// queue takes the records of one account's functions in one region.
 func functionName(s string) string {
 	parts := strings.Split(s, ":")
 	if len(parts) >= 7 && parts[0] == "arn" && parts[5] == "function" {
 		return parts[6]
 	}
-	return s
+	return parts[0]
 }
 
 // replay re-reads the range of in from the stream and archives its TTL

@@ -283,7 +283,7 @@ func TestReplayArchiveFromFailureQueue(t *testing.T) {
 
 	// S3 is back: drain the failure queue.
 	code, _, stderr := replayArchive(t, "", &deps{streams: layer, queue: q}, "-sqs-endpoint-url", moto.Endpoint,
-		"archive", "-bucket", bucket, "-s3-endpoint-url", moto.Endpoint, "-from-queue", queue)
+		"archive", "-bucket", bucket, "-s3-endpoint-url", moto.Endpoint, "-from-queue", queue, "-function", "archiver")
 	assert.Equal(t, 1, code, "the parked record needs a person: %s", stderr)
 	assert.Contains(t, stderr, "8 events archived from 8 ranges")
 	assert.Contains(t, stderr, "1 messages are records the archiver parked")
@@ -331,6 +331,11 @@ func TestReplayArchiveUsage(t *testing.T) {
 		{[]string{"archive", "-bucket", "b"}, `{"DDBStreamBatchInfo":{"shardId":"s"}}`, "lacks streamArn"},
 		{[]string{"archive", "-bucket", "b", "-prefix", "/x"}, x.failure(t, 1, 1), `Prefix "/x"`},
 		{[]string{"-max-empty-reads", "0", "archive", "-bucket", "b"}, x.failure(t, 1, 1), "-max-empty-reads 0"},
+		// A queue shared with another consumer would lose that
+		// consumer's ranges to a run that takes the first record's
+		// function for the archiver's (found by review).
+		{[]string{"archive", "-bucket", "b", "-from-queue", "https://sqs.example/q"}, "", "it needs -function, the archiver's name"},
+		{[]string{"archive", "-bucket", "b", "-from-queue", "https://sqs.example/q", "-function", "f", "-hold", "0"}, "", "-hold 0 must be 1 to 43200"},
 	} {
 		code, _, stderr := replayArchive(t, tc.stdin, d, tc.args...)
 		assert.Equal(t, 2, code, "%v: %s", tc.args, stderr)
@@ -379,7 +384,7 @@ func TestReplayArchiveDrainGoesPastABadMessage(t *testing.T) {
 	}
 
 	d := &deps{streams: &streamsLayer{StreamsAPI: ddblocal.NewStreamsClient(db.Endpoint), ttl: true}, queue: q}
-	code, _, stderr := replayArchive(t, "", d, "archive", "-bucket", bucket, "-s3-endpoint-url", moto.Endpoint, "-from-queue", queue)
+	code, _, stderr := replayArchive(t, "", d, "archive", "-bucket", bucket, "-s3-endpoint-url", moto.Endpoint, "-from-queue", queue, "-function", "archiver")
 	assert.Equal(t, 1, code, stderr)
 	assert.Contains(t, stderr, "4 events archived from 4 ranges")
 	assert.Contains(t, stderr, "2 messages were not replayed")
@@ -399,10 +404,12 @@ func TestReplayArchiveDrainGoesPastABadMessage(t *testing.T) {
 
 // Messages the drain leaves on the queue (parked records) do not end the
 // drain early on a real SQS engine (moto): here ten parked records, then
-// eleven ranges that take longer to replay than the hold (2 s); the
-// parked records are renewed, or, back, held again and not counted twice.
-// Every range is archived. (Found by review, when the drain hid a kept
-// message for 12 hours: the
+// eleven ranges that take longer to replay than the hold (2 s). Whether
+// the renewals keep the parked records hidden (TestReplayArchiveRenewsItsHold
+// shows that they do) or they come back, are held again and not counted
+// twice, a full receive of them is not the end of the queue. Every range
+// is archived. (Found by review, when the drain hid a kept message for 12
+// hours: the
 // drain asked for 12 hours from the moment it kept a message, SQS refused
 // it, the error was dropped, the parked records came back after the
 // receive's visibility, filled a receive of ten, which the drain took for

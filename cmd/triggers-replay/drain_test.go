@@ -126,12 +126,14 @@ func (q *visibilityQueue) DeleteMessage(_ context.Context, in *sqs.DeleteMessage
 	return &sqs.DeleteMessageOutput{}, nil
 }
 
-func (q *visibilityQueue) ChangeMessageVisibility(_ context.Context, in *sqs.ChangeMessageVisibilityInput, _ ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error) {
+func (q *visibilityQueue) ChangeMessageVisibilityBatch(_ context.Context, in *sqs.ChangeMessageVisibilityBatchInput, _ ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityBatchOutput, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	i, _ := strconv.Atoi(aws.ToString(in.ReceiptHandle))
-	q.visible[i] = q.c.now.Add(time.Duration(in.VisibilityTimeout) * time.Second)
-	return &sqs.ChangeMessageVisibilityOutput{}, nil
+	for _, e := range in.Entries {
+		i, _ := strconv.Atoi(aws.ToString(e.ReceiptHandle))
+		q.visible[i] = q.c.now.Add(time.Duration(e.VisibilityTimeout) * time.Second)
+	}
+	return &sqs.ChangeMessageVisibilityBatchOutput{}, nil
 }
 
 func slowReplayer(t *testing.T, c *slowClock, out io.Writer) *archiveReplayer {
@@ -141,8 +143,8 @@ func slowReplayer(t *testing.T, c *slowClock, out io.Writer) *archiveReplayer {
 }
 
 // A dry run whose pass outlasts the hold (3 ranges of 120 s, a hold of
-// 120 s, and no renewal on this clock: the renewals run on the real one,
-// every 40 s, so every message comes back) ends, prints each range once
+// 120 s, and no renewal: renewEvery an hour of the real clock, so every
+// message comes back) ends, prints each range once
 // and makes every message visible again; a real run counts a parked
 // record once. (Found by review: the messages came back and the dry run
 // never ended; the parked record was counted twice. The renewals
@@ -152,6 +154,7 @@ func TestDrainLongerThanTheVisibility(t *testing.T) {
 	q := newVisibilityQueue(c, 3, 1)
 	var out bytes.Buffer
 	r := slowReplayer(t, c, &out)
+	r.renewEvery = time.Hour
 	require.NoError(t, r.drain(context.Background(), q, "url", true))
 	assert.Equal(t, []int{2, 2, 2, 2}, q.got, "every message came back once (else this test shows nothing), and the run ended")
 	assert.Equal(t, 3, strings.Count(out.String(), "\n"), "each range's event printed once:\n%s", out.String())
@@ -165,6 +168,7 @@ func TestDrainLongerThanTheVisibility(t *testing.T) {
 	c = &slowClock{now: time.Unix(0, 0)}
 	q = newVisibilityQueue(c, 3, 1)
 	r = slowReplayer(t, c, io.Discard)
+	r.renewEvery = time.Hour
 	require.NoError(t, r.drain(context.Background(), q, "url", false))
 	assert.Equal(t, 1, r.parked, "the parked record counted once")
 	assert.Equal(t, 3, r.ranges)
@@ -192,4 +196,41 @@ func TestReplayS3AttemptOutlastsTheDynamoDBBound(t *testing.T) {
 	require.NoError(t, err)
 	_, err = archiveS3(cfg, srv.URL).PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String("b"), Key: aws.String("k"), Body: strings.NewReader("x")})
 	require.NoError(t, err)
+}
+
+// batchAnswers answers every ChangeMessageVisibilityBatch entry with the
+// error code of its receipt handle, if any.
+type batchAnswers struct {
+	failureQueue
+	codes map[string]string // receipt handle -> error code
+}
+
+func (q batchAnswers) ChangeMessageVisibilityBatch(_ context.Context, in *sqs.ChangeMessageVisibilityBatchInput, _ ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityBatchOutput, error) {
+	out := &sqs.ChangeMessageVisibilityBatchOutput{}
+	for _, e := range in.Entries {
+		if c, ok := q.codes[aws.ToString(e.ReceiptHandle)]; ok {
+			out.Failed = append(out.Failed, sqstypes.BatchResultErrorEntry{Id: e.Id, Code: aws.String(c), Message: aws.String(c)})
+		}
+	}
+	return out, nil
+}
+
+// Releasing at the end: a message no longer in flight under its handle
+// (back on the queue by itself, or received again) is visible already or
+// someone else's, not a failed clean-up; any other refusal is. Renewing:
+// every refusal counts. (Found by review: a message back by itself made
+// the run exit 1 telling the operator to wait.)
+func TestChangeAllCountsWhatSQSRefused(t *testing.T) {
+	q := batchAnswers{codes: map[string]string{"h1": "MessageNotInflight", "h2": "ReceiptHandleIsInvalid", "h3": "InvalidParameterValue"}}
+	handles := map[string]string{}
+	for i := range 23 { // three batches
+		handles[fmt.Sprintf("m%02d", i)] = fmt.Sprintf("h%d", i)
+	}
+	h := &holder{q: q, url: "u", hold: 5, held: handles}
+	n, err := h.release(context.Background())
+	assert.Equal(t, 1, n, "only the message SQS refused for another reason")
+	assert.ErrorContains(t, err, "InvalidParameterValue")
+	failed, err := h.changeAll(context.Background(), handles, 5)
+	assert.ElementsMatch(t, []string{"m01", "m02", "m03"}, failed)
+	assert.Error(t, err)
 }

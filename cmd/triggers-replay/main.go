@@ -94,9 +94,15 @@ func main() {
 
 // signalContext is the command's context: Ctrl-C (SIGINT), SIGTERM and a
 // closed terminal (SIGHUP) end it, so the run stops and its clean-up runs
-// (archive -from-queue makes the messages it holds visible again).
+// (archive -from-queue makes the messages it holds visible again, for
+// at most its -hold). A second signal ends the process at once.
 func signalContext() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	go func() {
+		<-ctx.Done()
+		stop() // the signals' default action again
+	}()
+	return ctx, stop
 }
 
 // deps replace what run would build from the flags; tests set some.

@@ -253,7 +253,7 @@ func TestReplayArchiveStartTrimmed(t *testing.T) {
 	trim := &trimmingStreams{StreamsAPI: ddblocal.NewStreamsClient(db.Endpoint), horizon: x.seq(5)}
 	d := &deps{streams: &streamsLayer{StreamsAPI: trim, ttl: true}, queue: moto.SQS}
 
-	code, _, stderr := replayArchive(t, "", d, "archive", "-bucket", bucket, "-s3-endpoint-url", moto.Endpoint, "-from-queue", queue)
+	code, _, stderr := replayArchive(t, "", d, "archive", "-bucket", bucket, "-s3-endpoint-url", moto.Endpoint, "-from-queue", queue, "-function", "archiver")
 	assert.Equal(t, exitLost, code, stderr)
 	assert.Contains(t, stderr, "3 events archived from 2 ranges")
 	assert.Contains(t, stderr, "LOST FROM THE STREAM")
