@@ -73,21 +73,29 @@ func startChild(t *testing.T, args ...string) *exec.Cmd {
 	cmd.Stdout = io.Discard
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	replayed := make(chan struct{})
+	replayed := make(chan bool, 1)
+	var lines []string // what it printed before its first range, for a failure
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		once := false
 		for sc.Scan() {
-			if !once && strings.Contains(sc.Text(), `"range replayed"`) {
-				once = true
-				close(replayed)
+			if once {
+				continue
 			}
+			if strings.Contains(sc.Text(), `"range replayed"`) {
+				once = true
+				replayed <- true
+				continue
+			}
+			lines = append(lines, sc.Text())
 		}
 		if !once {
-			close(replayed)
+			replayed <- false
 		}
 	}()
-	<-replayed
+	if !<-replayed {
+		t.Fatalf("the command ended before it replayed a range:\n%s", strings.Join(lines, "\n"))
+	}
 	return cmd
 }
 
