@@ -64,9 +64,27 @@ const archiveChunk = 1000
 // ranges had left the stream.)
 const DefaultHold = 120
 
-// MaxHold is the longest -hold: SQS hides a message at most 12 hours
-// after its receive.
-const MaxHold = 12 * 60 * 60
+// MinHold and MaxHold bound -hold. A renewal a third of the hold after
+// the receive asks for the hold again, and SQS hides a message at most 12
+// hours after its receive: 9 hours at most. Below 10 s a slow link
+// renews too late.
+const (
+	MinHold = 10
+	MaxHold = 9 * 60 * 60
+)
+
+// finishTimeout bounds what a stopped run still does for the range it
+// was finishing (parking its records, deleting its message), so that the
+// next run does not do it again.
+const finishTimeout = 30 * time.Second
+
+// renewCalls is how many renewal calls (ten messages each) go at once.
+const renewCalls = 4
+
+// maxBack ends a drain whose receives bring only messages it has seen
+// this many times in a row: they keep coming back (their renewals fail),
+// and could crowd out unseen ones; the run says so and exits 1.
+const maxBack = 5
 
 // holder keeps the messages a drain received and has not deleted hidden
 // while it runs, and makes them visible again at its end.
@@ -115,7 +133,11 @@ func (h *holder) renewHeld(ctx context.Context, every time.Duration) {
 		case <-t.C:
 		}
 		handles := h.handles()
+		began := time.Now()
 		failed, err := h.changeAll(ctx, handles, h.hold)
+		if took := time.Since(began); took > every && ctx.Err() == nil {
+			h.log.Warn("renewing the held messages took longer than the renewal interval: some may come back before the run ends; give a longer -hold", "messages", len(handles), "took", took.String(), "every", every.String())
+		}
 		now := h.handles()
 		stillHeld := 0
 		for _, id := range failed {
@@ -142,46 +164,62 @@ func (h *holder) release(ctx context.Context) (int, error) {
 
 // gone are the batch error codes of a message no longer held under the
 // receipt handle given: back on the queue by itself (its visibility
-// ended), or received again (a new receipt handle).
-var gone = map[string]bool{"MessageNotInflight": true, "ReceiptHandleIsInvalid": true, "AWS.SimpleQueueService.MessageNotInflight": true}
+// ended), or received again (a new receipt handle). SQS has also been
+// seen to answer an expired handle with InvalidParameterValue ("The
+// receipt handle has expired"); with a visibility of 0, which is always
+// valid, that code can mean nothing else.
+var gone = map[string]bool{"MessageNotInflight": true, "ReceiptHandleIsInvalid": true, "AWS.SimpleQueueService.MessageNotInflight": true, "InvalidParameterValue": true}
 
 // changeAll sets the visibility of the messages handles (message id ->
 // receipt handle) to vis seconds, ten per ChangeMessageVisibilityBatch
-// call, and returns the ids SQS did not take, with the first error. With
+// call, renewCalls calls at once, and returns the ids SQS did not take, with the first error. With
 // vis 0 (making them visible) a message no longer held under its handle
 // (gone) counts as taken: it is visible already, or someone else's.
 func (h *holder) changeAll(ctx context.Context, handles map[string]string, vis int32) ([]string, error) {
 	ids := slices.Sorted(maps.Keys(handles))
-	var failed []string
-	var first error
-	for start := 0; start < len(ids); start += 10 {
-		batch := ids[start:min(start+10, len(ids))]
-		entries := make([]sqstypes.ChangeMessageVisibilityBatchRequestEntry, len(batch))
-		for i, id := range batch {
-			entries[i] = sqstypes.ChangeMessageVisibilityBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: aws.String(handles[id]), VisibilityTimeout: vis}
-		}
-		out, err := h.q.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(h.url), Entries: entries})
-		if err != nil {
-			failed = append(failed, batch...)
-			if first == nil {
-				first = err
-			}
-			continue
-		}
-		for _, f := range out.Failed {
-			i, err := strconv.Atoi(aws.ToString(f.Id))
-			if err != nil || i < 0 || i >= len(batch) {
-				continue
-			}
-			if vis == 0 && gone[aws.ToString(f.Code)] {
-				continue
-			}
-			failed = append(failed, batch[i])
-			if first == nil {
-				first = fmt.Errorf("message %s: %s: %s", batch[i], aws.ToString(f.Code), aws.ToString(f.Message))
-			}
+	var (
+		mu     sync.Mutex
+		failed []string
+		first  error
+		wg     sync.WaitGroup
+	)
+	fail := func(ids []string, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		failed = append(failed, ids...)
+		if first == nil {
+			first = err
 		}
 	}
+	calls := make(chan struct{}, renewCalls)
+	for start := 0; start < len(ids); start += 10 {
+		batch := ids[start:min(start+10, len(ids))]
+		calls <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-calls; wg.Done() }()
+			entries := make([]sqstypes.ChangeMessageVisibilityBatchRequestEntry, len(batch))
+			for i, id := range batch {
+				entries[i] = sqstypes.ChangeMessageVisibilityBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: aws.String(handles[id]), VisibilityTimeout: vis}
+			}
+			out, err := h.q.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(h.url), Entries: entries})
+			if err != nil {
+				fail(batch, err)
+				return
+			}
+			for _, f := range out.Failed {
+				i, err := strconv.Atoi(aws.ToString(f.Id))
+				if err != nil || i < 0 || i >= len(batch) {
+					continue
+				}
+				if vis == 0 && gone[aws.ToString(f.Code)] {
+					continue
+				}
+				fail(batch[i:i+1], fmt.Errorf("message %s: %s: %s", batch[i], aws.ToString(f.Code), aws.ToString(f.Message)))
+			}
+		}()
+	}
+	wg.Wait()
 	return failed, first
 }
 
@@ -233,6 +271,9 @@ type archiveReplayer struct {
 	// inFlightUnknown is set when the queue's count of messages in flight
 	// could not be read.
 	inFlightUnknown bool
+	// cutShort is set when the drain ended because held messages kept
+	// coming back (maxBack).
+	cutShort bool
 	// unreleased counts the messages the drain could not make visible
 	// again at its end (they come back by themselves within the hold).
 	unreleased int
@@ -262,7 +303,7 @@ func runArchive(ctx context.Context, c clients, cfg aws.Config, d *deps, args []
 	s3Endpoint := fs.String("s3-endpoint-url", "", "S3 endpoint (an S3-compatible local server, say)")
 	fromQueue := fs.String("from-queue", "", "drain this queue (the archive's failure queue) instead of reading failure records on standard input: each message replayed is deleted")
 	function := fs.String("function", "", "the archiver function (output ArchiverFunctionName, or its ARN): failure records of another function are left on the queue; required by -from-queue unless -dry-run (a queue shared with another consumer would lose that consumer's records); otherwise, default: the function of the first failure record")
-	hold := fs.Int("hold", DefaultHold, fmt.Sprintf("seconds a message -from-queue received stays hidden from other readers if the run dies without making it visible again (renewed every third of it while the run goes on), 1 to %d", MaxHold))
+	hold := fs.Int("hold", DefaultHold, fmt.Sprintf("seconds a message -from-queue received stays hidden from other readers if the run dies without making it visible again (renewed every third of it while the run goes on), %d to %d", MinHold, MaxHold))
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -270,8 +311,8 @@ func runArchive(ctx context.Context, c clients, cfg aws.Config, d *deps, args []
 	case *fromQueue != "" && !dryRun && *function == "":
 		fmt.Fprintf(stderr, "triggers-replay: archive -from-queue deletes every range it replays: it needs -function, the archiver's name (output ArchiverFunctionName of the stack with the archive), so that it leaves the records of another consumer sharing the queue alone\n%s\n", usage)
 		return 2
-	case *hold < 1 || *hold > MaxHold:
-		fmt.Fprintf(stderr, "triggers-replay: -hold %d must be 1 to %d seconds (SQS hides a message at most 12 hours)\n", *hold, MaxHold)
+	case *hold < MinHold || *hold > MaxHold:
+		fmt.Fprintf(stderr, "triggers-replay: -hold %d must be %d to %d seconds (renewed a third of the way, a hold must fit in the 12 hours SQS hides a message for)\n", *hold, MinHold, MaxHold)
 		return 2
 	case fs.NArg() > 0:
 		fmt.Fprintf(stderr, "triggers-replay: archive takes flags only, not %q\n%s\n", fs.Args(), usage)
@@ -317,10 +358,16 @@ func runArchive(ctx context.Context, c clients, cfg aws.Config, d *deps, args []
 		return 2
 	case err != nil:
 		fmt.Fprintf(stderr, "triggers-replay: %v (%d events %s from %d ranges before the error; run again: the same range writes the same objects)\n", err, r.archived, verb, r.ranges)
-		r.queueSummary(stderr)
+		r.summary(stderr)
 		return 1
 	}
 	fmt.Fprintf(stderr, "triggers-replay: %d events %s from %d ranges\n", r.archived, verb, r.ranges)
+	return r.summary(stderr)
+}
+
+// summary reports on w what the run left for a person, and returns the
+// exit status it makes: 0, exitLost, or 1.
+func (r *archiveReplayer) summary(stderr io.Writer) int {
 	code := 0
 	if r.parked > 0 {
 		fmt.Fprintf(stderr, "triggers-replay: %d messages are records the archiver parked because they can never be archived (the reason and the record are in each message): they are left on the queue for you; docs/runbook.md, \"Archive failures not empty\"\n", r.parked)
@@ -357,6 +404,10 @@ func runArchive(ctx context.Context, c clients, cfg aws.Config, d *deps, args []
 // whether there was any: the run then exits 1.
 func (r *archiveReplayer) queueSummary(w io.Writer) bool {
 	bad := false
+	if r.cutShort {
+		fmt.Fprintf(w, "triggers-replay: the run ended early: messages it held kept coming back (their renewals failed, logged above), and could hide messages it had not seen: run again, with a longer -hold\n")
+		bad = true
+	}
 	if r.inFlightUnknown {
 		fmt.Fprintf(w, "triggers-replay: the queue's count of messages in flight could not be read (logged above; allow sqs:GetQueueAttributes): messages another reader held when the run began, if any, were not seen\n")
 		bad = true
@@ -527,6 +578,7 @@ func (r *archiveReplayer) drain(ctx context.Context, q failureQueue, url string,
 		}
 	}()
 	seen := map[string]bool{}
+	back := 0 // receives in a row that brought only messages seen before
 	for {
 		out, err := q.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
 			QueueUrl: aws.String(url), MaxNumberOfMessages: 10, WaitTimeSeconds: 2, VisibilityTimeout: hold,
@@ -537,12 +589,14 @@ func (r *archiveReplayer) drain(ctx context.Context, q failureQueue, url string,
 		for _, msg := range out.Messages {
 			h.add(msg)
 		}
+		fresh := 0
 		for _, msg := range out.Messages {
 			id := aws.ToString(msg.MessageId)
 			if seen[id] {
 				continue // back although held (a renewal failed): held again, counted once
 			}
 			seen[id] = true
+			fresh++
 			if _, ok := parkedHere.Load(id); ok {
 				continue // a record this run parked: counted as parked already
 			}
@@ -575,7 +629,10 @@ func (r *archiveReplayer) drain(ctx context.Context, q failureQueue, url string,
 			// Replayed (and its unarchivable records parked): deleted even
 			// when the run is being stopped, so that the next run does
 			// not park them again.
-			if _, err := q.DeleteMessage(context.WithoutCancel(ctx), &sqs.DeleteMessageInput{QueueUrl: aws.String(url), ReceiptHandle: msg.ReceiptHandle}); err != nil {
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
+			_, err = q.DeleteMessage(dctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(url), ReceiptHandle: msg.ReceiptHandle})
+			cancel()
+			if err != nil {
 				return fmt.Errorf("delete message %s (replayed; a next run replays it again, harmlessly, and parks its unarchivable records again): %w", id, err)
 			}
 			h.drop(id)
@@ -585,6 +642,16 @@ func (r *archiveReplayer) drain(ctx context.Context, q failureQueue, url string,
 		// come back at once, and cannot be taken for the end of the
 		// queue while unseen ones wait.
 		if len(out.Messages) == 0 {
+			return nil
+		}
+		if back = back + 1; fresh > 0 {
+			back = 0
+		}
+		if back >= maxBack {
+			// The renewals keep failing (logged above): held messages
+			// keep coming back, and could hide unseen ones.
+			r.cutShort = true
+			r.log.Error("held messages keep coming back (their renewals fail): the run ends here; messages it has not seen may be left", "receives", back)
 			return nil
 		}
 	}
@@ -646,8 +713,8 @@ func sameFunction(a, arn string) bool {
 // queue takes the records of one account's functions in one region.
 func functionName(s string) string {
 	parts := strings.Split(s, ":")
-	if len(parts) >= 7 && parts[0] == "arn" && parts[5] == "function" {
-		return parts[6]
+	if i := slices.Index(parts, "function"); i >= 0 && i+1 < len(parts) {
+		return parts[i+1] // a full or partial ARN
 	}
 	return parts[0]
 }
@@ -705,7 +772,12 @@ func (r *archiveReplayer) replay(ctx context.Context, in streampoll.BatchInfo) e
 	// run).
 	for _, b := range bad {
 		if r.park != nil {
-			if err := r.park.Park(ctx, b.raw, b.err.Error()); err != nil {
+			// Parked even when the run is being stopped: a range
+			// stopped halfway parks its first records again next time.
+			pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
+			err := r.park.Park(pctx, b.raw, b.err.Error())
+			cancel()
+			if err != nil {
 				return fmt.Errorf("park a record that can never be archived (%v): %w", b.err, err)
 			}
 			r.parkedNow++

@@ -335,7 +335,7 @@ func TestReplayArchiveUsage(t *testing.T) {
 		// consumer's ranges to a run that takes the first record's
 		// function for the archiver's (found by review).
 		{[]string{"archive", "-bucket", "b", "-from-queue", "https://sqs.example/q"}, "", "it needs -function, the archiver's name"},
-		{[]string{"archive", "-bucket", "b", "-from-queue", "https://sqs.example/q", "-function", "f", "-hold", "0"}, "", "-hold 0 must be 1 to 43200"},
+		{[]string{"archive", "-bucket", "b", "-from-queue", "https://sqs.example/q", "-function", "f", "-hold", "0"}, "", "-hold 0 must be 10 to 32400"},
 	} {
 		code, _, stderr := replayArchive(t, tc.stdin, d, tc.args...)
 		assert.Equal(t, 2, code, "%v: %s", tc.args, stderr)

@@ -73,6 +73,8 @@ type visibilityQueue struct {
 	deleted  []bool
 	receives int
 	got      []int // receives per message
+	// tick advances the clock at every receive.
+	tick time.Duration
 }
 
 func newVisibilityQueue(c *slowClock, ranges, parked int) *visibilityQueue {
@@ -94,6 +96,7 @@ func (q *visibilityQueue) ReceiveMessage(_ context.Context, in *sqs.ReceiveMessa
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.receives++
+	q.c.now = q.c.now.Add(q.tick)
 	if q.receives > 50 {
 		return nil, fmt.Errorf("50 receives: the drain does not end")
 	}
@@ -221,7 +224,7 @@ func (q batchAnswers) ChangeMessageVisibilityBatch(_ context.Context, in *sqs.Ch
 // every refusal counts. (Found by review: a message back by itself made
 // the run exit 1 telling the operator to wait.)
 func TestChangeAllCountsWhatSQSRefused(t *testing.T) {
-	q := batchAnswers{codes: map[string]string{"h1": "MessageNotInflight", "h2": "ReceiptHandleIsInvalid", "h3": "InvalidParameterValue"}}
+	q := batchAnswers{codes: map[string]string{"h1": "MessageNotInflight", "h2": "ReceiptHandleIsInvalid", "h3": "InternalError", "h4": "InvalidParameterValue"}}
 	handles := map[string]string{}
 	for i := range 23 { // three batches
 		handles[fmt.Sprintf("m%02d", i)] = fmt.Sprintf("h%d", i)
@@ -229,8 +232,44 @@ func TestChangeAllCountsWhatSQSRefused(t *testing.T) {
 	h := &holder{q: q, url: "u", hold: 5, held: handles}
 	n, err := h.release(context.Background())
 	assert.Equal(t, 1, n, "only the message SQS refused for another reason")
-	assert.ErrorContains(t, err, "InvalidParameterValue")
+	assert.ErrorContains(t, err, "InternalError")
 	failed, err := h.changeAll(context.Background(), handles, 5)
-	assert.ElementsMatch(t, []string{"m01", "m02", "m03"}, failed)
+	assert.ElementsMatch(t, []string{"m01", "m02", "m03", "m04"}, failed)
 	assert.Error(t, err)
+}
+
+// -function names the archiver as Lambda's failure records do (a full
+// ARN, qualified or not) or as an operator would (a name, name:alias, a
+// partial ARN): the name is what is compared.
+func TestSameFunction(t *testing.T) {
+	const arn = "arn:aws:lambda:us-east-1:123456789012:function:archiver"
+	for _, given := range []string{"archiver", "archiver:live", arn, arn + ":live", "123456789012:function:archiver", "function:archiver:7"} {
+		assert.True(t, sameFunction(given, arn+":live"), given)
+		assert.True(t, sameFunction(given, arn), given)
+	}
+	for _, given := range []string{"other", "arn:aws:lambda:us-east-1:123456789012:function:other", "archiver-2"} {
+		assert.False(t, sameFunction(given, arn), given)
+	}
+}
+
+// A drain whose held messages keep coming back (every renewal fails: here
+// none is made, and each receive comes after their hold) ends after
+// maxBack such receives in a row, saying that it may have left messages,
+// instead of receiving them for ever; each range is still printed once.
+// (Found by review: the run ended only at an empty receive.)
+func TestDrainEndsWhenHeldMessagesKeepComingBack(t *testing.T) {
+	c := &slowClock{now: time.Unix(0, 0)}
+	q := newVisibilityQueue(c, 2, 1)
+	q.tick = 121 * time.Second // each receive a hold later
+	var out bytes.Buffer
+	r := slowReplayer(t, c, &out)
+	r.renewEvery = time.Hour
+	require.NoError(t, r.drain(context.Background(), q, "url", true))
+	assert.True(t, r.cutShort)
+	assert.Equal(t, 1+maxBack, q.receives, "the first receive, then maxBack that brought only messages seen")
+	assert.Equal(t, 2, strings.Count(out.String(), "\n"), "each range printed once:\n%s", out.String())
+	assert.Equal(t, 1, r.parked)
+	var errOut bytes.Buffer
+	assert.True(t, r.queueSummary(&errOut))
+	assert.Contains(t, errOut.String(), "the run ended early")
 }

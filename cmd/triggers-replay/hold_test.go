@@ -64,9 +64,17 @@ func childMain() int {
 // replayed its first range (its log says so).
 func startChild(t *testing.T, args ...string) *exec.Cmd {
 	t.Helper()
+	return startChildUnder(t, nil, args...)
+}
+
+// startChildUnder is startChild with the command run by wrapper (such as
+// nohup).
+func startChildUnder(t *testing.T, wrapper []string, args ...string) *exec.Cmd {
+	t.Helper()
 	raw, err := json.Marshal(args)
 	require.NoError(t, err)
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	argv := append(append([]string{}, wrapper...), os.Args[0], "-test.run=^$")
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), childEnv+"="+string(raw), childDDB+"="+db.Endpoint, childMoto+"="+moto.Endpoint)
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
@@ -170,6 +178,25 @@ func TestReplayArchiveHangUpReleasesTheQueue(t *testing.T) {
 	var exit *exec.ExitError
 	require.ErrorAs(t, err, &exit, "the run ends on the signal with an error status")
 	assert.Equal(t, 1, exit.ExitCode(), "exited, not killed by the signal")
+	v, f := queueCounts(t, queue)
+	assert.Equal(t, [2]int{n, 0}, [2]int{v, f}, "every message visible again")
+}
+
+// Under nohup (SIGHUP ignored from the start) a closed terminal stops
+// nothing: the run goes on to its end. (Found by review: registering
+// SIGHUP undid nohup.)
+func TestReplayArchiveUnderNohupIgnoresHangUp(t *testing.T) {
+	const n = 3
+	x := newExpired(t, n)
+	queue := moto.CreateQueue(t, nil)
+	for i := n; i < 2*n; i++ {
+		sendAll(t, queue, x.failure(t, i, i))
+	}
+	nohup, err := exec.LookPath("nohup")
+	require.NoError(t, err, "nohup (coreutils) is on every machine of this kind")
+	child := startChildUnder(t, []string{nohup}, "-dry-run", "archive", "-from-queue", queue)
+	require.NoError(t, child.Process.Signal(syscall.SIGHUP))
+	require.NoError(t, child.Wait(), "the run went on to its end and exited 0")
 	v, f := queueCounts(t, queue)
 	assert.Equal(t, [2]int{n, 0}, [2]int{v, f}, "every message visible again")
 }
@@ -325,12 +352,12 @@ func TestReplayArchiveReportsAFailedCleanUp(t *testing.T) {
 	queue := moto.CreateQueue(t, nil)
 	sendAll(t, queue, x.failure(t, 2, 2), x.failure(t, 3, 3))
 	d := &deps{streams: &streamsLayer{StreamsAPI: ddblocal.NewStreamsClient(db.Endpoint), ttl: true}, queue: refusingRelease{moto.SQS}}
-	code, out, stderr := replayArchive(t, "", d, "-dry-run", "archive", "-from-queue", queue, "-hold", "2")
+	code, out, stderr := replayArchive(t, "", d, "-dry-run", "archive", "-from-queue", queue, "-hold", "10")
 	assert.Equal(t, 1, code, stderr)
 	assert.Equal(t, 2, strings.Count(out, `"key":"expired/`), "the dry run itself went through:\n%s", out)
 	assert.Contains(t, stderr, "2 messages could not be made visible again")
 	assert.Contains(t, stderr, "AccessDenied")
-	assert.Contains(t, stderr, "(-hold, 2 s)")
+	assert.Contains(t, stderr, "(-hold, 10 s)")
 	require.Eventually(t, func() bool { v, f := queueCounts(t, queue); return v == 2 && f == 0 }, 30*time.Second, 100*time.Millisecond,
 		"back once the hold ends")
 }

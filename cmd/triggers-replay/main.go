@@ -97,7 +97,11 @@ func main() {
 // (archive -from-queue makes the messages it holds visible again, for
 // at most its -hold). A second signal ends the process at once.
 func signalContext() (context.Context, context.CancelFunc) {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	sigs := []os.Signal{os.Interrupt, syscall.SIGTERM}
+	if !signal.Ignored(syscall.SIGHUP) { // under nohup, a closed terminal stops nothing
+		sigs = append(sigs, syscall.SIGHUP)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), sigs...)
 	go func() {
 		<-ctx.Done()
 		stop() // the signals' default action again
