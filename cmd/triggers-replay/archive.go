@@ -535,7 +535,8 @@ func archiveS3(cfg aws.Config, endpoint string) *s3.Client {
 // and the run goes on with the other messages: one range past the
 // stream's 24 h does not keep the others, on the same clock, from being
 // archived. It stops at the first receive (a long poll) that brings no
-// message. In a dry run nothing is deleted and every message is made
+// message, or after maxBack in a row that bring only messages it has seen
+// (cutShort). In a dry run nothing is deleted and every message is made
 // visible again at the end. The records of a replayed range that can
 // never be archived are parked on the queue (not in a dry run), and not
 // counted again when the run meets them there.
