@@ -172,9 +172,10 @@ var gone = map[string]bool{"MessageNotInflight": true, "ReceiptHandleIsInvalid":
 
 // changeAll sets the visibility of the messages handles (message id ->
 // receipt handle) to vis seconds, ten per ChangeMessageVisibilityBatch
-// call, renewCalls calls at once, and returns the ids SQS did not take, with the first error. With
-// vis 0 (making them visible) a message no longer held under its handle
-// (gone) counts as taken: it is visible already, or someone else's.
+// call, renewCalls calls at once, and returns the ids SQS did not take,
+// with the first error. With vis 0 (making them visible) a message no
+// longer held under its handle (gone) counts as taken: it is visible
+// already, or someone else's.
 func (h *holder) changeAll(ctx context.Context, handles map[string]string, vis int32) ([]string, error) {
 	ids := slices.Sorted(maps.Keys(handles))
 	var (
