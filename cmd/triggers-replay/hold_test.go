@@ -202,7 +202,8 @@ func TestReplayArchiveUnderNohupIgnoresHangUp(t *testing.T) {
 }
 
 // While a run lasts longer than its hold, it renews the hold of what it
-// keeps: a dry run of eight slow ranges (longer than the 3 s hold) and
+// keeps: a dry run of eight slow ranges (longer than the 5 s hold,
+// renewed every 0.5 s: 4.5 s of slack on a loaded machine) and
 // five parked records receives each message once (moto's
 // ApproximateReceiveCount is 2 after the test's own receive).
 func TestReplayArchiveRenewsItsHold(t *testing.T) {
@@ -218,10 +219,10 @@ func TestReplayArchiveRenewsItsHold(t *testing.T) {
 	layer := &streamsLayer{StreamsAPI: ddblocal.NewStreamsClient(db.Endpoint), ttl: true, delay: 800 * time.Millisecond}
 	r := slowReplayer(t, nil, io.Discard)
 	r.c.streams = layer
-	r.hold, r.renewEvery = 3, 500*time.Millisecond
+	r.hold, r.renewEvery = 5, 500*time.Millisecond
 	start := time.Now()
 	require.NoError(t, r.drain(context.Background(), moto.SQS, queue, true))
-	require.Greater(t, time.Since(start), 3*time.Second, "the run outlasted its hold (else this test shows nothing)")
+	require.Greater(t, time.Since(start), 5*time.Second, "the run outlasted its hold (else this test shows nothing)")
 	assert.Equal(t, n, r.ranges)
 	assert.Equal(t, 5, r.parked)
 	msgs, err := moto.SQS.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(queue), MaxNumberOfMessages: 10,
