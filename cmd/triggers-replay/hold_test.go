@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strconv"
 	"strings"
 	"syscall"
@@ -171,6 +172,15 @@ func TestReplayArchiveHangUpReleasesTheQueue(t *testing.T) {
 	queue := moto.CreateQueue(t, nil)
 	for i := n; i < 2*n; i++ {
 		sendAll(t, queue, x.failure(t, i, i))
+	}
+	if signal.Ignored(syscall.SIGHUP) {
+		// The tests run under nohup (or a CI runner that ignores SIGHUP):
+		// the child would inherit that. A handler of this process is
+		// reset to the default action by the child's exec, an ignored
+		// signal is not: catch it here while the child starts.
+		caught := make(chan os.Signal, 1)
+		signal.Notify(caught, syscall.SIGHUP)
+		defer signal.Stop(caught)
 	}
 	child := startChild(t, "-dry-run", "archive", "-from-queue", queue, "-hold", "3600")
 	require.NoError(t, child.Process.Signal(syscall.SIGHUP))
