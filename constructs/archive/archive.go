@@ -557,11 +557,15 @@ func NewExpiredEventsArchive(scope constructs.Construct, id *string, props *Expi
 	if unlimited {
 		mapping(a.fn.Invocable()).AddPropertyOverride(jsii.String("MaximumRetryAttempts"), jsii.Number(UnlimitedRetryAttempts))
 	} else {
+		n := fmt.Sprint(so.RetryAttempts)
+		if isToken(so.RetryAttempts) {
+			n = "(a deploy-time value)"
+		}
 		awscdk.Annotations_Of(a).AddWarningV2(jsii.String(WarningBoundedRetries), jsii.String(fmt.Sprintf(
-			"Stream.RetryAttempts %v gives a failing batch up after %v retries, perhaps minutes into an S3 outage, instead of retrying it until Stream.MaxRecordAge: "+
+			"Stream.RetryAttempts %s gives a failing batch up after that many retries, perhaps minutes into an S3 outage, instead of retrying it until Stream.MaxRecordAge: "+
 				"every batch given up on waits on the failure queue for a person to replay it (triggers-replay archive) before the stream drops its records at %d hours, "+
 				"where the default would have archived it by itself once S3 was back. Leave RetryAttempts 0 unless you mean that; the alarms say which applies",
-			so.RetryAttempts, so.RetryAttempts, StreamRetentionHours)))
+			n, StreamRetentionHours)))
 	}
 	// Records that can never be archived are parked on the same queue,
 	// with their content (the mapping's destination grant lets the role

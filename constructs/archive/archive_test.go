@@ -212,7 +212,15 @@ func TestEventSourceMappingTuned(t *testing.T) {
 	assert.Equal(t, float64(500), a.RetryAttempts())
 	annotations := assertions.Annotations_FromStack(stack)
 	annotations.HasWarning(jsii.String("/Data/Archive"), assertions.Match_StringLikeRegexp(jsii.String(
-		`Stream\.RetryAttempts 500 gives a failing batch up after 500 retries.*\[ack: @triggers/archive:bounded-retries\]`)))
+		`Stream\.RetryAttempts 500 gives a failing batch up after that many retries.*\[ack: @triggers/archive:bounded-retries\]`)))
+
+	param := awscdk.NewStack(awscdk.NewApp(nil), jsii.String("Param"), nil)
+	archive.NewExpiredEventsArchive(param, jsii.String("Archive"), &archive.ExpiredEventsArchiveProps{
+		EventsTable: eventstore.NewEventsTable(param, jsii.String("Events"), nil), Function: prebuilt(param),
+		Stream: &dynamotable.StreamConsumerOptions{RetryAttempts: *awscdk.NewCfnParameter(param, jsii.String("Retries"), &awscdk.CfnParameterProps{Type: jsii.String("Number")}).ValueAsNumber()},
+	})
+	assertions.Annotations_FromStack(param).HasWarning(jsii.String("/Param/Archive"), assertions.Match_StringLikeRegexp(jsii.String(
+		`Stream\.RetryAttempts \(a deploy-time value\) gives a failing batch up`)))
 
 	other := awscdk.NewStack(awscdk.NewApp(nil), jsii.String("Other"), nil)
 	archive.NewExpiredEventsArchive(other, jsii.String("Archive"), &archive.ExpiredEventsArchiveProps{

@@ -293,7 +293,11 @@ func (m *TriggersMonitoring) archiveSection(a *archive.ExpiredEventsArchive, nam
 // (archive.ExpiredEventsArchive.RetryAttempts).
 func retryText(retries float64, maxAge awscdk.Duration) string {
 	age := ageText(maxAge)
-	if retries < 0 {
+	switch {
+	case *awscdk.Token_IsUnresolved(jsii.Number(retries)):
+		// A token's number is negative: not the unlimited -1.
+		return fmt.Sprintf("as many times as Stream.RetryAttempts says (a deploy-time value), or until they are %s old if sooner", age)
+	case retries < 0:
 		return fmt.Sprintf("until they are %s old", age)
 	}
 	return fmt.Sprintf("%v times at most (Stream.RetryAttempts), or until they are %s old if sooner", retries, age)

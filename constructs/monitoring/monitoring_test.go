@@ -190,8 +190,11 @@ func TestArchiveAlarmsFollowTheRetries(t *testing.T) {
 	bounded := archive.NewExpiredEventsArchive(stack, jsii.String("Bounded"), &archive.ExpiredEventsArchiveProps{
 		EventsTable: table, Function: code, Stream: &dynamotable.StreamConsumerOptions{RetryAttempts: 10}})
 	unbounded := archive.NewExpiredEventsArchive(stack, jsii.String("Unbounded"), &archive.ExpiredEventsArchiveProps{EventsTable: table, Function: code})
+	// A token's number is negative, as the unlimited -1 is.
+	deployTime := archive.NewExpiredEventsArchive(stack, jsii.String("DeployTime"), &archive.ExpiredEventsArchiveProps{
+		EventsTable: table, Function: code, Stream: &dynamotable.StreamConsumerOptions{RetryAttempts: numberParam(stack, "Retries")}})
 	m := monitoring.NewTriggersMonitoring(stack, jsii.String("M"), &monitoring.TriggersMonitoringProps{
-		EventsTable: table, Archive: bounded, MoreArchives: map[string]*archive.ExpiredEventsArchive{"Other": unbounded}})
+		EventsTable: table, Archive: bounded, MoreArchives: map[string]*archive.ExpiredEventsArchive{"Other": unbounded, "Param": deployTime}})
 	description := func(id string) string {
 		a, ok := m.Alarms[id]
 		require.True(t, ok, id)
@@ -201,4 +204,5 @@ func TestArchiveAlarmsFollowTheRetries(t *testing.T) {
 	assert.Contains(t, description("ArchiverIteratorAge"), "The mapping retries 10 times at most")
 	assert.Contains(t, description("OtherArchiverErrors"), "retries them until they are 20 h old")
 	assert.NotContains(t, description("OtherArchiverErrors"), "times at most")
+	assert.Contains(t, description("ParamArchiverErrors"), "retries them as many times as Stream.RetryAttempts says (a deploy-time value), or until they are 20 h old if sooner")
 }
