@@ -119,6 +119,16 @@ func queueCounts(t require.TestingT, url string) (visible, inFlight int) {
 	return visible, inFlight
 }
 
+// sendRanges sends to the queue url one failure record per TTL deletion
+// of x (records n to 2n-1 of its stream), as the archiver's mapping
+// gives each up.
+func (x expired) sendRanges(t *testing.T, url string) {
+	t.Helper()
+	for i := len(x.events); i < 2*len(x.events); i++ {
+		sendAll(t, url, x.failure(t, i, i))
+	}
+}
+
 func sendAll(t *testing.T, url string, bodies ...string) {
 	t.Helper()
 	for _, b := range bodies {
@@ -140,9 +150,7 @@ func TestReplayArchiveKilledRunHidesNothingLong(t *testing.T) {
 	const n = 4
 	x := newExpired(t, n)
 	bucket, queue := moto.CreateBucket(t), moto.CreateQueue(t, nil)
-	for i := n; i < 2*n; i++ {
-		sendAll(t, queue, x.failure(t, i, i))
-	}
+	x.sendRanges(t, queue)
 	child := startChild(t, "-dry-run", "archive", "-from-queue", queue, "-hold", "10")
 	require.NoError(t, child.Process.Kill())
 	_ = child.Wait()
@@ -170,9 +178,7 @@ func TestReplayArchiveHangUpReleasesTheQueue(t *testing.T) {
 	const n = 3
 	x := newExpired(t, n)
 	queue := moto.CreateQueue(t, nil)
-	for i := n; i < 2*n; i++ {
-		sendAll(t, queue, x.failure(t, i, i))
-	}
+	x.sendRanges(t, queue)
 	if signal.Ignored(syscall.SIGHUP) {
 		// The tests run under nohup (or a CI runner that ignores SIGHUP):
 		// the child would inherit that. A handler of this process is
@@ -199,9 +205,7 @@ func TestReplayArchiveUnderNohupIgnoresHangUp(t *testing.T) {
 	const n = 3
 	x := newExpired(t, n)
 	queue := moto.CreateQueue(t, nil)
-	for i := n; i < 2*n; i++ {
-		sendAll(t, queue, x.failure(t, i, i))
-	}
+	x.sendRanges(t, queue)
 	nohup, err := exec.LookPath("nohup")
 	require.NoError(t, err, "nohup (coreutils) is on every machine of this kind")
 	child := startChildUnder(t, []string{nohup}, "-dry-run", "archive", "-from-queue", queue)
@@ -223,9 +227,7 @@ func TestReplayArchiveRenewsItsHold(t *testing.T) {
 	for range 5 {
 		sendAll(t, queue, `{"reason":"archive: malformed TTL record: no old image","record":{}}`)
 	}
-	for i := n; i < 2*n; i++ {
-		sendAll(t, queue, x.failure(t, i, i))
-	}
+	x.sendRanges(t, queue)
 	layer := &streamsLayer{StreamsAPI: ddblocal.NewStreamsClient(db.Endpoint), ttl: true, delay: 800 * time.Millisecond}
 	r := slowReplayer(t, nil, io.Discard)
 	r.c.streams = layer
