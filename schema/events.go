@@ -22,6 +22,11 @@ const (
 	// region). A stream consumer delivers a record only in the region it
 	// names; an item without it counts as local (docs/multi-region.md).
 	AttrOriginRegion = "origin_region"
+	// AttrChangedBy is the token of the last status change made through
+	// the API's PATCH of the event (store.TransitionOnce): the SDK's
+	// resend of that write, its answer lost, recognises it as its own.
+	// Other status changes leave it as it is.
+	AttrChangedBy = "chg_by"
 )
 
 // Index names of the events table.

@@ -34,6 +34,7 @@ type Store interface {
 	PutBatch(ctx context.Context, tenant string, events []event.Event) []error
 	Get(ctx context.Context, tenant, id string) (event.Event, error)
 	Transition(ctx context.Context, tenant, id string, from []event.Status, to event.Status) (event.Event, error)
+	TransitionOnce(ctx context.Context, tenant, id string, from []event.Status, to event.Status) (event.Event, error)
 	List(ctx context.Context, q event.InboxQuery) (event.Page, error)
 }
 

@@ -211,7 +211,7 @@ func (a *API) patchEvent(w http.ResponseWriter, r *http.Request, ri *reqInfo, id
 	if err != nil {
 		return 0, nil, err
 	}
-	e, err := a.store.Transition(r.Context(), ri.tenant, id, event.Sources(to), to)
+	e, err := a.store.TransitionOnce(r.Context(), ri.tenant, id, event.Sources(to), to)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -188,3 +188,39 @@ func TestBudgetEndsBeforeTheInvocationDeadline(t *testing.T) {
 	assert.Equal(t, "1", rec.Header().Get("Retry-After"))
 	assert.NoError(t, invocation.Err(), "answered before the invocation's deadline")
 }
+
+// A PATCH whose write took effect but whose answer DynamoDB lost (the
+// SDK sends it again) answers 200 with the change, not a 409
+// invalid_transition for the client's own change; asking again, a new
+// request, is still the 409 the contract names.
+func TestPatchWithItsAnswerLostIsTheClientsChange(t *testing.T) {
+	ctx := context.Background()
+	events := db.CreateTable(t, schema.Events())
+	proxy, client := db.Faulty(t)
+	api, err := httpapi.New(httpapi.Config{Store: store.New(client, events), CursorSecret: testSecret, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+	require.NoError(t, err)
+	serve := func(method, path, body string) (int, map[string]any) {
+		req := httptest.NewRequest(method, path, strings.NewReader(body)).WithContext(httpapi.WithTenant(ctx, "tenant-a"))
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		api.ServeHTTP(rec, req)
+		var out map[string]any
+		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &out), rec.Body.String())
+		return rec.Code, out
+	}
+	code, created := serve("POST", "/v1/events", `{"event_type":"a","payload":{}}`)
+	require.Equal(t, http.StatusCreated, code, "%v", created)
+	id, _ := created["event_id"].(string)
+
+	before := proxy.Calls("UpdateItem")
+	proxy.LoseResponse("UpdateItem", 1)
+	code, got := serve("PATCH", "/v1/events/"+id, `{"status":"failed"}`)
+	require.Equal(t, http.StatusOK, code, "%v", got)
+	assert.Equal(t, "failed", got["status"])
+	assert.Equal(t, 2, proxy.Calls("UpdateItem")-before, "the change was sent twice")
+
+	code, got = serve("PATCH", "/v1/events/"+id, `{"status":"failed"}`)
+	assert.Equal(t, http.StatusConflict, code, "%v", got)
+	body, _ := got["error"].(map[string]any)
+	assert.Equal(t, "invalid_transition", body["code"], "%v", got)
+}

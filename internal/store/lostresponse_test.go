@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 
@@ -335,4 +336,54 @@ func lossySubscription(t *testing.T) (*ddbtest.FaultProxy, *store.Store) {
 	st := store.New(client, table)
 	require.NoError(t, st.CreateSubscription(context.Background(), "tenant-a", newSub("sub_a")))
 	return proxy, st
+}
+
+// A status change through TransitionOnce (the API's PATCH) with its
+// answer lost answers the event as changed, in both profiles: the SDK's
+// resend fails the condition on the change already made and finds the
+// call's own token there. Before, it was a *event.TransitionError (a 409
+// for the client's own change). A change made by another call is still
+// one, and Transition, which writes no token, still reports it.
+func TestTransitionOnceSurvivesALostAnswer(t *testing.T) {
+	forProfiles(t, func(t *testing.T, p schema.EventsProfile) {
+		ctx := context.Background()
+		table := db.CreateTable(t, schema.EventsFor(p))
+		proxy, client := db.Faulty(t)
+		st := store.New(client, table, store.WithProfile(p))
+		e := newEvent(t, "order.paid", map[string]any{})
+		require.NoError(t, st.Put(ctx, "tenant-a", e))
+
+		before := proxy.Calls("UpdateItem")
+		proxy.LoseResponse("UpdateItem", 1)
+		got, err := st.TransitionOnce(ctx, "tenant-a", e.ID, event.Sources(event.Failed), event.Failed)
+		require.NoError(t, err, "the change is the caller's")
+		assert.Equal(t, 2, proxy.Calls("UpdateItem")-before, "the SDK sent it again")
+		assert.Equal(t, event.Failed, got.Status)
+
+		before = proxy.Calls("UpdateItem")
+		proxy.LoseResponse("UpdateItem", 1)
+		got, err = st.TransitionOnce(ctx, "tenant-a", e.ID, event.Sources(event.Retrying), event.Retrying)
+		require.NoError(t, err)
+		assert.Equal(t, 2, proxy.Calls("UpdateItem")-before)
+		assert.Equal(t, event.Retrying, got.Status)
+		assert.Equal(t, 1, got.RetryCount, "retried once")
+
+		// Another call's change of the same kind is not this one's.
+		_, err = st.TransitionOnce(ctx, "tenant-a", e.ID, event.Sources(event.Retrying), event.Retrying)
+		te, ok := errors.AsType[*event.TransitionError](err)
+		require.True(t, ok, "%v", err)
+		assert.Equal(t, event.Retrying, te.From)
+
+		// Transition writes no token: its resend reports the change.
+		proxy.LoseResponse("UpdateItem", 1)
+		_, err = st.Transition(ctx, "tenant-a", e.ID, event.Sources(event.Delivered), event.Delivered)
+		te, ok = errors.AsType[*event.TransitionError](err)
+		require.True(t, ok, "%v", err)
+		assert.Equal(t, event.Delivered, te.From)
+
+		stored, err := st.Get(ctx, "tenant-a", e.ID)
+		require.NoError(t, err)
+		assert.Equal(t, event.Delivered, stored.Status)
+		assert.Equal(t, 1, stored.RetryCount)
+	})
 }

@@ -31,8 +31,10 @@ type transition struct {
 
 // transitionUpdate builds the conditional update that moves event id in
 // partition (the tenant's own or one of its shards) from one of from to
-// to. ok is false for an id that cannot be an event's.
-func (st *Store) transitionUpdate(partition, id string, from []event.Status, to event.Status) (transition, bool) {
+// to. A tok other than "" is written to schema.AttrChangedBy with the
+// change (TransitionOnce). ok is false for an id that cannot be an
+// event's.
+func (st *Store) transitionUpdate(partition, id string, from []event.Status, to event.Status, tok string) (transition, bool) {
 	ts, err := event.ParseID(id)
 	if err != nil {
 		return transition{}, false
@@ -59,6 +61,11 @@ func (st *Store) transitionUpdate(partition, id string, from []event.Status, to 
 		// the key deletes the event's small entry there.
 		delete(values, ":sts")
 		update = "SET #status = :to REMOVE #sts"
+	}
+	if tok != "" {
+		names["#by"] = schema.AttrChangedBy
+		values[":tok"] = s(tok)
+		update = strings.Replace(update, "SET #status = :to", "SET #status = :to, #by = :tok", 1)
 	}
 	in := make([]string, len(from))
 	for i, f := range from {
@@ -96,10 +103,36 @@ func (st *Store) Transition(ctx context.Context, tenant, id string, from []event
 		}
 		return event.Event{}, &event.TransitionError{From: cur.Status, To: to}
 	}
+	return st.transitionIn(ctx, tenant, id, from, to, "")
+}
+
+// TransitionOnce is Transition for a caller that has to tell its own
+// change from another's, such as a client's PATCH of the event: the
+// write carries a token of this call (schema.AttrChangedBy), and when the
+// SDK sends it again because DynamoDB's answer was lost, the condition
+// that fails on the change already made finds the call's own token and
+// the event is returned as changed, not as a *event.TransitionError (a
+// 409 for a change the caller made). The token stays on the item (19
+// bytes more on it and on its copies in indexes that project it), which is why the
+// ack and the delivery path, which tell their own changes apart
+// otherwise, use Transition.
+func (st *Store) TransitionOnce(ctx context.Context, tenant, id string, from []event.Status, to event.Status) (event.Event, error) {
+	if _, err := event.ParseID(id); err != nil {
+		return event.Event{}, event.ErrNotFound
+	}
+	if len(from) == 0 {
+		return st.Transition(ctx, tenant, id, from, to)
+	}
+	return st.transitionIn(ctx, tenant, id, from, to, callToken())
+}
+
+// transitionIn is Transition over the partitions of the tenant that may
+// hold id, its write carrying tok unless that is "".
+func (st *Store) transitionIn(ctx context.Context, tenant, id string, from []event.Status, to event.Status, tok string) (event.Event, error) {
 	var e event.Event
 	err := event.ErrNotFound
 	for _, pk := range st.candidates(ctx, tenant, id) {
-		if e, err = st.transition(ctx, pk, id, from, to); !errors.Is(err, event.ErrNotFound) {
+		if e, err = st.transition(ctx, pk, id, from, to, tok); !errors.Is(err, event.ErrNotFound) {
 			break
 		}
 	}
@@ -107,8 +140,8 @@ func (st *Store) Transition(ctx context.Context, tenant, id string, from []event
 }
 
 // transition is Transition in one partition.
-func (st *Store) transition(ctx context.Context, partition, id string, from []event.Status, to event.Status) (event.Event, error) {
-	tr, ok := st.transitionUpdate(partition, id, from, to)
+func (st *Store) transition(ctx context.Context, partition, id string, from []event.Status, to event.Status, tok string) (event.Event, error) {
+	tr, ok := st.transitionUpdate(partition, id, from, to, tok)
 	if !ok {
 		return event.Event{}, event.ErrNotFound
 	}
@@ -125,6 +158,11 @@ func (st *Store) transition(ctx context.Context, partition, id string, from []ev
 	if err != nil {
 		var ccf *types.ConditionalCheckFailedException
 		if errors.As(err, &ccf) {
+			if tok != "" && ccf.Item != nil && getS(ccf.Item, schema.AttrChangedBy) == tok {
+				// This call's own change, its answer lost: the SDK sent
+				// it again.
+				return item.EventFromItem(ccf.Item), nil
+			}
 			err := st.transitionFailed(ccf.Item, id, to)
 			if errors.Is(err, event.ErrNotFound) {
 				return event.Event{}, err
@@ -201,7 +239,7 @@ func (st *Store) Settle(ctx context.Context, tenant, id string, from, to event.S
 
 // settle is Settle in one partition.
 func (st *Store) settle(ctx context.Context, tenant, partition, id string, from, to event.Status, latest []event.Attempt) error {
-	tr, ok := st.transitionUpdate(partition, id, []event.Status{from}, to)
+	tr, ok := st.transitionUpdate(partition, id, []event.Status{from}, to, "")
 	if !ok {
 		return event.ErrNotFound
 	}

@@ -327,6 +327,14 @@ func (s faultStore) Transition(ctx context.Context, tenant, id string, from []ev
 	return
 }
 
+func (s faultStore) TransitionOnce(ctx context.Context, tenant, id string, from []event.Status, to event.Status) (e event.Event, err error) {
+	err = s.in.call(ctx, "Store.TransitionOnce", []string{id, string(to)}, func(ctx context.Context) error {
+		e, err = s.st.TransitionOnce(ctx, tenant, id, from, to)
+		return err
+	})
+	return
+}
+
 func (s faultStore) Settle(ctx context.Context, tenant, id string, from, to event.Status, latest []event.Attempt) error {
 	return s.in.call(ctx, "Store.Settle", []string{id, string(from), string(to)}, func(ctx context.Context) error {
 		return s.st.Settle(ctx, tenant, id, from, to, latest)
