@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -280,20 +281,36 @@ type archiveReplayer struct {
 	unreleased int
 }
 
-// sentTo is a queue whose SendMessage records the id of each message sent
-// (the records a drain parks on the queue it drains, which it then meets).
+// runAttribute is the message attribute that names the drain which
+// parked a record on the queue it drains (sentTo).
+const runAttribute = "triggers_replay_run"
+
+// sentTo is a queue whose SendMessage marks each message it sends with
+// run in runAttribute: the records a drain parks on the queue it drains,
+// which it then meets and must not count again. A mark, not the message
+// ids SendMessage answers: when that answer is lost the SDK sends the
+// message again, and the first copy's id is never known (both copies are
+// counted as archiver-parked otherwise; found by review).
 type sentTo struct {
 	failureQueue
-	ids *sync.Map
+	run string
 }
 
 // SendMessage implements streamconsumer.DeadLetterSender.
 func (q sentTo) SendMessage(ctx context.Context, in *sqs.SendMessageInput, optFns ...func(*sqs.Options)) (*sqs.SendMessageOutput, error) {
-	out, err := q.failureQueue.SendMessage(ctx, in, optFns...)
-	if err == nil && out != nil {
-		q.ids.Store(aws.ToString(out.MessageId), true)
+	marked := *in
+	marked.MessageAttributes = maps.Clone(in.MessageAttributes)
+	if marked.MessageAttributes == nil {
+		marked.MessageAttributes = map[string]sqstypes.MessageAttributeValue{}
 	}
-	return out, err
+	marked.MessageAttributes[runAttribute] = sqstypes.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(q.run)}
+	return q.failureQueue.SendMessage(ctx, &marked, optFns...)
+}
+
+// parkedBy reports whether msg was parked by the drain run (sentTo).
+func parkedBy(msg sqstypes.Message, run string) bool {
+	v, ok := msg.MessageAttributes[runAttribute]
+	return ok && aws.ToString(v.StringValue) == run
 }
 
 func runArchive(ctx context.Context, c clients, cfg aws.Config, d *deps, args []string, stdin io.Reader, stdout, stderr io.Writer, log *slog.Logger, dryRun bool, sqsClient func() *sqs.Client) int {
@@ -559,9 +576,9 @@ func (r *archiveReplayer) drain(ctx context.Context, q failureQueue, url string,
 		every = time.Duration(hold) * time.Second / 3
 	}
 	r.countInFlight(ctx, q, url)
-	var parkedHere sync.Map // message ids of the records this run parked
+	run := rand.Text() // marks the records this run parks (sentTo)
 	if !dryRun {
-		r.park = streamconsumer.SQSDeadLetter{Client: sentTo{q, &parkedHere}, QueueURL: url}
+		r.park = streamconsumer.SQSDeadLetter{Client: sentTo{q, run}, QueueURL: url}
 	}
 	h := &holder{q: q, url: url, hold: hold, log: r.log, held: map[string]string{}}
 	rctx, stopRenewing := context.WithCancel(ctx)
@@ -584,6 +601,7 @@ func (r *archiveReplayer) drain(ctx context.Context, q failureQueue, url string,
 	for {
 		out, err := q.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
 			QueueUrl: aws.String(url), MaxNumberOfMessages: 10, WaitTimeSeconds: 2, VisibilityTimeout: hold,
+			MessageAttributeNames: []string{runAttribute},
 		})
 		if err != nil {
 			return fmt.Errorf("receive from %s: %w", url, err)
@@ -599,7 +617,7 @@ func (r *archiveReplayer) drain(ctx context.Context, q failureQueue, url string,
 			}
 			seen[id] = true
 			fresh++
-			if _, ok := parkedHere.Load(id); ok {
+			if parkedBy(msg, run) {
 				continue // a record this run parked: counted as parked already
 			}
 			m, err := parseFailure(json.RawMessage(aws.ToString(msg.Body)))

@@ -271,22 +271,45 @@ func TestReplayArchiveParksWhatARangeCannotArchive(t *testing.T) {
 
 	bucket, queue := moto.CreateBucket(t), moto.CreateQueue(t, nil)
 	sendAll(t, queue, x.failure(t, 2, 5))
-	d := &deps{streams: &streamsLayer{StreamsAPI: ddblocal.NewStreamsClient(db.Endpoint), ttl: true}, queue: moto.SQS}
+	// The park's answer is lost, and the SDK sends it again: two copies,
+	// the first one's id never known.
+	d := &deps{streams: &streamsLayer{StreamsAPI: ddblocal.NewStreamsClient(db.Endpoint), ttl: true}, queue: sentTwice{moto.SQS}}
 	code, _, stderr := replayArchive(t, "", d, "archive", "-bucket", bucket, "-s3-endpoint-url", moto.Endpoint, "-from-queue", queue, "-function", "archiver")
 	assert.Equal(t, 1, code, stderr)
 	assert.Contains(t, stderr, "2 events archived from 1 ranges")
 	assert.Contains(t, stderr, "1 records of the ranges can never be archived: parked on the queue")
-	assert.NotContains(t, stderr, "messages are records the archiver parked", "the record this run parked, met on the queue, is not counted again")
+	assert.NotContains(t, stderr, "messages are records the archiver parked", "the record this run parked (both copies), met on the queue, is not counted again")
 	assert.Equal(t, sortedIDs(x.events), archivedIDs(t, objects(t, moto.S3, bucket)))
 
 	msgs, err := moto.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(queue), MaxNumberOfMessages: 10})
 	require.NoError(t, err)
-	require.Len(t, msgs.Messages, 1, "the range's message deleted, the record parked")
-	m, err := parseFailure(json.RawMessage(aws.ToString(msgs.Messages[0].Body)))
-	require.NoError(t, err)
-	assert.Nil(t, m.Info)
-	assert.Contains(t, m.Reason, archive.ErrMalformed.Error())
-	assert.Contains(t, string(m.Record), "not-an-event", "parked with its content")
+	require.Len(t, msgs.Messages, 2, "the range's message deleted, the record parked (twice)")
+	for _, msg := range msgs.Messages {
+		m, err := parseFailure(json.RawMessage(aws.ToString(msg.Body)))
+		require.NoError(t, err)
+		assert.Nil(t, m.Info)
+		assert.Contains(t, m.Reason, archive.ErrMalformed.Error())
+		assert.Contains(t, string(m.Record), "not-an-event", "parked with its content")
+		_, err = moto.SQS.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(queue), ReceiptHandle: msg.ReceiptHandle, VisibilityTimeout: 0})
+		require.NoError(t, err)
+	}
+
+	// The next run counts them as what they are now: parked records.
+	code, _, stderr = replayArchive(t, "", d, "archive", "-bucket", bucket, "-s3-endpoint-url", moto.Endpoint, "-from-queue", queue, "-function", "archiver")
+	assert.Equal(t, 1, code, "left for a person: %s", stderr)
+	assert.Contains(t, stderr, "2 messages are records the archiver parked", stderr)
+}
+
+// sentTwice is a failure queue whose SendMessage takes effect twice, as
+// one whose answer was lost and that the SDK sent again: it answers the
+// second copy only.
+type sentTwice struct{ failureQueue }
+
+func (q sentTwice) SendMessage(ctx context.Context, in *sqs.SendMessageInput, optFns ...func(*sqs.Options)) (*sqs.SendMessageOutput, error) {
+	if _, err := q.failureQueue.SendMessage(ctx, in, optFns...); err != nil {
+		return nil, err
+	}
+	return q.failureQueue.SendMessage(ctx, in, optFns...)
 }
 
 // streamAll reads the first n records of x's stream.

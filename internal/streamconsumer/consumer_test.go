@@ -477,3 +477,38 @@ func TestSQSDeadLetter(t *testing.T) {
 	assert.Equal(t, d.QueueURL, got.QueueURL)
 	assert.JSONEq(t, `{"reason":"bad record","record":{"eventID":"e1"}}`, got.MessageBody)
 }
+
+// sizedQueue is a DeadLetterSender that adds a message attribute to each
+// message, as triggers-replay's does, and refuses one whose body and
+// attributes together pass SQS's limit, as SQS does.
+type sizedQueue struct{ bodies []string }
+
+func (q *sizedQueue) SendMessage(_ context.Context, in *sqs.SendMessageInput, _ ...func(*sqs.Options)) (*sqs.SendMessageOutput, error) {
+	const attr = len("triggers_replay_run") + len("String") + 26
+	if len(aws.ToString(in.MessageBody))+attr > streamconsumer.DefaultQueueMessageBytes {
+		return nil, errors.New("InvalidParameterValue: message must be shorter than 262144 bytes")
+	}
+	q.bodies = append(q.bodies, aws.ToString(in.MessageBody))
+	return &sqs.SendMessageOutput{MessageId: aws.String("m1")}, nil
+}
+
+// A record whose message fits the queue's limit by a few bytes, but not
+// once a sender's attributes count too, is parked without its images
+// all the same (Park leaves room for attributes), not refused on every
+// try.
+func TestSQSDeadLetterLeavesRoomForAttributes(t *testing.T) {
+	img := map[string]events.DynamoDBAttributeValue{"blob": events.NewStringAttribute("")}
+	rec, err := streamconsumer.MarshalRecord(record("REMOVE", "7", img))
+	require.NoError(t, err)
+	overhead := len(`{"reason":"bad","record":}`) + len(rec)
+	img["blob"] = events.NewStringAttribute(strings.Repeat("x", streamconsumer.DefaultQueueMessageBytes-overhead-10))
+	rec, err = streamconsumer.MarshalRecord(record("REMOVE", "7", img))
+	require.NoError(t, err)
+	require.LessOrEqual(t, len(`{"reason":"bad","record":}`)+len(rec), streamconsumer.DefaultQueueMessageBytes, "the body alone fits")
+
+	q := &sizedQueue{}
+	require.NoError(t, streamconsumer.SQSDeadLetter{Client: q, QueueURL: "q"}.Park(context.Background(), rec, "bad"))
+	require.Len(t, q.bodies, 1)
+	assert.Contains(t, q.bodies[0], "too large for the queue: parked without its images")
+	assert.NotContains(t, q.bodies[0], "xxxx")
+}
