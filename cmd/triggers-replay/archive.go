@@ -724,19 +724,38 @@ func (r *archiveReplayer) isForeign(m failureMessage, attrs ...any) bool {
 // record's function by its ARN, qualified when the mapping invokes an
 // alias or a version.
 func sameFunction(a, arn string) bool {
-	return a == arn || functionName(a) == functionName(arn)
+	if a == arn {
+		return true
+	}
+	fa, fb := functionOf(a), functionOf(arn)
+	same := func(x, y string) bool { return x == "" || y == "" || x == y }
+	return fa.name == fb.name && same(fa.account, fb.account) && same(fa.region, fb.region)
 }
 
-// functionName returns the name in a Lambda function ARN
-// (arn:aws:lambda:REGION:ACCOUNT:function:NAME[:QUALIFIER]), or in
-// NAME[:QUALIFIER]. The account and region are not compared: one failure
-// queue takes the records of one account's functions in one region.
-func functionName(s string) string {
+// lambdaFunction is what a Lambda function ARN or name says of the function:
+// "" where it says nothing.
+type lambdaFunction struct{ region, account, name string }
+
+// functionOf reads a Lambda function ARN
+// (arn:aws:lambda:REGION:ACCOUNT:function:NAME[:QUALIFIER]), a partial
+// one (ACCOUNT:function:NAME[:QUALIFIER], function:NAME), or
+// NAME[:QUALIFIER]. The qualifier is dropped: a version or alias runs
+// the same function's code. The account and region, where both sides
+// give them, are compared by sameFunction; a bare name matches the
+// function of that name in any (one failure queue takes the records of
+// one region's functions, and rarely of another account's).
+func functionOf(s string) lambdaFunction {
 	parts := strings.Split(s, ":")
-	if i := slices.Index(parts, "function"); i >= 0 && i+1 < len(parts) {
-		return parts[i+1] // a full or partial ARN
+	i := slices.Index(parts, "function")
+	switch {
+	case i < 0 || i+1 >= len(parts):
+		return lambdaFunction{name: parts[0]}
+	case i == 5 && parts[0] == "arn":
+		return lambdaFunction{region: parts[3], account: parts[4], name: parts[i+1]}
+	case i == 1:
+		return lambdaFunction{account: parts[0], name: parts[i+1]}
 	}
-	return parts[0]
+	return lambdaFunction{name: parts[i+1]}
 }
 
 // replay re-reads the range of in from the stream and archives its TTL

@@ -247,8 +247,10 @@ func TestSameFunction(t *testing.T) {
 		assert.True(t, sameFunction(given, arn+":live"), given)
 		assert.True(t, sameFunction(given, arn), given)
 	}
-	for _, given := range []string{"other", "arn:aws:lambda:us-east-1:123456789012:function:other", "archiver-2"} {
-		assert.False(t, sameFunction(given, arn), given)
+	for _, given := range []string{"other", "arn:aws:lambda:us-east-1:123456789012:function:other", "archiver-2",
+		"arn:aws:lambda:eu-west-1:123456789012:function:archiver", "arn:aws:lambda:us-east-1:210987654321:function:archiver:live",
+		"210987654321:function:archiver"} {
+		assert.False(t, sameFunction(given, arn), "%s: another name, region or account", given)
 	}
 }
 
