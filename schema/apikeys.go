@@ -9,12 +9,16 @@ package schema
 // nothing. key_prefix keeps the first characters of the key so people can
 // recognise it.
 const (
-	AttrKeyHash     = "key_hash"
-	AttrKeyPrefix   = "key_prefix"
-	AttrTenantID    = "tenant_id"
-	AttrKeyStatus   = "status"
-	AttrCreatedAt   = "created_at"
-	AttrRevokedAt   = "revoked_at"
+	AttrKeyHash   = "key_hash"
+	AttrKeyPrefix = "key_prefix"
+	AttrTenantID  = "tenant_id"
+	AttrKeyStatus = "status"
+	AttrCreatedAt = "created_at"
+	AttrRevokedAt = "revoked_at"
+	// AttrRevokedBy is the token of the revocation that revoked the key:
+	// the SDK's resend of that write, its answer lost, recognises it as
+	// its own (internal/apikey Revoke).
+	AttrRevokedBy   = "revoked_by"
 	AttrDescription = "description"
 	// AttrShards is the number of shards a tenant's new events are
 	// written to (absent: 1), AttrReadShards the number its inbox reads

@@ -418,7 +418,11 @@ func (s *Store) List(ctx context.Context, tenant string) ([]Key, error) {
 var ErrNoSuchKey = errors.New("no API key with this hash")
 
 // Revoke marks the key with hash revoked. It reports whether the key was
-// active before; revoking a revoked key again is not an error. hash may be
+// active before; revoking a revoked key again is not an error. The write
+// carries a token of the call (schema.AttrRevokedBy): when DynamoDB's
+// answer is lost and the SDK sends it again, the resend that finds the
+// key revoked finds its own token, and the revocation is still this
+// call's (it was reported "already revoked"; found by review). hash may be
 // in any case, with blanks around it; anything but a hash (ValidHash once
 // so normalized: a tenant's record, a blank, the key itself) is
 // ErrNoSuchKey, without a request.
@@ -430,13 +434,17 @@ func (s *Store) Revoke(ctx context.Context, hash string) (bool, error) {
 	// Any key item not yet revoked, whatever its status (an item written
 	// by hand with another status used to be answered "already revoked"
 	// and left as it was).
+	tok := rand.Text()
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                           aws.String(s.table),
-		Key:                                 map[string]types.AttributeValue{schema.AttrKeyHash: &types.AttributeValueMemberS{Value: hash}},
-		UpdateExpression:                    aws.String("SET #s = :revoked, #r = :now"),
-		ConditionExpression:                 aws.String("attribute_exists(#h) AND (attribute_not_exists(#s) OR #s <> :revoked)"),
-		ExpressionAttributeNames:            map[string]string{"#h": schema.AttrKeyHash, "#s": schema.AttrKeyStatus, "#r": schema.AttrRevokedAt},
-		ExpressionAttributeValues:           map[string]types.AttributeValue{":revoked": &types.AttributeValueMemberS{Value: StatusRevoked}, ":now": &types.AttributeValueMemberN{Value: strconv.FormatInt(s.now().UnixMilli(), 10)}},
+		TableName:                aws.String(s.table),
+		Key:                      map[string]types.AttributeValue{schema.AttrKeyHash: &types.AttributeValueMemberS{Value: hash}},
+		UpdateExpression:         aws.String("SET #s = :revoked, #r = :now, #by = :tok"),
+		ConditionExpression:      aws.String("attribute_exists(#h) AND (attribute_not_exists(#s) OR #s <> :revoked)"),
+		ExpressionAttributeNames: map[string]string{"#h": schema.AttrKeyHash, "#s": schema.AttrKeyStatus, "#r": schema.AttrRevokedAt, "#by": schema.AttrRevokedBy},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":revoked": &types.AttributeValueMemberS{Value: StatusRevoked}, ":now": &types.AttributeValueMemberN{Value: strconv.FormatInt(s.now().UnixMilli(), 10)},
+			":tok": &types.AttributeValueMemberS{Value: tok},
+		},
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	var ccf *types.ConditionalCheckFailedException
@@ -444,7 +452,8 @@ func (s *Store) Revoke(ctx context.Context, hash string) (bool, error) {
 		if ccf.Item == nil {
 			return false, ErrNoSuchKey
 		}
-		return false, nil
+		by, _ := ccf.Item[schema.AttrRevokedBy].(*types.AttributeValueMemberS)
+		return by != nil && by.Value == tok, nil // this call's own revocation, its answer lost
 	}
 	if err != nil {
 		return false, fmt.Errorf("revoke API key: %w", err)

@@ -100,6 +100,32 @@ func TestAuthenticateOnlyTheExactActiveKey(t *testing.T) {
 	assert.False(t, listed[0].RevokedAt.IsZero())
 }
 
+// A revocation whose answer DynamoDB lost (the SDK sends it again, and
+// the resend finds the key revoked) reports the key as active before:
+// the revocation is the caller's. It was reported "already revoked", as
+// if someone else had revoked the key first (found by review).
+func TestRevokeWithItsAnswerLostIsTheCallersRevocation(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.APIKeys())
+	proxy, client := db.Faulty(t)
+	keys := apikey.NewStore(client, table)
+	key, k, err := keys.Create(ctx, "tenant-a", "ci")
+	require.NoError(t, err)
+
+	before := proxy.Calls("UpdateItem")
+	proxy.LoseResponse("UpdateItem", 1)
+	was, err := keys.Revoke(ctx, k.Hash)
+	require.NoError(t, err)
+	assert.Equal(t, 2, proxy.Calls("UpdateItem")-before, "the SDK sent it again")
+	assert.True(t, was, "active before this revocation")
+	_, err = keys.Authenticate(ctx, key)
+	assert.ErrorIs(t, err, apikey.ErrRevoked)
+
+	was, err = keys.Revoke(ctx, k.Hash)
+	require.NoError(t, err)
+	assert.False(t, was, "another revocation finds it revoked")
+}
+
 // A stored record whose status is missing or unknown (a "suspended" key
 // written by another tool, say), or whose tenant id is invalid, does not
 // authenticate: only "active" lets a key in.
