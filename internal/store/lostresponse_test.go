@@ -338,6 +338,57 @@ func lossySubscription(t *testing.T) (*ddbtest.FaultProxy, *store.Store) {
 	return proxy, st
 }
 
+// A success and a disabling failure, each with its answer lost and
+// another caller's write to the subscription landing before the SDK's
+// resend, which that write makes fail its condition: each is still
+// reported as this call's (its token). Before, the success was reported
+// as ending nothing (the backlog parked behind the circuit waited for
+// the circuit's wake) and the disabling as not made (no metric, no
+// alarm). Found by review.
+func TestSubscriptionOutcomesSurviveALostAnswerAndALaterWrite(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.Events())
+	proxy, client := db.Faulty(t)
+	st := store.New(client, table)
+	other := store.New(db.Client, table) // another instance, not through the proxy
+	require.NoError(t, st.CreateSubscription(ctx, "tenant-a", newSub("sub_a")))
+	t0 := time.Unix(1_900_000_000, 0)
+	const after = time.Hour
+
+	_, err := st.SubscriptionFailed(ctx, "tenant-a", "sub_a", "", t0, after, "r1")
+	require.NoError(t, err)
+	opened, err := st.OpenCircuit(ctx, "tenant-a", "sub_a", "", t0.Add(time.Minute), time.Minute)
+	require.NoError(t, err)
+	require.True(t, opened)
+	// The success ends the run and closes the circuit; a failure after
+	// it begins a new run before the resend.
+	proxy.LoseResponseThen("UpdateItem", func() {
+		_, err := other.SubscriptionFailed(ctx, "tenant-a", "sub_a", "", t0.Add(3*time.Minute), after, "r2")
+		assert.NoError(t, err)
+	})
+	closed, err := st.SubscriptionSucceeded(ctx, "tenant-a", "sub_a", "", t0.Add(2*time.Minute))
+	require.NoError(t, err)
+	assert.True(t, closed, "this call's success ended the run and closed the circuit")
+	sub, err := st.GetSubscription(ctx, "tenant-a", "sub_a")
+	require.NoError(t, err)
+	assert.Equal(t, 1, sub.ConsecutiveFailures, "the new run's failure only")
+
+	// The failure that disables: its count answered, its disabling lost,
+	// and a success ends the run before the resend.
+	disabledAt := t0.Add(3*time.Minute + after)
+	proxy.LoseResponseAfterThen("UpdateItem", 1, func() {
+		_, err := other.SubscriptionSucceeded(ctx, "tenant-a", "sub_a", "", disabledAt.Add(time.Second))
+		assert.NoError(t, err)
+	})
+	run, err := st.SubscriptionFailed(ctx, "tenant-a", "sub_a", "", disabledAt, after, "r3")
+	require.NoError(t, err)
+	assert.True(t, run.Disabled, "this call disabled it")
+	sub, err = st.GetSubscription(ctx, "tenant-a", "sub_a")
+	require.NoError(t, err)
+	assert.True(t, sub.Disabled)
+	assert.Equal(t, "r3", sub.DisabledReason)
+}
+
 // A status change through TransitionOnce (the API's PATCH) with its
 // answer lost answers the event as changed, in both profiles: the SDK's
 // resend fails the condition on the change already made and finds the

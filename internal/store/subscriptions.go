@@ -627,8 +627,11 @@ const (
 // the subscription has left url's server (the caller then keeps what it
 // knows of the circuit: found by review, the dispatcher forgot a circuit
 // it had opened on the new server). It is true when the SDK's retry of
-// its write, whose answer was lost, finds the write done (it may have
-// ended one: the caller's follow-up then finds nothing at worst).
+// its write, whose answer was lost, finds the write done, or refused by
+// a run begun since but made (it may have ended one: the caller's
+// follow-up then finds nothing at worst). A later success recorded
+// before the resend overwrites the token: both then report false, and
+// the backlog parked behind the circuit goes at the circuit's wake.
 func (st *Store) SubscriptionSucceeded(ctx context.Context, tenant, id, url string, at time.Time) (closed bool, err error) {
 	key := st.key(subscriptionPartition(tenant), id)
 	values := map[string]types.AttributeValue{":s": n(at.Unix()), ":us": n(at.UnixMicro())}
@@ -657,6 +660,15 @@ func (st *Store) SubscriptionSucceeded(ctx context.Context, tenant, id, url stri
 		if errors.As(err, &ccf) {
 			if ccf.Item == nil {
 				return false, event.ErrSubscriptionNotFound
+			}
+			if getS(ccf.Item, attrLastSuccessBy) == tok {
+				// This call's success, its answer lost, and a failure
+				// that began a run after at recorded before the SDK's
+				// resend, which that run refuses: the write may have
+				// ended a run all the same (found by review: reported
+				// false, the backlog parked behind the circuit waited for
+				// the circuit's wake).
+				return true, nil
 			}
 			if now := getS(ccf.Item, "url"); url != "" && now != url {
 				if !sameServer(url, now) || try >= maxUpdateRounds {
@@ -833,15 +845,23 @@ func (st *Store) SubscriptionFailed(ctx context.Context, tenant, id, url string,
 		names["#fsu"], values[":fsu"] = attrFailingSinceUs, n(us)
 	}
 	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 aws.String(st.table),
-		Key:                       st.key(subscriptionPartition(tenant), id),
-		UpdateExpression:          aws.String("SET #d = :t, #dr = :r, #db = :tok"),
-		ConditionExpression:       aws.String(cond),
-		ExpressionAttributeNames:  names,
-		ExpressionAttributeValues: values,
+		TableName:                           aws.String(st.table),
+		Key:                                 st.key(subscriptionPartition(tenant), id),
+		UpdateExpression:                    aws.String("SET #d = :t, #dr = :r, #db = :tok"),
+		ConditionExpression:                 aws.String(cond),
+		ExpressionAttributeNames:            names,
+		ExpressionAttributeValues:           values,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
+		// Disabled by this call all the same: a success that ended the
+		// run between the disabling and the SDK's resend of it (its
+		// answer lost) fails the resend's #fs condition, and the success
+		// does not enable the subscription again (found by review: the
+		// disabling went without its metric and alarm).
+		d, _ := ccf.Item["disabled"].(*types.AttributeValueMemberBOOL)
+		run.Disabled = d != nil && d.Value && getS(ccf.Item, attrDisabledBy) == tok
 		return run, nil
 	}
 	if err != nil {

@@ -82,6 +82,17 @@ func (p *FaultProxy) LoseResponseThen(operation string, then func()) {
 	p.then[operation] = then
 }
 
+// LoseResponseAfterThen is LoseResponseAfter and LoseResponseThen at
+// once: the call of operation after the next n is lost, and then runs
+// once it took effect.
+func (p *FaultProxy) LoseResponseAfterThen(operation string, n int, then func()) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.lose[operation]++
+	p.skip[operation] = n
+	p.then[operation] = then
+}
+
 // Stall holds every request from now on without forwarding it, as a
 // DynamoDB that accepts connections and never answers, until Release.
 func (p *FaultProxy) Stall() {
