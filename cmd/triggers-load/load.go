@@ -279,7 +279,10 @@ func (e *env) apiIngest(ctx context.Context) (time.Duration, error) {
 }
 
 // rawIngest is store.Put's PutItem: the same item (item.FromEvent), the same
-// condition; building the item is not timed.
+// condition, and the same reading of a refusal that finds this event's
+// own id (the SDK's resend of a write whose answer was lost: a success,
+// not an error that ends a warm-up; found by review); building the item
+// is not timed.
 func (e *env) rawIngest(ctx context.Context) (time.Duration, error) {
 	ev, err := e.newEvent()
 	if err != nil {
@@ -295,7 +298,12 @@ func (e *env) rawIngest(ctx context.Context) (time.Duration, error) {
 	}
 	t0 := time.Now()
 	_, err = e.db.PutItem(ctx, in)
-	return time.Since(t0), err
+	d := time.Since(t0)
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) && ccf.Item != nil && itemconv.GetS(ccf.Item, schema.AttrEventID) == ev.ID {
+		err = nil
+	}
+	return d, err
 }
 
 func (e *env) apiInbox(ctx context.Context) (time.Duration, error) {
