@@ -285,6 +285,11 @@ type archiveReplayer struct {
 // parked a record on the queue it drains (sentTo).
 const runAttribute = "triggers_replay_run"
 
+// runAttributeBytes bounds what runAttribute takes of a message's size
+// (its name, its type and the run's token, rand.Text's 26 characters):
+// streamconsumer.SQSDeadLetter.AttributeBytes.
+const runAttributeBytes = 64
+
 // sentTo is a queue whose SendMessage marks each message it sends with
 // run in runAttribute: the records a drain parks on the queue it drains,
 // which it then meets and must not count again. A mark, not the message
@@ -578,7 +583,7 @@ func (r *archiveReplayer) drain(ctx context.Context, q failureQueue, url string,
 	r.countInFlight(ctx, q, url)
 	run := rand.Text() // marks the records this run parks (sentTo)
 	if !dryRun {
-		r.park = streamconsumer.SQSDeadLetter{Client: sentTo{q, run}, QueueURL: url}
+		r.park = streamconsumer.SQSDeadLetter{Client: sentTo{q, run}, QueueURL: url, AttributeBytes: runAttributeBytes}
 	}
 	h := &holder{q: q, url: url, hold: hold, log: r.log, held: map[string]string{}}
 	rctx, stopRenewing := context.WithCancel(ctx)

@@ -240,7 +240,8 @@ func TestChangeAllCountsWhatSQSRefused(t *testing.T) {
 
 // -function names the archiver as Lambda's failure records do (a full
 // ARN, qualified or not) or as an operator would (a name, name:alias, a
-// partial ARN): the name is what is compared.
+// partial ARN): the name is compared, and the account and region where
+// both sides give them.
 func TestSameFunction(t *testing.T) {
 	const arn = "arn:aws:lambda:us-east-1:123456789012:function:archiver"
 	for _, given := range []string{"archiver", "archiver:live", arn, arn + ":live", "123456789012:function:archiver", "function:archiver:7"} {

@@ -438,3 +438,31 @@ func TestTransitionOnceSurvivesALostAnswer(t *testing.T) {
 		assert.Equal(t, 1, stored.RetryCount)
 	})
 }
+
+// A PATCH's change with its answer lost, and another writer moving the
+// event back into a status the change starts from before the SDK's
+// resend (failed, then retrying by a webhook retry): the resend does not
+// make the change again over the other writer's; the call answers the
+// event as it now is (found by review: the resend, whose condition
+// checked the status only, undid the retry's move).
+func TestTransitionOnceResendDoesNotChangeItAgain(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.Events())
+	proxy, client := db.Faulty(t)
+	st := store.New(client, table)
+	other := store.New(db.Client, table)
+	e := newEvent(t, "order.paid", map[string]any{})
+	require.NoError(t, st.Put(ctx, "tenant-a", e))
+
+	proxy.LoseResponseThen("UpdateItem", func() {
+		_, err := other.Transition(ctx, "tenant-a", e.ID, []event.Status{event.Failed}, event.Retrying)
+		assert.NoError(t, err)
+	})
+	got, err := st.TransitionOnce(ctx, "tenant-a", e.ID, event.Sources(event.Failed), event.Failed)
+	require.NoError(t, err, "the change was the caller's")
+	assert.Equal(t, event.Retrying, got.Status, "the event as it now is")
+	stored, err := st.Get(ctx, "tenant-a", e.ID)
+	require.NoError(t, err)
+	assert.Equal(t, event.Retrying, stored.Status, "the retry's move stands")
+	assert.Equal(t, 1, stored.RetryCount)
+}

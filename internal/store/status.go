@@ -62,21 +62,26 @@ func (st *Store) transitionUpdate(partition, id string, from []event.Status, to 
 		delete(values, ":sts")
 		update = "SET #status = :to REMOVE #sts"
 	}
-	if tok != "" {
-		names["#by"] = schema.AttrChangedBy
-		values[":tok"] = s(tok)
-		update = strings.Replace(update, "SET #status = :to", "SET #status = :to, #by = :tok", 1)
-	}
 	in := make([]string, len(from))
 	for i, f := range from {
 		k := ":from" + strconv.Itoa(i)
 		values[k] = s(string(f))
 		in[i] = k
 	}
+	condition := "#ttl >= :now AND #status IN (" + strings.Join(in, ", ") + ")"
+	if tok != "" {
+		names["#by"] = schema.AttrChangedBy
+		values[":tok"] = s(tok)
+		update = strings.Replace(update, "SET #status = :to", "SET #status = :to, #by = :tok", 1)
+		// A resend never applies the change again, even when the status
+		// has come back to one of from since (failed, moved to retrying
+		// by a retry, then back by this resend; found by review).
+		condition += " AND (attribute_not_exists(#by) OR #by <> :tok)"
+	}
 	return transition{
 		key:       st.key(partition, contract.Key(stamp, id)),
 		update:    update,
-		condition: "#ttl >= :now AND #status IN (" + strings.Join(in, ", ") + ")",
+		condition: condition,
 		names:     names,
 		values:    values,
 	}, true
@@ -108,11 +113,12 @@ func (st *Store) Transition(ctx context.Context, tenant, id string, from []event
 
 // TransitionOnce is Transition for a caller that has to tell its own
 // change from another's, such as a client's PATCH of the event: the
-// write carries a token of this call (schema.AttrChangedBy), and when the
-// SDK sends it again because DynamoDB's answer was lost, the condition
-// that fails on the change already made finds the call's own token and
-// the event is returned as changed, not as a *event.TransitionError (a
-// 409 for a change the caller made). The token stays on the item (19
+// write carries a token of this call (schema.AttrChangedBy), and its
+// condition refuses an item that has it: when the SDK sends the write
+// again because DynamoDB's answer was lost, the resend is refused (even
+// where the status has come back to one of from since) and finds the
+// call's own token, and the event is returned as it now is, not as a
+// *event.TransitionError (a 409 for a change the caller made). The token stays on the item (19
 // bytes more on it and on its copies in indexes that project it), which is why the
 // ack and the delivery path, which tell their own changes apart
 // otherwise, use Transition.

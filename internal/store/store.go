@@ -1,9 +1,11 @@
 // Package store keeps events in the DynamoDB events table of seed 000.
 //
-// Items have exactly the seed's shape (user_id, timestamp#event_id,
-// event_id, event_type, payload, status, timestamp, ttl, retry_count,
-// metadata, event_type#timestamp, status#timestamp); attribute and index
-// names come from package schema. Besides events the table holds
+// Items have the seed's shape (user_id, timestamp#event_id, event_id,
+// event_type, payload, status, timestamp, ttl, retry_count, metadata,
+// event_type#timestamp, status#timestamp), plus origin_region on a
+// global table and chg_by once a status was changed through
+// TransitionOnce (docs/seed-deviations.md); attribute and index names
+// come from package schema. Besides events the table holds
 // idempotency records in partitions no tenant can own (see
 // IdempotencyPartition). Every read hides items whose ttl has passed,
 // because DynamoDB deletes expired items up to days late.

@@ -130,6 +130,13 @@ type DeadLetterSender interface {
 type SQSDeadLetter struct {
 	Client   DeadLetterSender
 	QueueURL string
+	// AttributeBytes is what message attributes that Client adds to
+	// each message take (triggers-replay marks the records it parks):
+	// they count toward the queue's limit, so Park parks a record
+	// without its images once its message passes
+	// DefaultQueueMessageBytes less AttributeBytes. Default 0: a Client
+	// that adds none.
+	AttributeBytes int
 }
 
 // DefaultQueueMessageBytes is the largest message a queue created
@@ -137,14 +144,10 @@ type SQSDeadLetter struct {
 // constructs' failure queues are.
 const DefaultQueueMessageBytes = 256 << 10
 
-// attributeRoom is what Park leaves of DefaultQueueMessageBytes for
-// message attributes, which count toward the size: a Client may add
-// some (triggers-replay marks the records it parks).
-const attributeRoom = 1 << 10
-
 // Park implements DeadLetter. A record whose message is larger than
-// DefaultQueueMessageBytes less attributeRoom (an image of a 400 KB item,
-// in Lambda's JSON, may be a megabyte or more) and that the queue refuses is parked without
+// DefaultQueueMessageBytes less AttributeBytes (an image of a 400 KB
+// item, in Lambda's JSON, may be a megabyte or more) and that the queue
+// refuses is parked without
 // its images, the reason saying so: its keys, sequence number and event
 // id still name it (the item itself is gone, or readable by its keys).
 // Refused every time, it would otherwise hold its shard up until the
@@ -155,7 +158,7 @@ func (d SQSDeadLetter) Park(ctx context.Context, record json.RawMessage, reason 
 		return err
 	}
 	_, err = d.Client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(d.QueueURL), MessageBody: aws.String(string(body))})
-	if err != nil && len(body) > DefaultQueueMessageBytes-attributeRoom {
+	if err != nil && len(body) > DefaultQueueMessageBytes-d.AttributeBytes {
 		if short, serr := withoutImages(record); serr == nil {
 			body, err2 := parkedMessage(short, fmt.Sprintf("%s (the record, %d bytes, is too large for the queue: parked without its images)", reason, len(record)))
 			if err2 == nil {

@@ -493,9 +493,8 @@ func (q *sizedQueue) SendMessage(_ context.Context, in *sqs.SendMessageInput, _ 
 }
 
 // A record whose message fits the queue's limit by a few bytes, but not
-// once a sender's attributes count too, is parked without its images
-// all the same (Park leaves room for attributes), not refused on every
-// try.
+// once the attributes its sender adds count too, is parked without its
+// images all the same (AttributeBytes), not refused on every try.
 func TestSQSDeadLetterLeavesRoomForAttributes(t *testing.T) {
 	img := map[string]events.DynamoDBAttributeValue{"blob": events.NewStringAttribute("")}
 	rec, err := streamconsumer.MarshalRecord(record("REMOVE", "7", img))
@@ -507,7 +506,8 @@ func TestSQSDeadLetterLeavesRoomForAttributes(t *testing.T) {
 	require.LessOrEqual(t, len(`{"reason":"bad","record":}`)+len(rec), streamconsumer.DefaultQueueMessageBytes, "the body alone fits")
 
 	q := &sizedQueue{}
-	require.NoError(t, streamconsumer.SQSDeadLetter{Client: q, QueueURL: "q"}.Park(context.Background(), rec, "bad"))
+	require.Error(t, streamconsumer.SQSDeadLetter{Client: q, QueueURL: "q"}.Park(context.Background(), rec, "bad"), "the sender's attributes not declared")
+	require.NoError(t, streamconsumer.SQSDeadLetter{Client: q, QueueURL: "q", AttributeBytes: 1 << 10}.Park(context.Background(), rec, "bad"))
 	require.Len(t, q.bodies, 1)
 	assert.Contains(t, q.bodies[0], "too large for the queue: parked without its images")
 	assert.NotContains(t, q.bodies[0], "xxxx")
