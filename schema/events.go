@@ -23,9 +23,10 @@ const (
 	// names; an item without it counts as local (docs/multi-region.md).
 	AttrOriginRegion = "origin_region"
 	// AttrChangedBy is the token of the last status change made through
-	// the API's PATCH of the event (store.TransitionOnce): the SDK's
-	// resend of that write, its answer lost, recognises it as its own.
-	// Other status changes leave it as it is.
+	// store.TransitionOnce (the API's PATCH of the event, the webhook
+	// dispatcher's retrying and failed moves): the SDK's resend of that
+	// write, its answer lost, recognises it as its own, and a late copy
+	// of it is refused. The ack and Settle leave it as it is.
 	AttrChangedBy = "chg_by"
 )
 

@@ -466,3 +466,79 @@ func TestTransitionOnceResendDoesNotChangeItAgain(t *testing.T) {
 	assert.Equal(t, event.Retrying, stored.Status, "the retry's move stands")
 	assert.Equal(t, 1, stored.RetryCount)
 }
+
+// A late copy of a status change: the first try of the write is held on
+// the network past the SDK's attempt timeout, the SDK's retry makes the
+// change, the event is settled back (retrying -> failed, as a webhook
+// retry's failure does), and then the first try lands. TransitionOnce's
+// token in the condition refuses it; Transition's condition, on the
+// status only, takes it, and the event was left retrying for good, its
+// retry_count counted twice (found by review).
+func TestTransitionOnceRefusesALateCopy(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.Events())
+	proxy, client := db.Faulty(t)
+	st := store.New(client, table)
+	other := store.New(db.Client, table)
+	for _, once := range []bool{true, false} {
+		e := newEvent(t, "order.paid", map[string]any{})
+		require.NoError(t, st.Put(ctx, "tenant-a", e))
+		_, err := other.Transition(ctx, "tenant-a", e.ID, event.Sources(event.Failed), event.Failed)
+		require.NoError(t, err)
+
+		land := proxy.LateCall("UpdateItem")
+		change := st.Transition
+		if once {
+			change = st.TransitionOnce
+		}
+		got, err := change(ctx, "tenant-a", e.ID, []event.Status{event.Failed}, event.Retrying)
+		require.NoError(t, err, "the SDK's retry made the change")
+		require.Equal(t, event.Retrying, got.Status)
+		_, err = other.Transition(ctx, "tenant-a", e.ID, []event.Status{event.Retrying}, event.Failed)
+		require.NoError(t, err)
+		land()
+
+		stored, err := st.Get(ctx, "tenant-a", e.ID)
+		require.NoError(t, err)
+		if once {
+			assert.Equal(t, event.Failed, stored.Status, "the late copy refused")
+			assert.Equal(t, 1, stored.RetryCount)
+		} else {
+			assert.Equal(t, event.Retrying, stored.Status, "Transition takes the late copy: why the dispatcher uses TransitionOnce")
+			assert.Equal(t, 2, stored.RetryCount)
+		}
+	}
+}
+
+// A late copy of a first round's hold (its first try held on the network
+// past the SDK's attempt timeout, landing after the retry and after the
+// round finished) does not hold the event's settles again. (Found by
+// review: it held them for the round hold, 6 hours, and a retry's
+// delivery meanwhile left the event failed.) A lost answer is still the
+// call's own hold, and a new hold after the end still holds.
+func TestHoldFirstRoundRefusesALateCopy(t *testing.T) {
+	ctx := context.Background()
+	table := db.CreateTable(t, schema.Events())
+	proxy, client := db.Faulty(t)
+	st := store.New(client, table)
+	e := newEvent(t, "t", map[string]any{})
+	require.NoError(t, st.Put(ctx, "tenant-a", e))
+	at := time.Now().UTC()
+
+	land := proxy.LateCall("UpdateItem")
+	require.NoError(t, st.HoldFirstRound(ctx, "tenant-a", e.ID, at, e.TTL), "the SDK's retry holds it")
+	_, running, err := st.SettleAttempts(ctx, "tenant-a", e.ID)
+	require.NoError(t, err)
+	require.True(t, running)
+	require.NoError(t, st.FinishRound(ctx, "tenant-a", e.ID, event.FirstRound))
+	land()
+	_, running, err = st.SettleAttempts(ctx, "tenant-a", e.ID)
+	require.NoError(t, err)
+	assert.False(t, running, "the late copy of the ended hold is refused")
+
+	proxy.LoseResponse("UpdateItem", 1)
+	require.NoError(t, st.HoldFirstRound(ctx, "tenant-a", e.ID, at, e.TTL), "a new hold, its answer lost")
+	_, running, err = st.SettleAttempts(ctx, "tenant-a", e.ID)
+	require.NoError(t, err)
+	assert.True(t, running)
+}

@@ -27,6 +27,16 @@ import (
 // existed have none and never hold a settle.
 const attrRoundRunning = "round_running_until"
 
+// attrHoldBy is the token of the HoldFirstRound call that last held a
+// first round, and attrHoldEnded the token of the hold FinishRound ended:
+// a late copy of a hold's write (a try that timed out, landing after the
+// SDK's retry and after the round finished) finds its own token ended
+// and is refused.
+const (
+	attrHoldBy    = "hold_by"
+	attrHoldEnded = "hold_ended"
+)
+
 // WithRoundHold sets how long a started redelivery round holds its
 // event's settles (default contract.DefaultRoundHold): its task has run by
 // then, unless its message went to the retry queue's dead-letter queue or
@@ -142,20 +152,30 @@ func (st *Store) RedeliveryRound(ctx context.Context, tenant, id, token string) 
 // again (a run of the round that found no hold running, after an
 // earlier one's was ended) writes a new end. One write, made only by a
 // round that queues or marks a follow-up (dispatch: a failure's retry, a
-// put-off attempt, a failure for good).
+// put-off attempt, a failure for good). It carries the call's token, and
+// a hold FinishRound has ended is not made again by a late copy of its
+// write (found by review: the copy landed after the round's end and held
+// the event's settles for the round hold, 6 hours, so a retry's
+// delivery in the meantime left the event failed).
 func (st *Store) HoldFirstRound(ctx context.Context, tenant, id string, at time.Time, ttl int64) error {
 	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:        aws.String(st.table),
-		Key:              st.key(attemptPartition(tenant, id), roundPrefix+event.FirstRound),
-		UpdateExpression: aws.String("SET #rt = :rt, #at = if_not_exists(#at, :at), #ttl = :ttl, #running = :until"),
+		TableName:           aws.String(st.table),
+		Key:                 st.key(attemptPartition(tenant, id), roundPrefix+event.FirstRound),
+		UpdateExpression:    aws.String("SET #rt = :rt, #at = if_not_exists(#at, :at), #ttl = :ttl, #running = :until, #by = :tok"),
+		ConditionExpression: aws.String("attribute_not_exists(#ended) OR #ended <> :tok"),
 		ExpressionAttributeNames: map[string]string{
 			"#rt": contract.AttrRecordType, "#at": contract.AttrCreatedAt, "#ttl": schema.AttrTTL, "#running": attrRoundRunning,
+			"#by": attrHoldBy, "#ended": attrHoldEnded,
 		},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":rt": s(contract.RecordTypeRedelivery), ":at": s(event.FormatTime(at)), ":ttl": n(ttl),
-			":until": n(at.Add(st.roundHold).Unix()),
+			":until": n(at.Add(st.roundHold).Unix()), ":tok": s(callToken()),
 		},
 	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return nil // held by this call, and ended since (its answer was lost)
+	}
 	if err != nil {
 		return classify("hold first delivery round", err)
 	}
@@ -168,12 +188,23 @@ func (st *Store) HoldFirstRound(ctx context.Context, tenant, id string, at time.
 // settle again (SettleAttempts). Finishing it again, or a round without a
 // marker (expired, or named before markers existed), changes nothing.
 func (st *Store) FinishRound(ctx context.Context, tenant, id, token string) error {
+	names := map[string]string{"#running": attrRoundRunning, "#pk": schema.AttrUserID}
+	update := "REMOVE #running"
+	var values map[string]types.AttributeValue
+	if token == event.FirstRound {
+		// The hold it ends is not made again by a late copy of its write
+		// (HoldFirstRound).
+		names["#by"], names["#ended"] = attrHoldBy, attrHoldEnded
+		values = map[string]types.AttributeValue{":none": s("")}
+		update = "SET #ended = if_not_exists(#by, :none) REMOVE #running"
+	}
 	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                aws.String(st.table),
-		Key:                      st.key(attemptPartition(tenant, id), roundPrefix+token),
-		UpdateExpression:         aws.String("REMOVE #running"),
-		ConditionExpression:      aws.String("attribute_exists(#pk)"),
-		ExpressionAttributeNames: map[string]string{"#running": attrRoundRunning, "#pk": schema.AttrUserID},
+		TableName:                 aws.String(st.table),
+		Key:                       st.key(attemptPartition(tenant, id), roundPrefix+token),
+		UpdateExpression:          aws.String(update),
+		ConditionExpression:       aws.String("attribute_exists(#pk)"),
+		ExpressionAttributeNames:  names,
+		ExpressionAttributeValues: values,
 	})
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {

@@ -118,10 +118,14 @@ func (st *Store) Transition(ctx context.Context, tenant, id string, from []event
 // again because DynamoDB's answer was lost, the resend is refused (even
 // where the status has come back to one of from since) and finds the
 // call's own token, and the event is returned as it now is, not as a
-// *event.TransitionError (a 409 for a change the caller made). The token stays on the item (19
-// bytes more on it and on its copies in indexes that project it), which is why the
-// ack and the delivery path, which tell their own changes apart
-// otherwise, use Transition.
+// *event.TransitionError (a 409 for a change the caller made). The same
+// condition refuses a late copy of the write (a try that timed out and
+// lands after the SDK's retry and after later changes). The token stays
+// on the item (19 bytes more on it and on its copies in indexes that
+// project it), which is why the ack, which tells its own changes apart
+// otherwise (already_delivered) and moves every event, uses Transition.
+// The webhook dispatcher's moves (a retry's failed -> retrying, a
+// redelivery's retrying -> failed) use TransitionOnce.
 func (st *Store) TransitionOnce(ctx context.Context, tenant, id string, from []event.Status, to event.Status) (event.Event, error) {
 	if _, err := event.ParseID(id); err != nil {
 		return event.Event{}, event.ErrNotFound

@@ -34,13 +34,16 @@ type FaultProxy struct {
 	then    map[string]func() // run once a lost call took effect
 	stalled chan struct{}     // non-nil while stalled; closed to release
 	seen    map[string]int
+	late    map[string]chan struct{} // the next call of an operation to hold (LateCall)
+	landed  chan struct{}            // closed once the held call took effect
 }
 
 // NewFaultProxy starts a proxy to upstream (a DynamoDB endpoint URL); it
 // stops with the test.
 func NewFaultProxy(t testing.TB, upstream string) *FaultProxy {
 	t.Helper()
-	p := &FaultProxy{upstream: strings.TrimSuffix(upstream, "/"), lose: map[string]int{}, skip: map[string]int{}, then: map[string]func(){}, seen: map[string]int{}}
+	p := &FaultProxy{upstream: strings.TrimSuffix(upstream, "/"), lose: map[string]int{}, skip: map[string]int{}, then: map[string]func(){}, seen: map[string]int{},
+		late: map[string]chan struct{}{}}
 	p.srv = httptest.NewServer(http.HandlerFunc(p.serve))
 	p.URL = p.srv.URL
 	t.Cleanup(func() {
@@ -113,6 +116,24 @@ func (p *FaultProxy) Release() {
 	}
 }
 
+// LateCall holds the next call of operation without forwarding it (the
+// client's attempt times out, and the SDK sends the call again, which
+// goes through), until land is called: the held call then reaches
+// DynamoDB and takes effect, late, after whatever happened meanwhile
+// (a request delayed on the network past its retry). land returns once
+// it has taken effect; its answer goes nowhere.
+func (p *FaultProxy) LateCall(operation string) (land func()) {
+	release, landed := make(chan struct{}), make(chan struct{})
+	p.mu.Lock()
+	p.late[operation] = release
+	p.landed = landed
+	p.mu.Unlock()
+	return func() {
+		close(release)
+		<-landed
+	}
+}
+
 // Calls returns how many calls of operation the proxy has received.
 func (p *FaultProxy) Calls(operation string) int {
 	p.mu.Lock()
@@ -136,7 +157,13 @@ func (p *FaultProxy) serve(w http.ResponseWriter, r *http.Request) {
 		then = p.then[op]
 		delete(p.then, op)
 	}
+	release, landed := p.late[op], p.landed
+	delete(p.late, op)
 	p.mu.Unlock()
+	if release != nil {
+		p.land(r, release, landed)
+		return
+	}
 	if stalled != nil {
 		select {
 		case <-stalled:
@@ -185,6 +212,29 @@ func (p *FaultProxy) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(res.StatusCode)
 	_, _ = w.Write(out)
+}
+
+// land forwards r, a call LateCall holds, once release is closed, and
+// closes landed when it has taken effect. The client has given up on
+// it: its context is not the request's.
+func (p *FaultProxy) land(r *http.Request, release, landed chan struct{}) {
+	defer close(landed)
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return
+	}
+	header := r.Header.Clone()
+	uri := r.URL.RequestURI()
+	<-release
+	req, err := http.NewRequest(r.Method, p.upstream+uri, bytes.NewReader(body))
+	if err != nil {
+		return
+	}
+	req.Header = header
+	if res, err := http.DefaultTransport.RoundTrip(req); err == nil {
+		_, _ = io.Copy(io.Discard, res.Body)
+		_ = res.Body.Close()
+	}
 }
 
 // Faulty returns a FaultProxy in front of l and a client through it with

@@ -1259,18 +1259,18 @@ func TestWakeStopsWhenTheProbeFails(t *testing.T) {
 	assert.Equal(t, order[1], left[0], "e4 parked as it was (same token)")
 }
 
-// failingTransitions is the store with Transition failing while fail is
-// set (DynamoDB unavailable for that call).
+// failingTransitions is the store with TransitionOnce failing while fail
+// is set (DynamoDB unavailable for that call).
 type failingTransitions struct {
 	dispatch.Store
 	fail atomic.Bool
 }
 
-func (s *failingTransitions) Transition(ctx context.Context, tenant, id string, from []event.Status, to event.Status) (event.Event, error) {
+func (s *failingTransitions) TransitionOnce(ctx context.Context, tenant, id string, from []event.Status, to event.Status) (event.Event, error) {
 	if s.fail.Load() {
 		return event.Event{}, fmt.Errorf("transition: %w", event.ErrUnavailable)
 	}
-	return s.Store.Transition(ctx, tenant, id, from, to)
+	return s.Store.TransitionOnce(ctx, tenant, id, from, to)
 }
 
 // A status change that fails (not a lost race: the store is unavailable)

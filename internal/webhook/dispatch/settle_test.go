@@ -29,7 +29,7 @@ func (s *settleStore) FinishAttempt(ctx context.Context, tenant, eventID string,
 		return err
 	}
 	if s.patchToFailed.Load() {
-		_, err := s.Store.Transition(ctx, tenant, eventID, []event.Status{event.Received, event.Retrying}, event.Failed)
+		_, err := s.Store.TransitionOnce(ctx, tenant, eventID, []event.Status{event.Received, event.Retrying}, event.Failed)
 		return err
 	}
 	return nil
