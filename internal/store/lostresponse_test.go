@@ -331,11 +331,31 @@ func TestRateTokenSurvivesLostResponses(t *testing.T) {
 // subscription sub_a created.
 func lossySubscription(t *testing.T) (*ddbtest.FaultProxy, *store.Store) {
 	t.Helper()
-	table := db.CreateTable(t, schema.Events())
-	proxy, client := db.Faulty(t)
-	st := store.New(client, table)
+	proxy, st, _ := lossyStores(t)
 	require.NoError(t, st.CreateSubscription(context.Background(), "tenant-a", newSub("sub_a")))
 	return proxy, st
+}
+
+// lossyStores returns two stores on one new events table (of profile p,
+// the seed's by default): st, whose client goes through a fault proxy
+// (the proxy returned), and other, another instance's, not through it.
+func lossyStores(t *testing.T, p ...schema.EventsProfile) (proxy *ddbtest.FaultProxy, st, other *store.Store) {
+	t.Helper()
+	profile := schema.ProfileSeed
+	if len(p) > 0 {
+		profile = p[0]
+	}
+	table := db.CreateTable(t, schema.EventsFor(profile))
+	proxy, client := db.Faulty(t)
+	return proxy, store.New(client, table, store.WithProfile(profile)), store.New(db.Client, table, store.WithProfile(profile))
+}
+
+// putEvent stores a new event of tenant-a with st and returns it.
+func putEvent(t *testing.T, st *store.Store) event.Event {
+	t.Helper()
+	e := newEvent(t, "order.paid", map[string]any{})
+	require.NoError(t, st.Put(context.Background(), "tenant-a", e))
+	return e
 }
 
 // A success and a disabling failure, each with its answer lost and
@@ -347,10 +367,7 @@ func lossySubscription(t *testing.T) (*ddbtest.FaultProxy, *store.Store) {
 // alarm). Found by review.
 func TestSubscriptionOutcomesSurviveALostAnswerAndALaterWrite(t *testing.T) {
 	ctx := context.Background()
-	table := db.CreateTable(t, schema.Events())
-	proxy, client := db.Faulty(t)
-	st := store.New(client, table)
-	other := store.New(db.Client, table) // another instance, not through the proxy
+	proxy, st, other := lossyStores(t)
 	require.NoError(t, st.CreateSubscription(ctx, "tenant-a", newSub("sub_a")))
 	t0 := time.Unix(1_900_000_000, 0)
 	const after = time.Hour
@@ -398,11 +415,8 @@ func TestSubscriptionOutcomesSurviveALostAnswerAndALaterWrite(t *testing.T) {
 func TestTransitionOnceSurvivesALostAnswer(t *testing.T) {
 	forProfiles(t, func(t *testing.T, p schema.EventsProfile) {
 		ctx := context.Background()
-		table := db.CreateTable(t, schema.EventsFor(p))
-		proxy, client := db.Faulty(t)
-		st := store.New(client, table, store.WithProfile(p))
-		e := newEvent(t, "order.paid", map[string]any{})
-		require.NoError(t, st.Put(ctx, "tenant-a", e))
+		proxy, st, _ := lossyStores(t, p)
+		e := putEvent(t, st)
 
 		before := proxy.Calls("UpdateItem")
 		proxy.LoseResponse("UpdateItem", 1)
@@ -447,12 +461,8 @@ func TestTransitionOnceSurvivesALostAnswer(t *testing.T) {
 // checked the status only, undid the retry's move).
 func TestTransitionOnceResendDoesNotChangeItAgain(t *testing.T) {
 	ctx := context.Background()
-	table := db.CreateTable(t, schema.Events())
-	proxy, client := db.Faulty(t)
-	st := store.New(client, table)
-	other := store.New(db.Client, table)
-	e := newEvent(t, "order.paid", map[string]any{})
-	require.NoError(t, st.Put(ctx, "tenant-a", e))
+	proxy, st, other := lossyStores(t)
+	e := putEvent(t, st)
 
 	proxy.LoseResponseThen("UpdateItem", func() {
 		_, err := other.Transition(ctx, "tenant-a", e.ID, []event.Status{event.Failed}, event.Retrying)
@@ -476,13 +486,9 @@ func TestTransitionOnceResendDoesNotChangeItAgain(t *testing.T) {
 // retry_count counted twice (found by review).
 func TestTransitionOnceRefusesALateCopy(t *testing.T) {
 	ctx := context.Background()
-	table := db.CreateTable(t, schema.Events())
-	proxy, client := db.Faulty(t)
-	st := store.New(client, table)
-	other := store.New(db.Client, table)
+	proxy, st, other := lossyStores(t)
 	for _, once := range []bool{true, false} {
-		e := newEvent(t, "order.paid", map[string]any{})
-		require.NoError(t, st.Put(ctx, "tenant-a", e))
+		e := putEvent(t, st)
 		_, err := other.Transition(ctx, "tenant-a", e.ID, event.Sources(event.Failed), event.Failed)
 		require.NoError(t, err)
 
@@ -518,11 +524,8 @@ func TestTransitionOnceRefusesALateCopy(t *testing.T) {
 // call's own hold, and a new hold after the end still holds.
 func TestHoldFirstRoundRefusesALateCopy(t *testing.T) {
 	ctx := context.Background()
-	table := db.CreateTable(t, schema.Events())
-	proxy, client := db.Faulty(t)
-	st := store.New(client, table)
-	e := newEvent(t, "t", map[string]any{})
-	require.NoError(t, st.Put(ctx, "tenant-a", e))
+	proxy, st, _ := lossyStores(t)
+	e := putEvent(t, st)
 	at := time.Now().UTC()
 
 	land := proxy.LateCall("UpdateItem")
