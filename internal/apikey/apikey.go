@@ -27,6 +27,7 @@ import (
 	"github.com/triggers-dev/triggers/contract"
 	"github.com/triggers-dev/triggers/internal/ddb"
 	"github.com/triggers-dev/triggers/internal/event"
+	itemattr "github.com/triggers-dev/triggers/internal/item"
 	"github.com/triggers-dev/triggers/internal/shard"
 	"github.com/triggers-dev/triggers/schema"
 )
@@ -452,8 +453,7 @@ func (s *Store) Revoke(ctx context.Context, hash string) (bool, error) {
 		if ccf.Item == nil {
 			return false, ErrNoSuchKey
 		}
-		by, _ := ccf.Item[schema.AttrRevokedBy].(*types.AttributeValueMemberS)
-		return by != nil && by.Value == tok, nil // this call's own revocation, its answer lost
+		return itemattr.GetS(ccf.Item, schema.AttrRevokedBy) == tok, nil // this call's own revocation, its answer lost
 	}
 	if err != nil {
 		return false, fmt.Errorf("revoke API key: %w", err)
