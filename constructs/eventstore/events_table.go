@@ -30,7 +30,7 @@ import (
 // IAM actions behind each intent-level grant. The runtime's store uses no
 // other calls (see docs/runtime.md).
 var (
-	appendActions        = []string{"dynamodb:PutItem", "dynamodb:BatchWriteItem", "dynamodb:ConditionCheckItem", "dynamodb:GetItem"}
+	appendActions        = []string{"dynamodb:PutItem", "dynamodb:ConditionCheckItem", "dynamodb:GetItem"}
 	readInboxActions     = []string{"dynamodb:Query", "dynamodb:GetItem"}
 	readInboxLeanActions = []string{"dynamodb:Query", "dynamodb:GetItem", "dynamodb:BatchGetItem"}
 	updateStatusActions  = []string{"dynamodb:UpdateItem", "dynamodb:GetItem"}

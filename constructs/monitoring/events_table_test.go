@@ -144,7 +144,7 @@ func TestEventsTableMonitoredAsAnyTable(t *testing.T) {
 	}
 	assert.Equal(t, []string{
 		"Capacity (table)", "Capacity (GSI EventTypeIndex)", "Capacity (GSI StatusIndex)", "Throttle events (table and each GSI)",
-		"SuccessfulRequestLatency PutItem (ms)", "SuccessfulRequestLatency BatchWriteItem (ms)", "SuccessfulRequestLatency TransactWriteItems (ms)",
+		"SuccessfulRequestLatency PutItem (ms)", "SuccessfulRequestLatency TransactWriteItems (ms)",
 		"SuccessfulRequestLatency GetItem (ms)", "SuccessfulRequestLatency Query (ms)", "SuccessfulRequestLatency UpdateItem (ms)",
 		"SuccessfulRequestLatency BatchGetItem (ms)", "SuccessfulRequestLatency DeleteItem (ms)",
 		"Errors", "TTL deletions (attribute ttl)",

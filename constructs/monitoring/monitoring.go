@@ -71,7 +71,7 @@ const MetricAuthFailures = "AuthFailures"
 // call.
 func Operations() []string { return slices.Clone(operations) }
 
-var operations = []string{"PutItem", "BatchWriteItem", "TransactWriteItems", "GetItem", "Query", "UpdateItem", "BatchGetItem", "DeleteItem"}
+var operations = []string{"PutItem", "TransactWriteItems", "GetItem", "Query", "UpdateItem", "BatchGetItem", "DeleteItem"}
 
 // TriggersMonitoring is the dashboard, alarms and saved queries of one
 // Triggers environment.

@@ -79,7 +79,7 @@ func TestValidatePropsRejects(t *testing.T) {
 		{"negative events table threshold", &monitoring.TriggersMonitoringProps{EventsTable: table, EventsTableThresholds: &monitoring.TableThresholds{WriteThrottleEvents: -2}}, "EventsTableThresholds.WriteThrottleEvents -2 is negative"},
 		{"events table percent above 100", &monitoring.TriggersMonitoringProps{EventsTable: table, EventsTableThresholds: &monitoring.TableThresholds{ConsumedCapacityPercent: 101}}, "EventsTableThresholds.ConsumedCapacityPercent 101 is above 100"},
 		{"latency of an operation the runtime does not call", &monitoring.TriggersMonitoringProps{EventsTable: table, EventsTableThresholds: &monitoring.TableThresholds{LatencyMs: map[string]float64{"Scan": 100}}},
-			`EventsTableThresholds.LatencyMs has "Scan", which is not monitored: the events table's operations are PutItem, BatchWriteItem, TransactWriteItems, GetItem, Query, UpdateItem, BatchGetItem, DeleteItem; remove it`},
+			`EventsTableThresholds.LatencyMs has "Scan", which is not monitored: the events table's operations are PutItem, TransactWriteItems, GetItem, Query, UpdateItem, BatchGetItem, DeleteItem; remove it`},
 		{"latency without a threshold", &monitoring.TriggersMonitoringProps{EventsTable: table, EventsTableThresholds: &monitoring.TableThresholds{LatencyMs: map[string]float64{"Query": 0}}},
 			`EventsTableThresholds.LatencyMs["Query"] is 0: give the p99 threshold in milliseconds`},
 		{"replication without replicas", &monitoring.TriggersMonitoringProps{EventsTable: table, EventsTableThresholds: &monitoring.TableThresholds{ReplicationLatencyMs: 5000}},

@@ -1,6 +1,6 @@
 // Package backoff is the one retry-delay helper of the runtime: exponential
 // delays with jitter, and a sleep that ends early with its context. The
-// store uses it between BatchWriteItem rounds and idempotency re-reads, the
+// store uses it between BatchGetItem rounds and idempotency re-reads, the
 // stream consumer between SQS SendMessageBatch rounds.
 package backoff
 

@@ -20,7 +20,7 @@ const (
 	// MaxBodyBytes is the largest request body the API reads (256 KiB).
 	MaxBodyBytes = 256 << 10
 	// MaxBatch is the most events one batch request may carry (the
-	// BatchWriteItem limit).
+	// contract's limit; the store writes each with its own PutItem).
 	MaxBatch = 25
 	// MaxAck is the most event ids one ack request may carry.
 	MaxAck = 100

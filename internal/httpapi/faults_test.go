@@ -56,31 +56,45 @@ func TestThrottlingBeyondRetriesIs503(t *testing.T) {
 	assert.Contains(t, e.logs.String(), `"level":"ERROR"`)
 }
 
-func TestBatchRetriesUnprocessedItems(t *testing.T) {
+// Each batch entry is its own write: one whose writes stay throttled past
+// the SDK's retries is a 503 entry, the others are stored beside it
+// (201), and sending the entry again once DynamoDB recovers stores it.
+func TestBatchThrottledEntryIs503Alone(t *testing.T) {
 	table := db.CreateTable(t, schema.Events())
-	var batches atomic.Int32
+	var throttle atomic.Bool
+	throttle.Store(true)
+	var throttled atomic.Int32
 	client := db.FaultClient(func(op string, body []byte) *http.Response {
-		if op != "BatchWriteItem" || batches.Add(1) > 2 {
+		if op != "PutItem" || !throttle.Load() || !strings.Contains(string(body), "stuck") {
 			return nil
 		}
-		// The first two calls process nothing.
-		var in map[string]json.RawMessage
-		_ = json.Unmarshal(body, &in)
-		return ddbtest.AWSJSON(map[string]json.RawMessage{"UnprocessedItems": in["RequestItems"]})
+		throttled.Add(1)
+		return ddbtest.AWSError("ProvisionedThroughputExceededException", "throughput exceeded")
 	})
 	e := newEnvOn(t, table, client)
-	r := e.do(req{method: "POST", path: "/v1/events/batch", tenant: "tenant-a", body: `{"events":[{"event_type":"t","payload":{"i":1}},{"event_type":"t","payload":{"i":2}}]}`})
+	r := e.do(req{method: "POST", path: "/v1/events/batch", tenant: "tenant-a", body: `{"events":[{"event_type":"t","payload":{"i":1}},{"event_type":"t","payload":{"s":"stuck"}},{"event_type":"t","payload":{"i":3}}]}`})
 	require.Equal(t, http.StatusMultiStatus, r.code)
-	assert.Equal(t, 2, strings.Count(string(r.body), `"status":201`), "%s", r.body)
-	assert.Equal(t, int32(3), batches.Load(), "BatchWriteItem calls")
-	assert.Equal(t, 2, e.count("tenant-a"))
+	var res struct {
+		Results []struct {
+			Status int `json:"status"`
+			Error  *struct {
+				Code string `json:"code"`
+			} `json:"error"`
+		} `json:"results"`
+	}
+	require.NoError(t, json.Unmarshal(r.body, &res), "%s", r.body)
+	require.Len(t, res.Results, 3)
+	assert.Equal(t, []int{201, 503, 201}, []int{res.Results[0].Status, res.Results[1].Status, res.Results[2].Status}, "%s", r.body)
+	require.NotNil(t, res.Results[1].Error)
+	assert.Equal(t, "unavailable", res.Results[1].Error.Code)
+	assert.Greater(t, throttled.Load(), int32(1), "the SDK retried the throttled write")
+	assert.Equal(t, 2, e.count("tenant-a"), "the other entries are stored")
 
-	// Items that stay unprocessed are reported as 503, the rest stored.
-	batches.Store(-100)
-	r = e.do(req{method: "POST", path: "/v1/events/batch", tenant: "tenant-b", body: `{"events":[{"event_type":"t","payload":{}}]}`})
+	throttle.Store(false)
+	r = e.do(req{method: "POST", path: "/v1/events/batch", tenant: "tenant-a", body: `{"events":[{"event_type":"t","payload":{"s":"stuck"}}]}`})
 	require.Equal(t, http.StatusMultiStatus, r.code)
-	assert.Contains(t, string(r.body), `"status":503`)
-	assert.Equal(t, 0, e.count("tenant-b"))
+	assert.Contains(t, string(r.body), `"status":201`)
+	assert.Equal(t, 3, e.count("tenant-a"))
 }
 
 func TestOversizeItemIs400(t *testing.T) {
@@ -102,8 +116,8 @@ func TestOversizeItemIs400(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, r.code, "%d %s", r.code, r.body[:min(len(r.body), 300)])
 	assert.Equal(t, 0, e.itemCount(), "oversize requests wrote items")
 
-	// In a batch, DynamoDB rejects the whole BatchWriteItem; the store then
-	// writes item by item so the small event is still stored.
+	// In a batch, each entry is its own write: DynamoDB rejects the big
+	// one, and the small event is still stored.
 	item := strings.TrimSuffix(strings.TrimPrefix(b.String(), ""), "")
 	item = item[:len(item)-len(`[]]}}`)-500] // keep the batch under 256 KiB
 	item = item[:strings.LastIndex(item, ",")] + `]}}`

@@ -195,8 +195,7 @@ func (st *Store) inboxQuery(q event.InboxQuery, partition string) inboxQuery {
 
 const (
 	// maxBatchAttempts bounds the BatchGetItem calls for one set of keys
-	// (the first and its retries of unprocessed keys), as PutBatch's
-	// rounds do for writes.
+	// (the first and its retries of unprocessed keys).
 	maxBatchAttempts = 6
 )
 

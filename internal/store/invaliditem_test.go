@@ -54,8 +54,7 @@ func TestWriteRejectionsAreInvalidItem(t *testing.T) {
 	}
 }
 
-// TestPutBatchStoresValidBesideInvalid: when BatchWriteItem fails
-// validation because of one entry, the batch is retried item by item, so
+// TestPutBatchStoresValidBesideInvalid: each entry is its own write, so
 // the valid entries are stored and only the bad one is reported.
 func TestPutBatchStoresValidBesideInvalid(t *testing.T) {
 	ctx := context.Background()

@@ -37,7 +37,6 @@ type API interface {
 	PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
 	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
 	Query(ctx context.Context, in *dynamodb.QueryInput, optFns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
-	BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error)
 	TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, optFns ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
 	DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
 	BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error)
@@ -211,7 +210,7 @@ func (st *Store) Get(ctx context.Context, tenant, id string) (event.Event, error
 // event.ErrInvalidItem (DynamoDB rejected the item), else with context.
 //
 // On the calls that write items the store built from client input
-// (PutItem, BatchWriteItem, TransactWriteItems; the SDK names the
+// (PutItem, TransactWriteItems; the SDK names the
 // operation in the error), every ValidationException about values blames
 // the item (ddb.InvalidWrite), so no rejected payload becomes a 500;
 // elsewhere only the messages ddb.InvalidItem knows do.
@@ -237,7 +236,7 @@ func writesItems(err error) bool {
 		return false
 	}
 	switch oe.Operation() {
-	case "PutItem", "BatchWriteItem", "TransactWriteItems":
+	case "PutItem", "TransactWriteItems":
 		return true
 	}
 	return false
