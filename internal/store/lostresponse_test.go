@@ -568,3 +568,64 @@ func TestHoldFirstRoundRefusesALateCopy(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, running)
 }
+
+// A late copy of a subscription change (its first try held on the
+// network past the SDK's attempt timeout, landing after the SDK's retry
+// made the change and after a later change) is refused: the later change
+// stays. Before, the older change was put back over it: an endpoint's old
+// URL, or a subscription enabled again after its owner disabled it (the
+// enabled state, the only condition then, was back to what the late copy
+// was decided on). Found by review.
+func TestUpdateSubscriptionRefusesALateCopy(t *testing.T) {
+	ctx := context.Background()
+	proxy, st, other := lossyStores(t)
+	t0 := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	require.NoError(t, other.CreateSubscription(ctx, "tenant-a", newSub("sub_a", "order.paid")))
+
+	land := proxy.LateCall("UpdateItem")
+	got, err := st.UpdateSubscription(ctx, "tenant-a", "sub_a", event.SubscriptionPatch{URL: aws.String("https://old.example.com/in")}, t0)
+	require.NoError(t, err, "the SDK's retry made the change")
+	require.Equal(t, "https://old.example.com/in", got.URL)
+	_, err = other.UpdateSubscription(ctx, "tenant-a", "sub_a", event.SubscriptionPatch{URL: aws.String("https://new.example.com/in")}, t0)
+	require.NoError(t, err)
+	land()
+	sub, err := other.GetSubscription(ctx, "tenant-a", "sub_a")
+	require.NoError(t, err)
+	assert.Equal(t, "https://new.example.com/in", sub.URL, "the late copy of the older URL is refused")
+
+	// Disabled by its owner, enabled (late), disabled again.
+	_, err = other.UpdateSubscription(ctx, "tenant-a", "sub_a", event.SubscriptionPatch{Disabled: aws.Bool(true)}, t0)
+	require.NoError(t, err)
+	land = proxy.LateCall("UpdateItem")
+	got, err = st.UpdateSubscription(ctx, "tenant-a", "sub_a", event.SubscriptionPatch{Disabled: aws.Bool(false)}, t0)
+	require.NoError(t, err)
+	require.False(t, got.Disabled)
+	_, err = other.UpdateSubscription(ctx, "tenant-a", "sub_a", event.SubscriptionPatch{Disabled: aws.Bool(true)}, t0)
+	require.NoError(t, err)
+	land()
+	sub, err = other.GetSubscription(ctx, "tenant-a", "sub_a")
+	require.NoError(t, err)
+	assert.True(t, sub.Disabled, "the late copy of the enabling is refused")
+	assert.Equal(t, store.ReasonDisabledByAPI, sub.DisabledReason)
+}
+
+// A subscription change whose answer was lost is the call's own change
+// when the SDK's resend finds it, also with another writer's change to
+// the subscription (a failure recorded by the delivery path) between
+// them: the call returns the subscription as stored, changed once.
+func TestUpdateSubscriptionSurvivesALostAnswer(t *testing.T) {
+	ctx := context.Background()
+	proxy, st, other := lossyStores(t)
+	t0 := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	require.NoError(t, other.CreateSubscription(ctx, "tenant-a", newSub("sub_a", "order.paid")))
+
+	proxy.LoseResponseThen("UpdateItem", func() {
+		_, err := other.SubscriptionFailed(ctx, "tenant-a", "sub_a", "", t0, time.Hour, "HTTP 503")
+		assert.NoError(t, err)
+	})
+	got, err := st.UpdateSubscription(ctx, "tenant-a", "sub_a", event.SubscriptionPatch{Description: aws.String("once")}, t0)
+	require.NoError(t, err)
+	assert.Equal(t, "once", got.Description)
+	assert.Equal(t, 1, got.ConsecutiveFailures, "as stored, with the other writer's change")
+	assert.Equal(t, 2, proxy.Calls("UpdateItem"), "the change and the SDK's resend, refused as this call's own")
+}

@@ -54,6 +54,7 @@ type subscriptionItem struct {
 	Secrets         []string `dynamodbav:"secrets"`
 	SecretsExpire   []int64  `dynamodbav:"secrets_expire,omitempty"`
 	PreviousExpires int64    `dynamodbav:"previous_expires,omitempty"`
+	PatchBy         string   `dynamodbav:"patch_by,omitempty"`
 }
 
 // Attributes of a subscription item: the current run of failures' start
@@ -98,6 +99,10 @@ const (
 	// attrRateBy is the token of the TakeRateToken call that counted the
 	// latest request of the rate window.
 	attrRateBy = "rate_by"
+	// attrPatchBy is the token of the UpdateSubscription call that made
+	// the latest change through the API: each change is conditional on
+	// the token it read, so a late copy of an older change is refused.
+	attrPatchBy = "patch_by"
 )
 
 func subscriptionPartition(tenant string) string { return contract.SubscriptionPrefix + tenant }
@@ -341,8 +346,18 @@ func (st *Store) ListSubscriptions(ctx context.Context, tenant string) ([]event.
 // GetSubscription returns one of the tenant's subscriptions, or
 // event.ErrSubscriptionNotFound.
 func (st *Store) GetSubscription(ctx context.Context, tenant, id string) (event.Subscription, error) {
+	it, err := st.getSubscriptionItem(ctx, tenant, id)
+	if err != nil {
+		return event.Subscription{}, err
+	}
+	return it.subscription(), nil
+}
+
+// getSubscriptionItem reads one of the tenant's subscriptions as stored
+// (a strongly consistent read), or event.ErrSubscriptionNotFound.
+func (st *Store) getSubscriptionItem(ctx context.Context, tenant, id string) (subscriptionItem, error) {
 	if id == contract.SubscriptionCountKey {
-		return event.Subscription{}, event.ErrSubscriptionNotFound
+		return subscriptionItem{}, event.ErrSubscriptionNotFound
 	}
 	res, err := st.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      aws.String(st.table),
@@ -350,16 +365,16 @@ func (st *Store) GetSubscription(ctx context.Context, tenant, id string) (event.
 		ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
-		return event.Subscription{}, classify("read subscription", err)
+		return subscriptionItem{}, classify("read subscription", err)
 	}
 	if len(res.Item) == 0 {
-		return event.Subscription{}, event.ErrSubscriptionNotFound
+		return subscriptionItem{}, event.ErrSubscriptionNotFound
 	}
 	var it subscriptionItem
 	if err := attributevalue.UnmarshalMap(res.Item, &it); err != nil {
-		return event.Subscription{}, fmt.Errorf("decode subscription: %w", err)
+		return subscriptionItem{}, fmt.Errorf("decode subscription: %w", err)
 	}
-	return it.subscription(), nil
+	return it, nil
 }
 
 // DeleteSubscription removes one of the tenant's subscriptions and
@@ -1057,18 +1072,33 @@ const maxUpdateRounds = 3
 // delivery is a single probe, the attempts behind it wait for it (parked),
 // and a failed probe opens the circuit again. Disabled true disables it
 // (ReasonDisabledByAPI).
+//
+// The write is also conditional on the token of the change it read
+// (patch_by, attrPatchBy) and writes its own: a copy of it that reaches
+// DynamoDB late (its attempt timed out on the network, the SDK's retry
+// made the change, and a later PATCH another) is refused instead of
+// putting the older change back over the newer one (an endpoint's old
+// URL, a subscription enabled again after it was disabled). A retry that
+// finds its own token is the change made, its answer lost.
 func (st *Store) UpdateSubscription(ctx context.Context, tenant, id string, p event.SubscriptionPatch, now time.Time) (event.Subscription, error) {
 	if id == contract.SubscriptionCountKey {
 		return event.Subscription{}, event.ErrSubscriptionNotFound
 	}
+	tok := callToken()
 	for range maxUpdateRounds {
-		cur, err := st.GetSubscription(ctx, tenant, id)
+		curItem, err := st.getSubscriptionItem(ctx, tenant, id)
 		if err != nil {
 			return event.Subscription{}, err
 		}
-		names := map[string]string{"#pk": schema.AttrUserID, "#rt": contract.AttrRecordType, "#d": "disabled"}
+		cur := curItem.subscription()
+		names := map[string]string{"#pk": schema.AttrUserID, "#rt": contract.AttrRecordType, "#d": "disabled", "#pb": attrPatchBy}
 		values := map[string]types.AttributeValue{
 			":sub": s(contract.RecordTypeSubscription), ":was": &types.AttributeValueMemberBOOL{Value: cur.Disabled},
+		}
+		cond := "attribute_exists(#pk) AND #rt = :sub AND #d = :was AND attribute_not_exists(#pb)"
+		if curItem.PatchBy != "" {
+			cond = "attribute_exists(#pk) AND #rt = :sub AND #d = :was AND #pb = :pb0"
+			values[":pb0"] = s(curItem.PatchBy)
 		}
 		sets, removes := map[string]types.AttributeValue{}, map[string]bool{}
 		if p.URL != nil {
@@ -1135,11 +1165,13 @@ func (st *Store) UpdateSubscription(ctx context.Context, tenant, id string, p ev
 		if expr == "" && rem == "" {
 			return cur, nil // disabled asked for as it already is
 		}
+		expr = joinClause(expr, "SET", "#pb = :pb")
+		values[":pb"] = s(tok)
 		res, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName:                           aws.String(st.table),
 			Key:                                 st.key(subscriptionPartition(tenant), id),
 			UpdateExpression:                    aws.String(strings.TrimSpace(expr + " " + rem)),
-			ConditionExpression:                 aws.String("attribute_exists(#pk) AND #rt = :sub AND #d = :was"),
+			ConditionExpression:                 aws.String(cond),
 			ExpressionAttributeNames:            names,
 			ExpressionAttributeValues:           values,
 			ReturnValues:                        types.ReturnValueAllNew,
@@ -1150,7 +1182,13 @@ func (st *Store) UpdateSubscription(ctx context.Context, tenant, id string, p ev
 			if len(ccf.Item) == 0 {
 				return event.Subscription{}, event.ErrSubscriptionNotFound
 			}
-			continue // enabled or disabled meanwhile: decide again
+			var it subscriptionItem
+			if err := attributevalue.UnmarshalMap(ccf.Item, &it); err == nil && it.PatchBy == tok {
+				// This call's change, made by an earlier try whose
+				// answer was lost.
+				return it.subscription(), nil
+			}
+			continue // enabled, disabled or changed through the API meanwhile: decide again
 		}
 		if err != nil {
 			return event.Subscription{}, classify("update subscription", err)
