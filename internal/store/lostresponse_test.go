@@ -629,3 +629,34 @@ func TestUpdateSubscriptionSurvivesALostAnswer(t *testing.T) {
 	assert.Equal(t, 1, got.ConsecutiveFailures, "as stored, with the other writer's change")
 	assert.Equal(t, 2, proxy.Calls("UpdateItem"), "the change and the SDK's resend, refused as this call's own")
 }
+
+// A late copy of a circuit's opening (its first try held on the network
+// past the SDK's attempt timeout, landing after the SDK's retry opened
+// the circuit and after a success closed it) is refused: the circuit
+// stays closed. Before, it opened the circuit again for the cooldown, and
+// the endpoint's backlog was parked behind it. Found by review. A new
+// opening after the success still opens it.
+func TestOpenCircuitRefusesALateCopy(t *testing.T) {
+	ctx := context.Background()
+	proxy, st := lossySubscription(t)
+	t0 := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+
+	land := proxy.LateCall("UpdateItem")
+	opened, err := st.OpenCircuit(ctx, "tenant-a", "sub_a", "", t0.Add(time.Minute), time.Minute)
+	require.NoError(t, err)
+	require.True(t, opened, "the SDK's retry opened it")
+	closed, err := st.SubscriptionSucceeded(ctx, "tenant-a", "sub_a", "", t0.Add(time.Second))
+	require.NoError(t, err)
+	require.True(t, closed)
+	land()
+	sub, err := st.GetSubscription(ctx, "tenant-a", "sub_a")
+	require.NoError(t, err)
+	assert.True(t, sub.CircuitOpenUntil.IsZero(), "the late copy does not open the closed circuit: open until %v", sub.CircuitOpenUntil)
+
+	opened, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", "", t0.Add(2*time.Minute), time.Minute)
+	require.NoError(t, err)
+	assert.True(t, opened, "a new opening")
+	sub, err = st.GetSubscription(ctx, "tenant-a", "sub_a")
+	require.NoError(t, err)
+	assert.Equal(t, t0.Add(2*time.Minute).UnixMilli(), sub.CircuitOpenUntil.UnixMilli())
+}

@@ -96,6 +96,10 @@ const (
 	// attrOpenBy is the token of the OpenCircuit call that set the
 	// circuit's latest opening.
 	attrOpenBy = "open_by"
+	// attrClosedBy is the open_by a success found when it closed the
+	// circuit (SubscriptionSucceeded; "" when none was ever opened): a
+	// late copy of that opening is refused (OpenCircuit).
+	attrClosedBy = "closed_by"
 	// attrRateBy is the token of the TakeRateToken call that counted the
 	// latest request of the rate window.
 	attrRateBy = "rate_by"
@@ -653,9 +657,10 @@ func (st *Store) SubscriptionSucceeded(ctx context.Context, tenant, id, url stri
 	tok := callToken()
 	for try := 0; ; try++ {
 		names := map[string]string{"#fs": attrFailingSince, "#fsu": attrFailingSinceUs, "#ls": attrLastSuccess, "#lsu": attrLastSuccessUs,
-			"#pk": schema.AttrUserID, "#cf": attrConsecutive, "#open": attrOpenUntil, "#probe": attrProbeUntil, "#for": attrOpenFor, "#lsb": attrLastSuccessBy}
+			"#pk": schema.AttrUserID, "#cf": attrConsecutive, "#open": attrOpenUntil, "#probe": attrProbeUntil, "#for": attrOpenFor, "#lsb": attrLastSuccessBy,
+			"#ob": attrOpenBy, "#cb": attrClosedBy}
 		vals := maps.Clone(values)
-		vals[":tok"] = s(tok)
+		vals[":tok"], vals[":none"] = s(tok), s("")
 		cond := "attribute_exists(#pk) AND " + condNoLaterSuccess + " AND " + condRunNotLater
 		cond += onURL(url, names, vals)
 		// ALL_OLD: what the update removed tells whether it ended
@@ -664,7 +669,7 @@ func (st *Store) SubscriptionSucceeded(ctx context.Context, tenant, id, url stri
 		out, err = st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName:                           aws.String(st.table),
 			Key:                                 key,
-			UpdateExpression:                    aws.String("SET #ls = :s, #lsu = :us, #lsb = :tok REMOVE #fs, #fsu, #cf, #open, #probe, #for"),
+			UpdateExpression:                    aws.String("SET #ls = :s, #lsu = :us, #lsb = :tok, #cb = if_not_exists(#ob, :none) REMOVE #fs, #fsu, #cf, #open, #probe, #for"),
 			ConditionExpression:                 aws.String(cond),
 			ExpressionAttributeNames:            names,
 			ExpressionAttributeValues:           vals,
@@ -896,15 +901,20 @@ func (st *Store) SubscriptionFailed(ctx context.Context, tenant, id, url string,
 // as SubscriptionFailed does not count the failure there either); an
 // empty url opens it wherever it points. opened reports whether this call
 // moved the end. A subscription that no longer exists is not an error.
+//
+// The opening carries this call's token (open_by): the SDK's retry of the
+// write, whose answer was lost, is refused and finds the opening its own
+// (it reported nothing opened: no CircuitOpened metric, no log line). A
+// success that closes the circuit keeps the token it closed (closed_by),
+// so a late copy of the opening (its first try held on the network past
+// the SDK's retry, landing after the success) is refused instead of
+// opening the closed circuit again for the cooldown (found by review).
 func (st *Store) OpenCircuit(ctx context.Context, tenant, id, url string, until time.Time, cooldown time.Duration) (opened bool, err error) {
-	// The opening carries this call's token: the SDK's retry of the
-	// write, whose answer was lost, finds the opening its own (it
-	// reported nothing opened: no CircuitOpened metric, no log line).
-	tok := s(callToken())
+	tok := callToken()
 	for try := 0; ; try++ {
-		names := map[string]string{"#open": attrOpenUntil, "#for": attrOpenFor, "#probe": attrProbeUntil, "#pk": schema.AttrUserID, "#ob": attrOpenBy}
-		values := map[string]types.AttributeValue{":until": n(until.UnixMilli()), ":for": n(cooldown.Milliseconds()), ":tok": tok}
-		cond := "attribute_exists(#pk) AND (attribute_not_exists(#open) OR #open < :until OR #ob = :tok)"
+		names := map[string]string{"#open": attrOpenUntil, "#for": attrOpenFor, "#probe": attrProbeUntil, "#pk": schema.AttrUserID, "#ob": attrOpenBy, "#cb": attrClosedBy}
+		values := map[string]types.AttributeValue{":until": n(until.UnixMilli()), ":for": n(cooldown.Milliseconds()), ":tok": s(tok)}
+		cond := "attribute_exists(#pk) AND (attribute_not_exists(#open) OR #open < :until) AND (attribute_not_exists(#cb) OR #cb <> :tok)"
 		cond += onURL(url, names, values)
 		_, err = st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName:                           aws.String(st.table),
@@ -919,6 +929,8 @@ func (st *Store) OpenCircuit(ctx context.Context, tenant, id, url string, until 
 		if errors.As(err, &ccf) {
 			now := getS(ccf.Item, "url")
 			switch {
+			case getS(ccf.Item, attrOpenBy) == tok:
+				return true, nil // this call's opening, its answer lost
 			case ccf.Item == nil || url == "" || now == url || try >= maxUpdateRounds:
 				return false, nil // gone, or open for longer already
 			case !sameServer(url, now):
