@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/triggers-dev/triggers/internal/event"
 )
@@ -16,7 +17,12 @@ import (
 // each event gets its own answer (an item too large is ErrInvalidItem for
 // that entry alone, throttling that outlasts the SDK's retries
 // ErrUnavailable), and an event not yet sent, or still being written,
-// when ctx ends is ErrUnavailable.
+// when ctx ends is ErrUnavailable. Once one event is ErrUnavailable, the
+// events not yet sent are not sent (ErrUnavailable too): under
+// throttling each PutItem's retries draw on the SDK's retry quota, which
+// the function instance's other calls share, and a batch sending all 25
+// would take 25 events' worth of it (found by review); at most
+// maxBatchPuts are in flight when the first comes back.
 //
 // It does not use BatchWriteItem, which has no conditions: a batch whose
 // attempt timed out may still reach DynamoDB afterwards (held on the
@@ -30,9 +36,15 @@ func (st *Store) PutBatch(ctx context.Context, tenant string, events []event.Eve
 	errs := make([]error, len(events))
 	sem := make(chan struct{}, maxBatchPuts)
 	var wg sync.WaitGroup
+	var unavailable atomic.Bool
 	for i := range events {
 		if err := acquire(ctx, sem); err != nil {
 			errs[i] = fmt.Errorf("put event: %w: %v", event.ErrUnavailable, err)
+			continue
+		}
+		if unavailable.Load() {
+			<-sem
+			errs[i] = fmt.Errorf("put event: %w: not sent, as DynamoDB refused an earlier event of the batch", event.ErrUnavailable)
 			continue
 		}
 		wg.Go(func() {
@@ -42,6 +54,9 @@ func (st *Store) PutBatch(ctx context.Context, tenant string, events []event.Eve
 				// Cut short by the request's end: its outcome is unknown,
 				// as after a timeout.
 				err = fmt.Errorf("%w: %w", event.ErrUnavailable, err)
+			}
+			if errors.Is(err, event.ErrUnavailable) {
+				unavailable.Store(true) // before the place is given back
 			}
 			errs[i] = err
 		})

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -60,6 +61,33 @@ func TestPutBatchErrors(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, e, got)
 	}
+
+	// Every write throttled: once the first events come back
+	// unavailable, the rest are not sent (the SDK's retry quota, shared
+	// by the instance's calls, is not spent on them).
+	var many []event.Event
+	for range 20 {
+		many = append(many, newEvent(t, "a", map[string]any{}))
+	}
+	var mu sync.Mutex
+	sent := map[string]bool{}
+	client = db.FaultClient(func(op string, body []byte) *http.Response {
+		if op != "PutItem" {
+			return nil
+		}
+		mu.Lock()
+		for _, e := range many {
+			if bytes.Contains(body, []byte(e.ID)) {
+				sent[e.ID] = true
+			}
+		}
+		mu.Unlock()
+		return ddbtest.AWSError("ProvisionedThroughputExceededException", "throughput exceeded")
+	})
+	for i, err := range store.New(client, table).PutBatch(ctx, "tenant-c", many) {
+		assert.ErrorIs(t, err, event.ErrUnavailable, "event %d", i)
+	}
+	assert.Len(t, sent, 8, "the events in flight when the first came back (8 at once), no more")
 }
 
 // A batch whose context has ended sends nothing more: every event not

@@ -23,8 +23,8 @@ import (
 // one sealed secret (a KMS ciphertext of a secret is about 200 bytes:
 // "kms1:" and 268 base64 characters). Each state of a failing run is
 // measured: failures counted, the circuit opened, a probe held, the rate
-// cap counting, a success closing the run. The tokens the writes carry
-// (callToken) are part of it.
+// cap counting, a success closing the run, after a change through the
+// API. The tokens the writes carry (callToken) are part of it.
 func TestSubscriptionItemFitsOneWriteUnit(t *testing.T) {
 	ctx := context.Background()
 	table := db.CreateTable(t, schema.Events())
@@ -54,12 +54,16 @@ func TestSubscriptionItemFitsOneWriteUnit(t *testing.T) {
 	}
 	measure("created")
 	now := time.Unix(1_900_000_000, 0)
+	// Changed through the API once: its token (patch_by) stays.
+	_, err := st.UpdateSubscription(ctx, tenant, sub.ID, event.SubscriptionPatch{Description: &sub.Description}, now)
+	require.NoError(t, err)
+	measure("patched")
 	for i := range 3 {
 		_, err := st.SubscriptionFailed(ctx, tenant, sub.ID, "", now.Add(time.Duration(i)*time.Second), time.Hour, "HTTP 503 Service Unavailable")
 		require.NoError(t, err)
 	}
 	measure("failing")
-	_, err := st.TakeRateToken(ctx, tenant, sub.ID, now, 10)
+	_, err = st.TakeRateToken(ctx, tenant, sub.ID, now, 10)
 	require.NoError(t, err)
 	_, err = st.OpenCircuit(ctx, tenant, sub.ID, sub.URL, now.Add(time.Minute), time.Minute)
 	require.NoError(t, err)

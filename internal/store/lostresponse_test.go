@@ -634,29 +634,91 @@ func TestUpdateSubscriptionSurvivesALostAnswer(t *testing.T) {
 // past the SDK's attempt timeout, landing after the SDK's retry opened
 // the circuit and after a success closed it) is refused: the circuit
 // stays closed. Before, it opened the circuit again for the cooldown, and
-// the endpoint's backlog was parked behind it. Found by review. A new
-// opening after the success still opens it.
+// the endpoint's backlog was parked behind it. Found by review: for the
+// success of a request in flight when the opening was decided (the
+// success keeps the opening it closed), and for a probe's success after
+// another, longer opening replaced this one (the success is later than
+// the decision; found by the review of the first fix). A new opening
+// after the success still opens it.
 func TestOpenCircuitRefusesALateCopy(t *testing.T) {
 	ctx := context.Background()
 	proxy, st := lossySubscription(t)
 	t0 := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	isClosed := func(why string) {
+		t.Helper()
+		sub, err := st.GetSubscription(ctx, "tenant-a", "sub_a")
+		require.NoError(t, err)
+		assert.True(t, sub.CircuitOpenUntil.IsZero(), "%s: open until %v", why, sub.CircuitOpenUntil)
+	}
 
 	land := proxy.LateCall("UpdateItem")
 	opened, err := st.OpenCircuit(ctx, "tenant-a", "sub_a", "", t0.Add(time.Minute), time.Minute)
 	require.NoError(t, err)
 	require.True(t, opened, "the SDK's retry opened it")
-	closed, err := st.SubscriptionSucceeded(ctx, "tenant-a", "sub_a", "", t0.Add(time.Second))
+	closed, err := st.SubscriptionSucceeded(ctx, "tenant-a", "sub_a", "", t0.Add(-time.Second))
 	require.NoError(t, err)
-	require.True(t, closed)
+	require.True(t, closed, "a request in flight before the opening succeeded")
 	land()
-	sub, err := st.GetSubscription(ctx, "tenant-a", "sub_a")
-	require.NoError(t, err)
-	assert.True(t, sub.CircuitOpenUntil.IsZero(), "the late copy does not open the closed circuit: open until %v", sub.CircuitOpenUntil)
+	isClosed("the late copy does not open the circuit its success closed")
 
-	opened, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", "", t0.Add(2*time.Minute), time.Minute)
+	t1 := t0.Add(time.Hour)
+	land = proxy.LateCall("UpdateItem")
+	opened, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", "", t1.Add(time.Minute), time.Minute)
+	require.NoError(t, err)
+	require.True(t, opened)
+	opened, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", "", t1.Add(2*time.Minute), 2*time.Minute)
+	require.NoError(t, err)
+	require.True(t, opened, "a longer opening replaces it")
+	closed, err = st.SubscriptionSucceeded(ctx, "tenant-a", "sub_a", "", t1.Add(2*time.Minute+time.Second))
+	require.NoError(t, err)
+	require.True(t, closed, "the probe after the cooldown succeeded")
+	land()
+	isClosed("the late copy of the replaced opening does not open the circuit")
+
+	opened, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", "", t1.Add(5*time.Minute), time.Minute)
 	require.NoError(t, err)
 	assert.True(t, opened, "a new opening")
-	sub, err = st.GetSubscription(ctx, "tenant-a", "sub_a")
+	sub, err := st.GetSubscription(ctx, "tenant-a", "sub_a")
 	require.NoError(t, err)
-	assert.Equal(t, t0.Add(2*time.Minute).UnixMilli(), sub.CircuitOpenUntil.UnixMilli())
+	assert.Equal(t, t1.Add(5*time.Minute).UnixMilli(), sub.CircuitOpenUntil.UnixMilli())
+}
+
+// A late copy of a retry's failed -> retrying that lands after later
+// retries moved and settled the event again (each overwriting the token
+// TransitionOnce's condition checks) is refused by the retry_count it
+// read: the event stays failed, its retry_count as the retries made it.
+// (Found by the crash harness's late copies: the copy left the event
+// retrying for good.) A lost answer is still the call's own move.
+func TestStartRetryRefusesALateCopyAfterLaterRetries(t *testing.T) {
+	ctx := context.Background()
+	proxy, st, other := lossyStores(t)
+	e := putEvent(t, other)
+	failed, err := other.Transition(ctx, "tenant-a", e.ID, []event.Status{event.Received}, event.Failed)
+	require.NoError(t, err)
+
+	land := proxy.LateCall("UpdateItem")
+	got, err := st.StartRetry(ctx, "tenant-a", failed)
+	require.NoError(t, err, "the SDK's retry made the move")
+	require.Equal(t, event.Retrying, got.Status)
+	failed, err = other.Transition(ctx, "tenant-a", e.ID, []event.Status{event.Retrying}, event.Failed)
+	require.NoError(t, err)
+	_, err = other.StartRetry(ctx, "tenant-a", failed)
+	require.NoError(t, err, "a later retry")
+	_, err = other.Transition(ctx, "tenant-a", e.ID, []event.Status{event.Retrying}, event.Failed)
+	require.NoError(t, err)
+	land()
+	stored, err := other.Get(ctx, "tenant-a", e.ID)
+	require.NoError(t, err)
+	assert.Equal(t, event.Failed, stored.Status, "the late copy is refused")
+	assert.Equal(t, 2, stored.RetryCount)
+
+	proxy.LoseResponse("UpdateItem", 1)
+	got, err = st.StartRetry(ctx, "tenant-a", stored)
+	require.NoError(t, err, "its answer lost, the move is the call's own")
+	assert.Equal(t, event.Retrying, got.Status)
+	assert.Equal(t, 3, got.RetryCount)
+
+	_, err = st.StartRetry(ctx, "tenant-a", stored)
+	var te *event.TransitionError
+	assert.ErrorAs(t, err, &te, "a move from a state read before another move")
 }

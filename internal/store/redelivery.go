@@ -74,7 +74,7 @@ func (st *Store) StartRedelivery(ctx context.Context, tenant string, e event.Eve
 // startRedelivery is StartRedelivery with the event in partition.
 func (st *Store) startRedelivery(ctx context.Context, tenant, partition string, e event.Event, token string, at time.Time) error {
 	id := e.ID
-	tr, ok := st.transitionUpdate(partition, id, []event.Status{event.Failed}, event.Retrying, "")
+	tr, ok := st.transitionUpdate(partition, id, []event.Status{event.Failed}, event.Retrying, "", -1)
 	if !ok || token == "" {
 		return event.ErrNotFound
 	}

@@ -32,9 +32,10 @@ type transition struct {
 // transitionUpdate builds the conditional update that moves event id in
 // partition (the tenant's own or one of its shards) from one of from to
 // to. A tok other than "" is written to schema.AttrChangedBy with the
-// change (TransitionOnce). ok is false for an id that cannot be an
-// event's.
-func (st *Store) transitionUpdate(partition, id string, from []event.Status, to event.Status, tok string) (transition, bool) {
+// change (TransitionOnce). A seenRC of 0 or more makes the change
+// conditional on retry_count being seenRC (StartRetry). ok is false for
+// an id that cannot be an event's.
+func (st *Store) transitionUpdate(partition, id string, from []event.Status, to event.Status, tok string, seenRC int) (transition, bool) {
 	ts, err := event.ParseID(id)
 	if err != nil {
 		return transition{}, false
@@ -78,6 +79,11 @@ func (st *Store) transitionUpdate(partition, id string, from []event.Status, to 
 		// by a retry, then back by this resend; found by review).
 		condition += " AND (attribute_not_exists(#by) OR #by <> :tok)"
 	}
+	if seenRC >= 0 {
+		names["#rc"] = schema.AttrRetryCount
+		values[":seen"] = n(int64(seenRC))
+		condition += " AND #rc = :seen"
+	}
 	return transition{
 		key:       st.key(partition, contract.Key(stamp, id)),
 		update:    update,
@@ -108,7 +114,7 @@ func (st *Store) Transition(ctx context.Context, tenant, id string, from []event
 		}
 		return event.Event{}, &event.TransitionError{From: cur.Status, To: to}
 	}
-	return st.transitionIn(ctx, tenant, id, from, to, "")
+	return st.transitionIn(ctx, tenant, id, from, to, "", -1)
 }
 
 // TransitionOnce is Transition for a caller that has to tell its own
@@ -133,16 +139,34 @@ func (st *Store) TransitionOnce(ctx context.Context, tenant, id string, from []e
 	if len(from) == 0 {
 		return st.Transition(ctx, tenant, id, from, to)
 	}
-	return st.transitionIn(ctx, tenant, id, from, to, callToken())
+	return st.transitionIn(ctx, tenant, id, from, to, callToken(), -1)
+}
+
+// StartRetry moves the tenant's event e, as the caller read it, from
+// failed to retrying (incrementing retry_count): a webhook retry's move
+// once its attempt is claimed. It is TransitionOnce's move, also
+// conditional on retry_count still being e.RetryCount, so that a late
+// copy of the write (a try that timed out and lands after the SDK's
+// retry) is refused even after later retries moved and settled the event
+// again, overwriting the token (found by the crash harness's late
+// copies: the copy of an early retry's move left the event retrying for
+// good). A move between the caller's read and the write makes the
+// change a *event.TransitionError, as a status moved meanwhile does.
+func (st *Store) StartRetry(ctx context.Context, tenant string, e event.Event) (event.Event, error) {
+	if _, err := event.ParseID(e.ID); err != nil {
+		return event.Event{}, event.ErrNotFound
+	}
+	return st.transitionIn(ctx, tenant, e.ID, []event.Status{event.Failed}, event.Retrying, callToken(), max(e.RetryCount, 0))
 }
 
 // transitionIn is Transition over the partitions of the tenant that may
-// hold id, its write carrying tok unless that is "".
-func (st *Store) transitionIn(ctx context.Context, tenant, id string, from []event.Status, to event.Status, tok string) (event.Event, error) {
+// hold id, its write carrying tok unless that is "", conditional on
+// retry_count being seenRC unless that is negative.
+func (st *Store) transitionIn(ctx context.Context, tenant, id string, from []event.Status, to event.Status, tok string, seenRC int) (event.Event, error) {
 	var e event.Event
 	err := event.ErrNotFound
 	for _, pk := range st.candidates(ctx, tenant, id) {
-		if e, err = st.transition(ctx, pk, id, from, to, tok); !errors.Is(err, event.ErrNotFound) {
+		if e, err = st.transition(ctx, pk, id, from, to, tok, seenRC); !errors.Is(err, event.ErrNotFound) {
 			break
 		}
 	}
@@ -150,8 +174,8 @@ func (st *Store) transitionIn(ctx context.Context, tenant, id string, from []eve
 }
 
 // transition is Transition in one partition.
-func (st *Store) transition(ctx context.Context, partition, id string, from []event.Status, to event.Status, tok string) (event.Event, error) {
-	tr, ok := st.transitionUpdate(partition, id, from, to, tok)
+func (st *Store) transition(ctx context.Context, partition, id string, from []event.Status, to event.Status, tok string, seenRC int) (event.Event, error) {
+	tr, ok := st.transitionUpdate(partition, id, from, to, tok, seenRC)
 	if !ok {
 		return event.Event{}, event.ErrNotFound
 	}
@@ -249,7 +273,7 @@ func (st *Store) Settle(ctx context.Context, tenant, id string, from, to event.S
 
 // settle is Settle in one partition.
 func (st *Store) settle(ctx context.Context, tenant, partition, id string, from, to event.Status, latest []event.Attempt) error {
-	tr, ok := st.transitionUpdate(partition, id, []event.Status{from}, to, "")
+	tr, ok := st.transitionUpdate(partition, id, []event.Status{from}, to, "", -1)
 	if !ok {
 		return event.ErrNotFound
 	}

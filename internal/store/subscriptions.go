@@ -903,18 +903,27 @@ func (st *Store) SubscriptionFailed(ctx context.Context, tenant, id, url string,
 // moved the end. A subscription that no longer exists is not an error.
 //
 // The opening carries this call's token (open_by): the SDK's retry of the
-// write, whose answer was lost, is refused and finds the opening its own
-// (it reported nothing opened: no CircuitOpened metric, no log line). A
-// success that closes the circuit keeps the token it closed (closed_by),
-// so a late copy of the opening (its first try held on the network past
-// the SDK's retry, landing after the success) is refused instead of
-// opening the closed circuit again for the cooldown (found by review).
+// write, whose answer was lost, is refused and finds the opening its own,
+// reported as opened (it once reported nothing opened: no CircuitOpened
+// metric, no log line). A late copy of the opening (its first try held on
+// the network past the SDK's retry) that lands after a success closed the
+// circuit is refused instead of opening it again for the cooldown (found
+// by review) by either of two conditions: no success is recorded at or
+// after the opening was decided (until - cooldown: the probe that closes
+// a circuit starts after its cooldown), and the success that closed the
+// circuit did not close this very opening (closed_by, the open_by it
+// found: for a success of a request already in flight when the opening
+// was decided). Left: a late copy of an opening another opening replaced,
+// landing after a success of a request in flight before both.
 func (st *Store) OpenCircuit(ctx context.Context, tenant, id, url string, until time.Time, cooldown time.Duration) (opened bool, err error) {
 	tok := callToken()
+	decided := until.Add(-cooldown)
 	for try := 0; ; try++ {
-		names := map[string]string{"#open": attrOpenUntil, "#for": attrOpenFor, "#probe": attrProbeUntil, "#pk": schema.AttrUserID, "#ob": attrOpenBy, "#cb": attrClosedBy}
-		values := map[string]types.AttributeValue{":until": n(until.UnixMilli()), ":for": n(cooldown.Milliseconds()), ":tok": s(tok)}
-		cond := "attribute_exists(#pk) AND (attribute_not_exists(#open) OR #open < :until) AND (attribute_not_exists(#cb) OR #cb <> :tok)"
+		names := map[string]string{"#open": attrOpenUntil, "#for": attrOpenFor, "#probe": attrProbeUntil, "#pk": schema.AttrUserID, "#ob": attrOpenBy, "#cb": attrClosedBy,
+			"#lsu": attrLastSuccessUs}
+		values := map[string]types.AttributeValue{":until": n(until.UnixMilli()), ":for": n(cooldown.Milliseconds()), ":tok": s(tok), ":dec": n(decided.UnixMicro())}
+		cond := "attribute_exists(#pk) AND (attribute_not_exists(#open) OR #open < :until) AND (attribute_not_exists(#cb) OR #cb <> :tok)" +
+			" AND (attribute_not_exists(#lsu) OR #lsu < :dec)"
 		cond += onURL(url, names, values)
 		_, err = st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName:                           aws.String(st.table),
@@ -1067,7 +1076,9 @@ func callToken() string { return rand.Text()[:13] }
 const ReasonDisabledByAPI = "disabled through the API"
 
 // maxUpdateRounds bounds UpdateSubscription's tries against concurrent
-// changes of the subscription's enabled state.
+// changes of the subscription (its enabled state, other changes through
+// the API), and the other subscription writes' tries against its URL
+// moving to another path of the same server.
 const maxUpdateRounds = 3
 
 // UpdateSubscription applies p to one of the tenant's subscriptions at now
@@ -1211,7 +1222,7 @@ func (st *Store) UpdateSubscription(ctx context.Context, tenant, id string, p ev
 		}
 		return it.subscription(), nil
 	}
-	return event.Subscription{}, fmt.Errorf("update subscription %s: %w: its enabled state kept changing", id, event.ErrUnavailable)
+	return event.Subscription{}, fmt.Errorf("update subscription %s: %w: it kept changing (enabled, disabled or changed through the API)", id, event.ErrUnavailable)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -986,8 +986,9 @@ func TestSuccessClosesOnlyWhatWasOpen(t *testing.T) {
 	assert.True(t, succeeded(t0.Add(3*time.Second)), "it ended the run")
 	assert.False(t, succeeded(t0.Add(4*time.Second)), "nothing left")
 
-	// A circuit opened without a failure (a slow request's watch).
-	opened, err := st.OpenCircuit(ctx, "tenant-a", "sub_a", "", t0.Add(time.Minute), time.Minute)
+	// A circuit opened without a failure (a slow request's watch),
+	// decided after the latest success.
+	opened, err := st.OpenCircuit(ctx, "tenant-a", "sub_a", "", t0.Add(4500*time.Millisecond).Add(time.Minute), time.Minute)
 	require.NoError(t, err)
 	require.True(t, opened)
 	assert.True(t, succeeded(t0.Add(5*time.Second)), "it closed the circuit")

@@ -87,13 +87,11 @@ import (
 // *store.Store implements it.
 type Store interface {
 	Get(ctx context.Context, tenant, id string) (event.Event, error)
-	// TransitionOnce, not Transition: its token in the write's
-	// condition keeps a late copy of the write (an attempt that timed
-	// out, landing after the SDK's retry and after the event was settled
-	// since) from making the change again (found by review: a retry's
-	// failed -> retrying landing after the settle left the event
-	// retrying for good, and its redelivery refused).
-	TransitionOnce(ctx context.Context, tenant, id string, from []event.Status, to event.Status) (event.Event, error)
+	// StartRetry is a retry's failed -> retrying: TransitionOnce's move,
+	// also conditional on the retry_count read, so that a late copy is
+	// refused after later retries overwrote the token (found by the crash
+	// harness's late copies).
+	StartRetry(ctx context.Context, tenant string, e event.Event) (event.Event, error)
 	Settle(ctx context.Context, tenant, id string, from, to event.Status, latest []event.Attempt) error
 	StartRedelivery(ctx context.Context, tenant string, e event.Event, token string, at time.Time) error
 	ListSubscriptions(ctx context.Context, tenant string) ([]event.Subscription, error)
@@ -763,7 +761,7 @@ func (d *Dispatcher) toRetrying(ctx context.Context, tenant string, e event.Even
 		if e.Status != event.Failed {
 			return nil
 		}
-		_, err := d.cfg.Store.TransitionOnce(ctx, tenant, e.ID, []event.Status{event.Failed}, event.Retrying)
+		_, err := d.cfg.Store.StartRetry(ctx, tenant, e)
 		if err != nil && !isTransitionError(err) {
 			return err
 		}
@@ -1429,7 +1427,11 @@ func (d *Dispatcher) redeliver(ctx context.Context, t Task) error {
 					return err
 				}
 			}
-			if _, err := d.cfg.Store.TransitionOnce(ctx, t.Tenant, e.ID, []event.Status{event.Retrying}, event.Failed); err != nil && !isTransitionError(err) {
+			// Settle with no attempts to check: a transaction, whose
+			// token makes a resend or a late copy of it change nothing
+			// (a plain status write's late copy could land after a
+			// later redelivery's move, leaving it failed mid-round).
+			if err := d.cfg.Store.Settle(ctx, t.Tenant, e.ID, event.Retrying, event.Failed, nil); err != nil && !isTransitionError(err) {
 				return err
 			}
 			return nil

@@ -1259,18 +1259,25 @@ func TestWakeStopsWhenTheProbeFails(t *testing.T) {
 	assert.Equal(t, order[1], left[0], "e4 parked as it was (same token)")
 }
 
-// failingTransitions is the store with TransitionOnce failing while fail
-// is set (DynamoDB unavailable for that call).
+// failingTransitions is the store with its status moves (StartRetry,
+// Settle) failing while fail is set (DynamoDB unavailable for them).
 type failingTransitions struct {
 	dispatch.Store
 	fail atomic.Bool
 }
 
-func (s *failingTransitions) TransitionOnce(ctx context.Context, tenant, id string, from []event.Status, to event.Status) (event.Event, error) {
+func (s *failingTransitions) StartRetry(ctx context.Context, tenant string, e event.Event) (event.Event, error) {
 	if s.fail.Load() {
 		return event.Event{}, fmt.Errorf("transition: %w", event.ErrUnavailable)
 	}
-	return s.Store.TransitionOnce(ctx, tenant, id, from, to)
+	return s.Store.StartRetry(ctx, tenant, e)
+}
+
+func (s *failingTransitions) Settle(ctx context.Context, tenant, id string, from, to event.Status, latest []event.Attempt) error {
+	if s.fail.Load() {
+		return fmt.Errorf("settle: %w", event.ErrUnavailable)
+	}
+	return s.Store.Settle(ctx, tenant, id, from, to, latest)
 }
 
 // A status change that fails (not a lost race: the store is unavailable)

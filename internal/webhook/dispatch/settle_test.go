@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/triggers-dev/triggers/internal/event"
+	"github.com/triggers-dev/triggers/internal/store"
 	"github.com/triggers-dev/triggers/internal/webhook/dispatch"
 )
 
@@ -29,7 +30,8 @@ func (s *settleStore) FinishAttempt(ctx context.Context, tenant, eventID string,
 		return err
 	}
 	if s.patchToFailed.Load() {
-		_, err := s.Store.TransitionOnce(ctx, tenant, eventID, []event.Status{event.Received, event.Retrying}, event.Failed)
+		// The client's PATCH (the API's TransitionOnce).
+		_, err := s.Store.(*store.Store).TransitionOnce(ctx, tenant, eventID, []event.Status{event.Received, event.Retrying}, event.Failed)
 		return err
 	}
 	return nil
