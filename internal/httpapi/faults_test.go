@@ -56,6 +56,16 @@ func TestThrottlingBeyondRetriesIs503(t *testing.T) {
 	assert.Contains(t, e.logs.String(), `"level":"ERROR"`)
 }
 
+// batchResults is the part of a batch's 207 body the tests read.
+type batchResults struct {
+	Results []struct {
+		Status int `json:"status"`
+		Error  *struct {
+			Code string `json:"code"`
+		} `json:"error"`
+	} `json:"results"`
+}
+
 // Each batch entry is its own write: one whose writes stay throttled past
 // the SDK's retries is a 503 entry, the others are stored beside it
 // (201), and sending the entry again once DynamoDB recovers stores it.
@@ -74,14 +84,7 @@ func TestBatchThrottledEntryIs503Alone(t *testing.T) {
 	e := newEnvOn(t, table, client)
 	r := e.do(req{method: "POST", path: "/v1/events/batch", tenant: "tenant-a", body: `{"events":[{"event_type":"t","payload":{"i":1}},{"event_type":"t","payload":{"s":"stuck"}},{"event_type":"t","payload":{"i":3}}]}`})
 	require.Equal(t, http.StatusMultiStatus, r.code)
-	var res struct {
-		Results []struct {
-			Status int `json:"status"`
-			Error  *struct {
-				Code string `json:"code"`
-			} `json:"error"`
-		} `json:"results"`
-	}
+	var res batchResults
 	require.NoError(t, json.Unmarshal(r.body, &res), "%s", r.body)
 	require.Len(t, res.Results, 3)
 	assert.Equal(t, []int{201, 503, 201}, []int{res.Results[0].Status, res.Results[1].Status, res.Results[2].Status}, "%s", r.body)
@@ -123,14 +126,7 @@ func TestOversizeItemIs400(t *testing.T) {
 	item = item[:strings.LastIndex(item, ",")] + `]}}`
 	r = e.do(req{method: "POST", path: "/v1/events/batch", tenant: "tenant-b", body: `{"events":[{"event_type":"small","payload":{}},` + item + `]}`})
 	require.Equal(t, http.StatusMultiStatus, r.code, "%d %s", r.code, r.body[:min(len(r.body), 300)])
-	var res struct {
-		Results []struct {
-			Status int `json:"status"`
-			Error  *struct {
-				Code string `json:"code"`
-			} `json:"error"`
-		} `json:"results"`
-	}
+	var res batchResults
 	require.NoError(t, json.Unmarshal(r.body, &res))
 	require.Len(t, res.Results, 2)
 	assert.Equal(t, 201, res.Results[0].Status)
