@@ -130,8 +130,9 @@ func (st *Store) Transition(ctx context.Context, tenant, id string, from []event
 // on the item (19 bytes more on it and on its copies in indexes that
 // project it), which is why the ack, which tells its own changes apart
 // otherwise (already_delivered) and moves every event, uses Transition.
-// The webhook dispatcher's moves (a retry's failed -> retrying, a
-// redelivery's retrying -> failed) use TransitionOnce.
+// The webhook dispatcher's retry move uses StartRetry, which adds the
+// retry_count it read to the condition (later retries overwrite the
+// token).
 func (st *Store) TransitionOnce(ctx context.Context, tenant, id string, from []event.Status, to event.Status) (event.Event, error) {
 	if _, err := event.ParseID(id); err != nil {
 		return event.Event{}, event.ErrNotFound

@@ -203,6 +203,18 @@ func newScenario(t *testing.T) *scenario {
 
 	// 5 events + 1 idempotency record inserted, 1 MODIFY, 1 REMOVE.
 	s.ev = readStream(t, w.table, 8)
+	// The batch's two events are written at once (store.PutBatch: one
+	// PutItem each), so they reach the stream in either order: the
+	// scenario's events are the stream's, in its order.
+	var streamed []string
+	for _, r := range s.ev.Records {
+		if r.EventName == "INSERT" && !strings.HasPrefix(r.Change.NewImage[schema.AttrUserID].String(), contract.IdempotencyPrefix) {
+			streamed = append(streamed, r.Change.NewImage[schema.AttrEventID].String())
+		}
+	}
+	require.ElementsMatch(t, s.inserted, streamed, "the stream's events")
+	require.Equal(t, s.inserted[:2], streamed[:2], "the single events before the batch come first")
+	s.inserted = streamed
 	return s
 }
 

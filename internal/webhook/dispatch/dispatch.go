@@ -755,19 +755,36 @@ func (d *Dispatcher) retryNow(ctx context.Context, t Task, sub event.Subscriptio
 
 // toRetrying returns the move of e, when failed, to retrying that a retry
 // makes once its attempt is claimed (a copy of a finished retry changes
-// nothing).
+// nothing). The move is conditional on the retry_count read (StartRetry):
+// when another retry, or a redelivery round, moved the event and settled
+// it failed again since e was read, the move is made again from the
+// event as it now is (found by review: the event read failed while the
+// request was out, so a redelivery could start a round beside it).
 func (d *Dispatcher) toRetrying(ctx context.Context, tenant string, e event.Event) func() error {
 	return func() error {
-		if e.Status != event.Failed {
-			return nil
-		}
-		_, err := d.cfg.Store.StartRetry(ctx, tenant, e)
-		if err != nil && !isTransitionError(err) {
-			return err
+		cur := e
+		for range maxRetryMoves {
+			if cur.Status != event.Failed {
+				return nil
+			}
+			now, err := d.cfg.Store.StartRetry(ctx, tenant, cur)
+			if err == nil {
+				return nil
+			}
+			if !isTransitionError(err) {
+				return err
+			}
+			if now.Status != event.Failed || now.RetryCount == cur.RetryCount {
+				return nil // moved on since: not failed any more
+			}
+			cur = now
 		}
 		return nil
 	}
 }
+
+// maxRetryMoves bounds toRetrying's tries against moves made meanwhile.
+const maxRetryMoves = 3
 
 // recoverPage runs one page of recovery t.Recover of subscription
 // t.SubscriptionID: it reads at most Config.RecoverPage entries of the

@@ -1831,3 +1831,69 @@ func TestSuccessOfALeftServerKeepsTheInstancesCircuitOpen(t *testing.T) {
 	assert.Equal(t, moved.CircuitOpenUntil, dispatch.CircuitHint(w.d, "tenant-a", sub.ID),
 		"and in the instance's view: the left server's success does not close it")
 }
+
+// racingRetry is the store with one other retry of the event moving it
+// to retrying and settling it failed again right after the next claim:
+// between the retry's read of the event and its move.
+type racingRetry struct {
+	dispatch.Store
+	st   *store.Store
+	race atomic.Bool
+	// during is the event's status when the retry's outcome is recorded
+	// (after its request, before it settles the event).
+	during atomic.Value
+}
+
+func (s *racingRetry) FinishAttempt(ctx context.Context, tenant, eventID string, a event.Attempt, owner string) error {
+	if e, err := s.st.Get(ctx, tenant, eventID); err == nil {
+		s.during.Store(e.Status)
+	}
+	return s.Store.FinishAttempt(ctx, tenant, eventID, a, owner)
+}
+
+func (s *racingRetry) ClaimAttempt(ctx context.Context, tenant, eventID string, c event.AttemptClaim, ttl int64) (event.Attempt, bool, error) {
+	a, claimed, err := s.Store.ClaimAttempt(ctx, tenant, eventID, c, ttl)
+	if err == nil && s.race.CompareAndSwap(true, false) {
+		e, gerr := s.st.Get(ctx, tenant, eventID)
+		if gerr == nil {
+			if _, gerr = s.st.StartRetry(ctx, tenant, e); gerr == nil {
+				_, gerr = s.st.Transition(ctx, tenant, eventID, []event.Status{event.Retrying}, event.Failed)
+			}
+		}
+		if gerr != nil {
+			return a, claimed, gerr
+		}
+	}
+	return a, claimed, err
+}
+
+// A retry whose event another retry moved and settled failed again since
+// the retry read it still moves the event to retrying before its request
+// (StartRetry is conditional on the retry_count read: the retry moves it
+// again from the event as it now is). Before, the refused move left the
+// event failed while the request was out, so a redelivery could start a
+// round beside it (found by review).
+func TestRetryMovesTheEventAfterAnotherRetryInBetween(t *testing.T) {
+	ctx := context.Background()
+	rcv := newReceiver(t, 500, 200)
+	var rs *racingRetry
+	w := newWorld(t, rcv, func(c *dispatch.Config) {
+		rs = &racingRetry{Store: c.Store}
+		c.Store = rs
+	})
+	rs.st = w.st
+	w.subscribe("tenant-a")
+	e := w.event("tenant-a", "t")
+	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+	retry := w.q.take()
+	require.Len(t, retry, 1)
+	require.Equal(t, event.Failed, w.status("tenant-a", e.ID).Status)
+	w.advance(5 * time.Second)
+	rs.race.Store(true)
+	require.NoError(t, w.d.HandleTask(ctx, retry[0].task))
+	require.False(t, rs.race.Load(), "the other retry ran")
+	assert.Equal(t, event.Retrying, rs.during.Load(), "the event while the retry's request was out")
+	got := w.status("tenant-a", e.ID)
+	assert.Equal(t, event.Delivered, got.Status)
+	assert.Equal(t, 2, got.RetryCount, "the other retry's move and this retry's")
+}
