@@ -44,7 +44,7 @@ func (st *Store) PutBatch(ctx context.Context, tenant string, events []event.Eve
 		}
 		if unavailable.Load() {
 			<-sem
-			errs[i] = fmt.Errorf("put event: %w: not sent, as DynamoDB refused an earlier event of the batch", event.ErrUnavailable)
+			errs[i] = fmt.Errorf("put event: %w: not sent, as an earlier event of the batch found DynamoDB unavailable", event.ErrUnavailable)
 			continue
 		}
 		wg.Go(func() {

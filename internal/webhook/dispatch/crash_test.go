@@ -1843,7 +1843,17 @@ func newCrashRun(t *testing.T, env *crashEnv, sc scenario, f fault, twice, shard
 	}
 	r.q = newSimQueue(r.clock, twice)
 	tlsCfg := rcv.srv.Client().Transport.(*http.Transport).TLSClientConfig
-	client := webhook.NewHTTPClient(webhook.ClientOptions{AllowPrivate: true, TLSConfig: tlsCfg})
+	opts := webhook.ClientOptions{AllowPrivate: true, TLSConfig: tlsCfg}
+	if r.copy != nil && r.copy.patience > webhook.DefaultTimeout {
+		// The receiver holds a request until the standby wake is claimed,
+		// up to the patience: the request must outlast the hold. (With the
+		// default 10 s, a clean run on a machine busy with other test
+		// packages timed out its held request before the other copy
+		// reached the attempt, and every later request of the run was
+		// held and timed out too: its events ended failed.)
+		opts.Timeout = r.copy.patience + 10*time.Second
+	}
+	client := webhook.NewHTTPClient(opts)
 	client.Transport = faultTransport{rt: client.Transport, in: r.in, n: r.names, slow: r.slowHeld}
 	threshold, slow := sc.threshold, sc.slowAfter
 	if threshold == 0 {
