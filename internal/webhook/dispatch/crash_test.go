@@ -20,7 +20,8 @@ package dispatch_test
 // SDK sends it again: lossyClient), and one more holds its first write
 // back on the way (its attempt times out, the SDK's retry goes through)
 // and lands that copy once the run has settled, after every later write,
-// then lets the run settle again. The queues behave as SQS does towards
+// then lets the run settle again; and one more lands it soon, as the next
+// storage call after the held call starts. The queues behave as SQS does towards
 // its consumer: a message not deleted (failed, or its invocation died)
 // comes back after the visibility timeout with the same body; a stream
 // batch whose invocation failed is retried from the stream. When the system
@@ -128,6 +129,10 @@ type fault struct {
 	// settled, after every later write; the run then settles again
 	// (lossyClient, crashRun.landLate).
 	late bool
+	// soon: with late, the held copy lands as the next storage call
+	// after the held call starts (mid-run, where a condition may briefly
+	// match again), not once the run has settled.
+	soon bool
 	// nth is the occurrence of the label the fault hits (0 and 1: the
 	// first).
 	nth int
@@ -146,6 +151,9 @@ func (f fault) String() string {
 	}
 	if f.lost {
 		return "lose the answer of " + call
+	}
+	if f.late && f.soon {
+		return "land a copy soon after " + call
 	}
 	if f.late {
 		return "land a late copy of " + call
@@ -169,6 +177,10 @@ type injector struct {
 	onCall func(label string)
 	// late holds the write a late fault held back.
 	late *lateCopies
+	// landSoon, set by a soon late fault's call once it returned, lands
+	// the held copy before the next storage call (landOn).
+	landSoon atomic.Bool
+	landOn   func()
 }
 
 func newInjector(f fault, n *names) *injector {
@@ -192,6 +204,9 @@ func (in *injector) call(ctx context.Context, op string, args []string, do func(
 	if in.onCall != nil {
 		in.onCall(label)
 	}
+	if strings.HasPrefix(op, "Store.") && in.landSoon.CompareAndSwap(true, false) {
+		in.landOn()
+	}
 	in.mu.Lock()
 	in.counts[label]++
 	if in.counts[label] == 1 {
@@ -209,7 +224,11 @@ func (in *injector) call(ctx context.Context, op string, args []string, do func(
 	if hit && in.f.late {
 		// The call's first write is held back, its attempt fails, and
 		// the SDK's retry of it goes through (lossyClient).
-		return do(context.WithValue(ctx, lateKey{}, in.late))
+		err := do(context.WithValue(ctx, lateKey{}, in.late))
+		if in.f.soon {
+			in.landSoon.Store(true)
+		}
+		return err
 	}
 	if hit && !in.f.crash {
 		return errInjected
@@ -1410,25 +1429,36 @@ func (c *lateCopies) hold(r *http.Request) bool {
 // statuses: 200 when a copy took effect, 400 when its condition refused
 // it.
 func (c *lateCopies) land(t testing.TB) []string {
+	out, err := c.landErr()
+	require.NoError(t, err)
+	return out
+}
+
+// landErr is land, for a goroutine other than the test's.
+func (c *lateCopies) landErr() ([]string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var out []string
 	for _, h := range c.reqs {
 		req, err := http.NewRequest(http.MethodPost, h.url, bytes.NewReader(h.body))
-		require.NoError(t, err)
+		if err != nil {
+			return out, err
+		}
 		req.Header = h.header.Clone()
 		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
+		if err != nil {
+			return out, err
+		}
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		op := strings.TrimPrefix(h.header.Get("X-Amz-Target"), "DynamoDB_20120810.")
 		if resp.StatusCode != http.StatusOK && !bytes.Contains(b, []byte("ConditionalCheckFailed")) && !bytes.Contains(b, []byte("TransactionCanceled")) {
-			t.Fatalf("harness: the late copy of %s was answered %d: %s", op, resp.StatusCode, b)
+			return out, fmt.Errorf("harness: the late copy of %s was answered %d: %s", op, resp.StatusCode, b)
 		}
 		out = append(out, fmt.Sprintf("%s %d", op, resp.StatusCode))
 	}
 	c.reqs = nil
-	return out
+	return out, nil
 }
 
 // writeOps are the DynamoDB operations that change the table.
@@ -1746,6 +1776,9 @@ type crashRun struct {
 	subs     map[string]event.Subscription // by name
 	eventIDs map[string]string             // name -> id
 	failures []string
+	// landedSoon and landErr: what a soon late copy's landing mid-run
+	// made of it.
+	landedSoon, landErr atomic.Value
 }
 
 var runSeq atomic.Int64
@@ -1803,6 +1836,13 @@ func newCrashRun(t *testing.T, env *crashEnv, sc scenario, f fault, twice, shard
 		eventIDs: map[string]string{},
 	}
 	r.in = newInjector(f, r.names)
+	r.in.landOn = func() {
+		out, err := r.in.late.landErr()
+		r.landedSoon.Store(fmt.Sprintf("%v %v", out, err))
+		if err != nil {
+			r.landErr.Store(err)
+		}
+	}
 	if sc.copyEarlierWake {
 		patience := 500 * time.Millisecond
 		if f.label == "" && !twice && !sharded {
@@ -2150,9 +2190,15 @@ func (r *crashRun) run() runResult {
 		r.recoverSubs(began)
 		r.drain()
 	}
+	if err, _ := r.landErr.Load().(error); err != nil {
+		r.fatalf("landing a copy soon: %v", err)
+	}
+	if s, _ := r.landedSoon.Load().(string); s != "" {
+		r.t.Logf("copy landed soon: %s", s)
+	}
 	if r.f.late {
-		// The held write lands after everything else, and whatever it
-		// sets off settles.
+		// The held write lands after everything else (or, soon, whatever
+		// is left of it), and whatever it sets off settles.
 		r.t.Logf("late copies landed: %v", r.in.late.land(r.t))
 		r.drain()
 	}
@@ -2559,6 +2605,7 @@ func TestCrashPoints(t *testing.T) {
 				if strings.HasPrefix(op, "Store.") && !readOnly[op] {
 					add(fault{label: key, lost: true, nth: nth}, false, true)
 					add(fault{label: key, late: true, nth: nth}, false, false)
+					add(fault{label: key, late: true, soon: true, nth: nth}, false, false)
 				}
 			}
 		}
