@@ -21,7 +21,7 @@ package dispatch_test
 // back on the way (its attempt times out, the SDK's retry goes through)
 // and lands that copy once the run has settled, after every later write,
 // then lets the run settle again; and one more lands it soon, as the next
-// storage call after the held call starts. The queues behave as SQS does towards
+// storage call after the held call returned. The queues behave as SQS does towards
 // its consumer: a message not deleted (failed, or its invocation died)
 // comes back after the visibility timeout with the same body; a stream
 // batch whose invocation failed is retried from the stream. When the system
@@ -130,8 +130,8 @@ type fault struct {
 	// (lossyClient, crashRun.landLate).
 	late bool
 	// soon: with late, the held copy lands as the next storage call
-	// after the held call starts (mid-run, where a condition may briefly
-	// match again), not once the run has settled.
+	// after the held call returned (mid-run, where a condition may
+	// briefly match again), not once the run has settled.
 	soon bool
 	// nth is the occurrence of the label the fault hits (0 and 1: the
 	// first).
