@@ -77,7 +77,7 @@ func TestPatchSubscription(t *testing.T) {
 		_, err := e.store.SubscriptionFailed(ctx, "tenant-a", id, "", now.Add(time.Duration(i)*time.Second), time.Hour, "r")
 		require.NoError(t, err)
 	}
-	_, err := e.store.OpenCircuit(ctx, "tenant-a", id, "", now.Add(time.Hour), time.Hour)
+	_, err := e.store.OpenCircuit(ctx, "tenant-a", id, "", now, now.Add(time.Hour), time.Hour)
 	require.NoError(t, err)
 	r = e.do(req{method: "PATCH", path: path, tenant: "tenant-a", body: `{"url":"https://example.com/new?v=2"}`})
 	require.Equal(t, http.StatusOK, r.code, "%s", r.body)

@@ -65,7 +65,7 @@ func TestSubscriptionItemFitsOneWriteUnit(t *testing.T) {
 	measure("failing")
 	_, err = st.TakeRateToken(ctx, tenant, sub.ID, now, 10)
 	require.NoError(t, err)
-	_, err = st.OpenCircuit(ctx, tenant, sub.ID, sub.URL, now.Add(time.Minute), time.Minute)
+	_, err = st.OpenCircuit(ctx, tenant, sub.ID, sub.URL, now, now.Add(time.Minute), time.Minute)
 	require.NoError(t, err)
 	measure("circuit open")
 	ok, err := st.AcquireProbe(ctx, tenant, sub.ID, now.Add(time.Minute), now.Add(2*time.Minute))

@@ -308,11 +308,11 @@ func TestOpenCircuitSurvivesALostResponse(t *testing.T) {
 	until := time.Unix(1_900_000_000, 0)
 
 	proxy.LoseResponse("UpdateItem", 1)
-	opened, err := st.OpenCircuit(ctx, "tenant-a", "sub_a", "", until, time.Minute)
+	opened, err := st.OpenCircuit(ctx, "tenant-a", "sub_a", "", until.Add(-time.Minute), until, time.Minute)
 	require.NoError(t, err)
 	assert.Equal(t, 2, proxy.Calls("UpdateItem"), "the SDK sent the write again")
 	assert.True(t, opened, "the opening is the caller's")
-	opened, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", "", until, time.Minute)
+	opened, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", "", until.Add(-time.Minute), until, time.Minute)
 	require.NoError(t, err)
 	assert.False(t, opened, "another caller's opening to the same end")
 	sub, err := st.GetSubscription(ctx, "tenant-a", "sub_a")
@@ -397,7 +397,7 @@ func TestSubscriptionOutcomesSurviveALostAnswerAndALaterWrite(t *testing.T) {
 
 	_, err := st.SubscriptionFailed(ctx, "tenant-a", "sub_a", "", t0, after, "r1")
 	require.NoError(t, err)
-	opened, err := st.OpenCircuit(ctx, "tenant-a", "sub_a", "", t0.Add(time.Minute), time.Minute)
+	opened, err := st.OpenCircuit(ctx, "tenant-a", "sub_a", "", t0, t0.Add(time.Minute), time.Minute)
 	require.NoError(t, err)
 	require.True(t, opened)
 	// The success ends the run and closes the circuit; a failure after
@@ -652,7 +652,7 @@ func TestOpenCircuitRefusesALateCopy(t *testing.T) {
 	}
 
 	land := proxy.LateCall("UpdateItem")
-	opened, err := st.OpenCircuit(ctx, "tenant-a", "sub_a", "", t0.Add(time.Minute), time.Minute)
+	opened, err := st.OpenCircuit(ctx, "tenant-a", "sub_a", "", t0, t0.Add(time.Minute), time.Minute)
 	require.NoError(t, err)
 	require.True(t, opened, "the SDK's retry opened it")
 	closed, err := st.SubscriptionSucceeded(ctx, "tenant-a", "sub_a", "", t0.Add(-time.Second))
@@ -663,10 +663,10 @@ func TestOpenCircuitRefusesALateCopy(t *testing.T) {
 
 	t1 := t0.Add(time.Hour)
 	land = proxy.LateCall("UpdateItem")
-	opened, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", "", t1.Add(time.Minute), time.Minute)
+	opened, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", "", t1, t1.Add(time.Minute), time.Minute)
 	require.NoError(t, err)
 	require.True(t, opened)
-	opened, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", "", t1.Add(2*time.Minute), 2*time.Minute)
+	opened, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", "", t1, t1.Add(2*time.Minute), 2*time.Minute)
 	require.NoError(t, err)
 	require.True(t, opened, "a longer opening replaces it")
 	closed, err = st.SubscriptionSucceeded(ctx, "tenant-a", "sub_a", "", t1.Add(2*time.Minute+time.Second))
@@ -675,7 +675,7 @@ func TestOpenCircuitRefusesALateCopy(t *testing.T) {
 	land()
 	isClosed("the late copy of the replaced opening does not open the circuit")
 
-	opened, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", "", t1.Add(5*time.Minute), time.Minute)
+	opened, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", "", t1.Add(4*time.Minute), t1.Add(5*time.Minute), time.Minute)
 	require.NoError(t, err)
 	assert.True(t, opened, "a new opening")
 	sub, err := st.GetSubscription(ctx, "tenant-a", "sub_a")

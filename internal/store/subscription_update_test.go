@@ -51,7 +51,7 @@ func TestUpdateSubscription(t *testing.T) {
 		_, err := st.SubscriptionFailed(ctx, "tenant-a", "sub_a", "", t0.Add(time.Duration(i)*time.Second), time.Hour, "r")
 		require.NoError(t, err)
 	}
-	_, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", "", t0.Add(time.Minute), time.Minute)
+	_, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", "", t0, t0.Add(time.Minute), time.Minute)
 	require.NoError(t, err)
 	_, err = st.UpdateSubscription(ctx, "tenant-a", "sub_a", event.SubscriptionPatch{URL: aws.String(orig.URL)}, t0)
 	require.NoError(t, err)
@@ -89,7 +89,7 @@ func TestUpdateSubscription(t *testing.T) {
 		_, err := st.SubscriptionFailed(ctx, "tenant-a", "sub_a", "", t0.Add(time.Duration(i)*time.Second), time.Hour, "r")
 		require.NoError(t, err)
 	}
-	_, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", "", t0.Add(time.Minute), time.Minute)
+	_, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", "", t0, t0.Add(time.Minute), time.Minute)
 	require.NoError(t, err)
 	got, err = st.UpdateSubscription(ctx, "tenant-a", "sub_a", event.SubscriptionPatch{URL: aws.String("https://new.example.com/h")}, t0)
 	require.NoError(t, err)

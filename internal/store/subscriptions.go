@@ -893,14 +893,23 @@ func (st *Store) SubscriptionFailed(ctx context.Context, tenant, id, url string,
 
 // OpenCircuit opens the subscription's circuit until until, an opening
 // for cooldown (remembered as the subscription's CircuitCooldown, which a
-// failed probe doubles), or keeps it open if it already is for longer;
-// it ends any probe's hold. url is the target of the request that calls
-// for it: a subscription moved to another server than url's since (a
-// PATCH during the request) is not opened, and the call is
-// event.ErrSubscriptionMoved (its new endpoint's breaker starts afresh,
-// as SubscriptionFailed does not count the failure there either); an
-// empty url opens it wherever it points. opened reports whether this call
-// moved the end. A subscription that no longer exists is not an error.
+// failed probe doubles), decided at at (the time of the failure that
+// calls for it), or keeps it open if it already is for longer; it ends
+// any probe's hold. A success recorded at or after at refuses it (opened
+// false): the endpoint answered since the failure, as SubscriptionFailed
+// does not count a failure older than a success (found by review: the
+// decision was taken as until - cooldown, the time of the call, so a
+// failed probe's follow-up applied again after a fault, or made after a
+// request in flight succeeded, reopened the circuit that success had
+// just closed, for up to the doubled cooldown).
+//
+// url is the target of the request that calls for it: a subscription
+// moved to another server than url's since (a PATCH during the request)
+// is not opened, and the call is event.ErrSubscriptionMoved (its new
+// endpoint's breaker starts afresh, as SubscriptionFailed does not count
+// the failure there either); an empty url opens it wherever it points.
+// opened reports whether this call moved the end. A subscription that no
+// longer exists is not an error.
 //
 // The opening carries this call's token (open_by): the SDK's retry of the
 // write, whose answer was lost, is refused and finds the opening its own,
@@ -909,19 +918,17 @@ func (st *Store) SubscriptionFailed(ctx context.Context, tenant, id, url string,
 // the network past the SDK's retry) that lands after a success closed the
 // circuit is refused instead of opening it again for the cooldown (found
 // by review) by either of two conditions: no success is recorded at or
-// after the opening was decided (until - cooldown: the probe that closes
-// a circuit starts after its cooldown), and the success that closed the
-// circuit did not close this very opening (closed_by, the open_by it
-// found: for a success of a request already in flight when the opening
-// was decided). Left: a late copy of an opening another opening replaced,
+// after at (the probe that closes a circuit starts after its cooldown,
+// after at), and the success that closed the circuit did not close this
+// very opening (closed_by, the open_by it found: for a success of a
+// request already in flight when the opening was decided). Left: a late copy of an opening another opening replaced,
 // landing after a success of a request in flight before both.
-func (st *Store) OpenCircuit(ctx context.Context, tenant, id, url string, until time.Time, cooldown time.Duration) (opened bool, err error) {
+func (st *Store) OpenCircuit(ctx context.Context, tenant, id, url string, at, until time.Time, cooldown time.Duration) (opened bool, err error) {
 	tok := callToken()
-	decided := until.Add(-cooldown)
 	for try := 0; ; try++ {
 		names := map[string]string{"#open": attrOpenUntil, "#for": attrOpenFor, "#probe": attrProbeUntil, "#pk": schema.AttrUserID, "#ob": attrOpenBy, "#cb": attrClosedBy,
 			"#lsu": attrLastSuccessUs}
-		values := map[string]types.AttributeValue{":until": n(until.UnixMilli()), ":for": n(cooldown.Milliseconds()), ":tok": s(tok), ":dec": n(decided.UnixMicro())}
+		values := map[string]types.AttributeValue{":until": n(until.UnixMilli()), ":for": n(cooldown.Milliseconds()), ":tok": s(tok), ":dec": n(at.UnixMicro())}
 		cond := "attribute_exists(#pk) AND (attribute_not_exists(#open) OR #open < :until) AND (attribute_not_exists(#cb) OR #cb <> :tok)" +
 			" AND (attribute_not_exists(#lsu) OR #lsu < :dec)"
 		cond += onURL(url, names, values)

@@ -565,7 +565,7 @@ func TestSubscriptionMovedDuringARequest(t *testing.T) {
 	assert.Equal(t, event.FormatTime(t0), get().FailingSince)
 	assert.ErrorIs(t, st.DeleteGoneSubscription(ctx, "tenant-a", "sub_a", old), event.ErrSubscriptionMoved)
 	assert.Equal(t, "https://HOOKS.example.com:443/sub_a/v2", get().URL, "kept as moved")
-	opened, err := st.OpenCircuit(ctx, "tenant-a", "sub_a", old, t0.Add(time.Minute), time.Minute)
+	opened, err := st.OpenCircuit(ctx, "tenant-a", "sub_a", old, t0, t0.Add(time.Minute), time.Minute)
 	require.NoError(t, err)
 	assert.True(t, opened, "the same server: its circuit opens")
 	assert.True(t, t0.Add(time.Minute).Equal(get().CircuitOpenUntil))
@@ -582,20 +582,20 @@ func TestSubscriptionMovedDuringARequest(t *testing.T) {
 	assert.ErrorIs(t, st.DeleteGoneSubscription(ctx, "tenant-a", "sub_a", old), event.ErrSubscriptionMoved)
 	// Nor does a failed probe or a slow request of the old server open
 	// the new one's circuit (found by review: for up to an hour).
-	opened, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", old, t0.Add(2*time.Minute), 2*time.Minute)
+	opened, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", old, t0, t0.Add(2*time.Minute), 2*time.Minute)
 	assert.ErrorIs(t, err, event.ErrSubscriptionMoved)
 	assert.False(t, opened)
 	sub = get()
 	assert.True(t, sub.CircuitOpenUntil.IsZero(), "the old server's circuit is not the new one's")
 	assert.Zero(t, sub.CircuitCooldown)
-	opened, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", "https://other.example.net/in", t0.Add(2*time.Minute), 2*time.Minute)
+	opened, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", "https://other.example.net/in", t0, t0.Add(2*time.Minute), 2*time.Minute)
 	require.NoError(t, err)
 	assert.True(t, opened, "at the URL it points to")
 	assert.Equal(t, 2*time.Minute, get().CircuitCooldown)
 
 	// A success of the server it left changes nothing; one of another
 	// path of the server it is on counts.
-	_, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", "https://other.example.net/in", t0.Add(time.Hour), time.Minute)
+	_, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", "https://other.example.net/in", t0.Add(59*time.Minute), t0.Add(time.Hour), time.Minute)
 	require.NoError(t, err)
 	closed, err := st.SubscriptionSucceeded(ctx, "tenant-a", "sub_a", old, t0.Add(90*time.Second))
 	require.NoError(t, err)
@@ -836,9 +836,12 @@ func TestEveryOperationUnderThrottling(t *testing.T) {
 			_, _, err := st.ScheduleAttempt(ctx, "tenant-a", e.ID, event.Attempt{SubscriptionID: "sub_a", Number: 1, Timestamp: event.FormatTime(now), NextAttemptAt: event.FormatTime(now)}, e.TTL)
 			return err
 		}},
-		{"OpenCircuit", "UpdateItem", func() error { _, err := st.OpenCircuit(ctx, "tenant-a", "sub_a", "", now, time.Minute); return err }},
+		{"OpenCircuit", "UpdateItem", func() error {
+			_, err := st.OpenCircuit(ctx, "tenant-a", "sub_a", "", now.Add(-time.Minute), now, time.Minute)
+			return err
+		}},
 		{"OpenCircuit at a URL", "UpdateItem", func() error {
-			_, err := st.OpenCircuit(ctx, "tenant-a", "sub_a", newSub("sub_a").URL, now, time.Minute)
+			_, err := st.OpenCircuit(ctx, "tenant-a", "sub_a", newSub("sub_a").URL, now.Add(-time.Minute), now, time.Minute)
 			return err
 		}},
 		{"AcquireProbe", "UpdateItem", func() error { _, err := st.AcquireProbe(ctx, "tenant-a", "sub_a", now, now); return err }},
@@ -912,10 +915,10 @@ func TestCircuitBreakerState(t *testing.T) {
 	}
 	assert.Equal(t, 3, get().ConsecutiveFailures)
 
-	opened, err := st.OpenCircuit(ctx, "tenant-a", "sub_a", "", t0.Add(time.Minute), time.Minute)
+	opened, err := st.OpenCircuit(ctx, "tenant-a", "sub_a", "", t0, t0.Add(time.Minute), time.Minute)
 	require.NoError(t, err)
 	assert.True(t, opened)
-	opened, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", "", t0.Add(30*time.Second), 30*time.Second)
+	opened, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", "", t0, t0.Add(30*time.Second), 30*time.Second)
 	require.NoError(t, err)
 	assert.False(t, opened, "a shorter opening does not shorten it")
 	assert.Equal(t, t0.Add(time.Minute), get().CircuitOpenUntil)
@@ -938,7 +941,7 @@ func TestCircuitBreakerState(t *testing.T) {
 	assert.Equal(t, lapsed.Add(10*time.Second), get().ProbeUntil)
 
 	// A failed probe opens it again, and frees the probe.
-	opened, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", "", t0.Add(3*time.Minute), 3*time.Minute)
+	opened, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", "", t0, t0.Add(3*time.Minute), 3*time.Minute)
 	require.NoError(t, err)
 	assert.True(t, opened)
 	assert.True(t, get().ProbeUntil.IsZero())
@@ -953,7 +956,22 @@ func TestCircuitBreakerState(t *testing.T) {
 	assert.Zero(t, sub.CircuitCooldown)
 	assert.False(t, sub.HalfOpen(t0.Add(time.Hour)), "closed")
 
-	opened, err = st.OpenCircuit(ctx, "tenant-a", "sub_none", "", t0, time.Minute)
+	// An opening decided before the latest success, or at its instant
+	// (a failed probe's follow-up made after a request in flight got
+	// through, or applied again after a fault), is refused: the endpoint
+	// answered since the failure. Decided after it, it opens.
+	for _, at := range []time.Time{t0.Add(3 * time.Minute), t0.Add(4 * time.Minute)} {
+		opened, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", "", at, t0.Add(time.Hour), time.Minute)
+		require.NoError(t, err)
+		assert.False(t, opened, "decided at %v, before the success at %v", at, t0.Add(4*time.Minute))
+	}
+	assert.True(t, get().CircuitOpenUntil.IsZero(), "still closed")
+	opened, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", "", t0.Add(4*time.Minute+time.Microsecond), t0.Add(time.Hour), time.Minute)
+	require.NoError(t, err)
+	assert.True(t, opened, "decided after the success")
+	assert.Equal(t, t0.Add(time.Hour), get().CircuitOpenUntil)
+
+	opened, err = st.OpenCircuit(ctx, "tenant-a", "sub_none", "", t0.Add(-time.Minute), t0, time.Minute)
 	require.NoError(t, err)
 	assert.False(t, opened, "a subscription that is gone")
 	ok, err := st.AcquireProbe(ctx, "tenant-a", "sub_none", t0, t0)
@@ -988,7 +1006,8 @@ func TestSuccessClosesOnlyWhatWasOpen(t *testing.T) {
 
 	// A circuit opened without a failure (a slow request's watch),
 	// decided after the latest success.
-	opened, err := st.OpenCircuit(ctx, "tenant-a", "sub_a", "", t0.Add(4500*time.Millisecond).Add(time.Minute), time.Minute)
+	decided := t0.Add(4500 * time.Millisecond)
+	opened, err := st.OpenCircuit(ctx, "tenant-a", "sub_a", "", decided, decided.Add(time.Minute), time.Minute)
 	require.NoError(t, err)
 	require.True(t, opened)
 	assert.True(t, succeeded(t0.Add(5*time.Second)), "it closed the circuit")
@@ -1009,7 +1028,7 @@ func TestProbeTakenOverOnlyPastTheSkewMargin(t *testing.T) {
 	st := store.New(db.Client, db.CreateTable(t, schema.Events()))
 	require.NoError(t, st.CreateSubscription(ctx, "tenant-a", newSub("sub_a")))
 	t0 := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
-	_, err := st.OpenCircuit(ctx, "tenant-a", "sub_a", "", t0, time.Minute)
+	_, err := st.OpenCircuit(ctx, "tenant-a", "sub_a", "", t0.Add(-time.Minute), t0, time.Minute)
 	require.NoError(t, err)
 	end := t0.Add(13 * time.Second)
 	ok, err := st.AcquireProbe(ctx, "tenant-a", "sub_a", t0, end)

@@ -166,7 +166,7 @@ func TestFailedProbeReopensAfterAStop(t *testing.T) {
 	w.now = w.now.Truncate(time.Millisecond) // the circuit's times are stored in milliseconds
 	sub, _ := w.subscribe("tenant-a")
 	// Opened for 10 minutes, which have passed: half-open.
-	_, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, "", w.clock(), 10*time.Minute)
+	_, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, "", w.clock().Add(-10*time.Minute), w.clock(), 10*time.Minute)
 	require.NoError(t, err)
 	e := w.event("tenant-a", "t")
 
@@ -181,3 +181,77 @@ func TestFailedProbeReopensAfterAStop(t *testing.T) {
 	}
 	assert.Len(t, rcv.requests(), 1, "the probe was not made again")
 }
+
+// A failed probe's reopening is decided at the probe's outcome: a success
+// recorded after it (a request in flight when the circuit went half-open
+// got through) keeps the circuit closed, whether the reopening comes
+// right after it or from the message handled again after a stop between
+// the probe's outcome and the reopening. (Before, the opening was decided
+// at the time of the call: either way the circuit the success had closed
+// opened again for twice the cooldown, and every attempt waited.)
+func TestFailedProbeDoesNotReopenACircuitASuccessClosedSince(t *testing.T) {
+	for _, stopped := range []bool{false, true} {
+		t.Run(map[bool]string{false: "right after", true: "after a stop"}[stopped], func(t *testing.T) {
+			ctx := context.Background()
+			rcv := newReceiver(t, http.StatusInternalServerError)
+			stop := &stopAfterFinish{}
+			succeeds := &succeedsBeforeOpening{}
+			w := newWorld(t, rcv, func(c *dispatch.Config) {
+				c.BreakerThreshold, c.BreakerCooldown, c.SlowAfter = 5, time.Minute, -1
+				succeeds.Store = c.Store
+				c.Store = succeeds
+				if stopped {
+					stop.Store = c.Store
+					c.Store = stop
+				}
+			})
+			w.now = w.now.Truncate(time.Millisecond)
+			succeeds.at = func() time.Time {
+				// The success comes a second after the probe's outcome
+				// is recorded, and the reopening a second after that.
+				w.advance(time.Second)
+				at := w.clock()
+				w.advance(time.Second)
+				return at
+			}
+			sub, _ := w.subscribe("tenant-a")
+			_, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, "", w.clock().Add(-10*time.Minute), w.clock(), 10*time.Minute)
+			require.NoError(t, err)
+			e := w.event("tenant-a", "t")
+
+			if stopped {
+				require.Error(t, w.d.HandleEvent(ctx, "tenant-a", e.ID), "the process stopped after the probe's outcome")
+			}
+			require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+			require.Len(t, rcv.requests(), 1, "the probe")
+			require.Equal(t, 1, succeeds.calls(), "the success was recorded before the reopening")
+			got, err := w.st.GetSubscription(ctx, "tenant-a", sub.ID)
+			require.NoError(t, err)
+			assert.True(t, got.CircuitOpenUntil.IsZero(), "the circuit the success closed stays closed: open until %v", got.CircuitOpenUntil)
+			assert.True(t, got.ProbeUntil.IsZero(), "no probe holds it")
+			as := w.attempts("tenant-a", e.ID)
+			require.Len(t, as, 1)
+			assert.Equal(t, event.OutcomeFailed, as[0].Outcome)
+			assert.Equal(t, event.FollowUpQueued, as[0].FollowUp, "the next attempt is queued as any failure's")
+		})
+	}
+}
+
+// succeedsBeforeOpening records a success of the subscription (another
+// request's, at the time at returns) right after its first failure is
+// recorded: before the follow-up decides to reopen the circuit.
+type succeedsBeforeOpening struct {
+	dispatch.Store
+	at func() time.Time
+	n  atomic.Int32
+}
+
+func (s *succeedsBeforeOpening) SubscriptionFailed(ctx context.Context, tenant, id, url string, at time.Time, after time.Duration, reason string) (event.FailureRun, error) {
+	run, err := s.Store.SubscriptionFailed(ctx, tenant, id, url, at, after, reason)
+	if err == nil && s.n.Add(1) == 1 {
+		_, err = s.Store.SubscriptionSucceeded(ctx, tenant, id, "", s.at())
+	}
+	return run, err
+}
+
+func (s *succeedsBeforeOpening) calls() int { return int(s.n.Load()) }

@@ -427,9 +427,9 @@ func (s faultStore) SubscriptionFailed(ctx context.Context, tenant, id, url stri
 	return
 }
 
-func (s faultStore) OpenCircuit(ctx context.Context, tenant, id, url string, until time.Time, cooldown time.Duration) (opened bool, err error) {
+func (s faultStore) OpenCircuit(ctx context.Context, tenant, id, url string, at, until time.Time, cooldown time.Duration) (opened bool, err error) {
 	err = s.in.call(ctx, "Store.OpenCircuit", []string{id, "+" + until.Sub(s.clock.now()).String()}, func(ctx context.Context) error {
-		opened, err = s.st.OpenCircuit(ctx, tenant, id, url, until, cooldown)
+		opened, err = s.st.OpenCircuit(ctx, tenant, id, url, at, until, cooldown)
 		return err
 	})
 	return

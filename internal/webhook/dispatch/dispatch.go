@@ -99,7 +99,7 @@ type Store interface {
 	DeleteGoneSubscription(ctx context.Context, tenant, id, url string) error
 	SubscriptionSucceeded(ctx context.Context, tenant, id, url string, at time.Time) (closed bool, err error)
 	SubscriptionFailed(ctx context.Context, tenant, id, url string, at time.Time, disableAfter time.Duration, reason string) (event.FailureRun, error)
-	OpenCircuit(ctx context.Context, tenant, id, url string, until time.Time, cooldown time.Duration) (bool, error)
+	OpenCircuit(ctx context.Context, tenant, id, url string, at, until time.Time, cooldown time.Duration) (bool, error)
 	AcquireProbe(ctx context.Context, tenant, id string, now, until time.Time) (bool, error)
 	TakeRateToken(ctx context.Context, tenant, id string, now time.Time, limit int) (ahead int, err error)
 	MarkSlow(ctx context.Context, tenant, id, url string, until time.Time) error
@@ -2050,7 +2050,7 @@ func (d *Dispatcher) watchSlow(ctx context.Context, tenant, eventID, subID, url 
 	done := make(chan struct{})
 	timer := time.AfterFunc(d.cfg.SlowAfter, func() {
 		defer close(done)
-		d.openCircuit(ctx, tenant, eventID, subID, url, d.cfg.BreakerCooldown, "slow")
+		d.openCircuit(ctx, tenant, eventID, subID, url, d.cfg.Now(), d.cfg.BreakerCooldown, "slow")
 	})
 	return func() {
 		if !timer.Stop() {
@@ -2059,13 +2059,15 @@ func (d *Dispatcher) watchSlow(ctx context.Context, tenant, eventID, subID, url 
 	}
 }
 
-// openCircuit opens subID's circuit for cooldown, on account of a
-// request to url, and reports it; the breaker is advisory, so a failure
-// to open it is only logged. A subscription moved to another server than
-// url's since is left as it is (store OpenCircuit).
-func (d *Dispatcher) openCircuit(ctx context.Context, tenant, eventID, subID, url string, cooldown time.Duration, cause string) {
+// openCircuit opens subID's circuit for cooldown from now, on account of
+// a request to url that failed (or was still unanswered) at at, and
+// reports it; the breaker is advisory, so a failure to open it is only
+// logged. A subscription moved to another server than url's since, or
+// with a success recorded at or after at, is left as it is (store
+// OpenCircuit).
+func (d *Dispatcher) openCircuit(ctx context.Context, tenant, eventID, subID, url string, at time.Time, cooldown time.Duration, cause string) {
 	until := d.cfg.Now().Add(cooldown)
-	opened, err := d.cfg.Store.OpenCircuit(ctx, tenant, subID, url, until, cooldown)
+	opened, err := d.cfg.Store.OpenCircuit(ctx, tenant, subID, url, at, until, cooldown)
 	if err == nil {
 		d.circuits.opened(tenant, subID, until)
 	}
@@ -2206,15 +2208,17 @@ func (d *Dispatcher) followUp(ctx context.Context, tenant string, e event.Event,
 		// this follow-up is applied again after a fault; before, a
 		// fault between the outcome and the reopening left the circuit
 		// open for BreakerCooldown), and free the probe (its delivery
-		// would have closed it).
-		d.openCircuit(ctx, tenant, e.ID, sub.ID, a.URL, a.ProbeCooldown, "probe")
+		// would have closed it). Decided at the failure's time: a
+		// success recorded since (a request in flight that got through)
+		// keeps the circuit closed.
+		d.openCircuit(ctx, tenant, e.ID, sub.ID, a.URL, at, a.ProbeCooldown, "probe")
 	case run.Consecutive >= d.cfg.BreakerThreshold:
 		// For BreakerCooldown: failures past the threshold here are
 		// attempts that were in flight when the circuit opened, not
 		// failed probes. Doubling once per failure made a burst of
 		// failures open the circuit for up to MaxBreakerCooldown (found
 		// by review).
-		d.openCircuit(ctx, tenant, e.ID, sub.ID, a.URL, d.cfg.BreakerCooldown, "failures")
+		d.openCircuit(ctx, tenant, e.ID, sub.ID, a.URL, at, d.cfg.BreakerCooldown, "failures")
 	}
 	if run.Disabled {
 		a.NextAttemptAt = ""

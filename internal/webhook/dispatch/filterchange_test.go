@@ -93,7 +93,7 @@ func TestScheduledAttemptParkedAfterAFilterChangeAndAFault(t *testing.T) {
 	rcv := newReceiver(t, http.StatusOK)
 	w := newWorld(t, rcv, func(c *dispatch.Config) { c.Store = &failingParks{Store: c.Store, fail: 1} })
 	sub, _ := w.subscribe("tenant-a", "order.paid")
-	_, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, "", w.clock().Add(30*time.Second), 30*time.Second)
+	_, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, "", w.clock(), w.clock().Add(30*time.Second), 30*time.Second)
 	require.NoError(t, err)
 	e := w.event("tenant-a", "order.paid")
 
@@ -152,7 +152,7 @@ func TestRedeliveryAttemptParkedAfterAFilterChangeAndAFault(t *testing.T) {
 	tasks = w.q.take()
 	require.Len(t, tasks, 1)
 	round := tasks[0].task
-	_, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, "", w.clock().Add(30*time.Second), 30*time.Second)
+	_, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, "", w.clock(), w.clock().Add(30*time.Second), 30*time.Second)
 	require.NoError(t, err)
 	parks.fail = 1
 	require.Error(t, w.d.HandleTask(ctx, round), "parking failed: the round's task comes back")

@@ -158,7 +158,7 @@ func TestRedeliveryResumesAnAttemptParkedBehindTheCircuit(t *testing.T) {
 	require.Len(t, w.attempts("tenant-a", e.ID), 2)
 	require.Equal(t, event.Failed, w.status("tenant-a", e.ID).Status, "the schedule ended")
 
-	_, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, "", w.clock().Add(30*time.Second), 30*time.Second)
+	_, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, "", w.clock(), w.clock().Add(30*time.Second), 30*time.Second)
 	require.NoError(t, err)
 	require.NoError(t, dispatch.Recover(w.q)(ctx, "tenant-a", sub.ID, "recovery-1", w.clock().Add(-time.Hour), w.clock().Add(time.Minute), w.clock()))
 	recovery := w.q.take()

@@ -214,7 +214,7 @@ func TestLateParkingMarkDoesNotHideTheRetry(t *testing.T) {
 	})
 	w.now = w.now.Truncate(time.Millisecond) // the circuit's times are stored in milliseconds
 	sub, _ := w.subscribe("tenant-a")
-	_, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, "", w.clock().Add(time.Minute), time.Minute)
+	_, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, "", w.clock(), w.clock().Add(time.Minute), time.Minute)
 	require.NoError(t, err)
 	e := w.event("tenant-a", "t")
 
@@ -306,7 +306,7 @@ func TestWakeQueuesTheNextWhenAnAttemptIsParkedAgain(t *testing.T) {
 	})
 	w.now = w.now.Truncate(time.Millisecond) // the circuit's times are stored in milliseconds
 	sub, _ := w.subscribe("tenant-a")
-	_, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, "", w.clock().Add(time.Minute), time.Minute)
+	_, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, "", w.clock(), w.clock().Add(time.Minute), time.Minute)
 	require.NoError(t, err)
 	e1 := w.event("tenant-a", "t")
 	e2 := w.event("tenant-a", "t")
@@ -360,7 +360,7 @@ func TestNoProbeTakenTooCloseToTheDeadline(t *testing.T) {
 	w := newWorld(t, rcv, func(c *dispatch.Config) { c.SlowAfter = -1 })
 	w.now = w.now.Truncate(time.Millisecond) // the circuit's times are stored in milliseconds
 	sub, _ := w.subscribe("tenant-a")
-	_, err := w.st.OpenCircuit(context.Background(), "tenant-a", sub.ID, "", w.clock(), time.Minute)
+	_, err := w.st.OpenCircuit(context.Background(), "tenant-a", sub.ID, "", w.clock().Add(-time.Minute), w.clock(), time.Minute)
 	require.NoError(t, err)
 	w.advance(time.Minute) // half-open: the next attempt is the probe
 	e := w.event("tenant-a", "t")
@@ -788,7 +788,7 @@ func TestWakeWaitsWhileTheCircuitStaysClosedToRequests(t *testing.T) {
 	// The wake is due, but the circuit was opened again for longer.
 	w.advance(55*time.Second + 15*time.Second)
 	until := w.clock().Add(2 * time.Minute)
-	_, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, "", until, 2*time.Minute)
+	_, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, "", until.Add(-2*time.Minute), until, 2*time.Minute)
 	require.NoError(t, err)
 	require.NoError(t, w.d.HandleTask(ctx, wake[0].task))
 	assert.Len(t, rcv.requests(), 2, "nothing sent")
@@ -850,7 +850,7 @@ func TestAttemptWaitsOutTheSkewMarginPastAProbesHold(t *testing.T) {
 	w := newWorld(t, rcv, func(c *dispatch.Config) { c.BreakerCooldown = time.Minute })
 	w.now = w.now.Truncate(time.Millisecond)
 	sub, _ := w.subscribe("tenant-a")
-	_, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, "", w.clock(), time.Minute) // half-open now
+	_, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, "", w.clock().Add(-time.Minute), w.clock(), time.Minute) // half-open now
 	require.NoError(t, err)
 	probeUntil := w.clock().Add(13 * time.Second)
 	ok, err := w.st.AcquireProbe(ctx, "tenant-a", sub.ID, w.clock(), probeUntil) // another instance's probe
@@ -886,7 +886,7 @@ func TestAttemptRefusedTheProbeWaitsOutItsHoldAndTheSkewMargin(t *testing.T) {
 	})
 	w.now = w.now.Truncate(time.Millisecond)
 	sub, _ := w.subscribe("tenant-a")
-	_, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, "", w.clock(), time.Minute) // half-open now
+	_, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, "", w.clock().Add(-time.Minute), w.clock(), time.Minute) // half-open now
 	require.NoError(t, err)
 	e := w.event("tenant-a", "t")
 	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
@@ -1727,7 +1727,7 @@ func TestFailedProbeOfALeftServerDoesNotOpenTheNewOne(t *testing.T) {
 	}
 	// The old server's circuit was opened for 30 minutes, which have
 	// passed: half-open, the next attempt is its probe.
-	_, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, "", w.clock(), 30*time.Minute)
+	_, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, "", w.clock().Add(-30*time.Minute), w.clock(), 30*time.Minute)
 	require.NoError(t, err)
 	e := w.event("tenant-a", "t")
 
@@ -1768,7 +1768,7 @@ func TestSuccessOfALeftServerDoesNotCloseTheNewOnesCircuit(t *testing.T) {
 		require.NoError(t, err)
 		// The new server's own request hangs: its slow watch opens its
 		// circuit.
-		opened, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, url, until, time.Minute)
+		opened, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, url, until.Add(-time.Minute), until, time.Minute)
 		require.NoError(t, err)
 		require.True(t, opened)
 	}

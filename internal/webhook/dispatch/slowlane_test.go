@@ -495,7 +495,7 @@ func TestProbeRequestNeverOutlivesItsHold(t *testing.T) {
 	most, first := holdRace(t, func(c *dispatch.Config) { c.SlowLaneAfter = -1 },
 		func(w *world, sub event.Subscription, now time.Time) {
 			// Opened for a minute, which has passed: half-open.
-			_, err := w.st.OpenCircuit(context.Background(), "tenant-a", sub.ID, "", now.Add(-time.Second), time.Minute)
+			_, err := w.st.OpenCircuit(context.Background(), "tenant-a", sub.ID, "", now.Add(-61*time.Second), now.Add(-time.Second), time.Minute)
 			require.NoError(t, err)
 		})
 	assert.LessOrEqual(t, most, int32(1), "probes in flight at once: the first ran past its hold")
@@ -696,7 +696,7 @@ func TestSlowLaneSlotGoesBackWhenTheProbeIsHeld(t *testing.T) {
 	ctx := context.Background()
 	rcv := newReceiver(t)
 	w, sub := slowWorld(t, rcv, func(c *dispatch.Config) { c.Store = &probeRacer{Store: c.Store} })
-	_, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, "", w.clock(), time.Minute) // half-open now
+	_, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, "", w.clock().Add(-time.Minute), w.clock(), time.Minute) // half-open now
 	require.NoError(t, err)
 	e := w.event("tenant-a", "t")
 	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
@@ -847,7 +847,7 @@ func TestPutOffAfterURLPatchIsNotLeftBehindTheOldCircuitsWake(t *testing.T) {
 		c.SlowAfter = -1
 	})
 	sub, _ := w.subscribe("tenant-a")
-	_, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, "", w.clock().Add(time.Hour), time.Hour)
+	_, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, "", w.clock(), w.clock().Add(time.Hour), time.Hour)
 	require.NoError(t, err)
 	old := w.event("tenant-a", "t")
 	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", old.ID))
@@ -1022,7 +1022,7 @@ func TestHalfOpenSlowLaneWakeSendsItsProbeAlone(t *testing.T) {
 	})
 	sub, _ := w.subscribe("tenant-a")
 	require.NoError(t, w.st.MarkSlow(ctx, "tenant-a", sub.ID, sub.URL, w.clock().Add(time.Hour)))
-	_, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, "", w.clock().Add(time.Minute), time.Minute)
+	_, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, "", w.clock(), w.clock().Add(time.Minute), time.Minute)
 	require.NoError(t, err)
 	for range 3 {
 		require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", w.event("tenant-a", "t").ID))
@@ -1261,7 +1261,7 @@ func TestNewAttemptWaitsOnlyForAWakeDueSoon(t *testing.T) {
 // next attempt its probe.
 func halfOpen(t *testing.T, w *world, sub event.Subscription) {
 	t.Helper()
-	opened, err := w.st.OpenCircuit(context.Background(), "tenant-a", sub.ID, sub.URL, w.clock().Add(-time.Second), time.Minute)
+	opened, err := w.st.OpenCircuit(context.Background(), "tenant-a", sub.ID, sub.URL, w.clock().Add(-61*time.Second), w.clock().Add(-time.Second), time.Minute)
 	require.NoError(t, err)
 	require.True(t, opened)
 }
