@@ -21,7 +21,9 @@ package dispatch_test
 // back on the way (its attempt times out, the SDK's retry goes through)
 // and lands that copy once the run has settled, after every later write,
 // then lets the run settle again; and one more lands it soon, as the next
-// storage call after the held call returned. The queues behave as SQS does towards
+// storage call after the held call returned. A storage call whose clean
+// run wrote more than once (a refusal read back and written again) gets a
+// late case for each later write too (up to its third). The queues behave as SQS does towards
 // its consumer: a message not deleted (failed, or its invocation died)
 // comes back after the visibility timeout with the same body; a stream
 // batch whose invocation failed is retried from the stream. When the system
@@ -133,6 +135,11 @@ type fault struct {
 	// after the held call returned (mid-run, where a condition may
 	// briefly match again), not once the run has settled.
 	soon bool
+	// write: with late, which of the call's DynamoDB writes is held (0
+	// and 1: the first; the SDK's resend of a write counts as one). The
+	// calls whose clean run made more than one write get a case per
+	// later write too (up to maxLateWrite).
+	write int
 	// nth is the occurrence of the label the fault hits (0 and 1: the
 	// first).
 	nth int
@@ -151,6 +158,9 @@ func (f fault) String() string {
 	}
 	if f.lost {
 		return "lose the answer of " + call
+	}
+	if f.late && f.write > 1 {
+		call = fmt.Sprintf("write %d of %s", f.write, call)
 	}
 	if f.late && f.soon {
 		return "land a copy soon after " + call
@@ -173,6 +183,9 @@ type injector struct {
 	fired  bool
 	counts map[string]int
 	trace  []string
+	// writes are the most DynamoDB writes one storage call under each
+	// label made (its resends included).
+	writes map[string]int
 	// onCall, when set, sees each call's label as the call starts.
 	onCall func(label string)
 	// late holds the write a late fault held back.
@@ -184,7 +197,7 @@ type injector struct {
 }
 
 func newInjector(f fault, n *names) *injector {
-	return &injector{f: f, names: n, counts: map[string]int{}, late: &lateCopies{}}
+	return &injector{f: f, names: n, counts: map[string]int{}, writes: map[string]int{}, late: &lateCopies{at: f.write}}
 }
 
 // call runs do as the call op(args) of the invocation in ctx.
@@ -207,6 +220,19 @@ func (in *injector) call(ctx context.Context, op string, args []string, do func(
 	if strings.HasPrefix(op, "Store.") && in.landSoon.CompareAndSwap(true, false) {
 		in.landOn()
 	}
+	if strings.HasPrefix(op, "Store.") {
+		// Count the call's writes (lossyClient), for the late cases of
+		// its later writes.
+		inner := do
+		do = func(ctx context.Context) error {
+			writes := new(atomic.Int32)
+			err := inner(context.WithValue(ctx, writesKey{}, writes))
+			in.mu.Lock()
+			in.writes[label] = max(in.writes[label], int(writes.Load()))
+			in.mu.Unlock()
+			return err
+		}
+	}
 	in.mu.Lock()
 	in.counts[label]++
 	if in.counts[label] == 1 {
@@ -222,8 +248,8 @@ func (in *injector) call(ctx context.Context, op string, args []string, do func(
 		return do(context.WithValue(ctx, loseKey{}, new(atomic.Bool)))
 	}
 	if hit && in.f.late {
-		// The call's first write is held back, its attempt fails, and
-		// the SDK's retry of it goes through (lossyClient).
+		// The call's first write (or f.write) is held back, its attempt
+		// fails, and the SDK's retry of it goes through (lossyClient).
 		err := do(context.WithValue(ctx, lateKey{}, in.late))
 		if in.f.soon {
 			in.landSoon.Store(true)
@@ -1394,9 +1420,19 @@ type loseKey struct{}
 // out (the SDK sends the same request again, which goes through).
 type lateKey struct{}
 
+// writesKey marks the context of a storage call with the count of its
+// DynamoDB writes so far (*atomic.Int32, counted by lossyClient).
+type writesKey struct{}
+
+// maxLateWrite is the last of a call's writes that gets a late case of
+// its own.
+const maxLateWrite = 3
+
 // lateCopies are the write requests a late fault held back, to be sent
 // late (land).
 type lateCopies struct {
+	// at is the write of the call to hold (0 and 1: its first).
+	at   int
 	mu   sync.Mutex
 	reqs []heldRequest
 }
@@ -1407,12 +1443,12 @@ type heldRequest struct {
 	body   []byte
 }
 
-// hold keeps r if it is the first write held under c, and reports
-// whether it did.
-func (c *lateCopies) hold(r *http.Request) bool {
+// hold keeps r, the call's nth write, if it is the write c holds and
+// nothing is held yet, and reports whether it did.
+func (c *lateCopies) hold(r *http.Request, nth int) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.reqs) > 0 {
+	if len(c.reqs) > 0 || nth != max(c.at, 1) {
 		return false
 	}
 	body, err := io.ReadAll(r.Body)
@@ -1477,8 +1513,12 @@ func lossyClient(l *ddbtest.Local) *dynamodb.Client {
 	real := &http.Client{Timeout: ddb.LocalAttemptTimeout}
 	return ddb.NewLocalClient(l.Endpoint, func(o *dynamodb.Options) {
 		o.HTTPClient = ddbtest.HTTPClientFunc(func(r *http.Request) (*http.Response, error) {
-			if late, _ := r.Context().Value(lateKey{}).(*lateCopies); late != nil &&
-				writeOps[strings.TrimPrefix(r.Header.Get("X-Amz-Target"), "DynamoDB_20120810.")] && late.hold(r) {
+			isWrite := writeOps[strings.TrimPrefix(r.Header.Get("X-Amz-Target"), "DynamoDB_20120810.")]
+			nth := 0
+			if writes, _ := r.Context().Value(writesKey{}).(*atomic.Int32); writes != nil && isWrite {
+				nth = int(writes.Add(1))
+			}
+			if late, _ := r.Context().Value(lateKey{}).(*lateCopies); late != nil && isWrite && late.hold(r, nth) {
 				held := ddbtest.AWSServerError("InternalServerError", "harness: the attempt timed out, its request held on the way")
 				held.Request = r
 				return held, nil
@@ -1745,6 +1785,8 @@ type runResult struct {
 	trace []string
 	// counts are the calls made under each label of trace.
 	counts map[string]int
+	// writes are the most DynamoDB writes one call under each label made.
+	writes map[string]int
 	// slowHeld is the most requests to the subscriptions marked slow for
 	// the whole run that were in flight at once; slowByWake the most to
 	// one subscription under slots a wake took for them.
@@ -2205,7 +2247,7 @@ func (r *crashRun) run() runResult {
 	r.check()
 	r.in.mu.Lock()
 	defer r.in.mu.Unlock()
-	return runResult{trace: append([]string(nil), r.in.trace...), counts: maps.Clone(r.in.counts), slowHeld: r.slowHeld.most(), slowByWake: r.slowHeld.mostByWake()}
+	return runResult{trace: append([]string(nil), r.in.trace...), counts: maps.Clone(r.in.counts), writes: maps.Clone(r.in.writes), slowHeld: r.slowHeld.most(), slowByWake: r.slowHeld.mostByWake()}
 }
 
 // check asserts the invariants of a settled run.
@@ -2471,8 +2513,9 @@ func methodsOf[T any](prefix string) []string {
 // TestCrashPoints runs every scenario clean, then once per call of its
 // clean trace with that call failing once, and twice with the process
 // stopping right after it (with single and with doubled queue messages),
-// and twice per storage call that writes: with its answers lost, and with
-// a late copy of its first write landing after the run settled.
+// and per storage call that writes: with its answers lost, and with a
+// late copy of its first write landing after the run settled or soon
+// (and of each later write it made, landing after the run settled).
 //
 // Every scenario runs clean on an unsharded table and on a sharded one
 // (crashShards). The crash cases split between the two: a stop right
@@ -2505,6 +2548,7 @@ func TestCrashPoints(t *testing.T) {
 	covered := map[bool]map[string]bool{false: {}, true: {}} // by sharded
 	shardsUsed := map[int]bool{}
 	everyCalled := map[string]int{} // by scenario: the most calls of one everyCall label
+	multiWrite := 0                 // late cases of a call's later writes
 	type job struct {
 		sc             scenario
 		f              fault
@@ -2606,6 +2650,13 @@ func TestCrashPoints(t *testing.T) {
 					add(fault{label: key, lost: true, nth: nth}, false, true)
 					add(fault{label: key, late: true, nth: nth}, false, false)
 					add(fault{label: key, late: true, soon: true, nth: nth}, false, false)
+					// A call that wrote more than once (a condition's
+					// refusal read back and written again, a transaction
+					// retried): a late copy of each later write too.
+					for w := 2; w <= min(clean.writes[key], maxLateWrite); w++ {
+						add(fault{label: key, late: true, nth: nth, write: w}, false, false)
+						multiWrite++
+					}
 				}
 			}
 		}
@@ -2635,7 +2686,7 @@ func TestCrashPoints(t *testing.T) {
 	// partition (shard 0), where reads and updates by id differ.
 	delete(shardsUsed, 0)
 	assert.NotEmpty(t, shardsUsed, "every event of the sharded clean runs landed on shard 0")
-	t.Logf("%d crash cases over %d calls", len(jobs), len(covered[false]))
+	t.Logf("%d crash cases over %d calls (%d of them late copies of a call's second or third write)", len(jobs), len(covered[false]), multiWrite)
 
 	// The runs are independent (own table, tenant data, queues, clock):
 	// several at once keep the wall time down on DynamoDB Local.
