@@ -2519,10 +2519,10 @@ func methodsOf[T any](prefix string) []string {
 //
 // Every scenario runs clean on an unsharded table and on a sharded one
 // (crashShards). The crash cases split between the two: a stop right
-// after a storage, queue or secrets call, and a lost answer, run for a
-// sharded tenant; a
-// failure, a stop with doubled messages, a late copy and a stop after a
-// webhook request run unsharded. So every call of the path has crash cases in
+// after a storage, queue or secrets call, a lost answer and a copy landing
+// soon run for a sharded tenant; a failure, a stop with doubled messages,
+// a copy landing after the run settled and a stop after a webhook request
+// run unsharded. So every call of the path has crash cases in
 // both layouts, at the cost of one layout.
 func TestCrashPoints(t *testing.T) {
 	// On an engine of its own, started fresh, after the package's other
@@ -2649,7 +2649,7 @@ func TestCrashPoints(t *testing.T) {
 				if strings.HasPrefix(op, "Store.") && !readOnly[op] {
 					add(fault{label: key, lost: true, nth: nth}, false, true)
 					add(fault{label: key, late: true, nth: nth}, false, false)
-					add(fault{label: key, late: true, soon: true, nth: nth}, false, false)
+					add(fault{label: key, late: true, soon: true, nth: nth}, false, true)
 					// A call that wrote more than once (a condition's
 					// refusal read back and written again, a transaction
 					// retried): a late copy of each later write too.
