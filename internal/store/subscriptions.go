@@ -894,14 +894,15 @@ func (st *Store) SubscriptionFailed(ctx context.Context, tenant, id, url string,
 // OpenCircuit opens the subscription's circuit until until, an opening
 // for cooldown (remembered as the subscription's CircuitCooldown, which a
 // failed probe doubles), decided at at (the time of the failure that
-// calls for it), or keeps it open if it already is for longer; it ends
-// any probe's hold. A success recorded at or after at refuses it (opened
-// false): the endpoint answered since the failure, as SubscriptionFailed
-// does not count a failure older than a success (found by review: the
-// decision was taken as until - cooldown, the time of the call, so a
-// failed probe's follow-up applied again after a fault, or made after a
-// request in flight succeeded, reopened the circuit that success had
-// just closed, for up to the doubled cooldown).
+// calls for it: its attempt's time, when its request started), or keeps
+// it open if it already is for longer; it ends any probe's hold. A
+// success at or after at (SubscriptionSucceeded's at: a request started
+// since the failed one got through) refuses it (opened false), as
+// SubscriptionFailed does not count a failure older than a success
+// (found by review: the decision was taken as until - cooldown, the time
+// of the call, so a failed probe's follow-up applied again after a stop,
+// once another probe had succeeded meanwhile, reopened the circuit that
+// success had closed, for up to the doubled cooldown).
 //
 // url is the target of the request that calls for it: a subscription
 // moved to another server than url's since (a PATCH during the request)

@@ -957,9 +957,9 @@ func TestCircuitBreakerState(t *testing.T) {
 	assert.False(t, sub.HalfOpen(t0.Add(time.Hour)), "closed")
 
 	// An opening decided before the latest success, or at its instant
-	// (a failed probe's follow-up made after a request in flight got
-	// through, or applied again after a fault), is refused: the endpoint
-	// answered since the failure. Decided after it, it opens.
+	// (a failed probe's follow-up applied again after a stop, once a
+	// later probe got through), is refused: a request started since the
+	// failed one got through. Decided after it, it opens.
 	for _, at := range []time.Time{t0.Add(3 * time.Minute), t0.Add(4 * time.Minute)} {
 		opened, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", "", at, t0.Add(time.Hour), time.Minute)
 		require.NoError(t, err)

@@ -182,13 +182,15 @@ func TestFailedProbeReopensAfterAStop(t *testing.T) {
 	assert.Len(t, rcv.requests(), 1, "the probe was not made again")
 }
 
-// A failed probe's reopening is decided at the probe's outcome: a success
-// recorded after it (a request in flight when the circuit went half-open
-// got through) keeps the circuit closed, whether the reopening comes
-// right after it or from the message handled again after a stop between
-// the probe's outcome and the reopening. (Before, the opening was decided
-// at the time of the call: either way the circuit the success had closed
-// opened again for twice the cooldown, and every attempt waited.)
+// A failed probe's reopening is decided at the probe's time: a success of
+// a request started after the probe (after a stop between the probe's
+// outcome and the reopening, another probe once the first one's hold
+// lapsed; or an instance that read the subscription before the circuit
+// opened) keeps the circuit closed, whether the reopening comes right
+// after the success or from the probe's message handled again after the
+// stop. (Before, the opening was decided at the time of the call: either
+// way the circuit the success had closed opened again for twice the
+// cooldown, and every attempt waited.)
 func TestFailedProbeDoesNotReopenACircuitASuccessClosedSince(t *testing.T) {
 	for _, stopped := range []bool{false, true} {
 		t.Run(map[bool]string{false: "right after", true: "after a stop"}[stopped], func(t *testing.T) {
@@ -207,8 +209,8 @@ func TestFailedProbeDoesNotReopenACircuitASuccessClosedSince(t *testing.T) {
 			})
 			w.now = w.now.Truncate(time.Millisecond)
 			succeeds.at = func() time.Time {
-				// The success comes a second after the probe's outcome
-				// is recorded, and the reopening a second after that.
+				// A request started a second after the probe succeeds,
+				// and the reopening comes a second after that.
 				w.advance(time.Second)
 				at := w.clock()
 				w.advance(time.Second)

@@ -2060,11 +2060,11 @@ func (d *Dispatcher) watchSlow(ctx context.Context, tenant, eventID, subID, url 
 }
 
 // openCircuit opens subID's circuit for cooldown from now, on account of
-// a request to url that failed (or was still unanswered) at at, and
-// reports it; the breaker is advisory, so a failure to open it is only
+// a request to url that started at at and failed (or at, the time its
+// watch found it still unanswered), and reports it; the breaker is advisory, so a failure to open it is only
 // logged. A subscription moved to another server than url's since, or
-// with a success recorded at or after at, is left as it is (store
-// OpenCircuit).
+// with a success of a request started at or after at, is left as it is
+// (store OpenCircuit).
 func (d *Dispatcher) openCircuit(ctx context.Context, tenant, eventID, subID, url string, at time.Time, cooldown time.Duration, cause string) {
 	until := d.cfg.Now().Add(cooldown)
 	opened, err := d.cfg.Store.OpenCircuit(ctx, tenant, subID, url, at, until, cooldown)
@@ -2209,8 +2209,8 @@ func (d *Dispatcher) followUp(ctx context.Context, tenant string, e event.Event,
 		// fault between the outcome and the reopening left the circuit
 		// open for BreakerCooldown), and free the probe (its delivery
 		// would have closed it). Decided at the failure's time: a
-		// success recorded since (a request in flight that got through)
-		// keeps the circuit closed.
+		// success of a request started since (another probe, once this
+		// one's hold lapsed after a stop) keeps the circuit closed.
 		d.openCircuit(ctx, tenant, e.ID, sub.ID, a.URL, at, a.ProbeCooldown, "probe")
 	case run.Consecutive >= d.cfg.BreakerThreshold:
 		// For BreakerCooldown: failures past the threshold here are
