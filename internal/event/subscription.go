@@ -130,6 +130,11 @@ type FailureRun struct {
 	// included; 0 when this failure was older news (a later delivery or
 	// failure is recorded) and counted nothing.
 	Consecutive int
+	// Since is when the run of failures this one counted in began: its
+	// first failure's time (zero when it counted nothing). A failure
+	// recorded after a later one began the run (a request that started
+	// earlier and took longer) is older than Since.
+	Since time.Time
 }
 
 // Matches reports whether the subscription wants events of type t.

@@ -199,20 +199,20 @@ func TestSubscriptionWritesSurviveLostResponses(t *testing.T) {
 	func() {
 		run, err := st.SubscriptionFailed(ctx, "tenant-a", "sub_a", "", t0, after, "r1")
 		require.NoError(t, err)
-		assert.Equal(t, event.FailureRun{Consecutive: 1}, run, "the run's first failure, counted once")
+		assert.Equal(t, event.FailureRun{Consecutive: 1}, runChecked(t, st, "tenant-a", "sub_a", run), "the run's first failure, counted once")
 	}()
 	require.Equal(t, 3, proxy.Calls("UpdateItem")-before, "the run's start sent again")
 	lost(func() {
 		run, err := st.SubscriptionFailed(ctx, "tenant-a", "sub_a", "", t0.Add(time.Minute), after, "r2")
 		require.NoError(t, err)
-		assert.Equal(t, event.FailureRun{Consecutive: 2}, run, "a failure of the run, counted once")
+		assert.Equal(t, event.FailureRun{Consecutive: 2}, runChecked(t, st, "tenant-a", "sub_a", run), "a failure of the run, counted once")
 	})
 	// The failure that disables: its first write (the count) answered,
 	// the second (the disabling) lost.
 	proxy.LoseResponseAfter("UpdateItem", 1)
 	run, err := st.SubscriptionFailed(ctx, "tenant-a", "sub_a", "", t0.Add(after), after, "r3")
 	require.NoError(t, err)
-	assert.Equal(t, event.FailureRun{Consecutive: 3, Disabled: true}, run, "the disabling is reported")
+	assert.Equal(t, event.FailureRun{Consecutive: 3, Disabled: true}, runChecked(t, st, "tenant-a", "sub_a", run), "the disabling is reported")
 	sub, err := st.GetSubscription(ctx, "tenant-a", "sub_a")
 	require.NoError(t, err)
 	assert.True(t, sub.Disabled)
@@ -221,7 +221,7 @@ func TestSubscriptionWritesSurviveLostResponses(t *testing.T) {
 	// not by it.
 	run, err = st.SubscriptionFailed(ctx, "tenant-a", "sub_a", "", t0.Add(after+time.Second), after, "r3")
 	require.NoError(t, err)
-	assert.Equal(t, event.FailureRun{Consecutive: 4}, run, "disabled by another failure (the same reason: a reason is no token)")
+	assert.Equal(t, event.FailureRun{Consecutive: 4}, runChecked(t, st, "tenant-a", "sub_a", run), "disabled by another failure (the same reason: a reason is no token)")
 
 	lost(func() {
 		closed, err := st.SubscriptionSucceeded(ctx, "tenant-a", "sub_a", "", t0.Add(2*after))

@@ -45,6 +45,23 @@ func (w healthWorld) failed(id string, at time.Time, disableAfter time.Duration)
 	w.t.Helper()
 	run, err := w.st.SubscriptionFailed(context.Background(), "tenant-a", id, "", at, disableAfter, "r")
 	require.NoError(w.t, err)
+	return runChecked(w.t, w.st, "tenant-a", id, run)
+}
+
+// runChecked checks run.Since, the start of the run of failures the
+// failure counted in: the subscription's failing_since as stored, or zero
+// when it counted nothing; and returns run without it, for comparing
+// the rest.
+func runChecked(t *testing.T, st *store.Store, tenant, id string, run event.FailureRun) event.FailureRun {
+	t.Helper()
+	if run.Consecutive == 0 {
+		assert.True(t, run.Since.IsZero(), "a failure that counted nothing counted in no run: since %v", run.Since)
+	} else {
+		sub, err := st.GetSubscription(context.Background(), tenant, id)
+		require.NoError(t, err)
+		assert.Equal(t, sub.FailingSince, event.FormatTime(run.Since), "the run's start, as stored")
+	}
+	run.Since = time.Time{}
 	return run
 }
 

@@ -122,7 +122,7 @@ func TestUpdateSubscription(t *testing.T) {
 	assert.False(t, ok, "one probe at a time")
 	run, err = st.SubscriptionFailed(ctx, "tenant-a", "sub_a", "", t1.Add(time.Second), time.Hour, "r")
 	require.NoError(t, err)
-	assert.Equal(t, event.FailureRun{Consecutive: 1}, run, "a new run starts: not disabled again at once")
+	assert.Equal(t, event.FailureRun{Consecutive: 1}, runChecked(t, st, "tenant-a", "sub_a", run), "a new run starts: not disabled again at once")
 
 	// Re-enabling an enabled subscription changes nothing.
 	before := get()

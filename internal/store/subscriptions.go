@@ -839,6 +839,7 @@ func (st *Store) SubscriptionFailed(ctx context.Context, tenant, id, url string,
 	}
 	run := event.FailureRun{Consecutive: int(getN(attrs, attrConsecutive))}
 	since, _ := runStart(getN(attrs, attrFailingSince), getN(attrs, attrFailingSinceUs))
+	run.Since = since
 	if at.Sub(since) < disableAfter {
 		return run, nil
 	}
@@ -894,8 +895,9 @@ func (st *Store) SubscriptionFailed(ctx context.Context, tenant, id, url string,
 // OpenCircuit opens the subscription's circuit until until, an opening
 // for cooldown (remembered as the subscription's CircuitCooldown, which a
 // failed probe doubles), decided at at (the time of the failure that
-// calls for it: its attempt's time, when its request started), or keeps
-// it open if it already is for longer; it ends any probe's hold. A
+// calls for it: its attempt's time, taken before its claim and request;
+// for a request still unanswered after SlowAfter, when its watch fired),
+// or keeps it open if it already is for longer; it ends any probe's hold. A
 // success at or after at (SubscriptionSucceeded's at: a request started
 // since the failed one got through) refuses it (opened false), as
 // SubscriptionFailed does not count a failure older than a success

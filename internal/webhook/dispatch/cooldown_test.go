@@ -197,24 +197,26 @@ func TestFailedProbeDoesNotReopenACircuitASuccessClosedSince(t *testing.T) {
 			ctx := context.Background()
 			rcv := newReceiver(t, http.StatusInternalServerError)
 			stop := &stopAfterFinish{}
-			succeeds := &succeedsBeforeOpening{}
+			around := &aroundFirstFailure{}
 			w := newWorld(t, rcv, func(c *dispatch.Config) {
 				c.BreakerThreshold, c.BreakerCooldown, c.SlowAfter = 5, time.Minute, -1
-				succeeds.Store = c.Store
-				c.Store = succeeds
+				around.Store = c.Store
+				c.Store = around
 				if stopped {
 					stop.Store = c.Store
 					c.Store = stop
 				}
 			})
 			w.now = w.now.Truncate(time.Millisecond)
-			succeeds.at = func() time.Time {
-				// A request started a second after the probe succeeds,
-				// and the reopening comes a second after that.
+			probeAt := w.clock()
+			around.after = func(ctx context.Context, st dispatch.Store, tenant, id string) error {
+				// A request started 30 s after the probe (past its hold
+				// and the skew margin) succeeds, and the reopening comes
+				// a second after that.
+				w.advance(probeAt.Add(30 * time.Second).Sub(w.clock()))
+				_, err := st.SubscriptionSucceeded(ctx, tenant, id, "", w.clock())
 				w.advance(time.Second)
-				at := w.clock()
-				w.advance(time.Second)
-				return at
+				return err
 			}
 			sub, _ := w.subscribe("tenant-a")
 			_, err := w.st.OpenCircuit(ctx, "tenant-a", sub.ID, "", w.clock().Add(-10*time.Minute), w.clock(), 10*time.Minute)
@@ -226,7 +228,7 @@ func TestFailedProbeDoesNotReopenACircuitASuccessClosedSince(t *testing.T) {
 			}
 			require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
 			require.Len(t, rcv.requests(), 1, "the probe")
-			require.Equal(t, 1, succeeds.calls(), "the success was recorded before the reopening")
+			require.Equal(t, 1, around.calls(), "the success was recorded before the reopening")
 			got, err := w.st.GetSubscription(ctx, "tenant-a", sub.ID)
 			require.NoError(t, err)
 			assert.True(t, got.CircuitOpenUntil.IsZero(), "the circuit the success closed stays closed: open until %v", got.CircuitOpenUntil)
@@ -239,21 +241,99 @@ func TestFailedProbeDoesNotReopenACircuitASuccessClosedSince(t *testing.T) {
 	}
 }
 
-// succeedsBeforeOpening records a success of the subscription (another
-// request's, at the time at returns) right after its first failure is
-// recorded: before the follow-up decides to reopen the circuit.
-type succeedsBeforeOpening struct {
-	dispatch.Store
-	at func() time.Time
-	n  atomic.Int32
+// The opening after Threshold failures in a row is decided at the failure
+// that reached it: a success of a request started after that failure
+// keeps the circuit closed; but when a later failure began the run (this
+// request started earlier and took longer), at the run's start, so a
+// success between the two, which did not end the run, does not refuse it.
+func TestThresholdOpeningIsDecidedAtTheFailure(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		threshold int
+		// before and after run around the first failure's record, with
+		// t0 its attempt's time.
+		before, after func(ctx context.Context, st dispatch.Store, tenant, id string, t0 time.Time) error
+		open          bool
+	}{{
+		name: "a later request's success", threshold: 1,
+		after: func(ctx context.Context, st dispatch.Store, tenant, id string, t0 time.Time) error {
+			_, err := st.SubscriptionSucceeded(ctx, tenant, id, "", t0.Add(time.Second))
+			return err
+		},
+		open: false,
+	}, {
+		name: "a run begun by a later failure", threshold: 2,
+		before: func(ctx context.Context, st dispatch.Store, tenant, id string, t0 time.Time) error {
+			_, err := st.SubscriptionFailed(ctx, tenant, id, "", t0.Add(2*time.Second), time.Hour, "r")
+			return err
+		},
+		after: func(ctx context.Context, st dispatch.Store, tenant, id string, t0 time.Time) error {
+			closed, err := st.SubscriptionSucceeded(ctx, tenant, id, "", t0.Add(time.Second))
+			if closed {
+				return errors.New("the success between the two failures ended the run")
+			}
+			return err
+		},
+		open: true,
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			rcv := newReceiver(t, http.StatusInternalServerError)
+			around := &aroundFirstFailure{}
+			w := newWorld(t, rcv, func(c *dispatch.Config) {
+				c.BreakerThreshold, c.BreakerCooldown, c.SlowAfter = tc.threshold, time.Minute, -1
+				around.Store = c.Store
+				c.Store = around
+			})
+			w.now = w.now.Truncate(time.Millisecond)
+			t0 := w.clock()
+			if tc.before != nil {
+				around.before = func(ctx context.Context, st dispatch.Store, tenant, id string) error {
+					return tc.before(ctx, st, tenant, id, t0)
+				}
+			}
+			around.after = func(ctx context.Context, st dispatch.Store, tenant, id string) error {
+				err := tc.after(ctx, st, tenant, id, t0)
+				w.advance(3 * time.Second) // the opening comes after both
+				return err
+			}
+			sub, _ := w.subscribe("tenant-a")
+			e := w.event("tenant-a", "t")
+			require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", e.ID))
+			require.Equal(t, 1, around.calls())
+			got, err := w.st.GetSubscription(ctx, "tenant-a", sub.ID)
+			require.NoError(t, err)
+			if tc.open {
+				assert.Equal(t, w.clock().Add(time.Minute), got.CircuitOpenUntil, "the run reached the threshold after the success: open for the cooldown")
+			} else {
+				assert.True(t, got.CircuitOpenUntil.IsZero(), "a request started after the failure got through: closed, open until %v", got.CircuitOpenUntil)
+			}
+		})
+	}
 }
 
-func (s *succeedsBeforeOpening) SubscriptionFailed(ctx context.Context, tenant, id, url string, at time.Time, after time.Duration, reason string) (event.FailureRun, error) {
+// aroundFirstFailure runs before and after (when set) around the record
+// of the subscription's first failure, on the store it wraps: another
+// instance's records, between the outcome and its follow-up's opening of
+// the circuit.
+type aroundFirstFailure struct {
+	dispatch.Store
+	before, after func(ctx context.Context, st dispatch.Store, tenant, id string) error
+	n             atomic.Int32
+}
+
+func (s *aroundFirstFailure) SubscriptionFailed(ctx context.Context, tenant, id, url string, at time.Time, after time.Duration, reason string) (event.FailureRun, error) {
+	first := s.n.Add(1) == 1
+	if first && s.before != nil {
+		if err := s.before(ctx, s.Store, tenant, id); err != nil {
+			return event.FailureRun{}, err
+		}
+	}
 	run, err := s.Store.SubscriptionFailed(ctx, tenant, id, url, at, after, reason)
-	if err == nil && s.n.Add(1) == 1 {
-		_, err = s.Store.SubscriptionSucceeded(ctx, tenant, id, "", s.at())
+	if err == nil && first && s.after != nil {
+		err = s.after(ctx, s.Store, tenant, id)
 	}
 	return run, err
 }
 
-func (s *succeedsBeforeOpening) calls() int { return int(s.n.Load()) }
+func (s *aroundFirstFailure) calls() int { return int(s.n.Load()) }

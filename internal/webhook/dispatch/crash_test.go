@@ -136,9 +136,9 @@ type fault struct {
 	// briefly match again), not once the run has settled.
 	soon bool
 	// write: with late, which of the call's DynamoDB writes is held (0
-	// and 1: the first; the SDK's resend of a write counts as one). The
-	// calls whose clean run made more than one write get a case per
-	// later write too (up to maxLateWrite).
+	// and 1: the first; each request counts, so the SDK's resend of the
+	// held write is the next one). A call whose clean run made more than
+	// one write gets a case per later write too (up to maxLateWrite).
 	write int
 	// nth is the occurrence of the label the fault hits (0 and 1: the
 	// first).
@@ -183,8 +183,8 @@ type injector struct {
 	fired  bool
 	counts map[string]int
 	trace  []string
-	// writes are the most DynamoDB writes one storage call under each
-	// label made (its resends included).
+	// writes are the DynamoDB writes (resends included) of each storage
+	// call, by its label and occurrence (writeKey).
 	writes map[string]int
 	// onCall, when set, sees each call's label as the call starts.
 	onCall func(label string)
@@ -220,6 +220,15 @@ func (in *injector) call(ctx context.Context, op string, args []string, do func(
 	if strings.HasPrefix(op, "Store.") && in.landSoon.CompareAndSwap(true, false) {
 		in.landOn()
 	}
+	in.mu.Lock()
+	in.counts[label]++
+	nth := in.counts[label]
+	if nth == 1 {
+		in.trace = append(in.trace, label)
+	}
+	hit := !in.fired && label == in.f.label && in.counts[label] == max(in.f.nth, 1)
+	in.fired = in.fired || hit
+	in.mu.Unlock()
 	if strings.HasPrefix(op, "Store.") {
 		// Count the call's writes (lossyClient), for the late cases of
 		// its later writes.
@@ -228,19 +237,11 @@ func (in *injector) call(ctx context.Context, op string, args []string, do func(
 			writes := new(atomic.Int32)
 			err := inner(context.WithValue(ctx, writesKey{}, writes))
 			in.mu.Lock()
-			in.writes[label] = max(in.writes[label], int(writes.Load()))
+			in.writes[writeKey(label, nth)] = int(writes.Load())
 			in.mu.Unlock()
 			return err
 		}
 	}
-	in.mu.Lock()
-	in.counts[label]++
-	if in.counts[label] == 1 {
-		in.trace = append(in.trace, label)
-	}
-	hit := !in.fired && label == in.f.label && in.counts[label] == max(in.f.nth, 1)
-	in.fired = in.fired || hit
-	in.mu.Unlock()
 	if hit && in.f.lost {
 		// The call's writes take effect and their answers are lost
 		// (lossyClient); the invocation goes on with what the call makes
@@ -1420,6 +1421,11 @@ type loseKey struct{}
 // out (the SDK sends the same request again, which goes through).
 type lateKey struct{}
 
+// writeKey names the nth call under label in injector.writes.
+func writeKey(label string, nth int) string {
+	return label + " (call " + strconv.Itoa(max(nth, 1)) + ")"
+}
+
 // writesKey marks the context of a storage call with the count of its
 // DynamoDB writes so far (*atomic.Int32, counted by lossyClient).
 type writesKey struct{}
@@ -1435,6 +1441,8 @@ type lateCopies struct {
 	at   int
 	mu   sync.Mutex
 	reqs []heldRequest
+	// held: a write was held (reqs is emptied when it lands).
+	held bool
 }
 
 type heldRequest struct {
@@ -1448,7 +1456,7 @@ type heldRequest struct {
 func (c *lateCopies) hold(r *http.Request, nth int) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.reqs) > 0 || nth != max(c.at, 1) {
+	if c.held || nth != max(c.at, 1) {
 		return false
 	}
 	body, err := io.ReadAll(r.Body)
@@ -1457,7 +1465,15 @@ func (c *lateCopies) hold(r *http.Request, nth int) bool {
 	}
 	r.Body.Close()
 	c.reqs = append(c.reqs, heldRequest{url: r.URL.String(), header: r.Header.Clone(), body: body})
+	c.held = true
 	return true
+}
+
+// wasHeld reports whether a write was held.
+func (c *lateCopies) wasHeld() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.held
 }
 
 // land sends the held requests to DynamoDB now, as first sent (the same
@@ -2653,7 +2669,7 @@ func TestCrashPoints(t *testing.T) {
 					// A call that wrote more than once (a condition's
 					// refusal read back and written again, a transaction
 					// retried): a late copy of each later write too.
-					for w := 2; w <= min(clean.writes[key], maxLateWrite); w++ {
+					for w := 2; w <= min(clean.writes[writeKey(key, nth)], maxLateWrite); w++ {
 						add(fault{label: key, late: true, nth: nth, write: w}, false, false)
 						multiWrite++
 					}
@@ -2707,7 +2723,7 @@ func TestCrashPoints(t *testing.T) {
 				r.run()
 				r.in.mu.Lock()
 				defer r.in.mu.Unlock()
-				if j.f.label != "" && !r.in.fired {
+				if j.f.label != "" && !r.in.fired || j.f.late && !r.in.late.wasHeld() {
 					mu.Lock()
 					missed[j.sharded] = append(missed[j.sharded], j.sc.name+": "+j.f.String())
 					mu.Unlock()
@@ -2716,7 +2732,8 @@ func TestCrashPoints(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	// A case whose call never came ran clean. A scenario's trace varies a
+	// A case whose call never came ran clean (so did a late case whose
+	// call made fewer writes than in the clean run). A scenario's trace varies a
 	// little from run to run (which of interchangeable events calls
 	// first, whether a retry meets the open circuit), so a few may; many
 	// would mean the labels no longer match the calls (in one layout).

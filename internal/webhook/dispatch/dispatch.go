@@ -2217,8 +2217,11 @@ func (d *Dispatcher) followUp(ctx context.Context, tenant string, e event.Event,
 		// attempts that were in flight when the circuit opened, not
 		// failed probes. Doubling once per failure made a burst of
 		// failures open the circuit for up to MaxBreakerCooldown (found
-		// by review).
-		d.openCircuit(ctx, tenant, e.ID, sub.ID, a.URL, at, d.cfg.BreakerCooldown, "failures")
+		// by review). Decided at this failure's time, or at the run's
+		// start when a later failure began it (this request started
+		// earlier and took longer): a success between the two, which
+		// did not end the run, does not refuse the opening.
+		d.openCircuit(ctx, tenant, e.ID, sub.ID, a.URL, laterOf(at, run.Since), d.cfg.BreakerCooldown, "failures")
 	}
 	if run.Disabled {
 		a.NextAttemptAt = ""
@@ -2473,4 +2476,12 @@ func (c *circuits) seen(tenant string, sub event.Subscription, now time.Time) {
 		return
 	}
 	c.closed(tenant, sub.ID)
+}
+
+// laterOf returns the later of a and b.
+func laterOf(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
