@@ -54,9 +54,13 @@ func TestSubscriptionItemFitsOneWriteUnit(t *testing.T) {
 	}
 	measure("created")
 	now := time.Unix(1_900_000_000, 0)
-	// Changed through the API once: its token (patch_by) stays.
-	_, err := st.UpdateSubscription(ctx, tenant, sub.ID, event.SubscriptionPatch{Description: &sub.Description}, now)
-	require.NoError(t, err)
+	// Changed through the API twice: its token (patch_by) and the one
+	// before it (patch_prev) stay.
+	var err error
+	for range 2 {
+		_, err = st.UpdateSubscription(ctx, tenant, sub.ID, event.SubscriptionPatch{Description: &sub.Description}, now)
+		require.NoError(t, err)
+	}
 	measure("patched")
 	for i := range 3 {
 		_, err := st.SubscriptionFailed(ctx, tenant, sub.ID, "", now.Add(time.Duration(i)*time.Second), time.Hour, "HTTP 503 Service Unavailable")

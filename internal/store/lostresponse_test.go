@@ -630,6 +630,33 @@ func TestUpdateSubscriptionSurvivesALostAnswer(t *testing.T) {
 	assert.Equal(t, 2, proxy.Calls("UpdateItem"), "the change and the SDK's resend, refused as this call's own")
 }
 
+// A PATCH whose answer was lost, with another PATCH landing before the
+// SDK's resend, is the change made: the resend finds its token as the one
+// the other change replaced (patch_prev) and answers with the
+// subscription as stored, both changes in it, the other one last. Before,
+// it read again and applied its change a second time, over the other one.
+func TestUpdateSubscriptionSurvivesALostAnswerAndAnotherChange(t *testing.T) {
+	ctx := context.Background()
+	proxy, st, other := lossyStores(t)
+	t0 := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	require.NoError(t, other.CreateSubscription(ctx, "tenant-a", newSub("sub_a", "order.paid")))
+
+	proxy.LoseResponseThen("UpdateItem", func() {
+		_, err := other.UpdateSubscription(ctx, "tenant-a", "sub_a", event.SubscriptionPatch{Description: aws.String("second")}, t0)
+		assert.NoError(t, err)
+	})
+	got, err := st.UpdateSubscription(ctx, "tenant-a", "sub_a", event.SubscriptionPatch{
+		Description: aws.String("first"), EventTypes: &[]string{"order.shipped"},
+	}, t0)
+	require.NoError(t, err)
+	assert.Equal(t, "second", got.Description, "the other change came after this one")
+	assert.Equal(t, []string{"order.shipped"}, got.EventTypes, "this change is in it")
+	stored, err := other.GetSubscription(ctx, "tenant-a", "sub_a")
+	require.NoError(t, err)
+	assert.Equal(t, "second", stored.Description, "not put back over the other change")
+	assert.Equal(t, 2, proxy.Calls("UpdateItem"), "the change and the SDK's resend, refused as this call's own")
+}
+
 // A late copy of a circuit's opening (its first try held on the network
 // past the SDK's attempt timeout, landing after the SDK's retry opened
 // the circuit and after a success closed it) is refused: the circuit

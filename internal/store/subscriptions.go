@@ -55,6 +55,7 @@ type subscriptionItem struct {
 	SecretsExpire   []int64  `dynamodbav:"secrets_expire,omitempty"`
 	PreviousExpires int64    `dynamodbav:"previous_expires,omitempty"`
 	PatchBy         string   `dynamodbav:"patch_by,omitempty"`
+	PatchPrev       string   `dynamodbav:"patch_prev,omitempty"`
 }
 
 // Attributes of a subscription item: the current run of failures' start
@@ -107,6 +108,10 @@ const (
 	// the latest change through the API: each change is conditional on
 	// the token it read, so a late copy of an older change is refused.
 	attrPatchBy = "patch_by"
+	// attrPatchPrev is the patch_by the latest change replaced: the
+	// change before it. A call whose answer was lost and another change
+	// landed before the SDK's resend finds its token there.
+	attrPatchPrev = "patch_prev"
 )
 
 func subscriptionPartition(tenant string) string { return contract.SubscriptionPrefix + tenant }
@@ -1112,7 +1117,12 @@ const maxUpdateRounds = 3
 // made the change, and a later PATCH another) is refused instead of
 // putting the older change back over the newer one (an endpoint's old
 // URL, a subscription enabled again after it was disabled). A retry that
-// finds its own token is the change made, its answer lost.
+// finds its own token is the change made, its answer lost; so is one
+// that finds it as the token the latest change replaced (patch_prev):
+// another change landed between the write and the SDK's resend, and the
+// resend answers with the subscription as stored, both changes in it
+// (before, it read again and applied its change a second time, over the
+// other one). Two changes landing in that interval re-apply it.
 func (st *Store) UpdateSubscription(ctx context.Context, tenant, id string, p event.SubscriptionPatch, now time.Time) (event.Subscription, error) {
 	if id == contract.SubscriptionCountKey {
 		return event.Subscription{}, event.ErrSubscriptionNotFound
@@ -1200,6 +1210,10 @@ func (st *Store) UpdateSubscription(ctx context.Context, tenant, id string, p ev
 		}
 		expr = joinClause(expr, "SET", "#pb = :pb")
 		values[":pb"] = s(tok)
+		if curItem.PatchBy != "" {
+			names["#pp"] = attrPatchPrev
+			expr = joinClause(expr, "SET", "#pp = :pb0")
+		}
 		res, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName:                           aws.String(st.table),
 			Key:                                 st.key(subscriptionPartition(tenant), id),
@@ -1216,9 +1230,10 @@ func (st *Store) UpdateSubscription(ctx context.Context, tenant, id string, p ev
 				return event.Subscription{}, event.ErrSubscriptionNotFound
 			}
 			var it subscriptionItem
-			if err := attributevalue.UnmarshalMap(ccf.Item, &it); err == nil && it.PatchBy == tok {
+			if err := attributevalue.UnmarshalMap(ccf.Item, &it); err == nil && (it.PatchBy == tok || it.PatchPrev == tok) {
 				// This call's change, made by an earlier try whose
-				// answer was lost.
+				// answer was lost (and, with patch_prev, another change
+				// made after it).
 				return it.subscription(), nil
 			}
 			continue // enabled, disabled or changed through the API meanwhile: decide again
