@@ -213,6 +213,7 @@ func TestFailedProbeDoesNotReopenACircuitASuccessClosedSince(t *testing.T) {
 				// A request started 30 s after the probe (past its hold
 				// and the skew margin) succeeds, and the reopening comes
 				// a second after that.
+				require.False(t, w.clock().After(probeAt.Add(30*time.Second)), "the clock went past the success's time")
 				w.advance(probeAt.Add(30 * time.Second).Sub(w.clock()))
 				_, err := st.SubscriptionSucceeded(ctx, tenant, id, "", w.clock())
 				w.advance(time.Second)
@@ -241,11 +242,13 @@ func TestFailedProbeDoesNotReopenACircuitASuccessClosedSince(t *testing.T) {
 	}
 }
 
-// The opening after Threshold failures in a row is decided at the failure
-// that reached it: a success of a request started after that failure
-// keeps the circuit closed; but when a later failure began the run (this
-// request started earlier and took longer), at the run's start, so a
-// success between the two, which did not end the run, does not refuse it.
+// The opening after Threshold failures in a row is decided at the start of
+// the run that reached it: a success that ended the run since (a request
+// that started after the run began got through) keeps the circuit closed,
+// even when this failure started after the success (found by review: one
+// failure after a success is not Threshold failures in a row); a success
+// that did not end it (older than the run, which a later failure began)
+// does not refuse it.
 func TestThresholdOpeningIsDecidedAtTheFailure(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
@@ -258,6 +261,20 @@ func TestThresholdOpeningIsDecidedAtTheFailure(t *testing.T) {
 		name: "a later request's success", threshold: 1,
 		after: func(ctx context.Context, st dispatch.Store, tenant, id string, t0 time.Time) error {
 			_, err := st.SubscriptionSucceeded(ctx, tenant, id, "", t0.Add(time.Second))
+			return err
+		},
+		open: false,
+	}, {
+		name: "a success that ended the run before this failure", threshold: 2,
+		before: func(ctx context.Context, st dispatch.Store, tenant, id string, t0 time.Time) error {
+			_, err := st.SubscriptionFailed(ctx, tenant, id, "", t0.Add(-2*time.Second), time.Hour, "r")
+			return err
+		},
+		after: func(ctx context.Context, st dispatch.Store, tenant, id string, t0 time.Time) error {
+			closed, err := st.SubscriptionSucceeded(ctx, tenant, id, "", t0.Add(-time.Second))
+			if err == nil && !closed {
+				return errors.New("the success did not end the run")
+			}
 			return err
 		},
 		open: false,
@@ -306,7 +323,7 @@ func TestThresholdOpeningIsDecidedAtTheFailure(t *testing.T) {
 			if tc.open {
 				assert.Equal(t, w.clock().Add(time.Minute), got.CircuitOpenUntil, "the run reached the threshold after the success: open for the cooldown")
 			} else {
-				assert.True(t, got.CircuitOpenUntil.IsZero(), "a request started after the failure got through: closed, open until %v", got.CircuitOpenUntil)
+				assert.True(t, got.CircuitOpenUntil.IsZero(), "a success ended the run: closed, open until %v", got.CircuitOpenUntil)
 			}
 		})
 	}

@@ -1415,8 +1415,8 @@ var crashDB *ddbtest.Local
 // answer; the SDK's retry of it gets its answer.
 type loseKey struct{}
 
-// lateKey marks the context of a call whose first write is held back
-// (fault.late): lossyClient keeps the request in the context's
+// lateKey marks the context of a call whose first write (or
+// fault.write) is held back (fault.late): lossyClient keeps the request in the context's
 // *lateCopies without sending it, and answers it as an attempt that timed
 // out (the SDK sends the same request again, which goes through).
 type lateKey struct{}
@@ -2565,6 +2565,7 @@ func TestCrashPoints(t *testing.T) {
 	shardsUsed := map[int]bool{}
 	everyCalled := map[string]int{} // by scenario: the most calls of one everyCall label
 	multiWrite := 0                 // late cases of a call's later writes
+	var unwritten []string          // writing calls that wrote nothing in their clean run
 	type job struct {
 		sc             scenario
 		f              fault
@@ -2663,10 +2664,14 @@ func TestCrashPoints(t *testing.T) {
 					add(fault{label: key, crash: true, nth: nth}, true, false)
 				}
 				// Only for a call whose clean run wrote: one that wrote
-				// nothing (a settle with nothing to settle, a claim left
-				// as it is) has no answer to lose and no write to hold.
-				// (Its late cases ran, held nothing and passed, until the
-				// runs counted that as a case that never met its call.)
+				// nothing (a read the readOnly list missed, a call that
+				// returned before writing) has no answer to lose and no
+				// write to hold. (Such late cases ran, held nothing and
+				// passed, until the runs counted that as a case that
+				// never met its call.)
+				if strings.HasPrefix(op, "Store.") && !readOnly[op] && clean.writes[writeKey(key, nth)] == 0 {
+					unwritten = append(unwritten, sc.name+": "+writeKey(key, nth))
+				}
 				if strings.HasPrefix(op, "Store.") && !readOnly[op] && clean.writes[writeKey(key, nth)] > 0 {
 					add(fault{label: key, lost: true, nth: nth}, false, true)
 					add(fault{label: key, late: true, nth: nth}, false, false)
@@ -2708,6 +2713,7 @@ func TestCrashPoints(t *testing.T) {
 	delete(shardsUsed, 0)
 	assert.NotEmpty(t, shardsUsed, "every event of the sharded clean runs landed on shard 0")
 	t.Logf("%d crash cases over %d calls (%d of them late copies of a call's second or third write)", len(jobs), len(covered[false]), multiWrite)
+	t.Logf("calls that wrote nothing in their clean run (no lost-answer or late cases): %q", unwritten)
 
 	// The runs are independent (own table, tenant data, queues, clock):
 	// several at once keep the wall time down on DynamoDB Local.

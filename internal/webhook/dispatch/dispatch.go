@@ -2217,11 +2217,12 @@ func (d *Dispatcher) followUp(ctx context.Context, tenant string, e event.Event,
 		// attempts that were in flight when the circuit opened, not
 		// failed probes. Doubling once per failure made a burst of
 		// failures open the circuit for up to MaxBreakerCooldown (found
-		// by review). Decided at this failure's time, or at the run's
-		// start when a later failure began it (this request started
-		// earlier and took longer): a success between the two, which
-		// did not end the run, does not refuse the opening.
-		d.openCircuit(ctx, tenant, e.ID, sub.ID, a.URL, laterOf(at, run.Since), d.cfg.BreakerCooldown, "failures")
+		// by review). Decided at the run's start: refused when a
+		// success ended the run since this failure counted in it (a
+		// request that started after the run began got through), as
+		// the run's count then no longer stands; not refused by an
+		// older success that did not end it.
+		d.openCircuit(ctx, tenant, e.ID, sub.ID, a.URL, runStart(run, at), d.cfg.BreakerCooldown, "failures")
 	}
 	if run.Disabled {
 		a.NextAttemptAt = ""
@@ -2478,10 +2479,11 @@ func (c *circuits) seen(tenant string, sub event.Subscription, now time.Time) {
 	c.closed(tenant, sub.ID)
 }
 
-// laterOf returns the later of a and b.
-func laterOf(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
+// runStart returns when the run of failures run counted in began, or at
+// when it does not say.
+func runStart(run event.FailureRun, at time.Time) time.Time {
+	if run.Since.IsZero() {
+		return at
 	}
-	return a
+	return run.Since
 }
