@@ -899,12 +899,13 @@ func (st *Store) SubscriptionFailed(ctx context.Context, tenant, id, url string,
 
 // OpenCircuit opens the subscription's circuit until until, an opening
 // for cooldown (remembered as the subscription's CircuitCooldown, which a
-// failed probe doubles), decided at at (the time of the failure that
-// calls for it: its attempt's time, taken before its claim and request;
-// for a request still unanswered after SlowAfter, when its watch fired),
-// or keeps it open if it already is for longer; it ends any probe's hold. A
-// success at or after at (SubscriptionSucceeded's at: a request started
-// since the failed one got through) refuses it (opened false), as
+// failed probe doubles), decided at at (for a failed probe, its
+// attempt's time, taken before its claim and request; for a run of
+// failures that reached the threshold, the run's start; for a request
+// still unanswered after SlowAfter, when its watch fired), or keeps it
+// open if it already is for longer; it ends any probe's hold. A success
+// at or after at (SubscriptionSucceeded's at: a request started since got
+// through; for a run, the success ended it) refuses it (opened false), as
 // SubscriptionFailed does not count a failure older than a success
 // (found by review: the decision was taken as until - cooldown, the time
 // of the call, so a failed probe's follow-up applied again after a stop,
@@ -929,8 +930,9 @@ func (st *Store) SubscriptionFailed(ctx context.Context, tenant, id, url string,
 // after at (the probe that closes a circuit starts after its cooldown,
 // after at), and the success that closed the circuit did not close this
 // very opening (closed_by, the open_by it found: for a success of a
-// request already in flight when the opening was decided). Left: a late copy of an opening another opening replaced,
-// landing after a success of a request in flight before both.
+// request already in flight when the opening was decided). Left: a late
+// copy of an opening another opening replaced, landing after a success of
+// a request in flight before both.
 func (st *Store) OpenCircuit(ctx context.Context, tenant, id, url string, at, until time.Time, cooldown time.Duration) (opened bool, err error) {
 	tok := callToken()
 	for try := 0; ; try++ {

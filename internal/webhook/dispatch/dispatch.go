@@ -2059,12 +2059,13 @@ func (d *Dispatcher) watchSlow(ctx context.Context, tenant, eventID, subID, url 
 	}
 }
 
-// openCircuit opens subID's circuit for cooldown from now, on account of
-// a request to url that started at at and failed (or at, the time its
-// watch found it still unanswered), and reports it; the breaker is advisory, so a failure to open it is only
-// logged. A subscription moved to another server than url's since, or
-// with a success of a request started at or after at, is left as it is
-// (store OpenCircuit).
+// openCircuit opens subID's circuit for cooldown from now, decided at at
+// (a failed request's start, its run's start, or the time a watch found a
+// request still unanswered), on account of a request to url, and reports
+// it; the breaker is advisory, so a failure to open it is only logged. A
+// subscription moved to another server than url's since, or with a
+// success of a request started at or after at, is left as it is (store
+// OpenCircuit).
 func (d *Dispatcher) openCircuit(ctx context.Context, tenant, eventID, subID, url string, at time.Time, cooldown time.Duration, cause string) {
 	until := d.cfg.Now().Add(cooldown)
 	opened, err := d.cfg.Store.OpenCircuit(ctx, tenant, subID, url, at, until, cooldown)
