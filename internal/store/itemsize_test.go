@@ -71,12 +71,16 @@ func TestSubscriptionItemFitsOneWriteUnit(t *testing.T) {
 	require.NoError(t, err)
 	_, err = st.OpenCircuit(ctx, tenant, sub.ID, sub.URL, now, now.Add(time.Minute), time.Minute)
 	require.NoError(t, err)
+	// A longer opening replaces it: the token of the one it replaced
+	// (open_prev) stays, and the success below keeps it (closed_prev).
+	_, err = st.OpenCircuit(ctx, tenant, sub.ID, sub.URL, now, now.Add(2*time.Minute), 2*time.Minute)
+	require.NoError(t, err)
 	measure("circuit open")
-	ok, err := st.AcquireProbe(ctx, tenant, sub.ID, now.Add(time.Minute), now.Add(2*time.Minute))
+	ok, err := st.AcquireProbe(ctx, tenant, sub.ID, now.Add(2*time.Minute), now.Add(3*time.Minute))
 	require.NoError(t, err)
 	require.True(t, ok)
 	measure("probe held")
-	closed, err := st.SubscriptionSucceeded(ctx, tenant, sub.ID, "", now.Add(90*time.Second))
+	closed, err := st.SubscriptionSucceeded(ctx, tenant, sub.ID, "", now.Add(150*time.Second))
 	require.NoError(t, err)
 	require.True(t, closed)
 	measure("closed")

@@ -702,12 +702,29 @@ func TestOpenCircuitRefusesALateCopy(t *testing.T) {
 	land()
 	isClosed("the late copy of the replaced opening does not open the circuit")
 
-	opened, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", "", t1.Add(4*time.Minute), t1.Add(5*time.Minute), time.Minute)
+	// The same, closed by a request in flight before both openings: the
+	// success is older than both decisions, and it closed the longer
+	// opening, not this one; it keeps the one that opening replaced.
+	t2 := t1.Add(time.Hour)
+	land = proxy.LateCall("UpdateItem")
+	opened, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", "", t2, t2.Add(time.Minute), time.Minute)
+	require.NoError(t, err)
+	require.True(t, opened)
+	opened, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", "", t2, t2.Add(2*time.Minute), 2*time.Minute)
+	require.NoError(t, err)
+	require.True(t, opened, "a longer opening replaces it")
+	closed, err = st.SubscriptionSucceeded(ctx, "tenant-a", "sub_a", "", t2.Add(-time.Second))
+	require.NoError(t, err)
+	require.True(t, closed, "a request in flight before both openings succeeded")
+	land()
+	isClosed("the late copy of the opening the closed one replaced does not open the circuit")
+
+	opened, err = st.OpenCircuit(ctx, "tenant-a", "sub_a", "", t2.Add(4*time.Minute), t2.Add(5*time.Minute), time.Minute)
 	require.NoError(t, err)
 	assert.True(t, opened, "a new opening")
 	sub, err := st.GetSubscription(ctx, "tenant-a", "sub_a")
 	require.NoError(t, err)
-	assert.Equal(t, t1.Add(5*time.Minute).UnixMilli(), sub.CircuitOpenUntil.UnixMilli())
+	assert.Equal(t, t2.Add(5*time.Minute).UnixMilli(), sub.CircuitOpenUntil.UnixMilli())
 }
 
 // A late copy of a retry's failed -> retrying that lands after later

@@ -101,6 +101,13 @@ const (
 	// circuit (SubscriptionSucceeded; "" when none was ever opened): a
 	// late copy of that opening is refused (OpenCircuit).
 	attrClosedBy = "closed_by"
+	// attrOpenPrev is the open_by an opening replaced (an opening for
+	// longer over one still in force), and attrClosedPrev the open_prev
+	// a success found when it closed the circuit: a late copy of the
+	// replaced opening, landing after a success of a request in flight
+	// before both, is refused too.
+	attrOpenPrev   = "open_prev"
+	attrClosedPrev = "closed_prev"
 	// attrRateBy is the token of the TakeRateToken call that counted the
 	// latest request of the rate window.
 	attrRateBy = "rate_by"
@@ -663,7 +670,7 @@ func (st *Store) SubscriptionSucceeded(ctx context.Context, tenant, id, url stri
 	for try := 0; ; try++ {
 		names := map[string]string{"#fs": attrFailingSince, "#fsu": attrFailingSinceUs, "#ls": attrLastSuccess, "#lsu": attrLastSuccessUs,
 			"#pk": schema.AttrUserID, "#cf": attrConsecutive, "#open": attrOpenUntil, "#probe": attrProbeUntil, "#for": attrOpenFor, "#lsb": attrLastSuccessBy,
-			"#ob": attrOpenBy, "#cb": attrClosedBy}
+			"#ob": attrOpenBy, "#cb": attrClosedBy, "#op": attrOpenPrev, "#cp": attrClosedPrev}
 		vals := maps.Clone(values)
 		vals[":tok"], vals[":none"] = s(tok), s("")
 		cond := "attribute_exists(#pk) AND " + condNoLaterSuccess + " AND " + condRunNotLater
@@ -674,7 +681,7 @@ func (st *Store) SubscriptionSucceeded(ctx context.Context, tenant, id, url stri
 		out, err = st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName:                           aws.String(st.table),
 			Key:                                 key,
-			UpdateExpression:                    aws.String("SET #ls = :s, #lsu = :us, #lsb = :tok, #cb = if_not_exists(#ob, :none) REMOVE #fs, #fsu, #cf, #open, #probe, #for"),
+			UpdateExpression:                    aws.String("SET #ls = :s, #lsu = :us, #lsb = :tok, #cb = if_not_exists(#ob, :none), #cp = if_not_exists(#op, :none) REMOVE #fs, #fsu, #cf, #open, #probe, #for"),
 			ConditionExpression:                 aws.String(cond),
 			ExpressionAttributeNames:            names,
 			ExpressionAttributeValues:           vals,
@@ -930,22 +937,24 @@ func (st *Store) SubscriptionFailed(ctx context.Context, tenant, id, url string,
 // after at (the probe that closes a circuit starts after its cooldown,
 // after at), and the success that closed the circuit did not close this
 // very opening (closed_by, the open_by it found: for a success of a
-// request already in flight when the opening was decided). Left: a late
-// copy of an opening another opening replaced, landing after a success of
-// a request in flight before both.
+// request already in flight when the opening was decided), or the one it
+// replaced (closed_prev, the open_prev it found: for a late copy of an
+// opening a longer one replaced, landing after a success of a request in
+// flight before both; found by review). Left: a late copy of an opening
+// replaced twice before such a success.
 func (st *Store) OpenCircuit(ctx context.Context, tenant, id, url string, at, until time.Time, cooldown time.Duration) (opened bool, err error) {
 	tok := callToken()
 	for try := 0; ; try++ {
 		names := map[string]string{"#open": attrOpenUntil, "#for": attrOpenFor, "#probe": attrProbeUntil, "#pk": schema.AttrUserID, "#ob": attrOpenBy, "#cb": attrClosedBy,
-			"#lsu": attrLastSuccessUs}
-		values := map[string]types.AttributeValue{":until": n(until.UnixMilli()), ":for": n(cooldown.Milliseconds()), ":tok": s(tok), ":dec": n(at.UnixMicro())}
+			"#lsu": attrLastSuccessUs, "#op": attrOpenPrev, "#cp": attrClosedPrev}
+		values := map[string]types.AttributeValue{":until": n(until.UnixMilli()), ":for": n(cooldown.Milliseconds()), ":tok": s(tok), ":dec": n(at.UnixMicro()), ":none": s("")}
 		cond := "attribute_exists(#pk) AND (attribute_not_exists(#open) OR #open < :until) AND (attribute_not_exists(#cb) OR #cb <> :tok)" +
-			" AND (attribute_not_exists(#lsu) OR #lsu < :dec)"
+			" AND (attribute_not_exists(#cp) OR #cp <> :tok) AND (attribute_not_exists(#lsu) OR #lsu < :dec)"
 		cond += onURL(url, names, values)
 		_, err = st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName:                           aws.String(st.table),
 			Key:                                 st.key(subscriptionPartition(tenant), id),
-			UpdateExpression:                    aws.String("SET #open = :until, #for = :for, #ob = :tok REMOVE #probe"),
+			UpdateExpression:                    aws.String("SET #open = :until, #for = :for, #op = if_not_exists(#ob, :none), #ob = :tok REMOVE #probe"),
 			ConditionExpression:                 aws.String(cond),
 			ExpressionAttributeNames:            names,
 			ExpressionAttributeValues:           values,
@@ -955,8 +964,8 @@ func (st *Store) OpenCircuit(ctx context.Context, tenant, id, url string, at, un
 		if errors.As(err, &ccf) {
 			now := getS(ccf.Item, "url")
 			switch {
-			case getS(ccf.Item, attrOpenBy) == tok:
-				return true, nil // this call's opening, its answer lost
+			case getS(ccf.Item, attrOpenBy) == tok, getS(ccf.Item, attrOpenPrev) == tok:
+				return true, nil // this call's opening, its answer lost (and replaced since)
 			case ccf.Item == nil || url == "" || now == url || try >= maxUpdateRounds:
 				return false, nil // gone, or open for longer already
 			case !sameServer(url, now):
