@@ -17,13 +17,14 @@ package dispatch_test
 // invocation does nothing more and answers nothing), and another stops
 // there with every queue message delivered twice; for a storage call that
 // writes, one more loses the answers of its writes (each takes effect, the
-// SDK sends it again: lossyClient), and one more holds its first write
-// back on the way (its attempt times out, the SDK's retry goes through)
+// SDK sends it again: lossyClient), when its clean run wrote, and one
+// more holds its first write back on the way (its attempt times out, the SDK's retry goes through)
 // and lands that copy once the run has settled, after every later write,
 // then lets the run settle again; and one more lands it soon, as the next
 // storage call after the held call returned. A storage call whose clean
-// run wrote more than once (a refusal read back and written again) gets a
-// late case for each later write too (up to its third). The queues behave as SQS does towards
+// run wrote more than once (a second write, or a refusal read back and
+// written again) gets a late case for each later write too (up to its
+// third). The queues behave as SQS does towards
 // its consumer: a message not deleted (failed, or its invocation died)
 // comes back after the visibility timeout with the same body; a stream
 // batch whose invocation failed is retried from the stream. When the system
@@ -1416,9 +1417,10 @@ var crashDB *ddbtest.Local
 type loseKey struct{}
 
 // lateKey marks the context of a call whose first write (or
-// fault.write) is held back (fault.late): lossyClient keeps the request in the context's
-// *lateCopies without sending it, and answers it as an attempt that timed
-// out (the SDK sends the same request again, which goes through).
+// fault.write) is held back (fault.late): lossyClient keeps the request
+// in the context's *lateCopies without sending it, and answers it as an
+// attempt that timed out (the SDK sends the same request again, which
+// goes through).
 type lateKey struct{}
 
 // writeKey names the nth call under label in injector.writes.
@@ -1801,7 +1803,8 @@ type runResult struct {
 	trace []string
 	// counts are the calls made under each label of trace.
 	counts map[string]int
-	// writes are the most DynamoDB writes one call under each label made.
+	// writes are the DynamoDB writes of each storage call, by its label
+	// and occurrence (writeKey).
 	writes map[string]int
 	// slowHeld is the most requests to the subscriptions marked slow for
 	// the whole run that were in flight at once; slowByWake the most to
