@@ -535,6 +535,14 @@ func (g *firstGate) wait() {
 // half a second to reach the attempt, and the clean run failed its
 // premise).
 //
+// And so that the copied wake is the one that makes the parked attempts
+// (ordered, in the clean run): a parker's claim of the marker waits while
+// that wake's claim is pending, until its confirmation. (A retry parking
+// behind the probe as the probe succeeded once claimed the marker between
+// the earlier wake's claim and its confirmation: its wake, queued once,
+// made the attempts, both copies stopped at its marker, and the clean run
+// failed its premise, 1 run in 10 on a busy machine.)
+//
 // And so that the copy that lists the parked attempts second does not
 // find them unparked already by the first (then it has nothing to find
 // in progress, queues no standby, and the held request outlived the
@@ -549,10 +557,34 @@ type wakeCopy struct {
 	lists    atomic.Int32
 	listed   chan struct{}
 	opened   sync.Once // closes listed
+	// ordered, turn and earlier order the marker's claims (the clean
+	// run's copy): turn is held from the earlier wake's claim, whose
+	// owner is earlier, to its confirmation, and by each other claim.
+	ordered bool
+	turn    chan struct{}
+	earlier atomic.Value // string
 }
 
+// claimTurn takes the marker's turn for a claim, in the ordered run (at
+// most patience: true when taken).
+func (c *wakeCopy) claimTurn() bool {
+	if c == nil || !c.ordered {
+		return false
+	}
+	select {
+	case c.turn <- struct{}{}:
+		return true
+	case <-time.After(c.patience):
+		return false
+	}
+}
+
+func (c *wakeCopy) endTurn() { <-c.turn }
+
 func newWakeCopy(patience time.Duration) *wakeCopy {
-	return &wakeCopy{standby: make(chan struct{}), listed: make(chan struct{}), patience: patience}
+	c := &wakeCopy{standby: make(chan struct{}), listed: make(chan struct{}), patience: patience, turn: make(chan struct{}, 1)}
+	c.earlier.Store("")
+	return c
 }
 
 // listedParked counts a listing of the parked attempts that has ended:
@@ -687,6 +719,9 @@ func (s faultStore) UnparkAttempt(ctx context.Context, tenant, subID string, p e
 }
 
 func (s faultStore) ClaimWake(ctx context.Context, tenant, subID, owner, prev string, standby bool, until, now time.Time) (ok bool, err error) {
+	if s.copy.claimTurn() {
+		defer s.copy.endTurn()
+	}
 	err = s.in.call(ctx, "Store.ClaimWake", []string{subID}, func(ctx context.Context) error {
 		ok, err = s.st.ClaimWake(ctx, tenant, subID, owner, prev, standby, until, now)
 		return err
@@ -695,10 +730,18 @@ func (s faultStore) ClaimWake(ctx context.Context, tenant, subID, owner, prev st
 }
 
 func (s faultStore) ClaimEarlierWake(ctx context.Context, tenant, subID, owner string, until, after time.Time) (ok bool, err error) {
+	turn := s.copy.claimTurn()
 	err = s.in.call(ctx, "Store.ClaimEarlierWake", []string{subID}, func(ctx context.Context) error {
 		ok, err = s.st.ClaimEarlierWake(ctx, tenant, subID, owner, until, after)
 		return err
 	})
+	if turn {
+		if ok && err == nil {
+			s.copy.earlier.Store(owner) // the turn ends at its confirmation
+		} else {
+			s.copy.endTurn()
+		}
+	}
 	return
 }
 
@@ -707,6 +750,9 @@ func (s faultStore) ConfirmWake(ctx context.Context, tenant, subID, owner string
 		ok, err = s.st.ConfirmWake(ctx, tenant, subID, owner)
 		return err
 	})
+	if s.copy != nil && owner != "" && s.copy.earlier.CompareAndSwap(owner, "") {
+		s.copy.endTurn()
+	}
 	return
 }
 
@@ -1910,6 +1956,7 @@ func newCrashRun(t *testing.T, env *crashEnv, sc scenario, f fault, twice, shard
 			patience = 30 * time.Second // the run whose premise is checked
 		}
 		r.copy = newWakeCopy(patience)
+		r.copy.ordered = patience > time.Second
 		r.in.onCall = r.copy.seen
 		rcv.mu.Lock()
 		rcv.copies[r.id] = r.copy
