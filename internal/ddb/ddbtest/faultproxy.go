@@ -36,6 +36,9 @@ type FaultProxy struct {
 	seen    map[string]int
 	late    map[string]chan struct{} // the next call of an operation to hold (LateCall)
 	landed  chan struct{}            // closed once the held call took effect
+	// closing is closed as the test ends: a call LateCall still holds
+	// then is dropped, not landed.
+	closing chan struct{}
 }
 
 // NewFaultProxy starts a proxy to upstream (a DynamoDB endpoint URL); it
@@ -43,10 +46,14 @@ type FaultProxy struct {
 func NewFaultProxy(t testing.TB, upstream string) *FaultProxy {
 	t.Helper()
 	p := &FaultProxy{upstream: strings.TrimSuffix(upstream, "/"), lose: map[string]int{}, skip: map[string]int{}, then: map[string]func(){}, seen: map[string]int{},
-		late: map[string]chan struct{}{}}
+		late: map[string]chan struct{}{}, closing: make(chan struct{})}
 	p.srv = httptest.NewServer(http.HandlerFunc(p.serve))
 	p.URL = p.srv.URL
 	t.Cleanup(func() {
+		// A test that ended between LateCall and its land (a failed
+		// require) left the held call's handler waiting: Close waits
+		// for handlers, and the test hung until the package's timeout.
+		close(p.closing)
 		p.Release()
 		p.srv.CloseClientConnections()
 		p.srv.Close()
@@ -121,7 +128,8 @@ func (p *FaultProxy) Release() {
 // goes through), until land is called: the held call then reaches
 // DynamoDB and takes effect, late, after whatever happened meanwhile
 // (a request delayed on the network past its retry). land returns once
-// it has taken effect; its answer goes nowhere.
+// it has taken effect; its answer goes nowhere. A call still held when
+// the test ends is dropped.
 func (p *FaultProxy) LateCall(operation string) (land func()) {
 	release, landed := make(chan struct{}), make(chan struct{})
 	p.mu.Lock()
@@ -225,7 +233,11 @@ func (p *FaultProxy) land(r *http.Request, release, landed chan struct{}) {
 	}
 	header := r.Header.Clone()
 	uri := r.URL.RequestURI()
-	<-release
+	select {
+	case <-release:
+	case <-p.closing:
+		return
+	}
 	req, err := http.NewRequest(r.Method, p.upstream+uri, bytes.NewReader(body))
 	if err != nil {
 		return
