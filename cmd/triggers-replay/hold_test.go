@@ -140,9 +140,10 @@ func sendAll(t *testing.T, url string, bodies ...string) {
 // A dry run killed (SIGKILL: no clean-up) between two ranges, the
 // runbook's "look first" interrupted: the next run, at once, says that
 // it could not see the messages the killed run held and exits 1 instead
-// of "0 events archived" and 0; once the hold (here 10 s) has passed, the
-// messages are back and a run archives every range (-hold 10: the test
-// needs the killed run's messages still hidden when the next run starts).
+// of "0 events archived" and 0; once the hold (here 20 s) has passed, the
+// messages are back and a run archives every range (-hold 20: the test
+// needs the killed run's messages still hidden when the next run starts,
+// after the child's start, its kill and a queue read, on a busy machine).
 // (Found by review:
 // the messages were hidden for 12 hours, out of sight of the next run
 // and of the alarm, until their ranges had left the stream.)
@@ -151,7 +152,7 @@ func TestReplayArchiveKilledRunHidesNothingLong(t *testing.T) {
 	x := newExpired(t, n)
 	bucket, queue := moto.CreateBucket(t), moto.CreateQueue(t, nil)
 	x.sendRanges(t, queue)
-	child := startChild(t, "-dry-run", "archive", "-from-queue", queue, "-hold", "10")
+	child := startChild(t, "-dry-run", "archive", "-from-queue", queue, "-hold", "20")
 	require.NoError(t, child.Process.Kill())
 	_ = child.Wait()
 	_, inFlight := queueCounts(t, queue)
@@ -163,7 +164,7 @@ func TestReplayArchiveKilledRunHidesNothingLong(t *testing.T) {
 	assert.Equal(t, 1, code, stderr)
 	assert.Contains(t, stderr, "were in flight when the run began")
 
-	require.Eventually(t, func() bool { _, f := queueCounts(t, queue); return f == 0 }, 30*time.Second, 100*time.Millisecond,
+	require.Eventually(t, func() bool { _, f := queueCounts(t, queue); return f == 0 }, time.Minute, 100*time.Millisecond,
 		"the killed run's messages come back once their hold ends")
 	code, _, stderr = replayArchive(t, "", d, args...)
 	assert.Equal(t, 0, code, stderr)

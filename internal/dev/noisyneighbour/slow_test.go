@@ -85,8 +85,12 @@ func TestSlowNeighbour(t *testing.T) {
 // A slow endpoint answers a signed request 200 after its delay (401 to
 // one it cannot verify), and counts the requests held at once, each
 // (endpoint, webhook-id) pair's requests and when it was first answered.
+// The delay is long enough for the three requests sent at once to be held
+// at once on a busy machine (with 200 ms, a request whose TLS handshake
+// was scheduled late could arrive after another was answered).
 func TestSlowEndpoints(t *testing.T) {
-	s := newSlowEndpoints(2, 200*time.Millisecond)
+	const delay = 2 * time.Second
+	s := newSlowEndpoints(2, delay)
 	defer s.close()
 	secs := []webhook.Secret{webhook.NewSecret(), webhook.NewSecret()}
 	for i, sec := range secs {
@@ -118,7 +122,7 @@ func TestSlowEndpoints(t *testing.T) {
 	wg.Go(func() { codes[2] = send(0, "e1", secs[0]) })
 	wg.Wait()
 	assert.Equal(t, []int{200, 200, 200}, codes)
-	assert.GreaterOrEqual(t, time.Since(start), 200*time.Millisecond, "answered after the delay")
+	assert.GreaterOrEqual(t, time.Since(start), delay, "answered after the delay")
 	assert.Equal(t, 401, send(1, "e2", secs[0]), "signed with the other endpoint's secret")
 	total, most := s.counts()
 	assert.Equal(t, 3, total)
@@ -130,7 +134,7 @@ func TestSlowEndpoints(t *testing.T) {
 	var a TenantA
 	s.outcome(&a, []string{"e1", "e2"}, start)
 	require.NotNil(t, a.Slow)
-	assert.Equal(t, SlowA{Delay: 200 * time.Millisecond, Requests: 3, Unverified: 1, MaxInFlight: 3, Wanted: 4, Delivered: 2, Missing: 2,
+	assert.Equal(t, SlowA{Delay: delay, Requests: 3, Unverified: 1, MaxInFlight: 3, Wanted: 4, Delivered: 2, Missing: 2,
 		Duplicates: 1, PendingWhenBDone: 4, OldestFirst: 2, PerEndpoint: []int{1, 1}, LastDelivered: a.Slow.LastDelivered}, *a.Slow)
 	s.outcome(&a, []string{"e1"}, time.Now())
 	assert.Zero(t, a.Slow.PendingWhenBDone, "e1 was answered at both endpoints before then")

@@ -21,7 +21,10 @@ import (
 )
 
 // newBarrierReceiver answers 500 to every request, each only once n
-// requests have arrived (or after a second): n attempts in flight at once.
+// requests have arrived: n attempts in flight at once. (After 8 s at most,
+// under the webhook client's timeout: a guard against a hang. With a
+// second, attempts slowed by a busy machine could arrive after the first
+// failures were recorded and find the circuit open.)
 func newBarrierReceiver(t *testing.T, n int) *receiver {
 	r := &receiver{}
 	var wg sync.WaitGroup
@@ -35,7 +38,7 @@ func newBarrierReceiver(t *testing.T, n int) *receiver {
 		}
 		select {
 		case <-all:
-		case <-time.After(time.Second):
+		case <-time.After(8 * time.Second):
 		}
 		r.mu.Lock()
 		r.got = append(r.got, received{id: req.Header.Get(webhook.HeaderID)})
@@ -54,6 +57,7 @@ func burst(t *testing.T, n int) (*world, *receiver, event.Subscription) {
 	rcv := newBarrierReceiver(t, n)
 	w := newWorld(t, rcv, func(c *dispatch.Config) {
 		c.BreakerThreshold, c.BreakerCooldown, c.SlowAfter = 2, time.Minute, -1
+		c.SlowLaneAfter = -1 // the barrier's wait is no slow answer
 	})
 	w.now = w.now.Truncate(time.Millisecond) // the circuit's times are stored in milliseconds
 	sub, _ := w.subscribe("tenant-a")

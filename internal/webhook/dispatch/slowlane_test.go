@@ -753,8 +753,8 @@ func TestNewRefusesANegativeTenantSlowConcurrency(t *testing.T) {
 }
 
 // holdRace makes two events' attempts to one subscription of tenant-a,
-// the second 2 s into the first's request, whose secrets took 5 s of its
-// 6 s hold (the request timeout, 3 s, + the store margin) to open, so
+// the second 4 s into the first's request, whose secrets took 10 s of its
+// 13 s hold (the request timeout, 10 s, + the store margin) to open, so
 // that its hold has ended by the clock (the real one plus an offset the
 // slow secrets move on) while its request is in flight, and the second
 // comes the skew margin (event.HoldSkewMargin) later still by the clock,
@@ -764,7 +764,7 @@ func TestNewRefusesANegativeTenantSlowConcurrency(t *testing.T) {
 func holdRace(t *testing.T, mutate func(*dispatch.Config), arm func(w *world, sub event.Subscription, now time.Time)) (int32, event.Attempt) {
 	t.Helper()
 	ctx := context.Background()
-	const timeout = 3 * time.Second
+	const timeout = 10 * time.Second
 	var inflight, most, seen atomic.Int32
 	answer := make(chan struct{})
 	var answerOnce sync.Once
@@ -797,8 +797,12 @@ func holdRace(t *testing.T, mutate func(*dispatch.Config), arm func(w *world, su
 		offset += d
 		mu.Unlock()
 	}
-	// Opening the secrets takes 5 s of the hold's 3 s + 3 s: 1 s is left.
-	secrets := &lateSecrets{late: timeout + contract.WebhookStoreMargin - time.Second, advance: advance}
+	// Opening the secrets takes 10 s of the hold's 10 s + 3 s: 3 s are
+	// left for the claim, the move to retrying, the TLS handshake and the
+	// request. (With 1 s left, a busy machine could spend it before the
+	// request reached the endpoint, and the test failed as if the request
+	// had never started.)
+	secrets := &lateSecrets{late: timeout + contract.WebhookStoreMargin - 3*time.Second, advance: advance}
 	w := newWorld(t, &receiver{srv: srv}, func(c *dispatch.Config) {
 		c.Now = clock
 		c.Client.Timeout = timeout
@@ -813,15 +817,15 @@ func holdRace(t *testing.T, mutate func(*dispatch.Config), arm func(w *world, su
 	first, second := w.event("tenant-a", "t"), w.event("tenant-a", "t")
 	done := make(chan error, 1)
 	go func() { done <- w.d.HandleEvent(ctx, "tenant-a", first.ID) }()
-	require.Eventually(t, func() bool { return inflight.Load() == 1 }, 5*time.Second, 5*time.Millisecond, "the first request never started")
+	require.Eventually(t, func() bool { return seen.Load() >= 1 }, 30*time.Second, 5*time.Millisecond, "the first request never started")
 
-	// 2 s into the first request (within its 3 s timeout): its hold
+	// 4 s into the first request (within its 10 s timeout): its hold
 	// (taken before the slow secrets) has ended by the clock, and the
 	// clock moves on by the skew margin, past which the second may
 	// reclaim the hold. (Without that move the margin alone kept the
 	// second off, and neither test saw its request outlive its hold: a
 	// mutant that bounded no request by its hold lived, 2026-11-27.)
-	time.Sleep(2 * time.Second)
+	time.Sleep(4 * time.Second)
 	advance(event.HoldSkewMargin)
 	require.NoError(t, w.d.HandleEvent(ctx, "tenant-a", second.ID))
 	answerOnce.Do(func() { close(answer) })
