@@ -34,7 +34,7 @@ func TestRawIngestSurvivesALostAnswer(t *testing.T) {
 	proxy.LoseResponse("PutItem", 1)
 	_, err := e.rawIngest(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, 2, proxy.Calls("PutItem"), "the SDK sent it again")
+	assert.GreaterOrEqual(t, proxy.Calls("PutItem"), 2, "the SDK sent it again") // (a third if the resend outlasted its attempt)
 	out, err := db.Client.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(e.eventsTable)})
 	require.NoError(t, err)
 	assert.Len(t, out.Items, 1, "stored once")

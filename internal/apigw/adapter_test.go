@@ -381,7 +381,8 @@ func TestAuthorizerFailsBeforeItsDeadline(t *testing.T) {
 	ctx := context.Background()
 	table := db.CreateTable(t, schema.APIKeys())
 	proxy, client := db.Faulty(t)
-	auth := apigw.Authorizer(apikey.NewStore(client, table), contract.KeySourcesBearer, quiet)
+	keys := &deadlineSeen{Store: apikey.NewStore(client, table)}
+	auth := apigw.Authorizer(keys, contract.KeySourcesBearer, quiet)
 	proxy.Stall()
 	defer proxy.Release()
 	invocation, cancel := context.WithTimeout(ctx, apigw.AuthorizerDeadlineMargin+time.Second)
@@ -389,7 +390,25 @@ func TestAuthorizerFailsBeforeItsDeadline(t *testing.T) {
 	_, err := auth(invocation, events.APIGatewayCustomAuthorizerRequestTypeRequest{Headers: map[string]string{"Authorization": "Bearer trg_x"}})
 	require.Error(t, err)
 	assert.NotEqual(t, apigw.ErrUnauthorized, err)
-	assert.NoError(t, invocation.Err(), "failed before the invocation's deadline")
+	// The store's call was bounded by the invocation's deadline less the
+	// margin (the stalled call ended there: err). Not "invocation.Err()
+	// is nil", a wall-clock bound of the margin, 500 ms, on the unwinding.
+	end, _ := invocation.Deadline()
+	require.True(t, keys.has, "the store was called without a deadline")
+	assert.Equal(t, end.Add(-apigw.AuthorizerDeadlineMargin), keys.deadline, "the store's deadline")
+}
+
+// deadlineSeen is an apikey.Store that records the deadline its Principal
+// was called with.
+type deadlineSeen struct {
+	*apikey.Store
+	deadline time.Time
+	has      bool
+}
+
+func (d *deadlineSeen) Principal(ctx context.Context, key string) (apikey.Principal, error) {
+	d.deadline, d.has = ctx.Deadline()
+	return d.Store.Principal(ctx, key)
 }
 
 // Headers merges API Gateway's two header maps the same way whatever Go's

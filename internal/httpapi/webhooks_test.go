@@ -399,13 +399,17 @@ func TestConcurrentRedeliveries(t *testing.T) {
 	require.NoError(t, err)
 	const n = 8
 	codes := make([]int, n)
+	redeliver := req{method: "POST", path: "/v1/events/" + ev.ID + "/redeliver", tenant: "tenant-a"}
+	resps := make([]resp, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		wg.Go(func() {
-			codes[i] = e.do(req{method: "POST", path: "/v1/events/" + ev.ID + "/redeliver", tenant: "tenant-a"}).code
-		})
+		// serve on the goroutines; the checks (require) on the test's.
+		wg.Go(func() { resps[i] = e.serve(redeliver) })
 	}
 	wg.Wait()
+	for i, r := range resps {
+		codes[i] = e.checked(redeliver, r).code
+	}
 	count := map[int]int{}
 	for _, c := range codes {
 		count[c]++

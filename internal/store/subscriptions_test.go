@@ -1067,11 +1067,18 @@ func TestTakeRateToken(t *testing.T) {
 	}
 	const n = 10
 	got := make([]int, n)
+	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		wg.Go(func() { got[i] = take(sec.Add(time.Duration(i) * time.Millisecond)) })
+		// The calls on the goroutines; the checks (require) on the test's.
+		wg.Go(func() {
+			got[i], errs[i] = st.TakeRateToken(ctx, "tenant-a", "sub_a", sec.Add(time.Duration(i)*time.Millisecond), 3)
+		})
 	}
 	wg.Wait()
+	for _, err := range errs {
+		require.NoError(t, err)
+	}
 	slices.Sort(got)
 	assert.Equal(t, []int{0, 0, 0, 1, 2, 3, 4, 5, 6, 7}, got, "3 of 10 concurrent callers in one second, the others one place each")
 	assert.Equal(t, 8, take(sec.Add(999*time.Millisecond)))

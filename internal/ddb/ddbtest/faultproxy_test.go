@@ -39,7 +39,9 @@ func TestLateCallStillHeldWhenTheTestEnds(t *testing.T) {
 	table := db.CreateTable(t, schema.APIKeys())
 	ending := &endingTB{TB: t}
 	proxy := ddbtest.NewFaultProxy(ending, db.Endpoint)
-	o := ddb.Options{EndpointURL: proxy.URL, AttemptTimeout: 500 * time.Millisecond}
+	// The production attempt timeout: the held attempt waits it out, and
+	// the resend must go through within it (this engine's first update).
+	o := ddb.Options{EndpointURL: proxy.URL, AttemptTimeout: ddb.DefaultAttemptTimeout}
 	client := ddb.ClientFromConfig(ddb.LocalConfig(o), o)
 	key := map[string]types.AttributeValue{schema.AttrKeyHash: &types.AttributeValueMemberS{Value: "k"}}
 	_ = proxy.LateCall("UpdateItem")

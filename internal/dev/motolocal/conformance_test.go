@@ -270,8 +270,10 @@ func TestDelay(t *testing.T) {
 		queue map[string]string
 		delay int32
 	}{
-		"queue delay":   {map[string]string{"DelaySeconds": "2"}, 0},
-		"message delay": {nil, 2},
+		// 10 s: the two checks after the send must come before the
+		// delay ends, on a busy machine too.
+		"queue delay":   {map[string]string{"DelaySeconds": "10"}, 0},
+		"message delay": {nil, 10},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -84,11 +84,17 @@ func sendBatch(t *testing.T, url string, bodies ...string) {
 //
 // Two reads, both empty: moto_server computes the counts one after the
 // other, so a message whose visibility timeout ends between the two
-// counts is in neither, once.
+// counts is in neither, once. It runs in require.Eventually's goroutine:
+// a failed read is not drained (a require there would end that goroutine
+// and leave Eventually waiting out its time).
 func drained(t *testing.T, url string) bool {
+	t.Helper()
 	empty := func() bool {
 		out, err := engine.SQS.GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url), AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameAll}})
-		require.NoError(t, err)
+		if err != nil {
+			t.Logf("queue attributes: %v", err)
+			return false
+		}
 		return out.Attributes["ApproximateNumberOfMessages"] == "0" && out.Attributes["ApproximateNumberOfMessagesNotVisible"] == "0" && out.Attributes["ApproximateNumberOfMessagesDelayed"] == "0"
 	}
 	return empty() && empty()
@@ -244,7 +250,9 @@ func arnAccount(arn string) string {
 // were deleted.
 func TestPartialBatchFailure(t *testing.T) {
 	t.Parallel()
-	url := engine.CreateQueue(t, map[string]string{"VisibilityTimeout": "1"})
+	// 5 s, not 1: a busy machine's delete of the batch's messages could
+	// come after 1 s, and they were received again.
+	url := engine.CreateQueue(t, map[string]string{"VisibilityTimeout": "5"})
 	sendBatch(t, url, "a", "b", "c", "d")
 	var in invocations
 	var failedOnce atomic.Bool
@@ -285,7 +293,7 @@ func TestWholeBatchFailure(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			url := engine.CreateQueue(t, map[string]string{"VisibilityTimeout": "1"})
+			url := engine.CreateQueue(t, map[string]string{"VisibilityTimeout": "5"}) // as above
 			sendBatch(t, url, "x", "y", "z")
 			var in invocations
 			start(t, sqsesm.Config{QueueURL: url, Settings: sqsesm.Settings{BatchSize: 10, ReportBatchItemFailures: true, FunctionTimeout: time.Second},
@@ -310,7 +318,7 @@ func TestWholeBatchFailure(t *testing.T) {
 // returns without error is deleted whole.
 func TestResponseIgnoredWithoutReportBatchItemFailures(t *testing.T) {
 	t.Parallel()
-	url := engine.CreateQueue(t, map[string]string{"VisibilityTimeout": "1"})
+	url := engine.CreateQueue(t, map[string]string{"VisibilityTimeout": "5"}) // as above
 	sendBatch(t, url, "p", "q")
 	var in invocations
 	start(t, sqsesm.Config{QueueURL: url, Settings: sqsesm.Settings{BatchSize: 10},
@@ -340,7 +348,10 @@ func TestMaxReceiveCountToDeadLetterQueue(t *testing.T) {
 	var dead []types.Message
 	require.Eventually(t, func() bool {
 		out, err := engine.SQS.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(dlq), WaitTimeSeconds: 1})
-		require.NoError(t, err)
+		if err != nil { // in Eventually's goroutine: no require
+			t.Logf("receive from the dead-letter queue: %v", err)
+			return false
+		}
 		dead = out.Messages
 		return len(dead) > 0
 	}, wait, 10*time.Millisecond)
@@ -351,25 +362,31 @@ func TestMaxReceiveCountToDeadLetterQueue(t *testing.T) {
 	assert.True(t, drained(t, url))
 }
 
-// A delayed message is invoked after one sent later without delay.
+// A delayed message is invoked no sooner than its delay after it was
+// sent; one sent later without delay is invoked too. (Not their order:
+// on a busy machine the driver's first receive could come after the
+// delay, and find both visible.)
 func TestDelayHonoured(t *testing.T) {
 	t.Parallel()
 	url := engine.CreateQueue(t, nil)
+	sent := time.Now()
 	send(t, url, "delayed", 2)
 	send(t, url, "now", 0)
 	var mu sync.Mutex
-	var order []string
+	invoked := map[string]time.Time{}
 	start(t, sqsesm.Config{QueueURL: url, Settings: sqsesm.Settings{BatchSize: 1},
 		Handler: func(ev events.SQSEvent) error {
 			mu.Lock()
 			defer mu.Unlock()
-			order = append(order, ev.Records[0].Body)
+			invoked[ev.Records[0].Body] = time.Now()
 			return nil
 		}})
 	require.Eventually(t, func() bool { return drained(t, url) }, wait, 50*time.Millisecond)
 	mu.Lock()
 	defer mu.Unlock()
-	assert.Equal(t, []string{"now", "delayed"}, order)
+	require.Contains(t, invoked, "now")
+	require.Contains(t, invoked, "delayed")
+	assert.GreaterOrEqual(t, invoked["delayed"].Sub(sent), 2*time.Second, "the delayed message was invoked before its delay")
 }
 
 // At most MaximumConcurrency invocations run at once, and that many do.
@@ -384,7 +401,10 @@ func TestMaximumConcurrency(t *testing.T) {
 	var inFlight, peak, calls atomic.Int32
 	reached := make(chan struct{})
 	var once sync.Once
-	start(t, sqsesm.Config{QueueURL: url, Settings: sqsesm.Settings{BatchSize: 1, MaximumConcurrency: 3},
+	// A minute's function timeout: the slots are held until the third
+	// invocation starts, which takes two receives (a busy machine could
+	// take longer than the default 3 s, and the first timed out).
+	start(t, sqsesm.Config{QueueURL: url, Settings: sqsesm.Settings{BatchSize: 1, MaximumConcurrency: 3, FunctionTimeout: time.Minute},
 		Handler: func(ctx context.Context, ev events.SQSEvent) error {
 			n := inFlight.Add(1)
 			defer inFlight.Add(-1)
@@ -421,7 +441,7 @@ func TestBatchSize(t *testing.T) {
 		window         time.Duration
 	}{
 		{3, 10, time.Second},
-		{25, 25, 2 * time.Second},
+		{25, 25, 20 * time.Second}, // closed when full: the window only bounds a slow receive
 	} {
 		t.Run(strconv.Itoa(tc.size), func(t *testing.T) {
 			t.Parallel()
@@ -458,8 +478,10 @@ func TestWindowLongerThanVisibility(t *testing.T) {
 	start(t, sqsesm.Config{QueueURL: url, Settings: sqsesm.Settings{BatchSize: 10, MaximumBatchingWindow: 3 * time.Second},
 		Handler: func(ev events.SQSEvent) error { in.add(ev); return nil }})
 	require.Eventually(t, func() bool { return drained(t, url) }, wait, 50*time.Millisecond)
+	// (A batch gathering it again once the first's window closed may run
+	// too, as a second delivery: at least once.)
 	calls := in.all()
-	require.Len(t, calls, 1)
+	require.NotEmpty(t, calls)
 	require.Len(t, calls[0], 1)
 	n, err := strconv.Atoi(calls[0][0].Attributes["ApproximateReceiveCount"])
 	require.NoError(t, err)
