@@ -688,9 +688,9 @@ func (s *scenario) run(ctx context.Context, cfg Config, rep *Report, metrics *co
 		time.Sleep(50 * time.Millisecond)
 	}
 	// The attempts that reached B (and A's slow endpoints) are recorded
-	// just after: wait (briefly) for their records, so the counts below
-	// agree.
-	for end := time.Now().Add(5 * time.Second); time.Now().Before(end) && ctx.Err() == nil; time.Sleep(20 * time.Millisecond) {
+	// just after: wait for their records, so the counts below agree (up
+	// to 30 s, which a busy machine may need; it ends once they do).
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end) && ctx.Err() == nil; time.Sleep(20 * time.Millisecond) {
 		metrics.mu.Lock()
 		delivered := metrics.attempts[event.OutcomeDelivered]
 		metrics.mu.Unlock()
