@@ -23,13 +23,16 @@ import (
 // answer 200 after 1.5 s (slow to the lane, WEBHOOK_SLOW_LANE_AFTER 1 s,
 // and well under the breaker's WEBHOOK_SLOW_AFTER 5 s, so no circuit
 // opens; the long form's 4 s is scaled down to keep the test short: the
-// lane drains 4 requests per delay), and A posts a burst of 2 events (12
-// requests offered at once, 3 x the lane's 4 slots: A needs at least 3
-// delays, 4.5 s, while B's last event is posted at 1.8 s); tenant B posts
-// 5 events/s for 2 s. The webhook function runs with the template's
-// settings. About 20 s in all: most of it A's backlog, whose put-off
-// attempts wait about 1 s, then 2, 4... (docs/delivery.md).
-var slowForm = Config{Duration: 2 * time.Second, RateB: 5, Endpoints: 6, BurstA: 2, SlowDelay: 1500 * time.Millisecond,
+// lane drains 4 requests per delay), and A posts a burst of 3 events (18
+// requests offered at once, 4.5 x the lane's 4 slots: A needs at least 5
+// delays, 7.5 s, and with its put-off attempts' waits about 15 s, while
+// B's last event is posted at 1.8 s); tenant B posts 5 events/s for 2 s.
+// (With a burst of 2, A's backlog lasted about 8 s: a machine busy enough
+// to delay B's last delivery past that, as B's p99 of 10 s at load 7.5
+// did, would fail PendingWhenBDone.) The webhook function runs with the
+// template's settings. About 30 s in all: most of it A's backlog, whose
+// put-off attempts wait about 1 s, then 2, 4... (docs/delivery.md).
+var slowForm = Config{Duration: 2 * time.Second, RateB: 5, Endpoints: 6, BurstA: 3, SlowDelay: 1500 * time.Millisecond,
 	Drain: time.Minute, Interval: time.Second}
 
 // While tenant A's endpoints answer slowly but successfully (no circuit
